@@ -1,0 +1,104 @@
+import { Argument, Command, CommanderError, Option } from "commander";
+import { readFileSync } from "node:fs";
+import { reportError } from "./output.js";
+
+/** Global flags every command sees. */
+export interface GlobalOptions {
+  verbose?: boolean;
+}
+
+function version(): string {
+  const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
+  return pkg.version;
+}
+
+/**
+ * Build the command tree. Each action imports its module on demand, so `lllm --version` and `lllm --help` load
+ * nothing but commander.
+ */
+export function buildProgram(): Command {
+  const program = new Command("lllm")
+    .description("Run LLM agents from declarative YAML/JSON tactic files.")
+    .version(version(), "-V, --version")
+    .option("-v, --verbose", "show stack traces and more detail on stderr")
+    .showHelpAfterError("(run with --help for usage)")
+    .configureOutput({ writeErr: (text) => process.stderr.write(text), writeOut: (text) => process.stdout.write(text) });
+
+  program
+    .command("validate")
+    .description("load a tactic, validate it, resolve and bind every ref; print a summary")
+    .argument("<tactic>", "tactic file (YAML or JSON)")
+    .option("-m, --model <name>", "use this model for every agent")
+    .option("-p, --package <dir...>", "also load these package folders")
+    .option("--json", "print the summary as JSON")
+    .action(async (tactic: string, options: Record<string, unknown>, command: Command) => {
+      const { validateCommand } = await import("./validate.js");
+      await validateCommand(tactic, { ...options, ...command.optsWithGlobals() });
+    });
+
+  const tools = program.command("tools").description("list, show and call the tools of packages");
+  tools
+    .command("list")
+    .description("list the tools of the loaded packages with their refs")
+    .option("-p, --package <dir...>", "package folders to load (besides ./lllm_packages and $LLLM_HOME/packages)")
+    .option("--json", "print JSON")
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { toolsListCommand } = await import("./tools.js");
+      await toolsListCommand(command.optsWithGlobals());
+    });
+  tools
+    .command("show")
+    .description("print a tool as the model sees it (the to_tool() JSON)")
+    .argument("<ref>", "a tool ref, e.g. weather.tools:get_weather, or a bare name")
+    .option("-p, --package <dir...>", "package folders to load")
+    .action(async (ref: string, options: Record<string, unknown>, command: Command) => {
+      const { toolsShowCommand } = await import("./tools.js");
+      await toolsShowCommand(ref, command.optsWithGlobals());
+    });
+  tools
+    .command("call")
+    .description("call a tool and print what the model would read back (result_str)")
+    .argument("<ref>", "a tool ref or bare name")
+    .option("-a, --args <json>", "arguments as a JSON object", "{}")
+    .option("-p, --package <dir...>", "package folders to load")
+    .option("--json", "print the raw result as JSON instead")
+    .action(async (ref: string, options: Record<string, unknown>, command: Command) => {
+      const { toolsCallCommand } = await import("./tools.js");
+      await toolsCallCommand(ref, command.optsWithGlobals());
+    });
+
+  program
+    .command("schema")
+    .description("print the JSON Schema of a file format, for editors (yaml-language-server)")
+    .addArgument(new Argument("<kind>", "tactic | package").choices(["tactic", "package"]))
+    .action(async (kind: "tactic" | "package") => {
+      const { schemaCommand } = await import("./schema.js");
+      await schemaCommand(kind);
+    });
+
+  program.addOption(new Option("--no-color", "disable colour (NO_COLOR is honoured too)").hideHelp());
+  return program;
+}
+
+/** Entry point of the `lllm` binary. Sets `process.exitCode`; never calls `process.exit()` with work pending. */
+export async function main(argv: string[]): Promise<void> {
+  // `lllm … | head` closes our stdout early: that is not an error, just stop quietly.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+    throw error;
+  });
+  if (argv.includes("--no-color")) process.env.NO_COLOR = "1";
+  const program = buildProgram();
+  program.exitOverride();
+  const verbose = argv.includes("--verbose") || argv.includes("-v");
+  try {
+    await program.parseAsync(argv);
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version are successes; every other commander error is a usage error (exit 2).
+      process.exitCode = error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version" ? 0 : 2;
+      return;
+    }
+    process.exitCode = reportError(error, verbose);
+  }
+}

@@ -1,0 +1,74 @@
+import { ConfigError } from "../errors.js";
+import { FunctionCall } from "../tools/index.js";
+import { loadRegistry } from "./loadRegistry.js";
+import { warn, writeOut } from "./output.js";
+
+interface ToolsOptions {
+  package?: string[];
+  json?: boolean;
+  args?: string;
+}
+
+/** `lllm tools list`: every tool of the loaded packages, with the ref to use in `tools:`. */
+export async function toolsListCommand(options: ToolsOptions): Promise<void> {
+  const registry = await loadRegistry(options.package);
+  const entries = registry.listTools();
+  if (options.json) {
+    writeOut(JSON.stringify(entries.map((entry) => ({ ref: entry.ref, name: entry.name, package: entry.packageName, kind: entry.kind, description: entry.tool.description, file: entry.file })), null, 2));
+    return;
+  }
+  if (entries.length === 0) {
+    warn("no tools found: pass --package DIR, or put packages in ./lllm_packages or $LLLM_HOME/packages");
+    return;
+  }
+  const width = Math.max(...entries.map((entry) => entry.ref.length));
+  for (const entry of entries) {
+    const kind = entry.kind === "code" ? "" : ` (${entry.kind})`;
+    writeOut(`${entry.ref.padEnd(width)}  ${firstLine(entry.tool.description)}${kind}`);
+  }
+}
+
+/** `lllm tools show <ref>`: the tool exactly as the model sees it. */
+export async function toolsShowCommand(ref: string, options: ToolsOptions): Promise<void> {
+  const registry = await loadRegistry(options.package);
+  const { tool } = registry.resolveTool(ref);
+  writeOut(JSON.stringify(tool.toTool(), null, 2));
+}
+
+/** `lllm tools call <ref> --args '{…}'`: run the tool as the loop would and print what the model reads back. */
+export async function toolsCallCommand(ref: string, options: ToolsOptions): Promise<void> {
+  const registry = await loadRegistry(options.package);
+  const { tool } = registry.resolveTool(ref);
+  const args = parseArgs(options.args ?? "{}");
+  if (tool.isDeclaration) {
+    throw new ConfigError("tool_not_bound", `tool \`${ref}\` is a declaration with no implementation`, { hint: `Load a package that has a tool named exactly \`${tool.name}\`.` });
+  }
+  const controller = new AbortController();
+  const onSignal = (): void => controller.abort();
+  process.once("SIGINT", onSignal);
+  try {
+    const call = await tool.call(new FunctionCall({ name: tool.name, arguments: args }), { signal: controller.signal, cwd: process.cwd() });
+    if (options.json) writeOut(JSON.stringify(call.error !== undefined ? { error: call.error } : { result: call.result ?? null }, null, 2));
+    else writeOut(call.resultStr ?? "");
+    if (call.error !== undefined) process.exitCode = 1;
+  } finally {
+    process.off("SIGINT", onSignal);
+  }
+}
+
+function parseArgs(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError("usage_args", `--args is not valid JSON: ${(error as Error).message}`, { location: { file: "--args" }, hint: `Pass a JSON object, e.g. --args '{"city": "Paris"}'.` });
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new ConfigError("usage_args", "--args must be a JSON object", { location: { file: "--args" }, hint: `e.g. --args '{"city": "Paris"}'` });
+  }
+  return value as Record<string, unknown>;
+}
+
+function firstLine(text: string): string {
+  return (text.split("\n")[0] ?? "").slice(0, 100);
+}

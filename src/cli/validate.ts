@@ -1,0 +1,62 @@
+import path from "node:path";
+import { prepareTactic, type PreparedTactic } from "../tactics/prepareTactic.js";
+import { paint, writeOut } from "./output.js";
+
+interface ValidateOptions {
+  model?: string;
+  package?: string[];
+  json?: boolean;
+}
+
+/** `lllm validate <tactic>`: everything a run would load and bind, without calling a model. */
+export async function validateCommand(file: string, options: ValidateOptions): Promise<void> {
+  const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
+  if (options.json) {
+    writeOut(JSON.stringify(summary(prepared), null, 2));
+    return;
+  }
+  writeOut(describe(prepared));
+}
+
+function summary(prepared: PreparedTactic): unknown {
+  const { tactic } = prepared;
+  return {
+    valid: true,
+    file: tactic.file,
+    name: tactic.config.name ?? null,
+    tactic_type: tactic.config.tactic_type ?? "agent",
+    files: tactic.files,
+    packages: prepared.registry.list().map((pkg) => ({ name: pkg.name, dir: pkg.dir })),
+    agents: prepared.agents.map((agent) => ({
+      name: agent.name,
+      model: agent.config.model_name ?? null,
+      system_prompt: agent.systemPrompt.ref ?? "(inline)",
+      tools: agent.tools.map((tool) => ({ ref: tool.ref, name: tool.tool.name })),
+      capabilities: agent.capabilities.map((capability) => ({ ref: capability.ref, kind: capability.kind })),
+    })),
+  };
+}
+
+function describe(prepared: PreparedTactic): string {
+  const { tactic } = prepared;
+  const lines: string[] = [];
+  const name = tactic.config.name ? `${tactic.config.name} ` : "";
+  lines.push(`${paint("green", "ok", process.stdout)} tactic ${name}(${relative(tactic.file)})`);
+  lines.push(`  type: ${tactic.config.tactic_type ?? "agent"}${tactic.files.length > 1 ? ` · base: ${tactic.files.slice(1).map(relative).join(" <- ")}` : ""}`);
+  const packages = prepared.registry.list();
+  lines.push(`  packages: ${packages.length === 0 ? "(none)" : packages.map((pkg) => `${pkg.name} (${relative(pkg.dir)})`).join(", ")}`);
+  for (const agent of prepared.agents) {
+    lines.push(`  agent ${agent.name}`);
+    lines.push(`    model: ${agent.config.model_name ?? "(none)"}`);
+    lines.push(`    system prompt: ${agent.systemPrompt.ref ?? "inline"}`);
+    const tools = agent.tools.map((tool) => (tool.ref === tool.tool.name ? tool.ref : `${tool.tool.name} <- ${tool.ref}`));
+    const capabilities = agent.capabilities.map((capability) => `${capability.ref} (${capability.kind})`);
+    lines.push(`    tools: ${[...tools, ...capabilities].join(", ") || "(none)"}`);
+  }
+  return lines.join("\n");
+}
+
+function relative(file: string): string {
+  const result = path.relative(process.cwd(), file);
+  return result === "" ? "." : result.startsWith("../..") ? file : result;
+}

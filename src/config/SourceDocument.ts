@@ -1,0 +1,186 @@
+import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
+import type { Document, Node, Pair, YAMLError } from "yaml";
+import { ConfigError } from "../errors.js";
+import type { ConfigProblem, SourceLocation } from "../errors.js";
+
+/** A path into parsed data: object keys and list indexes, e.g. `["agent_configs", 0, "tools", 1]`. */
+export type DataPath = ReadonlyArray<string | number>;
+
+/** Turns a path into the data back into a place in the file it was read from. */
+export interface SourceLocator {
+  readonly file: string;
+  /** Where the value at `path` is; for a path that does not exist, the nearest existing parent. */
+  locate(path: DataPath): SourceLocation;
+  /** Where the key that ends `path` is written (for "unknown key" problems); falls back to `locate`. */
+  locateKey(path: DataPath): SourceLocation;
+}
+
+/** What a walk down a path found: the deepest node reached, and the key node of the last step when it matched. */
+interface Found {
+  node: Node | null;
+  key: Node | null;
+  complete: boolean;
+}
+
+// Aliases are expanded by toJS(), so a document of many nested aliases could blow up in memory ("billion laughs").
+const MAX_ALIAS_COUNT = 100;
+
+/**
+ * A YAML (or JSON, which YAML reads too) file parsed with its source positions kept, so that every problem found
+ * later in the data can point at `file:line:column`. The top level must be a mapping.
+ */
+export class SourceDocument implements SourceLocator {
+  readonly file: string;
+  /** The plain data (aliases and `<<` merge keys expanded). */
+  readonly data: Record<string, unknown>;
+  private readonly document: Document.Parsed;
+  private readonly lineCounter: LineCounter;
+
+  private constructor(file: string, data: Record<string, unknown>, document: Document.Parsed, lineCounter: LineCounter) {
+    this.file = file;
+    this.data = data;
+    this.document = document;
+    this.lineCounter = lineCounter;
+  }
+
+  /**
+   * Parse `text`. Throws a `ConfigError` (`config_parse`) listing every syntax error (broken YAML, duplicate keys,
+   * tabs used for indentation, …) with its position, or saying what was expected when the file is empty or its top
+   * level is not a mapping. `file` is the name used in locations. With `allowEmpty`, an empty file (or one of only
+   * comments) is an empty mapping.
+   */
+  static parse(text: string, file: string, options: { allowEmpty?: boolean } = {}): SourceDocument {
+    const lineCounter = new LineCounter();
+    // merge: true accepts the `<<: *defaults` idiom that YAML users reach for when sharing agent settings.
+    const document = parseDocument(text, { lineCounter, prettyErrors: false, merge: true, uniqueKeys: true });
+    const position = (offset: number): SourceLocation => {
+      const { line, col } = lineCounter.linePos(offset);
+      return { file, line, column: col };
+    };
+    if (document.errors.length > 0) {
+      const problems: ConfigProblem[] = document.errors.map((error) => ({
+        message: describeYamlError(error, text),
+        location: position(error.pos[0]),
+      }));
+      throw ConfigError.fromProblems("config_parse", problems);
+    }
+    const contents = document.contents;
+    if (contents === null || (isScalar(contents) && contents.value === null)) {
+      if (options.allowEmpty) return new SourceDocument(file, {}, document, lineCounter);
+      throw ConfigError.fromProblems("config_parse", [
+        { message: "the file is empty: expected a mapping of keys (key: value) at the top level", location: { file } },
+      ]);
+    }
+    if (!isMap(contents)) {
+      const what = isSeq(contents) ? "a list" : "a single value";
+      throw ConfigError.fromProblems("config_parse", [
+        {
+          message: `the top level is ${what}: expected a mapping of keys (key: value)`,
+          location: contents.range ? position(contents.range[0]) : { file },
+        },
+      ]);
+    }
+    let data: unknown;
+    try {
+      data = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+    } catch (error) {
+      throw ConfigError.fromProblems("config_parse", [
+        { message: `cannot expand the file's aliases: ${error instanceof Error ? error.message : String(error)}`, location: { file } },
+      ]);
+    }
+    return new SourceDocument(file, data as Record<string, unknown>, document, lineCounter);
+  }
+
+  /** True when `path` names a value present in the file. */
+  has(path: DataPath): boolean {
+    return this.find(path).complete;
+  }
+
+  locate(path: DataPath): SourceLocation {
+    return this.position(this.find(path).node);
+  }
+
+  locateKey(path: DataPath): SourceLocation {
+    const found = this.find(path);
+    return this.position(found.complete && found.key ? found.key : found.node);
+  }
+
+  private position(node: Node | null): SourceLocation {
+    const offset = node?.range?.[0];
+    if (offset === undefined) return { file: this.file };
+    const { line, col } = this.lineCounter.linePos(offset);
+    return { file: this.file, line, column: col };
+  }
+
+  private find(path: DataPath): Found {
+    let node = this.resolve(this.document.contents);
+    let key: Node | null = null;
+    for (const segment of path) {
+      const next = this.step(node, segment);
+      if (!next) return { node, key: null, complete: false };
+      node = this.resolve(next.value);
+      key = next.key;
+      // `key:` with no value has no node, or an empty one after the colon: point at the key instead.
+      if (node === null || isEmptyScalar(node)) return { node: key ?? node, key, complete: true };
+    }
+    return { node, key, complete: true };
+  }
+
+  private step(node: Node | null, segment: string | number): { key: Node | null; value: Node | null } | undefined {
+    if (isSeq(node)) {
+      const index = typeof segment === "number" ? segment : /^\d+$/.test(segment) ? Number(segment) : undefined;
+      if (index === undefined) return undefined;
+      const item = node.items[index];
+      return item === undefined ? undefined : { key: null, value: asNode(item) };
+    }
+    if (!isMap(node)) return undefined;
+    const wanted = String(segment);
+    const mergeSources: Node[] = [];
+    for (const pair of node.items as Array<Pair<unknown, unknown>>) {
+      const keyNode = asNode(pair.key);
+      const keyValue = isScalar(keyNode) ? keyNode.value : pair.key;
+      if (String(keyValue) === wanted) return { key: keyNode, value: asNode(pair.value) };
+      // With `merge: true` the yaml library marks a `<<` key with a symbol.
+      const isMergeKey = keyValue === "<<" || typeof keyValue === "symbol";
+      if (isMergeKey && pair.value) mergeSources.push(...mergeTargets(asNode(pair.value)));
+    }
+    // A key inherited through `<<: *anchor` is written where the anchor is defined.
+    for (const source of mergeSources) {
+      const found = this.step(this.resolve(source), segment);
+      if (found) return found;
+    }
+    return undefined;
+  }
+
+  private resolve(node: Node | null): Node | null {
+    let current = node;
+    for (let depth = 0; isAlias(current) && depth < MAX_ALIAS_COUNT; depth++) {
+      current = (current.resolve(this.document) as Node | undefined) ?? null;
+    }
+    return current;
+  }
+}
+
+function isEmptyScalar(node: Node): boolean {
+  return isScalar(node) && node.value === null && node.range !== undefined && node.range !== null && node.range[0] === node.range[1];
+}
+
+function asNode(value: unknown): Node | null {
+  return value !== null && typeof value === "object" && "range" in value ? (value as Node) : null;
+}
+
+function mergeTargets(value: Node | null): Node[] {
+  if (isSeq(value)) return value.items.map(asNode).filter((item): item is Node => item !== null);
+  return value ? [value] : [];
+}
+
+/** The yaml library's message, made specific where it speaks to programmers rather than to the file's author. */
+function describeYamlError(error: YAMLError, text: string): string {
+  if (error.code === "DUPLICATE_KEY") {
+    const key = /^("[^"\n]*"|'[^'\n]*'|[^:\n]+?)\s*:/.exec(text.slice(error.pos[0]))?.[1];
+    return key ? `duplicate key \`${key}\`: each key may appear once in a mapping` : "duplicate key: each key may appear once in a mapping";
+  }
+  if (error.code === "MULTIPLE_DOCS") return "more than one YAML document (a second `---`): the file must hold one";
+  // Messages may end with a source excerpt when prettified; the location already says where.
+  return (error.message.split("\n")[0] ?? error.message).replace(/:$/, "").trim();
+}

@@ -1,0 +1,146 @@
+/**
+ * The shapes of a tactic file, mirroring `schemas/tactic.schema.json` (keys are kept as written in the file, in
+ * snake_case, so that messages, docs and files all use one spelling). The schema is the authority; these types
+ * describe data that has passed it.
+ */
+
+/** The built-in run patterns; any other `tactic_type` is a package tactic ref. */
+export const BUILT_IN_TACTIC_TYPES = ["agent", "pipeline", "notebook", "code-action"] as const;
+
+/** A tactic file, after `base` merging (`base` itself is removed; `LoadedTactic.files` lists the chain). */
+export interface TacticConfig {
+  /** Identifier of the tactic: letters, digits, `_`, `-`. */
+  name?: string;
+  description?: string;
+  /** The file this one extends: a path relative to it, or a package ref such as `weather.tactics:common`. */
+  base?: string;
+  /** Package folders; absolute once loaded (each resolved against the file that lists it). */
+  packages?: string[];
+  /** `agent` | `pipeline` | `notebook` | `code-action` | a package tactic ref. Defaults to `agent` when loaded. */
+  tactic_type?: string;
+  /** The agent the `agent` pattern runs. */
+  agent?: string;
+  /** JSON Schema of the input. */
+  input?: Record<string, unknown>;
+  /** JSON Schema of the output. */
+  output?: Record<string, unknown>;
+  /** The turn prompt template. Defaults to `{input}` when loaded. */
+  prompt?: string;
+  /** The `pipeline` pattern's steps, in order. */
+  steps?: PipelineStep[];
+  code_action?: CodeActionConfig;
+  sandbox?: SandboxConfig;
+  mcp_servers?: McpServerConfig[];
+  /** Defaults merged into every agent. */
+  global?: AgentSettings;
+  agent_configs?: Array<AgentSettings & { name: string }>;
+  /** Default values of template variables. */
+  vars?: Record<string, string>;
+}
+
+/** One step of a pipeline: which agent runs, with which prompt, and the name its answer is kept under. */
+export interface PipelineStep {
+  agent: string;
+  prompt?: string;
+  as?: string;
+}
+
+/** The keys an agent entry (or `global`) may set; all optional because `global` may supply any of them. */
+export interface AgentSettings {
+  name?: string;
+  /** e.g. `gpt-4o-mini`; `--model` overrides it for every agent. */
+  model_name?: string;
+  /** Extra request arguments (temperature, max_tokens, …), passed as they are. */
+  model_args?: Record<string, unknown>;
+  /** The system prompt template. Exclusive with `system_prompt_path`. */
+  system_prompt?: string;
+  /** A prompt ref (`pkg.prompts:name`) used as the system prompt. Exclusive with `system_prompt`. */
+  system_prompt_path?: string;
+  /** Tool, tactic-tool and proxy refs offered on every turn. An agent's list replaces the global one. */
+  tools?: string[];
+  /** Tool-call rounds allowed before the agent must answer. */
+  max_interrupt_steps?: number;
+  /** Retries of a failed model call or unparsable reply. */
+  max_exception_retry?: number;
+  /** `completion` (chat completions) or `response` (responses API). */
+  api_type?: "completion" | "response";
+  /** The model client, e.g. `litellm`, `openai`. */
+  invoker?: string;
+  invoker_config?: InvokerConfig;
+  proxy?: ProxyConfig;
+  mcp_servers?: McpServerConfig[];
+}
+
+/** An agent after `global` has been merged in: a name, a model and exactly one kind of system prompt. */
+export interface AgentConfig extends AgentSettings {
+  name: string;
+  model_name: string;
+}
+
+/** Settings of the model client; unknown keys are passed through to it. */
+export interface InvokerConfig {
+  /** Base URL of an OpenAI-compatible endpoint. */
+  base_url?: string;
+  /** Name of the environment variable holding the API key. */
+  api_key_env?: string;
+  [key: string]: unknown;
+}
+
+/** An agent's data-API proxies (seed 000, Step 14). Agents override the global block field by field. */
+export interface ProxyConfig {
+  /** Proxies to load; empty means all registered proxies. */
+  activate_proxies?: string[];
+  /** Passed to each proxy instance. */
+  deploy_mode?: boolean;
+  /** ISO date (YYYY-MM-DD) for proxies that restrict data by date. */
+  cutoff_date?: string | null;
+  /** `interpreter` adds `run_python`; anything else (or null) does not. */
+  exec_env?: string | null;
+  /** run_python output longer than this is truncated; 0 disables truncation. */
+  max_output_chars?: number;
+  /** Appended to truncated output. */
+  truncation_indicator?: string;
+  /** Seconds per run_python call. */
+  timeout?: number;
+  /** Custom instruction block; null selects the built-in one. */
+  prompt_template?: string | null;
+  /** Cache proxy HTTP responses on disk. */
+  use_cache?: boolean;
+}
+
+/** An MCP server: local (`command`, over stdio) or remote (`url`, over HTTP). */
+export interface McpServerConfig {
+  name: string;
+  command?: string;
+  args?: string[];
+  env?: Record<string, string>;
+  url?: string;
+  headers?: Record<string, string>;
+  /** Only these tools are offered; all when omitted. */
+  allowed_tools?: string[];
+  /** Prefix for the server's tool names. */
+  prefix?: string;
+}
+
+/** The `code-action` pattern's budgets (seed 002). */
+export interface CodeActionConfig {
+  /** Seconds the program may run. */
+  exec_timeout?: number;
+  /** Repair attempts after a failed program. */
+  max_repairs?: number;
+  /** Hard cap on each program's tool calls. */
+  max_tool_calls?: number;
+}
+
+/** Where model-written code runs. Limits are kept as written (`"1G"` or a number); the sandbox parses them. */
+export interface SandboxConfig {
+  backend?: "auto" | "bwrap" | "gvisor" | "none";
+  memory_limit?: string | number;
+  cpu_time?: string | number;
+  max_processes?: string | number;
+  file_size?: string | number;
+  workspace_size?: string | number;
+  output_size?: string | number;
+  /** Off (`false` / `"none"`) by default. */
+  network?: boolean | string;
+}

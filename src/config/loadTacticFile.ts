@@ -1,0 +1,112 @@
+import { realpath } from "node:fs/promises";
+import path from "node:path";
+import { ConfigError } from "../errors.js";
+import type { ConfigProblem, SourceLocation } from "../errors.js";
+import { deepMerge } from "./deepMerge.js";
+import { displayPath } from "./displayPath.js";
+import { isPackageRef } from "./isPackageRef.js";
+import type { LoadedTactic } from "./LoadedTactic.js";
+import { mergeAgents } from "./mergeAgents.js";
+import { Provenance } from "./Provenance.js";
+import { readSourceDocument } from "./readSourceDocument.js";
+import type { SourceDocument } from "./SourceDocument.js";
+import { sortProblems } from "./sortProblems.js";
+import type { TacticConfig } from "./TacticConfig.js";
+import { validateTactic } from "./validateTactic.js";
+
+export interface LoadTacticOptions {
+  /**
+   * The file of a package ref used as `base` (e.g. `weather.tactics:common`), supplied by the package registry.
+   * It may throw a `ConfigError` for an unknown ref; `from` is the `base:` line to point at. Without it, a ref base
+   * is an error.
+   */
+  resolveRef?: (ref: string, from: SourceLocation) => string;
+  /** Every agent's model (the CLI's `--model`). */
+  modelOverride?: string;
+  /** The model of agents that set none, in their entry or in `global` (the project settings' `model`). */
+  defaultModel?: string;
+  /** Directory a relative `file` is resolved against. Default: `process.cwd()`. */
+  cwd?: string;
+}
+
+/**
+ * Read a tactic file (YAML or JSON), follow its `base` chain, validate each file on its own (so problems point at
+ * the right file and line), deep-merge the chain (mappings merge; lists and values of the child replace), and merge
+ * `global` into every agent. Throws a `ConfigError`: `config_not_found`, `config_parse`, `config_base_cycle`, or
+ * `config_invalid` listing every problem of the chain at once.
+ */
+export async function loadTacticFile(file: string, options: LoadTacticOptions = {}): Promise<LoadedTactic> {
+  const first = path.resolve(options.cwd ?? process.cwd(), file);
+  const documents: SourceDocument[] = [];
+  const files: string[] = [];
+  const layers: Array<Record<string, unknown>> = [];
+  const problems: ConfigProblem[] = [];
+  const visited: string[] = [];
+
+  let next: { file: string; from?: SourceLocation } | undefined = { file: first };
+  while (next) {
+    const document = await readSourceDocument(next.file, {
+      what: next.from ? "base file" : "tactic file",
+      ...(next.from ? { referencedFrom: next.from, missingHint: "a `base` path is relative to the file that names it" } : {}),
+    });
+    // Compare real paths so that a cycle through a symlink is still found.
+    const identity = await realpath(next.file);
+    if (visited.includes(identity)) {
+      const chain = [...files, next.file].map((item) => displayPath(item)).join(" -> ");
+      throw ConfigError.fromProblems("config_base_cycle", [
+        { message: `\`base\` cycle: ${chain}`, ...(next.from ? { location: next.from } : {}), hint: "remove the `base` that points back" },
+      ]);
+    }
+    visited.push(identity);
+    documents.push(document);
+    files.push(next.file);
+    problems.push(...validateTactic(document));
+    layers.push(withAbsolutePackages(document.data, path.dirname(next.file)));
+    next = nextBase(document, next.file, options, problems);
+  }
+  if (problems.length > 0) throw ConfigError.fromProblems("config_invalid", sortProblems(problems));
+
+  const merged = layers.reduceRight<unknown>((base, layer) => deepMerge(base, layer), {}) as TacticConfig;
+  delete merged.base;
+  const config = { ...merged, tactic_type: merged.tactic_type ?? "agent", prompt: merged.prompt ?? "{input}" };
+  const provenance = new Provenance(documents, config, options.modelOverride);
+  const agents = mergeAgents(config, {
+    locate: (at) => provenance.locate(at),
+    file: documents[0]?.file ?? first,
+    ...(options.modelOverride !== undefined ? { modelOverride: options.modelOverride } : {}),
+    ...(options.defaultModel !== undefined ? { defaultModel: options.defaultModel } : {}),
+  });
+  return {
+    file: first,
+    files,
+    config,
+    agents,
+    packages: config.packages ?? [],
+    locate: (at) => provenance.locate(at),
+    locateAgent: (index, at) => provenance.locateAgent(agents[index], index, at),
+  };
+}
+
+/** The file `document`'s `base` names, or undefined; a ref that cannot be resolved becomes a problem. */
+function nextBase(document: SourceDocument, file: string, options: LoadTacticOptions, problems: ConfigProblem[]): { file: string; from: SourceLocation } | undefined {
+  const base = document.data.base;
+  if (typeof base !== "string") return undefined;
+  const from = document.locate(["base"]);
+  if (!isPackageRef(base)) return { file: path.resolve(path.dirname(file), base), from };
+  if (!options.resolveRef) {
+    problems.push({
+      message: `base \`${base}\` is a package ref, but no packages are available to resolve it here`,
+      location: from,
+      hint: "use a path relative to this file, e.g. `base: ./common.yaml`",
+    });
+    return undefined;
+  }
+  return { file: path.resolve(options.cwd ?? process.cwd(), options.resolveRef(base, from)), from };
+}
+
+/** The file's data with its `packages` made absolute against its own folder (a base's packages are its own). */
+function withAbsolutePackages(data: Record<string, unknown>, folder: string): Record<string, unknown> {
+  const packages = data.packages;
+  if (!Array.isArray(packages)) return data;
+  return { ...data, packages: packages.map((item: unknown) => (typeof item === "string" ? path.resolve(folder, item) : item)) };
+}

@@ -1,0 +1,38 @@
+import { readFile } from "node:fs/promises";
+import { ConfigError } from "../errors.js";
+import type { SourceLocation } from "../errors.js";
+import { displayPath } from "./displayPath.js";
+import { SourceDocument } from "./SourceDocument.js";
+
+export interface ReadSourceOptions {
+  /** What the file is, for messages: `tactic file`, `base file`, `settings file`. */
+  what: string;
+  /** Where the file was named (e.g. a `base:` line); a missing file is reported there. */
+  referencedFrom?: SourceLocation;
+  /** How to fix a missing file, printed under the message. */
+  missingHint?: string;
+}
+
+/**
+ * Read and parse a YAML/JSON file (`file` is absolute). A missing or unreadable file is a `ConfigError`
+ * (`config_not_found`) naming the path and, when given, the place that referred to it.
+ */
+export async function readSourceDocument(file: string, options: ReadSourceOptions): Promise<SourceDocument> {
+  const shown = displayPath(file);
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const message =
+      code === "ENOENT" || code === "ENOTDIR"
+        ? `${options.what} not found: ${shown}`
+        : code === "EISDIR"
+          ? `${options.what} ${shown} is a folder, not a file`
+          : `cannot read ${options.what} ${shown}: ${(error as Error).message}`;
+    throw ConfigError.fromProblems("config_not_found", [
+      { message, ...(options.referencedFrom ? { location: options.referencedFrom } : {}), ...(options.missingHint ? { hint: options.missingHint } : {}) },
+    ]);
+  }
+  return SourceDocument.parse(text, shown);
+}

@@ -1,0 +1,106 @@
+/**
+ * Errors by who must act. Every error carries a string `code`, the CLI exit code it maps to, and a message that
+ * says what failed, where, and how to fix it. The CLI prints `message` (plus `hint`), never a stack trace unless
+ * `--verbose` is given.
+ */
+
+/** A place in a user's file, used to point at the line that needs fixing. */
+export interface SourceLocation {
+  file: string;
+  /** 1-based line. */
+  line?: number;
+  /** 1-based column. */
+  column?: number;
+}
+
+/** `file:line:col`, or as much of it as is known. */
+export function formatLocation(location: SourceLocation): string {
+  let text = location.file;
+  if (location.line !== undefined) {
+    text += `:${location.line}`;
+    if (location.column !== undefined) text += `:${location.column}`;
+  }
+  return text;
+}
+
+export interface LllmErrorOptions {
+  /** How to fix it, printed on its own line after the message. */
+  hint?: string;
+  location?: SourceLocation;
+  cause?: unknown;
+}
+
+/** The base of every error lllm throws on purpose. */
+export class LllmError extends Error {
+  /** A stable machine-readable code, e.g. `config_invalid`. */
+  readonly code: string;
+  readonly hint: string | undefined;
+  readonly location: SourceLocation | undefined;
+  /** The process exit code the CLI uses for this error. */
+  readonly exitCode: number = 1;
+
+  constructor(code: string, message: string, options: LllmErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.hint = options.hint;
+    this.location = options.location;
+  }
+}
+
+/** One problem in a user's file; a `ConfigError` may carry many so that all are reported at once. */
+export interface ConfigProblem {
+  message: string;
+  location?: SourceLocation;
+  hint?: string;
+}
+
+/** The user's files or flags are wrong. Exit code 2. */
+export class ConfigError extends LllmError {
+  override readonly exitCode = 2;
+  /** Every problem found, in file order; the message summarises them. */
+  readonly problems: ConfigProblem[];
+
+  constructor(code: string, message: string, options: LllmErrorOptions & { problems?: ConfigProblem[] } = {}) {
+    super(code, message, options);
+    this.problems = options.problems ?? [{ message, ...(options.location ? { location: options.location } : {}), ...(options.hint ? { hint: options.hint } : {}) }];
+  }
+
+  /** Build one error out of many problems, with one line per problem. */
+  static fromProblems(code: string, problems: ConfigProblem[]): ConfigError {
+    const lines = problems.map(formatProblem);
+    const message = problems.length === 1 ? lines[0]! : `${problems.length} problems:\n${lines.map((line) => `  ${line.replaceAll("\n", "\n  ")}`).join("\n")}`;
+    return new ConfigError(code, message, { problems });
+  }
+}
+
+export function formatProblem(problem: ConfigProblem): string {
+  const where = problem.location ? `${formatLocation(problem.location)}: ` : "";
+  return `${where}${problem.message}${problem.hint ? `\n  ${problem.hint}` : ""}`;
+}
+
+/** The model did something the run cannot recover from (an unknown tool, a reply that never parses). Exit 1. */
+export class ModelBehaviorError extends LllmError {}
+
+/** A tool failed in a way that stops the run (not an error returned to the model). Exit 1. */
+export class ToolError extends LllmError {}
+
+/** The sandbox could not be started or used. Exit 1. */
+export class SandboxError extends LllmError {}
+
+/** The model provider failed: HTTP, auth, rate limit. Exit 1 (2 for a missing key, which is configuration). */
+export class ProviderError extends LllmError {}
+
+/** A budget ran out: tool calls, steps, time. Exit 3. */
+export class BudgetError extends LllmError {
+  override readonly exitCode = 3;
+}
+
+/** The user interrupted the run (Ctrl-C). Exit 130. */
+export class InterruptedError extends LllmError {
+  override readonly exitCode = 130;
+}
+
+export function isLllmError(value: unknown): value is LllmError {
+  return value instanceof LllmError;
+}

@@ -1,0 +1,60 @@
+/**
+ * The public library API of lllm: an explicit list. Anything not exported here is internal and may change.
+ * Test helpers (the scripted model, the mock OpenAI server) live at the `lllm/testing` subpath.
+ */
+
+// Errors, by who must act.
+export {
+  LllmError,
+  ConfigError,
+  ModelBehaviorError,
+  ToolError,
+  SandboxError,
+  ProviderError,
+  BudgetError,
+  InterruptedError,
+  formatLocation,
+  type ConfigProblem,
+  type SourceLocation,
+} from "./errors.js";
+
+// Tools: schema + implementation, declarations, calls.
+export {
+  FunctionTool,
+  FunctionTool as Function,
+  FunctionCall,
+  tool,
+  declaration,
+  toFunctionTool,
+  functionFromDeclaration,
+  normalizeParameters,
+  type ToolSpec,
+  type DeclarationSpec,
+  type ToolContext,
+  type ToolRun,
+  type ResultProcessor,
+  type JsonSchema,
+} from "./tools/index.js";
+
+// zod, so that package files can `import { z } from "lllm"` with nothing installed.
+export { z } from "zod";
+
+// Configuration: tactic files, project settings, schemas.
+export {
+  loadTacticFile,
+  loadProjectSettings,
+  tacticSchema,
+  packageSchema,
+  type LoadedTactic,
+  type LoadTacticOptions,
+  type TacticConfig,
+  type AgentConfig,
+  type ProxyConfig,
+  type ProjectSettings,
+} from "./config/index.js";
+
+// Packages and refs.
+export { Registry, Package, readManifest, parseRef, lllmHome, type RegistryOptions, type ToolEntry, type ResolvedTool, type PackageManifest, type Ref } from "./registry/index.js";
+
+// Tactics.
+export { prepareTactic, type PreparedTactic, type PrepareOptions, type BoundAgent, type BoundTool } from "./tactics/prepareTactic.js";

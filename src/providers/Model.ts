@@ -1,0 +1,60 @@
+/**
+ * The one small interface between the run loop and any model. Everything else (HTTP, retries, streaming, JSON
+ * mode, provider quirks) lives behind it, so tests plug a scripted model in at this seam.
+ */
+
+/** A tool call as the model asked for it. `arguments` is the raw JSON text: the loop parses it, so that bad JSON
+ * from the model goes back to the model instead of crashing the provider. */
+export interface ToolCallRequest {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** Token counts of one model call. */
+export interface Usage {
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/** The chat message format sent to models (OpenAI chat-completions shape, which every compatible server takes). */
+export type ModelMessage =
+  | { role: "system"; content: string }
+  | { role: "user"; content: string }
+  | { role: "assistant"; content: string | null; toolCalls?: ToolCallRequest[] }
+  | { role: "tool"; content: string; toolCallId: string; name?: string };
+
+/** A tool as offered to the model: the `to_tool()` JSON of a FunctionTool. */
+export interface ToolSchema {
+  type: "function";
+  function: { name: string; description: string; parameters: Record<string, unknown>; strict?: boolean };
+}
+
+/** Ask for JSON: a schema (structured output) or any JSON object. */
+export type ResponseFormat = { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean } | { type: "json_object" };
+
+export interface ModelRequest {
+  messages: ModelMessage[];
+  tools?: ToolSchema[];
+  /** Default `auto` when tools are given. `none` asks for text only. */
+  toolChoice?: "auto" | "none" | "required";
+  responseFormat?: ResponseFormat;
+  /** Extra request fields passed through unchanged (`model_args`: temperature, max_tokens, …). */
+  modelArgs?: Record<string, unknown>;
+  signal?: AbortSignal;
+  /** When set, the provider streams and calls this with each piece of answer text as it arrives. */
+  onText?: (delta: string) => void;
+}
+
+export interface ModelResponse {
+  message: { role: "assistant"; content: string | null };
+  toolCalls: ToolCallRequest[];
+  usage: Usage;
+  finishReason?: string;
+}
+
+export interface Model {
+  /** The model name as configured, e.g. `gpt-4o-mini` or `ollama/llama3`. */
+  readonly name: string;
+  generate(request: ModelRequest): Promise<ModelResponse>;
+}

@@ -1,0 +1,207 @@
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { ConfigError, type ConfigProblem } from "../errors.js";
+import { functionFromDeclaration, toFunctionTool, type FunctionTool } from "../tools/index.js";
+import { importModule } from "./importModule.js";
+import type { PackageManifest } from "./manifest.js";
+import { formatRef, type Section } from "./ref.js";
+
+/** A tool found in a package: an implementation (code or command) or a declaration awaiting one. */
+export interface ToolEntry {
+  ref: string;
+  name: string;
+  packageName: string;
+  file: string;
+  tool: FunctionTool;
+  kind: "code" | "command" | "declaration";
+}
+
+/** A file-backed entry of the other sections (prompts, tactics, proxies), indexed by file stem. */
+export interface FileEntry {
+  ref: string;
+  key: string;
+  packageName: string;
+  file: string;
+}
+
+const CODE = /\.(?:ts|mts|cts|js|mjs|cjs)$/;
+const DATA = /\.(?:ya?ml|json)$/;
+const PROMPT = /\.(?:md|txt|ya?ml)$/;
+
+/**
+ * A loaded package: its manifest, the name it is known by (its alias when a dependency gave one), and its
+ * sections indexed by key. Tool code is imported when the package loads; other sections are indexed by file
+ * name and read when used.
+ */
+export class Package {
+  readonly implementations = new Map<string, ToolEntry>();
+  readonly declarations = new Map<string, ToolEntry>();
+  readonly prompts = new Map<string, FileEntry>();
+  readonly tactics = new Map<string, FileEntry>();
+  readonly proxies = new Map<string, FileEntry>();
+  /** Dependencies by the name this package uses for them. */
+  readonly dependencies = new Map<string, Package>();
+
+  constructor(
+    readonly name: string,
+    readonly manifest: PackageManifest,
+  ) {}
+
+  get dir(): string {
+    return this.manifest.dir;
+  }
+
+  /** The tools this package offers: a declaration hides the implementation of the same name (it owns the interface). */
+  tools(): ToolEntry[] {
+    const byName = new Map<string, ToolEntry>(this.implementations);
+    for (const [name, entry] of this.declarations) byName.set(name, entry);
+    return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  tool(name: string): ToolEntry | undefined {
+    return own(this.declarations, name) ?? own(this.implementations, name);
+  }
+
+  entries(section: Exclude<Section, "tools">): Map<string, FileEntry> {
+    return section === "prompts" ? this.prompts : section === "tactics" ? this.tactics : this.proxies;
+  }
+
+  /** Read the sections from disk. Every problem of the package is collected and thrown at once. */
+  async load(): Promise<void> {
+    const problems: ConfigProblem[] = [];
+    await this.loadTools(problems);
+    this.indexFiles("prompts", PROMPT, this.prompts, problems);
+    this.indexFiles("tactics", /\.(?:ya?ml|json|ts|mts|js|mjs)$/, this.tactics, problems);
+    this.indexFiles("proxies", /\.(?:ya?ml|json|ts|mts|js|mjs)$/, this.proxies, problems);
+    if (problems.length > 0) throw ConfigError.fromProblems("package_invalid", problems);
+  }
+
+  private async loadTools(problems: ConfigProblem[]): Promise<void> {
+    for (const file of listFiles(path.join(this.dir, "tools"))) {
+      if (CODE.test(file) && !file.endsWith(".d.ts")) {
+        await this.loadCodeTools(file, problems);
+      } else if (DATA.test(file)) {
+        this.loadDeclaredTool(file, problems);
+      }
+    }
+  }
+
+  private async loadCodeTools(file: string, problems: ConfigProblem[]): Promise<void> {
+    let exports: Record<string, unknown>;
+    try {
+      exports = await importModule(file);
+    } catch (error) {
+      problems.push({
+        message: `tool file failed to load: ${errorText(error)}`,
+        location: { file, ...stackLine(error, file) },
+        hint: "Fix the error in this file (it runs when the package loads), or move helper code out of tools/.",
+      });
+      return;
+    }
+    const seen = new Set<unknown>();
+    for (const [exportName, value] of Object.entries(exports)) {
+      for (const candidate of Array.isArray(value) ? value : [value]) {
+        if (seen.has(candidate)) continue; // `export default x` and `export { x }` are one tool
+        seen.add(candidate);
+        let tool: FunctionTool | undefined;
+        try {
+          tool = toFunctionTool(candidate);
+        } catch (error) {
+          problems.push({ message: `export \`${exportName}\` is not a valid tool: ${errorText(error)}`, location: { file } });
+          continue;
+        }
+        if (!tool) continue; // helpers and constants may be exported too
+        tool.source ??= { file };
+        if (tool.isDeclaration) this.add(this.declarations, tool, file, "declaration", problems);
+        else this.add(this.implementations, tool, file, "code", problems);
+      }
+    }
+  }
+
+  private loadDeclaredTool(file: string, problems: ConfigProblem[]): void {
+    let data: unknown;
+    try {
+      data = parseData(file);
+    } catch (error) {
+      problems.push({ message: `cannot parse tool declaration: ${errorText(error)}`, location: { file } });
+      return;
+    }
+    try {
+      const tool = functionFromDeclaration(data, { file, baseDir: path.dirname(file) });
+      tool.source ??= { file };
+      if (tool.isDeclaration) this.add(this.declarations, tool, file, "declaration", problems);
+      else this.add(this.implementations, tool, file, "command", problems);
+    } catch (error) {
+      if (error instanceof ConfigError) problems.push(...error.problems);
+      else problems.push({ message: errorText(error), location: { file } });
+    }
+  }
+
+  private add(map: Map<string, ToolEntry>, tool: FunctionTool, file: string, kind: ToolEntry["kind"], problems: ConfigProblem[]): void {
+    const existing = map.get(tool.name);
+    if (existing) {
+      const what = kind === "declaration" ? "declarations" : "implementations";
+      problems.push({
+        message: `two tool ${what} named \`${tool.name}\` in package \`${this.name}\`: ${relative(existing.file)} and ${relative(file)}`,
+        location: { file },
+        hint: "Tool names must be unique within a package: rename one of them.",
+      });
+      return;
+    }
+    map.set(tool.name, { ref: formatRef(this.name, "tools", tool.name), name: tool.name, packageName: this.name, file, tool, kind });
+  }
+
+  private indexFiles(section: Exclude<Section, "tools">, pattern: RegExp, map: Map<string, FileEntry>, problems: ConfigProblem[]): void {
+    for (const file of listFiles(path.join(this.dir, section))) {
+      if (!pattern.test(file) || file.endsWith(".d.ts")) continue;
+      const key = path.basename(file).replace(/\.[^.]+$/, "");
+      const existing = map.get(key);
+      if (existing) {
+        problems.push({ message: `two ${section} named \`${key}\` in package \`${this.name}\`: ${relative(existing.file)} and ${relative(file)}`, location: { file }, hint: "Rename one of the files." });
+        continue;
+      }
+      map.set(key, { ref: formatRef(this.name, section, key), key, packageName: this.name, file });
+    }
+  }
+}
+
+/** Files directly in a section folder, sorted; helper sub-folders and `_private` files are skipped. */
+function listFiles(dir: string): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir, { withFileTypes: true })
+    .filter((entry) => entry.isFile() && !entry.name.startsWith("_") && !entry.name.startsWith(".") && !/\.test\.|\.spec\./.test(entry.name))
+    .map((entry) => path.join(dir, entry.name))
+    .sort();
+}
+
+function parseData(file: string): unknown {
+  // JSON is YAML; one parser keeps line numbers in its error messages.
+  return parseYaml(readFileSync(file, "utf8"));
+}
+
+function own<T>(map: Map<string, T>, key: string): T | undefined {
+  return map.get(key);
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message.split("\n")[0] ?? error.message;
+  return String(error);
+}
+
+/** The line of `file` in an error's stack, so a throwing tool file is pointed at precisely. */
+function stackLine(error: unknown, file: string): { line?: number; column?: number } {
+  const stack = error instanceof Error ? error.stack ?? "" : "";
+  for (const line of stack.split("\n")) {
+    const index = line.indexOf(file);
+    if (index < 0) continue;
+    const match = /:(\d+):(\d+)/.exec(line.slice(index + file.length));
+    if (match) return { line: Number(match[1]), column: Number(match[2]) };
+  }
+  return {};
+}
+
+function relative(file: string): string {
+  const result = path.relative(process.cwd(), file);
+  return result.startsWith("..") ? file : result;
+}

@@ -1,0 +1,307 @@
+import { existsSync, realpathSync, statSync, readdirSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
+import { toFunctionTool, type FunctionTool } from "../tools/index.js";
+import { closest } from "../util/closest.js";
+import { readManifest } from "./manifest.js";
+import { Package, type FileEntry, type ToolEntry } from "./Package.js";
+import { parseRef, type Ref, type Section } from "./ref.js";
+
+/** A package folder to load, and where it was named (for messages). */
+export interface PackageSource {
+  dir: string;
+  location?: SourceLocation;
+}
+
+export interface RegistryOptions {
+  /** Package folders named explicitly: the tactic's `packages:`, `--package` flags, project settings. */
+  packages?: Array<string | PackageSource>;
+  /** The folder whose `lllm_packages/*` are discovered. Default: the current directory. */
+  cwd?: string;
+  /** `$LLLM_HOME`, whose `packages/*` are discovered. Default: `$LLLM_HOME` or `~/.lllm`. */
+  home?: string;
+  /** Look in `./lllm_packages` and `$LLLM_HOME/packages`. Default true. */
+  discover?: boolean;
+}
+
+/** Where a ref is used: the package it is resolved from (bare names look there first) and the file:line. */
+export interface ResolveOptions {
+  from?: string;
+  where?: SourceLocation;
+}
+
+/** A resolved tool: the entry it came from and the tool bound to its implementation. */
+export interface ResolvedTool {
+  ref: string;
+  tool: FunctionTool;
+  entry?: ToolEntry;
+}
+
+/** `$LLLM_HOME`, default `~/.lllm`. */
+export function lllmHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.LLLM_HOME && env.LLLM_HOME.length > 0 ? path.resolve(env.LLLM_HOME) : path.join(os.homedir(), ".lllm");
+}
+
+/**
+ * The packages of a run, and the runtime's own registered tools, indexed for ref resolution. Bare names resolve
+ * in the referring package first, then among runtime registrations, then in every package; declarations bind to
+ * an implementation of the same exact name.
+ */
+export class Registry {
+  /** Packages by every name they are known by (their own name and any alias). */
+  readonly packages = new Map<string, Package>();
+  private readonly runtimeTools = new Map<string, FunctionTool>();
+  /** Packages by real folder path, so a folder reached twice (listed, and as a dependency) loads once. */
+  private readonly byDir = new Map<string, Package>();
+  private discovered = false;
+
+  /** Load packages and their dependencies. All problems found are thrown together as one ConfigError. */
+  static async load(options: RegistryOptions = {}): Promise<Registry> {
+    const registry = new Registry();
+    await registry.add(options);
+    return registry;
+  }
+
+  /**
+   * Register an implementation under a name, like the seed's `runtime.register_tool(name, impl)`. Declarations
+   * with that exact name bind to it; a bare name in `tools:` finds it too.
+   */
+  registerTool(name: string, implementation: FunctionTool | unknown): void {
+    const tool = toFunctionTool(implementation);
+    if (!tool) throw new ConfigError("tool_invalid", `registerTool(\`${name}\`): not a tool; pass the result of tool({...}) or {name, description, parameters, run}`);
+    this.runtimeTools.set(name, tool);
+  }
+
+  /** The distinct packages, in load order. */
+  list(): Package[] {
+    return [...new Set(this.packages.values())];
+  }
+
+  /** Every tool of every package, plus runtime registrations. */
+  listTools(): ToolEntry[] {
+    return this.list().flatMap((pkg) => pkg.tools());
+  }
+
+  get runtime(): ReadonlyMap<string, FunctionTool> {
+    return this.runtimeTools;
+  }
+
+  /** Resolve a tool ref or bare name and bind declarations; throws a ConfigError that says what exists. */
+  resolveTool(text: string, options: ResolveOptions = {}): ResolvedTool {
+    const ref = this.parse(text, "tools", options);
+    if (ref.package !== undefined) {
+      const pkg = this.packageOf(ref, options);
+      const entry = pkg.tool(ref.key);
+      if (!entry) throw this.missing(ref, "tools", options, pkg);
+      return { ref: entry.ref, tool: this.bind(entry, options), entry };
+    }
+    const from = options.from !== undefined ? this.packages.get(options.from) : undefined;
+    const local = from?.tool(ref.key);
+    if (local) return { ref: local.ref, tool: this.bind(local, options), entry: local };
+    const registered = this.runtimeTools.get(ref.key);
+    if (registered) return { ref: ref.key, tool: registered };
+    const found = this.list().flatMap((pkg) => {
+      const entry = pkg.tool(ref.key);
+      return entry ? [entry] : [];
+    });
+    // A declaration and the implementations it binds to are one tool, not rivals: the declaration owns the interface.
+    const declarations = found.filter((entry) => entry.kind === "declaration");
+    const chosen = found.length === 1 ? found[0] : declarations.length === 1 ? declarations[0] : undefined;
+    if (chosen) return { ref: chosen.ref, tool: this.bind(chosen, options), entry: chosen };
+    if (found.length > 1) {
+      throw new ConfigError("ref_ambiguous", `tool name \`${ref.key}\` is ambiguous: ${found.map((entry) => `\`${entry.ref}\``).join(", ")}`, {
+        ...(options.where ? { location: options.where } : {}),
+        hint: "Write the full ref, e.g. `" + found[0]!.ref + "`.",
+      });
+    }
+    throw this.missing(ref, "tools", options);
+  }
+
+  /** Resolve a ref to a prompt, tactic or proxy file. */
+  resolveEntry(section: Exclude<Section, "tools">, text: string, options: ResolveOptions = {}): FileEntry {
+    const ref = this.parse(text, section, options);
+    if (ref.package !== undefined) {
+      const pkg = this.packageOf(ref, options);
+      const entry = pkg.entries(section).get(ref.key);
+      if (!entry) throw this.missing(ref, section, options, pkg);
+      return entry;
+    }
+    const from = options.from !== undefined ? this.packages.get(options.from) : undefined;
+    const local = from?.entries(section).get(ref.key);
+    if (local) return local;
+    const found = this.list().flatMap((pkg) => {
+      const entry = pkg.entries(section).get(ref.key);
+      return entry ? [entry] : [];
+    });
+    if (found.length === 1) return found[0]!;
+    if (found.length > 1) {
+      throw new ConfigError("ref_ambiguous", `${singular(section)} name \`${ref.key}\` is ambiguous: ${found.map((entry) => `\`${entry.ref}\``).join(", ")}`, {
+        ...(options.where ? { location: options.where } : {}),
+        hint: "Write the full ref, e.g. `" + found[0]!.ref + "`.",
+      });
+    }
+    throw this.missing(ref, section, options);
+  }
+
+  /** The package a file belongs to, if any (a tactic inside `pkg/tactics/` resolves bare names in `pkg` first). */
+  packageOfFile(file: string): Package | undefined {
+    const resolved = path.resolve(file);
+    return this.list().find((pkg) => resolved.startsWith(path.resolve(pkg.dir) + path.sep));
+  }
+
+  private parse(text: string, section: Section, options: ResolveOptions): Ref {
+    const ref = typeof text === "string" ? parseRef(text) : undefined;
+    if (!ref) {
+      throw new ConfigError("ref_invalid", `\`${String(text)}\` is not a valid ${singular(section)} ref`, {
+        ...(options.where ? { location: options.where } : {}),
+        hint: `Write \`package.${section}:name\` or a bare name, e.g. \`weather.${section}:${section === "tools" ? "get_weather" : "system"}\`.`,
+      });
+    }
+    if (ref.section !== undefined && ref.section !== section) {
+      throw new ConfigError("ref_section", `\`${text}\` names the ${ref.section} section where a ${singular(section)} is expected`, {
+        ...(options.where ? { location: options.where } : {}),
+        hint: `Use a \`package.${section}:name\` ref here.`,
+      });
+    }
+    return ref;
+  }
+
+  private packageOf(ref: Ref, options: ResolveOptions): Package {
+    const pkg = this.packages.get(ref.package!);
+    if (pkg) return pkg;
+    const names = [...this.packages.keys()];
+    const near = closest(ref.package!, names);
+    throw new ConfigError("package_not_found", `no package named \`${ref.package}\` for ref \`${ref.text}\``, {
+      ...(options.where ? { location: options.where } : {}),
+      hint:
+        (near.length > 0 ? `did you mean ${near.map((name) => `\`${name}\``).join(", ")}? ` : "") +
+        (names.length > 0 ? `Loaded packages: ${names.join(", ")}.` : "No packages are loaded.") +
+        " Add the package folder to the tactic's `packages:` list or pass --package DIR.",
+    });
+  }
+
+  private missing(ref: Ref, section: Section, options: ResolveOptions, pkg?: Package): ConfigError {
+    const all = section === "tools" ? [...this.listTools().map((entry) => entry.ref), ...this.runtimeTools.keys()] : this.list().flatMap((p) => [...p.entries(section).values()].map((entry) => entry.ref));
+    // Match on the whole ref and on its key alone, so `wether.tools:get_weather` and `get_wether` both find it.
+    const byKey = closest(ref.key, all.map(keyOf)).flatMap((key) => all.filter((candidate) => keyOf(candidate) === key));
+    const near = [...new Set([...closest(ref.text, all), ...byKey])].slice(0, 3);
+    const where = pkg ? ` in package \`${pkg.name}\` (${pkg.dir})` : "";
+    const hint = near.length > 0 ? `did you mean ${near.map((candidate) => `\`${candidate}\``).join(", ")}?` : all.length > 0 ? `Known ${section}: ${all.slice(0, 8).join(", ")}${all.length > 8 ? ", …" : ""}.` : `No ${section} are loaded: add a package with a ${section}/ folder.`;
+    return new ConfigError(`${singular(section)}_not_found`, `${singular(section)} \`${ref.text}\` not found${where}`, { ...(options.where ? { location: options.where } : {}), hint });
+  }
+
+  /** A declaration takes the run of the implementation with its exact name: own package, runtime, then anywhere. */
+  private bind(entry: ToolEntry, options: ResolveOptions): FunctionTool {
+    if (entry.kind !== "declaration") return entry.tool;
+    const owner = this.packages.get(entry.packageName);
+    const own = owner?.implementations.get(entry.name);
+    if (own) return entry.tool.bind(own.tool);
+    const registered = this.runtimeTools.get(entry.name);
+    if (registered) return entry.tool.bind(registered);
+    const elsewhere = this.list().flatMap((pkg) => {
+      const implementation = pkg.implementations.get(entry.name);
+      return implementation ? [implementation] : [];
+    });
+    if (elsewhere.length === 1) return entry.tool.bind(elsewhere[0]!.tool);
+    if (elsewhere.length > 1) {
+      throw new ConfigError("tool_ambiguous_implementation", `declaration \`${entry.ref}\` matches several implementations: ${elsewhere.map((item) => `\`${item.ref}\``).join(", ")}`, {
+        location: options.where ?? { file: entry.file },
+        hint: "Keep one implementation with that name among the loaded packages, or register one with registerTool().",
+      });
+    }
+    return entry.tool; // unbound: the caller decides whether that is an error now or at the first call
+  }
+
+  /**
+   * Load more packages into this registry (folders already loaded are skipped). Discovery of `./lllm_packages`
+   * and `$LLLM_HOME/packages` happens once, on the first call that allows it.
+   */
+  async add(options: RegistryOptions): Promise<void> {
+    const problems: ConfigProblem[] = [];
+    const byDir = this.byDir;
+    const explicit: PackageSource[] = (options.packages ?? []).map((item) => (typeof item === "string" ? { dir: item } : item));
+    for (const source of explicit) await this.loadOne(source, undefined, [], byDir, problems, true);
+    if (options.discover !== false && !this.discovered) {
+      this.discovered = true;
+      const roots = [path.join(options.cwd ?? process.cwd(), "lllm_packages"), path.join(options.home ?? lllmHome(), "packages")];
+      for (const root of roots) {
+        for (const dir of subfolders(root)) await this.loadOne({ dir }, undefined, [], byDir, problems, false);
+      }
+    }
+    if (problems.length > 0) throw ConfigError.fromProblems("package_invalid", problems);
+  }
+
+  private async loadOne(source: PackageSource, alias: string | undefined, chain: string[], byDir: Map<string, Package>, problems: ConfigProblem[], explicit: boolean): Promise<Package | undefined> {
+    const absolute = path.resolve(source.dir);
+    if (!existsSync(absolute) || !statSync(absolute).isDirectory()) {
+      problems.push({
+        message: `package folder \`${source.dir}\` does not exist`,
+        ...(source.location ? { location: source.location } : {}),
+        hint: "A package is a folder with an lllm.toml, lllm.yaml or package.json#lllm manifest (or just tools/, prompts/… sub-folders).",
+      });
+      return undefined;
+    }
+    const real = realpathSync(absolute);
+    if (chain.includes(real)) {
+      const names = [...chain, real].map((dir) => path.basename(dir));
+      problems.push({ message: `dependency cycle: ${names.join(" -> ")}`, ...(source.location ? { location: source.location } : {}), hint: "Remove one of the dependencies so that packages do not depend on each other in a circle." });
+      return undefined;
+    }
+    let pkg = byDir.get(real);
+    if (!pkg) {
+      let manifest;
+      try {
+        manifest = await readManifest(real);
+      } catch (error) {
+        if (error instanceof ConfigError) problems.push(...error.problems);
+        else throw error;
+        return undefined;
+      }
+      const name = manifest.name;
+      const clash = this.packages.get(name);
+      if (clash && clash.dir !== real) {
+        // Explicit packages shadow discovered ones, like PATH; two explicit ones with one name are an error.
+        if (!explicit) return undefined;
+        problems.push({ message: `two packages are named \`${name}\`: ${clash.dir} and ${real}`, ...(source.location ? { location: source.location } : {}), hint: "Rename one in its manifest, or give it an alias where it is listed as a dependency (`\"./dep as other\"`)." });
+        return undefined;
+      }
+      pkg = new Package(name, manifest);
+      byDir.set(real, pkg);
+      this.packages.set(name, pkg);
+      for (const dependency of manifest.dependencies) {
+        const dependencyDir = path.resolve(real, dependency.path);
+        const loaded = await this.loadOne({ dir: dependencyDir, location: dependency.location }, dependency.alias, [...chain, real], byDir, problems, true);
+        if (loaded) pkg.dependencies.set(dependency.alias ?? loaded.name, loaded);
+      }
+      try {
+        await pkg.load();
+      } catch (error) {
+        if (error instanceof ConfigError) problems.push(...error.problems);
+        else throw error;
+      }
+    }
+    if (alias && alias !== pkg.name) {
+      const clash = this.packages.get(alias);
+      if (clash && clash !== pkg) problems.push({ message: `alias \`${alias}\` is already the name of package ${clash.dir}`, ...(source.location ? { location: source.location } : {}), hint: "Pick another alias." });
+      else this.packages.set(alias, pkg);
+    }
+    return pkg;
+  }
+}
+
+function subfolders(root: string): string[] {
+  if (!existsSync(root)) return [];
+  return readdirSync(root, { withFileTypes: true })
+    .filter((entry) => (entry.isDirectory() || entry.isSymbolicLink()) && !entry.name.startsWith("."))
+    .map((entry) => path.join(root, entry.name))
+    .sort();
+}
+
+function keyOf(ref: string): string {
+  return ref.slice(ref.indexOf(":") + 1);
+}
+
+function singular(section: Section): string {
+  return section === "proxies" ? "proxy" : section.slice(0, -1);
+}

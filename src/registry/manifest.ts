@@ -1,0 +1,161 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
+import { didYouMean } from "../util/closest.js";
+
+/** A dependency of a package: a folder path (relative to the package) and the name it is known by. */
+export interface DependencySpec {
+  path: string;
+  alias?: string;
+  /** Where the dependency was declared, for messages. */
+  location: SourceLocation;
+}
+
+/** What a package says about itself. All fields but `dir` come from the manifest, which may be absent. */
+export interface PackageManifest {
+  name: string;
+  version?: string;
+  description?: string;
+  dependencies: DependencySpec[];
+  /** The manifest file, when there is one. */
+  file?: string;
+  dir: string;
+}
+
+/** Manifest file names, in the order they are looked for. */
+export const MANIFEST_FILES = ["lllm.toml", "lllm.yaml", "lllm.yml", "package.json"] as const;
+
+const PACKAGE_KEYS = ["name", "version", "description"];
+const TOP_KEYS = ["package", "dependencies", ...PACKAGE_KEYS];
+const NAME = /^[A-Za-z0-9_][A-Za-z0-9_-]*$/;
+
+/**
+ * Read a package folder's manifest: `lllm.toml` (LLLM's format), `lllm.yaml`, or the `lllm` key of
+ * `package.json`. Both the sectioned form (`[package] name=…`, `[dependencies] packages=[…]`) and a flat form
+ * (`name: …`, `dependencies: […]`) are accepted. Without a manifest the name is the folder's name.
+ */
+export async function readManifest(dir: string): Promise<PackageManifest> {
+  for (const fileName of MANIFEST_FILES) {
+    const file = path.join(dir, fileName);
+    if (!existsSync(file)) continue;
+    const text = readFileSync(file, "utf8");
+    let data: unknown;
+    try {
+      data = await parseManifestText(fileName, text);
+    } catch (error) {
+      const { line, column } = errorPosition(error);
+      throw new ConfigError("manifest_parse", `cannot parse the package manifest: ${firstLine(error)}`, {
+        location: { file, ...(line ? { line } : {}), ...(column ? { column } : {}) },
+        hint: fileName.endsWith(".toml")
+          ? "The manifest is TOML: `[package]` with name, version, description; `[dependencies]` with packages = [\"./dep as alias\"]."
+          : "Fix the syntax of the manifest file.",
+      });
+    }
+    if (fileName === "package.json") {
+      const lllm = isObject(data) ? data.lllm : undefined;
+      if (lllm === undefined) continue; // an ordinary package.json: keep looking, then fall back to defaults
+      return interpretManifest(lllm, { dir, file, fallbackName: isObject(data) && typeof data.name === "string" ? data.name : undefined });
+    }
+    return interpretManifest(data ?? {}, { dir, file });
+  }
+  return { name: defaultName(dir), dependencies: [], dir };
+}
+
+async function parseManifestText(fileName: string, text: string): Promise<unknown> {
+  if (fileName.endsWith(".toml")) {
+    const { parse } = await import("smol-toml");
+    return parse(text);
+  }
+  if (fileName.endsWith(".json")) return JSON.parse(text);
+  const { parse } = await import("yaml");
+  return parse(text);
+}
+
+function interpretManifest(data: unknown, context: { dir: string; file: string; fallbackName?: string | undefined }): PackageManifest {
+  const { dir, file } = context;
+  const location: SourceLocation = { file };
+  const problems: ConfigProblem[] = [];
+  if (!isObject(data)) {
+    throw new ConfigError("manifest_invalid", "the package manifest must be a table/mapping", { location });
+  }
+  for (const key of Object.keys(data)) {
+    if (!TOP_KEYS.includes(key)) {
+      const hint = didYouMean(key, TOP_KEYS);
+      problems.push({ message: `unknown key \`${key}\` in the package manifest`, location, hint: hint || `valid keys: ${TOP_KEYS.join(", ")}` });
+    }
+  }
+  const section = data.package === undefined ? data : data.package;
+  if (!isObject(section)) {
+    problems.push({ message: "`package` must be a table with name, version and description", location });
+  }
+  const info = isObject(section) ? section : {};
+  if (data.package !== undefined) {
+    for (const key of Object.keys(info)) {
+      if (!PACKAGE_KEYS.includes(key)) problems.push({ message: `unknown key \`package.${key}\``, location, hint: didYouMean(key, PACKAGE_KEYS) || `valid keys: ${PACKAGE_KEYS.join(", ")}` });
+    }
+  }
+  for (const key of PACKAGE_KEYS) {
+    if (info[key] !== undefined && typeof info[key] !== "string") problems.push({ message: `\`${key}\` must be a string`, location });
+  }
+  const name = typeof info.name === "string" ? info.name : context.fallbackName ?? defaultName(dir);
+  if (!NAME.test(name)) {
+    problems.push({ message: `package name \`${name}\` is not valid`, location, hint: "Use letters, digits, `_` and `-` (no dots: they separate the package from the section in refs)." });
+  }
+  const dependencies = readDependencies(data.dependencies, location, problems);
+  if (problems.length > 0) throw ConfigError.fromProblems("manifest_invalid", problems);
+  return {
+    name,
+    ...(typeof info.version === "string" ? { version: info.version } : {}),
+    ...(typeof info.description === "string" ? { description: info.description } : {}),
+    dependencies,
+    file,
+    dir,
+  };
+}
+
+function readDependencies(value: unknown, location: SourceLocation, problems: ConfigProblem[]): DependencySpec[] {
+  if (value === undefined) return [];
+  // `[dependencies] packages = [...]` (LLLM) or a plain list.
+  const list = isObject(value) ? value.packages : value;
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) {
+    problems.push({ message: "`dependencies.packages` must be a list", location, hint: 'e.g. packages = ["./dep as alias", { path = "../other", alias = "o" }]' });
+    return [];
+  }
+  const result: DependencySpec[] = [];
+  for (const [index, entry] of list.entries()) {
+    if (typeof entry === "string") {
+      const match = /^(?<path>.+?)\s+as\s+(?<alias>\S+)$/.exec(entry.trim());
+      result.push(match?.groups ? { path: match.groups.path!, alias: match.groups.alias!, location } : { path: entry.trim(), location });
+    } else if (isObject(entry) && typeof entry.path === "string" && (entry.alias === undefined || typeof entry.alias === "string")) {
+      result.push({ path: entry.path, ...(typeof entry.alias === "string" ? { alias: entry.alias } : {}), location });
+    } else {
+      problems.push({ message: `dependency #${index + 1} must be "path", "path as alias", or {path, alias}`, location });
+    }
+  }
+  return result;
+}
+
+function defaultName(dir: string): string {
+  return path.basename(path.resolve(dir));
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function firstLine(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "";
+}
+
+function errorPosition(error: unknown): { line?: number; column?: number } {
+  if (typeof error !== "object" || error === null) return {};
+  const record = error as Record<string, unknown>;
+  // smol-toml: line/column; yaml: linePos[0]; JSON: "at position N" is not worth decoding.
+  if (typeof record.line === "number") return { line: record.line, ...(typeof record.column === "number" ? { column: record.column } : {}) };
+  const linePos = record.linePos;
+  if (Array.isArray(linePos) && isObject(linePos[0]) && typeof linePos[0].line === "number") {
+    return { line: linePos[0].line, ...(typeof linePos[0].col === "number" ? { column: linePos[0].col } : {}) };
+  }
+  return {};
+}

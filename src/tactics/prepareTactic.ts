@@ -1,0 +1,166 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
+import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
+import { Registry, type FileEntry, type ResolvedTool } from "../registry/index.js";
+import { looksLikeQualifiedRef, parseRef } from "../registry/ref.js";
+
+/** A tool bound for an agent, with the place in the tactic that asked for it. */
+export interface BoundTool extends ResolvedTool {
+  where?: SourceLocation;
+}
+
+/** A `tools:` entry that names a tactic or a proxy: resolved to its file now, turned into tools by the run. */
+export interface BoundCapability {
+  ref: string;
+  kind: "tactic" | "proxy";
+  entry: FileEntry;
+  member?: string;
+  where?: SourceLocation;
+}
+
+/** The system prompt of an agent: inline text, or the text of a prompt ref. */
+export interface SystemPrompt {
+  text: string;
+  ref?: string;
+  file?: string;
+}
+
+export interface BoundAgent {
+  name: string;
+  config: AgentConfig;
+  systemPrompt: SystemPrompt;
+  tools: BoundTool[];
+  capabilities: BoundCapability[];
+}
+
+export interface PreparedTactic {
+  tactic: LoadedTactic;
+  registry: Registry;
+  agents: BoundAgent[];
+  settings: ProjectSettings;
+  settingsFile?: string;
+}
+
+export interface PrepareOptions {
+  /** `--model`: every agent's model. */
+  model?: string;
+  /** `--package` folders, loaded besides the tactic's own `packages:`. */
+  packages?: string[];
+  cwd?: string;
+  /** `$LLLM_HOME`; default from the environment. */
+  home?: string;
+  /** A registry to add to (with runtime registrations); default: a new one. */
+  registry?: Registry;
+}
+
+/**
+ * Load a tactic file and everything it names: project settings, packages, its `base` chain, prompts and tools.
+ * Every declaration is bound to an implementation here, so a missing or ambiguous ref is reported before any
+ * model is called, with the file and line that named it. All binding problems are thrown together.
+ */
+export async function prepareTactic(file: string, options: PrepareOptions = {}): Promise<PreparedTactic> {
+  const cwd = options.cwd ?? process.cwd();
+  const absolute = path.resolve(cwd, file);
+  const { settings, file: settingsFile } = await loadProjectSettings(cwd);
+  const registry = options.registry ?? new Registry();
+  const flagPackages = (options.packages ?? []).map((dir) => ({ dir: path.resolve(cwd, dir), location: { file: "--package" } }));
+  // A `base:` ref needs the packages before the tactic is fully loaded: load the ones the file itself lists first.
+  await registry.add({
+    packages: [...flagPackages, ...(settings.packages ?? []).map((dir) => ({ dir, ...(settingsFile ? { location: { file: settingsFile } } : {}) })), ...earlyPackages(absolute)],
+    cwd,
+    ...(options.home ? { home: options.home } : {}),
+  });
+  const model = options.model ?? undefined;
+  const tactic = await loadTacticFile(absolute, {
+    resolveRef: (ref: string, from: SourceLocation) => registry.resolveEntry("tactics", ref, { where: from, ...fromPackage(registry, from.file) }).file,
+    ...(model ? { modelOverride: model } : {}),
+    ...(settings.model ? { defaultModel: settings.model } : {}),
+  });
+  await registry.add({ packages: tactic.packages.map((dir, index) => ({ dir, location: tactic.locate(["packages", index]) ?? { file: tactic.file } })), cwd, discover: false });
+
+  const problems: ConfigProblem[] = [];
+  const agents: BoundAgent[] = [];
+  const home = fromPackage(registry, tactic.file);
+  tactic.agents.forEach((config, index) => {
+    const systemPrompt = collect(problems, () => resolveSystemPrompt(registry, tactic, config, index, home)) ?? { text: "" };
+    const tools: BoundTool[] = [];
+    const capabilities: BoundCapability[] = [];
+    (config.tools ?? []).forEach((text, toolIndex) => {
+      const where = tactic.locateAgent(index, ["tools", toolIndex]);
+      const options = { ...home, ...(where ? { where } : {}) };
+      const ref = parseRef(text);
+      if (ref?.section === "tactics" || ref?.section === "proxies") {
+        const entry = collect(problems, () => registry.resolveEntry(ref.section as "tactics" | "proxies", text, options));
+        if (entry) capabilities.push({ ref: entry.ref, kind: ref.section === "tactics" ? "tactic" : "proxy", entry, ...(ref.member ? { member: ref.member } : {}), ...(where ? { where } : {}) });
+        return;
+      }
+      const resolved = collect(problems, () => registry.resolveTool(text, options));
+      if (!resolved) return;
+      if (resolved.tool.isDeclaration) {
+        problems.push({
+          message: `tool \`${resolved.ref}\` is a declaration with no implementation`,
+          ...(where ? { location: where } : {}),
+          hint: `Add a tool named exactly \`${resolved.tool.name}\` to a loaded package's tools/ folder (or a dependency's), or register one with registry.registerTool("${resolved.tool.name}", impl).`,
+        });
+        return;
+      }
+      const clash = tools.find((existing) => existing.tool.name === resolved.tool.name);
+      if (clash) {
+        problems.push({ message: `agent \`${config.name}\` is offered two tools named \`${resolved.tool.name}\`: \`${clash.ref}\` and \`${resolved.ref}\``, ...(where ? { location: where } : {}), hint: "The model calls tools by name: keep one of them." });
+        return;
+      }
+      tools.push({ ...resolved, ...(where ? { where } : {}) });
+    });
+    agents.push({ name: config.name, config, systemPrompt, tools, capabilities });
+  });
+  if (problems.length > 0) throw ConfigError.fromProblems("tactic_unbound", problems);
+  return { tactic, registry, agents, settings, ...(settingsFile ? { settingsFile } : {}) };
+}
+
+function resolveSystemPrompt(registry: Registry, tactic: LoadedTactic, config: AgentConfig, index: number, home: { from?: string }): SystemPrompt {
+  if (config.system_prompt_path === undefined) return { text: config.system_prompt ?? "" };
+  const where = tactic.locateAgent(index, ["system_prompt_path"]);
+  const entry = registry.resolveEntry("prompts", config.system_prompt_path, { ...home, ...(where ? { where } : {}) });
+  return { ...readPrompt(entry.file), ref: entry.ref, file: entry.file };
+}
+
+/** A prompt file: markdown/text as is; YAML with a `prompt` key. */
+export function readPrompt(file: string): { text: string } {
+  const raw = readFileSync(file, "utf8");
+  if (!/\.ya?ml$/.test(file)) return { text: raw.trimEnd() };
+  const data: unknown = parseYaml(raw);
+  if (typeof data === "object" && data !== null && typeof (data as { prompt?: unknown }).prompt === "string") return { text: (data as { prompt: string }).prompt };
+  throw new ConfigError("prompt_invalid", "a YAML prompt file needs a `prompt:` string", { location: { file } });
+}
+
+function fromPackage(registry: Registry, file: string): { from?: string } {
+  const pkg = registry.packageOfFile(file);
+  return pkg ? { from: pkg.name } : {};
+}
+
+function collect<T>(problems: ConfigProblem[], action: () => T): T | undefined {
+  try {
+    return action();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      problems.push(...error.problems);
+      return undefined;
+    }
+    throw error;
+  }
+}
+
+/** The `packages:` of the top file, read loosely (the real loader reports any problem in it). */
+function earlyPackages(file: string): Array<{ dir: string; location: SourceLocation }> {
+  if (!existsSync(file)) return [];
+  try {
+    const data: unknown = parseYaml(readFileSync(file, "utf8"));
+    const list = typeof data === "object" && data !== null ? (data as { packages?: unknown; base?: unknown }) : {};
+    if (!(typeof list.base === "string" && looksLikeQualifiedRef(list.base))) return [];
+    return Array.isArray(list.packages) ? list.packages.filter((dir): dir is string => typeof dir === "string").map((dir) => ({ dir: path.resolve(path.dirname(file), dir), location: { file } })) : [];
+  } catch {
+    return [];
+  }
+}

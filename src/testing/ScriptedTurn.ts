@@ -1,0 +1,143 @@
+import type { ConfigProblem } from "../errors.js";
+import type { ToolCallRequest, Usage } from "../providers/Model.js";
+
+/**
+ * One scripted model answer, shared by `ScriptedModel` and the mock OpenAI server. A plain string is a text
+ * answer. Keys are snake_case so that a script file reads like the wire format it stands for.
+ */
+export type ScriptedTurn =
+  | string
+  | {
+      text?: string;
+      tool_calls?: ScriptedToolCall[];
+      /** Token counts to report; when absent, a rough estimate (4 characters a token) is reported. */
+      usage?: { prompt_tokens: number; completion_tokens: number };
+    };
+
+/** A tool call in a scripted turn. `arguments` is an object (sent as JSON) or raw text (sent as is, so a test can
+ * script malformed JSON from the model). `id` defaults to `call_<call>_<index>`. */
+export interface ScriptedToolCall {
+  name: string;
+  arguments?: Record<string, unknown> | string;
+  id?: string;
+}
+
+/** A turn with the defaults filled in, ready to be sent. */
+export interface ResolvedTurn {
+  text: string | null;
+  toolCalls: ToolCallRequest[];
+  usage: Usage;
+  finishReason: "stop" | "tool_calls";
+}
+
+/** Rough token count used when a turn gives no usage: deterministic, so tests can assert on it. */
+export function estimateTokens(text: string): number {
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+/**
+ * Fill in a turn's defaults. `callNumber` (1-based) makes default tool-call ids unique across a script;
+ * `promptText` is what the estimated prompt usage is counted from.
+ */
+export function resolveTurn(turn: ScriptedTurn, callNumber: number, promptText: string): ResolvedTurn {
+  const spec = typeof turn === "string" ? { text: turn } : turn;
+  const toolCalls = (spec.tool_calls ?? []).map((call, index) => ({
+    id: call.id ?? `call_${callNumber}_${index}`,
+    name: call.name,
+    arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {}),
+  }));
+  const text = spec.text ?? (toolCalls.length > 0 ? null : "");
+  const answerText = (text ?? "") + toolCalls.map((call) => call.name + call.arguments).join("");
+  return {
+    text,
+    toolCalls,
+    usage: spec.usage
+      ? { promptTokens: spec.usage.prompt_tokens, completionTokens: spec.usage.completion_tokens }
+      : { promptTokens: estimateTokens(promptText), completionTokens: estimateTokens(answerText) },
+    finishReason: toolCalls.length > 0 ? "tool_calls" : "stop",
+  };
+}
+
+/** Split text into at most `pieces` chunks (by code point, never inside a surrogate pair), as a stream would. */
+export function splitIntoChunks(text: string, pieces = 3): string[] {
+  const characters = Array.from(text);
+  if (characters.length === 0) return [];
+  const size = Math.max(1, Math.ceil(characters.length / pieces));
+  const chunks: string[] = [];
+  for (let start = 0; start < characters.length; start += size) chunks.push(characters.slice(start, start + size).join(""));
+  return chunks;
+}
+
+const TURN_KEYS = ["text", "tool_calls", "usage"];
+const TOOL_CALL_KEYS = ["name", "arguments", "id"];
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** A problem at a path inside a script, e.g. `[2].tool_calls[0].name`. */
+export interface ScriptProblem {
+  path: Array<string | number>;
+  message: string;
+}
+
+/** Check a list of turns; every problem is reported with its path so that all can be fixed at once. */
+export function checkTurns(turns: unknown): ScriptProblem[] {
+  if (!Array.isArray(turns)) return [{ path: [], message: `expected a list of turns, got ${describeValue(turns)}` }];
+  const problems: ScriptProblem[] = [];
+  turns.forEach((turn: unknown, index) => problems.push(...checkTurn(turn, [index])));
+  return problems;
+}
+
+function checkTurn(turn: unknown, path: Array<string | number>): ScriptProblem[] {
+  if (typeof turn === "string") return [];
+  if (!isPlainObject(turn)) return [{ path, message: `a turn must be a string or an object with text / tool_calls / usage, got ${describeValue(turn)}` }];
+  const problems: ScriptProblem[] = [];
+  for (const key of Object.keys(turn)) {
+    if (!TURN_KEYS.includes(key)) problems.push({ path: [...path, key], message: `unknown key \`${key}\`; a turn has ${TURN_KEYS.join(", ")}` });
+  }
+  if (turn["text"] !== undefined && typeof turn["text"] !== "string") problems.push({ path: [...path, "text"], message: `text must be a string, got ${describeValue(turn["text"])}` });
+  const calls = turn["tool_calls"];
+  if (calls !== undefined) {
+    if (!Array.isArray(calls)) problems.push({ path: [...path, "tool_calls"], message: `tool_calls must be a list, got ${describeValue(calls)}` });
+    else calls.forEach((call: unknown, index) => problems.push(...checkToolCall(call, [...path, "tool_calls", index])));
+  }
+  const usage = turn["usage"];
+  if (usage !== undefined) {
+    if (!isPlainObject(usage) || typeof usage["prompt_tokens"] !== "number" || typeof usage["completion_tokens"] !== "number") {
+      problems.push({ path: [...path, "usage"], message: "usage must be {prompt_tokens: <number>, completion_tokens: <number>}" });
+    }
+  }
+  return problems;
+}
+
+function checkToolCall(call: unknown, path: Array<string | number>): ScriptProblem[] {
+  if (!isPlainObject(call)) return [{ path, message: `a tool call must be an object with name and arguments, got ${describeValue(call)}` }];
+  const problems: ScriptProblem[] = [];
+  for (const key of Object.keys(call)) {
+    if (!TOOL_CALL_KEYS.includes(key)) problems.push({ path: [...path, key], message: `unknown key \`${key}\`; a tool call has ${TOOL_CALL_KEYS.join(", ")}` });
+  }
+  if (typeof call["name"] !== "string" || call["name"] === "") problems.push({ path: [...path, "name"], message: "a tool call needs a name (a non-empty string)" });
+  const args = call["arguments"];
+  if (args !== undefined && typeof args !== "string" && !isPlainObject(args)) {
+    problems.push({ path: [...path, "arguments"], message: `arguments must be an object or a JSON string, got ${describeValue(args)}` });
+  }
+  if (call["id"] !== undefined && typeof call["id"] !== "string") problems.push({ path: [...path, "id"], message: "id must be a string" });
+  return problems;
+}
+
+function describeValue(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  return typeof value === "object" ? "an object" : `${typeof value} ${JSON.stringify(value)}`;
+}
+
+/** `[2].tool_calls[0].name`, the way a path is shown in messages. */
+export function formatScriptPath(path: Array<string | number>): string {
+  return path.map((part) => (typeof part === "number" ? `[${part}]` : `.${part}`)).join("").replace(/^\./, "");
+}
+
+/** Problems as `ConfigProblem`s, without a file (programmatic scripts). */
+export function toConfigProblems(problems: ScriptProblem[], prefix: string): ConfigProblem[] {
+  return problems.map((problem) => ({ message: `${prefix}${problem.path.length > 0 ? `${formatScriptPath(problem.path)}: ` : ""}${problem.message}` }));
+}

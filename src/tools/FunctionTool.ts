@@ -1,0 +1,204 @@
+import { ToolError } from "../errors.js";
+import { createArgumentValidator, type ArgumentCheck } from "./createArgumentValidator.js";
+import { decideStrict } from "./decideStrict.js";
+import { formatResult } from "./formatResult.js";
+import type { FunctionCall } from "./FunctionCall.js";
+import type { JsonSchema } from "./JsonSchema.js";
+import { checkRequired } from "./normalizeParameters.js";
+import { checkToolName } from "./toolName.js";
+import { toolInvalid } from "./toolInvalid.js";
+
+/**
+ * The brand every FunctionTool carries. It is a registered symbol so that a tool made by another copy of this
+ * module (a tool file loaded through a transpiler gets its own copy) is still recognised: see `toFunctionTool`.
+ */
+export const TOOL_BRAND: unique symbol = Symbol.for("lllm.tool") as never;
+
+/** What a running tool may use besides its arguments. More fields will be added; tools should ignore unknown ones. */
+export interface ToolContext {
+  /** Aborted when the run is cancelled (Ctrl-C, a time budget); long-running tools should stop. */
+  signal?: AbortSignal;
+  /** The working directory of the run. */
+  cwd?: string;
+  /** The environment the tool should see (command tools pass it to their process). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** A tool's implementation: receives the validated arguments (defaults filled in); may be sync or async; throws to fail. */
+export type ToolRun = (args: Record<string, unknown>, context: ToolContext) => unknown | Promise<unknown>;
+
+/** Replaces the whole result text the model reads (seed 000, Step 6). */
+export type ResultProcessor = (result: unknown, call: FunctionCall) => string;
+
+/** Where a tool was defined, for messages. */
+export interface ToolSource {
+  file: string;
+  /** The package ref, e.g. `weather.tools:get_weather`. */
+  ref?: string;
+}
+
+/**
+ * The fields of a FunctionTool. The schema fields are already normalised (see `normalizeParameters`); use `tool()`
+ * or `declaration()` to build one from looser input. A FunctionTool has these fields as own properties, so
+ * `new FunctionTool({ ...tool, source })` copies one.
+ */
+export interface FunctionToolOptions {
+  name: string;
+  description: string;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  /** Decided from the schema when absent (see `decideStrict`). */
+  strict?: boolean;
+  /** Defaults of top-level parameters, filled in before `run`; the published schema mentions them in descriptions. */
+  defaults?: Record<string, unknown>;
+  /** Absent for a declaration, which must be bound to an implementation before it can run. */
+  run?: ToolRun | undefined;
+  processor?: ResultProcessor | undefined;
+  source?: ToolSource | undefined;
+  /** Metadata: the tool changes something outside the run (used by approval and code-action). */
+  sideEffects?: boolean | undefined;
+  /** Metadata: whether a person must approve each call. */
+  approval?: "required" | "never" | undefined;
+}
+
+/**
+ * A tool: the schema the model sees plus, optionally, its implementation (LLLM's `Function`). Without `run` it is
+ * a declaration, bound by exact name to an implementation elsewhere (seed 000, Step 7).
+ */
+export class FunctionTool {
+  name: string;
+  description: string;
+  properties: Record<string, JsonSchema>;
+  required: string[];
+  strict: boolean;
+  defaults: Record<string, unknown>;
+  run?: ToolRun | undefined;
+  processor?: ResultProcessor | undefined;
+  source?: ToolSource | undefined;
+  sideEffects?: boolean | undefined;
+  approval?: "required" | "never" | undefined;
+  /** Compiled on the first call: most tools offered on a turn are never called. */
+  #validator: ((args: unknown) => ArgumentCheck) | undefined;
+
+  constructor(options: FunctionToolOptions) {
+    const file = options.source?.file;
+    this.name = checkToolName(options.name, file);
+    const where = `tool \`${this.name}\``;
+    if (typeof options.description !== "string") {
+      throw toolInvalid(`${where} needs a \`description\` (a string)`, { hint: "Say what the tool does and when to use it: the model reads it to decide when to call it.", file });
+    }
+    for (const key of ["run", "processor"] as const) {
+      if (options[key] !== undefined && typeof options[key] !== "function") {
+        throw toolInvalid(`${where}: \`${key}\` must be a function, got ${typeof options[key]}`, {
+          hint: key === "run" ? "Give `run: (args, context) => result` (it may be async)." : "Give `processor: (result, call) => string`.",
+          file,
+        });
+      }
+    }
+    this.description = options.description;
+    this.properties = options.properties ?? {};
+    this.required = options.required ? checkRequired(options.required, this.properties, { where, file }) : [];
+    this.strict = options.strict ?? decideStrict(this.properties, this.required);
+    this.defaults = options.defaults ?? {};
+    this.run = options.run;
+    this.processor = options.processor;
+    this.source = options.source;
+    this.sideEffects = options.sideEffects;
+    this.approval = options.approval;
+  }
+
+  /** Recognised across copies of this module (see TOOL_BRAND). */
+  get [TOOL_BRAND](): true {
+    return true;
+  }
+
+  /** The JSON Schema of the arguments. */
+  get parameters(): { type: "object"; properties: Record<string, JsonSchema>; required: string[]; additionalProperties: false } {
+    return { type: "object", properties: this.properties, required: this.required, additionalProperties: false };
+  }
+
+  /** A schema without an implementation. */
+  get isDeclaration(): boolean {
+    return this.run === undefined;
+  }
+
+  /** The tool as an OpenAI-style function tool, exactly as seed 000, Step 1 prints it. */
+  toTool(): { type: "function"; function: { name: string; description: string; parameters: FunctionTool["parameters"]; strict: boolean } } {
+    return { type: "function", function: { name: this.name, description: this.description, parameters: this.parameters, strict: this.strict } };
+  }
+
+  /**
+   * This declaration bound to an implementation: the declaration owns the interface (name, schema, description,
+   * strict), the implementation supplies `run`, and its processor and metadata unless this one has its own.
+   */
+  bind(implementation: FunctionTool): FunctionTool {
+    if (!implementation.run) {
+      throw toolInvalid(`cannot bind tool \`${this.name}\` to \`${implementation.name}\`: that is a declaration too, with no implementation`, {
+        hint: `Register an implementation (with a run function or a command) named exactly \`${this.name}\`.`,
+        file: implementation.source?.file ?? this.source?.file,
+      });
+    }
+    // An implementation written with a default (`unit = "celsius"`) should get it when the declaration leaves the
+    // parameter optional without a default of its own, as a Python function's default argument would apply.
+    const inherited = Object.fromEntries(Object.entries(implementation.defaults).filter(([name]) => Object.hasOwn(this.properties, name) && !this.required.includes(name)));
+    return new FunctionTool({
+      ...this,
+      defaults: { ...inherited, ...this.defaults },
+      run: implementation.run,
+      processor: this.processor ?? implementation.processor,
+      sideEffects: this.sideEffects ?? implementation.sideEffects,
+      approval: this.approval ?? implementation.approval,
+    });
+  }
+
+  /**
+   * Run the tool for one call, as the agent loop does: check the arguments, run, and fill in `result` and
+   * `resultStr`. Whatever the tool or the model got wrong becomes `error` and `resultStr = "Error: <message>"`
+   * for the model to read; `call()` throws only when the tool cannot run at all (a declaration that was never
+   * bound, a schema that does not compile), which the user must fix.
+   */
+  async call(call: FunctionCall, context: ToolContext = {}): Promise<FunctionCall> {
+    const run = this.run;
+    if (!run) {
+      throw new ToolError("tool_not_bound", `tool \`${this.name}\` is declared${this.source ? ` in ${this.source.file}` : ""} but has no implementation: register an implementation with the exact name \`${this.name}\``, {
+        hint: "Define it in a package's tools/ folder (a .ts/.js export, or a .yaml with `command:`), or register it on the runtime.",
+      });
+    }
+    delete call.result;
+    delete call.resultStr;
+    delete call.error;
+
+    this.#validator ??= createArgumentValidator({ toolName: this.name, properties: this.properties, required: this.required, defaults: this.defaults, file: this.source?.file });
+    const checked = this.#validator(call.arguments);
+    if (!checked.ok) return fail(call, `Invalid arguments for ${this.name}: ${checked.message}`);
+
+    let result: unknown;
+    try {
+      result = await run(checked.value, context);
+    } catch (error) {
+      return fail(call, errorMessage(error));
+    }
+    call.result = result;
+    try {
+      call.resultStr = this.processor ? String(this.processor(result, call)) : formatResult(call);
+    } catch (error) {
+      return fail(call, `the result processor of ${this.name} failed: ${errorMessage(error)}`);
+    }
+    return call;
+  }
+}
+
+function fail(call: FunctionCall, message: string): FunctionCall {
+  call.error = message;
+  call.resultStr = `Error: ${message}`;
+  return call;
+}
+
+/** The message of anything thrown, including errors from another realm (which fail `instanceof Error`). */
+function errorMessage(error: unknown): string {
+  if (typeof error === "object" && error !== null && typeof (error as { message?: unknown }).message === "string") {
+    const { message, name } = error as { message: string; name?: unknown };
+    return message || (typeof name === "string" ? name : "unknown error");
+  }
+  return String(error);
+}

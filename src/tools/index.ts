@@ -1,0 +1,11 @@
+export { FunctionTool, TOOL_BRAND, type FunctionToolOptions, type ResultProcessor, type ToolContext, type ToolRun, type ToolSource } from "./FunctionTool.js";
+export { FunctionCall, type FunctionCallOptions } from "./FunctionCall.js";
+export { tool, type ToolSpec } from "./tool.js";
+export { declaration, type DeclarationSpec } from "./declaration.js";
+export { toFunctionTool } from "./toFunctionTool.js";
+export { functionFromDeclaration, DEFAULT_COMMAND_TIMEOUT } from "./functionFromDeclaration.js";
+export { normalizeParameters, type NormalizedParameters, type ParametersInput } from "./normalizeParameters.js";
+export { decideStrict } from "./decideStrict.js";
+export { formatResult } from "./formatResult.js";
+export { TOOL_NAME_PATTERN } from "./toolName.js";
+export type { JsonSchema } from "./JsonSchema.js";

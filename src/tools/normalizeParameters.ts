@@ -1,0 +1,130 @@
+import { didYouMean } from "../util/closest.js";
+import { pythonRepr } from "../util/pythonRepr.js";
+import { collectDefinitions, inlineSchema } from "./inlineSchema.js";
+import { isPlainObject, kindOf, type JsonSchema } from "./JsonSchema.js";
+import { toolInvalid } from "./toolInvalid.js";
+import { isZodSchema, zodToJsonSchema } from "./zodToJsonSchema.js";
+
+/**
+ * What a tool's `parameters` may be:
+ * - a properties map: `{city: {type: "string"}, unit: {type: "string", default: "celsius"}}`;
+ * - a whole object schema: `{type: "object", properties, required?, $defs?}`;
+ * - a zod 4 object schema: `z.object({city: z.string()})`.
+ */
+export type ParametersInput = Record<string, JsonSchema> | JsonSchema | { readonly _zod: unknown };
+
+/** A tool's parameters after the rules of seed 000, Step 1. */
+export interface NormalizedParameters {
+  /** Each parameter's schema as the model sees it: refs inlined, defaults moved into the description. */
+  properties: Record<string, JsonSchema>;
+  /** Parameters the model must send. */
+  required: string[];
+  /** The defaults taken out of `properties`; validation puts them back so that `run` receives them. */
+  defaults: Record<string, unknown>;
+}
+
+/** Where the parameters come from, for error messages: `where` names the tool ("tool `get_weather`"). */
+export interface NormalizeOptions {
+  where: string;
+  file?: string | undefined;
+}
+
+/**
+ * Turn any accepted form of parameters into the schema the model sees (seed 000, Step 1):
+ * - parameters without a `default` are required, unless a whole object schema lists `required` itself (zod
+ *   always does: its optional fields are not required);
+ * - a default is removed from the schema and noted at the end of the description as ` (default: 'celsius')`;
+ * - every `$ref` is inlined (recursive definitions once), and `type: [x, "null"]` becomes an `anyOf`.
+ */
+export function normalizeParameters(parameters: unknown, options: NormalizeOptions): NormalizedParameters {
+  const { where, file } = options;
+  if (parameters === undefined || parameters === null) return { properties: {}, required: [], defaults: {} };
+
+  let root: JsonSchema;
+  let explicitRequired: unknown;
+  if (isZodSchema(parameters)) {
+    root = zodToJsonSchema(parameters, where, file);
+    if (root.type !== "object") {
+      throw toolInvalid(`${where}: zod parameters must be an object schema, got one of type ${JSON.stringify(root.type) ?? "unknown"}`, {
+        hint: "Wrap the arguments in z.object({...}): each field becomes one parameter.",
+        file,
+      });
+    }
+    explicitRequired = root.required ?? [];
+  } else if (!isPlainObject(parameters)) {
+    throw toolInvalid(`${where}: \`parameters\` must be an object, got ${kindOf(parameters)}`, {
+      hint: 'Give a map of parameter schemas, e.g. {city: {type: "string"}}, a JSON Schema {type: "object", properties: …}, or a zod z.object(…).',
+      file,
+    });
+  } else if (typeof parameters.type === "string") {
+    // A whole schema: its `type` is a string, whereas in a properties map every value is a schema object.
+    if (parameters.type !== "object") {
+      throw toolInvalid(`${where}: the parameters schema must have \`type: object\`, got \`type: ${parameters.type}\``, {
+        hint: "Tool arguments are always named: describe each one under `properties`.",
+        file,
+      });
+    }
+    root = parameters;
+    if (root.properties !== undefined && !isPlainObject(root.properties)) {
+      throw toolInvalid(`${where}: \`properties\` must map parameter names to schemas, got ${kindOf(root.properties)}`, { file });
+    }
+    explicitRequired = root.required;
+  } else {
+    root = { properties: parameters };
+  }
+
+  const definitions = collectDefinitions(root);
+  const properties: Record<string, JsonSchema> = {};
+  const defaults: Record<string, unknown> = {};
+  for (const [name, schema] of Object.entries((root.properties ?? {}) as Record<string, unknown>)) {
+    if (!isPlainObject(schema)) {
+      throw toolInvalid(`${where}: parameter \`${name}\` must be a JSON Schema object, got ${kindOf(schema)}`, {
+        hint: `Describe it like {type: "string", description: "…"}.`,
+        file,
+      });
+    }
+    const inlined = inlineSchema(schema, { definitions, where: `${where}, parameter \`${name}\``, file }) as JsonSchema;
+    if ("default" in inlined) {
+      defaults[name] = inlined.default;
+      properties[name] = noteDefault(inlined);
+    } else {
+      properties[name] = inlined;
+    }
+  }
+
+  const required = explicitRequired === undefined ? Object.keys(properties).filter((name) => !(name in defaults)) : checkRequired(explicitRequired, properties, options);
+  return { properties, required, defaults };
+}
+
+/** Remove `default` and append ` (default: <python repr>)` to the description (created when absent). */
+function noteDefault(schema: JsonSchema): JsonSchema {
+  const note = `(default: ${pythonRepr(schema.default)})`;
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "default") continue;
+    out[key] = key === "description" && typeof value === "string" && value !== "" ? `${value} ${note}` : value;
+  }
+  if (typeof out.description !== "string" || out.description === "") out.description = note;
+  return out;
+}
+
+/** `required` must list parameters that exist. */
+export function checkRequired(required: unknown, properties: Record<string, unknown>, options: NormalizeOptions): string[] {
+  const names = Object.keys(properties);
+  if (!Array.isArray(required) || required.some((entry) => typeof entry !== "string")) {
+    throw toolInvalid(`${options.where}: \`required\` must be a list of parameter names, got ${JSON.stringify(required)}`, {
+      hint: names.length > 0 ? `For example required: [${names.map((name) => JSON.stringify(name)).join(", ")}].` : "List the names of the parameters the model must always send.",
+      file: options.file,
+    });
+  }
+  for (const entry of required as string[]) {
+    if (!Object.hasOwn(properties, entry)) {
+      const suggestion = didYouMean(entry, names);
+      throw toolInvalid(`${options.where}: \`required\` lists \`${entry}\`, which is not a parameter${suggestion ? ` (${suggestion})` : ""}`, {
+        hint: names.length > 0 ? `The parameters are ${names.map((name) => `\`${name}\``).join(", ")}; add \`${entry}\` to them or remove it from required.` : `This tool has no parameters; add \`${entry}\` to them or remove it from required.`,
+        file: options.file,
+      });
+    }
+  }
+  return [...(required as string[])];
+}

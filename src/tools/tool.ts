@@ -1,0 +1,70 @@
+import { FunctionTool, type ResultProcessor, type ToolContext, type ToolRun, type ToolSource } from "./FunctionTool.js";
+import { isPlainObject, kindOf } from "./JsonSchema.js";
+import { normalizeParameters, type ParametersInput } from "./normalizeParameters.js";
+import { checkToolName } from "./toolName.js";
+import { toolInvalid } from "./toolInvalid.js";
+
+/**
+ * A tool written in TypeScript: `tool({ name, description, parameters, run })`. `Args` only types `run`'s
+ * arguments for the author; the arguments are checked against `parameters` before `run` sees them.
+ */
+export interface ToolSpec<Args extends object = Record<string, unknown>> {
+  /** Letters, digits, `_` and `-`, at most 64 characters. */
+  name: string;
+  /** What the tool does and when to use it; the model reads it. */
+  description: string;
+  /** A properties map, a whole object JSON Schema, or a zod object; absent means the tool takes no arguments. */
+  parameters?: ParametersInput;
+  run: (args: Args, context: ToolContext) => unknown | Promise<unknown>;
+  processor?: ResultProcessor;
+  /** Overrides the automatic decision (see `decideStrict`). */
+  strict?: boolean;
+  sideEffects?: boolean;
+  approval?: "required" | "never";
+  source?: ToolSource;
+}
+
+/**
+ * Build a FunctionTool from a spec: the parameters are normalised by the rules of seed 000, Step 1 and strict is
+ * decided from them unless the spec says. Throws a `tool_invalid` ConfigError saying what to fix.
+ */
+export function tool<Args extends object = Record<string, unknown>>(spec: ToolSpec<Args>): FunctionTool {
+  if (!isPlainObject(spec)) {
+    throw toolInvalid(`tool() needs a spec object, got ${kindOf(spec)}`, { hint: 'Write tool({ name: "get_weather", description: "…", parameters: {…}, run: (args) => … }).' });
+  }
+  const file = spec.source?.file;
+  const name = checkToolName(spec.name, file);
+  const where = `tool \`${name}\``;
+  if (typeof spec.run !== "function") {
+    throw toolInvalid(`${where}: \`run\` must be a function, got ${kindOf(spec.run)}`, {
+      hint: "Give `run: (args, context) => result` (it may be async); for a tool without implementation use declaration().",
+      file,
+    });
+  }
+  if (spec.strict !== undefined && typeof spec.strict !== "boolean") {
+    throw toolInvalid(`${where}: \`strict\` must be true or false, got ${kindOf(spec.strict)}`, { file });
+  }
+  checkApproval(spec.approval, where, file);
+  const { properties, required, defaults } = normalizeParameters(spec.parameters, { where, file });
+  return new FunctionTool({
+    name,
+    description: spec.description,
+    properties,
+    required,
+    defaults,
+    ...(spec.strict === undefined ? {} : { strict: spec.strict }),
+    // The arguments are validated against the schema the author wrote `Args` for.
+    run: spec.run as ToolRun,
+    processor: spec.processor,
+    source: spec.source,
+    sideEffects: spec.sideEffects,
+    approval: spec.approval,
+  });
+}
+
+/** `approval` is `"required"`, `"never"`, or absent. */
+export function checkApproval(approval: unknown, where: string, file?: string): void {
+  if (approval !== undefined && approval !== "required" && approval !== "never") {
+    throw toolInvalid(`${where}: \`approval\` must be "required" or "never", got ${JSON.stringify(approval) ?? kindOf(approval)}`, { file });
+  }
+}

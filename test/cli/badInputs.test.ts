@@ -1,0 +1,163 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { EXAMPLE, runCli } from "../helpers/runCli.js";
+
+/** Write a tree of files into a fresh temp folder; returns the folder. */
+function tree(files: Record<string, string>): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-bad-"));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    writeFileSync(path.join(dir, name), text);
+  }
+  return dir;
+}
+
+const AGENT = `agent_configs:\n  - name: bot\n    model_name: m\n    system_prompt: hi\n`;
+const weather = path.join(EXAMPLE, "weather");
+
+/**
+ * The corpus of bad inputs: each must fail with exit code 2, a message that says what and where, and no stack
+ * trace. `expected` are fragments of stderr, checked in order of appearance is not required.
+ */
+const cases: Array<{ name: string; files: Record<string, string>; args?: string[]; expected: Array<string | RegExp> }> = [
+  {
+    name: "broken YAML",
+    files: { "tactic.yaml": `name: x\nglobal:\n  model_args: {temperature: 0.1\n${AGENT}` },
+    expected: ["tactic.yaml:4:1", "Flow map in block collection must be sufficiently indented"],
+  },
+  {
+    name: "a value of the wrong type",
+    files: { "tactic.yaml": `${AGENT}    max_interrupt_steps: three\n` },
+    expected: ["tactic.yaml:5:26", "agent_configs[0].max_interrupt_steps", "must be an integer"],
+  },
+  {
+    name: "an unknown key, with the closest valid key",
+    files: { "tactic.yaml": `${AGENT}    modle_args: {temperature: 0}\n` },
+    expected: ["tactic.yaml:5:5", "unknown key `modle_args`", "did you mean `model_args`?"],
+  },
+  {
+    name: "several problems at once",
+    files: { "t2.yaml": `tactic_typ: agent\n${AGENT}    max_interrupt_steps: -1\n    tools: web\n` },
+    args: ["t2.yaml"],
+    expected: ["3 problems", "t2.yaml:1:1", "unknown key `tactic_typ`", "did you mean `tactic_type`?", "t2.yaml:6:26", "agent_configs[0].max_interrupt_steps must be at least 0 (got -1)", "agent_configs[0].tools must be a list"],
+  },
+  {
+    name: "a base cycle",
+    files: { "a.yaml": `base: ./b.yaml\n${AGENT}`, "b.yaml": `base: ./a.yaml\n` },
+    args: ["a.yaml"],
+    expected: ["a.yaml -> b.yaml -> a.yaml"],
+  },
+  {
+    name: "a missing tactic file",
+    files: {},
+    args: ["nope.yaml"],
+    expected: ["nope.yaml", /not found|does not exist|no such/i],
+  },
+  {
+    name: "a missing base file",
+    files: { "tactic.yaml": `base: ./parent.yaml\n${AGENT}` },
+    expected: ["parent.yaml", "tactic.yaml:1"],
+  },
+  {
+    name: "a broken package manifest",
+    files: { "pkg/lllm.toml": `[package\nname = "pkg"\n`, "tactic.yaml": `packages: [./pkg]\n${AGENT}` },
+    expected: ["lllm.toml:1", "cannot parse the package manifest"],
+  },
+  {
+    name: "a dependency cycle",
+    files: {
+      "a/lllm.yaml": `name: a\ndependencies:\n  packages: [../b]\n`,
+      "b/lllm.yaml": `name: b\ndependencies:\n  packages: [../a]\n`,
+      "tactic.yaml": `packages: [./a]\n${AGENT}`,
+    },
+    expected: ["dependency cycle: a -> b -> a"],
+  },
+  {
+    name: "a tool file that throws on import",
+    files: { "pkg/tools/bad.ts": `import { tool } from "lllm";\nconst x: number = 1;\nthrow new Error("boom at import " + x);\n`, "tactic.yaml": `packages: [./pkg]\n${AGENT}` },
+    expected: [/pkg\/tools\/bad\.ts:3/, "tool file failed to load: boom at import 1"],
+  },
+  {
+    name: "two tools with one name",
+    files: {
+      "pkg/tools/a.ts": `import { tool } from "lllm";\nexport default tool({ name: "dup", description: "a", run: () => "a" });\n`,
+      "pkg/tools/b.mjs": `import { tool } from "lllm";\nexport const b = tool({ name: "dup", description: "b", run: () => "b" });\n`,
+      "tactic.yaml": `packages: [./pkg]\n${AGENT}`,
+    },
+    expected: ["two tool implementations named `dup` in package `pkg`", "a.ts", "b.mjs"],
+  },
+  {
+    name: "a missing tool ref, with where it was used and the closest refs",
+    files: { "tactic.yaml": `packages: [${weather}]\n${AGENT}    tools:\n      - get_weather\n      - weather.tools:get_wether\n` },
+    expected: ["tactic.yaml:8:9", "tool `weather.tools:get_wether` not found", "did you mean `weather.tools:get_weather`"],
+  },
+  {
+    name: "a missing prompt ref",
+    files: { "tactic.yaml": `packages: [${weather}]\nagent_configs:\n  - name: bot\n    model_name: m\n    system_prompt_path: weather.prompts:sytem\n` },
+    expected: ["tactic.yaml:5:25", "prompt `weather.prompts:sytem` not found", "weather.prompts:system"],
+  },
+  {
+    name: "a package that does not exist",
+    files: { "tactic.yaml": `packages: [./nowhere]\n${AGENT}` },
+    expected: ["tactic.yaml:1:12", "package folder `", "nowhere", "does not exist"],
+  },
+  {
+    name: "a declaration with no implementation",
+    files: { "pkg/tools/lookup.yaml": `name: lookup\ndescription: Look something up\nparameters:\n  q: {type: string}\n`, "tactic.yaml": `packages: [./pkg]\n${AGENT}    tools: [lookup]\n` },
+    expected: ["tactic.yaml:6:13", "tool `pkg.tools:lookup` is a declaration with no implementation", "named exactly `lookup`"],
+  },
+  {
+    name: "an ambiguous bare tool name",
+    files: {
+      "one/tools/t.ts": `import { tool } from "lllm";\nexport default tool({ name: "same", description: "1", run: () => 1 });\n`,
+      "two/tools/t.ts": `import { tool } from "lllm";\nexport default tool({ name: "same", description: "2", run: () => 2 });\n`,
+      "tactic.yaml": `packages: [./one, ./two]\n${AGENT}    tools: [same]\n`,
+    },
+    expected: ["tool name `same` is ambiguous", "`one.tools:same`", "`two.tools:same`"],
+  },
+  {
+    name: "an agent without a model",
+    files: { "tactic.yaml": `agent_configs:\n  - name: bot\n    system_prompt: hi\n` },
+    expected: ["tactic.yaml:2", "bot", "model_name", "--model"],
+  },
+];
+
+describe("bad inputs: exit 2 with a message that says what, where and how to fix", () => {
+  for (const testCase of cases) {
+    it(testCase.name, async () => {
+      const dir = tree(testCase.files);
+      const result = await runCli(["validate", ...(testCase.args ?? ["tactic.yaml"])], { cwd: dir });
+      expect(result.stdout).toBe("");
+      for (const fragment of testCase.expected) {
+        if (typeof fragment === "string") expect(result.stderr).toContain(fragment);
+        else expect(result.stderr).toMatch(fragment);
+      }
+      expect(result.stderr).toMatch(/^lllm: error: /);
+      expect(result.stderr).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/); // no stack trace without --verbose
+      expect(result.code).toBe(2);
+    });
+  }
+
+  it("--verbose adds the stack trace", async () => {
+    const dir = tree({ "tactic.yaml": `${AGENT}    modle_args: {}\n` });
+    const result = await runCli(["validate", "tactic.yaml", "--verbose"], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/\n\s+at /);
+  });
+
+  it("tools call with --args that is not JSON", async () => {
+    const result = await runCli(["tools", "call", "get_weather", "-p", weather, "--args", "{city: Paris}"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("--args is not valid JSON");
+    expect(result.stderr).toContain(`--args '{"city": "Paris"}'`);
+  });
+
+  it("an unknown command is a usage error", async () => {
+    const result = await runCli(["valdate", "x.yaml"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("unknown command 'valdate'");
+    expect(result.stderr).toContain("validate");
+  });
+});

@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    include: ["test/**/*.test.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    // CLI tests spawn real processes; two cores on CI, so keep parallelism modest.
+    maxWorkers: 2,
+  },
+});
