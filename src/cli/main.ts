@@ -22,7 +22,9 @@ export function buildProgram(): Command {
     .version(version(), "-V, --version")
     .option("-v, --verbose", "show stack traces and more detail on stderr")
     .showHelpAfterError("(run with --help for usage)")
-    .configureOutput({ writeErr: (text) => process.stderr.write(text), writeOut: (text) => process.stdout.write(text) });
+    .configureOutput({ writeErr: (text) => process.stderr.write(text), writeOut: (text) => process.stdout.write(text) })
+    // Before any .command(): subcommands copy this setting when they are created.
+    .exitOverride();
 
   program
     .command("validate")
@@ -89,7 +91,6 @@ export async function main(argv: string[]): Promise<void> {
   });
   if (argv.includes("--no-color")) process.env.NO_COLOR = "1";
   const program = buildProgram();
-  program.exitOverride();
   const verbose = argv.includes("--verbose") || argv.includes("-v");
   try {
     await program.parseAsync(argv);

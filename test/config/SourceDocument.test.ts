@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { SourceDocument } from "../../src/config/index.js";
-import { thrownConfigError } from "./helpers.js";
+import { thrownConfigError } from "./fixtures/helpers.js";
 
 const text = ["name: t", "global:", "  model_name: m", "agent_configs:", "  - name: a", "    tools: [x, y]", "  - name: b", "    proxy:", ""].join("\n");
 

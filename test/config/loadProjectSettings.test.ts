@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadProjectSettings } from "../../src/config/index.js";
-import { configError } from "./helpers.js";
+import { configError } from "./fixtures/helpers.js";
 
 describe("loadProjectSettings", () => {
   let root: string;

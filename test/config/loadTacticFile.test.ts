@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadTacticFile } from "../../src/config/index.js";
 import type { SourceLocation } from "../../src/errors.js";
-import { configError, fixture, shown } from "./helpers.js";
+import { configError, fixture, shown } from "./fixtures/helpers.js";
 
 describe("loadTacticFile: the base chain", () => {
   it("merges mappings key by key and lets the child replace lists and values", async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadTacticFile, mergeAgents } from "../../src/config/index.js";
 import type { TacticConfig } from "../../src/config/index.js";
-import { configError, fixture, shown, thrownConfigError } from "./helpers.js";
+import { configError, fixture, shown, thrownConfigError } from "./fixtures/helpers.js";
 
 describe("merging global into agents", () => {
   it("merges model_args and proxy field by field, and lets an agent's tools replace the global list", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadTacticFile, packageSchema, SourceDocument, tacticSchema, validateAgainstSchema } from "../../src/config/index.js";
-import { configError, fixture, shown } from "./helpers.js";
+import { configError, fixture, shown } from "./fixtures/helpers.js";
 
 describe("validation against the tactic schema", () => {
   it("reports a broken YAML file with line and column", async () => {

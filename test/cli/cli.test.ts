@@ -1,0 +1,154 @@
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { BIN, EXAMPLE, ROOT, runCli } from "../helpers/runCli.js";
+
+const weather = path.join(EXAMPLE, "weather");
+const tactic = "packages-example/weather/tactics/weather.yaml";
+
+describe("lllm CLI", () => {
+  it("--help lists the commands on stdout, exit 0", async () => {
+    const result = await runCli(["--help"]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Usage: lllm");
+    for (const command of ["validate", "tools", "schema"]) expect(result.stdout).toContain(command);
+  });
+
+  it("--version prints the package version", async () => {
+    const result = await runCli(["--version"]);
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string };
+    expect(result).toMatchObject({ code: 0, stdout: `${pkg.version}\n`, stderr: "" });
+  });
+
+  it("validate prints the agents, models and bound tools of the example", async () => {
+    const result = await runCli(["validate", tactic]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        "ok tactic weather (packages-example/weather/tactics/weather.yaml)",
+        "  type: agent · base: packages-example/weather/tactics/common.yaml",
+        "  packages: weather (packages-example/weather), search (packages-example/search)",
+        "  agent weather_bot",
+        "    model: gpt-4o-mini",
+        "    system prompt: weather.prompts:system",
+        "    tools: get_weather <- weather.tools:get_weather, to_fahrenheit <- weather.tools:to_fahrenheit",
+        "  agent researcher",
+        "    model: gpt-4o-mini",
+        "    system prompt: inline",
+        "    tools: web_search <- weather.tools:web_search, forecast <- weather.tools:forecast",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("validate --model overrides every agent's model, and --json is data", async () => {
+    const result = await runCli(["validate", tactic, "--model", "ollama/llama3", "--json"]);
+    expect(result.code).toBe(0);
+    const summary = JSON.parse(result.stdout) as { agents: Array<{ name: string; model: string; tools: Array<{ ref: string }> }> };
+    expect(summary.agents.map((agent) => [agent.name, agent.model])).toEqual([
+      ["weather_bot", "ollama/llama3"],
+      ["researcher", "ollama/llama3"],
+    ]);
+    expect(summary.agents[1]!.tools.map((tool) => tool.ref)).toEqual(["weather.tools:web_search", "weather.tools:forecast"]);
+  });
+
+  it("tools list shows every tool with its ref; declarations and command tools are marked", async () => {
+    const result = await runCli(["tools", "list", "-p", weather]);
+    expect(result.code).toBe(0);
+    expect(result.stdout.split("\n").filter(Boolean)).toEqual([
+      "weather.tools:divide         Divide two numbers",
+      "weather.tools:draw           Draw a line through the points",
+      "weather.tools:forecast       Daily forecast for a city (command)",
+      "weather.tools:get_weather    Get the current weather for a city",
+      "weather.tools:to_fahrenheit  Convert a temperature from Celsius to Fahrenheit",
+      "weather.tools:weather_brief  Get the current weather for a city",
+      "weather.tools:web_search     Search the web for information (declaration)",
+      "search.tools:web_search      Search the web for information",
+    ]);
+  });
+
+  it("tools list --json", async () => {
+    const result = await runCli(["tools", "list", "-p", weather, "--json"]);
+    const tools = JSON.parse(result.stdout) as Array<{ ref: string; kind: string }>;
+    expect(tools.find((tool) => tool.ref === "weather.tools:forecast")?.kind).toBe("command");
+  });
+
+  it("tools show prints the seed's get_weather JSON exactly", async () => {
+    const result = await runCli(["tools", "show", "weather.tools:get_weather", "-p", weather]);
+    const expected = readFileSync(path.join(ROOT, "test/tools/fixtures/get_weather.tool.json"), "utf8");
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toBe(expected.trim());
+  });
+
+  it("tools call prints result_str in the seed's format", async () => {
+    const result = await runCli(["tools", "call", "get_weather", "-p", weather, "--args", '{"city": "Paris"}']);
+    expect(result).toMatchObject({
+      code: 0,
+      stdout: "Return of calling function get_weather with arguments {'city': 'Paris'}:\n---\nSunny, 22 degrees celsius in Paris\n---\n",
+    });
+  });
+
+  it("tools call: a throwing tool prints Error: <message> and exits 1", async () => {
+    const result = await runCli(["tools", "call", "divide", "-p", weather, "--args", '{"a": 1, "b": 0}']);
+    expect(result).toMatchObject({ code: 1, stdout: "Error: Division by zero\n" });
+  });
+
+  it("tools call: invalid arguments are explained, the tool does not run", async () => {
+    const result = await runCli(["tools", "call", "draw", "-p", weather, "--args", '{"points": [{"x": 1, "y": 2}], "color": "green"}']);
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe(`Error: Invalid arguments for draw: argument 'color' must be one of "red", "blue", got string "green"\n`);
+  });
+
+  it("tools call: a declaration is bound to its implementation in a dependency", async () => {
+    const result = await runCli(["tools", "call", "web_search", "-p", weather, "--args", '{"query": "lllm"}']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Top results for 'lllm'");
+  });
+
+  it("tools call: a command tool (python) gets JSON on stdin; its stderr becomes the error", async () => {
+    const ok = await runCli(["tools", "call", "forecast", "-p", weather, "--args", '{"city": "Oslo", "days": 1}', "--json"]);
+    expect(JSON.parse(ok.stdout)).toEqual({ result: [{ city: "Oslo", day: 1, high: 18, low: 10 }] });
+    const failed = await runCli(["tools", "call", "forecast", "-p", weather, "--args", '{"city": "Oslo", "days": 0}']);
+    expect(failed).toMatchObject({ code: 1, stdout: "Error: days must be at least 1\n" });
+  });
+
+  it("tools call: the processor formats the result", async () => {
+    const result = await runCli(["tools", "call", "weather_brief", "-p", weather, "--args", '{"city": "Paris"}']);
+    expect(result.stdout).toBe("[weather_brief] Sunny in Paris\n");
+  });
+
+  it("schema prints the tactic and package JSON Schemas", async () => {
+    for (const kind of ["tactic", "package"]) {
+      const result = await runCli(["schema", kind]);
+      expect(result.code).toBe(0);
+      const schema = JSON.parse(result.stdout) as { title?: string; properties?: object };
+      expect(schema.properties).toBeTypeOf("object");
+    }
+    const bad = await runCli(["schema", "tactics"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("Allowed choices are tactic, package");
+  });
+
+  it("packages in ./lllm_packages are found without flags", async () => {
+    const result = await runCli(["tools", "list"], { cwd: path.join(ROOT, "test/fixtures/project") });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("local.tools:shout");
+  });
+
+  it("NO_COLOR: no escape codes in errors", async () => {
+    const result = await runCli(["validate", "missing.yaml"], { env: { FORCE_COLOR: "1", NO_COLOR: "1" } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).not.toContain("\u001b[");
+  });
+
+  it("a closed stdout (| head) ends quietly", async () => {
+    const child = spawn(`${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} schema tactic | head -c 10`, { shell: true, cwd: ROOT });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(code).toBe(0);
+    expect(stderr).toBe("");
+  });
+});
