@@ -38,6 +38,25 @@ export function buildProgram(): Command {
       await validateCommand(tactic, { ...options, ...command.optsWithGlobals() });
     });
 
+  program
+    .command("run")
+    .description("run a tactic and print its answer")
+    .argument("<tactic>", "tactic file, or a package ref such as weather.tactics:weather")
+    .option("-i, --input <text>", "the input (default: standard input when it is not a terminal)")
+    .option("-f, --input-file <file>", "read the input from a file")
+    .option("--var <key=value...>", "template arguments for the prompts")
+    .option("-m, --model <name>", "use this model for every agent (e.g. gpt-4o-mini, ollama/llama3, scripted:turns.yaml)")
+    .option("--max-steps <n>", "override every agent's max_interrupt_steps")
+    .option("-p, --package <dir...>", "also load these package folders")
+    .option("--json", "print {output, usage, tool_calls, duration_ms} as JSON")
+    .option("--stream", "print the answer as it arrives (default on a terminal)")
+    .option("--no-stream", "print the answer only when it is complete")
+    .option("--dry-run", "print the first request that would be sent, and call nothing")
+    .action(async (tactic: string, options: Record<string, unknown>, command: Command) => {
+      const { runCommand } = await import("./run.js");
+      await runCommand(tactic, command.optsWithGlobals());
+    });
+
   const tools = program.command("tools").description("list, show and call the tools of packages");
   tools
     .command("list")

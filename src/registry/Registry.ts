@@ -146,8 +146,10 @@ export class Registry {
 
   /** The package a file belongs to, if any (a tactic inside `pkg/tactics/` resolves bare names in `pkg` first). */
   packageOfFile(file: string): Package | undefined {
-    const resolved = path.resolve(file);
-    return this.list().find((pkg) => resolved.startsWith(path.resolve(pkg.dir) + path.sep));
+    // Package folders are kept by real path, so compare real paths; the innermost folder wins when packages nest.
+    const resolved = existsSync(file) ? realpathSync(file) : path.resolve(file);
+    const containing = this.list().filter((pkg) => resolved.startsWith(path.resolve(pkg.dir) + path.sep));
+    return containing.sort((a, b) => b.dir.length - a.dir.length)[0];
   }
 
   private parse(text: string, section: Section, options: ResolveOptions): Ref {
@@ -244,7 +246,8 @@ export class Registry {
     }
     const real = realpathSync(absolute);
     if (chain.includes(real)) {
-      const names = [...chain, real].map((dir) => path.basename(dir));
+      // Every folder of the chain is already in byDir; its package name is what the user wrote in manifests.
+      const names = [...chain, real].map((dir) => byDir.get(dir)?.name ?? path.basename(dir));
       problems.push({ message: `dependency cycle: ${names.join(" -> ")}`, ...(source.location ? { location: source.location } : {}), hint: "Remove one of the dependencies so that packages do not depend on each other in a circle." });
       return undefined;
     }

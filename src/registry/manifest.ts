@@ -54,7 +54,9 @@ export async function readManifest(dir: string): Promise<PackageManifest> {
     if (fileName === "package.json") {
       const lllm = isObject(data) ? data.lllm : undefined;
       if (lllm === undefined) continue; // an ordinary package.json: keep looking, then fall back to defaults
-      return interpretManifest(lllm, { dir, file, fallbackName: isObject(data) && typeof data.name === "string" ? data.name : undefined });
+      // npm's name stands in only when it is a valid package name (not `@scope/name`); else the folder's name.
+      const npmName = isObject(data) && typeof data.name === "string" && NAME.test(data.name) ? data.name : undefined;
+      return interpretManifest(lllm, { dir, file, fallbackName: npmName });
     }
     return interpretManifest(data ?? {}, { dir, file });
   }
@@ -116,6 +118,12 @@ function interpretManifest(data: unknown, context: { dir: string; file: string; 
 function readDependencies(value: unknown, location: SourceLocation, problems: ConfigProblem[]): DependencySpec[] {
   if (value === undefined) return [];
   // `[dependencies] packages = [...]` (LLLM) or a plain list.
+  if (isObject(value)) {
+    // A misspelt key here would silently drop every dependency.
+    for (const key of Object.keys(value)) {
+      if (key !== "packages") problems.push({ message: `unknown key \`dependencies.${key}\``, location, hint: didYouMean(key, ["packages"]) || "valid keys: packages" });
+    }
+  }
   const list = isObject(value) ? value.packages : value;
   if (list === undefined) return [];
   if (!Array.isArray(list)) {

@@ -1,0 +1,18 @@
+import type { ToolCallRequest, Usage } from "../providers/Model.js";
+import type { FunctionCall } from "../tools/index.js";
+
+/**
+ * What an agent reports while it responds, for progress lines, `--verbose` traces and JSON reports. Delivered
+ * synchronously through the Agent's `onEvent`; discriminated by `type`.
+ */
+export type AgentEvent =
+  /** The model is about to be called. `round` counts the tool-call rounds done so far in this respond(). */
+  | { type: "model_call"; agent: string; round: number; messages: number; tools: string[] }
+  /** The model answered: text, tool calls, or both. */
+  | { type: "model_reply"; agent: string; round: number; text: string; toolCalls: ToolCallRequest[]; usage: Usage }
+  /** A tool call finished (its `resultStr` is set). `repeated`: not run again, the model was sent the earlier result. */
+  | { type: "tool_call"; agent: string; call: FunctionCall; durationMs: number; repeated: boolean }
+  /** The reply did not parse; the model is asked again with `message` (`attempt` counts from 1). */
+  | { type: "parse_retry"; agent: string; attempt: number; message: string }
+  /** Something the user should know but that does not stop the run. */
+  | { type: "warning"; agent: string; message: string };

@@ -1,0 +1,24 @@
+import type { ToolCallRequest, Usage } from "../providers/Model.js";
+
+/**
+ * Who wrote a message. An assistant turn that asks for tools is `tool_call` (LLLM's role), so a dialog reads as
+ * the seed prints it: `tool_call | weather_bot`, then one `tool | get_weather` per call, then `assistant`.
+ */
+export type MessageRole = "system" | "user" | "assistant" | "tool_call" | "tool";
+
+/** One entry of a Dialog. */
+export interface Message {
+  role: MessageRole;
+  /** The text; for a `tool_call` message any text the model wrote besides its calls (often empty). */
+  content: string;
+  /** `system`, `user`, the agent's name (assistant and tool_call), or the tool's name (tool). */
+  name: string;
+  /** On a `tool_call` message: the calls as the model asked for them, arguments as raw JSON text. */
+  toolCalls?: ToolCallRequest[];
+  /** On a `tool` message: the id of the call it answers. */
+  toolCallId?: string;
+  /** On a final assistant message: what the turn's parser returned (or the JSON, with a response format). */
+  parsed?: unknown;
+  /** On a model-written message: the tokens of the model call that wrote it. */
+  usage?: Usage;
+}

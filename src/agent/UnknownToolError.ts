@@ -1,0 +1,27 @@
+import { ModelBehaviorError } from "../errors.js";
+import { didYouMean } from "../util/closest.js";
+
+/**
+ * The model called a tool that was not offered on its turn (code `unknown_tool`). It ends the run: the model was
+ * never shown such a tool, so either the prompt misleads it or the tool is missing from the configuration.
+ */
+export class UnknownToolError extends ModelBehaviorError {
+  /** The name the model called. */
+  readonly toolName: string;
+  /** The tools offered on that model call, in order; empty when none were. */
+  readonly offeredTools: string[];
+
+  constructor(options: { agent: string; toolName: string; offeredTools: string[]; limitReached?: boolean }) {
+    const { agent, toolName, offeredTools } = options;
+    let offered: string;
+    if (offeredTools.length > 0) offered = `the tools offered were: ${offeredTools.join(", ")}`;
+    else if (options.limitReached) offered = "no tools were offered, because the limit of tool-call rounds was reached";
+    else offered = "no tools were offered on this turn";
+    const suggestion = didYouMean(toolName, offeredTools);
+    super("unknown_tool", `agent \`${agent}\` called the tool \`${toolName}\`, which is not offered on this turn; ${offered}${suggestion ? ` (${suggestion})` : ""}`, {
+      hint: "Add the tool to the system prompt's functionList (offered on every turn) or to the turn prompt's; a turn prompt with agentTools: false offers only its own tools.",
+    });
+    this.toolName = toolName;
+    this.offeredTools = offeredTools;
+  }
+}

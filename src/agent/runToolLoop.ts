@@ -1,0 +1,127 @@
+import { performance } from "node:perf_hooks";
+import { InterruptedError, LllmError, ModelBehaviorError } from "../errors.js";
+import type { Model, ModelRequest, ResponseFormat } from "../providers/Model.js";
+import { isParseError, type Prompt } from "../prompts/index.js";
+import type { FunctionCall, FunctionTool, ToolContext } from "../tools/index.js";
+import type { AgentEvent } from "./AgentEvent.js";
+import { toModelMessage, type Dialog } from "./Dialog.js";
+import type { Message } from "./Message.js";
+import { parseReply } from "./parseReply.js";
+import { assertToolsOffered, runToolRound } from "./runToolRound.js";
+import type { Session } from "./Session.js";
+
+/** Appended as a user message when the round cap is reached; the model is then called once more without tools. */
+export const ROUND_LIMIT_TEXT = "You are reaching the limit of tool calls. Provide the final response.";
+
+export interface ToolLoopOptions {
+  agent: string;
+  model: Model;
+  dialog: Dialog;
+  /** The tools offered on this turn (see `offeredTools`), already bound. */
+  offered: Map<string, FunctionTool>;
+  /** The prompt of this turn, whose parser reads the final reply; `undefined` after a plain receive(). */
+  turnPrompt: Prompt | undefined;
+  /** Rounds of tool calls allowed before the model must answer (already resolved: never 0 here). */
+  maxRounds: number;
+  maxExceptionRetry: number;
+  modelArgs?: Record<string, unknown> | undefined;
+  responseFormat?: ResponseFormat | undefined;
+  signal?: AbortSignal | undefined;
+  onText?: ((delta: string) => void) | undefined;
+  onEvent?: ((event: AgentEvent) => void) | undefined;
+  toolContext: ToolContext;
+}
+
+/**
+ * The tool-call loop of one respond() (seed 000, Steps 4 and 5): call the model with the dialog and the offered
+ * tools; run the calls it asks for and append their results; repeat until it answers in text, which is parsed
+ * and appended as the final assistant message.
+ *
+ * A reply that fails to parse is retried on a scratch copy: the failed reply and the `Error: … Please fix.`
+ * message are sent to the model but never enter the dialog (as in LLLM, where the dialog is forked for each
+ * retry), so later turns do not carry the mistakes.
+ */
+export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
+  const { agent, dialog, offered, onEvent, signal } = options;
+  const started = performance.now();
+  const usage = { promptTokens: 0, completionTokens: 0, llmCalls: 0 };
+  const calls: FunctionCall[] = [];
+  const interrupts = new Map<number, FunctionCall[][]>();
+  const earlier = new Map<string, Promise<FunctionCall>>();
+  const context: ToolContext = signal ? { ...options.toolContext, signal } : options.toolContext;
+  let round = 0;
+  let limitReached = false;
+  let retries = 0;
+  let scratch: Message[] = [];
+
+  for (;;) {
+    throwIfAborted(signal, agent);
+    const tools = limitReached ? [] : [...offered.values()];
+    const messages = [...dialog.toModelMessages(), ...scratch.map(toModelMessage)];
+    onEvent?.({ type: "model_call", agent, round, messages: messages.length, tools: tools.map((tool) => tool.name) });
+    const request: ModelRequest = { messages };
+    if (tools.length > 0) request.tools = tools.map((tool) => tool.toTool());
+    if (options.responseFormat) request.responseFormat = options.responseFormat;
+    if (options.modelArgs) request.modelArgs = options.modelArgs;
+    if (signal) request.signal = signal;
+    if (options.onText) request.onText = options.onText;
+    const response = await options.model.generate(request);
+    usage.promptTokens += response.usage.promptTokens;
+    usage.completionTokens += response.usage.completionTokens;
+    usage.llmCalls += 1;
+    const text = response.message.content ?? "";
+    onEvent?.({ type: "model_reply", agent, round, text, toolCalls: response.toolCalls, usage: response.usage });
+
+    if (response.toolCalls.length > 0) {
+      assertToolsOffered({ agent, requests: response.toolCalls, offered: limitReached ? new Map() : offered, limitReached });
+      // The step is accepted: a retry's scratch belongs to the step that failed, as LLLM forks per step.
+      scratch = [];
+      dialog.add({ role: "tool_call", content: text, name: agent, toolCalls: response.toolCalls, usage: response.usage });
+      const roundCalls = await runToolRound({ agent, requests: response.toolCalls, offered, earlier, context, onEvent });
+      for (const call of roundCalls) {
+        dialog.add({ role: "tool", content: call.resultStr ?? "", name: call.name, toolCallId: call.id });
+      }
+      calls.push(...roundCalls);
+      interrupts.set(round, [roundCalls]);
+      round += 1;
+      if (round >= options.maxRounds) {
+        dialog.add({ role: "user", content: ROUND_LIMIT_TEXT, name: "user" });
+        limitReached = true;
+      }
+      continue;
+    }
+
+    const message: Message = { role: "assistant", content: text, name: agent, usage: response.usage };
+    let result: { parsed: unknown } | undefined;
+    try {
+      result = await parseReply(text, { agent, prompt: options.turnPrompt, responseFormat: options.responseFormat });
+    } catch (error) {
+      if (!isParseError(error)) throw error;
+      if (retries >= options.maxExceptionRetry) throw parseFailed(agent, options.turnPrompt, retries, error);
+      retries += 1;
+      onEvent?.({ type: "parse_retry", agent, attempt: retries, message: error.message });
+      scratch.push(message, { role: "user", content: `Error: ${error.message}. Please fix.`, name: "user" });
+      continue;
+    }
+    if (result) message.parsed = result.parsed;
+    dialog.add(message);
+    return { message, interrupts, calls, usage, durationMs: performance.now() - started };
+  }
+}
+
+function parseFailed(agent: string, prompt: Prompt | undefined, retries: number, error: Error): ModelBehaviorError {
+  const what = prompt?.parser ? `the reply to prompt \`${prompt.path}\`` : "the JSON reply";
+  const tries = retries === 1 ? "1 retry" : `${retries} retries`;
+  return new ModelBehaviorError("parse_failed", `agent \`${agent}\`: ${what} still did not parse after ${tries}: ${error.message}`, {
+    hint: "Say in the prompt exactly what shape the reply must have, or raise max_exception_retry.",
+    cause: error,
+  });
+}
+
+/** Stop before the next model call once the run is cancelled; an LllmError reason (a time budget) is kept. */
+function throwIfAborted(signal: AbortSignal | undefined, agent: string): void {
+  if (!signal?.aborted) return;
+  const reason: unknown = signal.reason;
+  if (reason instanceof LllmError) throw reason;
+  throw new InterruptedError("interrupted", `agent \`${agent}\` was interrupted`, { cause: reason });
+}

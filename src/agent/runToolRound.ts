@@ -1,0 +1,70 @@
+import { performance } from "node:perf_hooks";
+import type { ToolCallRequest } from "../providers/Model.js";
+import { FunctionCall, type FunctionTool, type ToolContext } from "../tools/index.js";
+import type { AgentEvent } from "./AgentEvent.js";
+import { canonicalJson } from "./canonicalJson.js";
+import { parseToolArguments } from "./parseToolArguments.js";
+import { UnknownToolError } from "./UnknownToolError.js";
+
+/** The text a repeated call gets instead of being run again; the earlier result follows on the next line. */
+export const REPEATED_CALL_TEXT = "This call was already made with the same arguments in this response; use the earlier result:";
+
+export interface ToolRoundOptions {
+  agent: string;
+  requests: ToolCallRequest[];
+  offered: Map<string, FunctionTool>;
+  /**
+   * The calls made so far in this respond(), by name and canonical arguments. A promise, because an identical
+   * call in the same round must wait for the first one's result. The round adds its own calls.
+   */
+  earlier: Map<string, Promise<FunctionCall>>;
+  context: ToolContext;
+  onEvent?: ((event: AgentEvent) => void) | undefined;
+}
+
+/**
+ * Throw an UnknownToolError for the first call to a tool that is not offered. Checked before anything of the
+ * round is recorded or run, so the dialog never holds calls without their results.
+ */
+export function assertToolsOffered(options: { agent: string; requests: ToolCallRequest[]; offered: Map<string, FunctionTool>; limitReached: boolean }): void {
+  for (const request of options.requests) {
+    if (!options.offered.has(request.name)) {
+      throw new UnknownToolError({ agent: options.agent, toolName: request.name, offeredTools: [...options.offered.keys()], limitReached: options.limitReached });
+    }
+  }
+}
+
+/**
+ * Run one round of tool calls concurrently and return them in the order the model asked for them. Whatever the
+ * model got wrong becomes the call's `resultStr` for it to read: bad JSON arguments, a throwing tool (via
+ * `FunctionTool.call`), a call already made with the same arguments (not run again).
+ */
+export async function runToolRound(options: ToolRoundOptions): Promise<FunctionCall[]> {
+  const { agent, earlier, onEvent } = options;
+  const emit = (call: FunctionCall, started: number, repeated: boolean): FunctionCall => {
+    onEvent?.({ type: "tool_call", agent, call, durationMs: performance.now() - started, repeated });
+    return call;
+  };
+
+  const pending = options.requests.map(async (request): Promise<FunctionCall> => {
+    const started = performance.now();
+    const parsed = parseToolArguments(request.arguments);
+    if (!parsed.ok) {
+      const error = `the arguments of ${request.name} are not valid JSON (${parsed.reason}). Send a JSON object.`;
+      return emit(new FunctionCall({ id: request.id, name: request.name, error, resultStr: `Error: ${error}` }), started, false);
+    }
+    const key = `${request.name}\u0000${canonicalJson(parsed.value)}`;
+    const first = earlier.get(key);
+    if (first) {
+      const previous = await first;
+      const resultStr = `${REPEATED_CALL_TEXT}\n${previous.resultStr ?? ""}`;
+      return emit(new FunctionCall({ id: request.id, name: request.name, arguments: parsed.value, resultStr }), started, true);
+    }
+    // Registered before the first await, so an identical call later in this round finds it.
+    const tool = options.offered.get(request.name) as FunctionTool; // checked by assertToolsOffered
+    const running = tool.call(new FunctionCall({ id: request.id, name: request.name, arguments: parsed.value }), options.context).then((call) => emit(call, started, false));
+    earlier.set(key, running);
+    return running;
+  });
+  return Promise.all(pending);
+}

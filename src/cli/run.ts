@@ -1,0 +1,177 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import type { AgentEvent } from "../agent/index.js";
+import { ConfigError, InterruptedError } from "../errors.js";
+import type { Model, ModelRequest } from "../providers/Model.js";
+import { looksLikeQualifiedRef } from "../registry/ref.js";
+import { prepareTactic } from "../tactics/prepareTactic.js";
+import { runTactic } from "../tactics/runTactic.js";
+import { templatePlaceholders } from "../prompts/index.js";
+import { loadRegistry } from "./loadRegistry.js";
+import { paint, warn, writeErr, writeOut } from "./output.js";
+
+export interface RunCommandOptions {
+  input?: string;
+  inputFile?: string;
+  var?: string[];
+  model?: string;
+  maxSteps?: string;
+  json?: boolean;
+  stream?: boolean;
+  dryRun?: boolean;
+  package?: string[];
+  verbose?: boolean;
+}
+
+/** Thrown by the dry-run model after it captured the first request: nothing is sent anywhere. */
+class DryRunStop extends Error {
+  constructor(readonly request: ModelRequest, readonly model: string) {
+    super("dry run");
+  }
+}
+
+/** `lllm run <tactic | pkg.tactics:name>`: run a tactic and print the answer (stdout) and progress (stderr). */
+export async function runCommand(target: string, options: RunCommandOptions): Promise<void> {
+  const file = await resolveTacticTarget(target, options.package);
+  const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
+  const input = readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
+  const vars = parseVars(options.var ?? []);
+  const maxSteps = options.maxSteps === undefined ? undefined : parseCount(options.maxSteps);
+
+  const scripted = [...new Set(prepared.agents.map((agent) => agent.config.model_name).filter((name): name is string => typeof name === "string" && name.startsWith("scripted:")))];
+  for (const name of scripted) writeErr(paint("dim", `lllm: replaying the model's turns from ${name.slice("scripted:".length)} (a scripted model: no API key, no network)`));
+
+  const stream = options.stream ?? Boolean(process.stdout.isTTY);
+  let streamed = false;
+  const onText = stream && !options.json && !options.dryRun
+    ? (delta: string): void => {
+        streamed = true;
+        process.stdout.write(delta);
+      }
+    : undefined;
+
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = (): void => {
+    interrupts += 1;
+    if (interrupts > 1) process.exit(130); // a second Ctrl-C: the user really wants out
+    writeErr("lllm: interrupted; stopping (Ctrl-C again to quit at once)");
+    controller.abort(new InterruptedError("interrupted", "interrupted by the user"));
+  };
+  process.on("SIGINT", onSigint);
+  try {
+    const result = await runTactic(prepared, {
+      input,
+      vars,
+      ...(maxSteps !== undefined ? { maxSteps } : {}),
+      signal: controller.signal,
+      ...(onText ? { onText } : {}),
+      onEvent: (event) => reportEvent(event, Boolean(options.verbose)),
+      ...(options.dryRun ? { createModel: (config) => dryRunModel(config.model_name ?? "") } : {}),
+    });
+    if (options.json) {
+      writeOut(JSON.stringify(result, null, 2));
+    } else if (streamed) {
+      process.stdout.write("\n");
+    } else {
+      writeOut(typeof result.output === "string" ? result.output : JSON.stringify(result.output, null, 2));
+    }
+  } catch (error) {
+    if (error instanceof DryRunStop) {
+      writeOut(JSON.stringify({ model: error.model, messages: error.request.messages, tools: error.request.tools ?? [], ...(error.request.responseFormat ? { response_format: error.request.responseFormat } : {}), ...(error.request.modelArgs ? { model_args: error.request.modelArgs } : {}) }, null, 2));
+      return;
+    }
+    if (controller.signal.aborted) throw new InterruptedError("interrupted", "interrupted by the user", { cause: error });
+    throw error;
+  } finally {
+    process.off("SIGINT", onSigint);
+  }
+}
+
+function dryRunModel(name: string): Model {
+  return {
+    name,
+    generate: async (request) => {
+      throw new DryRunStop(request, name);
+    },
+  };
+}
+
+/** A file path, or `pkg.tactics:name` found in the loaded packages. */
+async function resolveTacticTarget(target: string, packages: string[] | undefined): Promise<string> {
+  if (existsSync(target) || !looksLikeQualifiedRef(target)) return target;
+  const registry = await loadRegistry(packages);
+  return registry.resolveEntry("tactics", target, { where: { file: "<tactic>" } }).file;
+}
+
+/** --input, --input-file, or standard input when it is not a terminal. */
+function readInput(options: RunCommandOptions, prompt: string, stepPrompts: string[] | undefined): string {
+  if (options.input !== undefined && options.inputFile !== undefined) {
+    throw new ConfigError("usage_input", "give the input once: --input or --input-file, not both", { location: { file: "--input" } });
+  }
+  if (options.input !== undefined) return options.input;
+  if (options.inputFile !== undefined) {
+    const file = path.resolve(options.inputFile);
+    if (!existsSync(file)) throw new ConfigError("usage_input", `input file \`${options.inputFile}\` does not exist`, { location: { file: "--input-file" } });
+    return readFileSync(file, "utf8");
+  }
+  if (!process.stdin.isTTY) {
+    const text = readFileSync(0, "utf8");
+    if (text.length > 0) return text.replace(/\n$/, "");
+  }
+  const needsInput = [prompt, ...(stepPrompts ?? [])].some((template) => templatePlaceholders(template).includes("input"));
+  if (needsInput) {
+    throw new ConfigError("usage_input", "no input: this tactic's prompt uses {input}", { hint: `Pass --input "…", --input-file FILE, or pipe it: echo "…" | lllm run …` });
+  }
+  return "";
+}
+
+function parseVars(entries: string[]): Record<string, string> {
+  const vars: Record<string, string> = {};
+  for (const entry of entries) {
+    const index = entry.indexOf("=");
+    if (index <= 0) throw new ConfigError("usage_var", `--var \`${entry}\` must be key=value`, { location: { file: "--var" }, hint: "e.g. --var city=Paris" });
+    vars[entry.slice(0, index)] = entry.slice(index + 1);
+  }
+  return vars;
+}
+
+function parseCount(text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new ConfigError("usage_max_steps", `--max-steps must be a whole number >= 0 (got \`${text}\`)`, { location: { file: "--max-steps" } });
+  return value;
+}
+
+/** Progress on stderr: warnings always; each round with --verbose. */
+function reportEvent(event: AgentEvent, verbose: boolean): void {
+  if (event.type === "warning") {
+    warn(`[${event.agent}] ${event.message}`);
+    return;
+  }
+  if (!verbose) return;
+  const tag = paint("cyan", `[${event.agent}]`);
+  switch (event.type) {
+    case "model_call":
+      writeErr(`${tag} model call, round ${event.round + 1}: ${event.messages} messages, tools: ${event.tools.join(", ") || "(none)"}`);
+      break;
+    case "model_reply":
+      writeErr(`${tag} reply: ${event.toolCalls.length > 0 ? `${event.toolCalls.length} tool call(s)` : oneLine(event.text)} (${event.usage.promptTokens}+${event.usage.completionTokens} tokens)`);
+      break;
+    case "tool_call":
+      writeErr(`${tag} ${event.call.name}(${oneLine(JSON.stringify(event.call.arguments))}) -> ${oneLine(resultText(event.call))}${event.repeated ? " (repeated, not run)" : ""} ${paint("dim", `${Math.round(event.durationMs)} ms`)}`);
+      break;
+    case "parse_retry":
+      writeErr(`${tag} reply did not parse (attempt ${event.attempt}): ${oneLine(event.message)}`);
+      break;
+  }
+}
+
+function resultText(call: { error?: string; result?: unknown }): string {
+  if (call.error !== undefined) return `Error: ${call.error}`;
+  return typeof call.result === "string" ? call.result : JSON.stringify(call.result ?? null);
+}
+
+function oneLine(text: string, width = 120): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
+}

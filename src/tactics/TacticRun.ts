@@ -1,0 +1,48 @@
+import type { AgentEvent } from "../agent/index.js";
+import type { AgentConfig } from "../config/index.js";
+import type { Model } from "../providers/Model.js";
+
+/** One tool call of a run, as the JSON report lists it. */
+export interface ToolCallRecord {
+  agent: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  result: unknown;
+  error: string | null;
+  duration_ms: number;
+}
+
+/** Tokens and model calls of a whole run. */
+export interface RunUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  llm_calls: number;
+}
+
+/** What a tactic run returns; `lllm run --json` prints it. */
+export interface TacticResult {
+  /** The answer: text, or the validated object when the tactic declares an `output` schema. */
+  output: unknown;
+  usage: RunUsage;
+  tool_calls: ToolCallRecord[];
+  duration_ms: number;
+}
+
+export interface RunOptions {
+  /** The input: text, or (with an object `input` schema) a JSON text or a value. */
+  input: unknown;
+  /** Template arguments (`--var key=value`), over the tactic's `vars` defaults. */
+  vars?: Record<string, string>;
+  /** Overrides every agent's `max_interrupt_steps`. */
+  maxSteps?: number;
+  signal?: AbortSignal;
+  /** Streams the final answer's text. */
+  onText?: (delta: string) => void;
+  /** Every agent event of the run. */
+  onEvent?: (event: AgentEvent) => void;
+  /** Builds the model of an agent; default: `createModel` from the agent's config. */
+  createModel?: (config: AgentConfig) => Model | Promise<Model>;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}

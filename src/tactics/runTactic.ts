@@ -1,0 +1,86 @@
+import type { Agent, AgentEvent } from "../agent/index.js";
+import { ConfigError } from "../errors.js";
+import { Prompt } from "../prompts/index.js";
+import { buildAgents } from "./buildAgents.js";
+import { outputContract } from "./outputParser.js";
+import type { PreparedTactic } from "./prepareTactic.js";
+import { parseInput } from "./parseInput.js";
+import type { RunOptions, TacticResult, ToolCallRecord } from "./TacticRun.js";
+
+/**
+ * Run a prepared tactic once with fresh agents, by its pattern (`agent` or `pipeline`), and report the output,
+ * usage, every tool call and the duration.
+ */
+export async function runTactic(prepared: PreparedTactic, options: RunOptions): Promise<TacticResult> {
+  const started = performance.now();
+  const { config } = prepared.tactic;
+  const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 };
+  const toolCalls: ToolCallRecord[] = [];
+  const onEvent = (event: AgentEvent): void => {
+    if (event.type === "model_reply") {
+      usage.prompt_tokens += event.usage.promptTokens;
+      usage.completion_tokens += event.usage.completionTokens;
+      usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+      usage.llm_calls += 1;
+    } else if (event.type === "tool_call") {
+      const { call } = event;
+      toolCalls.push({ agent: event.agent, name: call.name, arguments: call.arguments, result: call.error === undefined ? call.result ?? null : null, error: call.error ?? null, duration_ms: Math.round(event.durationMs) });
+    }
+    options.onEvent?.(event);
+  };
+  const input = parseInput(config.input, options.input);
+  const agents = await buildAgents(prepared, options, onEvent);
+  const vars: Record<string, unknown> = { ...(config.vars ?? {}), ...(options.vars ?? {}), input };
+
+  let output: unknown;
+  switch (config.tactic_type) {
+    case "agent":
+      output = await runAgentPattern(prepared, agents, vars, options);
+      break;
+    case "pipeline":
+      output = await runPipelinePattern(prepared, agents, vars, options);
+      break;
+    default:
+      throw new ConfigError("tactic_type_unsupported", `tactic_type \`${config.tactic_type}\` cannot run yet`, {
+        location: prepared.tactic.locate(["tactic_type"]) ?? { file: prepared.tactic.file },
+        hint: "This version runs `agent` and `pipeline` tactics.",
+      });
+  }
+  return { output, usage, tool_calls: toolCalls, duration_ms: Math.round(performance.now() - started) };
+}
+
+/** The agent pattern: one agent (the first, or `agent:`) opens a dialog, receives the prompt, and responds. */
+async function runAgentPattern(prepared: PreparedTactic, agents: Map<string, Agent>, vars: Record<string, unknown>, options: RunOptions): Promise<unknown> {
+  const { config } = prepared.tactic;
+  const name = config.agent ?? prepared.agents[0]?.name;
+  const agent = name !== undefined ? agents.get(name) : undefined;
+  if (!agent) throw new ConfigError("tactic_no_agent", "the tactic has no agent to run", { location: { file: prepared.tactic.file }, hint: "Add an entry to agent_configs." });
+  const contract = config.output ? outputContract(config.output as Record<string, unknown>, config.name ?? "output") : undefined;
+  const turn = new Prompt({ path: `${config.name ?? "tactic"}/input`, prompt: config.prompt, ...(contract ? { parser: contract.parser } : {}) });
+  agent.open("main");
+  agent.receivePrompt(turn, vars);
+  const message = await agent.respond({
+    ...(options.signal ? { signal: options.signal } : {}),
+    // Structured output is printed whole at the end, never streamed.
+    ...(options.onText && !contract ? { onText: options.onText } : {}),
+    ...(contract ? { responseFormat: contract.responseFormat } : {}),
+  });
+  return contract ? message.parsed : message.content;
+}
+
+/** The pipeline pattern: steps in order; each sees the input, the vars and the earlier steps' `as` names. */
+async function runPipelinePattern(prepared: PreparedTactic, agents: Map<string, Agent>, vars: Record<string, unknown>, options: RunOptions): Promise<unknown> {
+  const steps = prepared.tactic.config.steps ?? [];
+  let output: unknown;
+  for (const [index, step] of steps.entries()) {
+    const agent = agents.get(step.agent);
+    if (!agent) throw new ConfigError("pipeline_unknown_agent", `pipeline step ${index + 1} names agent \`${step.agent}\`, which is not defined`, { location: prepared.tactic.locate(["steps", index, "agent"]) ?? { file: prepared.tactic.file } });
+    const last = index === steps.length - 1;
+    agent.open(`step-${index + 1}`);
+    agent.receivePrompt(new Prompt({ path: `${prepared.tactic.config.name ?? "pipeline"}/step-${index + 1}`, prompt: step.prompt ?? "{input}" }), vars);
+    const message = await agent.respond({ ...(options.signal ? { signal: options.signal } : {}), ...(last && options.onText ? { onText: options.onText } : {}) });
+    output = message.content;
+    if (step.as) vars[step.as] = output;
+  }
+  return output;
+}
