@@ -56,5 +56,14 @@ export {
 // Packages and refs.
 export { Registry, Package, readManifest, parseRef, lllmHome, type RegistryOptions, type ToolEntry, type ResolvedTool, type PackageManifest, type Ref } from "./registry/index.js";
 
+// Prompts, agents and the tool-call loop.
+export { Prompt, ParseError, type PromptOptions, type PromptParser } from "./prompts/index.js";
+export { Agent, Dialog, UnknownToolError, ROUND_LIMIT_TEXT, REPEATED_CALL_TEXT, type AgentOptions, type RespondOptions, type Message, type AgentEvent, type Session } from "./agent/index.js";
+
+// Models.
+export { createModel, OpenAIChatModel, OpenAIResponsesModel, type CreateModelOptions, type Model, type ModelMessage, type ModelRequest, type ModelResponse, type ResponseFormat, type ToolCallRequest, type ToolSchema, type Usage } from "./providers/index.js";
+
 // Tactics.
 export { prepareTactic, type PreparedTactic, type PrepareOptions, type BoundAgent, type BoundTool } from "./tactics/prepareTactic.js";
+export { runTactic } from "./tactics/runTactic.js";
+export type { RunOptions, TacticResult, ToolCallRecord, RunUsage } from "./tactics/TacticRun.js";

@@ -113,7 +113,7 @@ function readInput(options: RunCommandOptions, prompt: string, stepPrompts: stri
   if (options.inputFile !== undefined) {
     const file = path.resolve(options.inputFile);
     if (!existsSync(file)) throw new ConfigError("usage_input", `input file \`${options.inputFile}\` does not exist`, { location: { file: "--input-file" } });
-    return readFileSync(file, "utf8");
+    return readFileSync(file, "utf8").replace(/\n$/, ""); // like stdin: the final newline is not part of the input
   }
   if (!process.stdin.isTTY) {
     const text = readFileSync(0, "utf8");

@@ -1,0 +1,138 @@
+import { ConfigError } from "../errors.js";
+import { ScriptedModel } from "../testing/ScriptedModel.js";
+import { didYouMean } from "../util/closest.js";
+import type { Model } from "./Model.js";
+import { OpenAIChatModel } from "./OpenAIChatModel.js";
+import type { OpenAIEndpoint, OpenAIModelOptions } from "./OpenAIEndpoint.js";
+import { OpenAIResponsesModel } from "./OpenAIResponsesModel.js";
+import { PROVIDER_ROUTES } from "./providerRoutes.js";
+import type { ProviderRoute } from "./providerRoutes.js";
+import type { RetryPolicy } from "./RetryPolicy.js";
+
+/** The `invoker` values accepted: LLLM configs say `litellm`; both route the same way. */
+export const INVOKERS = ["litellm", "openai"] as const;
+/** The `api_type` values: chat completions (default) or the Responses API. */
+export const API_TYPES = ["completion", "response"] as const;
+
+/** An agent's model settings, as a tactic file gives them (`model_name`, `api_type`, `invoker`, `invoker_config`). */
+export interface CreateModelOptions {
+  /** `gpt-4o-mini`, `<prefix>/<model>` (see `PROVIDER_ROUTES`), or `scripted:<file>`. */
+  model: string;
+  apiType?: (typeof API_TYPES)[number];
+  invoker?: string;
+  /** `base_url` and `api_key_env` override the route's; other keys are ignored (they are litellm's). */
+  invokerConfig?: { base_url?: string; api_key_env?: string; [key: string]: unknown };
+  /** Where keys and base-URL variables are read; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /** What a `scripted:` path is relative to; default the process's working folder. */
+  cwd?: string;
+  retry?: Partial<RetryPolicy>;
+  /** Per-attempt timeout without progress; default 120 s. */
+  timeoutMs?: number;
+}
+
+/**
+ * The `Model` for an agent's settings. Keys and URLs are checked here, before any request, so that a missing
+ * key fails the run at start (exit 2) with the variable to set. No network access and no SDK loading happen
+ * until the first `generate`.
+ */
+export function createModel(options: CreateModelOptions): Model {
+  const { model } = options;
+  if (model.startsWith("scripted:")) {
+    const file = model.slice("scripted:".length);
+    if (file === "") throw new ConfigError("config_invalid_model", "`scripted:` needs a file: `scripted:<file.yaml>`");
+    return ScriptedModel.fromFile(file, { name: model, ...(options.cwd ? { cwd: options.cwd } : {}) });
+  }
+  checkChoice("invoker", options.invoker, INVOKERS);
+  checkChoice("api_type", options.apiType, API_TYPES);
+  const env = options.env ?? process.env;
+  const config = options.invokerConfig ?? {};
+  const baseURLOverride = stringSetting(config, "base_url");
+  const apiKeyEnvOverride = stringSetting(config, "api_key_env");
+  const { route, wireModel } = findRoute(model, baseURLOverride !== undefined || nonEmpty(env["OPENAI_BASE_URL"]) !== undefined);
+
+  const routeBaseURL = (route.baseURLEnv ? nonEmpty(env[route.baseURLEnv]) : undefined) ?? route.defaultBaseURL;
+  const baseURL = baseURLOverride ?? routeBaseURL;
+  if (baseURL === undefined) {
+    throw new ConfigError("provider_missing_base_url", `model \`${model}\` needs the server's URL in ${route.baseURLEnv}, which is not set`, {
+      hint: `set it with \`export ${route.baseURLEnv}=http://host:8000/v1\`, or give invoker_config.base_url`,
+    });
+  }
+  checkURL(baseURL, baseURLOverride !== undefined ? "invoker_config.base_url" : (route.baseURLEnv ?? "base URL"));
+
+  const apiKeyEnv = apiKeyEnvOverride ?? route.apiKeyEnv;
+  const apiKey = apiKeyEnv ? nonEmpty(env[apiKeyEnv]) : undefined;
+  // A hosted service always needs its key, so its absence is caught now. A server the user points at (a base URL
+  // of their own) may not: it says so with a 401, which names the variable too.
+  const keyRequired = apiKeyEnvOverride !== undefined || (route.keyRequired && baseURL === route.defaultBaseURL);
+  if (keyRequired && apiKey === undefined) {
+    throw new ConfigError("provider_missing_key", `model \`${model}\` needs an API key in ${apiKeyEnv}, which is not set`, {
+      hint: `set it with \`export ${apiKeyEnv}=…\`, or name another variable with invoker_config.api_key_env`,
+    });
+  }
+
+  const endpoint: OpenAIEndpoint = { baseURL: baseURL.replace(/\/+$/, "") };
+  if (apiKey !== undefined) endpoint.apiKey = apiKey;
+  if (apiKeyEnv !== undefined) endpoint.apiKeyEnv = apiKeyEnv;
+  if (route.prefix === "openai") {
+    const organization = nonEmpty(env["OPENAI_ORG_ID"]);
+    const project = nonEmpty(env["OPENAI_PROJECT_ID"]);
+    if (organization) endpoint.organization = organization;
+    if (project) endpoint.project = project;
+  }
+  const modelOptions: OpenAIModelOptions = { name: model, model: wireModel, endpoint };
+  if (options.retry) modelOptions.retry = options.retry;
+  if (options.timeoutMs !== undefined) modelOptions.timeoutMs = options.timeoutMs;
+  return options.apiType === "response" ? new OpenAIResponsesModel(modelOptions) : new OpenAIChatModel(modelOptions);
+}
+
+/**
+ * The route of a model name and the name to send. A name whose first segment is not a known prefix
+ * (`Qwen/Qwen2.5-7B`) is sent whole to a custom base URL; without one it is most likely a typo or a provider we
+ * do not speak (`anthropic/…`), which would only fail later as a confusing 404 from OpenAI.
+ */
+function findRoute(model: string, hasCustomBaseURL: boolean): { route: ProviderRoute; wireModel: string } {
+  const openai = PROVIDER_ROUTES[0]!;
+  const slash = model.indexOf("/");
+  if (slash < 0) return { route: openai, wireModel: model };
+  const prefix = model.slice(0, slash);
+  const route = PROVIDER_ROUTES.find((candidate) => candidate.prefix === prefix);
+  if (route) {
+    const wireModel = model.slice(slash + 1);
+    if (wireModel === "") throw new ConfigError("config_invalid_model", `model \`${model}\` has no model name after \`${prefix}/\``);
+    return { route, wireModel };
+  }
+  if (hasCustomBaseURL) return { route: openai, wireModel: model };
+  const prefixes = PROVIDER_ROUTES.map((candidate) => `${candidate.prefix}/`);
+  const suggestion = didYouMean(`${prefix}/`, prefixes);
+  throw new ConfigError("config_unknown_provider", `model \`${model}\`: unknown provider prefix \`${prefix}/\`${suggestion ? `; ${suggestion}` : ""}`, {
+    hint: `known prefixes: ${prefixes.join(", ")}; for another OpenAI-compatible server, set invoker_config.base_url and the name is sent as is`,
+  });
+}
+
+function checkChoice(key: string, value: string | undefined, valid: readonly string[]): void {
+  if (value === undefined || valid.includes(value)) return;
+  const suggestion = didYouMean(value, valid);
+  throw new ConfigError(`config_unknown_${key}`, `unknown ${key} \`${value}\`; valid: ${valid.join(", ")}${suggestion ? ` (${suggestion})` : ""}`);
+}
+
+function stringSetting(config: Record<string, unknown>, key: string): string | undefined {
+  const value = config[key];
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== "string" || value.trim() === "") throw new ConfigError("config_invalid_invoker_config", `invoker_config.${key} must be a non-empty string, got ${JSON.stringify(value)}`);
+  return value.trim();
+}
+
+function checkURL(url: string, source: string): void {
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    throw new ConfigError("config_invalid_base_url", `${source} is not a URL: ${url}`, { hint: "give the API root, e.g. http://localhost:8000/v1" });
+  }
+  if (protocol !== "http:" && protocol !== "https:") throw new ConfigError("config_invalid_base_url", `${source} must be an http(s) URL, got ${url}`);
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value.trim() === "" ? undefined : value;
+}

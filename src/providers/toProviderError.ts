@@ -1,0 +1,83 @@
+import type { APIError } from "openai";
+import { ProviderError } from "../errors.js";
+import type { OpenAIEndpoint } from "./OpenAIEndpoint.js";
+
+/** What a provider error message needs to say where the failure happened. */
+export interface FailedRequest {
+  /** The configured model name. */
+  modelName: string;
+  /** The model name the server was asked for. */
+  wireModel: string;
+  endpoint: OpenAIEndpoint;
+  /** Attempts made, counting retries. */
+  attempts: number;
+  /** The wait the server asked for, when it was too long to wait. */
+  retryAfterMs?: number;
+}
+
+/** The server's own explanation: OpenAI's `{error: {message}}`, Ollama's `{error: "…"}`, or the SDK's text. */
+export function serverMessage(error: APIError): string {
+  const body: unknown = error.error;
+  if (typeof body === "string" && body !== "") return body;
+  if (typeof body === "object" && body !== null) {
+    const message = (body as Record<string, unknown>)["message"];
+    if (typeof message === "string" && message !== "") return message;
+  }
+  // The SDK prefixes its message with the status; the caller already says it.
+  return error.message.replace(/^\d{3}\s+/, "");
+}
+
+function afterAttempts(failed: FailedRequest): string {
+  return failed.attempts > 1 ? ` (gave up after ${failed.attempts} attempts)` : "";
+}
+
+/** An HTTP error answer from the server, as a `ProviderError` that says what to do about it. */
+export function httpError(error: APIError, failed: FailedRequest): ProviderError {
+  const { endpoint, wireModel } = failed;
+  const status = error.status;
+  const detail = serverMessage(error);
+  if (status === 401 || status === 403) {
+    const verb = status === 401 ? "was rejected" : "is not allowed to do this";
+    const { apiKeyEnv } = endpoint;
+    if (endpoint.apiKey !== undefined) {
+      return new ProviderError("provider_auth", `the API key in ${apiKeyEnv ?? "the configured variable"} ${verb} (${status}) by ${endpoint.baseURL}: ${detail}`, {
+        hint: `check the key, or set another: export ${apiKeyEnv ?? "<VARIABLE>"}=…`,
+        cause: error,
+      });
+    }
+    const unset = apiKeyEnv ? ` (${apiKeyEnv} is not set)` : "";
+    return new ProviderError("provider_auth", `${endpoint.baseURL} refused the request (${status}); no API key was sent${unset}: ${detail}`, {
+      hint: apiKeyEnv ? `set it with \`export ${apiKeyEnv}=…\`, or name another variable with invoker_config.api_key_env` : "if this server needs a key, name its variable with invoker_config.api_key_env",
+      cause: error,
+    });
+  }
+  if (status === 404) {
+    return new ProviderError("provider_model_not_found", `model \`${wireModel}\` was not found at ${endpoint.baseURL} (404): ${detail}`, {
+      hint: `check model_name (the server lists its models at ${endpoint.baseURL}/models) and the base URL`,
+      cause: error,
+    });
+  }
+  const what = status === undefined ? "failed" : status === 429 ? "is rate limited (429)" : `answered HTTP ${status}`;
+  const wait = failed.retryAfterMs !== undefined ? ` (the server asks to wait ${Math.ceil(failed.retryAfterMs / 1000)} s before retrying)` : "";
+  return new ProviderError("provider_http", `${endpoint.baseURL} ${what} for model \`${wireModel}\`${afterAttempts(failed)}: ${detail}${wait}`, { cause: error });
+}
+
+/** The server could not be reached at all. */
+export function connectionError(error: Error, failed: FailedRequest): ProviderError {
+  // undici wraps the reason ("connect ECONNREFUSED 127.0.0.1:11434") inside "fetch failed": show the innermost.
+  let innermost: unknown = error;
+  while (innermost instanceof Error && innermost.cause instanceof Error) innermost = innermost.cause;
+  const cause = innermost instanceof Error && innermost !== error ? `: ${innermost.message}` : "";
+  return new ProviderError("provider_connection", `cannot reach ${failed.endpoint.baseURL} for model \`${failed.wireModel}\`${afterAttempts(failed)}${cause}`, {
+    hint: "check that the server is running and that the base URL (invoker_config.base_url) is right",
+    cause: error,
+  });
+}
+
+/** No answer (or no progress in a streamed answer) within the timeout. */
+export function timeoutError(timeoutMs: number, failed: FailedRequest, cause: unknown): ProviderError {
+  return new ProviderError("provider_timeout", `no answer from ${failed.endpoint.baseURL} for model \`${failed.wireModel}\` within ${timeoutMs / 1000} s`, {
+    hint: "the server may be overloaded or the model slow to load; try again, or raise the timeout",
+    cause,
+  });
+}

@@ -1,0 +1,128 @@
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+import { isNode, LineCounter, parseDocument } from "yaml";
+import type { Document } from "yaml";
+import { ConfigError, ProviderError } from "../errors.js";
+import type { ConfigProblem } from "../errors.js";
+import type { Model, ModelRequest, ModelResponse } from "../providers/Model.js";
+import { checkTurns, formatScriptPath, resolveTurn, splitIntoChunks, toConfigProblems } from "./ScriptedTurn.js";
+import type { ScriptedTurn, ScriptProblem } from "./ScriptedTurn.js";
+
+export interface ScriptedModelOptions {
+  /** The model name reported by `name`; default `scripted`. */
+  name?: string;
+}
+
+/**
+ * A `Model` that replays a queue of scripted turns in order and records every request, so a test can drive the
+ * run loop without a network and then check what the loop sent. A call with no turn left fails loudly instead
+ * of inventing an answer; `assertComplete()` fails when turns were never used.
+ */
+export class ScriptedModel implements Model {
+  readonly name: string;
+  /** Every request received, in order. `messages` is copied at call time, so later pushes by the loop do not
+   * change what was recorded. */
+  readonly requests: ModelRequest[] = [];
+  private readonly turns: ScriptedTurn[];
+  private readonly totalTurns: number;
+
+  constructor(turns: readonly ScriptedTurn[], options: ScriptedModelOptions = {}) {
+    const problems = checkTurns(turns);
+    if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "scripted turn "));
+    this.turns = [...turns];
+    this.totalTurns = turns.length;
+    this.name = options.name ?? "scripted";
+  }
+
+  /** How many scripted turns have not been used yet. */
+  get remaining(): number {
+    return this.turns.length;
+  }
+
+  async generate(request: ModelRequest): Promise<ModelResponse> {
+    this.requests.push({ ...request, messages: [...request.messages] });
+    const callNumber = this.requests.length;
+    if (request.signal?.aborted) throw request.signal.reason;
+    const turn = this.turns.shift();
+    if (turn === undefined) {
+      throw new ProviderError("provider_script_exhausted", `ScriptedModel: no scripted turn left for call #${callNumber}; the script has ${this.totalTurns} turns`, {
+        hint: "add a turn to the script, or check why the run made one more model call than expected",
+      });
+    }
+    const resolved = resolveTurn(turn, callNumber, JSON.stringify(request.messages));
+    if (request.onText && resolved.text) for (const chunk of splitIntoChunks(resolved.text)) request.onText(chunk);
+    return {
+      message: { role: "assistant", content: resolved.text },
+      toolCalls: resolved.toolCalls,
+      usage: resolved.usage,
+      finishReason: resolved.finishReason,
+    };
+  }
+
+  /** Throw when scripted turns were left unused: the run stopped earlier than the test expected. */
+  assertComplete(): void {
+    if (this.turns.length > 0) {
+      const used = this.totalTurns - this.turns.length;
+      throw new ProviderError("provider_script_incomplete", `ScriptedModel: ${this.turns.length} of ${this.totalTurns} scripted turns were never used (the run made ${used} calls)`);
+    }
+  }
+
+  /**
+   * Load a script from a YAML or JSON file: a list of turns, or `{turns: [...]}`. A relative path is resolved
+   * against `cwd` (default: the process's working folder). An unreadable or invalid file is a `ConfigError`
+   * naming the file, the line, and what is wrong.
+   */
+  static fromFile(path: string, options: ScriptedModelOptions & { cwd?: string } = {}): ScriptedModel {
+    const file = resolve(options.cwd ?? process.cwd(), path);
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const reason = code === "ENOENT" ? "not found" : code === "EISDIR" ? "is a folder, not a file" : `cannot be read: ${(error as Error).message}`;
+      throw new ConfigError("config_not_found", `model script ${file} ${reason}`, {
+        hint: "`--model scripted:<file>` takes a YAML or JSON file holding a list of turns",
+        cause: error,
+      });
+    }
+    const lineCounter = new LineCounter();
+    const document = parseDocument(text, { lineCounter });
+    if (document.errors.length > 0) {
+      throw ConfigError.fromProblems(
+        "config_invalid_script",
+        document.errors.map((error) => ({
+          // The location is reported separately, so yaml's own "at line L, column C" is cut.
+          message: `model script is not valid YAML/JSON: ${(error.message.split("\n")[0] ?? error.message).replace(/ at line \d+, column \d+:?$/, "")}`,
+          location: { file, ...(error.linePos ? { line: error.linePos[0].line, column: error.linePos[0].col } : {}) },
+        })),
+      );
+    }
+    const data: unknown = document.toJS();
+    const wrapped = typeof data === "object" && data !== null && !Array.isArray(data);
+    const turns: unknown = wrapped ? (data as Record<string, unknown>)["turns"] : data;
+    const prefix = wrapped ? ["turns"] : [];
+    const problems: ScriptProblem[] = [];
+    if (data === null || data === undefined) problems.push({ path: [], message: "model script is empty; expected a list of turns or {turns: [...]}" });
+    else if (wrapped && !("turns" in data)) {
+      const keys = Object.keys(data);
+      problems.push({ path: [], message: `model script has no \`turns\` key (found ${keys.map((key) => `\`${key}\``).join(", ") || "no keys"}); expected a list of turns or {turns: [...]}` });
+    } else problems.push(...checkTurns(turns).map((problem) => ({ path: [...prefix, ...problem.path], message: problem.message })));
+    if (problems.length > 0) {
+      throw ConfigError.fromProblems("config_invalid_script", problems.map((problem) => locateProblem(problem, file, document, lineCounter)));
+    }
+    return new ScriptedModel(turns as ScriptedTurn[], { name: options.name ?? `scripted:${path}` });
+  }
+}
+
+/** Point a problem at the closest node of the file that exists along its path. */
+function locateProblem(problem: ScriptProblem, file: string, document: Document, lineCounter: LineCounter): ConfigProblem {
+  const where = problem.path.length > 0 ? `${formatScriptPath(problem.path)}: ` : "";
+  for (let length = problem.path.length; length >= 0; length -= 1) {
+    const node: unknown = length === 0 ? document.contents : document.getIn(problem.path.slice(0, length), true);
+    if (isNode(node) && node.range) {
+      const position = lineCounter.linePos(node.range[0]);
+      return { message: `${where}${problem.message}`, location: { file, line: position.line, column: position.col } };
+    }
+  }
+  return { message: `${where}${problem.message}`, location: { file } };
+}

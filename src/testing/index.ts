@@ -1,0 +1,12 @@
+/** Test helpers, published as `lllm/testing`: a scripted model and a mock OpenAI-compatible server. */
+export { ScriptedModel, type ScriptedModelOptions } from "./ScriptedModel.js";
+export type { ScriptedTurn, ScriptedToolCall } from "./ScriptedTurn.js";
+export {
+  startMockOpenAIServer,
+  type InjectedFailure,
+  type MockHandler,
+  type MockOpenAIServer,
+  type MockOpenAIServerOptions,
+  type MockRequestBody,
+  type RecordedRequest,
+} from "./mockOpenAIServer.js";

@@ -1,0 +1,289 @@
+import { createServer } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setImmediate as nextTick } from "node:timers/promises";
+import { ConfigError } from "../errors.js";
+import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "./ScriptedTurn.js";
+import type { ResolvedTurn, ScriptedTurn } from "./ScriptedTurn.js";
+
+/** A request body as the mock received it (parsed JSON); the common fields are typed for convenience. */
+export interface MockRequestBody {
+  model?: string;
+  messages?: Array<Record<string, unknown>>;
+  input?: unknown;
+  tools?: unknown[];
+  stream?: boolean;
+  [key: string]: unknown;
+}
+
+/** One request the mock received, in arrival order. */
+export interface RecordedRequest {
+  method: string;
+  /** The path without the query, e.g. `/v1/chat/completions`. */
+  path: string;
+  /** Lower-case header names, as node gives them (`authorization: Bearer …`). */
+  headers: IncomingHttpHeaders;
+  body: MockRequestBody;
+}
+
+/**
+ * A failure served instead of an answer, consumed before the script. `{status}` answers with that HTTP status
+ * (and `retry-after` / `retry-after-ms` when given); `{delayMs}` alone answers normally after the delay (a slow
+ * server); both together wait, then fail.
+ */
+export type InjectedFailure =
+  | { status: number; retryAfter?: number; retryAfterMs?: number; message?: string; delayMs?: number }
+  | { delayMs: number };
+
+/** Computes the answer from the request body instead of a script. */
+export type MockHandler = (body: MockRequestBody, request: RecordedRequest) => ScriptedTurn | Promise<ScriptedTurn>;
+
+export interface MockOpenAIServerOptions {
+  /** Answer every model call from this function; when set, `script` is not used. */
+  handler?: MockHandler;
+  /** Turns answered in order, one per model call. */
+  script?: readonly ScriptedTurn[];
+  /** Failures served first, one per model call. */
+  failures?: InjectedFailure[];
+}
+
+/** A running mock server. Close it in `afterEach`/`afterAll`. */
+export interface MockOpenAIServer {
+  /** The base URL, ending in `/v1`: give it as `base_url`. */
+  readonly url: string;
+  readonly port: number;
+  /** Every request received, including failed ones and `GET /v1/models`. */
+  readonly requests: RecordedRequest[];
+  /** Replace the remaining script. */
+  setScript(turns: readonly ScriptedTurn[]): void;
+  /** Queue more failures (after any already queued). */
+  injectFailure(...failures: InjectedFailure[]): void;
+  /** Stop listening and drop open connections, including slow answers still waiting. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_ERROR_MESSAGES: Record<number, string> = {
+  401: "Incorrect API key provided.",
+  403: "You are not allowed to use this model.",
+  429: "Rate limit reached for requests.",
+  500: "The server had an error while processing your request.",
+  503: "The server is overloaded.",
+};
+
+/**
+ * Start an OpenAI-compatible HTTP server on 127.0.0.1 (a free port) that answers `POST /v1/chat/completions`
+ * (plain and streamed as SSE), `POST /v1/responses` (not streamed) and `GET /v1/models` from a script of turns,
+ * with injectable failures, and records every request. It is a real server so that tests cover the real HTTP
+ * path: the SDK, streaming, retries and headers.
+ */
+export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {}): Promise<MockOpenAIServer> {
+  let script = checkedScript(options.script ?? []);
+  let scriptLength = script.length;
+  const failures = [...(options.failures ?? [])];
+  const requests: RecordedRequest[] = [];
+  const pendingDelays = new Set<() => void>();
+  /** Model calls answered from the script or handler: numbers default tool-call ids. */
+  let modelCalls = 0;
+  /** Model calls received, failures included: what a test sees in `requests`. */
+  let modelRequests = 0;
+
+  /** Wait, ending early (false) when the server closes or the client goes away. */
+  const delay = (milliseconds: number, response: ServerResponse): Promise<boolean> =>
+    new Promise((resolve) => {
+      const finish = (completed: boolean): void => {
+        clearTimeout(timer);
+        pendingDelays.delete(cancel);
+        response.off("close", cancel);
+        resolve(completed);
+      };
+      const cancel = (): void => finish(false);
+      const timer = setTimeout(() => finish(true), milliseconds);
+      pendingDelays.add(cancel);
+      response.on("close", cancel);
+    });
+
+  async function answerModelCall(record: RecordedRequest, response: ServerResponse, api: "chat" | "responses"): Promise<void> {
+    modelRequests += 1;
+    const failure = failures.shift();
+    if (failure) {
+      if (failure.delayMs !== undefined && !(await delay(failure.delayMs, response))) return;
+      if ("status" in failure) return sendFailure(response, failure, record.body);
+    }
+    const turn = options.handler ? await options.handler(record.body, record) : script.shift();
+    if (turn === undefined) {
+      // x-should-retry: false, so that a client with retries reports this at once instead of retrying it.
+      const message = `mock OpenAI server: no scripted turn left for model call #${modelRequests} (${record.path}); the script has ${scriptLength} turns`;
+      return sendJSON(response, 500, { error: { message, type: "server_error", param: null, code: "script_exhausted" } }, { "x-should-retry": "false" });
+    }
+    modelCalls += 1;
+    const problems = checkTurns([turn]);
+    if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "mock handler turn "));
+    const resolved = resolveTurn(turn, modelCalls, JSON.stringify(record.body.messages ?? record.body.input ?? ""));
+    const model = typeof record.body.model === "string" ? record.body.model : "mock-model";
+    if (api === "responses") {
+      if (record.body.stream === true) return sendJSON(response, 400, { error: { message: "mock OpenAI server: streaming is not supported on /v1/responses", type: "invalid_request_error", param: "stream", code: null } });
+      return sendJSON(response, 200, responsesAnswer(resolved, model, modelCalls));
+    }
+    if (record.body.stream === true) {
+      const streamOptions = record.body["stream_options"] as { include_usage?: boolean } | undefined;
+      return sendStream(response, resolved, model, modelCalls, streamOptions?.include_usage === true);
+    }
+    return sendJSON(response, 200, chatAnswer(resolved, model, modelCalls));
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
+    const text = await readBody(request);
+    let body: MockRequestBody = {};
+    if (text.trim() !== "") {
+      try {
+        body = JSON.parse(text) as MockRequestBody;
+      } catch {
+        requests.push({ method: request.method ?? "", path, headers: request.headers, body: { raw: text } });
+        return sendJSON(response, 400, { error: { message: "mock OpenAI server: the body is not JSON", type: "invalid_request_error", param: null, code: null } });
+      }
+    }
+    const record: RecordedRequest = { method: request.method ?? "", path, headers: request.headers, body };
+    requests.push(record);
+    if (request.method === "GET" && path === "/v1/models") {
+      return sendJSON(response, 200, { object: "list", data: [{ id: "mock-model", object: "model", created: 0, owned_by: "mock" }] });
+    }
+    if (request.method === "POST" && path === "/v1/chat/completions") return answerModelCall(record, response, "chat");
+    if (request.method === "POST" && path === "/v1/responses") return answerModelCall(record, response, "responses");
+    return sendJSON(response, 404, { error: { message: `mock OpenAI server: no route ${request.method} ${path}`, type: "invalid_request_error", param: null, code: null } });
+  }
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      if (!response.headersSent) sendJSON(response, 500, { error: { message: `mock OpenAI server failed: ${String(error)}`, type: "server_error", param: null, code: null } }, { "x-should-retry": "false" });
+      else response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    setScript(turns) {
+      script = checkedScript(turns);
+      scriptLength = script.length;
+    },
+    injectFailure(...more) {
+      failures.push(...more);
+    },
+    close() {
+      for (const cancel of [...pendingDelays]) cancel();
+      // Closing twice (a test that closes early, then afterEach) is fine.
+      closing ??= new Promise((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+function checkedScript(turns: readonly ScriptedTurn[]): ScriptedTurn[] {
+  const problems = checkTurns(turns);
+  if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "mock script turn "));
+  return [...turns];
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    request.on("error", reject);
+  });
+}
+
+function sendJSON(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (response.destroyed) return;
+  response.writeHead(status, { "content-type": "application/json", ...headers });
+  response.end(JSON.stringify(body));
+}
+
+function sendFailure(response: ServerResponse, failure: { status: number; retryAfter?: number; retryAfterMs?: number; message?: string }, body: MockRequestBody): void {
+  const headers: Record<string, string> = {};
+  if (failure.retryAfter !== undefined) headers["retry-after"] = String(failure.retryAfter);
+  if (failure.retryAfterMs !== undefined) headers["retry-after-ms"] = String(failure.retryAfterMs);
+  const message =
+    failure.message ??
+    (failure.status === 404 ? `The model \`${String(body.model)}\` does not exist or you do not have access to it.` : (DEFAULT_ERROR_MESSAGES[failure.status] ?? `mock failure ${failure.status}`));
+  const type = failure.status === 429 ? "rate_limit_error" : failure.status >= 500 ? "server_error" : "invalid_request_error";
+  sendJSON(response, failure.status, { error: { message, type, param: null, code: failure.status === 404 ? "model_not_found" : null } }, headers);
+}
+
+function wireUsage(turn: ResolvedTurn): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
+  return { prompt_tokens: turn.usage.promptTokens, completion_tokens: turn.usage.completionTokens, total_tokens: turn.usage.promptTokens + turn.usage.completionTokens };
+}
+
+function chatAnswer(turn: ResolvedTurn, model: string, callNumber: number): unknown {
+  const message: Record<string, unknown> = { role: "assistant", content: turn.text, refusal: null };
+  if (turn.toolCalls.length > 0) {
+    message["tool_calls"] = turn.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }));
+  }
+  return {
+    id: `chatcmpl-mock-${callNumber}`,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message, finish_reason: turn.finishReason, logprobs: null }],
+    usage: wireUsage(turn),
+  };
+}
+
+/** Stream the turn the way OpenAI does: role, text in pieces, each tool call's id and name, then its arguments
+ * in pieces, the finish reason, the usage chunk if asked for, `[DONE]`. */
+async function sendStream(response: ServerResponse, turn: ResolvedTurn, model: string, callNumber: number, includeUsage: boolean): Promise<void> {
+  response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const base = { id: `chatcmpl-mock-${callNumber}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model };
+  const deltas: Array<Record<string, unknown>> = [{ role: "assistant", content: "" }];
+  for (const piece of splitIntoChunks(turn.text ?? "")) deltas.push({ content: piece });
+  turn.toolCalls.forEach((call, index) => {
+    deltas.push({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.name, arguments: "" } }] });
+    for (const piece of splitIntoChunks(call.arguments)) deltas.push({ tool_calls: [{ index, function: { arguments: piece } }] });
+  });
+  const events: unknown[] = deltas.map((delta) => ({ ...base, choices: [{ index: 0, delta, finish_reason: null, logprobs: null }] }));
+  events.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: turn.finishReason, logprobs: null }] });
+  if (includeUsage) events.push({ ...base, choices: [], usage: wireUsage(turn) });
+  for (const event of events) {
+    if (response.destroyed) return;
+    response.write(`data: ${JSON.stringify(event)}\n\n`);
+    // Separate writes on separate ticks, so the client really receives the answer in pieces.
+    await nextTick();
+  }
+  response.end("data: [DONE]\n\n");
+}
+
+function responsesAnswer(turn: ResolvedTurn, model: string, callNumber: number): unknown {
+  const output: unknown[] = [];
+  if (turn.text) {
+    output.push({ type: "message", id: `msg_mock_${callNumber}`, role: "assistant", status: "completed", content: [{ type: "output_text", text: turn.text, annotations: [] }] });
+  }
+  for (const call of turn.toolCalls) {
+    output.push({ type: "function_call", id: `fc_${call.id}`, call_id: call.id, name: call.name, arguments: call.arguments, status: "completed" });
+  }
+  return {
+    id: `resp_mock_${callNumber}`,
+    object: "response",
+    created_at: Math.floor(Date.now() / 1000),
+    status: "completed",
+    model,
+    output,
+    usage: {
+      input_tokens: turn.usage.promptTokens,
+      output_tokens: turn.usage.completionTokens,
+      total_tokens: turn.usage.promptTokens + turn.usage.completionTokens,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: 0 },
+    },
+  };
+}
