@@ -43,6 +43,60 @@ function compare(title, cases) {
   });
 }
 
+/** Peak RSS of a command, read from bench/report-rss.mjs's line on stderr. */
+function peakMemory(commandArgs) {
+  const result = spawnSync(process.execPath, ["--import", path.join(root, "bench", "report-rss.mjs"), ...commandArgs], { cwd: root, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+  const match = /maxrss_kib=(\d+)/.exec(result.stderr);
+  if (result.status !== 0 || !match) throw new Error(`failed: ${commandArgs.join(" ")}: ${result.stderr}`);
+  return Number(match[1]) / 1024;
+}
+
+/** The loop's own cost per tool round: an agent against a model that answers at once, minus the same work done directly. */
+async function loopOverhead() {
+  const { Agent, Prompt, tool, FunctionCall } = await import("../dist/index.js");
+  const { ScriptedModel } = await import("../dist/testing/index.js");
+  const rounds = 100;
+  const echo = tool({ name: "echo", description: "Echo", parameters: { n: { type: "integer" } }, run: ({ n }) => `n=${n}` });
+  const turns = () => [...Array.from({ length: rounds }, (_, n) => ({ tool_calls: [{ name: "echo", arguments: { n } }] })), "done"];
+
+  async function viaLoop() {
+    const model = new ScriptedModel(turns());
+    const agent = new Agent({ name: "bench", systemPrompt: new Prompt({ path: "bench/system", prompt: "Bench.", functionList: [echo] }), model, maxInterruptSteps: rounds + 1 });
+    agent.open("main");
+    agent.receive("go");
+    const start = performance.now();
+    await agent.respond();
+    return performance.now() - start;
+  }
+  /** The same model calls and tool calls without the loop around them: the baseline. */
+  async function direct() {
+    const model = new ScriptedModel(turns());
+    const start = performance.now();
+    const messages = [{ role: "system", content: "Bench." }, { role: "user", content: "go" }];
+    for (let n = 0; n <= rounds; n++) {
+      const reply = await model.generate({ messages, tools: [echo.toTool()] });
+      for (const request of reply.toolCalls) await echo.call(new FunctionCall({ name: request.name, arguments: JSON.parse(request.arguments) }));
+    }
+    return performance.now() - start;
+  }
+  const loopTimes = [];
+  const directTimes = [];
+  for (let run = 0; run < runs + 2; run++) {
+    const a = await viaLoop();
+    const b = await direct();
+    if (run >= 2) {
+      loopTimes.push(a);
+      directTimes.push(b);
+    }
+  }
+  const loop = median(loopTimes);
+  const base = median(directTimes);
+  console.log(`\nTool loop, ${rounds} rounds against a model that answers at once (median of ${runs} runs)`);
+  console.log(`  direct model + tool calls (baseline)  ${base.toFixed(1).padStart(8)} ms   ${((base / rounds) * 1000).toFixed(0)} µs/round`);
+  console.log(`  Agent.respond() loop                  ${loop.toFixed(1).padStart(8)} ms   ${((loop / rounds) * 1000).toFixed(0)} µs/round   ${(loop / base).toFixed(2)}x baseline`);
+  console.log(`  loop overhead per round               ${(((loop - base) / rounds) * 1000).toFixed(0).padStart(8)} µs`);
+}
+
 const suites = {
   startup: () =>
     compare("Start-up: the CLI against a bare node process", [
@@ -50,6 +104,15 @@ const suites = {
       { name: "lllm --version", command: process.execPath, args: [lllm, "--version"] },
       { name: "lllm validate <weather example>", command: process.execPath, args: [lllm, "validate", example] },
     ]),
+  loop: loopOverhead,
+  memory: () => {
+    const scripted = "scripted:packages-example/weather/scripted/paris-tokyo.yaml";
+    const base = median(Array.from({ length: 5 }, () => peakMemory(["-e", "0"])));
+    const run = median(Array.from({ length: 5 }, () => peakMemory([lllm, "run", example, "--model", scripted, "--input", "Paris and Tokyo?"])));
+    console.log("\nPeak memory (max RSS, median of 5)");
+    console.log(`  node -e 0 (baseline)               ${base.toFixed(1).padStart(8)} MiB   1.00x baseline`);
+    console.log(`  lllm run <weather example>         ${run.toFixed(1).padStart(8)} MiB   ${(run / base).toFixed(2)}x baseline`);
+  },
 };
 
 for (const [name, suite] of Object.entries(suites)) {
