@@ -63,6 +63,9 @@ export { Agent, Dialog, UnknownToolError, ROUND_LIMIT_TEXT, REPEATED_CALL_TEXT, 
 // Models.
 export { createModel, OpenAIChatModel, OpenAIResponsesModel, type CreateModelOptions, type Model, type ModelMessage, type ModelRequest, type ModelResponse, type ResponseFormat, type ToolCallRequest, type ToolSchema, type Usage } from "./providers/index.js";
 
+// Proxies: whole data APIs behind CALL_API.
+export { proxy, ProxyManager, ProxyCallError, loadProxies, type ProxySpec, type ProxyDefinition, type ProxyManagerOptions } from "./proxies/index.js";
+
 // Tactics.
 export { prepareTactic, type PreparedTactic, type PrepareOptions, type BoundAgent, type BoundTool } from "./tactics/prepareTactic.js";
 export { runTactic } from "./tactics/runTactic.js";

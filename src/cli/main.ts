@@ -88,11 +88,42 @@ export function buildProgram(): Command {
       await toolsCallCommand(ref, command.optsWithGlobals());
     });
 
+  const proxy = program.command("proxy").description("list, document and call data-API proxies");
+  proxy
+    .command("list")
+    .description("the proxies that can be activated (built-ins and those of the loaded packages)")
+    .option("-p, --package <dir...>", "package folders to load")
+    .option("--json", "print JSON")
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { proxyListCommand } = await import("./proxy.js");
+      await proxyListCommand(command.optsWithGlobals());
+    });
+  proxy
+    .command("docs")
+    .description("a proxy's API documentation, exactly as query_api_doc returns it to the model")
+    .argument("[name]", "the proxy's path (default: every proxy)")
+    .option("-p, --package <dir...>", "package folders to load")
+    .action(async (name: string | undefined, options: Record<string, unknown>, command: Command) => {
+      const { proxyDocsCommand } = await import("./proxy.js");
+      await proxyDocsCommand(name, command.optsWithGlobals());
+    });
+  proxy
+    .command("call")
+    .description("call an endpoint as CALL_API does and print the JSON result")
+    .argument("<path>", "proxy/endpoint path, e.g. weather/current/Tokyo")
+    .option("--params <json>", "parameters as a JSON object", "{}")
+    .option("-p, --package <dir...>", "package folders to load")
+    .option("--no-cache", "do not read or write the response cache")
+    .action(async (callPath: string, options: Record<string, unknown>, command: Command) => {
+      const { proxyCallCommand } = await import("./proxy.js");
+      await proxyCallCommand(callPath, command.optsWithGlobals());
+    });
+
   program
     .command("schema")
     .description("print the JSON Schema of a file format, for editors (yaml-language-server)")
-    .addArgument(new Argument("<kind>", "tactic | package").choices(["tactic", "package"]))
-    .action(async (kind: "tactic" | "package") => {
+    .addArgument(new Argument("<kind>", "tactic | package | proxy").choices(["tactic", "package", "proxy"]))
+    .action(async (kind: "tactic" | "package" | "proxy") => {
       const { schemaCommand } = await import("./schema.js");
       await schemaCommand(kind);
     });

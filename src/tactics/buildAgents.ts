@@ -4,13 +4,14 @@ import { Prompt } from "../prompts/index.js";
 import type { Model } from "../providers/Model.js";
 import { createModel } from "../providers/index.js";
 import type { PreparedTactic } from "./prepareTactic.js";
+import type { RunScope } from "./RunScope.js";
 import type { RunOptions } from "./TacticRun.js";
 
 /**
  * Fresh agents for one run (seed Step 15: every tactic call builds fresh agents, so nothing leaks between runs).
  * Agents with the same model configuration share one model client.
  */
-export async function buildAgents(prepared: PreparedTactic, options: RunOptions, onEvent: (event: AgentEvent) => void): Promise<Map<string, Agent>> {
+export async function buildAgents(prepared: PreparedTactic, options: RunOptions, onEvent: (event: AgentEvent) => void, scope: RunScope): Promise<Map<string, Agent>> {
   const models = new Map<string, Promise<Model>>();
   const makeModel = (config: AgentConfig): Promise<Model> => {
     const key = JSON.stringify([config.model_name, config.api_type, config.invoker, config.invoker_config]);

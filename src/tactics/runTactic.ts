@@ -5,6 +5,7 @@ import { buildAgents } from "./buildAgents.js";
 import { outputContract } from "./outputParser.js";
 import type { PreparedTactic } from "./prepareTactic.js";
 import { parseInput } from "./parseInput.js";
+import { RunScope } from "./RunScope.js";
 import type { RunOptions, TacticResult, ToolCallRecord } from "./TacticRun.js";
 
 /**
@@ -29,24 +30,28 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
     options.onEvent?.(event);
   };
   const input = parseInput(config.input, options.input);
-  const agents = await buildAgents(prepared, options, onEvent);
-  const vars: Record<string, unknown> = { ...(config.vars ?? {}), ...(options.vars ?? {}), input };
-
-  let output: unknown;
-  switch (config.tactic_type) {
-    case "agent":
-      output = await runAgentPattern(prepared, agents, vars, options);
-      break;
-    case "pipeline":
-      output = await runPipelinePattern(prepared, agents, vars, options);
-      break;
-    default:
-      throw new ConfigError("tactic_type_unsupported", `tactic_type \`${config.tactic_type}\` cannot run yet`, {
-        location: prepared.tactic.locate(["tactic_type"]) ?? { file: prepared.tactic.file },
-        hint: "This version runs `agent` and `pipeline` tactics.",
-      });
+  const scope = new RunScope();
+  try {
+    const agents = await buildAgents(prepared, options, onEvent, scope);
+    const vars: Record<string, unknown> = { ...(config.vars ?? {}), ...(options.vars ?? {}), input };
+    let output: unknown;
+    switch (config.tactic_type) {
+      case "agent":
+        output = await runAgentPattern(prepared, agents, vars, options);
+        break;
+      case "pipeline":
+        output = await runPipelinePattern(prepared, agents, vars, options);
+        break;
+      default:
+        throw new ConfigError("tactic_type_unsupported", `tactic_type \`${config.tactic_type}\` cannot run yet`, {
+          location: prepared.tactic.locate(["tactic_type"]) ?? { file: prepared.tactic.file },
+          hint: "This version runs `agent` and `pipeline` tactics.",
+        });
+    }
+    return { output, usage, tool_calls: toolCalls, duration_ms: Math.round(performance.now() - started) };
+  } finally {
+    await scope.close();
   }
-  return { output, usage, tool_calls: toolCalls, duration_ms: Math.round(performance.now() - started) };
 }
 
 /** The agent pattern: one agent (the first, or `agent:`) opens a dialog, receives the prompt, and responds. */

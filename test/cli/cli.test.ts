@@ -120,7 +120,7 @@ describe("lllm CLI", () => {
   });
 
   it("schema prints the tactic and package JSON Schemas", async () => {
-    for (const kind of ["tactic", "package"]) {
+    for (const kind of ["tactic", "package", "proxy"]) {
       const result = await runCli(["schema", kind]);
       expect(result.code).toBe(0);
       const schema = JSON.parse(result.stdout) as { title?: string; properties?: object };
@@ -128,7 +128,7 @@ describe("lllm CLI", () => {
     }
     const bad = await runCli(["schema", "tactics"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("Allowed choices are tactic, package");
+    expect(bad.stderr).toContain("Allowed choices are tactic, package, proxy");
   });
 
   it("packages in ./lllm_packages are found without flags", async () => {

@@ -1,0 +1,122 @@
+import path from "node:path";
+import { ConfigError } from "../errors.js";
+import { loadProxies, ProxyManager, type ProxyDefinition } from "../proxies/index.js";
+import { didYouMean } from "../util/closest.js";
+import { loadRegistry } from "./loadRegistry.js";
+import { writeOut } from "./output.js";
+
+interface ProxyOptions {
+  package?: string[];
+  json?: boolean;
+}
+
+interface ProxyCallOptions extends ProxyOptions {
+  /** The call's params as a JSON object. */
+  params?: string;
+  noCache?: boolean;
+  /** commander's spelling of `--no-cache`. */
+  cache?: boolean;
+}
+
+/** `lllm proxy list`: every proxy the loaded packages and the built-ins offer, with the file it comes from. */
+export async function proxyListCommand(options: ProxyOptions): Promise<void> {
+  const definitions = (await definitionsFor(options)).sort((a, b) => a.path.localeCompare(b.path));
+  if (options.json) {
+    writeOut(
+      JSON.stringify(
+        definitions.map((definition) => ({
+          path: definition.path,
+          name: definition.name,
+          endpoints: definition.endpoints.length,
+          source: sourceOf(definition),
+          ...(definition.source?.packageName ? { package: definition.source.packageName } : {}),
+          ...(definition.apiKeyEnv ? { api_key_env: definition.apiKeyEnv } : {}),
+        })),
+        null,
+        2,
+      ),
+    );
+    return;
+  }
+  const rows = definitions.map((definition) => [definition.path, definition.name, `${definition.endpoints.length} endpoint${definition.endpoints.length === 1 ? "" : "s"}`, sourceOf(definition)]);
+  const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) writeOut(row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join("  "));
+}
+
+/** `lllm proxy docs [name]`: the documentation the agent reads through `query_api_doc` (all proxies without a name). */
+export async function proxyDocsCommand(name: string | undefined, options: ProxyOptions): Promise<void> {
+  const definitions = await definitionsFor(options);
+  if (name !== undefined) checkName(name, definitions);
+  if (options.json) {
+    const chosen = name === undefined ? definitions : definitions.filter((definition) => definition.path === name);
+    writeOut(JSON.stringify(chosen.map(describe), null, 2));
+    return;
+  }
+  const manager = new ProxyManager({ proxies: definitions, useCache: false });
+  writeOut(manager.retrieveApiDocs(name));
+}
+
+/** `lllm proxy call <path> --params '{…}'`: call an endpoint as CALL_API would and print the result. */
+export async function proxyCallCommand(callPath: string, options: ProxyCallOptions): Promise<void> {
+  const params = parseParams(options.params);
+  const definitions = await definitionsFor(options);
+  const name = callPath.replace(/^\/+/, "").split("/")[0] ?? "";
+  checkName(name, definitions);
+  const manager = new ProxyManager({ proxies: definitions, useCache: !(options.noCache === true || options.cache === false) });
+  const result = await manager.call(callPath, params);
+  // stdout is data: JSON, except that a text answer prints as text unless --json asks for JSON throughout.
+  writeOut(typeof result === "string" && !options.json ? result : JSON.stringify(result ?? null, null, 2));
+}
+
+async function definitionsFor(options: ProxyOptions): Promise<ProxyDefinition[]> {
+  const registry = await loadRegistry(options.package);
+  return loadProxies(registry);
+}
+
+/** A name typed on the command line is the user's to fix (exit 2), unlike a model's call. */
+function checkName(name: string, definitions: readonly ProxyDefinition[]): void {
+  const paths = definitions.map((definition) => definition.path);
+  if (paths.includes(name)) return;
+  const near = didYouMean(name, paths);
+  throw new ConfigError("proxy_not_found", `no proxy named \`${name}\``, { hint: `${near ? `${near} ` : ""}Available proxies: ${paths.join(", ")}. Add a package with --package DIR.` });
+}
+
+function parseParams(text: string | undefined): Record<string, unknown> {
+  if (text === undefined) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError("usage_params", `--params is not valid JSON: ${(error as Error).message}`, { location: { file: "--params" }, hint: `Pass a JSON object in single quotes, e.g. --params '{"city": "Tokyo", "days": 2}'.` });
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw new ConfigError("usage_params", "--params must be a JSON object", { location: { file: "--params" }, hint: `e.g. --params '{"city": "Tokyo"}'` });
+  }
+  return value as Record<string, unknown>;
+}
+
+function sourceOf(definition: ProxyDefinition): string {
+  if (!definition.source) return "(code)";
+  if (definition.source.kind === "builtin") return "(built-in)";
+  const relative = path.relative(process.cwd(), definition.source.file);
+  return relative.startsWith("..") ? definition.source.file : relative;
+}
+
+/** A definition as data: what the docs show plus the example responses, without functions. */
+function describe(definition: ProxyDefinition): Record<string, unknown> {
+  return {
+    path: definition.path,
+    name: definition.name,
+    description: definition.description,
+    ...(definition.baseUrl ? { base_url: definition.baseUrl } : {}),
+    ...(definition.apiKeyEnv ? { api_key_env: definition.apiKeyEnv } : {}),
+    endpoints: definition.endpoints.map((endpoint) => ({
+      category: endpoint.category,
+      endpoint: endpoint.endpoint,
+      method: endpoint.method,
+      description: endpoint.description,
+      params: endpoint.params.map((param) => ({ name: param.name, required: param.required, type: param.type, ...(param.example !== undefined ? { example: param.example } : {}), ...(param.cutoff ? { cutoff: param.cutoff } : {}) })),
+      ...(endpoint.response !== undefined ? { response: endpoint.response } : {}),
+    })),
+  };
+}

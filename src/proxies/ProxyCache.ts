@@ -1,0 +1,78 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+
+/** What identifies a cached response: never the API key, which travels in headers or in the request's `query`. */
+export interface CacheKeyParts {
+  method: string;
+  url: string;
+  params: Record<string, unknown>;
+}
+
+/** Hits and misses since the cache was made, for tests and `--verbose` output. */
+export interface CacheStats {
+  hits: number;
+  misses: number;
+}
+
+/**
+ * Proxy responses on disk, one JSON file per request under `<dir>/<proxy>/<sha256>.json` (by default
+ * `$LLLM_HOME/cache/proxies`). Entries are written to a temporary file in the same folder and renamed into place,
+ * so a concurrent run sees a whole entry or none. Entries never expire: delete the folder to refresh them. A broken
+ * entry counts as a miss, and a failed write never fails the call (the cache only saves requests).
+ */
+export class ProxyCache {
+  private readonly counts: CacheStats = { hits: 0, misses: 0 };
+
+  constructor(readonly dir: string) {}
+
+  /** sha256 of the method, the URL and the params with their keys sorted, so `{a, b}` and `{b, a}` are one entry. */
+  static keyOf(parts: CacheKeyParts): string {
+    return createHash("sha256").update(JSON.stringify([parts.method, parts.url, sortKeys(parts.params)])).digest("hex");
+  }
+
+  stats(): CacheStats {
+    return { ...this.counts };
+  }
+
+  /** The cached response, wrapped so that a cached `null` is still a hit. */
+  async get(proxy: string, key: string): Promise<{ value: unknown } | undefined> {
+    try {
+      const entry = JSON.parse(await readFile(this.file(proxy, key), "utf8")) as { value?: unknown };
+      if (entry !== null && typeof entry === "object" && "value" in entry) {
+        this.counts.hits++;
+        return { value: entry.value };
+      }
+    } catch {
+      // Missing or unreadable: a miss.
+    }
+    this.counts.misses++;
+    return undefined;
+  }
+
+  async set(proxy: string, key: string, entry: CacheKeyParts & { value: unknown }): Promise<void> {
+    const file = this.file(proxy, key);
+    const temporary = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
+    try {
+      await mkdir(path.dirname(file), { recursive: true });
+      await writeFile(temporary, JSON.stringify({ method: entry.method, url: entry.url, params: entry.params, savedAt: new Date().toISOString(), value: entry.value }));
+      await rename(temporary, file);
+    } catch {
+      await rm(temporary, { force: true }).catch(() => undefined);
+    }
+  }
+
+  private file(proxy: string, key: string): string {
+    return path.join(this.dir, proxy, `${key}.json`);
+  }
+}
+
+function sortKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortKeys);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
+  );
+}

@@ -1,0 +1,34 @@
+import { ConfigError, type ConfigProblem } from "../errors.js";
+import type { Registry } from "../registry/Registry.js";
+import { builtinProxies } from "./builtinProxies.js";
+import { indexByPath } from "./indexByPath.js";
+import { loadProxyFile } from "./loadProxyFile.js";
+import type { ProxyDefinition } from "./ProxyDefinition.js";
+
+export interface LoadProxiesOptions {
+  /** Include lllm's built-in proxies (first, so a package's proxy with the same path replaces one). Default true. */
+  builtins?: boolean;
+}
+
+/**
+ * Every proxy available to a run: the built-ins, then each loaded package's `proxies/*.yaml|ts` files. Every
+ * problem of every file is reported at once; two package proxies with one `path` are a `proxy_duplicate`
+ * ConfigError naming both files. The result is what `ProxyManager` takes as `proxies`.
+ */
+export async function loadProxies(registry: Registry, options: LoadProxiesOptions = {}): Promise<ProxyDefinition[]> {
+  const definitions: ProxyDefinition[] = options.builtins === false ? [] : [...(await builtinProxies())];
+  const problems: ConfigProblem[] = [];
+  for (const pkg of registry.list()) {
+    for (const entry of pkg.proxies.values()) {
+      try {
+        definitions.push(...(await loadProxyFile(entry.file, { packageName: pkg.name })));
+      } catch (error) {
+        if (error instanceof ConfigError) problems.push(...error.problems);
+        else throw error;
+      }
+    }
+  }
+  if (problems.length > 0) throw ConfigError.fromProblems("proxy_invalid", problems);
+  // Throws on duplicates; a package proxy has replaced any built-in of its path.
+  return [...indexByPath(definitions).values()];
+}

@@ -1,0 +1,88 @@
+import type { ApiRequest } from "./ProxyDefinition.js";
+import { ProxyCallError } from "./proxyError.js";
+
+export interface SendOptions {
+  fetch: typeof globalThis.fetch;
+  /** Aborts the request; when its reason is a `TimeoutError` the failure is reported as a timeout. */
+  signal?: AbortSignal;
+  timeoutMs: number;
+  /** Names the call in messages: the path the agent called. */
+  label: string;
+  /** The API key: removed from any text that comes back, so neither messages nor results ever carry it. */
+  secret?: string;
+}
+
+/** At most this much of an error body goes into the message: enough to read the API's complaint. */
+const BODY_LIMIT = 300;
+
+/**
+ * Send one request the way Step 12 describes: GET puts `params` in the query string, POST sends them as a JSON body;
+ * `query` (the key) goes in the query string either way. The answer is parsed as JSON, else returned as text. An
+ * HTTP error status becomes a `proxy_http_error` naming the status and the start of the body.
+ */
+export async function sendRequest(request: ApiRequest, options: SendOptions): Promise<unknown> {
+  const url = new URL(request.url);
+  if (request.method === "GET") appendParams(url.searchParams, request.params);
+  for (const [name, value] of Object.entries(request.query)) url.searchParams.append(name, value);
+  const headers: Record<string, string> = { accept: "application/json, text/plain;q=0.9, */*;q=0.5", ...request.headers };
+  let body: string | undefined;
+  if (request.method === "POST") {
+    body = JSON.stringify(request.params);
+    headers["content-type"] = "application/json";
+  }
+  let text: string;
+  let response: Response;
+  try {
+    response = await options.fetch(url, { method: request.method, headers, ...(body !== undefined ? { body } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+    text = redact(await response.text(), options.secret);
+  } catch (error) {
+    if (options.signal?.aborted && isTimeout(options.signal.reason)) {
+      throw new ProxyCallError("proxy_timeout", `${options.label} did not answer within ${formatSeconds(options.timeoutMs)}: try again, or ask for less data`, { cause: error });
+    }
+    const reason = redact(error instanceof Error ? describeNetworkError(error) : String(error), options.secret);
+    throw new ProxyCallError("proxy_network_error", `${options.label} could not be reached: ${reason}`, { cause: error });
+  }
+  if (!response.ok) {
+    const excerpt = text.replace(/\s+/g, " ").trim();
+    const shown = excerpt.length > BODY_LIMIT ? `${excerpt.slice(0, BODY_LIMIT)}…` : excerpt;
+    const status = `HTTP ${response.status}${response.statusText ? ` ${response.statusText}` : ""}`;
+    throw new ProxyCallError("proxy_http_error", `${options.label} failed with ${status}${shown ? `: ${shown}` : ""}`, { status: response.status });
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** Lists repeat the name (`a=1&a=2`, as Python's requests sends them); dicts travel as JSON; null is left out. */
+function appendParams(search: URLSearchParams, params: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(params)) {
+    if (value === undefined || value === null) continue;
+    for (const item of Array.isArray(value) ? value : [value]) {
+      if (item === undefined || item === null) continue;
+      search.append(name, typeof item === "object" ? JSON.stringify(item) : String(item));
+    }
+  }
+}
+
+function redact(text: string, secret: string | undefined): string {
+  // Very short keys would match ordinary text; real keys are long.
+  return secret && secret.length >= 8 ? text.split(secret).join("[redacted]") : text;
+}
+
+function isTimeout(reason: unknown): boolean {
+  return reason instanceof Error ? reason.name === "TimeoutError" : false;
+}
+
+/** undici says only "fetch failed"; the reason (ECONNREFUSED, ENOTFOUND…) is in `cause`. */
+function describeNetworkError(error: Error): string {
+  const cause = error.cause instanceof Error ? error.cause : undefined;
+  const code = cause && "code" in cause ? String((cause as { code: unknown }).code) : undefined;
+  return cause ? `${error.message} (${code ?? cause.message})` : error.message;
+}
+
+function formatSeconds(ms: number): string {
+  const seconds = ms / 1000;
+  return `${Number.isInteger(seconds) ? seconds : seconds.toFixed(1)} s`;
+}
