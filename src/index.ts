@@ -66,7 +66,11 @@ export { createModel, OpenAIChatModel, OpenAIResponsesModel, type CreateModelOpt
 // Proxies: whole data APIs behind CALL_API.
 export { proxy, ProxyManager, ProxyCallError, loadProxies, type ProxySpec, type ProxyDefinition, type ProxyManagerOptions } from "./proxies/index.js";
 
+// MCP: servers as tool sources, provider-side declarations, packages served over MCP.
+export { McpConnections, McpToolError, MCP, assertProviderMcpSupported, createPackageServer } from "./mcp/index.js";
+
 // Tactics.
 export { prepareTactic, type PreparedTactic, type PrepareOptions, type BoundAgent, type BoundTool } from "./tactics/prepareTactic.js";
 export { runTactic } from "./tactics/runTactic.js";
+export { tacticAsFunction } from "./tactics/tacticAsFunction.js";
 export type { RunOptions, TacticResult, ToolCallRecord, RunUsage } from "./tactics/TacticRun.js";

@@ -119,6 +119,30 @@ export function buildProgram(): Command {
       await proxyCallCommand(callPath, command.optsWithGlobals());
     });
 
+  const mcp = program.command("mcp").description("list an MCP server's tools; serve a package over MCP");
+  const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+  mcp
+    .command("tools")
+    .description("list the tools of an MCP server, to check a config by hand")
+    .argument("<server...>", "a URL (Streamable HTTP), a quoted command line, or the command after --")
+    // Repeatable single-value options: a variadic option would swallow the server spec that follows it.
+    .option("--env <KEY=VALUE>", "environment of a stdio server (repeatable)", collect)
+    .option("--header <Name: value>", "HTTP header (repeatable)", collect)
+    .option("--json", "the tools as the model sees them")
+    .action(async (server: string[], options: Record<string, unknown>, command: Command) => {
+      const { mcpToolsCommand } = await import("./mcp.js");
+      await mcpToolsCommand(server, command.optsWithGlobals());
+    });
+  mcp
+    .command("serve")
+    .description("serve a package's tools as an MCP server over stdio")
+    .argument("<dir>", "the package folder")
+    .option("-p, --package <dir...>", "also load these package folders")
+    .action(async (dir: string, options: Record<string, unknown>, command: Command) => {
+      const { mcpServeCommand } = await import("./mcp.js");
+      await mcpServeCommand(dir, command.optsWithGlobals());
+    });
+
   program
     .command("schema")
     .description("print the JSON Schema of a file format, for editors (yaml-language-server)")

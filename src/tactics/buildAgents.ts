@@ -1,5 +1,9 @@
+import path from "node:path";
 import { Agent, type AgentEvent } from "../agent/index.js";
-import type { AgentConfig } from "../config/index.js";
+import type { AgentConfig, McpServerConfig } from "../config/index.js";
+import { ConfigError } from "../errors.js";
+import { McpConnections } from "../mcp/index.js";
+import type { FunctionTool } from "../tools/index.js";
 import { Prompt } from "../prompts/index.js";
 import type { Model } from "../providers/Model.js";
 import { createModel } from "../providers/index.js";
@@ -11,7 +15,7 @@ import type { RunOptions } from "./TacticRun.js";
  * Fresh agents for one run (seed Step 15: every tactic call builds fresh agents, so nothing leaks between runs).
  * Agents with the same model configuration share one model client.
  */
-export async function buildAgents(prepared: PreparedTactic, options: RunOptions, onEvent: (event: AgentEvent) => void, scope: RunScope): Promise<Map<string, Agent>> {
+export async function buildAgents(prepared: PreparedTactic, options: RunOptions, onEvent: (event: AgentEvent) => void, scope: RunScope, only?: ReadonlySet<string>): Promise<Map<string, Agent>> {
   const models = new Map<string, Promise<Model>>();
   const makeModel = (config: AgentConfig): Promise<Model> => {
     const key = JSON.stringify([config.model_name, config.api_type, config.invoker, config.invoker_config]);
@@ -23,9 +27,21 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
     return model;
   };
   const agents = new Map<string, Agent>();
+  let connections: McpConnections | undefined;
   for (const bound of prepared.agents) {
+    if (only && !only.has(bound.name)) continue; // servers and kernels start only for agents the pattern uses
     const { config } = bound;
-    const systemPrompt = new Prompt({ path: bound.systemPrompt.ref ?? `${bound.name}/system`, prompt: bound.systemPrompt.text, functionList: bound.tools.map((entry) => entry.tool) });
+    const tools = bound.tools.map((entry) => entry.tool);
+    const servers = mcpServersOf(prepared, config);
+    if (servers.length > 0) {
+      if (!connections) {
+        const created = new McpConnections({ cwd: path.dirname(prepared.tactic.file) });
+        scope.defer(() => created.closeAll());
+        connections = created;
+      }
+      for (const server of servers) addTools(tools, await connections.get(server), bound.name, `MCP server \`${server.name}\``);
+    }
+    const systemPrompt = new Prompt({ path: bound.systemPrompt.ref ?? `${bound.name}/system`, prompt: bound.systemPrompt.text, functionList: tools });
     agents.set(
       bound.name,
       new Agent({
@@ -42,6 +58,23 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
     );
   }
   return agents;
+}
+
+/** The agent's MCP servers: the tactic's top-level ones, then the agent's (merged with global); a name given twice keeps the agent's. */
+function mcpServersOf(prepared: PreparedTactic, config: AgentConfig): McpServerConfig[] {
+  const byName = new Map<string, McpServerConfig>();
+  for (const server of [...(prepared.tactic.config.mcp_servers ?? []), ...(config.mcp_servers ?? [])]) byName.set(server.name, server);
+  return [...byName.values()];
+}
+
+/** Add tools, refusing a second tool with a name the agent already has: the model calls tools by name. */
+function addTools(tools: FunctionTool[], added: FunctionTool[], agent: string, source: string): void {
+  for (const tool of added) {
+    if (tools.some((existing) => existing.name === tool.name)) {
+      throw new ConfigError("tool_name_clash", `agent \`${agent}\` already has a tool named \`${tool.name}\`; ${source} offers one too`, { hint: "Give the server a `prefix` (e.g. `prefix: fs_`) or list only the tools you need in `allowed_tools`." });
+    }
+    tools.push(tool);
+  }
 }
 
 function defaultModel(config: AgentConfig, options: RunOptions): Model {

@@ -32,7 +32,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   const input = parseInput(config.input, options.input);
   const scope = new RunScope();
   try {
-    const agents = await buildAgents(prepared, options, onEvent, scope);
+    const agents = await buildAgents(prepared, options, onEvent, scope, agentsUsed(prepared));
     const vars: Record<string, unknown> = { ...(config.vars ?? {}), ...(options.vars ?? {}), input };
     let output: unknown;
     switch (config.tactic_type) {
@@ -52,6 +52,14 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   } finally {
     await scope.close();
   }
+}
+
+/** The agents a run will use: the agent pattern's one agent, or the pipeline's steps' agents. */
+function agentsUsed(prepared: PreparedTactic): Set<string> {
+  const { config } = prepared.tactic;
+  if (config.tactic_type === "pipeline") return new Set((config.steps ?? []).map((step) => step.agent));
+  const name = config.agent ?? prepared.agents[0]?.name;
+  return new Set(name !== undefined ? [name] : []);
 }
 
 /** The agent pattern: one agent (the first, or `agent:`) opens a dialog, receives the prompt, and responds. */

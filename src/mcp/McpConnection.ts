@@ -1,0 +1,207 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServerConfig } from "../config/TacticConfig.js";
+import { ConfigError, ToolError } from "../errors.js";
+import { isTrackedChild, trackChild, untrackChild } from "./childProcesses.js";
+import { createTransport, describeServer, type ServerTransport } from "./createTransport.js";
+import { decodeToolResult, type DecodedToolResult } from "./decodeToolResult.js";
+import { jsonRpcCodeName } from "./jsonRpcCodeName.js";
+import { McpToolError } from "./McpToolError.js";
+
+/** A tool as the server lists it (the SDK's `Tool`). */
+export type McpToolInfo = Tool;
+
+/** How long to wait for a closed server process to exit before killing it. */
+const EXIT_GRACE_MS = 5000;
+
+/**
+ * One live connection to one MCP server: the client, its transport, the server's tools, and for a stdio server
+ * its process. `start()` connects and lists the tools; `callTool()` calls one; `close()` disconnects and makes
+ * sure the process is gone. Used through `McpConnections`, which starts each server once per run.
+ */
+export class McpConnection {
+  readonly config: McpServerConfig;
+  /** The server's tools, every page of `tools/list`; filled by `start()`. */
+  tools: McpToolInfo[] = [];
+  readonly #client: Client;
+  readonly #server: ServerTransport;
+  #pid: number | undefined;
+  /** Resolves when the transport has closed (for stdio: the process has exited). */
+  readonly #closedTransport: Promise<void>;
+  #closing = false;
+  #closed: Promise<void> | undefined;
+
+  constructor(config: McpServerConfig, options: { cwd?: string | undefined } = {}) {
+    this.config = config;
+    this.#client = new Client({ name: "lllm", version: "0.1.0" });
+    this.#server = createTransport(config, {
+      cwd: options.cwd,
+      onSpawn: (pid) => {
+        this.#pid = pid;
+        trackChild(pid);
+      },
+    });
+    // The Client chains its own handler after this one when it connects.
+    this.#closedTransport = new Promise((resolve) => {
+      this.#server.transport.onclose = () => {
+        if (this.#pid !== undefined) untrackChild(this.#pid);
+        resolve();
+      };
+    });
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  /** The pid of a stdio server's process, once started. */
+  get pid(): number | undefined {
+    return this.#pid;
+  }
+
+  /**
+   * Connect (spawning a stdio server) and list its tools, within `timeoutMs`. A failure closes the connection
+   * and throws an error naming the server, with the tail of its stderr: `ConfigError` when the command does not
+   * exist (the config must change), `ToolError` otherwise.
+   */
+  async start(timeoutMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const work = (async () => {
+      await this.#client.connect(this.#server.transport, { timeout: timeoutMs });
+      this.tools = await this.#listTools(timeoutMs);
+    })();
+    const deadline = new Promise<"timeout">((resolve) => {
+      timer = setTimeout(() => resolve("timeout"), timeoutMs);
+    });
+    let outcome: void | "timeout";
+    try {
+      outcome = await Promise.race([work, deadline]);
+    } catch (error) {
+      throw await this.#startFailure(error);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (outcome === "timeout") {
+      work.catch(() => {}); // it fails once the connection closes below; the timeout is the error to report
+      await this.close();
+      throw new ToolError("mcp_server_start_timeout", `MCP server \`${this.name}\` (${describeServer(this.config)}) did not start within ${seconds(timeoutMs)}${this.#server.stderr?.describe() ?? ""}`, {
+        hint:
+          this.#server.kind === "stdio"
+            ? "Check that the command starts an MCP server speaking over stdio (run it by hand); a launcher that installs packages on first start (npx, uvx) is faster with them installed beforehand."
+            : "Check that the URL is the server's MCP endpoint and that the server is up.",
+      });
+    }
+  }
+
+  /**
+   * Call a tool by its name on the server and decode the result into data and text (see `decodeToolResult`).
+   * A timeout, a server that went away, and an error the server answered all throw, naming the server and tool.
+   */
+  async callTool(tool: string, args: Record<string, unknown>, options: { timeoutMs: number; signal?: AbortSignal | undefined }): Promise<DecodedToolResult> {
+    const where = { server: this.name, tool };
+    let result;
+    try {
+      result = await this.#client.callTool({ name: tool, arguments: args }, undefined, { timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+    } catch (error) {
+      if (options.signal?.aborted) throw error;
+      if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+        throw new ToolError("mcp_tool_timeout", `MCP server \`${this.name}\`: tool \`${tool}\` did not answer within ${seconds(options.timeoutMs)}`, { cause: error });
+      }
+      if (this.#closing || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) || isNotConnected(error)) {
+        throw new ToolError("mcp_server_closed", `MCP server \`${this.name}\` closed the connection during a call to \`${tool}\`${this.#server.stderr?.describe() ?? ""}`, { cause: error });
+      }
+      if (error instanceof McpError) {
+        const mcpMessage = error.message.replace(/^MCP error -?\d+: /, "");
+        throw new McpToolError(error.message, { ...where, mcpCode: jsonRpcCodeName(error.code), mcpMessage, cause: error });
+      }
+      throw new ToolError("mcp_call_failed", `MCP server \`${this.name}\`: calling \`${tool}\` failed: ${messageOf(error)}`, { cause: error });
+    }
+    return decodeToolResult(result, where);
+  }
+
+  /**
+   * Disconnect; for a stdio server, end its stdin, then SIGTERM, then SIGKILL, and wait until it has exited.
+   * For an HTTP server, end the session (servers that do not support it are fine). Safe to call twice.
+   */
+  close(): Promise<void> {
+    this.#closing = true;
+    return (this.#closed ??= this.#close());
+  }
+
+  async #close(): Promise<void> {
+    const transport = this.#server.transport;
+    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+      await transport.terminateSession().catch(() => {});
+    }
+    await this.#client.close().catch(() => {});
+    await transport.close().catch(() => {});
+    const pid = this.#pid;
+    if (pid === undefined) return;
+    const exited = await Promise.race([this.#closedTransport.then(() => true), delay(EXIT_GRACE_MS).then(() => false)]);
+    if (!exited && isTrackedChild(pid)) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // Gone between the check and the kill.
+      }
+      untrackChild(pid);
+    }
+  }
+
+  async #listTools(timeoutMs: number): Promise<McpToolInfo[]> {
+    // A server without the tools capability has nothing to list (and would answer "method not found").
+    if (!this.#client.getServerCapabilities()?.tools) return [];
+    const tools: McpToolInfo[] = [];
+    let cursor: string | undefined;
+    // A bound on pages: a server that always returns a cursor must not hang the start.
+    for (let page = 0; page < 100; page++) {
+      const result = await this.#client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs });
+      tools.push(...result.tools);
+      cursor = result.nextCursor;
+      if (cursor === undefined) break;
+    }
+    return tools;
+  }
+
+  async #startFailure(error: unknown): Promise<Error> {
+    const code = (error as NodeJS.ErrnoException | undefined)?.code;
+    const described = describeServer(this.config);
+    const closedWhileStarting = this.#closing;
+    await this.close();
+    if (closedWhileStarting) return new ToolError("mcp_server_closed", `MCP server \`${this.name}\` was closed while it was starting`, { cause: error });
+    if (code === "ENOENT" || code === "EACCES") {
+      return new ConfigError("mcp_command_not_found", `MCP server \`${this.name}\`: cannot run \`${this.config.command}\`: ${code === "ENOENT" ? "command not found" : "permission denied"}`, {
+        hint: "Install the program, or give its full path in `command` (servers see only PATH, HOME, SHELL, TERM, USER, LOGNAME and the config's `env`).",
+        cause: error,
+      });
+    }
+    // The stderr pipe delivers its last chunks around the exit; let them arrive before reading the tail.
+    await new Promise((resolve) => setImmediate(resolve));
+    const reason = error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? (this.#server.kind === "stdio" ? "the process exited before answering" : "the connection closed") : messageOf(error);
+    return new ToolError("mcp_server_start_failed", `MCP server \`${this.name}\` (${described}) failed to start: ${reason}${this.#server.stderr?.describe() ?? ""}`, {
+      hint: this.#server.kind === "stdio" ? `Run \`${described}\` by hand to see why; it must be an MCP server that speaks over stdio.` : "Check the URL, that the server is up, and the headers it needs.",
+      cause: error,
+    });
+  }
+}
+
+function seconds(ms: number): string {
+  return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+function isNotConnected(error: unknown): boolean {
+  return error instanceof Error && error.message === "Not connected";
+}
+
+/** An error's message with its cause's code (fetch hides ECONNREFUSED in `cause`). */
+function messageOf(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause as NodeJS.ErrnoException | undefined;
+  const detail = cause && typeof cause === "object" ? (cause.code ?? cause.message) : undefined;
+  return detail && !error.message.includes(String(detail)) ? `${error.message} (${detail})` : error.message;
+}

@@ -1,0 +1,63 @@
+import { ConfigError, LllmError } from "../errors.js";
+import { formatResult } from "../tools/formatResult.js";
+import { FunctionTool } from "../tools/FunctionTool.js";
+import { isPlainObject } from "../tools/JsonSchema.js";
+import { normalizeParameters } from "../tools/normalizeParameters.js";
+import { TOOL_NAME_PATTERN } from "../tools/toolName.js";
+import type { McpConnection, McpToolInfo } from "./McpConnection.js";
+
+/** How a server's tool is offered to the model. */
+export interface McpToolOptions {
+  /** Put before the tool's name in what the model sees; the server still receives its own name. */
+  prefix?: string | undefined;
+  /** Per-call timeout; a call that takes longer fails with an error naming the server and the tool. */
+  callTimeoutMs: number;
+}
+
+/**
+ * A FunctionTool whose `run` calls `tool` on the server and returns the data of the result (see
+ * `decodeToolResult`), while the model reads the server's text in the usual result block. The name the model sees is `<prefix><name>`, with any
+ * character providers reject (MCP allows dots and slashes) replaced by `_`. The input schema follows lllm's
+ * schema rules like every other tool; one point differs: an MCP schema without `required` requires nothing (JSON
+ * Schema's meaning), where a hand-written lllm properties map requires every parameter without a default.
+ */
+export function mcpToolToFunction(connection: McpConnection, tool: McpToolInfo, options: McpToolOptions): FunctionTool {
+  const server = connection.name;
+  const name = exposedName(`${options.prefix ?? ""}${tool.name}`);
+  const where = `tool \`${tool.name}\` of MCP server \`${server}\``;
+  const inputSchema: Record<string, unknown> = isPlainObject(tool.inputSchema) ? tool.inputSchema : { type: "object" };
+  let parameters;
+  try {
+    parameters = normalizeParameters({ ...inputSchema, type: "object", required: Array.isArray(inputSchema.required) ? inputSchema.required : [] }, { where });
+  } catch (error) {
+    const message = error instanceof LllmError ? error.message : String(error);
+    throw new ConfigError("mcp_tool_invalid", message, { hint: `Leave \`${tool.name}\` out with \`allowed_tools\` on server \`${server}\`, or fix the server's schema.`, cause: error });
+  }
+  const readOnly = tool.annotations?.readOnlyHint;
+  return new FunctionTool({
+    name,
+    description: tool.description ?? tool.title ?? tool.annotations?.title ?? "",
+    ...parameters,
+    run: async (args, context) => {
+      const { value, text } = await connection.callTool(tool.name, args, { timeoutMs: options.callTimeoutMs, signal: context.signal });
+      if (typeof value === "object" && value !== null && text !== "") serverTexts.set(value, text);
+      return value;
+    },
+    // The model reads the server's text; programs get the data (`call.result`).
+    processor: (result, call) => formatResult({ ...call, result: (typeof result === "object" && result !== null ? serverTexts.get(result) : undefined) ?? result }),
+    // The server's own hint; absent means unknown, which approval treats like any tool without the metadata.
+    sideEffects: readOnly === undefined ? undefined : !readOnly,
+  });
+}
+
+/**
+ * The server's text of each object result, by the result's identity: `run` returns the data, and the processor
+ * that writes the model's text receives only that. Decoded results are fresh objects, so identity is unique.
+ */
+const serverTexts = new WeakMap<object, string>();
+
+/** A valid provider tool name: invalid characters become `_`, at most 64 characters. */
+function exposedName(name: string): string {
+  if (TOOL_NAME_PATTERN.test(name)) return name;
+  return name.replace(/[^a-zA-Z0-9_-]/g, "_").slice(0, 64) || "tool";
+}
