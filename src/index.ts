@@ -66,6 +66,9 @@ export { createModel, OpenAIChatModel, OpenAIResponsesModel, type CreateModelOpt
 // Proxies: whole data APIs behind CALL_API.
 export { proxy, ProxyManager, ProxyCallError, loadProxies, type ProxySpec, type ProxyDefinition, type ProxyManagerOptions } from "./proxies/index.js";
 
+// Sandboxes: the persistent Python kernel (isolated with bubblewrap) and the Step 17 interface.
+export { PythonKernel, SubprocessSandbox, BridgeError, closeAllKernels, detectIsolation, type Sandbox, type PythonKernelOptions, type IsolationOptions } from "./sandbox/index.js";
+
 // MCP: servers as tool sources, provider-side declarations, packages served over MCP.
 export { McpConnections, McpToolError, MCP, assertProviderMcpSupported, createPackageServer } from "./mcp/index.js";
 

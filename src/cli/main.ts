@@ -119,6 +119,20 @@ export function buildProgram(): Command {
       await proxyCallCommand(callPath, command.optsWithGlobals());
     });
 
+  program
+    .command("exec")
+    .description("run Python (a file or standard input) in the agents' interpreter, with CALL_API for proxies")
+    .option("--proxy <name...>", "proxies to activate (default: all)")
+    .option("-f, --file <file>", "the Python file to run (default: standard input)")
+    .option("-p, --package <dir...>", "package folders to load")
+    .option("--sandbox <backend>", "auto | bwrap | none", "auto")
+    .option("--timeout <seconds>", "time limit of the code", "60")
+    .option("--no-cache", "do not read or write the proxies' response cache")
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { execCommand } = await import("./exec.js");
+      await execCommand(command.optsWithGlobals());
+    });
+
   const mcp = program.command("mcp").description("list an MCP server's tools; serve a package over MCP");
   const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
   mcp

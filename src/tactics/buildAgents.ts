@@ -1,13 +1,16 @@
 import path from "node:path";
 import { Agent, type AgentEvent } from "../agent/index.js";
-import type { AgentConfig, McpServerConfig } from "../config/index.js";
+import type { AgentConfig, McpServerConfig, ProxyConfig } from "../config/index.js";
+import { loadProxies, ProxyManager, type ProxyDefinition } from "../proxies/index.js";
 import { ConfigError } from "../errors.js";
 import { McpConnections } from "../mcp/index.js";
 import type { FunctionTool } from "../tools/index.js";
 import { Prompt } from "../prompts/index.js";
 import type { Model } from "../providers/Model.js";
 import { createModel } from "../providers/index.js";
-import type { PreparedTactic } from "./prepareTactic.js";
+import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
+import { proxyTools } from "./proxyTools.js";
+import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunScope } from "./RunScope.js";
 import type { RunOptions } from "./TacticRun.js";
 
@@ -28,6 +31,7 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
   };
   const agents = new Map<string, Agent>();
   let connections: McpConnections | undefined;
+  let definitions: ProxyDefinition[] | undefined;
   for (const bound of prepared.agents) {
     if (only && !only.has(bound.name)) continue; // servers and kernels start only for agents the pattern uses
     const { config } = bound;
@@ -41,7 +45,24 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
       }
       for (const server of servers) addTools(tools, await connections.get(server), bound.name, `MCP server \`${server.name}\``);
     }
-    const systemPrompt = new Prompt({ path: bound.systemPrompt.ref ?? `${bound.name}/system`, prompt: bound.systemPrompt.text, functionList: tools });
+    let systemText = bound.systemPrompt.text;
+    const wantsProxies = config.proxy !== undefined || bound.capabilities.some((capability) => capability.kind === "proxy");
+    if (wantsProxies) definitions ??= await loadProxies(prepared.registry);
+    const proxyConfig = definitions && wantsProxies ? effectiveProxyConfig(config.proxy, namedProxies(bound.capabilities, definitions)) : undefined;
+    if (proxyConfig && definitions) {
+      const manager = ProxyManager.fromConfig(proxyConfig, { proxies: definitions, ...(options.env ? { env: options.env } : {}) });
+      const added = proxyTools({
+        manager,
+        config: proxyConfig,
+        isolation: sandboxIsolation(prepared.tactic.config.sandbox, prepared.tactic.locate(["sandbox"])),
+        scope,
+        onWarning: (message) => onEvent({ type: "warning", agent: bound.name, message }),
+      });
+      // The system prompt is a template (filled at open()); the API docs are literal text with {placeholders}.
+      systemText += added.instructions.replaceAll("{", "{{").replaceAll("}", "}}");
+      addTools(tools, added.tools, bound.name, "the proxy block");
+    }
+    const systemPrompt = new Prompt({ path: bound.systemPrompt.ref ?? `${bound.name}/system`, prompt: systemText, functionList: tools });
     agents.set(
       bound.name,
       new Agent({
@@ -58,6 +79,25 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
     );
   }
   return agents;
+}
+
+/**
+ * The agent's proxy block, with the proxies its `tools:` name (`pkg.proxies:name`) activated too. A proxy named in
+ * `tools:` without a proxy block gets the interpreter, like `exec_env: interpreter`.
+ */
+function effectiveProxyConfig(config: ProxyConfig | undefined, named: string[]): ProxyConfig | undefined {
+  if (named.length === 0) return config;
+  if (!config) return { exec_env: "interpreter", activate_proxies: named };
+  const listed = config.activate_proxies ?? [];
+  if (listed.length === 0) return config; // an empty list already activates every proxy
+  return { ...config, activate_proxies: [...new Set([...listed, ...named])] };
+}
+
+/** The activation names (`path`) of the proxies a `tools:` list names by ref. */
+function namedProxies(capabilities: BoundCapability[], definitions: ProxyDefinition[]): string[] {
+  return capabilities
+    .filter((capability) => capability.kind === "proxy")
+    .map((capability) => definitions.find((definition) => definition.source?.file === capability.entry.file)?.path ?? capability.entry.key);
 }
 
 /** The agent's MCP servers: the tactic's top-level ones, then the agent's (merged with global); a name given twice keeps the agent's. */

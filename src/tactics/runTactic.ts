@@ -70,7 +70,7 @@ async function runAgentPattern(prepared: PreparedTactic, agents: Map<string, Age
   if (!agent) throw new ConfigError("tactic_no_agent", "the tactic has no agent to run", { location: { file: prepared.tactic.file }, hint: "Add an entry to agent_configs." });
   const contract = config.output ? outputContract(config.output as Record<string, unknown>, config.name ?? "output") : undefined;
   const turn = new Prompt({ path: `${config.name ?? "tactic"}/input`, prompt: config.prompt, ...(contract ? { parser: contract.parser } : {}) });
-  agent.open("main");
+  agent.open("main", { promptArgs: vars });
   agent.receivePrompt(turn, vars);
   const message = await agent.respond({
     ...(options.signal ? { signal: options.signal } : {}),
@@ -89,7 +89,7 @@ async function runPipelinePattern(prepared: PreparedTactic, agents: Map<string, 
     const agent = agents.get(step.agent);
     if (!agent) throw new ConfigError("pipeline_unknown_agent", `pipeline step ${index + 1} names agent \`${step.agent}\`, which is not defined`, { location: prepared.tactic.locate(["steps", index, "agent"]) ?? { file: prepared.tactic.file } });
     const last = index === steps.length - 1;
-    agent.open(`step-${index + 1}`);
+    agent.open(`step-${index + 1}`, { promptArgs: vars });
     agent.receivePrompt(new Prompt({ path: `${prepared.tactic.config.name ?? "pipeline"}/step-${index + 1}`, prompt: step.prompt ?? "{input}" }), vars);
     const message = await agent.respond({ ...(options.signal ? { signal: options.signal } : {}), ...(last && options.onText ? { onText: options.onText } : {}) });
     output = message.content;

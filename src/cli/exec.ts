@@ -1,0 +1,66 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { ConfigError } from "../errors.js";
+import { loadProxies, ProxyManager } from "../proxies/index.js";
+import { closeAllKernels, PythonKernel, type IsolationBackend } from "../sandbox/index.js";
+import { PROXY_DEFAULTS } from "../tactics/proxyTools.js";
+import { loadRegistry } from "./loadRegistry.js";
+import { warn } from "./output.js";
+
+interface ExecOptions {
+  proxy?: string[];
+  file?: string;
+  package?: string[];
+  sandbox?: string;
+  timeout?: string;
+  cache?: boolean;
+}
+
+/**
+ * `lllm exec --proxy weather [--file code.py]`: run Python in the interpreter an agent would get, with CALL_API
+ * for the named proxies, and print what it prints. The code comes from the file or standard input.
+ */
+export async function execCommand(options: ExecOptions): Promise<void> {
+  const code = readCode(options.file);
+  const backend = (options.sandbox ?? "auto") as IsolationBackend;
+  if (!["auto", "bwrap", "none"].includes(backend)) {
+    throw new ConfigError("usage_sandbox", `--sandbox must be auto, bwrap or none (got \`${options.sandbox}\`)`, { location: { file: "--sandbox" } });
+  }
+  const timeout = options.timeout === undefined ? PROXY_DEFAULTS.timeout : Number(options.timeout);
+  if (!Number.isFinite(timeout) || timeout < 0) throw new ConfigError("usage_timeout", `--timeout must be a number of seconds (got \`${options.timeout}\`)`, { location: { file: "--timeout" } });
+  const registry = await loadRegistry(options.package);
+  const manager = new ProxyManager({ proxies: await loadProxies(registry), activateProxies: options.proxy ?? [], ...(options.cache === false ? { useCache: false } : {}) });
+  const kernel = await PythonKernel.start({
+    hostFunctions: { CALL_API: (args) => {
+      const { path: callPath, params } = args as { path: string; params?: Record<string, unknown> };
+      return manager.call(callPath, params ?? {});
+    } },
+    prelude: 'import lllm_bridge as _b\ndef CALL_API(path, params=None):\n    return _b.call("CALL_API", {"path": path, "params": params or {}})\n',
+    maxOutputChars: 0,
+    timeout,
+    isolation: { backend },
+    onWarning: warn,
+  });
+  const onSigint = (): void => void closeAllKernels().finally(() => process.exit(130));
+  process.once("SIGINT", onSigint);
+  try {
+    const result = await kernel.execute(code);
+    process.stdout.write(result.output);
+    if (result.error) process.exitCode = 1; // the traceback is in the output; a shell should see the failure
+  } finally {
+    process.off("SIGINT", onSigint);
+    await kernel.close();
+  }
+}
+
+function readCode(file: string | undefined): string {
+  if (file !== undefined) {
+    const absolute = path.resolve(file);
+    if (!existsSync(absolute)) throw new ConfigError("usage_file", `code file \`${file}\` does not exist`, { location: { file: "--file" } });
+    return readFileSync(absolute, "utf8");
+  }
+  if (process.stdin.isTTY) {
+    throw new ConfigError("usage_code", "no code: pass --file code.py or pipe it on standard input", { hint: `e.g. echo 'print(CALL_API("weather/current/Tokyo", {}))' | lllm exec --proxy weather` });
+  }
+  return readFileSync(0, "utf8");
+}

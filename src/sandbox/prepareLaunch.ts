@@ -1,0 +1,155 @@
+import { randomInt } from "node:crypto";
+import { chownSync, lchownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { SandboxError } from "../errors.js";
+import { bwrapArguments, findSetpriv } from "./bwrapArguments.js";
+import { BWRAP_HINT, detectIsolation } from "./detectIsolation.js";
+import { findPython } from "./findPython.js";
+import { resolveLimits, type IsolationOptions, type SandboxLimits } from "./IsolationOptions.js";
+
+/** Everything needed to start (and restart) one kernel's process, and to clean up after it. */
+export interface KernelLaunch {
+  backend: "bwrap" | "none";
+  command: string;
+  args: string[];
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** The host folder the code works in (/workspace under bwrap). */
+  workspace: string;
+  limits: SandboxLimits;
+  /** Remove what was made for the kernel; give a caller's workspace back its owner. Synchronous: it runs at exit. */
+  dispose(): void;
+}
+
+export interface PrepareLaunchOptions {
+  isolation: Partial<IsolationOptions>;
+  /** The Python command; default `python3`. */
+  python?: string;
+  onWarning?: (message: string) => void;
+}
+
+const KERNEL_FILE = fileURLToPath(new URL("./kernel.py", import.meta.url));
+/** -I: no environment variables or user site; -S: no site hooks (kernel.py adds site-packages itself, faster). */
+const PYTHON_FLAGS = ["-I", "-S", "-B", "-u", "-X", "utf8"];
+/** Private user ids for kernels run by root: far above any account, one per kernel. */
+const SANDBOX_UID_BASE = 1_800_000_000;
+/** Temporary folders are named after the host's pid, so that a later host can tell which ones were orphaned. */
+const RUNTIME_PREFIX = "lllm-kernel-";
+let warned = false;
+let swept = false;
+
+/** Pick the backend, find Python, make the workspace, and build the command line of a kernel. */
+export async function prepareLaunch(options: PrepareLaunchOptions): Promise<KernelLaunch> {
+  const backend = await chooseBackend(options);
+  const python = await findPython(options.python);
+  const limits = resolveLimits(options.isolation, backend.backend);
+  sweepStaleRuntimes();
+  const runtime = mkdtempSync(path.join(tmpdir(), `${RUNTIME_PREFIX}${process.pid}-`));
+  const callerWorkspace = options.isolation.workspace === undefined ? undefined : path.resolve(options.isolation.workspace);
+  const workspace = callerWorkspace ?? path.join(runtime, "workspace");
+  mkdirSync(workspace, { recursive: true });
+  const restore: Array<() => void> = [];
+  const dispose = (): void => {
+    for (const step of restore.splice(0)) step();
+    rmSync(runtime, { recursive: true, force: true });
+  };
+
+  if (backend.backend === "none") {
+    const env = { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: workspace, LANG: "C.UTF-8", TMPDIR: tmpdir() };
+    return { backend: "none", command: python.executable, args: [...PYTHON_FLAGS, KERNEL_FILE], cwd: workspace, env, workspace, limits, dispose };
+  }
+
+  try {
+    const root = process.getuid?.() === 0;
+    const uid = root ? SANDBOX_UID_BASE + randomInt(100_000_000) : (process.getuid?.() ?? 65534);
+    if (root) restore.push(lendFolder(workspace, uid, callerWorkspace !== undefined));
+    writeFileSync(path.join(runtime, "passwd"), `sandbox:x:${uid}:${uid}:sandbox:/workspace:/bin/sh\n`);
+    writeFileSync(path.join(runtime, "group"), `sandbox:x:${uid}:\n`);
+    const args = bwrapArguments({
+      readOnly: python.folders,
+      files: { "/etc/passwd": path.join(runtime, "passwd"), "/etc/group": path.join(runtime, "group"), "/lllm/kernel.py": KERNEL_FILE },
+      workspace,
+      tmpMb: limits.fileSizeMb,
+      path: [path.dirname(python.executable)],
+      ...(root ? { dropToUid: uid, setpriv: findSetpriv() } : {}),
+      command: [python.executable, ...PYTHON_FLAGS, "/lllm/kernel.py"],
+    });
+    return { backend: "bwrap", command: backend.bwrap, args, cwd: workspace, env: {}, workspace, limits, dispose };
+  } catch (error) {
+    dispose();
+    throw error;
+  }
+}
+
+async function chooseBackend(options: PrepareLaunchOptions): Promise<{ backend: "none" } | { backend: "bwrap"; bwrap: string }> {
+  const wanted = options.isolation.backend ?? "auto";
+  if (wanted === "none") return { backend: "none" };
+  const support = await detectIsolation();
+  if (support.backend === "bwrap" && support.bwrap !== undefined) return { backend: "bwrap", bwrap: support.bwrap };
+  if (wanted === "bwrap") {
+    throw new SandboxError("sandbox_unavailable", `the sandbox asked for bubblewrap isolation, which cannot run here: ${support.reason ?? "unknown reason"}`, {
+      hint: `${BWRAP_HINT} Or choose isolation backend "none" for code you trust.`,
+    });
+  }
+  if (!warned && options.onWarning) {
+    warned = true;
+    options.onWarning(`Python code runs without isolation (${support.reason ?? "bubblewrap is unavailable"}). ${BWRAP_HINT}`);
+  }
+  return { backend: "none" };
+}
+
+/**
+ * Make `folder` writable by the sandbox's user. A folder we made is simply given away (it is deleted on close); a
+ * caller's folder gets its owner back, together with every file the sandbox created in it.
+ */
+function lendFolder(folder: string, uid: number, callerOwned: boolean): () => void {
+  const owner = statSync(folder);
+  chownSync(folder, uid, uid);
+  if (!callerOwned) return () => {};
+  return () => giveBack(folder, uid, owner.uid, owner.gid);
+}
+
+function giveBack(file: string, uid: number, ownerUid: number, ownerGid: number): void {
+  try {
+    const stat = lstatSync(file);
+    if (stat.uid === uid) lchownSync(file, ownerUid, ownerGid); // never follow a link the code made
+    if (stat.isDirectory()) for (const name of readdirSync(file)) giveBack(path.join(file, name), uid, ownerUid, ownerGid);
+  } catch {
+    // removed meanwhile
+  }
+}
+
+/**
+ * Remove the temporary folders of hosts that died without cleaning up (SIGKILL leaves no chance to), once per
+ * process. Best effort: a pid reused by another program keeps its folder until a later sweep.
+ */
+function sweepStaleRuntimes(): void {
+  if (swept) return;
+  swept = true;
+  let names: string[];
+  try {
+    names = readdirSync(tmpdir());
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const owner = Number(new RegExp(`^${RUNTIME_PREFIX}(\\d+)-`).exec(name)?.[1]);
+    if (!owner || owner === process.pid || isRunning(owner)) continue;
+    try {
+      rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
+    } catch {
+      // another user's: not ours to remove
+    }
+  }
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"; // alive, but another user's
+  }
+}

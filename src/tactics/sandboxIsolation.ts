@@ -1,0 +1,39 @@
+import type { SandboxConfig } from "../config/index.js";
+import { ConfigError, type SourceLocation } from "../errors.js";
+import type { IsolationOptions } from "../sandbox/index.js";
+
+const UNITS: Record<string, number> = { "": 1, k: 1 / 1024, m: 1, g: 1024, t: 1024 * 1024 };
+
+/** `512`, `"512M"`, `"1G"`, `"1.5g"` -> megabytes (a bare number is already megabytes). */
+export function parseMegabytes(value: string | number, key: string, where?: SourceLocation): number {
+  if (typeof value === "number" && value > 0) return value;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$/i.exec(String(value));
+  if (!match) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a size`, { ...(where ? { location: where } : {}), hint: 'Write megabytes as a number, or a size such as "512M" or "2G".' });
+  return Number(match[1]) * UNITS[match[2]!.toLowerCase()]!;
+}
+
+/** `300`, `"300s"`, `"5m"` -> seconds. */
+export function parseSeconds(value: string | number, key: string, where?: SourceLocation): number {
+  if (typeof value === "number" && value > 0) return value;
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$/i.exec(String(value));
+  if (!match) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a duration`, { ...(where ? { location: where } : {}), hint: 'Write seconds as a number, or a duration such as "90s" or "5m".' });
+  const factor = { s: 1, m: 60, h: 3600 }[(match[2] ?? "s").toLowerCase() as "s" | "m" | "h"];
+  return Number(match[1]) * factor;
+}
+
+/** The tactic's `sandbox:` block as kernel isolation options (the interpreter's backends: auto, bwrap, none). */
+export function sandboxIsolation(config: SandboxConfig | undefined, where?: SourceLocation): Partial<IsolationOptions> {
+  if (!config) return { backend: "auto" };
+  const network = config.network;
+  if (network !== undefined && network !== false && network !== "none") {
+    throw new ConfigError("sandbox_network", "sandboxed code never gets a network: `sandbox.network` can only be false or \"none\"", { ...(where ? { location: where } : {}), hint: "Give the code a tool or a proxy for what it needs to reach; credentials then stay in the host." });
+  }
+  const backend = config.backend ?? "auto";
+  return {
+    backend: backend === "gvisor" ? "bwrap" : backend,
+    ...(config.memory_limit !== undefined ? { memoryMb: parseMegabytes(config.memory_limit, "memory_limit", where) } : {}),
+    ...(config.cpu_time !== undefined ? { cpuSeconds: parseSeconds(config.cpu_time, "cpu_time", where) } : {}),
+    ...(config.max_processes !== undefined ? { maxProcesses: Number(config.max_processes) } : {}),
+    ...(config.file_size !== undefined ? { fileSizeMb: parseMegabytes(config.file_size, "file_size", where) } : {}),
+  };
+}

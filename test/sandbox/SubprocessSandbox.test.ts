@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { SubprocessSandbox, type Sandbox } from "../../src/sandbox/index.js";
+
+describe("SubprocessSandbox (Step 17)", () => {
+  it("runs each cell in a fresh process and returns stdout then stderr", async () => {
+    const sandbox: Sandbox = new SubprocessSandbox();
+    expect(await sandbox.run("print(sum(range(10)))")).toBe("45\n");
+    expect(await sandbox.run("x = 1")).toBe("");
+    expect(await sandbox.run("print(x)")).toContain("NameError: name 'x' is not defined");
+    expect(await sandbox.run('import sys\nsys.stderr.write("err\\n")\nprint("out")')).toBe("out\nerr\n");
+  });
+
+  it("kills a cell past its timeout, with what it printed so far", async () => {
+    const started = Date.now();
+    const output = await new SubprocessSandbox({ timeout: 0.5 }).run('import time\nprint("started", flush=True)\ntime.sleep(30)');
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(output).toBe("started\nTimeoutError: cell exceeded the time limit of 0.5 s\n");
+  });
+
+  it("keeps the host's secrets out of the cell's environment", async () => {
+    process.env.SECRET_TEST_KEY = "sk-subprocess-secret";
+    try {
+      expect(await new SubprocessSandbox().run("import os\nprint(sorted(os.environ))")).not.toContain("SECRET_TEST_KEY");
+    } finally {
+      delete process.env.SECRET_TEST_KEY;
+    }
+  });
+});
