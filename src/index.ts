@@ -76,4 +76,5 @@ export { McpConnections, McpToolError, MCP, assertProviderMcpSupported, createPa
 export { prepareTactic, type PreparedTactic, type PrepareOptions, type BoundAgent, type BoundTool } from "./tactics/prepareTactic.js";
 export { runTactic } from "./tactics/runTactic.js";
 export { tacticAsFunction } from "./tactics/tacticAsFunction.js";
+export { tactic, type TacticSpec, type TacticContext, type TacticDefinition, type TacticToolSpec } from "./tactics/tactic.js";
 export type { RunOptions, TacticResult, ToolCallRecord, RunUsage } from "./tactics/TacticRun.js";

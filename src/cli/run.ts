@@ -3,11 +3,10 @@ import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
 import { ConfigError, InterruptedError } from "../errors.js";
 import type { Model, ModelRequest } from "../providers/Model.js";
-import { looksLikeQualifiedRef } from "../registry/ref.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { runTactic } from "../tactics/runTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
-import { loadRegistry } from "./loadRegistry.js";
+import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { paint, warn, writeErr, writeOut } from "./output.js";
 
 export interface RunCommandOptions {
@@ -95,13 +94,6 @@ function dryRunModel(name: string): Model {
       throw new DryRunStop(request, name);
     },
   };
-}
-
-/** A file path, or `pkg.tactics:name` found in the loaded packages. */
-async function resolveTacticTarget(target: string, packages: string[] | undefined): Promise<string> {
-  if (existsSync(target) || !looksLikeQualifiedRef(target)) return target;
-  const registry = await loadRegistry(packages);
-  return registry.resolveEntry("tactics", target, { where: { file: "<tactic>" } }).file;
 }
 
 /** --input, --input-file, or standard input when it is not a terminal. */

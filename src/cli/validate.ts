@@ -1,6 +1,7 @@
 import path from "node:path";
 import { prepareTactic, type PreparedTactic } from "../tactics/prepareTactic.js";
 import { paint, writeOut } from "./output.js";
+import { resolveTacticTarget } from "./resolveTacticTarget.js";
 
 interface ValidateOptions {
   model?: string;
@@ -10,7 +11,7 @@ interface ValidateOptions {
 
 /** `lllm validate <tactic>`: everything a run would load and bind, without calling a model. */
 export async function validateCommand(file: string, options: ValidateOptions): Promise<void> {
-  const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
+  const prepared = await prepareTactic(await resolveTacticTarget(file, options.package), { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   if (options.json) {
     writeOut(JSON.stringify(summary(prepared), null, 2));
     return;
@@ -32,7 +33,7 @@ function summary(prepared: PreparedTactic): unknown {
       model: agent.config.model_name ?? null,
       system_prompt: agent.systemPrompt.ref ?? "(inline)",
       tools: agent.tools.map((tool) => ({ ref: tool.ref, name: tool.tool.name })),
-      capabilities: agent.capabilities.map((capability) => ({ ref: capability.ref, kind: capability.kind })),
+      capabilities: agent.capabilities.map((capability) => ({ ref: capability.ref, ...(capability.member ? { member: capability.member } : {}), kind: capability.kind })),
     })),
   };
 }
@@ -50,7 +51,7 @@ function describe(prepared: PreparedTactic): string {
     lines.push(`    model: ${agent.config.model_name ?? "(none)"}`);
     lines.push(`    system prompt: ${agent.systemPrompt.ref ?? "inline"}`);
     const tools = agent.tools.map((tool) => (tool.ref === tool.tool.name ? tool.ref : `${tool.tool.name} <- ${tool.ref}`));
-    const capabilities = agent.capabilities.map((capability) => `${capability.ref} (${capability.kind})`);
+    const capabilities = agent.capabilities.map((capability) => `${capability.ref}${capability.member ? `#${capability.member}` : ""} (${capability.kind})`);
     lines.push(`    tools: ${[...tools, ...capabilities].join(", ") || "(none)"}`);
   }
   return lines.join("\n");

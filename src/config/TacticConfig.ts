@@ -22,6 +22,8 @@ export interface TacticConfig {
   agent?: string;
   /** JSON Schema of the input. */
   input?: Record<string, unknown>;
+  /** As a tool of another tactic: one `task` parameter, or (`kwargs`) the input object's fields. */
+  parameter_mode?: "task" | "kwargs";
   /** JSON Schema of the output. */
   output?: Record<string, unknown>;
   /** The turn prompt template. Defaults to `{input}` when loaded. */

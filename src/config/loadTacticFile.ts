@@ -9,7 +9,7 @@ import type { LoadedTactic } from "./LoadedTactic.js";
 import { mergeAgents } from "./mergeAgents.js";
 import { Provenance } from "./Provenance.js";
 import { readSourceDocument } from "./readSourceDocument.js";
-import type { SourceDocument } from "./SourceDocument.js";
+import { SourceDocument } from "./SourceDocument.js";
 import { sortProblems } from "./sortProblems.js";
 import type { TacticConfig } from "./TacticConfig.js";
 import { validateTactic } from "./validateTactic.js";
@@ -27,6 +27,11 @@ export interface LoadTacticOptions {
   defaultModel?: string;
   /** Directory a relative `file` is resolved against. Default: `process.cwd()`. */
   cwd?: string;
+  /**
+   * The text of `file` when it is not a YAML file on disk (a tactic defined in code supplies its config this way);
+   * `file` still names it in messages and anchors relative paths.
+   */
+  text?: string;
 }
 
 /**
@@ -45,10 +50,13 @@ export async function loadTacticFile(file: string, options: LoadTacticOptions = 
 
   let next: { file: string; from?: SourceLocation } | undefined = { file: first };
   while (next) {
-    const document = await readSourceDocument(next.file, {
-      what: next.from ? "base file" : "tactic file",
-      ...(next.from ? { referencedFrom: next.from, missingHint: "a `base` path is relative to the file that names it" } : {}),
-    });
+    const document =
+      next.file === first && options.text !== undefined
+        ? SourceDocument.parse(options.text, displayPath(first))
+        : await readSourceDocument(next.file, {
+            what: next.from ? "base file" : "tactic file",
+            ...(next.from ? { referencedFrom: next.from, missingHint: "a `base` path is relative to the file that names it" } : {}),
+          });
     // Compare real paths so that a cycle through a symlink is still found.
     const identity = await realpath(next.file);
     if (visited.includes(identity)) {

@@ -10,6 +10,7 @@ import type { Model } from "../providers/Model.js";
 import { createModel } from "../providers/index.js";
 import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
 import { proxyTools } from "./proxyTools.js";
+import { tacticTool } from "./tacticTools.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunScope } from "./RunScope.js";
 import type { RunOptions } from "./TacticRun.js";
@@ -44,6 +45,9 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
         connections = created;
       }
       for (const server of servers) addTools(tools, await connections.get(server), bound.name, `MCP server \`${server.name}\``);
+    }
+    for (const capability of bound.capabilities.filter((item) => item.kind === "tactic")) {
+      addTools(tools, [await tacticTool(prepared, capability, options, onEvent)], bound.name, `\`${capability.ref}\``);
     }
     let systemText = bound.systemPrompt.text;
     const wantsProxies = config.proxy !== undefined || bound.capabilities.some((capability) => capability.kind === "proxy");

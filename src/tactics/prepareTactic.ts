@@ -1,10 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
 import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { Registry, type FileEntry, type ResolvedTool } from "../registry/index.js";
 import { looksLikeQualifiedRef, parseRef } from "../registry/ref.js";
+import { isZodSchema, zodToJsonSchema } from "../tools/zodToJsonSchema.js";
+import { isCodeTactic, loadTacticDefinition } from "./loadTacticDefinition.js";
 
 /** A tool bound for an agent, with the place in the tactic that asked for it. */
 export interface BoundTool extends ResolvedTool {
@@ -41,6 +43,8 @@ export interface PreparedTactic {
   agents: BoundAgent[];
   settings: ProjectSettings;
   settingsFile?: string;
+  /** The `--model` override, kept so that tactics used as tools run with it too. */
+  model?: string;
 }
 
 export interface PrepareOptions {
@@ -73,7 +77,9 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
     ...(options.home ? { home: options.home } : {}),
   });
   const model = options.model ?? undefined;
+  const text = isCodeTactic(absolute) ? await codeTacticConfig(absolute, registry, cwd) : undefined;
   const tactic = await loadTacticFile(absolute, {
+    ...(text !== undefined ? { text } : {}),
     resolveRef: (ref: string, from: SourceLocation) => registry.resolveEntry("tactics", ref, { where: from, ...fromPackage(registry, from.file) }).file,
     ...(model ? { modelOverride: model } : {}),
     ...(settings.model ? { defaultModel: settings.model } : {}),
@@ -115,8 +121,9 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
     });
     agents.push({ name: config.name, config, systemPrompt, tools, capabilities });
   });
+  await checkCodeTacticAgents(tactic, registry, problems);
   if (problems.length > 0) throw ConfigError.fromProblems("tactic_unbound", problems);
-  return { tactic, registry, agents, settings, ...(settingsFile ? { settingsFile } : {}) };
+  return { tactic, registry, agents, settings, ...(settingsFile ? { settingsFile } : {}), ...(model ? { model } : {}) };
 }
 
 function resolveSystemPrompt(registry: Registry, tactic: LoadedTactic, config: AgentConfig, index: number, home: { from?: string }): SystemPrompt {
@@ -124,6 +131,52 @@ function resolveSystemPrompt(registry: Registry, tactic: LoadedTactic, config: A
   const where = tactic.locateAgent(index, ["system_prompt_path"]);
   const entry = registry.resolveEntry("prompts", config.system_prompt_path, { ...home, ...(where ? { where } : {}) });
   return { ...readPrompt(entry.file), ref: entry.ref, file: entry.file };
+}
+
+/**
+ * A tactic written in code is run through the same loader as a YAML one: its `config` (agents, vars…) becomes the
+ * tactic file's text, with `tactic_type` naming the code tactic itself and its package loaded.
+ */
+async function codeTacticConfig(file: string, registry: Registry, cwd: string): Promise<string> {
+  const definition = await loadTacticDefinition(file);
+  const packageDir = path.dirname(path.dirname(file));
+  await registry.add({ packages: [{ dir: packageDir, location: { file } }], cwd, discover: false });
+  const owner = registry.packageOfFile(file);
+  if (!owner || path.basename(path.dirname(file)) !== "tactics") {
+    throw new ConfigError("tactic_outside_package", "a tactic written in code must live in a package's tactics/ folder", { location: { file }, hint: "Move it to <package>/tactics/, then run it as <package>.tactics:<file name>." });
+  }
+  const key = path.basename(file).replace(/\.[^.]+$/, "");
+  const schemaOf = (value: unknown, where: string): unknown => (value === undefined ? undefined : isZodSchema(value) ? zodToJsonSchema(value, where, file) : value);
+  const { tactic_type: _ignored, ...config } = definition.config ?? {};
+  const data = {
+    name: definition.name,
+    description: definition.description,
+    ...(definition.input !== undefined ? { input: schemaOf(definition.input, `tactic ${definition.name} input`) } : {}),
+    ...(definition.output !== undefined ? { output: schemaOf(definition.output, `tactic ${definition.name} output`) } : {}),
+    ...(definition.parameterMode ? { parameter_mode: definition.parameterMode } : {}),
+    ...config,
+    packages: [packageDir, ...((config.packages as string[] | undefined) ?? [])],
+    tactic_type: `${owner.name}.tactics:${key}`,
+  };
+  return stringifyYaml(data);
+}
+
+/** A code tactic's `agentGroup` must name configured agents. */
+async function checkCodeTacticAgents(tactic: LoadedTactic, registry: Registry, problems: ConfigProblem[]): Promise<void> {
+  if (!looksLikeQualifiedRef(tactic.config.tactic_type)) return;
+  const entry = collect(problems, () => registry.resolveEntry("tactics", tactic.config.tactic_type, { where: tactic.locate(["tactic_type"]) ?? { file: tactic.file } }));
+  if (!entry) return;
+  if (!isCodeTactic(entry.file)) {
+    problems.push({ message: `tactic_type \`${tactic.config.tactic_type}\` is a YAML tactic, not a pattern`, location: tactic.locate(["tactic_type"]) ?? { file: tactic.file }, hint: "To build on a YAML tactic, name it with `base:` instead." });
+    return;
+  }
+  const definition = await loadTacticDefinition(entry.file);
+  const configured = new Set(tactic.agents.map((agent) => agent.name));
+  for (const name of definition.agentGroup ?? []) {
+    if (!configured.has(name)) {
+      problems.push({ message: `tactic \`${definition.name}\` needs an agent named \`${name}\`, which is not configured`, location: { file: tactic.file }, hint: `Add it to agent_configs (configured: ${[...configured].join(", ") || "none"}).` });
+    }
+  }
 }
 
 /** A prompt file: markdown/text as is; YAML with a `prompt` key. */

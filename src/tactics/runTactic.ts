@@ -6,6 +6,8 @@ import { outputContract } from "./outputParser.js";
 import type { PreparedTactic } from "./prepareTactic.js";
 import { parseInput } from "./parseInput.js";
 import { RunScope } from "./RunScope.js";
+import { loadTacticDefinition } from "./loadTacticDefinition.js";
+import { looksLikeQualifiedRef } from "../registry/ref.js";
 import type { RunOptions, TacticResult, ToolCallRecord } from "./TacticRun.js";
 
 /**
@@ -43,6 +45,10 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
         output = await runPipelinePattern(prepared, agents, vars, options);
         break;
       default:
+        if (looksLikeQualifiedRef(config.tactic_type)) {
+          output = await runCodeTactic(prepared, agents, vars, input, options);
+          break;
+        }
         throw new ConfigError("tactic_type_unsupported", `tactic_type \`${config.tactic_type}\` cannot run yet`, {
           location: prepared.tactic.locate(["tactic_type"]) ?? { file: prepared.tactic.file },
           hint: "This version runs `agent` and `pipeline` tactics.",
@@ -54,10 +60,23 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   }
 }
 
+/** A tactic written in code (`tactic_type: pkg.tactics:name`): its `call` gets the input and fresh agents. */
+async function runCodeTactic(prepared: PreparedTactic, agents: Map<string, Agent>, vars: Record<string, unknown>, input: unknown, options: RunOptions): Promise<unknown> {
+  const entry = prepared.registry.resolveEntry("tactics", prepared.tactic.config.tactic_type);
+  const definition = await loadTacticDefinition(entry.file);
+  return definition.call(input, {
+    agents: Object.fromEntries(agents),
+    vars,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onText ? { onText: options.onText } : {}),
+  });
+}
+
 /** The agents a run will use: the agent pattern's one agent, or the pipeline's steps' agents. */
 function agentsUsed(prepared: PreparedTactic): Set<string> {
   const { config } = prepared.tactic;
   if (config.tactic_type === "pipeline") return new Set((config.steps ?? []).map((step) => step.agent));
+  if (looksLikeQualifiedRef(config.tactic_type)) return new Set(prepared.agents.map((agent) => agent.name));
   const name = config.agent ?? prepared.agents[0]?.name;
   return new Set(name !== undefined ? [name] : []);
 }

@@ -1,0 +1,69 @@
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
+import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
+
+let server: MockOpenAIServer | undefined;
+afterEach(async () => {
+  await server?.close();
+});
+
+const desk = path.join(ROOT, "packages-example/weather/tactics/desk.yaml");
+type Wire = { role: string; content: string };
+
+async function run(args: string[], script: ScriptedTurn[]): Promise<CliResult> {
+  server = await startMockOpenAIServer({ script });
+  return runCli(args, { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+}
+const posts = () => server!.requests.filter((request) => request.method === "POST");
+const systemOf = (index: number) => (posts()[index]!.body.messages as Wire[])[0]!.content;
+
+describe("tactics as tools", () => {
+  it("a tactic written in code runs as a tool inside another tactic's run, with fresh agents", async () => {
+    const result = await run(["run", desk, "--input", "Write the page for Paris", "--json"], [
+      { tool_calls: [{ name: "briefing", arguments: { city: "Paris" } }] },
+      { tool_calls: [{ name: "get_weather", arguments: { city: "Paris" } }] },
+      "Paris: sunny, 22 degrees.",
+      "Today: Paris: sunny, 22 degrees.",
+    ]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { output: string; usage: { llm_calls: number }; tool_calls: Array<{ agent: string; name: string; result: unknown }> };
+    expect(report.output).toBe("Today: Paris: sunny, 22 degrees.");
+    expect(report.usage.llm_calls).toBe(4);
+    expect(report.tool_calls.map((call) => [call.agent, call.name])).toEqual([
+      ["reporter", "get_weather"],
+      ["editor", "briefing"],
+    ]);
+    expect([0, 1, 2, 3].map(systemOf).map((text) => text.split(".")[0])).toEqual(["You edit the weather page", "You write short weather briefings", "You write short weather briefings", "You edit the weather page"]);
+    const offered = (posts()[0]!.body.tools as Array<{ function: { name: string; parameters: { required: string[] } } }>).map((tool) => [tool.function.name, tool.function.parameters.required]);
+    expect(offered).toEqual([
+      ["briefing", ["city"]],
+      ["headline", ["city"]],
+    ]);
+    expect((posts()[1]!.body.messages as Wire[])[1]!.content).toBe("Write a plain weather briefing for Paris in two sentences.");
+    expect((posts()[3]!.body.messages as Wire[]).at(-1)!.content).toContain("Paris: sunny, 22 degrees.");
+  });
+
+  it("invalid input goes back to the model as an error; the tactic never runs", async () => {
+    const result = await run(["run", desk, "--input", "Page?"], [{ tool_calls: [{ name: "briefing", arguments: { style: "cheerful" } }] }, "I need a city."]);
+    expect(result).toMatchObject({ code: 0, stdout: "I need a city.\n" });
+    expect(posts()).toHaveLength(2);
+    expect((posts()[1]!.body.messages as Wire[]).at(-1)!.content).toMatch(/^Error: Invalid arguments for briefing: .*city/);
+  });
+
+  it("pkg.tactics:name#tool picks one of a tactic's tools", async () => {
+    const result = await run(["run", desk, "--input", "Headline for Oslo"], [{ tool_calls: [{ name: "headline", arguments: { city: "Oslo" } }] }, "Oslo: clear skies ahead.", "Headline: Oslo: clear skies ahead."]);
+    expect(result).toMatchObject({ code: 0, stdout: "Headline: Oslo: clear skies ahead.\n" });
+    expect((posts()[1]!.body.messages as Wire[]).at(-1)!.content).toBe("Write a one-line weather headline for Oslo.");
+  });
+
+  it("lllm run pkg.tactics:name runs a code tactic on its own, with JSON input checked against its schema", async () => {
+    const result = await run(["run", "weather.tactics:briefing", "-p", "packages-example/weather", "--input", '{"city": "Rome", "style": "cheerful"}'], ["Rome is glorious today!"]);
+    expect(result).toMatchObject({ code: 0, stdout: "Rome is glorious today!\n" });
+    expect((posts()[0]!.body.messages as Wire[])[1]!.content).toBe("Write a cheerful weather briefing for Rome in two sentences.");
+    const bad = await runCli(["run", "weather.tactics:briefing", "-p", "packages-example/weather", "--input", '{"style": "x"}'], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server!.url } });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("city");
+  });
+});
