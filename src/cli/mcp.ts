@@ -4,6 +4,7 @@ import type { Readable, Writable } from "node:stream";
 import { ConfigError } from "../errors.js";
 import { createPackageServer, McpConnections, packageTools, parseServerSpec, serveStdio } from "../mcp/index.js";
 import { loadRegistry } from "./loadRegistry.js";
+import { packageTacticTools } from "../tactics/tacticTools.js";
 import { warn, writeErr, writeOut } from "./output.js";
 
 /** Flags of `lllm mcp tools`. */
@@ -67,8 +68,12 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
 
   const { tools, unbound } = packageTools(registry, pkg.name);
   for (const ref of unbound) warn(`not serving \`${ref}\`: it is a declaration with no implementation among the loaded packages`);
-  const server = createPackageServer(registry, pkg.name);
-  writeErr(`lllm: serving ${tools.length} tool${tools.length === 1 ? "" : "s"} of package \`${pkg.name}\` over stdio (${tools.map((tool) => tool.name).join(", ")})`);
+  // Tactics are served as tools too: each call runs the tactic here, with this side's models and keys.
+  const tactics = await packageTacticTools(registry, pkg.name);
+  for (const { ref, reason } of tactics.skipped) warn(`not serving tactic \`${ref}\`: ${reason}`);
+  const server = createPackageServer(registry, pkg.name, { extraTools: tactics.tools });
+  const served = [...tools, ...tactics.tools].map((tool) => tool.name);
+  writeErr(`lllm: serving ${served.length} tool${served.length === 1 ? "" : "s"} of package \`${pkg.name}\` over stdio (${served.join(", ")})`);
 
   const restore = options.stdout ? undefined : divertConsoleToStderr();
   try {

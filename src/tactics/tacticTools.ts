@@ -6,6 +6,7 @@ import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
 import { prepareTactic } from "./prepareTactic.js";
 import { tacticAsFunction } from "./tacticAsFunction.js";
 import type { RunOptions } from "./TacticRun.js";
+import type { Registry } from "../registry/index.js";
 
 /**
  * A `pkg.tactics:name` entry of `tools:` as a tool (seed Step 8): calling it runs that tactic with fresh agents on
@@ -13,8 +14,38 @@ import type { RunOptions } from "./TacticRun.js";
  * loaded and bound now, so a broken one fails before the run starts; its model calls count in the run's usage.
  */
 export async function tacticTool(parent: PreparedTactic, capability: BoundCapability, options: RunOptions, onEvent: (event: AgentEvent) => void): Promise<FunctionTool> {
+  return tacticFunction({ registry: parent.registry, capability, options, onEvent, ...(parent.model ? { model: parent.model } : {}) });
+}
+
+/**
+ * Every tactic of a package as a tool, for `lllm mcp serve`: each call runs the tactic with fresh agents (models
+ * and keys come from the serving side). A tactic that cannot be loaded is skipped, with the reason.
+ */
+export async function packageTacticTools(registry: Registry, packageName: string): Promise<{ tools: FunctionTool[]; skipped: Array<{ ref: string; reason: string }> }> {
+  const pkg = registry.packages.get(packageName);
+  const tools: FunctionTool[] = [];
+  const skipped: Array<{ ref: string; reason: string }> = [];
+  for (const entry of pkg ? pkg.tactics.values() : []) {
+    try {
+      tools.push(await tacticFunction({ registry, capability: { ref: entry.ref, kind: "tactic", entry }, options: { input: undefined }, onEvent: () => {} }));
+    } catch (error) {
+      skipped.push({ ref: entry.ref, reason: error instanceof Error ? error.message.split("\n")[0]! : String(error) });
+    }
+  }
+  return { tools, skipped };
+}
+
+interface TacticFunctionOptions {
+  registry: Registry;
+  capability: BoundCapability;
+  options: RunOptions;
+  onEvent: (event: AgentEvent) => void;
+  model?: string;
+}
+
+async function tacticFunction({ registry, capability, options, onEvent, model }: TacticFunctionOptions): Promise<FunctionTool> {
   const { runTactic } = await import("./runTactic.js"); // runTactic builds agents, which build tactic tools: a cycle
-  const nested = await prepareTactic(capability.entry.file, { registry: parent.registry, ...(parent.model ? { model: parent.model } : {}) });
+  const nested = await prepareTactic(capability.entry.file, { registry, ...(model ? { model } : {}) });
   const run = (input: unknown, signal: AbortSignal | undefined): Promise<unknown> =>
     runTactic(nested, { ...options, input, ...(signal ? { signal } : {}), onEvent }).then((result) => result.output);
   const { config } = nested.tactic;

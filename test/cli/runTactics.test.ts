@@ -67,3 +67,32 @@ describe("tactics as tools", () => {
     expect(bad.stderr).toContain("city");
   });
 });
+
+describe("lllm mcp serve: a package's tools and tactics for any MCP client", () => {
+  it("lists the tactics beside the tools, and a call runs the tactic with the server's model", async () => {
+    const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
+    const { StdioClientTransport } = await import("@modelcontextprotocol/sdk/client/stdio.js");
+    const { BIN, emptyHome } = await import("../helpers/runCli.js");
+    server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "get_weather", arguments: { city: "Lima" } }] }, "Lima: sunny, 22 degrees."] });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [BIN, "mcp", "serve", path.join(ROOT, "packages-example/weather")],
+      env: { PATH: process.env.PATH ?? "", OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome(), NO_COLOR: "1" },
+      stderr: "pipe",
+    });
+    const client = new Client({ name: "test", version: "1.0.0" });
+    await client.connect(transport);
+    try {
+      const { tools } = await client.listTools();
+      const names = tools.map((tool) => tool.name);
+      expect(names).toEqual(expect.arrayContaining(["get_weather", "divide", "briefing", "desk", "weather"]));
+      const briefing = tools.find((tool) => tool.name === "briefing")!;
+      expect(briefing.inputSchema.required).toEqual(["city"]);
+      const result = (await client.callTool({ name: "briefing", arguments: { city: "Lima" } })) as { content: Array<{ text: string }>; isError?: boolean };
+      expect(result.isError ?? false).toBe(false);
+      expect(result.content[0]!.text).toBe("Lima: sunny, 22 degrees.");
+    } finally {
+      await client.close();
+    }
+  });
+});
