@@ -127,11 +127,14 @@ export class Agent {
       turnTools: turnPrompt ? this.#tools(turnPrompt) : [],
       includeAgentTools: turnPrompt?.agentTools ?? true,
     });
+    // Provider-side MCP servers: the system prompt's on every turn, plus the turn prompt's (same rule as tools).
+    const hostedTools = [...((turnPrompt?.agentTools ?? true) ? this.systemPrompt.mcpServersList : []), ...(turnPrompt?.mcpServersList ?? [])].map((server) => server.toTool());
     const session = await runToolLoop({
       agent: this.name,
       model: this.model,
       dialog,
       offered,
+      hostedTools,
       turnPrompt,
       maxRounds: this.#maxRounds(),
       maxExceptionRetry: this.maxExceptionRetry,

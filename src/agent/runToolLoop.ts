@@ -1,6 +1,6 @@
 import { performance } from "node:perf_hooks";
 import { InterruptedError, LllmError, ModelBehaviorError } from "../errors.js";
-import type { Model, ModelRequest, ResponseFormat } from "../providers/Model.js";
+import type { HostedTool, Model, ModelRequest, ResponseFormat } from "../providers/Model.js";
 import { isParseError, type Prompt } from "../prompts/index.js";
 import type { FunctionCall, FunctionTool, ToolContext } from "../tools/index.js";
 import type { AgentEvent } from "./AgentEvent.js";
@@ -19,6 +19,8 @@ export interface ToolLoopOptions {
   dialog: Dialog;
   /** The tools offered on this turn (see `offeredTools`), already bound. */
   offered: Map<string, FunctionTool>;
+  /** Tools the provider runs itself (remote MCP servers), sent with every request that offers tools. */
+  hostedTools?: HostedTool[];
   /** The prompt of this turn, whose parser reads the final reply; `undefined` after a plain receive(). */
   turnPrompt: Prompt | undefined;
   /** Rounds of tool calls allowed before the model must answer (already resolved: never 0 here). */
@@ -61,6 +63,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
     onEvent?.({ type: "model_call", agent, round, messages: messages.length, tools: tools.map((tool) => tool.name) });
     const request: ModelRequest = { messages };
     if (tools.length > 0) request.tools = tools.map((tool) => tool.toTool());
+    if (!limitReached && options.hostedTools && options.hostedTools.length > 0) request.hostedTools = options.hostedTools;
     if (options.responseFormat) request.responseFormat = options.responseFormat;
     if (options.modelArgs) request.modelArgs = options.modelArgs;
     if (signal) request.signal = signal;

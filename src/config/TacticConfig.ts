@@ -33,6 +33,8 @@ export interface TacticConfig {
   code_action?: CodeActionConfig;
   sandbox?: SandboxConfig;
   mcp_servers?: McpServerConfig[];
+  /** Remote MCP servers the provider calls itself (needs `api_type: response`). */
+  mcp_servers_list?: ProviderMcpServerConfig[];
   /** Defaults merged into every agent. */
   global?: AgentSettings;
   agent_configs?: Array<AgentSettings & { name: string }>;
@@ -71,6 +73,8 @@ export interface AgentSettings {
   invoker_config?: InvokerConfig;
   proxy?: ProxyConfig;
   mcp_servers?: McpServerConfig[];
+  /** Remote MCP servers the provider calls itself (needs `api_type: response`). */
+  mcp_servers_list?: ProviderMcpServerConfig[];
 }
 
 /** An agent after `global` has been merged in: a name, a model and exactly one kind of system prompt. */
@@ -108,6 +112,14 @@ export interface ProxyConfig {
   prompt_template?: string | null;
   /** Cache proxy HTTP responses on disk. */
   use_cache?: boolean;
+}
+
+/** A remote MCP server the model provider calls itself (seed Step 9). */
+export interface ProviderMcpServerConfig {
+  server_label: string;
+  server_url: string;
+  require_approval?: "never" | "always" | Record<string, unknown>;
+  allowed_tools?: string[];
 }
 
 /** An MCP server: local (`command`, over stdio) or remote (`url`, over HTTP). */

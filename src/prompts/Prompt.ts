@@ -1,3 +1,4 @@
+import type { HostedTool } from "../providers/Model.js";
 import { ConfigError } from "../errors.js";
 import { toFunctionTool, type FunctionTool } from "../tools/index.js";
 import { bindTools, type ToolResolver } from "./bindTools.js";
@@ -28,6 +29,8 @@ export interface PromptOptions {
    * turn prompt. A string is a declaration by name, bound through the agent's `resolveTool`.
    */
   functionList?: Array<FunctionTool | string>;
+  /** Remote MCP servers the provider calls itself (seed Step 9): `new MCP({...})` declarations. */
+  mcpServersList?: Array<{ toTool(): HostedTool }>;
   /** On a turn prompt: `false` offers only this prompt's tools (maybe none), not the agent's. Default `true`. */
   agentTools?: boolean;
   /** Parses the reply to this prompt's turn (see PromptParser). */
@@ -43,6 +46,7 @@ export class Prompt {
   readonly prompt: string;
   readonly functionList: Array<FunctionTool | string>;
   readonly agentTools: boolean;
+  readonly mcpServersList: Array<{ toTool(): HostedTool }>;
   readonly parser: PromptParser | undefined;
 
   constructor(options: PromptOptions) {
@@ -59,6 +63,7 @@ export class Prompt {
       return tool;
     });
     this.agentTools = options.agentTools ?? true;
+    this.mcpServersList = options.mcpServersList ?? [];
     this.parser = options.parser;
   }
 

@@ -33,9 +33,17 @@ export interface ToolSchema {
 /** Ask for JSON: a schema (structured output) or any JSON object. */
 export type ResponseFormat = { type: "json_schema"; name: string; schema: Record<string, unknown>; strict?: boolean } | { type: "json_object" };
 
+/**
+ * A tool the provider runs itself, sent as is: LLLM's `MCP(...)` declarations become `{"type": "mcp", …}` (seed
+ * Step 9). Only the Responses API takes them.
+ */
+export type HostedTool = { readonly type: string };
+
 export interface ModelRequest {
   messages: ModelMessage[];
   tools?: ToolSchema[];
+  /** Tools the provider calls itself (remote MCP servers); the loop never sees their calls. */
+  hostedTools?: HostedTool[];
   /** Default `auto` when tools are given. `none` asks for text only. */
   toolChoice?: "auto" | "none" | "required";
   responseFormat?: ResponseFormat;

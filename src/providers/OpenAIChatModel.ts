@@ -1,3 +1,4 @@
+import { ConfigError } from "../errors.js";
 import type OpenAI from "openai";
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
 import type { Model, ModelRequest, ModelResponse, ToolCallRequest, Usage } from "./Model.js";
@@ -51,6 +52,11 @@ export function chatRequestBody(model: string, request: ModelRequest): ChatCompl
   if (request.tools && request.tools.length > 0) {
     body["tools"] = request.tools;
     if (request.toolChoice) body["tool_choice"] = request.toolChoice;
+  }
+  if (request.hostedTools && request.hostedTools.length > 0) {
+    throw new ConfigError("mcp_needs_responses_api", `model \`${model}\`: provider-side MCP servers (${request.hostedTools.map((tool) => String((tool as { server_label?: unknown }).server_label ?? tool.type)).join(", ")}) need the Responses API, but this agent uses chat completions`, {
+      hint: "Set `api_type: response` on the agent (or in global), or use `mcp_servers:` to run the servers from lllm instead.",
+    });
   }
   const format = request.responseFormat;
   if (format?.type === "json_schema") {

@@ -63,6 +63,9 @@ export function responsesRequestBody(model: string, request: ModelRequest): Resp
     }));
     if (request.toolChoice) body["tool_choice"] = request.toolChoice;
   }
+  if (request.hostedTools && request.hostedTools.length > 0) {
+    body["tools"] = [...((body["tools"] as unknown[] | undefined) ?? []), ...request.hostedTools];
+  }
   const format = request.responseFormat;
   if (format?.type === "json_schema") {
     body["text"] = { format: { type: "json_schema", name: format.name, schema: format.schema, ...(format.strict === undefined ? {} : { strict: format.strict }) } };

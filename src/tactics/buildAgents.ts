@@ -3,7 +3,7 @@ import { Agent, type AgentEvent } from "../agent/index.js";
 import type { AgentConfig, McpServerConfig, ProxyConfig } from "../config/index.js";
 import { loadProxies, ProxyManager, type ProxyDefinition } from "../proxies/index.js";
 import { ConfigError } from "../errors.js";
-import { McpConnections } from "../mcp/index.js";
+import { MCP, McpConnections } from "../mcp/index.js";
 import type { FunctionTool } from "../tools/index.js";
 import { Prompt } from "../prompts/index.js";
 import type { Model } from "../providers/Model.js";
@@ -66,7 +66,12 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
       systemText += added.instructions.replaceAll("{", "{{").replaceAll("}", "}}");
       addTools(tools, added.tools, bound.name, "the proxy block");
     }
-    const systemPrompt = new Prompt({ path: bound.systemPrompt.ref ?? `${bound.name}/system`, prompt: systemText, functionList: tools });
+    const systemPrompt = new Prompt({
+      path: bound.systemPrompt.ref ?? `${bound.name}/system`,
+      prompt: systemText,
+      functionList: tools,
+      ...(config.mcp_servers_list ? { mcpServersList: config.mcp_servers_list.map((server) => new MCP(server)) } : {}),
+    });
     agents.set(
       bound.name,
       new Agent({

@@ -3,6 +3,7 @@ import path from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
 import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
+import { assertProviderMcpSupported } from "../mcp/assertProviderMcpSupported.js";
 import { Registry, type FileEntry, type ResolvedTool } from "../registry/index.js";
 import { looksLikeQualifiedRef, parseRef } from "../registry/ref.js";
 import { isZodSchema, zodToJsonSchema } from "../tools/zodToJsonSchema.js";
@@ -119,6 +120,17 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
       }
       tools.push({ ...resolved, ...(where ? { where } : {}) });
     });
+    if (config.mcp_servers_list && config.mcp_servers_list.length > 0) {
+      collect(problems, () => {
+        const where = tactic.locateAgent(index, ["mcp_servers_list"]);
+        try {
+          assertProviderMcpSupported(config.api_type, { agent: config.name, serverLabels: config.mcp_servers_list!.map((server) => server.server_label) });
+        } catch (error) {
+          if (error instanceof ConfigError && where) throw new ConfigError(error.code, error.message, { location: where, ...(error.hint ? { hint: error.hint } : {}) });
+          throw error;
+        }
+      });
+    }
     agents.push({ name: config.name, config, systemPrompt, tools, capabilities });
   });
   await checkCodeTacticAgents(tactic, registry, problems);
