@@ -54,3 +54,45 @@ describe("lllm run with an MCP server as a tool source", () => {
     expect(result.stdout).toBe("");
   });
 });
+
+describe("MCP over Streamable HTTP and server-filesystem, from the tool loop", () => {
+  it("calls a tool of an HTTP server on 127.0.0.1 with the configured header", async () => {
+    const { startHttpFixture } = await import("../mcp/fixtures/httpServer.js");
+    const fixture = await startHttpFixture();
+    try {
+      server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "calc_add", arguments: { a: 20, b: 22 } }, { name: "calc_whoami", arguments: {} }] }, "42."] });
+      const { mkdtempSync, writeFileSync } = await import("node:fs");
+      const os = await import("node:os");
+      const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-mcp-http-"));
+      writeFileSync(path.join(dir, "t.yaml"), `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: calc, url: "${fixture.url}", headers: {Authorization: Bearer t0k}, prefix: calc_}\n`);
+      const result = await runCli(["run", path.join(dir, "t.yaml"), "--input", "20+22?"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+      expect(result.stderr).toBe("");
+      expect(result).toMatchObject({ code: 0, stdout: "42.\n" });
+      const last = server.requests.filter((request) => request.method === "POST")[1]!.body.messages as Array<{ role: string; content: string }>;
+      const results = last.filter((message) => message.role === "tool").map((message) => message.content);
+      expect(results[0]).toContain("42");
+      expect(results[1]).toContain("Bearer t0k");
+      expect(fixture.sessions.opened).toHaveLength(1);
+    } finally {
+      await fixture.close();
+    }
+  });
+
+  it("reads a file through server-filesystem on a temporary folder; a path outside it is an error for the model", async () => {
+    const { mkdtempSync, writeFileSync } = await import("node:fs");
+    const os = await import("node:os");
+    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-mcp-fs-"));
+    writeFileSync(path.join(dir, "notes.txt"), "the secret word is teapot");
+    const serverPath = path.join(ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    writeFileSync(path.join(dir, "t.yaml"), `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: fs, command: node, args: ["${serverPath}", "${dir}"], allowed_tools: [read_text_file]}\n`);
+    server = await startMockOpenAIServer({
+      script: [{ tool_calls: [{ name: "read_text_file", arguments: { path: path.join(dir, "notes.txt") } }, { name: "read_text_file", arguments: { path: "/etc/passwd" } }] }, "teapot"],
+    });
+    const result = await runCli(["run", path.join(dir, "t.yaml"), "--input", "What is the secret word?"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    expect(result).toMatchObject({ code: 0, stdout: "teapot\n" });
+    const last = server.requests.filter((request) => request.method === "POST")[1]!.body.messages as Array<{ role: string; content: string }>;
+    const results = last.filter((message) => message.role === "tool").map((message) => message.content);
+    expect(results[0]).toContain("the secret word is teapot");
+    expect(results[1]).toMatch(/^Error: .*(denied|outside|not allowed)/i);
+  });
+});
