@@ -53,6 +53,11 @@ function describe(prepared: PreparedTactic): string {
     const tools = agent.tools.map((tool) => (tool.ref === tool.tool.name ? tool.ref : `${tool.tool.name} <- ${tool.ref}`));
     const capabilities = agent.capabilities.map((capability) => `${capability.ref}${capability.member ? `#${capability.member}` : ""} (${capability.kind})`);
     lines.push(`    tools: ${[...tools, ...capabilities].join(", ") || "(none)"}`);
+    const { proxy, mcp_servers: servers, mcp_servers_list: hosted } = agent.config;
+    if (proxy) lines.push(`    proxies: ${proxy.activate_proxies?.length ? proxy.activate_proxies.join(", ") : "all"}${proxy.exec_env === "interpreter" ? " (with run_python)" : ""}`);
+    const mcp = [...(tactic.config.mcp_servers ?? []), ...(servers ?? [])].map((server) => `${server.name} (${server.url ?? server.command ?? "?"})`);
+    if (mcp.length > 0) lines.push(`    mcp servers: ${mcp.join(", ")}`);
+    if (hosted && hosted.length > 0) lines.push(`    provider mcp: ${hosted.map((server) => server.server_label).join(", ")}`);
   }
   return lines.join("\n");
 }
