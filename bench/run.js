@@ -97,6 +97,71 @@ async function loopOverhead() {
   console.log(`  loop overhead per round               ${(((loop - base) / rounds) * 1000).toFixed(0).padStart(8)} µs`);
 }
 
+/** Kernel start (bwrap and plain) against `python3 -c pass`, and the CALL_API round trip inside one cell. */
+async function kernelSuite() {
+  const { PythonKernel, detectIsolation } = await import("../dist/sandbox/index.js");
+  const { ProxyManager, loadProxies } = await import("../dist/proxies/index.js");
+  const { Registry } = await import("../dist/registry/index.js");
+  const samples = { python: [], real: [], none: [], bwrap: [] };
+  const bwrap = (await detectIsolation()).backend === "bwrap";
+  // `python3` may be a version-manager shim; the kernel runs the interpreter it resolves to, so time that too.
+  const realPython = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).stdout.trim();
+  for (let run = 0; run < runs + 1; run++) {
+    let start = performance.now();
+    spawnSync("python3", ["-c", "pass"]);
+    const python = performance.now() - start;
+    start = performance.now();
+    spawnSync(realPython, ["-c", "pass"]);
+    const real = performance.now() - start;
+    const times = {};
+    for (const backend of bwrap ? ["none", "bwrap"] : ["none"]) {
+      start = performance.now();
+      const kernel = await PythonKernel.start({ isolation: { backend } });
+      await kernel.run("pass");
+      times[backend] = performance.now() - start;
+      await kernel.close();
+    }
+    if (run === 0) continue;
+    samples.python.push(python);
+    samples.real.push(real);
+    for (const [backend, ms] of Object.entries(times)) samples[backend].push(ms);
+  }
+  const base = median(samples.python);
+  console.log(`\nPython kernel start, to the first cell's result (median of ${runs})`);
+  console.log(`  python3 -c pass (baseline)         ${base.toFixed(1).padStart(8)} ms   1.00x baseline`);
+  const real = median(samples.real);
+  console.log(`  ${path.basename(realPython)} -c pass, no shim${" ".repeat(Math.max(1, 19 - path.basename(realPython).length))}${real.toFixed(1).padStart(8)} ms   ${(real / base).toFixed(2)}x baseline`);
+  for (const backend of ["none", "bwrap"]) {
+    if (samples[backend].length === 0) {
+      console.log(`  kernel, ${backend.padEnd(26)} (bubblewrap not available)`);
+      continue;
+    }
+    const value = median(samples[backend]);
+    console.log(`  kernel, ${backend.padEnd(26)} ${value.toFixed(1).padStart(8)} ms   ${(value / base).toFixed(2)}x baseline`);
+  }
+
+  const registry = await Registry.load({ packages: [path.join(root, "packages-example", "weather")], discover: false });
+  const manager = new ProxyManager({ proxies: await loadProxies(registry), activateProxies: ["weather"], useCache: false });
+  const kernel = await PythonKernel.start({
+    isolation: { backend: bwrap ? "bwrap" : "none" },
+    hostFunctions: { CALL_API: ({ path: callPath, params }) => manager.call(callPath, params ?? {}) },
+    prelude: 'import lllm_bridge as _b\ndef CALL_API(path, params=None):\n    return _b.call("CALL_API", {"path": path, "params": params or {}})\n',
+    maxOutputChars: 0,
+  });
+  const output = await kernel.run(
+    "import time, statistics\n" +
+      "times = []\n" +
+      "for i in range(1000):\n" +
+      "    t = time.perf_counter()\n" +
+      '    CALL_API("weather/current/Tokyo", {})\n' +
+      "    times.append(time.perf_counter() - t)\n" +
+      "print(statistics.median(times) * 1e6)\n",
+  );
+  await kernel.close();
+  console.log(`\nCALL_API round trip to a local proxy, 1,000 calls in one cell (${bwrap ? "bwrap" : "none"})`);
+  console.log(`  median per call                    ${Number(output.trim()).toFixed(0).padStart(8)} µs`);
+}
+
 const suites = {
   startup: () =>
     compare("Start-up: the CLI against a bare node process", [
@@ -105,6 +170,7 @@ const suites = {
       { name: "lllm validate <weather example>", command: process.execPath, args: [lllm, "validate", example] },
     ]),
   loop: loopOverhead,
+  kernel: kernelSuite,
   memory: () => {
     const scripted = "scripted:packages-example/weather/scripted/paris-tokyo.yaml";
     const base = median(Array.from({ length: 5 }, () => peakMemory(["-e", "0"])));
