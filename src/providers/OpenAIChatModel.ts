@@ -1,41 +1,19 @@
+import { OpenAIClientModel } from "./OpenAIClientModel.js";
 import { ConfigError } from "../errors.js";
 import type OpenAI from "openai";
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
-import type { Model, ModelRequest, ModelResponse, ToolCallRequest, Usage } from "./Model.js";
-import { createOpenAIClient, DEFAULT_TIMEOUT_MS } from "./OpenAIEndpoint.js";
-import type { OpenAIModelOptions } from "./OpenAIEndpoint.js";
+import type { ModelRequest, ModelResponse, ToolCallRequest, Usage } from "./Model.js";
 import { requestWithRetries } from "./requestWithRetries.js";
 import type { Attempt, RetryContext } from "./requestWithRetries.js";
-import { DEFAULT_RETRY_POLICY } from "./RetryPolicy.js";
 import { toChatCompletionMessages } from "./toChatCompletionMessages.js";
 
 /**
  * A `Model` over the OpenAI chat-completions API, which every OpenAI-compatible server (Ollama, vLLM, Groq,
  * OpenRouter, …) speaks. Streams when the request has `onText`; retries 429 / 5xx / connection failures itself.
  */
-export class OpenAIChatModel implements Model {
-  readonly name: string;
-  private readonly options: OpenAIModelOptions;
-  private client: Promise<OpenAI> | undefined;
-
-  constructor(options: OpenAIModelOptions) {
-    this.name = options.name;
-    this.options = options;
-  }
-
+export class OpenAIChatModel extends OpenAIClientModel {
   async generate(request: ModelRequest): Promise<ModelResponse> {
-    const { options } = this;
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.client ??= createOpenAIClient(options.endpoint, timeoutMs);
-    const client = await this.client;
-    const context: RetryContext = {
-      modelName: this.name,
-      wireModel: options.model ?? options.name,
-      endpoint: options.endpoint,
-      policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
-      timeoutMs,
-      ...(request.signal ? { signal: request.signal } : {}),
-    };
+    const { client, context } = await this.prepare(request);
     const body = chatRequestBody(context.wireModel, request);
     return requestWithRetries(context, (attempt) => (request.onText ? streamCompletion(client, body, attempt, request.onText) : completeOnce(client, body, attempt)));
   }

@@ -1,41 +1,19 @@
+import { OpenAIClientModel } from "./OpenAIClientModel.js";
 import type OpenAI from "openai";
 import type { Response, ResponseCreateParamsNonStreaming } from "openai/resources/responses/responses";
 import { ProviderError } from "../errors.js";
-import type { Model, ModelRequest, ModelResponse, ToolCallRequest } from "./Model.js";
-import { createOpenAIClient, DEFAULT_TIMEOUT_MS } from "./OpenAIEndpoint.js";
-import type { OpenAIModelOptions } from "./OpenAIEndpoint.js";
+import type { ModelRequest, ModelResponse, ToolCallRequest } from "./Model.js";
 import { requestWithRetries } from "./requestWithRetries.js";
 import type { RetryContext } from "./requestWithRetries.js";
-import { DEFAULT_RETRY_POLICY } from "./RetryPolicy.js";
 import { toResponsesInput } from "./toResponsesInput.js";
 
 /**
  * A `Model` over OpenAI's Responses API (`api_type: response`), with the same retries, timeout and errors as
  * `OpenAIChatModel`. It does not stream: with `onText` set, the whole text is passed once at the end.
  */
-export class OpenAIResponsesModel implements Model {
-  readonly name: string;
-  private readonly options: OpenAIModelOptions;
-  private client: Promise<OpenAI> | undefined;
-
-  constructor(options: OpenAIModelOptions) {
-    this.name = options.name;
-    this.options = options;
-  }
-
+export class OpenAIResponsesModel extends OpenAIClientModel {
   async generate(request: ModelRequest): Promise<ModelResponse> {
-    const { options } = this;
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.client ??= createOpenAIClient(options.endpoint, timeoutMs);
-    const client = await this.client;
-    const context: RetryContext = {
-      modelName: this.name,
-      wireModel: options.model ?? options.name,
-      endpoint: options.endpoint,
-      policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
-      timeoutMs,
-      ...(request.signal ? { signal: request.signal } : {}),
-    };
+    const { client, context } = await this.prepare(request);
     const body = responsesRequestBody(context.wireModel, request);
     const response = await requestWithRetries(context, (attempt) => client.responses.create(body, { signal: attempt.signal, maxRetries: 0 }));
     const result = fromResponse(response, context);

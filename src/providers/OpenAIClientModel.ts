@@ -1,0 +1,38 @@
+import type OpenAI from "openai";
+import type { Model, ModelRequest, ModelResponse } from "./Model.js";
+import { createOpenAIClient, DEFAULT_TIMEOUT_MS, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
+import type { RetryContext } from "./requestWithRetries.js";
+import { DEFAULT_RETRY_POLICY } from "./RetryPolicy.js";
+
+/**
+ * What the chat-completions and Responses models share: the options, one lazily created SDK client (the SDK is
+ * imported on the first call, so start-up stays fast), and the retry context of a request.
+ */
+export abstract class OpenAIClientModel implements Model {
+  readonly name: string;
+  protected readonly options: OpenAIModelOptions;
+  private client: Promise<OpenAI> | undefined;
+
+  constructor(options: OpenAIModelOptions) {
+    this.name = options.name;
+    this.options = options;
+  }
+
+  abstract generate(request: ModelRequest): Promise<ModelResponse>;
+
+  /** The client and the retry context for one request. */
+  protected async prepare(request: ModelRequest): Promise<{ client: OpenAI; context: RetryContext }> {
+    const { options } = this;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    this.client ??= createOpenAIClient(options.endpoint, timeoutMs);
+    const context: RetryContext = {
+      modelName: this.name,
+      wireModel: options.model ?? options.name,
+      endpoint: options.endpoint,
+      policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+      timeoutMs,
+      ...(request.signal ? { signal: request.signal } : {}),
+    };
+    return { client: await this.client, context };
+  }
+}
