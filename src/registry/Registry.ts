@@ -187,7 +187,8 @@ export class Registry {
     const all = section === "tools" ? [...this.listTools().map((entry) => entry.ref), ...this.runtimeTools.keys()] : this.list().flatMap((p) => [...p.entries(section).values()].map((entry) => entry.ref));
     // Match on the whole ref and on its key alone, so `wether.tools:get_weather` and `get_wether` both find it.
     const byKey = closest(ref.key, all.map(keyOf)).flatMap((key) => all.filter((candidate) => keyOf(candidate) === key));
-    const near = [...new Set([...closest(ref.text, all), ...byKey])].slice(0, 3);
+    // Keys decide: comparing whole refs would count the shared `pkg.section:` prefix as a resemblance.
+    const near = [...new Set(byKey.length > 0 ? byKey : closest(ref.text, all))].slice(0, 3);
     const where = pkg ? ` in package \`${pkg.name}\` (${pkg.dir})` : "";
     const hint = near.length > 0 ? `did you mean ${near.map((candidate) => `\`${candidate}\``).join(", ")}?` : all.length > 0 ? `Known ${section}: ${all.slice(0, 8).join(", ")}${all.length > 8 ? ", …" : ""}.` : `No ${section} are loaded: add a package with a ${section}/ folder.`;
     return new ConfigError(`${singular(section)}_not_found`, `${singular(section)} \`${ref.text}\` not found${where}`, { ...(options.where ? { location: options.where } : {}), hint });
