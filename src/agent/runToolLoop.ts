@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { InterruptedError, LllmError, ModelBehaviorError } from "../errors.js";
+import { BudgetError, InterruptedError, LllmError, ModelBehaviorError } from "../errors.js";
 import type { HostedTool, Model, ModelRequest, ResponseFormat } from "../providers/Model.js";
 import { isParseError, type Prompt } from "../prompts/index.js";
 import type { FunctionCall, FunctionTool, ToolContext } from "../tools/index.js";
@@ -76,7 +76,13 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
     onEvent?.({ type: "model_reply", agent, round, text, toolCalls: response.toolCalls, usage: response.usage });
 
     if (response.toolCalls.length > 0) {
-      assertToolsOffered({ agent, requests: response.toolCalls, offered: limitReached ? new Map() : offered, limitReached });
+      if (limitReached) {
+        // Told to stop and offered no tools, the model still asks for one: the round budget is spent (exit 3).
+        throw new BudgetError("tool_rounds_exhausted", `agent \`${agent}\` still called ${response.toolCalls.map((call) => `\`${call.name}\``).join(", ")} after its limit of ${options.maxRounds} tool-call round${options.maxRounds === 1 ? "" : "s"} was reached`, {
+          hint: "Raise `max_interrupt_steps` for this agent (or pass --max-steps N), or make the task smaller.",
+        });
+      }
+      assertToolsOffered({ agent, requests: response.toolCalls, offered, limitReached });
       // The step is accepted: a retry's scratch belongs to the step that failed, as LLLM forks per step.
       scratch = [];
       dialog.add({ role: "tool_call", content: text, name: agent, toolCalls: response.toolCalls, usage: response.usage });

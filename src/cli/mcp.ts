@@ -91,5 +91,6 @@ function divertConsoleToStderr(): () => void {
 }
 
 function firstLine(text: string): string {
-  return (text.split("\n")[0] ?? "").slice(0, 100);
+  const line = text.split("\n")[0] ?? "";
+  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
 }

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { ConfigError } from "../errors.js";
-import { loadProxies, ProxyManager, type ProxyDefinition } from "../proxies/index.js";
+import { loadProxies, ProxyCallError, ProxyManager, type ProxyDefinition } from "../proxies/index.js";
 import { didYouMean } from "../util/closest.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { writeOut } from "./output.js";
@@ -63,7 +63,12 @@ export async function proxyCallCommand(callPath: string, options: ProxyCallOptio
   const name = callPath.replace(/^\/+/, "").split("/")[0] ?? "";
   checkName(name, definitions);
   const manager = new ProxyManager({ proxies: definitions, useCache: !(options.noCache === true || options.cache === false) });
-  const result = await manager.call(callPath, params);
+  let result: unknown;
+  try {
+    result = await manager.call(callPath, params);
+  } catch (error) {
+    throw asUsageError(error);
+  }
   // stdout is data: JSON, except that a text answer prints as text unless --json asks for JSON throughout.
   writeOut(typeof result === "string" && !options.json ? result : JSON.stringify(result ?? null, null, 2));
 }
@@ -71,6 +76,18 @@ export async function proxyCallCommand(callPath: string, options: ProxyCallOptio
 async function definitionsFor(options: ProxyOptions): Promise<ProxyDefinition[]> {
   const registry = await loadRegistry(options.package);
   return loadProxies(registry);
+}
+
+/** Codes that mean the command line (or the environment) is wrong, not the API: exit 2 with the user's fix. */
+const USAGE_CODES = new Set(["proxy_key_missing", "proxy_param_missing", "proxy_endpoint_unknown", "proxy_unknown", "proxy_path_value", "proxy_param_invalid"]);
+
+function asUsageError(error: unknown): unknown {
+  if (!(error instanceof ProxyCallError) || !USAGE_CODES.has(error.code)) return error;
+  if (error.code === "proxy_key_missing") {
+    const variable = /environment variable (\S+) is not set/.exec(error.message)?.[1];
+    return new ConfigError(error.code, error.message.replace(/: the user must set .*$/, ""), { ...(variable ? { hint: `Set it first: export ${variable}=…` } : {}), cause: error });
+  }
+  return new ConfigError(error.code, error.message, { hint: "Check the path and --params against `lllm proxy docs <name>`.", cause: error });
 }
 
 /** A name typed on the command line is the user's to fix (exit 2), unlike a model's call. */

@@ -1,4 +1,4 @@
-import { ConfigError } from "../errors.js";
+import { ConfigError, InterruptedError } from "../errors.js";
 import { FunctionCall } from "../tools/index.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { warn, writeOut } from "./output.js";
@@ -48,6 +48,7 @@ export async function toolsCallCommand(ref: string, options: ToolsOptions): Prom
   process.once("SIGINT", onSignal);
   try {
     const call = await tool.call(new FunctionCall({ name: tool.name, arguments: args }), { signal: controller.signal, cwd: process.cwd() });
+    if (controller.signal.aborted) throw new InterruptedError("interrupted", "interrupted by the user");
     if (options.json) writeOut(JSON.stringify(call.error !== undefined ? { error: call.error } : { result: call.result ?? null }, null, 2));
     else writeOut(call.resultStr ?? "");
     if (call.error !== undefined) process.exitCode = 1;

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { ConfigError } from "../errors.js";
 import { prepareTactic, type PreparedTactic } from "../tactics/prepareTactic.js";
 import { paint, writeOut } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
@@ -11,12 +12,30 @@ interface ValidateOptions {
 
 /** `lllm validate <tactic>`: everything a run would load and bind, without calling a model. */
 export async function validateCommand(file: string, options: ValidateOptions): Promise<void> {
-  const prepared = await prepareTactic(await resolveTacticTarget(file, options.package), { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
+  let prepared: PreparedTactic;
+  try {
+    prepared = await prepareTactic(await resolveTacticTarget(file, options.package), { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
+  } catch (error) {
+    // Tools read stdout: with --json an invalid tactic is data too, besides the message on stderr and exit 2.
+    if (options.json && error instanceof ConfigError) writeOut(JSON.stringify(invalid(error), null, 2));
+    throw error;
+  }
   if (options.json) {
     writeOut(JSON.stringify(summary(prepared), null, 2));
     return;
   }
   writeOut(describe(prepared));
+}
+
+function invalid(error: ConfigError): unknown {
+  return {
+    valid: false,
+    problems: error.problems.map((problem) => ({
+      message: problem.message,
+      ...(problem.location ? { file: problem.location.file, line: problem.location.line ?? null, column: problem.location.column ?? null } : {}),
+      ...(problem.hint ? { hint: problem.hint } : {}),
+    })),
+  };
 }
 
 function summary(prepared: PreparedTactic): unknown {

@@ -195,8 +195,9 @@ function stackLine(error: unknown, file: string): { line?: number; column?: numb
   for (const line of stack.split("\n")) {
     const index = line.indexOf(file);
     if (index < 0) continue;
-    const match = /:(\d+):(\d+)/.exec(line.slice(index + file.length));
-    if (match) return { line: Number(match[1]), column: Number(match[2]) };
+    // The line only: the transpiler wraps the module, which shifts columns on the first line.
+    const match = /:(\d+):\d+/.exec(line.slice(index + file.length));
+    if (match) return { line: Number(match[1]) };
   }
   return {};
 }

@@ -188,7 +188,7 @@ export class Registry {
     // Match on the whole ref and on its key alone, so `wether.tools:get_weather` and `get_wether` both find it.
     const byKey = closest(ref.key, all.map(keyOf)).flatMap((key) => all.filter((candidate) => keyOf(candidate) === key));
     // Keys decide: comparing whole refs would count the shared `pkg.section:` prefix as a resemblance.
-    const near = [...new Set(byKey.length > 0 ? byKey : closest(ref.text, all))].slice(0, 3);
+    const near = [...new Set(byKey)].slice(0, 3);
     const where = pkg ? ` in package \`${pkg.name}\` (${pkg.dir})` : "";
     const hint = near.length > 0 ? `did you mean ${near.map((candidate) => `\`${candidate}\``).join(", ")}?` : all.length > 0 ? `Known ${section}: ${all.slice(0, 8).join(", ")}${all.length > 8 ? ", …" : ""}.` : `No ${section} are loaded: add a package with a ${section}/ folder.`;
     return new ConfigError(`${singular(section)}_not_found`, `${singular(section)} \`${ref.text}\` not found${where}`, { ...(options.where ? { location: options.where } : {}), hint });
@@ -239,7 +239,7 @@ export class Registry {
     const absolute = path.resolve(source.dir);
     if (!existsSync(absolute) || !statSync(absolute).isDirectory()) {
       problems.push({
-        message: `package folder \`${source.dir}\` does not exist`,
+        message: existsSync(absolute) ? `package \`${source.dir}\` is a file, not a folder` : `package folder \`${source.dir}\` does not exist`,
         ...(source.location ? { location: source.location } : {}),
         hint: "A package is a folder with an lllm.toml, lllm.yaml or package.json#lllm manifest (or just tools/, prompts/… sub-folders).",
       });

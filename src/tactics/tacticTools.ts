@@ -29,7 +29,10 @@ export async function packageTacticTools(registry: Registry, packageName: string
     try {
       tools.push(await tacticFunction({ registry, capability: { ref: entry.ref, kind: "tactic", entry }, options: { input: undefined }, onEvent: () => {} }));
     } catch (error) {
-      skipped.push({ ref: entry.ref, reason: error instanceof Error ? error.message.split("\n")[0]! : String(error) });
+      const reason = error instanceof Error ? error.message.split("\n")[0]! : String(error);
+      // A file of shared defaults (named by others with `base:`) has no agents: it is not a tactic to serve.
+      if (/^no agents: /.test(reason) || /: no agents: /.test(reason)) continue;
+      skipped.push({ ref: entry.ref, reason });
     }
   }
   return { tools, skipped };

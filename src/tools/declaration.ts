@@ -1,3 +1,4 @@
+import { checkParameterSchemas } from "./checkParameterSchemas.js";
 import { FunctionTool } from "./FunctionTool.js";
 import { isPlainObject, kindOf, type JsonSchema } from "./JsonSchema.js";
 import { normalizeParameters, type ParametersInput } from "./normalizeParameters.js";
@@ -26,5 +27,6 @@ export function declaration(spec: DeclarationSpec): FunctionTool {
   }
   const parameters = spec.properties === undefined ? spec.parameters : { type: "object", properties: spec.properties, ...(spec.required === undefined ? {} : { required: spec.required }) };
   const { properties, required, defaults } = normalizeParameters(parameters, { where });
+  checkParameterSchemas(properties, { where });
   return new FunctionTool({ name, description: spec.description, properties, required, defaults, ...(spec.strict === undefined ? {} : { strict: spec.strict }) });
 }

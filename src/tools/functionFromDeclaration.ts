@@ -1,3 +1,4 @@
+import { checkParameterSchemas } from "./checkParameterSchemas.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { didYouMean } from "../util/closest.js";
 import { FunctionTool, type ToolContext } from "./FunctionTool.js";
@@ -54,7 +55,11 @@ export function functionFromDeclaration(declaration: unknown, options: { file: s
   if (typeof declaration.description !== "string") {
     problems.push({ message: `${where} needs a \`description\` (a string)${declaration.description === undefined ? "" : `, got ${kindOf(declaration.description)}`}`, location, hint: "Say what the tool does and when to use it: the model reads it." });
   }
-  const parameters: NormalizedParameters | undefined = attempt(() => normalizeParameters(declaration.parameters, { where, file }));
+  const parameters: NormalizedParameters | undefined = attempt(() => {
+    const normalized = normalizeParameters(declaration.parameters, { where, file });
+    checkParameterSchemas(normalized.properties, { where, file });
+    return normalized;
+  });
   const command = checkCommand(declaration.command, where, location, problems);
   const timeout = declaration.timeout;
   if (timeout !== undefined) {

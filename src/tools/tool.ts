@@ -1,3 +1,4 @@
+import { checkParameterSchemas } from "./checkParameterSchemas.js";
 import { FunctionTool, type ResultProcessor, type ToolContext, type ToolRun, type ToolSource } from "./FunctionTool.js";
 import { isPlainObject, kindOf } from "./JsonSchema.js";
 import { normalizeParameters, type ParametersInput } from "./normalizeParameters.js";
@@ -46,6 +47,7 @@ export function tool<Args extends object = Record<string, unknown>>(spec: ToolSp
   }
   checkApproval(spec.approval, where, file);
   const { properties, required, defaults } = normalizeParameters(spec.parameters, { where, file });
+  checkParameterSchemas(properties, { where, file });
   return new FunctionTool({
     name,
     description: spec.description,

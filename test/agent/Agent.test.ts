@@ -1,3 +1,4 @@
+import { BudgetError } from "../../src/errors.js";
 import { describe, expect, it } from "vitest";
 import { Agent, Dialog, REPEATED_CALL_TEXT, ROUND_LIMIT_TEXT, UnknownToolError, type AgentEvent } from "../../src/agent/index.js";
 import { ConfigError, ModelBehaviorError } from "../../src/errors.js";
@@ -210,11 +211,15 @@ describe("controlling the loop (seed Step 5)", () => {
     expect(ROUND_LIMIT_TEXT).toBe("You are reaching the limit of tool calls. Provide the final response.");
   });
 
-  it("treats a tool call after the cap as a call to a tool that was not offered", async () => {
+  it("a tool call after the cap means the round budget ran out (a BudgetError, exit 3)", async () => {
     const model = new FakeModel([{ calls: [{ name: "get_weather", arguments: { city: "A" } }] }, { calls: [{ name: "get_weather", arguments: { city: "B" } }] }]);
-    const { agent } = weatherAgent(model, { maxInterruptSteps: 1 });
+    const { agent, weather } = weatherAgent(model, { maxInterruptSteps: 1 });
     agent.receive("Weather?");
-    await expect(agent.respond()).rejects.toThrow(/no tools were offered, because the limit of tool-call rounds was reached/);
+    const error = await agent.respond().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(BudgetError);
+    expect((error as BudgetError).exitCode).toBe(3);
+    expect((error as Error).message).toBe("agent `weather_bot` still called `get_weather` after its limit of 1 tool-call round was reached");
+    expect(weather.runs).toHaveLength(1);
   });
 
   it("allows 100 rounds for maxInterruptSteps 0 and warns once", async () => {

@@ -118,6 +118,11 @@ const cases: Array<{ name: string; files: Record<string, string>; args?: string[
     expected: ["tool name `same` is ambiguous", "`one.tools:same`", "`two.tools:same`"],
   },
   {
+    name: "a tool parameter whose schema is not JSON Schema",
+    files: { "pkg/tools/lookup.yaml": `name: lookup\ndescription: Look something up\ncommand: [python3, x.py]\nparameters:\n  q: {type: strin}\n`, "tactic.yaml": `packages: [./pkg]\n${AGENT}` },
+    expected: ["lookup.yaml", "the schema of parameter `q` is not valid JSON Schema", "string, number, integer"],
+  },
+  {
     name: "an agent without a model",
     files: { "tactic.yaml": `agent_configs:\n  - name: bot\n    system_prompt: hi\n` },
     expected: ["tactic.yaml:2", "bot", "model_name", "--model"],
