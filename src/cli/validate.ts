@@ -1,7 +1,8 @@
 import path from "node:path";
-import { ConfigError } from "../errors.js";
+import { ConfigError, formatLocation } from "../errors.js";
 import { prepareTactic, type PreparedTactic } from "../tactics/prepareTactic.js";
-import { paint, writeOut } from "./output.js";
+import { missingTemplateVariables } from "../tactics/templateVariables.js";
+import { paint, warn, writeOut } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 
 interface ValidateOptions {
@@ -19,6 +20,10 @@ export async function validateCommand(file: string, options: ValidateOptions): P
     // Tools read stdout: with --json an invalid tactic is data too, besides the message on stderr and exit 2.
     if (options.json && error instanceof ConfigError) writeOut(JSON.stringify(invalid(error), null, 2));
     throw error;
+  }
+  // Placeholders only --var can fill are fine at run time, but a typo would stop a run halfway: say so now.
+  for (const missing of missingTemplateVariables(prepared, {})) {
+    warn(`${missing.where ? `${formatLocation(missing.where)}: ` : ""}{${missing.name}} in ${missing.what} has no value here: a run needs --var ${missing.name}=…, or add it to \`vars:\``);
   }
   if (options.json) {
     writeOut(JSON.stringify(summary(prepared), null, 2));

@@ -1,0 +1,42 @@
+import type { SourceLocation } from "../errors.js";
+import { templatePlaceholders } from "../prompts/index.js";
+import type { PreparedTactic } from "./prepareTactic.js";
+
+/** A `{name}` in one of the tactic's templates that no value will fill. */
+export interface MissingVariable {
+  name: string;
+  /** Which template: `prompt`, `steps[1].prompt`, `the system prompt of agent writer`. */
+  what: string;
+  where?: SourceLocation;
+}
+
+/**
+ * The placeholders of the tactic's templates (the turn prompt, pipeline steps, system prompts) that neither the
+ * input, the tactic's `vars`, the given `vars` (`--var`) nor an earlier step's `as` will fill. Checked before the
+ * first model call, so that a run never stops halfway, after paid calls, for a typo in a template.
+ */
+export function missingTemplateVariables(prepared: PreparedTactic, vars: Record<string, unknown>): MissingVariable[] {
+  const { tactic } = prepared;
+  const { config } = tactic;
+  const known = new Set(["input", ...Object.keys(config.vars ?? {}), ...Object.keys(vars)]);
+  const missing: MissingVariable[] = [];
+  const check = (template: string, what: string, where: SourceLocation | undefined, available: Set<string>): void => {
+    for (const name of new Set(templatePlaceholders(template))) {
+      if (!available.has(name)) missing.push({ name, what, ...(where ? { where } : {}) });
+    }
+  };
+  if (config.tactic_type === "pipeline") {
+    const available = new Set(known);
+    (config.steps ?? []).forEach((step, index) => {
+      check(step.prompt ?? "{input}", `steps[${index}].prompt`, tactic.locate(["steps", index, "prompt"]), available);
+      if (step.as) available.add(step.as);
+    });
+  } else if (config.tactic_type === "agent") {
+    check(config.prompt, "prompt", tactic.locate(["prompt"]), known);
+  }
+  prepared.agents.forEach((agent, index) => {
+    const where = tactic.locateAgent(index, [agent.systemPrompt.ref ? "system_prompt_path" : "system_prompt"]);
+    check(agent.systemPrompt.text, `the system prompt of agent \`${agent.name}\``, where, known);
+  });
+  return missing;
+}
