@@ -67,7 +67,31 @@ export { createModel, OpenAIChatModel, OpenAIResponsesModel, type CreateModelOpt
 export { proxy, ProxyManager, ProxyCallError, loadProxies, type ProxySpec, type ProxyDefinition, type ProxyManagerOptions } from "./proxies/index.js";
 
 // Sandboxes: the persistent Python kernel (isolated with bubblewrap) and the Step 17 interface.
-export { PythonKernel, SubprocessSandbox, BridgeError, closeAllKernels, detectIsolation, type Sandbox, type PythonKernelOptions, type IsolationOptions } from "./sandbox/index.js";
+export { PythonKernel, SubprocessSandbox, BridgeError, closeAllKernels, detectIsolation, detectGvisor, type Sandbox, type PythonKernelOptions, type IsolationOptions } from "./sandbox/index.js";
+
+// Code-action and the tool chain: one Python program over the tools, a hidden call budget, bounded repair.
+export {
+  runCodeAction,
+  codeActionAgent,
+  toolChainTool,
+  ArtifactStore,
+  approveAll,
+  approveNone,
+  askOnTerminal,
+  CodeActionBudgetError,
+  CodeActionTimeoutError,
+  CodeActionError,
+  type RunCodeActionOptions,
+  type CodeActionResult,
+  type CodeActionSettings,
+  type CodeActionReport,
+  type ProgramRecord,
+  type BridgedCallRecord,
+  type ArtifactRecord,
+  type ApprovalPolicy,
+  type ApprovalRequest,
+  type ToolChainToolOptions,
+} from "./codeaction/index.js";
 
 // MCP: servers as tool sources, provider-side declarations, packages served over MCP.
 export { McpConnections, McpToolError, MCP, assertProviderMcpSupported, createPackageServer } from "./mcp/index.js";

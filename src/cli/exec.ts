@@ -23,8 +23,8 @@ interface ExecOptions {
 export async function execCommand(options: ExecOptions): Promise<void> {
   const code = readCode(options.file);
   const backend = (options.sandbox ?? "auto") as IsolationBackend;
-  if (!["auto", "bwrap", "none"].includes(backend)) {
-    throw new ConfigError("usage_sandbox", `--sandbox must be auto, bwrap or none (got \`${options.sandbox}\`)`, { location: { file: "--sandbox" } });
+  if (!["auto", "bwrap", "gvisor", "none"].includes(backend)) {
+    throw new ConfigError("usage_sandbox", `--sandbox must be auto, bwrap, gvisor or none (got \`${options.sandbox}\`)`, { location: { file: "--sandbox" } });
   }
   const timeout = options.timeout === undefined ? PROXY_DEFAULTS.timeout : Number(options.timeout);
   if (!Number.isFinite(timeout) || timeout < 0) throw new ConfigError("usage_timeout", `--timeout must be a number of seconds (got \`${options.timeout}\`)`, { location: { file: "--timeout" } });

@@ -52,6 +52,8 @@ export function buildProgram(): Command {
     .option("--stream", "print the answer as it arrives (default on a terminal)")
     .option("--no-stream", "print the answer only when it is complete")
     .option("--dry-run", "print the first request that would be sent, and call nothing")
+    .addOption(new Option("--approve <which>", "calls from programs to tools that need approval: run all, or none (default: ask on a terminal, else none)").choices(["all", "none"]))
+    .option("--notebook-out <file>", "notebook pattern: write the cells and their outputs as a Jupyter notebook (.ipynb)")
     .action(async (tactic: string, options: Record<string, unknown>, command: Command) => {
       const { runCommand } = await import("./run.js");
       await runCommand(tactic, command.optsWithGlobals());
@@ -125,7 +127,7 @@ export function buildProgram(): Command {
     .option("--proxy <name...>", "proxies to activate (default: all)")
     .option("-f, --file <file>", "the Python file to run (default: standard input)")
     .option("-p, --package <dir...>", "package folders to load")
-    .option("--sandbox <backend>", "auto | bwrap | none", "auto")
+    .option("--sandbox <backend>", "auto | bwrap | gvisor | none", "auto")
     .option("--timeout <seconds>", "time limit of the code", "60")
     .option("--no-cache", "do not read or write the proxies' response cache")
     .action(async (options: Record<string, unknown>, command: Command) => {

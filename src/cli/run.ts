@@ -6,6 +6,7 @@ import type { Model, ModelRequest } from "../providers/Model.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { runTactic } from "../tactics/runTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
+import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/index.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { paint, warn, writeErr, writeOut } from "./output.js";
 
@@ -18,6 +19,8 @@ export interface RunCommandOptions {
   json?: boolean;
   stream?: boolean;
   dryRun?: boolean;
+  approve?: "all" | "none";
+  notebookOut?: string;
   package?: string[];
   verbose?: boolean;
 }
@@ -67,6 +70,8 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       ...(onText ? { onText } : {}),
       onEvent: (event) => reportEvent(event, Boolean(options.verbose)),
       ...(options.dryRun ? { createModel: (config) => dryRunModel(config.model_name ?? "") } : {}),
+      approve: approvalPolicy(options.approve),
+      ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
     });
     if (options.json) {
       writeOut(JSON.stringify(result, null, 2));
@@ -85,6 +90,13 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
   } finally {
     process.off("SIGINT", onSigint);
   }
+}
+
+/** `--approve` decides; without it a person at a terminal is asked, and with nobody to ask nothing is approved. */
+function approvalPolicy(approve: "all" | "none" | undefined): ApprovalPolicy {
+  if (approve === "all") return approveAll;
+  if (approve === "none") return approveNone;
+  return process.stdin.isTTY && process.stderr.isTTY ? askOnTerminal() : approveNone;
 }
 
 function dryRunModel(name: string): Model {

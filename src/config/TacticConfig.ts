@@ -31,6 +31,8 @@ export interface TacticConfig {
   /** The `pipeline` pattern's steps, in order. */
   steps?: PipelineStep[];
   code_action?: CodeActionConfig;
+  /** The `notebook` pattern's settings (seed 000, Step 16). */
+  notebook?: NotebookConfig;
   sandbox?: SandboxConfig;
   mcp_servers?: McpServerConfig[];
   /** Remote MCP servers the provider calls itself (needs `api_type: response`). */
@@ -75,6 +77,8 @@ export interface AgentSettings {
   mcp_servers?: McpServerConfig[];
   /** Remote MCP servers the provider calls itself (needs `api_type: response`). */
   mcp_servers_list?: ProviderMcpServerConfig[];
+  /** Give the agent the `tool_chain` tool (seed 001): `true`, or its settings. */
+  tool_chain?: boolean | ToolChainConfig;
 }
 
 /** An agent after `global` has been merged in: a name, a model and exactly one kind of system prompt. */
@@ -143,6 +147,20 @@ export interface CodeActionConfig {
   /** Repair attempts after a failed program. */
   max_repairs?: number;
   /** Hard cap on each program's tool calls. */
+  max_tool_calls?: number;
+}
+
+/** The `notebook` pattern: cells until <TERMINATE_NOTEBOOK> or `max_steps` model turns. */
+export interface NotebookConfig {
+  /** Model turns at most. Default 8. */
+  max_steps?: number;
+}
+
+/** The `tool_chain` tool of an agent (seed 001). */
+export interface ToolChainConfig {
+  /** The longest a script may run, in seconds (the `timeout` argument is capped at it). Default 60. */
+  timeout?: number;
+  /** Hard cap on each script's tool calls (hidden from the model). Default 50. */
   max_tool_calls?: number;
 }
 

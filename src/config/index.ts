@@ -27,8 +27,10 @@ export type {
   CodeActionConfig,
   InvokerConfig,
   McpServerConfig,
+  NotebookConfig,
   PipelineStep,
   ProxyConfig,
   SandboxConfig,
   TacticConfig,
+  ToolChainConfig,
 } from "./TacticConfig.js";

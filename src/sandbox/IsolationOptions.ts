@@ -1,13 +1,19 @@
-/** Which isolation runs the Python process: bubblewrap, none, or bubblewrap when it works here. */
-export type IsolationBackend = "auto" | "bwrap" | "none";
+/**
+ * Which isolation runs the Python process: bubblewrap (namespaces), gVisor (`runsc`: a kernel of its own, so the
+ * code never reaches the host's kernel directly), none, or `auto`: bubblewrap when it works here, else gVisor.
+ */
+export type IsolationBackend = "auto" | "bwrap" | "gvisor" | "none";
+
+/** A backend that runs: what `auto` turned into. */
+export type ResolvedBackend = "bwrap" | "gvisor" | "none";
 
 /**
- * How model-written code is contained. Limits apply to every backend except `maxProcesses`, which needs the private
- * user id that only `bwrap` gives (a process limit is counted per user, so on the host it would count the user's
- * other programs too).
+ * How model-written code is contained. Limits apply to every backend except `maxProcesses` and `workspaceMb`, which
+ * need a sandbox of the code's own (a process limit is counted per user, so on the host it would count the user's
+ * other programs too; a size limit needs a filesystem of its own).
  */
 export interface IsolationOptions {
-  /** Default `auto`: bubblewrap when it is installed and works, else a plain child process with one warning. */
+  /** Default `auto`: bubblewrap when it is installed and works, else gVisor, else a plain child process with one warning. */
   backend: IsolationBackend;
   /** Address space of each process, in MB (RLIMIT_AS). Default 1024. */
   memoryMb?: number;
@@ -17,15 +23,21 @@ export interface IsolationOptions {
    * bound is the wall-clock `timeout`. A kernel that reaches it is killed and the next cell starts a new one.
    */
   cpuSeconds?: number;
-  /** Processes and threads the sandbox may have at once (RLIMIT_NPROC; `bwrap` only). Default 64. */
+  /** Processes and threads the sandbox may have at once (RLIMIT_NPROC; `bwrap` and `gvisor` only). Default 64. */
   maxProcesses?: number;
   /** Largest file the code may write, in MB (RLIMIT_FSIZE); also the size of the sandbox's private /tmp. Default 100. */
   fileSizeMb?: number;
   /**
-   * A host folder for the code's files: its working folder, mounted at /workspace under `bwrap`. Default: a new
-   * temporary folder, removed on close (a folder given here is the caller's and is kept).
+   * A host folder for the code's files: its working folder, mounted at /workspace under `bwrap` and `gvisor`.
+   * Default: a new temporary folder, removed on close (a folder given here is the caller's and is kept).
    */
   workspace?: string;
+  /**
+   * The size of /workspace in MB (`bwrap` and `gvisor`; ignored with `workspace`). Set, /workspace is a private
+   * in-memory folder of that size instead of a host folder: the code cannot fill the host's disk, and its files go
+   * with the kernel (code-action programs hand files over through the bridge).
+   */
+  workspaceMb?: number;
   /** The code never gets a network under `bwrap`; the key exists to say so in configurations. */
   network?: false;
 }
@@ -37,17 +49,20 @@ export interface SandboxLimits {
   /** Absent when the backend cannot enforce it. */
   maxProcesses?: number;
   fileSizeMb: number;
+  /** The size of the private /workspace; absent when /workspace is a host folder. */
+  workspaceMb?: number;
 }
 
 export const DEFAULT_LIMITS = { memoryMb: 1024, cpuSeconds: 300, maxProcesses: 64, fileSizeMb: 100 } as const;
 
 /** The limits of `options`, defaults filled in; `maxProcesses` only where the backend enforces it per sandbox. */
-export function resolveLimits(options: Partial<IsolationOptions>, backend: "bwrap" | "none"): SandboxLimits {
+export function resolveLimits(options: Partial<IsolationOptions>, backend: ResolvedBackend): SandboxLimits {
   const limits: SandboxLimits = {
     memoryMb: options.memoryMb ?? DEFAULT_LIMITS.memoryMb,
     cpuSeconds: options.cpuSeconds ?? DEFAULT_LIMITS.cpuSeconds,
     fileSizeMb: options.fileSizeMb ?? DEFAULT_LIMITS.fileSizeMb,
   };
-  if (backend === "bwrap") limits.maxProcesses = options.maxProcesses ?? DEFAULT_LIMITS.maxProcesses;
+  if (backend !== "none") limits.maxProcesses = options.maxProcesses ?? DEFAULT_LIMITS.maxProcesses;
+  if (backend !== "none" && options.workspaceMb !== undefined && options.workspace === undefined) limits.workspaceMb = options.workspaceMb;
   return limits;
 }

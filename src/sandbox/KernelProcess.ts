@@ -21,6 +21,11 @@ export interface KernelProcessOptions {
 
 /** The largest message either side accepts (kernel.py refuses to send larger ones): big values fit, a runaway does not. */
 export const MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+const START_HINTS = {
+  bwrap: "Check that bubblewrap works here (`bwrap --ro-bind / / true`), or use isolation backend \"none\" for trusted code.",
+  gvisor: "Check that gVisor works here (`runsc --network=none do true`), or use isolation backend \"bwrap\".",
+  none: "Check that Python 3 runs here.",
+} as const;
 /** Enough of the kernel's stderr to explain a failed start. */
 const STDERR_TAIL = 4000;
 
@@ -42,6 +47,7 @@ export class KernelProcess {
   private constructor(
     private readonly child: ChildProcess,
     private readonly options: KernelProcessOptions,
+    channel: KernelLaunch["channel"],
   ) {
     this.exited = new Promise((resolve) => {
       child.once("exit", (code, signal) => resolve({ code, signal }));
@@ -53,8 +59,10 @@ export class KernelProcess {
     void this.exited.then(() => {
       this.hasExited = true;
     });
-    const [, stdout, stderr, toKernel, fromKernel] = child.stdio as [null, Readable, Readable, Writable, Readable];
-    for (const stream of [stdout, stderr]) {
+    // Under gVisor the bridge is the process's stdin and stdout (moved to fds 3 and 4 inside); its output is stderr.
+    const [stdin, stdout, stderr, fd3, fd4] = child.stdio as [Writable | null, Readable, Readable, Writable, Readable];
+    const [toKernel, fromKernel] = channel === "stdio" ? [stdin!, stdout] : [fd3, fd4];
+    for (const stream of channel === "stdio" ? [stderr] : [stdout, stderr]) {
       stream.setEncoding("utf8");
       stream.on("data", (text: string) => {
         this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL);
@@ -72,9 +80,11 @@ export class KernelProcess {
 
   /** Start a kernel, send it `init`, and wait until it has run its prelude. */
   static async start(launch: KernelLaunch, init: InitMessage, options: KernelProcessOptions): Promise<KernelProcess> {
+    launch.beforeStart?.();
     // detached: the kernel leads its own process group, so killing the group also ends what it started.
-    const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ["ignore", "pipe", "pipe", "pipe", "pipe"], detached: true });
-    const kernel = new KernelProcess(child, options);
+    const stdio = launch.channel === "stdio" ? ["pipe", "pipe", "pipe"] as const : ["ignore", "pipe", "pipe", "pipe", "pipe"] as const;
+    const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: [...stdio], detached: true });
+    const kernel = new KernelProcess(child, options, launch.channel);
     const ready = new Promise<Extract<KernelMessage, { type: "ready" }>>((resolve) => {
       kernel.onReady = resolve;
     });
@@ -144,14 +154,14 @@ export class KernelProcess {
   }
 
   private startFailure(launch: KernelLaunch, first: { exit: KernelExit } | Extract<KernelMessage, { type: "ready" }> | "timeout"): SandboxError {
-    const what = launch.backend === "bwrap" ? "the Python kernel (in bubblewrap)" : "the Python kernel";
+    const what = launch.backend === "none" ? "the Python kernel" : `the Python kernel (in ${launch.backend === "bwrap" ? "bubblewrap" : "gVisor"})`;
     const stderr = this.stderrTail.trim();
     if (first === "timeout") return new SandboxError("sandbox_start_failed", `${what} did not start within ${this.options.startTimeoutMs / 1000} s${stderr ? `:\n${stderr}` : ""}`);
     if ("type" in first) return new SandboxError("sandbox_prelude_failed", `the kernel's prelude failed:\n${first.error ?? ""}`);
     if (this.spawnError) return new SandboxError("sandbox_start_failed", `cannot start ${what}: ${this.spawnError.message}`, { cause: this.spawnError });
     const how = first.exit.signal ? `was killed by ${first.exit.signal}` : `exited with code ${first.exit.code ?? "unknown"}`;
     return new SandboxError("sandbox_start_failed", `${what} ${how} before it was ready${stderr ? `:\n${stderr}` : ""}`, {
-      hint: launch.backend === "bwrap" ? "Check that bubblewrap works here (`bwrap --ro-bind / / true`), or use isolation backend \"none\" for trusted code." : "Check that Python 3 runs here.",
+      hint: START_HINTS[launch.backend],
     });
   }
 }

@@ -1,7 +1,7 @@
 import { SandboxError } from "../errors.js";
 import type { HostFunction } from "./answerCall.js";
 import { describeExit, type KernelExit } from "./describeExit.js";
-import type { IsolationOptions } from "./IsolationOptions.js";
+import type { IsolationOptions, ResolvedBackend } from "./IsolationOptions.js";
 import { KernelProcess, MAX_MESSAGE_BYTES, type ResultMessage } from "./KernelProcess.js";
 import { trackKernel, untrackKernel } from "./liveKernels.js";
 import { prepareLaunch, type KernelLaunch } from "./prepareLaunch.js";
@@ -92,11 +92,14 @@ export class PythonKernel implements Sandbox {
   }
 
   /** The isolation the kernel runs under. */
-  get backend(): "bwrap" | "none" {
+  get backend(): ResolvedBackend {
     return this.launch.backend;
   }
 
-  /** The host folder the code works in (mounted at /workspace under bwrap); it outlives restarts. */
+  /**
+   * The host folder the code works in (mounted at /workspace under bwrap and gVisor); it outlives restarts. With
+   * `isolation.workspaceMb` the code's /workspace is private to the sandbox, and this folder stays empty.
+   */
   get workspace(): string {
     return this.launch.workspace;
   }
@@ -221,7 +224,7 @@ export class PythonKernel implements Sandbox {
         maxOutputChars: this.options.maxOutputChars ?? 5000,
         truncationIndicator: this.options.truncationIndicator ?? "... (truncated)",
         maxMessageBytes: MAX_MESSAGE_BYTES,
-        ...(this.launch.backend === "bwrap" ? { cwd: "/workspace" } : {}),
+        ...(this.launch.backend !== "none" ? { cwd: "/workspace" } : {}),
       },
       { hostFunctions: this.options.hostFunctions ?? {}, onStderr: this.options.onStderr, startTimeoutMs: START_TIMEOUT_MS },
     );

@@ -9,6 +9,8 @@ export interface BwrapLayout {
   files?: Readonly<Record<string, string>>;
   /** The host folder mounted writable at /workspace, the working folder. */
   workspace?: string;
+  /** Instead of `workspace`: a private in-memory /workspace of this size in MB (the code cannot fill the host's disk). */
+  workspaceMb?: number;
   /** Size of the private /tmp, in MB. */
   tmpMb: number;
   /** Extra folders for PATH, before the system's. */
@@ -67,8 +69,9 @@ export function bwrapArguments(layout: BwrapLayout): string[] {
   // No --chdir: bwrap would change folder before the switch of user, as a root without CAP_DAC_OVERRIDE, which a
   // caller's 0700 workspace refuses. The kernel changes to /workspace itself (init's `cwd`).
   if (layout.workspace !== undefined) args.push("--bind", layout.workspace, "/workspace");
+  else if (layout.workspaceMb !== undefined) args.push("--perms", "1777", "--size", String(Math.ceil(layout.workspaceMb * 1024 * 1024)), "--tmpfs", "/workspace");
   const searchPath = [...(layout.path ?? []), "/usr/local/bin", "/usr/bin", "/bin"].join(":");
-  args.push("--clearenv", "--setenv", "PATH", searchPath, "--setenv", "HOME", layout.workspace === undefined ? "/tmp" : "/workspace");
+  args.push("--clearenv", "--setenv", "PATH", searchPath, "--setenv", "HOME", layout.workspace === undefined && layout.workspaceMb === undefined ? "/tmp" : "/workspace");
   args.push("--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp");
   if (layout.dropToUid !== undefined) {
     // Only what setpriv needs to switch users survives into the sandbox; setpriv then drops those too.
@@ -80,6 +83,22 @@ export function bwrapArguments(layout: BwrapLayout): string[] {
   }
   args.push(...layout.command);
   return args;
+}
+
+/** The system folders of this machine: a link (merged /usr) is copied as a link, a folder is mounted read-only. */
+export function systemFolders(): Array<{ folder: string; link?: string }> {
+  const found: Array<{ folder: string; link?: string }> = [];
+  for (const folder of SYSTEM_LINKS) {
+    const stat = lstatOrUndefined(folder);
+    if (stat?.isSymbolicLink()) found.push({ folder, link: readlinkSync(folder) });
+    else if (stat?.isDirectory()) found.push({ folder });
+  }
+  return found;
+}
+
+/** The files of /etc that a sandbox gets (those that exist here). */
+export function etcFiles(): string[] {
+  return ETC_FILES.filter((file) => lstatOrUndefined(file) !== undefined);
 }
 
 /** The setpriv program, when it is installed where the sandbox sees it. */

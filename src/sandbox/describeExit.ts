@@ -1,5 +1,5 @@
 import { constants } from "node:os";
-import type { SandboxLimits } from "./IsolationOptions.js";
+import type { ResolvedBackend, SandboxLimits } from "./IsolationOptions.js";
 
 /** How a kernel process ended, as Node reports it. */
 export interface KernelExit {
@@ -9,10 +9,10 @@ export interface KernelExit {
 
 /**
  * A sentence for the model about a kernel that died during a cell, naming the limit it probably hit. bwrap reports
- * a sandboxed process killed by a signal as exit code 128 + the signal's number.
+ * a sandboxed process killed by a signal as exit code 128 + the signal's number, and so does runsc.
  */
-export function describeExit(exit: KernelExit, backend: "bwrap" | "none", limits: SandboxLimits): string {
-  const signal = exit.signal ?? (backend === "bwrap" && exit.code !== null && exit.code > 128 ? signalName(exit.code - 128) : undefined);
+export function describeExit(exit: KernelExit, backend: ResolvedBackend, limits: SandboxLimits): string {
+  const signal = exit.signal ?? (backend !== "none" && exit.code !== null && exit.code > 128 ? signalName(exit.code - 128) : undefined);
   if (signal === undefined) {
     return `the kernel exited with code ${exit.code ?? "unknown"} (the code ended the Python process, e.g. with os._exit)`;
   }

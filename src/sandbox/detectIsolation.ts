@@ -42,7 +42,8 @@ async function runProbe(): Promise<IsolationSupport> {
   });
 }
 
-function onPath(program: string): string | undefined {
+/** The first executable `program` on PATH. */
+export function onPath(program: string): string | undefined {
   for (const folder of (process.env.PATH ?? "/usr/bin:/bin").split(path.delimiter)) {
     if (folder === "") continue;
     const candidate = path.join(folder, program);

@@ -4,6 +4,7 @@ export { SubprocessSandbox, type SubprocessSandboxOptions } from "./SubprocessSa
 export { BridgeError } from "./BridgeError.js";
 export type { HostFunction } from "./answerCall.js";
 export { detectIsolation, type IsolationSupport } from "./detectIsolation.js";
+export { detectGvisor, type GvisorSupport } from "./detectGvisor.js";
 export { closeAllKernels } from "./liveKernels.js";
-export { DEFAULT_LIMITS, type IsolationOptions, type IsolationBackend, type SandboxLimits } from "./IsolationOptions.js";
+export { DEFAULT_LIMITS, type IsolationOptions, type IsolationBackend, type ResolvedBackend, type SandboxLimits } from "./IsolationOptions.js";
 export type { HostMessage, KernelMessage, BridgeErrorPayload } from "./KernelMessage.js";

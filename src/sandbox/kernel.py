@@ -426,7 +426,9 @@ def _run_cell(message):
         # exit() ends the cell, not the kernel; a clean exit is no error.
         error = None if isinstance(caught, SystemExit) and caught.code in (None, 0) else caught
     _leave_if_forked()
-    if _hit_process_limit(error) and (_config.get("limits") or {}).get("maxProcesses"):
+    isolated = (_config.get("limits") or {}).get("maxProcesses")  # set only in a sandbox with its own pid namespace
+    if isolated and (_hit_process_limit(error) or _alarm.fired):
+        # A fork bomb, or a cell stopped by its time limit: what it started must not run on past it either.
         _end_fork_bomb()
     printed, overflow = _capture.end()
     return _result(message, printed, overflow, error)
@@ -438,7 +440,7 @@ def _hit_process_limit(error):
 
 
 def _end_fork_bomb():
-    """Kill every other process in the sandbox, after a cell hit the process limit.
+    """Kill every other process in the sandbox, after a cell hit the process limit or its time limit.
 
     Copies of a fork bomb fork again as fast as they are killed one by one; kill(-1) signals them all in one step
     (a process with a pending SIGKILL cannot fork). It reaches only our pid namespace (bwrap) and never its init,

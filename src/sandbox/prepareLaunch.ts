@@ -5,20 +5,26 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { SandboxError } from "../errors.js";
 import { bwrapArguments, findSetpriv } from "./bwrapArguments.js";
+import { detectGvisor, GVISOR_HINT } from "./detectGvisor.js";
 import { BWRAP_HINT, detectIsolation } from "./detectIsolation.js";
-import { findPython } from "./findPython.js";
-import { resolveLimits, type IsolationOptions, type SandboxLimits } from "./IsolationOptions.js";
+import { findPython, type PythonInstall } from "./findPython.js";
+import { runscArguments, writeGvisorBundle } from "./gvisorBundle.js";
+import { resolveLimits, type IsolationOptions, type ResolvedBackend, type SandboxLimits } from "./IsolationOptions.js";
 
 /** Everything needed to start (and restart) one kernel's process, and to clean up after it. */
 export interface KernelLaunch {
-  backend: "bwrap" | "none";
+  backend: ResolvedBackend;
+  /** How the bridge reaches the kernel: fds 3 and 4, or (gVisor, which passes only stdio) stdin and stdout. */
+  channel: "fds" | "stdio";
   command: string;
   args: string[];
   cwd: string;
   env: NodeJS.ProcessEnv;
-  /** The host folder the code works in (/workspace under bwrap). */
+  /** The host folder the code works in (/workspace under bwrap and gVisor, unless limits.workspaceMb made it private). */
   workspace: string;
   limits: SandboxLimits;
+  /** Called before each start of the process, a restart too (gVisor forgets the previous container's state). */
+  beforeStart?: () => void;
   /** Remove what was made for the kernel; give a caller's workspace back its owner. Synchronous: it runs at exit. */
   dispose(): void;
 }
@@ -58,7 +64,15 @@ export async function prepareLaunch(options: PrepareLaunchOptions): Promise<Kern
 
   if (backend.backend === "none") {
     const env = { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: workspace, LANG: "C.UTF-8", TMPDIR: tmpdir() };
-    return { backend: "none", command: python.executable, args: [...PYTHON_FLAGS, KERNEL_FILE], cwd: workspace, env, workspace, limits, dispose };
+    return { backend: "none", channel: "fds", command: python.executable, args: [...PYTHON_FLAGS, KERNEL_FILE], cwd: workspace, env, workspace, limits, dispose };
+  }
+  if (backend.backend === "gvisor") {
+    try {
+      return gvisorLaunch({ runsc: backend.runsc, rootless: backend.rootless, python, limits, runtime, workspace, callerWorkspace, restore, dispose });
+    } catch (error) {
+      dispose();
+      throw error;
+    }
   }
 
   try {
@@ -70,22 +84,31 @@ export async function prepareLaunch(options: PrepareLaunchOptions): Promise<Kern
     const args = bwrapArguments({
       readOnly: python.folders,
       files: { "/etc/passwd": path.join(runtime, "passwd"), "/etc/group": path.join(runtime, "group"), "/lllm/kernel.py": KERNEL_FILE },
-      workspace,
+      ...(limits.workspaceMb === undefined ? { workspace } : { workspaceMb: limits.workspaceMb }),
       tmpMb: limits.fileSizeMb,
       path: [path.dirname(python.executable)],
       ...(root ? { dropToUid: uid, setpriv: findSetpriv() } : {}),
       command: [python.executable, ...PYTHON_FLAGS, "/lllm/kernel.py"],
     });
-    return { backend: "bwrap", command: backend.bwrap, args, cwd: workspace, env: {}, workspace, limits, dispose };
+    return { backend: "bwrap", channel: "fds", command: backend.bwrap, args, cwd: workspace, env: {}, workspace, limits, dispose };
   } catch (error) {
     dispose();
     throw error;
   }
 }
 
-async function chooseBackend(options: PrepareLaunchOptions): Promise<{ backend: "none" } | { backend: "bwrap"; bwrap: string }> {
+type ChosenBackend = { backend: "none" } | { backend: "bwrap"; bwrap: string } | { backend: "gvisor"; runsc: string; rootless: boolean };
+
+async function chooseBackend(options: PrepareLaunchOptions): Promise<ChosenBackend> {
   const wanted = options.isolation.backend ?? "auto";
   if (wanted === "none") return { backend: "none" };
+  if (wanted === "gvisor") {
+    const gvisor = await detectGvisor();
+    if (gvisor.available && gvisor.runsc !== undefined) return { backend: "gvisor", runsc: gvisor.runsc, rootless: gvisor.rootless ?? false };
+    throw new SandboxError("sandbox_unavailable", `the sandbox asked for gVisor isolation, which cannot run here: ${gvisor.reason ?? "unknown reason"}`, {
+      hint: `${GVISOR_HINT} Or choose isolation backend "bwrap", or "none" for code you trust.`,
+    });
+  }
   const support = await detectIsolation();
   if (support.backend === "bwrap" && support.bwrap !== undefined) return { backend: "bwrap", bwrap: support.bwrap };
   if (wanted === "bwrap") {
@@ -93,11 +116,59 @@ async function chooseBackend(options: PrepareLaunchOptions): Promise<{ backend: 
       hint: `${BWRAP_HINT} Or choose isolation backend "none" for code you trust.`,
     });
   }
+  const gvisor = await detectGvisor();
+  if (gvisor.available && gvisor.runsc !== undefined) return { backend: "gvisor", runsc: gvisor.runsc, rootless: gvisor.rootless ?? false };
   if (!warned && options.onWarning) {
     warned = true;
-    options.onWarning(`Python code runs without isolation (${support.reason ?? "bubblewrap is unavailable"}). ${BWRAP_HINT}`);
+    options.onWarning(`Python code runs without isolation (${support.reason ?? "bubblewrap is unavailable"}). ${BWRAP_HINT} gVisor would do too: ${gvisor.reason ?? "it is unavailable"}.`);
   }
   return { backend: "none" };
+}
+
+/**
+ * A kernel in gVisor: an OCI bundle in the runtime folder, run by `runsc run` with no network. The code runs as a
+ * private user inside gVisor's kernel; a host workspace is lent to that user, as under bubblewrap.
+ */
+function gvisorLaunch(options: {
+  runsc: string;
+  rootless: boolean;
+  python: PythonInstall;
+  limits: SandboxLimits;
+  runtime: string;
+  workspace: string;
+  callerWorkspace: string | undefined;
+  restore: Array<() => void>;
+  dispose: () => void;
+}): KernelLaunch {
+  const { python, limits, runtime, workspace } = options;
+  const uid = options.rootless ? 65534 : SANDBOX_UID_BASE + randomInt(100_000_000);
+  if (!options.rootless && limits.workspaceMb === undefined) options.restore.push(lendFolder(workspace, uid, options.callerWorkspace !== undefined));
+  writeFileSync(path.join(runtime, "passwd"), `sandbox:x:${uid}:${uid}:sandbox:/workspace:/bin/sh\n`);
+  writeFileSync(path.join(runtime, "group"), `sandbox:x:${uid}:\n`);
+  const bundle = path.join(runtime, "bundle");
+  writeGvisorBundle(bundle, {
+    readOnly: python.folders,
+    files: { "/etc/passwd": path.join(runtime, "passwd"), "/etc/group": path.join(runtime, "group"), "/lllm/kernel.py": KERNEL_FILE },
+    ...(limits.workspaceMb === undefined ? { workspace } : { workspaceMb: limits.workspaceMb }),
+    tmpMb: limits.fileSizeMb,
+    path: [path.dirname(python.executable)],
+    uid,
+    command: [python.executable, ...PYTHON_FLAGS, "/lllm/kernel.py"],
+  });
+  const state = path.join(runtime, "runsc-state");
+  return {
+    backend: "gvisor",
+    channel: "stdio",
+    command: options.runsc,
+    args: runscArguments(bundle, state, `lllm-${process.pid}-${randomInt(1_000_000_000)}`, options.rootless),
+    cwd: runtime,
+    // A killed container leaves its state behind, and runsc refuses to start one with the same id over it.
+    beforeStart: () => rmSync(state, { recursive: true, force: true }),
+    env: { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin" },
+    workspace,
+    limits,
+    dispose: options.dispose,
+  };
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { AgentEvent } from "../agent/index.js";
+import type { ApprovalPolicy, ArtifactRecord, CodeActionReport, ProgramRecord } from "../codeaction/index.js";
 import type { AgentConfig } from "../config/index.js";
 import type { Model } from "../providers/Model.js";
 
@@ -27,6 +28,12 @@ export interface TacticResult {
   usage: RunUsage;
   tool_calls: ToolCallRecord[];
   duration_ms: number;
+  /** A code-action run: its programs and every bridged call (seed 002's report). */
+  code_action?: CodeActionReport;
+  /** The scripts agents ran with `tool_chain`, in order, with their bridged calls. */
+  tool_chains?: ProgramRecord[];
+  /** Large results and files programs stored, kept under `$LLLM_HOME/runs/<run id>/artifacts/`. */
+  artifacts?: ArtifactRecord[];
 }
 
 export interface RunOptions {
@@ -45,4 +52,11 @@ export interface RunOptions {
   createModel?: (config: AgentConfig) => Model | Promise<Model>;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /**
+   * Decides calls to tools declared `approval: required` made from programs (code-action, tool_chain). Default:
+   * refuse them all (`lllm run` asks on a terminal, or follows `--approve`).
+   */
+  approve?: ApprovalPolicy;
+  /** The notebook pattern writes its cells and outputs to this file as a Jupyter notebook (nbformat 4). */
+  notebookOut?: string;
 }

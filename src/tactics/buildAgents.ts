@@ -14,12 +14,21 @@ import { tacticTool } from "./tacticTools.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunScope } from "./RunScope.js";
 import type { RunOptions } from "./TacticRun.js";
+import { toolChainFor, type ToolChainRun } from "./toolChainFor.js";
+
+/** What the run shares with the agents it builds, besides its options. */
+export interface BuildExtras {
+  /** For agents with `tool_chain`: the run's artifacts and report. */
+  toolChain?: ToolChainRun;
+  /** Filled with each agent's ProxyManager (the notebook pattern gives its kernel CALL_API). */
+  proxyManagers?: Map<string, ProxyManager>;
+}
 
 /**
  * Fresh agents for one run (seed Step 15: every tactic call builds fresh agents, so nothing leaks between runs).
  * Agents with the same model configuration share one model client.
  */
-export async function buildAgents(prepared: PreparedTactic, options: RunOptions, onEvent: (event: AgentEvent) => void, scope: RunScope, only?: ReadonlySet<string>): Promise<Map<string, Agent>> {
+export async function buildAgents(prepared: PreparedTactic, options: RunOptions, onEvent: (event: AgentEvent) => void, scope: RunScope, only?: ReadonlySet<string>, extras: BuildExtras = {}): Promise<Map<string, Agent>> {
   const models = new Map<string, Promise<Model>>();
   const makeModel = (config: AgentConfig): Promise<Model> => {
     const key = JSON.stringify([config.model_name, config.api_type, config.invoker, config.invoker_config]);
@@ -55,6 +64,7 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
     const proxyConfig = definitions && wantsProxies ? effectiveProxyConfig(config.proxy, namedProxies(bound.capabilities, definitions)) : undefined;
     if (proxyConfig && definitions) {
       const manager = ProxyManager.fromConfig(proxyConfig, { proxies: definitions, ...(options.env ? { env: options.env } : {}) });
+      extras.proxyManagers?.set(bound.name, manager);
       const added = proxyTools({
         manager,
         config: proxyConfig,
@@ -66,6 +76,7 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
       systemText += added.instructions.replaceAll("{", "{{").replaceAll("}", "}}");
       addTools(tools, added.tools, bound.name, "the proxy block");
     }
+    if (config.tool_chain) addTools(tools, [await toolChainFor(prepared, bound.name, config.tool_chain, tools, options, extras.toolChain)], bound.name, "`tool_chain`");
     const systemPrompt = new Prompt({
       path: bound.systemPrompt.ref ?? `${bound.name}/system`,
       prompt: systemText,

@@ -9,10 +9,16 @@ import { RunScope } from "./RunScope.js";
 import { loadTacticDefinition } from "./loadTacticDefinition.js";
 import { looksLikeQualifiedRef } from "../registry/ref.js";
 import type { RunOptions, TacticResult, ToolCallRecord } from "./TacticRun.js";
+import { ArtifactStore, type CodeActionReport, type ProgramRecord } from "../codeaction/index.js";
+import { runCodeActionPattern } from "../codeaction/runCodeActionPattern.js";
+import type { ProxyManager } from "../proxies/index.js";
+import { writeNotebook, type RanCell } from "./notebookFile.js";
+import { runNotebookPattern } from "./notebookPattern.js";
 
 /**
- * Run a prepared tactic once with fresh agents, by its pattern (`agent` or `pipeline`), and report the output,
- * usage, every tool call and the duration.
+ * Run a prepared tactic once with fresh agents, by its pattern (`agent`, `pipeline`, `code-action`, `notebook`, or a
+ * tactic in code), and report the output, usage, every tool call and the duration (and, for programs, their report
+ * and artifacts).
  */
 export async function runTactic(prepared: PreparedTactic, options: RunOptions): Promise<TacticResult> {
   const started = performance.now();
@@ -33,8 +39,14 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   };
   const input = parseInput(config.input, options.input);
   const scope = new RunScope();
+  // Programs (code-action, tool_chain) keep large results here; the folder is made only if one arrives.
+  const artifacts = ArtifactStore.forRun(options.env ?? process.env);
+  const toolChains: ProgramRecord[] = [];
+  const proxyManagers = new Map<string, ProxyManager>();
+  const notebookCells: RanCell[] = [];
+  let codeAction: CodeActionReport | undefined;
   try {
-    const agents = await buildAgents(prepared, options, onEvent, scope, agentsUsed(prepared));
+    const agents = await buildAgents(prepared, options, onEvent, scope, agentsUsed(prepared), { toolChain: { artifacts, onScript: (record) => toolChains.push(record) }, proxyManagers });
     const vars: Record<string, unknown> = { ...(config.vars ?? {}), ...(options.vars ?? {}), input };
     let output: unknown;
     switch (config.tactic_type) {
@@ -44,6 +56,17 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
       case "pipeline":
         output = await runPipelinePattern(prepared, agents, vars, options);
         break;
+      case "code-action": {
+        const result = await runCodeActionPattern(prepared, agents, vars, options, artifacts);
+        output = result.output;
+        codeAction = result.report;
+        break;
+      }
+      case "notebook": {
+        const name = config.agent ?? prepared.agents[0]?.name ?? "";
+        output = (await runNotebookPattern(prepared, agents, vars, { ...options, scope, proxies: proxyManagers.get(name), cells: notebookCells })).output;
+        break;
+      }
       default:
         if (looksLikeQualifiedRef(config.tactic_type)) {
           output = await runCodeTactic(prepared, agents, vars, input, options);
@@ -51,11 +74,21 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
         }
         throw new ConfigError("tactic_type_unsupported", `tactic_type \`${config.tactic_type}\` cannot run yet`, {
           location: prepared.tactic.locate(["tactic_type"]) ?? { file: prepared.tactic.file },
-          hint: "This version runs `agent` and `pipeline` tactics.",
+          hint: "The built-in patterns are `agent`, `pipeline`, `code-action` and `notebook`; a package tactic is named by ref (`pkg.tactics:name`).",
         });
     }
-    return { output, usage, tool_calls: toolCalls, duration_ms: Math.round(performance.now() - started) };
+    return {
+      output,
+      usage,
+      tool_calls: toolCalls,
+      duration_ms: Math.round(performance.now() - started),
+      ...(codeAction ? { code_action: codeAction } : {}),
+      ...(toolChains.length > 0 ? { tool_chains: toolChains } : {}),
+      ...(artifacts.list().length > 0 ? { artifacts: artifacts.list() } : {}),
+    };
   } finally {
+    // Written on failure too: the cells that ran are what a person debugging the run wants to see.
+    if (options.notebookOut !== undefined && config.tactic_type === "notebook") writeNotebook(options.notebookOut, notebookCells);
     await scope.close();
   }
 }

@@ -21,7 +21,7 @@ export function parseSeconds(value: string | number, key: string, where?: Source
   return Number(match[1]) * factor;
 }
 
-/** The tactic's `sandbox:` block as kernel isolation options (the interpreter's backends: auto, bwrap, none). */
+/** The tactic's `sandbox:` block as kernel isolation options (`output_size` is the caller's: see codeaction/resolveSandbox). */
 export function sandboxIsolation(config: SandboxConfig | undefined, where?: SourceLocation): Partial<IsolationOptions> {
   if (!config) return { backend: "auto" };
   const network = config.network;
@@ -30,10 +30,11 @@ export function sandboxIsolation(config: SandboxConfig | undefined, where?: Sour
   }
   const backend = config.backend ?? "auto";
   return {
-    backend: backend === "gvisor" ? "bwrap" : backend,
+    backend,
     ...(config.memory_limit !== undefined ? { memoryMb: parseMegabytes(config.memory_limit, "memory_limit", where) } : {}),
     ...(config.cpu_time !== undefined ? { cpuSeconds: parseSeconds(config.cpu_time, "cpu_time", where) } : {}),
     ...(config.max_processes !== undefined ? { maxProcesses: Number(config.max_processes) } : {}),
     ...(config.file_size !== undefined ? { fileSizeMb: parseMegabytes(config.file_size, "file_size", where) } : {}),
+    ...(config.workspace_size !== undefined ? { workspaceMb: parseMegabytes(config.workspace_size, "workspace_size", where) } : {}),
   };
 }

@@ -1,0 +1,115 @@
+import { createHash, randomBytes } from "node:crypto";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { lllmHome } from "../registry/Registry.js";
+
+/** One stored artifact, as `--json` lists it. */
+export interface ArtifactRecord {
+  /** The id programs pass around (`handle.ref`, `{"$artifact": ref}`): derived from the content, so equal data has one ref. */
+  ref: string;
+  /** The file on the host. */
+  path: string;
+  /** Bytes. */
+  size: number;
+  mime: string;
+  /** What made it: the tool whose result it is, or `artifacts.put`. */
+  source: string;
+}
+
+/** How much of an artifact a handle's `.text` shows. */
+export const PREVIEW_CHARS = 1000;
+
+const EXTENSIONS: Record<string, string> = { "application/json": ".json", "text/plain": ".txt", "text/csv": ".csv", "text/markdown": ".md", "text/html": ".html", "image/png": ".png", "image/jpeg": ".jpg", "image/svg+xml": ".svg", "application/pdf": ".pdf" };
+
+/**
+ * The artifacts of one run: large tool results and files programs stored, kept as files in one folder (by
+ * default `$LLLM_HOME/runs/<run id>/artifacts/`, made when the first artifact arrives). Values are stored as
+ * JSON, text as text, files as their bytes. The host reads them back to resolve `{"$artifact": ref}` arguments,
+ * so the data goes from the store to the tool without passing through the sandbox.
+ */
+export class ArtifactStore {
+  readonly #records = new Map<string, ArtifactRecord>();
+  readonly #folder: string;
+
+  constructor(folder: string) {
+    this.#folder = folder;
+  }
+
+  /** A store in a new run folder under `$LLLM_HOME/runs/`. */
+  static forRun(env: NodeJS.ProcessEnv = process.env): ArtifactStore {
+    return new ArtifactStore(path.join(lllmHome(env), "runs", newRunId(), "artifacts"));
+  }
+
+  /** The folder the files go to (it exists only once something was stored). */
+  get folder(): string {
+    return this.#folder;
+  }
+
+  /** Store a tool's result: text as `text/plain`, anything else as JSON. */
+  putValue(value: unknown, source: string): ArtifactRecord {
+    if (typeof value === "string") return this.putBytes(Buffer.from(value, "utf8"), { mime: "text/plain", source });
+    return this.putBytes(Buffer.from(JSON.stringify(value ?? null), "utf8"), { mime: "application/json", source });
+  }
+
+  /** Store bytes (a file a program made). */
+  putBytes(data: Buffer, options: { mime: string; source: string; name?: string }): ArtifactRecord {
+    const mime = options.mime.trim() || "application/octet-stream";
+    const ref = `a${createHash("sha256").update(mime).update("\0").update(data).digest("hex").slice(0, 16)}`;
+    const known = this.#records.get(ref);
+    if (known) return known;
+    mkdirSync(this.#folder, { recursive: true });
+    const file = path.join(this.#folder, `${ref}${extensionOf(mime, options.name)}`);
+    writeFileSync(file, data);
+    const record = { ref, path: file, size: data.length, mime, source: options.source };
+    this.#records.set(ref, record);
+    return record;
+  }
+
+  /** The record of `ref`; only own refs count (the ref comes from model-written code). */
+  get(ref: unknown): ArtifactRecord | undefined {
+    return typeof ref === "string" ? this.#records.get(ref) : undefined;
+  }
+
+  bytes(record: ArtifactRecord): Buffer {
+    return readFileSync(record.path);
+  }
+
+  /** The value a tool or `handle.load()` gets: JSON decoded, text as a string, other bytes as base64. */
+  load(record: ArtifactRecord): unknown {
+    const data = this.bytes(record);
+    if (record.mime === "application/json") return JSON.parse(data.toString("utf8")) as unknown;
+    if (isText(record.mime)) return data.toString("utf8");
+    return data.toString("base64");
+  }
+
+  /** The start of the artifact as text, for a handle's `.text`. */
+  preview(record: ArtifactRecord): string {
+    if (!isText(record.mime) && record.mime !== "application/json") return `(${record.size} bytes of ${record.mime})`;
+    return this.bytes(record).subarray(0, PREVIEW_CHARS * 4).toString("utf8").slice(0, PREVIEW_CHARS);
+  }
+
+  extension(record: ArtifactRecord): string {
+    return path.extname(record.path);
+  }
+
+  /** Every artifact, in the order stored. */
+  list(): ArtifactRecord[] {
+    return [...this.#records.values()];
+  }
+}
+
+/** `20261130-190412-3fa9c1`: sortable by time, unique enough for one machine. */
+export function newRunId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  return `${stamp}-${randomBytes(3).toString("hex")}`;
+}
+
+function isText(mime: string): boolean {
+  return mime.startsWith("text/") || mime === "application/xml" || mime.endsWith("+json") || mime.endsWith("+xml");
+}
+
+function extensionOf(mime: string, name: string | undefined): string {
+  const own = name ? path.extname(name) : "";
+  if (/^\.[A-Za-z0-9]{1,8}$/.test(own)) return own;
+  return EXTENSIONS[mime] ?? ".bin";
+}

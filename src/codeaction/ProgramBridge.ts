@@ -1,0 +1,195 @@
+import { createHash } from "node:crypto";
+import { performance } from "node:perf_hooks";
+import { canonicalJson } from "../agent/canonicalJson.js";
+import { BridgeError, type HostFunction } from "../sandbox/index.js";
+import { FunctionCall, FunctionTool, type ToolContext } from "../tools/index.js";
+import { isPlainObject } from "../tools/JsonSchema.js";
+import type { ApprovalPolicy } from "./approval.js";
+import type { ArtifactRecord, ArtifactStore } from "./ArtifactStore.js";
+import type { BridgedCallRecord, BridgedCallStatus } from "./CodeActionReport.js";
+import { resolveArtifacts } from "./resolveArtifacts.js";
+import type { SideEffectLedger } from "./SideEffectLedger.js";
+import type { ProgramErrorType, ToolEnvelope } from "./ToolEnvelope.js";
+
+/** Results larger than this many bytes (as JSON, or as UTF-8 text) reach the program as a handle. */
+export const DEFAULT_REFERENCE_THRESHOLD = 4096;
+
+export interface ProgramBridgeOptions {
+  /** The tools the program may call, by name. */
+  tools: readonly FunctionTool[];
+  /** Calls allowed to run; the next one raises ToolBudgetExceeded, and so does every later one. */
+  maxToolCalls: number;
+  approval: ApprovalPolicy;
+  artifacts: ArtifactStore;
+  /** Side-effect calls of the run's earlier programs (code-action repairs); absent for a single program. */
+  ledger?: SideEffectLedger | undefined;
+  /** Default 4096 bytes. */
+  referenceThreshold?: number | undefined;
+  context: ToolContext;
+}
+
+/**
+ * The host end of one program's tool calls (seed 002): every call is counted, checked (name, arguments,
+ * approval), run as the agent loop would run it (`FunctionTool.call`), and answered with a value, a handle to a
+ * large value, or an error the program raises. The budget is hard: once `maxToolCalls` calls were made, every
+ * later call raises ToolBudgetExceeded without running, and `budgetExceeded` tells the runner to discard the
+ * program's output even if it caught the error.
+ */
+export class ProgramBridge {
+  /** Every bridged call, in the order they were made. */
+  readonly calls: BridgedCallRecord[] = [];
+  /** The program reached the cap. */
+  budgetExceeded = false;
+  /** What the program passed to final_answer, if it did (artifacts resolved). */
+  finalAnswer: { value: unknown } | undefined;
+  readonly #tools = new Map<string, FunctionTool>();
+  readonly #thrown = new WeakMap<ToolContext, unknown>();
+  #count = 0;
+
+  constructor(private readonly options: ProgramBridgeOptions) {
+    for (const tool of options.tools) this.#tools.set(tool.name, this.#capturing(tool));
+  }
+
+  /** Calls that ran (everything but the budget-refused). */
+  get toolCalls(): number {
+    return this.calls.filter((call) => call.status !== "budget_exceeded").length;
+  }
+
+  /** The host functions the prelude calls, for `PythonKernel.start({ hostFunctions })`. */
+  hostFunctions(): Record<string, HostFunction> {
+    const { artifacts } = this.options;
+    const find = (args: unknown): ArtifactRecord => {
+      const record = artifacts.get(isPlainObject(args) ? args.ref : undefined);
+      if (!record) throw new BridgeError("KeyError", `no artifact ${JSON.stringify(isPlainObject(args) ? args.ref : args)} in this run`);
+      return record;
+    };
+    return {
+      lllm_tool: (args) => this.#call(args),
+      lllm_artifact_load: (args) => artifacts.load(find(args)),
+      lllm_artifact_bytes: (args) => {
+        const record = find(args);
+        return { data: artifacts.bytes(record).toString("base64"), extension: artifacts.extension(record) };
+      },
+      lllm_artifact_put: (args) => {
+        const { name, mime, data } = isPlainObject(args) ? args : {};
+        if (typeof data !== "string") throw new BridgeError("TypeError", "artifacts.put needs the file's content");
+        const record = artifacts.putBytes(Buffer.from(data, "base64"), { mime: typeof mime === "string" ? mime : "application/octet-stream", source: "artifacts.put", ...(typeof name === "string" ? { name } : {}) });
+        return { ref: record.ref, size: record.size, mime: record.mime, text: artifacts.preview(record) };
+      },
+      lllm_final_answer: (args) => {
+        const value = isPlainObject(args) ? args.value : undefined;
+        this.finalAnswer = { value: resolveArtifacts(value ?? null, artifacts) };
+        return null;
+      },
+    };
+  }
+
+  async #call(request: unknown): Promise<ToolEnvelope> {
+    const started = performance.now();
+    const { name, args } = isPlainObject(request) ? request : { name: undefined, args: undefined };
+    const toolName = typeof name === "string" ? name : String(name);
+    this.#count += 1;
+    if (this.#count > this.options.maxToolCalls) {
+      this.budgetExceeded = true;
+      // The cap's value is never given, so that the model cannot fit the data to it (seed 002).
+      return this.#finish(started, toolName, "", "budget_exceeded", fail("ToolBudgetExceeded", "CALL_CAP", `this program reached its cap on function calls, so ${toolName}() was not called. Let the error raise; do not catch it.`));
+    }
+    const tool = this.#tools.get(toolName);
+    if (!tool) {
+      const known = [...this.#tools.keys()].sort().join(", ") || "none";
+      return this.#finish(started, toolName, "", "unknown_tool", fail("ToolError", "UNKNOWN_TOOL", `there is no function named ${toolName}; the functions are: ${known}`));
+    }
+    let resolved: Record<string, unknown>;
+    try {
+      if (args !== undefined && args !== null && !isPlainObject(args)) throw new Error(`the arguments of ${toolName} must be keyword arguments`);
+      resolved = resolveArtifacts(args ?? {}, this.options.artifacts) as Record<string, unknown>;
+    } catch (error) {
+      return this.#finish(started, toolName, "", "error", fail("ToolError", "INVALID_ARGUMENTS", (error as Error).message));
+    }
+    const digest = argumentsDigest(toolName, resolved);
+    const key = `${toolName}\0${digest}`;
+    const ledger = tool.sideEffects ? this.options.ledger : undefined;
+    const recorded = ledger?.replay(key);
+    if (recorded) return this.#finish(started, toolName, digest, "replayed", recorded);
+    if (tool.approval === "required" && !(await this.options.approval({ tool: toolName, arguments: resolved }))) {
+      return this.#finish(started, toolName, digest, "denied", fail("ToolApprovalDenied", "APPROVAL_DENIED", `${toolName} needs approval, and the call was refused; it did not run`));
+    }
+    const envelope = await this.#run(tool, resolved);
+    ledger?.record(key, envelope);
+    return this.#finish(started, toolName, digest, envelope.ok ? "ok" : "error", envelope);
+  }
+
+  async #run(tool: FunctionTool, args: Record<string, unknown>): Promise<ToolEnvelope> {
+    const context: ToolContext = { ...this.options.context };
+    const call = await tool.call(new FunctionCall({ name: tool.name, arguments: args }), context);
+    if (call.error !== undefined) {
+      const thrown = this.#thrown.get(context);
+      if (isMcpToolError(thrown)) return fail("MCPToolError", thrown.mcpCode, thrown.mcpMessage);
+      return fail("ToolError", call.error.startsWith(`Invalid arguments for ${tool.name}:`) ? "INVALID_ARGUMENTS" : "TOOL_FAILED", call.error);
+    }
+    return this.#answer(tool.name, call.result);
+  }
+
+  /** A value, or a handle when it is larger than the threshold (the data stays in the store). */
+  #answer(toolName: string, result: unknown): ToolEnvelope {
+    const { value, size } = jsonValue(result);
+    if (size <= (this.options.referenceThreshold ?? DEFAULT_REFERENCE_THRESHOLD)) return { ok: true, value };
+    const { artifacts } = this.options;
+    const record = artifacts.putValue(value, toolName);
+    return { ok: true, handle: { ref: record.ref, size: record.size, mime: record.mime, text: artifacts.preview(record) } };
+  }
+
+  #finish(started: number, tool: string, digest: string, status: BridgedCallStatus, envelope: ToolEnvelope): ToolEnvelope {
+    const record: BridgedCallRecord = { tool, arguments_digest: digest, status, duration_ms: Math.round((performance.now() - started) * 100) / 100 };
+    if (!envelope.ok) record.error = envelope.error.message;
+    this.calls.push(record);
+    return envelope;
+  }
+
+  /** The tool with its `run` wrapped to keep what it threw (FunctionTool.call keeps only the message). */
+  #capturing(tool: FunctionTool): FunctionTool {
+    const run = tool.run;
+    if (!run) return tool;
+    return new FunctionTool({
+      ...tool,
+      run: async (args, context) => {
+        try {
+          return await run(args, context);
+        } catch (error) {
+          this.#thrown.set(context, error);
+          throw error;
+        }
+      },
+    });
+  }
+}
+
+/** SHA-256 of the tool and its arguments (keys sorted), first 16 hex digits. */
+export function argumentsDigest(tool: string, args: unknown): string {
+  return createHash("sha256").update(tool).update("\0").update(canonicalJson(args)).digest("hex").slice(0, 16);
+}
+
+/** An error the program raises as `<type>: <code>: <message>` (seed 002's `MCPToolError: NOT_FOUND: …`). */
+function fail(type: ProgramErrorType, code: string, message: string): ToolEnvelope {
+  return { ok: false, error: { type, code, message: type === "ToolBudgetExceeded" ? message : `${code}: ${message}` } };
+}
+
+/** An McpToolError from any copy of the module: recognised by its typed fields. */
+function isMcpToolError(value: unknown): value is { mcpCode: string; mcpMessage: string } {
+  return typeof value === "object" && value !== null && typeof (value as { mcpCode?: unknown }).mcpCode === "string" && typeof (value as { mcpMessage?: unknown }).mcpMessage === "string";
+}
+
+/** The result as JSON data (what the bridge can carry) and its size in bytes; text that is not JSON stays text. */
+function jsonValue(result: unknown): { value: unknown; size: number } {
+  if (typeof result === "string") return { value: result, size: Buffer.byteLength(result, "utf8") };
+  if (result === undefined) return { value: null, size: 4 };
+  try {
+    const text = JSON.stringify(result);
+    if (text === undefined) return { value: null, size: 4 };
+    return { value: JSON.parse(text) as unknown, size: Buffer.byteLength(text, "utf8") };
+  } catch {
+    // A BigInt or a cycle: the program gets what the model would have read.
+    const text = String(result);
+    return { value: text, size: Buffer.byteLength(text, "utf8") };
+  }
+}

@@ -1,0 +1,202 @@
+"""The code-action prelude: the tools of the host as Python functions, final_answer, artifacts.
+
+Run once in the program's namespace before the program (see PythonKernel's `prelude`). `_LLLM_TOOLS` is set just
+before this file by the host: [[python_name, tool_name, [parameter, ...], bare], ...]. Every tool call goes to the
+host over the bridge as `lllm_tool`; the host validates the arguments, enforces the call budget and approval, runs
+the real tool, and answers with an envelope: {"ok": true, "value": v} | {"ok": true, "handle": {...}} |
+{"ok": false, "error": {"type", "code", "message"}}. Exceptions are raised here, so that they carry `.code`.
+"""
+
+import lllm_bridge as _lllm_bridge
+
+
+class ToolError(RuntimeError):
+    """A tool failed. `.code` says how (INVALID_ARGUMENTS, TOOL_FAILED, UNKNOWN_TOOL, ...), `.tool` which tool."""
+
+    def __init__(self, message="", code="TOOL_FAILED", tool=None):
+        super().__init__(message)
+        self.code = code
+        self.tool = tool
+
+
+class MCPToolError(ToolError):
+    """An MCP server answered with an error result: str(error) is `<code>: <message>`, as the server gave them."""
+
+
+class ToolApprovalDenied(ToolError):
+    """A person (or --approve none) refused a tool that needs approval; the tool did not run."""
+
+
+class ToolBudgetExceeded(RuntimeError):
+    """This program reached its cap on function calls; the call was not made. Let it propagate."""
+
+
+for _lllm_class in (ToolError, MCPToolError, ToolApprovalDenied, ToolBudgetExceeded):
+    _lllm_class.__module__ = "builtins"  # tracebacks print `ToolBudgetExceeded: ...`, not `__main__.ToolBudgetExceeded`
+del _lllm_class
+
+_LLLM_ERRORS = {"ToolError": ToolError, "MCPToolError": MCPToolError, "ToolApprovalDenied": ToolApprovalDenied,
+                "ToolBudgetExceeded": ToolBudgetExceeded}
+
+
+class ToolResult:
+    """A result too large to copy into the program: a handle to it in the host's artifact store.
+
+    It behaves like its value when used (iterate it, index it, len() it, call its methods): the value is loaded
+    on first use. `.text` is a preview, `.ref` the artifact's id, `.size` its size in bytes, `.mime` its type;
+    `.load()` returns the value, `.materialize()` writes it to a file in the workspace and returns the path.
+    Passing the handle to a tool sends only the reference: the host hands the data to the tool directly.
+    """
+
+    __slots__ = ("ref", "size", "mime", "text", "_value", "_loaded")
+
+    def __init__(self, ref, size, mime, text):
+        self.ref, self.size, self.mime, self.text = ref, size, mime, text
+        self._loaded = False
+        self._value = None
+
+    def load(self):
+        if not self._loaded:
+            self._value = _lllm_bridge.call("lllm_artifact_load", {"ref": self.ref})
+            self._loaded = True
+        return self._value
+
+    def materialize(self, path=None):
+        import base64
+        import os
+
+        reply = _lllm_bridge.call("lllm_artifact_bytes", {"ref": self.ref})
+        if path is None:
+            path = os.path.join(os.getcwd(), "artifact_" + self.ref + reply["extension"])
+        with open(path, "wb") as file:
+            file.write(base64.b64decode(reply["data"]))
+        return path
+
+    def __repr__(self):
+        return f"<ToolResult ref={self.ref!r} size={self.size} mime={self.mime!r}>"
+
+    def __str__(self):
+        value = self.load()
+        return value if isinstance(value, str) else _lllm_json().dumps(value)
+
+    def __iter__(self):
+        return iter(self.load())
+
+    def __len__(self):
+        return len(self.load())
+
+    def __getitem__(self, key):
+        return self.load()[key]
+
+    def __contains__(self, item):
+        return item in self.load()
+
+    def __bool__(self):
+        return bool(self.load())
+
+    def __eq__(self, other):
+        return self.load() == (other.load() if isinstance(other, ToolResult) else other)
+
+    __hash__ = None
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.load(), name)  # dict.items, str.splitlines, ...
+
+
+def _lllm_json():
+    import json
+
+    return json
+
+
+def _lllm_wire(value):
+    """Arguments as the bridge sends them: a handle becomes {"$artifact": ref}; containers are walked."""
+    if isinstance(value, ToolResult):
+        return {"$artifact": value.ref}
+    if isinstance(value, dict):
+        return {key: _lllm_wire(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_lllm_wire(item) for item in value]
+    return value
+
+
+def _lllm_unwrap(envelope, tool):
+    if envelope.get("ok"):
+        handle = envelope.get("handle")
+        if handle is not None:
+            return ToolResult(handle["ref"], handle["size"], handle["mime"], handle["text"])
+        return envelope.get("value")
+    error = envelope.get("error") or {}
+    kind = _LLLM_ERRORS.get(error.get("type"), ToolError)
+    message = error.get("message", "")
+    if kind is ToolBudgetExceeded:
+        raise ToolBudgetExceeded(message) from None
+    raise kind(message, error.get("code", "TOOL_FAILED"), tool) from None
+
+
+def _lllm_call(tool, args):
+    return _lllm_unwrap(_lllm_bridge.call("lllm_tool", {"name": tool, "args": _lllm_wire(args)}), tool)
+
+
+def _lllm_stub(python_name, tool, parameters):
+    def call(*args, **kwargs):
+        if len(args) > len(parameters):
+            raise TypeError(f"{python_name}() takes {len(parameters)} positional arguments but {len(args)} were given")
+        for name, value in zip(parameters, args):
+            if name in kwargs:
+                raise TypeError(f"{python_name}() got multiple values for argument '{name}'")
+            kwargs[name] = value
+        return _lllm_call(tool, kwargs)
+
+    call.__name__ = call.__qualname__ = python_name
+    return call
+
+
+class _LllmTools:
+    """`tools.<name>(...)`: every tool of the host. An unknown name still reaches the host, which says so."""
+
+    def __init__(self, specs):
+        self._names = {}
+        for python_name, tool, parameters, _bare in specs:
+            self._names[tool] = python_name
+            object.__setattr__(self, python_name, _lllm_stub(python_name, tool, parameters))
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _lllm_stub(name, name, ())
+
+    def __dir__(self):
+        return sorted(self._names.values())
+
+    def __repr__(self):
+        return "<tools: " + ", ".join(sorted(self._names.values())) + ">"
+
+
+class _LllmArtifacts:
+    """`artifacts.put(path, mime)`: store a file the program made; returns a handle to pass to tools."""
+
+    def put(self, path, mime="application/octet-stream"):
+        import base64
+
+        with open(path, "rb") as file:
+            data = file.read()
+        import os
+
+        handle = _lllm_bridge.call("lllm_artifact_put", {"name": os.path.basename(path), "mime": mime,
+                                                          "data": base64.b64encode(data).decode("ascii")})
+        return ToolResult(handle["ref"], handle["size"], handle["mime"], handle["text"])
+
+
+def final_answer(value):
+    """Give the answer (a string, number, list or dict) and end the program."""
+    _lllm_bridge.call("lllm_final_answer", {"value": _lllm_wire(value)})
+    raise SystemExit(0)
+
+
+tools = _LllmTools(_LLLM_TOOLS)
+artifacts = _LllmArtifacts()
+globals().update({spec[0]: getattr(tools, spec[0]) for spec in _LLLM_TOOLS if spec[3]})
+del _LLLM_TOOLS

@@ -1,0 +1,23 @@
+import { readFileSync } from "node:fs";
+import type { FunctionTool } from "../tools/index.js";
+import { pythonRepr } from "../util/pythonRepr.js";
+import { pythonName } from "./pythonNames.js";
+import { parameterOrder } from "./pythonSignature.js";
+
+let preludeSource: string | undefined;
+
+/**
+ * The Python a program's kernel runs first: the table of tools (Python name, tool name, positional parameter
+ * order, bare or only under `tools.`), then prelude.py, which turns it into functions that call the host.
+ */
+export function toolPrelude(tools: readonly FunctionTool[]): string {
+  preludeSource ??= readFileSync(new URL("./prelude.py", import.meta.url), "utf8");
+  const seen = new Set<string>();
+  const specs = tools.flatMap((tool) => {
+    const { python, bare } = pythonName(tool.name);
+    if (seen.has(python)) return []; // `a-b` and `a_b`: the second is still reachable as tools.__getattr__
+    seen.add(python);
+    return [[python, tool.name, parameterOrder(tool), bare]];
+  });
+  return `_LLLM_TOOLS = ${pythonRepr(specs)}\n${preludeSource}`;
+}

@@ -1,0 +1,119 @@
+import { Agent } from "../agent/index.js";
+import { requireIsolation } from "../codeaction/index.js";
+import { ConfigError } from "../errors.js";
+import { Prompt } from "../prompts/index.js";
+import type { ProxyManager } from "../proxies/index.js";
+import { PythonKernel } from "../sandbox/index.js";
+import { notebookParser, type NotebookReply } from "./notebookParser.js";
+import type { RanCell } from "./notebookFile.js";
+import type { PreparedTactic } from "./prepareTactic.js";
+import { PROXY_DEFAULTS } from "./proxyTools.js";
+import type { RunScope } from "./RunScope.js";
+import { sandboxIsolation } from "./sandboxIsolation.js";
+import type { RunOptions } from "./TacticRun.js";
+
+/** Model turns of a notebook unless `notebook.max_steps` says otherwise (Step 16's `max_steps=8`). */
+export const DEFAULT_NOTEBOOK_STEPS = 8;
+
+/** Step 16's instructions, appended to the agent's system prompt; the proxy block (if any) lists the APIs. */
+export const NOTEBOOK_INSTRUCTIONS = `You are working in a Python notebook.
+
+- Write code in <python_cell>...</python_cell> tags and notes in <markdown_cell>...</markdown_cell> tags.
+- Cells run in order and variables persist between turns. Use print() to see values.`;
+const CALL_API_LINE = "\n- Call the data APIs with CALL_API(path, params).";
+const END_LINE = "\n- When you are done, write a final <markdown_cell> summary followed by <TERMINATE_NOTEBOOK>.";
+
+const CALL_API_PRELUDE = `import lllm_bridge as _lllm_bridge
+
+def CALL_API(path, params=None):
+    """Call a data API endpoint: CALL_API("weather/current/Tokyo", {}). Returns the JSON response as Python values."""
+    return _lllm_bridge.call("CALL_API", {"path": path, "params": params or {}})
+`;
+
+/** What a notebook run gives: Step 16's text (every cell, tagged), and the cells with their outputs. */
+export interface NotebookRun {
+  output: string;
+  cells: RanCell[];
+}
+
+/**
+ * `tactic_type: notebook` (seed 000, Step 16): the agent writes cells; its Python cells run in one persistent
+ * kernel (with CALL_API when the agent has proxies); their outputs go back as `Cell outputs:`, until the agent
+ * ends with <TERMINATE_NOTEBOOK> or `max_steps` turns are used. `cells` fills as the run goes, so a failed run
+ * can still be written out.
+ */
+export async function runNotebookPattern(
+  prepared: PreparedTactic,
+  agents: Map<string, Agent>,
+  vars: Record<string, unknown>,
+  options: RunOptions & { scope: RunScope; proxies?: ProxyManager | undefined; cells: RanCell[] },
+): Promise<NotebookRun> {
+  const { config } = prepared.tactic;
+  const name = config.agent ?? prepared.agents[0]?.name;
+  const base = name !== undefined ? agents.get(name) : undefined;
+  if (!base) throw new ConfigError("tactic_no_agent", "the tactic has no agent to run", { location: { file: prepared.tactic.file }, hint: "Add an entry to agent_configs." });
+  const proxyConfig = prepared.agents.find((agent) => agent.name === name)?.config.proxy;
+  const isolation = await requireIsolation(sandboxIsolation(config.sandbox, prepared.tactic.locate(["sandbox"])), "the notebook pattern");
+  const manager = options.proxies;
+  const kernel = await PythonKernel.start({
+    ...(manager
+      ? {
+          prelude: CALL_API_PRELUDE,
+          hostFunctions: {
+            CALL_API: (args) => {
+              const { path, params } = args as { path: string; params?: Record<string, unknown> };
+              return manager.call(path, params ?? {});
+            },
+          },
+        }
+      : {}),
+    maxOutputChars: proxyConfig?.max_output_chars ?? PROXY_DEFAULTS.max_output_chars,
+    truncationIndicator: proxyConfig?.truncation_indicator ?? PROXY_DEFAULTS.truncation_indicator,
+    timeout: proxyConfig?.timeout ?? PROXY_DEFAULTS.timeout,
+    isolation,
+  });
+  options.scope.defer(() => kernel.close());
+
+  const analyst = notebookAgent(base, Boolean(manager));
+  const taskTurn = new Prompt({ path: `${config.name ?? "notebook"}/task`, prompt: config.prompt, parser: notebookParser });
+  const resultsTurn = new Prompt({ path: `${config.name ?? "notebook"}/results`, prompt: "Cell outputs:\n\n{outputs}", parser: notebookParser });
+  analyst.open("main", { promptArgs: vars });
+  analyst.receivePrompt(taskTurn, vars);
+  const notebook: string[] = [];
+  const steps = config.notebook?.max_steps ?? DEFAULT_NOTEBOOK_STEPS;
+  for (let step = 0; step < steps; step += 1) {
+    const parsed = (await analyst.respond({ ...(options.signal ? { signal: options.signal } : {}) })).parsed as NotebookReply;
+    const outputs: string[] = [];
+    for (const { kind, source } of parsed.cells) {
+      notebook.push(`<${kind}>\n${source}\n</${kind}>`);
+      if (kind !== "python_cell") {
+        options.cells.push({ kind, source });
+        continue;
+      }
+      // A failing cell returns its traceback as output, so the agent can rewrite it on the next turn.
+      const result = await kernel.execute(source);
+      options.cells.push({ kind, source, output: result.output, ...(result.error ? { error: result.error } : {}) });
+      outputs.push(result.output || "(no output)");
+    }
+    if (parsed.terminate) break;
+    analyst.receivePrompt(resultsTurn, { outputs: outputs.join("\n---\n") || "(no code cells)" });
+  }
+  return { output: notebook.join("\n\n"), cells: options.cells };
+}
+
+/** The agent with Step 16's instructions after its system prompt; its tools stay (query_api_doc, for one). */
+function notebookAgent(agent: Agent, hasApis: boolean): Agent {
+  const instructions = NOTEBOOK_INSTRUCTIONS + (hasApis ? CALL_API_LINE : "") + END_LINE;
+  const text = agent.systemPrompt.prompt.trim();
+  return new Agent({
+    name: agent.name,
+    systemPrompt: new Prompt({ path: agent.systemPrompt.path, prompt: text === "" ? instructions : `${text}\n\n${instructions}`, functionList: agent.systemPrompt.functionList }),
+    model: agent.model,
+    ...(agent.modelArgs ? { modelArgs: agent.modelArgs } : {}),
+    maxInterruptSteps: agent.maxInterruptSteps,
+    maxExceptionRetry: agent.maxExceptionRetry,
+    ...(agent.resolveTool ? { resolveTool: agent.resolveTool } : {}),
+    ...(agent.onEvent ? { onEvent: agent.onEvent } : {}),
+    toolContext: agent.toolContext,
+  });
+}

@@ -1,0 +1,151 @@
+import { existsSync, readFileSync } from "node:fs";
+import { afterAll, describe, expect, it } from "vitest";
+import { approveAll } from "../../src/codeaction/index.js";
+import { McpToolError } from "../../src/mcp/index.js";
+import { closeAllKernels } from "../../src/sandbox/index.js";
+import { tool } from "../../src/tools/index.js";
+import { program, tempStore } from "./helpers.js";
+
+afterAll(() => closeAllKernels());
+
+const seen: unknown[] = [];
+const employee = tool({
+  name: "get_employee",
+  description: "Return {name, department, salary} for an employee.",
+  parameters: { name: { type: "string" }, detail: { type: "boolean", default: false } },
+  run: ({ name, detail }) => {
+    if (name === "Nobody") throw new Error("no employee named Nobody");
+    return { name, department: "Engineering", salary: 100, detail };
+  },
+});
+const jsonText = tool({ name: "json_text", description: "Returns JSON as text.", run: () => '{"a": 1}' });
+const mcpLike = tool({
+  name: "lookup",
+  description: "Fails like an MCP server's tool.",
+  run: () => {
+    throw new McpToolError("NOT_FOUND: no such record", { server: "db", tool: "lookup", mcpCode: "NOT_FOUND", mcpMessage: "no such record" });
+  },
+});
+const big = tool({ name: "big", description: "A large result.", run: () => Array.from({ length: 400 }, (_, index) => ({ index, text: "x".repeat(20) })) });
+const measure = tool({
+  name: "measure",
+  description: "Measures what it is given.",
+  parameters: { data: { type: ["array", "string"] } },
+  run: ({ data }) => {
+    seen.push(data);
+    return { length: (data as unknown[] | string).length };
+  },
+});
+const risky = tool({ name: "risky", description: "Needs approval.", approval: "required", run: () => "done" });
+const tools = [employee, jsonText, mcpLike, big, measure, risky];
+
+describe("a program's tools", () => {
+  it("are bare functions and tools.<name>, positional or keyword; results are Python values; text stays text", async () => {
+    const outcome = await program(
+      `a = get_employee("Ada")
+b = tools.get_employee(name="Bo", detail=True)
+print(a["salary"] + b["salary"], type(a).__name__, b["detail"], repr(json_text()))`,
+      tools,
+    );
+    expect(outcome.status).toBe("ok");
+    expect(outcome.answer).toBe("200 dict True '{\"a\": 1}'");
+    expect(outcome.bridge.calls.map((call) => call.status)).toEqual(["ok", "ok", "ok"]);
+    expect(outcome.bridge.calls[0]!.arguments_digest).toMatch(/^[0-9a-f]{16}$/);
+  });
+
+  it("raise the tool's error with its code and message; MCP errors as MCPToolError: <code>: <message>", async () => {
+    const outcome = await program(
+      `for call in (lambda: get_employee("Nobody"), lambda: get_employee(nam="x"), lambda: lookup(), lambda: tools.nope()):
+    try:
+        call()
+    except ToolError as error:
+        print(type(error).__name__, error.code, "|", error)
+lookup()`,
+      tools,
+    );
+    const lines = outcome.output.split("\n");
+    expect(lines[0]).toBe("ToolError TOOL_FAILED | TOOL_FAILED: no employee named Nobody");
+    expect(lines[1]).toMatch(/^ToolError INVALID_ARGUMENTS \| INVALID_ARGUMENTS: Invalid arguments for get_employee: /);
+    expect(lines[2]).toBe("MCPToolError NOT_FOUND | NOT_FOUND: no such record");
+    expect(lines[3]).toMatch(/^ToolError UNKNOWN_TOOL \| UNKNOWN_TOOL: there is no function named nope; the functions are: big, get_employee, /);
+    expect(outcome.status).toBe("error");
+    expect(outcome.error).toMatch(/lookup\(\)\nMCPToolError: NOT_FOUND: no such record$/);
+    expect(outcome.bridge.toolCalls).toBe(5); // failed and unknown calls count
+  });
+
+  it("give final_answer's value, structured", async () => {
+    const outcome = await program('print("ignored")\nfinal_answer({"total": 3, "names": ["a"]})\nprint("not reached")', tools);
+    expect(outcome).toMatchObject({ status: "ok", answer: { total: 3, names: ["a"] } });
+  });
+
+  it("allow exactly max_tool_calls calls; the next and every later one raises ToolBudgetExceeded, and the output is discarded even if caught", async () => {
+    const outcome = await program(
+      `errors = 0
+for n in range(6):
+    try:
+        get_employee(str(n))
+    except ToolBudgetExceeded as error:
+        errors += 1
+        message = str(error)
+print("partial answer", errors, message)`,
+      tools,
+      { maxToolCalls: 3 },
+    );
+    expect(outcome.status).toBe("budget");
+    expect(outcome.answer).toBeUndefined();
+    expect(outcome.output).toContain("partial answer 3 this program reached its cap on function calls");
+    expect(outcome.output.split("partial answer 3 ")[1]).not.toMatch(/\d/); // the cap's value is never given
+    expect(outcome.bridge.calls.map((call) => call.status)).toEqual(["ok", "ok", "ok", "budget_exceeded", "budget_exceeded", "budget_exceeded"]);
+    expect(outcome.bridge.toolCalls).toBe(3);
+  });
+
+  it("refuse a tool that needs approval unless the policy approves, and count the refusal", async () => {
+    const code = 'try:\n    print(risky())\nexcept ToolApprovalDenied as error:\n    print("refused", error.code)';
+    const refused = await program(code, tools);
+    expect(refused).toMatchObject({ status: "ok", answer: "refused APPROVAL_DENIED" });
+    expect(refused.bridge.calls[0]!.status).toBe("denied");
+    expect(refused.bridge.toolCalls).toBe(1);
+    const approved = await program(code, tools, { approval: approveAll });
+    expect(approved.answer).toBe("done");
+  });
+});
+
+describe("pass by reference", () => {
+  it("hands a large result over as a handle that behaves like its value; passing it sends only the ref", async () => {
+    seen.length = 0;
+    const artifacts = tempStore();
+    const outcome = await program(
+      `rows = big()
+print(type(rows).__name__, rows.size > 4096, rows.mime, rows.text[:12], len(rows), rows[2]["index"], sum(1 for _ in rows))
+print(measure(data=rows)["length"], rows.ref.startswith("a"))
+path = rows.materialize()
+import json, os
+print(path.startswith("/workspace/artifact_"), len(json.load(open(path))), os.path.getsize(path) == rows.size)
+open("report.csv", "w").write("a,b\\n1,2\\n")
+stored = artifacts.put("report.csv", "text/csv")
+print(measure(data=stored)["length"], stored.text)`,
+      [big, measure],
+      { artifacts },
+    );
+    expect(outcome.output).toBe('ToolResult True application/json [{"index":0, 400 2 400\n400 True\nTrue 400 True\n8 a,b\n1,2\n\n');
+    expect(seen).toHaveLength(2);
+    expect(seen[0]).toHaveLength(400); // the tool got the whole value from the store
+    expect(seen[1]).toBe("a,b\n1,2\n");
+    const records = artifacts.list();
+    expect(records.map((record) => [record.source, record.mime])).toEqual([["big", "application/json"], ["artifacts.put", "text/csv"]]);
+    expect(records[1]!.path.endsWith(".csv")).toBe(true);
+    expect(JSON.parse(readFileSync(records[0]!.path, "utf8"))).toHaveLength(400);
+    expect(existsSync(records[1]!.path)).toBe(true);
+  });
+
+  it("a ref the run does not hold is an argument error", async () => {
+    const outcome = await program('print(measure(data={"$artifact": "a0000"}))', [measure]);
+    expect(outcome.error).toMatch(/ToolError: INVALID_ARGUMENTS: no artifact "a0000" in this run/);
+  });
+});
+
+describe("a program without tools", () => {
+  it("still runs, with final_answer", async () => {
+    expect(await program("final_answer(sum(range(10)))", [])).toMatchObject({ status: "ok", answer: 45 });
+  });
+});

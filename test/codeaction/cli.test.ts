@@ -1,0 +1,171 @@
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { BUDGET_REPAIR_PROMPT, CANNOT_FINISH } from "../../src/codeaction/index.js";
+import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
+import { employees } from "../fixtures/codeaction/employees/data/directory.js";
+import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
+
+const fixtures = path.join(ROOT, "test/fixtures/codeaction");
+let server: MockOpenAIServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** The CLI against the mock model server, with its own LLLM_HOME and an outbox file for the side-effect tools. */
+async function run(tactic: string, script: ScriptedTurn[], extra: string[] = []): Promise<CliResult & { home: string; outbox: string }> {
+  server = await startMockOpenAIServer({ script });
+  const home = mkdtempSync(path.join(tmpdir(), "lllm-home-"));
+  const outbox = path.join(home, "outbox.txt");
+  const result = await runCli(["run", path.join(fixtures, tactic), "--input", "What is the combined salary of everyone in Engineering?", ...extra], {
+    env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: server.url, LLLM_HOME: home, LLLM_TEST_OUTBOX: outbox },
+  });
+  return { ...result, home, outbox };
+}
+
+const python = (code: string): string => `Here is the program:\n\n\`\`\`python\n${code}\n\`\`\``;
+type WireMessage = { role: string; content: string };
+const requests = (): Array<{ messages: WireMessage[]; tools?: unknown[] }> => server!.requests.filter((request) => request.method === "POST").map((request) => request.body as never);
+const outboxLines = (file: string): string[] => (existsSync(file) ? readFileSync(file, "utf8").trim().split("\n") : []);
+
+const SALARY = `names = list_employees()
+total = 0
+for name in names:
+    employee = get_employee(name=name)
+    if employee["department"] == "Engineering":
+        total += employee["salary"]
+print(total)`;
+const engineering = employees(50).filter((employee) => employee.department === "Engineering").reduce((sum, employee) => sum + employee.salary, 0);
+
+describe("lllm run: code-action", () => {
+  it("answers the seed's question over 50 employees with one program and one model call, exactly", async () => {
+    const result = await run("salary.yaml", [python(SALARY)], ["--json"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { output: string; usage: { llm_calls: number }; code_action: { tool_calls: number; attempts: number; error: null; programs: Array<{ status: string; calls: Array<{ tool: string; status: string; arguments_digest: string; duration_ms: number }> }> } };
+    expect(report.output).toBe(String(engineering));
+    expect(report.usage.llm_calls).toBe(1);
+    expect(report.code_action).toMatchObject({ tool_calls: 51, attempts: 1, error: null });
+    expect(report.code_action.programs).toHaveLength(1);
+    const calls = report.code_action.programs[0]!.calls;
+    expect(calls).toHaveLength(51);
+    expect(calls[1]).toMatchObject({ tool: "get_employee", status: "ok", arguments_digest: expect.stringMatching(/^[0-9a-f]{16}$/), duration_ms: expect.any(Number) });
+
+    const [request] = requests();
+    expect(request!.tools ?? []).toEqual([]); // the tools are functions of the program, not of the model
+    const system = request!.messages[0]!.content;
+    expect(system).toContain("You answer questions about the company.");
+    expect(system).toContain('def get_employee(name: str):\n    """Return {name, department, salary} for an employee.');
+    expect(system).toContain("Results are plain Python values: dicts, lists, numbers and strings.");
+    expect(system).toContain("never skip, sample or truncate records, never count your own calls, and never stop early");
+    expect(system).toContain("Each program has a cap on function calls.");
+    expect(system).toContain("let it raise");
+    expect(system).not.toContain("57"); // the cap's value
+    expect(request!.messages[1]!.content).toBe("What is the combined salary of everyone in Engineering?");
+  });
+
+  it("passes a large result by reference from one tool to another, and keeps it under the run's folder", async () => {
+    const result = await run("salary.yaml", [python("csv = export_directory()\nsummary = count_rows(csv=csv)\nfinal_answer({'kind': type(csv).__name__, 'large': csv.size > 4096, 'rows': summary['rows']})")], ["--json"]);
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { output: unknown; artifacts: Array<{ ref: string; path: string; size: number; mime: string; source: string }> };
+    expect(report.output).toEqual({ kind: "ToolResult", large: true, rows: 50 });
+    expect(report.artifacts).toHaveLength(1);
+    const [artifact] = report.artifacts;
+    expect(artifact).toMatchObject({ mime: "text/plain", source: "export_directory" });
+    expect(artifact!.path.startsWith(path.join(result.home, "runs"))).toBe(true);
+    expect(path.basename(path.dirname(artifact!.path))).toBe("artifacts");
+    expect(readFileSync(artifact!.path, "utf8").split("\n")).toHaveLength(51);
+  });
+
+  it("a program that reaches the cap fails even when it catches ToolBudgetExceeded; the last one failing too is exit 3", async () => {
+    const greedy = python(`total = 0
+try:
+    for name in list_employees():
+        total += get_employee(name=name)["salary"]
+except Exception:
+    pass
+print("partial", total)`);
+    const result = await run("tight.yaml", [greedy, greedy]);
+    expect(result.code).toBe(3);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("every program reached max_tool_calls");
+    expect(result.stderr).toContain("2 programs tried");
+    expect(result.stderr).toContain("code_action.max_tool_calls");
+    expect(result.stderr).not.toMatch(/\b5\b/);
+    const repair = requests()[1]!.messages.at(-1)!;
+    expect(repair).toMatchObject({ role: "user", content: BUDGET_REPAIR_PROMPT });
+    expect(repair.content).not.toMatch(/\d/);
+  });
+
+  it("stops with exit 3 when the model replies CANNOT_FINISH_WITHIN_CALL_CAP", async () => {
+    const result = await run("tight.yaml", [python(SALARY), CANNOT_FINISH]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain(`the model replied ${CANNOT_FINISH}`);
+    expect(result.stderr).toContain("max_tool_calls");
+    expect(requests()).toHaveLength(2);
+  });
+
+  it("repairs a crashing program from the tail of its traceback", async () => {
+    const broken = SALARY.replace('employee["salary"]', 'employee["salry"]');
+    const result = await run("salary.yaml", [python(broken), python(SALARY)], ["--json"]);
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { output: string; code_action: { attempts: number; tool_calls: number; programs: Array<{ status: string; error: string | null }> } };
+    expect(report.output).toBe(String(engineering));
+    expect(report.code_action.attempts).toBe(2);
+    expect(report.code_action.programs.map((program) => program.status)).toEqual(["error", "ok"]);
+    const repair = requests()[1]!.messages.at(-1)!.content;
+    expect(repair).toMatch(/^The program failed:\n\nTraceback \(most recent call last\):\n[\s\S]*KeyError: 'salry'\n\nFix it and reply with the whole corrected program/);
+    expect(repair).not.toContain("lllm_bridge"); // only the program's own frames
+  });
+
+  it("kills a program at exec_timeout, with every process it started (exit 3)", async () => {
+    const result = await run("slow.yaml", [python('import subprocess, time\nsubprocess.Popen(["sleep", "4242"])\ntime.sleep(60)')]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toContain("did not finish within exec_timeout (1 s)");
+    const sleepers = readdirSync("/proc").filter((pid) => /^\d+$/.test(pid)).filter((pid) => {
+      try {
+        return readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("sleep\u00004242");
+      } catch {
+        return false;
+      }
+    });
+    expect(sleepers).toEqual([]);
+  });
+
+  it("does not run a side-effect call twice when a repaired program repeats it", async () => {
+    const first = python('send_email(to="ceo@example.com", body="report")\nraise ValueError("oops")');
+    const second = python('print(send_email(to="ceo@example.com", body="report"), send_email(to="cfo@example.com", body="report"))');
+    const result = await run("salary.yaml", [first, second], ["--json"]);
+    expect(result.code).toBe(0);
+    expect(outboxLines(result.outbox)).toEqual(["ceo@example.com: report", "cfo@example.com: report"]);
+    const report = JSON.parse(result.stdout) as { output: string; code_action: { programs: Array<{ calls: Array<{ status: string }> }> } };
+    expect(report.output).toBe("sent sent");
+    expect(report.code_action.programs[1]!.calls.map((call) => call.status)).toEqual(["replayed", "ok"]);
+  });
+
+  it("refuses a tool that needs approval when nobody can approve (--approve none), and runs it with --approve all", async () => {
+    const code = python('try:\n    print(delete_employee(name="Ada Lovelace"))\nexcept ToolApprovalDenied as error:\n    print("refused:", error)');
+    const refused = await run("salary.yaml", [code]);
+    expect(refused).toMatchObject({ code: 0, stdout: "refused: APPROVAL_DENIED: delete_employee needs approval, and the call was refused; it did not run\n" });
+    expect(outboxLines(refused.outbox)).toEqual([]);
+    const approved = await run("salary.yaml", [code], ["--approve", "all"]);
+    expect(approved.stdout).toBe("deleted Ada Lovelace\n");
+    expect(outboxLines(approved.outbox)).toEqual(["deleted Ada Lovelace"]);
+  });
+
+  it("gets an MCP tool's JSON text as data, other text as str, and its errors as MCPToolError: <code>: <message>", async () => {
+    const code = python(`orders = list_orders(month="2026-09")
+print(type(orders).__name__, sum(order["total"] for order in orders), count() + 1, repr(greet(name="Ada")))
+for call in (lambda: find_order(id=7), fail):
+    try:
+        call()
+    except MCPToolError as error:
+        print(error.code, "|", error)`);
+    const result = await run("mcp.yaml", [code]);
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toBe("list 29.5 43 'Hello, Ada!'\nNOT_FOUND | NOT_FOUND: no order 7\nTOOL_ERROR | TOOL_ERROR: disk on fire\n");
+  });
+});

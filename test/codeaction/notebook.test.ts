@@ -1,0 +1,71 @@
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { notebookParser } from "../../src/tactics/notebookParser.js";
+import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
+import { emptyHome, ROOT, runCli } from "../helpers/runCli.js";
+
+let server: MockOpenAIServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const NO_CELLS = "No cells found. Wrap code in <python_cell>...</python_cell>, or reply with <TERMINATE_NOTEBOOK> when you are done.";
+
+describe("notebookParser (Step 16)", () => {
+  const parse = (text: string): unknown => notebookParser(text, { agent: "a", prompt: undefined as never });
+  it("reads the cells in order; the end tag ends only a reply without code", () => {
+    expect(parse("<markdown_cell> # Plan </markdown_cell>\n<python_cell>\nx = 1\n</python_cell>")).toEqual({ cells: [{ kind: "markdown_cell", source: "# Plan" }, { kind: "python_cell", source: "x = 1" }], terminate: false });
+    expect(parse("<markdown_cell>Done.</markdown_cell><TERMINATE_NOTEBOOK>")).toEqual({ cells: [{ kind: "markdown_cell", source: "Done." }], terminate: true });
+    expect(parse("<python_cell>x</python_cell><TERMINATE_NOTEBOOK>")).toMatchObject({ terminate: false });
+    expect(parse("<TERMINATE_NOTEBOOK>")).toEqual({ cells: [], terminate: true });
+  });
+  it("a reply without cells is Step 16's ParseError", () => {
+    expect(() => parse("Let me think.")).toThrow(NO_CELLS);
+  });
+});
+
+describe("lllm run: notebook", () => {
+  it("runs cells in one kernel with CALL_API, sends the outputs back, and writes a real .ipynb", async () => {
+    server = await startMockOpenAIServer({
+      script: [
+        "I will look at the data.",
+        '<markdown_cell>Fetch Tokyo.</markdown_cell>\n<python_cell>\ntokyo = CALL_API("weather/current/Tokyo", {})\nprint(tokyo["temperature"])\n</python_cell>',
+        "<python_cell>\nprint(tokyo['condition'], 1 / 0)\n</python_cell>",
+        "<markdown_cell>Tokyo is 18 degrees and cloudy.</markdown_cell>\n<TERMINATE_NOTEBOOK>",
+      ],
+    });
+    const out = path.join(mkdtempSync(path.join(tmpdir(), "lllm-nb-")), "run.ipynb");
+    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/notebook.yaml"), "--input", "How is Tokyo?", "--notebook-out", out], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe(
+      "<markdown_cell>\nFetch Tokyo.\n</markdown_cell>\n\n<python_cell>\ntokyo = CALL_API(\"weather/current/Tokyo\", {})\nprint(tokyo[\"temperature\"])\n</python_cell>\n\n<python_cell>\nprint(tokyo['condition'], 1 / 0)\n</python_cell>\n\n<markdown_cell>\nTokyo is 18 degrees and cloudy.\n</markdown_cell>\n",
+    );
+    const posts = server.requests.filter((request) => request.method === "POST").map((request) => request.body.messages as Array<{ role: string; content: string }>);
+    expect(posts).toHaveLength(4);
+    const system = posts[0]![0]!.content;
+    expect(system).toContain("You are a data analyst.");
+    expect(system).toContain("Write code in <python_cell>...</python_cell> tags");
+    expect(system).toContain("CALL_API(path, params)");
+    expect(posts[1]!.at(-1)!.content).toBe(`Error: ${NO_CELLS}. Please fix.`);
+    expect(posts[2]!.at(-1)!.content).toBe("Cell outputs:\n\n18\n");
+    expect(posts[3]!.at(-1)!.content).toMatch(/^Cell outputs:\n\nTraceback \(most recent call last\):\n[\s\S]*ZeroDivisionError: division by zero\n$/);
+
+    const notebook = JSON.parse(readFileSync(out, "utf8")) as { nbformat: number; nbformat_minor: number; metadata: { kernelspec: { name: string } }; cells: Array<Record<string, unknown>> };
+    expect(notebook.nbformat).toBe(4);
+    expect(notebook.nbformat_minor).toBeGreaterThanOrEqual(4);
+    expect(notebook.metadata.kernelspec.name).toBe("python3");
+    expect(notebook.cells.map((cell) => cell.cell_type)).toEqual(["markdown", "code", "code", "markdown"]);
+    for (const cell of notebook.cells) {
+      expect(typeof cell.id).toBe("string");
+      expect(cell.metadata).toEqual({});
+      expect(Array.isArray(cell.source)).toBe(true);
+    }
+    expect(notebook.cells[1]).toMatchObject({ execution_count: 1, source: ['tokyo = CALL_API("weather/current/Tokyo", {})\n', 'print(tokyo["temperature"])'], outputs: [{ output_type: "stream", name: "stdout", text: ["18\n"] }] });
+    expect(notebook.cells[2]).toMatchObject({ execution_count: 2, outputs: [{ output_type: "error", ename: "ZeroDivisionError", evalue: "division by zero" }] });
+    expect((notebook.cells[2]!.outputs as Array<{ traceback: string[] }>)[0]!.traceback.at(-1)).toBe("ZeroDivisionError: division by zero");
+  });
+});

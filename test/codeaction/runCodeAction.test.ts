@@ -1,0 +1,88 @@
+import { PassThrough } from "node:stream";
+import { afterAll, describe, expect, it } from "vitest";
+import { Agent, type AgentEvent } from "../../src/agent/index.js";
+import { askOnTerminal, CodeActionBudgetError, CodeActionError, codeActionAgent, runCodeAction } from "../../src/codeaction/index.js";
+import { Prompt } from "../../src/prompts/index.js";
+import { closeAllKernels } from "../../src/sandbox/index.js";
+import { ScriptedModel } from "../../src/testing/index.js";
+import { tool } from "../../src/tools/index.js";
+import { FAST, tempStore } from "./helpers.js";
+
+afterAll(() => closeAllKernels());
+
+const count = tool({ name: "count", description: "Counts", parameters: { n: { type: "integer" } }, run: ({ n }) => n });
+
+function setup(turns: string[], options: { maxRepairs?: number; maxToolCalls?: number } = {}) {
+  const model = new ScriptedModel(turns);
+  const events: AgentEvent[] = [];
+  const base = new Agent({ name: "coder", systemPrompt: new Prompt({ path: "coder/system", prompt: "You count things for {who}.", functionList: [count] }), model, onEvent: (event) => events.push(event) });
+  const { agent, tools } = codeActionAgent(base);
+  const run = runCodeAction({
+    agent,
+    tools,
+    task: "Count to three.",
+    promptArgs: { who: "the tests" },
+    settings: { execTimeout: 20, maxRepairs: options.maxRepairs ?? 1, maxToolCalls: options.maxToolCalls ?? 10 },
+    isolation: { backend: FAST },
+    maxOutputChars: 10_000,
+    artifacts: tempStore(),
+  });
+  return { model, events, run };
+}
+
+describe("runCodeAction", () => {
+  it("fills the system prompt's placeholders, offers no tools to the model, and makes no call after a good program", async () => {
+    const { model, run } = setup(["```python\nprint(count(n=3))\n```"]);
+    expect((await run).output).toBe("3");
+    expect(model.requests).toHaveLength(1);
+    expect(model.requests[0]!.messages[0]!.content).toMatch(/^You count things for the tests\.\n\nAnswer by writing one Python program/);
+    expect(model.requests[0]!.tools).toBeUndefined();
+  });
+
+  it("a crash with no repair left is a CodeActionError (exit 1) carrying the report and the traceback's tail", async () => {
+    const { run } = setup(["```python\ncount(n=1)\nraise ValueError('bad parse')\n```"], { maxRepairs: 0 });
+    const error = (await run.catch((caught: unknown) => caught)) as CodeActionError;
+    expect(error).toBeInstanceOf(CodeActionError);
+    expect(error.exitCode).toBe(1);
+    expect(error.message).toMatch(/no repair is left \(1 program tried, max_repairs: 0\):\nTraceback[\s\S]*ValueError: bad parse$/);
+    expect(error.report).toMatchObject({ attempts: 1, tool_calls: 1, error: expect.stringContaining("ValueError: bad parse"), programs: [{ status: "error", tool_calls: 1 }] });
+  });
+
+  it("asks again when a program gives no answer", async () => {
+    const { model, run } = setup(["```python\nx = count(n=2)\n```", "```python\nprint(count(n=2))\n```"]);
+    expect((await run).output).toBe("2");
+    expect(model.requests[1]!.messages.at(-1)!.content).toContain("finished without printing anything or calling final_answer(value)");
+  });
+
+  it("warns when the answer comes from a program written after a budget hit; the error carries the cap for the caller", async () => {
+    const greedy = "```python\nfor n in range(20):\n    count(n=n)\nprint('never')\n```";
+    const ok = setup([greedy, "```python\nprint(count(n=20))\n```"], { maxToolCalls: 5 });
+    expect((await ok.run).output).toBe("20");
+    expect(ok.events.filter((event) => event.type === "warning").map((event) => (event as { message: string }).message)).toEqual(["code-action: the answer comes from a program written after an earlier one reached max_tool_calls"]);
+    const failing = setup([greedy, greedy], { maxToolCalls: 5 });
+    const error = (await failing.run.catch((caught: unknown) => caught)) as CodeActionBudgetError;
+    expect(error).toBeInstanceOf(CodeActionBudgetError);
+    expect(error).toMatchObject({ exitCode: 3, maxToolCalls: 5, attempts: 2 });
+    expect(error.message).not.toContain("5");
+    expect(error.report.programs.map((program) => program.status)).toEqual(["budget", "budget"]);
+  });
+});
+
+describe("askOnTerminal", () => {
+  it("runs a call only on y or yes, one question at a time", async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = "";
+    output.on("data", (chunk: Buffer) => (shown += chunk.toString()));
+    const ask = askOnTerminal({ input, output });
+    const first = ask({ tool: "delete_employee", arguments: { name: "Ada" } });
+    const second = ask({ tool: "delete_employee", arguments: { name: "Bo" } });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(shown).toBe('lllm: the program wants to call delete_employee({"name":"Ada"}). Allow it? [y/N] ');
+    input.write("yes\n");
+    expect(await first).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    input.write("\n");
+    expect(await second).toBe(false);
+  });
+});

@@ -1,0 +1,25 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { closeAllKernels, detectIsolation, PythonKernel } from "../../src/sandbox/index.js";
+import { detectGvisor } from "../../src/sandbox/detectGvisor.js";
+
+const backends = [...((await detectIsolation()).backend === "bwrap" ? ["bwrap" as const] : []), ...((await detectGvisor()).available ? ["gvisor" as const] : [])];
+
+afterAll(() => closeAllKernels());
+
+describe.skipIf(backends.length === 0).each(backends)("limits under %s", (backend) => {
+  it("a cell stopped by its time limit takes every process in the sandbox with it; the namespace survives", async () => {
+    const kernel = await PythonKernel.start({ isolation: { backend }, timeout: 1 });
+    await kernel.run("kept = 42");
+    const result = await kernel.execute('import subprocess, time\nsubprocess.Popen(["sleep", "100"])\ntime.sleep(30)');
+    expect(result.error?.type).toBe("TimeoutError");
+    expect(await kernel.run('import os\nprint(kept, [p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid()) and open(f"/proc/{p}/cmdline", "rb").read().startswith(b"sleep")])')).toBe("42 []\n");
+    await kernel.close();
+  });
+
+  it("workspaceMb makes /workspace a private folder of that size", async () => {
+    const kernel = await PythonKernel.start({ isolation: { backend, workspaceMb: 2 } });
+    const output = await kernel.run('import os\ntry:\n    open("big.bin", "wb").write(b"0" * 5 * 1024 * 1024)\nexcept OSError as error:\n    print(error.errno)\nprint(os.getcwd())');
+    expect(output).toBe("28\n/workspace\n"); // ENOSPC
+    await kernel.close();
+  });
+});
