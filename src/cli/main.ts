@@ -13,6 +13,12 @@ function version(): string {
 }
 
 /**
+ * Repeatable options (`-p a -p b`). Variadic options (`<dir...>`) would swallow the positional argument that
+ * follows them (`lllm tools call -p pkg ref` would take `ref` as a second package).
+ */
+const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
+
+/**
  * Build the command tree. Each action imports its module on demand, so `lllm --version` and `lllm --help` load
  * nothing but commander.
  */
@@ -22,7 +28,12 @@ export function buildProgram(): Command {
     .version(version(), "-V, --version")
     .option("-v, --verbose", "show stack traces and more detail on stderr")
     .showHelpAfterError("(run with --help for usage)")
-    .configureOutput({ writeErr: (text) => process.stderr.write(text), writeOut: (text) => process.stdout.write(text) })
+    .configureOutput({
+      writeErr: (text) => process.stderr.write(text),
+      writeOut: (text) => process.stdout.write(text),
+      // Usage errors read like every other error: `lllm: error: …`.
+      outputError: (text, write) => write(text.startsWith("error: ") ? `lllm: ${text}` : text),
+    })
     // Before any .command(): subcommands copy this setting when they are created.
     .exitOverride();
 
@@ -31,7 +42,7 @@ export function buildProgram(): Command {
     .description("load a tactic, validate it, resolve and bind every ref; print a summary")
     .argument("<tactic>", "tactic file (YAML or JSON)")
     .option("-m, --model <name>", "use this model for every agent")
-    .option("-p, --package <dir...>", "also load these package folders")
+    .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
     .option("--json", "print the summary as JSON")
     .action(async (tactic: string, options: Record<string, unknown>, command: Command) => {
       const { validateCommand } = await import("./validate.js");
@@ -44,10 +55,10 @@ export function buildProgram(): Command {
     .argument("<tactic>", "tactic file, or a package ref such as weather.tactics:weather")
     .option("-i, --input <text>", "the input (default: standard input when it is not a terminal)")
     .option("-f, --input-file <file>", "read the input from a file")
-    .option("--var <key=value...>", "template arguments for the prompts")
+    .option("--var <key=value>", "a template argument for the prompts (repeatable)", collect)
     .option("-m, --model <name>", "use this model for every agent (e.g. gpt-4o-mini, ollama/llama3, scripted:turns.yaml)")
     .option("--max-steps <n>", "override every agent's max_interrupt_steps")
-    .option("-p, --package <dir...>", "also load these package folders")
+    .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
     .option("--json", "print {output, usage, tool_calls, duration_ms} as JSON")
     .option("--stream", "print the answer as it arrives (default on a terminal)")
     .option("--no-stream", "print the answer only when it is complete")
@@ -63,7 +74,7 @@ export function buildProgram(): Command {
   tools
     .command("list")
     .description("list the tools of the loaded packages with their refs")
-    .option("-p, --package <dir...>", "package folders to load (besides ./lllm_packages and $LLLM_HOME/packages)")
+    .option("-p, --package <dir>", "package folders to load (besides ./lllm_packages and $LLLM_HOME/packages) (repeatable)", collect)
     .option("--json", "print JSON")
     .action(async (options: Record<string, unknown>, command: Command) => {
       const { toolsListCommand } = await import("./tools.js");
@@ -73,7 +84,7 @@ export function buildProgram(): Command {
     .command("show")
     .description("print a tool as the model sees it (the to_tool() JSON)")
     .argument("<ref>", "a tool ref, e.g. weather.tools:get_weather, or a bare name")
-    .option("-p, --package <dir...>", "package folders to load")
+    .option("-p, --package <dir>", "package folders to load (repeatable)", collect)
     .action(async (ref: string, options: Record<string, unknown>, command: Command) => {
       const { toolsShowCommand } = await import("./tools.js");
       await toolsShowCommand(ref, command.optsWithGlobals());
@@ -83,7 +94,7 @@ export function buildProgram(): Command {
     .description("call a tool and print what the model would read back (result_str)")
     .argument("<ref>", "a tool ref or bare name")
     .option("-a, --args <json>", "arguments as a JSON object", "{}")
-    .option("-p, --package <dir...>", "package folders to load")
+    .option("-p, --package <dir>", "package folders to load (repeatable)", collect)
     .option("--json", "print the raw result as JSON instead")
     .action(async (ref: string, options: Record<string, unknown>, command: Command) => {
       const { toolsCallCommand } = await import("./tools.js");
@@ -94,7 +105,7 @@ export function buildProgram(): Command {
   proxy
     .command("list")
     .description("the proxies that can be activated (built-ins and those of the loaded packages)")
-    .option("-p, --package <dir...>", "package folders to load")
+    .option("-p, --package <dir>", "package folders to load (repeatable)", collect)
     .option("--json", "print JSON")
     .action(async (options: Record<string, unknown>, command: Command) => {
       const { proxyListCommand } = await import("./proxy.js");
@@ -104,7 +115,7 @@ export function buildProgram(): Command {
     .command("docs")
     .description("a proxy's API documentation, exactly as query_api_doc returns it to the model")
     .argument("[name]", "the proxy's path (default: every proxy)")
-    .option("-p, --package <dir...>", "package folders to load")
+    .option("-p, --package <dir>", "package folders to load (repeatable)", collect)
     .action(async (name: string | undefined, options: Record<string, unknown>, command: Command) => {
       const { proxyDocsCommand } = await import("./proxy.js");
       await proxyDocsCommand(name, command.optsWithGlobals());
@@ -114,7 +125,7 @@ export function buildProgram(): Command {
     .description("call an endpoint as CALL_API does and print the JSON result")
     .argument("<path>", "proxy/endpoint path, e.g. weather/current/Tokyo")
     .option("--params <json>", "parameters as a JSON object", "{}")
-    .option("-p, --package <dir...>", "package folders to load")
+    .option("-p, --package <dir>", "package folders to load (repeatable)", collect)
     .option("--no-cache", "do not read or write the response cache")
     .action(async (callPath: string, options: Record<string, unknown>, command: Command) => {
       const { proxyCallCommand } = await import("./proxy.js");
@@ -124,9 +135,9 @@ export function buildProgram(): Command {
   program
     .command("exec")
     .description("run Python (a file or standard input) in the agents' interpreter, with CALL_API for proxies")
-    .option("--proxy <name...>", "proxies to activate (default: all)")
+    .option("--proxy <name>", "a proxy to activate (repeatable; default: all)", collect)
     .option("-f, --file <file>", "the Python file to run (default: standard input)")
-    .option("-p, --package <dir...>", "package folders to load")
+    .option("-p, --package <dir>", "package folders to load (repeatable)", collect)
     .option("--sandbox <backend>", "auto | bwrap | gvisor | none", "auto")
     .option("--timeout <seconds>", "time limit of the code", "60")
     .option("--no-cache", "do not read or write the proxies' response cache")
@@ -136,7 +147,6 @@ export function buildProgram(): Command {
     });
 
   const mcp = program.command("mcp").description("list an MCP server's tools; serve a package over MCP");
-  const collect = (value: string, previous: string[] = []): string[] => [...previous, value];
   mcp
     .command("tools")
     .description("list the tools of an MCP server, to check a config by hand")
@@ -151,9 +161,9 @@ export function buildProgram(): Command {
     });
   mcp
     .command("serve")
-    .description("serve a package's tools as an MCP server over stdio")
+    .description("serve a package's tools and tactics as an MCP server over stdio")
     .argument("<dir>", "the package folder")
-    .option("-p, --package <dir...>", "also load these package folders")
+    .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
     .action(async (dir: string, options: Record<string, unknown>, command: Command) => {
       const { mcpServeCommand } = await import("./mcp.js");
       await mcpServeCommand(dir, command.optsWithGlobals());

@@ -6,5 +6,5 @@ import { loadRegistry } from "./loadRegistry.js";
 export async function resolveTacticTarget(target: string, packages: string[] | undefined): Promise<string> {
   if (existsSync(target) || !looksLikeQualifiedRef(target)) return target;
   const registry = await loadRegistry(packages);
-  return registry.resolveEntry("tactics", target, { where: { file: "<tactic>" } }).file;
+  return registry.resolveEntry("tactics", target).file;
 }

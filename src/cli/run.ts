@@ -1,11 +1,15 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
 import { ConfigError, InterruptedError } from "../errors.js";
 import type { Model, ModelRequest } from "../providers/Model.js";
+import { chatRequestBody } from "../providers/OpenAIChatModel.js";
+import { responsesRequestBody } from "../providers/OpenAIResponsesModel.js";
+import { PROVIDER_ROUTES } from "../providers/providerRoutes.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { runTactic } from "../tactics/runTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
+import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/index.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { paint, warn, writeErr, writeOut } from "./output.js";
@@ -27,7 +31,7 @@ export interface RunCommandOptions {
 
 /** Thrown by the dry-run model after it captured the first request: nothing is sent anywhere. */
 class DryRunStop extends Error {
-  constructor(readonly request: ModelRequest, readonly model: string) {
+  constructor(readonly request: ModelRequest, readonly model: string, readonly apiType: string | undefined) {
     super("dry run");
   }
 }
@@ -40,8 +44,16 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
   const vars = parseVars(options.var ?? []);
   const maxSteps = options.maxSteps === undefined ? undefined : parseCount(options.maxSteps);
 
+  const missing = missingTemplateVariables(prepared, { ...vars });
+  if (missing.length > 0) {
+    // Before any model call: a run must not stop halfway, after paid calls, for a template typo.
+    throw ConfigError.fromProblems(
+      "template_missing_variable",
+      missing.map((item) => ({ message: `{${item.name}} in ${item.what} has no value`, ...(item.where ? { location: item.where } : {}), hint: `Pass --var ${item.name}=…, add it to the tactic's \`vars:\`, or write {{${item.name}}} for literal braces.` })),
+    );
+  }
   const scripted = [...new Set(prepared.agents.map((agent) => agent.config.model_name).filter((name): name is string => typeof name === "string" && name.startsWith("scripted:")))];
-  for (const name of scripted) writeErr(paint("dim", `lllm: replaying the model's turns from ${name.slice("scripted:".length)} (a scripted model: no API key, no network)`));
+  for (const name of scripted.filter((entry) => existsSync(path.resolve(entry.slice("scripted:".length))))) writeErr(paint("dim", `lllm: replaying the model's turns from ${name.slice("scripted:".length)} (a scripted model: no API key, no network)`));
 
   const stream = options.stream ?? Boolean(process.stdout.isTTY);
   let streamed = false;
@@ -69,7 +81,7 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       signal: controller.signal,
       ...(onText ? { onText } : {}),
       onEvent: (event) => reportEvent(event, Boolean(options.verbose)),
-      ...(options.dryRun ? { createModel: (config) => dryRunModel(config.model_name ?? "") } : {}),
+      ...(options.dryRun ? { createModel: (config) => dryRunModel(config.model_name ?? "", config.api_type) } : {}),
       approve: approvalPolicy(options.approve),
       ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
     });
@@ -82,7 +94,10 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
     }
   } catch (error) {
     if (error instanceof DryRunStop) {
-      writeOut(JSON.stringify({ model: error.model, messages: error.request.messages, tools: error.request.tools ?? [], ...(error.request.responseFormat ? { response_format: error.request.responseFormat } : {}), ...(error.request.modelArgs ? { model_args: error.request.modelArgs } : {}) }, null, 2));
+      // The body exactly as the provider would build it (model_args merged, no empty tool list, …).
+      const wireModel = wireModelName(error.model);
+      const body = error.apiType === "response" ? responsesRequestBody(wireModel, error.request) : chatRequestBody(wireModel, error.request);
+      writeOut(JSON.stringify(body, null, 2));
       return;
     }
     if (controller.signal.aborted) throw new InterruptedError("interrupted", "interrupted by the user", { cause: error });
@@ -99,13 +114,19 @@ function approvalPolicy(approve: "all" | "none" | undefined): ApprovalPolicy {
   return process.stdin.isTTY && process.stderr.isTTY ? askOnTerminal() : approveNone;
 }
 
-function dryRunModel(name: string): Model {
+function dryRunModel(name: string, apiType: string | undefined): Model {
   return {
     name,
     generate: async (request) => {
-      throw new DryRunStop(request, name);
+      throw new DryRunStop(request, name, apiType);
     },
   };
+}
+
+/** The model name the server receives: a known provider prefix (`ollama/`) is the route, not part of the name. */
+function wireModelName(name: string): string {
+  const prefix = name.split("/")[0] ?? "";
+  return name.includes("/") && PROVIDER_ROUTES.some((route) => route.prefix === prefix) ? name.slice(prefix.length + 1) : name;
 }
 
 /** --input, --input-file, or standard input when it is not a terminal. */
@@ -117,6 +138,7 @@ function readInput(options: RunCommandOptions, prompt: string, stepPrompts: stri
   if (options.inputFile !== undefined) {
     const file = path.resolve(options.inputFile);
     if (!existsSync(file)) throw new ConfigError("usage_input", `input file \`${options.inputFile}\` does not exist`, { location: { file: "--input-file" } });
+    if (!statSync(file).isFile()) throw new ConfigError("usage_input", `input file \`${options.inputFile}\` is a folder, not a file`, { location: { file: "--input-file" } });
     return readFileSync(file, "utf8").replace(/\n$/, ""); // like stdin: the final newline is not part of the input
   }
   if (!process.stdin.isTTY) {

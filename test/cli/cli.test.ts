@@ -90,6 +90,12 @@ describe("lllm CLI", () => {
     });
   });
 
+  it("repeatable options may come before the positional argument", async () => {
+    const result = await runCli(["tools", "call", "-p", weather, "weather.tools:get_weather", "--args", '{"city": "Oslo"}']);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("Sunny, 22 degrees celsius in Oslo");
+  });
+
   it("tools call: a throwing tool prints Error: <message> and exits 1", async () => {
     const result = await runCli(["tools", "call", "divide", "-p", weather, "--args", '{"a": 1, "b": 0}']);
     expect(result).toMatchObject({ code: 1, stdout: "Error: Division by zero\n" });

@@ -159,6 +159,30 @@ describe("lllm run against an OpenAI-compatible server", () => {
     expect(request.messages.map((message) => message.role)).toEqual(["system", "user"]);
     expect(request.tools.map((tool) => tool.function.name)).toEqual(["get_weather", "divide"]);
     expect(server!.requests).toHaveLength(0);
+    // The body as the provider sends it: model_args merged in, the provider prefix stripped from the model.
+    const weather = await runCli(["run", "packages-example/weather/tactics/weather.yaml", "--input", "hi", "--dry-run", "--model", "ollama/llama3"]);
+    expect(JSON.parse(weather.stdout)).toMatchObject({ model: "llama3", temperature: 0.1 });
+  });
+
+  it("a template placeholder nothing fills stops the run before any model call (exit 2)", async () => {
+    const result = await run(["run", path.join(fixtures, "pipeline.yaml"), "--var", "tone=dry", "--input", "rain"], ["draft", "final"]);
+    expect(result.code).toBe(0); // pipeline.yaml's placeholders are all filled: input, tone (vars and --var), draft (as)
+    const dir = (await import("node:fs")).mkdtempSync(path.join((await import("node:os")).tmpdir(), "lllm-vars-"));
+    (await import("node:fs")).writeFileSync(path.join(dir, "t.yaml"), "global: {model_name: gpt-test}\nprompt: 'Answer in {language}: {input}'\nagent_configs:\n  - {name: bot, system_prompt: hi}\n");
+    const missing = await runCli(["run", path.join(dir, "t.yaml"), "--input", "hi"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server!.url } });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("t.yaml:2:9: {language} in prompt has no value");
+    expect(missing.stderr).toContain("--var language=");
+    expect(server!.requests.filter((request) => request.method === "POST")).toHaveLength(2);
+    const filled = await runCli(["run", "--var", "language=French", path.join(dir, "t.yaml"), "--input", "hi", "--dry-run"]);
+    expect(filled.code).toBe(0);
+    expect((JSON.parse(filled.stdout) as { messages: Array<{ content: string }> }).messages[1]!.content).toBe("Answer in French: hi");
+  });
+
+  it("--input-file that is a folder is a usage error", async () => {
+    const result = await runCli(["run", loop, "--input-file", fixtures]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("is a folder, not a file");
   });
 
   it("no input is a usage error", async () => {
