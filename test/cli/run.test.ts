@@ -224,6 +224,17 @@ describe("lllm run: more ways in", () => {
   });
 });
 
+describe("the README's code-action example", () => {
+  it("answers seed 002's salary question with one sandboxed program and the exact sum", async () => {
+    const result = await runCli(["run", "packages-example/company/tactics/salary.yaml", "--model", "scripted:packages-example/company/scripted/salary.yaml", "--input", "What is the combined salary of everyone in Engineering?", "--json"]);
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { output: unknown; usage: { llm_calls: number }; code_action: { tool_calls: number; attempts: number } };
+    expect(report.output).toBe(1031760);
+    expect(report.usage.llm_calls).toBe(1);
+    expect(report.code_action).toMatchObject({ tool_calls: 51, attempts: 1 });
+  });
+});
+
 describe("the README's first command", () => {
   it("runs the weather example offline with the scripted model, and says so", async () => {
     const result = await runCli(["run", "packages-example/weather/tactics/weather.yaml", "--model", "scripted:packages-example/weather/scripted/paris-tokyo.yaml", "--input", "What is the weather in Paris and Tokyo?"]);
