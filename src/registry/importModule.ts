@@ -1,4 +1,5 @@
 import type { Jiti } from "jiti";
+import { createRequire } from "node:module";
 
 let loader: Promise<Jiti> | undefined;
 
@@ -18,12 +19,31 @@ export async function importModule(file: string): Promise<Record<string, unknown
 }
 
 async function createLoader(): Promise<Jiti> {
-  const [{ createJiti }, self, zod] = await Promise.all([import("jiti"), import("../index.js"), import("zod")]);
+  const [{ createJiti }, light, zod] = await Promise.all([import("jiti"), import("../packageApi.js"), import("zod")]);
   return createJiti(import.meta.url, {
-    virtualModules: { lllm: self, zod, "zod/v4": zod },
+    virtualModules: { lllm: lazyPublicApi(light), zod, "zod/v4": zod },
     interopDefault: false,
     // The transpile cache lives in the OS temp folder (jiti's default); it is keyed by file content.
     fsCache: true,
     moduleCache: true,
+  });
+}
+
+/**
+ * The `lllm` module as package files see it: the light names at once, every other public name on first use, from
+ * the same module instances this process runs (require() of an ES module shares the import cache).
+ */
+function lazyPublicApi(light: Record<string, unknown>): Record<string, unknown> {
+  let full: Record<string, unknown> | undefined;
+  const all = (): Record<string, unknown> => (full ??= createRequire(import.meta.url)("../index.js") as Record<string, unknown>);
+  const target: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, light);
+  return new Proxy(target, {
+    get: (object, key) => (typeof key === "string" && !(key in object) ? all()[key] : Reflect.get(object, key)),
+    has: (object, key) => key in object || key in all(),
+    ownKeys: () => Reflect.ownKeys(all()),
+    getOwnPropertyDescriptor: (object, key) => {
+      const value = key in object ? Reflect.get(object, key) : all()[key as string];
+      return value === undefined ? undefined : { value, writable: false, enumerable: true, configurable: true };
+    },
   });
 }
