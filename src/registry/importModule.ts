@@ -38,12 +38,7 @@ function lazyPublicApi(light: Record<string, unknown>): Record<string, unknown> 
   const all = (): Record<string, unknown> => (full ??= createRequire(import.meta.url)("../index.js") as Record<string, unknown>);
   const target: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, light);
   return new Proxy(target, {
-    get: (object, key) => (typeof key === "string" && !(key in object) ? all()[key] : Reflect.get(object, key)),
-    has: (object, key) => key in object || key in all(),
-    ownKeys: () => Reflect.ownKeys(all()),
-    getOwnPropertyDescriptor: (object, key) => {
-      const value = key in object ? Reflect.get(object, key) : all()[key as string];
-      return value === undefined ? undefined : { value, writable: false, enumerable: true, configurable: true };
-    },
+    // Only a real API name loads the rest: interop probes (`default`, `__esModule`, `then`, symbols) must not.
+    get: (object, key) => (key in object ? Reflect.get(object, key) : typeof key === "string" && /^[A-Za-z]/.test(key) && key !== "then" && key !== "default" ? all()[key] : undefined),
   });
 }
