@@ -137,6 +137,17 @@ describe("lllm CLI", () => {
     expect(bad.stderr).toContain("Allowed choices are tactic, package, proxy");
   });
 
+  it("a package file may import any public name from lllm, not only tool()", async () => {
+    const { mkdtempSync, mkdirSync, writeFileSync } = await import("node:fs");
+    const os = await import("node:os");
+    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-api-"));
+    mkdirSync(path.join(dir, "tools"));
+    writeFileSync(path.join(dir, "tools", "kinds.ts"), 'import { tool, z, McpConnections, ROUND_LIMIT_TEXT } from "lllm";\nexport default tool({ name: "kinds", description: "x", parameters: z.object({ a: z.string() }), run: () => `${typeof McpConnections} ${ROUND_LIMIT_TEXT.length}` });\n');
+    const result = await runCli(["tools", "call", "kinds", "-p", dir, "--args", '{"a": "x"}', "--json"]);
+    expect(result.stderr).toBe("");
+    expect(JSON.parse(result.stdout)).toEqual({ result: "function 69" });
+  });
+
   it("packages in ./lllm_packages are found without flags", async () => {
     const result = await runCli(["tools", "list"], { cwd: path.join(ROOT, "test/fixtures/project") });
     expect(result.code).toBe(0);
