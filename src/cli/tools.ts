@@ -1,5 +1,6 @@
 import { ConfigError, InterruptedError } from "../errors.js";
-import { FunctionCall } from "../tools/index.js";
+import { parseRef, type Registry } from "../registry/index.js";
+import { FunctionCall, type FunctionTool } from "../tools/index.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { warn, writeOut } from "./output.js";
 
@@ -31,14 +32,14 @@ export async function toolsListCommand(options: ToolsOptions): Promise<void> {
 /** `lllm tools show <ref>`: the tool exactly as the model sees it. */
 export async function toolsShowCommand(ref: string, options: ToolsOptions): Promise<void> {
   const registry = await loadRegistry(options.package);
-  const { tool } = registry.resolveTool(ref);
+  const tool = await resolveToolOrTactic(registry, ref);
   writeOut(JSON.stringify(tool.toTool(), null, 2));
 }
 
 /** `lllm tools call <ref> --args '{…}'`: run the tool as the loop would and print what the model reads back. */
 export async function toolsCallCommand(ref: string, options: ToolsOptions): Promise<void> {
   const registry = await loadRegistry(options.package);
-  const { tool } = registry.resolveTool(ref);
+  const tool = await resolveToolOrTactic(registry, ref);
   const args = parseArgs(options.args ?? "{}");
   if (tool.isDeclaration) {
     throw new ConfigError("tool_not_bound", `tool \`${ref}\` is a declaration with no implementation`, { hint: `Load a package that has a tool named exactly \`${tool.name}\`.` });
@@ -55,6 +56,15 @@ export async function toolsCallCommand(ref: string, options: ToolsOptions): Prom
   } finally {
     process.off("SIGINT", onSignal);
   }
+}
+
+/** A tool ref, or a tactic ref (`pkg.tactics:name[#tool]`), which is a tool too when an agent lists it. */
+async function resolveToolOrTactic(registry: Registry, ref: string): Promise<FunctionTool> {
+  if (parseRef(ref)?.section === "tactics") {
+    const { tacticRefTool } = await import("../tactics/tacticTools.js");
+    return tacticRefTool(registry, ref);
+  }
+  return registry.resolveTool(ref).tool;
 }
 
 function parseArgs(text: string): Record<string, unknown> {

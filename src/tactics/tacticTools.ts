@@ -6,7 +6,7 @@ import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
 import { prepareTactic } from "./prepareTactic.js";
 import { tacticAsFunction } from "./tacticAsFunction.js";
 import type { RunOptions } from "./TacticRun.js";
-import type { Registry } from "../registry/index.js";
+import { parseRef, type Registry } from "../registry/index.js";
 
 /**
  * A `pkg.tactics:name` entry of `tools:` as a tool (seed Step 8): calling it runs that tactic with fresh agents on
@@ -36,6 +36,13 @@ export async function packageTacticTools(registry: Registry, packageName: string
     }
   }
   return { tools, skipped };
+}
+
+/** `pkg.tactics:name[#tool]` as a tool by itself (for `lllm tools show|call`), outside any run. */
+export async function tacticRefTool(registry: Registry, text: string): Promise<FunctionTool> {
+  const ref = parseRef(text);
+  const entry = registry.resolveEntry("tactics", text);
+  return tacticFunction({ registry, capability: { ref: entry.ref, kind: "tactic", entry, ...(ref?.member ? { member: ref.member } : {}) }, options: { input: undefined }, onEvent: () => {} });
 }
 
 interface TacticFunctionOptions {

@@ -68,6 +68,17 @@ describe("tactics as tools", () => {
   });
 });
 
+describe("lllm tools show|call with a tactic ref", () => {
+  it("shows a tactic as the tool an agent would get, and calls it", async () => {
+    const shown = await runCli(["tools", "show", "weather.tactics:briefing", "-p", "packages-example/weather"]);
+    expect(shown.code).toBe(0);
+    expect((JSON.parse(shown.stdout) as { function: { name: string; parameters: { required: string[] } } }).function).toMatchObject({ name: "briefing", parameters: { required: ["city"] } });
+    const result = await run(["tools", "call", "weather.tactics:briefing#headline", "-p", "packages-example/weather", "--args", '{"city": "Bergen"}', "--json"], ["Bergen: rain, as ever."]);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ result: "Bergen: rain, as ever." });
+  });
+});
+
 describe("lllm mcp serve: a package's tools and tactics for any MCP client", () => {
   it("lists the tactics beside the tools, and a call runs the tactic with the server's model", async () => {
     const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
