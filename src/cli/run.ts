@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
-import { ConfigError, InterruptedError } from "../errors.js";
+import { ConfigError, InterruptedError, LllmError } from "../errors.js";
 import type { Model, ModelRequest } from "../providers/Model.js";
 import { chatRequestBody } from "../providers/OpenAIChatModel.js";
 import { responsesRequestBody } from "../providers/OpenAIResponsesModel.js";
@@ -101,6 +101,10 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       return;
     }
     if (controller.signal.aborted) throw new InterruptedError("interrupted", "interrupted by the user", { cause: error });
+    // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
+    if (options.json && error instanceof LllmError && "report" in error) {
+      writeOut(JSON.stringify({ output: null, error: { code: error.code, message: error.message }, code_action: (error as { report: unknown }).report }, null, 2));
+    }
     throw error;
   } finally {
     process.off("SIGINT", onSigint);

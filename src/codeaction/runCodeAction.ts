@@ -139,7 +139,9 @@ function failure(outcome: ProgramOutcome | undefined, options: RunCodeActionOpti
   const attempts = report.attempts;
   const tries = plural(report.programs.length, "program");
   if (outcome?.status === "budget") {
-    return new CodeActionBudgetError(`code-action: every program reached max_tool_calls (the cap on each program's tool calls); ${tries} tried, none finished`, { maxToolCalls: settings.maxToolCalls, attempts, report: finish() });
+    const hits = report.programs.filter((program) => program.status === "budget").length;
+    const which = hits === report.programs.length ? (hits === 1 ? "the program" : "every program") : "the last program";
+    return new CodeActionBudgetError(`code-action: ${which} reached max_tool_calls (the cap on each program's tool calls); ${tries} tried, none finished`, { maxToolCalls: settings.maxToolCalls, attempts, report: finish() });
   }
   if (outcome?.status === "timeout") {
     return new CodeActionTimeoutError(`code-action: the program did not finish within exec_timeout (${settings.execTimeout} s) and was killed; ${tries} tried`, { execTimeout: settings.execTimeout, attempts, report: finish() });

@@ -50,6 +50,8 @@ export class ActiveProxy {
     const label = `${definition.path}/${endpoint.endpoint}`;
     let values: Record<string, unknown> = { ...definition.defaults, ...endpoint.defaults, ...params, ...match.pathParams };
     this.checkRequired(endpoint, values, label);
+    // Every proxy refuses a missing, empty, `.` or `..` placeholder value, also one that computes its answer.
+    fillTemplate(endpoint.endpoint, values, label);
     values = applyCutoff(endpoint.params, values, this.options.cutoffDate, label);
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     const context: ProxyCallContext = {

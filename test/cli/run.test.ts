@@ -95,6 +95,23 @@ describe("lllm run against an OpenAI-compatible server", () => {
     expect(server!.requests.filter((request) => request.method === "POST")).toHaveLength(3);
   });
 
+  it("--verbose shows each round on stderr: the model call, the tool calls with arguments, results cut to a line", async () => {
+    const result = await run(["run", loop, "--input", "Paris?", "--verbose"], [{ tool_calls: [{ name: "get_weather", arguments: { city: "Paris" } }] }, "Sunny."]);
+    expect(result.stdout).toBe("Sunny.\n");
+    const lines = result.stderr.trim().split("\n");
+    expect(lines[0]).toBe("[weather_bot] model call, round 1: 2 messages, tools: get_weather, divide");
+    expect(lines[1]).toMatch(/^\[weather_bot\] reply: 1 tool call\(s\) \(\d+\+\d+ tokens\)$/);
+    expect(lines[2]).toMatch(/^\[weather_bot\] get_weather\(\{"city":"Paris"\}\) -> Sunny, 22 degrees celsius in Paris \d+ ms$/);
+    expect(lines[3]).toBe("[weather_bot] model call, round 2: 4 messages, tools: get_weather, divide");
+    expect(lines[4]).toMatch(/^\[weather_bot\] reply: Sunny\. \(\d+\+\d+ tokens\)$/);
+  });
+
+  it("an unknown model (404) is exit 1 naming the model", async () => {
+    const result = await run(["run", loop, "--input", "Hi"], [], { failures: [{ status: 404 }] });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("gpt-test");
+  });
+
   it("a missing key is a configuration error (exit 2) naming the variable", async () => {
     // At OpenAI's own URL a key is required; it is checked before anything is sent (so no network is needed).
     const result = await run(["run", loop, "--input", "Hi"], ["never sent"], { env: { OPENAI_API_KEY: "", OPENAI_BASE_URL: "" } });

@@ -77,3 +77,50 @@ describe("lllm run with proxies: query_api_doc, then run_python with CALL_API", 
     );
   });
 });
+
+describe("the proxy block's options, seen in the first request (--dry-run)", () => {
+  type Body = { messages: Array<{ role: string; content: string }>; tools?: Array<{ function: { name: string } }> };
+  async function dryRun(yaml: string): Promise<Body> {
+    const { mkdtempSync, writeFileSync } = await import("node:fs");
+    const os = await import("node:os");
+    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-proxy-block-"));
+    writeFileSync(path.join(dir, "t.yaml"), `packages: [${path.join(ROOT, "packages-example/weather")}]\nglobal: {model_name: gpt-test}\n${yaml}`);
+    const result = await runCli(["run", path.join(dir, "t.yaml"), "--input", "hi", "--dry-run"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    return JSON.parse(result.stdout) as Body;
+  }
+  const toolNames = (body: Body): string[] => (body.tools ?? []).map((tool) => tool.function.name);
+
+  it("exec_env other than interpreter: the docs and query_api_doc, no run_python", async () => {
+    const body = await dryRun("agent_configs:\n  - name: a\n    system_prompt: Hi.\n    proxy: {activate_proxies: [weather], exec_env: null}\n");
+    expect(toolNames(body)).toEqual(["query_api_doc"]);
+    expect(body.messages[0]!.content).toContain("## Weather API (weather)");
+    expect(body.messages[0]!.content).not.toContain("run_python");
+  });
+
+  it("prompt_template replaces the instructions; without {api_directory} the docs stay out of the prompt", async () => {
+    const body = await dryRun("agent_configs:\n  - name: a\n    system_prompt: Hi.\n    proxy:\n      activate_proxies: [weather]\n      exec_env: interpreter\n      max_output_chars: 1234\n      prompt_template: \"\\n\\nRead docs with query_api_doc first. Output over {max_output_chars} characters ends with {truncation_indicator}\"\n");
+    expect(body.messages[0]!.content).toBe("Hi.\n\nRead docs with query_api_doc first. Output over 1234 characters ends with ... (truncated)");
+    expect(toolNames(body)).toEqual(["query_api_doc", "run_python"]);
+  });
+
+  it("a pkg.proxies ref in tools: activates that proxy with the interpreter", async () => {
+    const body = await dryRun("agent_configs:\n  - name: a\n    system_prompt: Hi.\n    tools: [get_weather, weather.proxies:weather_api]\n");
+    expect(toolNames(body)).toEqual(["get_weather", "query_api_doc", "run_python"]);
+    expect(body.messages[0]!.content).toContain("## Weather HTTP API (weather_api)");
+    expect(body.messages[0]!.content).not.toContain("## Weather API (weather)");
+  });
+});
+
+describe("the README's proxy example", () => {
+  it("runs the analyst tactic offline: docs, two Python cells sharing variables, an answer", async () => {
+    const result = await runCli(["run", "packages-example/weather/tactics/analyst.yaml", "--model", "scripted:packages-example/weather/scripted/analyst.yaml", "--input", "Compare Tokyo and Paris", "--json"]);
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { output: string; tool_calls: Array<{ name: string; result: unknown }> };
+    expect(report.output).toBe("Tokyo and Paris are both cloudy at 18 degrees.");
+    expect(report.tool_calls.map((call) => call.name)).toEqual(["query_api_doc", "run_python", "run_python"]);
+    expect(report.tool_calls[1]!.result).toBe("18 18\n");
+    expect(report.tool_calls[2]!.result).toBe("Tokyo is cloudy and Paris is cloudy\n");
+  });
+});

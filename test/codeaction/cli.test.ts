@@ -169,3 +169,49 @@ for call in (lambda: find_order(id=7), fail):
     expect(result.stdout).toBe("list 29.5 43 'Hello, Ada!'\nNOT_FOUND | NOT_FOUND: no order 7\nTOOL_ERROR | TOOL_ERROR: disk on fire\n");
   });
 });
+
+describe("lllm run: code-action, more from the CLI", () => {
+  it("--json on a run that fails still prints the report: the error, the attempts, the programs", async () => {
+    const loop = "for i in range(10):\n    list_employees()\nprint('done')";
+    const result = await run("tight.yaml", [python(loop), python(loop)], ["--json"]);
+    expect(result.code).toBe(3);
+    const report = JSON.parse(result.stdout) as { output: null; error: { code: string }; code_action: { attempts: number; error: string; programs: unknown[] } };
+    expect(report.output).toBeNull();
+    expect(report.code_action.attempts).toBe(2);
+    expect(report.code_action.programs).toHaveLength(2);
+    expect(report.code_action.error).toContain("max_tool_calls");
+    expect(result.stdout).not.toMatch(/\b5\b.*calls/); // the cap's value is never given
+  });
+
+  it("the sandbox: keys of the tactic reach the program: memory_limit and output_size", async () => {
+    const bomb = "x = bytearray(512 * 1024 * 1024)\nprint('allocated')";
+    const memory = await run("limits.yaml", [python(bomb), python(bomb)]);
+    expect(memory.code).toBe(1);
+    expect(memory.stderr).toContain("MemoryError");
+    const long = await run("limits.yaml", [python("print('y' * 5000)")]);
+    expect(long.code).toBe(0);
+    expect(long.stdout.trim().length).toBeLessThanOrEqual(1100);
+    expect(long.stdout.trim().length).toBeGreaterThan(500);
+  });
+
+  it("a program calls a real MCP server from npm (server-everything) and no server process is left", async () => {
+    const { execFileSync } = await import("node:child_process");
+    const pids = (): string[] => {
+      try {
+        return execFileSync("pgrep", ["-f", "server-everything/dist/index.js"], { encoding: "utf8" }).split("\n").filter(Boolean);
+      } catch {
+        return [];
+      }
+    };
+    const before = pids();
+    const program = "echoed = echo(message='hi')\nsums = [get_sum(a=a, b=b) for a, b in [(1, 2), (3, 4)]]\nfinal_answer({'echo': echoed, 'sums': sums})";
+    const result = await run("everything.yaml", [python(program)], ["--json"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { output: unknown; code_action: { tool_calls: number } };
+    expect(report.code_action.tool_calls).toBe(3);
+    expect(report.output).toMatchObject({ echo: expect.stringContaining("hi") });
+    expect(JSON.stringify((report.output as { sums: unknown }).sums)).toMatch(/3.*7/);
+    expect(pids()).toEqual(before);
+  });
+});
