@@ -10,7 +10,7 @@ import { prepareTactic } from "../tactics/prepareTactic.js";
 import { runTactic } from "../tactics/runTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
 import { missingTemplateVariables } from "../tactics/templateVariables.js";
-import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/index.js";
+import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/approval.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { paint, warn, writeErr, writeOut } from "./output.js";
 

@@ -3,7 +3,8 @@ import { Agent, type AgentEvent } from "../agent/index.js";
 import type { AgentConfig, McpServerConfig, ProxyConfig } from "../config/index.js";
 import { loadProxies, ProxyManager, type ProxyDefinition } from "../proxies/index.js";
 import { ConfigError } from "../errors.js";
-import { MCP, McpConnections } from "../mcp/index.js";
+import { MCP } from "../mcp/MCP.js";
+import type { McpConnections } from "../mcp/McpConnections.js";
 import type { FunctionTool } from "../tools/index.js";
 import { Prompt } from "../prompts/index.js";
 import type { Model } from "../providers/Model.js";
@@ -14,7 +15,7 @@ import { tacticTool } from "./tacticTools.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunScope } from "./RunScope.js";
 import type { RunOptions } from "./TacticRun.js";
-import { toolChainFor, type ToolChainRun } from "./toolChainFor.js";
+import type { ToolChainRun } from "./toolChainFor.js";
 
 /** What the run shares with the agents it builds, besides its options. */
 export interface BuildExtras {
@@ -49,6 +50,8 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
     const servers = mcpServersOf(prepared, config);
     if (servers.length > 0) {
       if (!connections) {
+        // Loaded only when a tactic has MCP servers: the SDK is the heaviest dependency of a run.
+        const { McpConnections } = await import("../mcp/McpConnections.js");
         const created = new McpConnections({ cwd: path.dirname(prepared.tactic.file) });
         scope.defer(() => created.closeAll());
         connections = created;
@@ -76,7 +79,8 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
       systemText += added.instructions.replaceAll("{", "{{").replaceAll("}", "}}");
       addTools(tools, added.tools, bound.name, "the proxy block");
     }
-    if (config.tool_chain) addTools(tools, [await toolChainFor(prepared, bound.name, config.tool_chain, tools, options, extras.toolChain)], bound.name, "`tool_chain`");
+    const toolChainFor = config.tool_chain ? (await import("./toolChainFor.js")).toolChainFor : undefined;
+    if (config.tool_chain && toolChainFor) addTools(tools, [await toolChainFor(prepared, bound.name, config.tool_chain, tools, options, extras.toolChain)], bound.name, "`tool_chain`");
     const systemPrompt = new Prompt({
       path: bound.systemPrompt.ref ?? `${bound.name}/system`,
       prompt: systemText,

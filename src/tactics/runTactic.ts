@@ -9,11 +9,10 @@ import { RunScope } from "./RunScope.js";
 import { loadTacticDefinition } from "./loadTacticDefinition.js";
 import { looksLikeQualifiedRef } from "../registry/ref.js";
 import type { RunOptions, TacticResult, ToolCallRecord } from "./TacticRun.js";
-import { ArtifactStore, type CodeActionReport, type ProgramRecord } from "../codeaction/index.js";
-import { runCodeActionPattern } from "../codeaction/runCodeActionPattern.js";
+import { ArtifactStore } from "../codeaction/ArtifactStore.js";
+import type { CodeActionReport, ProgramRecord } from "../codeaction/index.js";
 import type { ProxyManager } from "../proxies/index.js";
-import { writeNotebook, type RanCell } from "./notebookFile.js";
-import { runNotebookPattern } from "./notebookPattern.js";
+import type { RanCell } from "./notebookFile.js";
 
 /**
  * Run a prepared tactic once with fresh agents, by its pattern (`agent`, `pipeline`, `code-action`, `notebook`, or a
@@ -57,6 +56,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
         output = await runPipelinePattern(prepared, agents, vars, options);
         break;
       case "code-action": {
+        const { runCodeActionPattern } = await import("../codeaction/runCodeActionPattern.js");
         const result = await runCodeActionPattern(prepared, agents, vars, options, artifacts);
         output = result.output;
         codeAction = result.report;
@@ -64,6 +64,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
       }
       case "notebook": {
         const name = config.agent ?? prepared.agents[0]?.name ?? "";
+        const { runNotebookPattern } = await import("./notebookPattern.js");
         output = (await runNotebookPattern(prepared, agents, vars, { ...options, scope, proxies: proxyManagers.get(name), cells: notebookCells })).output;
         break;
       }
@@ -88,7 +89,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
     };
   } finally {
     // Written on failure too: the cells that ran are what a person debugging the run wants to see.
-    if (options.notebookOut !== undefined && config.tactic_type === "notebook") writeNotebook(options.notebookOut, notebookCells);
+    if (options.notebookOut !== undefined && config.tactic_type === "notebook") (await import("./notebookFile.js")).writeNotebook(options.notebookOut, notebookCells);
     await scope.close();
   }
 }
