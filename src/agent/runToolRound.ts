@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { ToolCallRequest } from "../providers/Model.js";
 import { FunctionCall, type FunctionTool, type ToolContext } from "../tools/index.js";
 import type { AgentEvent } from "./AgentEvent.js";
-import { canonicalJson } from "./canonicalJson.js";
+import { canonicalJson } from "../util/canonicalJson.js";
 import { parseToolArguments } from "./parseToolArguments.js";
 import { UnknownToolError } from "./UnknownToolError.js";
 

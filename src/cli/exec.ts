@@ -3,7 +3,7 @@ import path from "node:path";
 import { ConfigError } from "../errors.js";
 import { loadProxies, ProxyManager } from "../proxies/index.js";
 import { closeAllKernels, PythonKernel, type IsolationBackend } from "../sandbox/index.js";
-import { PROXY_DEFAULTS } from "../tactics/proxyTools.js";
+import { callApiKernelOptions, PROXY_DEFAULTS } from "../tactics/proxyTools.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { warn } from "./output.js";
 
@@ -31,11 +31,7 @@ export async function execCommand(options: ExecOptions): Promise<void> {
   const registry = await loadRegistry(options.package);
   const manager = new ProxyManager({ proxies: await loadProxies(registry), activateProxies: options.proxy ?? [], ...(options.cache === false ? { useCache: false } : {}) });
   const kernel = await PythonKernel.start({
-    hostFunctions: { CALL_API: (args) => {
-      const { path: callPath, params } = args as { path: string; params?: Record<string, unknown> };
-      return manager.call(callPath, params ?? {});
-    } },
-    prelude: 'import lllm_bridge as _b\ndef CALL_API(path, params=None):\n    return _b.call("CALL_API", {"path": path, "params": params or {}})\n',
+    ...callApiKernelOptions(manager),
     maxOutputChars: 0,
     timeout,
     isolation: { backend },

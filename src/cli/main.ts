@@ -46,7 +46,7 @@ export function buildProgram(): Command {
     .option("--json", "print the summary as JSON")
     .action(async (tactic: string, options: Record<string, unknown>, command: Command) => {
       const { validateCommand } = await import("./validate.js");
-      await validateCommand(tactic, { ...options, ...command.optsWithGlobals() });
+      await validateCommand(tactic, command.optsWithGlobals());
     });
 
   program

@@ -1,8 +1,9 @@
-import path from "node:path";
+import { displayPath } from "../config/displayPath.js";
 import { ConfigError } from "../errors.js";
 import { loadProxies, ProxyCallError, ProxyManager, type ProxyDefinition } from "../proxies/index.js";
 import { didYouMean } from "../util/closest.js";
 import { loadRegistry } from "./loadRegistry.js";
+import { parseJsonObjectFlag } from "./parseJsonObjectFlag.js";
 import { writeOut } from "./output.js";
 
 interface ProxyOptions {
@@ -58,7 +59,7 @@ export async function proxyDocsCommand(name: string | undefined, options: ProxyO
 
 /** `lllm proxy call <path> --params '{…}'`: call an endpoint as CALL_API would and print the result. */
 export async function proxyCallCommand(callPath: string, options: ProxyCallOptions): Promise<void> {
-  const params = parseParams(options.params);
+  const params = options.params === undefined ? {} : parseJsonObjectFlag(options.params, { flag: "--params", code: "usage_params", example: '{"city": "Tokyo", "days": 2}' });
   const definitions = await definitionsFor(options);
   const name = callPath.replace(/^\/+/, "").split("/")[0] ?? "";
   checkName(name, definitions);
@@ -98,25 +99,10 @@ function checkName(name: string, definitions: readonly ProxyDefinition[]): void 
   throw new ConfigError("proxy_not_found", `no proxy named \`${name}\``, { hint: `${near ? `${near} ` : ""}Available proxies: ${paths.join(", ")}. Add a package with --package DIR.` });
 }
 
-function parseParams(text: string | undefined): Record<string, unknown> {
-  if (text === undefined) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError("usage_params", `--params is not valid JSON: ${(error as Error).message}`, { location: { file: "--params" }, hint: `Pass a JSON object in single quotes, e.g. --params '{"city": "Tokyo", "days": 2}'.` });
-  }
-  if (value === null || typeof value !== "object" || Array.isArray(value)) {
-    throw new ConfigError("usage_params", "--params must be a JSON object", { location: { file: "--params" }, hint: `e.g. --params '{"city": "Tokyo"}'` });
-  }
-  return value as Record<string, unknown>;
-}
-
 function sourceOf(definition: ProxyDefinition): string {
   if (!definition.source) return "(code)";
   if (definition.source.kind === "builtin") return "(built-in)";
-  const relative = path.relative(process.cwd(), definition.source.file);
-  return relative.startsWith("..") ? definition.source.file : relative;
+  return displayPath(definition.source.file);
 }
 
 /** A definition as data: what the docs show plus the example responses, without functions. */

@@ -2,6 +2,7 @@ import { ConfigError, InterruptedError } from "../errors.js";
 import { parseRef, type Registry } from "../registry/index.js";
 import { FunctionCall, type FunctionTool } from "../tools/index.js";
 import { loadRegistry } from "./loadRegistry.js";
+import { parseJsonObjectFlag } from "./parseJsonObjectFlag.js";
 import { warn, writeOut } from "./output.js";
 
 interface ToolsOptions {
@@ -40,7 +41,7 @@ export async function toolsShowCommand(ref: string, options: ToolsOptions): Prom
 export async function toolsCallCommand(ref: string, options: ToolsOptions): Promise<void> {
   const registry = await loadRegistry(options.package);
   const tool = await resolveToolOrTactic(registry, ref);
-  const args = parseArgs(options.args ?? "{}");
+  const args = parseJsonObjectFlag(options.args ?? "{}", { flag: "--args", code: "usage_args", example: '{"city": "Paris"}' });
   if (tool.isDeclaration) {
     throw new ConfigError("tool_not_bound", `tool \`${ref}\` is a declaration with no implementation`, { hint: `Load a package that has a tool named exactly \`${tool.name}\`.` });
   }
@@ -65,19 +66,6 @@ async function resolveToolOrTactic(registry: Registry, ref: string): Promise<Fun
     return tacticRefTool(registry, ref);
   }
   return registry.resolveTool(ref).tool;
-}
-
-function parseArgs(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError("usage_args", `--args is not valid JSON: ${(error as Error).message}`, { location: { file: "--args" }, hint: `Pass a JSON object, e.g. --args '{"city": "Paris"}'.` });
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new ConfigError("usage_args", "--args must be a JSON object", { location: { file: "--args" }, hint: `e.g. --args '{"city": "Paris"}'` });
-  }
-  return value as Record<string, unknown>;
 }
 
 function firstLine(text: string): string {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { canonicalJson } from "../agent/canonicalJson.js";
+import { canonicalJson } from "../util/canonicalJson.js";
 import { BridgeError, type HostFunction } from "../sandbox/index.js";
 import { FunctionCall, FunctionTool, type ToolContext } from "../tools/index.js";
 import { isPlainObject } from "../tools/JsonSchema.js";

@@ -15,7 +15,7 @@ export interface RunProgramOptions {
   maxToolCalls: number;
   /** Seconds; then the program is stopped and its kernel killed with every process it started. */
   execTimeout: number;
-  /** Already decided (see `resolveSandbox`): never `auto` here, so that nothing falls back silently. */
+  /** Already decided (see `requireIsolation`): never `auto` here, so that nothing falls back silently. */
   isolation: Partial<IsolationOptions>;
   /** The printed output kept (the answer when there is no final_answer); 0 for no limit. */
   maxOutputChars: number;

@@ -3,8 +3,7 @@ import { ConfigError } from "../errors.js";
 import type OpenAI from "openai";
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
 import type { ModelRequest, ModelResponse, ToolCallRequest, Usage } from "./Model.js";
-import { requestWithRetries } from "./requestWithRetries.js";
-import type { Attempt, RetryContext } from "./requestWithRetries.js";
+import { requestWithRetries, type Attempt } from "./requestWithRetries.js";
 import { toChatCompletionMessages } from "./toChatCompletionMessages.js";
 
 /**

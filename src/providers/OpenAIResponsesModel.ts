@@ -1,10 +1,8 @@
 import { OpenAIClientModel } from "./OpenAIClientModel.js";
-import type OpenAI from "openai";
 import type { Response, ResponseCreateParamsNonStreaming } from "openai/resources/responses/responses";
 import { ProviderError } from "../errors.js";
 import type { ModelRequest, ModelResponse, ToolCallRequest } from "./Model.js";
-import { requestWithRetries } from "./requestWithRetries.js";
-import type { RetryContext } from "./requestWithRetries.js";
+import { requestWithRetries, type RetryContext } from "./requestWithRetries.js";
 import { toResponsesInput } from "./toResponsesInput.js";
 
 /**

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { canonicalJson } from "../util/canonicalJson.js";
 
 /** What identifies a cached response: never the API key, which travels in headers or in the request's `query`. */
 export interface CacheKeyParts {
@@ -28,7 +29,7 @@ export class ProxyCache {
 
   /** sha256 of the method, the URL and the params with their keys sorted, so `{a, b}` and `{b, a}` are one entry. */
   static keyOf(parts: CacheKeyParts): string {
-    return createHash("sha256").update(JSON.stringify([parts.method, parts.url, sortKeys(parts.params)])).digest("hex");
+    return createHash("sha256").update(canonicalJson([parts.method, parts.url, parts.params])).digest("hex");
   }
 
   stats(): CacheStats {
@@ -65,14 +66,4 @@ export class ProxyCache {
   private file(proxy: string, key: string): string {
     return path.join(this.dir, proxy, `${key}.json`);
   }
-}
-
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((key) => [key, sortKeys((value as Record<string, unknown>)[key])]),
-  );
 }

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
+import { displayPath } from "../config/displayPath.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { functionFromDeclaration, toFunctionTool, type FunctionTool } from "../tools/index.js";
 import { importModule } from "./importModule.js";
@@ -60,7 +61,7 @@ export class Package {
   }
 
   tool(name: string): ToolEntry | undefined {
-    return own(this.declarations, name) ?? own(this.implementations, name);
+    return this.declarations.get(name) ?? this.implementations.get(name);
   }
 
   entries(section: Exclude<Section, "tools">): Map<string, FileEntry> {
@@ -143,7 +144,7 @@ export class Package {
     if (existing) {
       const what = kind === "declaration" ? "declarations" : "implementations";
       problems.push({
-        message: `two tool ${what} named \`${tool.name}\` in package \`${this.name}\`: ${relative(existing.file)} and ${relative(file)}`,
+        message: `two tool ${what} named \`${tool.name}\` in package \`${this.name}\`: ${displayPath(existing.file)} and ${displayPath(file)}`,
         location: { file },
         hint: "Tool names must be unique within a package: rename one of them.",
       });
@@ -158,7 +159,7 @@ export class Package {
       const key = path.basename(file).replace(/\.[^.]+$/, "");
       const existing = map.get(key);
       if (existing) {
-        problems.push({ message: `two ${section} named \`${key}\` in package \`${this.name}\`: ${relative(existing.file)} and ${relative(file)}`, location: { file }, hint: "Rename one of the files." });
+        problems.push({ message: `two ${section} named \`${key}\` in package \`${this.name}\`: ${displayPath(existing.file)} and ${displayPath(file)}`, location: { file }, hint: "Rename one of the files." });
         continue;
       }
       map.set(key, { ref: formatRef(this.name, section, key), key, packageName: this.name, file });
@@ -180,10 +181,6 @@ function parseData(file: string): unknown {
   return parseYaml(readFileSync(file, "utf8"));
 }
 
-function own<T>(map: Map<string, T>, key: string): T | undefined {
-  return map.get(key);
-}
-
 function errorText(error: unknown): string {
   if (error instanceof Error) return error.message.split("\n")[0] ?? error.message;
   return String(error);
@@ -200,9 +197,4 @@ function stackLine(error: unknown, file: string): { line?: number; column?: numb
     if (match) return { line: Number(match[1]) };
   }
   return {};
-}
-
-function relative(file: string): string {
-  const result = path.relative(process.cwd(), file);
-  return result.startsWith("..") ? file : result;
 }

@@ -38,10 +38,9 @@ const ETC_FILES = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "
 export function bwrapArguments(layout: BwrapLayout): string[] {
   const args = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox"];
   args.push("--ro-bind", "/usr", "/usr");
-  for (const link of SYSTEM_LINKS) {
-    const stat = lstatOrUndefined(link);
-    if (stat?.isSymbolicLink()) args.push("--symlink", readlinkSync(link), link);
-    else if (stat?.isDirectory()) args.push("--ro-bind", link, link);
+  for (const { folder, link } of systemFolders()) {
+    if (link !== undefined) args.push("--symlink", link, folder);
+    else args.push("--ro-bind", folder, folder);
   }
   args.push("--perms", "0755", "--dir", "/etc");
   for (const file of ETC_FILES) args.push("--ro-bind-try", file, file);

@@ -1,23 +1,12 @@
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { etcFiles, systemFolders } from "./bwrapArguments.js";
+import { etcFiles, systemFolders, type BwrapLayout } from "./bwrapArguments.js";
 
-/** What a gVisor sandbox needs: the same layout as a bubblewrap one (see BwrapLayout), as an OCI bundle. */
-export interface GvisorLayout {
-  /** Host folders mounted read-only at the same path (the Python install). */
-  readOnly: readonly string[];
-  /** Host files mounted read-only elsewhere: sandbox path -> host path. */
-  files?: Readonly<Record<string, string>>;
-  /** The host folder mounted writable at /workspace; absent with `workspaceMb`. */
-  workspace?: string;
-  /** A private in-memory /workspace of this size instead of a host folder. */
-  workspaceMb?: number;
-  tmpMb: number;
-  path?: readonly string[];
+/** What a gVisor sandbox needs: the same layout as a bubblewrap one, as an OCI bundle, and the user the code runs as. */
+export type GvisorLayout = Omit<BwrapLayout, "dropToUid" | "setpriv"> & {
   /** The user the code runs as, inside gVisor's own kernel. */
   uid: number;
-  command: readonly string[];
-}
+};
 
 /**
  * The kernel speaks on fds 3 and 4, but runsc passes only stdin, stdout and stderr into the sandbox: a shell moves

@@ -79,11 +79,9 @@ export async function prepareLaunch(options: PrepareLaunchOptions): Promise<Kern
     const root = process.getuid?.() === 0;
     const uid = root ? SANDBOX_UID_BASE + randomInt(100_000_000) : (process.getuid?.() ?? 65534);
     if (root) restore.push(lendFolder(workspace, uid, callerWorkspace !== undefined));
-    writeFileSync(path.join(runtime, "passwd"), `sandbox:x:${uid}:${uid}:sandbox:/workspace:/bin/sh\n`);
-    writeFileSync(path.join(runtime, "group"), `sandbox:x:${uid}:\n`);
     const args = bwrapArguments({
       readOnly: python.folders,
-      files: { "/etc/passwd": path.join(runtime, "passwd"), "/etc/group": path.join(runtime, "group"), "/lllm/kernel.py": KERNEL_FILE },
+      files: sandboxFiles(runtime, uid),
       ...(limits.workspaceMb === undefined ? { workspace } : { workspaceMb: limits.workspaceMb }),
       tmpMb: limits.fileSizeMb,
       path: [path.dirname(python.executable)],
@@ -143,12 +141,10 @@ function gvisorLaunch(options: {
   const { python, limits, runtime, workspace } = options;
   const uid = options.rootless ? 65534 : SANDBOX_UID_BASE + randomInt(100_000_000);
   if (!options.rootless && limits.workspaceMb === undefined) options.restore.push(lendFolder(workspace, uid, options.callerWorkspace !== undefined));
-  writeFileSync(path.join(runtime, "passwd"), `sandbox:x:${uid}:${uid}:sandbox:/workspace:/bin/sh\n`);
-  writeFileSync(path.join(runtime, "group"), `sandbox:x:${uid}:\n`);
   const bundle = path.join(runtime, "bundle");
   writeGvisorBundle(bundle, {
     readOnly: python.folders,
-    files: { "/etc/passwd": path.join(runtime, "passwd"), "/etc/group": path.join(runtime, "group"), "/lllm/kernel.py": KERNEL_FILE },
+    files: sandboxFiles(runtime, uid),
     ...(limits.workspaceMb === undefined ? { workspace } : { workspaceMb: limits.workspaceMb }),
     tmpMb: limits.fileSizeMb,
     path: [path.dirname(python.executable)],
@@ -169,6 +165,13 @@ function gvisorLaunch(options: {
     limits,
     dispose: options.dispose,
   };
+}
+
+/** The files every sandbox mounts (sandbox path -> host path): a passwd and group naming its user, and the kernel. */
+function sandboxFiles(runtime: string, uid: number): Record<string, string> {
+  writeFileSync(path.join(runtime, "passwd"), `sandbox:x:${uid}:${uid}:sandbox:/workspace:/bin/sh\n`);
+  writeFileSync(path.join(runtime, "group"), `sandbox:x:${uid}:\n`);
+  return { "/etc/passwd": path.join(runtime, "passwd"), "/etc/group": path.join(runtime, "group"), "/lllm/kernel.py": KERNEL_FILE };
 }
 
 /**

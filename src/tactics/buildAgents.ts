@@ -56,7 +56,9 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
         scope.defer(() => created.closeAll());
         connections = created;
       }
-      for (const server of servers) addTools(tools, await connections.get(server), bound.name, `MCP server \`${server.name}\``);
+      for (const server of servers) {
+        addTools(tools, await connections.get(server), bound.name, `MCP server \`${server.name}\``, "Give the server a `prefix` (e.g. `prefix: fs_`) or list only the tools you need in `allowed_tools`.");
+      }
     }
     for (const capability of bound.capabilities.filter((item) => item.kind === "tactic")) {
       addTools(tools, [await tacticTool(prepared, capability, options, onEvent)], bound.name, `\`${capability.ref}\``);
@@ -132,10 +134,10 @@ function mcpServersOf(prepared: PreparedTactic, config: AgentConfig): McpServerC
 }
 
 /** Add tools, refusing a second tool with a name the agent already has: the model calls tools by name. */
-function addTools(tools: FunctionTool[], added: FunctionTool[], agent: string, source: string): void {
+function addTools(tools: FunctionTool[], added: FunctionTool[], agent: string, source: string, hint = "Keep one of the two in the agent's `tools:`, or rename one of them."): void {
   for (const tool of added) {
     if (tools.some((existing) => existing.name === tool.name)) {
-      throw new ConfigError("tool_name_clash", `agent \`${agent}\` already has a tool named \`${tool.name}\`; ${source} offers one too`, { hint: "Give the server a `prefix` (e.g. `prefix: fs_`) or list only the tools you need in `allowed_tools`." });
+      throw new ConfigError("tool_name_clash", `agent \`${agent}\` already has a tool named \`${tool.name}\`; ${source} offers one too`, { hint });
     }
     tools.push(tool);
   }

@@ -1,13 +1,13 @@
 import { Agent } from "../agent/index.js";
 import { requireIsolation } from "../codeaction/index.js";
-import { ConfigError } from "../errors.js";
 import { Prompt } from "../prompts/index.js";
 import type { ProxyManager } from "../proxies/index.js";
 import { PythonKernel } from "../sandbox/index.js";
 import { notebookParser, type NotebookReply } from "./notebookParser.js";
 import type { RanCell } from "./notebookFile.js";
+import { patternAgent } from "./patternAgent.js";
 import type { PreparedTactic } from "./prepareTactic.js";
-import { PROXY_DEFAULTS } from "./proxyTools.js";
+import { callApiKernelOptions, PROXY_DEFAULTS } from "./proxyTools.js";
 import type { RunScope } from "./RunScope.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunOptions } from "./TacticRun.js";
@@ -22,13 +22,6 @@ export const NOTEBOOK_INSTRUCTIONS = `You are working in a Python notebook.
 - Cells run in order and variables persist between turns. Use print() to see values.`;
 const CALL_API_LINE = "\n- Call the data APIs with CALL_API(path, params).";
 const END_LINE = "\n- When you are done, write a final <markdown_cell> summary followed by <TERMINATE_NOTEBOOK>.";
-
-const CALL_API_PRELUDE = `import lllm_bridge as _lllm_bridge
-
-def CALL_API(path, params=None):
-    """Call a data API endpoint: CALL_API("weather/current/Tokyo", {}). Returns the JSON response as Python values."""
-    return _lllm_bridge.call("CALL_API", {"path": path, "params": params or {}})
-`;
 
 /** What a notebook run gives: Step 16's text (every cell, tagged), and the cells with their outputs. */
 export interface NotebookRun {
@@ -49,24 +42,12 @@ export async function runNotebookPattern(
   options: RunOptions & { scope: RunScope; proxies?: ProxyManager | undefined; cells: RanCell[] },
 ): Promise<NotebookRun> {
   const { config } = prepared.tactic;
-  const name = config.agent ?? prepared.agents[0]?.name;
-  const base = name !== undefined ? agents.get(name) : undefined;
-  if (!base) throw new ConfigError("tactic_no_agent", "the tactic has no agent to run", { location: { file: prepared.tactic.file }, hint: "Add an entry to agent_configs." });
-  const proxyConfig = prepared.agents.find((agent) => agent.name === name)?.config.proxy;
+  const base = patternAgent(prepared, agents);
+  const proxyConfig = prepared.agents.find((agent) => agent.name === base.name)?.config.proxy;
   const isolation = await requireIsolation(sandboxIsolation(config.sandbox, prepared.tactic.locate(["sandbox"])), "the notebook pattern");
   const manager = options.proxies;
   const kernel = await PythonKernel.start({
-    ...(manager
-      ? {
-          prelude: CALL_API_PRELUDE,
-          hostFunctions: {
-            CALL_API: (args) => {
-              const { path, params } = args as { path: string; params?: Record<string, unknown> };
-              return manager.call(path, params ?? {});
-            },
-          },
-        }
-      : {}),
+    ...(manager ? callApiKernelOptions(manager) : {}),
     maxOutputChars: proxyConfig?.max_output_chars ?? PROXY_DEFAULTS.max_output_chars,
     truncationIndicator: proxyConfig?.truncation_indicator ?? PROXY_DEFAULTS.truncation_indicator,
     timeout: proxyConfig?.timeout ?? PROXY_DEFAULTS.timeout,

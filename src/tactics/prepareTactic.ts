@@ -77,7 +77,7 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
     cwd,
     ...(options.home ? { home: options.home } : {}),
   });
-  const model = options.model ?? undefined;
+  const model = options.model;
   const text = isCodeTactic(absolute) ? await codeTacticConfig(absolute, registry, cwd) : undefined;
   const tactic = await loadTacticFile(absolute, {
     ...(text !== undefined ? { text } : {}),

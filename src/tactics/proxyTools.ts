@@ -1,7 +1,7 @@
 import type { ProxyConfig } from "../config/index.js";
 import { formatTemplate } from "../prompts/index.js";
 import type { ProxyManager } from "../proxies/index.js";
-import { PythonKernel, type IsolationOptions } from "../sandbox/index.js";
+import { PythonKernel, type HostFunction, type IsolationOptions } from "../sandbox/index.js";
 import { tool, type FunctionTool } from "../tools/index.js";
 import type { RunScope } from "./RunScope.js";
 
@@ -58,11 +58,7 @@ export function proxyTools(options: ProxyToolsOptions): { tools: FunctionTool[];
     let kernel: Promise<PythonKernel> | undefined;
     const start = (): Promise<PythonKernel> => {
       kernel ??= PythonKernel.start({
-        hostFunctions: { CALL_API: (args) => {
-          const { path, params } = args as { path: string; params?: Record<string, unknown> };
-          return manager.call(path, params ?? {});
-        } },
-        prelude: CALL_API_PRELUDE,
+        ...callApiKernelOptions(manager),
         maxOutputChars,
         truncationIndicator,
         timeout: config.timeout ?? PROXY_DEFAULTS.timeout,
@@ -91,10 +87,26 @@ export function proxyTools(options: ProxyToolsOptions): { tools: FunctionTool[];
   return { tools, instructions };
 }
 
-const CALL_API_PRELUDE = `
-import lllm_bridge as _lllm_bridge
+const CALL_API_PRELUDE = `import lllm_bridge as _lllm_bridge
 
 def CALL_API(path, params=None):
     """Call a data API endpoint: CALL_API("weather/current/Tokyo", {}). Returns the JSON response as Python values."""
     return _lllm_bridge.call("CALL_API", {"path": path, "params": params or {}})
 `;
+
+/**
+ * What a kernel needs to offer CALL_API(path, params): the Python function (the prelude) and the host function it
+ * calls over the bridge, which sends the call through `manager` (keys added host-side). Shared by `run_python`,
+ * the notebook pattern and `lllm exec`.
+ */
+export function callApiKernelOptions(manager: ProxyManager): { prelude: string; hostFunctions: Record<string, HostFunction> } {
+  return {
+    prelude: CALL_API_PRELUDE,
+    hostFunctions: {
+      CALL_API: (args) => {
+        const { path, params } = args as { path: string; params?: Record<string, unknown> };
+        return manager.call(path, params ?? {});
+      },
+    },
+  };
+}

@@ -5,6 +5,7 @@ import { buildAgents } from "./buildAgents.js";
 import { outputContract } from "./outputParser.js";
 import type { PreparedTactic } from "./prepareTactic.js";
 import { parseInput } from "./parseInput.js";
+import { patternAgent, patternAgentName } from "./patternAgent.js";
 import { RunScope } from "./RunScope.js";
 import { loadTacticDefinition } from "./loadTacticDefinition.js";
 import { looksLikeQualifiedRef } from "../registry/ref.js";
@@ -63,9 +64,8 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
         break;
       }
       case "notebook": {
-        const name = config.agent ?? prepared.agents[0]?.name ?? "";
         const { runNotebookPattern } = await import("./notebookPattern.js");
-        output = (await runNotebookPattern(prepared, agents, vars, { ...options, scope, proxies: proxyManagers.get(name), cells: notebookCells })).output;
+        output = (await runNotebookPattern(prepared, agents, vars, { ...options, scope, proxies: proxyManagers.get(patternAgentName(prepared) ?? ""), cells: notebookCells })).output;
         break;
       }
       default:
@@ -111,16 +111,14 @@ function agentsUsed(prepared: PreparedTactic): Set<string> {
   const { config } = prepared.tactic;
   if (config.tactic_type === "pipeline") return new Set((config.steps ?? []).map((step) => step.agent));
   if (looksLikeQualifiedRef(config.tactic_type)) return new Set(prepared.agents.map((agent) => agent.name));
-  const name = config.agent ?? prepared.agents[0]?.name;
+  const name = patternAgentName(prepared);
   return new Set(name !== undefined ? [name] : []);
 }
 
 /** The agent pattern: one agent (the first, or `agent:`) opens a dialog, receives the prompt, and responds. */
 async function runAgentPattern(prepared: PreparedTactic, agents: Map<string, Agent>, vars: Record<string, unknown>, options: RunOptions): Promise<unknown> {
   const { config } = prepared.tactic;
-  const name = config.agent ?? prepared.agents[0]?.name;
-  const agent = name !== undefined ? agents.get(name) : undefined;
-  if (!agent) throw new ConfigError("tactic_no_agent", "the tactic has no agent to run", { location: { file: prepared.tactic.file }, hint: "Add an entry to agent_configs." });
+  const agent = patternAgent(prepared, agents);
   const contract = config.output ? outputContract(config.output as Record<string, unknown>, config.name ?? "output") : undefined;
   const turn = new Prompt({ path: `${config.name ?? "tactic"}/input`, prompt: config.prompt, ...(contract ? { parser: contract.parser } : {}) });
   agent.open("main", { promptArgs: vars });

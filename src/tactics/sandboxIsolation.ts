@@ -2,13 +2,16 @@ import type { SandboxConfig } from "../config/index.js";
 import { ConfigError, type SourceLocation } from "../errors.js";
 import type { IsolationOptions } from "../sandbox/index.js";
 
+/** A program's printed answer is kept up to this size unless `sandbox.output_size` says otherwise (1 MB). */
+const DEFAULT_OUTPUT_CHARS = 1024 * 1024;
+
 const UNITS: Record<string, number> = { "": 1, k: 1 / 1024, m: 1, g: 1024, t: 1024 * 1024 };
 
 /**
  * `512`, `"512M"`, `"1G"`, `"64K"`, `"1.5g"` -> megabytes. A bare number is megabytes, as the schema says: bytes
  * would make `memory_limit: 1024` a 1 KB limit, and a byte count mistaken for megabytes would lift the limit.
  */
-export function parseMegabytes(value: string | number, key: string, where?: SourceLocation): number {
+function parseMegabytes(value: string | number, key: string, where?: SourceLocation): number {
   if (typeof value === "number" && value > 1024 * 1024) {
     throw new ConfigError("sandbox_invalid", `sandbox.${key} ${value} would be ${value} megabytes: a bare number is megabytes`, { ...(where ? { location: where } : {}), hint: `Write a size with its unit, e.g. "${Math.max(1, Math.round(value / 1024 / 1024))}M".` });
   }
@@ -19,7 +22,7 @@ export function parseMegabytes(value: string | number, key: string, where?: Sour
 }
 
 /** `300`, `"300s"`, `"5m"` -> seconds. */
-export function parseSeconds(value: string | number, key: string, where?: SourceLocation): number {
+function parseSeconds(value: string | number, key: string, where?: SourceLocation): number {
   if (typeof value === "number" && value > 0) return value;
   const match = /^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$/i.exec(String(value));
   if (!match) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a duration`, { ...(where ? { location: where } : {}), hint: 'Write seconds as a number, or a duration such as "90s" or "5m".' });
@@ -27,7 +30,7 @@ export function parseSeconds(value: string | number, key: string, where?: Source
   return Number(match[1]) * factor;
 }
 
-/** The tactic's `sandbox:` block as kernel isolation options (`output_size` is the caller's: see codeaction/resolveSandbox). */
+/** The tactic's `sandbox:` block as kernel isolation options (`output_size` is read by `programOutputChars`). */
 export function sandboxIsolation(config: SandboxConfig | undefined, where?: SourceLocation): Partial<IsolationOptions> {
   if (!config) return { backend: "auto" };
   const network = config.network;
@@ -43,4 +46,9 @@ export function sandboxIsolation(config: SandboxConfig | undefined, where?: Sour
     ...(config.file_size !== undefined ? { fileSizeMb: parseMegabytes(config.file_size, "file_size", where) } : {}),
     ...(config.workspace_size !== undefined ? { workspaceMb: parseMegabytes(config.workspace_size, "workspace_size", where) } : {}),
   };
+}
+
+/** How much of a program's printed output is kept (code-action, tool_chain): `sandbox.output_size`, default 1 MB. */
+export function programOutputChars(config: SandboxConfig | undefined, where?: SourceLocation): number {
+  return config?.output_size === undefined ? DEFAULT_OUTPUT_CHARS : Math.round(parseMegabytes(config.output_size, "output_size", where) * 1024 * 1024);
 }

@@ -1,9 +1,8 @@
 import { ArtifactStore, DEFAULT_TOOL_CHAIN, requireIsolation, toolChainTool, type ProgramRecord } from "../codeaction/index.js";
-import { DEFAULT_OUTPUT_CHARS } from "../codeaction/runCodeActionPattern.js";
 import type { ToolChainConfig } from "../config/index.js";
 import type { FunctionTool } from "../tools/index.js";
 import type { PreparedTactic } from "./prepareTactic.js";
-import { parseMegabytes, sandboxIsolation } from "./sandboxIsolation.js";
+import { programOutputChars, sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunOptions } from "./TacticRun.js";
 
 /** Where a run's tool_chain scripts keep their artifacts and report. */
@@ -26,7 +25,7 @@ export async function toolChainFor(prepared: PreparedTactic, agent: string, conf
     tools: [...tools],
     settings: { timeout: settings.timeout ?? DEFAULT_TOOL_CHAIN.timeout, maxToolCalls: settings.max_tool_calls ?? DEFAULT_TOOL_CHAIN.maxToolCalls },
     isolation,
-    maxOutputChars: sandbox?.output_size === undefined ? DEFAULT_OUTPUT_CHARS : Math.round(parseMegabytes(sandbox.output_size, "output_size", where) * 1024 * 1024),
+    maxOutputChars: programOutputChars(sandbox, where),
     artifacts: run?.artifacts ?? ArtifactStore.forRun(options.env ?? process.env),
     approval: options.approve,
     ...(run ? { onScript: run.onScript } : {}),

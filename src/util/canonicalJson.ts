@@ -1,6 +1,6 @@
 /**
  * JSON with object keys sorted at every depth, so that two calls whose arguments are deep-equal get the same text
- * however the model ordered the keys. Used to recognise a repeated call.
+ * however the keys were ordered. Used to recognise a repeated call, and as the proxy cache's key.
  */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(sortKeys(value)) ?? "null";
