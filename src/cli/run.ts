@@ -5,7 +5,7 @@ import { ConfigError, InterruptedError, LllmError } from "../errors.js";
 import type { Model, ModelRequest } from "../providers/Model.js";
 import { chatRequestBody } from "../providers/OpenAIChatModel.js";
 import { responsesRequestBody } from "../providers/OpenAIResponsesModel.js";
-import { PROVIDER_ROUTES } from "../providers/providerRoutes.js";
+import { wireModelName } from "../providers/providerRoutes.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { runTactic } from "../tactics/runTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
@@ -127,11 +127,6 @@ function dryRunModel(name: string, apiType: string | undefined): Model {
   };
 }
 
-/** The model name the server receives: a known provider prefix (`ollama/`) is the route, not part of the name. */
-function wireModelName(name: string): string {
-  const prefix = name.split("/")[0] ?? "";
-  return name.includes("/") && PROVIDER_ROUTES.some((route) => route.prefix === prefix) ? name.slice(prefix.length + 1) : name;
-}
 
 /** --input, --input-file, or standard input when it is not a terminal. */
 function readInput(options: RunCommandOptions, prompt: string, stepPrompts: string[] | undefined): string {

@@ -1,10 +1,11 @@
 import path from "node:path";
+import { looksLikeQualifiedRef } from "../registry/ref.js";
 
 /**
- * True when `value` is a package ref such as `weather.tactics:common` rather than a file path: `{package}.{section}:
- * {key}`. Paths never match: they start with `.` or `/`, or are absolute (`C:\…` included), or have no `pkg.section:`.
+ * True when `value` is a package ref such as `weather.tactics:common` rather than a file path. One grammar for refs
+ * (registry/ref.ts) decides; a path that starts with `.` or `/`, or is absolute (`C:\…` included), never is one.
  */
 export function isPackageRef(value: string): boolean {
   if (value.startsWith(".") || path.isAbsolute(value) || path.win32.isAbsolute(value)) return false;
-  return /^[A-Za-z_][\w-]*\.[A-Za-z_]\w*:[^\s:]+$/.test(value);
+  return looksLikeQualifiedRef(value);
 }

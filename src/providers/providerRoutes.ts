@@ -12,6 +12,12 @@ export interface ProviderRoute {
   keyRequired: boolean;
 }
 
+/** The model name a server receives: a known provider prefix (`ollama/`) is the route, not part of the name. */
+export function wireModelName(model: string): string {
+  const slash = model.indexOf("/");
+  return slash > 0 && PROVIDER_ROUTES.some((route) => route.prefix === model.slice(0, slash)) ? model.slice(slash + 1) : model;
+}
+
 /** The servers `createModel` knows by prefix, in the order they are listed to users. */
 export const PROVIDER_ROUTES: readonly ProviderRoute[] = [
   { prefix: "openai", defaultBaseURL: "https://api.openai.com/v1", baseURLEnv: "OPENAI_BASE_URL", apiKeyEnv: "OPENAI_API_KEY", keyRequired: true },

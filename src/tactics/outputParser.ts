@@ -1,4 +1,4 @@
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { compileJsonSchema } from "../util/compileJsonSchema.js";
 import { ParseError, type PromptParser } from "../prompts/index.js";
 import type { ResponseFormat } from "../providers/Model.js";
 
@@ -7,8 +7,7 @@ import type { ResponseFormat } from "../providers/Model.js";
  * reply that is not JSON, or does not match, goes back to the model as a ParseError ("Error: …. Please fix.").
  */
 export function outputContract(schema: Record<string, unknown>, name: string): { responseFormat: ResponseFormat; parser: PromptParser } {
-  const ajv = new Ajv2020({ allErrors: true, strict: false });
-  const validate = ajv.compile(schema);
+  const validate = compileJsonSchema(schema);
   const parser: PromptParser = (content) => {
     const text = stripFence(content);
     let value: unknown;

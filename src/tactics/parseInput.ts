@@ -1,4 +1,4 @@
-import { Ajv2020 } from "ajv/dist/2020.js";
+import { compileJsonSchema } from "../util/compileJsonSchema.js";
 import { ConfigError } from "../errors.js";
 
 /**
@@ -16,7 +16,7 @@ export function parseInput(schema: unknown, input: unknown): unknown {
       throw new ConfigError("input_invalid", "the input must be JSON for this tactic (its `input` schema is not a string)", { location: { file: "--input" }, hint: `e.g. --input '{"city": "Paris"}'` });
     }
   }
-  const validate = new Ajv2020({ allErrors: true, strict: false }).compile(schema as Record<string, unknown>);
+  const validate = compileJsonSchema(schema as Record<string, unknown>);
   if (!validate(value)) {
     const problems = (validate.errors ?? []).map((item) => `${item.instancePath || "input"} ${item.message ?? "is invalid"}`).join("; ");
     throw new ConfigError("input_invalid", `the input does not match the tactic's input schema: ${problems}`, { location: { file: "--input" } });

@@ -109,7 +109,7 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
         problems.push({
           message: `tool \`${resolved.ref}\` is a declaration with no implementation`,
           ...(where ? { location: where } : {}),
-          hint: `Add a tool named exactly \`${resolved.tool.name}\` to a loaded package's tools/ folder (or a dependency's), or register one with registry.registerTool("${resolved.tool.name}", impl).`,
+          hint: `Add a tool named exactly \`${resolved.tool.name}\` to the tools/ folder of a loaded package (list its folder in \`packages:\` or pass --package DIR); from code, registry.registerTool("${resolved.tool.name}", impl) works too.`,
         });
         return;
       }
