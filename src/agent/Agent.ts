@@ -88,6 +88,26 @@ export class Agent {
     return this.#dialog;
   }
 
+  /**
+   * A new agent with this one's settings and some replaced (a pattern that rewrites the system prompt, say). The
+   * copy has no dialog; every option not overridden is carried over, so the two cannot drift apart.
+   */
+  with(overrides: Partial<AgentOptions>): Agent {
+    return new Agent({
+      name: this.name,
+      systemPrompt: this.systemPrompt,
+      model: this.model,
+      ...(this.modelArgs ? { modelArgs: this.modelArgs } : {}),
+      maxInterruptSteps: this.maxInterruptSteps,
+      maxExceptionRetry: this.maxExceptionRetry,
+      ...(this.resolveTool ? { resolveTool: this.resolveTool } : {}),
+      ...(this.responseFormat ? { responseFormat: this.responseFormat } : {}),
+      ...(this.onEvent ? { onEvent: this.onEvent } : {}),
+      toolContext: this.toolContext,
+      ...overrides,
+    });
+  }
+
   /** Start a dialog on `topic` with the system prompt, formatted with `promptArgs`; it becomes the current one. */
   open(topic: string, options: { promptArgs?: Record<string, unknown> } = {}): Dialog {
     const dialog = new Dialog(topic);

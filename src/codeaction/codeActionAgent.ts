@@ -1,4 +1,4 @@
-import { Agent } from "../agent/index.js";
+import type { Agent } from "../agent/index.js";
 import { Prompt } from "../prompts/index.js";
 import type { FunctionTool } from "../tools/index.js";
 import { programPrompt } from "./programPrompt.js";
@@ -14,14 +14,6 @@ export function codeActionAgent(agent: Agent): { agent: Agent; tools: FunctionTo
   const instructions = programPrompt(tools).replaceAll("{", "{{").replaceAll("}", "}}");
   const base = agent.systemPrompt.prompt.trim();
   const systemPrompt = new Prompt({ path: agent.systemPrompt.path, prompt: base === "" ? instructions : `${base}\n\n${instructions}` });
-  const programmer = new Agent({
-    name: agent.name,
-    systemPrompt,
-    model: agent.model,
-    ...(agent.modelArgs ? { modelArgs: agent.modelArgs } : {}),
-    maxExceptionRetry: agent.maxExceptionRetry,
-    ...(agent.onEvent ? { onEvent: agent.onEvent } : {}),
-    toolContext: agent.toolContext,
-  });
+  const programmer = agent.with({ systemPrompt });
   return { agent: programmer, tools };
 }

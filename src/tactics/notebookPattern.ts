@@ -1,4 +1,4 @@
-import { Agent } from "../agent/index.js";
+import type { Agent } from "../agent/index.js";
 import { requireIsolation } from "../codeaction/index.js";
 import { Prompt } from "../prompts/index.js";
 import type { ProxyManager } from "../proxies/index.js";
@@ -86,15 +86,5 @@ export async function runNotebookPattern(
 function notebookAgent(agent: Agent, hasApis: boolean): Agent {
   const instructions = NOTEBOOK_INSTRUCTIONS + (hasApis ? CALL_API_LINE : "") + END_LINE;
   const text = agent.systemPrompt.prompt.trim();
-  return new Agent({
-    name: agent.name,
-    systemPrompt: new Prompt({ path: agent.systemPrompt.path, prompt: text === "" ? instructions : `${text}\n\n${instructions}`, functionList: agent.systemPrompt.functionList }),
-    model: agent.model,
-    ...(agent.modelArgs ? { modelArgs: agent.modelArgs } : {}),
-    maxInterruptSteps: agent.maxInterruptSteps,
-    maxExceptionRetry: agent.maxExceptionRetry,
-    ...(agent.resolveTool ? { resolveTool: agent.resolveTool } : {}),
-    ...(agent.onEvent ? { onEvent: agent.onEvent } : {}),
-    toolContext: agent.toolContext,
-  });
+  return agent.with({ systemPrompt: new Prompt({ path: agent.systemPrompt.path, prompt: text === "" ? instructions : `${text}\n\n${instructions}`, functionList: agent.systemPrompt.functionList }) });
 }

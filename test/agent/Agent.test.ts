@@ -533,3 +533,15 @@ async function waitUntil(condition: () => boolean): Promise<void> {
   for (let attempt = 0; attempt < 1000 && !condition(); attempt++) await new Promise((resolve) => setImmediate(resolve));
   if (!condition()) throw new Error("condition never became true");
 }
+
+describe("Agent.with", () => {
+  it("copies every setting and replaces only what is given, with no dialog", async () => {
+    const model = new FakeModel([{ text: "ok" }]);
+    const { agent } = weatherAgent(model, { maxInterruptSteps: 2 });
+    const copy = agent.with({ systemPrompt: "You are terse." });
+    expect(copy).not.toBe(agent);
+    expect([copy.name, copy.model, copy.maxInterruptSteps, copy.maxExceptionRetry, copy.resolveTool]).toEqual([agent.name, agent.model, 2, agent.maxExceptionRetry, agent.resolveTool]);
+    expect(copy.systemPrompt.prompt).toBe("You are terse.");
+    expect(() => copy.currentDialog).toThrow();
+  });
+});
