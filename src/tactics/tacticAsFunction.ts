@@ -1,3 +1,4 @@
+import { checkParameterSchemas } from "../tools/checkParameterSchemas.js";
 import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
 import { ConfigError } from "../errors.js";
 import { FunctionTool, type ToolContext } from "../tools/FunctionTool.js";
@@ -42,6 +43,7 @@ export function tacticAsFunction(options: TacticAsFunctionOptions): FunctionTool
 
   if (options.parameterMode === "kwargs" && schema !== undefined && isObjectSchema(schema)) {
     const parameters = normalizeParameters(schema, { where: `tactic \`${name}\`` });
+    checkParameterSchemas(parameters.properties, { where: `tactic \`${name}\`` });
     return new FunctionTool({
       name,
       description,

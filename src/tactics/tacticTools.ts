@@ -1,3 +1,4 @@
+import { checkParameterSchemas } from "../tools/checkParameterSchemas.js";
 import type { AgentEvent } from "../agent/index.js";
 import { ConfigError } from "../errors.js";
 import { FunctionTool, normalizeParameters } from "../tools/index.js";
@@ -79,7 +80,9 @@ async function tacticFunction({ registry, capability, options, onEvent, model }:
     const known = Object.keys(definition.tools ?? {});
     throw new ConfigError("tactic_member_unknown", `tactic \`${definition.name}\` has no tool \`${capability.member}\``, { ...(capability.where ? { location: capability.where } : {}), hint: known.length > 0 ? `Its tools: ${known.join(", ")}.` : "It declares no tools." });
   }
-  const parameters = normalizeParameters(member.parameters ?? {}, { where: `${capability.ref}#${capability.member}` });
+  const where = `${capability.ref}#${capability.member}`;
+  const parameters = normalizeParameters(member.parameters ?? {}, { where });
+  checkParameterSchemas(parameters.properties, { where, file: capability.entry.file });
   return new FunctionTool({
     name: capability.member,
     description: member.description,
