@@ -17,8 +17,17 @@ import type { RunScope } from "./RunScope.js";
 import type { RunOptions } from "./TacticRun.js";
 import type { ToolChainRun } from "./toolChainFor.js";
 
-/** What the run shares with the agents it builds, besides its options. */
-export interface BuildExtras {
+/** What a run gives the agents it builds. */
+export interface BuildAgentsOptions {
+  prepared: PreparedTactic;
+  /** The run's options (models, `--max-steps`, environment). */
+  options: RunOptions;
+  /** Every agent event of the run. */
+  onEvent: (event: AgentEvent) => void;
+  /** Closes the agents' kernels and MCP servers when the run ends. */
+  scope: RunScope;
+  /** Build only these agents (the ones the pattern uses); default all. */
+  only?: ReadonlySet<string>;
   /** For agents with `tool_chain`: the run's artifacts and report. */
   toolChain?: ToolChainRun;
   /** Filled with each agent's ProxyManager (the notebook pattern gives its kernel CALL_API). */
@@ -29,7 +38,7 @@ export interface BuildExtras {
  * Fresh agents for one run (seed Step 15: every tactic call builds fresh agents, so nothing leaks between runs).
  * Agents with the same model configuration share one model client.
  */
-export async function buildAgents(prepared: PreparedTactic, options: RunOptions, onEvent: (event: AgentEvent) => void, scope: RunScope, only?: ReadonlySet<string>, extras: BuildExtras = {}): Promise<Map<string, Agent>> {
+export async function buildAgents({ prepared, options, onEvent, scope, only, toolChain, proxyManagers }: BuildAgentsOptions): Promise<Map<string, Agent>> {
   const models = new Map<string, Promise<Model>>();
   const makeModel = (config: AgentConfig): Promise<Model> => {
     const key = JSON.stringify([config.model_name, config.api_type, config.invoker, config.invoker_config]);
@@ -69,7 +78,7 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
     const proxyConfig = definitions && wantsProxies ? effectiveProxyConfig(config.proxy, namedProxies(bound.capabilities, definitions)) : undefined;
     if (proxyConfig && definitions) {
       const manager = ProxyManager.fromConfig(proxyConfig, { proxies: definitions, ...(options.env ? { env: options.env } : {}) });
-      extras.proxyManagers?.set(bound.name, manager);
+      proxyManagers?.set(bound.name, manager);
       const added = proxyTools({
         manager,
         config: proxyConfig,
@@ -82,7 +91,7 @@ export async function buildAgents(prepared: PreparedTactic, options: RunOptions,
       addTools(tools, added.tools, bound.name, "the proxy block");
     }
     const toolChainFor = config.tool_chain ? (await import("./toolChainFor.js")).toolChainFor : undefined;
-    if (config.tool_chain && toolChainFor) addTools(tools, [await toolChainFor(prepared, bound.name, config.tool_chain, tools, options, extras.toolChain)], bound.name, "`tool_chain`");
+    if (config.tool_chain && toolChainFor) addTools(tools, [await toolChainFor(prepared, bound.name, config.tool_chain, tools, options, toolChain)], bound.name, "`tool_chain`");
     const systemPrompt = new Prompt({
       path: bound.systemPrompt.ref ?? `${bound.name}/system`,
       prompt: systemText,

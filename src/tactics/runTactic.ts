@@ -46,7 +46,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   const notebookCells: RanCell[] = [];
   let codeAction: CodeActionReport | undefined;
   try {
-    const agents = await buildAgents(prepared, options, onEvent, scope, agentsUsed(prepared), { toolChain: { artifacts, onScript: (record) => toolChains.push(record) }, proxyManagers });
+    const agents = await buildAgents({ prepared, options, onEvent, scope, only: agentsUsed(prepared), toolChain: { artifacts, onScript: (record) => toolChains.push(record) }, proxyManagers });
     const vars: Record<string, unknown> = { ...(config.vars ?? {}), ...(options.vars ?? {}), input };
     let output: unknown;
     switch (config.tactic_type) {

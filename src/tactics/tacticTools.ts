@@ -93,7 +93,7 @@ async function tacticFunction({ registry, capability, options, onEvent, model }:
       const { RunScope } = await import("./RunScope.js");
       const scope = new RunScope();
       try {
-        const agents = await buildAgents(nested, options, onEvent, scope);
+        const agents = await buildAgents({ prepared: nested, options, onEvent, scope });
         return await member.run(args, { agents: Object.fromEntries(agents), vars: { ...(nested.tactic.config.vars ?? {}) }, ...(context.signal ? { signal: context.signal } : {}), tool: context });
       } finally {
         await scope.close();
