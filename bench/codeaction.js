@@ -1,52 +1,26 @@
 // Code-action benchmarks (seed 002): a program's start per sandbox backend against `python3 -c pass`, the bridged
 // tool call's round trip, and the prompt tokens the model reads for the salary question, code-action against the
 // agent pattern. Run with `npm run bench -- --only codeaction`.
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { compareStarts } from "./startTimes.js";
 
 /** Each sandbox's program start: fresh kernel, prelude, `pass`, kill: what every code-action program pays. */
-async function programStart(root, runs, median) {
+async function programStart(root, runs) {
   const { runProgram, ArtifactStore, approveNone } = await import(`${root}/dist/codeaction/index.js`);
   const { detectIsolation, detectGvisor } = await import(`${root}/dist/sandbox/index.js`);
   const backends = ["none", ...((await detectIsolation()).backend === "bwrap" ? ["bwrap"] : []), ...((await detectGvisor()).available ? ["gvisor"] : [])];
   const artifacts = new ArtifactStore(mkdtempSync(path.join(tmpdir(), "lllm-bench-")));
   const options = (backend) => ({ tools: [], maxToolCalls: 1, execTimeout: 30, isolation: { backend, workspaceMb: 64 }, maxOutputChars: 1000, approval: approveNone, artifacts, context: {} });
-  const samples = Object.fromEntries(["python", "real", ...backends].map((name) => [name, []]));
-  // `python3` may be a version-manager shim; kernels start the interpreter it resolves to, so time that too.
-  const realPython = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).stdout.trim();
-  for (let run = 0; run < runs + 1; run++) {
-    let start = performance.now();
-    spawnSync("python3", ["-c", "pass"]);
-    const python = performance.now() - start;
-    start = performance.now();
-    spawnSync(realPython, ["-c", "pass"]);
-    const real = performance.now() - start;
-    const times = {};
-    for (const backend of backends) {
-      start = performance.now();
-      await runProgram("pass", options(backend));
-      times[backend] = performance.now() - start;
-    }
-    if (run === 0) continue; // warm-up
-    samples.python.push(python);
-    samples.real.push(real);
-    for (const [backend, ms] of Object.entries(times)) samples[backend].push(ms);
-  }
-  const base = median(samples.python);
-  console.log(`\nCode-action program start: fresh sandbox, prelude, \`pass\`, kill (median of ${runs})`);
-  console.log(`  python3 -c pass (baseline)         ${base.toFixed(1).padStart(8)} ms   1.00x baseline`);
-  const real = median(samples.real);
-  console.log(`  the interpreter itself, -c pass    ${real.toFixed(1).padStart(8)} ms   ${(real / base).toFixed(2)}x baseline`);
-  for (const backend of ["none", "bwrap", "gvisor"]) {
-    if (!samples[backend]) {
-      console.log(`  program, ${backend.padEnd(25)} (not available here)`);
-      continue;
-    }
-    const value = median(samples[backend]);
-    console.log(`  program, ${backend.padEnd(25)} ${value.toFixed(1).padStart(8)} ms   ${(value / base).toFixed(2)}x baseline`);
-  }
+  await compareStarts({
+    title: "Code-action program start: fresh sandbox, prelude, `pass`, kill",
+    runs,
+    label: "program",
+    backends: ["none", "bwrap", "gvisor"].map((name) => ({ name, available: backends.includes(name) })),
+    start: (backend) => runProgram("pass", options(backend)),
+  });
   return { backends, options };
 }
 
@@ -111,8 +85,8 @@ async function promptTokens(root) {
 }
 
 /** The suite `bench/run.js` runs as `codeaction`. */
-export async function codeActionSuite({ root, runs, median }) {
-  const { backends, options } = await programStart(root, runs, median);
+export async function codeActionSuite({ root, runs }) {
+  const { backends, options } = await programStart(root, runs);
   await roundTrip(root, backends, options);
   await promptTokens(root);
 }

@@ -4,6 +4,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
+import { compareStarts } from "./startTimes.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -102,43 +103,18 @@ async function kernelSuite() {
   const { PythonKernel, detectIsolation } = await import("../dist/sandbox/index.js");
   const { ProxyManager, loadProxies } = await import("../dist/proxies/index.js");
   const { Registry } = await import("../dist/registry/index.js");
-  const samples = { python: [], real: [], none: [], bwrap: [] };
   const bwrap = (await detectIsolation()).backend === "bwrap";
-  // `python3` may be a version-manager shim; the kernel runs the interpreter it resolves to, so time that too.
-  const realPython = spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).stdout.trim();
-  for (let run = 0; run < runs + 1; run++) {
-    let start = performance.now();
-    spawnSync("python3", ["-c", "pass"]);
-    const python = performance.now() - start;
-    start = performance.now();
-    spawnSync(realPython, ["-c", "pass"]);
-    const real = performance.now() - start;
-    const times = {};
-    for (const backend of bwrap ? ["none", "bwrap"] : ["none"]) {
-      start = performance.now();
+  await compareStarts({
+    title: "Python kernel start, to the first cell's result",
+    runs,
+    label: "kernel",
+    backends: [{ name: "none", available: true }, { name: "bwrap", available: bwrap }],
+    start: async (backend) => {
       const kernel = await PythonKernel.start({ isolation: { backend } });
       await kernel.run("pass");
-      times[backend] = performance.now() - start;
       await kernel.close();
-    }
-    if (run === 0) continue;
-    samples.python.push(python);
-    samples.real.push(real);
-    for (const [backend, ms] of Object.entries(times)) samples[backend].push(ms);
-  }
-  const base = median(samples.python);
-  console.log(`\nPython kernel start, to the first cell's result (median of ${runs})`);
-  console.log(`  python3 -c pass (baseline)         ${base.toFixed(1).padStart(8)} ms   1.00x baseline`);
-  const real = median(samples.real);
-  console.log(`  ${path.basename(realPython)} -c pass, no shim${" ".repeat(Math.max(1, 19 - path.basename(realPython).length))}${real.toFixed(1).padStart(8)} ms   ${(real / base).toFixed(2)}x baseline`);
-  for (const backend of ["none", "bwrap"]) {
-    if (samples[backend].length === 0) {
-      console.log(`  kernel, ${backend.padEnd(26)} (bubblewrap not available)`);
-      continue;
-    }
-    const value = median(samples[backend]);
-    console.log(`  kernel, ${backend.padEnd(26)} ${value.toFixed(1).padStart(8)} ms   ${(value / base).toFixed(2)}x baseline`);
-  }
+    },
+  });
 
   const registry = await Registry.load({ packages: [path.join(root, "packages-example", "weather")], discover: false });
   const manager = new ProxyManager({ proxies: await loadProxies(registry), activateProxies: ["weather"], useCache: false });
@@ -171,7 +147,7 @@ const suites = {
     ]),
   loop: loopOverhead,
   kernel: kernelSuite,
-  codeaction: async () => (await import("./codeaction.js")).codeActionSuite({ root, runs, median }),
+  codeaction: async () => (await import("./codeaction.js")).codeActionSuite({ root, runs }),
   memory: () => {
     const scripted = "scripted:packages-example/weather/scripted/paris-tokyo.yaml";
     const base = median(Array.from({ length: 5 }, () => peakMemory(["-e", "0"])));
