@@ -1,3 +1,4 @@
+import { stripFence } from "../util/stripFence.js";
 import type { ResponseFormat } from "../providers/Model.js";
 import { ParseError, type Prompt } from "../prompts/index.js";
 
@@ -18,8 +19,3 @@ export async function parseReply(content: string, options: { agent: string; prom
   }
 }
 
-/** Servers without real structured output often wrap the JSON in a Markdown fence anyway. */
-function stripFence(content: string): string {
-  const match = /^\s*```[A-Za-z]*\s*\n([\s\S]*?)\n\s*```\s*$/.exec(content);
-  return match?.[1] ?? content;
-}

@@ -1,5 +1,5 @@
 import { OpenAIClientModel } from "./OpenAIClientModel.js";
-import { ConfigError } from "../errors.js";
+import { assertProviderMcpSupported } from "../mcp/assertProviderMcpSupported.js";
 import type OpenAI from "openai";
 import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
 import type { ModelRequest, ModelResponse, ToolCallRequest, Usage } from "./Model.js";
@@ -31,9 +31,8 @@ export function chatRequestBody(model: string, request: ModelRequest): ChatCompl
     if (request.toolChoice) body["tool_choice"] = request.toolChoice;
   }
   if (request.hostedTools && request.hostedTools.length > 0) {
-    throw new ConfigError("mcp_needs_responses_api", `model \`${model}\`: provider-side MCP servers (${request.hostedTools.map((tool) => String((tool as { server_label?: unknown }).server_label ?? tool.type)).join(", ")}) need the Responses API, but this agent uses chat completions`, {
-      hint: "Set `api_type: response` on the agent (or in global), or use `mcp_servers:` to run the servers from lllm instead.",
-    });
+    // The same check as at load time, for library callers that bypass it.
+    assertProviderMcpSupported("completion", { serverLabels: request.hostedTools.map((tool) => String((tool as { server_label?: unknown }).server_label ?? tool.type)) });
   }
   const format = request.responseFormat;
   if (format?.type === "json_schema") {

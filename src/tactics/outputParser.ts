@@ -1,3 +1,4 @@
+import { stripFence } from "../util/stripFence.js";
 import { compileJsonSchema } from "../util/compileJsonSchema.js";
 import { ParseError, type PromptParser } from "../prompts/index.js";
 import type { ResponseFormat } from "../providers/Model.js";
@@ -23,12 +24,6 @@ export function outputContract(schema: Record<string, unknown>, name: string): {
     return value;
   };
   return { responseFormat: { type: "json_schema", name: safeName(name), schema, strict: false }, parser };
-}
-
-/** Models often wrap JSON in a Markdown fence even when asked not to. */
-function stripFence(text: string): string {
-  const match = /^\s*```(?:json)?\s*\n([\s\S]*?)\n?```\s*$/.exec(text);
-  return (match ? match[1]! : text).trim();
 }
 
 /** Response-format names allow letters, digits, `_` and `-`, up to 64 characters. */

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
 import { checkParameterSchemas } from "../tools/checkParameterSchemas.js";
 import type { AgentEvent } from "../agent/index.js";
 import { ConfigError } from "../errors.js";
@@ -27,13 +29,11 @@ export async function packageTacticTools(registry: Registry, packageName: string
   const tools: FunctionTool[] = [];
   const skipped: Array<{ ref: string; reason: string }> = [];
   for (const entry of pkg ? pkg.tactics.values() : []) {
+    if (isDefaultsFile(entry.file)) continue; // shared defaults that others name with `base:`: not a tactic to serve
     try {
       tools.push(await tacticFunction({ registry, capability: { ref: entry.ref, kind: "tactic", entry }, options: { input: undefined }, onEvent: () => {} }));
     } catch (error) {
-      const reason = error instanceof Error ? error.message.split("\n")[0]! : String(error);
-      // A file of shared defaults (named by others with `base:`) has no agents: it is not a tactic to serve.
-      if (/^no agents: /.test(reason) || /: no agents: /.test(reason)) continue;
-      skipped.push({ ref: entry.ref, reason });
+      skipped.push({ ref: entry.ref, reason: error instanceof Error ? error.message.split("\n")[0]! : String(error) });
     }
   }
   return { tools, skipped };
@@ -44,6 +44,18 @@ export async function tacticRefTool(registry: Registry, text: string): Promise<F
   const ref = parseRef(text);
   const entry = registry.resolveEntry("tactics", text);
   return tacticFunction({ registry, capability: { ref: entry.ref, kind: "tactic", entry, ...(ref?.member ? { member: ref.member } : {}) }, options: { input: undefined }, onEvent: () => {} });
+}
+
+/** A YAML tactic file with no agents, no `base` and no pattern of its own only holds defaults for others. */
+function isDefaultsFile(file: string): boolean {
+  if (isCodeTactic(file)) return false;
+  try {
+    const data: unknown = parseYaml(readFileSync(file, "utf8"));
+    if (typeof data !== "object" || data === null) return false;
+    return !("agent_configs" in data) && !("base" in data) && !("tactic_type" in data);
+  } catch {
+    return false; // unreadable: let loading report it
+  }
 }
 
 interface TacticFunctionOptions {
