@@ -3,6 +3,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    globalSetup: ["test/helpers/globalSetup.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     // CLI tests spawn real processes; two cores on CI, so keep parallelism modest.

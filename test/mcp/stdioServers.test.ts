@@ -136,7 +136,7 @@ describe("the fixture server over stdio", () => {
     const tool = byName(tools, "fail");
     const result = await call(tool);
     expect(result.resultStr).toBe("Error: disk on fire");
-    const error = await tool.run!({}, {}).then(() => undefined, (caught: unknown) => caught);
+    const error = await Promise.resolve().then(() => tool.run!({}, {})).then(() => undefined, (caught: unknown) => caught);
     expect(error).toBeInstanceOf(McpToolError);
     expect(error).toMatchObject({ server: "shop", tool: "fail", mcpCode: "TOOL_ERROR", mcpMessage: "disk on fire", code: "mcp_tool_error" });
   });
@@ -144,7 +144,7 @@ describe("the fixture server over stdio", () => {
   it("turns an error envelope into an McpToolError with its code", async () => {
     const tool = byName(tools, "find_order");
     expect((await call(tool, { id: 7 })).resultStr).toBe("Error: NOT_FOUND: no order 7");
-    const error = await tool.run!({ id: 7 }, {}).then(() => undefined, (caught: unknown) => caught);
+    const error = await Promise.resolve().then(() => tool.run!({ id: 7 }, {})).then(() => undefined, (caught: unknown) => caught);
     expect(error).toMatchObject({ mcpCode: "NOT_FOUND", mcpMessage: "no order 7" });
   });
 

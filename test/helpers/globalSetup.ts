@@ -1,0 +1,25 @@
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+/**
+ * Every test, and every CLI it spawns, writes its temporary files under one folder of its own (TMPDIR is inherited
+ * by the workers and by their child processes), removed when the suite ends, so `npm test` leaves nothing in the
+ * machine's temp dir whatever a test forgets. lllm's own leftovers are still caught: a kernel folder the product
+ * failed to remove fails the run, since lllm promises to clean those up itself.
+ */
+let root: string | undefined;
+
+export function setup(): void {
+  root = mkdtempSync(path.join(tmpdir(), "lllm-test-"));
+  process.env.TMPDIR = root;
+}
+
+export function teardown(): void {
+  if (root === undefined) return;
+  const leftovers = readdirSync(root).filter((name) => name.startsWith("lllm-kernel-"));
+  rmSync(root, { recursive: true, force: true });
+  if (leftovers.length > 0) {
+    throw new Error(`lllm left ${leftovers.length} kernel folder(s) in the temp dir: ${leftovers.slice(0, 5).join(", ")}`);
+  }
+}
