@@ -46,9 +46,14 @@ ${functionList(options.tools)}
 
 Rules:
 ${PROGRAM_RULES}`,
+    // `timeout` is optional without a schema default: a default would add "(default: 60)" after "at most 60".
     parameters: {
-      code: { type: "string", description: "The whole Python script" },
-      timeout: { type: "number", description: `Seconds the script may run (at most ${settings.timeout})`, default: settings.timeout },
+      type: "object",
+      properties: {
+        code: { type: "string", description: "The whole Python script" },
+        timeout: { type: "number", description: `Seconds the script may run (at most ${settings.timeout}, the default)` },
+      },
+      required: ["code"],
     },
     run: async ({ code, timeout }, context) => {
       const started = performance.now();

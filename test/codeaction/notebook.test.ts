@@ -50,7 +50,7 @@ describe("lllm run: notebook", () => {
     expect(system).toContain("You are a data analyst.");
     expect(system).toContain("Write code in <python_cell>...</python_cell> tags");
     expect(system).toContain("CALL_API(path, params)");
-    expect(posts[1]!.at(-1)!.content).toBe(`Error: ${NO_CELLS}. Please fix.`);
+    expect(posts[1]!.at(-1)!.content).toBe(`Error: ${NO_CELLS} Please fix.`);
     expect(posts[2]!.at(-1)!.content).toBe("Cell outputs:\n\n18\n");
     expect(posts[3]!.at(-1)!.content).toMatch(/^Cell outputs:\n\nTraceback \(most recent call last\):\n[\s\S]*ZeroDivisionError: division by zero\n$/);
 

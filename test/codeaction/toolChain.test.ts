@@ -31,6 +31,8 @@ describe("tool_chain", () => {
     const chain = tools.at(-1)!.function;
     expect(chain.parameters.required).toEqual(["code"]);
     expect(Object.keys(chain.parameters.properties)).toEqual(["code", "timeout"]);
+    // The limit is said once: "(at most 20) (default: 20)" said it twice.
+    expect(chain.parameters.properties.timeout).toEqual({ type: "number", description: "Seconds the script may run (at most 20, the default)" });
     expect(chain.description).toContain("def get_employee(name: str):");
     expect(chain.description).toContain("Each program has a cap on function calls.");
     expect(chain.description).not.toContain("57");
