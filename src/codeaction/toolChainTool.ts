@@ -28,6 +28,8 @@ export interface ToolChainToolOptions {
   approval?: ApprovalPolicy | undefined;
   /** Each script once it ran, for the run's report. */
   onScript?: ((record: ProgramRecord) => void) | undefined;
+  /** Warnings for the person running it (stderr): a script reached max_tool_calls. */
+  onWarning?: ((message: string) => void) | undefined;
 }
 
 /**
@@ -68,6 +70,8 @@ ${PROGRAM_RULES}`,
         artifacts: options.artifacts,
         context,
         signal: context.signal,
+        label: "tool_chain",
+        onWarning: options.onWarning,
       });
       options.onScript?.({ attempt: 1, status: outcome.status, tool_calls: outcome.bridge.toolCalls, calls: outcome.bridge.calls, error: outcome.error ?? null, duration_ms: Math.round(performance.now() - started), code: String(code) });
       switch (outcome.status) {
