@@ -409,7 +409,9 @@ def _run_cell(message):
     _capture.begin(_config.get("maxOutputChars") or 0)
     error = None
     try:
-        compiled = compile(code, filename, "exec", flags=0x2000, dont_inherit=True)  # 0x2000: top-level await
+        # A prelude may compile cells its own way (code-action's top-level `return`): `__lllm_compile__(code, filename)`.
+        custom = _main.__dict__.get("__lllm_compile__")
+        compiled = custom(code, filename) if callable(custom) else compile(code, filename, "exec", flags=0x2000, dont_inherit=True)  # 0x2000: top-level await
         _alarm.start(message.get("timeout") or 0)
         if compiled.co_flags & 0x80:  # CO_COROUTINE: the cell uses top-level await
             import asyncio
