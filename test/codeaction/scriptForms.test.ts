@@ -45,6 +45,7 @@ return {"summary": summary.text, "rows": len(rows), "chart": chart_ref.ref is no
     );
     expect(outcome.error).toBeUndefined();
     expect(outcome).toMatchObject({ status: "ok", answer: { summary: "300 events", rows: 300, chart: true, files: [], structured: 300 } });
+    expect(outcome.output).toBe(""); // ending inside top-level await leaves no noise from asyncio
     expect(seen[0]).toHaveLength(300); // the handle went to the tool by reference
   });
 
