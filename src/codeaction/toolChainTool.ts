@@ -70,7 +70,7 @@ ${PROGRAM_RULES}`,
         artifacts: options.artifacts,
         context,
         signal: context.signal,
-        label: "tool_chain",
+        label: "tool_chain: the script",
         onWarning: options.onWarning,
       });
       options.onScript?.({ attempt: 1, status: outcome.status, tool_calls: outcome.bridge.toolCalls, calls: outcome.bridge.calls, error: outcome.error ?? null, duration_ms: Math.round(performance.now() - started), code: String(code) });

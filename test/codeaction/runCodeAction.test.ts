@@ -60,7 +60,7 @@ describe("runCodeAction", () => {
     const ok = setup([greedy, "```python\nprint(count(n=20))\n```"], { maxToolCalls: 5 });
     expect((await ok.run).output).toBe("20");
     expect(ok.events.filter((event) => event.type === "warning").map((event) => (event as { message: string }).message)).toEqual([
-      "code-action: program 1: the program reached max_tool_calls (the cap on each program's tool calls); its later calls are refused and its output will be discarded",
+      "code-action: program 1 reached max_tool_calls (the cap on each program's tool calls); its later calls are refused and its output will be discarded",
       "code-action: the answer comes from a program written after an earlier one reached max_tool_calls",
     ]);
     const failing = setup([greedy, greedy], { maxToolCalls: 5 });
@@ -104,9 +104,9 @@ describe("code-action errors (seed 002)", () => {
     const controller = new AbortController();
     // The program catches the refusal and then waits: a warning given only at the end would never come in time.
     const code = "import time\ntry:\n    for n in range(20):\n        count(n=n)\nexcept ToolBudgetExceeded:\n    pass\ntime.sleep(120)";
-    const running = runProgram(code, { tools: [count], maxToolCalls: 3, execTimeout: 150, isolation: { backend: FAST }, maxOutputChars: 1000, approval: approveNone, artifacts: tempStore(), context: {}, signal: controller.signal, label: "tool_chain", onWarning: warned });
+    const running = runProgram(code, { tools: [count], maxToolCalls: 3, execTimeout: 150, isolation: { backend: FAST }, maxOutputChars: 1000, approval: approveNone, artifacts: tempStore(), context: {}, signal: controller.signal, label: "tool_chain: the script", onWarning: warned });
     const settled = running.then(() => "finished", () => "stopped");
-    expect(await warning).toBe("tool_chain: the program reached max_tool_calls (the cap on each program's tool calls); its later calls are refused and its output will be discarded");
+    expect(await warning).toBe("tool_chain: the script reached max_tool_calls (the cap on each program's tool calls); its later calls are refused and its output will be discarded");
     controller.abort();
     expect(await settled).toBe("stopped");
   }, 60_000);

@@ -69,6 +69,14 @@ print(flag())`,
     );
   });
 
+  it("small results with attributes go back over the bridge as plain JSON: as an answer and as arguments", async () => {
+    seen.length = 0;
+    const outcome = await program('rows = query_db(query="one")\nanalysis_tool(data=rows)\nfinal_answer({"n": count(), "s": greet(), "rows": rows, "x": [count() / 2]})', tools);
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.answer).toEqual({ n: 7, s: "hello", rows: [{ id: 1, kind: "event" }], x: [3.5] });
+    expect(seen).toEqual([[{ id: 1, kind: "event" }]]);
+  });
+
   it("await works on any value: a tool call, a small result's materialize(), load(); and inside async functions", async () => {
     const outcome = await program(
       `import asyncio

@@ -40,6 +40,17 @@ describe("tool_chain", () => {
     expect(messages.at(-1)!.content).toContain(`---\n${sales}\n---`);
   });
 
+  it("warns on stderr when a script reaches max_tool_calls, and the model gets the error", async () => {
+    const code = "for i in range(100):\n    list_employees()\nprint('never')";
+    server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "tool_chain", arguments: { code } }] }, "I could not finish."] });
+    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--input", "List everyone a hundred times"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("lllm: warning: [analyst] tool_chain: the script reached max_tool_calls (the cap on each program's tool calls)");
+    expect(result.stderr).not.toContain("57");
+    const messages = (server.requests.filter((request) => request.method === "POST")[1]!.body.messages ?? []) as Array<{ role: string; content: string }>;
+    expect(messages.at(-1)!.content).toContain("Error: the script reached its cap on function calls");
+  });
+
   it("a tool_chain key that is neither true nor settings is a configuration error", async () => {
     const result = await runCli(["validate", path.join(ROOT, "test/fixtures/codeaction/bad-chain.yaml")]);
     expect(result.code).toBe(2);
