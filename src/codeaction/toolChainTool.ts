@@ -82,7 +82,8 @@ ${PROGRAM_RULES}`,
         case "budget":
           throw new Error("the script reached its cap on function calls, so its output was discarded: it was incomplete. Do the whole job with fewer calls (use a function that returns many records at once), never on part of the data.");
         case "timeout":
-          throw new Error(`the script did not finish within ${seconds} s and was stopped`);
+          // Seed 000 Step 13: a timeout is a TimeoutError, reported to the model as an error; the word stays.
+          throw new Error(`TimeoutError: the script did not finish within ${seconds} s and was stopped`);
         default:
           throw new Error(outcome.error ?? outcome.output);
       }

@@ -51,6 +51,14 @@ describe("tool_chain", () => {
     expect(messages.at(-1)!.content).toContain("Error: the script reached its cap on function calls");
   });
 
+  it("a script past its timeout is stopped, and the model reads a TimeoutError", async () => {
+    server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "tool_chain", arguments: { code: "import time\ntime.sleep(60)", timeout: 1 } }] }, "Too slow."] });
+    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--input", "Wait"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
+    expect(result.code).toBe(0);
+    const messages = (server.requests.filter((request) => request.method === "POST")[1]!.body.messages ?? []) as Array<{ role: string; content: string }>;
+    expect(messages.at(-1)!.content).toContain("Error: TimeoutError: the script did not finish within 1 s and was stopped");
+  });
+
   it("a tool_chain key that is neither true nor settings is a configuration error", async () => {
     const result = await runCli(["validate", path.join(ROOT, "test/fixtures/codeaction/bad-chain.yaml")]);
     expect(result.code).toBe(2);
