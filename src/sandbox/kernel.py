@@ -500,7 +500,10 @@ def _report_tail(report, name, limit):
     if len(last) + 1 < limit:
         return report[-limit:]  # the cut is above the last line, which stays whole
     prefix = name + ": ..."
-    return (prefix + last[-max(0, limit - len(prefix) - 1):] + "\n")[-limit:] if limit > len(prefix) + 1 else name + "\n"
+    room = limit - len(prefix) - 1  # the message's end, between the name and the final newline
+    if room < 1:
+        return name + "\n"  # the name alone, even past a tiny limit
+    return prefix + last[-room:] + "\n"
 
 
 def _format_error(error, hidden=(_KERNEL_FILE, _PRELUDE_FILE)):
