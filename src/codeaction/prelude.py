@@ -154,6 +154,11 @@ class _LllmValue:
     def load(self):
         return self
 
+    def __reduce__(self):
+        # pickle (multiprocessing) and copy make the plain value: these classes pass for their base by name.
+        base = type(self).__mro__[2]
+        return (base, (base(self),))
+
     def materialize(self, path=None):
         import os
         import uuid

@@ -63,12 +63,14 @@ print(n + 1, n.text, n.structured, type(n).__name__)
 print(s.upper(), s.text, s.structured, repr(s))
 import json
 print(json.dumps({"rows": rows, "n": n, "s": s}))
-print(flag())`,
+print(flag())
+import copy, pickle
+print(pickle.loads(pickle.dumps(rows)) == rows, type(copy.deepcopy(s)) is str, pickle.loads(pickle.dumps(n)) + 1)`,
       tools,
     );
     expect(outcome.error).toBeUndefined();
     expect(outcome.answer).toBe(
-      'list True True event\n[{"id": 1, "kind": "event"}] True None []\n8 7 None int\nHELLO hello None \'hello\'\n{"rows": [{"id": 1, "kind": "event"}], "n": 7, "s": "hello"}\nTrue',
+      'list True True event\n[{"id": 1, "kind": "event"}] True None []\n8 7 None int\nHELLO hello None \'hello\'\n{"rows": [{"id": 1, "kind": "event"}], "n": 7, "s": "hello"}\nTrue\nTrue True 8',
     );
   });
 
