@@ -94,6 +94,16 @@ export class ProviderError extends LllmError {}
 /** A budget ran out: tool calls, steps, time. Exit 3. */
 export class BudgetError extends LllmError {
   override readonly exitCode = 3;
+
+  /**
+   * Every lllm error that means a budget ran out (exit 3) is a BudgetError, also one whose family is rooted
+   * elsewhere (CodeActionBudgetError is a CodeActionError, so that one handler catches every code-action failure).
+   * Subclasses keep the ordinary check.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    if (this !== BudgetError) return Function.prototype[Symbol.hasInstance].call(this, value);
+    return value instanceof LllmError && value.exitCode === 3;
+  }
 }
 
 /** The user interrupted the run (Ctrl-C). Exit 130. */

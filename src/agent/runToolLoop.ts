@@ -109,7 +109,8 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
       if (retries >= options.maxExceptionRetry) throw parseFailed(agent, options.turnPrompt, retries, error);
       retries += 1;
       onEvent?.({ type: "parse_retry", agent, attempt: retries, message: error.message });
-      scratch.push(message, { role: "user", content: `Error: ${error.message}. Please fix.`, name: "user" });
+      // A message that ends its own sentence (Step 16's "... when you are done.") gets no second period.
+      scratch.push(message, { role: "user", content: `Error: ${error.message}${/[.!?]$/.test(error.message) ? "" : "."} Please fix.`, name: "user" });
       continue;
     }
     if (result) message.parsed = result.parsed;

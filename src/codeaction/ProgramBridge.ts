@@ -26,6 +26,8 @@ export interface ProgramBridgeOptions {
   /** Default 4096 bytes. */
   referenceThreshold?: number | undefined;
   context: ToolContext;
+  /** Told once, at the first call the cap refuses: the moment the program became incomplete. */
+  onBudgetReached?: (() => void) | undefined;
 }
 
 /**
@@ -90,6 +92,7 @@ export class ProgramBridge {
     const toolName = typeof name === "string" ? name : String(name);
     this.#count += 1;
     if (this.#count > this.options.maxToolCalls) {
+      if (!this.budgetExceeded) this.options.onBudgetReached?.();
       this.budgetExceeded = true;
       // The cap's value is never given, so that the model cannot fit the data to it (seed 002).
       return this.#finish(started, toolName, "", "budget_exceeded", fail("ToolBudgetExceeded", "CALL_CAP", `this program reached its cap on function calls, so ${toolName}() was not called. Let the error raise; do not catch it.`));

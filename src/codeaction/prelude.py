@@ -5,6 +5,12 @@ before this file by the host: [[python_name, tool_name, [parameter, ...], bare],
 host over the bridge as `lllm_tool`; the host validates the arguments, enforces the call budget and approval, runs
 the real tool, and answers with an envelope: {"ok": true, "value": v} | {"ok": true, "handle": {...}} |
 {"ok": false, "error": {"type", "code", "message"}}. Exceptions are raised here, so that they carry `.code`.
+
+Both seeds' script forms work. Seed 002: results are plain values, the answer goes to final_answer() or is printed.
+Seed 001: a result has `.text`, `.structured`, `.ref`, `.files` and `await .materialize()`, and the script may end
+in a top-level `return {...}`. So a small result is its plain value (a dict is a dict) that also carries those
+attributes, a large one is a ToolResult handle with the same attributes, `await` accepts any value (awaiting a
+plain value gives the value), and a top-level `return value` is final_answer(value).
 """
 
 import lllm_bridge as _lllm_bridge
@@ -72,6 +78,17 @@ class ToolResult:
             file.write(base64.b64decode(reply["data"]))
         return path
 
+    @property
+    def structured(self):
+        """The value when it is JSON data (a dict or a list), else None (seed 001's structured content)."""
+        value = self.load()
+        return value if isinstance(value, (dict, list)) else None
+
+    @property
+    def files(self):
+        """Media blocks (images, files): lllm's tools return values, so there are none."""
+        return []
+
     def __repr__(self):
         return f"<ToolResult ref={self.ref!r} size={self.size} mime={self.mime!r}>"
 
@@ -111,6 +128,138 @@ def _lllm_json():
     return json
 
 
+class _LllmValue:
+    """Seed 001's result attributes on a small result, which stays its plain value (seed 002): a dict result is a
+    dict (isinstance, indexing, json.dumps and == behave as usual) that also has `.text` (the text the model would
+    read: the string itself, or JSON), `.structured` (the dict or list, else None), `.ref` (None: nothing was
+    stored), `.files` ([]), `.load()` and `.materialize()` (the value written to a file in the workspace)."""
+
+    __slots__ = ()
+    ref = None
+
+    @property
+    def text(self):
+        if isinstance(self, str):
+            return str.__str__(self)
+        return _lllm_json().dumps(self, ensure_ascii=False)
+
+    @property
+    def structured(self):
+        return self if isinstance(self, (dict, list)) else None
+
+    @property
+    def files(self):
+        return []
+
+    def load(self):
+        return self
+
+    def __reduce__(self):
+        # pickle (multiprocessing) and copy make the plain value: these classes pass for their base by name.
+        base = type(self).__mro__[2]
+        return (base, (base(self),))
+
+    def materialize(self, path=None):
+        import os
+        import uuid
+
+        if path is None:
+            path = os.path.join(os.getcwd(), "result_" + uuid.uuid4().hex[:12] + (".txt" if isinstance(self, str) else ".json"))
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(self.text)
+        return path
+
+
+class ToolDict(_LllmValue, dict):
+    __slots__ = ()
+
+
+class ToolList(_LllmValue, list):
+    __slots__ = ()
+
+
+class ToolStr(_LllmValue, str):
+    __slots__ = ()
+
+
+class ToolInt(_LllmValue, int):
+    __slots__ = ()
+
+
+class ToolFloat(_LllmValue, float):
+    __slots__ = ()
+
+
+# Named after their base: type(result).__name__ is "dict" and error messages read "'dict' object ...", as for a
+# plain value; only `type(result) is dict` tells them apart.
+for _lllm_class in (ToolDict, ToolList, ToolStr, ToolInt, ToolFloat):
+    _lllm_class.__name__ = _lllm_class.__qualname__ = _lllm_class.__mro__[2].__name__
+    _lllm_class.__module__ = "builtins"
+del _lllm_class
+
+_LLLM_VALUE_TYPES = ((bool, None), (dict, ToolDict), (list, ToolList), (str, ToolStr), (int, ToolInt), (float, ToolFloat))
+
+
+def _lllm_value(value):
+    """A small result as its plain value with seed 001's attributes; True, False and None cannot carry them."""
+    for base, kind in _LLLM_VALUE_TYPES:
+        if type(value) is base:
+            return value if kind is None else kind(value)
+    return value
+
+
+async def _lllm_awaitable(value):
+    """`await x` in a script: awaits what is awaitable, and gives any other value as it is (seed 001 awaits
+    `handle.materialize()`, which returns a path)."""
+    import inspect
+
+    return (await value) if inspect.isawaitable(value) else value
+
+
+def _lllm_return(*value):
+    """A top-level `return value` in a script (seed 001): the script's answer, as final_answer(value); a bare
+    `return` ends the script, and what it printed is the answer."""
+    if value:
+        final_answer(value[0])
+    raise SystemExit(0)
+
+
+def __lllm_compile__(code, filename):
+    """Compile the program as the kernel would (top-level await), with seed 001's script forms: a `return` outside
+    any function becomes _lllm_return(...), and `await x` becomes `await _lllm_awaitable(x)`. Line numbers stay
+    those of the program, so its tracebacks point at what the model wrote."""
+    import ast
+
+    class Script(ast.NodeTransformer):
+        depth = 0
+
+        def visit_Return(self, node):
+            node = self.generic_visit(node)
+            if self.depth:
+                return node
+            call = ast.Call(func=ast.Name(id="_lllm_return", ctx=ast.Load()), args=[node.value] if node.value is not None else [], keywords=[])
+            return ast.copy_location(ast.Expr(value=ast.copy_location(call, node)), node)
+
+        def visit_Await(self, node):
+            node = self.generic_visit(node)
+            call = ast.Call(func=ast.Name(id="_lllm_awaitable", ctx=ast.Load()), args=[node.value], keywords=[])
+            node.value = ast.copy_location(call, node.value)
+            return node
+
+        def _scope(self, node):
+            self.depth += 1
+            try:
+                return self.generic_visit(node)
+            finally:
+                self.depth -= 1
+
+        visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = visit_ClassDef = _scope
+
+    tree = compile(code, filename, "exec", flags=ast.PyCF_ONLY_AST | 0x2000, dont_inherit=True)
+    tree = ast.fix_missing_locations(Script().visit(tree))
+    return compile(tree, filename, "exec", flags=0x2000, dont_inherit=True)
+
+
 def _lllm_wire(value):
     """Arguments as the bridge sends them: a handle becomes {"$artifact": ref}; containers are walked."""
     if isinstance(value, ToolResult):
@@ -127,7 +276,7 @@ def _lllm_unwrap(envelope, tool):
         handle = envelope.get("handle")
         if handle is not None:
             return ToolResult(handle["ref"], handle["size"], handle["mime"], handle["text"])
-        return envelope.get("value")
+        return _lllm_value(envelope.get("value"))
     error = envelope.get("error") or {}
     kind = _LLLM_ERRORS.get(error.get("type"), ToolError)
     message = error.get("message", "")

@@ -74,14 +74,14 @@ export async function runCodeAction(options: RunCodeActionOptions): Promise<Code
     report.attempts += 1;
     const code = extractProgram(reply);
     if (code?.trim() === CANNOT_FINISH || (reply.includes(CANNOT_FINISH) && !reply.includes("```"))) {
-      report.error = `the model replied ${CANNOT_FINISH}`;
+      report.error = `the job needs more tool calls than max_tool_calls allows: the model replied ${CANNOT_FINISH}`;
       throw new CodeActionBudgetError(`code-action: the job needs more tool calls than max_tool_calls allows: after ${plural(report.programs.length, "program")}, the model replied ${CANNOT_FINISH}`, {
         maxToolCalls: settings.maxToolCalls,
         attempts: report.attempts,
         report: finish(),
       });
     }
-    const outcome = code === undefined ? undefined : await run(code, options, ledger);
+    const outcome = code === undefined ? undefined : await run(code, options, ledger, attempt);
     const record = programRecord(attempt, code ?? "", outcome);
     report.programs.push(record);
     report.tool_calls += record.tool_calls;
@@ -97,8 +97,9 @@ export async function runCodeAction(options: RunCodeActionOptions): Promise<Code
   }
 }
 
-function run(code: string, options: RunCodeActionOptions, ledger: SideEffectLedger): Promise<ProgramOutcome> {
+function run(code: string, options: RunCodeActionOptions, ledger: SideEffectLedger, attempt: number): Promise<ProgramOutcome> {
   ledger.startProgram();
+  const warn = options.onEvent ?? options.agent.onEvent;
   return runProgram(code, {
     tools: options.tools,
     maxToolCalls: options.settings.maxToolCalls,
@@ -112,6 +113,8 @@ function run(code: string, options: RunCodeActionOptions, ledger: SideEffectLedg
     context: options.context ?? {},
     signal: options.signal,
     python: options.python,
+    label: `code-action: program ${attempt}`,
+    onWarning: (message) => warn?.({ type: "warning", agent: options.agent.name, message }),
   });
 }
 

@@ -27,6 +27,10 @@ export interface RunProgramOptions {
   signal?: AbortSignal | undefined;
   python?: string | undefined;
   onStderr?: ((text: string) => void) | undefined;
+  /** Warnings for the person running it (stderr), never for the model: e.g. the program reached max_tool_calls. */
+  onWarning?: ((message: string) => void) | undefined;
+  /** What the warnings call the program: `code-action: program 2`, `tool_chain: the script`. */
+  label?: string | undefined;
 }
 
 /** What running one program gave. */
@@ -60,6 +64,8 @@ export async function runProgram(code: string, options: RunProgramOptions): Prom
     ledger: options.ledger,
     referenceThreshold: options.referenceThreshold,
     context: { ...options.context, ...(options.signal ? { signal: options.signal } : {}) },
+    // Seed 002: reaching the cap logs a warning when it happens, not only when the run ends.
+    onBudgetReached: () => options.onWarning?.(`${options.label ?? "code-action: the program"} reached max_tool_calls (the cap on each program's tool calls); its later calls are refused and its output will be discarded`),
   });
   throwIfAborted(options.signal);
   const kernel = await PythonKernel.start({

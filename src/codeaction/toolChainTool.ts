@@ -28,6 +28,8 @@ export interface ToolChainToolOptions {
   approval?: ApprovalPolicy | undefined;
   /** Each script once it ran, for the run's report. */
   onScript?: ((record: ProgramRecord) => void) | undefined;
+  /** Warnings for the person running it (stderr): a script reached max_tool_calls. */
+  onWarning?: ((message: string) => void) | undefined;
 }
 
 /**
@@ -46,9 +48,14 @@ ${functionList(options.tools)}
 
 Rules:
 ${PROGRAM_RULES}`,
+    // `timeout` is optional without a schema default: a default would add "(default: 60)" after "at most 60".
     parameters: {
-      code: { type: "string", description: "The whole Python script" },
-      timeout: { type: "number", description: `Seconds the script may run (at most ${settings.timeout})`, default: settings.timeout },
+      type: "object",
+      properties: {
+        code: { type: "string", description: "The whole Python script" },
+        timeout: { type: "number", description: `Seconds the script may run (at most ${settings.timeout}, the default)` },
+      },
+      required: ["code"],
     },
     run: async ({ code, timeout }, context) => {
       const started = performance.now();
@@ -63,6 +70,8 @@ ${PROGRAM_RULES}`,
         artifacts: options.artifacts,
         context,
         signal: context.signal,
+        label: "tool_chain: the script",
+        onWarning: options.onWarning,
       });
       options.onScript?.({ attempt: 1, status: outcome.status, tool_calls: outcome.bridge.toolCalls, calls: outcome.bridge.calls, error: outcome.error ?? null, duration_ms: Math.round(performance.now() - started), code: String(code) });
       switch (outcome.status) {
@@ -73,7 +82,8 @@ ${PROGRAM_RULES}`,
         case "budget":
           throw new Error("the script reached its cap on function calls, so its output was discarded: it was incomplete. Do the whole job with fewer calls (use a function that returns many records at once), never on part of the data.");
         case "timeout":
-          throw new Error(`the script did not finish within ${seconds} s and was stopped`);
+          // Seed 000 Step 13: a timeout is a TimeoutError, reported to the model as an error; the word stays.
+          throw new Error(`TimeoutError: the script did not finish within ${seconds} s and was stopped`);
         default:
           throw new Error(outcome.error ?? outcome.output);
       }

@@ -28,7 +28,7 @@ export function mcpToolToFunction(connection: McpConnection, tool: McpToolInfo, 
   const inputSchema: Record<string, unknown> = isPlainObject(tool.inputSchema) ? tool.inputSchema : { type: "object" };
   let parameters;
   try {
-    parameters = normalizeParameters({ ...inputSchema, type: "object", required: Array.isArray(inputSchema.required) ? inputSchema.required : [] }, { where });
+    parameters = normalizeParameters({ ...inputSchema, type: "object", required: Array.isArray(inputSchema.required) ? inputSchema.required : [] }, { where, untypedAsString: false });
   } catch (error) {
     const message = error instanceof LllmError ? error.message : String(error);
     throw new ConfigError("mcp_tool_invalid", message, { hint: `Leave \`${tool.name}\` out with \`allowed_tools\` on server \`${server}\`, or fix the server's schema.`, cause: error });

@@ -409,7 +409,9 @@ def _run_cell(message):
     _capture.begin(_config.get("maxOutputChars") or 0)
     error = None
     try:
-        compiled = compile(code, filename, "exec", flags=0x2000, dont_inherit=True)  # 0x2000: top-level await
+        # A prelude may compile cells its own way (code-action's top-level `return`): `__lllm_compile__(code, filename)`.
+        custom = _main.__dict__.get("__lllm_compile__")
+        compiled = custom(code, filename) if callable(custom) else compile(code, filename, "exec", flags=0x2000, dont_inherit=True)  # 0x2000: top-level await
         _alarm.start(message.get("timeout") or 0)
         if compiled.co_flags & 0x80:  # CO_COROUTINE: the cell uses top-level await
             import asyncio
@@ -464,20 +466,44 @@ def _end_fork_bomb():
 
 def _result(message, printed, overflow, error):
     limit = _config.get("maxOutputChars") or 0
-    if limit and (overflow or len(printed) > limit):
-        printed = printed[:limit] + _config.get("truncationIndicator", "")
+    indicator = _config.get("truncationIndicator", "")
     summary = None
+    report = ""
     if error is not None:
         summary = {"type": type(error).__name__, "message": str(error)}
         report = f"SystemExit: {error.code}\n" if isinstance(error, SystemExit) else _format_error(error)
-        if limit and len(report) > limit:  # the end of a traceback says what went wrong: keep it
-            report = "..." + report[-limit:]
-        if printed and not printed.endswith("\n"):
-            printed += "\n"
-        printed += report
-    elif _alarm.fired:  # the cell caught the TimeoutError and finished anyway
+    elif _alarm.fired:  # the cell caught the TimeoutError and finished anyway: the output still says so
         summary = {"type": "TimeoutError", "message": f"cell exceeded the time limit of {_alarm.seconds:g} s"}
-    return {"type": "result", "id": message.get("id"), "output": printed, "error": summary, "timedOut": _alarm.fired}
+        report = f"TimeoutError: {summary['message']}\n"
+    if report and printed and not printed.endswith("\n"):
+        printed += "\n"
+    if not limit or (not overflow and len(printed) + len(report) <= limit):
+        output = printed + report
+    elif not report:
+        output = printed[:limit] + indicator
+    else:
+        # The end of a traceback says what went wrong: it keeps its place, the printed head gets the room left,
+        # and the indicator marks the cut; the whole stays within the limit, like output without an error.
+        newline = "" if indicator.endswith("\n") else "\n"
+        tail = _report_tail(report, summary["type"], max(1, limit - len(newline)))
+        room = max(0, limit - len(newline) - len(tail))
+        output = printed[:room] + indicator + newline + tail
+    return {"type": "result", "id": message.get("id"), "output": output, "error": summary, "timedOut": _alarm.fired}
+
+
+def _report_tail(report, name, limit):
+    """At most `limit` characters of the end of a traceback, whose last line keeps the error's name
+    (`TimeoutError: ...`), so that a small limit never leaves only the end of the message."""
+    if len(report) <= limit:
+        return report
+    last = report.rstrip("\n").rsplit("\n", 1)[-1]
+    if len(last) + 1 < limit:
+        return report[-limit:]  # the cut is above the last line, which stays whole
+    prefix = name + ": ..."
+    room = limit - len(prefix) - 1  # the message's end, between the name and the final newline
+    if room < 1:
+        return name + "\n"  # the name alone, even past a tiny limit
+    return prefix + last[-room:] + "\n"
 
 
 def _format_error(error, hidden=(_KERNEL_FILE, _PRELUDE_FILE)):

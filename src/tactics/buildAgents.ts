@@ -91,7 +91,8 @@ export async function buildAgents({ prepared, options, onEvent, scope, only, too
       addTools(tools, added.tools, bound.name, "the proxy block");
     }
     const toolChainFor = config.tool_chain ? (await import("./toolChainFor.js")).toolChainFor : undefined;
-    if (config.tool_chain && toolChainFor) addTools(tools, [await toolChainFor(prepared, bound.name, config.tool_chain, tools, options, toolChain)], bound.name, "`tool_chain`");
+    const chain = config.tool_chain && toolChainFor ? await toolChainFor({ prepared, agent: bound.name, config: config.tool_chain, tools, options, run: toolChain, onWarning: (message) => onEvent({ type: "warning", agent: bound.name, message }) }) : undefined;
+    if (chain) addTools(tools, [chain], bound.name, "`tool_chain`");
     const systemPrompt = new Prompt({
       path: bound.systemPrompt.ref ?? `${bound.name}/system`,
       prompt: systemText,

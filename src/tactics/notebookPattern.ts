@@ -1,6 +1,6 @@
 import type { Agent } from "../agent/index.js";
 import { requireIsolation } from "../codeaction/index.js";
-import { Prompt } from "../prompts/index.js";
+import { Prompt, templatePlaceholders } from "../prompts/index.js";
 import type { ProxyManager } from "../proxies/index.js";
 import { PythonKernel } from "../sandbox/index.js";
 import { notebookParser, type NotebookReply } from "./notebookParser.js";
@@ -11,6 +11,9 @@ import { callApiKernelOptions, PROXY_DEFAULTS } from "./proxyTools.js";
 import type { RunScope } from "./RunScope.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunOptions } from "./TacticRun.js";
+
+/** The placeholder a notebook's system prompt may use for the API directory (Step 16). */
+export const API_DIRECTORY = "api_directory";
 
 /** Model turns of a notebook unless `notebook.max_steps` says otherwise (Step 16's `max_steps=8`). */
 export const DEFAULT_NOTEBOOK_STEPS = 8;
@@ -56,9 +59,11 @@ export async function runNotebookPattern(
   options.scope.defer(() => kernel.close());
 
   const analyst = notebookAgent(base, Boolean(manager));
+  // Step 16's own system prompt ends in `{api_directory}`: every endpoint of the agent's proxies, empty without any.
+  const promptArgs = { [API_DIRECTORY]: manager ? manager.retrieveApiDocs() : "", ...vars };
   const taskTurn = new Prompt({ path: `${config.name ?? "notebook"}/task`, prompt: config.prompt, parser: notebookParser });
   const resultsTurn = new Prompt({ path: `${config.name ?? "notebook"}/results`, prompt: "Cell outputs:\n\n{outputs}", parser: notebookParser });
-  analyst.open("main", { promptArgs: vars });
+  analyst.open("main", { promptArgs });
   analyst.receivePrompt(taskTurn, vars);
   const notebook: string[] = [];
   const steps = config.notebook?.max_steps ?? DEFAULT_NOTEBOOK_STEPS;
@@ -82,9 +87,14 @@ export async function runNotebookPattern(
   return { output: notebook.join("\n\n"), cells: options.cells };
 }
 
-/** The agent with Step 16's instructions after its system prompt; its tools stay (query_api_doc, for one). */
+/**
+ * The agent with Step 16's instructions after its system prompt; its tools stay (query_api_doc, for one). A system
+ * prompt that places `{api_directory}` itself is Step 16's NOTEBOOK_SYSTEM, written by the user: it already has
+ * the instructions, so they are not added a second time.
+ */
 function notebookAgent(agent: Agent, hasApis: boolean): Agent {
-  const instructions = NOTEBOOK_INSTRUCTIONS + (hasApis ? CALL_API_LINE : "") + END_LINE;
   const text = agent.systemPrompt.prompt.trim();
+  if (templatePlaceholders(text).includes(API_DIRECTORY)) return agent;
+  const instructions = NOTEBOOK_INSTRUCTIONS + (hasApis ? CALL_API_LINE : "") + END_LINE;
   return agent.with({ systemPrompt: new Prompt({ path: agent.systemPrompt.path, prompt: text === "" ? instructions : `${text}\n\n${instructions}`, functionList: agent.systemPrompt.functionList }) });
 }

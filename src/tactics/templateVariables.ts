@@ -34,9 +34,11 @@ export function missingTemplateVariables(prepared: PreparedTactic, vars: Record<
   } else if (config.tactic_type === "agent") {
     check(config.prompt, "prompt", tactic.locate(["prompt"]), known);
   }
+  // The notebook pattern fills its agents' `{api_directory}` itself (Step 16), with or without proxies.
+  const systemKnown = config.tactic_type === "notebook" ? new Set([...known, "api_directory"]) : known;
   prepared.agents.forEach((agent, index) => {
     const where = tactic.locateAgent(index, [agent.systemPrompt.ref ? "system_prompt_path" : "system_prompt"]);
-    check(agent.systemPrompt.text, `the system prompt of agent \`${agent.name}\``, where, known);
+    check(agent.systemPrompt.text, `the system prompt of agent \`${agent.name}\``, where, systemKnown);
   });
   return missing;
 }

@@ -27,6 +27,11 @@ export interface NormalizedParameters {
 export interface NormalizeOptions {
   where: string;
   file?: string | undefined;
+  /**
+   * A parameter whose schema says nothing of its type becomes a string (seed 000, Step 1: "unannotated parameters
+   * become strings"). Default true; an MCP server's schema is its own contract, where `{}` means any value.
+   */
+  untypedAsString?: boolean | undefined;
 }
 
 /**
@@ -34,7 +39,9 @@ export interface NormalizeOptions {
  * - parameters without a `default` are required, unless a whole object schema lists `required` itself (zod
  *   always does: its optional fields are not required);
  * - a default is removed from the schema and noted at the end of the description as ` (default: 'celsius')`;
- * - every `$ref` is inlined (recursive definitions once), and `type: [x, "null"]` becomes an `anyOf`.
+ * - every `$ref` is inlined (recursive definitions once), and `type: [x, "null"]` becomes an `anyOf`;
+ * - a parameter with no type (no `type`, `enum`, `const`, `anyOf`, ...) becomes a string, like an unannotated
+ *   Python parameter; a zod schema always states its types (`z.any()` is a choice, kept as is).
  */
 export function normalizeParameters(parameters: unknown, options: NormalizeOptions): NormalizedParameters {
   const { where, file } = options;
@@ -42,7 +49,8 @@ export function normalizeParameters(parameters: unknown, options: NormalizeOptio
 
   let root: JsonSchema;
   let explicitRequired: unknown;
-  if (isZodSchema(parameters)) {
+  const fromZod = isZodSchema(parameters);
+  if (fromZod) {
     root = zodToJsonSchema(parameters, where, file);
     if (root.type !== "object") {
       throw toolInvalid(`${where}: zod parameters must be an object schema, got one of type ${JSON.stringify(root.type) ?? "unknown"}`, {
@@ -83,7 +91,8 @@ export function normalizeParameters(parameters: unknown, options: NormalizeOptio
         file,
       });
     }
-    const inlined = inlineSchema(schema, { definitions, where: `${where}, parameter \`${name}\``, file }) as JsonSchema;
+    let inlined = inlineSchema(schema, { definitions, where: `${where}, parameter \`${name}\``, file }) as JsonSchema;
+    if (options.untypedAsString !== false && !fromZod && isUntyped(inlined)) inlined = { type: "string", ...inlined };
     if ("default" in inlined) {
       defaults[name] = inlined.default;
       properties[name] = noteDefault(inlined);
@@ -94,6 +103,13 @@ export function normalizeParameters(parameters: unknown, options: NormalizeOptio
 
   const required = explicitRequired === undefined ? Object.keys(properties).filter((name) => !(name in defaults)) : checkRequired(explicitRequired, properties, options);
   return { properties, required, defaults };
+}
+
+/** Keywords that say what values a schema takes: a schema with none of them gets `type: string`. */
+const TYPE_KEYWORDS = ["type", "enum", "const", "anyOf", "oneOf", "allOf", "not", "$ref", "properties", "items"];
+
+function isUntyped(schema: JsonSchema): boolean {
+  return TYPE_KEYWORDS.every((keyword) => !(keyword in schema));
 }
 
 /** Remove `default` and append ` (default: <python repr>)` to the description (created when absent). */

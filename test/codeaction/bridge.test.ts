@@ -4,9 +4,12 @@ import { approveAll } from "../../src/codeaction/index.js";
 import { McpToolError } from "../../src/mcp/index.js";
 import { closeAllKernels } from "../../src/sandbox/index.js";
 import { tool } from "../../src/tools/index.js";
-import { program, tempStore } from "./helpers.js";
+import { program, removeTempStores, tempStore } from "./helpers.js";
 
-afterAll(() => closeAllKernels());
+afterAll(async () => {
+  await closeAllKernels();
+  removeTempStores();
+});
 
 const seen: unknown[] = [];
 const employee = tool({

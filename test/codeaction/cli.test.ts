@@ -92,6 +92,9 @@ print("partial", total)`);
     expect(result.code).toBe(3);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain("every program reached max_tool_calls");
+    // Seed 002: a warning when each program reached the cap, logged as it happened.
+    expect(result.stderr).toContain("lllm: warning: [analyst] code-action: program 1 reached max_tool_calls");
+    expect(result.stderr).toContain("lllm: warning: [analyst] code-action: program 2 reached max_tool_calls");
     expect(result.stderr).toContain("2 programs tried");
     expect(result.stderr).toContain("code_action.max_tool_calls");
     expect(result.stderr).not.toMatch(/\b5\b/);

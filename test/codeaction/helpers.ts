@@ -1,4 +1,4 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ArtifactStore, approveNone, runProgram, type ApprovalPolicy, type ProgramOutcome } from "../../src/codeaction/index.js";
@@ -13,9 +13,18 @@ export const BACKENDS: ResolvedBackend[] = [
 /** The fastest backend that isolates (bubblewrap), else none: for tests about the bridge, not the sandbox. */
 export const FAST: ResolvedBackend = BACKENDS[0] ?? "none";
 
-/** A store in a fresh temporary folder. */
+const tempFolders: string[] = [];
+
+/** A store in a fresh temporary folder (removed by `removeTempStores`). */
 export function tempStore(): ArtifactStore {
-  return new ArtifactStore(path.join(mkdtempSync(path.join(tmpdir(), "lllm-artifacts-")), "artifacts"));
+  const folder = mkdtempSync(path.join(tmpdir(), "lllm-artifacts-"));
+  tempFolders.push(folder);
+  return new ArtifactStore(path.join(folder, "artifacts"));
+}
+
+/** Remove the folders `tempStore` made; call it in afterAll. */
+export function removeTempStores(): void {
+  for (const folder of tempFolders.splice(0)) rmSync(folder, { recursive: true, force: true });
 }
 
 /** Run one program over `tools` as code-action would, with small limits. */

@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { notebookParser } from "../../src/tactics/notebookParser.js";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { emptyHome, ROOT, runCli } from "../helpers/runCli.js";
@@ -10,6 +10,16 @@ let server: MockOpenAIServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
+});
+const tempFolders: string[] = [];
+/** An empty LLLM_HOME, removed with the other `tempFolders` after the file's tests. */
+function home(): string {
+  const folder = emptyHome();
+  tempFolders.push(folder);
+  return folder;
+}
+afterAll(() => {
+  for (const folder of tempFolders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
 const NO_CELLS = "No cells found. Wrap code in <python_cell>...</python_cell>, or reply with <TERMINATE_NOTEBOOK> when you are done.";
@@ -38,7 +48,8 @@ describe("lllm run: notebook", () => {
       ],
     });
     const out = path.join(mkdtempSync(path.join(tmpdir(), "lllm-nb-")), "run.ipynb");
-    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/notebook.yaml"), "--input", "How is Tokyo?", "--notebook-out", out], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
+    tempFolders.push(path.dirname(out));
+    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/notebook.yaml"), "--input", "How is Tokyo?", "--notebook-out", out], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home() } });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
@@ -50,7 +61,7 @@ describe("lllm run: notebook", () => {
     expect(system).toContain("You are a data analyst.");
     expect(system).toContain("Write code in <python_cell>...</python_cell> tags");
     expect(system).toContain("CALL_API(path, params)");
-    expect(posts[1]!.at(-1)!.content).toBe(`Error: ${NO_CELLS}. Please fix.`);
+    expect(posts[1]!.at(-1)!.content).toBe(`Error: ${NO_CELLS} Please fix.`);
     expect(posts[2]!.at(-1)!.content).toBe("Cell outputs:\n\n18\n");
     expect(posts[3]!.at(-1)!.content).toMatch(/^Cell outputs:\n\nTraceback \(most recent call last\):\n[\s\S]*ZeroDivisionError: division by zero\n$/);
 
@@ -67,5 +78,40 @@ describe("lllm run: notebook", () => {
     expect(notebook.cells[1]).toMatchObject({ execution_count: 1, source: ['tokyo = CALL_API("weather/current/Tokyo", {})\n', 'print(tokyo["temperature"])'], outputs: [{ output_type: "stream", name: "stdout", text: ["18\n"] }] });
     expect(notebook.cells[2]).toMatchObject({ execution_count: 2, outputs: [{ output_type: "error", ename: "ZeroDivisionError", evalue: "division by zero" }] });
     expect((notebook.cells[2]!.outputs as Array<{ traceback: string[] }>)[0]!.traceback.at(-1)).toBe("ZeroDivisionError: division by zero");
+  });
+
+  const SEED_SYSTEM = "You are a data analyst working in a Python notebook.\n\n- Write code in <python_cell>...</python_cell> tags and notes in <markdown_cell>...</markdown_cell> tags.\n- Cells run in order and variables persist between turns. Use print() to see values.\n- Call the data APIs listed below with CALL_API(path, params).\n- When you are done, write a final <markdown_cell> summary followed by <TERMINATE_NOTEBOOK>.";
+
+  it("fills Step 16's {api_directory} with an empty directory when the agent has no proxy", async () => {
+    server = await startMockOpenAIServer({ script: ["<python_cell>\nprint(6 * 7)\n</python_cell>", "<markdown_cell>42.</markdown_cell>\n<TERMINATE_NOTEBOOK>"] });
+    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/notebook-directory.yaml"), "--input", "Six times seven?"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home() } });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("<python_cell>\nprint(6 * 7)\n</python_cell>\n\n<markdown_cell>\n42.\n</markdown_cell>\n");
+    const posts = server.requests.filter((request) => request.method === "POST").map((request) => request.body.messages as Array<{ role: string; content: string }>);
+    // The user's template is the whole prompt: the built-in instructions are not appended a second time.
+    expect(posts[0]![0]!.content.trim()).toBe(SEED_SYSTEM);
+    expect(posts[1]!.at(-1)!.content).toBe("Cell outputs:\n\n42\n");
+  });
+
+  it("fills {api_directory} with every endpoint of the agent's proxies", async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "lllm-nb-dir-"));
+    const file = path.join(dir, "tactic.yaml");
+    const source = readFileSync(path.join(ROOT, "test/fixtures/codeaction/notebook-directory.yaml"), "utf8")
+      .replace("notebook: {max_steps: 3}", `notebook: {max_steps: 3}\npackages: [${JSON.stringify(path.join(ROOT, "packages-example/weather"))}]`)
+      .replace("  - name: analyst\n", "  - name: analyst\n    proxy: {activate_proxies: [weather], use_cache: false, prompt_template: ''}\n");
+    writeFileSync(file, source);
+    try {
+      server = await startMockOpenAIServer({ script: ["<markdown_cell>Nothing to do.</markdown_cell>\n<TERMINATE_NOTEBOOK>"] });
+      const result = await runCli(["run", file, "--input", "Hello"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home() } });
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      const system = (server.requests.find((request) => request.method === "POST")!.body.messages as Array<{ content: string }>)[0]!.content;
+      expect(system.startsWith(SEED_SYSTEM)).toBe(true);
+      expect(system).toContain("## Weather API (weather)");
+      expect(system).toContain("**current/{city}** [GET]");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

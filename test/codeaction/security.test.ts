@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { closeAllKernels } from "../../src/sandbox/index.js";
 import { tool } from "../../src/tools/index.js";
-import { BACKENDS, program } from "./helpers.js";
+import { BACKENDS, program, removeTempStores } from "./helpers.js";
 
 // Attacks from inside a code-action program, under every isolating backend this machine has. Each must fail,
 // and the host (this process) must go on running programs.
@@ -34,6 +34,7 @@ afterAll(async () => {
   await closeAllKernels();
   await new Promise((resolve) => server.close(resolve));
   rmSync(hostFolder, { recursive: true, force: true });
+  removeTempStores();
 });
 
 describe.skipIf(BACKENDS.length === 0).each(BACKENDS)("a code-action program under %s", (backend) => {

@@ -3,7 +3,7 @@ import { createRequire } from "node:module";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigError } from "../../src/errors.js";
-import { tool, type FunctionTool, type ParametersInput } from "../../src/tools/index.js";
+import { FunctionCall, tool, type FunctionTool, type ParametersInput } from "../../src/tools/index.js";
 
 const fixture = (name: string): string => readFileSync(new URL(`./fixtures/${name}`, import.meta.url), "utf8");
 const run = (): string => "ok";
@@ -125,6 +125,13 @@ describe("recursive models are inlined once", () => {
     expect(t.properties.root).toEqual({ type: "object", properties: { name: { type: "string" }, children: childrenBackRef() }, required: ["name", "children"] });
   });
 
+  it("from a zod getter titled with .meta({title}): the back reference keeps the title", () => {
+    // A JavaScript value has no name (unlike a Pydantic class): the schema's title or id is what the model sees.
+    const Node = z.object({ name: z.string(), get children() { return z.array(Node); } }).meta({ title: "Node" });
+    const t = tool({ name: "tree", description: "", run, parameters: z.object({ root: Node }) });
+    expect((t.properties.root as { properties: { children: unknown } }).properties.children).toEqual(childrenBackRef("Node"));
+  });
+
   it("a non-recursive definition used twice is inlined at both places", () => {
     const t = tool({ name: "line", description: "", run, parameters: { type: "object", properties: { from: { $ref: "#/$defs/P" }, to: { $ref: "#/$defs/P" } }, $defs: { P: { type: "object", properties: { x: { type: "number" } } } } } });
     expect(t.properties.from).toEqual({ type: "object", properties: { x: { type: "number" } } });
@@ -133,6 +140,25 @@ describe("recursive models are inlined once", () => {
 
   it("a ref to a missing definition is a tool_invalid error naming it", () => {
     expect(() => tool({ name: "t", description: "", run, parameters: { type: "object", properties: { a: { $ref: "#/$defs/Missing" } } } })).toThrow(/cannot resolve `\$ref: #\/\$defs\/Missing`/);
+  });
+});
+
+describe("parameters with no type (Step 1: unannotated parameters become strings)", () => {
+  it("a properties map entry without a type is a string, and keeps its description", () => {
+    const t = tool({ name: "t", description: "", run, parameters: { query: { description: "What to look for" }, limit: { type: "integer" } } });
+    expect(t.toTool().function.parameters.properties).toEqual({ query: { type: "string", description: "What to look for" }, limit: { type: "integer" } });
+    expect(t.strict).toBe(true);
+  });
+
+  it("in a whole object schema too, with its default noted; enums, unions and refs keep their own types", () => {
+    const t = tool({ name: "t", description: "", run, parameters: { type: "object", properties: { q: {}, mode: { default: "fast" }, color: { enum: [1, 2] }, either: { anyOf: [{ type: "integer" }, { type: "null" }] } } } });
+    expect(t.properties).toEqual({ q: { type: "string" }, mode: { type: "string", description: "(default: 'fast')" }, color: { enum: [1, 2] }, either: { anyOf: [{ type: "integer" }, { type: "null" }] } });
+  });
+
+  it("an untyped parameter accepts a string and refuses a number, as the model is told", async () => {
+    const t = tool({ name: "t", description: "", run: ({ q }) => `got ${String(q)}`, parameters: { q: {} } });
+    expect((await t.call(new FunctionCall({ name: "t", arguments: { q: "x" } }))).result).toBe("got x");
+    expect((await t.call(new FunctionCall({ name: "t", arguments: { q: 3 } }))).error).toMatch(/Invalid arguments for t/);
   });
 });
 
