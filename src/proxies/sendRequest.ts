@@ -1,5 +1,6 @@
 import type { ApiRequest } from "./ProxyDefinition.js";
 import { ProxyCallError } from "./proxyError.js";
+import { secrets } from "../util/redact.js";
 
 export interface SendOptions {
   fetch: typeof globalThis.fetch;
@@ -8,12 +9,16 @@ export interface SendOptions {
   timeoutMs: number;
   /** Names the call in messages: the path the agent called. */
   label: string;
-  /** The API key: removed from any text that comes back, so neither messages nor results ever carry it. */
+  /** The API key: removed (in every encoding) from any text that comes back, so neither messages nor results carry it. */
   secret?: string;
 }
 
 /** At most this much of an error body goes into the message: enough to read the API's complaint. */
 const BODY_LIMIT = 300;
+
+/** Redirects followed within the API's own origin before giving up. */
+const MAX_REDIRECTS = 5;
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /**
  * Send one request the way Step 12 describes: GET puts `params` in the query string, POST sends them as a JSON body;
@@ -30,16 +35,18 @@ export async function sendRequest(request: ApiRequest, options: SendOptions): Pr
     body = JSON.stringify(request.params);
     headers["content-type"] = "application/json";
   }
+  const redact = redactorFor(options.secret);
   let text: string;
   let response: Response;
   try {
-    response = await options.fetch(url, { method: request.method, headers, ...(body !== undefined ? { body } : {}), ...(options.signal ? { signal: options.signal } : {}) });
-    text = redact(await response.text(), options.secret);
+    response = await fetchWithinOrigin(url, { method: request.method, headers, ...(body !== undefined ? { body } : {}) }, options);
+    text = redact(await response.text());
   } catch (error) {
+    if (error instanceof ProxyCallError) throw error;
     if (options.signal?.aborted && isTimeout(options.signal.reason)) {
       throw new ProxyCallError("proxy_timeout", `${options.label} did not answer within ${formatSeconds(options.timeoutMs)}: try again, or ask for less data`, { cause: error });
     }
-    const reason = redact(error instanceof Error ? describeNetworkError(error) : String(error), options.secret);
+    const reason = redact(error instanceof Error ? describeNetworkError(error) : String(error));
     throw new ProxyCallError("proxy_network_error", `${options.label} could not be reached: ${reason}`, { cause: error });
   }
   if (!response.ok) {
@@ -66,9 +73,51 @@ function appendParams(search: URLSearchParams, params: Record<string, unknown>):
   }
 }
 
-function redact(text: string, secret: string | undefined): string {
-  // Very short keys would match ordinary text; real keys are long.
-  return secret && secret.length >= 8 ? text.split(secret).join("[redacted]") : text;
+/** The process-wide redaction, with this request's key registered there (so everything printed later is covered). */
+function redactorFor(secret: string | undefined): (text: string) => string {
+  secrets.add(secret);
+  return (text) => secrets.redact(text);
+}
+
+/**
+ * Fetch, following redirects only within the request's own origin (scheme, host and port): the request carries the
+ * API key (a header or the query), and an open redirect on the API must not send it, or fetch another site's page
+ * for the model (SSRF). A redirect elsewhere is an error that says so.
+ */
+async function fetchWithinOrigin(url: URL, init: { method: string; headers: Record<string, string>; body?: string }, options: SendOptions): Promise<Response> {
+  const origin = url.origin;
+  let current = url;
+  let { method, body } = init;
+  const headers = { ...init.headers };
+  for (let hop = 0; ; hop += 1) {
+    const response = await options.fetch(current, { method, headers, ...(body !== undefined ? { body } : {}), redirect: "manual", ...(options.signal ? { signal: options.signal } : {}) });
+    const location = response.headers.get("location");
+    if (!REDIRECT_STATUSES.has(response.status) || location === null) return response;
+    await response.body?.cancel().catch(() => undefined);
+    let next: URL;
+    try {
+      next = new URL(location, current);
+    } catch {
+      throw new ProxyCallError("proxy_redirect_refused", `${options.label} answered with a redirect to an invalid address (HTTP ${response.status}); it was not followed`, { status: response.status });
+    }
+    if (next.origin !== origin) {
+      throw new ProxyCallError(
+        "proxy_redirect_refused",
+        `${options.label} answered with a redirect (HTTP ${response.status}) to another host, ${next.origin}; lllm follows redirects only within ${origin}, so the API key is never sent elsewhere. The redirect was not followed: call an endpoint of this API that answers directly`,
+        { status: response.status },
+      );
+    }
+    if (hop >= MAX_REDIRECTS) {
+      throw new ProxyCallError("proxy_redirect_refused", `${options.label} redirected more than ${MAX_REDIRECTS} times; stopped following`, { status: response.status });
+    }
+    // As browsers do: 303 (and 301/302 after a POST) continue as a GET without the body; 307/308 repeat the request.
+    if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
+      method = "GET";
+      body = undefined;
+      delete headers["content-type"];
+    }
+    current = next;
+  }
 }
 
 function isTimeout(reason: unknown): boolean {
