@@ -1,4 +1,5 @@
 import type OpenAI from "openai";
+import type { RetryNotice } from "./requestWithRetries.js";
 import type { RetryPolicy } from "./RetryPolicy.js";
 
 /** Where an OpenAI-compatible server is and how to authenticate to it. */
@@ -25,6 +26,8 @@ export interface OpenAIModelOptions {
   retry?: Partial<RetryPolicy>;
   /** How long one attempt may go without progress (headers, or the next streamed chunk). Default 120 s. */
   timeoutMs?: number;
+  /** Told before each retry (attempt, cause, wait), so that a caller can show it. */
+  onRetry?: (notice: RetryNotice) => void;
 }
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -56,5 +59,7 @@ export async function createOpenAIClient(endpoint: OpenAIEndpoint, timeoutMs: nu
     webhookSecret: null,
     maxRetries: 0,
     timeout: timeoutMs,
+    // The SDK logs unparsable stream chunks raw to the console; lllm reports bad answers itself, redacted.
+    logLevel: "off",
   });
 }

@@ -26,7 +26,7 @@ export class OpenAIResponsesModel extends OpenAIClientModel {
  * else except the model, the input and streaming.
  */
 export function responsesRequestBody(model: string, request: ModelRequest): ResponseCreateParamsNonStreaming {
-  const { model: _model, input: _input, stream: _stream, ...modelArgs } = request.modelArgs ?? {};
+  const { model: _model, input: _input, stream: _stream, timeout: _timeout, ...modelArgs } = request.modelArgs ?? {};
   const body: Record<string, unknown> = { model, ...toResponsesInput(request.messages), store: false };
   if (request.tools && request.tools.length > 0) {
     // The Responses API makes tools strict by default; our schemas say when they qualify, so absent means false.

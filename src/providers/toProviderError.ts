@@ -1,5 +1,6 @@
 import type { APIError } from "openai";
 import { ProviderError } from "../errors.js";
+import type { BadProviderAnswer } from "./BadProviderAnswer.js";
 import type { OpenAIEndpoint } from "./OpenAIEndpoint.js";
 
 /** What a provider error message needs to say where the failure happened. */
@@ -77,7 +78,25 @@ export function connectionError(error: Error, failed: FailedRequest): ProviderEr
 /** No answer (or no progress in a streamed answer) within the timeout. */
 export function timeoutError(timeoutMs: number, failed: FailedRequest, cause: unknown): ProviderError {
   return new ProviderError("provider_timeout", `no answer from ${failed.endpoint.baseURL} for model \`${failed.wireModel}\` within ${timeoutMs / 1000} s`, {
-    hint: "the server may be overloaded or the model slow to load; try again, or raise the timeout",
+    hint: "the server may be overloaded or the model slow to load; try again, or raise the timeout: `timeout: <seconds>` in the agent's config (or in `global`), or `lllm run --timeout <seconds>`",
     cause,
+  });
+}
+
+/** The server answered, but with nothing usable: garbage, a broken connection, an empty or cut-off reply. */
+export function badAnswerError(error: BadProviderAnswer, failed: FailedRequest, delivered: boolean): ProviderError {
+  const where = `${failed.endpoint.baseURL} for model \`${failed.wireModel}\`${afterAttempts(failed)}`;
+  // Part of a streamed answer is already on the screen: say it is not the whole answer.
+  const partial = delivered ? "; the text printed so far is only part of the answer" : "";
+  if (error.kind === "connection_lost") {
+    return new ProviderError("provider_connection", `lost the connection to ${where}: ${error.message}${partial}`, {
+      hint: "the server or a proxy in between closed the connection; try again, and check the server's logs if it keeps happening",
+      cause: error,
+    });
+  }
+  const code = error.kind === "incomplete" ? "provider_incomplete_answer" : "provider_bad_response";
+  return new ProviderError(code, `no usable answer from ${where}: ${error.message}${partial}`, {
+    hint: "check that the base URL points at an OpenAI-compatible API (…/v1) and that the server is healthy; try again",
+    cause: error,
   });
 }
