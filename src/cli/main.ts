@@ -58,6 +58,7 @@ export function buildProgram(): Command {
     .option("--var <key=value>", "a template argument for the prompts (repeatable)", collect)
     .option("-m, --model <name>", "use this model for every agent (e.g. gpt-4o-mini, ollama/llama3, scripted:turns.yaml)")
     .option("--max-steps <n>", "override every agent's max_interrupt_steps")
+    .option("--timeout <seconds>", "how long a model request may go without progress, for every agent (default: each agent's `timeout`, else 120)")
     .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
     .option("--json", "print {output, usage, tool_calls, duration_ms} as JSON")
     .option("--stream", "print the answer as it arrives (default on a terminal)")

@@ -188,3 +188,15 @@ async function freePort(): Promise<number> {
   await new Promise((resolve) => probe.close(resolve));
   return port;
 }
+
+describe("the Responses API reads answers as carefully", () => {
+  it("retries an HTML page, and reports an answer with no output as incomplete", async () => {
+    const { model, notices } = await modelOn([{ body: HTML, contentType: "text/html" }], ["Sunny."], { apiType: "response" });
+    expect((await model.generate(ASK)).message.content).toBe("Sunny.");
+    expect(notices).toHaveLength(1);
+    const empty = JSON.stringify({ id: "r", object: "response", status: "completed", output: [] });
+    server!.injectFailure(...Array.from({ length: 5 }, () => ({ body: empty })));
+    const error = await rejection(model.generate(ASK));
+    expect(error.code).toBe("provider_incomplete_answer");
+  });
+});
