@@ -23,7 +23,8 @@ export class OpenAIChatModel extends OpenAIClientModel {
 
 /**
  * The request body. `modelArgs` may override anything we set except the model, the messages and streaming,
- * which the model owns (streaming is decided by `onText`, and usage must be asked for to be counted).
+ * which the model owns (streaming is decided by `onText`, and usage must be asked for to be counted); `timeout` is
+ * the client's setting (LiteLLM's spelling), never sent.
  */
 export function chatRequestBody(model: string, request: ModelRequest): ChatCompletionCreateParamsBase {
   const { model: _model, messages: _messages, stream: _stream, stream_options: _streamOptions, timeout: _timeout, ...modelArgs } = request.modelArgs ?? {};
