@@ -1,6 +1,7 @@
 import type OpenAI from "openai";
 import type { RetryNotice } from "./requestWithRetries.js";
 import type { RetryPolicy } from "./RetryPolicy.js";
+import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
 
 /** Where an OpenAI-compatible server is and how to authenticate to it. */
 export interface OpenAIEndpoint {
@@ -61,5 +62,7 @@ export async function createOpenAIClient(endpoint: OpenAIEndpoint, timeoutMs: nu
     timeout: timeoutMs,
     // The SDK logs unparsable stream chunks raw to the console; lllm reports bad answers itself, redacted.
     logLevel: "off",
+    // The bearer key must not follow a redirect to another host (fetch drops only Authorization, not the rest).
+    fetch: (url: string | URL | Request, init?: RequestInit) => fetchWithinOrigin(globalThis.fetch, url, init),
   });
 }

@@ -4,6 +4,7 @@ import { MAX_RETRY_AFTER_MS, parseRetryAfter, retryDelayMs } from "./RetryPolicy
 import type { RetryPolicy } from "./RetryPolicy.js";
 import { BadProviderAnswer } from "./BadProviderAnswer.js";
 import { badAnswerError, connectionError, httpError, serverMessage, timeoutError } from "./toProviderError.js";
+import { RedirectRefused } from "../util/fetchWithinOrigin.js";
 import { secrets } from "../util/redact.js";
 import type { FailedRequest } from "./toProviderError.js";
 
@@ -128,7 +129,7 @@ type OpenAIModule = Awaited<ReturnType<typeof loadOpenAI>>;
 function classify(error: unknown, sdk: OpenAIModule, baseURL: string): boolean | undefined {
   if (error instanceof BadProviderAnswer) return error.retryable;
   if (!(error instanceof sdk.APIError) || error instanceof sdk.APIUserAbortError) return undefined;
-  if (error instanceof sdk.APIConnectionError) return !(refused(error) && isLoopback(baseURL));
+  if (error instanceof sdk.APIConnectionError) return !(refused(error) && isLoopback(baseURL)) && !redirectRefused(error);
   return isRetryable(error);
 }
 
@@ -141,6 +142,12 @@ function isRetryable(error: APIError): boolean {
   if (hint === "true") return true;
   if (hint === "false") return false;
   return status !== undefined && (RETRYABLE_STATUSES.has(status) || status >= 500);
+}
+
+/** A redirect to another host: the same request gets the same redirect. */
+function redirectRefused(error: Error): boolean {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) if (current instanceof RedirectRefused) return true;
+  return false;
 }
 
 /** ECONNREFUSED: nothing listens on that port. */

@@ -2,6 +2,7 @@ import type { APIError } from "openai";
 import { ProviderError } from "../errors.js";
 import type { BadProviderAnswer } from "./BadProviderAnswer.js";
 import type { OpenAIEndpoint } from "./OpenAIEndpoint.js";
+import { RedirectRefused } from "../util/fetchWithinOrigin.js";
 
 /** What a provider error message needs to say where the failure happened. */
 export interface FailedRequest {
@@ -69,8 +70,11 @@ export function connectionError(error: Error, failed: FailedRequest): ProviderEr
   let innermost: unknown = error;
   while (innermost instanceof Error && innermost.cause instanceof Error) innermost = innermost.cause;
   const cause = innermost instanceof Error && innermost !== error ? `: ${innermost.message}` : "";
+  const redirected = innermost instanceof RedirectRefused;
   return new ProviderError("provider_connection", `cannot reach ${failed.endpoint.baseURL} for model \`${failed.wireModel}\`${afterAttempts(failed)}${cause}`, {
-    hint: "check that the server is running and that the base URL (invoker_config.base_url) is right",
+    hint: redirected
+      ? "set the base URL (invoker_config.base_url) to the API itself, not to an address that redirects elsewhere"
+      : "check that the server is running and that the base URL (invoker_config.base_url) is right",
     cause: error,
   });
 }

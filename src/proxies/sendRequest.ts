@@ -1,5 +1,6 @@
 import type { ApiRequest } from "./ProxyDefinition.js";
 import { ProxyCallError } from "./proxyError.js";
+import { fetchWithinOrigin, RedirectRefused } from "../util/fetchWithinOrigin.js";
 import { secrets } from "../util/redact.js";
 
 export interface SendOptions {
@@ -16,9 +17,6 @@ export interface SendOptions {
 /** At most this much of an error body goes into the message: enough to read the API's complaint. */
 const BODY_LIMIT = 300;
 
-/** Redirects followed within the API's own origin before giving up. */
-const MAX_REDIRECTS = 5;
-const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /**
  * Send one request the way Step 12 describes: GET puts `params` in the query string, POST sends them as a JSON body;
@@ -39,7 +37,7 @@ export async function sendRequest(request: ApiRequest, options: SendOptions): Pr
   let text: string;
   let response: Response;
   try {
-    response = await fetchWithinOrigin(url, { method: request.method, headers, ...(body !== undefined ? { body } : {}) }, options);
+    response = await fetchWithinApiOrigin(url, { method: request.method, headers, ...(body !== undefined ? { body } : {}) }, options);
     text = redact(await response.text());
   } catch (error) {
     if (error instanceof ProxyCallError) throw error;
@@ -79,44 +77,13 @@ function redactorFor(secret: string | undefined): (text: string) => string {
   return (text) => secrets.redact(text);
 }
 
-/**
- * Fetch, following redirects only within the request's own origin (scheme, host and port): the request carries the
- * API key (a header or the query), and an open redirect on the API must not send it, or fetch another site's page
- * for the model (SSRF). A redirect elsewhere is an error that says so.
- */
-async function fetchWithinOrigin(url: URL, init: { method: string; headers: Record<string, string>; body?: string }, options: SendOptions): Promise<Response> {
-  const origin = url.origin;
-  let current = url;
-  let { method, body } = init;
-  const headers = { ...init.headers };
-  for (let hop = 0; ; hop += 1) {
-    const response = await options.fetch(current, { method, headers, ...(body !== undefined ? { body } : {}), redirect: "manual", ...(options.signal ? { signal: options.signal } : {}) });
-    const location = response.headers.get("location");
-    if (!REDIRECT_STATUSES.has(response.status) || location === null) return response;
-    await response.body?.cancel().catch(() => undefined);
-    let next: URL;
-    try {
-      next = new URL(location, current);
-    } catch {
-      throw new ProxyCallError("proxy_redirect_refused", `${options.label} answered with a redirect to an invalid address (HTTP ${response.status}); it was not followed`, { status: response.status });
-    }
-    if (next.origin !== origin) {
-      throw new ProxyCallError(
-        "proxy_redirect_refused",
-        `${options.label} answered with a redirect (HTTP ${response.status}) to another host, ${next.origin}; lllm follows redirects only within ${origin}, so the API key is never sent elsewhere. The redirect was not followed: call an endpoint of this API that answers directly`,
-        { status: response.status },
-      );
-    }
-    if (hop >= MAX_REDIRECTS) {
-      throw new ProxyCallError("proxy_redirect_refused", `${options.label} redirected more than ${MAX_REDIRECTS} times; stopped following`, { status: response.status });
-    }
-    // As browsers do: 303 (and 301/302 after a POST) continue as a GET without the body; 307/308 repeat the request.
-    if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
-      method = "GET";
-      body = undefined;
-      delete headers["content-type"];
-    }
-    current = next;
+/** The request, with redirects followed only within the API's origin; a refused one is an error for the model. */
+async function fetchWithinApiOrigin(url: URL, init: { method: string; headers: Record<string, string>; body?: string }, options: SendOptions): Promise<Response> {
+  try {
+    return await fetchWithinOrigin(options.fetch, url, { ...init, ...(options.signal ? { signal: options.signal } : {}) });
+  } catch (error) {
+    if (!(error instanceof RedirectRefused)) throw error;
+    throw new ProxyCallError("proxy_redirect_refused", `${options.label}: ${error.message}. Call an endpoint of this API that answers directly`, { status: error.status, cause: error });
   }
 }
 

@@ -1,3 +1,4 @@
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
@@ -198,5 +199,34 @@ describe("the Responses API reads answers as carefully", () => {
     server!.injectFailure(...Array.from({ length: 5 }, () => ({ body: empty })));
     const error = await rejection(model.generate(ASK));
     expect(error.code).toBe("provider_incomplete_answer");
+  });
+});
+
+describe("the provider's key never follows a redirect to another host", () => {
+  it("refuses a cross-origin redirect without retrying; the other host gets nothing", async () => {
+    const seen: string[] = [];
+    const other = createHttpServer((request, response) => {
+      seen.push(String(request.headers.authorization));
+      response.end("{}");
+    });
+    const redirecting = createHttpServer((_request, response) => {
+      response.writeHead(307, { location: `http://127.0.0.1:${(other.address() as { port: number }).port}/v1/chat/completions` });
+      response.end();
+    });
+    try {
+      for (const server of [other, redirecting]) await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      const notices: RetryNotice[] = [];
+      const model = createModel({ model: "gpt-4o-mini", invokerConfig: { base_url: `http://127.0.0.1:${(redirecting.address() as { port: number }).port}/v1` }, env: { OPENAI_API_KEY: "sk-redirect-test-key" }, retry: FAST_RETRY, onRetry: (notice) => notices.push(notice) });
+      const error = await rejection(model.generate(ASK));
+      expect(error.code).toBe("provider_connection");
+      expect(error.message).toContain("was not followed");
+      expect(seen).toEqual([]);
+      expect(notices).toHaveLength(0);
+    } finally {
+      for (const server of [other, redirecting]) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server.close(resolve));
+      }
+    }
   });
 });
