@@ -1,6 +1,7 @@
 import { Argument, Command, CommanderError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { reportError } from "./output.js";
+import { registerEnvironmentSecrets } from "../util/redact.js";
 
 /** Global flags every command sees. */
 export interface GlobalOptions {
@@ -191,6 +192,7 @@ export async function main(argv: string[]): Promise<void> {
     throw error;
   });
   if (argv.includes("--no-color")) process.env.NO_COLOR = "1";
+  registerEnvironmentSecrets(process.env);
   const program = buildProgram();
   const verbose = argv.includes("--verbose") || argv.includes("-v");
   try {

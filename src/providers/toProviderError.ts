@@ -59,6 +59,12 @@ export function httpError(error: APIError, failed: FailedRequest): ProviderError
       cause: error,
     });
   }
+  if (error.code === "insufficient_quota" || error.type === "insufficient_quota") {
+    return new ProviderError("provider_quota", `${endpoint.baseURL} has no quota left for model \`${wireModel}\` (${status ?? "error"} insufficient_quota): ${detail}`, {
+      hint: "check the account's plan and billing; retrying cannot help until the quota is raised",
+      cause: error,
+    });
+  }
   const what = status === undefined ? "failed" : status === 429 ? "is rate limited (429)" : `answered HTTP ${status}`;
   const wait = failed.retryAfterMs !== undefined ? ` (the server asks to wait ${Math.ceil(failed.retryAfterMs / 1000)} s before retrying)` : "";
   return new ProviderError("provider_http", `${endpoint.baseURL} ${what} for model \`${wireModel}\`${afterAttempts(failed)}: ${detail}${wait}`, { cause: error });

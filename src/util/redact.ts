@@ -76,6 +76,17 @@ export function registerSecret(secret: string | undefined): void {
   secrets.add(secret);
 }
 
+/** Variable names whose values are credentials by convention: `OPENAI_API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`… */
+const SECRET_NAME = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
+
+/**
+ * Register the values of the environment's credential-like variables, so that a key a tool or a server echoes is
+ * removed even when lllm itself never used it.
+ */
+export function registerEnvironmentSecrets(env: NodeJS.ProcessEnv): void {
+  for (const [name, value] of Object.entries(env)) if (SECRET_NAME.test(name)) secrets.add(value);
+}
+
 /** Redact text with the process-wide redactor. */
 export function redactSecrets(text: string): string {
   return secrets.redact(text);

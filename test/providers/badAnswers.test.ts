@@ -150,6 +150,8 @@ describe("retries are told, and what cannot succeed is not retried (10.6)", () =
   it("does not retry insufficient_quota", async () => {
     const { model, server, notices } = await modelOn([{ status: 429, code: "insufficient_quota", message: "You exceeded your current quota." }], ["never"]);
     const error = await rejection(model.generate(ASK));
+    expect(error.code).toBe("provider_quota");
+    expect(error.message).toContain("no quota left");
     expect(error.message).toContain("You exceeded your current quota.");
     expect(server.requests.filter((request) => request.method === "POST")).toHaveLength(1);
     expect(notices).toHaveLength(0);

@@ -37,3 +37,11 @@ describe("SecretRedactor", () => {
     expect((error.cause as Error).message).toBe(`inner ${REDACTED}`);
   });
 });
+
+describe("registerEnvironmentSecrets", () => {
+  it("registers credential-like variables only", async () => {
+    const { registerEnvironmentSecrets, redactSecrets } = await import("../../src/util/redact.js");
+    registerEnvironmentSecrets({ MY_SERVICE_TOKEN: "tok-0123456789", SOME_API_KEY: "key-0123456789", HOME_DIRECTORY: "/home/someone-long" });
+    expect(redactSecrets("tok-0123456789 key-0123456789 /home/someone-long")).toBe(`${REDACTED} ${REDACTED} /home/someone-long`);
+  });
+});
