@@ -113,7 +113,7 @@ describe("lllm run: retries are told on stderr, and what cannot succeed is not r
     const result = await run(["--verbose", "--no-stream"], [{ status: 429, code: "insufficient_quota", message: "You exceeded your current quota." }], ["never"]);
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("You exceeded your current quota.");
-    expect(result.stderr).not.toContain("retry");
+    expect(result.stderr).not.toContain("lllm: retry:");
     expect(posts()).toBe(1);
   });
 
