@@ -232,3 +232,22 @@ describe("the provider's key never follows a redirect to another host", () => {
     }
   });
 });
+
+describe("streamed answers are checked chunk by chunk", () => {
+  const sse = (...events: unknown[]) => ({ body: [...events.map((event) => `data: ${JSON.stringify(event)}\n\n`), "data: [DONE]\n\n"].join(""), contentType: "text/event-stream" });
+  const chunk = (delta: unknown, finish: string | null = null) => ({ id: "c", object: "chat.completion.chunk", choices: [{ index: 0, delta, finish_reason: finish }] });
+
+  it("a streamed tool call with no name is a provider error, not a call to the tool ``", async () => {
+    const { model } = await modelOn([sse(chunk({ tool_calls: [{ index: 0, id: "c1", type: "function", function: { arguments: "{}" } }] }), chunk({}, "tool_calls"))], []);
+    const error = await rejection(model.generate({ ...ASK, onText: () => undefined }));
+    expect(error.code).toBe("provider_bad_response");
+    expect(error.message).toContain("needs the tool's name");
+  });
+
+  it("a chunk of the wrong shape is a provider error", async () => {
+    const { model } = await modelOn([sse(chunk({ content: 7 }), chunk({}, "stop"))], []);
+    const error = await rejection(model.generate({ ...ASK, onText: () => undefined }));
+    expect(error.code).toBe("provider_bad_response");
+    expect(error.message).toContain("content is the number 7");
+  });
+});
