@@ -61,6 +61,13 @@ describe("lllm run: an incomplete or broken answer never exits 0 (9.11, 9.12)", 
     expect(result.stderr).not.toContain("internal error");
   });
 
+  it("a connection reset mid-stream is a provider error (exit 1), not an internal error", async () => {
+    const result = await run(["--stream"], [{ cut: "reset_mid_answer" }], ["Part one, part two, part three, part four."]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("lost the connection");
+    expect(result.stderr).not.toContain("internal error");
+  });
+
   const broken: Array<[string, InjectedFailure, string]> = [
     ["an empty choices list", { body: JSON.stringify({ id: "x", choices: [] }) }, "empty `choices` list"],
     ["null content", { body: JSON.stringify({ id: "x", choices: [{ index: 0, message: { role: "assistant", content: null }, finish_reason: "stop" }] }) }, "no text and no tool calls"],
