@@ -1,6 +1,7 @@
 import { Argument, Command, CommanderError, Option } from "commander";
 import { readFileSync } from "node:fs";
 import { reportError } from "./output.js";
+import { registerEnvironmentSecrets } from "../util/redact.js";
 
 /** Global flags every command sees. */
 export interface GlobalOptions {
@@ -58,6 +59,7 @@ export function buildProgram(): Command {
     .option("--var <key=value>", "a template argument for the prompts (repeatable)", collect)
     .option("-m, --model <name>", "use this model for every agent (e.g. gpt-4o-mini, ollama/llama3, scripted:turns.yaml)")
     .option("--max-steps <n>", "override every agent's max_interrupt_steps")
+    .option("--timeout <seconds>", "how long a model request may go without progress, for every agent (default: each agent's `timeout`, else 120)")
     .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
     .option("--json", "print {output, usage, tool_calls, duration_ms} as JSON")
     .option("--stream", "print the answer as it arrives (default on a terminal)")
@@ -190,6 +192,7 @@ export async function main(argv: string[]): Promise<void> {
     throw error;
   });
   if (argv.includes("--no-color")) process.env.NO_COLOR = "1";
+  registerEnvironmentSecrets(process.env);
   const program = buildProgram();
   const verbose = argv.includes("--verbose") || argv.includes("-v");
   try {

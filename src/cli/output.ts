@@ -1,4 +1,5 @@
 import { formatLocation, isLllmError, type LllmError } from "../errors.js";
+import { redactSecrets } from "../util/redact.js";
 
 /**
  * stdout carries only the answer (data for pipelines); everything else goes to stderr. Colour only on a terminal
@@ -20,12 +21,15 @@ export function paint(style: Style, text: string, stream: NodeJS.WriteStream = p
   return `\u001b[${open}m${text}\u001b[${close}m`;
 }
 
+/** Everything printed passes the one redaction: no key a provider or proxy used is ever shown, in any encoding. */
 export function writeOut(text: string): void {
-  process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+  const safe = redactSecrets(text);
+  process.stdout.write(safe.endsWith("\n") ? safe : `${safe}\n`);
 }
 
 export function writeErr(text: string): void {
-  process.stderr.write(text.endsWith("\n") ? text : `${text}\n`);
+  const safe = redactSecrets(text);
+  process.stderr.write(safe.endsWith("\n") ? safe : `${safe}\n`);
 }
 
 export function warn(text: string): void {

@@ -13,6 +13,7 @@ import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/approval.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { paint, warn, writeErr, writeOut } from "./output.js";
+import { retryReporter } from "./retryReporter.js";
 
 export interface RunCommandOptions {
   input?: string;
@@ -27,6 +28,7 @@ export interface RunCommandOptions {
   notebookOut?: string;
   package?: string[];
   verbose?: boolean;
+  timeout?: string;
 }
 
 /** Thrown by the dry-run model after it captured the first request: nothing is sent anywhere. */
@@ -43,6 +45,7 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
   const input = readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
   const vars = parseVars(options.var ?? []);
   const maxSteps = options.maxSteps === undefined ? undefined : parseCount(options.maxSteps);
+  const modelTimeout = options.timeout === undefined ? undefined : parseSeconds(options.timeout);
 
   const missing = missingTemplateVariables(prepared, { ...vars });
   if (missing.length > 0) {
@@ -78,6 +81,8 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       input,
       vars,
       ...(maxSteps !== undefined ? { maxSteps } : {}),
+      ...(modelTimeout !== undefined ? { modelTimeout } : {}),
+      onModelRetry: retryReporter(Boolean(options.verbose)),
       signal: controller.signal,
       ...(onText ? { onText } : {}),
       onEvent: (event) => reportEvent(event, Boolean(options.verbose)),
@@ -164,6 +169,12 @@ function parseVars(entries: string[]): Record<string, string> {
 function parseCount(text: string): number {
   const value = Number(text);
   if (!Number.isInteger(value) || value < 0) throw new ConfigError("usage_max_steps", `--max-steps must be a whole number >= 0 (got \`${text}\`)`, { location: { file: "--max-steps" } });
+  return value;
+}
+
+function parseSeconds(text: string): number {
+  const value = Number(text);
+  if (text.trim() === "" || !Number.isFinite(value) || value <= 0) throw new ConfigError("usage_timeout", `--timeout must be a number of seconds above 0 (got \`${text}\`)`, { location: { file: "--timeout" }, hint: "e.g. --timeout 300" });
   return value;
 }
 

@@ -68,6 +68,8 @@ export interface AgentSettings {
   max_interrupt_steps?: number;
   /** Retries of a failed model call or unparsable reply. */
   max_exception_retry?: number;
+  /** Seconds one model request may go without progress; default 120 (`model_args.timeout` is read too). */
+  timeout?: number;
   /** `completion` (chat completions) or `response` (responses API). */
   api_type?: "completion" | "response";
   /** The model client, e.g. `litellm`, `openai`. */

@@ -1,8 +1,11 @@
 import { OpenAIClientModel } from "./OpenAIClientModel.js";
 import { assertProviderMcpSupported } from "../mcp/assertProviderMcpSupported.js";
 import type OpenAI from "openai";
-import type { ChatCompletion, ChatCompletionChunk, ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
-import type { ModelRequest, ModelResponse, ToolCallRequest, Usage } from "./Model.js";
+import type { ChatCompletionChunk, ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
+import type { ModelRequest, ModelResponse } from "./Model.js";
+import { classifyReadError } from "./BadProviderAnswer.js";
+import { loadOpenAI } from "./OpenAIEndpoint.js";
+import { ChatStreamReader, readChatCompletion } from "./readChatAnswer.js";
 import { requestWithRetries, type Attempt } from "./requestWithRetries.js";
 import { toChatCompletionMessages } from "./toChatCompletionMessages.js";
 
@@ -20,10 +23,11 @@ export class OpenAIChatModel extends OpenAIClientModel {
 
 /**
  * The request body. `modelArgs` may override anything we set except the model, the messages and streaming,
- * which the model owns (streaming is decided by `onText`, and usage must be asked for to be counted).
+ * which the model owns (streaming is decided by `onText`, and usage must be asked for to be counted); `timeout` is
+ * the client's setting (LiteLLM's spelling), never sent.
  */
 export function chatRequestBody(model: string, request: ModelRequest): ChatCompletionCreateParamsBase {
-  const { model: _model, messages: _messages, stream: _stream, stream_options: _streamOptions, ...modelArgs } = request.modelArgs ?? {};
+  const { model: _model, messages: _messages, stream: _stream, stream_options: _streamOptions, timeout: _timeout, ...modelArgs } = request.modelArgs ?? {};
   const body: Record<string, unknown> = { model, messages: toChatCompletionMessages(request.messages) };
   // OpenAI rejects an empty tools list, and a tool_choice without tools.
   if (request.tools && request.tools.length > 0) {
@@ -46,61 +50,41 @@ function requestOptions(attempt: Attempt): { signal: AbortSignal; maxRetries: 0 
 }
 
 async function completeOnce(client: OpenAI, body: ChatCompletionCreateParamsBase, attempt: Attempt): Promise<ModelResponse> {
-  const completion: ChatCompletion = await client.chat.completions.create({ ...body, stream: false }, requestOptions(attempt));
-  const choice = completion.choices[0];
-  const toolCalls: ToolCallRequest[] = [];
-  for (const [index, call] of (choice?.message.tool_calls ?? []).entries()) {
-    if (call.type !== "function") continue;
-    // Some local servers leave the id out; the loop needs one to pair the result with the call.
-    toolCalls.push({ id: call.id || `call_${index}`, name: call.function.name, arguments: call.function.arguments ?? "" });
+  const sdk = await loadOpenAI();
+  let completion: unknown;
+  try {
+    completion = await client.chat.completions.create({ ...body, stream: false }, requestOptions(attempt));
+  } catch (error) {
+    throw classifyReadError(error, sdk);
   }
-  return {
-    message: { role: "assistant", content: choice?.message.content ?? null },
-    toolCalls,
-    usage: toUsage(completion.usage),
-    ...(choice?.finish_reason ? { finishReason: choice.finish_reason } : {}),
-  };
+  return readChatCompletion(completion);
 }
 
 async function streamCompletion(client: OpenAI, body: ChatCompletionCreateParamsBase, attempt: Attempt, onText: (delta: string) => void): Promise<ModelResponse> {
-  const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, requestOptions(attempt));
-  let text = "";
-  let usage: Usage = { promptTokens: 0, completionTokens: 0 };
-  let finishReason: string | undefined;
-  // Tool calls arrive in pieces keyed by `index`: the id and name first, then the arguments a few characters at a time.
-  const calls = new Map<number, ToolCallRequest>();
-  for await (const chunk of stream as AsyncIterable<ChatCompletionChunk>) {
-    attempt.keepAlive();
-    // Usage comes in a final chunk with no choices, but some servers put it on the last content chunk.
-    if (chunk.usage) usage = toUsage(chunk.usage);
-    const choice = chunk.choices[0];
-    if (!choice) continue;
-    if (choice.finish_reason) finishReason = choice.finish_reason;
-    const delta = choice.delta;
-    if (delta.content) {
-      text += delta.content;
-      attempt.markDelivered();
-      onText(delta.content);
+  const sdk = await loadOpenAI();
+  const reader = new ChatStreamReader();
+  let iterator: AsyncIterator<ChatCompletionChunk>;
+  try {
+    const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, requestOptions(attempt));
+    iterator = (stream as AsyncIterable<ChatCompletionChunk>)[Symbol.asyncIterator]();
+  } catch (error) {
+    throw classifyReadError(error, sdk);
+  }
+  for (;;) {
+    let next: IteratorResult<ChatCompletionChunk>;
+    try {
+      next = await iterator.next();
+    } catch (error) {
+      throw classifyReadError(error, sdk);
     }
-    for (const [position, piece] of (delta.tool_calls ?? []).entries()) {
-      const index = piece.index ?? position;
-      const call = calls.get(index) ?? { id: "", name: "", arguments: "" };
-      if (piece.id && !call.id) call.id = piece.id;
-      // Some servers repeat the name on every delta; it is never split, so the first one is kept.
-      if (piece.function?.name && !call.name) call.name = piece.function.name;
-      if (piece.function?.arguments) call.arguments += piece.function.arguments;
-      calls.set(index, call);
+    if (next.done) break;
+    attempt.keepAlive();
+    const text = reader.add(next.value);
+    if (text !== "") {
+      attempt.markDelivered();
+      // Outside the try above: an error of the caller's onText is the caller's, not the server's.
+      onText(text);
     }
   }
-  const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([index, call]) => ({ ...call, id: call.id || `call_${index}` }));
-  return {
-    message: { role: "assistant", content: text === "" ? null : text },
-    toolCalls,
-    usage,
-    ...(finishReason ? { finishReason } : {}),
-  };
-}
-
-function toUsage(usage: { prompt_tokens?: number; completion_tokens?: number } | null | undefined): Usage {
-  return { promptTokens: usage?.prompt_tokens ?? 0, completionTokens: usage?.completion_tokens ?? 0 };
+  return reader.finish();
 }

@@ -3,6 +3,7 @@ import type { Model, ModelRequest, ModelResponse } from "./Model.js";
 import { createOpenAIClient, DEFAULT_TIMEOUT_MS, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
 import type { RetryContext } from "./requestWithRetries.js";
 import { DEFAULT_RETRY_POLICY } from "./RetryPolicy.js";
+import { secrets } from "../util/redact.js";
 
 /**
  * What the chat-completions and Responses models share: the options, one lazily created SDK client (the SDK is
@@ -16,6 +17,8 @@ export abstract class OpenAIClientModel implements Model {
   constructor(options: OpenAIModelOptions) {
     this.name = options.name;
     this.options = options;
+    // A server may echo the key in an error ("Incorrect API key provided: sk-…"): every text lllm prints omits it.
+    secrets.add(options.endpoint.apiKey);
   }
 
   abstract generate(request: ModelRequest): Promise<ModelResponse>;
@@ -32,6 +35,7 @@ export abstract class OpenAIClientModel implements Model {
       policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
       timeoutMs,
       ...(request.signal ? { signal: request.signal } : {}),
+      ...(options.onRetry ? { onRetry: options.onRetry } : {}),
     };
     return { client: await this.client, context };
   }

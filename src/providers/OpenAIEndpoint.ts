@@ -1,5 +1,7 @@
 import type OpenAI from "openai";
+import type { RetryNotice } from "./requestWithRetries.js";
 import type { RetryPolicy } from "./RetryPolicy.js";
+import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
 
 /** Where an OpenAI-compatible server is and how to authenticate to it. */
 export interface OpenAIEndpoint {
@@ -25,6 +27,8 @@ export interface OpenAIModelOptions {
   retry?: Partial<RetryPolicy>;
   /** How long one attempt may go without progress (headers, or the next streamed chunk). Default 120 s. */
   timeoutMs?: number;
+  /** Told before each retry (attempt, cause, wait), so that a caller can show it. */
+  onRetry?: (notice: RetryNotice) => void;
 }
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -56,5 +60,9 @@ export async function createOpenAIClient(endpoint: OpenAIEndpoint, timeoutMs: nu
     webhookSecret: null,
     maxRetries: 0,
     timeout: timeoutMs,
+    // The SDK logs unparsable stream chunks raw to the console; lllm reports bad answers itself, redacted.
+    logLevel: "off",
+    // The bearer key must not follow a redirect to another host (fetch drops only Authorization, not the rest).
+    fetch: (url: string | URL | Request, init?: RequestInit) => fetchWithinOrigin(globalThis.fetch, url, init),
   });
 }

@@ -3,6 +3,8 @@ import type { Response, ResponseCreateParamsNonStreaming } from "openai/resource
 import { ProviderError } from "../errors.js";
 import type { ModelRequest, ModelResponse, ToolCallRequest } from "./Model.js";
 import { requestWithRetries, type RetryContext } from "./requestWithRetries.js";
+import { BadProviderAnswer, classifyReadError } from "./BadProviderAnswer.js";
+import { loadOpenAI } from "./OpenAIEndpoint.js";
 import { toResponsesInput } from "./toResponsesInput.js";
 
 /**
@@ -13,8 +15,20 @@ export class OpenAIResponsesModel extends OpenAIClientModel {
   async generate(request: ModelRequest): Promise<ModelResponse> {
     const { client, context } = await this.prepare(request);
     const body = responsesRequestBody(context.wireModel, request);
-    const response = await requestWithRetries(context, (attempt) => client.responses.create(body, { signal: attempt.signal, maxRetries: 0 }));
-    const result = fromResponse(response, context);
+    // Read inside the attempt, so that a garbled or empty answer is retried like a failed request.
+    const result = await requestWithRetries(context, async (attempt) => {
+      const sdk = await loadOpenAI();
+      let response: unknown;
+      try {
+        response = await client.responses.create(body, { signal: attempt.signal, maxRetries: 0 });
+      } catch (error) {
+        const classified = classifyReadError(error, sdk);
+        // The SDK post-processes the body (output_text) and chokes with a TypeError on one that is not a response.
+        if (classified instanceof TypeError) throw new BadProviderAnswer("bad_response", `the answer is not a Responses API object (${classified.message})`, { retryable: true, cause: error });
+        throw classified;
+      }
+      return fromResponse(checkResponse(response), context);
+    });
     if (request.onText && result.message.content) request.onText(result.message.content);
     return result;
   }
@@ -26,7 +40,7 @@ export class OpenAIResponsesModel extends OpenAIClientModel {
  * else except the model, the input and streaming.
  */
 export function responsesRequestBody(model: string, request: ModelRequest): ResponseCreateParamsNonStreaming {
-  const { model: _model, input: _input, stream: _stream, ...modelArgs } = request.modelArgs ?? {};
+  const { model: _model, input: _input, stream: _stream, timeout: _timeout, ...modelArgs } = request.modelArgs ?? {};
   const body: Record<string, unknown> = { model, ...toResponsesInput(request.messages), store: false };
   if (request.tools && request.tools.length > 0) {
     // The Responses API makes tools strict by default; our schemas say when they qualify, so absent means false.
@@ -49,6 +63,20 @@ export function responsesRequestBody(model: string, request: ModelRequest): Resp
   return { ...body, ...modelArgs, stream: false } as unknown as ResponseCreateParamsNonStreaming;
 }
 
+/** The shape `fromResponse` relies on: an object whose `output` is a list of objects. */
+function checkResponse(value: unknown): Response {
+  if (typeof value === "string") {
+    const flat = value.replace(/\s+/g, " ").trim();
+    throw new BadProviderAnswer("bad_response", `the answer is not JSON but text: ${flat === "" ? "(an empty body)" : JSON.stringify(flat.slice(0, 120))}`, { retryable: true });
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) throw new BadProviderAnswer("bad_response", "the answer is not a JSON object", { retryable: true });
+  const output = (value as { output?: unknown }).output;
+  if (output !== undefined && output !== null && (!Array.isArray(output) || output.some((item) => item === null || typeof item !== "object"))) {
+    throw new BadProviderAnswer("bad_response", "the answer does not have the Responses shape: `output` is not a list of items", { retryable: false });
+  }
+  return value as Response;
+}
+
 const INCOMPLETE_REASONS: Record<string, string> = { max_output_tokens: "length", content_filter: "content_filter" };
 
 /** Text, tool calls and usage out of a response's output items. */
@@ -60,12 +88,16 @@ function fromResponse(response: Response, context: RetryContext): ModelResponse 
   const toolCalls: ToolCallRequest[] = [];
   for (const item of response.output ?? []) {
     if (item.type === "message") {
-      for (const part of item.content) if (part.type === "output_text") text += part.text;
+      for (const part of item.content ?? []) if (part.type === "output_text" && typeof part.text === "string") text += part.text;
     } else if (item.type === "function_call") {
-      toolCalls.push({ id: item.call_id, name: item.name, arguments: item.arguments });
+      if (typeof item.name !== "string" || item.name === "") throw new BadProviderAnswer("bad_response", "a function_call item has no name: a tool call needs the tool's name", { retryable: false });
+      toolCalls.push({ id: item.call_id, name: item.name, arguments: typeof item.arguments === "string" ? item.arguments : JSON.stringify(item.arguments ?? {}) });
     }
   }
   const incomplete = response.status === "incomplete" ? (response.incomplete_details?.reason ?? "incomplete") : undefined;
+  if (text.trim() === "" && toolCalls.length === 0) {
+    throw new BadProviderAnswer("incomplete", `the reply has no text and no tool calls${incomplete ? ` (incomplete: ${incomplete})` : ""}`, { retryable: true });
+  }
   const finishReason = incomplete !== undefined ? (INCOMPLETE_REASONS[incomplete] ?? incomplete) : toolCalls.length > 0 ? "tool_calls" : "stop";
   return {
     message: { role: "assistant", content: text === "" && toolCalls.length > 0 ? null : text },

@@ -7,6 +7,7 @@ import type { OpenAIEndpoint, OpenAIModelOptions } from "./OpenAIEndpoint.js";
 import { OpenAIResponsesModel } from "./OpenAIResponsesModel.js";
 import { PROVIDER_ROUTES } from "./providerRoutes.js";
 import type { ProviderRoute } from "./providerRoutes.js";
+import type { RetryNotice } from "./requestWithRetries.js";
 import type { RetryPolicy } from "./RetryPolicy.js";
 
 /** The `invoker` values accepted: LLLM configs say `litellm`; both route the same way. */
@@ -26,9 +27,12 @@ export interface CreateModelOptions {
   env?: NodeJS.ProcessEnv;
   /** What a `scripted:` path is relative to; default the process's working folder. */
   cwd?: string;
+  /** Overrides of the retry policy; `LLLM_RETRY_DELAY_MS` in `env` sets the first backoff delay (for tests). */
   retry?: Partial<RetryPolicy>;
   /** Per-attempt timeout without progress; default 120 s. */
   timeoutMs?: number;
+  /** Told before each retry of a failed request (attempt n of N, cause, wait). */
+  onRetry?: (notice: RetryNotice) => void;
 }
 
 /**
@@ -81,8 +85,13 @@ export function createModel(options: CreateModelOptions): Model {
     if (project) endpoint.project = project;
   }
   const modelOptions: OpenAIModelOptions = { name: model, model: wireModel, endpoint };
-  if (options.retry) modelOptions.retry = options.retry;
-  if (options.timeoutMs !== undefined) modelOptions.timeoutMs = options.timeoutMs;
+  const retry = { ...retryFromEnv(env), ...options.retry };
+  if (Object.keys(retry).length > 0) modelOptions.retry = retry;
+  if (options.timeoutMs !== undefined) {
+    if (!(options.timeoutMs > 0) || !Number.isFinite(options.timeoutMs)) throw new ConfigError("config_invalid_timeout", `the model timeout must be a number of seconds above 0, got ${options.timeoutMs / 1000}`);
+    modelOptions.timeoutMs = options.timeoutMs;
+  }
+  if (options.onRetry) modelOptions.onRetry = options.onRetry;
   return options.apiType === "response" ? new OpenAIResponsesModel(modelOptions) : new OpenAIChatModel(modelOptions);
 }
 
@@ -131,6 +140,15 @@ function checkURL(url: string, source: string): void {
     throw new ConfigError("config_invalid_base_url", `${source} is not a URL: ${url}`, { hint: "give the API root, e.g. http://localhost:8000/v1" });
   }
   if (protocol !== "http:" && protocol !== "https:") throw new ConfigError("config_invalid_base_url", `${source} must be an http(s) URL, got ${url}`);
+}
+
+/** `LLLM_RETRY_DELAY_MS`: the first backoff delay, so that tests of retries through the CLI need not wait seconds. */
+function retryFromEnv(env: NodeJS.ProcessEnv): Partial<RetryPolicy> {
+  const text = nonEmpty(env["LLLM_RETRY_DELAY_MS"]);
+  if (text === undefined) return {};
+  const value = Number(text);
+  if (!Number.isFinite(value) || value < 0) throw new ConfigError("config_invalid_retry_delay", `LLLM_RETRY_DELAY_MS must be a number of milliseconds >= 0, got \`${text}\``);
+  return { baseDelayMs: value, maxDelayMs: Math.max(value, value * 16) };
 }
 
 function nonEmpty(value: string | undefined): string | undefined {

@@ -2,7 +2,10 @@ import type { APIError } from "openai";
 import { loadOpenAI } from "./OpenAIEndpoint.js";
 import { MAX_RETRY_AFTER_MS, parseRetryAfter, retryDelayMs } from "./RetryPolicy.js";
 import type { RetryPolicy } from "./RetryPolicy.js";
-import { connectionError, httpError, timeoutError } from "./toProviderError.js";
+import { BadProviderAnswer } from "./BadProviderAnswer.js";
+import { badAnswerError, connectionError, httpError, serverMessage, timeoutError } from "./toProviderError.js";
+import { RedirectRefused } from "../util/fetchWithinOrigin.js";
+import { secrets } from "../util/redact.js";
 import type { FailedRequest } from "./toProviderError.js";
 
 /** What one attempt gets from the retry loop. */
@@ -15,22 +18,58 @@ export interface Attempt {
   markDelivered(): void;
 }
 
+/** Said before each retry, so that a user watching a silent terminal knows why (`--verbose` prints each one). */
+export interface RetryNotice {
+  /** The configured model name. */
+  model: string;
+  /** The server's base URL. */
+  baseURL: string;
+  /** The attempt that failed, from 1. */
+  attempt: number;
+  /** Attempts allowed in all (the first one and the retries). */
+  maxAttempts: number;
+  /** Why it failed, in a few words: `HTTP 500: The server is overloaded.`, `connection reset`. */
+  cause: string;
+  /** How long the wait before the next attempt is. */
+  waitMs: number;
+  /** Time since the first attempt started. */
+  elapsedMs: number;
+}
+
 export interface RetryContext extends Omit<FailedRequest, "attempts"> {
   policy: RetryPolicy;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** Called before each retry's wait. */
+  onRetry?: (notice: RetryNotice) => void;
 }
 
 const RETRYABLE_STATUSES = new Set([408, 429]);
+/** A request the server refused as such: sending it again gets the same answer, whatever the server hints. */
+const NEVER_RETRIED_STATUSES = new Set([400, 401, 403, 404, 422]);
+/** Error codes that mean "not now and not in a few seconds either" (an exhausted quota or billing). */
+const FINAL_ERROR_CODES = new Set(["insufficient_quota", "billing_not_active", "billing_hard_limit_reached", "account_deactivated"]);
 
 /**
- * Run `attempt` until it succeeds, retrying 429, 408, 5xx and connection failures with backoff (honouring the
- * server's `retry-after` and `x-should-retry`), and turn the final failure into a `ProviderError`. An abort of
- * the caller's signal stops at once, without retrying, and rejects with the signal's reason.
+ * Run `attempt` until it succeeds, retrying 429, 408, 5xx, connection failures and broken or garbled answers with
+ * backoff (honouring the server's `retry-after` and `x-should-retry`), and turn the final failure into a
+ * `ProviderError`. What cannot succeed is not retried: a refused connection to a server on this machine (nothing
+ * listens there), an exhausted quota, 400/401/403/404. An abort of the caller's signal stops at once, without
+ * retrying, and rejects with the signal's reason. Every error text is redacted of the keys in use.
  */
 export async function requestWithRetries<T>(context: RetryContext, attempt: (attempt: Attempt) => Promise<T>): Promise<T> {
+  try {
+    return await attemptWithRetries(context, attempt);
+  } catch (error) {
+    // The server may have echoed the key ("Incorrect API key provided: sk-…"), in the message or in a cause.
+    throw secrets.redactError(error);
+  }
+}
+
+async function attemptWithRetries<T>(context: RetryContext, attempt: (attempt: Attempt) => Promise<T>): Promise<T> {
   const sdk = await loadOpenAI();
   const { signal, policy } = context;
+  const started = Date.now();
   for (let retry = 0; ; retry += 1) {
     signal?.throwIfAborted();
     const controller = new AbortController();
@@ -54,17 +93,29 @@ export async function requestWithRetries<T>(context: RetryContext, attempt: (att
       signal?.throwIfAborted();
       const failed: FailedRequest = { modelName: context.modelName, wireModel: context.wireModel, endpoint: context.endpoint, attempts: retry + 1 };
       if (timedOut || error instanceof sdk.APIConnectionTimeoutError) throw timeoutError(context.timeoutMs, failed, error);
-      // Anything that is not the SDK's (a throwing onText, a bug) is not ours to translate.
-      if (!(error instanceof sdk.APIError) || error instanceof sdk.APIUserAbortError) throw error;
-      const isConnectionError = error instanceof sdk.APIConnectionError;
-      const retryAfterMs = parseRetryAfter(error.headers);
+      const retryable = classify(error, sdk, context.endpoint.baseURL);
+      // Anything that is neither the SDK's nor a bad answer (a throwing onText, a bug) is not ours to translate.
+      if (retryable === undefined) throw error;
+      const apiError = error instanceof sdk.APIError ? error : undefined;
+      const retryAfterMs = apiError ? parseRetryAfter(apiError.headers) : undefined;
       const canRetry = !delivered && retry < policy.maxRetries && (retryAfterMs === undefined || retryAfterMs <= MAX_RETRY_AFTER_MS);
-      if (canRetry && (isConnectionError || isRetryable(error))) {
-        await sleep(retryDelayMs(retry, policy, retryAfterMs), signal);
+      if (canRetry && retryable) {
+        const waitMs = retryDelayMs(retry, policy, retryAfterMs);
+        context.onRetry?.({
+          model: context.modelName,
+          baseURL: context.endpoint.baseURL,
+          attempt: retry + 1,
+          maxAttempts: policy.maxRetries + 1,
+          cause: secrets.redact(describeFailure(error, sdk)),
+          waitMs,
+          elapsedMs: Date.now() - started,
+        });
+        await sleep(waitMs, signal);
         continue;
       }
       if (retryAfterMs !== undefined && retryAfterMs > MAX_RETRY_AFTER_MS) failed.retryAfterMs = retryAfterMs;
-      throw isConnectionError ? connectionError(error, failed) : httpError(error, failed);
+      if (error instanceof BadProviderAnswer) throw badAnswerError(error, failed, delivered);
+      throw error instanceof sdk.APIConnectionError ? connectionError(error, failed) : httpError(error as APIError, failed);
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
@@ -72,13 +123,66 @@ export async function requestWithRetries<T>(context: RetryContext, attempt: (att
   }
 }
 
+type OpenAIModule = Awaited<ReturnType<typeof loadOpenAI>>;
+
+/** true: worth another attempt; false: final; undefined: not a provider failure at all. */
+function classify(error: unknown, sdk: OpenAIModule, baseURL: string): boolean | undefined {
+  if (error instanceof BadProviderAnswer) return error.retryable;
+  if (!(error instanceof sdk.APIError) || error instanceof sdk.APIUserAbortError) return undefined;
+  if (error instanceof sdk.APIConnectionError) return !(refused(error) && isLoopback(baseURL)) && !redirectRefused(error);
+  return isRetryable(error);
+}
+
 function isRetryable(error: APIError): boolean {
+  const status = error.status;
+  if (status !== undefined && NEVER_RETRIED_STATUSES.has(status)) return false;
+  if (FINAL_ERROR_CODES.has(String(error.code ?? "")) || FINAL_ERROR_CODES.has(String(error.type ?? ""))) return false;
   // OpenAI's own hint wins over our guess from the status.
   const hint = error.headers?.get("x-should-retry");
   if (hint === "true") return true;
   if (hint === "false") return false;
-  const status = error.status;
   return status !== undefined && (RETRYABLE_STATUSES.has(status) || status >= 500);
+}
+
+/** A redirect to another host: the same request gets the same redirect. */
+function redirectRefused(error: Error): boolean {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) if (current instanceof RedirectRefused) return true;
+  return false;
+}
+
+/** ECONNREFUSED: nothing listens on that port. */
+function refused(error: Error): boolean {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    if ((current as { code?: unknown }).code === "ECONNREFUSED") return true;
+  }
+  return false;
+}
+
+/** A server on this machine that refuses the connection is not running: waiting will not start it. A remote one
+ * may be restarting behind its load balancer. */
+function isLoopback(baseURL: string): boolean {
+  let host: string;
+  try {
+    host = new URL(baseURL).hostname.replace(/^\[|\]$/g, "");
+  } catch {
+    return false;
+  }
+  return host === "localhost" || host.endsWith(".localhost") || host === "::1" || /^127\./.test(host) || host === "0.0.0.0";
+}
+
+/** A few words on why an attempt failed, for the retry notice. */
+function describeFailure(error: unknown, sdk: OpenAIModule): string {
+  if (error instanceof BadProviderAnswer) return error.message;
+  if (error instanceof sdk.APIConnectionError) {
+    let innermost: unknown = error;
+    while (innermost instanceof Error && innermost.cause instanceof Error) innermost = innermost.cause;
+    return `cannot connect${innermost instanceof Error && innermost !== error ? ` (${innermost.message})` : ""}`;
+  }
+  if (error instanceof sdk.APIError) {
+    const text = serverMessage(error);
+    return `HTTP ${error.status ?? "error"}${text ? `: ${text.length > 100 ? `${text.slice(0, 100)}…` : text}` : ""}`;
+  }
+  return String(error);
 }
 
 /** Wait, but stop at once (rejecting with the abort reason) when the signal aborts. */

@@ -1,6 +1,8 @@
 import type { APIError } from "openai";
 import { ProviderError } from "../errors.js";
+import type { BadProviderAnswer } from "./BadProviderAnswer.js";
 import type { OpenAIEndpoint } from "./OpenAIEndpoint.js";
+import { RedirectRefused } from "../util/fetchWithinOrigin.js";
 
 /** What a provider error message needs to say where the failure happened. */
 export interface FailedRequest {
@@ -57,6 +59,12 @@ export function httpError(error: APIError, failed: FailedRequest): ProviderError
       cause: error,
     });
   }
+  if (error.code === "insufficient_quota" || error.type === "insufficient_quota") {
+    return new ProviderError("provider_quota", `${endpoint.baseURL} has no quota left for model \`${wireModel}\` (${status ?? "error"} insufficient_quota): ${detail}`, {
+      hint: "check the account's plan and billing; retrying cannot help until the quota is raised",
+      cause: error,
+    });
+  }
   const what = status === undefined ? "failed" : status === 429 ? "is rate limited (429)" : `answered HTTP ${status}`;
   const wait = failed.retryAfterMs !== undefined ? ` (the server asks to wait ${Math.ceil(failed.retryAfterMs / 1000)} s before retrying)` : "";
   return new ProviderError("provider_http", `${endpoint.baseURL} ${what} for model \`${wireModel}\`${afterAttempts(failed)}: ${detail}${wait}`, { cause: error });
@@ -68,8 +76,11 @@ export function connectionError(error: Error, failed: FailedRequest): ProviderEr
   let innermost: unknown = error;
   while (innermost instanceof Error && innermost.cause instanceof Error) innermost = innermost.cause;
   const cause = innermost instanceof Error && innermost !== error ? `: ${innermost.message}` : "";
+  const redirected = innermost instanceof RedirectRefused;
   return new ProviderError("provider_connection", `cannot reach ${failed.endpoint.baseURL} for model \`${failed.wireModel}\`${afterAttempts(failed)}${cause}`, {
-    hint: "check that the server is running and that the base URL (invoker_config.base_url) is right",
+    hint: redirected
+      ? "set the base URL (invoker_config.base_url) to the API itself, not to an address that redirects elsewhere"
+      : "check that the server is running and that the base URL (invoker_config.base_url) is right",
     cause: error,
   });
 }
@@ -77,7 +88,25 @@ export function connectionError(error: Error, failed: FailedRequest): ProviderEr
 /** No answer (or no progress in a streamed answer) within the timeout. */
 export function timeoutError(timeoutMs: number, failed: FailedRequest, cause: unknown): ProviderError {
   return new ProviderError("provider_timeout", `no answer from ${failed.endpoint.baseURL} for model \`${failed.wireModel}\` within ${timeoutMs / 1000} s`, {
-    hint: "the server may be overloaded or the model slow to load; try again, or raise the timeout",
+    hint: "the server may be overloaded or the model slow to load; try again, or raise the timeout: `timeout: <seconds>` in the agent's config (or in `global`), or `lllm run --timeout <seconds>`",
     cause,
+  });
+}
+
+/** The server answered, but with nothing usable: garbage, a broken connection, an empty or cut-off reply. */
+export function badAnswerError(error: BadProviderAnswer, failed: FailedRequest, delivered: boolean): ProviderError {
+  const where = `${failed.endpoint.baseURL} for model \`${failed.wireModel}\`${afterAttempts(failed)}`;
+  // Part of a streamed answer is already on the screen: say it is not the whole answer.
+  const partial = delivered ? "; the text printed so far is only part of the answer" : "";
+  if (error.kind === "connection_lost") {
+    return new ProviderError("provider_connection", `lost the connection to ${where}: ${error.message}${partial}`, {
+      hint: "the server or a proxy in between closed the connection; try again, and check the server's logs if it keeps happening",
+      cause: error,
+    });
+  }
+  const code = error.kind === "incomplete" ? "provider_incomplete_answer" : "provider_bad_response";
+  return new ProviderError(code, `no usable answer from ${where}: ${error.message}${partial}`, {
+    hint: "check that the base URL points at an OpenAI-compatible API (…/v1) and that the server is healthy; try again",
+    cause: error,
   });
 }

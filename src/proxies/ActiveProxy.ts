@@ -10,6 +10,7 @@ import { ProxyCache } from "./ProxyCache.js";
 import type { ApiRequest, EndpointDefinition, ProxyCallContext, ProxyDefinition } from "./ProxyDefinition.js";
 import { ProxyCallError } from "./proxyError.js";
 import { sendRequest } from "./sendRequest.js";
+import { secrets } from "../util/redact.js";
 
 /** The manager's settings, shared by every proxy it activated. */
 export interface ActiveProxyOptions {
@@ -31,14 +32,28 @@ export class ActiveProxy {
   constructor(
     readonly definition: ProxyDefinition,
     private readonly options: ActiveProxyOptions,
-  ) {}
+  ) {
+    // Known from the start, so that whatever prints this key later (a handler's error, a log) has it removed.
+    if (definition.apiKeyEnv) secrets.add(options.env[definition.apiKeyEnv]);
+  }
 
   get path(): string {
     return this.definition.path;
   }
 
-  /** Call the endpoint named by `subpath` (the CALL_API path after the proxy's name). */
+  /**
+   * Call the endpoint named by `subpath` (the CALL_API path after the proxy's name). The answer and any error are
+   * redacted of every key in every encoding: both go to the model, the cache and the logs.
+   */
   async call(subpath: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    try {
+      return secrets.redactValue(await this.callUnredacted(subpath, params));
+    } catch (error) {
+      throw secrets.redactError(error);
+    }
+  }
+
+  private async callUnredacted(subpath: string, params: Record<string, unknown>): Promise<unknown> {
     const definition = this.definition;
     const called = `${definition.path}/${subpath}`;
     if (params === null || typeof params !== "object" || Array.isArray(params)) {
@@ -85,8 +100,9 @@ export class ActiveProxy {
     if (cached) return filterByCutoff(cached.value, endpoint.cutoffField, this.options.cutoffDate);
     const send = (toSend: ApiRequest): Promise<unknown> =>
       sendRequest(toSend, { fetch: this.options.fetch, signal, timeoutMs: this.options.timeoutMs, label: called, ...(secret ? { secret } : {}) });
-    const response = definition.callApi ? await definition.callApi(request, { ...context, send }) : await send(request);
-    // Only answers are cached: an error thrown above never reaches this line.
+    const response = secrets.redactValue(definition.callApi ? await definition.callApi(request, { ...context, send }) : await send(request));
+    // Only answers are cached: an error thrown above never reaches this line. The entry is the request without its
+    // key (`query` and `headers` carry it, and are not stored); the cache redacts what remains all the same.
     if (cache) await cache.set(definition.path, key, { method: request.method, url: request.url, params: request.params, value: response });
     return filterByCutoff(response, endpoint.cutoffField, this.options.cutoffDate);
   }

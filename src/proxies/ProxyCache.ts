@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { canonicalJson } from "../util/canonicalJson.js";
+import { secrets } from "../util/redact.js";
 
 /** What identifies a cached response: never the API key, which travels in headers or in the request's `query`. */
 export interface CacheKeyParts {
@@ -56,7 +57,9 @@ export class ProxyCache {
     const temporary = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`;
     try {
       await mkdir(path.dirname(file), { recursive: true });
-      await writeFile(temporary, JSON.stringify({ method: entry.method, url: entry.url, params: entry.params, savedAt: new Date().toISOString(), value: entry.value }));
+      // A class proxy may have put the key into the URL or the params: no key is ever written to disk, in any form.
+      const stored = secrets.redactValue({ method: entry.method, url: entry.url, params: entry.params, savedAt: new Date().toISOString(), value: entry.value });
+      await writeFile(temporary, JSON.stringify(stored));
       await rename(temporary, file);
     } catch {
       await rm(temporary, { force: true }).catch(() => undefined);

@@ -1,5 +1,7 @@
 import type { ApiRequest } from "./ProxyDefinition.js";
 import { ProxyCallError } from "./proxyError.js";
+import { fetchWithinOrigin, RedirectRefused } from "../util/fetchWithinOrigin.js";
+import { secrets } from "../util/redact.js";
 
 export interface SendOptions {
   fetch: typeof globalThis.fetch;
@@ -8,12 +10,13 @@ export interface SendOptions {
   timeoutMs: number;
   /** Names the call in messages: the path the agent called. */
   label: string;
-  /** The API key: removed from any text that comes back, so neither messages nor results ever carry it. */
+  /** The API key: removed (in every encoding) from any text that comes back, so neither messages nor results carry it. */
   secret?: string;
 }
 
 /** At most this much of an error body goes into the message: enough to read the API's complaint. */
 const BODY_LIMIT = 300;
+
 
 /**
  * Send one request the way Step 12 describes: GET puts `params` in the query string, POST sends them as a JSON body;
@@ -30,16 +33,18 @@ export async function sendRequest(request: ApiRequest, options: SendOptions): Pr
     body = JSON.stringify(request.params);
     headers["content-type"] = "application/json";
   }
+  const redact = redactorFor(options.secret);
   let text: string;
   let response: Response;
   try {
-    response = await options.fetch(url, { method: request.method, headers, ...(body !== undefined ? { body } : {}), ...(options.signal ? { signal: options.signal } : {}) });
-    text = redact(await response.text(), options.secret);
+    response = await fetchWithinApiOrigin(url, { method: request.method, headers, ...(body !== undefined ? { body } : {}) }, options);
+    text = redact(await response.text());
   } catch (error) {
+    if (error instanceof ProxyCallError) throw error;
     if (options.signal?.aborted && isTimeout(options.signal.reason)) {
       throw new ProxyCallError("proxy_timeout", `${options.label} did not answer within ${formatSeconds(options.timeoutMs)}: try again, or ask for less data`, { cause: error });
     }
-    const reason = redact(error instanceof Error ? describeNetworkError(error) : String(error), options.secret);
+    const reason = redact(error instanceof Error ? describeNetworkError(error) : String(error));
     throw new ProxyCallError("proxy_network_error", `${options.label} could not be reached: ${reason}`, { cause: error });
   }
   if (!response.ok) {
@@ -66,9 +71,20 @@ function appendParams(search: URLSearchParams, params: Record<string, unknown>):
   }
 }
 
-function redact(text: string, secret: string | undefined): string {
-  // Very short keys would match ordinary text; real keys are long.
-  return secret && secret.length >= 8 ? text.split(secret).join("[redacted]") : text;
+/** The process-wide redaction, with this request's key registered there (so everything printed later is covered). */
+function redactorFor(secret: string | undefined): (text: string) => string {
+  secrets.add(secret);
+  return (text) => secrets.redact(text);
+}
+
+/** The request, with redirects followed only within the API's origin; a refused one is an error for the model. */
+async function fetchWithinApiOrigin(url: URL, init: { method: string; headers: Record<string, string>; body?: string }, options: SendOptions): Promise<Response> {
+  try {
+    return await fetchWithinOrigin(options.fetch, url, { ...init, ...(options.signal ? { signal: options.signal } : {}) });
+  } catch (error) {
+    if (!(error instanceof RedirectRefused)) throw error;
+    throw new ProxyCallError("proxy_redirect_refused", `${options.label}: ${error.message}. Call an endpoint of this API that answers directly`, { status: error.status, cause: error });
+  }
 }
 
 function isTimeout(reason: unknown): boolean {

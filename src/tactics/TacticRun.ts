@@ -2,6 +2,7 @@ import type { AgentEvent } from "../agent/index.js";
 import type { ApprovalPolicy, ArtifactRecord, CodeActionReport, ProgramRecord } from "../codeaction/index.js";
 import type { AgentConfig } from "../config/index.js";
 import type { Model } from "../providers/Model.js";
+import type { RetryNotice } from "../providers/requestWithRetries.js";
 
 /** One tool call of a run, as the JSON report lists it. */
 export interface ToolCallRecord {
@@ -50,6 +51,10 @@ export interface RunOptions {
   onEvent?: (event: AgentEvent) => void;
   /** Builds the model of an agent; default: `createModel` from the agent's config. */
   createModel?: (config: AgentConfig) => Model | Promise<Model>;
+  /** Seconds a model request may go without progress, for every agent (over their `timeout`); `--timeout`. */
+  modelTimeout?: number;
+  /** Told before each retry of a failed model request (`--verbose` prints each). */
+  onModelRetry?: (notice: RetryNotice) => void;
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   /**

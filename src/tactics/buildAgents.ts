@@ -41,7 +41,7 @@ export interface BuildAgentsOptions {
 export async function buildAgents({ prepared, options, onEvent, scope, only, toolChain, proxyManagers }: BuildAgentsOptions): Promise<Map<string, Agent>> {
   const models = new Map<string, Promise<Model>>();
   const makeModel = (config: AgentConfig): Promise<Model> => {
-    const key = JSON.stringify([config.model_name, config.api_type, config.invoker, config.invoker_config]);
+    const key = JSON.stringify([config.model_name, config.api_type, config.invoker, config.invoker_config, modelTimeoutSeconds(config, options)]);
     let model = models.get(key);
     if (!model) {
       model = Promise.resolve(options.createModel ? options.createModel(config) : defaultModel(config, options));
@@ -153,8 +153,20 @@ function addTools(tools: FunctionTool[], added: FunctionTool[], agent: string, s
   }
 }
 
+/**
+ * The model timeout in seconds: `--timeout`, else the agent's `timeout`, else `model_args.timeout` (LiteLLM's
+ * spelling, which LLLM tactics use; it is a client setting and is not sent to the server).
+ */
+function modelTimeoutSeconds(config: AgentConfig, options: RunOptions): number | undefined {
+  const fromArgs = config.model_args?.["timeout"];
+  return options.modelTimeout ?? config.timeout ?? (typeof fromArgs === "number" ? fromArgs : undefined);
+}
+
 function defaultModel(config: AgentConfig, options: RunOptions): Model {
+  const timeout = modelTimeoutSeconds(config, options);
   return createModel({
+    ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
+    ...(options.onModelRetry ? { onRetry: options.onModelRetry } : {}),
     model: config.model_name ?? "",
     ...(config.api_type ? { apiType: config.api_type } : {}),
     ...(config.invoker ? { invoker: config.invoker } : {}),

@@ -28,12 +28,18 @@ export interface RecordedRequest {
 
 /**
  * A failure served instead of an answer, consumed before the script. `{status}` answers with that HTTP status
- * (and `retry-after` / `retry-after-ms` when given); `{delayMs}` alone answers normally after the delay (a slow
- * server); both together wait, then fail.
+ * (and `retry-after` / `retry-after-ms` when given; `code` sets `error.code`, e.g. `insufficient_quota`); `{delayMs}`
+ * alone answers normally after the delay (a slow server); both together wait, then fail. `{body}` answers with that
+ * raw text (garbage, HTML, an empty or truncated body, malformed JSON; status 200 and JSON content type unless
+ * given). `{cut}` breaks the connection: `reset` closes it without an answer; `reset_mid_answer` sends the headers
+ * and the first part of the next scripted turn (a few chunks when streamed), then resets; `end_early` streams the
+ * next scripted turn without its finish chunk and `[DONE]`, and ends cleanly.
  */
 export type InjectedFailure =
-  | { status: number; retryAfter?: number; retryAfterMs?: number; message?: string; delayMs?: number }
-  | { delayMs: number };
+  | { status: number; retryAfter?: number; retryAfterMs?: number; message?: string; code?: string; delayMs?: number }
+  | { delayMs: number }
+  | { body: string; status?: number; contentType?: string; delayMs?: number }
+  | { cut: "reset" | "reset_mid_answer" | "end_early"; delayMs?: number };
 
 /** Computes the answer from the request body instead of a script. */
 export type MockHandler = (body: MockRequestBody, request: RecordedRequest) => ScriptedTurn | Promise<ScriptedTurn>;
@@ -107,8 +113,14 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
     const failure = failures.shift();
     if (failure) {
       if (failure.delayMs !== undefined && !(await delay(failure.delayMs, response))) return;
+      if ("body" in failure) {
+        response.writeHead(failure.status ?? 200, { "content-type": failure.contentType ?? "application/json" });
+        return void response.end(failure.body);
+      }
       if ("status" in failure) return sendFailure(response, failure, record.body);
+      if ("cut" in failure && failure.cut === "reset") return void response.socket?.destroy();
     }
+    const cut = failure && "cut" in failure && failure.cut !== "reset" ? failure.cut : undefined;
     const turn = options.handler ? await options.handler(record.body, record) : script.shift();
     if (turn === undefined) {
       // x-should-retry: false, so that a client with retries reports this at once instead of retrying it.
@@ -126,7 +138,13 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
     }
     if (record.body.stream === true) {
       const streamOptions = record.body["stream_options"] as { include_usage?: boolean } | undefined;
-      return sendStream(response, resolved, model, modelCalls, streamOptions?.include_usage === true);
+      return sendStream(response, resolved, model, modelCalls, streamOptions?.include_usage === true, cut);
+    }
+    if (cut === "reset_mid_answer") {
+      const text = JSON.stringify(chatAnswer(resolved, model, modelCalls));
+      response.writeHead(200, { "content-type": "application/json", "content-length": String(text.length) });
+      response.write(text.slice(0, Math.floor(text.length / 2)));
+      return void setTimeout(() => response.socket?.destroy(), 20);
     }
     return sendJSON(response, 200, chatAnswer(resolved, model, modelCalls));
   }
@@ -210,7 +228,7 @@ function sendJSON(response: ServerResponse, status: number, body: unknown, heade
   response.end(JSON.stringify(body));
 }
 
-function sendFailure(response: ServerResponse, failure: { status: number; retryAfter?: number; retryAfterMs?: number; message?: string }, body: MockRequestBody): void {
+function sendFailure(response: ServerResponse, failure: { status: number; retryAfter?: number; retryAfterMs?: number; message?: string; code?: string }, body: MockRequestBody): void {
   const headers: Record<string, string> = {};
   if (failure.retryAfter !== undefined) headers["retry-after"] = String(failure.retryAfter);
   if (failure.retryAfterMs !== undefined) headers["retry-after-ms"] = String(failure.retryAfterMs);
@@ -218,7 +236,8 @@ function sendFailure(response: ServerResponse, failure: { status: number; retryA
     failure.message ??
     (failure.status === 404 ? `The model \`${String(body.model)}\` does not exist or you do not have access to it.` : (DEFAULT_ERROR_MESSAGES[failure.status] ?? `mock failure ${failure.status}`));
   const type = failure.status === 429 ? "rate_limit_error" : failure.status >= 500 ? "server_error" : "invalid_request_error";
-  sendJSON(response, failure.status, { error: { message, type, param: null, code: failure.status === 404 ? "model_not_found" : null } }, headers);
+  const code = failure.code ?? (failure.status === 404 ? "model_not_found" : null);
+  sendJSON(response, failure.status, { error: { message, type: failure.code ?? type, param: null, code } }, headers);
 }
 
 function wireUsage(turn: ResolvedTurn): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
@@ -241,8 +260,8 @@ function chatAnswer(turn: ResolvedTurn, model: string, callNumber: number): unkn
 }
 
 /** Stream the turn the way OpenAI does: role, text in pieces, each tool call's id and name, then its arguments
- * in pieces, the finish reason, the usage chunk if asked for, `[DONE]`. */
-async function sendStream(response: ServerResponse, turn: ResolvedTurn, model: string, callNumber: number, includeUsage: boolean): Promise<void> {
+ * in pieces, the finish reason, the usage chunk if asked for, `[DONE]`. `cut` breaks it off (see InjectedFailure). */
+async function sendStream(response: ServerResponse, turn: ResolvedTurn, model: string, callNumber: number, includeUsage: boolean, cut?: "reset_mid_answer" | "end_early"): Promise<void> {
   response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
   const base = { id: `chatcmpl-mock-${callNumber}`, object: "chat.completion.chunk", created: Math.floor(Date.now() / 1000), model };
   const deltas: Array<Record<string, unknown>> = [{ role: "assistant", content: "" }];
@@ -252,14 +271,19 @@ async function sendStream(response: ServerResponse, turn: ResolvedTurn, model: s
     for (const piece of splitIntoChunks(call.arguments)) deltas.push({ tool_calls: [{ index, function: { arguments: piece } }] });
   });
   const events: unknown[] = deltas.map((delta) => ({ ...base, choices: [{ index: 0, delta, finish_reason: null, logprobs: null }] }));
-  events.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: turn.finishReason, logprobs: null }] });
-  if (includeUsage) events.push({ ...base, choices: [], usage: wireUsage(turn) });
+  if (cut === "reset_mid_answer") events.splice(Math.min(events.length, 2));
+  if (cut === undefined) {
+    events.push({ ...base, choices: [{ index: 0, delta: {}, finish_reason: turn.finishReason, logprobs: null }] });
+    if (includeUsage) events.push({ ...base, choices: [], usage: wireUsage(turn) });
+  }
   for (const event of events) {
     if (response.destroyed) return;
     response.write(`data: ${JSON.stringify(event)}\n\n`);
     // Separate writes on separate ticks, so the client really receives the answer in pieces.
     await nextTick();
   }
+  if (cut === "reset_mid_answer") return void setTimeout(() => response.socket?.destroy(), 20);
+  if (cut === "end_early") return void response.end();
   response.end("data: [DONE]\n\n");
 }
 

@@ -176,10 +176,14 @@ describe("OpenAIChatModel over HTTP", () => {
   });
 
   it("times out a slow server with provider_timeout", async () => {
-    const { model, server } = await modelOnMock({ failures: [{ delayMs: 5_000 }], script: ["too late"] }, { timeoutMs: 100 });
+    // Long enough for the request to reach the server on a busy machine, far shorter than the server's delay.
+    const { model, server } = await modelOnMock({ failures: [{ delayMs: 10_000 }], script: ["too late"] }, { timeoutMs: 1000 });
     const error = await rejection(model.generate(ASK));
     expect(error.code).toBe("provider_timeout");
-    expect(error.message).toContain("0.1 s");
+    expect(error.message).toContain("1 s");
+    // The message names the settings that raise the timeout.
+    expect(error.hint).toContain("timeout: <seconds>");
+    expect(error.hint).toContain("--timeout <seconds>");
     expect(server.requests).toHaveLength(1);
   });
 

@@ -1,0 +1,164 @@
+/**
+ * The one redaction mechanism for every text that leaves lllm (answers, errors, logs, caches): each registered
+ * secret is replaced by `[redacted]` in every encoding a server, a URL or a log is likely to give it back in.
+ *
+ * A key such as `ab+c/d=9` travels percent-encoded in a query string (`ab%2Bc%2Fd%3D9`), comes back with lower-case
+ * escapes, form-encoded, JSON-escaped (`ab+c\/d=9`), double-encoded, or base64-encoded inside a Basic
+ * `Authorization` header: matching the raw text alone leaks it. Each character of a secret may therefore appear
+ * raw or in any of its escaped forms (mixed freely, hex digits in either case), and base64 forms are matched at each
+ * of the three byte alignments, so a key inside a longer base64 text (`user:key`) is found too.
+ */
+
+export const REDACTED = "[redacted]";
+
+/** Shorter values would match ordinary text (a key of `test` would blank every "test"); real keys are long. */
+export const MIN_SECRET_LENGTH = 8;
+
+/** A set of secrets and one compiled pattern that finds any of them in any encoding. */
+export class SecretRedactor {
+  private readonly secrets = new Set<string>();
+  private pattern: RegExp | undefined;
+
+  /** Remember a secret; values shorter than `MIN_SECRET_LENGTH` (or undefined) are ignored. */
+  add(secret: string | undefined): void {
+    if (secret === undefined || secret.length < MIN_SECRET_LENGTH || this.secrets.has(secret)) return;
+    this.secrets.add(secret);
+    this.pattern = undefined;
+  }
+
+  get size(): number {
+    return this.secrets.size;
+  }
+
+  /** The text with every known secret, in every encoding, replaced by `[redacted]`. */
+  redact(text: string): string {
+    if (this.secrets.size === 0 || text.length < MIN_SECRET_LENGTH) return text;
+    this.pattern ??= compile([...this.secrets]);
+    this.pattern.lastIndex = 0;
+    return text.replace(this.pattern, REDACTED);
+  }
+
+  /** A copy of a JSON-like value with every string (object keys included) redacted. */
+  redactValue<T>(value: T): T {
+    if (this.secrets.size === 0) return value;
+    return walk(value, (text) => this.redact(text)) as T;
+  }
+
+  /**
+   * Redact an error in place: its message, stack, hint and `cause` chain (which `--verbose` prints), so that the
+   * same object can be thrown on. Returns it for convenience.
+   */
+  redactError<T>(error: T): T {
+    if (this.secrets.size === 0) return error;
+    const seen = new Set<unknown>();
+    let current: unknown = error;
+    while (current instanceof Error && !seen.has(current)) {
+      seen.add(current);
+      const writable = current as Error & { hint?: unknown };
+      try {
+        writable.message = this.redact(writable.message);
+        if (writable.stack) writable.stack = this.redact(writable.stack);
+        if (typeof writable.hint === "string") Object.defineProperty(writable, "hint", { value: this.redact(writable.hint), configurable: true, enumerable: true });
+      } catch {
+        // A frozen error from a library: nothing to write, and the CLI output is redacted as well.
+      }
+      current = current.cause;
+    }
+    return error;
+  }
+}
+
+/** The process-wide redactor: providers and proxies register the keys they use, the CLI redacts what it prints. */
+export const secrets = new SecretRedactor();
+
+/** Register a key with the process-wide redactor. */
+export function registerSecret(secret: string | undefined): void {
+  secrets.add(secret);
+}
+
+/** Variable names whose values are credentials by convention: `OPENAI_API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`… */
+const SECRET_NAME = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
+
+/**
+ * Register the values of the environment's credential-like variables, so that a key a tool or a server echoes is
+ * removed even when lllm itself never used it.
+ */
+export function registerEnvironmentSecrets(env: NodeJS.ProcessEnv): void {
+  for (const [name, value] of Object.entries(env)) if (SECRET_NAME.test(name)) secrets.add(value);
+}
+
+/** Redact text with the process-wide redactor. */
+export function redactSecrets(text: string): string {
+  return secrets.redact(text);
+}
+
+function walk(value: unknown, redact: (text: string) => string): unknown {
+  if (typeof value === "string") return redact(value);
+  if (Array.isArray(value)) return value.map((item) => walk(item, redact));
+  if (value !== null && typeof value === "object" && (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null)) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [redact(key), walk(item, redact)]));
+  }
+  return value;
+}
+
+function compile(list: string[]): RegExp {
+  // Longest first: a secret that contains another is removed whole.
+  const alternatives = list.sort((a, b) => b.length - a.length).flatMap((secret) => [...base64Forms(secret), hexForm(secret), textForm(secret)]);
+  return new RegExp(alternatives.join("|"), "g");
+}
+
+/** Each character raw or escaped: %XX (either case, also double-encoded %25XX), JSON \uXXXX, HTML &#…;, and the
+ * form-encoding `+` for a space (and a space for `+`, which a server may decode a raw `+` to). */
+function textForm(secret: string): string {
+  return [...secret]
+    .map((char) => {
+      const forms = [escapeRegExp(char)];
+      const bytes = [...Buffer.from(char, "utf8")];
+      forms.push(bytes.map((byte) => `%(?:25)?${hexPattern(byte, 2)}`).join(""));
+      const code = char.codePointAt(0)!;
+      if (code <= 0xffff) forms.push(`\\\\u${hexPattern(code, 4)}`);
+      forms.push(`&#0*${code};`, `&#[xX]0*${hexPattern(code, 0)};`);
+      if (char === " ") forms.push("\\+");
+      if (char === "+") forms.push(" ");
+      if (char === "/") forms.push("\\\\/");
+      return `(?:${forms.join("|")})`;
+    })
+    .join("");
+}
+
+function hexForm(secret: string): string {
+  return [...Buffer.from(secret, "utf8")].map((byte) => hexPattern(byte, 2)).join("");
+}
+
+/** The base64 characters that depend only on the secret's bytes, at each alignment, in both alphabets; and the
+ * whole encoding with its padding first, so a lone encoded key is removed entirely. */
+function base64Forms(secret: string): string[] {
+  const bytes = Buffer.from(secret, "utf8");
+  const forms = new Set<string>();
+  forms.add(bytes.toString("base64"));
+  forms.add(bytes.toString("base64url"));
+  for (let offset = 0; offset < 3; offset += 1) {
+    const encoded = Buffer.concat([Buffer.alloc(offset), bytes]).toString("base64");
+    const first = Math.ceil((offset * 8) / 6);
+    const last = Math.floor(((offset + bytes.length) * 8) / 6);
+    const stable = encoded.slice(first, last);
+    if (stable.length < MIN_SECRET_LENGTH) continue;
+    forms.add(stable);
+    forms.add(stable.replaceAll("+", "-").replaceAll("/", "_"));
+  }
+  return [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp);
+}
+
+/** A hex number as a pattern accepting both cases, zero-padded to `width` digits (0: no padding). */
+function hexPattern(value: number, width: number): string {
+  return value
+    .toString(16)
+    .padStart(width, "0")
+    .split("")
+    .map((digit) => (/[a-f]/.test(digit) ? `[${digit}${digit.toUpperCase()}]` : digit))
+    .join("");
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
