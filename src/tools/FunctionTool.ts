@@ -7,6 +7,8 @@ import type { JsonSchema } from "./JsonSchema.js";
 import { checkRequired } from "./normalizeParameters.js";
 import { checkToolName } from "./toolName.js";
 import { toolInvalid } from "./toolInvalid.js";
+import { recordToolFailure } from "./toolFailure.js";
+import { runInToolScope } from "./toolScope.js";
 
 /**
  * The brand every FunctionTool carries. It is a registered symbol so that a tool made by another copy of this
@@ -174,8 +176,9 @@ export class FunctionTool {
 
     let result: unknown;
     try {
-      result = await run(checked.value, context);
+      result = await runInToolScope({ label: this.name, file: this.source?.file }, () => run(checked.value, context));
     } catch (error) {
+      recordToolFailure(call, error, this.source?.file);
       return fail(call, errorMessage(error));
     }
     call.result = result;

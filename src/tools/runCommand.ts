@@ -69,7 +69,12 @@ export function runCommand(options: RunCommandOptions): Promise<string> {
     };
 
     child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr.push(chunk);
+      // The program's stderr is its log: shown as it comes (the CLI marks each line with the tool's name), and
+      // its tail is also the error message when the program fails.
+      process.stderr.write(chunk);
+    });
     // A program that does not read its input closes stdin early; that is not an error.
     child.stdin.on("error", () => {});
     child.stdin.end(options.input);
