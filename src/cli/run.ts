@@ -12,6 +12,7 @@ import { templatePlaceholders } from "../prompts/index.js";
 import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/approval.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
+import { warnBrokenFiles } from "./loadRegistry.js";
 import { toolFailureText } from "./toolFailureText.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 
@@ -41,6 +42,7 @@ class DryRunStop extends Error {
 export async function runCommand(target: string, options: RunCommandOptions): Promise<void> {
   const file = await resolveTacticTarget(target, options.package);
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
+  warnBrokenFiles(prepared.registry);
   const input = readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
   const vars = parseVars(options.var ?? []);
   const maxSteps = options.maxSteps === undefined ? undefined : parseCount(options.maxSteps);

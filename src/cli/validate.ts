@@ -16,6 +16,8 @@ export async function validateCommand(file: string, options: ValidateOptions): P
   let prepared: PreparedTactic;
   try {
     prepared = await prepareTactic(await resolveTacticTarget(file, options.package), { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
+    // A run that does not use a broken tool file still works, but validate is the place to hear about all of them.
+    prepared.registry.assertNoBrokenFiles();
   } catch (error) {
     // Tools read stdout: with --json an invalid tactic is data too (the CLI prints the failure object with its
     // problems), besides the message on stderr and exit 2.

@@ -148,3 +148,39 @@ describe("a tool that throws", () => {
     expect(verbose.stderr).toMatch(/tool `boom` threw at .*boom\.ts:4/);
   });
 });
+
+describe("one broken tool file in a package", () => {
+  const broken = { "pkg/tools/broken.ts": 'import { tool } from "lllm";\nexport const x = tool({ name: "x", \n', "pkg/tools/empty.ts": "export default 5;\n" };
+
+  it("tools call of a healthy tool works; the broken files are reported on stderr", async () => {
+    const dir = tree(broken);
+    const result = await runCli(["tools", "call", "chatty", "-p", "pkg", "--args", '{"city": "Oslo"}'], { cwd: dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("sunny in Oslo");
+    expect(result.stderr).toMatch(/lllm: warning: .*pkg\/tools\/broken\.ts:\d+: tool file failed to load: /);
+    expect(result.stderr).toMatch(/pkg\/tools\/empty\.ts: tool file defines no tool: its exports are `default` \(number\)/);
+  });
+
+  it("tools list lists the healthy tools and warns about the broken files", async () => {
+    const dir = tree(broken);
+    const result = await runCli(["tools", "list", "-p", "pkg"], { cwd: dir });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("pkg.tools:chatty");
+    expect(result.stderr).toContain("broken.ts");
+  });
+
+  it("a run that does not use the broken tool runs; one that does fails naming the file; validate exits 2", async () => {
+    const dir = tree({ ...broken, ...scripted([{ text: "Fine." }]), "uses_x.yaml": "packages: [./pkg]\nagent_configs:\n  - name: bot\n    model_name: m\n    system_prompt: hi\n    tools: [chatty, x]\n" });
+    const ok = await runCli(["run", "tactic.yaml", "--model", "scripted:turns.json", "--input", "go"], { cwd: dir });
+    expect(ok).toMatchObject({ code: 0, stdout: "Fine.\n" });
+    expect(ok.stderr).toContain("broken.ts");
+    const usesBroken = await runCli(["run", "uses_x.yaml", "--model", "scripted:turns.json", "--input", "go"], { cwd: dir });
+    expect(usesBroken.code).toBe(2);
+    expect(usesBroken.stderr).toContain("tool `x` not found");
+    expect(usesBroken.stderr).toMatch(/did not load and may define it: .*broken\.ts/);
+    const validate = await runCli(["validate", "tactic.yaml"], { cwd: dir });
+    expect(validate.code).toBe(2);
+    expect(validate.stderr).toContain("broken.ts");
+    expect(validate.stderr).toContain("empty.ts");
+  });
+});
