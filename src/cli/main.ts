@@ -31,6 +31,8 @@ export function buildProgram(): Command {
     .version(version(), "-V, --version")
     .option("-v, --verbose", "show stack traces and more detail on stderr")
     .showHelpAfterError("(run with --help for usage)")
+    // Global options (--verbose) are listed in every command's help too: `lllm run --help` is where users look.
+    .configureHelp({ showGlobalOptions: true })
     .configureOutput({
       writeErr: (text) => process.stderr.write(text),
       writeOut: (text) => process.stdout.write(text),

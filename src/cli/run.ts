@@ -13,6 +13,7 @@ import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/approval.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
+import { StreamedLine } from "./StreamedLine.js";
 import { toolFailureText } from "./toolFailureText.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 
@@ -60,9 +61,11 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
 
   const stream = options.stream ?? Boolean(process.stdout.isTTY);
   let streamed = false;
+  const line = new StreamedLine(Boolean(process.stdout.isTTY && process.stderr.isTTY));
   const onText = stream && !options.json && !options.dryRun
     ? (delta: string): void => {
         streamed = true;
+        line.text(delta);
         process.stdout.write(delta);
       }
     : undefined;
@@ -87,6 +90,7 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       ...(onText ? { onText } : {}),
       onEvent: (event) => {
         if (event.type === "model_reply") countUsage(usage, event.usage);
+        if (options.verbose || event.type === "warning") process.stderr.write(line.breakForLog());
         reportEvent(event, Boolean(options.verbose));
       },
       ...(options.dryRun ? { createModel: (config) => dryRunModel(config.model_name ?? "", config.api_type) } : {}),
@@ -96,7 +100,7 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
     if (options.json) {
       writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...result }, null, 2));
     } else if (streamed) {
-      process.stdout.write("\n");
+      process.stdout.write(line.end());
     } else {
       writeOut(typeof result.output === "string" ? result.output : JSON.stringify(result.output, null, 2));
     }
