@@ -1,4 +1,4 @@
-import { currentToolScope, type ToolScope } from "../tools/toolScope.js";
+import { currentToolScope, setShowCommandStderr, type ToolScope } from "../tools/toolScope.js";
 
 type Write = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((error?: Error | null) => void), callback?: (error?: Error | null) => void) => boolean;
 
@@ -8,7 +8,7 @@ type Write = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((error?: 
  * tool's name (`[get_weather] …`), so `lllm run --json | jq` keeps working whatever a tool prints.
  *
  * Tool code is recognised by the scope `FunctionTool.call` (and a tool file's import) runs it in; everything
- * else, lllm's own output included, reaches the real streams unchanged. Patching `write` on the stream objects
+ * else, lllm's own output included, reaches the real streams unchanged. A command tool's stderr is shown too. Patching `write` on the stream objects
  * catches `console.*` too, since the global console writes through them.
  */
 export function reserveStdout(): void {
@@ -25,6 +25,7 @@ export function reserveStdout(): void {
     };
   stdout.write = redirect(writeOut);
   stderr.write = redirect(writeErr);
+  setShowCommandStderr(true);
 }
 
 /** `[label] ` at the start of every line the scope writes; a line written in several pieces is marked once. */

@@ -42,3 +42,18 @@ export function currentToolScope(): ToolScope | undefined {
 export function unsettledToolScopes(): ToolScope[] {
   return [...running];
 }
+
+let showCommandStderr = false;
+
+/**
+ * Whether a command tool's stderr is copied to this process's stderr as it arrives (it always becomes the error
+ * message when the program fails). The CLI turns it on together with the marking of tool output; a library user
+ * keeps a quiet stderr unless they ask for it.
+ */
+export function setShowCommandStderr(show: boolean): void {
+  showCommandStderr = show;
+}
+
+export function showsCommandStderr(): boolean {
+  return showCommandStderr;
+}
