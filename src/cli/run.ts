@@ -112,7 +112,11 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       writeOut(JSON.stringify(body, null, 2));
       return;
     }
-    if (controller.signal.aborted) throw new InterruptedError("interrupted", "interrupted by the user", { cause: error });
+    if (controller.signal.aborted) {
+      const interrupted = new InterruptedError("interrupted", "interrupted by the user", { cause: error });
+      addFailureDetails(interrupted, { output: null, usage });
+      throw interrupted;
+    }
     // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
     addFailureDetails(error, { output: null, usage, ...(error instanceof LllmError && "report" in error ? { code_action: (error as { report: unknown }).report } : {}) });
     throw error;

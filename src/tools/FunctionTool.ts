@@ -183,8 +183,8 @@ export class FunctionTool {
     try {
       result = await this.runWithin(run, checked.value, context);
     } catch (error) {
-      // A timeout is not the tool's exception: there is no tool stack to show.
-      if (!(error instanceof ToolError && error.code === "tool_timeout")) recordToolFailure(call, error, this.source?.file);
+      // A timeout or a failed command is lllm's report, not an exception of the tool's code: no stack to show.
+      if (!(error instanceof ToolError && (error.code === "tool_timeout" || error.code.startsWith("tool_command_")))) recordToolFailure(call, error, this.source?.file);
       return fail(call, errorMessage(error));
     }
     call.result = result;
