@@ -29,7 +29,13 @@ function unfinishedError(): LllmError {
       hint: "Run again with --verbose; if no package code is involved, this is a bug in lllm: please report it.",
     });
   }
-  const names = [...new Set(scopes.map((scope) => `\`${scope.label}\``))].join(", ");
+  if (last.kind === "import") {
+    return new ToolError("tool_never_settled", `tool file \`${last.label}\` never finished loading: its top-level code awaits a promise that never settles, and nothing else was left to wait for`, {
+      ...(last.file ? { location: { file: last.file } } : {}),
+      hint: "Look for a top-level `await` in the file (or in what it imports) that waits for something that never happens.",
+    });
+  }
+  const names = [...new Set(scopes.filter((scope) => scope.kind === "run").map((scope) => `\`${scope.label}\``))].join(", ");
   return new ToolError("tool_never_settled", `tool ${names} never finished: it returned a promise that never resolved or rejected, and nothing else was left to wait for, so the run ended without an answer`, {
     ...(last.file ? { location: { file: last.file } } : {}),
     hint: "Make the tool's run resolve or reject on every path (look for a callback that is never called, an event that never fires, a promise that is never resolved).",

@@ -17,7 +17,7 @@ export async function importModule(file: string): Promise<Record<string, unknown
   loader ??= createLoader();
   const jiti = await loader;
   // A tool file's top-level code is tool code too: what it prints is marked with its name, like a tool's output.
-  const loaded: unknown = await runInToolScope({ label: path.basename(file), file }, () => jiti.import(file));
+  const loaded: unknown = await runInToolScope({ label: path.basename(file), file, kind: "import" }, () => jiti.import(file));
   return typeof loaded === "object" && loaded !== null ? (loaded as Record<string, unknown>) : { default: loaded };
 }
 

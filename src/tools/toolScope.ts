@@ -11,6 +11,8 @@ export interface ToolScope {
   readonly label: string;
   /** The file the tool was defined in, when known. */
   readonly file?: string | undefined;
+  /** A tool's run, or a tool file's import (its top-level code). */
+  readonly kind: "run" | "import";
   /** Whether the next character written by this scope starts a line (a prefix goes there). */
   atLineStart: boolean;
 }
@@ -23,8 +25,8 @@ const running = new Set<ToolScope>();
  * scope is listed as unsettled until the body resolves or rejects: a body that never settles stays listed, which
  * is how a drained event loop can name it.
  */
-export async function runInToolScope<T>(options: { label: string; file?: string | undefined }, body: () => T | Promise<T>): Promise<T> {
-  const scope: ToolScope = { label: options.label, file: options.file, atLineStart: true };
+export async function runInToolScope<T>(options: { label: string; file?: string | undefined; kind?: "run" | "import" }, body: () => T | Promise<T>): Promise<T> {
+  const scope: ToolScope = { label: options.label, file: options.file, kind: options.kind ?? "run", atLineStart: true };
   running.add(scope);
   try {
     return await storage.run(scope, body);

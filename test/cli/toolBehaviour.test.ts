@@ -93,6 +93,13 @@ describe("a tool that never settles", () => {
     expect(failure.error.message).toContain("`hang`");
   });
 
+  it("a tool file whose top-level code never settles is named too", async () => {
+    const dir = tree({ "late/tools/late.ts": 'import { tool } from "lllm";\nawait new Promise(() => {});\nexport default tool({ name: "late", description: "d", run: () => 1 });\n' });
+    const result = await runCli(["tools", "list", "-p", "late"], { cwd: dir });
+    expect(result).toMatchObject({ code: 1, stdout: "" });
+    expect(result.stderr).toContain("tool file `late.ts` never finished loading");
+  });
+
   it("lllm tools call fails too", async () => {
     const dir = tree();
     const result = await runCli(["tools", "call", "hang", "-p", "pkg"], { cwd: dir });
