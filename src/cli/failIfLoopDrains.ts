@@ -30,7 +30,7 @@ function unfinishedError(): LllmError {
     });
   }
   if (last.kind === "import") {
-    return new ToolError("tool_never_settled", `tool file \`${last.label}\` never finished loading: its top-level code awaits a promise that never settles, and nothing else was left to wait for`, {
+    return new ToolError("tool_never_settled", `package file \`${last.label}\` never finished loading: its top-level code awaits a promise that never settles, and nothing else was left to wait for`, {
       ...(last.file ? { location: { file: last.file } } : {}),
       hint: "Look for a top-level `await` in the file (or in what it imports) that waits for something that never happens.",
     });

@@ -11,7 +11,11 @@ type Write = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((error?: 
  * else, lllm's own output included, reaches the real streams unchanged. A command tool's stderr is shown too. Patching `write` on the stream objects
  * catches `console.*` too, since the global console writes through them.
  */
+let reserved = false;
+
 export function reserveStdout(): void {
+  if (reserved) return; // patching twice would mark lines twice
+  reserved = true;
   const stdout = process.stdout as unknown as { write: Write };
   const stderr = process.stderr as unknown as { write: Write };
   const writeOut = stdout.write.bind(process.stdout);

@@ -97,7 +97,7 @@ describe("a tool that never settles", () => {
     const dir = tree({ "late/tools/late.ts": 'import { tool } from "lllm";\nawait new Promise(() => {});\nexport default tool({ name: "late", description: "d", run: () => 1 });\n' });
     const result = await runCli(["tools", "list", "-p", "late"], { cwd: dir });
     expect(result).toMatchObject({ code: 1, stdout: "" });
-    expect(result.stderr).toContain("tool file `late.ts` never finished loading");
+    expect(result.stderr).toContain("package file `late.ts` never finished loading");
   });
 
   it("lllm tools call fails too", async () => {
