@@ -1,6 +1,6 @@
 import { LllmError, ToolError } from "../errors.js";
 import { unsettledToolScopes } from "../tools/toolScope.js";
-import { failureJson, reportError, writeOut } from "./output.js";
+import { addFailureDetails, failureJson, reportError, runningCommandDetails, writeOut } from "./output.js";
 
 /**
  * Fail the command when Node's event loop drains before it finished. That happens when the command awaits a
@@ -14,6 +14,7 @@ export function failIfLoopDrains(options: { verbose: boolean; json: () => boolea
   const onBeforeExit = (): void => {
     process.off("beforeExit", onBeforeExit);
     const error = unfinishedError();
+    addFailureDetails(error, runningCommandDetails());
     process.exitCode = reportError(error, options.verbose);
     if (options.json()) writeOut(JSON.stringify(failureJson(error), null, 2));
   };

@@ -69,6 +69,20 @@ export function addFailureDetails(error: unknown, details: Record<string, unknow
   failureDetails.set(error, { ...failureDetails.get(error), ...details });
 }
 
+let runningDetails: (() => Record<string, unknown>) | undefined;
+
+/**
+ * What the running command knows so far (a run's usage), for a failure that has no error object to carry it:
+ * the event loop draining while a tool never settles (see `failIfLoopDrains`).
+ */
+export function setRunningDetails(provider: () => Record<string, unknown>): void {
+  runningDetails = provider;
+}
+
+export function runningCommandDetails(): Record<string, unknown> {
+  return runningDetails?.() ?? {};
+}
+
 /** The one JSON object a `--json` command prints on failure: `{schema_version, error: {code, message, hint}, …}`. */
 export function failureJson(error: unknown, fallbackCode = "internal_error"): Record<string, unknown> {
   const details = typeof error === "object" && error !== null ? failureDetails.get(error) : undefined;

@@ -15,7 +15,7 @@ import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
 import { StreamedLine } from "./StreamedLine.js";
 import { toolFailureText } from "./toolFailureText.js";
-import { addFailureDetails, paint, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
+import { addFailureDetails, paint, SCHEMA_VERSION, setRunningDetails, warn, writeErr, writeOut } from "./output.js";
 
 export interface RunCommandOptions {
   input?: string;
@@ -72,6 +72,7 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
 
   // Counted here too, so that a failed run's --json object can still say what was spent.
   const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 };
+  setRunningDetails(() => ({ output: null, usage }));
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = (): void => {

@@ -90,6 +90,7 @@ describe("a tool that never settles", () => {
     const failure = JSON.parse(result.stdout) as { schema_version: number; error: { code: string; message: string } };
     expect(failure.schema_version).toBe(1);
     expect(failure.error.code).toBe("tool_never_settled");
+    expect(failure).toMatchObject({ output: null, usage: { llm_calls: 1 } });
     expect(failure.error.message).toContain("`hang`");
   });
 
