@@ -19,7 +19,7 @@ export class UnknownToolError extends ModelBehaviorError {
     else offered = "no tools were offered on this turn";
     const suggestion = didYouMean(toolName, offeredTools);
     super("unknown_tool", `agent \`${agent}\` called the tool \`${toolName}\`, which is not offered on this turn; ${offered}${suggestion ? ` (${suggestion})` : ""}`, {
-      hint: "Add the tool to the system prompt's functionList (offered on every turn) or to the turn prompt's; a turn prompt with agentTools: false offers only its own tools.",
+      hint: `Add it to this agent's \`tools:\` list in the tactic file (under \`agent_configs\`, or \`global.tools\` for every agent), or say in the system prompt which tools exist. From code: the system prompt's functionList, or the turn prompt's (a turn prompt with agentTools: false offers only its own tools).`,
     });
     this.toolName = toolName;
     this.offeredTools = offeredTools;

@@ -1,16 +1,25 @@
 import path from "node:path";
 import { loadProjectSettings } from "../config/index.js";
+import { formatProblem } from "../errors.js";
 import { Registry } from "../registry/index.js";
+import { warn } from "./output.js";
 
 /** The registry for commands that work on packages without a tactic: `--package` folders, settings, discovery. */
-export async function loadRegistry(packages: string[] | undefined): Promise<Registry> {
+export async function loadRegistry(packages: string[] | undefined, options: { quiet?: boolean } = {}): Promise<Registry> {
   const cwd = process.cwd();
   const { settings, file } = await loadProjectSettings(cwd);
-  return Registry.load({
+  const registry = await Registry.load({
     packages: [
       ...(packages ?? []).map((dir) => ({ dir: path.resolve(cwd, dir), location: { file: "--package" } })),
       ...(settings.packages ?? []).map((dir) => ({ dir, ...(file ? { location: { file } } : {}) })),
     ],
     cwd,
   });
+  if (!options.quiet) warnBrokenFiles(registry);
+  return registry;
+}
+
+/** One warning per tool file that did not load: the package's other tools still work. */
+export function warnBrokenFiles(registry: Registry): void {
+  for (const problem of registry.brokenFiles()) warn(`${formatProblem(problem)}\n  (this file's tools are not available; the package's other tools are)`);
 }

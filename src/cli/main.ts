@@ -1,7 +1,10 @@
 import { Argument, Command, CommanderError, Option } from "commander";
 import { readFileSync } from "node:fs";
-import { reportError } from "./output.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
+import { ConfigError } from "../errors.js";
+import { failIfLoopDrains } from "./failIfLoopDrains.js";
+import { failureJson, reportError, writeOut } from "./output.js";
+import { reserveStdout } from "./reserveStdout.js";
 
 /** Global flags every command sees. */
 export interface GlobalOptions {
@@ -29,6 +32,8 @@ export function buildProgram(): Command {
     .version(version(), "-V, --version")
     .option("-v, --verbose", "show stack traces and more detail on stderr")
     .showHelpAfterError("(run with --help for usage)")
+    // Global options (--verbose) are listed in every command's help too: `lllm run --help` is where users look.
+    .configureHelp({ showGlobalOptions: true })
     .configureOutput({
       writeErr: (text) => process.stderr.write(text),
       writeOut: (text) => process.stdout.write(text),
@@ -55,7 +60,7 @@ export function buildProgram(): Command {
     .description("run a tactic and print its answer")
     .argument("<tactic>", "tactic file, or a package ref such as weather.tactics:weather")
     .option("-i, --input <text>", "the input (default: standard input when it is not a terminal)")
-    .option("-f, --input-file <file>", "read the input from a file")
+    .option("-f, --input-file <file>", "read the input from a file (`-` for standard input)")
     .option("--var <key=value>", "a template argument for the prompts (repeatable)", collect)
     .option("-m, --model <name>", "use this model for every agent (e.g. gpt-4o-mini, ollama/llama3, scripted:turns.yaml)")
     .option("--max-steps <n>", "override every agent's max_interrupt_steps")
@@ -193,16 +198,28 @@ export async function main(argv: string[]): Promise<void> {
   });
   if (argv.includes("--no-color")) process.env.NO_COLOR = "1";
   registerEnvironmentSecrets(process.env);
+  reserveStdout();
   const program = buildProgram();
   const verbose = argv.includes("--verbose") || argv.includes("-v");
+  // Decided by the command's own parsed options once it runs; before that (a usage error), by the words given.
+  let json = argv.includes("--json");
+  program.hook("preAction", (_program, command) => {
+    json = command.opts().json === true;
+  });
+  const stopWatching = failIfLoopDrains({ verbose, json: () => json });
   try {
     await program.parseAsync(argv);
   } catch (error) {
     if (error instanceof CommanderError) {
       // Help and version are successes; every other commander error is a usage error (exit 2).
       process.exitCode = error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version" ? 0 : 2;
+      if (process.exitCode === 2 && json) writeOut(JSON.stringify(failureJson(new ConfigError("usage", error.message.replace(/^error: /, "").trim())), null, 2));
       return;
     }
     process.exitCode = reportError(error, verbose);
+    // Every --json command prints one JSON object, on failure too, so a pipeline reads data either way.
+    if (json) writeOut(JSON.stringify(failureJson(error), null, 2));
+  } finally {
+    stopWatching();
   }
 }

@@ -55,3 +55,64 @@ function formatLllmError(error: LllmError): string {
   const hint = error.hint && singleProblem && !error.message.includes(error.hint) ? `\n  ${paint("dim", error.hint)}` : "";
   return `${paint("red", "lllm: error:")} ${where}${error.message}${hint}`;
 }
+
+/**
+ * The version of the JSON objects `--json` prints (success and failure alike). Raise it when a field changes
+ * meaning or goes away; new fields do not change it.
+ */
+export const SCHEMA_VERSION = 1;
+
+const failureDetails = new WeakMap<object, Record<string, unknown>>();
+
+/**
+ * Attach what a failed command still knows (usage so far, a code-action report, `valid: false`) to its error;
+ * the CLI puts it into the one JSON object that `--json` prints on failure.
+ */
+export function addFailureDetails(error: unknown, details: Record<string, unknown>): void {
+  if (typeof error !== "object" || error === null) return;
+  failureDetails.set(error, { ...failureDetails.get(error), ...details });
+}
+
+let runningDetails: (() => Record<string, unknown>) | undefined;
+
+/**
+ * What the running command knows so far (a run's usage), for a failure that has no error object to carry it:
+ * the event loop draining while a tool never settles (see `failIfLoopDrains`).
+ */
+export function setRunningDetails(provider: () => Record<string, unknown>): void {
+  runningDetails = provider;
+}
+
+export function runningCommandDetails(): Record<string, unknown> {
+  return runningDetails?.() ?? {};
+}
+
+/** The one JSON object a `--json` command prints on failure: `{schema_version, error: {code, message, hint}, …}`. */
+export function failureJson(error: unknown, fallbackCode = "internal_error"): Record<string, unknown> {
+  const details = typeof error === "object" && error !== null ? failureDetails.get(error) : undefined;
+  if (!isLllmError(error)) {
+    const message = error instanceof Error ? error.message : String(error);
+    return { schema_version: SCHEMA_VERSION, ...details, error: { code: fallbackCode, message, hint: null } };
+  }
+  const problems = "problems" in error && Array.isArray(error.problems) && error.problems.length > 0 ? (error.problems as Array<{ message: string; location?: { file: string; line?: number; column?: number }; hint?: string }>) : undefined;
+  const location = error.location ?? (problems?.length === 1 ? problems[0]!.location : undefined);
+  return {
+    schema_version: SCHEMA_VERSION,
+    ...details,
+    error: {
+      code: error.code,
+      message: error.message,
+      hint: error.hint ?? null,
+      ...(location ? { file: location.file, line: location.line ?? null, column: location.column ?? null } : {}),
+    },
+    ...(problems
+      ? {
+          problems: problems.map((problem) => ({
+            message: problem.message,
+            ...(problem.location ? { file: problem.location.file, line: problem.location.line ?? null, column: problem.location.column ?? null } : {}),
+            hint: problem.hint ?? null,
+          })),
+        }
+      : {}),
+  };
+}

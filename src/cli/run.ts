@@ -12,8 +12,11 @@ import { templatePlaceholders } from "../prompts/index.js";
 import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/approval.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
-import { paint, warn, writeErr, writeOut } from "./output.js";
 import { retryReporter } from "./retryReporter.js";
+import { warnBrokenFiles } from "./loadRegistry.js";
+import { StreamedLine } from "./StreamedLine.js";
+import { toolFailureText } from "./toolFailureText.js";
+import { addFailureDetails, paint, SCHEMA_VERSION, setRunningDetails, warn, writeErr, writeOut } from "./output.js";
 
 export interface RunCommandOptions {
   input?: string;
@@ -42,6 +45,7 @@ class DryRunStop extends Error {
 export async function runCommand(target: string, options: RunCommandOptions): Promise<void> {
   const file = await resolveTacticTarget(target, options.package);
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
+  warnBrokenFiles(prepared.registry);
   const input = readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
   const vars = parseVars(options.var ?? []);
   const maxSteps = options.maxSteps === undefined ? undefined : parseCount(options.maxSteps);
@@ -60,13 +64,18 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
 
   const stream = options.stream ?? Boolean(process.stdout.isTTY);
   let streamed = false;
+  const line = new StreamedLine(Boolean(process.stdout.isTTY && process.stderr.isTTY));
   const onText = stream && !options.json && !options.dryRun
     ? (delta: string): void => {
         streamed = true;
+        line.text(delta);
         process.stdout.write(delta);
       }
     : undefined;
 
+  // Counted here too, so that a failed run's --json object can still say what was spent.
+  const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 };
+  setRunningDetails(() => ({ output: null, usage }));
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = (): void => {
@@ -85,15 +94,19 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       onModelRetry: retryReporter(Boolean(options.verbose)),
       signal: controller.signal,
       ...(onText ? { onText } : {}),
-      onEvent: (event) => reportEvent(event, Boolean(options.verbose)),
+      onEvent: (event) => {
+        if (event.type === "model_reply") countUsage(usage, event.usage);
+        if (options.verbose || event.type === "warning") process.stderr.write(line.breakForLog());
+        reportEvent(event, Boolean(options.verbose));
+      },
       ...(options.dryRun ? { createModel: (config) => dryRunModel(config.model_name ?? "", config.api_type) } : {}),
       approve: approvalPolicy(options.approve),
       ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
     });
     if (options.json) {
-      writeOut(JSON.stringify(result, null, 2));
+      writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...result }, null, 2));
     } else if (streamed) {
-      process.stdout.write("\n");
+      process.stdout.write(line.end());
     } else {
       writeOut(typeof result.output === "string" ? result.output : JSON.stringify(result.output, null, 2));
     }
@@ -105,15 +118,24 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       writeOut(JSON.stringify(body, null, 2));
       return;
     }
-    if (controller.signal.aborted) throw new InterruptedError("interrupted", "interrupted by the user", { cause: error });
-    // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
-    if (options.json && error instanceof LllmError && "report" in error) {
-      writeOut(JSON.stringify({ output: null, error: { code: error.code, message: error.message }, code_action: (error as { report: unknown }).report }, null, 2));
+    if (controller.signal.aborted) {
+      const interrupted = new InterruptedError("interrupted", "interrupted by the user", { cause: error });
+      addFailureDetails(interrupted, { output: null, usage });
+      throw interrupted;
     }
+    // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
+    addFailureDetails(error, { output: null, usage, ...(error instanceof LllmError && "report" in error ? { code_action: (error as { report: unknown }).report } : {}) });
     throw error;
   } finally {
     process.off("SIGINT", onSigint);
   }
+}
+
+function countUsage(usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; llm_calls: number }, reply: { promptTokens: number; completionTokens: number }): void {
+  usage.prompt_tokens += reply.promptTokens;
+  usage.completion_tokens += reply.completionTokens;
+  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
+  usage.llm_calls += 1;
 }
 
 /** `--approve` decides; without it a person at a terminal is asked, and with nobody to ask nothing is approved. */
@@ -139,6 +161,8 @@ function readInput(options: RunCommandOptions, prompt: string, stepPrompts: stri
     throw new ConfigError("usage_input", "give the input once: --input or --input-file, not both", { location: { file: "--input" } });
   }
   if (options.input !== undefined) return options.input;
+  // `-f -` is standard input, as with most Unix tools.
+  if (options.inputFile === "-") return readFileSync(0, "utf8").replace(/\n$/, "");
   if (options.inputFile !== undefined) {
     const file = path.resolve(options.inputFile);
     if (!existsSync(file)) throw new ConfigError("usage_input", `input file \`${options.inputFile}\` does not exist`, { location: { file: "--input-file" } });
@@ -193,9 +217,12 @@ function reportEvent(event: AgentEvent, verbose: boolean): void {
     case "model_reply":
       writeErr(`${tag} reply: ${event.toolCalls.length > 0 ? `${event.toolCalls.length} tool call(s)` : oneLine(event.text)} (${event.usage.promptTokens}+${event.usage.completionTokens} tokens)`);
       break;
-    case "tool_call":
+    case "tool_call": {
       writeErr(`${tag} ${event.call.name}(${oneLine(JSON.stringify(event.call.arguments))}) -> ${oneLine(resultText(event.call))}${event.repeated ? " (repeated, not run)" : ""} ${paint("dim", `${Math.round(event.durationMs)} ms`)}`);
+      const failure = toolFailureText(event.call);
+      if (failure) writeErr(failure);
       break;
+    }
     case "parse_retry":
       writeErr(`${tag} reply did not parse (attempt ${event.attempt}): ${oneLine(event.message)}`);
       break;

@@ -1,14 +1,16 @@
-import { ConfigError, InterruptedError } from "../errors.js";
+import { ConfigError, InterruptedError, ToolError } from "../errors.js";
 import { parseRef, type Registry } from "../registry/index.js";
 import { FunctionCall, type FunctionTool } from "../tools/index.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { parseJsonObjectFlag } from "./parseJsonObjectFlag.js";
-import { warn, writeOut } from "./output.js";
+import { failureJson, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
+import { toolFailureText } from "./toolFailureText.js";
 
 interface ToolsOptions {
   package?: string[];
   json?: boolean;
   args?: string;
+  verbose?: boolean;
 }
 
 /** `lllm tools list`: every tool of the loaded packages, with the ref to use in `tools:`. */
@@ -51,9 +53,13 @@ export async function toolsCallCommand(ref: string, options: ToolsOptions): Prom
   try {
     const call = await tool.call(new FunctionCall({ name: tool.name, arguments: args }), { signal: controller.signal, cwd: process.cwd() });
     if (controller.signal.aborted) throw new InterruptedError("interrupted", "interrupted by the user");
-    if (options.json) writeOut(JSON.stringify(call.error !== undefined ? { error: call.error } : { result: call.result ?? null }, null, 2));
+    if (options.json) writeOut(JSON.stringify(call.error !== undefined ? failureJson(new ToolError("tool_failed", call.error)) : { schema_version: SCHEMA_VERSION, result: call.result ?? null }, null, 2));
     else writeOut(call.resultStr ?? "");
-    if (call.error !== undefined) process.exitCode = 1;
+    if (call.error !== undefined) {
+      process.exitCode = 1;
+      const failure = options.verbose ? toolFailureText(call) : "";
+      if (failure) writeErr(failure);
+    }
   } finally {
     process.off("SIGINT", onSignal);
   }

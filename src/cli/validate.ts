@@ -1,8 +1,8 @@
 import path from "node:path";
-import { ConfigError, formatLocation } from "../errors.js";
+import { formatLocation } from "../errors.js";
 import { prepareTactic, type PreparedTactic } from "../tactics/prepareTactic.js";
 import { missingTemplateVariables } from "../tactics/templateVariables.js";
-import { paint, warn, writeOut } from "./output.js";
+import { addFailureDetails, paint, SCHEMA_VERSION, warn, writeOut } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 
 interface ValidateOptions {
@@ -16,9 +16,12 @@ export async function validateCommand(file: string, options: ValidateOptions): P
   let prepared: PreparedTactic;
   try {
     prepared = await prepareTactic(await resolveTacticTarget(file, options.package), { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
+    // A run that does not use a broken tool file still works, but validate is the place to hear about all of them.
+    prepared.registry.assertNoBrokenFiles();
   } catch (error) {
-    // Tools read stdout: with --json an invalid tactic is data too, besides the message on stderr and exit 2.
-    if (options.json && error instanceof ConfigError) writeOut(JSON.stringify(invalid(error), null, 2));
+    // Tools read stdout: with --json an invalid tactic is data too (the CLI prints the failure object with its
+    // problems), besides the message on stderr and exit 2.
+    addFailureDetails(error, { valid: false });
     throw error;
   }
   // Placeholders only --var can fill are fine at run time, but a typo would stop a run halfway: say so now.
@@ -32,20 +35,10 @@ export async function validateCommand(file: string, options: ValidateOptions): P
   writeOut(describe(prepared));
 }
 
-function invalid(error: ConfigError): unknown {
-  return {
-    valid: false,
-    problems: error.problems.map((problem) => ({
-      message: problem.message,
-      ...(problem.location ? { file: problem.location.file, line: problem.location.line ?? null, column: problem.location.column ?? null } : {}),
-      ...(problem.hint ? { hint: problem.hint } : {}),
-    })),
-  };
-}
-
 function summary(prepared: PreparedTactic): unknown {
   const { tactic } = prepared;
   return {
+    schema_version: SCHEMA_VERSION,
     valid: true,
     file: tactic.file,
     name: tactic.config.name ?? null,

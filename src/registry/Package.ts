@@ -4,6 +4,7 @@ import { parse as parseYaml } from "yaml";
 import { displayPath } from "../config/displayPath.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { functionFromDeclaration, toFunctionTool, type FunctionTool } from "../tools/index.js";
+import { kindOf } from "../tools/JsonSchema.js";
 import { importModule } from "./importModule.js";
 import type { PackageManifest } from "./manifest.js";
 import { formatRef, type Section } from "./ref.js";
@@ -41,6 +42,13 @@ export class Package {
   readonly prompts = new Map<string, FileEntry>();
   readonly tactics = new Map<string, FileEntry>();
   readonly proxies = new Map<string, FileEntry>();
+  /**
+   * Tool files that could not be used (an import that throws, a syntax error, an export that is not a valid tool,
+   * no tool at all), one problem each. They do not stop the package from loading: its other tools work, a run
+   * that needs a tool of a broken file fails at binding (the not-found error names these files), and
+   * `lllm validate` fails on them.
+   */
+  readonly brokenFiles: ConfigProblem[] = [];
   /** Dependencies by the name this package uses for them. */
   readonly dependencies = new Map<string, Package>();
 
@@ -93,14 +101,16 @@ export class Package {
     try {
       exports = await importModule(file);
     } catch (error) {
-      problems.push({
+      this.brokenFiles.push({
         message: `tool file failed to load: ${errorText(error)}`,
         location: { file, ...stackLine(error, file) },
-        hint: "Fix the error in this file (it runs when the package loads), or move helper code out of tools/.",
+        hint: "Fix the error in this file (it runs when the package loads), or move helper code out of tools/ (into a sub-folder or a file starting with `_`).",
       });
       return;
     }
     const seen = new Set<unknown>();
+    let found = 0;
+    let invalid = 0;
     for (const [exportName, value] of Object.entries(exports)) {
       for (const candidate of Array.isArray(value) ? value : [value]) {
         if (seen.has(candidate)) continue; // `export default x` and `export { x }` are one tool
@@ -109,14 +119,28 @@ export class Package {
         try {
           tool = toFunctionTool(candidate);
         } catch (error) {
-          problems.push({ message: `export \`${exportName}\` is not a valid tool: ${errorText(error)}`, location: { file } });
+          invalid += 1;
+          const hint = error instanceof ConfigError ? error.hint : undefined;
+          this.brokenFiles.push({ message: `export \`${exportName}\` is not a valid tool: ${errorText(error)}`, location: { file }, ...(hint ? { hint } : {}) });
           continue;
         }
-        if (!tool) continue; // helpers and constants may be exported too
+        if (!tool) continue; // helpers and constants may be exported beside tools
+        found += 1;
         tool.source ??= { file };
         if (tool.isDeclaration) this.add(this.declarations, tool, file, "declaration", problems);
         else this.add(this.implementations, tool, file, "code", problems);
       }
+    }
+    if (found === 0 && invalid === 0) {
+      // A file in tools/ is there to define tools: one that defines none is a mistake (a missing `export`, an
+      // export of the wrong thing), not something to skip without a word.
+      const names = Object.keys(exports).filter((name) => name !== "__esModule");
+      const what = names.length === 0 ? "it has no exports" : `its exports are ${names.map((name) => `\`${name}\` (${kindOf(exports[name])})`).join(", ")}`;
+      this.brokenFiles.push({
+        message: `tool file defines no tool: ${what}`,
+        location: { file },
+        hint: 'Export a tool, e.g. `export default tool({ name: "get_weather", description: "…", parameters: {…}, run: (args) => … })`; helper code belongs in a sub-folder of tools/ or a file starting with `_`.',
+      });
     }
   }
 
@@ -125,7 +149,7 @@ export class Package {
     try {
       data = parseData(file);
     } catch (error) {
-      problems.push({ message: `cannot parse tool declaration: ${errorText(error)}`, location: { file } });
+      this.brokenFiles.push({ message: `cannot parse tool declaration: ${errorText(error)}`, location: { file } });
       return;
     }
     try {
@@ -134,8 +158,8 @@ export class Package {
       if (tool.isDeclaration) this.add(this.declarations, tool, file, "declaration", problems);
       else this.add(this.implementations, tool, file, "command", problems);
     } catch (error) {
-      if (error instanceof ConfigError) problems.push(...error.problems);
-      else problems.push({ message: errorText(error), location: { file } });
+      if (error instanceof ConfigError) this.brokenFiles.push(...error.problems.map((problem) => ({ ...problem, location: problem.location ?? { file } })));
+      else this.brokenFiles.push({ message: errorText(error), location: { file } });
     }
   }
 

@@ -1,7 +1,7 @@
 import { existsSync, realpathSync, statSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
+import { ConfigError, formatLocation, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { toFunctionTool, type FunctionTool } from "../tools/index.js";
 import { closest } from "../util/closest.js";
 import { readManifest } from "./manifest.js";
@@ -81,6 +81,21 @@ export class Registry {
   /** Every tool of every package, plus runtime registrations. */
   listTools(): ToolEntry[] {
     return this.list().flatMap((pkg) => pkg.tools());
+  }
+
+  /**
+   * The tool files of the loaded packages that could not be used, one problem each (file and the first line of
+   * the error). Loading does not fail on them, so that one broken file does not disable a package's other tools;
+   * callers report them (the CLI warns, `validate` fails).
+   */
+  brokenFiles(): ConfigProblem[] {
+    return this.list().flatMap((pkg) => pkg.brokenFiles);
+  }
+
+  /** Throw the broken tool files as one ConfigError (for `validate`, and callers that want every file sound). */
+  assertNoBrokenFiles(): void {
+    const broken = this.brokenFiles();
+    if (broken.length > 0) throw ConfigError.fromProblems("package_invalid", broken);
   }
 
   get runtime(): ReadonlyMap<string, FunctionTool> {
@@ -191,7 +206,10 @@ export class Registry {
     const near = [...new Set(byKey)].slice(0, 3);
     const where = pkg ? ` in package \`${pkg.name}\` (${pkg.dir})` : "";
     const hint = near.length > 0 ? `did you mean ${near.map((candidate) => `\`${candidate}\``).join(", ")}?` : all.length > 0 ? `Known ${section}: ${all.slice(0, 8).join(", ")}${all.length > 8 ? ", …" : ""}.` : `No ${section} are loaded: add a package with a ${section}/ folder.`;
-    return new ConfigError(`${singular(section)}_not_found`, `${singular(section)} \`${ref.text}\` not found${where}`, { ...(options.where ? { location: options.where } : {}), hint });
+    // The tool may be in a file that did not load: say so, or the user looks for a typo that is not there.
+    const broken = section === "tools" ? (pkg ? pkg.brokenFiles : this.brokenFiles()) : [];
+    const brokenNote = broken.length > 0 ? `${broken.length === 1 ? "A tool file" : "Some tool files"} did not load and may define it: ${broken.map((problem) => `${problem.location ? formatLocation(problem.location) : "?"} (${problem.message.split("\n")[0]})`).join("; ")}. ` : "";
+    return new ConfigError(`${singular(section)}_not_found`, `${singular(section)} \`${ref.text}\` not found${where}`, { ...(options.where ? { location: options.where } : {}), hint: `${brokenNote}${hint}` });
   }
 
   /** A declaration takes the run of the implementation with its exact name: own package, runtime, then anywhere. */

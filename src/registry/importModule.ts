@@ -1,5 +1,7 @@
 import type { Jiti } from "jiti";
 import { createRequire } from "node:module";
+import path from "node:path";
+import { runInToolScope } from "../tools/toolScope.js";
 
 let loader: Promise<Jiti> | undefined;
 
@@ -14,7 +16,8 @@ let loader: Promise<Jiti> | undefined;
 export async function importModule(file: string): Promise<Record<string, unknown>> {
   loader ??= createLoader();
   const jiti = await loader;
-  const loaded: unknown = await jiti.import(file);
+  // A tool file's top-level code is tool code too: what it prints is marked with its name, like a tool's output.
+  const loaded: unknown = await runInToolScope({ label: path.basename(file), file, kind: "import" }, () => jiti.import(file));
   return typeof loaded === "object" && loaded !== null ? (loaded as Record<string, unknown>) : { default: loaded };
 }
 

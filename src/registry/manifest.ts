@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { didYouMean } from "../util/closest.js";
+import { manifestLocator, type ManifestLocator } from "./manifestLocator.js";
 
 /** A dependency of a package: a folder path (relative to the package) and the name it is known by. */
 export interface DependencySpec {
@@ -56,9 +57,9 @@ export async function readManifest(dir: string): Promise<PackageManifest> {
       if (lllm === undefined) continue; // an ordinary package.json: keep looking, then fall back to defaults
       // npm's name stands in only when it is a valid package name (not `@scope/name`); else the folder's name.
       const npmName = isObject(data) && typeof data.name === "string" && NAME.test(data.name) ? data.name : undefined;
-      return interpretManifest(lllm, { dir, file, fallbackName: npmName });
+      return interpretManifest(lllm, { dir, file, fallbackName: npmName, locate: manifestLocator({ file, text, toml: false, prefix: ["lllm"] }) });
     }
-    return interpretManifest(data ?? {}, { dir, file });
+    return interpretManifest(data ?? {}, { dir, file, locate: manifestLocator({ file, text, toml: fileName.endsWith(".toml") }) });
   }
   return { name: defaultName(dir), dependencies: [], dir };
 }
@@ -73,8 +74,8 @@ async function parseManifestText(fileName: string, text: string): Promise<unknow
   return parse(text);
 }
 
-function interpretManifest(data: unknown, context: { dir: string; file: string; fallbackName?: string | undefined }): PackageManifest {
-  const { dir, file } = context;
+function interpretManifest(data: unknown, context: { dir: string; file: string; fallbackName?: string | undefined; locate: ManifestLocator }): PackageManifest {
+  const { dir, file, locate } = context;
   const location: SourceLocation = { file };
   const problems: ConfigProblem[] = [];
   if (!isObject(data)) {
@@ -83,27 +84,28 @@ function interpretManifest(data: unknown, context: { dir: string; file: string; 
   for (const key of Object.keys(data)) {
     if (!TOP_KEYS.includes(key)) {
       const hint = didYouMean(key, TOP_KEYS);
-      problems.push({ message: `unknown key \`${key}\` in the package manifest`, location, hint: hint || `valid keys: ${TOP_KEYS.join(", ")}` });
+      problems.push({ message: `unknown key \`${key}\` in the package manifest`, location: locate([key]), hint: hint || `valid keys: ${TOP_KEYS.join(", ")}` });
     }
   }
   const section = data.package === undefined ? data : data.package;
   if (!isObject(section)) {
-    problems.push({ message: "`package` must be a table with name, version and description", location });
+    problems.push({ message: "`package` must be a table with name, version and description", location: locate(["package"]) });
   }
   const info = isObject(section) ? section : {};
   if (data.package !== undefined) {
     for (const key of Object.keys(info)) {
-      if (!PACKAGE_KEYS.includes(key)) problems.push({ message: `unknown key \`package.${key}\``, location, hint: didYouMean(key, PACKAGE_KEYS) || `valid keys: ${PACKAGE_KEYS.join(", ")}` });
+      if (!PACKAGE_KEYS.includes(key)) problems.push({ message: `unknown key \`package.${key}\``, location: locate(["package", key]), hint: didYouMean(key, PACKAGE_KEYS) || `valid keys: ${PACKAGE_KEYS.join(", ")}` });
     }
   }
+  const sectionPath = data.package === undefined ? [] : ["package"];
   for (const key of PACKAGE_KEYS) {
-    if (info[key] !== undefined && typeof info[key] !== "string") problems.push({ message: `\`${key}\` must be a string`, location });
+    if (info[key] !== undefined && typeof info[key] !== "string") problems.push({ message: `\`${key}\` must be a string`, location: locate([...sectionPath, key]) });
   }
   const name = typeof info.name === "string" ? info.name : context.fallbackName ?? defaultName(dir);
   if (!NAME.test(name)) {
-    problems.push({ message: `package name \`${name}\` is not valid`, location, hint: "Use letters, digits, `_` and `-` (no dots: they separate the package from the section in refs)." });
+    problems.push({ message: `package name \`${name}\` is not valid`, location: typeof info.name === "string" ? locate([...sectionPath, "name"]) : location, hint: "Use letters, digits, `_` and `-` (no dots: they separate the package from the section in refs)." });
   }
-  const dependencies = readDependencies(data.dependencies, location, problems);
+  const dependencies = readDependencies(data.dependencies, locate, problems);
   if (problems.length > 0) throw ConfigError.fromProblems("manifest_invalid", problems);
   return {
     name,
@@ -115,13 +117,15 @@ function interpretManifest(data: unknown, context: { dir: string; file: string; 
   };
 }
 
-function readDependencies(value: unknown, location: SourceLocation, problems: ConfigProblem[]): DependencySpec[] {
+function readDependencies(value: unknown, locate: ManifestLocator, problems: ConfigProblem[]): DependencySpec[] {
   if (value === undefined) return [];
+  const listPath = isObject(value) ? ["dependencies", "packages"] : ["dependencies"];
+  const location = locate(listPath);
   // `[dependencies] packages = [...]` (LLLM) or a plain list.
   if (isObject(value)) {
     // A misspelt key here would silently drop every dependency.
     for (const key of Object.keys(value)) {
-      if (key !== "packages") problems.push({ message: `unknown key \`dependencies.${key}\``, location, hint: didYouMean(key, ["packages"]) || "valid keys: packages" });
+      if (key !== "packages") problems.push({ message: `unknown key \`dependencies.${key}\``, location: locate(["dependencies", key]), hint: didYouMean(key, ["packages"]) || "valid keys: packages" });
     }
   }
   const list = isObject(value) ? value.packages : value;

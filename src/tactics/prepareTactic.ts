@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
-import { loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
+import { BUILT_IN_TACTIC_TYPES, loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
 import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { assertProviderMcpSupported } from "../mcp/assertProviderMcpSupported.js";
 import { Registry, type FileEntry, type ResolvedTool } from "../registry/index.js";
 import { looksLikeQualifiedRef, parseRef } from "../registry/ref.js";
+import { didYouMean } from "../util/closest.js";
 import { isZodSchema, zodToJsonSchema } from "../tools/zodToJsonSchema.js";
 import { isCodeTactic, loadTacticDefinition } from "./loadTacticDefinition.js";
 
@@ -133,6 +134,7 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
     }
     agents.push({ name: config.name, config, systemPrompt, tools, capabilities });
   });
+  checkTacticType(tactic, problems);
   await checkCodeTacticAgents(tactic, registry, problems);
   if (problems.length > 0) throw ConfigError.fromProblems("tactic_unbound", problems);
   return { tactic, registry, agents, settings, ...(settingsFile ? { settingsFile } : {}), ...(model ? { model } : {}) };
@@ -171,6 +173,21 @@ async function codeTacticConfig(file: string, registry: Registry, cwd: string): 
     tactic_type: `${owner.name}.tactics:${key}`,
   };
   return stringifyYaml(data);
+}
+
+/**
+ * `tactic_type` is a built-in pattern or a package tactic ref. Anything else (`agnet`, `reactive`) would only
+ * fail at run time, after the tactic validated: report it here, with the line and the closest pattern.
+ */
+function checkTacticType(tactic: LoadedTactic, problems: ConfigProblem[]): void {
+  const type = tactic.config.tactic_type;
+  if ((BUILT_IN_TACTIC_TYPES as readonly string[]).includes(type) || looksLikeQualifiedRef(type)) return;
+  const suggestion = didYouMean(type, BUILT_IN_TACTIC_TYPES);
+  problems.push({
+    message: `unknown tactic_type \`${type}\`${suggestion ? `: ${suggestion}` : ""}`,
+    location: tactic.locate(["tactic_type"]) ?? { file: tactic.file },
+    hint: `The built-in patterns are ${BUILT_IN_TACTIC_TYPES.map((name) => `\`${name}\``).join(", ")}; a tactic written in code is named by ref (\`pkg.tactics:name\`).`,
+  });
 }
 
 /** A code tactic's `agentGroup` must name configured agents. */

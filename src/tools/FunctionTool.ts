@@ -7,6 +7,8 @@ import type { JsonSchema } from "./JsonSchema.js";
 import { checkRequired } from "./normalizeParameters.js";
 import { checkToolName } from "./toolName.js";
 import { toolInvalid } from "./toolInvalid.js";
+import { recordToolFailure } from "./toolFailure.js";
+import { runInToolScope } from "./toolScope.js";
 
 /**
  * The brand every FunctionTool carries. It is a registered symbol so that a tool made by another copy of this
@@ -59,6 +61,8 @@ export interface FunctionToolOptions {
   sideEffects?: boolean | undefined;
   /** Metadata: whether a person must approve each call. */
   approval?: "required" | "never" | undefined;
+  /** Seconds a call may take before it fails with a timeout the model reads (see `ToolSpec.timeout`). Default: none. */
+  timeout?: number | undefined;
 }
 
 /**
@@ -77,6 +81,7 @@ export class FunctionTool {
   source?: ToolSource | undefined;
   sideEffects?: boolean | undefined;
   approval?: "required" | "never" | undefined;
+  timeout?: number | undefined;
   /** Compiled on the first call: most tools offered on a turn are never called. */
   #validator: ((args: unknown) => ArgumentCheck) | undefined;
 
@@ -105,6 +110,7 @@ export class FunctionTool {
     this.source = options.source;
     this.sideEffects = options.sideEffects;
     this.approval = options.approval;
+    this.timeout = options.timeout;
   }
 
   /** Recognised across copies of this module (see TOOL_BRAND). */
@@ -148,6 +154,7 @@ export class FunctionTool {
       processor: this.processor ?? implementation.processor,
       sideEffects: this.sideEffects ?? implementation.sideEffects,
       approval: this.approval ?? implementation.approval,
+      timeout: this.timeout ?? implementation.timeout,
     });
   }
 
@@ -174,8 +181,10 @@ export class FunctionTool {
 
     let result: unknown;
     try {
-      result = await run(checked.value, context);
+      result = await this.runWithin(run, checked.value, context);
     } catch (error) {
+      // A timeout or a failed command is lllm's report, not an exception of the tool's code: no stack to show.
+      if (!(error instanceof ToolError && (error.code === "tool_timeout" || error.code.startsWith("tool_command_")))) recordToolFailure(call, error, this.source?.file);
       return fail(call, errorMessage(error));
     }
     call.result = result;
@@ -185,6 +194,36 @@ export class FunctionTool {
       return fail(call, `the result processor of ${this.name} failed: ${errorMessage(error)}`);
     }
     return call;
+  }
+
+  /** Run the implementation in its tool scope (see `toolScope`), within `timeout` when the tool has one. */
+  private async runWithin(run: ToolRun, args: Record<string, unknown>, context: ToolContext): Promise<unknown> {
+    const scope = { label: this.name, file: this.source?.file };
+    if (this.timeout === undefined) return runInToolScope(scope, () => run(args, context));
+    const controller = new AbortController();
+    const signal = context.signal ? AbortSignal.any([context.signal, controller.signal]) : controller.signal;
+    try {
+      return await runWithTimeout({ name: this.name, timeout: this.timeout, run: () => runInToolScope(scope, () => run(args, { ...context, signal })) });
+    } catch (error) {
+      controller.abort(error);
+      throw error;
+    }
+  }
+}
+
+/**
+ * Wait for a run at most `timeout` seconds. JavaScript cannot stop a function, so past the limit the call fails
+ * (the model reads why) and the run's signal is aborted for the tool to stop what it started.
+ */
+async function runWithTimeout(options: { name: string; timeout: number; run: () => Promise<unknown> }): Promise<unknown> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new ToolError("tool_timeout", `tool ${options.name} did not finish within ${options.timeout} s`)), options.timeout * 1000);
+  });
+  try {
+    return await Promise.race([options.run(), expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

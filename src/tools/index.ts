@@ -9,3 +9,5 @@ export { decideStrict } from "./decideStrict.js";
 export { formatResult } from "./formatResult.js";
 export { TOOL_NAME_PATTERN } from "./toolName.js";
 export type { JsonSchema } from "./JsonSchema.js";
+export { toolFailureOf, type ToolFailure } from "./toolFailure.js";
+export { currentToolScope, runInToolScope, unsettledToolScopes, type ToolScope } from "./toolScope.js";

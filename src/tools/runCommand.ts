@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { ToolError } from "../errors.js";
+import { showsCommandStderr } from "./toolScope.js";
 
 /** How to run a command tool's program. */
 export interface RunCommandOptions {
@@ -69,7 +70,12 @@ export function runCommand(options: RunCommandOptions): Promise<string> {
     };
 
     child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on("data", (chunk: Buffer) => stderr.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr.push(chunk);
+      // The program's stderr is its log: shown as it comes when asked (the CLI marks each line with the tool's
+      // name); its tail is also the error message when the program fails.
+      if (showsCommandStderr()) process.stderr.write(chunk);
+    });
     // A program that does not read its input closes stdin early; that is not an error.
     child.stdin.on("error", () => {});
     child.stdin.end(options.input);

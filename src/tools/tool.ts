@@ -22,6 +22,11 @@ export interface ToolSpec<Args extends object = Record<string, unknown>> {
   strict?: boolean;
   sideEffects?: boolean;
   approval?: "required" | "never";
+  /**
+   * Seconds a call may take. Past it the call fails with an error the model reads (`Error: tool … did not finish
+   * within N s`) and `context.signal` is aborted so the tool can stop its work. Default: no limit.
+   */
+  timeout?: number;
   source?: ToolSource;
 }
 
@@ -46,6 +51,9 @@ export function tool<Args extends object = Record<string, unknown>>(spec: ToolSp
     throw toolInvalid(`${where}: \`strict\` must be true or false, got ${kindOf(spec.strict)}`, { file });
   }
   checkApproval(spec.approval, where, file);
+  if (spec.timeout !== undefined && !(typeof spec.timeout === "number" && Number.isFinite(spec.timeout) && spec.timeout > 0)) {
+    throw toolInvalid(`${where}: \`timeout\` must be a number of seconds above 0, got ${JSON.stringify(spec.timeout) ?? kindOf(spec.timeout)}`, { hint: "e.g. timeout: 30", file });
+  }
   const { properties, required, defaults } = normalizeParameters(spec.parameters, { where, file });
   checkParameterSchemas(properties, { where, file });
   return new FunctionTool({
@@ -61,6 +69,7 @@ export function tool<Args extends object = Record<string, unknown>>(spec: ToolSp
     source: spec.source,
     sideEffects: spec.sideEffects,
     approval: spec.approval,
+    timeout: spec.timeout,
   });
 }
 

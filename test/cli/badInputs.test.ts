@@ -123,6 +123,16 @@ const cases: Array<{ name: string; files: Record<string, string>; args?: string[
     expected: ["lookup.yaml", "the schema of parameter `q` is not valid JSON Schema", "string, number, integer"],
   },
   {
+    name: "an unknown tactic_type, with the closest pattern",
+    files: { "tactic.yaml": `name: x\ntactic_type: agnet\n${AGENT}` },
+    expected: ["tactic.yaml:2:14", "unknown tactic_type `agnet`", "did you mean `agent`?", "`pipeline`"],
+  },
+  {
+    name: "a tactic_type that is no pattern at all",
+    files: { "tactic.yaml": `tactic_type: reactive\n${AGENT}` },
+    expected: ["tactic.yaml:1:14", "unknown tactic_type `reactive`", "`code-action`"],
+  },
+  {
     name: "an agent without a model",
     files: { "tactic.yaml": `agent_configs:\n  - name: bot\n    system_prompt: hi\n` },
     expected: ["tactic.yaml:2", "bot", "model_name", "--model"],

@@ -115,7 +115,7 @@ describe("lllm CLI", () => {
 
   it("tools call: a command tool (python) gets JSON on stdin; its stderr becomes the error", async () => {
     const ok = await runCli(["tools", "call", "forecast", "-p", weather, "--args", '{"city": "Oslo", "days": 1}', "--json"]);
-    expect(JSON.parse(ok.stdout)).toEqual({ result: [{ city: "Oslo", day: 1, high: 18, low: 10 }] });
+    expect(JSON.parse(ok.stdout)).toEqual({ schema_version: 1, result: [{ city: "Oslo", day: 1, high: 18, low: 10 }] });
     const failed = await runCli(["tools", "call", "forecast", "-p", weather, "--args", '{"city": "Oslo", "days": 0}']);
     expect(failed).toMatchObject({ code: 1, stdout: "Error: days must be at least 1\n" });
   });
@@ -145,7 +145,7 @@ describe("lllm CLI", () => {
     writeFileSync(path.join(dir, "tools", "kinds.ts"), 'import { tool, z, McpConnections, ROUND_LIMIT_TEXT } from "lllm";\nexport default tool({ name: "kinds", description: "x", parameters: z.object({ a: z.string() }), run: () => `${typeof McpConnections} ${ROUND_LIMIT_TEXT.length}` });\n');
     const result = await runCli(["tools", "call", "kinds", "-p", dir, "--args", '{"a": "x"}', "--json"]);
     expect(result.stderr).toBe("");
-    expect(JSON.parse(result.stdout)).toEqual({ result: "function 69" });
+    expect(JSON.parse(result.stdout)).toEqual({ schema_version: 1, result: "function 69" });
   });
 
   it("packages in ./lllm_packages are found without flags", async () => {

@@ -75,7 +75,7 @@ describe("lllm tools show|call with a tactic ref", () => {
     expect((JSON.parse(shown.stdout) as { function: { name: string; parameters: { required: string[] } } }).function).toMatchObject({ name: "briefing", parameters: { required: ["city"] } });
     const result = await run(["tools", "call", "weather.tactics:briefing#headline", "-p", "packages-example/weather", "--args", '{"city": "Bergen"}', "--json"], ["Bergen: rain, as ever."]);
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ result: "Bergen: rain, as ever." });
+    expect(JSON.parse(result.stdout)).toEqual({ schema_version: 1, result: "Bergen: rain, as ever." });
   });
 });
 

@@ -97,7 +97,7 @@ describe("readManifest: invalid manifests", () => {
     expect(error.code).toBe("manifest_invalid");
     expect(error.message).toContain("unknown key `dependencys`");
     expect(error.message).toContain("did you mean `dependencies`?");
-    expect(error.problems[0]!.location?.file).toBe(path.join(dir, "lllm.yaml"));
+    expect(error.problems[0]!.location).toMatchObject({ file: path.join(dir, "lllm.yaml"), line: 2 });
     expect(error.message).toContain(path.join(dir, "lllm.yaml"));
   });
 
@@ -106,7 +106,7 @@ describe("readManifest: invalid manifests", () => {
     const error = await manifestError(dir);
     expect(error.message).toContain("unknown key `package.versoin`");
     expect(error.message).toContain("`version`");
-    expect(error.problems[0]!.location?.file).toBe(path.join(dir, "lllm.toml"));
+    expect(error.problems[0]!.location).toEqual({ file: path.join(dir, "lllm.toml"), line: 3, column: 1 });
   });
 
   it("rejects an unknown key in the toml [dependencies] table instead of dropping the dependencies", async () => {
@@ -114,7 +114,7 @@ describe("readManifest: invalid manifests", () => {
     const error = await manifestError(dir);
     expect(error.message).toContain("pakages");
     expect(error.message).toContain("`packages`");
-    expect(error.problems[0]!.location?.file).toBe(path.join(dir, "lllm.toml"));
+    expect(error.problems[0]!.location).toEqual({ file: path.join(dir, "lllm.toml"), line: 4, column: 1 });
   });
 
   it("rejects a package name with a dot, saying why", async () => {
@@ -170,5 +170,20 @@ describe("readManifest: invalid manifests", () => {
     const error = await manifestError(dir);
     expect(error.message).toContain("must be a table/mapping");
     expect(error.location?.file).toBe(path.join(dir, "lllm.yaml"));
+  });
+});
+
+describe("readManifest: problems found after parsing point at their line", () => {
+  it("TOML: a value of the wrong type, in a table or flat", async () => {
+    const sectioned = await manifestError(tempTree({ "lllm.toml": '# my package\n[package]\nname = "p"\n  version = 1\n' }));
+    expect(sectioned.message).toContain("`version` must be a string");
+    expect(sectioned.problems[0]!.location).toMatchObject({ line: 4, column: 3 });
+    const flat = await manifestError(tempTree({ "lllm.toml": 'description = "d"\nname = 5\n' }));
+    expect(flat.problems[0]!.location).toMatchObject({ line: 2, column: 1 });
+  });
+
+  it("package.json: the key inside `lllm`", async () => {
+    const error = await manifestError(tempTree({ "package.json": '{\n  "name": "x",\n  "lllm": {\n    "nmae": "p"\n  }\n}\n' }));
+    expect(error.problems[0]!.location).toMatchObject({ line: 4 });
   });
 });

@@ -14,7 +14,8 @@ async function loadPackage(files: Record<string, string>): Promise<{ registry: R
 
 async function loadPackageError(files: Record<string, string>): Promise<{ error: ConfigError; dir: string }> {
   const root = tempTree(files);
-  const error = await Registry.load({ packages: [root], cwd: root, home: root }).then(
+  // Broken tool files do not fail the load (the package's other tools stay usable); they are asserted here.
+  const error = await Registry.load({ packages: [root], cwd: root, home: root }).then((registry) => registry.assertNoBrokenFiles()).then(
     () => undefined,
     (caught: unknown) => caught,
   );
@@ -200,5 +201,41 @@ describe("tool files", () => {
     const { error, dir } = await loadPackageError({ "tools/d.yaml": "name: d\ndescripton: typo\n" });
     expect(error.message).toContain("descripton");
     expect(error.problems.some((problem) => problem.location?.file === path.join(dir, "tools", "d.yaml"))).toBe(true);
+  });
+
+  it("one broken tool file does not disable the package: the rest loads, the broken file is listed", async () => {
+    const { registry, dir } = await loadPackage({
+      "lllm.yaml": "name: p\n",
+      "tools/good.ts": toolFile("good"),
+      "tools/bad.ts": 'import { tool } from "lllm";\nexport const x = tool({ name: "x", \n',
+      "tools/worse.yaml": "name: worse\ndescripton: typo\n",
+    });
+    expect(registry.listTools().map((entry) => entry.name)).toEqual(["good"]);
+    expect((await call(registry.resolveTool("good").tool, { q: "a" })).result).toBe("good:good");
+    expect([...new Set(registry.brokenFiles().map((problem) => path.basename(problem.location!.file)))]).toEqual(["bad.ts", "worse.yaml"]);
+    expect(registry.brokenFiles()[0]!.message).toMatch(/^tool file failed to load: /);
+    // A run that asks for a tool of the broken file is told which file did not load, not only "not found".
+    let missing: unknown;
+    try {
+      registry.resolveTool("x");
+    } catch (error) {
+      missing = error;
+    }
+    expect(missing).toBeInstanceOf(ConfigError);
+    expect((missing as ConfigError).hint).toContain(`${path.join(dir, "tools", "bad.ts")}:`);
+    expect((missing as ConfigError).hint).toContain("did not load");
+  });
+
+  it.each([
+    ["an export that is a number", "export default 5;\n", "tool file defines no tool: its exports are `default` (number)"],
+    ["no export at all", "const helper = 1;\nvoid helper;\n", "it has no exports"],
+    ["a tool-shaped object with a bad name", "export default { name: 5, run: 7 };\n", "export `default` is not a valid tool: a tool needs a `name` (a string), got 5"],
+    ["a tool-shaped object with a bad run", 'export const t = { name: "t", description: "d", run: 7 };\n', "`run` must be a function, got number"],
+  ])("says which file and why when a tool file has %s", async (_what, text, expected) => {
+    const { registry, dir } = await loadPackage({ "tools/good.ts": toolFile("good"), "tools/odd.ts": text });
+    expect(registry.listTools().map((entry) => entry.name)).toEqual(["good"]);
+    const [problem] = registry.brokenFiles();
+    expect(problem?.location?.file).toBe(path.join(dir, "tools", "odd.ts"));
+    expect(problem?.message).toContain(expected);
   });
 });

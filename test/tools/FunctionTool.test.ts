@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ConfigError, ToolError } from "../../src/errors.js";
 import { declaration, FunctionCall, FunctionTool, tool } from "../../src/tools/index.js";
+import { toolFailureOf } from "../../src/tools/toolFailure.js";
 
 const getWeather = tool<{ city: string; unit: string }>({
   name: "get_weather",
@@ -72,6 +73,34 @@ describe("tool errors become text for the model (Step 5)", () => {
     expect((await rejecting.call(new FunctionCall({ name: "r" }))).resultStr).toBe("Error: no network");
     const throwingText = tool({ name: "s", description: "", run: () => { throw "plain text"; } });
     expect((await throwingText.call(new FunctionCall({ name: "s" }))).resultStr).toBe("Error: plain text");
+  });
+
+  it("a tool with a timeout that does not finish in time fails with a message for the model; its signal is aborted", async () => {
+    let aborted: unknown;
+    const slow = tool({
+      name: "slow",
+      description: "",
+      timeout: 0.05,
+      run: (_args, context) =>
+        new Promise(() => {
+          context.signal?.addEventListener("abort", () => (aborted = context.signal?.reason));
+        }),
+    });
+    const call = await slow.call(new FunctionCall({ name: "slow" }));
+    expect(call.resultStr).toBe("Error: tool slow did not finish within 0.05 s");
+    expect(aborted).toMatchObject({ code: "tool_timeout" });
+    const fast = tool({ name: "fast", description: "", timeout: 5, run: () => "done" });
+    expect((await fast.call(new FunctionCall({ name: "fast" }))).result).toBe("done");
+    expect(() => tool({ name: "bad", description: "", timeout: 0, run: () => 1 })).toThrow(/`timeout` must be a number of seconds above 0, got 0/);
+  });
+
+  it("what a tool threw is kept for --verbose (file:line), apart from what the model reads", async () => {
+    const file = import.meta.filename;
+    const throwing = tool({ name: "t", description: "", source: { file }, run: () => { throw new Error("bad input"); } });
+    const call = await throwing.call(new FunctionCall({ name: "t" }));
+    expect(call.resultStr).toBe("Error: bad input");
+    expect(toolFailureOf(call)?.location).toMatchObject({ file });
+    expect(JSON.stringify(call)).not.toContain("stack");
   });
 
   it("a call object reused after a success no longer shows the old result", async () => {

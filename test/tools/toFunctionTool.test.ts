@@ -49,6 +49,9 @@ describe("toFunctionTool", () => {
 
   it("a plain object meant as a tool but invalid is a tool_invalid ConfigError", () => {
     expect(() => toFunctionTool({ name: "get weather", description: "", run: () => 1 })).toThrow(ConfigError);
+    // Wrong types do not make it a helper to skip silently: it says what is wrong.
+    expect(() => toFunctionTool({ name: 5, run: 7 })).toThrow(/a tool needs a `name` \(a string\), got 5/);
+    expect(() => toFunctionTool({ name: "t", description: "d", run: 7 })).toThrow(/`run` must be a function, got number/);
   });
 
   it("copies keep the brand, so tools survive being spread into a new FunctionTool", () => {

@@ -1,0 +1,44 @@
+import { currentToolScope, setShowCommandStderr, type ToolScope } from "../tools/toolScope.js";
+
+type Write = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((error?: Error | null) => void), callback?: (error?: Error | null) => void) => boolean;
+
+/**
+ * Reserve the CLI's stdout for the answer (or the JSON of `--json`): whatever tool code writes, with
+ * `console.log`, `console.error` or `process.stdout.write`, goes to stderr instead, each line marked with the
+ * tool's name (`[get_weather] …`), so `lllm run --json | jq` keeps working whatever a tool prints.
+ *
+ * Tool code is recognised by the scope `FunctionTool.call` (and a tool file's import) runs it in; everything
+ * else, lllm's own output included, reaches the real streams unchanged. A command tool's stderr is shown too. Patching `write` on the stream objects
+ * catches `console.*` too, since the global console writes through them.
+ */
+let reserved = false;
+
+export function reserveStdout(): void {
+  if (reserved) return; // patching twice would mark lines twice
+  reserved = true;
+  const stdout = process.stdout as unknown as { write: Write };
+  const stderr = process.stderr as unknown as { write: Write };
+  const writeOut = stdout.write.bind(process.stdout);
+  const writeErr = stderr.write.bind(process.stderr);
+  const redirect = (original: Write): Write =>
+    function write(chunk, encoding, callback) {
+      const scope = currentToolScope();
+      if (!scope) return original(chunk, encoding as BufferEncoding, callback);
+      const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString(typeof encoding === "string" ? encoding : "utf8");
+      return writeErr(markLines(scope, text), typeof encoding === "function" ? encoding : callback);
+    };
+  stdout.write = redirect(writeOut);
+  stderr.write = redirect(writeErr);
+  setShowCommandStderr(true);
+}
+
+/** `[label] ` at the start of every line the scope writes; a line written in several pieces is marked once. */
+export function markLines(scope: ToolScope, text: string): string {
+  let marked = "";
+  for (const piece of text.split(/(?<=\n)/)) {
+    if (piece === "") continue;
+    marked += scope.atLineStart ? `[${scope.label}] ${piece}` : piece;
+    scope.atLineStart = piece.endsWith("\n");
+  }
+  return marked;
+}

@@ -1,0 +1,17 @@
+import { formatLocation } from "../errors.js";
+import { toolFailureOf, type FunctionCall } from "../tools/index.js";
+import { paint } from "./output.js";
+
+/**
+ * For `--verbose`: where a tool that threw failed (its file:line) and the stack, on stderr. The model only ever
+ * reads `Error: <message>`; this is for the person fixing the tool. Empty when the call did not throw.
+ */
+export function toolFailureText(call: FunctionCall): string {
+  const failure = toolFailureOf(call);
+  if (!failure) return "";
+  const lines = [`  tool \`${call.name}\` threw${failure.location ? ` at ${formatLocation(failure.location)}` : ""}`];
+  const stack = typeof failure.error === "object" && failure.error !== null ? (failure.error as { stack?: unknown }).stack : undefined;
+  if (typeof stack === "string") lines.push(paint("dim", stack.replace(/^/gm, "    ")));
+  else lines.push(paint("dim", `    thrown value (not an Error): ${String(failure.error)}`));
+  return lines.join("\n");
+}

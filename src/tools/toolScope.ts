@@ -1,0 +1,61 @@
+import { AsyncLocalStorage } from "node:async_hooks";
+
+/**
+ * Which tool's code is running. Tool code runs inside a scope so that what it writes (`console.log`,
+ * `process.stdout.write`) can be told apart from lllm's own output and sent to stderr with the tool's name (the
+ * CLI does this: see `cli/reserveStdout.ts`), and so that a run whose event loop drains while a tool has not
+ * settled can name that tool.
+ */
+export interface ToolScope {
+  /** The tool's name, or a tool file's name while the file is imported. */
+  readonly label: string;
+  /** The file the tool was defined in, when known. */
+  readonly file?: string | undefined;
+  /** A tool's run, or a tool file's import (its top-level code). */
+  readonly kind: "run" | "import";
+  /** Whether the next character written by this scope starts a line (a prefix goes there). */
+  atLineStart: boolean;
+}
+
+const storage = new AsyncLocalStorage<ToolScope>();
+const running = new Set<ToolScope>();
+
+/**
+ * Run `body` (a tool's `run`, a tool file's import) inside a scope; async work it starts stays in the scope. The
+ * scope is listed as unsettled until the body resolves or rejects: a body that never settles stays listed, which
+ * is how a drained event loop can name it.
+ */
+export async function runInToolScope<T>(options: { label: string; file?: string | undefined; kind?: "run" | "import" }, body: () => T | Promise<T>): Promise<T> {
+  const scope: ToolScope = { label: options.label, file: options.file, kind: options.kind ?? "run", atLineStart: true };
+  running.add(scope);
+  try {
+    return await storage.run(scope, body);
+  } finally {
+    running.delete(scope);
+  }
+}
+
+/** The scope of the code running now, if it is tool code. */
+export function currentToolScope(): ToolScope | undefined {
+  return storage.getStore();
+}
+
+/** Tool scopes entered and not yet settled (oldest first). */
+export function unsettledToolScopes(): ToolScope[] {
+  return [...running];
+}
+
+let showCommandStderr = false;
+
+/**
+ * Whether a command tool's stderr is copied to this process's stderr as it arrives (it always becomes the error
+ * message when the program fails). The CLI turns it on together with the marking of tool output; a library user
+ * keeps a quiet stderr unless they ask for it.
+ */
+export function setShowCommandStderr(show: boolean): void {
+  showCommandStderr = show;
+}
+
+export function showsCommandStderr(): boolean {
+  return showCommandStderr;
+}

@@ -1,0 +1,51 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ROOT, emptyHome } from "../helpers/runCli.js";
+
+/** Using lllm as a user outside the clone would, following the README. */
+const made: string[] = [];
+afterEach(() => {
+  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+function tempDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+const cleanEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...extra });
+
+describe("lllm outside the clone", () => {
+  it("npm install -g <clone> gives an lllm that runs an own package's .ts tool from any folder", () => {
+    const prefix = tempDir("lllm-prefix-");
+    // A global install of a folder is a link to it: nothing is downloaded. --ignore-scripts: dist/ is built already.
+    execFileSync("npm", ["install", "-g", "--prefix", prefix, "--ignore-scripts", "--no-audit", "--no-fund", ROOT], { env: cleanEnv(), stdio: "pipe", timeout: 120_000 });
+    const lllm = path.join(prefix, "bin", "lllm");
+    const work = tempDir("lllm-elsewhere-");
+    mkdirSync(path.join(work, "tools"));
+    writeFileSync(path.join(work, "tools", "shout.ts"), 'import { tool, z } from "lllm";\nexport default tool({ name: "shout", description: "Upper-case a text", parameters: z.object({ text: z.string() }), run: ({ text }) => text.toUpperCase() });\n');
+    writeFileSync(path.join(work, "tactic.yaml"), "packages: [.]\nagent_configs:\n  - name: bot\n    model_name: gpt-4o-mini\n    system_prompt: You shout.\n    tools: [shout]\n");
+    writeFileSync(path.join(work, "turns.yaml"), "- tool_calls:\n    - {name: shout, arguments: {text: hello}}\n- text: done\n");
+    const called = spawnSync(lllm, ["tools", "call", "shout", "-p", ".", "--args", '{"text": "hi"}'], { cwd: work, env: cleanEnv(), encoding: "utf8", timeout: 60_000 });
+    expect(called.stderr).toBe("");
+    expect(called).toMatchObject({ status: 0, stdout: "Return of calling function shout with arguments {'text': 'hi'}:\n---\nHI\n---\n" });
+    const ran = spawnSync(lllm, ["run", "tactic.yaml", "--model", "scripted:turns.yaml", "--input", "x", "--json"], { cwd: work, env: cleanEnv(), encoding: "utf8", timeout: 60_000 });
+    expect(ran.status).toBe(0);
+    expect(JSON.parse(ran.stdout)).toMatchObject({ output: "done", tool_calls: [{ name: "shout", result: "HELLO" }] });
+  });
+
+  it("the README's example of ScriptedModel and the mock server in runTactic runs as printed", () => {
+    const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
+    const start = readme.indexOf("Put either into a tactic run with `runTactic`'s `createModel` option");
+    const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(start));
+    expect(start).toBeGreaterThan(0);
+    const dir = tempDir("lllm-readme-");
+    mkdirSync(path.join(dir, "node_modules"));
+    symlinkSync(ROOT, path.join(dir, "node_modules", "lllm"), "dir");
+    writeFileSync(path.join(dir, "example.mjs"), block![1]!);
+    const output = execFileSync(process.execPath, [path.join(dir, "example.mjs")], { cwd: ROOT, env: cleanEnv(), encoding: "utf8", timeout: 60_000 });
+    expect(output).toBe("Sunny in Paris. [ 'get_weather' ]\nRain in Oslo. 1\n");
+  });
+});
