@@ -1,5 +1,6 @@
 import { Argument, Command, CommanderError, Option } from "commander";
 import { readFileSync } from "node:fs";
+import { handleSignals } from "./handleSignals.js";
 import { reportError } from "./output.js";
 
 /** Global flags every command sees. */
@@ -192,6 +193,7 @@ export async function main(argv: string[]): Promise<void> {
   if (argv.includes("--no-color")) process.env.NO_COLOR = "1";
   const program = buildProgram();
   const verbose = argv.includes("--verbose") || argv.includes("-v");
+  const signals = handleSignals();
   try {
     await program.parseAsync(argv);
   } catch (error) {
@@ -201,5 +203,23 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     process.exitCode = reportError(error, verbose);
+  } finally {
+    // After a signal the exit code says which one (130 Ctrl-C, 143 SIGTERM), however the command ended; the
+    // handler stays until exit so that a second signal still quits at once.
+    if (signals.exitCode !== undefined) process.exitCode = signals.exitCode;
+    else signals.dispose();
+    exitSoon();
   }
+}
+
+/** How long the process may stay after the command has finished, before it exits anyway. */
+const EXIT_BACKSTOP_MS = 2000;
+
+/**
+ * lllm must end when its work is done, whatever its children do. The mechanisms are process groups that are
+ * killed and pipes that are never waited on; this backstop covers a handle they miss (it is `unref`ed, so it
+ * never delays a process that exits on its own). The `exit` hooks still kill every kernel and server.
+ */
+function exitSoon(): void {
+  setTimeout(() => process.exit(), EXIT_BACKSTOP_MS).unref();
 }

@@ -11,6 +11,7 @@ import { runTactic } from "../tactics/runTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
 import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/approval.js";
+import { stopSignal } from "./handleSignals.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { paint, warn, writeErr, writeOut } from "./output.js";
 
@@ -64,21 +65,13 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       }
     : undefined;
 
-  const controller = new AbortController();
-  let interrupts = 0;
-  const onSigint = (): void => {
-    interrupts += 1;
-    if (interrupts > 1) process.exit(130); // a second Ctrl-C: the user really wants out
-    writeErr("lllm: interrupted; stopping (Ctrl-C again to quit at once)");
-    controller.abort(new InterruptedError("interrupted", "interrupted by the user"));
-  };
-  process.on("SIGINT", onSigint);
+  const signal = stopSignal();
   try {
     const result = await runTactic(prepared, {
       input,
       vars,
       ...(maxSteps !== undefined ? { maxSteps } : {}),
-      signal: controller.signal,
+      signal,
       ...(onText ? { onText } : {}),
       onEvent: (event) => reportEvent(event, Boolean(options.verbose)),
       ...(options.dryRun ? { createModel: (config) => dryRunModel(config.model_name ?? "", config.api_type) } : {}),
@@ -100,14 +93,12 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       writeOut(JSON.stringify(body, null, 2));
       return;
     }
-    if (controller.signal.aborted) throw new InterruptedError("interrupted", "interrupted by the user", { cause: error });
+    if (signal.aborted) throw signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: error });
     // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
     if (options.json && error instanceof LllmError && "report" in error) {
       writeOut(JSON.stringify({ output: null, error: { code: error.code, message: error.message }, code_action: (error as { report: unknown }).report }, null, 2));
     }
     throw error;
-  } finally {
-    process.off("SIGINT", onSigint);
   }
 }
 

@@ -1,6 +1,7 @@
 import { ConfigError, InterruptedError } from "../errors.js";
 import { parseRef, type Registry } from "../registry/index.js";
 import { FunctionCall, type FunctionTool } from "../tools/index.js";
+import { stopSignal } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { parseJsonObjectFlag } from "./parseJsonObjectFlag.js";
 import { warn, writeOut } from "./output.js";
@@ -45,18 +46,12 @@ export async function toolsCallCommand(ref: string, options: ToolsOptions): Prom
   if (tool.isDeclaration) {
     throw new ConfigError("tool_not_bound", `tool \`${ref}\` is a declaration with no implementation`, { hint: `Load a package that has a tool named exactly \`${tool.name}\`.` });
   }
-  const controller = new AbortController();
-  const onSignal = (): void => controller.abort();
-  process.once("SIGINT", onSignal);
-  try {
-    const call = await tool.call(new FunctionCall({ name: tool.name, arguments: args }), { signal: controller.signal, cwd: process.cwd() });
-    if (controller.signal.aborted) throw new InterruptedError("interrupted", "interrupted by the user");
-    if (options.json) writeOut(JSON.stringify(call.error !== undefined ? { error: call.error } : { result: call.result ?? null }, null, 2));
-    else writeOut(call.resultStr ?? "");
-    if (call.error !== undefined) process.exitCode = 1;
-  } finally {
-    process.off("SIGINT", onSignal);
-  }
+  const signal = stopSignal();
+  const call = await tool.call(new FunctionCall({ name: tool.name, arguments: args }), { signal, cwd: process.cwd() });
+  if (signal.aborted) throw signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user");
+  if (options.json) writeOut(JSON.stringify(call.error !== undefined ? { error: call.error } : { result: call.result ?? null }, null, 2));
+  else writeOut(call.resultStr ?? "");
+  if (call.error !== undefined) process.exitCode = 1;
 }
 
 /** A tool ref, or a tactic ref (`pkg.tactics:name[#tool]`), which is a tool too when an agent lists it. */

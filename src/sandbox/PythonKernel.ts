@@ -48,6 +48,11 @@ export interface CellResult {
   stateLost: boolean;
   /** This cell ran in a new kernel because the previous one was lost. */
   restarted: boolean;
+  /**
+   * With no `maxOutputChars`, the output was still cut because it was larger than one message to the host can
+   * carry (64 MB): `output` ends with a note saying so, and is incomplete.
+   */
+  outputCut?: boolean;
 }
 
 /** After a cell ignored its TimeoutError this long, the host kills the kernel. */
@@ -174,8 +179,8 @@ export class PythonKernel implements Sandbox {
     }
     const outcome = await this.request(this.process, { type: "run", id: this.nextId++, code, timeout }, timeout);
     if (outcome.kind === "result") {
-      const { output, error } = outcome.result;
-      return { output: note + output, ...(error ? { error } : {}), stateLost: false, restarted };
+      const { output, error, outputCut } = outcome.result;
+      return { output: note + output, ...(error ? { error } : {}), stateLost: false, restarted, ...(outputCut ? { outputCut } : {}) };
     }
     this.dropProcess();
     this.lostUnreported = false; // this cell's output says it

@@ -178,7 +178,8 @@ class _Capture:
     def begin(self, max_chars):
         self.chunks, self.size, self.overflow = [], 0, False
         # UTF-8 takes at most 4 bytes a character: keep enough bytes for max_chars characters and drop the rest.
-        self.limit_bytes = max_chars * 4 + 4 if max_chars > 0 else 0
+        # Without a limit, keep no more than one message to the host can carry: the rest could never be sent.
+        self.limit_bytes = max_chars * 4 + 4 if max_chars > 0 else (_config.get("maxMessageBytes") or 0)
         self.active = True
 
     def deliver(self, data):
@@ -464,8 +465,12 @@ def _end_fork_bomb():
 
 def _result(message, printed, overflow, error):
     limit = _config.get("maxOutputChars") or 0
+    cut = False  # cut for size with no output limit asked for: the caller should say that the output is incomplete
     if limit and (overflow or len(printed) > limit):
         printed = printed[:limit] + _config.get("truncationIndicator", "")
+    elif overflow:
+        printed += _too_much_output_note()
+        cut = True
     summary = None
     if error is not None:
         summary = {"type": type(error).__name__, "message": str(error)}
@@ -477,7 +482,31 @@ def _result(message, printed, overflow, error):
         printed += report
     elif _alarm.fired:  # the cell caught the TimeoutError and finished anyway
         summary = {"type": "TimeoutError", "message": f"cell exceeded the time limit of {_alarm.seconds:g} s"}
-    return {"type": "result", "id": message.get("id"), "output": printed, "error": summary, "timedOut": _alarm.fired}
+    return {"type": "result", "id": message.get("id"), "output": printed, "error": summary, "timedOut": _alarm.fired,
+            "outputCut": cut}
+
+
+def _too_much_output_note():
+    limit = _config.get("maxMessageBytes") or 0
+    return (f"\n... (output cut: the cell printed more than the {limit / 2**20:.0f} MB one result can carry; "
+            "write large output to a file in the workspace instead)\n")
+
+
+def _fit(reply, data):
+    """Cut a result's output until its message fits what the host accepts: a result the host drops would leave it
+    waiting for an answer that never comes (escapes in JSON can make a message several times its text)."""
+    limit = _config.get("maxMessageBytes") or 0
+    if not limit or len(data) <= limit:
+        return data
+    output = reply.get("output") or ""
+    note = _too_much_output_note()
+    keep = len(output)
+    while len(data) > limit and keep > 0:
+        keep = int(keep * (limit - 65536) / len(data) * 0.95)
+        reply["output"] = output[:max(keep, 0)] + note
+        reply["outputCut"] = True
+        data = _encode(reply)
+    return data
 
 
 def _format_error(error, hidden=(_KERNEL_FILE, _PRELUDE_FILE)):
@@ -603,7 +632,7 @@ def _serve():
             _leave_if_forked(error)
             reply = {"type": "result", "id": message.get("id"), "output": f"{type(error).__name__}: {error}",
                      "error": {"type": type(error).__name__, "message": str(error)}, "timedOut": _alarm.fired}
-        _send(_encode(reply))
+        _send(_fit(reply, _encode(reply)))
 
 
 def _start():
