@@ -4,6 +4,7 @@ import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { signalGroup, trackChild, untrackChild } from "./childProcesses.js";
+import { LineSplitter, type OversizedLine } from "./LineSplitter.js";
 
 /** The largest message lllm reads from a server (the SDK's own stdio limit): a bigger one is dropped, not kept. */
 export const MAX_SERVER_MESSAGE_BYTES = 10 * 1024 * 1024;
@@ -15,8 +16,6 @@ const STDIN_GRACE_MS = 1000;
 const TERM_GRACE_MS = 1000;
 /** After the server exited, how long its stdout may take to end (a process outside its group may hold it). */
 const DRAIN_MS = 500;
-/** How much of each end of an oversized line is kept, to find the id of the request it answers. */
-const EDGE_BYTES = 512;
 
 export interface StdioProcessParameters {
   command: string;
@@ -48,10 +47,11 @@ export class StdioProcessTransport implements Transport {
   #closing: Promise<void> | undefined;
   /** Requests sent and not answered yet, to tell which one an oversized answer belonged to. */
   readonly #pending = new Set<string | number>();
-  #chunks: Buffer[] = [];
-  #bytes = 0;
-  /** While a line is over the limit: its first bytes, its last bytes, and its size so far. */
-  #oversized: { head: Buffer; tail: Buffer; bytes: number } | undefined;
+  readonly #lines = new LineSplitter({
+    maxLineBytes: MAX_SERVER_MESSAGE_BYTES,
+    onLine: (line) => this.#dispatch(line),
+    onOversized: (line) => this.#answerOversized(line),
+  });
 
   constructor(parameters: StdioProcessParameters) {
     this.#parameters = parameters;
@@ -72,7 +72,7 @@ export class StdioProcessTransport implements Transport {
     });
     this.#child = child;
     this.#exited = new Promise((resolve) => child.once("exit", () => resolve()));
-    child.stdout.on("data", (chunk: Buffer) => this.#receive(chunk));
+    child.stdout.on("data", (chunk: Buffer) => this.#lines.push(chunk));
     child.stderr.on("data", (chunk: Buffer) => this.stderr.write(chunk));
     for (const stream of [child.stdin, child.stdout, child.stderr]) stream.on("error", (error) => this.onerror?.(error));
     return new Promise((resolve, reject) => {
@@ -160,42 +160,8 @@ export class StdioProcessTransport implements Transport {
       if (child.pid !== undefined) untrackChild(child.pid);
     }
     this.stderr.end();
-    this.#chunks = [];
+    this.#lines.clear();
     this.onclose?.();
-  }
-
-  /** Split stdout into lines without joining chunks more than once per line; drop a line past the limit. */
-  #receive(chunk: Buffer): void {
-    let start = 0;
-    for (let newline = chunk.indexOf(10); newline >= 0; newline = chunk.indexOf(10, start)) {
-      this.#keep(chunk.subarray(start, newline));
-      start = newline + 1;
-      if (this.#oversized) {
-        this.#answerOversized(this.#oversized);
-        this.#oversized = undefined;
-      } else {
-        const line = Buffer.concat(this.#chunks).toString("utf8");
-        if (line.trim() !== "") this.#dispatch(line);
-      }
-      this.#chunks = [];
-      this.#bytes = 0;
-    }
-    if (start < chunk.length) this.#keep(chunk.subarray(start));
-  }
-
-  #keep(part: Buffer): void {
-    if (this.#oversized) {
-      this.#oversized.bytes += part.length;
-      this.#oversized.tail = Buffer.concat([this.#oversized.tail, part]).subarray(-EDGE_BYTES);
-      return;
-    }
-    this.#chunks.push(part);
-    this.#bytes += part.length;
-    if (this.#bytes > MAX_SERVER_MESSAGE_BYTES) {
-      const whole = Buffer.concat(this.#chunks);
-      this.#oversized = { head: whole.subarray(0, EDGE_BYTES), tail: Buffer.from(whole.subarray(-EDGE_BYTES)), bytes: whole.length };
-      this.#chunks = [];
-    }
   }
 
   #dispatch(line: string): void {
@@ -215,8 +181,8 @@ export class StdioProcessTransport implements Transport {
    * caller then reads as "the server closed the connection"; instead the request it answered (its id is at one
    * end of the line) gets an error saying so, and the connection stays up.
    */
-  #answerOversized(line: { head: Buffer; tail: Buffer; bytes: number }): void {
-    const id = findId(line.head.toString("utf8")) ?? findId(line.tail.toString("utf8"));
+  #answerOversized(line: OversizedLine): void {
+    const id = line.id;
     const ids = id !== undefined && this.#pending.has(id) ? [id] : this.#pending.size === 1 ? [...this.#pending] : [];
     if (ids.length === 0) {
       this.onerror?.(new Error(`the server sent a message of ${line.bytes} bytes, over the limit of ${MAX_SERVER_MESSAGE_BYTES} bytes; it was dropped`));
@@ -235,11 +201,4 @@ export class StdioProcessTransport implements Transport {
       });
     }
   }
-}
-
-/** The id of a JSON-RPC response from one end of its line: `{"jsonrpc":"2.0","id":7,…` or `…,"id":7}`. */
-function findId(text: string): string | number | undefined {
-  const match = /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(text) ?? /[,{]\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$/.exec(text);
-  if (!match?.[1]) return undefined;
-  return match[1].startsWith('"') ? (JSON.parse(match[1]) as string) : Number(match[1]);
 }
