@@ -82,6 +82,20 @@ describe("an MCP server whose child inherits its stdio", () => {
   });
 });
 
+describe("an MCP result over the size limit", () => {
+  it("is reported to the model as too large, naming the server and tool, and the server stays usable", async () => {
+    const args = mcpTactic([{ tool_calls: [{ name: "big", arguments: { bytes: 11 * 1024 * 1024 } }] }, { tool_calls: [{ name: "count", arguments: {} }] }, "Done."], nodeFixture());
+    cli = startCli([...args, "--json"]);
+    expect(await cli.exit(60_000)).toBe(0);
+    const report = JSON.parse(cli.stdout()) as { output: string; tool_calls: Array<{ name: string; error: string | null; result: unknown }> };
+    expect(report.output).toBe("Done.");
+    const [big, count] = report.tool_calls;
+    expect(big!.error).toContain("MCP server `shop`: the result of `big` is over the size limit");
+    expect(big!.error).not.toContain("closed the connection");
+    expect(count!.error).toBeNull();
+  }, 90_000);
+});
+
 describe("signals during an MCP call", () => {
   it.each([
     ["SIGINT", 130],
