@@ -45,6 +45,8 @@ export class StdioProcessTransport implements Transport {
   #hasExited = false;
   #ended: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
+  /** Settles at the next `drain` while the server's stdin is full. */
+  #drained: Promise<void> | undefined;
   /** Requests sent and not answered yet, to tell which one an oversized answer belonged to. */
   readonly #pending = new Set<string | number>();
   readonly #lines = new LineSplitter({
@@ -92,10 +94,22 @@ export class StdioProcessTransport implements Transport {
     const stdin = this.#child?.stdin;
     if (!stdin || !stdin.writable || this.#hasExited) return Promise.reject(new Error("Not connected"));
     if ("method" in message && "id" in message) this.#pending.add(message.id);
-    return new Promise((resolve) => {
-      if (stdin.write(`${JSON.stringify(message)}\n`)) resolve();
-      else stdin.once("drain", resolve);
-    });
+    // One `drain` listener for all writes that wait: many calls at once must not pile up listeners.
+    if (!stdin.write(`${JSON.stringify(message)}\n`)) {
+      this.#drained ??= new Promise<void>((resolve) => {
+        // A pipe that closes never drains: either ends the wait, and both listeners go.
+        const done = (): void => {
+          stdin.off("drain", done);
+          stdin.off("close", done);
+          resolve();
+        };
+        stdin.on("drain", done);
+        stdin.on("close", done);
+      }).finally(() => {
+        this.#drained = undefined;
+      });
+    }
+    return this.#drained ?? Promise.resolve();
   }
 
   /** Close stdin, then SIGTERM, then SIGKILL the server's group; resolves once it has exited and is cleaned up. */

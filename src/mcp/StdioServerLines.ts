@@ -48,7 +48,16 @@ export class StdioServerLines implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     if (!this.#stdout.write(`${JSON.stringify(message)}\n`)) {
-      this.#drained ??= new Promise<void>((resolve) => this.#stdout.once("drain", resolve)).finally(() => {
+      this.#drained ??= new Promise<void>((resolve) => {
+        // A pipe that closes never drains: either ends the wait, and both listeners go.
+        const done = (): void => {
+          this.#stdout.off("drain", done);
+          this.#stdout.off("close", done);
+          resolve();
+        };
+        this.#stdout.on("drain", done);
+        this.#stdout.on("close", done);
+      }).finally(() => {
         this.#drained = undefined;
       });
     }
