@@ -135,6 +135,23 @@ describe("signals during a long run_python cell", () => {
   });
 });
 
+describe("signals during a notebook cell", () => {
+  it("SIGINT ends a long cell at once, exits 130, and removes the kernel and its folder", async () => {
+    writeFileSync(path.join(dir, "turns.json"), JSON.stringify(['<python_cell>\nimport subprocess\nsubprocess.run(["sleep", "600"])\n</python_cell>', "<TERMINATE_NOTEBOOK>"]));
+    writeFileSync(
+      path.join(dir, "t.yaml"),
+      `tactic_type: notebook\npackages: [${JSON.stringify(path.join(ROOT, "packages-example/weather"))}]\nglobal: {model_name: gpt-test}\nagent_configs:\n  - name: analyst\n    system_prompt: hi\n    proxy: {activate_proxies: [weather], use_cache: false, timeout: 3600}\n`,
+    );
+    cli = startCli(["run", path.join(dir, "t.yaml"), "--input", "go", "--model", `scripted:${path.join(dir, "turns.json")}`], { env: { TMPDIR: dir } });
+    const pids = await descendantsWhen(hasSleep);
+    process.kill(cli.pid, "SIGINT");
+    expect(await cli.exit()).toBe(130);
+    expect(cli.stdout()).toBe("");
+    expect(await waitUntil(() => pids.every((pid) => !isRunning(pid)), 5000), `left: ${pids.filter(isRunning)}`).toBe(true);
+    expect(kernelFolders()).toEqual([]);
+  });
+});
+
 describe("lllm exec", () => {
   it.each([
     ["SIGINT", 130],
