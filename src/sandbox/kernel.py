@@ -177,6 +177,7 @@ class _Capture:
 
     def begin(self, max_chars):
         self.chunks, self.size, self.overflow = [], 0, False
+        self.received = 0  # every byte the pump delivered, kept or not: tells end() that output still flows
         # UTF-8 takes at most 4 bytes a character: keep enough bytes for max_chars characters and drop the rest.
         # Without a limit, keep no more than one message to the host can carry: the rest could never be sent.
         self.limit_bytes = max_chars * 4 + 4 if max_chars > 0 else (_config.get("maxMessageBytes") or 0)
@@ -185,6 +186,7 @@ class _Capture:
     def deliver(self, data):
         if not data:
             return
+        self.received += len(data)
         if not self.active:
             try:
                 os.write(_HOST_STDERR, data)
@@ -201,7 +203,11 @@ class _Capture:
         self.reached.clear()
         try:
             os.write(_out_write, _MARKER)
-            self.reached.wait(5.0)
+            # Wait for the pump to reach the marker. A cell that printed tens of megabytes takes a while on a busy
+            # host: keep waiting while output still arrives, or the rest would be cut off (and go to stderr).
+            seen = -1
+            while not self.reached.wait(5.0) and self.received != seen:
+                seen = self.received
         except OSError:
             pass
         self.active = False
