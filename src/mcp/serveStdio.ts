@@ -7,7 +7,7 @@ import { StdioServerLines } from "./StdioServerLines.js";
  * client goes away: the input ends or the connection closes. A bad or oversized message is answered with a
  * JSON-RPC error and logged with `log` (default: stderr); it never ends the service (see `StdioServerLines`).
  */
-export async function serveStdio(server: Server, streams: { stdin?: Readable; stdout?: Writable; log?: (text: string) => void } = {}): Promise<void> {
+export async function serveStdio(server: Server, streams: { stdin?: Readable; stdout?: Writable; log?: (text: string) => void; signal?: AbortSignal } = {}): Promise<void> {
   const stdin = streams.stdin ?? process.stdin;
   const log = streams.log ?? ((text: string) => void process.stderr.write(`${text}\n`));
   const transport = new StdioServerLines({ stdin, stdout: streams.stdout ?? process.stdout, log });
@@ -19,11 +19,14 @@ export async function serveStdio(server: Server, streams: { stdin?: Readable; st
   };
   stdin.once("end", ended);
   stdin.once("close", ended);
+  // A signal (SIGTERM from the client that started us) ends serving at once.
+  streams.signal?.addEventListener("abort", ended, { once: true });
   try {
     await server.connect(transport);
     await closed;
   } finally {
     stdin.off("end", ended);
     stdin.off("close", ended);
+    streams.signal?.removeEventListener("abort", ended);
   }
 }

@@ -44,9 +44,9 @@ function serve(): Served {
   });
   let ended = false;
   const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => {
+    child.once("exit", (code, signal) => {
       ended = true;
-      resolve(code);
+      resolve(code ?? (signal === null ? null : -1));
     }),
   );
   return {
@@ -112,4 +112,12 @@ describe("lllm mcp serve under bad input", () => {
     for (let index = 0; index < 2000; index += 1) await served.answer(100 + index);
     expect(served.stderr()).not.toContain("MaxListenersExceededWarning");
   }, 60_000);
+
+  it("stops serving on SIGTERM with exit code 143, while the client still holds its stdin", async () => {
+    const served = serve();
+    await initialize(served);
+    server!.kill("SIGTERM");
+    expect(await served.exited).toBe(143);
+    expect(served.stderr()).toContain("SIGTERM");
+  });
 });
