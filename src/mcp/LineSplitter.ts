@@ -7,6 +7,8 @@ export interface OversizedLine {
   bytes: number;
   /** The JSON-RPC id found at its start or end (`{"jsonrpc":"2.0","id":7,…` or `…,"id":7}`), if any. */
   id: string | number | undefined;
+  /** Whether it names a method near its start: a request or notification rather than a response. */
+  hasMethod: boolean;
 }
 
 export interface LineSplitterOptions {
@@ -39,7 +41,10 @@ export class LineSplitter {
       const oversized = this.#oversized;
       const line = oversized ? undefined : Buffer.concat(this.#chunks).toString("utf8").replace(/\r$/, "");
       this.clear();
-      if (oversized) this.#options.onOversized({ bytes: oversized.bytes, id: findId(oversized.head.toString("utf8")) ?? findId(oversized.tail.toString("utf8")) });
+      if (oversized) {
+        const head = oversized.head.toString("utf8");
+        this.#options.onOversized({ bytes: oversized.bytes, id: findId(head) ?? findId(oversized.tail.toString("utf8")), hasMethod: /(?<!\\)"method"\s*:/.test(head) });
+      }
       else if (line !== undefined && line.trim() !== "") this.#options.onLine(line);
     }
     if (start < chunk.length) this.#keep(chunk.subarray(start));

@@ -197,7 +197,8 @@ export class StdioProcessTransport implements Transport {
    */
   #answerOversized(line: OversizedLine): void {
     const id = line.id;
-    const ids = id !== undefined && this.#pending.has(id) ? [id] : this.#pending.size === 1 ? [...this.#pending] : [];
+    // Without an id, the only request waiting is the one it answered; a notification (it names a method) answers none.
+    const ids = id !== undefined && this.#pending.has(id) ? [id] : id === undefined && !line.hasMethod && this.#pending.size === 1 ? [...this.#pending] : [];
     if (ids.length === 0) {
       this.onerror?.(new Error(`the server sent a message of ${line.bytes} bytes, over the limit of ${MAX_SERVER_MESSAGE_BYTES} bytes; it was dropped`));
       return;
