@@ -1,9 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { ConfigError } from "../errors.js";
+import { ConfigError, InterruptedError } from "../errors.js";
 import { loadProxies, ProxyManager } from "../proxies/index.js";
-import { closeAllKernels, PythonKernel, type IsolationBackend } from "../sandbox/index.js";
+import { PythonKernel, type IsolationBackend } from "../sandbox/index.js";
+import { MAX_MESSAGE_BYTES } from "../sandbox/KernelProcess.js";
 import { callApiKernelOptions, PROXY_DEFAULTS } from "../tactics/proxyTools.js";
+import { stopSignal } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { warn } from "./output.js";
 
@@ -37,14 +39,22 @@ export async function execCommand(options: ExecOptions): Promise<void> {
     isolation: { backend },
     onWarning: warn,
   });
-  const onSigint = (): void => void closeAllKernels().finally(() => process.exit(130));
-  process.once("SIGINT", onSigint);
+  // A signal closes every kernel (see handleSignals): the cell then ends with `sandbox_closed`, reported as the
+  // interruption it is.
+  const signal = stopSignal();
   try {
     const result = await kernel.execute(code);
     process.stdout.write(result.output);
     if (result.error) process.exitCode = 1; // the traceback is in the output; a shell should see the failure
+    if (result.outputCut) {
+      // Incomplete data must not look like success to a pipeline.
+      warn(`the output was cut at ${MAX_MESSAGE_BYTES / 2 ** 20} MB, the most one run can return; write large output to a file instead`);
+      process.exitCode = 1;
+    }
+  } catch (error) {
+    if (signal.aborted && signal.reason instanceof InterruptedError) throw signal.reason;
+    throw error;
   } finally {
-    process.off("SIGINT", onSigint);
     await kernel.close();
   }
 }

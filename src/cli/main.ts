@@ -5,6 +5,7 @@ import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
 import { failureJson, reportError, writeOut } from "./output.js";
 import { reserveStdout } from "./reserveStdout.js";
+import { handleSignals } from "./handleSignals.js";
 
 /** Global flags every command sees. */
 export interface GlobalOptions {
@@ -207,6 +208,7 @@ export async function main(argv: string[]): Promise<void> {
     json = command.opts().json === true;
   });
   const stopWatching = failIfLoopDrains({ verbose, json: () => json });
+  const signals = handleSignals();
   try {
     await program.parseAsync(argv);
   } catch (error) {
@@ -221,5 +223,22 @@ export async function main(argv: string[]): Promise<void> {
     if (json) writeOut(JSON.stringify(failureJson(error), null, 2));
   } finally {
     stopWatching();
+    // After a signal the exit code says which one (130 Ctrl-C, 143 SIGTERM), however the command ended; the
+    // handler stays until exit so that a second signal still quits at once.
+    if (signals.exitCode !== undefined) process.exitCode = signals.exitCode;
+    else signals.dispose();
+    exitSoon();
   }
+}
+
+/** How long the process may stay after the command has finished, before it exits anyway. */
+const EXIT_BACKSTOP_MS = 2000;
+
+/**
+ * lllm must end when its work is done, whatever its children do. The mechanisms are process groups that are
+ * killed and pipes that are never waited on; this backstop covers a handle they miss (it is `unref`ed, so it
+ * never delays a process that exits on its own). The `exit` hooks still kill every kernel and server.
+ */
+function exitSoon(): void {
+  setTimeout(() => process.exit(), EXIT_BACKSTOP_MS).unref();
 }

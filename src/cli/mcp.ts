@@ -5,6 +5,7 @@ import { ConfigError } from "../errors.js";
 import { createPackageServer, McpConnections, packageTools, parseServerSpec, serveStdio } from "../mcp/index.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { packageTacticTools } from "../tactics/tacticTools.js";
+import { stopSignal } from "./handleSignals.js";
 import { warn, writeErr, writeOut } from "./output.js";
 
 /** Flags of `lllm mcp tools`. */
@@ -77,7 +78,7 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
 
   const restore = options.stdout ? undefined : divertConsoleToStderr();
   try {
-    await serveStdio(server, { ...(options.stdin ? { stdin: options.stdin } : {}), ...(options.stdout ? { stdout: options.stdout } : {}) });
+    await serveStdio(server, { ...(options.stdin ? { stdin: options.stdin } : {}), ...(options.stdout ? { stdout: options.stdout } : {}), signal: stopSignal() });
   } finally {
     restore?.();
   }

@@ -11,6 +11,7 @@ import { runTactic } from "../tactics/runTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
 import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/approval.js";
+import { stopSignal } from "./handleSignals.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
@@ -76,15 +77,7 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
   // Counted here too, so that a failed run's --json object can still say what was spent.
   const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 };
   setRunningDetails(() => ({ output: null, usage }));
-  const controller = new AbortController();
-  let interrupts = 0;
-  const onSigint = (): void => {
-    interrupts += 1;
-    if (interrupts > 1) process.exit(130); // a second Ctrl-C: the user really wants out
-    writeErr("lllm: interrupted; stopping (Ctrl-C again to quit at once)");
-    controller.abort(new InterruptedError("interrupted", "interrupted by the user"));
-  };
-  process.on("SIGINT", onSigint);
+  const signal = stopSignal();
   try {
     const result = await runTactic(prepared, {
       input,
@@ -92,7 +85,7 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       ...(maxSteps !== undefined ? { maxSteps } : {}),
       ...(modelTimeout !== undefined ? { modelTimeout } : {}),
       onModelRetry: retryReporter(Boolean(options.verbose)),
-      signal: controller.signal,
+      signal,
       ...(onText ? { onText } : {}),
       onEvent: (event) => {
         if (event.type === "model_reply") countUsage(usage, event.usage);
@@ -118,16 +111,14 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       writeOut(JSON.stringify(body, null, 2));
       return;
     }
-    if (controller.signal.aborted) {
-      const interrupted = new InterruptedError("interrupted", "interrupted by the user", { cause: error });
+    if (signal.aborted) {
+      const interrupted = signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: error });
       addFailureDetails(interrupted, { output: null, usage });
       throw interrupted;
     }
     // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
     addFailureDetails(error, { output: null, usage, ...(error instanceof LllmError && "report" in error ? { code_action: (error as { report: unknown }).report } : {}) });
     throw error;
-  } finally {
-    process.off("SIGINT", onSigint);
   }
 }
 

@@ -1,6 +1,7 @@
 import { ConfigError, InterruptedError, ToolError } from "../errors.js";
 import { parseRef, type Registry } from "../registry/index.js";
 import { FunctionCall, type FunctionTool } from "../tools/index.js";
+import { stopSignal } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { parseJsonObjectFlag } from "./parseJsonObjectFlag.js";
 import { failureJson, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
@@ -47,21 +48,15 @@ export async function toolsCallCommand(ref: string, options: ToolsOptions): Prom
   if (tool.isDeclaration) {
     throw new ConfigError("tool_not_bound", `tool \`${ref}\` is a declaration with no implementation`, { hint: `Load a package that has a tool named exactly \`${tool.name}\`.` });
   }
-  const controller = new AbortController();
-  const onSignal = (): void => controller.abort();
-  process.once("SIGINT", onSignal);
-  try {
-    const call = await tool.call(new FunctionCall({ name: tool.name, arguments: args }), { signal: controller.signal, cwd: process.cwd() });
-    if (controller.signal.aborted) throw new InterruptedError("interrupted", "interrupted by the user");
-    if (options.json) writeOut(JSON.stringify(call.error !== undefined ? failureJson(new ToolError("tool_failed", call.error)) : { schema_version: SCHEMA_VERSION, result: call.result ?? null }, null, 2));
-    else writeOut(call.resultStr ?? "");
-    if (call.error !== undefined) {
-      process.exitCode = 1;
-      const failure = options.verbose ? toolFailureText(call) : "";
-      if (failure) writeErr(failure);
-    }
-  } finally {
-    process.off("SIGINT", onSignal);
+  const signal = stopSignal();
+  const call = await tool.call(new FunctionCall({ name: tool.name, arguments: args }), { signal, cwd: process.cwd() });
+  if (signal.aborted) throw signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user");
+  if (options.json) writeOut(JSON.stringify(call.error !== undefined ? failureJson(new ToolError("tool_failed", call.error)) : { schema_version: SCHEMA_VERSION, result: call.result ?? null }, null, 2));
+  else writeOut(call.resultStr ?? "");
+  if (call.error !== undefined) {
+    process.exitCode = 1;
+    const failure = options.verbose ? toolFailureText(call) : "";
+    if (failure) writeErr(failure);
   }
 }
 

@@ -3,17 +3,14 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../config/TacticConfig.js";
 import { ConfigError, ToolError } from "../errors.js";
-import { isTrackedChild, trackChild, untrackChild } from "./childProcesses.js";
 import { createTransport, describeServer, type ServerTransport } from "./createTransport.js";
 import { decodeToolResult, type DecodedToolResult } from "./decodeToolResult.js";
 import { jsonRpcCodeName } from "./jsonRpcCodeName.js";
 import { McpToolError } from "./McpToolError.js";
+import { MESSAGE_TOO_LARGE } from "./StdioProcessTransport.js";
 
 /** A tool as the server lists it (the SDK's `Tool`). */
 export type McpToolInfo = Tool;
-
-/** How long to wait for a closed server process to exit before killing it. */
-const EXIT_GRACE_MS = 5000;
 
 /**
  * One live connection to one MCP server: the client, its transport, the server's tools, and for a stdio server
@@ -26,29 +23,13 @@ export class McpConnection {
   tools: McpToolInfo[] = [];
   readonly #client: Client;
   readonly #server: ServerTransport;
-  #pid: number | undefined;
-  /** Resolves when the transport has closed (for stdio: the process has exited). */
-  readonly #closedTransport: Promise<void>;
   #closing = false;
   #closed: Promise<void> | undefined;
 
   constructor(config: McpServerConfig, options: { cwd?: string | undefined } = {}) {
     this.config = config;
     this.#client = new Client({ name: "lllm", version: "0.1.0" });
-    this.#server = createTransport(config, {
-      cwd: options.cwd,
-      onSpawn: (pid) => {
-        this.#pid = pid;
-        trackChild(pid);
-      },
-    });
-    // The Client chains its own handler after this one when it connects.
-    this.#closedTransport = new Promise((resolve) => {
-      this.#server.transport.onclose = () => {
-        if (this.#pid !== undefined) untrackChild(this.#pid);
-        resolve();
-      };
-    });
+    this.#server = createTransport(config, { cwd: options.cwd });
   }
 
   get name(): string {
@@ -57,7 +38,7 @@ export class McpConnection {
 
   /** The pid of a stdio server's process, once started. */
   get pid(): number | undefined {
-    return this.#pid;
+    return this.#server.process?.pid;
   }
 
   /**
@@ -105,6 +86,13 @@ export class McpConnection {
       result = await this.#client.callTool({ name: tool, arguments: args }, undefined, { timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
     } catch (error) {
       if (options.signal?.aborted) throw error;
+      if (error instanceof McpError && (error.data as { reason?: unknown } | undefined)?.reason === MESSAGE_TOO_LARGE) {
+        const { bytes, limit } = error.data as { bytes: number; limit: number };
+        throw new ToolError("mcp_result_too_large", `MCP server \`${this.name}\`: the result of \`${tool}\` is over the size limit (${megabytes(bytes)} so far; at most ${megabytes(limit)} in one message), so it was dropped; the server is still connected`, {
+          hint: "Ask the tool for less (a filter, a smaller page or range), or have the server write large data to a file and return its path.",
+          cause: error,
+        });
+      }
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         throw new ToolError("mcp_tool_timeout", `MCP server \`${this.name}\`: tool \`${tool}\` did not answer within ${seconds(options.timeoutMs)}`, { cause: error });
       }
@@ -121,7 +109,8 @@ export class McpConnection {
   }
 
   /**
-   * Disconnect; for a stdio server, end its stdin, then SIGTERM, then SIGKILL, and wait until it has exited.
+   * Disconnect; for a stdio server, end its stdin, then SIGTERM, then SIGKILL its process group, and wait until
+   * it has exited (see `StdioProcessTransport.close`).
    * For an HTTP server, end the session (servers that do not support it are fine). Safe to call twice.
    */
   close(): Promise<void> {
@@ -136,17 +125,6 @@ export class McpConnection {
     }
     await this.#client.close().catch(() => {});
     await transport.close().catch(() => {});
-    const pid = this.#pid;
-    if (pid === undefined) return;
-    const exited = await Promise.race([this.#closedTransport.then(() => true), delay(EXIT_GRACE_MS).then(() => false)]);
-    if (!exited && isTrackedChild(pid)) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // Gone between the check and the kill.
-      }
-      untrackChild(pid);
-    }
   }
 
   async #listTools(timeoutMs: number): Promise<McpToolInfo[]> {
@@ -190,8 +168,8 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+function megabytes(bytes: number): string {
+  return `${(bytes / 2 ** 20).toFixed(bytes < 2 ** 20 ? 2 : 0)} MB`;
 }
 
 function isNotConnected(error: unknown): boolean {

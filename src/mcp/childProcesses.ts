@@ -1,20 +1,27 @@
 /**
- * The pids of the MCP server processes this process started and has not seen exit. They are killed when this
- * process exits or is told to stop by a signal, so that no server outlives lllm: the graceful path is
- * `McpConnections.closeAll()`; this is the safety net for errors that skip it, `process.exit()`, and Ctrl-C.
+ * The MCP server processes this process started and has not seen end. Each server leads its own process group
+ * (it is spawned `detached`), so what it starts is stopped with it. The graceful path is
+ * `McpConnections.closeAll()`; this is the safety net for errors that skip it, `process.exit()`, and signals.
  */
-const live = new Set<number>();
+export interface TrackedChild {
+  /** The server's pid, which is also its process group's id. */
+  readonly pid: number;
+  /** Stop the group: SIGTERM, then SIGKILL after a short grace; resolves when the server is gone. */
+  terminate(): Promise<void>;
+}
+
+const live = new Map<number, TrackedChild>();
 
 const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 let installed = false;
 
 /** Remember a server process; the first one installs the exit and signal hooks. */
-export function trackChild(pid: number): void {
-  live.add(pid);
+export function trackChild(child: TrackedChild): void {
+  live.set(child.pid, child);
   if (!installed) install();
 }
 
-/** Forget a server process that has exited (its pid may be reused by another process). */
+/** Forget a server process whose group has been stopped (its pid may be reused by another process). */
 export function untrackChild(pid: number): void {
   live.delete(pid);
   if (live.size === 0 && installed) uninstall();
@@ -25,28 +32,42 @@ export function isTrackedChild(pid: number): boolean {
   return live.has(pid);
 }
 
+/** Send `signal` to a process group; false when the group is gone already. */
+export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pid, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * SIGTERM every tracked server, synchronously (an `exit` handler cannot wait). SIGTERM rather than SIGKILL:
- * a server may need to flush what it writes, and nearly every server exits on it (their stdin closes too).
+ * SIGKILL every tracked server's process group, synchronously: an `exit` handler cannot wait for a grace period,
+ * and a server that ignores SIGTERM must not outlive lllm.
  */
 export function killTrackedChildren(): void {
-  for (const pid of live) {
-    try {
-      process.kill(pid, "SIGTERM");
-    } catch {
-      // Already gone.
-    }
-  }
+  for (const pid of live.keys()) signalGroup(pid, "SIGKILL");
   live.clear();
 }
 
+/** Stop every tracked server's group (SIGTERM, then SIGKILL); for the CLI's signal handler. */
+export async function terminateTrackedChildren(): Promise<void> {
+  await Promise.allSettled([...live.values()].map((child) => child.terminate()));
+}
+
+/**
+ * A library user's program without a handler of its own for this signal would die at once, skipping `exit`
+ * hooks, and the servers (in their own process groups, which a terminal's Ctrl-C does not reach) would stay:
+ * kill them, then re-raise the signal for Node's default behaviour. When the program has a handler (the CLI's
+ * `handleSignals`), it stops the run and the servers itself.
+ */
 function onSignal(signal: NodeJS.Signals): void {
-  killTrackedChildren();
-  // With our listener as the only one, Node would no longer terminate on this signal: restore the default
-  // behaviour by re-raising it. When the program has its own handler (the CLI aborting a run), it decides.
   const others = process.listeners(signal).filter((listener) => listener !== onSignal);
+  if (others.length > 0) return;
+  killTrackedChildren();
   uninstall();
-  if (others.length === 0) process.kill(process.pid, signal);
+  process.kill(process.pid, signal);
 }
 
 function install(): void {

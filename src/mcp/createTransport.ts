@@ -1,33 +1,17 @@
-import { StdioClientTransport, type StdioServerParameters } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../config/TacticConfig.js";
 import { StderrTail } from "./StderrTail.js";
+import { StdioProcessTransport } from "./StdioProcessTransport.js";
 
 /** A transport to one server, and what lllm needs to watch it. */
 export interface ServerTransport {
   transport: Transport;
   /** Set for stdio servers, whose stderr is kept to explain failures. */
   stderr?: StderrTail;
+  /** Set for stdio servers: the process, in its own process group. */
+  process?: StdioProcessTransport;
   kind: "stdio" | "http";
-}
-
-/**
- * The SDK's stdio transport, reporting the pid of the process it spawns: lllm tracks every server process so
- * that none outlives it (see `childProcesses`).
- */
-class TrackedStdioClientTransport extends StdioClientTransport {
-  constructor(
-    parameters: StdioServerParameters,
-    private readonly onSpawn: (pid: number) => void,
-  ) {
-    super(parameters);
-  }
-
-  override async start(): Promise<void> {
-    await super.start();
-    if (this.pid !== null) this.onSpawn(this.pid);
-  }
 }
 
 /**
@@ -36,22 +20,13 @@ class TrackedStdioClientTransport extends StdioClientTransport {
  * USER, LOGNAME) plus the config's `env`, never the whole environment of lllm: API keys in the host's
  * environment stay out of servers that were not given them.
  */
-export function createTransport(config: McpServerConfig, options: { cwd?: string | undefined; onSpawn: (pid: number) => void }): ServerTransport {
+export function createTransport(config: McpServerConfig, options: { cwd?: string | undefined }): ServerTransport {
   if (config.url !== undefined) {
     const transport = new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : undefined);
     return { transport, kind: "http" };
   }
-  const transport = new TrackedStdioClientTransport(
-    {
-      command: config.command!,
-      args: config.args ?? [],
-      ...(config.env ? { env: config.env } : {}),
-      ...(options.cwd ? { cwd: options.cwd } : {}),
-      stderr: "pipe",
-    },
-    options.onSpawn,
-  );
-  return { transport, stderr: new StderrTail(transport.stderr), kind: "stdio" };
+  const transport = new StdioProcessTransport({ command: config.command!, args: config.args ?? [], env: config.env, cwd: options.cwd });
+  return { transport, stderr: new StderrTail(transport.stderr), process: transport, kind: "stdio" };
 }
 
 /** How a server is started or reached, for messages: the command line or the URL. */

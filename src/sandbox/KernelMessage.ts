@@ -24,5 +24,5 @@ export type HostMessage =
 export type KernelMessage =
   | { type: "ready"; pid: number; error?: undefined }
   | { type: "ready"; error: string }
-  | { type: "result"; id: number; output: string; error: BridgeErrorPayload | null; timedOut: boolean }
+  | { type: "result"; id: number; output: string; error: BridgeErrorPayload | null; timedOut: boolean; outputCut?: boolean }
   | { type: "call"; id: number; name: string; args: unknown };

@@ -48,6 +48,11 @@ export interface CellResult {
   stateLost: boolean;
   /** This cell ran in a new kernel because the previous one was lost. */
   restarted: boolean;
+  /**
+   * With no `maxOutputChars`, the output was still cut because it was larger than one message to the host can
+   * carry (64 MB): `output` ends with a note saying so, and is incomplete.
+   */
+  outputCut?: boolean;
 }
 
 /** After a cell ignored its TimeoutError this long, the host kills the kernel. */
@@ -114,9 +119,13 @@ export class PythonKernel implements Sandbox {
     return (await this.execute(code)).output;
   }
 
-  /** Run a cell and report how it ended. `timeout` (seconds) overrides the kernel's for this cell. */
-  execute(code: string, options: { timeout?: number } = {}): Promise<CellResult> {
-    return this.enqueue(() => this.executeNow(code, options.timeout ?? this.options.timeout ?? 60));
+  /**
+   * Run a cell and report how it ended. `timeout` (seconds) overrides the kernel's for this cell. When `signal`
+   * aborts, the kernel's process group is killed at once (the cell may ignore interrupts, or have no time limit),
+   * the variables are lost, and the promise rejects with the signal's reason.
+   */
+  execute(code: string, options: { timeout?: number; signal?: AbortSignal | undefined } = {}): Promise<CellResult> {
+    return this.enqueue(() => this.executeNow(code, options.timeout ?? this.options.timeout ?? 60, options.signal));
   }
 
   /** Clear the namespace and run the prelude again; the workspace's files stay. */
@@ -163,7 +172,8 @@ export class PythonKernel implements Sandbox {
     untrackKernel(this);
   }
 
-  private async executeNow(code: string, timeout: number): Promise<CellResult> {
+  private async executeNow(code: string, timeout: number, signal: AbortSignal | undefined): Promise<CellResult> {
+    signal?.throwIfAborted();
     let restarted = false;
     let note = "";
     if (this.process === undefined) {
@@ -172,10 +182,15 @@ export class PythonKernel implements Sandbox {
       if (this.lostUnreported) note = LOST_NOTE;
       this.lostUnreported = false;
     }
-    const outcome = await this.request(this.process, { type: "run", id: this.nextId++, code, timeout }, timeout);
+    const outcome = await this.request(this.process, { type: "run", id: this.nextId++, code, timeout }, timeout, signal);
+    if (outcome.kind === "aborted") {
+      this.dropProcess();
+      this.lostUnreported = true; // the next cell starts a new kernel and says so
+      throw signal?.reason ?? new SandboxError("sandbox_aborted", "the cell was aborted");
+    }
     if (outcome.kind === "result") {
-      const { output, error } = outcome.result;
-      return { output: note + output, ...(error ? { error } : {}), stateLost: false, restarted };
+      const { output, error, outputCut } = outcome.result;
+      return { output: note + output, ...(error ? { error } : {}), stateLost: false, restarted, ...(outputCut ? { outputCut } : {}) };
     }
     this.dropProcess();
     this.lostUnreported = false; // this cell's output says it
@@ -192,18 +207,26 @@ export class PythonKernel implements Sandbox {
     kernelProcess: KernelProcess,
     message: { type: "run"; id: number; code: string; timeout: number } | { type: "reset"; id: number },
     timeout: number,
-  ): Promise<{ kind: "result"; result: ResultMessage } | { kind: "exit"; exit: KernelExit } | { kind: "deadline" }> {
+    signal?: AbortSignal,
+  ): Promise<{ kind: "result"; result: ResultMessage } | { kind: "exit"; exit: KernelExit } | { kind: "deadline" } | { kind: "aborted" }> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<{ kind: "deadline" }>((resolve) => {
       if (timeout > 0) timer = setTimeout(() => resolve({ kind: "deadline" }), (timeout + GRACE_SECONDS) * 1000);
+    });
+    let onAbort: (() => void) | undefined;
+    const aborted = new Promise<{ kind: "aborted" }>((resolve) => {
+      onAbort = () => resolve({ kind: "aborted" });
+      signal?.addEventListener("abort", onAbort, { once: true });
     });
     const outcome = await Promise.race([
       kernelProcess.request(message).then((result) => ({ kind: "result" as const, result })),
       kernelProcess.exited.then((exit) => ({ kind: "exit" as const, exit })),
       deadline,
+      aborted,
     ]);
     clearTimeout(timer);
-    if (outcome.kind === "deadline") {
+    signal?.removeEventListener("abort", onAbort!);
+    if (outcome.kind === "deadline" || outcome.kind === "aborted") {
       kernelProcess.kill();
       await kernelProcess.exited;
     }

@@ -177,13 +177,16 @@ class _Capture:
 
     def begin(self, max_chars):
         self.chunks, self.size, self.overflow = [], 0, False
+        self.received = 0  # every byte the pump delivered, kept or not: tells end() that output still flows
         # UTF-8 takes at most 4 bytes a character: keep enough bytes for max_chars characters and drop the rest.
-        self.limit_bytes = max_chars * 4 + 4 if max_chars > 0 else 0
+        # Without a limit, keep no more than one message to the host can carry: the rest could never be sent.
+        self.limit_bytes = max_chars * 4 + 4 if max_chars > 0 else (_config.get("maxMessageBytes") or 0)
         self.active = True
 
     def deliver(self, data):
         if not data:
             return
+        self.received += len(data)
         if not self.active:
             try:
                 os.write(_HOST_STDERR, data)
@@ -200,7 +203,11 @@ class _Capture:
         self.reached.clear()
         try:
             os.write(_out_write, _MARKER)
-            self.reached.wait(5.0)
+            # Wait for the pump to reach the marker. A cell that printed tens of megabytes takes a while on a busy
+            # host: keep waiting while output still arrives, or the rest would be cut off (and go to stderr).
+            seen = -1
+            while not self.reached.wait(5.0) and self.received != seen:
+                seen = self.received
         except OSError:
             pass
         self.active = False
@@ -467,6 +474,10 @@ def _end_fork_bomb():
 def _result(message, printed, overflow, error):
     limit = _config.get("maxOutputChars") or 0
     indicator = _config.get("truncationIndicator", "")
+    cut = False  # cut for size with no output limit asked for: the caller should say that the output is incomplete
+    if overflow and not limit:
+        printed += _too_much_output_note()
+        cut = True
     summary = None
     report = ""
     if error is not None:
@@ -488,7 +499,8 @@ def _result(message, printed, overflow, error):
         tail = _report_tail(report, summary["type"], max(1, limit - len(newline)))
         room = max(0, limit - len(newline) - len(tail))
         output = printed[:room] + indicator + newline + tail
-    return {"type": "result", "id": message.get("id"), "output": output, "error": summary, "timedOut": _alarm.fired}
+    return {"type": "result", "id": message.get("id"), "output": output, "error": summary, "timedOut": _alarm.fired,
+            "outputCut": cut}
 
 
 def _report_tail(report, name, limit):
@@ -504,6 +516,29 @@ def _report_tail(report, name, limit):
     if room < 1:
         return name + "\n"  # the name alone, even past a tiny limit
     return prefix + last[-room:] + "\n"
+
+
+def _too_much_output_note():
+    limit = _config.get("maxMessageBytes") or 0
+    return (f"\n... (output cut: the cell printed more than the {limit / 2**20:.0f} MB one result can carry; "
+            "write large output to a file in the workspace instead)\n")
+
+
+def _fit(reply, data):
+    """Cut a result's output until its message fits what the host accepts: a result the host drops would leave it
+    waiting for an answer that never comes (escapes in JSON can make a message several times its text)."""
+    limit = _config.get("maxMessageBytes") or 0
+    if not limit or len(data) <= limit:
+        return data
+    output = reply.get("output") or ""
+    note = _too_much_output_note()
+    keep = len(output)
+    while len(data) > limit and keep > 0:
+        keep = int(keep * (limit - 65536) / len(data) * 0.95)
+        reply["output"] = output[:max(keep, 0)] + note
+        reply["outputCut"] = True
+        data = _encode(reply)
+    return data
 
 
 def _format_error(error, hidden=(_KERNEL_FILE, _PRELUDE_FILE)):
@@ -629,7 +664,7 @@ def _serve():
             _leave_if_forked(error)
             reply = {"type": "result", "id": message.get("id"), "output": f"{type(error).__name__}: {error}",
                      "error": {"type": type(error).__name__, "message": str(error)}, "timedOut": _alarm.fired}
-        _send(_encode(reply))
+        _send(_fit(reply, _encode(reply)))
 
 
 def _start():

@@ -77,7 +77,7 @@ export async function runNotebookPattern(
         continue;
       }
       // A failing cell returns its traceback as output, so the agent can rewrite it on the next turn.
-      const result = await kernel.execute(source);
+      const result = await kernel.execute(source, { signal: options.signal });
       options.cells.push({ kind, source, output: result.output, ...(result.error ? { error: result.error } : {}) });
       outputs.push(result.output || "(no output)");
     }

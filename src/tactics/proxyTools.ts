@@ -75,8 +75,9 @@ export function proxyTools(options: ProxyToolsOptions): { tools: FunctionTool[];
         name: "run_python",
         description: "Run Python code in a persistent interpreter where CALL_API(path, params) is available. Variables persist between calls. Only printed output is returned.",
         parameters: { code: { type: "string", description: "The Python code to run" } },
-        run: async ({ code }) => {
-          const result = await (await start()).execute(String(code));
+        run: async ({ code }, context) => {
+          // An abort (Ctrl-C) kills the kernel at once: a cell may run for as long as its timeout allows.
+          const result = await (await start()).execute(String(code), { signal: context.signal });
           // A timeout is an error for the loop (seed Step 13); other exceptions are tracebacks the model can fix.
           if (result.error?.type === "TimeoutError" || result.error?.type === "KernelDied") throw new Error(result.output.trim() || result.error.message);
           return result.output;

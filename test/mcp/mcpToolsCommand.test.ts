@@ -23,6 +23,8 @@ describe("lllm mcp tools", () => {
         "slow         Answers after `ms` milliseconds",
         "files_read   A name with a dot",
         "crash        Exits the server in the middle of the call",
+        "hang         Writes `mark` (a file path) and never answers",
+        "big          A text result of `bytes` characters",
         "env          One environment variable",
         "",
       ].join("\n"),

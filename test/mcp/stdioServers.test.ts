@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -197,6 +197,23 @@ describe("closing", () => {
     expect(connections.connections).toHaveLength(0);
   });
 
+  it("closeAll stops a server that ignores SIGTERM, and the child that holds its stdio", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-mcp-close-"));
+    const connections = new McpConnections();
+    try {
+      const pidsFile = path.join(dir, "pids");
+      await connections.get(nodeServer("stubborn", FIXTURE, {}, ["--stubborn", "--ignore-sigterm", "--spawn-child", "--pids", pidsFile]));
+      await expect.poll(() => existsSync(pidsFile) && readFileSync(pidsFile, "utf8").includes(" "), { timeout: 5000 }).toBe(true);
+      const pids = readFileSync(pidsFile, "utf8").split(" ").map(Number);
+      expect(pids.map(isAlive)).toEqual([true, true]);
+      await connections.closeAll();
+      await expect.poll(() => pids.map(isAlive), { timeout: 5000 }).toEqual([false, false]);
+    } finally {
+      await connections.closeAll();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it("reports a server that exits during a call, with its stderr", async () => {
     const connections = new McpConnections();
     try {
@@ -211,21 +228,26 @@ describe("closing", () => {
   });
 
   it.each(["exit", "throw", "signal"])("kills the servers of a process that ends without closeAll (%s)", async (mode) => {
-    const child = spawn(process.execPath, [JITI, new URL("./fixtures/orphanRunner.ts", import.meta.url).pathname, mode], { stdio: ["pipe", "pipe", "pipe"] });
+    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-mcp-orphan-"));
+    const pidsFile = path.join(dir, "pids");
+    const child = spawn(process.execPath, [JITI, new URL("./fixtures/orphanRunner.ts", import.meta.url).pathname, mode, pidsFile], { stdio: ["pipe", "pipe", "pipe"] });
     const pid = await new Promise<number>((resolve, reject) => {
       child.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim())));
       child.once("exit", () => reject(new Error("the runner exited before printing the server's pid")));
     });
     expect(isAlive(pid)).toBe(true);
+    await expect.poll(() => existsSync(pidsFile) && readFileSync(pidsFile, "utf8").includes(" "), { timeout: 5000 }).toBe(true);
+    const grandchild = Number(readFileSync(pidsFile, "utf8").split(" ")[1]);
+    rmSync(dir, { recursive: true, force: true });
     if (mode === "signal") child.kill("SIGTERM");
     else child.stdin.write("go\n");
     const [code, signal] = await new Promise<[number | null, string | null]>((resolve) => child.once("exit", (exitCode, exitSignal) => resolve([exitCode, exitSignal])));
     if (mode === "signal") expect(signal).toBe("SIGTERM"); // the default behaviour of the signal is kept
     else expect(code).toBe(mode === "exit" ? 0 : 1);
     try {
-      await expect.poll(() => isAlive(pid), { timeout: 3000 }).toBe(false);
+      await expect.poll(() => isAlive(pid) || isAlive(grandchild), { timeout: 3000 }).toBe(false);
     } finally {
-      if (isAlive(pid)) process.kill(pid, "SIGKILL"); // a failing test must not leave the server behind either
+      for (const each of [pid, grandchild]) if (isAlive(each)) process.kill(each, "SIGKILL"); // a failing test must not leave them behind either
     }
   });
 });

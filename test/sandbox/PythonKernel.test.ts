@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SandboxError, ToolError } from "../../src/errors.js";
 import { BridgeError, closeAllKernels, PythonKernel, type PythonKernelOptions } from "../../src/sandbox/index.js";
@@ -282,6 +282,22 @@ describe("PythonKernel lifecycle", () => {
     expect(await kernel.run("print('hello')")).toBe("(the kernel was restarted; all variables from earlier cells were lost)\nhello\n");
   });
 
+  it("an abort kills a cell with no time limit at once, with what it started; the next cell says the variables were lost", async () => {
+    const kernel = await start({ timeout: 0 });
+    await kernel.run("value = 1");
+    const controller = new AbortController();
+    const cell = kernel.execute('import subprocess\nprint(subprocess.Popen(["sleep", "600"]).pid, flush=True)\nimport time\ntime.sleep(600)', { signal: controller.signal });
+    const pid = kernel.pid!;
+    // Abort once the cell runs: its `sleep` child exists.
+    expect(await waitUntil(() => readChildren(pid).length > 0)).toBe(true);
+    const sleeper = readChildren(pid)[0]!;
+    controller.abort(new Error("stop now"));
+    await expect(cell).rejects.toThrow("stop now");
+    expect(await waitUntil(() => !isAlive(pid) && !isAlive(sleeper))).toBe(true);
+    expect(await kernel.run("print('value' in globals())")).toBe("(the kernel was restarted; all variables from earlier cells were lost)\nFalse\n");
+    await kernel.close();
+  });
+
   it("close() leaves no process behind, including what the code started", async () => {
     const kernel = await start();
     const child = Number(await kernel.run('import subprocess\np = subprocess.Popen(["sleep", "60"])\nprint(p.pid)'));
@@ -312,3 +328,12 @@ describe("PythonKernel lifecycle", () => {
     await expect(start({ python: "no-such-python-3" })).rejects.toMatchObject({ code: "sandbox_unavailable", message: expect.stringContaining("not found on PATH") });
   });
 });
+
+/** The pids of a process's children (/proc), for waiting until a cell's subprocess runs. */
+function readChildren(pid: number): number[] {
+  try {
+    return readdirSync(`/proc/${pid}/task`).flatMap((task) => readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter(Boolean).map(Number));
+  } catch {
+    return [];
+  }
+}

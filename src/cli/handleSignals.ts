@@ -1,0 +1,75 @@
+import { constants } from "node:os";
+import { InterruptedError } from "../errors.js";
+import { terminateTrackedChildren } from "../mcp/childProcesses.js";
+import { closeAllKernels } from "../sandbox/liveKernels.js";
+import { writeErr } from "./output.js";
+
+/** The signals that stop the CLI. SIGHUP too: a closed terminal must not leave servers and kernels behind. */
+const SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+type StopSignal = (typeof SIGNALS)[number];
+
+/**
+ * How long the run may take, after a signal, to stop and clean up on its own (close kernels, stop MCP servers,
+ * remove temporary folders) before the CLI exits anyway. The `exit` hooks of the kernel and server trackers then
+ * kill what is left synchronously, so nothing outlives lllm either way.
+ */
+const STOP_GRACE_MS = 2000;
+
+/** What the CLI's one signal handler has seen. */
+export interface SignalHandling {
+  /** Aborted on the first signal, with an `InterruptedError` as its reason. */
+  readonly signal: AbortSignal;
+  /** The signal received, if any. */
+  readonly received: StopSignal | undefined;
+  /** 128 + the signal's number (130 for SIGINT, 143 for SIGTERM), or undefined when no signal came. */
+  readonly exitCode: number | undefined;
+  /** Remove the handlers (once the command has finished). */
+  dispose(): void;
+}
+
+let current: SignalHandling | undefined;
+
+/**
+ * The one place where the CLI turns SIGINT, SIGTERM and SIGHUP into an abort. The first signal aborts
+ * `signal` (commands pass it down to the run), closes every kernel and stops every MCP server's process group
+ * (SIGTERM, then SIGKILL), and exits with 128 + the signal's number after a short grace if the command has not
+ * finished by then. A second signal exits at once (the `exit` hooks still kill every process group).
+ */
+export function handleSignals(): SignalHandling {
+  const controller = new AbortController();
+  let received: StopSignal | undefined;
+  const onSignal = (signal: StopSignal): void => {
+    const code = 128 + constants.signals[signal];
+    if (received !== undefined) {
+      process.exit(code); // a second signal: the user really wants out
+    }
+    received = signal;
+    process.exitCode = code;
+    writeErr(signal === "SIGINT" ? "lllm: interrupted; stopping (Ctrl-C again to quit at once)" : `lllm: received ${signal}; stopping`);
+    controller.abort(new InterruptedError("interrupted", signal === "SIGINT" ? "interrupted by the user" : `stopped by ${signal}`));
+    void Promise.allSettled([closeAllKernels(), terminateTrackedChildren()]);
+    // unref: when the command finishes in time the process exits on its own; this only ends a run that does not.
+    setTimeout(() => process.exit(code), STOP_GRACE_MS).unref();
+  };
+  for (const signal of SIGNALS) process.on(signal, onSignal);
+  const handling: SignalHandling = {
+    signal: controller.signal,
+    get received() {
+      return received;
+    },
+    get exitCode() {
+      return received === undefined ? undefined : 128 + constants.signals[received];
+    },
+    dispose() {
+      for (const signal of SIGNALS) process.off(signal, onSignal);
+      if (current === handling) current = undefined;
+    },
+  };
+  current = handling;
+  return handling;
+}
+
+/** The abort signal of the CLI's signal handler, for commands; a signal that never aborts outside `main`. */
+export function stopSignal(): AbortSignal {
+  return current?.signal ?? new AbortController().signal;
+}

@@ -1,0 +1,86 @@
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { BIN, emptyHome, ROOT } from "./runCli.js";
+
+/** `pid` and every process below it, read from /proc (host pids, also for processes inside a sandbox). */
+export function processTree(pid: number): number[] {
+  const found = [pid];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      for (const child of readFileSync(`/proc/${pid}/task/${task}/children`, "utf8").split(" ").filter(Boolean)) found.push(...processTree(Number(child)));
+    }
+  } catch {
+    // exited meanwhile
+  }
+  return found;
+}
+
+/** The command name of a process (`/proc/<pid>/comm`), or undefined when it is gone. */
+export function commandName(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a process runs; a zombie (exited, not reaped yet) counts as gone. */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !/^State:\s+Z/m.test(readFileSync(`/proc/${pid}/status`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+/** Poll `condition` until it holds or `ms` pass; returns whether it held. */
+export async function waitUntil(condition: () => boolean, ms = 15_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return condition();
+}
+
+/** A CLI process the test can signal while it runs. */
+export interface RunningCli {
+  pid: number;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code (or the signal that killed it), or "still running" after `ms`. */
+  exit(ms?: number): Promise<number | NodeJS.Signals | "still running">;
+  /** SIGKILL the CLI and every process below it (test clean-up). */
+  killTree(): void;
+}
+
+/** Start the built CLI as `runCli` does (clean environment, empty LLLM_HOME), without waiting for it. */
+export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): RunningCli {
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...options.env };
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  // "exit", not "close": a process that outlives the CLI and holds its stdout must not hide the CLI's own exit.
+  const exited = new Promise<number | NodeJS.Signals>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+  return {
+    pid: child.pid!,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    exit: (ms = 15_000) => {
+      let timer: NodeJS.Timeout | undefined;
+      return Promise.race([exited, new Promise<"still running">((resolve) => (timer = setTimeout(() => resolve("still running"), ms)))]).finally(() => clearTimeout(timer));
+    },
+    killTree: () => {
+      for (const pid of processTree(child.pid!).reverse()) {
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          // gone
+        }
+      }
+    },
+  };
+}
