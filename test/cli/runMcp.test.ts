@@ -1,8 +1,8 @@
-import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
+import { orphanedProcesses } from "../helpers/processTree.js";
 
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {
@@ -10,17 +10,9 @@ afterEach(async () => {
 });
 
 /** Pids of running server-everything processes (to prove none is left behind). */
-function everythingPids(): string[] {
-  try {
-    return execFileSync("pgrep", ["-f", "server-everything/dist/index.js"], { encoding: "utf8" }).split("\n").filter(Boolean);
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
-}
 
 describe("lllm run with an MCP server as a tool source", () => {
   it("offers the server's allowed tools, calls them over stdio, and stops the server at the end", async () => {
-    const before = everythingPids();
     server = await startMockOpenAIServer({
       script: [{ tool_calls: [{ name: "echo", arguments: { message: "hello mcp" } }, { name: "get-sum", arguments: { a: 2, b: 3 } }] }, "Done."],
     });
@@ -39,7 +31,7 @@ describe("lllm run with an MCP server as a tool source", () => {
       ["echo", null],
       ["get-sum", null],
     ]);
-    expect(everythingPids()).toEqual(before);
+    expect(orphanedProcesses("server-everything/dist/index.js")).toEqual([]);
   });
 
   it("a server that fails to start is a clear error naming it", async () => {

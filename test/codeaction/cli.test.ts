@@ -6,6 +6,7 @@ import { BUDGET_REPAIR_PROMPT, CANNOT_FINISH } from "../../src/codeaction/index.
 import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
 import { employees } from "../fixtures/codeaction/employees/data/directory.js";
 import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
+import { orphanedProcesses } from "../helpers/processTree.js";
 
 const fixtures = path.join(ROOT, "test/fixtures/codeaction");
 let server: MockOpenAIServer | undefined;
@@ -198,15 +199,6 @@ describe("lllm run: code-action, more from the CLI", () => {
   });
 
   it("a program calls a real MCP server from npm (server-everything) and no server process is left", async () => {
-    const { execFileSync } = await import("node:child_process");
-    const pids = (): string[] => {
-      try {
-        return execFileSync("pgrep", ["-f", "server-everything/dist/index.js"], { encoding: "utf8" }).split("\n").filter(Boolean);
-      } catch {
-        return [];
-      }
-    };
-    const before = pids();
     const program = "echoed = echo(message='hi')\nsums = [get_sum(a=a, b=b) for a, b in [(1, 2), (3, 4)]]\nfinal_answer({'echo': echoed, 'sums': sums})";
     const result = await run("everything.yaml", [python(program)], ["--json"]);
     expect(result.stderr).toBe("");
@@ -215,6 +207,6 @@ describe("lllm run: code-action, more from the CLI", () => {
     expect(report.code_action.tool_calls).toBe(3);
     expect(report.output).toMatchObject({ echo: expect.stringContaining("hi") });
     expect(JSON.stringify((report.output as { sums: unknown }).sums)).toMatch(/3.*7/);
-    expect(pids()).toEqual(before);
+    expect(orphanedProcesses("server-everything/dist/index.js")).toEqual([]);
   });
 });

@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { BIN, emptyHome, ROOT } from "./runCli.js";
 
@@ -83,4 +83,39 @@ export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.P
       }
     },
   };
+}
+
+/**
+ * Processes whose command line matches `pattern` and that no running lllm owns: their parent is not an lllm CLI
+ * (a server lllm failed to stop is re-parented to init or a subreaper). Servers that concurrent tests' CLIs are
+ * still using have an lllm parent and do not count, so the check holds while other tests run beside it.
+ */
+export function orphanedProcesses(pattern: string): number[] {
+  let pids: number[];
+  try {
+    pids = execFileSync("pgrep", ["-f", pattern], { encoding: "utf8" }).split("\n").filter(Boolean).map(Number);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+  return pids.filter((pid) => {
+    const parent = parentPid(pid);
+    if (parent === undefined || !isRunning(pid)) return false;
+    return !commandLine(parent).includes("bin/lllm.js");
+  });
+}
+
+function parentPid(pid: number): number | undefined {
+  try {
+    return Number(/^PPid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+function commandLine(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ");
+  } catch {
+    return "";
+  }
 }
