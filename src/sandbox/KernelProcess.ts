@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { SandboxError } from "../errors.js";
 import { answerCall, type HostFunction } from "./answerCall.js";
@@ -6,6 +6,7 @@ import type { KernelExit } from "./describeExit.js";
 import { JsonLineChannel } from "./JsonLineChannel.js";
 import type { HostMessage, KernelMessage } from "./KernelMessage.js";
 import type { KernelLaunch } from "./prepareLaunch.js";
+import { spawnKernel } from "./spawnKernel.js";
 
 type InitMessage = Extract<HostMessage, { type: "init" }>;
 type RequestMessage = Extract<HostMessage, { type: "run" | "reset" }>;
@@ -81,9 +82,7 @@ export class KernelProcess {
   /** Start a kernel, send it `init`, and wait until it has run its prelude. */
   static async start(launch: KernelLaunch, init: InitMessage, options: KernelProcessOptions): Promise<KernelProcess> {
     launch.beforeStart?.();
-    // detached: the kernel leads its own process group, so killing the group also ends what it started.
-    const stdio = launch.channel === "stdio" ? ["pipe", "pipe", "pipe"] as const : ["ignore", "pipe", "pipe", "pipe", "pipe"] as const;
-    const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: [...stdio], detached: true });
+    const child = spawnKernel(launch);
     const kernel = new KernelProcess(child, options, launch.channel);
     const ready = new Promise<Extract<KernelMessage, { type: "ready" }>>((resolve) => {
       kernel.onReady = resolve;

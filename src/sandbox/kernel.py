@@ -15,6 +15,25 @@ Messages, host -> kernel:  init {prelude, limits, maxOutputChars, truncationIndi
 import os
 import sys
 
+# Only the protocol pipes may exist in the sandbox: close whatever else the launcher left open (bwrap's argument
+# and filter files; any descriptor the host failed to mask) before anything else runs.
+def _close_extra_fds():
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        os.closerange(5, 65536)
+        return
+    for name in names:
+        if int(name) > 4:
+            try:
+                os.close(int(name))
+            except OSError:
+                pass  # the listing's own descriptor, closed already
+
+
+_close_extra_fds()
+del _close_extra_fds
+
 # Move the protocol pipes off fds 3 and 4 at once: dup() makes close-on-exec copies, so a program started with
 # subprocess never inherits them. (A forked copy of this process does; see _leave_if_forked.)
 _RFD = os.dup(3)
