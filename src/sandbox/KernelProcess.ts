@@ -6,6 +6,7 @@ import type { KernelExit } from "./describeExit.js";
 import { JsonLineChannel } from "./JsonLineChannel.js";
 import type { HostMessage, KernelMessage } from "./KernelMessage.js";
 import type { KernelLaunch } from "./prepareLaunch.js";
+import { MemoryWatchdog, sandboxMemoryMessage } from "./MemoryWatchdog.js";
 import { spawnKernel } from "./spawnKernel.js";
 
 type InitMessage = Extract<HostMessage, { type: "init" }>;
@@ -44,6 +45,10 @@ export class KernelProcess {
   private hasExited = false;
   /** Why the process could not be started at all (a missing program). */
   private spawnError: Error | undefined;
+  /** Sums the sandbox's memory and knows every process it started (see MemoryWatchdog). */
+  private watchdog: MemoryWatchdog | undefined;
+  /** Why the host killed the sandbox, when it did so for a limit: what the model is told. */
+  private killReason: string | undefined;
 
   private constructor(
     private readonly child: ChildProcess,
@@ -51,7 +56,7 @@ export class KernelProcess {
     channel: KernelLaunch["channel"],
   ) {
     this.exited = new Promise((resolve) => {
-      child.once("exit", (code, signal) => resolve({ code, signal }));
+      child.once("exit", (code, signal) => resolve({ code, signal, ...(this.killReason !== undefined ? { reason: this.killReason } : {}) }));
       child.once("error", (error) => {
         this.spawnError = error; // could not be started at all
         resolve({ code: null, signal: null });
@@ -84,6 +89,7 @@ export class KernelProcess {
     launch.beforeStart?.();
     const child = spawnKernel(launch);
     const kernel = new KernelProcess(child, options, launch.channel);
+    kernel.watch(launch);
     const ready = new Promise<Extract<KernelMessage, { type: "ready" }>>((resolve) => {
       kernel.onReady = resolve;
     });
@@ -113,8 +119,10 @@ export class KernelProcess {
     });
   }
 
-  /** Kill the process group at once; safe to call on a dead process. */
+  /** Kill the process group at once, and every process the code started outside it; safe to call on a dead process. */
   kill(): void {
+    this.watchdog?.stop();
+    this.watchdog?.tree.killAll();
     const pid = this.child.pid;
     try {
       if (pid !== undefined) process.kill(-pid, "SIGKILL");
@@ -122,6 +130,22 @@ export class KernelProcess {
       this.child.kill("SIGKILL"); // the group is gone already; make sure the child is too
     }
     this.channel.close();
+  }
+
+  /** Hold the whole sandbox to its memory limit, whatever number of processes it runs. */
+  private watch(launch: KernelLaunch): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    const limitMb = launch.limits.memoryMb;
+    this.watchdog = new MemoryWatchdog({
+      root: pid,
+      limitMb,
+      onExceeded: (usedMb) => {
+        this.killReason = sandboxMemoryMessage(limitMb, usedMb);
+        this.kill();
+      },
+    });
+    void this.exited.then(() => this.watchdog?.stop());
   }
 
   private receive(message: KernelMessage): void {

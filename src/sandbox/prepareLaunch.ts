@@ -173,14 +173,20 @@ function gvisorLaunch(options: {
     command: [python.executable, ...PYTHON_FLAGS, "/lllm/kernel.py"],
   });
   const state = path.join(runtime, "runsc-state");
+  const containerId = (): string => `lllm-${process.pid}-${randomInt(1_000_000_000)}`;
+  const args = runscArguments(bundle, state, containerId(), options.rootless);
   return {
     backend: "gvisor",
     channel: "stdio",
     command: options.runsc,
-    args: runscArguments(bundle, state, `lllm-${process.pid}-${randomInt(1_000_000_000)}`, options.rootless),
+    args,
     cwd: runtime,
-    // A killed container leaves its state behind, and runsc refuses to start one with the same id over it.
-    beforeStart: () => rmSync(state, { recursive: true, force: true }),
+    // A killed container leaves its state behind, and runsc refuses to start one with the same id over it; its
+    // sandbox process may still hold the control socket named after the id for a moment: a new start takes a new id.
+    beforeStart: () => {
+      rmSync(state, { recursive: true, force: true });
+      args[args.length - 1] = containerId();
+    },
     env: { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin" },
     workspace,
     limits,
