@@ -671,6 +671,18 @@ def _serve():
         _send(_encode(reply))
 
 
+def _adopt_orphans():
+    """Without a sandbox (no pid namespace of our own): become the subreaper of what the code starts, so a process
+    that detaches (setsid and a double fork) is re-parented to us instead of to init, and the host, which kills every
+    process under the kernel at the end, still finds it. Linux only; elsewhere nothing to do."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
 def _start():
     global _reader
     _reader = open(_RFD, "rb", buffering=65536)
@@ -680,6 +692,8 @@ def _start():
         os.chdir(init["cwd"])
         os.environ["PWD"] = init["cwd"]
     _apply_limits(init.get("limits") or {})
+    if not (init.get("limits") or {}).get("maxProcesses"):
+        _adopt_orphans()
     _add_site_packages()
     signal.signal(signal.SIGALRM, _alarm.on_signal)
     threading.Thread(target=_pump, name="lllm-output", daemon=True).start()
