@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -39,15 +39,21 @@ interface ExecResult {
   stderr: string;
 }
 
-/** `lllm exec --sandbox <backend> --file <code>`, with `extra` descriptors open in lllm (at fds 7 and up) and a secret in its environment. */
-function exec(backend: ResolvedBackend, code: string, extra: Array<number | "ignore"> = []): Promise<ExecResult> {
+/**
+ * `lllm exec --sandbox <backend> --file <code>` with a secret in its environment, started by a shell that first
+ * opens `hostOpen` (paths) on fds 200, 201, ... as `exec 200<file` does: descriptors without close-on-exec. (Node
+ * marks its lowest inherited descriptors close-on-exec at start, not high ones like these.)
+ */
+function exec(backend: ResolvedBackend, code: string, hostOpen: string[] = []): Promise<ExecResult> {
   const file = path.join(temporary("lllm-battery-code-"), "probe.py");
   writeFileSync(file, code);
   return new Promise((resolve, reject) => {
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: emptyHome(), NO_COLOR: "1", OPENAI_API_KEY: SECRET, LLLM_TEST_SECRET: SECRET };
     folders.push(env.LLLM_HOME);
-    const stdio: Array<"pipe" | "ignore" | number> = ["pipe", "pipe", "pipe", "ignore", "ignore", "ignore", "ignore", ...extra];
-    const child = spawn(process.execPath, [BIN, "exec", "--sandbox", backend, "--timeout", "30", "--file", file], { cwd: ROOT, env, stdio });
+    const opens = hostOpen.map((_, index) => `${200 + index}<"$${index + 1}"`).join(" ");
+    const script = `${opens ? `exec ${opens} && ` : ""}shift ${hostOpen.length}; exec "$@"`;
+    const args = ["-c", script, "sh", ...hostOpen, process.execPath, BIN, "exec", "--sandbox", backend, "--timeout", "30", "--file", file];
+    const child = spawn("/bin/bash", args, { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -111,20 +117,13 @@ describe.each([...BACKENDS, "none" as const])("the sandbox (%s) and what its hos
     const folder = temporary("lllm-battery-host-");
     writeFileSync(path.join(folder, "credentials"), SECRET);
     writeFileSync(path.join(folder, "visible-only-through-a-descriptor"), "");
-    const file = openSync(path.join(folder, "credentials"), "r");
-    const directory = openSync(folder, "r");
-    try {
-      const result = await exec(backend, DESCRIPTOR_PROBE, [file, "ignore", directory]);
-      expect(result.stderr).not.toContain("Traceback");
-      expect(result.code).toBe(0);
-      expect(result.stdout).toContain("fds:");
-      expect(result.stdout).not.toContain(SECRET);
-      expect(result.stdout).not.toContain("visible-only-through-a-descriptor");
-      expect(result.stdout).not.toContain(folder);
-    } finally {
-      closeSync(file);
-      closeSync(directory);
-    }
+    const result = await exec(backend, DESCRIPTOR_PROBE, [path.join(folder, "credentials"), folder]);
+    expect(result.stderr).not.toContain("Traceback");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("fds:");
+    expect(result.stdout).not.toContain(SECRET);
+    expect(result.stdout).not.toContain("visible-only-through-a-descriptor");
+    expect(result.stdout).not.toContain(folder);
   }, 90_000);
 
   it("ends every process the code started, also those that left its session, when the run ends", async () => {
