@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { lllmHome } from "../registry/Registry.js";
+import { BridgeError } from "../sandbox/BridgeError.js";
 
 /** One stored artifact, as `--json` lists it. */
 export interface ArtifactRecord {
@@ -15,6 +16,9 @@ export interface ArtifactRecord {
   /** What made it: the tool whose result it is, or `artifacts.put`. */
   source: string;
 }
+
+/** The artifacts of a run may take this much together unless `sandbox.workspace_size` says otherwise. */
+export const DEFAULT_ARTIFACTS_MB = 256;
 
 /** How much of an artifact a handle's `.text` shows. */
 export const PREVIEW_CHARS = 1000;
@@ -30,14 +34,22 @@ const EXTENSIONS: Record<string, string> = { "application/json": ".json", "text/
 export class ArtifactStore {
   readonly #records = new Map<string, ArtifactRecord>();
   readonly #folder: string;
+  readonly #maxBytes: number;
+  #storedBytes = 0;
 
-  constructor(folder: string) {
+  /**
+   * `maxMb`: the most the run's artifacts may take together (default 256, the size of a program's workspace).
+   * Artifacts stay after the run (the README promises them under `$LLLM_HOME/runs/`), so their total is capped
+   * instead: a program cannot fill the host's disk through `artifacts.put` or a loop of large tool results.
+   */
+  constructor(folder: string, options: { maxMb?: number } = {}) {
     this.#folder = folder;
+    this.#maxBytes = Math.floor((options.maxMb ?? DEFAULT_ARTIFACTS_MB) * 1024 * 1024);
   }
 
   /** A store in a new run folder under `$LLLM_HOME/runs/`. */
-  static forRun(env: NodeJS.ProcessEnv = process.env): ArtifactStore {
-    return new ArtifactStore(path.join(lllmHome(env), "runs", newRunId(), "artifacts"));
+  static forRun(env: NodeJS.ProcessEnv = process.env, options: { maxMb?: number } = {}): ArtifactStore {
+    return new ArtifactStore(path.join(lllmHome(env), "runs", newRunId(), "artifacts"), options);
   }
 
   /** The folder the files go to (it exists only once something was stored). */
@@ -57,11 +69,19 @@ export class ArtifactStore {
     const ref = `a${createHash("sha256").update(mime).update("\0").update(data).digest("hex").slice(0, 16)}`;
     const known = this.#records.get(ref);
     if (known) return known;
+    if (this.#storedBytes + data.length > this.#maxBytes) {
+      const mb = (bytes: number): string => `${Math.round((bytes / 1024 / 1024) * 10) / 10} MB`;
+      throw new BridgeError(
+        "ArtifactQuotaExceeded",
+        `cannot store ${mb(data.length)} more as an artifact: this run's artifacts may take ${mb(this.#maxBytes)} together and hold ${mb(this.#storedBytes)}. Store less (summarise, filter, or reuse an artifact); the limit is \`sandbox: {workspace_size: ...}\` in the tactic.`,
+      );
+    }
     mkdirSync(this.#folder, { recursive: true });
     const file = path.join(this.#folder, `${ref}${extensionOf(mime, options.name)}`);
     writeFileSync(file, data);
     const record = { ref, path: file, size: data.length, mime, source: options.source };
     this.#records.set(ref, record);
+    this.#storedBytes += data.length;
     return record;
   }
 

@@ -15,7 +15,11 @@ export type ResolvedBackend = "bwrap" | "gvisor" | "none";
 export interface IsolationOptions {
   /** Default `auto`: bubblewrap when it is installed and works, else gVisor, else a plain child process with one warning. */
   backend: IsolationBackend;
-  /** Address space of each process, in MB (RLIMIT_AS). Default 1024. */
+  /**
+   * Memory in MB, default 1024: of each process (RLIMIT_AS, address space) and of the whole sandbox (every process
+   * together, measured from the host; under gVisor its own kernel, some 50 MB, counts too). Past it the sandbox is
+   * killed and the cell reports why.
+   */
   memoryMb?: number;
   /**
    * CPU seconds of each process over its life (RLIMIT_CPU), the kernel included. Default 300. Not per cell: a
@@ -33,9 +37,10 @@ export interface IsolationOptions {
    */
   workspace?: string;
   /**
-   * The size of /workspace in MB (`bwrap` and `gvisor`; ignored with `workspace`). Set, /workspace is a private
-   * in-memory folder of that size instead of a host folder: the code cannot fill the host's disk, and its files go
-   * with the kernel (code-action programs hand files over through the bridge).
+   * The size of /workspace in MB (`bwrap` and `gvisor`; ignored with `workspace`). Default 256: /workspace is a
+   * private in-memory folder of that size, not a host folder, so the code cannot fill the host's disk, and its files
+   * go with the kernel (code-action programs hand files over through the bridge). Only a caller's own `workspace`
+   * folder is shared with the host, and its size is then not limited.
    */
   workspaceMb?: number;
   /** The code never gets a network under `bwrap`; the key exists to say so in configurations. */
@@ -53,7 +58,7 @@ export interface SandboxLimits {
   workspaceMb?: number;
 }
 
-export const DEFAULT_LIMITS = { memoryMb: 1024, cpuSeconds: 300, maxProcesses: 64, fileSizeMb: 100 } as const;
+export const DEFAULT_LIMITS = { memoryMb: 1024, cpuSeconds: 300, maxProcesses: 64, fileSizeMb: 100, workspaceMb: 256 } as const;
 
 /** The limits of `options`, defaults filled in; `maxProcesses` only where the backend enforces it per sandbox. */
 export function resolveLimits(options: Partial<IsolationOptions>, backend: ResolvedBackend): SandboxLimits {
@@ -63,6 +68,6 @@ export function resolveLimits(options: Partial<IsolationOptions>, backend: Resol
     fileSizeMb: options.fileSizeMb ?? DEFAULT_LIMITS.fileSizeMb,
   };
   if (backend !== "none") limits.maxProcesses = options.maxProcesses ?? DEFAULT_LIMITS.maxProcesses;
-  if (backend !== "none" && options.workspaceMb !== undefined && options.workspace === undefined) limits.workspaceMb = options.workspaceMb;
+  if (backend !== "none" && options.workspace === undefined) limits.workspaceMb = options.workspaceMb ?? DEFAULT_LIMITS.workspaceMb;
   return limits;
 }

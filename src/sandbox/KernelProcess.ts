@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { SandboxError } from "../errors.js";
 import { answerCall, type HostFunction } from "./answerCall.js";
@@ -6,6 +6,8 @@ import type { KernelExit } from "./describeExit.js";
 import { JsonLineChannel } from "./JsonLineChannel.js";
 import type { HostMessage, KernelMessage } from "./KernelMessage.js";
 import type { KernelLaunch } from "./prepareLaunch.js";
+import { MemoryWatchdog, sandboxMemoryMessage } from "./MemoryWatchdog.js";
+import { spawnKernel } from "./spawnKernel.js";
 
 type InitMessage = Extract<HostMessage, { type: "init" }>;
 type RequestMessage = Extract<HostMessage, { type: "run" | "reset" }>;
@@ -43,6 +45,10 @@ export class KernelProcess {
   private hasExited = false;
   /** Why the process could not be started at all (a missing program). */
   private spawnError: Error | undefined;
+  /** Sums the sandbox's memory and knows every process it started (see MemoryWatchdog). */
+  private watchdog: MemoryWatchdog | undefined;
+  /** Why the host killed the sandbox, when it did so for a limit: what the model is told. */
+  private killReason: string | undefined;
 
   private constructor(
     private readonly child: ChildProcess,
@@ -50,7 +56,7 @@ export class KernelProcess {
     channel: KernelLaunch["channel"],
   ) {
     this.exited = new Promise((resolve) => {
-      child.once("exit", (code, signal) => resolve({ code, signal }));
+      child.once("exit", (code, signal) => resolve({ code, signal, ...(this.killReason !== undefined ? { reason: this.killReason } : {}) }));
       child.once("error", (error) => {
         this.spawnError = error; // could not be started at all
         resolve({ code: null, signal: null });
@@ -81,10 +87,9 @@ export class KernelProcess {
   /** Start a kernel, send it `init`, and wait until it has run its prelude. */
   static async start(launch: KernelLaunch, init: InitMessage, options: KernelProcessOptions): Promise<KernelProcess> {
     launch.beforeStart?.();
-    // detached: the kernel leads its own process group, so killing the group also ends what it started.
-    const stdio = launch.channel === "stdio" ? ["pipe", "pipe", "pipe"] as const : ["ignore", "pipe", "pipe", "pipe", "pipe"] as const;
-    const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: [...stdio], detached: true });
+    const child = spawnKernel(launch);
     const kernel = new KernelProcess(child, options, launch.channel);
+    kernel.watch(launch);
     const ready = new Promise<Extract<KernelMessage, { type: "ready" }>>((resolve) => {
       kernel.onReady = resolve;
     });
@@ -114,8 +119,10 @@ export class KernelProcess {
     });
   }
 
-  /** Kill the process group at once; safe to call on a dead process. */
+  /** Kill the process group at once, and every process the code started outside it; safe to call on a dead process. */
   kill(): void {
+    this.watchdog?.stop();
+    this.watchdog?.tree.killAll();
     const pid = this.child.pid;
     try {
       if (pid !== undefined) process.kill(-pid, "SIGKILL");
@@ -123,6 +130,22 @@ export class KernelProcess {
       this.child.kill("SIGKILL"); // the group is gone already; make sure the child is too
     }
     this.channel.close();
+  }
+
+  /** Hold the whole sandbox to its memory limit, whatever number of processes it runs. */
+  private watch(launch: KernelLaunch): void {
+    const pid = this.child.pid;
+    if (pid === undefined) return;
+    const limitMb = launch.limits.memoryMb;
+    this.watchdog = new MemoryWatchdog({
+      root: pid,
+      limitMb,
+      onExceeded: (usedMb) => {
+        this.killReason = sandboxMemoryMessage(limitMb, usedMb);
+        this.kill();
+      },
+    });
+    void this.exited.then(() => this.watchdog?.stop());
   }
 
   private receive(message: KernelMessage): void {

@@ -1,5 +1,7 @@
 import { spawn } from "node:child_process";
+import { closeSync, openSync } from "node:fs";
 import { findPython } from "./findPython.js";
+import { maskedStdio } from "./inheritedDescriptors.js";
 import type { Sandbox } from "./Sandbox.js";
 
 /** Options of a SubprocessSandbox. */
@@ -25,7 +27,11 @@ export class SubprocessSandbox implements Sandbox {
     return new Promise((resolve) => {
       // No host variables: API keys stay out of reach of the code, as in the kernels.
       const env = { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp", LANG: "C.UTF-8" };
-      const child = spawn(python.executable, ["-I", "-c", code], { cwd: this.options.cwd ?? process.cwd(), env, stdio: ["ignore", "pipe", "pipe"], detached: true });
+      // Descriptors lllm's parent left open become /dev/null in the child (see maskedStdio).
+      const devNull = openSync("/dev/null", "r+");
+      const stdio = maskedStdio(["ignore", "pipe", "pipe"], devNull) as ["ignore", "pipe", "pipe"];
+      const child = spawn(python.executable, ["-I", "-c", code], { cwd: this.options.cwd ?? process.cwd(), env, stdio, detached: true });
+      closeSync(devNull);
       const stdout: Buffer[] = [];
       const stderr: Buffer[] = [];
       child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));

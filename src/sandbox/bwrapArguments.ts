@@ -23,6 +23,10 @@ export interface BwrapLayout {
   dropToUid?: number;
   /** The setpriv program (inside /usr), needed with `dropToUid`. */
   setpriv?: string;
+  /** The descriptor bwrap reads a seccomp filter from (see seccompFilter). */
+  seccompFd?: number;
+  /** Forbid new user namespaces inside (`--disable-userns`; it needs bwrap's own user namespace, the non-root case). */
+  disableUserns?: boolean;
   command: readonly string[];
 }
 
@@ -72,6 +76,8 @@ export function bwrapArguments(layout: BwrapLayout): string[] {
   const searchPath = [...(layout.path ?? []), "/usr/local/bin", "/usr/bin", "/bin"].join(":");
   args.push("--clearenv", "--setenv", "PATH", searchPath, "--setenv", "HOME", layout.workspace === undefined && layout.workspaceMb === undefined ? "/tmp" : "/workspace");
   args.push("--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp");
+  if (layout.disableUserns === true) args.push("--unshare-user", "--disable-userns");
+  if (layout.seccompFd !== undefined) args.push("--seccomp", String(layout.seccompFd));
   if (layout.dropToUid !== undefined) {
     // Only what setpriv needs to switch users survives into the sandbox; setpriv then drops those too.
     args.push("--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID", "--cap-add", "CAP_SETPCAP", "--");

@@ -5,6 +5,8 @@ import type { ResolvedBackend, SandboxLimits } from "./IsolationOptions.js";
 export interface KernelExit {
   code: number | null;
   signal: NodeJS.Signals | null;
+  /** Why the host killed it (a limit the whole sandbox hit), when it did. */
+  reason?: string;
 }
 
 /**
@@ -12,6 +14,7 @@ export interface KernelExit {
  * a sandboxed process killed by a signal as exit code 128 + the signal's number, and so does runsc.
  */
 export function describeExit(exit: KernelExit, backend: ResolvedBackend, limits: SandboxLimits): string {
+  if (exit.reason !== undefined) return `the kernel was killed: ${exit.reason}`;
   const signal = exit.signal ?? (backend !== "none" && exit.code !== null && exit.code > 128 ? signalName(exit.code - 128) : undefined);
   if (signal === undefined) {
     return `the kernel exited with code ${exit.code ?? "unknown"} (the code ended the Python process, e.g. with os._exit)`;

@@ -10,6 +10,8 @@ export interface IsolationSupport {
   reason?: string;
   /** The bwrap program, when it works. */
   bwrap?: string;
+  /** bwrap can forbid user namespaces inside (`--disable-userns`, bwrap >= 0.8, not as root). */
+  disableUserns?: boolean;
 }
 
 /** How to get bubblewrap, for error messages and warnings. */
@@ -33,13 +35,18 @@ async function runProbe(): Promise<IsolationSupport> {
   const root = process.getuid?.() === 0;
   const setpriv = root ? findSetpriv() : undefined;
   if (root && setpriv === undefined) return { backend: "none", reason: "running as root needs setpriv (util-linux) to drop privileges in the sandbox" };
-  const args = bwrapArguments({ readOnly: [], tmpMb: 1, command: ["true"], ...(root ? { dropToUid: 65534, setpriv } : {}) });
-  return new Promise((resolve) => {
-    execFile(bwrap, args, { timeout: 10_000, env: {} }, (error, _stdout, stderr) => {
-      if (error) resolve({ backend: "none", reason: `bwrap cannot start a sandbox here: ${stderr.trim() || error.message}` });
-      else resolve({ backend: "bwrap", bwrap });
+  const attempt = (disableUserns: boolean): Promise<string | undefined> => {
+    const args = bwrapArguments({ readOnly: [], tmpMb: 1, command: ["true"], ...(root ? { dropToUid: 65534, setpriv } : { disableUserns }) });
+    return new Promise((resolve) => {
+      execFile(bwrap, args, { timeout: 10_000, env: {} }, (error, _stdout, stderr) => resolve(error ? stderr.trim() || error.message : undefined));
     });
-  });
+  };
+  // Without root bwrap works in a user namespace of its own; a bwrap older than 0.8 lacks --disable-userns (the
+  // seccomp filter still refuses new user namespaces).
+  if (!root && (await attempt(true)) === undefined) return { backend: "bwrap", bwrap, disableUserns: true };
+  const failure = await attempt(false);
+  if (failure !== undefined) return { backend: "none", reason: `bwrap cannot start a sandbox here: ${failure}` };
+  return { backend: "bwrap", bwrap };
 }
 
 /** The first executable `program` on PATH. */

@@ -15,6 +15,25 @@ Messages, host -> kernel:  init {prelude, limits, maxOutputChars, truncationIndi
 import os
 import sys
 
+# Only the protocol pipes may exist in the sandbox: close whatever else the launcher left open (bwrap's argument
+# and filter files; any descriptor the host failed to mask) before anything else runs.
+def _close_extra_fds():
+    try:
+        names = os.listdir("/proc/self/fd")
+    except OSError:
+        os.closerange(5, 65536)
+        return
+    for name in names:
+        if int(name) > 4:
+            try:
+                os.close(int(name))
+            except OSError:
+                pass  # the listing's own descriptor, closed already
+
+
+_close_extra_fds()
+del _close_extra_fds
+
 # Move the protocol pipes off fds 3 and 4 at once: dup() makes close-on-exec copies, so a program started with
 # subprocess never inherits them. (A forked copy of this process does; see _leave_if_forked.)
 _RFD = os.dup(3)
@@ -457,18 +476,56 @@ def _end_fork_bomb():
     """
     import time
 
-    deadline = time.monotonic() + 2
-    while time.monotonic() < deadline:
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except ProcessLookupError:
-            return  # nothing left
+    def reap():
         try:
             while os.waitpid(-1, os.WNOHANG)[0]:  # our children stay zombies until reaped
                 pass
         except ChildProcessError:
             pass
+
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        try:
+            os.kill(-1, signal.SIGSTOP)  # a stopped process cannot fork while the others are being killed
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            reap()  # nothing left to signal, but the last ones killed may still be our zombies
+            return
+        reap()
         time.sleep(0.002)
+    _reap_later(time)
+
+
+def _reap_later(time):
+    """Killed children of a big kernel may take seconds to die on a busy host, and would stay zombies (counting
+    against the process limit) once the kill loop is over: a thread reaps exactly those, never a later cell's."""
+    try:
+        left = [int(name) for name in os.listdir("/proc") if name.isdigit() and _parent_of(name) == _PID]
+    except OSError:
+        return
+    if not left:
+        return
+
+    def reap():
+        end = time.monotonic() + 30
+        while left and time.monotonic() < end:
+            for pid in list(left):
+                try:
+                    if os.waitpid(pid, os.WNOHANG)[0]:
+                        left.remove(pid)
+                except ChildProcessError:
+                    left.remove(pid)
+            time.sleep(0.05)
+
+    threading.Thread(target=reap, name="lllm-reaper", daemon=True).start()
+
+
+def _parent_of(pid):
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            return int(file.read().rsplit(b")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _result(message, printed, overflow, error):
@@ -579,6 +636,14 @@ def _add_limit_note(error):
                 "so every other process in the sandbox was stopped.")
     elif isinstance(error, OSError) and error.errno == 27 and limits.get("fileSizeMb"):  # EFBIG
         note = f"The sandbox limits files to {limits['fileSizeMb']} MB."
+    elif isinstance(error, OSError) and error.errno == 28:  # ENOSPC: /workspace or /tmp is full
+        sizes = []
+        if limits.get("workspaceMb"):
+            sizes.append(f"/workspace holds at most {limits['workspaceMb']:g} MB (`sandbox: {{workspace_size: ...}}` in the tactic)")
+        if limits.get("fileSizeMb") and limits.get("maxProcesses"):  # a sandbox's own /tmp (not the host's)
+            sizes.append(f"/tmp at most {limits['fileSizeMb']:g} MB (`sandbox: {{file_size: ...}}`)")
+        if sizes:
+            note = "The sandbox is out of space: " + "; ".join(sizes) + ". Write less, or delete files you no longer need."
     if note and hasattr(error, "add_note") and note not in getattr(error, "__notes__", ()):  # notes: Python 3.11+
         error.add_note(note)
 
@@ -667,6 +732,18 @@ def _serve():
         _send(_fit(reply, _encode(reply)))
 
 
+def _adopt_orphans():
+    """Without a sandbox (no pid namespace of our own): become the subreaper of what the code starts, so a process
+    that detaches (setsid and a double fork) is re-parented to us instead of to init, and the host, which kills every
+    process under the kernel at the end, still finds it. Linux only; elsewhere nothing to do."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
 def _start():
     global _reader
     _reader = open(_RFD, "rb", buffering=65536)
@@ -676,6 +753,8 @@ def _start():
         os.chdir(init["cwd"])
         os.environ["PWD"] = init["cwd"]
     _apply_limits(init.get("limits") or {})
+    if not (init.get("limits") or {}).get("maxProcesses"):
+        _adopt_orphans()
     _add_site_packages()
     signal.signal(signal.SIGALRM, _alarm.on_signal)
     threading.Thread(target=_pump, name="lllm-output", daemon=True).start()

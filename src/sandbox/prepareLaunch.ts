@@ -9,6 +9,7 @@ import { detectGvisor, GVISOR_HINT } from "./detectGvisor.js";
 import { BWRAP_HINT, detectIsolation } from "./detectIsolation.js";
 import { findPython, type PythonInstall } from "./findPython.js";
 import { runscArguments, writeGvisorBundle } from "./gvisorBundle.js";
+import { seccompFilter } from "./seccompFilter.js";
 import { resolveLimits, type IsolationOptions, type ResolvedBackend, type SandboxLimits } from "./IsolationOptions.js";
 
 /** Everything needed to start (and restart) one kernel's process, and to clean up after it. */
@@ -23,6 +24,11 @@ export interface KernelLaunch {
   /** The host folder the code works in (/workspace under bwrap and gVisor, unless limits.workspaceMb made it private). */
   workspace: string;
   limits: SandboxLimits;
+  /**
+   * Files opened read-only and passed as fds 5, 6, ... (bwrap's argument list and seccomp filter): bwrap's command
+   * line stays short, so /proc/1/cmdline inside shows no host path.
+   */
+  fdFiles?: string[];
   /** Called before each start of the process, a restart too (gVisor forgets the previous container's state). */
   beforeStart?: () => void;
   /** Remove what was made for the kernel; give a caller's workspace back its owner. Synchronous: it runs at exit. */
@@ -43,6 +49,9 @@ const PYTHON_FLAGS = ["-I", "-S", "-B", "-u", "-X", "utf8"];
 const SANDBOX_UID_BASE = 1_800_000_000;
 /** Temporary folders are named after the host's pid, so that a later host can tell which ones were orphaned. */
 const RUNTIME_PREFIX = "lllm-kernel-";
+/** Where spawnKernel puts `fdFiles` for bwrap: after the bridge's fds 3 and 4. */
+const BWRAP_ARGS_FD = 5;
+const BWRAP_SECCOMP_FD = 6;
 let warned = false;
 let swept = false;
 
@@ -77,6 +86,7 @@ export async function prepareLaunch(options: PrepareLaunchOptions): Promise<Kern
 
   try {
     const root = process.getuid?.() === 0;
+    const filter = seccompFilter();
     const uid = root ? SANDBOX_UID_BASE + randomInt(100_000_000) : (process.getuid?.() ?? 65534);
     if (root) restore.push(lendFolder(workspace, uid, callerWorkspace !== undefined));
     const args = bwrapArguments({
@@ -85,17 +95,28 @@ export async function prepareLaunch(options: PrepareLaunchOptions): Promise<Kern
       ...(limits.workspaceMb === undefined ? { workspace } : { workspaceMb: limits.workspaceMb }),
       tmpMb: limits.fileSizeMb,
       path: [path.dirname(python.executable)],
-      ...(root ? { dropToUid: uid, setpriv: findSetpriv() } : {}),
+      ...(root ? { dropToUid: uid, setpriv: findSetpriv() } : { disableUserns: backend.disableUserns }),
+      ...(filter !== undefined ? { seccompFd: BWRAP_SECCOMP_FD } : {}),
       command: [python.executable, ...PYTHON_FLAGS, "/lllm/kernel.py"],
     });
-    return { backend: "bwrap", channel: "fds", command: backend.bwrap, args, cwd: workspace, env: {}, workspace, limits, dispose };
+    // The options (host paths among them) go in a file bwrap reads; only the command stays on its command line,
+    // which is what /proc/1/cmdline shows inside. bwrap does not take the command from the file.
+    const split = args.indexOf("--");
+    const argsFile = path.join(runtime, "bwrap-args");
+    writeFileSync(argsFile, args.slice(0, split).map((arg) => `${arg}\0`).join(""));
+    const fdFiles = [argsFile];
+    if (filter !== undefined) {
+      writeFileSync(path.join(runtime, "seccomp.bpf"), filter);
+      fdFiles.push(path.join(runtime, "seccomp.bpf"));
+    }
+    return { backend: "bwrap", channel: "fds", command: backend.bwrap, args: ["--args", String(BWRAP_ARGS_FD), ...args.slice(split)], fdFiles, cwd: workspace, env: {}, workspace, limits, dispose };
   } catch (error) {
     dispose();
     throw error;
   }
 }
 
-type ChosenBackend = { backend: "none" } | { backend: "bwrap"; bwrap: string } | { backend: "gvisor"; runsc: string; rootless: boolean };
+type ChosenBackend = { backend: "none" } | { backend: "bwrap"; bwrap: string; disableUserns: boolean } | { backend: "gvisor"; runsc: string; rootless: boolean };
 
 async function chooseBackend(options: PrepareLaunchOptions): Promise<ChosenBackend> {
   const wanted = options.isolation.backend ?? "auto";
@@ -108,7 +129,7 @@ async function chooseBackend(options: PrepareLaunchOptions): Promise<ChosenBacke
     });
   }
   const support = await detectIsolation();
-  if (support.backend === "bwrap" && support.bwrap !== undefined) return { backend: "bwrap", bwrap: support.bwrap };
+  if (support.backend === "bwrap" && support.bwrap !== undefined) return { backend: "bwrap", bwrap: support.bwrap, disableUserns: support.disableUserns === true };
   if (wanted === "bwrap") {
     throw new SandboxError("sandbox_unavailable", `the sandbox asked for bubblewrap isolation, which cannot run here: ${support.reason ?? "unknown reason"}`, {
       hint: `${BWRAP_HINT} Or choose isolation backend "none" for code you trust.`,
@@ -152,14 +173,20 @@ function gvisorLaunch(options: {
     command: [python.executable, ...PYTHON_FLAGS, "/lllm/kernel.py"],
   });
   const state = path.join(runtime, "runsc-state");
+  const containerId = (): string => `lllm-${process.pid}-${randomInt(1_000_000_000)}`;
+  const args = runscArguments(bundle, state, containerId(), options.rootless);
   return {
     backend: "gvisor",
     channel: "stdio",
     command: options.runsc,
-    args: runscArguments(bundle, state, `lllm-${process.pid}-${randomInt(1_000_000_000)}`, options.rootless),
+    args,
     cwd: runtime,
-    // A killed container leaves its state behind, and runsc refuses to start one with the same id over it.
-    beforeStart: () => rmSync(state, { recursive: true, force: true }),
+    // A killed container leaves its state behind, and runsc refuses to start one with the same id over it; its
+    // sandbox process may still hold the control socket named after the id for a moment: a new start takes a new id.
+    beforeStart: () => {
+      rmSync(state, { recursive: true, force: true });
+      args[args.length - 1] = containerId();
+    },
     env: { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin" },
     workspace,
     limits,

@@ -11,6 +11,7 @@ import { loadTacticDefinition } from "./loadTacticDefinition.js";
 import { looksLikeQualifiedRef } from "../registry/ref.js";
 import type { RunOptions, TacticResult, ToolCallRecord } from "./TacticRun.js";
 import { ArtifactStore } from "../codeaction/ArtifactStore.js";
+import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { CodeActionReport, ProgramRecord } from "../codeaction/index.js";
 import type { ProxyManager } from "../proxies/index.js";
 import type { RanCell } from "./notebookFile.js";
@@ -40,7 +41,9 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   const input = parseInput(config.input, options.input);
   const scope = new RunScope();
   // Programs (code-action, tool_chain) keep large results here; the folder is made only if one arrives.
-  const artifacts = ArtifactStore.forRun(options.env ?? process.env);
+  // Their total is capped like a program's workspace (`sandbox.workspace_size`).
+  const workspaceMb = sandboxIsolation(config.sandbox, prepared.tactic.locate(["sandbox"])).workspaceMb;
+  const artifacts = ArtifactStore.forRun(options.env ?? process.env, workspaceMb === undefined ? {} : { maxMb: workspaceMb });
   const toolChains: ProgramRecord[] = [];
   const proxyManagers = new Map<string, ProxyManager>();
   const notebookCells: RanCell[] = [];

@@ -84,10 +84,15 @@ for target in [${JSON.stringify(path.join(outside, "x"))}, "/usr/escape.txt", "/
   });
 
   it("shares a host workspace, and gives it back", async () => {
-    const files = await PythonKernel.start({ isolation: { backend: "gvisor" } });
-    await files.run('open("made.txt", "w").write("inside")');
-    expect(readFileSync(path.join(files.workspace, "made.txt"), "utf8")).toBe("inside");
-    await files.close();
+    const workspace = mkdtempSync(path.join(tmpdir(), "lllm-gvisor-workspace-"));
+    try {
+      const files = await PythonKernel.start({ isolation: { backend: "gvisor", workspace } });
+      await files.run('open("made.txt", "w").write("inside")');
+      expect(readFileSync(path.join(workspace, "made.txt"), "utf8")).toBe("inside");
+      await files.close();
+    } finally {
+      rmSync(workspace, { recursive: true, force: true });
+    }
   });
 });
 

@@ -1,0 +1,245 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ArtifactStore } from "../../src/codeaction/index.js";
+import { closeAllKernels, PythonKernel, type ResolvedBackend } from "../../src/sandbox/index.js";
+import { BACKENDS, program } from "../codeaction/helpers.js";
+import { BIN, emptyHome, ROOT } from "../helpers/runCli.js";
+
+// The sandbox's walls, for every isolating backend this machine has (CI has both: see ciRequirements.test.ts), as a
+// user would meet them: the real CLI with descriptors and secrets of its parent, programs that fork, fill the disk,
+// or leave children behind. The `none` backend joins where it promises something too (descriptors, children).
+const SECRET = "sk-battery-secret-4f1d";
+const folders: string[] = [];
+const started: number[] = [];
+
+function temporary(prefix: string): string {
+  const folder = mkdtempSync(path.join(tmpdir(), prefix));
+  folders.push(folder);
+  return folder;
+}
+
+afterAll(async () => {
+  await closeAllKernels();
+  for (const pid of started) {
+    try {
+      process.kill(pid, "SIGKILL"); // only a probe this file started, if a test failed and left it
+    } catch {
+      // gone, as it should be
+    }
+  }
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+});
+
+interface ExecResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `lllm exec --sandbox <backend> --file <code>` with a secret in its environment, started by a shell that first
+ * opens `hostOpen` (paths) on fds 200, 201, ... as `exec 200<file` does: descriptors without close-on-exec. (Node
+ * marks its lowest inherited descriptors close-on-exec at start, not high ones like these.)
+ */
+function exec(backend: ResolvedBackend, code: string, hostOpen: string[] = []): Promise<ExecResult> {
+  const file = path.join(temporary("lllm-battery-code-"), "probe.py");
+  writeFileSync(file, code);
+  return new Promise((resolve, reject) => {
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: emptyHome(), NO_COLOR: "1", OPENAI_API_KEY: SECRET, LLLM_TEST_SECRET: SECRET };
+    folders.push(env.LLLM_HOME);
+    const opens = hostOpen.map((_, index) => `${200 + index}<"$${index + 1}"`).join(" ");
+    const script = `${opens ? `exec ${opens} && ` : ""}shift ${hostOpen.length}; exec "$@"`;
+    const args = ["-c", script, "sh", ...hostOpen, process.execPath, BIN, "exec", "--sandbox", backend, "--timeout", "30", "--file", file];
+    const child = spawn("/bin/bash", args, { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 60_000);
+    child.on("error", reject);
+    child.on("close", (exitCode) => {
+      clearTimeout(timer);
+      resolve({ code: exitCode, stdout, stderr });
+    });
+    child.stdin!.end();
+  });
+}
+
+/** Host processes whose command line holds `marker`. */
+function processesWith(marker: string): number[] {
+  const found: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, "utf8").includes(marker)) found.push(Number(name));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return found;
+}
+
+async function waitUntil(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (condition()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return condition();
+}
+
+const DESCRIPTOR_PROBE = `import os
+seen = []
+for name in sorted(os.listdir("/proc/self/fd"), key=int):
+    fd = int(name)
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        continue
+    seen.append(f"{fd} -> {target}")
+    if fd > 2 and not target.startswith(("pipe:", "socket:", "anon_inode:", "host:")):  # the kernel's own pipes (gVisor: host:) would block
+        try:
+            seen.append(os.read(fd, 200).decode("utf-8", "replace"))
+        except OSError as error:
+            seen.append(type(error).__name__)
+        try:
+            seen.append(" ".join(os.listdir(fd)))
+        except (OSError, TypeError) as error:
+            seen.append(type(error).__name__)
+print("\\n".join(seen))
+print("fds:", len(os.listdir("/proc/self/fd")))`;
+
+describe.each([...BACKENDS, "none" as const])("the sandbox (%s) and what its host holds", (backend) => {
+  it("passes no descriptor of lllm's parent to the code: a file and a folder open on the host side stay out", async () => {
+    const folder = temporary("lllm-battery-host-");
+    writeFileSync(path.join(folder, "credentials"), SECRET);
+    writeFileSync(path.join(folder, "visible-only-through-a-descriptor"), "");
+    const result = await exec(backend, DESCRIPTOR_PROBE, [path.join(folder, "credentials"), folder]);
+    expect(result.stderr).not.toContain("Traceback");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("fds:");
+    expect(result.stdout).not.toContain(SECRET);
+    expect(result.stdout).not.toContain("visible-only-through-a-descriptor");
+    expect(result.stdout).not.toContain(folder);
+  }, 90_000);
+
+  it("ends every process the code started, also those that left its session, when the run ends", async () => {
+    const marker = String(9_000_000 + Math.floor(Math.random() * 900_000));
+    const result = await exec(
+      backend,
+      `import subprocess, time
+subprocess.Popen(["sleep", "${marker}"], start_new_session=True)
+subprocess.run(["sh", "-c", "setsid sleep ${marker}.5 >/dev/null 2>&1 & exit 0"])
+time.sleep(0.5)
+print("started")`,
+    );
+    expect(result.stdout).toContain("started");
+    started.push(...processesWith(`sleep\0${marker}`));
+    expect(await waitUntil(() => processesWith(`sleep\0${marker}`).length === 0)).toBe(true);
+  }, 90_000);
+});
+
+describe.each(BACKENDS)("the sandbox (%s) and its limits", (backend) => {
+  it("keeps secrets of lllm's environment away from the code", async () => {
+    const result = await exec(
+      backend,
+      `import os
+seen = [repr(dict(os.environ))]
+for pid in os.listdir("/proc"):
+    if pid.isdigit():
+        for name in ("environ", "cmdline"):
+            try:
+                seen.append(open(f"/proc/{pid}/{name}", "rb").read().decode("utf-8", "replace"))
+            except OSError:
+                pass
+print("\\n".join(seen))`,
+    );
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toContain(SECRET);
+    // The sandbox's first process shows no host path either (bwrap's options, the kernel's temporary folder).
+    expect(result.stdout).not.toContain("lllm-kernel-");
+  }, 90_000);
+
+  it("holds the memory limit for all the sandbox's processes together, and tells the model which key raises it", async () => {
+    const kernel = await PythonKernel.start({ isolation: { backend, memoryMb: 256 }, timeout: 30 });
+    try {
+      const result = await kernel.execute(`import subprocess, sys
+child = "b = bytearray(100 << 20)\\nfor i in range(0, len(b), 4096): b[i] = 1\\nimport time; time.sleep(30)"
+children = [subprocess.Popen([sys.executable, "-c", child]) for _ in range(4)]
+for each in children: each.wait()
+print("all four ran")`);
+      expect(result.output).not.toContain("all four ran");
+      expect(result.error?.type).toBe("KernelDied");
+      expect(result.output).toContain("past its limit of 256 MB");
+      expect(result.output).toContain("memory_limit");
+      expect(await kernel.run("print('alive')")).toContain("alive");
+    } finally {
+      await kernel.close();
+    }
+  }, 90_000);
+
+  it("caps /workspace for `lllm exec` (a private, sized folder), and says so when it is full", async () => {
+    const result = await exec(
+      backend,
+      `written = 0
+try:
+    for n in range(40):
+        with open(f"/workspace/fill{n}", "wb") as file:
+            for _ in range(10):
+                file.write(b"x" * (1 << 20))
+                written += 1
+finally:
+    print("written MB:", written)`,
+    );
+    const written = Number(/written MB: (\d+)/.exec(result.stdout)?.[1]);
+    expect(written).toBeLessThanOrEqual(256);
+    expect(result.stdout).toContain("No space left on device");
+    expect(result.stdout).toContain("workspace_size");
+    expect(result.code).toBe(1);
+  }, 90_000);
+
+  it("caps what a program stores with artifacts.put, with an error that names the limit", async () => {
+    const store = new ArtifactStore(path.join(temporary("lllm-battery-artifacts-"), "artifacts"), { maxMb: 1 });
+    const outcome = await program(
+      `stored = 0
+try:
+    for n in range(10):
+        path = f"/workspace/part{n}.bin"
+        open(path, "wb").write(bytes([n]) * 300_000)
+        artifacts.put(path, "application/octet-stream")
+        stored += 1
+except Exception as error:
+    print(type(error).__name__, error)
+print("stored", stored)`,
+      [],
+      { backend, artifacts: store },
+    );
+    expect(outcome.output).toContain("stored 3");
+    expect(outcome.output).toContain("ArtifactQuotaExceeded");
+    expect(outcome.output).toContain("workspace_size");
+    expect(store.list().reduce((total, record) => total + record.size, 0)).toBeLessThanOrEqual(1024 * 1024);
+  }, 90_000);
+});
+
+describe.runIf(BACKENDS.includes("bwrap"))("the bwrap sandbox's system calls", () => {
+  it("refuses new user namespaces, mounts and tracing", async () => {
+    const result = await exec(
+      "bwrap",
+      `import ctypes, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+print("unshare", libc.unshare(0x10000000), ctypes.get_errno())
+print("mount", libc.mount(b"none", b"/tmp", b"tmpfs", 0, None), ctypes.get_errno())
+print("ptrace", libc.ptrace(16, 1, 0, 0), ctypes.get_errno())
+print("unshare -Ur", subprocess.run(["unshare", "-Ur", "id", "-u"], capture_output=True, text=True).stdout.strip() or "refused")
+print(subprocess.run(["echo", "children still start"], capture_output=True, text=True).stdout.strip())`,
+    );
+    expect(result.stdout).toContain("unshare -1 1");
+    expect(result.stdout).toContain("mount -1 1");
+    expect(result.stdout).toContain("ptrace -1 1");
+    expect(result.stdout).toContain("unshare -Ur refused");
+    expect(result.stdout).toContain("children still start");
+  }, 90_000);
+});
