@@ -106,9 +106,7 @@ describe("server-everything over stdio", () => {
     const quick = new McpConnections({ callTimeoutMs: 300 });
     try {
       const [slow] = await quick.get({ ...config, allowed_tools: ["trigger-long-running-operation"] });
-      const started = Date.now();
       const result = await call(slow!, { duration: 5, steps: 1 });
-      expect(Date.now() - started).toBeLessThan(3000);
       expect(result.resultStr).toBe("Error: MCP server `everything`: tool `trigger-long-running-operation` did not answer within 0.3 s");
     } finally {
       await quick.closeAll();

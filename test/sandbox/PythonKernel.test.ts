@@ -117,10 +117,8 @@ describe("PythonKernel (backend none)", () => {
 
   it("interrupts a cell past the timeout with TimeoutError; the namespace survives", async () => {
     await kernel.run("counter = 7");
-    const started = Date.now();
-    // `except Exception` must not swallow the interrupt.
-    const result = await kernel.execute('import time\nprint("working")\ntry:\n    time.sleep(30)\nexcept Exception:\n    print("swallowed")');
-    expect(Date.now() - started).toBeLessThan(2500);
+    // `except Exception` must not swallow the interrupt (if it did, the cell would sleep past the test's timeout).
+    const result = await kernel.execute('import time\nprint("working")\ntry:\n    time.sleep(600)\nexcept Exception:\n    print("swallowed")');
     expect(result.output).toContain("working\n");
     expect(result.output).not.toContain("swallowed");
     expect(result.output.trimEnd().endsWith("TimeoutError: cell exceeded the time limit of 1 s")).toBe(true);
@@ -157,25 +155,27 @@ describe("PythonKernel (backend none)", () => {
     const size = 5 * 1024 * 1024;
     const big = "é".repeat(size / 2);
     const expected = createHash("sha256").update(big).digest("hex");
-    const output = await kernel.run(`import hashlib
+    // This kernel's 1 s limit is for the timeout tests: moving 5 MB each way gets a limit sized for a busy machine.
+    const { output } = await kernel.execute(`import hashlib
 from lllm_bridge import call
 big = "é" * ${size / 2}
 back = call("echo", {"text": big})["text"]
-print(back == big, call("sha256", big) == hashlib.sha256(big.encode()).hexdigest(), len(call("bigString", ${size})))`);
+print(back == big, call("sha256", big) == hashlib.sha256(big.encode()).hexdigest(), len(call("bigString", ${size})))`, { timeout: 120 });
     expect(output).toBe("True True 5242880\n");
     expect(expected).toHaveLength(64);
   });
 
   it("refuses messages past the bridge's 64 MB, on both sides, and keeps working", async () => {
-    const tooBig = await kernel.run('from lllm_bridge import call\ncall("echo", "x" * (65 * 2**20))');
+    const slow = { timeout: 120 }; // this kernel's 1 s limit is for the timeout tests, not for 65 MB payloads
+    const tooBig = (await kernel.execute('from lllm_bridge import call\ncall("echo", "x" * (65 * 2**20))', slow)).output;
     expect(tooBig.trimEnd().split("\n").at(-1)).toBe("ValueError: the arguments of echo take 65 MB; the bridge carries at most 64 MB a call (pass a file in the workspace instead)");
     // Code that writes a runaway line on the protocol pipe itself: the host drops it instead of buffering it.
-    const forged = await kernel.run(`import os, lllm_bridge
+    const { output: forged } = await kernel.execute(`import os, lllm_bridge
 fd = lllm_bridge.call.__globals__["_WFD"]
 data = memoryview(b"x" * (70 * 2**20) + b"\\n")
 while data:
     data = data[os.write(fd, data):]
-print("written")`);
+print("written")`, slow);
     expect(forged).toBe("written\n");
     expect(await kernel.run('print(CALL_API("weather/current/Lima", {})["city"])')).toBe("Lima\n");
   });
@@ -241,9 +241,8 @@ describe("PythonKernel lifecycle", () => {
   it("kills and restarts a kernel whose cell ignores the interrupt, and says the variables were lost", async () => {
     const kernel = await start({ timeout: 0.5 });
     await kernel.run("value = 1");
-    const started = Date.now();
+    // The cell never ends by itself: only the kill can finish this test before its timeout.
     const result = await kernel.execute("import time\nwhile True:\n    try:\n        time.sleep(10)\n    except BaseException:\n        pass");
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(result.output).toContain("TimeoutError: cell exceeded the time limit of 0.5 s");
     expect(result.output).toContain("The kernel was restarted; all variables were lost.");
     expect(result.stateLost).toBe(true);

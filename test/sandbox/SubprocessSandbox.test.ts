@@ -11,9 +11,8 @@ describe("SubprocessSandbox (Step 17)", () => {
   });
 
   it("kills a cell past its timeout, with what it printed so far", async () => {
-    const started = Date.now();
-    const output = await new SubprocessSandbox({ timeout: 0.5 }).run('import time\nprint("started", flush=True)\ntime.sleep(30)');
-    expect(Date.now() - started).toBeLessThan(5000);
+    // Only the kill can end this cell before the test's own timeout.
+    const output = await new SubprocessSandbox({ timeout: 0.5 }).run('import time\nprint("started", flush=True)\ntime.sleep(600)');
     expect(output).toBe("started\nTimeoutError: cell exceeded the time limit of 0.5 s\n");
   });
 
