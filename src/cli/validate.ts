@@ -35,6 +35,8 @@ export async function validateCommand(file: string, options: ValidateOptions): P
 function invalid(error: ConfigError): unknown {
   return {
     valid: false,
+    // Only the first problems are kept (ConfigError.problems); the count says how many there were.
+    ...(error.problemCount > error.problems.length ? { problem_count: error.problemCount } : {}),
     problems: error.problems.map((problem) => ({
       message: problem.message,
       ...(problem.location ? { file: problem.location.file, line: problem.location.line ?? null, column: problem.location.column ?? null } : {}),
