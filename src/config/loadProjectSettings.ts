@@ -1,10 +1,10 @@
 import { homedir } from "node:os";
 import path from "node:path";
-import type { AnySchemaObject } from "ajv";
 import { ConfigError } from "../errors.js";
 import { displayPath } from "./displayPath.js";
 import { isPlainObject } from "./deepMerge.js";
 import { fileLocator } from "./fileLocator.js";
+import { settingsSchema } from "./settingsSchema.js";
 import { SourceDocument } from "./SourceDocument.js";
 import type { DataPath, SourceLocator } from "./SourceDocument.js";
 import { validateAgainstSchema } from "./validateAgainstSchema.js";
@@ -37,15 +37,6 @@ const SEARCH_PLACES = [
   "lllm.config.mjs",
 ];
 
-const SETTINGS_SCHEMA: AnySchemaObject = {
-  type: "object",
-  additionalProperties: false,
-  properties: {
-    model: { type: "string", minLength: 1 },
-    packages: { type: "array", items: { type: "string", minLength: 1 } },
-    home: { type: "string", minLength: 1 },
-  },
-};
 
 // Keys of a package manifest (schemas/package.schema.json): a package's own package.json#lllm is its manifest,
 // not project settings, and must not stop `lllm` from running inside the package's folder.
@@ -108,7 +99,7 @@ export async function loadProjectSettings(cwd: string = process.cwd()): Promise<
   const file = result.filepath;
   const locator = locators.get(file) ?? fileLocator(displayPath(file));
   const isPackageJson = path.basename(file) === "package.json";
-  const problems = validateAgainstSchema(result.config, SETTINGS_SCHEMA, locator, isPackageJson ? { rootName: "package.json#lllm" } : {});
+  const problems = validateAgainstSchema(result.config, "settings", locator, isPackageJson ? { rootName: "package.json#lllm" } : {});
   if (problems.length > 0) throw ConfigError.fromProblems("config_invalid", problems);
   return { settings: resolvePaths(result.config as ProjectSettings, path.dirname(file)), file };
 }
@@ -123,7 +114,7 @@ function resolvePaths(settings: ProjectSettings, folder: string): ProjectSetting
 }
 
 function isPackageManifest(value: unknown): boolean {
-  return isPlainObject(value) && MANIFEST_KEYS.some((key) => key in value) && !Object.keys(SETTINGS_SCHEMA.properties as object).some((key) => key in value);
+  return isPlainObject(value) && MANIFEST_KEYS.some((key) => key in value) && !Object.keys(settingsSchema().properties as object).some((key) => key in value);
 }
 
 function isWithin(inner: string, outer: string): boolean {

@@ -1,20 +1,21 @@
 import type { AnySchemaObject, ErrorObject } from "ajv";
 import type { ConfigProblem } from "../errors.js";
-import { compileSchema } from "./compileSchema.js";
 import { describeSchemaError, got, typeWords } from "./describeSchemaError.js";
 import type { DescribeOptions } from "./describeSchemaError.js";
 import { formatKeyPath } from "./formatKeyPath.js";
+import { schemaValidator } from "./schemaValidator.js";
+import type { SchemaName } from "./schemaValidator.js";
 import { sortProblems } from "./sortProblems.js";
 import type { DataPath, SourceLocator } from "./SourceDocument.js";
 
 /**
- * Every problem of `data` against a JSON Schema, located in the file it came from and sorted by line; an empty
+ * Every problem of `data` against one of the static schemas (compiled at build time), located in the file it came from and sorted by line; an empty
  * list when it is valid. ajv's cascades are collapsed: an `anyOf`/`oneOf` that fails yields the most useful branch
  * (or one line naming the accepted forms), never one line per branch. Branches of `anyOf`/`oneOf` should be written
  * inline rather than through `$ref`, so their errors can be told apart.
  */
-export function validateAgainstSchema(data: unknown, schema: AnySchemaObject, locator: SourceLocator, options: DescribeOptions = {}): ConfigProblem[] {
-  const validate = compileSchema(schema);
+export function validateAgainstSchema(data: unknown, schema: SchemaName | AnySchemaObject, locator: SourceLocator, options: DescribeOptions = {}): ConfigProblem[] {
+  const validate = schemaValidator(schema);
   if (validate(data)) return [];
   const errors = collapse(validate.errors ?? []);
   const problems: ConfigProblem[] = [];
