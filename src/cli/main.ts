@@ -1,5 +1,8 @@
 import { Argument, Command, CommanderError, Option } from "commander";
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import path from "node:path";
+import { useValidatorCache } from "../util/sharedAjv.js";
 import { reportError } from "./output.js";
 
 /** Global flags every command sees. */
@@ -190,6 +193,8 @@ export async function main(argv: string[]): Promise<void> {
     throw error;
   });
   if (argv.includes("--no-color")) process.env.NO_COLOR = "1";
+  // Tools' argument validators are kept as generated code between runs (ajv's compiler is slow to load).
+  useValidatorCache(path.join(process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm"), "cache", "validators"));
   const program = buildProgram();
   const verbose = argv.includes("--verbose") || argv.includes("-v");
   try {

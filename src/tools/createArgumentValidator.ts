@@ -1,6 +1,6 @@
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { didYouMean } from "../util/closest.js";
-import { sharedAjv } from "../util/sharedAjv.js";
+import { compileWithCache } from "../util/sharedAjv.js";
 import { isPlainObject, kindOf, type JsonSchema } from "./JsonSchema.js";
 import { toolInvalid } from "./toolInvalid.js";
 
@@ -26,7 +26,7 @@ export function createArgumentValidator(options: {
   const schema = { type: "object", properties, required: [...options.required], additionalProperties: false };
   let validate: ValidateFunction;
   try {
-    validate = sharedAjv().compile(schema);
+    validate = compileWithCache(schema);
   } catch (error) {
     throw toolInvalid(`tool \`${options.toolName}\`: its parameters are not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`, {
       hint: "Fix the parameter schemas (see https://json-schema.org/understanding-json-schema).",
