@@ -1,5 +1,5 @@
-import { isAlias, isMap, isScalar, isSeq, LineCounter } from "yaml";
-import type { Document, Node, Pair, YAMLMap } from "yaml";
+import type { Document, LineCounter, Node, Pair, YAMLMap } from "yaml";
+import { yaml } from "../util/lazyYaml.js";
 import { ConfigError } from "../errors.js";
 import type { ConfigProblem, SourceLocation } from "../errors.js";
 import { parseYamlDocument } from "./parseYamlDocument.js";
@@ -62,7 +62,7 @@ export class SourceDocument implements SourceLocator {
    * (`config_too_large`, `config_too_deep`).
    */
   static parse(text: string, file: string, options: { allowEmpty?: boolean } = {}): SourceDocument {
-    const lineCounter = new LineCounter();
+    const lineCounter = new yaml.LineCounter();
     const { document, problems: found } = parseYamlDocument(text, { file, lineCounter });
     const position = (offset: number): SourceLocation => {
       const { line, col } = lineCounter.linePos(offset);
@@ -76,14 +76,14 @@ export class SourceDocument implements SourceLocator {
       throw ConfigError.fromProblems("config_parse", problems);
     }
     const contents = document.contents;
-    if (contents === null || (isScalar(contents) && contents.value === null)) {
+    if (contents === null || (yaml.isScalar(contents) && contents.value === null)) {
       if (options.allowEmpty) return new SourceDocument(file, {}, document, lineCounter);
       throw ConfigError.fromProblems("config_parse", [
         { message: "the file is empty: expected a mapping of keys (key: value) at the top level", location: { file } },
       ]);
     }
-    if (!isMap(contents)) {
-      const what = isSeq(contents) ? "a list" : "a single value";
+    if (!yaml.isMap(contents)) {
+      const what = yaml.isSeq(contents) ? "a list" : "a single value";
       throw ConfigError.fromProblems("config_parse", [
         {
           message: `the top level is ${what}: expected a mapping of keys (key: value)`,
@@ -138,13 +138,13 @@ export class SourceDocument implements SourceLocator {
   }
 
   private step(node: Node | null, segment: string | number): { key: Node | null; value: Node | null } | undefined {
-    if (isSeq(node)) {
+    if (yaml.isSeq(node)) {
       const index = typeof segment === "number" ? segment : /^\d+$/.test(segment) ? Number(segment) : undefined;
       if (index === undefined) return undefined;
       const item = node.items[index];
       return item === undefined ? undefined : { key: null, value: asNode(item) };
     }
-    if (!isMap(node)) return undefined;
+    if (!yaml.isMap(node)) return undefined;
     const index = this.keyIndex(node);
     const own = index.pairs.get(String(segment));
     if (own) return own;
@@ -162,7 +162,7 @@ export class SourceDocument implements SourceLocator {
     index = { pairs: new Map(), mergeSources: [] };
     for (const pair of node.items as Array<Pair<unknown, unknown>>) {
       const keyNode = asNode(pair.key);
-      const keyValue = isScalar(keyNode) ? keyNode.value : pair.key;
+      const keyValue = yaml.isScalar(keyNode) ? keyNode.value : pair.key;
       // With `merge: true` the yaml library marks a `<<` key with a symbol.
       const isMergeKey = keyValue === "<<" || typeof keyValue === "symbol";
       if (isMergeKey && pair.value) index.mergeSources.push(...mergeTargets(asNode(pair.value)));
@@ -174,7 +174,7 @@ export class SourceDocument implements SourceLocator {
 
   private resolve(node: Node | null): Node | null {
     let current = node;
-    for (let depth = 0; isAlias(current) && depth < MAX_ALIAS_COUNT; depth++) {
+    for (let depth = 0; yaml.isAlias(current) && depth < MAX_ALIAS_COUNT; depth++) {
       current = (current.resolve(this.document) as Node | undefined) ?? null;
     }
     return current;
@@ -182,7 +182,7 @@ export class SourceDocument implements SourceLocator {
 }
 
 function isEmptyScalar(node: Node): boolean {
-  return isScalar(node) && node.value === null && node.range !== undefined && node.range !== null && node.range[0] === node.range[1];
+  return yaml.isScalar(node) && node.value === null && node.range !== undefined && node.range !== null && node.range[0] === node.range[1];
 }
 
 function asNode(value: unknown): Node | null {
@@ -190,7 +190,7 @@ function asNode(value: unknown): Node | null {
 }
 
 function mergeTargets(value: Node | null): Node[] {
-  if (isSeq(value)) return value.items.map(asNode).filter((item): item is Node => item !== null);
+  if (yaml.isSeq(value)) return value.items.map(asNode).filter((item): item is Node => item !== null);
   return value ? [value] : [];
 }
 

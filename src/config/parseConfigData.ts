@@ -1,4 +1,4 @@
-import { LineCounter } from "yaml";
+import { yaml } from "../util/lazyYaml.js";
 import { ConfigError } from "../errors.js";
 import { parseYamlDocument } from "./parseYamlDocument.js";
 
@@ -11,7 +11,7 @@ const MAX_ALIAS_COUNT = 100;
  * (`config_parse`, `config_too_large`, `config_too_deep`) with the first problem and its line.
  */
 export function parseConfigData(text: string, file: string): unknown {
-  const lineCounter = new LineCounter();
+  const lineCounter = new yaml.LineCounter();
   const { document, problems } = parseYamlDocument(text, { file, lineCounter });
   const first = problems[0];
   if (first) {

@@ -1,6 +1,6 @@
-import { Composer, isMap, isScalar, isSeq, Parser } from "yaml";
 import type { CST, Document, LineCounter, Node } from "yaml";
 import { ConfigError } from "../errors.js";
+import { yaml } from "../util/lazyYaml.js";
 import { CONFIG_LIMITS } from "./configLimits.js";
 import { quoteKey } from "./quoteKey.js";
 
@@ -28,7 +28,7 @@ export function parseYamlDocument(text: string, options: { file: string; lineCou
       hint: "split it (a `base:` file, package tools and prompt files) or move long texts into prompt files",
     });
   }
-  const tokens = [...new Parser(lineCounter.addNewLine).parse(text)];
+  const tokens = [...new yaml.Parser(lineCounter.addNewLine).parse(text)];
   const tooDeep = deepestOffset(tokens, CONFIG_LIMITS.maxDepth);
   if (tooDeep !== undefined) {
     const { line, col } = lineCounter.linePos(tooDeep);
@@ -38,7 +38,7 @@ export function parseYamlDocument(text: string, options: { file: string; lineCou
     });
   }
   // merge: true accepts the `<<: *defaults` idiom that YAML users reach for when sharing agent settings.
-  const composer = new Composer({ prettyErrors: false, merge: true, uniqueKeys: false });
+  const composer = new yaml.Composer({ prettyErrors: false, merge: true, uniqueKeys: false });
   let document: Document.Parsed | undefined;
   const problems: YamlProblem[] = [];
   for (const next of composer.compose(tokens, true, text.length)) {
@@ -82,12 +82,12 @@ function duplicateKeys(document: Document.Parsed): YamlProblem[] {
   const stack: unknown[] = [document.contents];
   while (stack.length > 0) {
     const node = stack.pop();
-    if (isSeq(node)) stack.push(...node.items);
-    else if (isMap(node)) {
+    if (yaml.isSeq(node)) stack.push(...node.items);
+    else if (yaml.isMap(node)) {
       const seen = new Set<unknown>();
       for (const pair of node.items) {
         const key = pair.key as Node | null;
-        if (isScalar(key)) {
+        if (yaml.isScalar(key)) {
           if (seen.has(key.value)) problems.push({ offset: key.range?.[0] ?? 0, code: "DUPLICATE_KEY", message: `duplicate key ${quoteKey(typeof key.value === "symbol" ? "<<" : String(key.value))}: each key may appear once in a mapping` });
           seen.add(key.value);
         } else stack.push(key);

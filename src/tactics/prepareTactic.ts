@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { stringify as stringifyYaml } from "yaml";
+import { yaml } from "../util/lazyYaml.js";
 import { parseConfigData } from "../config/parseConfigData.js";
 import { loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
 import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
@@ -171,7 +171,7 @@ async function codeTacticConfig(file: string, registry: Registry, cwd: string): 
     packages: [packageDir, ...((config.packages as string[] | undefined) ?? [])],
     tactic_type: `${owner.name}.tactics:${key}`,
   };
-  return stringifyYaml(data);
+  return yaml.stringify(data);
 }
 
 /** A code tactic's `agentGroup` must name configured agents. */
