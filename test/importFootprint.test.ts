@@ -41,11 +41,11 @@ function modulesLoadedBy(code: string, name: string): Promise<{ modules: string[
 }
 
 const index = pathToFileURL(path.join(ROOT, "dist", "index.js")).href;
-const HEAVY = ["@modelcontextprotocol/sdk", "openai", "zod", "jiti", "smol-toml"];
+const HEAVY = ["@modelcontextprotocol/sdk", "openai", "zod", "jiti", "smol-toml", "yaml", "ajv"];
 const loaded = (modules: string[], name: string) => modules.some((module) => module.includes(`/node_modules/${name}/`));
 
 describe('import "lllm"', () => {
-  it("loads none of the MCP SDK, openai, zod, jiti or TOML", async () => {
+  it("loads none of the MCP SDK, openai, zod, jiti, TOML, yaml or ajv", async () => {
     const result = await modulesLoadedBy(`const lllm = await import(${JSON.stringify(index)}); console.log(typeof lllm.Agent, typeof lllm.McpConnections, typeof lllm.createPackageServer);`, "plain");
     expect(result.stderr).toBe("");
     expect(result.stdout).toBe("function function function\n");
