@@ -1,2 +1,6 @@
-// Loaded with `node --import`: reports the process's peak resident memory (KiB) on stderr when it exits.
-process.on("exit", () => process.stderr.write(`\nmaxrss_kib=${process.resourceUsage().maxRSS}\n`));
+// Loaded with `node --import`: reports the process's peak resident memory (KiB) and the CPU time it used (user +
+// system, µs, all threads) on stderr when it exits.
+process.on("exit", () => {
+  const { user, system } = process.cpuUsage();
+  process.stderr.write(`\nmaxrss_kib=${process.resourceUsage().maxRSS} cpu_us=${user + system}\n`);
+});

@@ -6,8 +6,10 @@ import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { compareStarts } from "./startTimes.js";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const benchRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
+// `--root <dir>`: measure another lllm build (its bin/ and dist/) with this bench, e.g. the build before a change.
+const root = args.includes("--root") ? path.resolve(args[args.indexOf("--root") + 1]) : benchRoot;
 const runs = Number(args[args.indexOf("--runs") + 1]) || 15;
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefined;
 const lllm = path.join(root, "bin", "lllm.js");
@@ -46,7 +48,7 @@ function compare(title, cases) {
 
 /** Peak RSS of a command, read from bench/report-rss.mjs's line on stderr. */
 function peakMemory(commandArgs) {
-  const result = spawnSync(process.execPath, ["--import", path.join(root, "bench", "report-rss.mjs"), ...commandArgs], { cwd: root, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+  const result = spawnSync(process.execPath, ["--import", path.join(benchRoot, "bench", "report-rss.mjs"), ...commandArgs], { cwd: root, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
   const match = /maxrss_kib=(\d+)/.exec(result.stderr);
   if (result.status !== 0 || !match) throw new Error(`failed: ${commandArgs.join(" ")}: ${result.stderr}`);
   return Number(match[1]) / 1024;
@@ -139,6 +141,7 @@ async function kernelSuite() {
 }
 
 const suites = {
+  coldstart: async () => (await import("./coldStart.js")).coldStartSuite({ root, benchRoot, runs }),
   startup: () =>
     compare("Start-up: the CLI against a bare node process", [
       { name: "node -e 0 (baseline)", command: process.execPath, args: ["-e", "0"] },

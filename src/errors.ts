@@ -4,6 +4,8 @@
  * `--verbose` is given.
  */
 
+import { escapeControlCharacters } from "./util/escapeControlCharacters.js";
+
 /** A place in a user's file, used to point at the line that needs fixing. */
 export interface SourceLocation {
   file: string;
@@ -40,13 +42,17 @@ export class LllmError extends Error {
   readonly exitCode: number = 1;
 
   constructor(code: string, message: string, options: LllmErrorOptions = {}) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    // Messages quote keys and values from users' files and servers' replies: none may drive the terminal.
+    super(escapeControlCharacters(message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.code = code;
-    this.hint = options.hint;
+    this.hint = options.hint === undefined ? undefined : escapeControlCharacters(options.hint);
     this.location = options.location;
   }
 }
+
+/** How many problems a `ConfigError` keeps and prints; the rest are counted. */
+export const MAX_REPORTED_PROBLEMS = 20;
 
 /** One problem in a user's file; a `ConfigError` may carry many so that all are reported at once. */
 export interface ConfigProblem {
@@ -58,19 +64,32 @@ export interface ConfigProblem {
 /** The user's files or flags are wrong. Exit code 2. */
 export class ConfigError extends LllmError {
   override readonly exitCode = 2;
-  /** Every problem found, in file order; the message summarises them. */
+  /** The problems found, in file order, at most the first `MAX_REPORTED_PROBLEMS`; the message summarises them. */
   readonly problems: ConfigProblem[];
+  /** How many problems were found in all (more than `problems.length` when some were left out). */
+  readonly problemCount: number;
 
-  constructor(code: string, message: string, options: LllmErrorOptions & { problems?: ConfigProblem[] } = {}) {
+  constructor(code: string, message: string, options: LllmErrorOptions & { problems?: ConfigProblem[]; problemCount?: number } = {}) {
     super(code, message, options);
     this.problems = options.problems ?? [{ message, ...(options.location ? { location: options.location } : {}), ...(options.hint ? { hint: options.hint } : {}) }];
+    this.problemCount = Math.max(options.problemCount ?? 0, this.problems.length);
   }
 
-  /** Build one error out of many problems, with one line per problem. */
+  /**
+   * Build one error out of many problems, with one line per problem. Only the first `MAX_REPORTED_PROBLEMS` are
+   * kept and printed, with a count of the rest: a file with thousands of mistakes needs its first ones fixed, not
+   * megabytes of output.
+   */
   static fromProblems(code: string, problems: ConfigProblem[]): ConfigError {
-    const lines = problems.map(formatProblem);
-    const message = problems.length === 1 ? lines[0]! : `${problems.length} problems:\n${lines.map((line) => `  ${line.replaceAll("\n", "\n  ")}`).join("\n")}`;
-    return new ConfigError(code, message, { problems });
+    const shown = problems.slice(0, MAX_REPORTED_PROBLEMS);
+    const lines = shown.map(formatProblem);
+    const rest = problems.length - shown.length;
+    const heading = rest > 0 ? `${problems.length} problems (the first ${shown.length} shown):` : `${problems.length} problems:`;
+    const message =
+      problems.length === 1
+        ? lines[0]!
+        : `${heading}\n${lines.map((line) => `  ${line.replaceAll("\n", "\n  ")}`).join("\n")}${rest > 0 ? `\n  … and ${rest} more problem${rest === 1 ? "" : "s"}` : ""}`;
+    return new ConfigError(code, message, { problems: shown, problemCount: problems.length });
   }
 }
 

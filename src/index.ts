@@ -36,8 +36,8 @@ export {
   type JsonSchema,
 } from "./tools/index.js";
 
-// zod, so that package files can `import { z } from "lllm"` with nothing installed.
-export { z } from "zod";
+// zod, so that package files can `import { z } from "lllm"` with nothing installed (loaded on first use).
+export { z } from "./util/lazyZod.js";
 
 // Configuration: tactic files, project settings, schemas.
 export {
@@ -94,7 +94,12 @@ export {
 } from "./codeaction/index.js";
 
 // MCP: servers as tool sources, provider-side declarations, packages served over MCP.
-export { McpConnections, McpToolError, MCP, assertProviderMcpSupported, createPackageServer } from "./mcp/index.js";
+// Each from its own module: the MCP SDK loads only when a server is started or served.
+export { McpConnections } from "./mcp/McpConnections.js";
+export { McpToolError } from "./mcp/McpToolError.js";
+export { MCP } from "./mcp/MCP.js";
+export { assertProviderMcpSupported } from "./mcp/assertProviderMcpSupported.js";
+export { createPackageServer } from "./mcp/createPackageServer.js";
 
 // Tactics.
 export { prepareTactic, type PreparedTactic, type PrepareOptions, type BoundAgent, type BoundTool } from "./tactics/prepareTactic.js";

@@ -8,4 +8,4 @@ export { tactic } from "./tactics/tactic.js";
 export { proxy } from "./proxies/proxy.js";
 export { ParseError } from "./prompts/ParseError.js";
 export { LllmError, ConfigError, ModelBehaviorError, ToolError, SandboxError, ProviderError, BudgetError, InterruptedError } from "./errors.js";
-export { z } from "zod";
+export { z } from "./util/lazyZod.js";

@@ -55,14 +55,17 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
   let limitReached = false;
   let retries = 0;
   let scratch: Message[] = [];
+  // The tools' JSON is built once for the whole loop, not on every round.
+  const offeredTools = [...offered.values()];
+  const toolJson = offeredTools.map((tool) => tool.toTool());
 
   for (;;) {
     throwIfAborted(signal, agent);
-    const tools = limitReached ? [] : [...offered.values()];
+    const tools = limitReached ? [] : offeredTools;
     const messages = [...dialog.toModelMessages(), ...scratch.map(toModelMessage)];
     onEvent?.({ type: "model_call", agent, round, messages: messages.length, tools: tools.map((tool) => tool.name) });
     const request: ModelRequest = { messages };
-    if (tools.length > 0) request.tools = tools.map((tool) => tool.toTool());
+    if (tools.length > 0) request.tools = toolJson;
     if (!limitReached && options.hostedTools && options.hostedTools.length > 0) request.hostedTools = options.hostedTools;
     if (options.responseFormat) request.responseFormat = options.responseFormat;
     if (options.modelArgs) request.modelArgs = options.modelArgs;

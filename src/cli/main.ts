@@ -1,5 +1,8 @@
 import { Argument, Command, CommanderError, Option } from "commander";
 import { readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import path from "node:path";
+import { useValidatorCache } from "../util/sharedAjv.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
@@ -200,6 +203,8 @@ export async function main(argv: string[]): Promise<void> {
   if (argv.includes("--no-color")) process.env.NO_COLOR = "1";
   registerEnvironmentSecrets(process.env);
   reserveStdout();
+  // Tools' argument validators are kept as generated code between runs (ajv's compiler is slow to load).
+  useValidatorCache(path.join(process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm"), "cache", "validators"));
   const program = buildProgram();
   const verbose = argv.includes("--verbose") || argv.includes("-v");
   // Decided by the command's own parsed options once it runs; before that (a usage error), by the words given.

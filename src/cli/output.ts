@@ -1,4 +1,4 @@
-import { formatLocation, isLllmError, type LllmError } from "../errors.js";
+import { ConfigError, formatLocation, isLllmError, type LllmError } from "../errors.js";
 import { redactSecrets } from "../util/redact.js";
 
 /**
@@ -105,6 +105,8 @@ export function failureJson(error: unknown, fallbackCode = "internal_error"): Re
       hint: error.hint ?? null,
       ...(location ? { file: location.file, line: location.line ?? null, column: location.column ?? null } : {}),
     },
+    // Only the first problems are kept (ConfigError.problems); the count says how many there were.
+    ...(error instanceof ConfigError && error.problemCount > error.problems.length ? { problem_count: error.problemCount } : {}),
     ...(problems
       ? {
           problems: problems.map((problem) => ({

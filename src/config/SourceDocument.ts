@@ -1,7 +1,9 @@
-import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from "yaml";
-import type { Document, Node, Pair, YAMLError } from "yaml";
+import type { Document, LineCounter, Node, Pair, YAMLMap } from "yaml";
+import { yaml } from "../util/lazyYaml.js";
 import { ConfigError } from "../errors.js";
 import type { ConfigProblem, SourceLocation } from "../errors.js";
+import { parseYamlDocument } from "./parseYamlDocument.js";
+import type { YamlProblem } from "./parseYamlDocument.js";
 
 /** A path into parsed data: object keys and list indexes, e.g. `["agent_configs", 0, "tools", 1]`. */
 export type DataPath = ReadonlyArray<string | number>;
@@ -22,6 +24,14 @@ interface Found {
   complete: boolean;
 }
 
+/** One mapping's keys, indexed once: a file with many keys is located in linear time, not a scan per key. */
+interface KeyIndex {
+  /** The first pair of each key (as `String(key)`). */
+  pairs: Map<string, { key: Node | null; value: Node | null }>;
+  /** The values of `<<` merge keys, in order. */
+  mergeSources: Node[];
+}
+
 // Aliases are expanded by toJS(), so a document of many nested aliases could blow up in memory ("billion laughs").
 const MAX_ALIAS_COUNT = 100;
 
@@ -35,6 +45,7 @@ export class SourceDocument implements SourceLocator {
   readonly data: Record<string, unknown>;
   private readonly document: Document.Parsed;
   private readonly lineCounter: LineCounter;
+  private readonly keyIndexes = new WeakMap<YAMLMap, KeyIndex>();
 
   private constructor(file: string, data: Record<string, unknown>, document: Document.Parsed, lineCounter: LineCounter) {
     this.file = file;
@@ -47,32 +58,32 @@ export class SourceDocument implements SourceLocator {
    * Parse `text`. Throws a `ConfigError` (`config_parse`) listing every syntax error (broken YAML, duplicate keys,
    * tabs used for indentation, …) with its position, or saying what was expected when the file is empty or its top
    * level is not a mapping. `file` is the name used in locations. With `allowEmpty`, an empty file (or one of only
-   * comments) is an empty mapping.
+   * comments) is an empty mapping. A file over the size or nesting limits (`CONFIG_LIMITS`) is a `ConfigError`
+   * (`config_too_large`, `config_too_deep`).
    */
   static parse(text: string, file: string, options: { allowEmpty?: boolean } = {}): SourceDocument {
-    const lineCounter = new LineCounter();
-    // merge: true accepts the `<<: *defaults` idiom that YAML users reach for when sharing agent settings.
-    const document = parseDocument(text, { lineCounter, prettyErrors: false, merge: true, uniqueKeys: true });
+    const lineCounter = new yaml.LineCounter();
+    const { document, problems: found } = parseYamlDocument(text, { file, lineCounter });
     const position = (offset: number): SourceLocation => {
       const { line, col } = lineCounter.linePos(offset);
       return { file, line, column: col };
     };
-    if (document.errors.length > 0) {
-      const problems: ConfigProblem[] = document.errors.map((error) => ({
-        message: describeYamlError(error, text),
-        location: position(error.pos[0]),
+    if (found.length > 0) {
+      const problems: ConfigProblem[] = found.map((problem) => ({
+        message: describeYamlError(problem),
+        location: position(problem.offset),
       }));
       throw ConfigError.fromProblems("config_parse", problems);
     }
     const contents = document.contents;
-    if (contents === null || (isScalar(contents) && contents.value === null)) {
+    if (contents === null || (yaml.isScalar(contents) && contents.value === null)) {
       if (options.allowEmpty) return new SourceDocument(file, {}, document, lineCounter);
       throw ConfigError.fromProblems("config_parse", [
         { message: "the file is empty: expected a mapping of keys (key: value) at the top level", location: { file } },
       ]);
     }
-    if (!isMap(contents)) {
-      const what = isSeq(contents) ? "a list" : "a single value";
+    if (!yaml.isMap(contents)) {
+      const what = yaml.isSeq(contents) ? "a list" : "a single value";
       throw ConfigError.fromProblems("config_parse", [
         {
           message: `the top level is ${what}: expected a mapping of keys (key: value)`,
@@ -127,34 +138,43 @@ export class SourceDocument implements SourceLocator {
   }
 
   private step(node: Node | null, segment: string | number): { key: Node | null; value: Node | null } | undefined {
-    if (isSeq(node)) {
+    if (yaml.isSeq(node)) {
       const index = typeof segment === "number" ? segment : /^\d+$/.test(segment) ? Number(segment) : undefined;
       if (index === undefined) return undefined;
       const item = node.items[index];
       return item === undefined ? undefined : { key: null, value: asNode(item) };
     }
-    if (!isMap(node)) return undefined;
-    const wanted = String(segment);
-    const mergeSources: Node[] = [];
-    for (const pair of node.items as Array<Pair<unknown, unknown>>) {
-      const keyNode = asNode(pair.key);
-      const keyValue = isScalar(keyNode) ? keyNode.value : pair.key;
-      if (String(keyValue) === wanted) return { key: keyNode, value: asNode(pair.value) };
-      // With `merge: true` the yaml library marks a `<<` key with a symbol.
-      const isMergeKey = keyValue === "<<" || typeof keyValue === "symbol";
-      if (isMergeKey && pair.value) mergeSources.push(...mergeTargets(asNode(pair.value)));
-    }
+    if (!yaml.isMap(node)) return undefined;
+    const index = this.keyIndex(node);
+    const own = index.pairs.get(String(segment));
+    if (own) return own;
     // A key inherited through `<<: *anchor` is written where the anchor is defined.
-    for (const source of mergeSources) {
+    for (const source of index.mergeSources) {
       const found = this.step(this.resolve(source), segment);
       if (found) return found;
     }
     return undefined;
   }
 
+  private keyIndex(node: YAMLMap): KeyIndex {
+    let index = this.keyIndexes.get(node);
+    if (index) return index;
+    index = { pairs: new Map(), mergeSources: [] };
+    for (const pair of node.items as Array<Pair<unknown, unknown>>) {
+      const keyNode = asNode(pair.key);
+      const keyValue = yaml.isScalar(keyNode) ? keyNode.value : pair.key;
+      // With `merge: true` the yaml library marks a `<<` key with a symbol.
+      const isMergeKey = keyValue === "<<" || typeof keyValue === "symbol";
+      if (isMergeKey && pair.value) index.mergeSources.push(...mergeTargets(asNode(pair.value)));
+      else if (!index.pairs.has(String(keyValue))) index.pairs.set(String(keyValue), { key: keyNode, value: asNode(pair.value) });
+    }
+    this.keyIndexes.set(node, index);
+    return index;
+  }
+
   private resolve(node: Node | null): Node | null {
     let current = node;
-    for (let depth = 0; isAlias(current) && depth < MAX_ALIAS_COUNT; depth++) {
+    for (let depth = 0; yaml.isAlias(current) && depth < MAX_ALIAS_COUNT; depth++) {
       current = (current.resolve(this.document) as Node | undefined) ?? null;
     }
     return current;
@@ -162,7 +182,7 @@ export class SourceDocument implements SourceLocator {
 }
 
 function isEmptyScalar(node: Node): boolean {
-  return isScalar(node) && node.value === null && node.range !== undefined && node.range !== null && node.range[0] === node.range[1];
+  return yaml.isScalar(node) && node.value === null && node.range !== undefined && node.range !== null && node.range[0] === node.range[1];
 }
 
 function asNode(value: unknown): Node | null {
@@ -170,16 +190,13 @@ function asNode(value: unknown): Node | null {
 }
 
 function mergeTargets(value: Node | null): Node[] {
-  if (isSeq(value)) return value.items.map(asNode).filter((item): item is Node => item !== null);
+  if (yaml.isSeq(value)) return value.items.map(asNode).filter((item): item is Node => item !== null);
   return value ? [value] : [];
 }
 
 /** The yaml library's message, made specific where it speaks to programmers rather than to the file's author. */
-function describeYamlError(error: YAMLError, text: string): string {
-  if (error.code === "DUPLICATE_KEY") {
-    const key = /^("[^"\n]*"|'[^'\n]*'|[^:\n]+?)\s*:/.exec(text.slice(error.pos[0]))?.[1];
-    return key ? `duplicate key \`${key}\`: each key may appear once in a mapping` : "duplicate key: each key may appear once in a mapping";
-  }
+function describeYamlError(error: YamlProblem): string {
+  if (error.code === "DUPLICATE_KEY") return error.message;
   if (error.code === "MULTIPLE_DOCS") return "more than one YAML document (a second `---`): the file must hold one";
   // Messages may end with a source excerpt when prettified; the location already says where.
   return (error.message.split("\n")[0] ?? error.message).replace(/:$/, "").trim();

@@ -2,6 +2,7 @@ import type { ErrorObject } from "ajv";
 import { didYouMean } from "../util/closest.js";
 import type { ConfigProblem } from "../errors.js";
 import { formatKeyPath } from "./formatKeyPath.js";
+import { quoteKey } from "./quoteKey.js";
 import type { DataPath, SourceLocator } from "./SourceDocument.js";
 
 /** How problems name the place they are about when it is the whole file (the root of the data). */
@@ -30,10 +31,10 @@ export function describeSchemaError(error: ErrorObject, path: DataPath, locator:
       const key = String(params.additionalProperty);
       const allowed = Object.keys((parentSchema.properties as Record<string, unknown> | undefined) ?? {});
       const hint = didYouMean(key, allowed) || (allowed.length > 0 ? `valid keys: ${allowed.join(", ")}` : "");
-      return { message: `unknown key \`${key}\` ${inWhere}`, location: locator.locateKey([...path, key]), ...(hint ? { hint } : {}) };
+      return { message: `unknown key ${quoteKey(key)} ${inWhere}`, location: locator.locateKey([...path, key]), ...(hint ? { hint } : {}) };
     }
     case "required":
-      return located(`missing required key \`${String(params.missingProperty)}\` ${inWhere}`);
+      return located(`missing required key ${quoteKey(String(params.missingProperty))} ${inWhere}`);
     case "type":
       return located(`${where} must be ${typeWords(params.type)}${got(error.data)}`);
     case "enum": {

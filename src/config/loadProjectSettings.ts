@@ -1,10 +1,12 @@
+import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
-import type { AnySchemaObject } from "ajv";
+import { pathToFileURL } from "node:url";
 import { ConfigError } from "../errors.js";
 import { displayPath } from "./displayPath.js";
 import { isPlainObject } from "./deepMerge.js";
 import { fileLocator } from "./fileLocator.js";
+import { settingsSchema } from "./settingsSchema.js";
 import { SourceDocument } from "./SourceDocument.js";
 import type { DataPath, SourceLocator } from "./SourceDocument.js";
 import { validateAgainstSchema } from "./validateAgainstSchema.js";
@@ -37,16 +39,6 @@ const SEARCH_PLACES = [
   "lllm.config.mjs",
 ];
 
-const SETTINGS_SCHEMA: AnySchemaObject = {
-  type: "object",
-  additionalProperties: false,
-  properties: {
-    model: { type: "string", minLength: 1 },
-    packages: { type: "array", items: { type: "string", minLength: 1 } },
-    home: { type: "string", minLength: 1 },
-  },
-};
-
 // Keys of a package manifest (schemas/package.schema.json): a package's own package.json#lllm is its manifest,
 // not project settings, and must not stop `lllm` from running inside the package's folder.
 const MANIFEST_KEYS = ["package", "name", "version", "description", "dependencies"];
@@ -60,57 +52,59 @@ const MANIFEST_KEYS = ["package", "name", "version", "description", "dependencie
  */
 export async function loadProjectSettings(cwd: string = process.cwd()): Promise<LoadedProjectSettings> {
   const start = path.resolve(cwd);
-  // Imported here, not at the top: most commands never need it, and CLI start-up time matters.
-  const { cosmiconfig, defaultLoaders } = await import("cosmiconfig");
-  const locators = new Map<string, SourceLocator>();
-  // cosmiconfig's "global" strategy also looks in the user's config folder after the root; settings are per project.
-  const inProject = (filepath: string): boolean => isWithin(start, path.dirname(filepath));
-  const readYaml = (filepath: string, content: string): unknown => {
-    if (!inProject(filepath)) return null;
-    const document = SourceDocument.parse(content, displayPath(filepath), { allowEmpty: true });
-    locators.set(filepath, document);
-    return document.data;
-  };
-  // cosmiconfig reads the `lllm` key of what this returns: `{}` means "no settings here, keep looking".
-  const readPackageJson = (filepath: string, content: string): unknown => {
-    if (!inProject(filepath)) return {};
+  let found: { file: string; config: unknown; locator: SourceLocator } | undefined;
+  // The nearest folder first, each name in turn; stops at the filesystem root (never the user's config folder).
+  for (let folder = start; !found; folder = path.dirname(folder)) {
+    for (const name of SEARCH_PLACES) {
+      found = await readSettingsFile(path.join(folder, name));
+      if (found) break;
+    }
+    if (path.dirname(folder) === folder) break;
+  }
+  if (!found || isEmptySettings(found.config)) return { settings: {} };
+  const { file, config, locator } = found;
+  const isPackageJson = path.basename(file) === "package.json";
+  const problems = validateAgainstSchema(config, "settings", locator, isPackageJson ? { rootName: "package.json#lllm" } : {});
+  if (problems.length > 0) throw ConfigError.fromProblems("config_invalid", problems);
+  return { settings: resolvePaths(config as ProjectSettings, path.dirname(file)), file };
+}
+
+/**
+ * The settings in `file`, or undefined when it does not exist or holds none (a package.json without an `lllm`
+ * key, or whose `lllm` key is the package's own manifest): the search then goes on.
+ */
+async function readSettingsFile(file: string): Promise<{ file: string; config: unknown; locator: SourceLocator } | undefined> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    return undefined; // missing, a folder, unreadable: not a settings file
+  }
+  const name = path.basename(file);
+  if (name === "package.json") {
     let data: unknown;
     try {
-      data = JSON.parse(content);
+      data = JSON.parse(text);
     } catch {
-      return {}; // a broken package.json is npm's to report, not ours
+      return undefined; // a broken package.json is npm's to report, not ours
     }
     const settings = isPlainObject(data) ? data.lllm : undefined;
-    if (settings === undefined || isPackageManifest(settings)) return {};
-    const document = SourceDocument.parse(content, displayPath(filepath));
-    locators.set(filepath, prefixed(document, ["lllm"]));
-    return { lllm: settings };
-  };
-  const readModule = async (filepath: string, content: string): Promise<unknown> => (inProject(filepath) ? defaultLoaders[".js"]!(filepath, content) : null);
-  const explorer = cosmiconfig("lllm", {
-    searchPlaces: SEARCH_PLACES,
-    searchStrategy: "global",
-    stopDir: path.parse(start).root,
-    cache: false,
-    loaders: {
-      ".json": (filepath, content) => (path.basename(filepath) === "package.json" ? readPackageJson(filepath, content) : readYaml(filepath, content)),
-      ".yaml": readYaml,
-      ".yml": readYaml,
-      noExt: readYaml,
-      ".js": readModule,
-      ".mjs": readModule,
-      ".cjs": readModule,
-      ".ts": () => null,
-    },
-  });
-  const result = await explorer.search(start);
-  if (!result || result.isEmpty) return { settings: {} };
-  const file = result.filepath;
-  const locator = locators.get(file) ?? fileLocator(displayPath(file));
-  const isPackageJson = path.basename(file) === "package.json";
-  const problems = validateAgainstSchema(result.config, SETTINGS_SCHEMA, locator, isPackageJson ? { rootName: "package.json#lllm" } : {});
-  if (problems.length > 0) throw ConfigError.fromProblems("config_invalid", problems);
-  return { settings: resolvePaths(result.config as ProjectSettings, path.dirname(file)), file };
+    if (settings === undefined || isPackageManifest(settings)) return undefined;
+    return { file, config: settings, locator: prefixed(SourceDocument.parse(text, displayPath(file)), ["lllm"]) };
+  }
+  if (name.endsWith(".js") || name.endsWith(".mjs")) {
+    const loaded = (await import(pathToFileURL(file).href)) as { default?: unknown };
+    return { file, config: loaded.default ?? loaded, locator: fileLocator(displayPath(file)) };
+  }
+  // .lllmrc (YAML or JSON), .json, .yaml, .yml: YAML reads JSON too.
+  if (text.trim() === "") return { file, config: undefined, locator: fileLocator(displayPath(file)) };
+  const document = SourceDocument.parse(text, displayPath(file), { allowEmpty: true });
+  return { file, config: document.data, locator: document };
+}
+
+/** An empty settings file (or a module exporting nothing) stops the search with no settings. */
+function isEmptySettings(config: unknown): boolean {
+  return config === undefined || config === null;
 }
 
 function resolvePaths(settings: ProjectSettings, folder: string): ProjectSettings {
@@ -123,12 +117,7 @@ function resolvePaths(settings: ProjectSettings, folder: string): ProjectSetting
 }
 
 function isPackageManifest(value: unknown): boolean {
-  return isPlainObject(value) && MANIFEST_KEYS.some((key) => key in value) && !Object.keys(SETTINGS_SCHEMA.properties as object).some((key) => key in value);
-}
-
-function isWithin(inner: string, outer: string): boolean {
-  const relative = path.relative(outer, inner);
-  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+  return isPlainObject(value) && MANIFEST_KEYS.some((key) => key in value) && !Object.keys(settingsSchema().properties as object).some((key) => key in value);
 }
 
 /** A locator for data that sits under `prefix` in `document` (the `lllm` key of package.json). */

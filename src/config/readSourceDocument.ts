@@ -1,6 +1,7 @@
-import { readFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { ConfigError } from "../errors.js";
 import type { SourceLocation } from "../errors.js";
+import { CONFIG_LIMITS } from "./configLimits.js";
 import { displayPath } from "./displayPath.js";
 import { SourceDocument } from "./SourceDocument.js";
 
@@ -21,8 +22,17 @@ export async function readSourceDocument(file: string, options: ReadSourceOption
   const shown = displayPath(file);
   let text: string;
   try {
+    // Checked before reading, so a huge file is refused without being read into memory.
+    const { size, isFile } = await stat(file).then((stats) => ({ size: stats.size, isFile: stats.isFile() }));
+    if (isFile && size > CONFIG_LIMITS.maxBytes) {
+      throw new ConfigError("config_too_large", `${options.what} ${shown} is ${(size / (1024 * 1024)).toFixed(1)} MB; a config file may be at most ${CONFIG_LIMITS.maxBytes / (1024 * 1024)} MB`, {
+        location: { file: shown },
+        hint: "split it (a `base:` file, package tools and prompt files) or move long texts into prompt files",
+      });
+    }
     text = await readFile(file, "utf8");
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     const message =
       code === "ENOENT" || code === "ENOTDIR"

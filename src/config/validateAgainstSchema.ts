@@ -1,20 +1,21 @@
 import type { AnySchemaObject, ErrorObject } from "ajv";
 import type { ConfigProblem } from "../errors.js";
-import { compileSchema } from "./compileSchema.js";
 import { describeSchemaError, got, typeWords } from "./describeSchemaError.js";
 import type { DescribeOptions } from "./describeSchemaError.js";
 import { formatKeyPath } from "./formatKeyPath.js";
+import { schemaValidator } from "./schemaValidator.js";
+import type { SchemaName } from "./schemaValidator.js";
 import { sortProblems } from "./sortProblems.js";
 import type { DataPath, SourceLocator } from "./SourceDocument.js";
 
 /**
- * Every problem of `data` against a JSON Schema, located in the file it came from and sorted by line; an empty
+ * Every problem of `data` against one of the static schemas (compiled at build time), located in the file it came from and sorted by line; an empty
  * list when it is valid. ajv's cascades are collapsed: an `anyOf`/`oneOf` that fails yields the most useful branch
  * (or one line naming the accepted forms), never one line per branch. Branches of `anyOf`/`oneOf` should be written
  * inline rather than through `$ref`, so their errors can be told apart.
  */
-export function validateAgainstSchema(data: unknown, schema: AnySchemaObject, locator: SourceLocator, options: DescribeOptions = {}): ConfigProblem[] {
-  const validate = compileSchema(schema);
+export function validateAgainstSchema(data: unknown, schema: SchemaName | AnySchemaObject, locator: SourceLocator, options: DescribeOptions = {}): ConfigProblem[] {
+  const validate = schemaValidator(schema);
   if (validate(data)) return [];
   const errors = collapse(validate.errors ?? []);
   const problems: ConfigProblem[] = [];
@@ -42,22 +43,39 @@ interface Reported {
 const ALTERNATIVES = new Set(["anyOf", "oneOf"]);
 
 function collapse(errors: ErrorObject[]): Reported[] {
-  const dropped = new Set<ErrorObject>();
   const replaced = new Map<ErrorObject, Reported[]>();
   // Innermost alternatives first, so an outer one sees its branches already collapsed.
   const alternatives = errors.filter((error) => ALTERNATIVES.has(error.keyword)).sort((a, b) => b.schemaPath.length - a.schemaPath.length);
+  if (alternatives.length === 0) return errors.map((error) => ({ error }));
+  const order = new Map(alternatives.map((alternative, index) => [alternative, index]));
+  const byPlace = new Map<string, ErrorObject[]>();
   for (const alternative of alternatives) {
-    const prefix = `${alternative.schemaPath}/`;
-    const branches = new Map<number, ErrorObject[]>();
-    for (const error of errors) {
-      // The same schema applies to every item of a list: its branches are the errors at this item or below it.
-      const here = error.instancePath === alternative.instancePath || error.instancePath.startsWith(`${alternative.instancePath}/`);
-      if (!here || !error.schemaPath.startsWith(prefix) || dropped.has(error)) continue;
-      const index = Number(error.schemaPath.slice(prefix.length).split("/")[0]);
-      branches.set(index, [...(branches.get(index) ?? []), error]);
-      dropped.add(error);
+    const place = placeKey(alternative.schemaPath, alternative.instancePath);
+    byPlace.set(place, [...(byPlace.get(place) ?? []), alternative]);
+  }
+  // Each error belongs to the innermost alternative whose schema path is a prefix of its own, at its item or an
+  // item above it (the same schema applies to every item of a list). Found by looking up the error's own prefixes,
+  // so that a file with thousands of failing items takes linear time, not one pass over all errors per item.
+  const branchesOf = new Map<ErrorObject, Map<number, ErrorObject[]>>();
+  const dropped = new Set<ErrorObject>();
+  for (const error of errors) {
+    let owner: ErrorObject | undefined;
+    for (const schemaPrefix of prefixes(error.schemaPath)) {
+      for (const instancePrefix of prefixes(error.instancePath, true)) {
+        for (const candidate of byPlace.get(placeKey(schemaPrefix, instancePrefix)) ?? []) {
+          if (owner === undefined || order.get(candidate)! < order.get(owner)!) owner = candidate;
+        }
+      }
     }
-    replaced.set(alternative, explainAlternative(alternative, branches, replaced));
+    if (!owner) continue;
+    const index = Number(error.schemaPath.slice(owner.schemaPath.length + 1).split("/")[0]);
+    const branches = branchesOf.get(owner) ?? new Map<number, ErrorObject[]>();
+    branches.set(index, [...(branches.get(index) ?? []), error]);
+    branchesOf.set(owner, branches);
+    dropped.add(error);
+  }
+  for (const alternative of alternatives) {
+    replaced.set(alternative, explainAlternative(alternative, branchesOf.get(alternative) ?? new Map(), replaced));
   }
   const result: Reported[] = [];
   for (const error of errors) {
@@ -65,6 +83,18 @@ function collapse(errors: ErrorObject[]): Reported[] {
     result.push(...(replaced.get(error) ?? [{ error }]));
   }
   return result;
+}
+
+function placeKey(schemaPath: string, instancePath: string): string {
+  return `${schemaPath}\u0000${instancePath}`;
+}
+
+/** The proper prefixes of a `/`-separated path that end before a `/` (`#/a/b` → `#`, `#/a`); with `self`, the path too. */
+function prefixes(path: string, self = false): string[] {
+  const found: string[] = [];
+  for (let index = path.indexOf("/"); index !== -1; index = path.indexOf("/", index + 1)) found.push(path.slice(0, index));
+  if (self) found.push(path);
+  return found;
 }
 
 function explainAlternative(alternative: ErrorObject, branches: Map<number, ErrorObject[]>, replaced: Map<ErrorObject, Reported[]>): Reported[] {

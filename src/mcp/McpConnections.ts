@@ -2,7 +2,7 @@ import type { McpServerConfig } from "../config/TacticConfig.js";
 import { ConfigError } from "../errors.js";
 import type { FunctionTool } from "../tools/FunctionTool.js";
 import { checkServerConfig } from "./checkServerConfig.js";
-import { McpConnection } from "./McpConnection.js";
+import type { McpConnection } from "./McpConnection.js";
 import { mcpToolToFunction } from "./mcpToolToFunction.js";
 import { selectTools } from "./selectTools.js";
 
@@ -46,6 +46,8 @@ export class McpConnections {
    */
   async get(config: McpServerConfig): Promise<FunctionTool[]> {
     checkServerConfig(config);
+    // Loaded here, not at the top: the MCP SDK is heavy, and `import "lllm"` must not load it.
+    const { McpConnection } = await import("./McpConnection.js");
     const key = connectionKey(config);
     let entry = this.#connections.get(key);
     if (!entry) {

@@ -1,5 +1,6 @@
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { requireNow } from "../util/lazyModule.js";
 import type { Registry } from "../registry/Registry.js";
 import { FunctionCall } from "../tools/FunctionCall.js";
 import type { FunctionTool } from "../tools/FunctionTool.js";
@@ -30,6 +31,9 @@ export function createPackageServer(registry: Registry, packageName: string, opt
   const byName = new Map<string, FunctionTool>();
   for (const tool of [...tools, ...(options.extraTools ?? [])]) if (!byName.has(tool.name)) byName.set(tool.name, tool);
 
+  // The SDK is required here, synchronously, rather than imported at the top: `import "lllm"` must not load it.
+  const { Server } = requireNow<typeof import("@modelcontextprotocol/sdk/server/index.js")>("@modelcontextprotocol/sdk/server/index.js");
+  const { CallToolRequestSchema, ListToolsRequestSchema } = requireNow<typeof import("@modelcontextprotocol/sdk/types.js")>("@modelcontextprotocol/sdk/types.js");
   const server = new Server({ name: `lllm-${packageName}`, version: pkg?.manifest.version ?? "0.0.0" }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...byName.values()].map(toMcpTool) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {

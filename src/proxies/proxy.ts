@@ -2,7 +2,6 @@ import { validateAgainstSchema } from "../config/validateAgainstSchema.js";
 import { ConfigError } from "../errors.js";
 import { definitionFromSpec } from "./definitionFromSpec.js";
 import type { ProxyDefinition } from "./ProxyDefinition.js";
-import { proxySchema } from "./proxySchema.js";
 import type { ProxySpec } from "./ProxySpec.js";
 
 /** Marks a definition made by `proxy()`, recognised across copies of this module (a package file gets its own). */
@@ -22,7 +21,7 @@ export function proxy(spec: ProxySpec): ProxyDefinition {
   if (spec === null || typeof spec !== "object" || Array.isArray(spec)) {
     throw new ConfigError("proxy_invalid", `${where} needs a spec object`, { hint: 'Write proxy({ path: "weather", name: "Weather API", description: "…", endpoints: [...] }).' });
   }
-  const problems = validateAgainstSchema(withoutFunctions(spec), proxySchema("code"), { file: where, locate, locateKey: locate }, { rootName: "the spec" });
+  const problems = validateAgainstSchema(withoutFunctions(spec), "proxyCode", { file: where, locate, locateKey: locate }, { rootName: "the spec" });
   if (spec.callApi !== undefined && typeof spec.callApi !== "function") problems.push({ message: "callApi must be a function (request, context) => response", location: locate() });
   (Array.isArray(spec.endpoints) ? spec.endpoints : []).forEach((endpoint, index) => {
     if (endpoint && endpoint.handle !== undefined && typeof endpoint.handle !== "function") {

@@ -5,7 +5,7 @@ import { validateAgainstSchema } from "../config/validateAgainstSchema.js";
 import { ConfigError } from "../errors.js";
 import { definitionFromSpec } from "./definitionFromSpec.js";
 import type { ProxyDefinition, ProxySource } from "./ProxyDefinition.js";
-import { CAMEL_KEYS, proxySchema } from "./proxySchema.js";
+import { CAMEL_KEYS } from "./proxySchema.js";
 import type { ProxySpec } from "./ProxySpec.js";
 
 const SNAKE_KEYS: Record<string, string> = Object.fromEntries(Object.entries(CAMEL_KEYS).map(([snake, camel]) => [camel, snake]));
@@ -27,7 +27,7 @@ export async function readProxyFile(file: string, source: Omit<ProxySource, "fil
 /** The same as `readProxyFile` for text already in hand (`file` names it in messages). */
 export function parseProxyText(text: string, file: string, source: Omit<ProxySource, "file"> = { kind: "yaml" }): ProxyDefinition {
   const document = SourceDocument.parse(text, displayPath(file));
-  const problems = validateAgainstSchema(document.data, proxySchema("yaml"), document);
+  const problems = validateAgainstSchema(document.data, "proxyYaml", document);
   if (problems.length > 0) throw ConfigError.fromProblems("proxy_invalid", problems);
   return definitionFromSpec(toCamel(document.data), {
     source: { ...source, file },

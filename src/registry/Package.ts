@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { parse as parseYaml } from "yaml";
 import { displayPath } from "../config/displayPath.js";
+import { parseConfigData } from "../config/parseConfigData.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { functionFromDeclaration, toFunctionTool, type FunctionTool } from "../tools/index.js";
 import { kindOf } from "../tools/JsonSchema.js";
@@ -202,7 +202,7 @@ function listFiles(dir: string): string[] {
 
 function parseData(file: string): unknown {
   // JSON is YAML; one parser keeps line numbers in its error messages.
-  return parseYaml(readFileSync(file, "utf8"));
+  return parseConfigData(readFileSync(file, "utf8"), file);
 }
 
 function errorText(error: unknown): string {

@@ -2,6 +2,7 @@ import type { Jiti } from "jiti";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { runInToolScope } from "../tools/toolScope.js";
+import { zodModule } from "../util/lazyZod.js";
 
 let loader: Promise<Jiti> | undefined;
 
@@ -22,9 +23,10 @@ export async function importModule(file: string): Promise<Record<string, unknown
 }
 
 async function createLoader(): Promise<Jiti> {
-  const [{ createJiti }, light, zod] = await Promise.all([import("jiti"), import("../packageApi.js"), import("zod")]);
+  const [{ createJiti }, light] = await Promise.all([import("jiti"), import("../packageApi.js")]);
   return createJiti(import.meta.url, {
-    virtualModules: { lllm: lazyPublicApi(light), zod, "zod/v4": zod },
+    // zod loads when a package file reads from it, not for every tool file.
+    virtualModules: { lllm: lazyPublicApi(light), zod: zodModule, "zod/v4": zodModule },
     interopDefault: false,
     // The transpile cache lives in the OS temp folder (jiti's default); it is keyed by file content.
     fsCache: true,

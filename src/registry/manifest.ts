@@ -70,8 +70,8 @@ async function parseManifestText(fileName: string, text: string): Promise<unknow
     return parse(text);
   }
   if (fileName.endsWith(".json")) return JSON.parse(text);
-  const { parse } = await import("yaml");
-  return parse(text);
+  const { parseConfigData } = await import("../config/parseConfigData.js");
+  return parseConfigData(text, fileName);
 }
 
 function interpretManifest(data: unknown, context: { dir: string; file: string; fallbackName?: string | undefined; locate: ManifestLocator }): PackageManifest {
@@ -162,6 +162,8 @@ function firstLine(error: unknown): string {
 
 function errorPosition(error: unknown): { line?: number; column?: number } {
   if (typeof error !== "object" || error === null) return {};
+  // parseConfigData (YAML within the config limits): a ConfigError that knows the place.
+  if (error instanceof ConfigError && error.location?.line !== undefined) return { line: error.location.line, ...(error.location.column !== undefined ? { column: error.location.column } : {}) };
   const record = error as Record<string, unknown>;
   // smol-toml: line/column; yaml: linePos[0]; JSON: "at position N" is not worth decoding.
   if (typeof record.line === "number") return { line: record.line, ...(typeof record.column === "number" ? { column: record.column } : {}) };

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { Agent, type AgentEvent } from "../agent/index.js";
 import type { AgentConfig, McpServerConfig, ProxyConfig } from "../config/index.js";
-import { loadProxies, ProxyManager, type ProxyDefinition } from "../proxies/index.js";
+import type { ProxyDefinition, ProxyManager } from "../proxies/index.js";
 import { ConfigError } from "../errors.js";
 import { MCP } from "../mcp/MCP.js";
 import type { McpConnections } from "../mcp/McpConnections.js";
@@ -10,7 +10,6 @@ import { Prompt } from "../prompts/index.js";
 import type { Model } from "../providers/Model.js";
 import { createModel } from "../providers/index.js";
 import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
-import { proxyTools } from "./proxyTools.js";
 import { tacticTool } from "./tacticTools.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunScope } from "./RunScope.js";
@@ -74,9 +73,11 @@ export async function buildAgents({ prepared, options, onEvent, scope, only, too
     }
     let systemText = bound.systemPrompt.text;
     const wantsProxies = config.proxy !== undefined || bound.capabilities.some((capability) => capability.kind === "proxy");
-    if (wantsProxies) definitions ??= await loadProxies(prepared.registry);
+    // The proxy and sandbox modules load only for agents that use proxies.
+    if (wantsProxies) definitions ??= await (await import("../proxies/index.js")).loadProxies(prepared.registry);
     const proxyConfig = definitions && wantsProxies ? effectiveProxyConfig(config.proxy, namedProxies(bound.capabilities, definitions)) : undefined;
     if (proxyConfig && definitions) {
+      const [{ ProxyManager }, { proxyTools }] = await Promise.all([import("../proxies/index.js"), import("./proxyTools.js")]);
       const manager = ProxyManager.fromConfig(proxyConfig, { proxies: definitions, ...(options.env ? { env: options.env } : {}) });
       proxyManagers?.set(bound.name, manager);
       const added = proxyTools({

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { yaml } from "../util/lazyYaml.js";
+import { parseConfigData } from "../config/parseConfigData.js";
 import { BUILT_IN_TACTIC_TYPES, loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
 import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { assertProviderMcpSupported } from "../mcp/assertProviderMcpSupported.js";
@@ -172,7 +173,7 @@ async function codeTacticConfig(file: string, registry: Registry, cwd: string): 
     packages: [packageDir, ...((config.packages as string[] | undefined) ?? [])],
     tactic_type: `${owner.name}.tactics:${key}`,
   };
-  return stringifyYaml(data);
+  return yaml.stringify(data);
 }
 
 /**
@@ -212,7 +213,7 @@ async function checkCodeTacticAgents(tactic: LoadedTactic, registry: Registry, p
 export function readPrompt(file: string): { text: string } {
   const raw = readFileSync(file, "utf8");
   if (!/\.ya?ml$/.test(file)) return { text: raw.trimEnd() };
-  const data: unknown = parseYaml(raw);
+  const data: unknown = parseConfigData(raw, file);
   if (typeof data === "object" && data !== null && typeof (data as { prompt?: unknown }).prompt === "string") return { text: (data as { prompt: string }).prompt };
   throw new ConfigError("prompt_invalid", "a YAML prompt file needs a `prompt:` string", { location: { file } });
 }
@@ -238,7 +239,7 @@ function collect<T>(problems: ConfigProblem[], action: () => T): T | undefined {
 function earlyPackages(file: string): Array<{ dir: string; location: SourceLocation }> {
   if (!existsSync(file)) return [];
   try {
-    const data: unknown = parseYaml(readFileSync(file, "utf8"));
+    const data: unknown = parseConfigData(readFileSync(file, "utf8"), file);
     const list = typeof data === "object" && data !== null ? (data as { packages?: unknown; base?: unknown }) : {};
     if (!(typeof list.base === "string" && looksLikeQualifiedRef(list.base))) return [];
     return Array.isArray(list.packages) ? list.packages.filter((dir): dir is string => typeof dir === "string").map((dir) => ({ dir: path.resolve(path.dirname(file), dir), location: { file } })) : [];

@@ -1,6 +1,7 @@
 import { checkParameterSchemas } from "../tools/checkParameterSchemas.js";
-import { Ajv2020, type ErrorObject, type ValidateFunction } from "ajv/dist/2020.js";
+import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { ConfigError } from "../errors.js";
+import { sharedAjv } from "../util/sharedAjv.js";
 import { FunctionTool, type ToolContext } from "../tools/FunctionTool.js";
 import { isPlainObject, type JsonSchema } from "../tools/JsonSchema.js";
 import { normalizeParameters } from "../tools/normalizeParameters.js";
@@ -25,8 +26,6 @@ export interface TacticAsFunctionOptions {
 
 const TASK_DESCRIPTION = "The task for the tactic";
 
-/** One Ajv for tactic inputs: defaults are filled in, every problem is reported, authors' extra keywords pass. */
-const ajv = new Ajv2020({ allErrors: true, useDefaults: true, strict: false, allowUnionTypes: true });
 
 /**
  * A tactic as a tool (seed 000, Step 8): a FunctionTool whose arguments are checked against the tactic's input
@@ -86,7 +85,7 @@ function withoutDialect(schema: JsonSchema, name: string): JsonSchema {
 
 function compile(schema: JsonSchema, name: string): ValidateFunction {
   try {
-    return ajv.compile(schema);
+    return sharedAjv().compile(schema);
   } catch (error) {
     throw new ConfigError("tactic_input_invalid", `tactic \`${name}\`: the input schema is not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`, {
       hint: "Fix the tactic's `input:` (see https://json-schema.org/understanding-json-schema).",

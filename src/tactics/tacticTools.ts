@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { parse as parseYaml } from "yaml";
+import { parseConfigData } from "../config/parseConfigData.js";
 import { checkParameterSchemas } from "../tools/checkParameterSchemas.js";
 import type { AgentEvent } from "../agent/index.js";
 import { ConfigError } from "../errors.js";
@@ -50,7 +50,7 @@ export async function tacticRefTool(registry: Registry, text: string): Promise<F
 function isDefaultsFile(file: string): boolean {
   if (isCodeTactic(file)) return false;
   try {
-    const data: unknown = parseYaml(readFileSync(file, "utf8"));
+    const data: unknown = parseConfigData(readFileSync(file, "utf8"), file);
     if (typeof data !== "object" || data === null) return false;
     return !("agent_configs" in data) && !("base" in data) && !("tactic_type" in data);
   } catch {

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { isNode, LineCounter, parseDocument } from "yaml";
-import type { Document } from "yaml";
+import type { Document, LineCounter } from "yaml";
+import { yaml } from "../util/lazyYaml.js";
 import { ConfigError, ProviderError } from "../errors.js";
 import type { ConfigProblem } from "../errors.js";
 import type { Model, ModelRequest, ModelResponse } from "../providers/Model.js";
@@ -85,8 +85,8 @@ export class ScriptedModel implements Model {
         cause: error,
       });
     }
-    const lineCounter = new LineCounter();
-    const document = parseDocument(text, { lineCounter });
+    const lineCounter = new yaml.LineCounter();
+    const document = yaml.parseDocument(text, { lineCounter });
     if (document.errors.length > 0) {
       throw ConfigError.fromProblems(
         "config_invalid_script",
@@ -119,7 +119,7 @@ function locateProblem(problem: ScriptProblem, file: string, document: Document,
   const where = problem.path.length > 0 ? `${formatScriptPath(problem.path)}: ` : "";
   for (let length = problem.path.length; length >= 0; length -= 1) {
     const node: unknown = length === 0 ? document.contents : document.getIn(problem.path.slice(0, length), true);
-    if (isNode(node) && node.range) {
+    if (yaml.isNode(node) && node.range) {
       const position = lineCounter.linePos(node.range[0]);
       return { message: `${where}${problem.message}`, location: { file, line: position.line, column: position.col } };
     }

@@ -1,20 +1,11 @@
-import { Ajv2020, type ErrorObject } from "ajv/dist/2020.js";
-import formats from "ajv-formats";
+import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { didYouMean } from "../util/closest.js";
+import { compileWithCache } from "../util/sharedAjv.js";
 import { isPlainObject, kindOf, type JsonSchema } from "./JsonSchema.js";
 import { toolInvalid } from "./toolInvalid.js";
 
 /** The outcome of checking a call's arguments: the arguments `run` receives (defaults filled in), or why not. */
 export type ArgumentCheck = { ok: true; value: Record<string, unknown> } | { ok: false; message: string };
-
-/**
- * One shared Ajv: it caches compiled schemas. `useDefaults` fills defaults in, `allErrors` lets the model fix
- * every mistake in one retry, `verbose` gives each error its schema so the message can name the expected type,
- * and `strict: false` accepts the extra keywords tool authors and zod write (`title`, `examples`, …).
- */
-const ajv = new Ajv2020({ allErrors: true, useDefaults: true, verbose: true, strict: false, allowUnionTypes: true });
-// ajv-formats is CommonJS; under NodeNext its typed default import is the module, whose `default` is the plugin.
-formats.default(ajv);
 
 /**
  * Compile a checker for a tool's arguments. The schema is the published one with the defaults put back, so that
@@ -33,9 +24,9 @@ export function createArgumentValidator(options: {
     properties[name] = Object.hasOwn(options.defaults, name) ? { ...schema, default: options.defaults[name] } : schema;
   }
   const schema = { type: "object", properties, required: [...options.required], additionalProperties: false };
-  let validate: ReturnType<typeof ajv.compile>;
+  let validate: ValidateFunction;
   try {
-    validate = ajv.compile(schema);
+    validate = compileWithCache(schema);
   } catch (error) {
     throw toolInvalid(`tool \`${options.toolName}\`: its parameters are not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`, {
       hint: "Fix the parameter schemas (see https://json-schema.org/understanding-json-schema).",

@@ -1,4 +1,5 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { zodModule } from "../util/lazyZod.js";
 import type { JsonSchema } from "./JsonSchema.js";
 import { toolInvalid } from "./toolInvalid.js";
 
@@ -21,7 +22,7 @@ export function isZodSchema(value: unknown): boolean {
 export function zodToJsonSchema(schema: unknown, where: string, file?: string): JsonSchema {
   let json: unknown;
   try {
-    json = z.toJSONSchema(schema as z.ZodType, { io: "input" });
+    json = zodModule.z.toJSONSchema(schema as z.ZodType, { io: "input" });
   } catch (error) {
     throw toolInvalid(`${where}: its zod parameters cannot be turned into JSON Schema: ${error instanceof Error ? error.message : String(error)}`, {
       hint: "Use JSON-compatible zod types for tool parameters (strings, numbers, booleans, enums, arrays, objects); a date can be a z.string() with a description of its format.",

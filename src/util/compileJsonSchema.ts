@@ -1,4 +1,5 @@
-import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js";
+import type { Ajv2020, ValidateFunction } from "ajv/dist/2020.js";
+import { requireNow } from "./lazyModule.js";
 
 let ajv: Ajv2020 | undefined;
 const compiled = new WeakMap<object, ValidateFunction>();
@@ -10,7 +11,9 @@ const compiled = new WeakMap<object, ValidateFunction>();
 export function compileJsonSchema(schema: Record<string, unknown>): ValidateFunction {
   let validate = compiled.get(schema);
   if (!validate) {
-    ajv ??= new Ajv2020({ allErrors: true, strict: false });
+    // Its own instance, without `useDefaults` (the shared one fills defaults into the data); created on first use,
+    // without compiling the meta-schema.
+    ajv ??= new (requireNow<typeof import("ajv/dist/2020.js")>("ajv/dist/2020.js").Ajv2020)({ allErrors: true, strict: false, validateSchema: false, meta: false });
     const id = typeof schema.$id === "string" ? schema.$id : undefined;
     validate = (id ? ajv.getSchema(id) : undefined) ?? ajv.compile(schema);
     compiled.set(schema, validate);

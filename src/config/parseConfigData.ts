@@ -1,0 +1,24 @@
+import { yaml } from "../util/lazyYaml.js";
+import { ConfigError } from "../errors.js";
+import { parseYamlDocument } from "./parseYamlDocument.js";
+
+// Aliases are expanded by toJS(), so a document of many nested aliases could blow up in memory ("billion laughs").
+const MAX_ALIAS_COUNT = 100;
+
+/**
+ * The plain data of a YAML (or JSON) config file whose positions are not needed (a prompt file, a tool
+ * declaration, a manifest), parsed within `CONFIG_LIMITS` like every config file. Throws a `ConfigError`
+ * (`config_parse`, `config_too_large`, `config_too_deep`) with the first problem and its line.
+ */
+export function parseConfigData(text: string, file: string): unknown {
+  const lineCounter = new yaml.LineCounter();
+  const { document, problems } = parseYamlDocument(text, { file, lineCounter });
+  const first = problems[0];
+  if (first) {
+    const { line, col } = lineCounter.linePos(first.offset);
+    // Worded like the yaml library's own errors, which callers quote after "cannot parse …: ".
+    const message = `${(first.message.split("\n")[0] ?? first.message).replace(/:$/, "")} at line ${line}, column ${col}`;
+    throw new ConfigError("config_parse", message, { location: { file, line, column: col } });
+  }
+  return document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+}

@@ -1,0 +1,104 @@
+import type { CST, Document, LineCounter, Node } from "yaml";
+import { ConfigError } from "../errors.js";
+import { yaml } from "../util/lazyYaml.js";
+import { CONFIG_LIMITS } from "./configLimits.js";
+import { quoteKey } from "./quoteKey.js";
+
+/** A problem found while parsing, at an offset in the text. */
+export interface YamlProblem {
+  offset: number;
+  message: string;
+  /** The yaml library's error code (`DUPLICATE_KEY` for the check made here). */
+  code: string;
+}
+
+/**
+ * Parse YAML (or JSON) text into a document, within `CONFIG_LIMITS`: a file over the size limit, or nesting deeper
+ * than the depth limit, is a `ConfigError` before anything recursive touches it (the depth is measured on the
+ * library's token tree with a loop, not recursion). Duplicate keys are found here with one set per mapping, in
+ * linear time: the library's own check compares each key with every earlier one, which takes seconds on a file of
+ * many keys. Returns the document and every problem (syntax errors and duplicate keys), by position.
+ */
+export function parseYamlDocument(text: string, options: { file: string; lineCounter: LineCounter }): { document: Document.Parsed; problems: YamlProblem[] } {
+  const { file, lineCounter } = options;
+  const bytes = Buffer.byteLength(text, "utf8");
+  if (bytes > CONFIG_LIMITS.maxBytes) {
+    throw new ConfigError("config_too_large", `${file}: the file is ${formatBytes(bytes)}; a config file may be at most ${formatBytes(CONFIG_LIMITS.maxBytes)}`, {
+      location: { file },
+      hint: "split it (a `base:` file, package tools and prompt files) or move long texts into prompt files",
+    });
+  }
+  const tokens = [...new yaml.Parser(lineCounter.addNewLine).parse(text)];
+  const tooDeep = deepestOffset(tokens, CONFIG_LIMITS.maxDepth);
+  if (tooDeep !== undefined) {
+    const { line, col } = lineCounter.linePos(tooDeep);
+    throw new ConfigError("config_too_deep", `values nest more than ${CONFIG_LIMITS.maxDepth} levels deep; a config file may nest at most ${CONFIG_LIMITS.maxDepth}`, {
+      location: { file, line, column: col },
+      hint: "flatten the nested lists and mappings",
+    });
+  }
+  // merge: true accepts the `<<: *defaults` idiom that YAML users reach for when sharing agent settings.
+  const composer = new yaml.Composer({ prettyErrors: false, merge: true, uniqueKeys: false });
+  let document: Document.Parsed | undefined;
+  const problems: YamlProblem[] = [];
+  for (const next of composer.compose(tokens, true, text.length)) {
+    if (!document) document = next;
+    else {
+      problems.push({ offset: next.range[0], code: "MULTIPLE_DOCS", message: "more than one YAML document" });
+      break;
+    }
+  }
+  // compose(…, true, …) always yields a document, empty for an empty text.
+  const parsed = document as Document.Parsed;
+  for (const error of parsed.errors) problems.push({ offset: error.pos[0], code: error.code, message: error.message });
+  problems.push(...duplicateKeys(parsed));
+  problems.sort((a, b) => a.offset - b.offset);
+  return { document: parsed, problems };
+}
+
+/** The offset of the first collection nested deeper than `limit`, or undefined. */
+function deepestOffset(tokens: CST.Token[], limit: number): number | undefined {
+  const stack: Array<{ token: CST.Token | undefined; depth: number }> = tokens.map((token) => ({ token, depth: 0 }));
+  while (stack.length > 0) {
+    const { token, depth } = stack.pop()!;
+    if (!token) continue;
+    const isCollection = token.type === "block-map" || token.type === "block-seq" || token.type === "flow-collection";
+    const here = depth + (isCollection ? 1 : 0);
+    if (here > limit) return token.offset;
+    if (token.type === "document") stack.push({ token: token.value, depth: here });
+    else if (isCollection) {
+      for (const item of token.items) {
+        if ("key" in item) stack.push({ token: item.key ?? undefined, depth: here });
+        stack.push({ token: item.value, depth: here });
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Every key written twice in one mapping (scalar keys, compared by value, as the yaml library does). */
+function duplicateKeys(document: Document.Parsed): YamlProblem[] {
+  const problems: YamlProblem[] = [];
+  const stack: unknown[] = [document.contents];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (yaml.isSeq(node)) stack.push(...node.items);
+    else if (yaml.isMap(node)) {
+      const seen = new Set<unknown>();
+      for (const pair of node.items) {
+        const key = pair.key as Node | null;
+        if (yaml.isScalar(key)) {
+          if (seen.has(key.value)) problems.push({ offset: key.range?.[0] ?? 0, code: "DUPLICATE_KEY", message: `duplicate key ${quoteKey(typeof key.value === "symbol" ? "<<" : String(key.value))}: each key may appear once in a mapping` });
+          seen.add(key.value);
+        } else stack.push(key);
+        stack.push(pair.value);
+      }
+    }
+  }
+  return problems;
+}
+
+
+function formatBytes(bytes: number): string {
+  return bytes >= 1024 * 1024 ? `${(bytes / (1024 * 1024)).toFixed(1)} MB` : `${Math.ceil(bytes / 1024)} KB`;
+}

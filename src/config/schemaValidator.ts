@@ -1,0 +1,25 @@
+import type { AnySchemaObject, ValidateFunction } from "ajv";
+import { createRequire } from "node:module";
+import { packageSchema } from "./packageSchema.js";
+import { settingsSchema } from "./settingsSchema.js";
+import { tacticSchema } from "./tacticSchema.js";
+
+/** The static schemas, each compiled at build time (scripts/build-validators.js). */
+export type SchemaName = "tactic" | "manifest" | "proxyYaml" | "proxyCode" | "settings";
+
+const require = createRequire(import.meta.url);
+let validators: Record<SchemaName, ValidateFunction> | undefined;
+
+/**
+ * The validator of a static schema, named or given as the object its accessor returns (`tacticSchema()`): code
+ * ajv generated at build time (generated/validators.cjs, required on first use), so that nothing is compiled at
+ * start-up. Its errors are those of a validator compiled at run time with `allErrors` and `verbose`. Any other
+ * schema is a programming error: add it to the build script.
+ */
+export function schemaValidator(schema: SchemaName | AnySchemaObject): ValidateFunction {
+  validators ??= require("./generated/validators.cjs") as Record<SchemaName, ValidateFunction>;
+  if (typeof schema === "string") return validators[schema];
+  const name = schema === tacticSchema() ? "tactic" : schema === packageSchema() ? "manifest" : schema === settingsSchema() ? "settings" : undefined;
+  if (!name) throw new Error("validateAgainstSchema: no validator was generated for this schema; add it to scripts/build-validators.js");
+  return validators[name];
+}

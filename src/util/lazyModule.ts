@@ -1,0 +1,33 @@
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+
+/**
+ * A stand-in for a module's exports (or any object) that loads it with `require` on first use: start-up only pays
+ * for a heavy dependency (zod, ajv) when something touches it. The package's CommonJS build is loaded, so it
+ * works from synchronous code. Reading, listing and `in` go to the real object.
+ */
+export function lazyObject<T extends object>(load: () => T): T {
+  let real: T | undefined;
+  const get = (): T => (real ??= load());
+  return new Proxy(Object.create(null) as T, {
+    get: (_target, key) => Reflect.get(get(), key),
+    has: (_target, key) => Reflect.has(get(), key),
+    ownKeys: () => Reflect.ownKeys(get()),
+    getOwnPropertyDescriptor: (_target, key) => {
+      const descriptor = Reflect.getOwnPropertyDescriptor(get(), key);
+      // A proxy may not report a property as non-configurable when its own target lacks it.
+      return descriptor ? { ...descriptor, configurable: true } : undefined;
+    },
+  });
+}
+
+/** `require(id)` relative to lllm's own folder, loaded on first use. */
+export function lazyRequire<T extends object>(id: string): T {
+  return lazyObject(() => require(id) as T);
+}
+
+/** `require(id)` now, relative to lllm's own folder: for code that needs a CommonJS dependency synchronously. */
+export function requireNow<T>(id: string): T {
+  return require(id) as T;
+}
