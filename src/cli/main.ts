@@ -65,6 +65,7 @@ export function buildProgram(): Command {
     .option("--dry-run", "print the first request that would be sent, and call nothing")
     .addOption(new Option("--approve <which>", "calls from programs to tools that need approval: run all, or none (default: ask on a terminal, else none)").choices(["all", "none"]))
     .option("--notebook-out <file>", "notebook pattern: write the cells and their outputs as a Jupyter notebook (.ipynb)")
+    .option("--no-log", "do not record this run in the run store ($LLLM_HOME/logs.db; LLLM_LOG=0 does the same)")
     .action(async (tactic: string, options: Record<string, unknown>, command: Command) => {
       const { runCommand } = await import("./run.js");
       await runCommand(tactic, command.optsWithGlobals());

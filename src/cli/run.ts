@@ -13,6 +13,7 @@ import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/approval.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { paint, warn, writeErr, writeOut } from "./output.js";
+import { startRunLog, type RunLog } from "../store/startRunLog.js";
 
 export interface RunCommandOptions {
   input?: string;
@@ -27,6 +28,8 @@ export interface RunCommandOptions {
   notebookOut?: string;
   package?: string[];
   verbose?: boolean;
+  /** `--no-log` sets it false. */
+  log?: boolean;
 }
 
 /** Thrown by the dry-run model after it captured the first request: nothing is sent anywhere. */
@@ -64,6 +67,9 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       }
     : undefined;
 
+  // The run store listens to the events; a dry run calls nothing and is not a run.
+  const runLog: RunLog | undefined = options.dryRun ? undefined : await startRunLog({ prepared, input, vars, ...(options.log !== undefined ? { log: options.log } : {}), warn });
+
   const controller = new AbortController();
   let interrupts = 0;
   const onSigint = (): void => {
@@ -80,13 +86,20 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       ...(maxSteps !== undefined ? { maxSteps } : {}),
       signal: controller.signal,
       ...(onText ? { onText } : {}),
-      onEvent: (event) => reportEvent(event, Boolean(options.verbose)),
+      onEvent: (event) => {
+        runLog?.onEvent(event);
+        reportEvent(event, Boolean(options.verbose));
+      },
       ...(options.dryRun ? { createModel: (config) => dryRunModel(config.model_name ?? "", config.api_type) } : {}),
       approve: approvalPolicy(options.approve),
       ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
     });
+    runLog?.finish({ output: result.output });
+    const tally = runLog?.tally;
+    if (tally && options.verbose) writeErr(paint("dim", `lllm: ${tally.summary(result.duration_ms)}${runLog.recorder ? ` · run ${runLog.recorder.id}` : ""}`));
     if (options.json) {
-      writeOut(JSON.stringify(result, null, 2));
+      const report = tally ? { ...result, usage: { ...result.usage, cached_prompt_tokens: tally.usage.cached_prompt_tokens, reasoning_tokens: tally.usage.reasoning_tokens }, cost: tally.cost, ...(runLog.recorder ? { run_id: runLog.recorder.id } : {}) } : result;
+      writeOut(JSON.stringify(report, null, 2));
     } else if (streamed) {
       process.stdout.write("\n");
     } else {
@@ -100,6 +113,7 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       writeOut(JSON.stringify(body, null, 2));
       return;
     }
+    runLog?.finish({ error: controller.signal.aborted ? new InterruptedError("interrupted", "interrupted by the user") : error });
     if (controller.signal.aborted) throw new InterruptedError("interrupted", "interrupted by the user", { cause: error });
     // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
     if (options.json && error instanceof LllmError && "report" in error) {

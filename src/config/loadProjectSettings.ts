@@ -17,6 +17,10 @@ export interface ProjectSettings {
   packages?: string[];
   /** The lllm home folder (caches, run logs), absolute. */
   home?: string;
+  /** `false`: runs are not recorded in the run store (`$LLLM_HOME/logs.db`). */
+  log?: boolean;
+  /** Model prices in dollars per million tokens, over the shipped table (`input`, `output`, optional `cached_input`). */
+  prices?: Record<string, { input: number; output: number; cached_input?: number }>;
 }
 
 export interface LoadedProjectSettings {
@@ -44,6 +48,16 @@ const SETTINGS_SCHEMA: AnySchemaObject = {
     model: { type: "string", minLength: 1 },
     packages: { type: "array", items: { type: "string", minLength: 1 } },
     home: { type: "string", minLength: 1 },
+    log: { type: "boolean" },
+    prices: {
+      type: "object",
+      additionalProperties: {
+        type: "object",
+        additionalProperties: false,
+        required: ["input", "output"],
+        properties: { input: { type: "number", minimum: 0 }, output: { type: "number", minimum: 0 }, cached_input: { type: "number", minimum: 0 } },
+      },
+    },
   },
 };
 
@@ -119,6 +133,8 @@ function resolvePaths(settings: ProjectSettings, folder: string): ProjectSetting
     ...(settings.model !== undefined ? { model: settings.model } : {}),
     ...(settings.packages !== undefined ? { packages: settings.packages.map(resolve) } : {}),
     ...(settings.home !== undefined ? { home: resolve(settings.home) } : {}),
+    ...(settings.log !== undefined ? { log: settings.log } : {}),
+    ...(settings.prices !== undefined ? { prices: settings.prices } : {}),
   };
 }
 

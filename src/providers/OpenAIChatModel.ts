@@ -101,6 +101,8 @@ async function streamCompletion(client: OpenAI, body: ChatCompletionCreateParams
   };
 }
 
-function toUsage(usage: { prompt_tokens?: number; completion_tokens?: number } | null | undefined): Usage {
-  return { promptTokens: usage?.prompt_tokens ?? 0, completionTokens: usage?.completion_tokens ?? 0 };
+function toUsage(usage: { prompt_tokens?: number; completion_tokens?: number; prompt_tokens_details?: { cached_tokens?: number } | null; completion_tokens_details?: { reasoning_tokens?: number } | null } | null | undefined): Usage {
+  const cached = usage?.prompt_tokens_details?.cached_tokens;
+  const reasoning = usage?.completion_tokens_details?.reasoning_tokens;
+  return { promptTokens: usage?.prompt_tokens ?? 0, completionTokens: usage?.completion_tokens ?? 0, ...(cached ? { cachedPromptTokens: cached } : {}), ...(reasoning ? { reasoningTokens: reasoning } : {}) };
 }
