@@ -101,7 +101,7 @@ export class RunStore {
            completion_tokens = ?, reasoning_tokens = ?, llm_calls = ?, cost = ?, duration_ms = ? WHERE id = ?`,
         )
         .run(end.endedAt, end.status, end.exitCode, end.errorCode, end.errorMessage, end.output, JSON.stringify(end.models), end.prompt_tokens, end.cached_prompt_tokens, end.completion_tokens, end.reasoning_tokens, end.llmCalls, end.cost, end.durationMs, runId);
-      const input = this.#database.prepare("SELECT input FROM runs WHERE id = ?").pluck().get(runId);
+      const input = scalar(this.#database.prepare("SELECT input FROM runs WHERE id = ?").raw().get(runId));
       const output = decodeOutput(end.output);
       const searchable = typeof output === "string" ? output : output === null ? "" : JSON.stringify(output);
       this.#database.prepare("INSERT INTO runs_text (run_id, input, output) VALUES (?, ?, ?)").run(runId, typeof input === "string" ? input : "", searchable);
@@ -151,8 +151,8 @@ export class RunStore {
 
   /** The full id of `last` or a unique prefix; undefined when none matches. Throws when a prefix is ambiguous. */
   resolveId(idOrLast: string): string | undefined {
-    if (idOrLast === "last") return this.#database.prepare("SELECT id FROM runs ORDER BY id DESC LIMIT 1").pluck().get() as string | undefined;
-    const ids = this.#database.prepare("SELECT id FROM runs WHERE id LIKE ? ORDER BY id DESC LIMIT 2").pluck().all(`${idOrLast.toUpperCase()}%`) as string[];
+    if (idOrLast === "last") return scalar(this.#database.prepare("SELECT id FROM runs ORDER BY id DESC LIMIT 1").raw().get()) as string | undefined;
+    const ids = this.#database.prepare("SELECT id FROM runs WHERE id LIKE ? ORDER BY id DESC LIMIT 2").raw().all(`${idOrLast.toUpperCase()}%`).map(scalar) as string[];
     if (ids.length > 1) throw new AmbiguousRunIdError(idOrLast);
     return ids[0];
   }
@@ -160,7 +160,7 @@ export class RunStore {
   /** Delete the runs that started before `before` (ms since the epoch), with their calls; returns how many. */
   prune(before: number): number {
     const remove = this.#database.transaction(() => {
-      const ids = this.#database.prepare("SELECT id FROM runs WHERE started_at < ? AND status != 'running'").pluck().all(before) as string[];
+      const ids = this.#database.prepare("SELECT id FROM runs WHERE started_at < ? AND status != 'running'").raw().all(before);
       for (const table of ["model_calls", "tool_calls", "runs_text"]) this.#database.prepare(`DELETE FROM ${table} WHERE run_id IN (SELECT id FROM runs WHERE started_at < ? AND status != 'running')`).run(before);
       this.#database.prepare("DELETE FROM runs WHERE started_at < ? AND status != 'running'").run(before);
       return ids.length;
@@ -183,6 +183,11 @@ export class AmbiguousRunIdError extends Error {
   constructor(readonly prefix: string) {
     super(`run id prefix \`${prefix}\` matches more than one run`);
   }
+}
+
+/** The first value of a `raw()` row (libsql's `pluck()` does not pluck). */
+function scalar(row: unknown): unknown {
+  return Array.isArray(row) ? row[0] : undefined;
 }
 
 function processAlive(pid: number): boolean {
