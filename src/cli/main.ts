@@ -170,6 +170,53 @@ export function buildProgram(): Command {
       await mcpServeCommand(dir, command.optsWithGlobals());
     });
 
+  const logs = program
+    .command("logs")
+    .description("the run log: list runs newest first; show, replay, prune them")
+    .option("-n, --number <n>", "how many runs (default 20)")
+    .option("--tactic <name>", "only runs of this tactic (name or file)")
+    .addOption(new Option("--status <status>", "only runs that ended so").choices(["running", "ok", "error", "interrupted", "budget", "crashed"]))
+    .option("--since <age>", "only runs started in the last AGE (90s, 15m, 2h, 30d, 1w)")
+    .option("--search <text>", "only runs whose input or output holds these words")
+    .option("--json", "print the runs as JSON")
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { logsListCommand } = await import("./logs.js");
+      await logsListCommand(command.optsWithGlobals());
+    });
+  logs
+    .command("show")
+    .description("print a run as a transcript: prompts, model calls, tool calls, tokens, cost, timings")
+    .argument("<id>", "a run id (or its first characters), or `last`")
+    .option("--json", "the whole record as JSON")
+    .action(async (id: string, options: Record<string, unknown>, command: Command) => {
+      const { logsShowCommand } = await import("./logs.js");
+      await logsShowCommand(id, command.optsWithGlobals());
+    });
+  logs
+    .command("replay")
+    .description("write a run's model turns as a scripted model file, to replay it offline as a test")
+    .argument("<id>", "a run id (or its first characters), or `last`")
+    .option("-o, --output <file>", "write to this file (default: standard output)")
+    .action(async (id: string, options: Record<string, unknown>, command: Command) => {
+      const { logsReplayCommand } = await import("./logs.js");
+      await logsReplayCommand(id, command.optsWithGlobals());
+    });
+  logs
+    .command("path")
+    .description("print the run log's file")
+    .action(async () => {
+      const { logsPathCommand } = await import("./logs.js");
+      await logsPathCommand();
+    });
+  logs
+    .command("prune")
+    .description("delete old runs from the log")
+    .option("--older-than <age>", "delete runs started longer ago than AGE (e.g. 30d)")
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { logsPruneCommand } = await import("./logs.js");
+      await logsPruneCommand(command.optsWithGlobals());
+    });
+
   program
     .command("schema")
     .description("print the JSON Schema of a file format, for editors (yaml-language-server)")
