@@ -145,3 +145,38 @@ describe("the run store records runs", () => {
     expect(await listRuns(home, ["--status", "error"])).toHaveLength(1);
   });
 });
+
+describe("lllm logs", () => {
+  it("lists newest first with -n, --tactic, --status, --since and --search; prune deletes old runs; path names the file", async () => {
+    const home = tempDir();
+    for (const input of ["first about Lisbon", "second about Oslo"]) {
+      expect((await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", input, "--no-stream"])).code).toBe(0);
+    }
+    const all = await listRuns(home);
+    expect(all.map((run) => run.input)).toEqual(["second about Oslo", "first about Lisbon"]);
+    expect((await listRuns(home, ["-n", "1"])).map((run) => run.input)).toEqual(["second about Oslo"]);
+    expect((await listRuns(home, ["--search", "lisbon"])).map((run) => run.input)).toEqual(["first about Lisbon"]);
+    expect(await listRuns(home, ["--search", "sunny cities"])).toHaveLength(2);
+    expect(await listRuns(home, ["--tactic", "weather"])).toHaveLength(2);
+    expect(await listRuns(home, ["--tactic", "other"])).toHaveLength(0);
+    expect(await listRuns(home, ["--status", "ok", "--since", "1h"])).toHaveLength(2);
+
+    const table = await cli(home, ["logs"]);
+    expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+WHEN\s+TACTIC\s+STATUS\s+MODEL\s+TOKENS\s+COST\s+DURATION$/);
+    expect(table.stdout).toContain(all[0]!.id);
+
+    const bad = await cli(home, ["logs", "--since", "yesterday"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--since `yesterday` is not an age");
+    const missing = await cli(home, ["logs", "show", "NOSUCHRUN"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("no run `NOSUCHRUN`");
+
+    expect((await cli(home, ["logs", "path"])).stdout).toBe(`${path.join(home, "logs.db")}\n`);
+    const keep = await cli(home, ["logs", "prune", "--older-than", "30d"]);
+    expect(keep.stderr).toContain("deleted 0 runs");
+    const pruned = await cli(home, ["logs", "prune", "--older-than", "0s"]);
+    expect(pruned.stderr).toContain("deleted 2 runs");
+    expect(await listRuns(home)).toEqual([]);
+  });
+});
