@@ -52,7 +52,7 @@ export function buildProgram(): Command {
   program
     .command("run")
     .description("run a tactic and print its answer")
-    .argument("<tactic>", "tactic file, or a package ref such as weather.tactics:weather")
+    .argument("[tactic]", "tactic file, or a package ref such as weather.tactics:weather (with --continue: default the run's)")
     .option("-i, --input <text>", "the input (default: standard input when it is not a terminal)")
     .option("-f, --input-file <file>", "read the input from a file")
     .option("--var <key=value>", "a template argument for the prompts (repeatable)", collect)
@@ -66,7 +66,8 @@ export function buildProgram(): Command {
     .addOption(new Option("--approve <which>", "calls from programs to tools that need approval: run all, or none (default: ask on a terminal, else none)").choices(["all", "none"]))
     .option("--notebook-out <file>", "notebook pattern: write the cells and their outputs as a Jupyter notebook (.ipynb)")
     .option("--no-log", "do not record this run in the run store ($LLLM_HOME/logs.db; LLLM_LOG=0 does the same)")
-    .action(async (tactic: string, options: Record<string, unknown>, command: Command) => {
+    .option("-c, --continue [id]", "continue the dialog of a logged run (default: the last) with a new input")
+    .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {
       const { runCommand } = await import("./run.js");
       await runCommand(tactic, command.optsWithGlobals());
     });

@@ -30,6 +30,8 @@ export interface RunCommandOptions {
   verbose?: boolean;
   /** `--no-log` sets it false. */
   log?: boolean;
+  /** `--continue [id]`: `true` for the last run. */
+  continue?: string | boolean;
 }
 
 /** Thrown by the dry-run model after it captured the first request: nothing is sent anywhere. */
@@ -40,7 +42,10 @@ class DryRunStop extends Error {
 }
 
 /** `lllm run <tactic | pkg.tactics:name>`: run a tactic and print the answer (stdout) and progress (stderr). */
-export async function runCommand(target: string, options: RunCommandOptions): Promise<void> {
+export async function runCommand(tacticTarget: string | undefined, options: RunCommandOptions): Promise<void> {
+  const continued = options.continue !== undefined && options.continue !== false ? await (await import("./continueRun.js")).findContinuedRun(tacticTarget, options.continue) : undefined;
+  const target = continued?.target ?? tacticTarget;
+  if (target === undefined) throw new ConfigError("usage_missing_tactic", "missing the tactic to run", { hint: 'lllm run TACTIC --input "…" (or --continue to go on with the last run)' });
   const file = await resolveTacticTarget(target, options.package);
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   const input = readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
@@ -68,7 +73,10 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
     : undefined;
 
   // The run store listens to the events; a dry run calls nothing and is not a run.
-  const runLog: RunLog | undefined = options.dryRun ? undefined : await startRunLog({ prepared, input, vars, ...(options.log !== undefined ? { log: options.log } : {}), warn });
+  if (continued && (prepared.tactic.config.tactic_type ?? "agent") !== "agent") {
+    throw new ConfigError("usage_continue_pattern", `--continue works with the agent pattern; this tactic's tactic_type is \`${prepared.tactic.config.tactic_type}\``, { location: { file: "--continue" } });
+  }
+  const runLog: RunLog | undefined = options.dryRun ? undefined : await startRunLog({ prepared, input, vars, ...(options.log !== undefined ? { log: options.log } : {}), ...(continued ? { continuesRun: continued.id } : {}), warn });
 
   const controller = new AbortController();
   let interrupts = 0;
@@ -93,6 +101,7 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       ...(options.dryRun ? { createModel: (config) => dryRunModel(config.model_name ?? "", config.api_type) } : {}),
       approve: approvalPolicy(options.approve),
       ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
+      ...(continued ? { history: continued.history } : {}),
     });
     runLog?.finish({ output: result.output });
     const tally = runLog?.tally;
