@@ -21,6 +21,8 @@ export interface TokenCounts {
 export class PriceTable {
   readonly asOf: string;
   readonly #prices: Map<string, ModelPrice>;
+  /** Lookups by configured name (a run asks for the same few models on every call). */
+  readonly #found = new Map<string, ModelPrice | undefined>();
 
   constructor(prices: Record<string, ModelPrice>, asOf: string) {
     this.#prices = new Map(Object.entries(prices));
@@ -38,6 +40,13 @@ export class PriceTable {
    * another suffix (`gpt-4o-audio-preview`) is a different model and finds nothing.
    */
   priceOf(model: string): ModelPrice | undefined {
+    if (this.#found.has(model)) return this.#found.get(model);
+    const price = this.#lookUp(model);
+    this.#found.set(model, price);
+    return price;
+  }
+
+  #lookUp(model: string): ModelPrice | undefined {
     const candidates = [model, model.slice(model.indexOf("/") + 1)];
     for (const name of candidates) {
       const exact = this.#prices.get(name);

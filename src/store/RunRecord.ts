@@ -56,6 +56,7 @@ export interface ModelCallRecord extends StoredUsage {
   model: string | null;
   started_at: number;
   latency_ms: number | null;
+  /** Every message sent to the model in this call (the store keeps only those new since the agent's previous call). */
   messages: StoredMessage[];
   tools: string[];
   reply: string | null;

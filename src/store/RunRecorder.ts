@@ -23,9 +23,19 @@ interface PendingCall {
   round: number;
   model: string | null;
   startedAt: number;
+  /** How many messages of the agent's previous call this one starts with. */
+  messagesKept: number;
+  /** The messages after those. */
   messages: StoredMessage[];
   tools: string[];
 }
+
+/**
+ * Rows are written in one transaction at most this long after the first of them is queued (and always when the
+ * run ends or the process exits): a commit per row would cost more than a fast tool round. A SIGKILL can lose
+ * the calls of this last moment; the run itself is written at once, so it still reads as crashed.
+ */
+const FLUSH_DELAY_MS = 200;
 
 /**
  * Writes one run into the store as its events arrive: the run when it starts, each model call when the reply
@@ -37,6 +47,11 @@ export class RunRecorder {
   readonly #options: RunRecorderOptions;
   #store: RunStore | undefined;
   readonly #pending = new Map<string, PendingCall>();
+  /** Per agent, what its previous model call was sent, to store only what is new. */
+  readonly #lastSent = new Map<string, ModelMessage[]>();
+  #queue: Parameters<RunStore["addCalls"]>[1] = { model: [], tool: [] };
+  #timer: NodeJS.Timeout | undefined;
+  readonly #flushOnExit = (): void => this.#flush();
   #modelSeq = 0;
   #toolSeq = 0;
   readonly #started = Date.now();
@@ -45,6 +60,7 @@ export class RunRecorder {
     this.#store = store;
     this.#options = options;
     this.id = newRunId(this.#started);
+    process.on("exit", this.#flushOnExit);
   }
 
   /** Open the store and record the run's start; `undefined` (after one warning) when the store is unusable. */
@@ -73,13 +89,16 @@ export class RunRecorder {
     if (!this.#store) return;
     const redact = (text: string): string => this.#options.redactor.redact(text);
     if (event.type === "model_call") {
+      const sent = event.sent ?? [];
+      const kept = commonStart(this.#lastSent.get(event.agent) ?? [], sent);
+      this.#lastSent.set(event.agent, sent.slice());
       this.#pending.set(event.agent, {
         agent: event.agent,
         round: event.round,
         model: event.model ?? null,
         startedAt: Date.now(),
-        // Copied now (redacted): the loop keeps appending to its arrays.
-        messages: (event.sent ?? []).map((message) => toStoredMessage(message, redact)),
+        messagesKept: kept,
+        messages: sent.slice(kept).map((message) => toStoredMessage(message, redact)),
         tools: event.tools,
       });
     } else if (event.type === "model_reply") {
@@ -104,7 +123,7 @@ export class RunRecorder {
         reasoning_tokens: event.usage.reasoningTokens ?? 0,
         cost,
       };
-      this.#write((store) => store.addModelCall(this.id, record));
+      this.#enqueue(() => this.#queue.model.push({ record, messagesKept: pending?.messagesKept ?? 0 }));
     } else if (event.type === "tool_call") {
       const { call } = event;
       const record = {
@@ -119,7 +138,7 @@ export class RunRecorder {
         duration_ms: Math.round(event.durationMs),
         ended_at: Date.now(),
       };
-      this.#write((store) => store.addToolCall(this.id, record));
+      this.#enqueue(() => this.#queue.tool.push(record));
     }
   }
 
@@ -131,6 +150,8 @@ export class RunRecorder {
     const exitCode = outcome.exitCode ?? (error === undefined ? 0 : isLllmError(error) ? error.exitCode : 1);
     const endedAt = Date.now();
     const output = encodeOutput(outcome.output);
+    this.#flush();
+    process.off("exit", this.#flushOnExit);
     this.#write((store) =>
       store.finishRun(this.id, {
         endedAt,
@@ -150,6 +171,23 @@ export class RunRecorder {
     this.#store = undefined;
   }
 
+  #enqueue(add: () => void): void {
+    add();
+    if (this.#timer === undefined) {
+      this.#timer = setTimeout(() => this.#flush(), FLUSH_DELAY_MS);
+      this.#timer.unref(); // never keeps the process alive
+    }
+  }
+
+  #flush(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const queue = this.#queue;
+    if (queue.model.length === 0 && queue.tool.length === 0) return;
+    this.#queue = { model: [], tool: [] };
+    this.#write((store) => store.addCalls(this.id, queue));
+  }
+
   #write(action: (store: RunStore) => void): void {
     if (!this.#store) return;
     try {
@@ -164,6 +202,21 @@ export class RunRecorder {
       this.#store = undefined;
     }
   }
+}
+
+/** How many messages two sends start with in common (the dialog grows; retries' scratch comes and goes). */
+function commonStart(before: readonly ModelMessage[], now: readonly ModelMessage[]): number {
+  const length = Math.min(before.length, now.length);
+  let index = 0;
+  while (index < length && sameMessage(before[index]!, now[index]!)) index += 1;
+  return index;
+}
+
+function sameMessage(a: ModelMessage, b: ModelMessage): boolean {
+  if (a.role !== b.role || a.content !== b.content) return false;
+  if (a.role === "tool" && b.role === "tool") return a.toolCallId === b.toolCallId && a.name === b.name;
+  if (a.role === "assistant" && b.role === "assistant") return a.toolCalls === b.toolCalls || JSON.stringify(a.toolCalls ?? null) === JSON.stringify(b.toolCalls ?? null);
+  return true;
 }
 
 function toStoredMessage(message: ModelMessage, redact: (text: string) => string): StoredMessage {

@@ -78,19 +78,24 @@ export class RunStore {
       .run(run.id, run.startedAt, run.tacticPath, run.tacticName, run.configDigest, run.input, JSON.stringify(run.vars), JSON.stringify(run.models), run.lllmVersion, run.parentRun ?? null, run.continuesRun ?? null, run.batchId ?? null, process.pid, this.#host, process.cwd());
   }
 
-  addModelCall(runId: string, call: ModelCallRecord): void {
-    this.#database
-      .prepare(
-        `INSERT INTO model_calls (run_id, seq, agent, round, model, started_at, latency_ms, messages, tools, reply, tool_calls, finish_reason, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(runId, call.seq, call.agent, call.round, call.model, call.started_at, call.latency_ms, JSON.stringify(call.messages), JSON.stringify(call.tools), call.reply, JSON.stringify(call.tool_calls), call.finish_reason, call.prompt_tokens, call.cached_prompt_tokens, call.completion_tokens, call.reasoning_tokens, call.cost);
-  }
-
-  addToolCall(runId: string, call: ToolCallStoredRecord): void {
-    this.#database
-      .prepare(`INSERT INTO tool_calls (run_id, seq, agent, call_id, name, arguments, result, status, error, duration_ms, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-      .run(runId, call.seq, call.agent, call.call_id, call.name, JSON.stringify(call.arguments), call.result, call.status, call.error, call.duration_ms, call.ended_at);
+  /**
+   * Write model calls and tool calls in one transaction (a commit per row would cost more than the loop itself).
+   * A model call's `messages` are only those new since the same agent's previous call; `messagesKept` says how
+   * many of that call's messages come first (a dialog only grows, so each call is stored once, not again and
+   * again: a 100-round run would otherwise store 100 copies of its start).
+   */
+  addCalls(runId: string, calls: { model: Array<{ record: ModelCallRecord; messagesKept: number }>; tool: ToolCallStoredRecord[] }): void {
+    const insertModel = this.#database.prepare(
+      `INSERT INTO model_calls (run_id, seq, agent, round, model, started_at, latency_ms, messages_kept, messages, tools, reply, tool_calls, finish_reason, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    const insertTool = this.#database.prepare(`INSERT INTO tool_calls (run_id, seq, agent, call_id, name, arguments, result, status, error, duration_ms, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    this.#database.transaction(() => {
+      for (const { record: call, messagesKept } of calls.model) {
+        insertModel.run(runId, call.seq, call.agent, call.round, call.model, call.started_at, call.latency_ms, messagesKept, JSON.stringify(call.messages), JSON.stringify(call.tools), call.reply, JSON.stringify(call.tool_calls), call.finish_reason, call.prompt_tokens, call.cached_prompt_tokens, call.completion_tokens, call.reasoning_tokens, call.cost);
+      }
+      for (const call of calls.tool) insertTool.run(runId, call.seq, call.agent, call.call_id, call.name, JSON.stringify(call.arguments), call.result, call.status, call.error, call.duration_ms, call.ended_at);
+    })();
   }
 
   finishRun(runId: string, end: RunEnd): void {
@@ -144,7 +149,18 @@ export class RunStore {
     if (id === undefined) return undefined;
     const row = this.#database.prepare("SELECT * FROM runs WHERE id = ?").get(id) as Row | undefined;
     if (!row) return undefined;
-    const modelCalls = this.#database.prepare("SELECT * FROM model_calls WHERE run_id = ? ORDER BY seq").all(id).map((entry) => toModelCall(entry as Row));
+    // Each call's full messages: the kept start of the agent's previous call, then the call's own new ones.
+    const previous = new Map<string, ModelCallRecord["messages"]>();
+    const modelCalls = this.#database
+      .prepare("SELECT * FROM model_calls WHERE run_id = ? ORDER BY seq")
+      .all(id)
+      .map((entry) => {
+        const call = toModelCall(entry as Row);
+        const kept = integer((entry as Row).messages_kept) ?? 0;
+        call.messages = [...(previous.get(call.agent) ?? []).slice(0, kept), ...call.messages];
+        previous.set(call.agent, call.messages);
+        return call;
+      });
     const toolCalls = this.#database.prepare("SELECT * FROM tool_calls WHERE run_id = ? ORDER BY seq").all(id).map((entry) => toToolCall(entry as Row));
     return { ...toSummary(row), model_calls: modelCalls, tool_calls: toolCalls };
   }

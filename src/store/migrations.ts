@@ -43,6 +43,7 @@ export const MIGRATIONS: readonly string[] = [
     model TEXT,
     started_at INTEGER NOT NULL,
     latency_ms INTEGER,
+    messages_kept INTEGER NOT NULL DEFAULT 0,
     messages TEXT NOT NULL,
     tools TEXT NOT NULL,
     reply TEXT,

@@ -14,7 +14,7 @@ afterEach(async () => {
 
 type WireMessage = { role: string; content?: string | null; tool_calls?: unknown[] };
 
-describe("lllm run --continue", () => {
+describe("lllm run --continue", { timeout: 180_000 }, () => {
   it("continues the last run's dialog (tools included) with a new input; an id picks another run", async () => {
     const home = tempDir();
     server = await startMockOpenAIServer({

@@ -28,7 +28,7 @@ function stampProject(version: string): { dir: string; tactic: string; setVersio
   return { dir, tactic, setVersion };
 }
 
-describe("lllm logs replay", () => {
+describe("lllm logs replay", { timeout: 180_000 }, () => {
   it("replays a run recorded against a server offline, with the same output; a changed tool fails naming the turn", async () => {
     const home = tempDir();
     const project = stampProject("v1");
@@ -66,7 +66,7 @@ describe("lllm logs replay", () => {
   });
 });
 
-describe("the store under concurrency and crashes", () => {
+describe("the store under concurrency and crashes", { timeout: 180_000 }, () => {
   it("20 runs in parallel into one store: 20 complete records, no lock error", async () => {
     const home = tempDir();
     const results = await Promise.all(
@@ -83,7 +83,7 @@ describe("the store under concurrency and crashes", () => {
     const record = await showRun(home, runs[7]!.id);
     expect(record.model_calls).toHaveLength(2);
     expect(record.tool_calls).toHaveLength(2);
-  }, 180_000);
+  });
 
   it("a run killed with SIGKILL shows as crashed", async () => {
     const home = tempDir();

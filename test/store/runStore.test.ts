@@ -17,7 +17,7 @@ afterEach(async () => {
   removeTempDirs();
 });
 
-describe("the run store records runs", () => {
+describe("the run store records runs", { timeout: 180_000 }, () => {
   it("records a scripted run with every model call and tool call", async () => {
     const home = tempDir();
     const run = await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris and Tokyo?", "--no-stream"]);
@@ -146,7 +146,7 @@ describe("the run store records runs", () => {
   });
 });
 
-describe("lllm logs", () => {
+describe("lllm logs", { timeout: 180_000 }, () => {
   it("lists newest first with -n, --tactic, --status, --since and --search; prune deletes old runs; path names the file", async () => {
     const home = tempDir();
     for (const input of ["first about Lisbon", "second about Oslo"]) {

@@ -19,7 +19,7 @@ export function removeTempDirs(): void {
 
 /** Run the CLI with this LLLM_HOME. */
 export function cli(home: string, args: string[], options: CliOptions = {}): Promise<CliResult> {
-  return runCli(args, { ...options, env: { LLLM_HOME: home, ...options.env } });
+  return runCli(args, { timeoutMs: 90_000, ...options, env: { LLLM_HOME: home, ...options.env } });
 }
 
 export async function listRuns(home: string, extra: string[] = []): Promise<RunSummary[]> {
