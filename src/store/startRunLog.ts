@@ -6,6 +6,7 @@ import { lllmHome } from "../registry/index.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
 import { canonicalJson } from "../util/canonicalJson.js";
 import { PriceTable } from "./PriceTable.js";
+import { proxyKeyVariables } from "./proxyKeyVariables.js";
 import { Redactor } from "./Redactor.js";
 import type { RunRecorder } from "./RunRecorder.js";
 import { RunTally } from "./RunTally.js";
@@ -47,7 +48,7 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
     recorder = await RunRecorder.start({
       file: storeFile(env, prepared.settings.home),
       tally,
-      redactor: Redactor.fromEnvironment(env),
+      redactor: Redactor.fromEnvironment(env, [...proxyKeyVariables(prepared.registry)].map((name) => env[name] ?? "")),
       warn: options.warn,
       run: {
         tacticPath: prepared.tactic.file,

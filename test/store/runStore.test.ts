@@ -9,6 +9,7 @@ const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml")
 const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-tokyo.yaml");
 const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
 const KEY = "sk-test-Zq8vR2mK5pL9xW3n";
+const PROXY_KEY = "wa-dev-7731-secret";
 
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {
@@ -59,7 +60,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
         { text: `Sunny in Paris. (your key was ${KEY})`, usage: { prompt_tokens: 1200, completion_tokens: 30 } },
       ],
     });
-    const run = await cli(home, ["run", loop, "--model", "gpt-4o-mini", "--input", `Weather in Paris? My key is ${KEY} and Basic ${Buffer.from(KEY).toString("base64")}`, "--json"], { env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url } });
+    const run = await cli(home, ["run", loop, "--model", "gpt-4o-mini", "--input", `Weather in Paris? My key is ${KEY} and Basic ${Buffer.from(KEY).toString("base64")} and ${PROXY_KEY}`, "--json"], { env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, WA_API_DEV: PROXY_KEY } });
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout) as { cost: number; run_id: string; usage: Record<string, number> };
     // gpt-4o-mini: $0.15 input, $0.60 output per million tokens.
@@ -71,14 +72,15 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     expect(record.cost).toBeCloseTo(report.cost, 12);
     expect(record.model_calls).toHaveLength(2);
     expect(record.tool_calls).toHaveLength(1);
-    expect(record.input).toBe("Weather in Paris? My key is [redacted] and Basic [redacted]");
+    // WA_API_DEV does not look like a secret by its name: it is one because a built-in proxy takes its key from it.
+    expect(record.input).toBe("Weather in Paris? My key is [redacted] and Basic [redacted] and [redacted]");
     expect(record.output).toBe("Sunny in Paris. (your key was [redacted])");
 
     const listing = await cli(home, ["logs"]);
     expect(listing.stdout).toContain("gpt-4o-mini");
     expect(listing.stdout).toContain("$0.00036");
 
-    const forms = [KEY, Buffer.from(KEY).toString("base64"), Buffer.from(KEY).toString("base64").replace(/=+$/, "")];
+    const forms = [KEY, PROXY_KEY, Buffer.from(KEY).toString("base64"), Buffer.from(KEY).toString("base64").replace(/=+$/, "")];
     for (const name of ["logs.db", "logs.db-wal"]) {
       const file = path.join(home, name);
       if (!existsSync(file)) continue;
