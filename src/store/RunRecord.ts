@@ -81,6 +81,8 @@ export interface ToolCallStoredRecord {
 
 /** A whole run: the summary, every model call and every tool call, in order. */
 export interface RunRecord extends RunSummary {
+  /** What programs did (code-action report, tool chains) and the artifacts they stored, as `run --json` has them. */
+  details: { code_action?: unknown; tool_chains?: unknown[]; artifacts?: unknown[] } | null;
   model_calls: ModelCallRecord[];
   tool_calls: ToolCallStoredRecord[];
 }

@@ -143,7 +143,7 @@ export class RunRecorder {
   }
 
   /** Record how the run ended: its answer, or the error that stopped it. Closes the store. */
-  finish(outcome: { output?: unknown; error?: unknown; exitCode?: number }): void {
+  finish(outcome: { output?: unknown; error?: unknown; exitCode?: number; details?: Record<string, unknown> }): void {
     const { tally, redactor } = this.#options;
     const error = outcome.error;
     const status = error === undefined ? "ok" : error instanceof InterruptedError ? "interrupted" : error instanceof BudgetError ? "budget" : "error";
@@ -160,6 +160,7 @@ export class RunRecorder {
         errorCode: error === undefined ? null : isLllmError(error) ? error.code : "internal",
         errorMessage: error === undefined ? null : redactor.redact(describe(error)),
         output: output === null ? null : redactor.redact(output),
+        details: outcome.details && Object.keys(outcome.details).length > 0 ? redactor.redact(JSON.stringify(outcome.details)) : null,
         models: [...new Set([...this.#options.run.models, ...tally.models])],
         llmCalls: tally.llmCalls,
         cost: tally.cost,

@@ -27,6 +27,8 @@ export interface RunEnd extends StoredUsage {
   errorMessage: string | null;
   /** The answer as stored: text as is, anything else as JSON. */
   output: string | null;
+  /** Programs, bridged calls and artifacts (JSON), when the run had any. */
+  details: string | null;
   models: string[];
   llmCalls: number;
   cost: number | null;
@@ -102,10 +104,10 @@ export class RunStore {
     const update = this.#database.transaction(() => {
       this.#database
         .prepare(
-          `UPDATE runs SET ended_at = ?, status = ?, exit_code = ?, error_code = ?, error_message = ?, output = ?, models = ?, prompt_tokens = ?, cached_prompt_tokens = ?,
+          `UPDATE runs SET ended_at = ?, status = ?, exit_code = ?, error_code = ?, error_message = ?, output = ?, details = ?, models = ?, prompt_tokens = ?, cached_prompt_tokens = ?,
            completion_tokens = ?, reasoning_tokens = ?, llm_calls = ?, cost = ?, duration_ms = ? WHERE id = ?`,
         )
-        .run(end.endedAt, end.status, end.exitCode, end.errorCode, end.errorMessage, end.output, JSON.stringify(end.models), end.prompt_tokens, end.cached_prompt_tokens, end.completion_tokens, end.reasoning_tokens, end.llmCalls, end.cost, end.durationMs, runId);
+        .run(end.endedAt, end.status, end.exitCode, end.errorCode, end.errorMessage, end.output, end.details, JSON.stringify(end.models), end.prompt_tokens, end.cached_prompt_tokens, end.completion_tokens, end.reasoning_tokens, end.llmCalls, end.cost, end.durationMs, runId);
       const input = scalar(this.#database.prepare("SELECT input FROM runs WHERE id = ?").raw().get(runId));
       const output = decodeOutput(end.output);
       const searchable = typeof output === "string" ? output : output === null ? "" : JSON.stringify(output);
@@ -162,7 +164,7 @@ export class RunStore {
         return call;
       });
     const toolCalls = this.#database.prepare("SELECT * FROM tool_calls WHERE run_id = ? ORDER BY seq").all(id).map((entry) => toToolCall(entry as Row));
-    return { ...toSummary(row), model_calls: modelCalls, tool_calls: toolCalls };
+    return { ...toSummary(row), details: json(row.details, null), model_calls: modelCalls, tool_calls: toolCalls };
   }
 
   /** The full id of `last` or a unique prefix; undefined when none matches. Throws when a prefix is ambiguous. */

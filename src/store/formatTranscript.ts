@@ -52,11 +52,33 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
       lines.push(`  ${call.error !== null ? `error ${indent(call.error)}` : `result ${indent(call.result ?? "")}`}`);
     }
   }
+  const programs = [...(asProgramList((run.details?.code_action as { programs?: unknown } | undefined)?.programs) ?? []), ...(asProgramList(run.details?.tool_chains) ?? [])];
+  for (const program of programs) {
+    lines.push("", heading(`── program${program.attempt !== undefined ? ` (attempt ${program.attempt})` : ""}`) + dim(` · ${program.status ?? "?"} · ${program.tool_calls ?? 0} bridged calls · ${formatDuration(program.duration_ms ?? null)}`));
+    lines.push(`  ${indent(program.code ?? "")}`);
+    if (program.error) lines.push(`  error ${indent(program.error)}`);
+  }
+  for (const artifact of (run.details?.artifacts ?? []) as Array<{ ref?: string; size?: number; mime?: string; path?: string }>) {
+    lines.push(dim(`artifact ${artifact.ref ?? "?"} · ${artifact.mime ?? "?"} · ${artifact.size ?? "?"} bytes · ${artifact.path ?? ""}`));
+  }
   lines.push("");
   if (run.error_message !== null) lines.push(heading(`error (${run.error_code ?? "?"})`), run.error_message);
   else if (run.status === "ok") lines.push(heading("output"), typeof run.output === "string" ? run.output : JSON.stringify(run.output, null, 2));
   else lines.push(heading(run.status === "running" ? "still running" : run.status === "crashed" ? "crashed: the process ended without recording an outcome" : run.status));
   return lines.join("\n");
+}
+
+interface ProgramLike {
+  attempt?: number;
+  status?: string;
+  tool_calls?: number;
+  duration_ms?: number;
+  code?: string;
+  error?: string | null;
+}
+
+function asProgramList(value: unknown): ProgramLike[] | undefined {
+  return Array.isArray(value) ? (value as ProgramLike[]) : undefined;
 }
 
 function indent(text: string): string {

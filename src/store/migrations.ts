@@ -18,6 +18,7 @@ export const MIGRATIONS: readonly string[] = [
     input TEXT,
     vars TEXT,
     output TEXT,
+    details TEXT,
     models TEXT,
     prompt_tokens INTEGER NOT NULL DEFAULT 0,
     cached_prompt_tokens INTEGER NOT NULL DEFAULT 0,

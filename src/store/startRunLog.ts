@@ -30,7 +30,7 @@ export interface RunLog {
   /** Feed one event to the tally and the recorder. */
   onEvent: (event: AgentEvent) => void;
   /** Record the outcome (no-op when not logging). */
-  finish: (outcome: { output?: unknown; error?: unknown }) => void;
+  finish: (outcome: { output?: unknown; error?: unknown; details?: Record<string, unknown> }) => void;
 }
 
 /**

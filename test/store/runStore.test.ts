@@ -148,6 +148,22 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
   });
 });
 
+describe("code-action runs", { timeout: 180_000 }, () => {
+  it("keep their programs and every bridged call", async () => {
+    const home = tempDir();
+    const run = await cli(home, ["run", "packages-example/company/tactics/salary.yaml", "--model", "scripted:packages-example/company/scripted/salary.yaml", "--input", "What is the combined salary of everyone in Engineering?"]);
+    expect(run).toMatchObject({ code: 0, stdout: "1031760\n" });
+    const record = await showRun(home, "last");
+    expect(record.output).toBe(1031760);
+    const report = record.details?.code_action as { attempts: number; programs: Array<{ code: string; calls: unknown[] }> };
+    expect(report.attempts).toBe(1);
+    expect(report.programs[0]!.calls).toHaveLength(51);
+    expect(report.programs[0]!.code).toContain("final_answer(total)");
+    const transcript = await cli(home, ["logs", "show", "last"]);
+    expect(transcript.stdout).toContain("── program (attempt 1) · ok · 51 bridged calls");
+  });
+});
+
 describe("lllm logs", { timeout: 180_000 }, () => {
   it("lists newest first with -n, --tactic, --status, --since and --search; prune deletes old runs; path names the file", async () => {
     const home = tempDir();
