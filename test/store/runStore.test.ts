@@ -21,8 +21,10 @@ afterEach(async () => {
 describe("the run store records runs", { timeout: 180_000 }, () => {
   it("records a scripted run with every model call and tool call", async () => {
     const home = tempDir();
-    const run = await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris and Tokyo?", "--no-stream"]);
+    const run = await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris and Tokyo?", "--no-stream", "--verbose"]);
     expect(run.code).toBe(0);
+    // The --verbose summary: tokens, cost (unknown for a scripted model), the run's id.
+    expect(run.stderr).toMatch(/^lllm: 2 model calls, \d+ \+ \d+ tokens, cost unknown, [\d.]+ s · run [0-9A-Z]{26}$/m);
     expect(run.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
     expect(existsSync(path.join(home, "logs.db"))).toBe(true);
 
