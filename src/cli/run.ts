@@ -103,7 +103,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
       ...(continued ? { history: continued.history } : {}),
     });
-    runLog?.finish({ output: result.output, details: programDetails(result) });
+    await runLog?.finish({ output: result.output, details: programDetails(result) });
     const tally = runLog?.tally;
     if (tally && options.verbose) writeErr(paint("dim", `lllm: ${tally.summary(result.duration_ms)}${runLog.recorder ? ` · run ${runLog.recorder.id}` : ""}`));
     if (options.json) {
@@ -122,7 +122,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       writeOut(JSON.stringify(body, null, 2));
       return;
     }
-    runLog?.finish({ error: controller.signal.aborted ? new InterruptedError("interrupted", "interrupted by the user") : error, ...(error instanceof LllmError && "report" in error ? { details: { code_action: (error as { report: unknown }).report } } : {}) });
+    await runLog?.finish({ error: controller.signal.aborted ? new InterruptedError("interrupted", "interrupted by the user") : error, ...(error instanceof LllmError && "report" in error ? { details: { code_action: (error as { report: unknown }).report } } : {}) });
     if (controller.signal.aborted) throw new InterruptedError("interrupted", "interrupted by the user", { cause: error });
     // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
     if (options.json && error instanceof LllmError && "report" in error) {

@@ -146,7 +146,7 @@ export class RunRecorder {
   finish(outcome: { output?: unknown; error?: unknown; exitCode?: number; details?: Record<string, unknown> }): void {
     const { tally, redactor } = this.#options;
     const error = outcome.error;
-    const status = error === undefined ? "ok" : error instanceof InterruptedError ? "interrupted" : error instanceof BudgetError ? "budget" : "error";
+    const status = runStatusOf(error);
     const exitCode = outcome.exitCode ?? (error === undefined ? 0 : isLllmError(error) ? error.exitCode : 1);
     const endedAt = Date.now();
     const output = encodeOutput(outcome.output);
@@ -230,6 +230,11 @@ function toStoredMessage(message: ModelMessage, redact: (text: string) => string
   return stored;
 }
 
-function describe(error: unknown): string {
+/** How a run that ended with this error (or none) is filed. */
+export function runStatusOf(error: unknown): "ok" | "interrupted" | "budget" | "error" {
+  return error === undefined ? "ok" : error instanceof InterruptedError ? "interrupted" : error instanceof BudgetError ? "budget" : "error";
+}
+
+export function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

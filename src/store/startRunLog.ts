@@ -8,7 +8,7 @@ import { canonicalJson } from "../util/canonicalJson.js";
 import { PriceTable } from "./PriceTable.js";
 import { proxyKeyVariables } from "./proxyKeyVariables.js";
 import { Redactor } from "./Redactor.js";
-import type { RunRecorder } from "./RunRecorder.js";
+import { describe, runStatusOf, type RunRecorder } from "./RunRecorder.js";
 import { RunTally } from "./RunTally.js";
 
 export interface StartRunLogOptions {
@@ -29,8 +29,8 @@ export interface RunLog {
   recorder?: RunRecorder;
   /** Feed one event to the tally and the recorder. */
   onEvent: (event: AgentEvent) => void;
-  /** Record the outcome (no-op when not logging). */
-  finish: (outcome: { output?: unknown; error?: unknown; details?: Record<string, unknown> }) => void;
+  /** Record the outcome, and send the trace when OpenTelemetry export is on. */
+  finish: (outcome: { output?: unknown; error?: unknown; details?: Record<string, unknown> }) => Promise<void>;
 }
 
 /**
@@ -43,16 +43,19 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
   const tally = new RunTally(PriceTable.load(prepared.settings.prices ?? {}));
   const enabled = options.log !== false && env.LLLM_LOG !== "0" && env.LLLM_LOG !== "false" && prepared.settings.log !== false;
   let recorder: RunRecorder | undefined;
+  let redactor: Redactor | undefined;
+  const secrets = (): Redactor => (redactor ??= Redactor.fromEnvironment(env, [...proxyKeyVariables(prepared.registry)].map((name) => env[name] ?? "")));
+  const tacticName = prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, "");
   if (enabled) {
     const { RunRecorder } = await import("./RunRecorder.js");
     recorder = await RunRecorder.start({
       file: storeFile(env, prepared.settings.home),
       tally,
-      redactor: Redactor.fromEnvironment(env, [...proxyKeyVariables(prepared.registry)].map((name) => env[name] ?? "")),
+      redactor: secrets(),
       warn: options.warn,
       run: {
         tacticPath: prepared.tactic.file,
-        tacticName: prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, ""),
+        tacticName,
         configDigest: configDigest(prepared),
         input: options.input,
         vars: options.vars,
@@ -62,6 +65,16 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
       },
     });
   }
+  // OpenTelemetry only when an endpoint is set: its packages are loaded then and only then.
+  const tracing = (env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && env.OTEL_SDK_DISABLED !== "true";
+  const tracer = tracing
+    ? new (await import("../telemetry/RunTracer.js")).RunTracer({
+        tacticName,
+        lllmVersion: lllmVersion(),
+        captureContent: env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT === "true",
+        redact: (text) => secrets().redact(text),
+      })
+    : undefined;
   return {
     tally,
     ...(recorder ? { recorder } : {}),
@@ -69,8 +82,12 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
       // The recorder feeds the tally itself (it needs each call's cost); without one, the tally is fed here.
       if (recorder) recorder.onEvent(event);
       else if (event.type === "model_reply") tally.add(event);
+      tracer?.onEvent(event);
     },
-    finish: (outcome) => recorder?.finish(outcome),
+    finish: async (outcome) => {
+      recorder?.finish(outcome);
+      await tracer?.finish({ status: runStatusOf(outcome.error), ...(outcome.error !== undefined ? { errorMessage: describe(outcome.error) } : {}) });
+    },
   };
 }
 
