@@ -203,6 +203,14 @@ export function buildProgram(): Command {
       await logsReplayCommand(id, command.optsWithGlobals());
     });
   logs
+    .command("serve")
+    .description("serve a read-only page of the runs and their timelines on 127.0.0.1")
+    .option("--port <n>", "the port (default 8765; 0: any free port)")
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { logsServeCommand } = await import("./logs.js");
+      await logsServeCommand(command.optsWithGlobals());
+    });
+  logs
     .command("path")
     .description("print the run log's file")
     .action(async () => {

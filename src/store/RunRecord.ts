@@ -51,6 +51,8 @@ export interface StoredMessage {
 
 export interface ModelCallRecord extends StoredUsage {
   seq: number;
+  /** Order among all the run's model and tool calls (timestamps tie within a millisecond). */
+  step: number;
   agent: string;
   round: number;
   model: string | null;
@@ -67,6 +69,8 @@ export interface ModelCallRecord extends StoredUsage {
 
 export interface ToolCallStoredRecord {
   seq: number;
+  /** Order among all the run's model and tool calls. */
+  step: number;
   agent: string;
   call_id: string | null;
   name: string;

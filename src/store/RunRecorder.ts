@@ -19,6 +19,7 @@ export interface RunRecorderOptions {
 }
 
 interface PendingCall {
+  step: number;
   agent: string;
   round: number;
   model: string | null;
@@ -54,6 +55,7 @@ export class RunRecorder {
   readonly #flushOnExit = (): void => this.#flush();
   #modelSeq = 0;
   #toolSeq = 0;
+  #step = 0;
   readonly #started = Date.now();
 
   private constructor(store: RunStore, options: RunRecorderOptions) {
@@ -93,6 +95,7 @@ export class RunRecorder {
       const kept = commonStart(this.#lastSent.get(event.agent) ?? [], sent);
       this.#lastSent.set(event.agent, sent.slice());
       this.#pending.set(event.agent, {
+        step: this.#step++,
         agent: event.agent,
         round: event.round,
         model: event.model ?? null,
@@ -107,6 +110,7 @@ export class RunRecorder {
       const cost = this.#options.tally.add(event);
       const record: ModelCallRecord = {
         seq: this.#modelSeq++,
+        step: pending?.step ?? this.#step++,
         agent: event.agent,
         round: event.round,
         model: event.model ?? pending?.model ?? null,
@@ -128,6 +132,7 @@ export class RunRecorder {
       const { call } = event;
       const record = {
         seq: this.#toolSeq++,
+        step: this.#step++,
         agent: event.agent,
         call_id: call.id,
         name: call.name,

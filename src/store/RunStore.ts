@@ -88,15 +88,15 @@ export class RunStore {
    */
   addCalls(runId: string, calls: { model: Array<{ record: ModelCallRecord; messagesKept: number }>; tool: ToolCallStoredRecord[] }): void {
     const insertModel = this.#database.prepare(
-      `INSERT INTO model_calls (run_id, seq, agent, round, model, started_at, latency_ms, messages_kept, messages, tools, reply, tool_calls, finish_reason, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO model_calls (run_id, seq, step, agent, round, model, started_at, latency_ms, messages_kept, messages, tools, reply, tool_calls, finish_reason, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
-    const insertTool = this.#database.prepare(`INSERT INTO tool_calls (run_id, seq, agent, call_id, name, arguments, result, status, error, duration_ms, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
+    const insertTool = this.#database.prepare(`INSERT INTO tool_calls (run_id, seq, step, agent, call_id, name, arguments, result, status, error, duration_ms, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
     this.#database.transaction(() => {
       for (const { record: call, messagesKept } of calls.model) {
-        insertModel.run(runId, call.seq, call.agent, call.round, call.model, call.started_at, call.latency_ms, messagesKept, JSON.stringify(call.messages), JSON.stringify(call.tools), call.reply, JSON.stringify(call.tool_calls), call.finish_reason, call.prompt_tokens, call.cached_prompt_tokens, call.completion_tokens, call.reasoning_tokens, call.cost);
+        insertModel.run(runId, call.seq, call.step, call.agent, call.round, call.model, call.started_at, call.latency_ms, messagesKept, JSON.stringify(call.messages), JSON.stringify(call.tools), call.reply, JSON.stringify(call.tool_calls), call.finish_reason, call.prompt_tokens, call.cached_prompt_tokens, call.completion_tokens, call.reasoning_tokens, call.cost);
       }
-      for (const call of calls.tool) insertTool.run(runId, call.seq, call.agent, call.call_id, call.name, JSON.stringify(call.arguments), call.result, call.status, call.error, call.duration_ms, call.ended_at);
+      for (const call of calls.tool) insertTool.run(runId, call.seq, call.step, call.agent, call.call_id, call.name, JSON.stringify(call.arguments), call.result, call.status, call.error, call.duration_ms, call.ended_at);
     })();
   }
 
@@ -289,6 +289,7 @@ function decodeOutput(value: unknown): unknown {
 function toModelCall(row: Row): ModelCallRecord {
   return {
     seq: integer(row.seq) ?? 0,
+    step: integer(row.step) ?? 0,
     agent: String(row.agent),
     round: integer(row.round) ?? 0,
     model: text(row.model),
@@ -310,6 +311,7 @@ function toModelCall(row: Row): ModelCallRecord {
 function toToolCall(row: Row): ToolCallStoredRecord {
   return {
     seq: integer(row.seq) ?? 0,
+    step: integer(row.step) ?? 0,
     agent: String(row.agent),
     call_id: text(row.call_id),
     name: String(row.name),

@@ -28,7 +28,7 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
   const steps: Step[] = [
     ...run.model_calls.map((call): Step => ({ kind: "model", at: call.started_at, call })),
     ...run.tool_calls.map((call): Step => ({ kind: "tool", at: call.ended_at - (call.duration_ms ?? 0), call })),
-  ].sort((a, b) => a.at - b.at || (a.kind === b.kind ? 0 : a.kind === "model" ? -1 : 1));
+  ].sort((a, b) => a.call.step - b.call.step);
 
   const seen = new Map<string, number>();
   for (const step of steps) {

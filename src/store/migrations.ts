@@ -39,6 +39,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TABLE model_calls (
     run_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
+    step INTEGER NOT NULL,
     agent TEXT NOT NULL,
     round INTEGER NOT NULL,
     model TEXT,
@@ -60,6 +61,7 @@ export const MIGRATIONS: readonly string[] = [
   CREATE TABLE tool_calls (
     run_id TEXT NOT NULL,
     seq INTEGER NOT NULL,
+    step INTEGER NOT NULL,
     agent TEXT NOT NULL,
     call_id TEXT,
     name TEXT NOT NULL,
