@@ -80,7 +80,7 @@ describe.skipIf(!CHROMIUM && !process.env.CI)("lllm logs serve, in a real browse
       expect(await page.locator("#run-input").textContent()).toBe("Paris and Tokyo?");
       expect(await page.locator("#run-output").textContent()).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.");
       const steps = page.locator("#timeline .step");
-      expect(await steps.evaluateAll((nodes) => nodes.map((node) => (node as HTMLElement).dataset.kind))).toEqual(["model", "tool", "tool", "model"]);
+      expect(await steps.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-kind")))).toEqual(["model", "tool", "tool", "model"]);
 
       await page.locator('#timeline .step[data-kind="tool"]').first().click();
       await page.locator("#tool-arguments").waitFor();
