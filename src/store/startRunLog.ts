@@ -8,7 +8,7 @@ import { canonicalJson } from "../util/canonicalJson.js";
 import { PriceTable } from "./PriceTable.js";
 import { proxyKeyVariables } from "./proxyKeyVariables.js";
 import { Redactor } from "./Redactor.js";
-import { describe, runStatusOf, type RunRecorder } from "./RunRecorder.js";
+import { describe, RunRecorder, runStatusOf } from "./RunRecorder.js";
 import { RunTally } from "./RunTally.js";
 
 export interface StartRunLogOptions {
@@ -44,10 +44,9 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
   const enabled = options.log !== false && env.LLLM_LOG !== "0" && env.LLLM_LOG !== "false" && prepared.settings.log !== false;
   let recorder: RunRecorder | undefined;
   let redactor: Redactor | undefined;
-  const secrets = (): Redactor => (redactor ??= Redactor.fromEnvironment(env, [...proxyKeyVariables(prepared.registry)].map((name) => env[name] ?? "")));
+  const secrets = (): Redactor => (redactor ??= Redactor.fromEnvironment(env, [...keyVariables(prepared)].map((name) => env[name] ?? "")));
   const tacticName = prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, "");
   if (enabled) {
-    const { RunRecorder } = await import("./RunRecorder.js");
     recorder = await RunRecorder.start({
       file: storeFile(env, prepared.settings.home),
       tally,
@@ -89,6 +88,19 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
       await tracer?.finish({ status: runStatusOf(outcome.error), ...(outcome.error !== undefined ? { errorMessage: describe(outcome.error) } : {}) });
     },
   };
+}
+
+/**
+ * Variables that hold keys whatever their names: the agents' `invoker_config.api_key_env` and the proxies'
+ * `api_key_env`.
+ */
+function keyVariables(prepared: PreparedTactic): Set<string> {
+  const names = proxyKeyVariables(prepared.registry);
+  for (const agent of prepared.agents) {
+    const name = agent.config.invoker_config?.api_key_env;
+    if (typeof name === "string") names.add(name);
+  }
+  return names;
 }
 
 /** `$LLLM_HOME/logs.db` (the project settings' `home:` first). */

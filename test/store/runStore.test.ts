@@ -91,6 +91,18 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     }
   });
 
+  it("redacts the key of an agent's invoker_config.api_key_env, whatever the variable's name", async () => {
+    const home = tempDir();
+    server = await startMockOpenAIServer({ script: ["Hello."] });
+    const dir = tempDir();
+    const tactic = path.join(dir, "keyed.yaml");
+    writeFileSync(tactic, `name: keyed\nglobal:\n  model_name: gpt-test\n  invoker_config: {api_key_env: LLM_ACCESS, base_url: "${server.url}"}\nagent_configs:\n  - name: bot\n    system_prompt: Say hello.\n`);
+    const run = await cli(home, ["run", tactic, "--input", "access is plain-word-access-77", "--no-stream"], { env: { LLM_ACCESS: "plain-word-access-77" } });
+    expect(run).toMatchObject({ code: 0, stdout: "Hello.\n" });
+    expect(server.requests.find((request) => request.method === "POST")!.headers.authorization).toBe("Bearer plain-word-access-77");
+    expect((await showRun(home, "last")).input).toBe("access is [redacted]");
+  });
+
   it("--no-log, LLLM_LOG=0 and `log: false` in the project settings record nothing", async () => {
     const home = tempDir();
     const args = ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"];
