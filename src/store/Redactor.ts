@@ -1,5 +1,6 @@
 /** Names of environment variables whose values are credentials. */
-const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
+// Not SESSION: XDG_SESSION_DESKTOP=ubuntu would blank out every "ubuntu" in the log.
+const SECRET_NAME = /(KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE)/i;
 /** Shorter values are too likely to be ordinary words or numbers ("1", "true") to replace everywhere. */
 const MIN_LENGTH = 6;
 
