@@ -1,4 +1,4 @@
-import type { ToolCallRequest, Usage } from "../providers/Model.js";
+import type { ModelMessage, ToolCallRequest, Usage } from "../providers/Model.js";
 import type { FunctionCall } from "../tools/index.js";
 
 /**
@@ -7,9 +7,19 @@ import type { FunctionCall } from "../tools/index.js";
  */
 export type AgentEvent =
   /** The model is about to be called. `round` counts the tool-call rounds done so far in this respond(). */
-  | { type: "model_call"; agent: string; round: number; messages: number; tools: string[] }
+  | {
+      type: "model_call";
+      agent: string;
+      round: number;
+      messages: number;
+      tools: string[];
+      /** The model's configured name. */
+      model?: string;
+      /** The messages sent (the loop's own array: listeners copy what they keep). */
+      sent?: ModelMessage[];
+    }
   /** The model answered: text, tool calls, or both. */
-  | { type: "model_reply"; agent: string; round: number; text: string; toolCalls: ToolCallRequest[]; usage: Usage }
+  | { type: "model_reply"; agent: string; round: number; text: string; toolCalls: ToolCallRequest[]; usage: Usage; model?: string; latencyMs?: number; finishReason?: string }
   /** A tool call finished (its `resultStr` is set). `repeated`: not run again, the model was sent the earlier result. */
   | { type: "tool_call"; agent: string; call: FunctionCall; durationMs: number; repeated: boolean }
   /** The reply did not parse; the model is asked again with `message` (`attempt` counts from 1). */

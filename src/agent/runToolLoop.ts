@@ -63,7 +63,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
     throwIfAborted(signal, agent);
     const tools = limitReached ? [] : offeredTools;
     const messages = [...dialog.toModelMessages(), ...scratch.map(toModelMessage)];
-    onEvent?.({ type: "model_call", agent, round, messages: messages.length, tools: tools.map((tool) => tool.name) });
+    onEvent?.({ type: "model_call", agent, round, messages: messages.length, tools: tools.map((tool) => tool.name), model: options.model.name, sent: messages });
     const request: ModelRequest = { messages };
     if (tools.length > 0) request.tools = toolJson;
     if (!limitReached && options.hostedTools && options.hostedTools.length > 0) request.hostedTools = options.hostedTools;
@@ -71,12 +71,14 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
     if (options.modelArgs) request.modelArgs = options.modelArgs;
     if (signal) request.signal = signal;
     if (options.onText) request.onText = options.onText;
+    const calledAt = performance.now();
     const response = await options.model.generate(request);
+    const latencyMs = performance.now() - calledAt;
     usage.promptTokens += response.usage.promptTokens;
     usage.completionTokens += response.usage.completionTokens;
     usage.llmCalls += 1;
     const text = response.message.content ?? "";
-    onEvent?.({ type: "model_reply", agent, round, text, toolCalls: response.toolCalls, usage: response.usage });
+    onEvent?.({ type: "model_reply", agent, round, text, toolCalls: response.toolCalls, usage: response.usage, model: options.model.name, latencyMs, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}) });
 
     if (response.toolCalls.length > 0) {
       if (limitReached) {

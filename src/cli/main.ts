@@ -62,7 +62,7 @@ export function buildProgram(): Command {
   program
     .command("run")
     .description("run a tactic and print its answer")
-    .argument("<tactic>", "tactic file, or a package ref such as weather.tactics:weather")
+    .argument("[tactic]", "tactic file, or a package ref such as weather.tactics:weather (with --continue: default the run's)")
     .option("-i, --input <text>", "the input (default: standard input when it is not a terminal)")
     .option("-f, --input-file <file>", "read the input from a file (`-` for standard input)")
     .option("--var <key=value>", "a template argument for the prompts (repeatable)", collect)
@@ -76,7 +76,9 @@ export function buildProgram(): Command {
     .option("--dry-run", "print the first request that would be sent, and call nothing")
     .addOption(new Option("--approve <which>", "calls from programs to tools that need approval: run all, or none (default: ask on a terminal, else none)").choices(["all", "none"]))
     .option("--notebook-out <file>", "notebook pattern: write the cells and their outputs as a Jupyter notebook (.ipynb)")
-    .action(async (tactic: string, options: Record<string, unknown>, command: Command) => {
+    .option("--no-log", "do not record this run in the run store ($LLLM_HOME/logs.db; LLLM_LOG=0 does the same)")
+    .option("-c, --continue [id]", "continue the dialog of a logged run (default: the last) with a new input")
+    .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {
       const { runCommand } = await import("./run.js");
       await runCommand(tactic, command.optsWithGlobals());
     });
@@ -178,6 +180,61 @@ export function buildProgram(): Command {
     .action(async (dir: string, options: Record<string, unknown>, command: Command) => {
       const { mcpServeCommand } = await import("./mcp.js");
       await mcpServeCommand(dir, command.optsWithGlobals());
+    });
+
+  const logs = program
+    .command("logs")
+    .description("the run log: list runs newest first; show, replay, prune them")
+    .option("-n, --number <n>", "how many runs (default 20)")
+    .option("--tactic <name>", "only runs of this tactic (name or file)")
+    .addOption(new Option("--status <status>", "only runs that ended so").choices(["running", "ok", "error", "interrupted", "budget", "crashed"]))
+    .option("--since <age>", "only runs started in the last AGE (90s, 15m, 2h, 30d, 1w)")
+    .option("--search <text>", "only runs whose input or output holds these words")
+    .option("--json", "print the runs as JSON")
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { logsListCommand } = await import("./logs.js");
+      await logsListCommand(command.optsWithGlobals());
+    });
+  logs
+    .command("show")
+    .description("print a run as a transcript: prompts, model calls, tool calls, tokens, cost, timings")
+    .argument("<id>", "a run id (or its first characters), or `last`")
+    .option("--json", "the whole record as JSON")
+    .action(async (id: string, options: Record<string, unknown>, command: Command) => {
+      const { logsShowCommand } = await import("./logs.js");
+      await logsShowCommand(id, command.optsWithGlobals());
+    });
+  logs
+    .command("replay")
+    .description("write a run's model turns as a scripted model file, to replay it offline as a test")
+    .argument("<id>", "a run id (or its first characters), or `last`")
+    .option("-o, --output <file>", "write to this file (default: standard output)")
+    .action(async (id: string, options: Record<string, unknown>, command: Command) => {
+      const { logsReplayCommand } = await import("./logs.js");
+      await logsReplayCommand(id, command.optsWithGlobals());
+    });
+  logs
+    .command("serve")
+    .description("serve a read-only page of the runs and their timelines on 127.0.0.1")
+    .option("--port <n>", "the port (default 8765; 0: any free port)")
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { logsServeCommand } = await import("./logs.js");
+      await logsServeCommand(command.optsWithGlobals());
+    });
+  logs
+    .command("path")
+    .description("print the run log's file")
+    .action(async () => {
+      const { logsPathCommand } = await import("./logs.js");
+      await logsPathCommand();
+    });
+  logs
+    .command("prune")
+    .description("delete old runs from the log")
+    .option("--older-than <age>", "delete runs started longer ago than AGE (e.g. 30d)")
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { logsPruneCommand } = await import("./logs.js");
+      await logsPruneCommand(command.optsWithGlobals());
     });
 
   program

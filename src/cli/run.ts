@@ -18,6 +18,7 @@ import { warnBrokenFiles } from "./loadRegistry.js";
 import { StreamedLine } from "./StreamedLine.js";
 import { toolFailureText } from "./toolFailureText.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, setRunningDetails, warn, writeErr, writeOut } from "./output.js";
+import { startRunLog, type RunLog } from "../store/startRunLog.js";
 
 export interface RunCommandOptions {
   input?: string;
@@ -33,6 +34,10 @@ export interface RunCommandOptions {
   package?: string[];
   verbose?: boolean;
   timeout?: string;
+  /** `--no-log` sets it false. */
+  log?: boolean;
+  /** `--continue [id]`: `true` for the last run. */
+  continue?: string | boolean;
 }
 
 /** Thrown by the dry-run model after it captured the first request: nothing is sent anywhere. */
@@ -43,7 +48,10 @@ class DryRunStop extends Error {
 }
 
 /** `lllm run <tactic | pkg.tactics:name>`: run a tactic and print the answer (stdout) and progress (stderr). */
-export async function runCommand(target: string, options: RunCommandOptions): Promise<void> {
+export async function runCommand(tacticTarget: string | undefined, options: RunCommandOptions): Promise<void> {
+  const continued = options.continue !== undefined && options.continue !== false ? await (await import("./continueRun.js")).findContinuedRun(tacticTarget, options.continue) : undefined;
+  const target = continued?.target ?? tacticTarget;
+  if (target === undefined) throw new ConfigError("usage_missing_tactic", "missing the tactic to run", { hint: 'lllm run TACTIC --input "…" (or --continue to go on with the last run)' });
   const file = await resolveTacticTarget(target, options.package);
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   warnBrokenFiles(prepared.registry);
@@ -77,6 +85,11 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
   // Counted here too, so that a failed run's --json object can still say what was spent.
   const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 };
   setRunningDetails(() => ({ output: null, usage }));
+  // The run store listens to the events; a dry run calls nothing and is not a run.
+  if (continued && (prepared.tactic.config.tactic_type ?? "agent") !== "agent") {
+    throw new ConfigError("usage_continue_pattern", `--continue works with the agent pattern; this tactic's tactic_type is \`${prepared.tactic.config.tactic_type}\``, { location: { file: "--continue" } });
+  }
+  const runLog: RunLog | undefined = options.dryRun ? undefined : await startRunLog({ prepared, input, vars, ...(options.log !== undefined ? { log: options.log } : {}), ...(continued ? { continuesRun: continued.id } : {}), warn });
   const signal = stopSignal();
   try {
     const result = await runTactic(prepared, {
@@ -90,14 +103,20 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       onEvent: (event) => {
         if (event.type === "model_reply") countUsage(usage, event.usage);
         if (options.verbose || event.type === "warning") process.stderr.write(line.breakForLog());
+        runLog?.onEvent(event);
         reportEvent(event, Boolean(options.verbose));
       },
       ...(options.dryRun ? { createModel: (config) => dryRunModel(config.model_name ?? "", config.api_type) } : {}),
       approve: approvalPolicy(options.approve),
       ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
+      ...(continued ? { history: continued.history } : {}),
     });
+    await runLog?.finish({ output: result.output, details: programDetails(result) });
+    const tally = runLog?.tally;
+    if (tally && options.verbose) writeErr(paint("dim", `lllm: ${tally.summary(result.duration_ms)}${runLog.recorder ? ` · run ${runLog.recorder.id}` : ""}`));
     if (options.json) {
-      writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...result }, null, 2));
+      const report = tally ? { ...result, usage: { ...result.usage, cached_prompt_tokens: tally.usage.cached_prompt_tokens, reasoning_tokens: tally.usage.reasoning_tokens }, cost: tally.cost, ...(runLog.recorder ? { run_id: runLog.recorder.id } : {}) } : result;
+      writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...report }, null, 2));
     } else if (streamed) {
       process.stdout.write(line.end());
     } else {
@@ -111,8 +130,9 @@ export async function runCommand(target: string, options: RunCommandOptions): Pr
       writeOut(JSON.stringify(body, null, 2));
       return;
     }
-    if (signal.aborted) {
-      const interrupted = signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: error });
+    const interrupted = signal.aborted ? (signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: error })) : undefined;
+    await runLog?.finish({ error: interrupted ?? error, ...(error instanceof LllmError && "report" in error ? { details: { code_action: (error as { report: unknown }).report } } : {}) });
+    if (interrupted) {
       addFailureDetails(interrupted, { output: null, usage });
       throw interrupted;
     }
@@ -127,6 +147,11 @@ function countUsage(usage: { prompt_tokens: number; completion_tokens: number; t
   usage.completion_tokens += reply.completionTokens;
   usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
   usage.llm_calls += 1;
+}
+
+/** What programs did and stored, for the run log (the parts of the --json report beyond the answer). */
+function programDetails(result: { code_action?: unknown; tool_chains?: unknown[]; artifacts?: unknown[] }): Record<string, unknown> {
+  return { ...(result.code_action ? { code_action: result.code_action } : {}), ...(result.tool_chains ? { tool_chains: result.tool_chains } : {}), ...(result.artifacts ? { artifacts: result.artifacts } : {}) };
 }
 
 /** `--approve` decides; without it a person at a terminal is asked, and with nobody to ask nothing is approved. */

@@ -19,6 +19,10 @@ export interface ProjectSettings {
   packages?: string[];
   /** The lllm home folder (caches, run logs), absolute. */
   home?: string;
+  /** `false`: runs are not recorded in the run store (`$LLLM_HOME/logs.db`). */
+  log?: boolean;
+  /** Model prices in dollars per million tokens, over the shipped table (`input`, `output`, optional `cached_input`). */
+  prices?: Record<string, { input: number; output: number; cached_input?: number }>;
 }
 
 export interface LoadedProjectSettings {
@@ -113,6 +117,8 @@ function resolvePaths(settings: ProjectSettings, folder: string): ProjectSetting
     ...(settings.model !== undefined ? { model: settings.model } : {}),
     ...(settings.packages !== undefined ? { packages: settings.packages.map(resolve) } : {}),
     ...(settings.home !== undefined ? { home: resolve(settings.home) } : {}),
+    ...(settings.log !== undefined ? { log: settings.log } : {}),
+    ...(settings.prices !== undefined ? { prices: settings.prices } : {}),
   };
 }
 

@@ -7,6 +7,16 @@ const SETTINGS_SCHEMA: AnySchemaObject = {
     model: { type: "string", minLength: 1 },
     packages: { type: "array", items: { type: "string", minLength: 1 } },
     home: { type: "string", minLength: 1 },
+    log: { type: "boolean" },
+    prices: {
+      type: "object",
+      additionalProperties: {
+        type: "object",
+        additionalProperties: false,
+        required: ["input", "output"],
+        properties: { input: { type: "number", minimum: 0 }, output: { type: "number", minimum: 0 }, cached_input: { type: "number", minimum: 0 } },
+      },
+    },
   },
 };
 

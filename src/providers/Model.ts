@@ -15,6 +15,10 @@ export interface ToolCallRequest {
 export interface Usage {
   promptTokens: number;
   completionTokens: number;
+  /** Prompt tokens served from the provider's cache (part of `promptTokens`), when it reports them. */
+  cachedPromptTokens?: number;
+  /** Completion tokens spent on reasoning (part of `completionTokens`), when the provider reports them. */
+  reasoningTokens?: number;
 }
 
 /** The chat message format sent to models (OpenAI chat-completions shape, which every compatible server takes). */

@@ -102,7 +102,12 @@ function fromResponse(response: Response, context: RetryContext): ModelResponse 
   return {
     message: { role: "assistant", content: text === "" && toolCalls.length > 0 ? null : text },
     toolCalls,
-    usage: { promptTokens: response.usage?.input_tokens ?? 0, completionTokens: response.usage?.output_tokens ?? 0 },
+    usage: {
+      promptTokens: response.usage?.input_tokens ?? 0,
+      completionTokens: response.usage?.output_tokens ?? 0,
+      ...(response.usage?.input_tokens_details?.cached_tokens ? { cachedPromptTokens: response.usage.input_tokens_details.cached_tokens } : {}),
+      ...(response.usage?.output_tokens_details?.reasoning_tokens ? { reasoningTokens: response.usage.output_tokens_details.reasoning_tokens } : {}),
+    },
     finishReason,
   };
 }

@@ -112,7 +112,11 @@ function assertSomething(text: string | null, toolCalls: ToolCallRequest[], fini
 function readUsage(value: unknown): Usage {
   const usage = value !== null && typeof value === "object" ? (value as Record<string, unknown>) : {};
   const count = (field: unknown): number => (typeof field === "number" && Number.isFinite(field) && field >= 0 ? field : 0);
-  return { promptTokens: count(usage["prompt_tokens"]), completionTokens: count(usage["completion_tokens"]) };
+  const details = (field: unknown, key: string): number => (field !== null && typeof field === "object" ? count((field as Record<string, unknown>)[key]) : 0);
+  // Cached and reasoning tokens are parts of the two counts, reported only by some providers (for cost).
+  const cached = details(usage["prompt_tokens_details"], "cached_tokens");
+  const reasoning = details(usage["completion_tokens_details"], "reasoning_tokens");
+  return { promptTokens: count(usage["prompt_tokens"]), completionTokens: count(usage["completion_tokens"]), ...(cached ? { cachedPromptTokens: cached } : {}), ...(reasoning ? { reasoningTokens: reasoning } : {}) };
 }
 
 function toolName(value: unknown, where: string): string {

@@ -1,4 +1,4 @@
-import type { AgentEvent } from "../agent/index.js";
+import type { AgentEvent, Message } from "../agent/index.js";
 import type { ApprovalPolicy, ArtifactRecord, CodeActionReport, ProgramRecord } from "../codeaction/index.js";
 import type { AgentConfig } from "../config/index.js";
 import type { Model } from "../providers/Model.js";
@@ -64,4 +64,9 @@ export interface RunOptions {
   approve?: ApprovalPolicy;
   /** The notebook pattern writes its cells and outputs to this file as a Jupyter notebook (nbformat 4). */
   notebookOut?: string;
+  /**
+   * The agent pattern: an earlier dialog to continue (`lllm run --continue`), added after the system prompt and
+   * before this run's turn.
+   */
+  history?: Message[];
 }

@@ -124,7 +124,8 @@ async function runAgentPattern(prepared: PreparedTactic, agents: Map<string, Age
   const agent = patternAgent(prepared, agents);
   const contract = config.output ? outputContract(config.output as Record<string, unknown>, config.name ?? "output") : undefined;
   const turn = new Prompt({ path: `${config.name ?? "tactic"}/input`, prompt: config.prompt, ...(contract ? { parser: contract.parser } : {}) });
-  agent.open("main", { promptArgs: vars });
+  const dialog = agent.open("main", { promptArgs: vars });
+  for (const message of options.history ?? []) dialog.add(message);
   agent.receivePrompt(turn, vars);
   const message = await agent.respond({
     ...(options.signal ? { signal: options.signal } : {}),

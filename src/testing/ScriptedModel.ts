@@ -25,6 +25,8 @@ export class ScriptedModel implements Model {
   readonly requests: ModelRequest[] = [];
   private readonly turns: ScriptedTurn[];
   private readonly totalTurns: number;
+  /** Recorded tool results still to be checked, by tool-call id (see `ScriptedToolCall.result`). */
+  private readonly expectedResults = new Map<string, { turn: number; name: string; arguments: string; result: string }>();
 
   constructor(turns: readonly ScriptedTurn[], options: ScriptedModelOptions = {}) {
     const problems = checkTurns(turns);
@@ -43,6 +45,7 @@ export class ScriptedModel implements Model {
     this.requests.push({ ...request, messages: [...request.messages] });
     const callNumber = this.requests.length;
     if (request.signal?.aborted) throw request.signal.reason;
+    this.checkToolResults(request, callNumber);
     const turn = this.turns.shift();
     if (turn === undefined) {
       throw new ProviderError("provider_script_exhausted", `ScriptedModel: no scripted turn left for call #${callNumber}; the script has ${this.totalTurns} turns`, {
@@ -50,6 +53,12 @@ export class ScriptedModel implements Model {
       });
     }
     const resolved = resolveTurn(turn, callNumber, JSON.stringify(request.messages));
+    if (typeof turn !== "string") {
+      (turn.tool_calls ?? []).forEach((call, index) => {
+        const sent = resolved.toolCalls[index];
+        if (call.result !== undefined && sent) this.expectedResults.set(sent.id, { turn: callNumber, name: sent.name, arguments: sent.arguments, result: call.result });
+      });
+    }
     if (request.onText && resolved.text) for (const chunk of splitIntoChunks(resolved.text)) request.onText(chunk);
     return {
       message: { role: "assistant", content: resolved.text },
@@ -57,6 +66,23 @@ export class ScriptedModel implements Model {
       usage: resolved.usage,
       finishReason: resolved.finishReason,
     };
+  }
+
+  /**
+   * Compare the tool results this request carries with the recorded ones: the first that differs means the tools
+   * no longer answer as they did when the script was recorded, and the turns after it no longer fit.
+   */
+  private checkToolResults(request: ModelRequest, callNumber: number): void {
+    for (const message of request.messages) {
+      if (message.role !== "tool") continue;
+      const expected = this.expectedResults.get(message.toolCallId);
+      if (!expected) continue;
+      this.expectedResults.delete(message.toolCallId);
+      if (message.content === expected.result) continue;
+      throw new ProviderError("provider_replay_diverged", `the replay diverged at turn ${expected.turn}: its tool call ${expected.name}(${expected.arguments}) now returns ${quote(message.content)}, but the recorded run got ${quote(expected.result)}; turn ${callNumber} onwards no longer fits`, {
+        hint: "A tool now answers differently from when the script was recorded: if that is intended, record a new run and write its script again with `lllm logs replay`.",
+      });
+    }
   }
 
   /** Throw when scripted turns were left unused: the run stopped earlier than the test expected. */
@@ -112,6 +138,12 @@ export class ScriptedModel implements Model {
     }
     return new ScriptedModel(turns as ScriptedTurn[], { name: options.name ?? `scripted:${path}` });
   }
+}
+
+/** A result text for an error message: quoted, on one line, cut when long. */
+function quote(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return JSON.stringify(flat.length > 160 ? `${flat.slice(0, 159)}…` : flat);
 }
 
 /** Point a problem at the closest node of the file that exists along its path. */

@@ -20,6 +20,12 @@ export interface ScriptedToolCall {
   name: string;
   arguments?: Record<string, unknown> | string;
   id?: string;
+  /**
+   * The result text the tool gave when this turn was recorded (`lllm logs replay`). When set, `ScriptedModel`
+   * checks that the next request carries the same result for this call, so a replay whose tools now answer
+   * differently fails at the turn that diverged instead of going on with a dialog the script no longer fits.
+   */
+  result?: string;
 }
 
 /** A turn with the defaults filled in, ready to be sent. */
@@ -69,7 +75,7 @@ export function splitIntoChunks(text: string, pieces = 3): string[] {
 }
 
 const TURN_KEYS = ["text", "tool_calls", "usage"];
-const TOOL_CALL_KEYS = ["name", "arguments", "id"];
+const TOOL_CALL_KEYS = ["name", "arguments", "id", "result"];
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -123,6 +129,7 @@ function checkToolCall(call: unknown, path: Array<string | number>): ScriptProbl
     problems.push({ path: [...path, "arguments"], message: `arguments must be an object or a JSON string, got ${describeValue(args)}` });
   }
   if (call["id"] !== undefined && typeof call["id"] !== "string") problems.push({ path: [...path, "id"], message: "id must be a string" });
+  if (call["result"] !== undefined && typeof call["result"] !== "string") problems.push({ path: [...path, "result"], message: "result must be a string (the text the tool returned when the turn was recorded)" });
   return problems;
 }
 

@@ -508,7 +508,9 @@ describe("sessions", () => {
     agent.receive("Paris?");
     await agent.respond();
     expect(events.map((event) => event.type)).toEqual(["model_call", "model_reply", "tool_call", "model_call", "model_reply"]);
-    expect(events[0]).toEqual({ type: "model_call", agent: "weather_bot", round: 0, messages: 2, tools: ["get_weather"] });
+    expect(events[0]).toMatchObject({ type: "model_call", agent: "weather_bot", round: 0, messages: 2, tools: ["get_weather"], model: model.name });
+    // The run store keeps what was sent: the messages themselves travel with the event.
+    expect((events[0] as Extract<AgentEvent, { type: "model_call" }>).sent?.map((message) => message.role)).toEqual(["system", "user"]);
     expect(events[4]).toMatchObject({ type: "model_reply", round: 1, text: "Sunny.", toolCalls: [] });
   });
 });

@@ -62,7 +62,7 @@ describe("loadProjectSettings", () => {
   it("reports an unknown key in package.json#lllm at its line", async () => {
     const file = write("project/package.json", '{\n  "name": "app",\n  "lllm": {\n    "hom": "x"\n  }\n}\n');
     const error = await configError(loadProjectSettings(nested));
-    expect(error.message).toBe(`${file}:4:5: unknown key \`hom\` in package.json#lllm\n  did you mean \`home\`?`);
+    expect(error.message).toBe(`${file}:4:5: unknown key \`hom\` in package.json#lllm\n  did you mean one of \`home\`, \`log\`?`);
   });
 
   it("returns no settings when there is no file, and is not confused by this repository's package.json", async () => {

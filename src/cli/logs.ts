@@ -1,0 +1,185 @@
+import { existsSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { ConfigError } from "../errors.js";
+import { loadProjectSettings } from "../config/index.js";
+import { formatDuration, formatTime, formatTranscript } from "../store/formatTranscript.js";
+import { parseAge } from "../store/parseAge.js";
+import type { RunStatus, RunSummary } from "../store/RunRecord.js";
+import { AmbiguousRunIdError, RunStore } from "../store/RunStore.js";
+import { formatCost } from "../store/RunTally.js";
+import { storeFile } from "../store/startRunLog.js";
+import { toReplayScript } from "../store/toReplayScript.js";
+import { paint, warn, writeErr, writeOut } from "./output.js";
+
+export interface LogsListOptions {
+  number?: string;
+  tactic?: string;
+  status?: RunStatus;
+  since?: string;
+  search?: string;
+  json?: boolean;
+}
+
+/** The store's file: the project settings' `home:`, else `$LLLM_HOME`, else `~/.lllm`. */
+async function logsFile(): Promise<string> {
+  const { settings } = await loadProjectSettings(process.cwd());
+  return storeFile(process.env, settings.home);
+}
+
+/** Open the store when it exists; `undefined` when nothing was logged yet. */
+async function openStore(): Promise<RunStore | undefined> {
+  const file = await logsFile();
+  if (!existsSync(file)) return undefined;
+  try {
+    return await RunStore.open(file);
+  } catch (error) {
+    throw new ConfigError("store_unreadable", `the run log ${file} cannot be read: ${(error as Error).message}`, {
+      location: { file },
+      hint: "Move the file away to start a new log (runs are still recorded into a new one).",
+    });
+  }
+}
+
+/** `lllm logs`: the runs, newest first. */
+export async function logsListCommand(options: LogsListOptions): Promise<void> {
+  const limit = options.number === undefined ? 20 : Number(options.number);
+  if (!Number.isInteger(limit) || limit <= 0) throw new ConfigError("usage_logs_number", `-n must be a whole number > 0 (got \`${options.number}\`)`, { location: { file: "-n" } });
+  let since: number | undefined;
+  if (options.since !== undefined) {
+    const age = parseAge(options.since);
+    if (age === undefined) throw new ConfigError("usage_logs_since", `--since \`${options.since}\` is not an age`, { location: { file: "--since" }, hint: "Give a number and a unit: 90s, 15m, 2h, 30d, 1w." });
+    since = Date.now() - age;
+  }
+  const store = await openStore();
+  const runs = store
+    ? withStore(store, (open) =>
+        open.listRuns({ limit, ...(options.tactic !== undefined ? { tactic: options.tactic } : {}), ...(options.status !== undefined ? { status: options.status } : {}), ...(since !== undefined ? { since } : {}), ...(options.search !== undefined ? { search: options.search } : {}) }),
+      )
+    : [];
+  if (options.json) {
+    writeOut(JSON.stringify(runs, null, 2));
+    return;
+  }
+  if (runs.length === 0) {
+    writeErr(store ? "lllm: no runs match" : `lllm: no runs logged yet (${await logsFile()})`);
+    return;
+  }
+  writeOut(formatTable(runs));
+}
+
+/** `lllm logs show ID|last`. */
+export async function logsShowCommand(id: string, options: { json?: boolean }): Promise<void> {
+  const run = await findRun(id);
+  if (options.json) {
+    writeOut(JSON.stringify(run, null, 2));
+    return;
+  }
+  writeOut(formatTranscript(run, { heading: (text) => paint("bold", text, process.stdout), dim: (text) => paint("dim", text, process.stdout) }));
+}
+
+/** `lllm logs path`. */
+export async function logsPathCommand(): Promise<void> {
+  writeOut(await logsFile());
+}
+
+/** `lllm logs prune --older-than 30d`. */
+export async function logsPruneCommand(options: { olderThan?: string }): Promise<void> {
+  if (options.olderThan === undefined) throw new ConfigError("usage_logs_prune", "say which runs to delete: --older-than AGE", { location: { file: "--older-than" }, hint: "e.g. lllm logs prune --older-than 30d" });
+  const age = parseAge(options.olderThan);
+  if (age === undefined) throw new ConfigError("usage_logs_prune", `--older-than \`${options.olderThan}\` is not an age`, { location: { file: "--older-than" }, hint: "Give a number and a unit: 90s, 15m, 2h, 30d, 1w." });
+  const store = await openStore();
+  const removed = store ? withStore(store, (open) => open.prune(Date.now() - age)) : 0;
+  writeErr(`lllm: deleted ${removed} run${removed === 1 ? "" : "s"} older than ${options.olderThan}`);
+}
+
+/** `lllm logs serve [--port N]`: the viewer on 127.0.0.1, until Ctrl-C. */
+export async function logsServeCommand(options: { port?: string }): Promise<void> {
+  const port = options.port === undefined ? 8765 : Number(options.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError("usage_logs_port", `--port must be a port number 0-65535 (got \`${options.port}\`)`, { location: { file: "--port" } });
+  const file = await logsFile();
+  const store = await RunStore.open(file);
+  const { serveViewer } = await import("../store/serveViewer.js");
+  let served: Awaited<ReturnType<typeof serveViewer>>;
+  try {
+    served = await serveViewer({ store, port });
+  } catch (error) {
+    store.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new ConfigError("usage_logs_port", code === "EADDRINUSE" ? `port ${port} is in use` : `cannot serve on 127.0.0.1:${port}: ${(error as Error).message}`, { location: { file: "--port" }, hint: "Pick another with --port N (0: any free port)." });
+  }
+  writeErr(`lllm: the run viewer is at ${served.url} (read-only; Ctrl-C to stop)`);
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      served.server.close(() => resolve());
+      served.server.closeAllConnections();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+  store.close();
+}
+
+/** `lllm logs replay ID [-o FILE]`: the run's model turns as a `scripted:` model file. */
+export async function logsReplayCommand(id: string, options: { output?: string }): Promise<void> {
+  const run = await findRun(id);
+  if (run.model_calls.length === 0) throw new ConfigError("store_no_model_calls", `run ${run.id} made no model call: there is nothing to replay`);
+  const script = toReplayScript(run);
+  const agents = new Set(run.model_calls.map((call) => call.agent));
+  if (agents.size > 1) {
+    // `--model scripted:FILE` gives each agent its own copy of the script, from the first turn.
+    warn(`run ${run.id} used ${agents.size} agents (${[...agents].join(", ")}): the file holds their turns in call order, and a scripted model replays it whole for each agent, so only a one-agent run replays exactly`);
+  }
+  if (options.output === undefined) {
+    writeOut(script);
+    return;
+  }
+  writeFileSync(options.output, script);
+  const tactic = run.tactic_path ? path.relative(process.cwd(), run.tactic_path) || run.tactic_path : "TACTIC";
+  writeErr(`lllm: wrote ${run.model_calls.length} turns to ${options.output}; replay with: lllm run ${tactic} --model scripted:${options.output} --input …`);
+}
+
+async function findRun(id: string): Promise<NonNullable<ReturnType<RunStore["getRun"]>>> {
+  const store = await openStore();
+  if (!store) throw new ConfigError("store_run_not_found", `no run \`${id}\`: no runs logged yet (${await logsFile()})`);
+  const run = withStore(store, (open) => {
+    try {
+      return open.getRun(id);
+    } catch (error) {
+      if (error instanceof AmbiguousRunIdError) throw new ConfigError("store_run_ambiguous", error.message, { hint: "Give more characters of the id (see `lllm logs`)." });
+      throw error;
+    }
+  });
+  if (!run) throw new ConfigError("store_run_not_found", `no run \`${id}\` in the log`, { hint: "See the ids with `lllm logs`, or use `last`." });
+  return run;
+}
+
+function withStore<T>(store: RunStore, action: (store: RunStore) => T): T {
+  try {
+    return action(store);
+  } finally {
+    store.close();
+  }
+}
+
+/** Long model names (a `scripted:` path) would push the other columns off the screen. */
+function cut(text: string, width: number): string {
+  return text.length > width ? `…${text.slice(text.length - width + 1)}` : text;
+}
+
+function formatTable(runs: RunSummary[]): string {
+  const header = ["ID", "WHEN", "TACTIC", "STATUS", "MODEL", "TOKENS", "COST", "DURATION"];
+  const rows = runs.map((run) => [
+    run.id,
+    formatTime(run.started_at),
+    run.tactic_name ?? "-",
+    run.status,
+    cut(run.models.join(",") || "-", 32),
+    String(run.prompt_tokens + run.completion_tokens),
+    formatCost(run.cost),
+    formatDuration(run.duration_ms),
+  ]);
+  const widths = header.map((title, index) => Math.max(title.length, ...rows.map((row) => row[index]!.length)));
+  return [header, ...rows].map((row) => row.map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index]!))).join("  ")).join("\n");
+}

@@ -1,0 +1,71 @@
+import { readFileSync } from "node:fs";
+
+/** Prices of one model, in US dollars per million tokens. `cached_input` defaults to `input`. */
+export interface ModelPrice {
+  input: number;
+  cached_input?: number;
+  output: number;
+}
+
+/** Token counts of one model call, as the provider reported them. Cached tokens are part of the prompt tokens. */
+export interface TokenCounts {
+  promptTokens: number;
+  completionTokens: number;
+  cachedPromptTokens?: number;
+}
+
+/**
+ * The price table shipped in `prices.json` (dated), with the project's `prices:` over it. A model it does not know
+ * costs `null`: an unknown cost is never reported as 0.
+ */
+export class PriceTable {
+  readonly asOf: string;
+  readonly #prices: Map<string, ModelPrice>;
+  /** Lookups by configured name (a run asks for the same few models on every call). */
+  readonly #found = new Map<string, ModelPrice | undefined>();
+
+  constructor(prices: Record<string, ModelPrice>, asOf: string) {
+    this.#prices = new Map(Object.entries(prices));
+    this.asOf = asOf;
+  }
+
+  /** The shipped table, with `overrides` (the project settings' `prices:`) replacing or adding models. */
+  static load(overrides: Record<string, ModelPrice> = {}): PriceTable {
+    const data = JSON.parse(readFileSync(new URL("./prices.json", import.meta.url), "utf8")) as { as_of: string; models: Record<string, ModelPrice> };
+    return new PriceTable({ ...data.models, ...overrides }, data.as_of);
+  }
+
+  /**
+   * The price of a model name as configured: `openai/gpt-4o` and `gpt-4o-2024-08-06` find `gpt-4o`; a name with
+   * another suffix (`gpt-4o-audio-preview`) is a different model and finds nothing.
+   */
+  priceOf(model: string): ModelPrice | undefined {
+    if (this.#found.has(model)) return this.#found.get(model);
+    const price = this.#lookUp(model);
+    this.#found.set(model, price);
+    return price;
+  }
+
+  #lookUp(model: string): ModelPrice | undefined {
+    const candidates = [model, model.slice(model.indexOf("/") + 1)];
+    for (const name of candidates) {
+      const exact = this.#prices.get(name);
+      if (exact) return exact;
+    }
+    const bare = candidates[1]!;
+    let best: string | undefined;
+    for (const key of this.#prices.keys()) {
+      if (bare.startsWith(key) && /^-(\d|latest)/.test(bare.slice(key.length)) && (best === undefined || key.length > best.length)) best = key;
+    }
+    return best === undefined ? undefined : this.#prices.get(best);
+  }
+
+  /** The cost in dollars of one call, or `null` when the model's price is unknown. */
+  costOf(model: string, tokens: TokenCounts): number | null {
+    const price = this.priceOf(model);
+    if (!price) return null;
+    const cached = Math.min(tokens.cachedPromptTokens ?? 0, tokens.promptTokens);
+    const fresh = tokens.promptTokens - cached;
+    return (fresh * price.input + cached * (price.cached_input ?? price.input) + tokens.completionTokens * price.output) / 1_000_000;
+  }
+}

@@ -1,0 +1,92 @@
+/** How a run ended. `running` is stored while it runs; a `running` run whose process is gone reads as `crashed`. */
+export type RunStatus = "running" | "ok" | "error" | "interrupted" | "budget" | "crashed";
+
+export const RUN_STATUSES: readonly RunStatus[] = ["running", "ok", "error", "interrupted", "budget", "crashed"];
+
+/** Token counts, as the providers reported them (cached prompt and reasoning tokens are parts of the totals). */
+export interface StoredUsage {
+  prompt_tokens: number;
+  cached_prompt_tokens: number;
+  completion_tokens: number;
+  reasoning_tokens: number;
+}
+
+/** One run, as `lllm logs` lists it. Times are milliseconds since the epoch. */
+export interface RunSummary extends StoredUsage {
+  id: string;
+  started_at: number;
+  ended_at: number | null;
+  status: RunStatus;
+  exit_code: number | null;
+  error_code: string | null;
+  error_message: string | null;
+  tactic_path: string | null;
+  tactic_name: string | null;
+  config_digest: string | null;
+  input: string | null;
+  vars: Record<string, string>;
+  /** The answer: text, or the JSON value of a tactic with an `output` schema. */
+  output: unknown;
+  models: string[];
+  llm_calls: number;
+  /** Dollars; `null` when a model's price is unknown. */
+  cost: number | null;
+  duration_ms: number | null;
+  lllm_version: string | null;
+  parent_run: string | null;
+  continues_run: string | null;
+  batch_id: string | null;
+  pid: number | null;
+  cwd: string | null;
+}
+
+/** A message as sent to the model (the chat format of `ModelMessage`, stored as JSON). */
+export interface StoredMessage {
+  role: string;
+  content: string | null;
+  toolCalls?: Array<{ id: string; name: string; arguments: string }>;
+  toolCallId?: string;
+  name?: string;
+}
+
+export interface ModelCallRecord extends StoredUsage {
+  seq: number;
+  /** Order among all the run's model and tool calls (timestamps tie within a millisecond). */
+  step: number;
+  agent: string;
+  round: number;
+  model: string | null;
+  started_at: number;
+  latency_ms: number | null;
+  /** Every message sent to the model in this call (the store keeps only those new since the agent's previous call). */
+  messages: StoredMessage[];
+  tools: string[];
+  reply: string | null;
+  tool_calls: Array<{ id: string; name: string; arguments: string }>;
+  finish_reason: string | null;
+  cost: number | null;
+}
+
+export interface ToolCallStoredRecord {
+  seq: number;
+  /** Order among all the run's model and tool calls. */
+  step: number;
+  agent: string;
+  call_id: string | null;
+  name: string;
+  arguments: Record<string, unknown>;
+  /** The text the model read back. */
+  result: string | null;
+  status: "ok" | "error" | "repeated";
+  error: string | null;
+  duration_ms: number | null;
+  ended_at: number;
+}
+
+/** A whole run: the summary, every model call and every tool call, in order. */
+export interface RunRecord extends RunSummary {
+  /** What programs did (code-action report, tool chains) and the artifacts they stored, as `run --json` has them. */
+  details: { code_action?: unknown; tool_chains?: unknown[]; artifacts?: unknown[] } | null;
+  model_calls: ModelCallRecord[];
+  tool_calls: ToolCallStoredRecord[];
+}

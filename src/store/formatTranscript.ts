@@ -1,0 +1,105 @@
+import type { ModelCallRecord, RunRecord, ToolCallStoredRecord } from "./RunRecord.js";
+import { formatCost } from "./RunTally.js";
+
+export interface TranscriptStyle {
+  /** Headings (bold/cyan on a terminal); identity by default. */
+  heading?: (text: string) => string;
+  dim?: (text: string) => string;
+}
+
+type Step = { kind: "model"; at: number; call: ModelCallRecord } | { kind: "tool"; at: number; call: ToolCallStoredRecord };
+
+/**
+ * A run as a person reads it: the header (tactic, status, tokens, cost), the system prompt and input, then each
+ * model call (the messages new since the previous call, the reply, tokens, cost, latency) and each tool call (its
+ * arguments, result and duration) in the order they happened, and the outcome.
+ */
+export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): string {
+  const heading = style.heading ?? ((text: string) => text);
+  const dim = style.dim ?? ((text: string) => text);
+  const lines: string[] = [];
+  lines.push(heading(`run ${run.id} · ${run.tactic_name ?? "?"} · ${run.status}${run.exit_code !== null ? ` (exit ${run.exit_code})` : ""}`));
+  lines.push(dim(`started ${formatTime(run.started_at)} · ${formatDuration(run.duration_ms)} · lllm ${run.lllm_version ?? "?"} · config ${run.config_digest ?? "?"}`));
+  lines.push(dim(`tactic ${run.tactic_path ?? "?"}`));
+  lines.push(dim(`models ${run.models.join(", ") || "-"} · ${run.llm_calls} calls · ${tokens(run)} · cost ${formatCost(run.cost)}`));
+  if (run.continues_run) lines.push(dim(`continues run ${run.continues_run}`));
+  if (Object.keys(run.vars).length > 0) lines.push(dim(`vars ${Object.entries(run.vars).map(([key, value]) => `${key}=${value}`).join(" ")}`));
+
+  const steps: Step[] = [
+    ...run.model_calls.map((call): Step => ({ kind: "model", at: call.started_at, call })),
+    ...run.tool_calls.map((call): Step => ({ kind: "tool", at: call.ended_at - (call.duration_ms ?? 0), call })),
+  ].sort((a, b) => a.call.step - b.call.step);
+
+  const seen = new Map<string, number>();
+  for (const step of steps) {
+    lines.push("");
+    if (step.kind === "model") {
+      const { call } = step;
+      lines.push(heading(`── model call ${call.seq + 1} · ${call.agent} · round ${call.round + 1} · ${call.model ?? "?"}`) + dim(` · ${formatDuration(call.latency_ms)} · ${tokens(call)} · ${formatCost(call.cost)}`));
+      // Only what is new since this agent's previous call: the earlier messages were shown there.
+      const from = seen.get(call.agent) ?? 0;
+      for (const message of call.messages.slice(from)) {
+        if (message.role === "assistant" || message.role === "tool") continue;
+        lines.push(`  [${message.role}] ${indent(message.content ?? "")}`);
+      }
+      seen.set(call.agent, call.messages.length);
+      if (call.reply) lines.push(`  [reply] ${indent(call.reply)}`);
+      for (const request of call.tool_calls) lines.push(`  [asks] ${request.name}(${request.arguments})`);
+    } else {
+      const { call } = step;
+      lines.push(heading(`── tool ${call.name}`) + dim(` · ${call.agent} · ${call.status} · ${formatDuration(call.duration_ms)}`));
+      lines.push(`  arguments ${JSON.stringify(call.arguments)}`);
+      lines.push(`  ${call.error !== null ? `error ${indent(call.error)}` : `result ${indent(call.result ?? "")}`}`);
+    }
+  }
+  const programs = [...(asProgramList((run.details?.code_action as { programs?: unknown } | undefined)?.programs) ?? []), ...(asProgramList(run.details?.tool_chains) ?? [])];
+  for (const program of programs) {
+    lines.push("", heading(`── program${program.attempt !== undefined ? ` (attempt ${program.attempt})` : ""}`) + dim(` · ${program.status ?? "?"} · ${program.tool_calls ?? 0} bridged calls · ${formatDuration(program.duration_ms ?? null)}`));
+    lines.push(`  ${indent(program.code ?? "")}`);
+    if (program.error) lines.push(`  error ${indent(program.error)}`);
+  }
+  for (const artifact of (run.details?.artifacts ?? []) as Array<{ ref?: string; size?: number; mime?: string; path?: string }>) {
+    lines.push(dim(`artifact ${artifact.ref ?? "?"} · ${artifact.mime ?? "?"} · ${artifact.size ?? "?"} bytes · ${artifact.path ?? ""}`));
+  }
+  lines.push("");
+  if (run.error_message !== null) lines.push(heading(`error (${run.error_code ?? "?"})`), run.error_message);
+  else if (run.status === "ok") lines.push(heading("output"), typeof run.output === "string" ? run.output : JSON.stringify(run.output, null, 2));
+  else lines.push(heading(run.status === "running" ? "still running" : run.status === "crashed" ? "crashed: the process ended without recording an outcome" : run.status));
+  return lines.join("\n");
+}
+
+interface ProgramLike {
+  attempt?: number;
+  status?: string;
+  tool_calls?: number;
+  duration_ms?: number;
+  code?: string;
+  error?: string | null;
+}
+
+function asProgramList(value: unknown): ProgramLike[] | undefined {
+  return Array.isArray(value) ? (value as ProgramLike[]) : undefined;
+}
+
+function indent(text: string): string {
+  return text.replace(/\n/g, "\n    ");
+}
+
+function tokens(usage: { prompt_tokens: number; completion_tokens: number; cached_prompt_tokens: number; reasoning_tokens: number }): string {
+  const extra = [usage.cached_prompt_tokens > 0 ? `${usage.cached_prompt_tokens} cached` : "", usage.reasoning_tokens > 0 ? `${usage.reasoning_tokens} reasoning` : ""].filter(Boolean);
+  return `${usage.prompt_tokens}+${usage.completion_tokens} tokens${extra.length > 0 ? ` (${extra.join(", ")})` : ""}`;
+}
+
+export function formatDuration(ms: number | null): string {
+  if (ms === null) return "-";
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return `${Math.floor(ms / 60_000)}m${String(Math.round((ms % 60_000) / 1000)).padStart(2, "0")}s`;
+}
+
+/** Local time, `2026-11-30 21:45:10`. */
+export function formatTime(ms: number): string {
+  const date = new Date(ms);
+  const pad = (value: number): string => String(value).padStart(2, "0");
+  return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}

@@ -1,0 +1,34 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import type { Registry } from "../registry/index.js";
+
+// `api_key_env: NAME` in a proxy file (YAML), `apiKeyEnv: "NAME"` in a proxy class.
+const KEY_VARIABLE = /(?:^|\s)api_key_env:\s*["']?([A-Za-z_][A-Za-z0-9_]*)|apiKeyEnv\s*[:=]\s*["'`]([A-Za-z_][A-Za-z0-9_]*)/gm;
+
+/**
+ * The environment variables that hold proxies' API keys (built-in proxies and the loaded packages' proxies). Their
+ * names need not look like secrets (`WA_API_DEV`), so the run store asks the proxy files. Read as text, without
+ * loading the proxies: a run that uses none must not pay for them.
+ */
+export function proxyKeyVariables(registry: Registry): Set<string> {
+  const files: string[] = [];
+  try {
+    const builtin = fileURLToPath(new URL("../proxies/builtin/", import.meta.url));
+    for (const name of readdirSync(builtin)) if (/\.(ya?ml|ts|js)$/.test(name)) files.push(path.join(builtin, name));
+  } catch {
+    // No built-in folder (a trimmed install): nothing to add.
+  }
+  for (const pkg of registry.list()) for (const entry of pkg.proxies.values()) files.push(entry.file);
+  const names = new Set<string>();
+  for (const file of files) {
+    let text: string;
+    try {
+      text = readFileSync(file, "utf8");
+    } catch {
+      continue;
+    }
+    for (const match of text.matchAll(KEY_VARIABLE)) names.add((match[1] ?? match[2])!);
+  }
+  return names;
+}

@@ -1,0 +1,123 @@
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import type { AgentEvent } from "../agent/index.js";
+import { lllmHome } from "../registry/index.js";
+import type { PreparedTactic } from "../tactics/prepareTactic.js";
+import { canonicalJson } from "../util/canonicalJson.js";
+import { PriceTable } from "./PriceTable.js";
+import { proxyKeyVariables } from "./proxyKeyVariables.js";
+import { Redactor } from "./Redactor.js";
+import { describe, RunRecorder, runStatusOf } from "./RunRecorder.js";
+import { RunTally } from "./RunTally.js";
+
+export interface StartRunLogOptions {
+  prepared: PreparedTactic;
+  input: string;
+  vars: Record<string, string>;
+  /** `false` with `--no-log`. */
+  log?: boolean;
+  /** The run this one continues (`--continue`). */
+  continuesRun?: string;
+  env?: NodeJS.ProcessEnv;
+  warn: (message: string) => void;
+}
+
+/** The run's tally (always) and its recorder (when logging is on and the store could be opened). */
+export interface RunLog {
+  tally: RunTally;
+  recorder?: RunRecorder;
+  /** Feed one event to the tally and the recorder. */
+  onEvent: (event: AgentEvent) => void;
+  /** Record the outcome, and send the trace when OpenTelemetry export is on. */
+  finish: (outcome: { output?: unknown; error?: unknown; details?: Record<string, unknown> }) => Promise<void>;
+}
+
+/**
+ * Start logging one `lllm run`: logging is on unless `--no-log`, `LLLM_LOG=0`, or `log: false` in the project
+ * settings. The store (and libsql) is loaded only when logging is on.
+ */
+export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> {
+  const env = options.env ?? process.env;
+  const { prepared } = options;
+  const tally = new RunTally(PriceTable.load(prepared.settings.prices ?? {}));
+  const enabled = options.log !== false && env.LLLM_LOG !== "0" && env.LLLM_LOG !== "false" && prepared.settings.log !== false;
+  let recorder: RunRecorder | undefined;
+  let redactor: Redactor | undefined;
+  const secrets = (): Redactor => (redactor ??= Redactor.fromEnvironment(env, [...keyVariables(prepared)].map((name) => env[name] ?? "")));
+  const tacticName = prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, "");
+  if (enabled) {
+    recorder = await RunRecorder.start({
+      file: storeFile(env, prepared.settings.home),
+      tally,
+      redactor: secrets(),
+      warn: options.warn,
+      run: {
+        tacticPath: prepared.tactic.file,
+        tacticName,
+        configDigest: configDigest(prepared),
+        input: options.input,
+        vars: options.vars,
+        models: [...new Set(prepared.agents.map((agent) => agent.config.model_name).filter((name): name is string => typeof name === "string"))],
+        lllmVersion: lllmVersion(),
+        ...(options.continuesRun !== undefined ? { continuesRun: options.continuesRun } : {}),
+      },
+    });
+  }
+  // OpenTelemetry only when an endpoint is set: its packages are loaded then and only then.
+  const tracing = (env.OTEL_EXPORTER_OTLP_ENDPOINT || env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && env.OTEL_SDK_DISABLED !== "true";
+  const tracer = tracing
+    ? new (await import("../telemetry/RunTracer.js")).RunTracer({
+        tacticName,
+        lllmVersion: lllmVersion(),
+        captureContent: env.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT === "true",
+        redact: (text) => secrets().redact(text),
+      })
+    : undefined;
+  return {
+    tally,
+    ...(recorder ? { recorder } : {}),
+    onEvent: (event) => {
+      // The recorder feeds the tally itself (it needs each call's cost); without one, the tally is fed here.
+      if (recorder) recorder.onEvent(event);
+      else if (event.type === "model_reply") tally.add(event);
+      tracer?.onEvent(event);
+    },
+    finish: async (outcome) => {
+      recorder?.finish(outcome);
+      await tracer?.finish({ status: runStatusOf(outcome.error), ...(outcome.error !== undefined ? { errorMessage: describe(outcome.error) } : {}) });
+    },
+  };
+}
+
+/**
+ * Variables that hold keys whatever their names: the agents' `invoker_config.api_key_env` and the proxies'
+ * `api_key_env`.
+ */
+function keyVariables(prepared: PreparedTactic): Set<string> {
+  const names = proxyKeyVariables(prepared.registry);
+  for (const agent of prepared.agents) {
+    const name = agent.config.invoker_config?.api_key_env;
+    if (typeof name === "string") names.add(name);
+  }
+  return names;
+}
+
+/** `$LLLM_HOME/logs.db` (the project settings' `home:` first). */
+export function storeFile(env: NodeJS.ProcessEnv = process.env, home?: string): string {
+  return path.join(home ?? lllmHome(env), "logs.db");
+}
+
+/** A digest of the resolved configuration: two runs with the same digest ran the same tactic setup. */
+function configDigest(prepared: PreparedTactic): string {
+  const resolved = { tactic: prepared.tactic.config, agents: prepared.agents.map((agent) => ({ name: agent.name, config: agent.config, system: agent.systemPrompt.text })) };
+  return createHash("sha256").update(canonicalJson(resolved)).digest("hex").slice(0, 16);
+}
+
+function lllmVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+  } catch {
+    return "unknown";
+  }
+}

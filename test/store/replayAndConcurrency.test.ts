@@ -1,0 +1,115 @@
+import { spawn } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
+import { BIN, ROOT } from "../helpers/runCli.js";
+import { cli, listRuns, removeTempDirs, showRun, tempDir } from "./storeTestHelpers.js";
+
+const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");
+const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-tokyo.yaml");
+
+let server: MockOpenAIServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  removeTempDirs();
+});
+
+/** A tactic over one package tool, `stamp`, whose answer the test can change. */
+function stampProject(version: string): { dir: string; tactic: string; setVersion: (next: string) => void } {
+  const dir = tempDir("lllm-replay-");
+  mkdirSync(path.join(dir, "pkg", "tools"), { recursive: true });
+  const setVersion = (next: string): void =>
+    writeFileSync(path.join(dir, "pkg", "tools", "stamp.ts"), `import { tool } from "lllm";\nexport default tool({ name: "stamp", description: "Stamp a word", parameters: { word: { type: "string" } }, run: ({ word }) => \`${next}:\${word}\` });\n`);
+  setVersion(version);
+  const tactic = path.join(dir, "stamped.yaml");
+  writeFileSync(tactic, "name: stamped\npackages: [./pkg]\nglobal:\n  model_name: gpt-test\n  tools: [stamp]\nagent_configs:\n  - name: bot\n    system_prompt: You stamp words.\n");
+  return { dir, tactic, setVersion };
+}
+
+describe("lllm logs replay", { timeout: 180_000 }, () => {
+  it("replays a run recorded against a server offline, with the same output; a changed tool fails naming the turn", async () => {
+    const home = tempDir();
+    const project = stampProject("v1");
+    server = await startMockOpenAIServer({
+      script: [
+        { tool_calls: [{ name: "stamp", arguments: { word: "alpha" } }] },
+        { tool_calls: [{ name: "stamp", arguments: { word: "beta" } }] },
+        "Stamped alpha and beta.",
+      ],
+    });
+    const recorded = await cli(home, ["run", project.tactic, "--input", "stamp alpha, then beta", "--no-stream"], { env: { OPENAI_API_KEY: "k-recording", OPENAI_BASE_URL: server.url } });
+    expect(recorded).toMatchObject({ code: 0, stdout: "Stamped alpha and beta.\n" });
+    await server.close();
+    server = undefined;
+
+    const script = path.join(project.dir, "replay.yaml");
+    const written = await cli(home, ["logs", "replay", "last", "-o", script]);
+    expect(written.code).toBe(0);
+    expect(written.stderr).toContain("wrote 3 turns");
+
+    // Offline: no key, no server; the tool runs for real.
+    const replayed = await cli(home, ["run", project.tactic, "--model", `scripted:${script}`, "--input", "stamp alpha, then beta", "--no-stream"]);
+    expect(replayed.stderr).not.toContain("error");
+    expect(replayed).toMatchObject({ code: 0, stdout: recorded.stdout });
+    const record = await showRun(home, "last");
+    expect(record.tool_calls.map((call) => call.result)).toEqual([expect.stringContaining("v1:alpha"), expect.stringContaining("v1:beta")]);
+
+    project.setVersion("v2");
+    const diverged = await cli(home, ["run", project.tactic, "--model", `scripted:${script}`, "--input", "stamp alpha, then beta", "--no-stream"]);
+    expect(diverged.code).toBe(1);
+    expect(diverged.stdout).toBe("");
+    expect(diverged.stderr).toContain("the replay diverged at turn 1");
+    expect(diverged.stderr).toContain('stamp({"word":"alpha"})');
+    expect(diverged.stderr).toContain("v2:alpha");
+  });
+});
+
+describe("the store under concurrency and crashes", { timeout: 180_000 }, () => {
+  it("20 runs in parallel into one store: 20 complete records, no lock error", async () => {
+    const home = tempDir();
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, index) => cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", `parallel ${index}`, "--no-stream"], { timeoutMs: 170_000 })),
+    );
+    for (const result of results) {
+      expect(result.stderr).not.toMatch(/locked|busy|warning/i);
+      expect(result.code).toBe(0);
+    }
+    const runs = await listRuns(home, ["-n", "100"]);
+    expect(runs).toHaveLength(20);
+    expect(new Set(runs.map((run) => run.input))).toEqual(new Set(Array.from({ length: 20 }, (_, index) => `parallel ${index}`)));
+    for (const run of runs) expect(run).toMatchObject({ status: "ok", llm_calls: 2 });
+    const record = await showRun(home, runs[7]!.id);
+    expect(record.model_calls).toHaveLength(2);
+    expect(record.tool_calls).toHaveLength(2);
+  });
+
+  it("a run stopped with Ctrl-C is recorded as interrupted, exit 130", async () => {
+    const home = tempDir();
+    server = await startMockOpenAIServer({ script: ["too late"], failures: [{ delayMs: 60_000 }] });
+    const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
+    const child = spawn(process.execPath, [BIN, "run", loop, "--input", "Hi"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: home, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, NO_COLOR: "1" }, stdio: "ignore" });
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    child.kill("SIGINT");
+    expect(await closed).toBe(130);
+    expect((await listRuns(home))[0]).toMatchObject({ status: "interrupted", exit_code: 130, input: "Hi" });
+  });
+
+  it("a run killed with SIGKILL shows as crashed", async () => {
+    const home = tempDir();
+    server = await startMockOpenAIServer({ script: ["too late"], failures: [{ delayMs: 60_000 }] });
+    const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
+    const child = spawn(process.execPath, [BIN, "run", loop, "--input", "Hi"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: home, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, NO_COLOR: "1" }, stdio: "ignore" });
+    const closed = new Promise((resolve) => child.on("close", resolve));
+    // The run row is written before the first model call, so once the server has the request it is in the store.
+    while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((await listRuns(home))[0]).toMatchObject({ status: "running" });
+    child.kill("SIGKILL");
+    await closed;
+    const [run] = await listRuns(home);
+    expect(run).toMatchObject({ status: "crashed", input: "Hi", ended_at: null });
+    expect((await cli(home, ["logs", "--status", "crashed"])).stdout).toContain(run!.id);
+  });
+});

@@ -1,0 +1,214 @@
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
+import { ROOT } from "../helpers/runCli.js";
+import { cli, listRuns, removeTempDirs, showRun, tempDir } from "./storeTestHelpers.js";
+
+const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");
+const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-tokyo.yaml");
+const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
+const KEY = "sk-test-Zq8vR2mK5pL9xW3n";
+const PROXY_KEY = "wa-dev-7731-secret";
+
+let server: MockOpenAIServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  removeTempDirs();
+});
+
+describe("the run store records runs", { timeout: 180_000 }, () => {
+  it("records a scripted run with every model call and tool call", async () => {
+    const home = tempDir();
+    const run = await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris and Tokyo?", "--no-stream", "--verbose"]);
+    expect(run.code).toBe(0);
+    // The --verbose summary: tokens, cost (unknown for a scripted model), the run's id.
+    expect(run.stderr).toMatch(/^lllm: 2 model calls, \d+ \+ \d+ tokens, cost unknown, [\d.]+ s · run [0-9A-Z]{26}$/m);
+    expect(run.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
+    expect(existsSync(path.join(home, "logs.db"))).toBe(true);
+
+    const runs = await listRuns(home);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]).toMatchObject({ status: "ok", exit_code: 0, tactic_name: "weather", input: "Paris and Tokyo?", llm_calls: 2, cost: null, output: "It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo." });
+
+    const record = await showRun(home, "last");
+    expect(record.model_calls.map((call) => [call.agent, call.round, call.tool_calls.map((request) => request.name)])).toEqual([
+      ["weather_bot", 0, ["get_weather", "get_weather"]],
+      ["weather_bot", 1, []],
+    ]);
+    expect(record.model_calls[0]!.messages.map((message) => message.role)).toEqual(["system", "user"]);
+    expect(record.model_calls[1]!.messages.map((message) => message.role)).toEqual(["system", "user", "assistant", "tool", "tool"]);
+    expect(record.model_calls[1]!.reply).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.");
+    expect(record.tool_calls.map((call) => [call.name, call.arguments, call.status])).toEqual([
+      ["get_weather", { city: "Paris" }, "ok"],
+      ["get_weather", { city: "Tokyo" }, "ok"],
+    ]);
+    expect(record.tool_calls[0]!.result).toContain("Sunny, 22 degrees celsius in Paris");
+
+    const transcript = await cli(home, ["logs", "show", record.id.slice(0, 20)]);
+    expect(transcript.code).toBe(0);
+    expect(transcript.stdout).toContain("[user] Paris and Tokyo?");
+    expect(transcript.stdout).toContain("── tool get_weather");
+    expect(transcript.stdout).toContain('arguments {"city":"Tokyo"}');
+  });
+
+  it("records a run against an OpenAI-compatible server, with its cost, and stores no API key in any encoding", async () => {
+    const home = tempDir();
+    server = await startMockOpenAIServer({
+      script: [
+        { tool_calls: [{ name: "get_weather", arguments: { city: "Paris" } }], usage: { prompt_tokens: 1000, completion_tokens: 20 } },
+        // A model that repeats the key it was shown must not get it into the log either.
+        { text: `Sunny in Paris. (your key was ${KEY})`, usage: { prompt_tokens: 1200, completion_tokens: 30 } },
+      ],
+    });
+    const run = await cli(home, ["run", loop, "--model", "gpt-4o-mini", "--input", `Weather in Paris? My key is ${KEY} and Basic ${Buffer.from(KEY).toString("base64")} and ${PROXY_KEY}`, "--json"], { env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, WA_API_DEV: PROXY_KEY } });
+    expect(run.code).toBe(0);
+    const report = JSON.parse(run.stdout) as { cost: number; run_id: string; usage: Record<string, number> };
+    // gpt-4o-mini: $0.15 input, $0.60 output per million tokens.
+    expect(report.cost).toBeCloseTo((2200 * 0.15 + 50 * 0.6) / 1e6, 12);
+    expect(report.usage).toMatchObject({ prompt_tokens: 2200, completion_tokens: 50, cached_prompt_tokens: 0, reasoning_tokens: 0 });
+
+    const record = await showRun(home, report.run_id);
+    expect(record).toMatchObject({ status: "ok", models: ["gpt-4o-mini"], prompt_tokens: 2200, completion_tokens: 50 });
+    expect(record.cost).toBeCloseTo(report.cost, 12);
+    expect(record.model_calls).toHaveLength(2);
+    expect(record.tool_calls).toHaveLength(1);
+    // WA_API_DEV does not look like a secret by its name: it is one because a built-in proxy takes its key from it.
+    expect(record.input).toBe("Weather in Paris? My key is [redacted] and Basic [redacted] and [redacted]");
+    expect(record.output).toBe("Sunny in Paris. (your key was [redacted])");
+
+    const listing = await cli(home, ["logs"]);
+    expect(listing.stdout).toContain("gpt-4o-mini");
+    expect(listing.stdout).toContain("$0.00036");
+
+    const forms = [KEY, PROXY_KEY, Buffer.from(KEY).toString("base64"), Buffer.from(KEY).toString("base64").replace(/=+$/, "")];
+    for (const name of ["logs.db", "logs.db-wal"]) {
+      const file = path.join(home, name);
+      if (!existsSync(file)) continue;
+      const bytes = readFileSync(file);
+      for (const form of forms) expect(bytes.includes(Buffer.from(form)), `${name} holds ${form}`).toBe(false);
+    }
+  });
+
+  it("redacts the key of an agent's invoker_config.api_key_env, whatever the variable's name", async () => {
+    const home = tempDir();
+    server = await startMockOpenAIServer({ script: ["Hello."] });
+    const dir = tempDir();
+    const tactic = path.join(dir, "keyed.yaml");
+    writeFileSync(tactic, `name: keyed\nglobal:\n  model_name: gpt-test\n  invoker_config: {api_key_env: LLM_ACCESS, base_url: "${server.url}"}\nagent_configs:\n  - name: bot\n    system_prompt: Say hello.\n`);
+    const run = await cli(home, ["run", tactic, "--input", "access is plain-word-access-77", "--no-stream"], { env: { LLM_ACCESS: "plain-word-access-77" } });
+    expect(run).toMatchObject({ code: 0, stdout: "Hello.\n" });
+    expect(server.requests.find((request) => request.method === "POST")!.headers.authorization).toBe("Bearer plain-word-access-77");
+    expect((await showRun(home, "last")).input).toBe("access is [redacted]");
+  });
+
+  it("--no-log, LLLM_LOG=0 and `log: false` in the project settings record nothing", async () => {
+    const home = tempDir();
+    const args = ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"];
+    expect((await cli(home, [...args, "--no-log"])).code).toBe(0);
+    expect((await cli(home, args, { env: { LLLM_LOG: "0" } })).code).toBe(0);
+    const project = tempDir();
+    writeFileSync(path.join(project, ".lllmrc.json"), JSON.stringify({ log: false }));
+    expect((await cli(home, args, { cwd: project })).code).toBe(0);
+    expect(existsSync(path.join(home, "logs.db"))).toBe(false);
+    const none = await cli(home, ["logs"]);
+    expect(none).toMatchObject({ code: 0, stdout: "" });
+    expect(none.stderr).toContain("no runs logged yet");
+  });
+
+  it("an unusable store gives one warning and the run goes on", async () => {
+    const home = tempDir();
+    // logs.db is a folder: it cannot be opened as a database.
+    mkdirSync(path.join(home, "logs.db"));
+    const unusable = await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"]);
+    expect(unusable.code).toBe(0);
+    expect(unusable.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
+    expect(unusable.stderr.match(/warning: the run log .* cannot be written/g)).toHaveLength(1);
+
+    const corrupt = tempDir();
+    writeFileSync(path.join(corrupt, "logs.db"), "this is not a database, just text ".repeat(200));
+    const result = await cli(corrupt, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"]);
+    expect(result.code).toBe(0);
+    expect(result.stderr.match(/warning: the run log .* cannot be written/g)).toHaveLength(1);
+
+    if (process.getuid?.() !== 0) {
+      const readOnly = tempDir();
+      chmodSync(readOnly, 0o500);
+      const denied = await cli(readOnly, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"]);
+      chmodSync(readOnly, 0o700);
+      expect(denied.code).toBe(0);
+      expect(denied.stderr.match(/warning: the run log .* cannot be written/g)).toHaveLength(1);
+    }
+  });
+
+  it("a failed run is recorded with its status, exit code and error", async () => {
+    const home = tempDir();
+    const script = tempDir();
+    // One turn only: the second model call finds none, a runtime error (exit 1).
+    writeFileSync(path.join(script, "short.yaml"), "- tool_calls: [{name: get_weather, arguments: {city: Paris}}]\n");
+    const run = await cli(home, ["run", weather, "--model", `scripted:${path.join(script, "short.yaml")}`, "--input", "x", "--no-stream"]);
+    expect(run.code).toBe(1);
+    const [record] = await listRuns(home);
+    expect(record).toMatchObject({ status: "error", exit_code: 1, error_code: "provider_script_exhausted", output: null });
+    expect(record!.error_message).toContain("no scripted turn left");
+
+    // Still asking for tools after its one round: the round budget is spent (exit 3).
+    writeFileSync(path.join(script, "greedy.yaml"), "- tool_calls: [{name: get_weather, arguments: {city: Paris}}]\n- tool_calls: [{name: get_weather, arguments: {city: Rome}}]\n");
+    const budget = await cli(home, ["run", weather, "--model", `scripted:${path.join(script, "greedy.yaml")}`, "--input", "x", "--no-stream", "--max-steps", "1"]);
+    expect(budget.code).toBe(3);
+    expect((await listRuns(home, ["-n", "1"]))[0]).toMatchObject({ status: "budget", exit_code: 3, error_code: "tool_rounds_exhausted" });
+    expect(await listRuns(home, ["--status", "error"])).toHaveLength(1);
+  });
+});
+
+describe("code-action runs", { timeout: 180_000 }, () => {
+  it("keep their programs and every bridged call", async () => {
+    const home = tempDir();
+    const run = await cli(home, ["run", "packages-example/company/tactics/salary.yaml", "--model", "scripted:packages-example/company/scripted/salary.yaml", "--input", "What is the combined salary of everyone in Engineering?"]);
+    expect(run).toMatchObject({ code: 0, stdout: "1031760\n" });
+    const record = await showRun(home, "last");
+    expect(record.output).toBe(1031760);
+    const report = record.details?.code_action as { attempts: number; programs: Array<{ code: string; calls: unknown[] }> };
+    expect(report.attempts).toBe(1);
+    expect(report.programs[0]!.calls).toHaveLength(51);
+    expect(report.programs[0]!.code).toContain("final_answer(total)");
+    const transcript = await cli(home, ["logs", "show", "last"]);
+    expect(transcript.stdout).toContain("── program (attempt 1) · ok · 51 bridged calls");
+  });
+});
+
+describe("lllm logs", { timeout: 180_000 }, () => {
+  it("lists newest first with -n, --tactic, --status, --since and --search; prune deletes old runs; path names the file", async () => {
+    const home = tempDir();
+    for (const input of ["first about Lisbon", "second about Oslo"]) {
+      expect((await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", input, "--no-stream"])).code).toBe(0);
+    }
+    const all = await listRuns(home);
+    expect(all.map((run) => run.input)).toEqual(["second about Oslo", "first about Lisbon"]);
+    expect((await listRuns(home, ["-n", "1"])).map((run) => run.input)).toEqual(["second about Oslo"]);
+    expect((await listRuns(home, ["--search", "lisbon"])).map((run) => run.input)).toEqual(["first about Lisbon"]);
+    expect(await listRuns(home, ["--search", "sunny cities"])).toHaveLength(2);
+    expect(await listRuns(home, ["--tactic", "weather"])).toHaveLength(2);
+    expect(await listRuns(home, ["--tactic", "other"])).toHaveLength(0);
+    expect(await listRuns(home, ["--status", "ok", "--since", "1h"])).toHaveLength(2);
+
+    const table = await cli(home, ["logs"]);
+    expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+WHEN\s+TACTIC\s+STATUS\s+MODEL\s+TOKENS\s+COST\s+DURATION$/);
+    expect(table.stdout).toContain(all[0]!.id);
+
+    const bad = await cli(home, ["logs", "--since", "yesterday"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--since `yesterday` is not an age");
+    const missing = await cli(home, ["logs", "show", "NOSUCHRUN"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("no run `NOSUCHRUN`");
+
+    expect((await cli(home, ["logs", "path"])).stdout).toBe(`${path.join(home, "logs.db")}\n`);
+    const keep = await cli(home, ["logs", "prune", "--older-than", "30d"]);
+    expect(keep.stderr).toContain("deleted 0 runs");
+    const pruned = await cli(home, ["logs", "prune", "--older-than", "0s"]);
+    expect(pruned.stderr).toContain("deleted 2 runs");
+    expect(await listRuns(home)).toEqual([]);
+  });
+});

@@ -1,0 +1,79 @@
+import { describe, expect, it } from "vitest";
+import { PriceTable } from "../../src/store/PriceTable.js";
+import { parseAge } from "../../src/store/parseAge.js";
+import { Redactor } from "../../src/store/Redactor.js";
+import { ScriptedModel } from "../../src/testing/index.js";
+
+describe("PriceTable", () => {
+  const table = PriceTable.load();
+
+  it("finds a model by its name, a provider prefix or a dated version, and nothing else", () => {
+    expect(table.priceOf("gpt-4o-mini")).toMatchObject({ input: 0.15, output: 0.6 });
+    expect(table.priceOf("openai/gpt-4o-mini")).toEqual(table.priceOf("gpt-4o-mini"));
+    expect(table.priceOf("gpt-4o-2024-08-06")).toEqual(table.priceOf("gpt-4o"));
+    expect(table.priceOf("claude-sonnet-4-5-20250929")).toEqual(table.priceOf("claude-sonnet-4-5"));
+    expect(table.priceOf("gpt-4o-audio-preview")).toBeUndefined();
+    expect(table.priceOf("ollama/llama3")).toBeUndefined();
+    expect(table.asOf).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+
+  it("prices cached prompt tokens at the cached rate; an unknown model costs null, never 0", () => {
+    expect(table.costOf("gpt-4o", { promptTokens: 1_000_000, cachedPromptTokens: 400_000, completionTokens: 100_000 })).toBeCloseTo(0.6 * 2.5 + 0.4 * 1.25 + 0.1 * 10, 10);
+    expect(table.costOf("my-local-model", { promptTokens: 10, completionTokens: 10 })).toBeNull();
+    expect(table.costOf("scripted:turns.yaml", { promptTokens: 0, completionTokens: 0 })).toBeNull();
+  });
+
+  it("`prices:` in the project settings add and replace models", () => {
+    const custom = PriceTable.load({ "my-local-model": { input: 1, output: 2 }, "gpt-4o": { input: 0, output: 0 } });
+    expect(custom.costOf("my-local-model", { promptTokens: 1_000_000, cachedPromptTokens: 500_000, completionTokens: 1_000_000 })).toBe(3);
+    expect(custom.costOf("gpt-4o", { promptTokens: 5, completionTokens: 5 })).toBe(0);
+  });
+});
+
+describe("Redactor", () => {
+  it("replaces a key in every encoding it can take in stored text", () => {
+    const key = "sk-live-abc+/def=123";
+    const redactor = Redactor.fromEnvironment({ OPENAI_API_KEY: key, HOME: "/home/someone", SHORT_TOKEN: "abc" });
+    const base64 = Buffer.from(key).toString("base64");
+    const text = [key, JSON.stringify({ k: key }), encodeURIComponent(key), base64, Buffer.from(key).toString("base64url")].join(" | ");
+    const redacted = redactor.redact(text);
+    expect(redacted).not.toContain("abc+/def");
+    expect(redacted).not.toContain(base64.replace(/=+$/, ""));
+    expect(redacted).not.toContain(encodeURIComponent(key));
+    expect(redacted.split("[redacted]")).toHaveLength(6);
+    // Not a secret by its name, and too short to replace everywhere.
+    expect(redactor.redact("/home/someone abc")).toBe("/home/someone abc");
+  });
+});
+
+describe("parseAge", () => {
+  it("reads 90s, 15m, 2h, 30d, 1w and refuses anything else", () => {
+    expect(parseAge("90s")).toBe(90_000);
+    expect(parseAge("2h")).toBe(7_200_000);
+    expect(parseAge("30d")).toBe(30 * 86_400_000);
+    expect(parseAge("1w")).toBe(604_800_000);
+    expect(parseAge("2 hours")).toBeUndefined();
+    expect(parseAge("")).toBeUndefined();
+  });
+});
+
+describe("ScriptedModel with recorded tool results", () => {
+  const turns = [{ tool_calls: [{ id: "c1", name: "stamp", arguments: { word: "a" }, result: "v1:a" }] }, "done"];
+
+  it("goes on when the tools answer as recorded", async () => {
+    const model = new ScriptedModel(turns);
+    await model.generate({ messages: [{ role: "user", content: "x" }] });
+    const reply = await model.generate({ messages: [{ role: "user", content: "x" }, { role: "assistant", content: null, toolCalls: [{ id: "c1", name: "stamp", arguments: '{"word":"a"}' }] }, { role: "tool", toolCallId: "c1", content: "v1:a" }] });
+    expect(reply.message.content).toBe("done");
+  });
+
+  it("names the turn whose tool result changed", async () => {
+    const model = new ScriptedModel(turns);
+    await model.generate({ messages: [{ role: "user", content: "x" }] });
+    await expect(model.generate({ messages: [{ role: "tool", toolCallId: "c1", content: "v2:a" }] })).rejects.toThrow(/diverged at turn 1: its tool call stamp\(\{"word":"a"\}\) now returns "v2:a", but the recorded run got "v1:a"/);
+  });
+
+  it("rejects a result that is not text", () => {
+    expect(() => new ScriptedModel([{ tool_calls: [{ name: "stamp", result: 3 as unknown as string }] }])).toThrow(/result must be a string/);
+  });
+});
