@@ -127,7 +127,13 @@ export class BudgetError extends LllmError {
 
 /** The user interrupted the run (Ctrl-C). Exit 130. */
 export class InterruptedError extends LllmError {
-  override readonly exitCode = 130;
+  /** 128 + the signal's number: 130 for Ctrl-C (SIGINT, the default), 143 for SIGTERM. */
+  override readonly exitCode: number;
+
+  constructor(code: string, message: string, options: LllmErrorOptions & { exitCode?: number } = {}) {
+    super(code, message, options);
+    this.exitCode = options.exitCode ?? 130;
+  }
 }
 
 export function isLllmError(value: unknown): value is LllmError {

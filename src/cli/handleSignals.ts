@@ -46,7 +46,7 @@ export function handleSignals(): SignalHandling {
     received = signal;
     process.exitCode = code;
     writeErr(signal === "SIGINT" ? "lllm: interrupted; stopping (Ctrl-C again to quit at once)" : `lllm: received ${signal}; stopping`);
-    controller.abort(new InterruptedError("interrupted", signal === "SIGINT" ? "interrupted by the user" : `stopped by ${signal}`));
+    controller.abort(new InterruptedError("interrupted", signal === "SIGINT" ? "interrupted by the user" : `stopped by ${signal}`, { exitCode: code }));
     void Promise.allSettled([closeAllKernels(), terminateTrackedChildren()]);
     // unref: when the command finishes in time the process exits on its own; this only ends a run that does not.
     setTimeout(() => process.exit(code), STOP_GRACE_MS).unref();

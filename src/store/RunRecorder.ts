@@ -2,7 +2,7 @@ import type { AgentEvent } from "../agent/index.js";
 import { BudgetError, InterruptedError, isLllmError } from "../errors.js";
 import type { ModelMessage } from "../providers/Model.js";
 import { newRunId } from "./newRunId.js";
-import type { Redactor } from "./Redactor.js";
+import type { SecretRedactor } from "../util/redact.js";
 import type { ModelCallRecord, StoredMessage } from "./RunRecord.js";
 import { encodeOutput, RunStore, type RunStart } from "./RunStore.js";
 import type { RunTally } from "./RunTally.js";
@@ -11,7 +11,7 @@ export interface RunRecorderOptions {
   /** The store's file, `$LLLM_HOME/logs.db`. */
   file: string;
   run: Omit<RunStart, "id" | "startedAt">;
-  redactor: Redactor;
+  redactor: SecretRedactor;
   /** The run's tally (tokens, cost), fed by the caller from the same events. */
   tally: RunTally;
   /** Told once when the store cannot be written; the run goes on. */

@@ -7,7 +7,7 @@ import type { PreparedTactic } from "../tactics/prepareTactic.js";
 import { canonicalJson } from "../util/canonicalJson.js";
 import { PriceTable } from "./PriceTable.js";
 import { proxyKeyVariables } from "./proxyKeyVariables.js";
-import { Redactor } from "./Redactor.js";
+import { environmentSecrets, redactorOf, type SecretRedactor } from "../util/redact.js";
 import { describe, RunRecorder, runStatusOf } from "./RunRecorder.js";
 import { RunTally } from "./RunTally.js";
 
@@ -43,8 +43,9 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
   const tally = new RunTally(PriceTable.load(prepared.settings.prices ?? {}));
   const enabled = options.log !== false && env.LLLM_LOG !== "0" && env.LLLM_LOG !== "false" && prepared.settings.log !== false;
   let recorder: RunRecorder | undefined;
-  let redactor: Redactor | undefined;
-  const secrets = (): Redactor => (redactor ??= Redactor.fromEnvironment(env, [...keyVariables(prepared)].map((name) => env[name] ?? "")));
+  let redactor: SecretRedactor | undefined;
+  // The process-wide redactor knows the keys lllm used; the store also knows the keys the tactic's proxies name.
+  const secrets = (): SecretRedactor => (redactor ??= redactorOf([...environmentSecrets(env), ...[...keyVariables(prepared)].map((name) => env[name])]));
   const tacticName = prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, "");
   if (enabled) {
     recorder = await RunRecorder.start({

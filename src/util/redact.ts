@@ -76,15 +76,36 @@ export function registerSecret(secret: string | undefined): void {
   secrets.add(secret);
 }
 
-/** Variable names whose values are credentials by convention: `OPENAI_API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`… */
-const SECRET_NAME = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
+/**
+ * Variable names whose values are credentials by convention: `OPENAI_API_KEY`, `GITHUB_TOKEN`, `DB_PASSWORD`,
+ * `AWS_SECRET_ACCESS_KEY`, `BASIC_AUTH`… A whole `_`-separated word must match, so `KEYBOARD` or `SESSION` do not
+ * (XDG_SESSION_DESKTOP=ubuntu would blank out every "ubuntu").
+ */
+const SECRET_NAME = /(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH|COOKIE)(?:_|$)/i;
+
+/** Whether an environment variable's name says its value is a credential. */
+export function isSecretName(name: string): boolean {
+  return SECRET_NAME.test(name);
+}
+
+/** The values of the environment's credential-like variables. */
+export function environmentSecrets(env: NodeJS.ProcessEnv): string[] {
+  return Object.entries(env).flatMap(([name, value]) => (value !== undefined && isSecretName(name) ? [value] : []));
+}
 
 /**
  * Register the values of the environment's credential-like variables, so that a key a tool or a server echoes is
  * removed even when lllm itself never used it.
  */
 export function registerEnvironmentSecrets(env: NodeJS.ProcessEnv): void {
-  for (const [name, value] of Object.entries(env)) if (SECRET_NAME.test(name)) secrets.add(value);
+  for (const value of environmentSecrets(env)) secrets.add(value);
+}
+
+/** A redactor of its own for these secrets (e.g. the run store's, which knows the keys a tactic's proxies use). */
+export function redactorOf(values: Iterable<string | undefined>): SecretRedactor {
+  const redactor = new SecretRedactor();
+  for (const value of values) redactor.add(value);
+  return redactor;
 }
 
 /** Redact text with the process-wide redactor. */

@@ -85,16 +85,19 @@ describe("the store under concurrency and crashes", { timeout: 180_000 }, () => 
     expect(record.tool_calls).toHaveLength(2);
   });
 
-  it("a run stopped with Ctrl-C is recorded as interrupted, exit 130", async () => {
+  it.each([
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ] as const)("a run stopped with %s is recorded as interrupted, exit %i", async (signal, exitCode) => {
     const home = tempDir();
     server = await startMockOpenAIServer({ script: ["too late"], failures: [{ delayMs: 60_000 }] });
     const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
     const child = spawn(process.execPath, [BIN, "run", loop, "--input", "Hi"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: home, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, NO_COLOR: "1" }, stdio: "ignore" });
     const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
     while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
-    child.kill("SIGINT");
-    expect(await closed).toBe(130);
-    expect((await listRuns(home))[0]).toMatchObject({ status: "interrupted", exit_code: 130, input: "Hi" });
+    child.kill(signal);
+    expect(await closed).toBe(exitCode);
+    expect((await listRuns(home))[0]).toMatchObject({ status: "interrupted", exit_code: exitCode, input: "Hi" });
   });
 
   it("a run killed with SIGKILL shows as crashed", async () => {

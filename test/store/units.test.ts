@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PriceTable } from "../../src/store/PriceTable.js";
 import { parseAge } from "../../src/store/parseAge.js";
-import { Redactor } from "../../src/store/Redactor.js";
+import { environmentSecrets, redactorOf } from "../../src/util/redact.js";
 import { ScriptedModel } from "../../src/testing/index.js";
 
 describe("PriceTable", () => {
@@ -30,10 +30,10 @@ describe("PriceTable", () => {
   });
 });
 
-describe("Redactor", () => {
+describe("the run store's redactor", () => {
   it("replaces a key in every encoding it can take in stored text", () => {
     const key = "sk-live-abc+/def=123";
-    const redactor = Redactor.fromEnvironment({ OPENAI_API_KEY: key, HOME: "/home/someone", SHORT_TOKEN: "abc" });
+    const redactor = redactorOf(environmentSecrets({ OPENAI_API_KEY: key, HOME: "/home/someone", SHORT_TOKEN: "abc", XDG_SESSION_DESKTOP: "someone" }));
     const base64 = Buffer.from(key).toString("base64");
     const text = [key, JSON.stringify({ k: key }), encodeURIComponent(key), base64, Buffer.from(key).toString("base64url")].join(" | ");
     const redacted = redactor.redact(text);
