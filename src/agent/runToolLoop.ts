@@ -105,6 +105,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
       continue;
     }
 
+    assertComplete(agent, response.finishReason);
     const message: Message = { role: "assistant", content: text, name: agent, usage: response.usage };
     let result: { parsed: unknown } | undefined;
     try {
@@ -121,6 +122,23 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
     if (result) message.parsed = result.parsed;
     dialog.add(message);
     return { message, interrupts, calls, usage, durationMs: performance.now() - started };
+  }
+}
+
+/**
+ * A final answer that the provider cut off (its output token limit) or withheld (its content filter) is not an
+ * answer: printing the part that came would be a silent success with a wrong answer.
+ */
+function assertComplete(agent: string, finishReason: string | undefined): void {
+  if (finishReason === "length") {
+    throw new BudgetError("answer_truncated", `agent \`${agent}\`'s answer was cut off at the model's output token limit (finish_reason: length)`, {
+      hint: "Raise `max_tokens` in the agent's `model_args` (or `global.model_args`), or ask for a shorter answer.",
+    });
+  }
+  if (finishReason === "content_filter") {
+    throw new ModelBehaviorError("answer_filtered", `agent \`${agent}\`'s answer was withheld by the provider's content filter (finish_reason: content_filter)`, {
+      hint: "Rephrase the prompt or the input; the provider did not say more.",
+    });
   }
 }
 

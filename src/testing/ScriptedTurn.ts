@@ -12,7 +12,13 @@ export type ScriptedTurn =
       tool_calls?: ScriptedToolCall[];
       /** Token counts to report; when absent, a rough estimate (4 characters a token) is reported. */
       usage?: { prompt_tokens: number; completion_tokens: number };
+      /** Why the answer ended; by default `tool_calls` when it has tool calls, else `stop`. `length` stands for an
+       * answer cut off at the output token limit, `content_filter` for one the provider withheld. */
+      finish_reason?: FinishReason;
     };
+
+export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter";
+const FINISH_REASONS: readonly FinishReason[] = ["stop", "tool_calls", "length", "content_filter"];
 
 /** A tool call in a scripted turn. `arguments` is an object (sent as JSON) or raw text (sent as is, so a test can
  * script malformed JSON from the model). `id` defaults to `call_<call>_<index>`. */
@@ -33,7 +39,7 @@ export interface ResolvedTurn {
   text: string | null;
   toolCalls: ToolCallRequest[];
   usage: Usage;
-  finishReason: "stop" | "tool_calls";
+  finishReason: FinishReason;
 }
 
 /** Rough token count used when a turn gives no usage: deterministic, so tests can assert on it. */
@@ -60,7 +66,7 @@ export function resolveTurn(turn: ScriptedTurn, callNumber: number, promptText: 
     usage: spec.usage
       ? { promptTokens: spec.usage.prompt_tokens, completionTokens: spec.usage.completion_tokens }
       : { promptTokens: estimateTokens(promptText), completionTokens: estimateTokens(answerText) },
-    finishReason: toolCalls.length > 0 ? "tool_calls" : "stop",
+    finishReason: spec.finish_reason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
   };
 }
 
@@ -74,7 +80,7 @@ export function splitIntoChunks(text: string, pieces = 3): string[] {
   return chunks;
 }
 
-const TURN_KEYS = ["text", "tool_calls", "usage"];
+const TURN_KEYS = ["text", "tool_calls", "usage", "finish_reason"];
 const TOOL_CALL_KEYS = ["name", "arguments", "id", "result"];
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -113,6 +119,9 @@ function checkTurn(turn: unknown, path: Array<string | number>): ScriptProblem[]
     if (!isPlainObject(usage) || typeof usage["prompt_tokens"] !== "number" || typeof usage["completion_tokens"] !== "number") {
       problems.push({ path: [...path, "usage"], message: "usage must be {prompt_tokens: <number>, completion_tokens: <number>}" });
     }
+  }
+  if (turn["finish_reason"] !== undefined && !FINISH_REASONS.includes(turn["finish_reason"] as FinishReason)) {
+    problems.push({ path: [...path, "finish_reason"], message: `finish_reason must be one of ${FINISH_REASONS.join(", ")}, got ${describeValue(turn["finish_reason"])}` });
   }
   return problems;
 }

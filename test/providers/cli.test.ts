@@ -171,3 +171,23 @@ async function freePort(): Promise<number> {
   await new Promise((resolve) => probe.close(resolve));
   return port;
 }
+
+describe("lllm run: an answer cut off or withheld is not a success", () => {
+  it("an answer cut at the output token limit (finish_reason: length) exits 3 naming max_tokens, and prints no partial answer", async () => {
+    for (const stream of ["--no-stream", "--stream"]) {
+      const result = await run([stream], [], [{ text: "The weather in Par", finish_reason: "length" }]);
+      expect(result.code).toBe(3);
+      expect(result.stderr).toContain("cut off at the model's output token limit (finish_reason: length)");
+      expect(result.stderr).toContain("max_tokens");
+      if (stream === "--no-stream") expect(result.stdout).toBe("");
+    }
+  });
+
+  it("an answer withheld by the content filter exits 1 and says so", async () => {
+    const result = await run(["--json"], [], [{ text: "Partial", finish_reason: "content_filter" }]);
+    expect(result.code).toBe(1);
+    const report = JSON.parse(result.stdout) as { output: unknown; error: { code: string } };
+    expect(report.output).toBeNull();
+    expect(report.error.code).toBe("answer_filtered");
+  });
+});
