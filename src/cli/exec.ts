@@ -7,6 +7,7 @@ import { MAX_MESSAGE_BYTES } from "../sandbox/KernelProcess.js";
 import { callApiKernelOptions, PROXY_DEFAULTS } from "../tactics/proxyTools.js";
 import { stopSignal } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
+import { redactSecrets } from "../util/redact.js";
 import { warn } from "./output.js";
 
 interface ExecOptions {
@@ -44,7 +45,7 @@ export async function execCommand(options: ExecOptions): Promise<void> {
   const signal = stopSignal();
   try {
     const result = await kernel.execute(code);
-    process.stdout.write(result.output);
+    process.stdout.write(redactSecrets(result.output));
     if (result.error) process.exitCode = 1; // the traceback is in the output; a shell should see the failure
     if (result.outputCut) {
       // Incomplete data must not look like success to a pipeline.

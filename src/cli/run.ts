@@ -14,6 +14,7 @@ import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../
 import { stopSignal } from "./handleSignals.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
+import { StreamRedactor } from "../util/redact.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
 import { StreamedLine } from "./StreamedLine.js";
 import { toolFailureText } from "./toolFailureText.js";
@@ -74,11 +75,17 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   const stream = options.stream ?? Boolean(process.stdout.isTTY);
   let streamed = false;
   const line = new StreamedLine(Boolean(process.stdout.isTTY && process.stderr.isTTY));
+  // A key that a tool echoed and the model repeated is redacted in the stream too, even split across pieces.
+  const redactor = new StreamRedactor();
+  const show = (text: string): void => {
+    if (text === "") return;
+    line.text(text);
+    process.stdout.write(text);
+  };
   const onText = stream && !options.json && !options.dryRun
     ? (delta: string): void => {
         streamed = true;
-        line.text(delta);
-        process.stdout.write(delta);
+        show(redactor.push(delta));
       }
     : undefined;
 
@@ -118,11 +125,14 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       const report = tally ? { ...result, usage: { ...result.usage, cached_prompt_tokens: tally.usage.cached_prompt_tokens, reasoning_tokens: tally.usage.reasoning_tokens }, cost: tally.cost, ...(runLog.recorder ? { run_id: runLog.recorder.id } : {}) } : result;
       writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...report }, null, 2));
     } else if (streamed) {
+      show(redactor.flush());
       process.stdout.write(line.end());
     } else {
       writeOut(typeof result.output === "string" ? result.output : JSON.stringify(result.output, null, 2));
     }
   } catch (error) {
+    // What was streamed before the failure is shown (the error says it is only part of the answer).
+    if (streamed) show(redactor.flush());
     if (error instanceof DryRunStop) {
       // The body exactly as the provider would build it (model_args merged, no empty tool list, …).
       const wireModel = wireModelName(error.model);

@@ -30,6 +30,13 @@ export class SecretRedactor {
     return this.secrets.size;
   }
 
+  /** An upper bound of the length of any form a secret can take here (`%25XX` for each of up to 4 bytes a char). */
+  longestEncodedForm(): number {
+    let longest = 0;
+    for (const secret of this.secrets) longest = Math.max(longest, secret.length * 20);
+    return longest;
+  }
+
   /** The text with every known secret, in every encoding, replaced by `[redacted]`. */
   redact(text: string): string {
     if (this.secrets.size === 0 || text.length < MIN_SECRET_LENGTH) return text;
@@ -106,6 +113,44 @@ export function redactorOf(values: Iterable<string | undefined>): SecretRedactor
   const redactor = new SecretRedactor();
   for (const value of values) redactor.add(value);
   return redactor;
+}
+
+/**
+ * Redaction of text that arrives in pieces (a streamed answer): a secret split across two pieces must not slip
+ * through. Text is passed on a line at a time (no secret or encoded form holds a newline), and a line longer than
+ * any encoded secret could be is passed on except for that many last characters: an occurrence that is not yet
+ * matched can only be a start of one at the very end. With no secret registered, pieces pass at once.
+ */
+export class StreamRedactor {
+  private pending = "";
+
+  constructor(private readonly redactor: SecretRedactor = secrets) {}
+
+  /** The part of the text so far that is safe to show now. */
+  push(piece: string): string {
+    if (this.redactor.size === 0) return this.flush() + piece;
+    this.pending += piece;
+    const lineEnd = this.pending.lastIndexOf("\n") + 1;
+    let out = "";
+    if (lineEnd > 0) {
+      out = this.redactor.redact(this.pending.slice(0, lineEnd));
+      this.pending = this.pending.slice(lineEnd);
+    }
+    const hold = this.redactor.longestEncodedForm();
+    if (this.pending.length > 2 * hold) {
+      const redacted = this.redactor.redact(this.pending);
+      out += redacted.slice(0, redacted.length - hold);
+      this.pending = redacted.slice(redacted.length - hold);
+    }
+    return out;
+  }
+
+  /** What is left, at the end of the text. */
+  flush(): string {
+    const out = this.redactor.redact(this.pending);
+    this.pending = "";
+    return out;
+  }
 }
 
 /** Redact text with the process-wide redactor. */

@@ -190,4 +190,11 @@ describe("lllm run: an answer cut off or withheld is not a success", () => {
     expect(report.output).toBeNull();
     expect(report.error.code).toBe("answer_filtered");
   });
+
+  it("a key the model repeats is redacted from the streamed answer too, even split across pieces", async () => {
+    const key = "sk-test-key-000000";
+    const result = await run(["--stream"], [], [`Here it is: ${key}, and more words after it.`]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("Here it is: [redacted], and more words after it.\n");
+  });
 });
