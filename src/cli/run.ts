@@ -98,13 +98,17 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   }
   const runLog: RunLog | undefined = options.dryRun ? undefined : await startRunLog({ prepared, input, vars, ...(options.log !== undefined ? { log: options.log } : {}), ...(continued ? { continuesRun: continued.id } : {}), warn });
   const signal = stopSignal();
+  const reportRetry = retryReporter(Boolean(options.verbose));
   try {
     const result = await runTactic(prepared, {
       input,
       vars,
       ...(maxSteps !== undefined ? { maxSteps } : {}),
       ...(modelTimeout !== undefined ? { modelTimeout } : {}),
-      onModelRetry: retryReporter(Boolean(options.verbose)),
+      onModelRetry: (notice) => {
+        reportRetry(notice);
+        runLog?.onRetry(notice);
+      },
       signal,
       ...(onText ? { onText } : {}),
       onEvent: (event) => {

@@ -65,6 +65,8 @@ export interface ModelCallRecord extends StoredUsage {
   tool_calls: Array<{ id: string; name: string; arguments: string }>;
   finish_reason: string | null;
   cost: number | null;
+  /** The attempts that failed before this answer came, with their causes. */
+  retries: Array<{ attempt: number; cause: string; wait_ms: number }>;
 }
 
 export interface ToolCallStoredRecord {

@@ -29,6 +29,7 @@ interface PendingCall {
   /** The messages after those. */
   messages: StoredMessage[];
   tools: string[];
+  retries: ModelCallRecord["retries"];
 }
 
 /**
@@ -87,6 +88,16 @@ export class RunRecorder {
     }
   }
 
+  /**
+   * A model call failed and will be tried again: kept with the call in flight (the one for that model; retries
+   * happen between its model_call and model_reply events), and stored with its answer.
+   */
+  onRetry(notice: { model: string; attempt: number; cause: string; waitMs: number }): void {
+    const inFlight = [...this.#pending.values()];
+    const call = inFlight.findLast((pending) => pending.model === notice.model) ?? inFlight.at(-1);
+    call?.retries.push({ attempt: notice.attempt, cause: this.#options.redactor.redact(notice.cause), wait_ms: Math.round(notice.waitMs) });
+  }
+
   onEvent(event: AgentEvent): void {
     if (!this.#store) return;
     const redact = (text: string): string => this.#options.redactor.redact(text);
@@ -103,6 +114,7 @@ export class RunRecorder {
         messagesKept: kept,
         messages: sent.slice(kept).map((message) => toStoredMessage(message, redact)),
         tools: event.tools,
+        retries: [],
       });
     } else if (event.type === "model_reply") {
       const pending = this.#pending.get(event.agent);
@@ -126,6 +138,7 @@ export class RunRecorder {
         completion_tokens: event.usage.completionTokens,
         reasoning_tokens: event.usage.reasoningTokens ?? 0,
         cost,
+        retries: pending?.retries ?? [],
       };
       this.#enqueue(() => this.#queue.model.push({ record, messagesKept: pending?.messagesKept ?? 0 }));
     } else if (event.type === "tool_call") {

@@ -36,6 +36,7 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
     if (step.kind === "model") {
       const { call } = step;
       lines.push(heading(`── model call ${call.seq + 1} · ${call.agent} · round ${call.round + 1} · ${call.model ?? "?"}`) + dim(` · ${formatDuration(call.latency_ms)} · ${tokens(call)} · ${formatCost(call.cost)}`));
+      for (const retry of call.retries ?? []) lines.push(dim(`  [retry] attempt ${retry.attempt} failed (${retry.cause}); tried again after ${formatDuration(retry.wait_ms)}`));
       // Only what is new since this agent's previous call: the earlier messages were shown there.
       const from = seen.get(call.agent) ?? 0;
       for (const message of call.messages.slice(from)) {

@@ -75,4 +75,6 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE VIRTUAL TABLE runs_text USING fts5 (run_id UNINDEXED, input, output);
   `,
+  // 2: the failed attempts before a model call's answer ([{attempt, cause, wait_ms}]).
+  `ALTER TABLE model_calls ADD COLUMN retries TEXT NOT NULL DEFAULT '[]';`,
 ];

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
+import type { RetryNotice } from "../providers/requestWithRetries.js";
 import { lllmHome } from "../registry/index.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
 import { canonicalJson } from "../util/canonicalJson.js";
@@ -29,6 +30,8 @@ export interface RunLog {
   recorder?: RunRecorder;
   /** Feed one event to the tally and the recorder. */
   onEvent: (event: AgentEvent) => void;
+  /** A model call failed and is retried (recorded with the call's answer). */
+  onRetry: (notice: RetryNotice) => void;
   /** Record the outcome, and send the trace when OpenTelemetry export is on. */
   finish: (outcome: { output?: unknown; error?: unknown; details?: Record<string, unknown> }) => Promise<void>;
 }
@@ -84,6 +87,7 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
       else if (event.type === "model_reply") tally.add(event);
       tracer?.onEvent(event);
     },
+    onRetry: (notice) => recorder?.onRetry(notice),
     finish: async (outcome) => {
       recorder?.finish(outcome);
       await tracer?.finish({ status: runStatusOf(outcome.error), ...(outcome.error !== undefined ? { errorMessage: describe(outcome.error) } : {}) });

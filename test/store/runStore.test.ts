@@ -91,6 +91,18 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     }
   });
 
+  it("records the retries before a model call's answer, with their causes, and shows them in the transcript", async () => {
+    const home = tempDir();
+    server = await startMockOpenAIServer({ failures: [{ status: 500, message: "The server is overloaded." }], script: ["Sunny."] });
+    const run = await cli(home, ["run", loop, "--model", "gpt-4o-mini", "--input", "Weather?", "--json"], { env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, LLLM_RETRY_DELAY_MS: "1" } });
+    expect(run.code).toBe(0);
+    const record = await showRun(home, (JSON.parse(run.stdout) as { run_id: string }).run_id);
+    expect(record.model_calls).toHaveLength(1);
+    expect(record.model_calls[0]!.retries).toEqual([{ attempt: 1, cause: expect.stringContaining("500") as unknown, wait_ms: expect.any(Number) as unknown }]);
+    const transcript = await cli(home, ["logs", "show", "last"]);
+    expect(transcript.stdout).toMatch(/\[retry\] attempt 1 failed \(.*500.*\)/);
+  });
+
   it("redacts the key of an agent's invoker_config.api_key_env, whatever the variable's name", async () => {
     const home = tempDir();
     server = await startMockOpenAIServer({ script: ["Hello."] });
