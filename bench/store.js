@@ -16,7 +16,7 @@ export async function storeSuite({ runs }) {
   const { RunRecorder } = await import("../dist/store/RunRecorder.js");
   const { RunTally } = await import("../dist/store/RunTally.js");
   const { PriceTable } = await import("../dist/store/PriceTable.js");
-  const { Redactor } = await import("../dist/store/Redactor.js");
+  const { environmentSecrets, redactorOf } = await import("../dist/util/redact.js");
   const rounds = 100;
   const echo = tool({ name: "echo", description: "Echo", parameters: { n: { type: "integer" } }, run: ({ n }) => `n=${n}` });
   const turns = () => [...Array.from({ length: rounds }, (_, n) => ({ tool_calls: [{ name: "echo", arguments: { n } }] })), "done"];
@@ -28,7 +28,7 @@ export async function storeSuite({ runs }) {
       ? await RunRecorder.start({
           file: path.join(home, "logs.db"),
           tally: new RunTally(PriceTable.load()),
-          redactor: Redactor.fromEnvironment(),
+          redactor: redactorOf(environmentSecrets(process.env)),
           warn: (message) => {
             throw new Error(message);
           },
