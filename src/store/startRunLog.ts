@@ -19,6 +19,8 @@ export interface StartRunLogOptions {
   log?: boolean;
   /** The run this one continues (`--continue`). */
   continuesRun?: string;
+  /** The batch this run is an item of (`lllm batch`). */
+  batchId?: string;
   env?: NodeJS.ProcessEnv;
   warn: (message: string) => void;
 }
@@ -61,6 +63,7 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
         models: [...new Set(prepared.agents.map((agent) => agent.config.model_name).filter((name): name is string => typeof name === "string"))],
         lllmVersion: lllmVersion(),
         ...(options.continuesRun !== undefined ? { continuesRun: options.continuesRun } : {}),
+        ...(options.batchId !== undefined ? { batchId: options.batchId } : {}),
       },
     });
   }
