@@ -143,27 +143,27 @@ describe("lllm batch", () => {
     expect(result.stderr).toContain("--max-cost 0.05 reached");
     expect(readResults(out)).toHaveLength(4);
     expect(setup.answered()).toBe(4);
+    const more = await batch([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-cost", "1", "--no-log"], setup.env);
+    expect(more.code).toBe(0);
+    expect(readResults(out)).toHaveLength(10);
+    expect(setup.answered()).toBe(10);
   }, 120_000);
 
   it("a 429 storm with retry-after: the batch backs off, pauses, and finishes every item", async () => {
-    let inFlight = 0;
-    const peaks: number[] = [];
-    const setup = await echoSetup({ server: { failures: Array.from({ length: 20 }, () => ({ status: 429, retryAfterMs: 100 })) } });
+    const setup = await echoSetup({ delayMs: 30, server: { failures: Array.from({ length: 20 }, () => ({ status: 429, retryAfterMs: 100 })) } });
     servers.push(setup.server);
-    // Count concurrent answered requests: after the storm the batch runs fewer at once than --concurrency.
-    const original = setup.server;
-    void original;
     const inputs = path.join(setup.dir, "items.txt");
     writeFileSync(inputs, Array.from({ length: 100 }, (_, index) => `q${index + 1}`).join("\n"));
     const out = path.join(setup.dir, "out.jsonl");
     const result = await batch([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "16", "--no-log"], setup.env, { timeoutMs: 180_000 });
-    void inFlight;
-    void peaks;
     expect(result.code).toBe(0);
     const results = readResults(out);
     expect(new Set(results.map((line) => line.id)).size).toBe(100);
     expect(results.every((line) => line.status === "ok")).toBe(true);
     expect(setup.server.requests.filter((request) => request.path === "/v1/chat/completions")).toHaveLength(120);
+    // After the storm the batch runs fewer items at once than --concurrency (halved, then grown back by one per
+    // round of successes); without the back-off the second half would run 16 at once.
+    expect(Math.max(...setup.concurrent.slice(50))).toBeLessThan(16);
   }, 240_000);
 
   it("bad flags are usage errors (exit 2) that name the flag", async () => {

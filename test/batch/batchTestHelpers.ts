@@ -24,11 +24,17 @@ export function lastUserText(body: { messages?: Array<Record<string, unknown>> }
 }
 
 /** A mock server answering `echo: <prompt>`, and a tactic pointing at it, in a fresh folder with its own LLLM_HOME. */
-export async function echoSetup(options: { prompt?: string; delayMs?: number; usage?: { prompt_tokens: number; completion_tokens: number }; server?: MockOpenAIServerOptions } = {}): Promise<{ server: MockOpenAIServer; dir: string; home: string; tactic: string; answered: () => number; env: NodeJS.ProcessEnv }> {
+export async function echoSetup(options: { prompt?: string; delayMs?: number; usage?: { prompt_tokens: number; completion_tokens: number }; server?: MockOpenAIServerOptions } = {}): Promise<{ server: MockOpenAIServer; dir: string; home: string; tactic: string; answered: () => number; concurrent: number[]; env: NodeJS.ProcessEnv }> {
   let answered = 0;
+  let inFlight = 0;
+  /** For each answered request, how many were being answered at once when it arrived (itself included). */
+  const concurrent: number[] = [];
   const server = await startMockOpenAIServer({
     handler: async (body) => {
+      inFlight += 1;
+      concurrent.push(inFlight);
       if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+      inFlight -= 1;
       answered += 1;
       return { text: `echo: ${lastUserText(body)}`, usage: options.usage ?? { prompt_tokens: 10, completion_tokens: 5 } };
     },
@@ -38,7 +44,7 @@ export async function echoSetup(options: { prompt?: string; delayMs?: number; us
   const home = path.join(dir, "home");
   const tactic = path.join(dir, "echo.yaml");
   writeFileSync(tactic, `name: echo\nprompt: ${JSON.stringify(options.prompt ?? "{input}")}\nglobal:\n  model_name: gpt-4o-mini\n  invoker_config: {base_url: "${server.url}", api_key_env: MOCK_KEY}\nagent_configs:\n  - name: bot\n    system_prompt: Answer.\n`);
-  return { server, dir, home, tactic, answered: () => answered, env: { LLLM_HOME: home, MOCK_KEY: "sk-mock-batch", LLLM_RETRY_DELAY_MS: "20" } };
+  return { server, dir, home, tactic, answered: () => answered, concurrent, env: { LLLM_HOME: home, MOCK_KEY: "sk-mock-batch", LLLM_RETRY_DELAY_MS: "20" } };
 }
 
 export function batch(args: string[], env: NodeJS.ProcessEnv, options: { input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
