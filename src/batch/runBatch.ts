@@ -35,6 +35,8 @@ export interface RunBatchOptions {
   /** `--max-cost` (dollars) and `--max-tokens`: once reached, start no more items. */
   maxCost?: number;
   maxTokens?: number;
+  /** Given the live counts once, at the start (the progress line and the Ctrl-C message read them). */
+  onStart?: (stats: BatchStats) => void;
   /** Told after each item (the progress line). */
   onResult?: (result: BatchResult, stats: BatchStats) => void;
   /** Told once when --max-cost meets an item of unknown cost. */
@@ -49,6 +51,7 @@ export interface RunBatchOptions {
 export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
   const stats: BatchStats = { ok: 0, failed: 0, skipped: 0, skippedFailed: 0, inFlight: 0, cancelled: 0, promptTokens: 0, completionTokens: 0, cost: 0, costUnknown: 0, startedAt: Date.now() };
   const { output, concurrency } = options;
+  options.onStart?.(stats);
   const running = new Set<Promise<void>>();
   const seen = new Set<string>();
   let warnedCost = false;

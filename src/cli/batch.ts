@@ -14,6 +14,9 @@ import { ProviderGate } from "../batch/ProviderGate.js";
 import { readBatchItems, type DatasetFormat } from "../batch/readBatchItems.js";
 import { runBatch, type BatchStats } from "../batch/runBatch.js";
 import { runBatchItem } from "../batch/runBatchItem.js";
+import { configDigest } from "../store/startRunLog.js";
+import { QueueDispatcher } from "../batch/queue/QueueDispatcher.js";
+import { loadBullmq, queueConnection, queueName } from "../batch/queue/queueConnection.js";
 import { holdFirstSignal, stopSignal } from "./handleSignals.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
 import { paint, warn, writeErr } from "./output.js";
@@ -48,6 +51,7 @@ export interface BatchCommandOptions {
 /** `lllm batch TACTIC --inputs FILE`: run one tactic over every item of a dataset, in one process. */
 export async function batchCommand(tacticTarget: string, options: BatchCommandOptions): Promise<void> {
   const settings = batchSettings(options);
+  if (options.queue !== undefined) queueConnection(options.queue); // a bad URL is a usage error before anything loads
   const file = await resolveTacticTarget(tacticTarget, options.package);
   // Loaded, validated and bound once for the whole batch.
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
@@ -62,14 +66,15 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   const reporter = retryReporter(Boolean(options.verbose), say);
   const createModel = batchModelFactory({ gate, concurrency, signal: cancel, onRetry: reporter, ...(settings.timeout !== undefined ? { modelTimeout: settings.timeout } : {}) });
   // Every agent's model is built once before the first item: a missing key fails the batch now (exit 2), not
-  // each item.
-  for (const agent of prepared.agents) createModel(agent.config);
+  // each item. With --queue the workers call the models, with their own keys.
+  if (options.queue === undefined) for (const agent of prepared.agents) createModel(agent.config);
 
   const output = await BatchOutput.open({ ...(options.out !== undefined ? { file: options.out } : {}), ordered: Boolean(options.ordered), retryFailed: Boolean(options.retryFailed) });
   let total: number | undefined;
   if (settings.inputs !== "-") void countLines(settings.inputs).then((count) => (total = settings.format === "csv" ? Math.max(0, count - 1) : count)).catch(() => undefined);
 
   const batchId = newRunId();
+  const queued = options.queue === undefined ? undefined : await startQueue({ url: options.queue, batchId, tacticTarget, tacticFile: file, prepared, options, settings, cancel, say });
   const stopStarting = new AbortController();
   let stats: BatchStats | undefined;
   holdFirstSignal(() => {
@@ -86,8 +91,13 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
       ...(settings.maxCost !== undefined ? { maxCost: settings.maxCost } : {}),
       ...(settings.maxTokens !== undefined ? { maxTokens: settings.maxTokens } : {}),
       warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),
-      onResult: (_result, current) => progress?.update(current),
-      runItem: (item) =>
+      onStart: (live) => {
+        stats = live;
+        progress?.update(live);
+      },
+      runItem: queued
+        ? (item) => queued.run(item)
+        : (item) =>
         runBatchItem(item, {
           prepared,
           batchId,
@@ -103,6 +113,7 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   } finally {
     progress?.stop();
     output.close();
+    await queued?.close();
   }
   reportSummary(stats, { batchId, ...(options.out !== undefined ? { out: options.out } : {}), quiet: Boolean(options.quiet) });
   if (stats.stoppedBy === "budget") {
@@ -110,6 +121,40 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   }
   if (stats.stoppedBy === "interrupted") return; // the signal handler's exit code (130) stands
   if (stats.failed + stats.skippedFailed > 0) process.exitCode = 1;
+}
+
+/** --queue: announce the batch on Redis; items become jobs that `lllm worker`s run. */
+async function startQueue(context: { url: string; batchId: string; tacticTarget: string; tacticFile: string; prepared: Awaited<ReturnType<typeof prepareTactic>>; options: BatchCommandOptions; settings: BatchSettings; cancel: AbortSignal; say: (text: string) => void }): Promise<QueueDispatcher> {
+  const connection = queueConnection(context.url);
+  const { Queue } = await loadBullmq();
+  const { Redis } = await import("ioredis");
+  const redis = new Redis(context.url, { maxRetriesPerRequest: null });
+  redis.on("error", () => undefined); // reconnects by itself (a Redis restart); commands wait meanwhile
+  const queue = new Queue(queueName(context.batchId), { connection });
+  queue.on("error", () => undefined);
+  const { options, settings } = context;
+  const dispatcher = new QueueDispatcher({
+    queue,
+    redis,
+    cancel: context.cancel,
+    warn: (message) => context.say(`${paint("yellow", "lllm: warning:")} ${message}`),
+    announcement: {
+      batchId: context.batchId,
+      tactic: context.tacticTarget,
+      tacticFile: context.tacticFile,
+      packages: (options.package ?? []).map((dir) => path.resolve(dir)),
+      model: options.model ?? null,
+      digest: configDigest(context.prepared),
+      vars: settings.vars,
+      maxSteps: settings.maxSteps ?? null,
+      timeout: settings.timeout ?? null,
+      approve: options.approve === "all" ? "all" : "none",
+    },
+    onClosed: () => redis.disconnect(),
+  });
+  await dispatcher.start();
+  context.say(paint("dim", `lllm batch: batch ${context.batchId} is on ${context.url}; start \`lllm worker --queue ${context.url}\` to run its items`));
+  return dispatcher;
 }
 
 function reportSummary(stats: BatchStats, context: { batchId: string; out?: string; quiet: boolean }): void {
@@ -149,7 +194,7 @@ function batchSettings(options: BatchCommandOptions): BatchSettings {
   if (options.lines && options.format !== undefined && options.format !== "lines") throw new ConfigError("usage_format", `--lines and --format ${options.format} disagree: give one`, { location: { file: "--lines" } });
   const format: DatasetFormat = options.lines ? "lines" : options.format ?? (path.extname(inputs).toLowerCase() === ".csv" ? "csv" : "jsonl");
   if (options.out !== undefined && path.resolve(options.out) === path.resolve(inputs)) throw new ConfigError("usage_out", "--out is the dataset itself: give another file", { location: { file: "--out" } });
-  const settings: BatchSettings = { inputs, format, concurrency: positiveInteger(options.concurrency ?? "4", "--concurrency", "e.g. --concurrency 16"), vars: parseVars(options.var ?? []) };
+  const settings: BatchSettings = { inputs, format, concurrency: positiveInteger(options.concurrency ?? (options.queue !== undefined ? "100" : "4"), "--concurrency", "e.g. --concurrency 16"), vars: parseVars(options.var ?? []) };
   if (options.maxSteps !== undefined) settings.maxSteps = positiveInteger(options.maxSteps, "--max-steps", "e.g. --max-steps 5", 0);
   if (options.timeout !== undefined) settings.timeout = positiveNumber(options.timeout, "--timeout", "seconds, e.g. --timeout 300");
   if (options.rpm !== undefined) settings.rpm = positiveInteger(options.rpm, "--rpm", "model requests per minute, e.g. --rpm 500");

@@ -113,6 +113,18 @@ export function buildProgram(): Command {
       await batchCommand(tactic, command.optsWithGlobals());
     });
 
+  program
+    .command("worker")
+    .description("run the items of batches queued on Redis by `lllm batch --queue` (until Ctrl-C)")
+    .option("--queue <url>", "the Redis the batches are on (redis://host:port)")
+    .option("--concurrency <n>", "items running at once (default 4)")
+    .option("-p, --package <dir>", "package folders to find the batches' tactics in (repeatable)", collect)
+    .option("--no-log", "do not record the items' runs in the run store")
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { workerCommand } = await import("./worker.js");
+      await workerCommand(command.optsWithGlobals());
+    });
+
   const tools = program.command("tools").description("list, show and call the tools of packages");
   tools
     .command("list")

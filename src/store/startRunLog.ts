@@ -112,7 +112,7 @@ export function storeFile(env: NodeJS.ProcessEnv = process.env, home?: string): 
 }
 
 /** A digest of the resolved configuration: two runs with the same digest ran the same tactic setup. */
-function configDigest(prepared: PreparedTactic): string {
+export function configDigest(prepared: PreparedTactic): string {
   const resolved = { tactic: prepared.tactic.config, agents: prepared.agents.map((agent) => ({ name: agent.name, config: agent.config, system: agent.systemPrompt.text })) };
   return createHash("sha256").update(canonicalJson(resolved)).digest("hex").slice(0, 16);
 }

@@ -52,7 +52,7 @@ export function batch(args: string[], env: NodeJS.ProcessEnv, options: { input?:
 }
 
 /** The CLI as a child this test can signal. */
-export function spawnBatch(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<CliResult> } {
+export function spawnBatch(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<CliResult>; stderr: () => string } {
   const child = spawn(process.execPath, [BIN, "batch", ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
@@ -62,7 +62,7 @@ export function spawnBatch(args: string[], env: NodeJS.ProcessEnv): { child: Chi
     child.on("error", reject);
     child.on("close", (code) => resolve({ code, stdout, stderr }));
   });
-  return { child, done };
+  return { child, done, stderr: () => stderr };
 }
 
 export interface ResultLine {
