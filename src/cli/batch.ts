@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { BudgetError, ConfigError } from "../errors.js";
@@ -63,6 +64,9 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   const gate = new ProviderGate({ ...(settings.rpm !== undefined ? { rpm: settings.rpm } : {}), ...(settings.tpm !== undefined ? { tpm: settings.tpm } : {}) });
   const concurrency = new AdaptiveConcurrency(settings.concurrency);
   const cancel = stopSignal();
+  // Each running item listens on the cancel signal and (its run log) on process exit: many at once is by design.
+  setMaxListeners(settings.concurrency * 4 + 20, cancel);
+  process.setMaxListeners(process.getMaxListeners() + settings.concurrency * 2);
   const reporter = retryReporter(Boolean(options.verbose), say);
   const createModel = batchModelFactory({ gate, concurrency, signal: cancel, onRetry: reporter, ...(settings.timeout !== undefined ? { modelTimeout: settings.timeout } : {}) });
   // Every agent's model is built once before the first item: a missing key fails the batch now (exit 2), not
