@@ -30,7 +30,20 @@ export function providerKey(config: AgentConfig): string {
  * provider and halving the concurrency.
  */
 export function batchModelFactory(options: BatchModelFactoryOptions): (config: AgentConfig) => Model {
+  // One client per model configuration for the whole batch (building an SDK client per item costs more than the
+  // item's own work). Scripted models replay a script from its start, so each item gets its own.
+  const shared = new Map<string, Model>();
   return (config) => {
+    const key = JSON.stringify([config.model_name, config.api_type, config.invoker, config.invoker_config, config.timeout, config.model_args?.["timeout"]]);
+    const scripted = (config.model_name ?? "").startsWith("scripted:");
+    const existing = scripted ? undefined : shared.get(key);
+    if (existing) return existing;
+    const built = buildModel(config);
+    if (!scripted) shared.set(key, built);
+    return built;
+  };
+
+  function buildModel(config: AgentConfig): Model {
     const provider = providerKey(config);
     const fromArgs = config.model_args?.["timeout"];
     const timeout = options.modelTimeout ?? config.timeout ?? (typeof fromArgs === "number" ? fromArgs : undefined);
@@ -59,5 +72,5 @@ export function batchModelFactory(options: BatchModelFactoryOptions): (config: A
         return response;
       },
     };
-  };
+  }
 }
