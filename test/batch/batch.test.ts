@@ -66,6 +66,17 @@ describe("lllm batch", () => {
     expect(results.map((line) => line.output)).toEqual(Array.from({ length: 30 }, (_, index) => `echo: line ${index + 1}`));
   }, 120_000);
 
+  it("reads the dataset from standard input with `--inputs -`", async () => {
+    const setup = await echoSetup();
+    servers.push(setup.server);
+    const result = await batch([setup.tactic, "--inputs", "-", "--ordered", "--no-log"], setup.env, { input: '"first"\n{"id": "b", "input": "second"}\n' });
+    expect(result.code).toBe(0);
+    expect(parseLines(result.stdout).map((line) => [line.id, line.output])).toEqual([
+      ["1", "echo: first"],
+      ["b", "echo: second"],
+    ]);
+  }, 120_000);
+
   it("a bad line fails that item only (file:line), the rest run; exit 1 and the summary says where to look", async () => {
     const setup = await echoSetup();
     servers.push(setup.server);
