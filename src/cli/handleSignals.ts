@@ -28,6 +28,18 @@ export interface SignalHandling {
 }
 
 let current: SignalHandling | undefined;
+/** A command's own use of the first signal (see `holdFirstSignal`). */
+let heldFirst: ((signal: StopSignal) => void) | undefined;
+let held = false;
+
+/**
+ * Let the running command take the first Ctrl-C itself (`lllm batch`: stop starting items, let the running ones
+ * finish): it only sets the exit code and calls `onFirst`. The second signal then does what the first would have
+ * done (abort, close kernels, exit after the grace), and a third exits at once.
+ */
+export function holdFirstSignal(onFirst: (signal: StopSignal) => void): void {
+  heldFirst = onFirst;
+}
 
 /**
  * The one place where the CLI turns SIGINT, SIGTERM and SIGHUP into an abort. The first signal aborts
@@ -40,7 +52,17 @@ export function handleSignals(): SignalHandling {
   let received: StopSignal | undefined;
   const onSignal = (signal: StopSignal): void => {
     const code = 128 + constants.signals[signal];
-    if (received !== undefined) {
+    if (received === undefined && heldFirst && signal === "SIGINT") {
+      received = signal;
+      held = true;
+      process.exitCode = code;
+      const onFirst = heldFirst;
+      heldFirst = undefined;
+      onFirst(signal);
+      return;
+    }
+    if (held) held = false; // the second signal, after a held first one: stop as a first signal would
+    else if (received !== undefined) {
       process.exit(code); // a second signal: the user really wants out
     }
     received = signal;

@@ -83,6 +83,48 @@ export function buildProgram(): Command {
       await runCommand(tactic, command.optsWithGlobals());
     });
 
+  program
+    .command("batch")
+    .description("run a tactic over every item of a dataset (JSONL, CSV or text lines); one NDJSON result per item")
+    .argument("<tactic>", "tactic file, or a package ref")
+    .option("--inputs <file>", "the dataset: JSONL (a string, or {input, vars, id} per line), CSV (header row; `input` column) or text lines; `-` for standard input")
+    .option("-o, --out <file>", "append the results here (NDJSON); running the same command again skips the items already done (default: standard output)")
+    .option("--concurrency <n>", "items running at once (default 4; lowered on 429s and grown back)")
+    .option("--ordered", "write the results in input order")
+    .option("--lines", "the dataset is text lines, each line an input")
+    .addOption(new Option("--format <format>", "the dataset's format (default: from the extension, .csv or else JSONL)").choices(["jsonl", "csv", "lines"]))
+    .option("--var <key=value>", "a template argument for every item (an item's own vars win) (repeatable)", collect)
+    .option("-m, --model <name>", "use this model for every agent")
+    .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
+    .option("--max-steps <n>", "override every agent's max_interrupt_steps")
+    .option("--timeout <seconds>", "how long a model request may go without progress")
+    .addOption(new Option("--approve <which>", "calls from programs to tools that need approval (default: none)").choices(["all", "none"]))
+    .option("--retry-failed", "run again the items that failed in --out")
+    .option("--fail-fast", "stop starting items after the first failure")
+    .option("--rpm <n>", "at most N model requests per minute (per provider)")
+    .option("--tpm <n>", "at most N tokens per minute (per provider)")
+    .option("--max-cost <usd>", "stop starting items once the batch has cost this much (exit 3)")
+    .option("--max-tokens <n>", "stop starting items once the batch has used this many tokens (exit 3)")
+    .option("--queue <url>", "spread the items over `lllm worker`s through a Redis queue (redis://host:port)")
+    .option("-q, --quiet", "no progress line; the summary only when something failed")
+    .option("--no-log", "do not record the items' runs in the run store")
+    .action(async (tactic: string, options: Record<string, unknown>, command: Command) => {
+      const { batchCommand } = await import("./batch.js");
+      await batchCommand(tactic, command.optsWithGlobals());
+    });
+
+  program
+    .command("worker")
+    .description("run the items of batches queued on Redis by `lllm batch --queue` (until Ctrl-C)")
+    .option("--queue <url>", "the Redis the batches are on (redis://host:port)")
+    .option("--concurrency <n>", "items running at once (default 4)")
+    .option("-p, --package <dir>", "package folders to find the batches' tactics in (repeatable)", collect)
+    .option("--no-log", "do not record the items' runs in the run store")
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      const { workerCommand } = await import("./worker.js");
+      await workerCommand(command.optsWithGlobals());
+    });
+
   const tools = program.command("tools").description("list, show and call the tools of packages");
   tools
     .command("list")

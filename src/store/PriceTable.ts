@@ -7,6 +7,8 @@ export interface ModelPrice {
   output: number;
 }
 
+let shipped: { as_of: string; models: Record<string, ModelPrice> } | undefined;
+
 /** Token counts of one model call, as the provider reported them. Cached tokens are part of the prompt tokens. */
 export interface TokenCounts {
   promptTokens: number;
@@ -31,7 +33,8 @@ export class PriceTable {
 
   /** The shipped table, with `overrides` (the project settings' `prices:`) replacing or adding models. */
   static load(overrides: Record<string, ModelPrice> = {}): PriceTable {
-    const data = JSON.parse(readFileSync(new URL("./prices.json", import.meta.url), "utf8")) as { as_of: string; models: Record<string, ModelPrice> };
+    // Read once per process: a batch starts a run (and a tally) per item.
+    const data = (shipped ??= JSON.parse(readFileSync(new URL("./prices.json", import.meta.url), "utf8")) as { as_of: string; models: Record<string, ModelPrice> });
     return new PriceTable({ ...data.models, ...overrides }, data.as_of);
   }
 

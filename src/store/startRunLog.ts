@@ -20,6 +20,8 @@ export interface StartRunLogOptions {
   log?: boolean;
   /** The run this one continues (`--continue`). */
   continuesRun?: string;
+  /** The batch this run is an item of (`lllm batch`). */
+  batchId?: string;
   env?: NodeJS.ProcessEnv;
   warn: (message: string) => void;
 }
@@ -65,6 +67,7 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
         models: [...new Set(prepared.agents.map((agent) => agent.config.model_name).filter((name): name is string => typeof name === "string"))],
         lllmVersion: lllmVersion(),
         ...(options.continuesRun !== undefined ? { continuesRun: options.continuesRun } : {}),
+        ...(options.batchId !== undefined ? { batchId: options.batchId } : {}),
       },
     });
   }
@@ -114,7 +117,7 @@ export function storeFile(env: NodeJS.ProcessEnv = process.env, home?: string): 
 }
 
 /** A digest of the resolved configuration: two runs with the same digest ran the same tactic setup. */
-function configDigest(prepared: PreparedTactic): string {
+export function configDigest(prepared: PreparedTactic): string {
   const resolved = { tactic: prepared.tactic.config, agents: prepared.agents.map((agent) => ({ name: agent.name, config: agent.config, system: agent.systemPrompt.text })) };
   return createHash("sha256").update(canonicalJson(resolved)).digest("hex").slice(0, 16);
 }

@@ -1,0 +1,140 @@
+import { InterruptedError } from "../errors.js";
+import type { AdaptiveConcurrency } from "./AdaptiveConcurrency.js";
+import type { BatchItem, BatchResult } from "./BatchItem.js";
+import type { BatchOutput } from "./BatchOutput.js";
+
+/** Counts of a batch so far (the progress line and the summary read them). */
+export interface BatchStats {
+  ok: number;
+  failed: number;
+  /** Already done in --out (not run again); `skippedFailed` of them had failed. */
+  skipped: number;
+  skippedFailed: number;
+  inFlight: number;
+  /** Items cancelled by a second Ctrl-C: not written, a rerun runs them. */
+  cancelled: number;
+  promptTokens: number;
+  completionTokens: number;
+  /** Dollars, over the items whose cost is known. */
+  cost: number;
+  /** Items whose model has no known price. */
+  costUnknown: number;
+  startedAt: number;
+  /** Why the batch stopped starting items before the end of the dataset. */
+  stoppedBy?: "interrupted" | "budget" | "fail_fast";
+}
+
+export interface RunBatchOptions {
+  items: AsyncIterable<BatchItem>;
+  output: BatchOutput;
+  concurrency: AdaptiveConcurrency;
+  runItem: (item: BatchItem) => Promise<BatchResult>;
+  /** Aborted on the first Ctrl-C: start no more items; the running ones finish. */
+  stopStarting: AbortSignal;
+  failFast?: boolean;
+  /** `--max-cost` (dollars) and `--max-tokens`: once reached, start no more items. */
+  maxCost?: number;
+  maxTokens?: number;
+  /** Given the live counts once, at the start (the progress line and the Ctrl-C message read them). */
+  onStart?: (stats: BatchStats) => void;
+  /** Told after each item (the progress line). */
+  onResult?: (result: BatchResult, stats: BatchStats) => void;
+  /** Told once when --max-cost meets an item of unknown cost. */
+  warn?: (message: string) => void;
+}
+
+/**
+ * Run the items of a dataset, at most `concurrency.limit` at once, pulling the next item only when a slot is free
+ * (so memory stays flat), and write each result as it finishes. Items already in the output are skipped. An item's
+ * failure is a result; the batch stops early only on Ctrl-C, a budget, or a failure with --fail-fast.
+ */
+export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
+  const stats: BatchStats = { ok: 0, failed: 0, skipped: 0, skippedFailed: 0, inFlight: 0, cancelled: 0, promptTokens: 0, completionTokens: 0, cost: 0, costUnknown: 0, startedAt: Date.now() };
+  const { output, concurrency } = options;
+  options.onStart?.(stats);
+  const running = new Set<Promise<void>>();
+  const seen = new Set<string>();
+  let warnedCost = false;
+  const stopReason = (): BatchStats["stoppedBy"] => {
+    if (options.stopStarting.aborted) return "interrupted";
+    if (stats.stoppedBy) return stats.stoppedBy;
+    if (options.maxCost !== undefined && stats.cost >= options.maxCost) return "budget";
+    if (options.maxTokens !== undefined && stats.promptTokens + stats.completionTokens >= options.maxTokens) return "budget";
+    return undefined;
+  };
+  // Wakes the scheduler when it waits for a slot and the user presses Ctrl-C.
+  const stopped = new Promise<void>((resolve) => options.stopStarting.addEventListener("abort", () => resolve(), { once: true }));
+
+  const record = (item: BatchItem, result: BatchResult): void => {
+    output.write(item.index, result);
+    if (result.status === "ok") stats.ok += 1;
+    else stats.failed += 1;
+    stats.promptTokens += result.usage.prompt_tokens;
+    stats.completionTokens += result.usage.completion_tokens;
+    if (result.cost === null) {
+      if (result.usage.llm_calls > 0) stats.costUnknown += 1;
+      if (options.maxCost !== undefined && result.usage.llm_calls > 0 && !warnedCost) {
+        warnedCost = true;
+        options.warn?.(`item ${result.id}: its model has no known price, so --max-cost does not count it (add the model's price under \`prices:\` in the project settings)`);
+      }
+    } else stats.cost += result.cost;
+    if (result.status !== "ok" && options.failFast) stats.stoppedBy ??= "fail_fast";
+    options.onResult?.(result, stats);
+  };
+
+  const start = (item: BatchItem): void => {
+    stats.inFlight += 1;
+    const task: Promise<void> = options
+      .runItem(item)
+      .then(
+        (result) => {
+          if (result.status === "ok") concurrency.succeeded();
+          record(item, result);
+        },
+        (error: unknown) => {
+          if (error instanceof InterruptedError) stats.cancelled += 1;
+          // runItem turns failures into results; anything else is a bug, still reported as this item's failure.
+          else record(item, { id: item.id, status: "error", output: null, error: { code: "internal_error", message: error instanceof Error ? error.message : String(error) }, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 }, cost: null, run_id: null, duration_ms: 0 });
+        },
+      )
+      .finally(() => {
+        stats.inFlight -= 1;
+        running.delete(task);
+      });
+    running.add(task);
+  };
+
+  const iterator = options.items[Symbol.asyncIterator]();
+  let stoppedBy: BatchStats["stoppedBy"];
+  try {
+    for (;;) {
+      while (running.size >= concurrency.limit && stopReason() === undefined) await Promise.race([...running, stopped]);
+      stoppedBy = stopReason();
+      if (stoppedBy !== undefined) break;
+      const next = await iterator.next();
+      if (next.done) break;
+      const item = next.value;
+      const before = output.done.get(item.id);
+      if (before !== undefined) {
+        stats.skipped += 1;
+        if (before !== "ok") stats.skippedFailed += 1;
+        output.skip(item.index);
+        continue;
+      }
+      if (seen.has(item.id)) {
+        record(item, { id: item.id, status: "error", output: null, error: { code: "batch_duplicate_id", message: `id \`${item.id}\` appears more than once in the dataset; this later item (number ${item.index + 1}) is not run` }, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 }, cost: null, run_id: null, duration_ms: 0 });
+        continue;
+      }
+      seen.add(item.id);
+      start(item);
+    }
+  } finally {
+    await Promise.allSettled([...running]);
+    await iterator.return?.(undefined);
+  }
+  // Only a stop that left items unstarted counts: a budget reached by the very last item stopped nothing.
+  // A Ctrl-C while the last items ran still exits 130 (the CLI's signal handler sets it).
+  if (stoppedBy !== undefined) stats.stoppedBy = stoppedBy;
+  else delete stats.stoppedBy;
+  return stats;
+}
