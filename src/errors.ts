@@ -93,6 +93,33 @@ export class ConfigError extends LllmError {
   }
 }
 
+/**
+ * Run `action`, adding the problems of a ConfigError it throws to `problems` (and giving undefined) so that every
+ * problem is reported at once; any other error is thrown on.
+ */
+export function collectProblems<T>(problems: ConfigProblem[], action: () => T): T | undefined {
+  try {
+    return action();
+  } catch (error) {
+    return addProblems(problems, error);
+  }
+}
+
+/** `collectProblems` for an async action. */
+export async function collectProblemsAsync<T>(problems: ConfigProblem[], action: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await action();
+  } catch (error) {
+    return addProblems(problems, error);
+  }
+}
+
+function addProblems(problems: ConfigProblem[], error: unknown): undefined {
+  if (!(error instanceof ConfigError)) throw error;
+  problems.push(...error.problems);
+  return undefined;
+}
+
 export function formatProblem(problem: ConfigProblem): string {
   const where = problem.location ? `${formatLocation(problem.location)}: ` : "";
   return `${where}${problem.message}${problem.hint ? `\n  ${problem.hint}` : ""}`;

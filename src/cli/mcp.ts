@@ -4,7 +4,7 @@ import type { Readable, Writable } from "node:stream";
 import { ConfigError } from "../errors.js";
 import { createPackageServer, McpConnections, packageTools, parseServerSpec, serveStdio } from "../mcp/index.js";
 import { loadRegistry } from "./loadRegistry.js";
-import { packageTacticTools } from "../tactics/tacticTools.js";
+import { packageTacticTools } from "../tactics/packageTacticTools.js";
 import { stopSignal } from "./handleSignals.js";
 import { warn, writeErr, writeOut } from "./output.js";
 

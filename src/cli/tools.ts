@@ -63,7 +63,7 @@ export async function toolsCallCommand(ref: string, options: ToolsOptions): Prom
 /** A tool ref, or a tactic ref (`pkg.tactics:name[#tool]`), which is a tool too when an agent lists it. */
 async function resolveToolOrTactic(registry: Registry, ref: string): Promise<FunctionTool> {
   if (parseRef(ref)?.section === "tactics") {
-    const { tacticRefTool } = await import("../tactics/tacticTools.js");
+    const { tacticRefTool } = await import("../tactics/packageTacticTools.js");
     return tacticRefTool(registry, ref);
   }
   return registry.resolveTool(ref).tool;

@@ -1,7 +1,7 @@
 import { existsSync, realpathSync, statSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ConfigError, formatLocation, type ConfigProblem, type SourceLocation } from "../errors.js";
+import { collectProblemsAsync, ConfigError, formatLocation, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { toFunctionTool, type FunctionTool } from "../tools/index.js";
 import { closest } from "../util/closest.js";
 import { readManifest } from "./manifest.js";
@@ -272,14 +272,8 @@ export class Registry {
     }
     let pkg = byDir.get(real);
     if (!pkg) {
-      let manifest;
-      try {
-        manifest = await readManifest(real);
-      } catch (error) {
-        if (error instanceof ConfigError) problems.push(...error.problems);
-        else throw error;
-        return undefined;
-      }
+      const manifest = await collectProblemsAsync(problems, () => readManifest(real));
+      if (!manifest) return undefined;
       const name = manifest.name;
       const clash = this.packages.get(name);
       if (clash && clash.dir !== real) {
@@ -296,12 +290,7 @@ export class Registry {
         const loaded = await this.loadOne({ dir: dependencyDir, location: dependency.location }, dependency.alias, [...chain, real], byDir, problems, true);
         if (loaded) pkg.dependencies.set(dependency.alias ?? loaded.name, loaded);
       }
-      try {
-        await pkg.load();
-      } catch (error) {
-        if (error instanceof ConfigError) problems.push(...error.problems);
-        else throw error;
-      }
+      await collectProblemsAsync(problems, () => pkg!.load());
     }
     if (alias && alias !== pkg.name) {
       const clash = this.packages.get(alias);

@@ -1,8 +1,9 @@
-import type { AgentEvent, Message } from "../agent/index.js";
+import type { Agent, AgentEvent, Message } from "../agent/index.js";
 import type { ApprovalPolicy, ArtifactRecord, CodeActionReport, ProgramRecord } from "../codeaction/index.js";
 import type { AgentConfig } from "../config/index.js";
 import type { Model } from "../providers/Model.js";
 import type { RetryNotice } from "../providers/requestWithRetries.js";
+import type { PreparedTactic } from "./prepareTactic.js";
 
 /** One tool call of a run, as the JSON report lists it. */
 export interface ToolCallRecord {
@@ -69,4 +70,21 @@ export interface RunOptions {
    * before this run's turn.
    */
   history?: Message[];
+}
+
+/** A prepared tactic to build fresh agents for, with the run's options and event sink. */
+export interface AgentsRequest {
+  prepared: PreparedTactic;
+  options: RunOptions;
+  onEvent: (event: AgentEvent) => void;
+}
+
+/**
+ * How a tactic used as a tool runs its tactic. The run passes itself down (rather than the tool importing the run),
+ * so that the run, the agents it builds and the tools they get form no import cycle.
+ */
+export interface TacticRunner {
+  run(prepared: PreparedTactic, options: RunOptions): Promise<TacticResult>;
+  /** Fresh agents for one call, closed (kernels, MCP servers) when `use` settles. */
+  withAgents<T>(request: AgentsRequest, use: (agents: Map<string, Agent>) => Promise<T>): Promise<T>;
 }

@@ -9,7 +9,7 @@ import { patternAgent, patternAgentName } from "./patternAgent.js";
 import { RunScope } from "./RunScope.js";
 import { loadTacticDefinition } from "./loadTacticDefinition.js";
 import { looksLikeQualifiedRef } from "../registry/ref.js";
-import type { RunOptions, TacticResult, ToolCallRecord } from "./TacticRun.js";
+import type { AgentsRequest, RunOptions, TacticResult, TacticRunner, ToolCallRecord } from "./TacticRun.js";
 import { ArtifactStore } from "../codeaction/ArtifactStore.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { CodeActionReport, ProgramRecord } from "../codeaction/index.js";
@@ -49,7 +49,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   const notebookCells: RanCell[] = [];
   let codeAction: CodeActionReport | undefined;
   try {
-    const agents = await buildAgents({ prepared, options, onEvent, scope, only: agentsUsed(prepared), toolChain: { artifacts, onScript: (record) => toolChains.push(record) }, proxyManagers });
+    const agents = await buildAgents({ prepared, options, onEvent, scope, runner: tacticRunner, only: agentsUsed(prepared), toolChain: { artifacts, onScript: (record) => toolChains.push(record) }, proxyManagers });
     const vars: Record<string, unknown> = { ...(config.vars ?? {}), ...(options.vars ?? {}), input };
     let output: unknown;
     switch (config.tactic_type) {
@@ -96,6 +96,19 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
     await scope.close();
   }
 }
+
+/** Runs tactics used as tools: handed down to the agents' tools so that they need not import this module. */
+export const tacticRunner: TacticRunner = {
+  run: runTactic,
+  async withAgents<T>({ prepared, options, onEvent }: AgentsRequest, use: (agents: Map<string, Agent>) => Promise<T>): Promise<T> {
+    const scope = new RunScope();
+    try {
+      return await use(await buildAgents({ prepared, options, onEvent, scope, runner: tacticRunner }));
+    } finally {
+      await scope.close();
+    }
+  },
+};
 
 /** A tactic written in code (`tactic_type: pkg.tactics:name`): its `call` gets the input and fresh agents. */
 async function runCodeTactic(prepared: PreparedTactic, agents: Map<string, Agent>, vars: Record<string, unknown>, input: unknown, options: RunOptions): Promise<unknown> {
