@@ -1,5 +1,5 @@
 import { ConfigError } from "../errors.js";
-import { ScriptedModel } from "../testing/ScriptedModel.js";
+import { ScriptedModel } from "./ScriptedModel.js";
 import { didYouMean } from "../util/closest.js";
 import type { Model } from "./Model.js";
 import { OpenAIChatModel } from "./OpenAIChatModel.js";

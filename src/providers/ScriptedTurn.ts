@@ -1,5 +1,5 @@
 import type { ConfigProblem } from "../errors.js";
-import type { ToolCallRequest, Usage } from "../providers/Model.js";
+import type { ToolCallRequest, Usage } from "./Model.js";
 
 /**
  * One scripted model answer, shared by `ScriptedModel` and the mock OpenAI server. A plain string is a text

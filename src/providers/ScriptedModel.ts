@@ -4,7 +4,7 @@ import type { Document, LineCounter } from "yaml";
 import { yaml } from "../util/lazyYaml.js";
 import { ConfigError, ProviderError } from "../errors.js";
 import type { ConfigProblem } from "../errors.js";
-import type { Model, ModelRequest, ModelResponse } from "../providers/Model.js";
+import type { Model, ModelRequest, ModelResponse } from "./Model.js";
 import { checkTurns, formatScriptPath, resolveTurn, splitIntoChunks, toConfigProblems } from "./ScriptedTurn.js";
 import type { ScriptedTurn, ScriptProblem } from "./ScriptedTurn.js";
 
