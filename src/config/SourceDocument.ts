@@ -4,6 +4,7 @@ import { ConfigError } from "../errors.js";
 import type { ConfigProblem, SourceLocation } from "../errors.js";
 import { parseYamlDocument } from "./parseYamlDocument.js";
 import type { YamlProblem } from "./parseYamlDocument.js";
+import { firstLine } from "../util/firstLine.js";
 
 /** A path into parsed data: object keys and list indexes, e.g. `["agent_configs", 0, "tools", 1]`. */
 export type DataPath = ReadonlyArray<string | number>;
@@ -199,5 +200,5 @@ function describeYamlError(error: YamlProblem): string {
   if (error.code === "DUPLICATE_KEY") return error.message;
   if (error.code === "MULTIPLE_DOCS") return "more than one YAML document (a second `---`): the file must hold one";
   // Messages may end with a source excerpt when prettified; the location already says where.
-  return (error.message.split("\n")[0] ?? error.message).replace(/:$/, "").trim();
+  return firstLine(error.message).replace(/:$/, "").trim();
 }

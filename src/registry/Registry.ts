@@ -7,6 +7,7 @@ import { closest } from "../util/closest.js";
 import { readManifest } from "./manifest.js";
 import { Package, type FileEntry, type ToolEntry } from "./Package.js";
 import { parseRef, type Ref, type Section } from "./ref.js";
+import { firstLine } from "../util/firstLine.js";
 
 /** A package folder to load, and where it was named (for messages). */
 export interface PackageSource {
@@ -208,7 +209,7 @@ export class Registry {
     const hint = near.length > 0 ? `did you mean ${near.map((candidate) => `\`${candidate}\``).join(", ")}?` : all.length > 0 ? `Known ${section}: ${all.slice(0, 8).join(", ")}${all.length > 8 ? ", …" : ""}.` : `No ${section} are loaded: add a package with a ${section}/ folder.`;
     // The tool may be in a file that did not load: say so, or the user looks for a typo that is not there.
     const broken = section === "tools" ? (pkg ? pkg.brokenFiles : this.brokenFiles()) : [];
-    const brokenNote = broken.length > 0 ? `${broken.length === 1 ? "A tool file" : "Some tool files"} did not load and may define it: ${broken.map((problem) => `${problem.location ? formatLocation(problem.location) : "?"} (${problem.message.split("\n")[0]})`).join("; ")}. ` : "";
+    const brokenNote = broken.length > 0 ? `${broken.length === 1 ? "A tool file" : "Some tool files"} did not load and may define it: ${broken.map((problem) => `${problem.location ? formatLocation(problem.location) : "?"} (${firstLine(problem.message)})`).join("; ")}. ` : "";
     return new ConfigError(`${singular(section)}_not_found`, `${singular(section)} \`${ref.text}\` not found${where}`, { ...(options.where ? { location: options.where } : {}), hint: `${brokenNote}${hint}` });
   }
 
