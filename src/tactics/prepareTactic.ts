@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { yaml } from "../util/lazyYaml.js";
+import { isPlainObject } from "../util/isPlainObject.js";
 import { parseConfigData } from "../config/parseConfigData.js";
 import { BUILT_IN_TACTIC_TYPES, loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
 import { collectProblems, collectProblemsAsync, ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
@@ -104,9 +104,9 @@ interface BindContext {
 async function bindTactic(absolute: string, context: BindContext): Promise<PreparedTactic> {
   const { registry, cwd, settings, settingsFile, model } = context;
   context.binding.add(absolute);
-  const text = isCodeTactic(absolute) ? await codeTacticConfig(absolute, registry, cwd) : undefined;
+  const data = isCodeTactic(absolute) ? await codeTacticConfig(absolute, registry, cwd) : undefined;
   const tactic = await loadTacticFile(absolute, {
-    ...(text !== undefined ? { text } : {}),
+    ...(data !== undefined ? { data } : {}),
     resolveRef: (ref: string, from: SourceLocation) => registry.resolveEntry("tactics", ref, { where: from, ...fromPackage(registry, from.file) }).file,
     ...(model ? { modelOverride: model } : {}),
     ...(settings.model ? { defaultModel: settings.model } : {}),
@@ -185,9 +185,9 @@ function resolveSystemPrompt(registry: Registry, tactic: LoadedTactic, config: A
 
 /**
  * A tactic written in code is run through the same loader as a YAML one: its `config` (agents, vars…) becomes the
- * tactic file's text, with `tactic_type` naming the code tactic itself and its package loaded.
+ * tactic file's data, with `tactic_type` naming the code tactic itself and its package loaded.
  */
-async function codeTacticConfig(file: string, registry: Registry, cwd: string): Promise<string> {
+async function codeTacticConfig(file: string, registry: Registry, cwd: string): Promise<Record<string, unknown>> {
   const definition = await loadTacticDefinition(file);
   const packageDir = path.dirname(path.dirname(file));
   await registry.add({ packages: [{ dir: packageDir, location: { file } }], cwd, discover: false });
@@ -208,7 +208,17 @@ async function codeTacticConfig(file: string, registry: Registry, cwd: string): 
     packages: [packageDir, ...((config.packages as string[] | undefined) ?? [])],
     tactic_type: `${owner.name}.tactics:${key}`,
   };
-  return yaml.stringify(data);
+  return plainData(data) as Record<string, unknown>;
+}
+
+/**
+ * A copy of code-given config as the loader reads data: keys whose value is `undefined` left out (a YAML file
+ * cannot hold them), so that `description: undefined` is no key rather than a wrong-typed one.
+ */
+function plainData(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(plainData);
+  if (!isPlainObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined).map(([key, item]) => [key, plainData(item)]));
 }
 
 /**
@@ -260,7 +270,8 @@ function fromPackage(registry: Registry, file: string): { from?: string } {
 
 /** The `packages:` of the top file, read loosely (the real loader reports any problem in it). */
 function earlyPackages(file: string): Array<{ dir: string; location: SourceLocation }> {
-  if (!existsSync(file)) return [];
+  // A tactic in code names its packages in its config, which codeTacticConfig loads.
+  if (!existsSync(file) || isCodeTactic(file)) return [];
   try {
     const data: unknown = parseConfigData(readFileSync(file, "utf8"), file);
     const list = typeof data === "object" && data !== null ? (data as { packages?: unknown; base?: unknown }) : {};
