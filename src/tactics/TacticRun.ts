@@ -36,6 +36,8 @@ export interface TacticResult {
   tool_chains?: ProgramRecord[];
   /** Large results and files programs stored, kept under `$LLLM_HOME/runs/<run id>/artifacts/`. */
   artifacts?: ArtifactRecord[];
+  /** With `dryRun`: the body of the first model request, exactly as the provider would send it (nothing was sent). */
+  dry_run_request?: Record<string, unknown>;
 }
 
 export interface RunOptions {
@@ -70,6 +72,16 @@ export interface RunOptions {
    * before this run's turn.
    */
   history?: Message[];
+  /**
+   * Build the first model request and answer it as `dry_run_request` instead of sending it (`lllm run --dry-run`):
+   * no model is called, no key is needed.
+   */
+  dryRun?: boolean;
+  /**
+   * Called once the run's checks passed (missing template variables), before any agent is built: `lllm run` opens
+   * its run log here, so that a run stopped by a check is not recorded. Not passed on to tactics used as tools.
+   */
+  onStart?: () => void | Promise<void>;
 }
 
 /** A prepared tactic to build fresh agents for, with the run's options and event sink. */

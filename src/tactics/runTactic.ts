@@ -9,6 +9,7 @@ import { patternFor } from "./patterns/patternFor.js";
 import type { PreparedTactic } from "./prepareTactic.js";
 import { RunScope } from "./RunScope.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
+import { assertTemplateVariables } from "./templateVariables.js";
 import type { AgentsRequest, RunOptions, TacticResult, TacticRunner, ToolCallRecord } from "./TacticRun.js";
 
 /**
@@ -19,6 +20,10 @@ import type { AgentsRequest, RunOptions, TacticResult, TacticRunner, ToolCallRec
 export async function runTactic(prepared: PreparedTactic, options: RunOptions): Promise<TacticResult> {
   const started = performance.now();
   const { config } = prepared.tactic;
+  assertTemplateVariables(prepared, { ...(options.vars ?? {}) });
+  await options.onStart?.();
+  const dryRun = options.dryRun ? await import("./dryRun.js") : undefined;
+  if (dryRun) options = { ...options, createModel: dryRun.dryRunModel };
   const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 };
   const toolCalls: ToolCallRecord[] = [];
   const onEvent = (event: AgentEvent): void => {
@@ -56,6 +61,9 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
       ...(toolChains.length > 0 ? { tool_chains: toolChains } : {}),
       ...(artifacts.list().length > 0 ? { artifacts: artifacts.list() } : {}),
     };
+  } catch (error) {
+    if (dryRun && error instanceof dryRun.DryRunStop) return { output: null, usage, tool_calls: toolCalls, duration_ms: Math.round(performance.now() - started), dry_run_request: error.body };
+    throw error;
   } finally {
     // Written on failure too: the cells that ran are what a person debugging the run wants to see.
     if (options.notebookOut !== undefined && config.tactic_type === "notebook") (await import("./notebookFile.js")).writeNotebook(options.notebookOut, notebookCells);

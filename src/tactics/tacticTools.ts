@@ -22,7 +22,8 @@ export interface TacticToolOptions {
  * the validated input. `pkg.tactics:name#tool` picks one of a code tactic's tools instead. The nested tactic was
  * prepared with its parent, so a broken one fails before the run starts; its model calls count in the run's usage.
  */
-export async function tacticTool({ nested, capability, options, onEvent, runner }: TacticToolOptions): Promise<FunctionTool> {
+export async function tacticTool({ nested, capability, options: parentOptions, onEvent, runner }: TacticToolOptions): Promise<FunctionTool> {
+  const { onStart: _parentStart, ...options } = parentOptions; // the run's start hook is the parent's alone
   const run = (input: unknown, signal: AbortSignal | undefined): Promise<unknown> =>
     runner.run(nested, { ...options, input, ...(signal ? { signal } : {}), onEvent }).then((result) => result.output);
   const { config } = nested.tactic;
