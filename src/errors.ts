@@ -5,6 +5,9 @@
  */
 
 import { escapeControlCharacters } from "./util/escapeControlCharacters.js";
+import type { ErrorCode } from "./errorCodes.js";
+export type { ErrorCode } from "./errorCodes.js";
+export { ERROR_CODES } from "./errorCodes.js";
 
 /** A place in a user's file, used to point at the line that needs fixing. */
 export interface SourceLocation {
@@ -34,14 +37,14 @@ export interface LllmErrorOptions {
 
 /** The base of every error lllm throws on purpose. */
 export class LllmError extends Error {
-  /** A stable machine-readable code, e.g. `config_invalid`. */
-  readonly code: string;
+  /** A stable machine-readable code, e.g. `config_invalid`; every code is listed in errorCodes.ts. */
+  readonly code: ErrorCode;
   readonly hint: string | undefined;
   readonly location: SourceLocation | undefined;
   /** The process exit code the CLI uses for this error. */
   readonly exitCode: number = 1;
 
-  constructor(code: string, message: string, options: LllmErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: LllmErrorOptions = {}) {
     // Messages quote keys and values from users' files and servers' replies: none may drive the terminal.
     super(escapeControlCharacters(message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
@@ -69,7 +72,7 @@ export class ConfigError extends LllmError {
   /** How many problems were found in all (more than `problems.length` when some were left out). */
   readonly problemCount: number;
 
-  constructor(code: string, message: string, options: LllmErrorOptions & { problems?: ConfigProblem[]; problemCount?: number } = {}) {
+  constructor(code: ErrorCode, message: string, options: LllmErrorOptions & { problems?: ConfigProblem[]; problemCount?: number } = {}) {
     super(code, message, options);
     this.problems = options.problems ?? [{ message, ...(options.location ? { location: options.location } : {}), ...(options.hint ? { hint: options.hint } : {}) }];
     this.problemCount = Math.max(options.problemCount ?? 0, this.problems.length);
@@ -80,7 +83,7 @@ export class ConfigError extends LllmError {
    * kept and printed, with a count of the rest: a file with thousands of mistakes needs its first ones fixed, not
    * megabytes of output.
    */
-  static fromProblems(code: string, problems: ConfigProblem[]): ConfigError {
+  static fromProblems(code: ErrorCode, problems: ConfigProblem[]): ConfigError {
     const shown = problems.slice(0, MAX_REPORTED_PROBLEMS);
     const lines = shown.map(formatProblem);
     const rest = problems.length - shown.length;

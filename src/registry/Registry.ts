@@ -210,7 +210,7 @@ export class Registry {
     // The tool may be in a file that did not load: say so, or the user looks for a typo that is not there.
     const broken = section === "tools" ? (pkg ? pkg.brokenFiles : this.brokenFiles()) : [];
     const brokenNote = broken.length > 0 ? `${broken.length === 1 ? "A tool file" : "Some tool files"} did not load and may define it: ${broken.map((problem) => `${problem.location ? formatLocation(problem.location) : "?"} (${firstLine(problem.message)})`).join("; ")}. ` : "";
-    return new ConfigError(`${singular(section)}_not_found`, `${singular(section)} \`${ref.text}\` not found${where}`, { ...(options.where ? { location: options.where } : {}), hint: `${brokenNote}${hint}` });
+    return new ConfigError(`${singular(section)}_not_found` as const, `${singular(section)} \`${ref.text}\` not found${where}`, { ...(options.where ? { location: options.where } : {}), hint: `${brokenNote}${hint}` });
   }
 
   /** A declaration takes the run of the implementation with its exact name: own package, runtime, then anywhere. */
@@ -314,6 +314,6 @@ function keyOf(ref: string): string {
   return ref.slice(ref.indexOf(":") + 1);
 }
 
-function singular(section: Section): string {
-  return section === "proxies" ? "proxy" : section.slice(0, -1);
+function singular(section: Section): "tool" | "proxy" | "tactic" | "prompt" {
+  return section === "proxies" ? "proxy" : (section.slice(0, -1) as "tool" | "tactic" | "prompt");
 }
