@@ -26,6 +26,31 @@ export interface RegistryOptions {
   discover?: boolean;
 }
 
+/** One package to load, and the state of the load it is part of. */
+interface LoadOneOptions {
+  source: PackageSource;
+  /** The name a dependent gave it (`"./dep as other"`). */
+  alias?: string;
+  /** The real folders of the dependents on the way here, to report a dependency cycle. */
+  chain: string[];
+  /** Packages loaded so far, by real folder. */
+  byDir: Map<string, Package>;
+  /** Every problem found, reported together at the end. */
+  problems: ConfigProblem[];
+  /** Listed by the user or as a dependency (a discovered package is shadowed by an explicit one of its name). */
+  explicit: boolean;
+}
+
+/** How `lookup` finds an entry of one section. */
+interface Lookup<E> {
+  /** The entry named `key` in a package, if it has one. */
+  get(pkg: Package, key: string): E | undefined;
+  /** A registration made at run time that a bare name finds after its own package's (tools only). */
+  runtime?(key: string): E | undefined;
+  /** Several packages have the name: the one that wins anyway, if any. */
+  choose?(found: E[]): E | undefined;
+}
+
 /** Where a ref is used: the package it is resolved from (bare names look there first) and the file:line. */
 export interface ResolveOptions {
   from?: string;
@@ -105,52 +130,53 @@ export class Registry {
 
   /** Resolve a tool ref or bare name and bind declarations; throws a ConfigError that says what exists. */
   resolveTool(text: string, options: ResolveOptions = {}): ResolvedTool {
-    const ref = this.parse(text, "tools", options);
-    if (ref.package !== undefined) {
-      const pkg = this.packageOf(ref, options);
-      const entry = pkg.tool(ref.key);
-      if (!entry) throw this.missing(ref, "tools", options, pkg);
-      return { ref: entry.ref, tool: this.bind(entry, options), entry };
-    }
-    const from = options.from !== undefined ? this.packages.get(options.from) : undefined;
-    const local = from?.tool(ref.key);
-    if (local) return { ref: local.ref, tool: this.bind(local, options), entry: local };
-    const registered = this.runtimeTools.get(ref.key);
-    if (registered) return { ref: ref.key, tool: registered };
-    const found = this.list().flatMap((pkg) => {
-      const entry = pkg.tool(ref.key);
-      return entry ? [entry] : [];
+    const hit = this.lookup<{ ref: string; entry?: ToolEntry; tool?: FunctionTool }>("tools", text, options, {
+      get: (pkg, key) => {
+        const entry = pkg.tool(key);
+        return entry ? { ref: entry.ref, entry } : undefined;
+      },
+      runtime: (key) => {
+        const tool = this.runtimeTools.get(key);
+        return tool ? { ref: key, tool } : undefined;
+      },
+      // A declaration and the implementations it binds to are one tool, not rivals: the declaration owns the interface.
+      choose: (found) => {
+        const declarations = found.filter((item) => item.entry?.kind === "declaration");
+        return declarations.length === 1 ? declarations[0] : undefined;
+      },
     });
-    // A declaration and the implementations it binds to are one tool, not rivals: the declaration owns the interface.
-    const declarations = found.filter((entry) => entry.kind === "declaration");
-    const chosen = found.length === 1 ? found[0] : declarations.length === 1 ? declarations[0] : undefined;
-    if (chosen) return { ref: chosen.ref, tool: this.bind(chosen, options), entry: chosen };
-    if (found.length > 1) {
-      throw new ConfigError("ref_ambiguous", `tool name \`${ref.key}\` is ambiguous: ${found.map((entry) => `\`${entry.ref}\``).join(", ")}`, {
-        ...(options.where ? { location: options.where } : {}),
-        hint: "Write the full ref, e.g. `" + found[0]!.ref + "`.",
-      });
-    }
-    throw this.missing(ref, "tools", options);
+    return hit.entry ? { ref: hit.ref, tool: this.bind(hit.entry, options), entry: hit.entry } : { ref: hit.ref, tool: hit.tool! };
   }
 
   /** Resolve a ref to a prompt, tactic or proxy file. */
   resolveEntry(section: Exclude<Section, "tools">, text: string, options: ResolveOptions = {}): FileEntry {
+    return this.lookup(section, text, options, { get: (pkg, key) => pkg.entries(section).get(key) });
+  }
+
+  /**
+   * The one resolution of a ref: `pkg.section:key` in that package; a bare name in the package it is used from,
+   * then (tools) a runtime registration, then in every loaded package, where more than one match is ambiguous
+   * unless `how.choose` picks one. Throws a ConfigError that says what exists.
+   */
+  private lookup<E extends { ref: string }>(section: Section, text: string, options: ResolveOptions, how: Lookup<E>): E {
     const ref = this.parse(text, section, options);
     if (ref.package !== undefined) {
       const pkg = this.packageOf(ref, options);
-      const entry = pkg.entries(section).get(ref.key);
+      const entry = how.get(pkg, ref.key);
       if (!entry) throw this.missing(ref, section, options, pkg);
       return entry;
     }
     const from = options.from !== undefined ? this.packages.get(options.from) : undefined;
-    const local = from?.entries(section).get(ref.key);
+    const local = from ? how.get(from, ref.key) : undefined;
     if (local) return local;
+    const registered = how.runtime?.(ref.key);
+    if (registered) return registered;
     const found = this.list().flatMap((pkg) => {
-      const entry = pkg.entries(section).get(ref.key);
+      const entry = how.get(pkg, ref.key);
       return entry ? [entry] : [];
     });
-    if (found.length === 1) return found[0]!;
+    const chosen = found.length === 1 ? found[0] : found.length > 1 ? how.choose?.(found) : undefined;
+    if (chosen) return chosen;
     if (found.length > 1) {
       throw new ConfigError("ref_ambiguous", `${singular(section)} name \`${ref.key}\` is ambiguous: ${found.map((entry) => `\`${entry.ref}\``).join(", ")}`, {
         ...(options.where ? { location: options.where } : {}),
@@ -243,18 +269,18 @@ export class Registry {
     const problems: ConfigProblem[] = [];
     const byDir = this.byDir;
     const explicit: PackageSource[] = (options.packages ?? []).map((item) => (typeof item === "string" ? { dir: item } : item));
-    for (const source of explicit) await this.loadOne(source, undefined, [], byDir, problems, true);
+    for (const source of explicit) await this.loadOne({ source, chain: [], byDir, problems, explicit: true });
     if (options.discover !== false && !this.discovered) {
       this.discovered = true;
       const roots = [path.join(options.cwd ?? process.cwd(), "lllm_packages"), path.join(options.home ?? lllmHome(), "packages")];
       for (const root of roots) {
-        for (const dir of subfolders(root)) await this.loadOne({ dir }, undefined, [], byDir, problems, false);
+        for (const dir of subfolders(root)) await this.loadOne({ source: { dir }, chain: [], byDir, problems, explicit: false });
       }
     }
     if (problems.length > 0) throw ConfigError.fromProblems("package_invalid", problems);
   }
 
-  private async loadOne(source: PackageSource, alias: string | undefined, chain: string[], byDir: Map<string, Package>, problems: ConfigProblem[], explicit: boolean): Promise<Package | undefined> {
+  private async loadOne({ source, alias, chain, byDir, problems, explicit }: LoadOneOptions): Promise<Package | undefined> {
     const absolute = path.resolve(source.dir);
     if (!existsSync(absolute) || !statSync(absolute).isDirectory()) {
       problems.push({
@@ -288,7 +314,7 @@ export class Registry {
       this.packages.set(name, pkg);
       for (const dependency of manifest.dependencies) {
         const dependencyDir = path.resolve(real, dependency.path);
-        const loaded = await this.loadOne({ dir: dependencyDir, location: dependency.location }, dependency.alias, [...chain, real], byDir, problems, true);
+        const loaded = await this.loadOne({ source: { dir: dependencyDir, location: dependency.location }, ...(dependency.alias ? { alias: dependency.alias } : {}), chain: [...chain, real], byDir, problems, explicit: true });
         if (loaded) pkg.dependencies.set(dependency.alias ?? loaded.name, loaded);
       }
       await collectProblemsAsync(problems, () => pkg!.load());
