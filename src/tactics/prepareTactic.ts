@@ -10,6 +10,7 @@ import { looksLikeQualifiedRef, parseRef } from "../registry/ref.js";
 import { didYouMean } from "../util/closest.js";
 import { isZodSchema, zodToJsonSchema } from "../tools/zodToJsonSchema.js";
 import { isCodeTactic, loadTacticDefinition } from "./loadTacticDefinition.js";
+import { tacticMember } from "./tacticMember.js";
 
 /** A tool bound for an agent, with the place in the tactic that asked for it. */
 export interface BoundTool extends ResolvedTool {
@@ -162,6 +163,8 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
   checkTacticType(tactic, problems);
   await checkCodeTacticAgents(tactic, registry, problems);
   for (const capability of agents.flatMap((agent) => agent.capabilities)) {
+    const { member } = capability;
+    if (capability.kind === "tactic" && member !== undefined) await collectProblemsAsync(problems, () => tacticMember({ ...capability, member }));
     const file = capability.entry.file;
     if (capability.kind !== "tactic" || context.nested.has(file) || context.binding.has(file)) continue;
     await collectProblemsAsync(problems, async () => {

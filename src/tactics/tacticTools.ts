@@ -1,8 +1,7 @@
 import { checkParameterSchemas } from "../tools/checkParameterSchemas.js";
 import type { AgentEvent } from "../agent/index.js";
-import { ConfigError } from "../errors.js";
 import { FunctionTool, normalizeParameters } from "../tools/index.js";
-import { isCodeTactic, loadTacticDefinition } from "./loadTacticDefinition.js";
+import { tacticMember } from "./tacticMember.js";
 import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
 import { tacticAsFunction } from "./tacticAsFunction.js";
 import type { RunOptions, TacticRunner } from "./TacticRun.js";
@@ -38,15 +37,7 @@ export async function tacticTool({ nested, capability, options: parentOptions, o
       call: (input, context) => run(input, context.signal),
     });
   }
-  if (!isCodeTactic(capability.entry.file)) {
-    throw new ConfigError("tactic_member_unknown", `\`${capability.ref}#${capability.member}\`: a YAML tactic has no tools to pick`, { ...(capability.where ? { location: capability.where } : {}), hint: `Use \`${capability.ref}\` to offer the whole tactic as a tool.` });
-  }
-  const definition = await loadTacticDefinition(capability.entry.file);
-  const member = Object.hasOwn(definition.tools ?? {}, capability.member) ? definition.tools![capability.member] : undefined;
-  if (!member) {
-    const known = Object.keys(definition.tools ?? {});
-    throw new ConfigError("tactic_member_unknown", `tactic \`${definition.name}\` has no tool \`${capability.member}\``, { ...(capability.where ? { location: capability.where } : {}), hint: known.length > 0 ? `Its tools: ${known.join(", ")}.` : "It declares no tools." });
-  }
+  const member = await tacticMember({ ...capability, member: capability.member });
   const where = `${capability.ref}#${capability.member}`;
   const parameters = normalizeParameters(member.parameters ?? {}, { where });
   checkParameterSchemas(parameters.properties, { where, file: capability.entry.file });

@@ -65,3 +65,15 @@ describe("nested tactics are bound by prepareTactic", () => {
     expect(result.tool_calls.map((call) => call.name)).toEqual(["shout", "helper"]);
   });
 });
+
+describe("pkg.tactics:name#tool is checked by prepareTactic", () => {
+  it("a YAML tactic has no tools to pick: lllm validate says so at the entry's line", async () => {
+    const { dir } = deskPackage(["desk.tools:shout"]);
+    const file = path.join(dir, "desk", "tactics", "picker.yaml");
+    writeFileSync(file, "name: picker\npackages: [..]\nagent_configs:\n  - name: a\n    model_name: gpt-test\n    system_prompt: Hi.\n    tools: [desk.tactics:helper#summarise]\n");
+    const result = await runCli(["validate", file], { cwd: dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("picker.yaml:7");
+    expect(result.stderr).toContain("a YAML tactic has no tools to pick");
+  });
+});
