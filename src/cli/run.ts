@@ -14,6 +14,7 @@ import { StreamedLine } from "./StreamedLine.js";
 import { toolFailureText } from "./toolFailureText.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, setRunningDetails, warn, writeErr, writeOut } from "./output.js";
 import { startRunLog, type RunLog } from "../store/startRunLog.js";
+import { UsageCounter } from "../tactics/UsageCounter.js";
 
 export interface RunCommandOptions {
   input?: string;
@@ -63,8 +64,8 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     : undefined;
 
   // Counted here too, so that a failed run's --json object can still say what was spent.
-  const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 };
-  setRunningDetails(() => ({ output: null, usage }));
+  const usage = new UsageCounter();
+  setRunningDetails(() => ({ output: null, usage: usage.toReport() }));
   // The run store listens to the events; a dry run calls nothing and is not a run.
   if (continued && (prepared.tactic.config.tactic_type ?? "agent") !== "agent") {
     throw new ConfigError("usage_continue_pattern", `--continue works with the agent pattern; this tactic's tactic_type is \`${prepared.tactic.config.tactic_type}\``, { location: { file: "--continue" } });
@@ -85,7 +86,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       signal,
       ...(onText ? { onText } : {}),
       onEvent: (event) => {
-        if (event.type === "model_reply") countUsage(usage, event.usage);
+        if (event.type === "model_reply") usage.add(event.usage);
         if (options.verbose || event.type === "warning") process.stderr.write(line.breakForLog());
         runLog?.onEvent(event);
         reportEvent(event, Boolean(options.verbose));
@@ -115,20 +116,13 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     const interrupted = signal.aborted ? (signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: error })) : undefined;
     await runLog?.finish({ error: interrupted ?? error, ...(error instanceof LllmError && "report" in error ? { details: { code_action: (error as { report: unknown }).report } } : {}) });
     if (interrupted) {
-      addFailureDetails(interrupted, { output: null, usage });
+      addFailureDetails(interrupted, { output: null, usage: usage.toReport() });
       throw interrupted;
     }
     // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
-    addFailureDetails(error, { output: null, usage, ...(error instanceof LllmError && "report" in error ? { code_action: (error as { report: unknown }).report } : {}) });
+    addFailureDetails(error, { output: null, usage: usage.toReport(), ...(error instanceof LllmError && "report" in error ? { code_action: (error as { report: unknown }).report } : {}) });
     throw error;
   }
-}
-
-function countUsage(usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; llm_calls: number }, reply: { promptTokens: number; completionTokens: number }): void {
-  usage.prompt_tokens += reply.promptTokens;
-  usage.completion_tokens += reply.completionTokens;
-  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-  usage.llm_calls += 1;
 }
 
 /** What programs did and stored, for the run log (the parts of the --json report beyond the answer). */

@@ -11,6 +11,7 @@ import { RunScope } from "./RunScope.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import { assertTemplateVariables } from "./templateVariables.js";
 import type { AgentsRequest, RunOptions, TacticResult, TacticRunner, ToolCallRecord } from "./TacticRun.js";
+import { UsageCounter } from "./UsageCounter.js";
 
 /**
  * Run a prepared tactic once with fresh agents, by its pattern (`agent`, `pipeline`, `code-action`, `notebook`, or a
@@ -24,14 +25,11 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   await options.onStart?.();
   const dryRun = options.dryRun ? await import("./dryRun.js") : undefined;
   if (dryRun) options = { ...options, createModel: dryRun.dryRunModel };
-  const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 };
+  const usage = new UsageCounter();
   const toolCalls: ToolCallRecord[] = [];
   const onEvent = (event: AgentEvent): void => {
     if (event.type === "model_reply") {
-      usage.prompt_tokens += event.usage.promptTokens;
-      usage.completion_tokens += event.usage.completionTokens;
-      usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-      usage.llm_calls += 1;
+      usage.add(event.usage);
     } else if (event.type === "tool_call") {
       const { call } = event;
       toolCalls.push({ agent: event.agent, name: call.name, arguments: call.arguments, result: call.error === undefined ? call.result ?? null : null, error: call.error ?? null, duration_ms: Math.round(event.durationMs) });
@@ -54,7 +52,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
     const { output, codeAction } = await pattern.run({ prepared, agents, vars, input, options, scope, artifacts, proxyManagers, notebookCells });
     return {
       output,
-      usage,
+      usage: usage.toReport(),
       tool_calls: toolCalls,
       duration_ms: Math.round(performance.now() - started),
       ...(codeAction ? { code_action: codeAction } : {}),
@@ -62,7 +60,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
       ...(artifacts.list().length > 0 ? { artifacts: artifacts.list() } : {}),
     };
   } catch (error) {
-    if (dryRun && error instanceof dryRun.DryRunStop) return { output: null, usage, tool_calls: toolCalls, duration_ms: Math.round(performance.now() - started), dry_run_request: error.body };
+    if (dryRun && error instanceof dryRun.DryRunStop) return { output: null, usage: usage.toReport(), tool_calls: toolCalls, duration_ms: Math.round(performance.now() - started), dry_run_request: error.body };
     throw error;
   } finally {
     // Written on failure too: the cells that ran are what a person debugging the run wants to see.
