@@ -5,6 +5,9 @@
  */
 
 import { escapeControlCharacters } from "./util/escapeControlCharacters.js";
+import type { ErrorCode } from "./errorCodes.js";
+export type { ErrorCode } from "./errorCodes.js";
+export { ERROR_CODES } from "./errorCodes.js";
 
 /** A place in a user's file, used to point at the line that needs fixing. */
 export interface SourceLocation {
@@ -34,14 +37,14 @@ export interface LllmErrorOptions {
 
 /** The base of every error lllm throws on purpose. */
 export class LllmError extends Error {
-  /** A stable machine-readable code, e.g. `config_invalid`. */
-  readonly code: string;
+  /** A stable machine-readable code, e.g. `config_invalid`; every code is listed in errorCodes.ts. */
+  readonly code: ErrorCode;
   readonly hint: string | undefined;
   readonly location: SourceLocation | undefined;
   /** The process exit code the CLI uses for this error. */
   readonly exitCode: number = 1;
 
-  constructor(code: string, message: string, options: LllmErrorOptions = {}) {
+  constructor(code: ErrorCode, message: string, options: LllmErrorOptions = {}) {
     // Messages quote keys and values from users' files and servers' replies: none may drive the terminal.
     super(escapeControlCharacters(message), options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
@@ -69,7 +72,7 @@ export class ConfigError extends LllmError {
   /** How many problems were found in all (more than `problems.length` when some were left out). */
   readonly problemCount: number;
 
-  constructor(code: string, message: string, options: LllmErrorOptions & { problems?: ConfigProblem[]; problemCount?: number } = {}) {
+  constructor(code: ErrorCode, message: string, options: LllmErrorOptions & { problems?: ConfigProblem[]; problemCount?: number } = {}) {
     super(code, message, options);
     this.problems = options.problems ?? [{ message, ...(options.location ? { location: options.location } : {}), ...(options.hint ? { hint: options.hint } : {}) }];
     this.problemCount = Math.max(options.problemCount ?? 0, this.problems.length);
@@ -80,7 +83,7 @@ export class ConfigError extends LllmError {
    * kept and printed, with a count of the rest: a file with thousands of mistakes needs its first ones fixed, not
    * megabytes of output.
    */
-  static fromProblems(code: string, problems: ConfigProblem[]): ConfigError {
+  static fromProblems(code: ErrorCode, problems: ConfigProblem[]): ConfigError {
     const shown = problems.slice(0, MAX_REPORTED_PROBLEMS);
     const lines = shown.map(formatProblem);
     const rest = problems.length - shown.length;
@@ -91,6 +94,33 @@ export class ConfigError extends LllmError {
         : `${heading}\n${lines.map((line) => `  ${line.replaceAll("\n", "\n  ")}`).join("\n")}${rest > 0 ? `\n  … and ${rest} more problem${rest === 1 ? "" : "s"}` : ""}`;
     return new ConfigError(code, message, { problems: shown, problemCount: problems.length });
   }
+}
+
+/**
+ * Run `action`, adding the problems of a ConfigError it throws to `problems` (and giving undefined) so that every
+ * problem is reported at once; any other error is thrown on.
+ */
+export function collectProblems<T>(problems: ConfigProblem[], action: () => T): T | undefined {
+  try {
+    return action();
+  } catch (error) {
+    return addProblems(problems, error);
+  }
+}
+
+/** `collectProblems` for an async action. */
+export async function collectProblemsAsync<T>(problems: ConfigProblem[], action: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await action();
+  } catch (error) {
+    return addProblems(problems, error);
+  }
+}
+
+function addProblems(problems: ConfigProblem[], error: unknown): undefined {
+  if (!(error instanceof ConfigError)) throw error;
+  problems.push(...error.problems);
+  return undefined;
 }
 
 export function formatProblem(problem: ConfigProblem): string {
@@ -130,7 +160,7 @@ export class InterruptedError extends LllmError {
   /** 128 + the signal's number: 130 for Ctrl-C (SIGINT, the default), 143 for SIGTERM. */
   override readonly exitCode: number;
 
-  constructor(code: string, message: string, options: LllmErrorOptions & { exitCode?: number } = {}) {
+  constructor(code: ErrorCode, message: string, options: LllmErrorOptions & { exitCode?: number } = {}) {
     super(code, message, options);
     this.exitCode = options.exitCode ?? 130;
   }

@@ -14,6 +14,7 @@ export {
   BudgetError,
   InterruptedError,
   formatLocation,
+  type ErrorCode,
   type ConfigProblem,
   type SourceLocation,
 } from "./errors.js";

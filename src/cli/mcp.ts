@@ -4,9 +4,10 @@ import type { Readable, Writable } from "node:stream";
 import { ConfigError } from "../errors.js";
 import { createPackageServer, McpConnections, packageTools, parseServerSpec, serveStdio } from "../mcp/index.js";
 import { loadRegistry } from "./loadRegistry.js";
-import { packageTacticTools } from "../tactics/tacticTools.js";
+import { packageTacticTools } from "../tactics/packageTacticTools.js";
 import { stopSignal } from "./handleSignals.js";
 import { warn, writeErr, writeOut } from "./output.js";
+import { summaryLine } from "../util/firstLine.js";
 
 /** Flags of `lllm mcp tools`. */
 export interface McpToolsOptions {
@@ -37,7 +38,7 @@ export async function mcpToolsCommand(spec: string | string[], options: McpTools
       return;
     }
     const width = Math.max(...tools.map((tool) => tool.name.length));
-    for (const tool of tools) writeOut(`${tool.name.padEnd(width)}  ${firstLine(tool.description)}`.trimEnd());
+    for (const tool of tools) writeOut(`${tool.name.padEnd(width)}  ${summaryLine(tool.description)}`.trimEnd());
   } finally {
     await connections.closeAll();
   }
@@ -91,7 +92,3 @@ function divertConsoleToStderr(): () => void {
   return () => Object.assign(console, saved);
 }
 
-function firstLine(text: string): string {
-  const line = text.split("\n")[0] ?? "";
-  return line.length > 100 ? `${line.slice(0, 99)}…` : line;
-}

@@ -1,10 +1,11 @@
 import { ConfigError } from "../errors.js";
+import type { ErrorCode } from "../errors.js";
 
 /**
  * The value of a flag that takes a JSON object (`--args`, `--params`); a usage error naming the flag otherwise.
  * `example` is a valid value for the hint, e.g. `{"city": "Paris"}`.
  */
-export function parseJsonObjectFlag(text: string, options: { flag: string; code: string; example: string }): Record<string, unknown> {
+export function parseJsonObjectFlag(text: string, options: { flag: string; code: ErrorCode; example: string }): Record<string, unknown> {
   const { flag, code, example } = options;
   let value: unknown;
   try {

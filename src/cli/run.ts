@@ -2,14 +2,9 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
 import { ConfigError, InterruptedError, LllmError } from "../errors.js";
-import type { Model, ModelRequest } from "../providers/Model.js";
-import { chatRequestBody } from "../providers/OpenAIChatModel.js";
-import { responsesRequestBody } from "../providers/OpenAIResponsesModel.js";
-import { wireModelName } from "../providers/providerRoutes.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { runTactic } from "../tactics/runTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
-import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/approval.js";
 import { stopSignal } from "./handleSignals.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
@@ -20,6 +15,7 @@ import { StreamedLine } from "./StreamedLine.js";
 import { toolFailureText } from "./toolFailureText.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, setRunningDetails, warn, writeErr, writeOut } from "./output.js";
 import { startRunLog, type RunLog } from "../store/startRunLog.js";
+import { UsageCounter } from "../tactics/UsageCounter.js";
 
 export interface RunCommandOptions {
   input?: string;
@@ -41,13 +37,6 @@ export interface RunCommandOptions {
   continue?: string | boolean;
 }
 
-/** Thrown by the dry-run model after it captured the first request: nothing is sent anywhere. */
-class DryRunStop extends Error {
-  constructor(readonly request: ModelRequest, readonly model: string, readonly apiType: string | undefined) {
-    super("dry run");
-  }
-}
-
 /** `lllm run <tactic | pkg.tactics:name>`: run a tactic and print the answer (stdout) and progress (stderr). */
 export async function runCommand(tacticTarget: string | undefined, options: RunCommandOptions): Promise<void> {
   const continued = options.continue !== undefined && options.continue !== false ? await (await import("./continueRun.js")).findContinuedRun(tacticTarget, options.continue) : undefined;
@@ -61,14 +50,6 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   const maxSteps = options.maxSteps === undefined ? undefined : parseCount(options.maxSteps);
   const modelTimeout = options.timeout === undefined ? undefined : parseSeconds(options.timeout);
 
-  const missing = missingTemplateVariables(prepared, { ...vars });
-  if (missing.length > 0) {
-    // Before any model call: a run must not stop halfway, after paid calls, for a template typo.
-    throw ConfigError.fromProblems(
-      "template_missing_variable",
-      missing.map((item) => ({ message: `{${item.name}} in ${item.what} has no value`, ...(item.where ? { location: item.where } : {}), hint: `Pass --var ${item.name}=…, add it to the tactic's \`vars:\`, or write {{${item.name}}} for literal braces.` })),
-    );
-  }
   const scripted = [...new Set(prepared.agents.map((agent) => agent.config.model_name).filter((name): name is string => typeof name === "string" && name.startsWith("scripted:")))];
   for (const name of scripted.filter((entry) => existsSync(path.resolve(entry.slice("scripted:".length))))) writeErr(paint("dim", `lllm: replaying the model's turns from ${name.slice("scripted:".length)} (a scripted model: no API key, no network)`));
 
@@ -90,13 +71,17 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     : undefined;
 
   // Counted here too, so that a failed run's --json object can still say what was spent.
-  const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 };
-  setRunningDetails(() => ({ output: null, usage }));
+  const usage = new UsageCounter();
+  setRunningDetails(() => ({ output: null, usage: usage.toReport() }));
   // The run store listens to the events; a dry run calls nothing and is not a run.
   if (continued && (prepared.tactic.config.tactic_type ?? "agent") !== "agent") {
     throw new ConfigError("usage_continue_pattern", `--continue works with the agent pattern; this tactic's tactic_type is \`${prepared.tactic.config.tactic_type}\``, { location: { file: "--continue" } });
   }
-  const runLog: RunLog | undefined = options.dryRun ? undefined : await startRunLog({ prepared, input, vars, ...(options.log !== undefined ? { log: options.log } : {}), ...(continued ? { continuesRun: continued.id } : {}), warn });
+  let runLog: RunLog | undefined;
+  // Opened once the library's checks pass (a run stopped by a missing template variable is not recorded).
+  const openRunLog = async (): Promise<void> => {
+    runLog = await startRunLog({ prepared, input, vars, ...(options.log !== undefined ? { log: options.log } : {}), ...(continued ? { continuesRun: continued.id } : {}), warn });
+  };
   const signal = stopSignal();
   const reportRetry = retryReporter(Boolean(options.verbose));
   try {
@@ -112,21 +97,26 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       signal,
       ...(onText ? { onText } : {}),
       onEvent: (event) => {
-        if (event.type === "model_reply") countUsage(usage, event.usage);
+        if (event.type === "model_reply") usage.add(event.usage);
         if (options.verbose || event.type === "warning") process.stderr.write(line.breakForLog());
         runLog?.onEvent(event);
         reportEvent(event, Boolean(options.verbose));
       },
-      ...(options.dryRun ? { createModel: (config) => dryRunModel(config.model_name ?? "", config.api_type) } : {}),
+      ...(options.dryRun ? { dryRun: true } : { onStart: openRunLog }),
       approve: approvalPolicy(options.approve),
       ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
       ...(continued ? { history: continued.history } : {}),
     });
-    await runLog?.finish({ output: result.output, details: programDetails(result) });
-    const tally = runLog?.tally;
-    if (tally && options.verbose) writeErr(paint("dim", `lllm: ${tally.summary(result.duration_ms)}${runLog.recorder ? ` · run ${runLog.recorder.id}` : ""}`));
+    if (result.dry_run_request) {
+      writeOut(JSON.stringify(result.dry_run_request, null, 2));
+      return;
+    }
+    const log = runLog as RunLog | undefined; // assigned by onStart, which TypeScript cannot see
+    await log?.finish({ output: result.output, details: programDetails(result) });
+    const tally = log?.tally;
+    if (tally && options.verbose) writeErr(paint("dim", `lllm: ${tally.summary(result.duration_ms)}${log?.recorder ? ` · run ${log?.recorder.id}` : ""}`));
     if (options.json) {
-      const report = tally ? { ...result, usage: { ...result.usage, cached_prompt_tokens: tally.usage.cached_prompt_tokens, reasoning_tokens: tally.usage.reasoning_tokens }, cost: tally.cost, ...(runLog.recorder ? { run_id: runLog.recorder.id } : {}) } : result;
+      const report = tally ? { ...result, usage: { ...result.usage, cached_prompt_tokens: tally.usage.cached_prompt_tokens, reasoning_tokens: tally.usage.reasoning_tokens }, cost: tally.cost, ...(log?.recorder ? { run_id: log?.recorder.id } : {}) } : result;
       writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...report }, null, 2));
     } else if (streamed) {
       show(redactor.flush());
@@ -137,30 +127,16 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   } catch (error) {
     // What was streamed before the failure is shown (the error says it is only part of the answer).
     if (streamed) show(redactor.flush());
-    if (error instanceof DryRunStop) {
-      // The body exactly as the provider would build it (model_args merged, no empty tool list, …).
-      const wireModel = wireModelName(error.model);
-      const body = error.apiType === "response" ? responsesRequestBody(wireModel, error.request) : chatRequestBody(wireModel, error.request);
-      writeOut(JSON.stringify(body, null, 2));
-      return;
-    }
     const interrupted = signal.aborted ? (signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: error })) : undefined;
     await runLog?.finish({ error: interrupted ?? error, ...(error instanceof LllmError && "report" in error ? { details: { code_action: (error as { report: unknown }).report } } : {}) });
     if (interrupted) {
-      addFailureDetails(interrupted, { output: null, usage });
+      addFailureDetails(interrupted, { output: null, usage: usage.toReport() });
       throw interrupted;
     }
     // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
-    addFailureDetails(error, { output: null, usage, ...(error instanceof LllmError && "report" in error ? { code_action: (error as { report: unknown }).report } : {}) });
+    addFailureDetails(error, { output: null, usage: usage.toReport(), ...(error instanceof LllmError && "report" in error ? { code_action: (error as { report: unknown }).report } : {}) });
     throw error;
   }
-}
-
-function countUsage(usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; llm_calls: number }, reply: { promptTokens: number; completionTokens: number }): void {
-  usage.prompt_tokens += reply.promptTokens;
-  usage.completion_tokens += reply.completionTokens;
-  usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-  usage.llm_calls += 1;
 }
 
 /** What programs did and stored, for the run log (the parts of the --json report beyond the answer). */
@@ -173,15 +149,6 @@ function approvalPolicy(approve: "all" | "none" | undefined): ApprovalPolicy {
   if (approve === "all") return approveAll;
   if (approve === "none") return approveNone;
   return process.stdin.isTTY && process.stderr.isTTY ? askOnTerminal() : approveNone;
-}
-
-function dryRunModel(name: string, apiType: string | undefined): Model {
-  return {
-    name,
-    generate: async (request) => {
-      throw new DryRunStop(request, name, apiType);
-    },
-  };
 }
 
 

@@ -6,6 +6,7 @@ import { loadRegistry } from "./loadRegistry.js";
 import { parseJsonObjectFlag } from "./parseJsonObjectFlag.js";
 import { failureJson, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 import { toolFailureText } from "./toolFailureText.js";
+import { firstLine } from "../util/firstLine.js";
 
 interface ToolsOptions {
   package?: string[];
@@ -29,7 +30,7 @@ export async function toolsListCommand(options: ToolsOptions): Promise<void> {
   const width = Math.max(...entries.map((entry) => entry.ref.length));
   for (const entry of entries) {
     const kind = entry.kind === "code" ? "" : ` (${entry.kind})`;
-    writeOut(`${entry.ref.padEnd(width)}  ${firstLine(entry.tool.description)}${kind}`);
+    writeOut(`${entry.ref.padEnd(width)}  ${firstLine(entry.tool.description).slice(0, 100)}${kind}`);
   }
 }
 
@@ -63,12 +64,9 @@ export async function toolsCallCommand(ref: string, options: ToolsOptions): Prom
 /** A tool ref, or a tactic ref (`pkg.tactics:name[#tool]`), which is a tool too when an agent lists it. */
 async function resolveToolOrTactic(registry: Registry, ref: string): Promise<FunctionTool> {
   if (parseRef(ref)?.section === "tactics") {
-    const { tacticRefTool } = await import("../tactics/tacticTools.js");
+    const { tacticRefTool } = await import("../tactics/packageTacticTools.js");
     return tacticRefTool(registry, ref);
   }
   return registry.resolveTool(ref).tool;
 }
 
-function firstLine(text: string): string {
-  return (text.split("\n")[0] ?? "").slice(0, 100);
-}

@@ -1,5 +1,6 @@
 import { ModelBehaviorError, type LllmErrorOptions } from "../errors.js";
 import type { CodeActionReport } from "./CodeActionReport.js";
+import type { ErrorCode } from "../errors.js";
 
 /**
  * A code-action run ended without an answer (seed 002's GraphExecutionError): the base of every code-action
@@ -11,7 +12,7 @@ export class CodeActionError extends ModelBehaviorError {
   readonly attempts: number;
   readonly report: CodeActionReport;
 
-  constructor(message: string, options: LllmErrorOptions & { attempts: number; report: CodeActionReport; code?: string }) {
+  constructor(message: string, options: LllmErrorOptions & { attempts: number; report: CodeActionReport; code?: ErrorCode }) {
     super(options.code ?? "code_action_failed", message, { hint: "Raise code_action.max_repairs to give the model more tries, or run with --verbose to see each program.", ...options });
     this.attempts = options.attempts;
     this.report = options.report;

@@ -4,6 +4,8 @@ import { ConfigError } from "../errors.js";
 import type { ConfigProblem, SourceLocation } from "../errors.js";
 import { parseYamlDocument } from "./parseYamlDocument.js";
 import type { YamlProblem } from "./parseYamlDocument.js";
+import { firstLine } from "../util/firstLine.js";
+import { hasPath } from "./hasPath.js";
 
 /** A path into parsed data: object keys and list indexes, e.g. `["agent_configs", 0, "tools", 1]`. */
 export type DataPath = ReadonlyArray<string | number>;
@@ -43,11 +45,12 @@ export class SourceDocument implements SourceLocator {
   readonly file: string;
   /** The plain data (aliases and `<<` merge keys expanded). */
   readonly data: Record<string, unknown>;
-  private readonly document: Document.Parsed;
-  private readonly lineCounter: LineCounter;
+  /** Absent for data that was never text (a tactic written in code): its locations are the file alone. */
+  private readonly document: Document.Parsed | undefined;
+  private readonly lineCounter: LineCounter | undefined;
   private readonly keyIndexes = new WeakMap<YAMLMap, KeyIndex>();
 
-  private constructor(file: string, data: Record<string, unknown>, document: Document.Parsed, lineCounter: LineCounter) {
+  private constructor(file: string, data: Record<string, unknown>, document?: Document.Parsed, lineCounter?: LineCounter) {
     this.file = file;
     this.data = data;
     this.document = document;
@@ -102,8 +105,17 @@ export class SourceDocument implements SourceLocator {
     return new SourceDocument(file, data as Record<string, unknown>, document, lineCounter);
   }
 
+  /**
+   * Data that has no text: a tactic written in code gives its config as an object. It is used as it is (not
+   * printed as YAML and parsed again); every location is the file itself.
+   */
+  static fromData(file: string, data: Record<string, unknown>): SourceDocument {
+    return new SourceDocument(file, data);
+  }
+
   /** True when `path` names a value present in the file. */
   has(path: DataPath): boolean {
+    if (!this.document) return hasPath(this.data, path);
     return this.find(path).complete;
   }
 
@@ -118,12 +130,13 @@ export class SourceDocument implements SourceLocator {
 
   private position(node: Node | null): SourceLocation {
     const offset = node?.range?.[0];
-    if (offset === undefined) return { file: this.file };
+    if (offset === undefined || !this.lineCounter) return { file: this.file };
     const { line, col } = this.lineCounter.linePos(offset);
     return { file: this.file, line, column: col };
   }
 
   private find(path: DataPath): Found {
+    if (!this.document) return { node: null, key: null, complete: false };
     let node = this.resolve(this.document.contents);
     let key: Node | null = null;
     for (const segment of path) {
@@ -175,7 +188,7 @@ export class SourceDocument implements SourceLocator {
   private resolve(node: Node | null): Node | null {
     let current = node;
     for (let depth = 0; yaml.isAlias(current) && depth < MAX_ALIAS_COUNT; depth++) {
-      current = (current.resolve(this.document) as Node | undefined) ?? null;
+      current = (current.resolve(this.document!) as Node | undefined) ?? null; // only reached through find(), with a document
     }
     return current;
   }
@@ -199,5 +212,5 @@ function describeYamlError(error: YamlProblem): string {
   if (error.code === "DUPLICATE_KEY") return error.message;
   if (error.code === "MULTIPLE_DOCS") return "more than one YAML document (a second `---`): the file must hold one";
   // Messages may end with a source excerpt when prettified; the location already says where.
-  return (error.message.split("\n")[0] ?? error.message).replace(/:$/, "").trim();
+  return firstLine(error.message).replace(/:$/, "").trim();
 }

@@ -6,6 +6,8 @@
 
 /** The built-in run patterns; any other `tactic_type` is a package tactic ref. */
 export const BUILT_IN_TACTIC_TYPES = ["agent", "pipeline", "notebook", "code-action"] as const;
+/** A `tactic_type` that names a built-in pattern (anything else is a `pkg.tactics:name` ref). */
+export type BuiltInTacticType = (typeof BUILT_IN_TACTIC_TYPES)[number];
 
 /** A tactic file, after `base` merging (`base` itself is removed; `LoadedTactic.files` lists the chain). */
 export interface TacticConfig {

@@ -1,3 +1,4 @@
+import { isPlainObject } from "../util/isPlainObject.js";
 /**
  * `override` merged over `base`: mappings merge key by key, recursively; lists, scalars and null replace (the
  * override wins). Neither input is modified; the result shares no mappings with them.
@@ -11,9 +12,7 @@ export function deepMerge(base: unknown, override: unknown): unknown {
   return result;
 }
 
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
+export { isPlainObject } from "../util/isPlainObject.js";
 
 function copy(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(copy);

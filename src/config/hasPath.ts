@@ -1,8 +1,7 @@
 import { isPlainObject } from "./deepMerge.js";
-import type { DataPath } from "./SourceDocument.js";
 
 /** True when `path` names a value present in `data`. A list index may be given as a number or as digits. */
-export function hasPath(data: unknown, path: DataPath): boolean {
+export function hasPath(data: unknown, path: ReadonlyArray<string | number>): boolean {
   let current = data;
   for (const segment of path) {
     if (Array.isArray(current)) {

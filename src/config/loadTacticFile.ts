@@ -28,10 +28,12 @@ export interface LoadTacticOptions {
   /** Directory a relative `file` is resolved against. Default: `process.cwd()`. */
   cwd?: string;
   /**
-   * The text of `file` when it is not a YAML file on disk (a tactic defined in code supplies its config this way);
-   * `file` still names it in messages and anchors relative paths.
+   * The text of `file` when it is not a YAML file on disk; `file` still names it in messages and anchors
+   * relative paths.
    */
   text?: string;
+  /** The data of `file` when it was never text (a tactic defined in code gives its config this way), used as is. */
+  data?: Record<string, unknown>;
 }
 
 /**
@@ -51,7 +53,9 @@ export async function loadTacticFile(file: string, options: LoadTacticOptions = 
   let next: { file: string; from?: SourceLocation } | undefined = { file: first };
   while (next) {
     const document =
-      next.file === first && options.text !== undefined
+      next.file === first && options.data !== undefined
+        ? SourceDocument.fromData(displayPath(first), options.data)
+        : next.file === first && options.text !== undefined
         ? SourceDocument.parse(options.text, displayPath(first))
         : await readSourceDocument(next.file, {
             what: next.from ? "base file" : "tactic file",

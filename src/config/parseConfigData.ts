@@ -1,6 +1,7 @@
 import { yaml } from "../util/lazyYaml.js";
 import { ConfigError } from "../errors.js";
 import { parseYamlDocument } from "./parseYamlDocument.js";
+import { firstLine } from "../util/firstLine.js";
 
 // Aliases are expanded by toJS(), so a document of many nested aliases could blow up in memory ("billion laughs").
 const MAX_ALIAS_COUNT = 100;
@@ -17,7 +18,7 @@ export function parseConfigData(text: string, file: string): unknown {
   if (first) {
     const { line, col } = lineCounter.linePos(first.offset);
     // Worded like the yaml library's own errors, which callers quote after "cannot parse …: ".
-    const message = `${(first.message.split("\n")[0] ?? first.message).replace(/:$/, "")} at line ${line}, column ${col}`;
+    const message = `${firstLine(first.message).replace(/:$/, "")} at line ${line}, column ${col}`;
     throw new ConfigError("config_parse", message, { location: { file, line, column: col } });
   }
   return document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });

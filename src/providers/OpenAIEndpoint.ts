@@ -1,6 +1,5 @@
 import type OpenAI from "openai";
-import type { RetryNotice } from "./requestWithRetries.js";
-import type { RetryPolicy } from "./RetryPolicy.js";
+import type { RetryNotice, RetryPolicy } from "./RetryPolicy.js";
 import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
 
 /** Where an OpenAI-compatible server is and how to authenticate to it. */

@@ -40,3 +40,21 @@ export function parseRetryAfter(headers: { get(name: string): string | null } | 
   const date = Date.parse(value);
   return Number.isNaN(date) ? undefined : Math.max(0, date - now);
 }
+
+/** Said before each retry, so that a user watching a silent terminal knows why (`--verbose` prints each one). */
+export interface RetryNotice {
+  /** The configured model name. */
+  model: string;
+  /** The server's base URL. */
+  baseURL: string;
+  /** The attempt that failed, from 1. */
+  attempt: number;
+  /** Attempts allowed in all (the first one and the retries). */
+  maxAttempts: number;
+  /** Why it failed, in a few words: `HTTP 500: The server is overloaded.`, `connection reset`. */
+  cause: string;
+  /** How long the wait before the next attempt is. */
+  waitMs: number;
+  /** Time since the first attempt started. */
+  elapsedMs: number;
+}

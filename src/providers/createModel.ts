@@ -1,5 +1,5 @@
 import { ConfigError } from "../errors.js";
-import { ScriptedModel } from "../testing/ScriptedModel.js";
+import { ScriptedModel } from "./ScriptedModel.js";
 import { didYouMean } from "../util/closest.js";
 import type { Model } from "./Model.js";
 import { OpenAIChatModel } from "./OpenAIChatModel.js";
@@ -119,7 +119,7 @@ function findRoute(model: string, hasCustomBaseURL: boolean): { route: ProviderR
   });
 }
 
-function checkChoice(key: string, value: string | undefined, valid: readonly string[]): void {
+function checkChoice(key: "invoker" | "api_type", value: string | undefined, valid: readonly string[]): void {
   if (value === undefined || valid.includes(value)) return;
   const suggestion = didYouMean(value, valid);
   throw new ConfigError(`config_unknown_${key}`, `unknown ${key} \`${value}\`; valid: ${valid.join(", ")}${suggestion ? ` (${suggestion})` : ""}`);

@@ -1,7 +1,7 @@
 import type { APIError } from "openai";
 import { loadOpenAI } from "./OpenAIEndpoint.js";
 import { MAX_RETRY_AFTER_MS, parseRetryAfter, retryDelayMs } from "./RetryPolicy.js";
-import type { RetryPolicy } from "./RetryPolicy.js";
+import type { RetryNotice, RetryPolicy } from "./RetryPolicy.js";
 import { BadProviderAnswer } from "./BadProviderAnswer.js";
 import { badAnswerError, connectionError, httpError, serverMessage, timeoutError } from "./toProviderError.js";
 import { RedirectRefused } from "../util/fetchWithinOrigin.js";
@@ -18,23 +18,7 @@ export interface Attempt {
   markDelivered(): void;
 }
 
-/** Said before each retry, so that a user watching a silent terminal knows why (`--verbose` prints each one). */
-export interface RetryNotice {
-  /** The configured model name. */
-  model: string;
-  /** The server's base URL. */
-  baseURL: string;
-  /** The attempt that failed, from 1. */
-  attempt: number;
-  /** Attempts allowed in all (the first one and the retries). */
-  maxAttempts: number;
-  /** Why it failed, in a few words: `HTTP 500: The server is overloaded.`, `connection reset`. */
-  cause: string;
-  /** How long the wait before the next attempt is. */
-  waitMs: number;
-  /** Time since the first attempt started. */
-  elapsedMs: number;
-}
+export type { RetryNotice } from "./RetryPolicy.js";
 
 export interface RetryContext extends Omit<FailedRequest, "attempts"> {
   policy: RetryPolicy;

@@ -1,4 +1,4 @@
-import { ConfigError, type ConfigProblem } from "../errors.js";
+import { collectProblemsAsync, ConfigError, type ConfigProblem } from "../errors.js";
 import type { Registry } from "../registry/Registry.js";
 import { builtinProxies } from "./builtinProxies.js";
 import { indexByPath } from "./indexByPath.js";
@@ -20,12 +20,7 @@ export async function loadProxies(registry: Registry, options: LoadProxiesOption
   const problems: ConfigProblem[] = [];
   for (const pkg of registry.list()) {
     for (const entry of pkg.proxies.values()) {
-      try {
-        definitions.push(...(await loadProxyFile(entry.file, { packageName: pkg.name })));
-      } catch (error) {
-        if (error instanceof ConfigError) problems.push(...error.problems);
-        else throw error;
-      }
+      definitions.push(...((await collectProblemsAsync(problems, () => loadProxyFile(entry.file, { packageName: pkg.name }))) ?? []));
     }
   }
   if (problems.length > 0) throw ConfigError.fromProblems("proxy_invalid", problems);

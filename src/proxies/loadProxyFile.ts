@@ -4,8 +4,9 @@ import { importModule } from "../registry/importModule.js";
 import type { ProxyDefinition, ProxySource } from "./ProxyDefinition.js";
 import { readProxyFile } from "./readProxyFile.js";
 import { toProxyDefinition } from "./toProxyDefinition.js";
+import { errorFirstLine } from "../util/firstLine.js";
+import { isCodeFile } from "../util/codeFile.js";
 
-const CODE = /\.(?:ts|mts|cts|js|mjs|cjs)$/;
 
 /**
  * The proxies of one file of a package's `proxies/` folder: a YAML/JSON file is one declarative proxy; a code file
@@ -13,12 +14,12 @@ const CODE = /\.(?:ts|mts|cts|js|mjs|cjs)$/;
  * in `proxies/` is there to define one. This is what a `pkg.proxies:name` ref resolves to.
  */
 export async function loadProxyFile(file: string, source: Omit<ProxySource, "file" | "kind"> = {}): Promise<ProxyDefinition[]> {
-  if (!CODE.test(file)) return [await readProxyFile(file, { kind: "yaml", ...source })];
+  if (!isCodeFile(file)) return [await readProxyFile(file, { kind: "yaml", ...source })];
   let exports: Record<string, unknown>;
   try {
     exports = await importModule(file);
   } catch (error) {
-    throw new ConfigError("proxy_load_failed", `proxy file failed to load: ${firstLine(error)}`, {
+    throw new ConfigError("proxy_load_failed", `proxy file failed to load: ${errorFirstLine(error)}`, {
       location: { file: displayPath(file) },
       hint: "Fix the error in this file (it runs when the proxies load); `import { proxy } from \"lllm\"` needs nothing installed.",
       cause: error,
@@ -50,7 +51,3 @@ export async function loadProxyFile(file: string, source: Omit<ProxySource, "fil
   return found;
 }
 
-function firstLine(error: unknown): string {
-  const text = error instanceof Error ? error.message : String(error);
-  return text.split("\n")[0] ?? text;
-}

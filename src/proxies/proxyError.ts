@@ -1,4 +1,5 @@
 import { ToolError } from "../errors.js";
+import type { ErrorCode } from "../errors.js";
 
 /**
  * A failed proxy call. These reach the model as `Error: <message>` text from `run_python` (CALL_API raises them),
@@ -10,7 +11,7 @@ export class ProxyCallError extends ToolError {
   /** The HTTP status, for `proxy_http_error`. */
   readonly status: number | undefined;
 
-  constructor(code: string, message: string, options: { status?: number; cause?: unknown } = {}) {
+  constructor(code: ErrorCode, message: string, options: { status?: number; cause?: unknown } = {}) {
     super(code, message, options.cause === undefined ? {} : { cause: options.cause });
     this.status = options.status;
   }

@@ -8,6 +8,8 @@ import { kindOf } from "../tools/JsonSchema.js";
 import { importModule } from "./importModule.js";
 import type { PackageManifest } from "./manifest.js";
 import { formatRef, type Section } from "./ref.js";
+import { errorFirstLine } from "../util/firstLine.js";
+import { CODE_FILE, isCodeFile } from "../util/codeFile.js";
 
 /** A tool found in a package: an implementation (code or command) or a declaration awaiting one. */
 export interface ToolEntry {
@@ -27,8 +29,9 @@ export interface FileEntry {
   file: string;
 }
 
-const CODE = /\.(?:ts|mts|cts|js|mjs|cjs)$/;
 const DATA = /\.(?:ya?ml|json)$/;
+/** Tactics and proxies are YAML/JSON files or code files. */
+const DATA_OR_CODE = new RegExp(`${DATA.source}|${CODE_FILE.source}`);
 const PROMPT = /\.(?:md|txt|ya?ml)$/;
 
 /**
@@ -81,14 +84,14 @@ export class Package {
     const problems: ConfigProblem[] = [];
     await this.loadTools(problems);
     this.indexFiles("prompts", PROMPT, this.prompts, problems);
-    this.indexFiles("tactics", /\.(?:ya?ml|json|ts|mts|js|mjs)$/, this.tactics, problems);
-    this.indexFiles("proxies", /\.(?:ya?ml|json|ts|mts|js|mjs)$/, this.proxies, problems);
+    this.indexFiles("tactics", DATA_OR_CODE, this.tactics, problems);
+    this.indexFiles("proxies", DATA_OR_CODE, this.proxies, problems);
     if (problems.length > 0) throw ConfigError.fromProblems("package_invalid", problems);
   }
 
   private async loadTools(problems: ConfigProblem[]): Promise<void> {
     for (const file of listFiles(path.join(this.dir, "tools"))) {
-      if (CODE.test(file) && !file.endsWith(".d.ts")) {
+      if (isCodeFile(file) && !file.endsWith(".d.ts")) {
         await this.loadCodeTools(file, problems);
       } else if (DATA.test(file)) {
         this.loadDeclaredTool(file, problems);
@@ -206,8 +209,7 @@ function parseData(file: string): unknown {
 }
 
 function errorText(error: unknown): string {
-  if (error instanceof Error) return error.message.split("\n")[0] ?? error.message;
-  return String(error);
+  return errorFirstLine(error);
 }
 
 /** The line of `file` in an error's stack, so a throwing tool file is pointed at precisely. */

@@ -1,12 +1,13 @@
 import { existsSync, realpathSync, statSync, readdirSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { ConfigError, formatLocation, type ConfigProblem, type SourceLocation } from "../errors.js";
+import { collectProblemsAsync, ConfigError, formatLocation, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { toFunctionTool, type FunctionTool } from "../tools/index.js";
 import { closest } from "../util/closest.js";
 import { readManifest } from "./manifest.js";
 import { Package, type FileEntry, type ToolEntry } from "./Package.js";
 import { parseRef, type Ref, type Section } from "./ref.js";
+import { firstLine } from "../util/firstLine.js";
 
 /** A package folder to load, and where it was named (for messages). */
 export interface PackageSource {
@@ -23,6 +24,31 @@ export interface RegistryOptions {
   home?: string;
   /** Look in `./lllm_packages` and `$LLLM_HOME/packages`. Default true. */
   discover?: boolean;
+}
+
+/** One package to load, and the state of the load it is part of. */
+interface LoadOneOptions {
+  source: PackageSource;
+  /** The name a dependent gave it (`"./dep as other"`). */
+  alias?: string;
+  /** The real folders of the dependents on the way here, to report a dependency cycle. */
+  chain: string[];
+  /** Packages loaded so far, by real folder. */
+  byDir: Map<string, Package>;
+  /** Every problem found, reported together at the end. */
+  problems: ConfigProblem[];
+  /** Listed by the user or as a dependency (a discovered package is shadowed by an explicit one of its name). */
+  explicit: boolean;
+}
+
+/** How `lookup` finds an entry of one section. */
+interface Lookup<E> {
+  /** The entry named `key` in a package, if it has one. */
+  get(pkg: Package, key: string): E | undefined;
+  /** A registration made at run time that a bare name finds after its own package's (tools only). */
+  runtime?(key: string): E | undefined;
+  /** Several packages have the name: the one that wins anyway, if any. */
+  choose?(found: E[]): E | undefined;
 }
 
 /** Where a ref is used: the package it is resolved from (bare names look there first) and the file:line. */
@@ -104,52 +130,53 @@ export class Registry {
 
   /** Resolve a tool ref or bare name and bind declarations; throws a ConfigError that says what exists. */
   resolveTool(text: string, options: ResolveOptions = {}): ResolvedTool {
-    const ref = this.parse(text, "tools", options);
-    if (ref.package !== undefined) {
-      const pkg = this.packageOf(ref, options);
-      const entry = pkg.tool(ref.key);
-      if (!entry) throw this.missing(ref, "tools", options, pkg);
-      return { ref: entry.ref, tool: this.bind(entry, options), entry };
-    }
-    const from = options.from !== undefined ? this.packages.get(options.from) : undefined;
-    const local = from?.tool(ref.key);
-    if (local) return { ref: local.ref, tool: this.bind(local, options), entry: local };
-    const registered = this.runtimeTools.get(ref.key);
-    if (registered) return { ref: ref.key, tool: registered };
-    const found = this.list().flatMap((pkg) => {
-      const entry = pkg.tool(ref.key);
-      return entry ? [entry] : [];
+    const hit = this.lookup<{ ref: string; entry?: ToolEntry; tool?: FunctionTool }>("tools", text, options, {
+      get: (pkg, key) => {
+        const entry = pkg.tool(key);
+        return entry ? { ref: entry.ref, entry } : undefined;
+      },
+      runtime: (key) => {
+        const tool = this.runtimeTools.get(key);
+        return tool ? { ref: key, tool } : undefined;
+      },
+      // A declaration and the implementations it binds to are one tool, not rivals: the declaration owns the interface.
+      choose: (found) => {
+        const declarations = found.filter((item) => item.entry?.kind === "declaration");
+        return declarations.length === 1 ? declarations[0] : undefined;
+      },
     });
-    // A declaration and the implementations it binds to are one tool, not rivals: the declaration owns the interface.
-    const declarations = found.filter((entry) => entry.kind === "declaration");
-    const chosen = found.length === 1 ? found[0] : declarations.length === 1 ? declarations[0] : undefined;
-    if (chosen) return { ref: chosen.ref, tool: this.bind(chosen, options), entry: chosen };
-    if (found.length > 1) {
-      throw new ConfigError("ref_ambiguous", `tool name \`${ref.key}\` is ambiguous: ${found.map((entry) => `\`${entry.ref}\``).join(", ")}`, {
-        ...(options.where ? { location: options.where } : {}),
-        hint: "Write the full ref, e.g. `" + found[0]!.ref + "`.",
-      });
-    }
-    throw this.missing(ref, "tools", options);
+    return hit.entry ? { ref: hit.ref, tool: this.bind(hit.entry, options), entry: hit.entry } : { ref: hit.ref, tool: hit.tool! };
   }
 
   /** Resolve a ref to a prompt, tactic or proxy file. */
   resolveEntry(section: Exclude<Section, "tools">, text: string, options: ResolveOptions = {}): FileEntry {
+    return this.lookup(section, text, options, { get: (pkg, key) => pkg.entries(section).get(key) });
+  }
+
+  /**
+   * The one resolution of a ref: `pkg.section:key` in that package; a bare name in the package it is used from,
+   * then (tools) a runtime registration, then in every loaded package, where more than one match is ambiguous
+   * unless `how.choose` picks one. Throws a ConfigError that says what exists.
+   */
+  private lookup<E extends { ref: string }>(section: Section, text: string, options: ResolveOptions, how: Lookup<E>): E {
     const ref = this.parse(text, section, options);
     if (ref.package !== undefined) {
       const pkg = this.packageOf(ref, options);
-      const entry = pkg.entries(section).get(ref.key);
+      const entry = how.get(pkg, ref.key);
       if (!entry) throw this.missing(ref, section, options, pkg);
       return entry;
     }
     const from = options.from !== undefined ? this.packages.get(options.from) : undefined;
-    const local = from?.entries(section).get(ref.key);
+    const local = from ? how.get(from, ref.key) : undefined;
     if (local) return local;
+    const registered = how.runtime?.(ref.key);
+    if (registered) return registered;
     const found = this.list().flatMap((pkg) => {
-      const entry = pkg.entries(section).get(ref.key);
+      const entry = how.get(pkg, ref.key);
       return entry ? [entry] : [];
     });
-    if (found.length === 1) return found[0]!;
+    const chosen = found.length === 1 ? found[0] : found.length > 1 ? how.choose?.(found) : undefined;
+    if (chosen) return chosen;
     if (found.length > 1) {
       throw new ConfigError("ref_ambiguous", `${singular(section)} name \`${ref.key}\` is ambiguous: ${found.map((entry) => `\`${entry.ref}\``).join(", ")}`, {
         ...(options.where ? { location: options.where } : {}),
@@ -208,8 +235,8 @@ export class Registry {
     const hint = near.length > 0 ? `did you mean ${near.map((candidate) => `\`${candidate}\``).join(", ")}?` : all.length > 0 ? `Known ${section}: ${all.slice(0, 8).join(", ")}${all.length > 8 ? ", …" : ""}.` : `No ${section} are loaded: add a package with a ${section}/ folder.`;
     // The tool may be in a file that did not load: say so, or the user looks for a typo that is not there.
     const broken = section === "tools" ? (pkg ? pkg.brokenFiles : this.brokenFiles()) : [];
-    const brokenNote = broken.length > 0 ? `${broken.length === 1 ? "A tool file" : "Some tool files"} did not load and may define it: ${broken.map((problem) => `${problem.location ? formatLocation(problem.location) : "?"} (${problem.message.split("\n")[0]})`).join("; ")}. ` : "";
-    return new ConfigError(`${singular(section)}_not_found`, `${singular(section)} \`${ref.text}\` not found${where}`, { ...(options.where ? { location: options.where } : {}), hint: `${brokenNote}${hint}` });
+    const brokenNote = broken.length > 0 ? `${broken.length === 1 ? "A tool file" : "Some tool files"} did not load and may define it: ${broken.map((problem) => `${problem.location ? formatLocation(problem.location) : "?"} (${firstLine(problem.message)})`).join("; ")}. ` : "";
+    return new ConfigError(`${singular(section)}_not_found` as const, `${singular(section)} \`${ref.text}\` not found${where}`, { ...(options.where ? { location: options.where } : {}), hint: `${brokenNote}${hint}` });
   }
 
   /** A declaration takes the run of the implementation with its exact name: own package, runtime, then anywhere. */
@@ -242,18 +269,18 @@ export class Registry {
     const problems: ConfigProblem[] = [];
     const byDir = this.byDir;
     const explicit: PackageSource[] = (options.packages ?? []).map((item) => (typeof item === "string" ? { dir: item } : item));
-    for (const source of explicit) await this.loadOne(source, undefined, [], byDir, problems, true);
+    for (const source of explicit) await this.loadOne({ source, chain: [], byDir, problems, explicit: true });
     if (options.discover !== false && !this.discovered) {
       this.discovered = true;
       const roots = [path.join(options.cwd ?? process.cwd(), "lllm_packages"), path.join(options.home ?? lllmHome(), "packages")];
       for (const root of roots) {
-        for (const dir of subfolders(root)) await this.loadOne({ dir }, undefined, [], byDir, problems, false);
+        for (const dir of subfolders(root)) await this.loadOne({ source: { dir }, chain: [], byDir, problems, explicit: false });
       }
     }
     if (problems.length > 0) throw ConfigError.fromProblems("package_invalid", problems);
   }
 
-  private async loadOne(source: PackageSource, alias: string | undefined, chain: string[], byDir: Map<string, Package>, problems: ConfigProblem[], explicit: boolean): Promise<Package | undefined> {
+  private async loadOne({ source, alias, chain, byDir, problems, explicit }: LoadOneOptions): Promise<Package | undefined> {
     const absolute = path.resolve(source.dir);
     if (!existsSync(absolute) || !statSync(absolute).isDirectory()) {
       problems.push({
@@ -272,14 +299,8 @@ export class Registry {
     }
     let pkg = byDir.get(real);
     if (!pkg) {
-      let manifest;
-      try {
-        manifest = await readManifest(real);
-      } catch (error) {
-        if (error instanceof ConfigError) problems.push(...error.problems);
-        else throw error;
-        return undefined;
-      }
+      const manifest = await collectProblemsAsync(problems, () => readManifest(real));
+      if (!manifest) return undefined;
       const name = manifest.name;
       const clash = this.packages.get(name);
       if (clash && clash.dir !== real) {
@@ -293,15 +314,10 @@ export class Registry {
       this.packages.set(name, pkg);
       for (const dependency of manifest.dependencies) {
         const dependencyDir = path.resolve(real, dependency.path);
-        const loaded = await this.loadOne({ dir: dependencyDir, location: dependency.location }, dependency.alias, [...chain, real], byDir, problems, true);
+        const loaded = await this.loadOne({ source: { dir: dependencyDir, location: dependency.location }, ...(dependency.alias ? { alias: dependency.alias } : {}), chain: [...chain, real], byDir, problems, explicit: true });
         if (loaded) pkg.dependencies.set(dependency.alias ?? loaded.name, loaded);
       }
-      try {
-        await pkg.load();
-      } catch (error) {
-        if (error instanceof ConfigError) problems.push(...error.problems);
-        else throw error;
-      }
+      await collectProblemsAsync(problems, () => pkg!.load());
     }
     if (alias && alias !== pkg.name) {
       const clash = this.packages.get(alias);
@@ -324,6 +340,6 @@ function keyOf(ref: string): string {
   return ref.slice(ref.indexOf(":") + 1);
 }
 
-function singular(section: Section): string {
-  return section === "proxies" ? "proxy" : section.slice(0, -1);
+function singular(section: Section): "tool" | "proxy" | "tactic" | "prompt" {
+  return section === "proxies" ? "proxy" : (section.slice(0, -1) as "tool" | "tactic" | "prompt");
 }

@@ -3,6 +3,8 @@ import path from "node:path";
 import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { didYouMean } from "../util/closest.js";
 import { manifestLocator, type ManifestLocator } from "./manifestLocator.js";
+import { isPlainObject } from "../util/isPlainObject.js";
+import { errorFirstLine } from "../util/firstLine.js";
 
 /** A dependency of a package: a folder path (relative to the package) and the name it is known by. */
 export interface DependencySpec {
@@ -45,7 +47,7 @@ export async function readManifest(dir: string): Promise<PackageManifest> {
       data = await parseManifestText(fileName, text);
     } catch (error) {
       const { line, column } = errorPosition(error);
-      throw new ConfigError("manifest_parse", `cannot parse the package manifest: ${firstLine(error)}`, {
+      throw new ConfigError("manifest_parse", `cannot parse the package manifest: ${errorFirstLine(error)}`, {
         location: { file, ...(line ? { line } : {}), ...(column ? { column } : {}) },
         hint: fileName.endsWith(".toml")
           ? "The manifest is TOML: `[package]` with name, version, description; `[dependencies]` with packages = [\"./dep as alias\"]."
@@ -53,10 +55,10 @@ export async function readManifest(dir: string): Promise<PackageManifest> {
       });
     }
     if (fileName === "package.json") {
-      const lllm = isObject(data) ? data.lllm : undefined;
+      const lllm = isPlainObject(data) ? data.lllm : undefined;
       if (lllm === undefined) continue; // an ordinary package.json: keep looking, then fall back to defaults
       // npm's name stands in only when it is a valid package name (not `@scope/name`); else the folder's name.
-      const npmName = isObject(data) && typeof data.name === "string" && NAME.test(data.name) ? data.name : undefined;
+      const npmName = isPlainObject(data) && typeof data.name === "string" && NAME.test(data.name) ? data.name : undefined;
       return interpretManifest(lllm, { dir, file, fallbackName: npmName, locate: manifestLocator({ file, text, toml: false, prefix: ["lllm"] }) });
     }
     return interpretManifest(data ?? {}, { dir, file, locate: manifestLocator({ file, text, toml: fileName.endsWith(".toml") }) });
@@ -78,7 +80,7 @@ function interpretManifest(data: unknown, context: { dir: string; file: string; 
   const { dir, file, locate } = context;
   const location: SourceLocation = { file };
   const problems: ConfigProblem[] = [];
-  if (!isObject(data)) {
+  if (!isPlainObject(data)) {
     throw new ConfigError("manifest_invalid", "the package manifest must be a table/mapping", { location });
   }
   for (const key of Object.keys(data)) {
@@ -88,10 +90,10 @@ function interpretManifest(data: unknown, context: { dir: string; file: string; 
     }
   }
   const section = data.package === undefined ? data : data.package;
-  if (!isObject(section)) {
+  if (!isPlainObject(section)) {
     problems.push({ message: "`package` must be a table with name, version and description", location: locate(["package"]) });
   }
-  const info = isObject(section) ? section : {};
+  const info = isPlainObject(section) ? section : {};
   if (data.package !== undefined) {
     for (const key of Object.keys(info)) {
       if (!PACKAGE_KEYS.includes(key)) problems.push({ message: `unknown key \`package.${key}\``, location: locate(["package", key]), hint: didYouMean(key, PACKAGE_KEYS) || `valid keys: ${PACKAGE_KEYS.join(", ")}` });
@@ -119,16 +121,16 @@ function interpretManifest(data: unknown, context: { dir: string; file: string; 
 
 function readDependencies(value: unknown, locate: ManifestLocator, problems: ConfigProblem[]): DependencySpec[] {
   if (value === undefined) return [];
-  const listPath = isObject(value) ? ["dependencies", "packages"] : ["dependencies"];
+  const listPath = isPlainObject(value) ? ["dependencies", "packages"] : ["dependencies"];
   const location = locate(listPath);
   // `[dependencies] packages = [...]` (LLLM) or a plain list.
-  if (isObject(value)) {
+  if (isPlainObject(value)) {
     // A misspelt key here would silently drop every dependency.
     for (const key of Object.keys(value)) {
       if (key !== "packages") problems.push({ message: `unknown key \`dependencies.${key}\``, location: locate(["dependencies", key]), hint: didYouMean(key, ["packages"]) || "valid keys: packages" });
     }
   }
-  const list = isObject(value) ? value.packages : value;
+  const list = isPlainObject(value) ? value.packages : value;
   if (list === undefined) return [];
   if (!Array.isArray(list)) {
     problems.push({ message: "`dependencies.packages` must be a list", location, hint: 'e.g. packages = ["./dep as alias", { path = "../other", alias = "o" }]' });
@@ -139,7 +141,7 @@ function readDependencies(value: unknown, locate: ManifestLocator, problems: Con
     if (typeof entry === "string") {
       const match = /^(?<path>.+?)\s+as\s+(?<alias>\S+)$/.exec(entry.trim());
       result.push(match?.groups ? { path: match.groups.path!, alias: match.groups.alias!, location } : { path: entry.trim(), location });
-    } else if (isObject(entry) && typeof entry.path === "string" && (entry.alias === undefined || typeof entry.alias === "string")) {
+    } else if (isPlainObject(entry) && typeof entry.path === "string" && (entry.alias === undefined || typeof entry.alias === "string")) {
       result.push({ path: entry.path, ...(typeof entry.alias === "string" ? { alias: entry.alias } : {}), location });
     } else {
       problems.push({ message: `dependency #${index + 1} must be "path", "path as alias", or {path, alias}`, location });
@@ -152,13 +154,7 @@ function defaultName(dir: string): string {
   return path.basename(path.resolve(dir));
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
-function firstLine(error: unknown): string {
-  return (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "";
-}
 
 function errorPosition(error: unknown): { line?: number; column?: number } {
   if (typeof error !== "object" || error === null) return {};
@@ -168,7 +164,7 @@ function errorPosition(error: unknown): { line?: number; column?: number } {
   // smol-toml: line/column; yaml: linePos[0]; JSON: "at position N" is not worth decoding.
   if (typeof record.line === "number") return { line: record.line, ...(typeof record.column === "number" ? { column: record.column } : {}) };
   const linePos = record.linePos;
-  if (Array.isArray(linePos) && isObject(linePos[0]) && typeof linePos[0].line === "number") {
+  if (Array.isArray(linePos) && isPlainObject(linePos[0]) && typeof linePos[0].line === "number") {
     return { line: linePos[0].line, ...(typeof linePos[0].col === "number" ? { column: linePos[0].col } : {}) };
   }
   return {};

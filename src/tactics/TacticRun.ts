@@ -1,8 +1,9 @@
-import type { AgentEvent, Message } from "../agent/index.js";
+import type { Agent, AgentEvent, Message } from "../agent/index.js";
 import type { ApprovalPolicy, ArtifactRecord, CodeActionReport, ProgramRecord } from "../codeaction/index.js";
 import type { AgentConfig } from "../config/index.js";
 import type { Model } from "../providers/Model.js";
 import type { RetryNotice } from "../providers/requestWithRetries.js";
+import type { PreparedTactic } from "./prepareTactic.js";
 
 /** One tool call of a run, as the JSON report lists it. */
 export interface ToolCallRecord {
@@ -35,6 +36,8 @@ export interface TacticResult {
   tool_chains?: ProgramRecord[];
   /** Large results and files programs stored, kept under `$LLLM_HOME/runs/<run id>/artifacts/`. */
   artifacts?: ArtifactRecord[];
+  /** With `dryRun`: the body of the first model request, exactly as the provider would send it (nothing was sent). */
+  dry_run_request?: Record<string, unknown>;
 }
 
 export interface RunOptions {
@@ -69,4 +72,31 @@ export interface RunOptions {
    * before this run's turn.
    */
   history?: Message[];
+  /**
+   * Build the first model request and answer it as `dry_run_request` instead of sending it (`lllm run --dry-run`):
+   * no model is called, no key is needed.
+   */
+  dryRun?: boolean;
+  /**
+   * Called once the run's checks passed (missing template variables), before any agent is built: `lllm run` opens
+   * its run log here, so that a run stopped by a check is not recorded. Not passed on to tactics used as tools.
+   */
+  onStart?: () => void | Promise<void>;
+}
+
+/** A prepared tactic to build fresh agents for, with the run's options and event sink. */
+export interface AgentsRequest {
+  prepared: PreparedTactic;
+  options: RunOptions;
+  onEvent: (event: AgentEvent) => void;
+}
+
+/**
+ * How a tactic used as a tool runs its tactic. The run passes itself down (rather than the tool importing the run),
+ * so that the run, the agents it builds and the tools they get form no import cycle.
+ */
+export interface TacticRunner {
+  run(prepared: PreparedTactic, options: RunOptions): Promise<TacticResult>;
+  /** Fresh agents for one call, closed (kernels, MCP servers) when `use` settles. */
+  withAgents<T>(request: AgentsRequest, use: (agents: Map<string, Agent>) => Promise<T>): Promise<T>;
 }

@@ -13,7 +13,7 @@ import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
 import { tacticTool } from "./tacticTools.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunScope } from "./RunScope.js";
-import type { RunOptions } from "./TacticRun.js";
+import type { RunOptions, TacticRunner } from "./TacticRun.js";
 import type { ToolChainRun } from "./toolChainFor.js";
 
 /** What a run gives the agents it builds. */
@@ -25,6 +25,8 @@ export interface BuildAgentsOptions {
   onEvent: (event: AgentEvent) => void;
   /** Closes the agents' kernels and MCP servers when the run ends. */
   scope: RunScope;
+  /** Runs the tactics agents use as tools. */
+  runner: TacticRunner;
   /** Build only these agents (the ones the pattern uses); default all. */
   only?: ReadonlySet<string>;
   /** For agents with `tool_chain`: the run's artifacts and report. */
@@ -37,7 +39,7 @@ export interface BuildAgentsOptions {
  * Fresh agents for one run (seed Step 15: every tactic call builds fresh agents, so nothing leaks between runs).
  * Agents with the same model configuration share one model client.
  */
-export async function buildAgents({ prepared, options, onEvent, scope, only, toolChain, proxyManagers }: BuildAgentsOptions): Promise<Map<string, Agent>> {
+export async function buildAgents({ prepared, options, onEvent, scope, runner, only, toolChain, proxyManagers }: BuildAgentsOptions): Promise<Map<string, Agent>> {
   const models = new Map<string, Promise<Model>>();
   const makeModel = (config: AgentConfig): Promise<Model> => {
     const key = JSON.stringify([config.model_name, config.api_type, config.invoker, config.invoker_config, modelTimeoutSeconds(config, options)]);
@@ -69,7 +71,9 @@ export async function buildAgents({ prepared, options, onEvent, scope, only, too
       }
     }
     for (const capability of bound.capabilities.filter((item) => item.kind === "tactic")) {
-      addTools(tools, [await tacticTool(prepared, capability, options, onEvent)], bound.name, `\`${capability.ref}\``);
+      const nested = prepared.nested.get(capability.entry.file);
+      if (!nested) throw new Error(`tactic ${capability.ref} was not prepared with ${prepared.tactic.file}`); // prepareTactic binds every nested tactic
+      addTools(tools, [await tacticTool({ nested, capability, options, onEvent, runner })], bound.name, `\`${capability.ref}\``);
     }
     let systemText = bound.systemPrompt.text;
     const wantsProxies = config.proxy !== undefined || bound.capabilities.some((capability) => capability.kind === "proxy");

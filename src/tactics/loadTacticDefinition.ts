@@ -1,10 +1,12 @@
 import { ConfigError } from "../errors.js";
 import { importModule } from "../registry/index.js";
 import { toTacticDefinition, type TacticDefinition } from "./tactic.js";
+import { errorFirstLine } from "../util/firstLine.js";
+import { isCodeFile } from "../util/codeFile.js";
 
 /** True for a tactic file written in code (`tactics/*.ts|js|mjs`) rather than YAML. */
 export function isCodeTactic(file: string): boolean {
-  return /\.(?:ts|mts|cts|js|mjs|cjs)$/.test(file);
+  return isCodeFile(file);
 }
 
 /** The tactic a code file exports: its default export, or its only `tactic({...})` export. */
@@ -13,7 +15,7 @@ export async function loadTacticDefinition(file: string): Promise<TacticDefiniti
   try {
     exports = await importModule(file);
   } catch (error) {
-    throw new ConfigError("tactic_load", `tactic file failed to load: ${(error as Error).message?.split("\n")[0] ?? error}`, { location: { file } });
+    throw new ConfigError("tactic_load", `tactic file failed to load: ${errorFirstLine(error)}`, { location: { file } });
   }
   const found = toTacticDefinition(exports.default) ? [toTacticDefinition(exports.default)!] : Object.values(exports).flatMap((value) => (toTacticDefinition(value) ? [toTacticDefinition(value)!] : []));
   if (found.length === 1) return found[0]!;

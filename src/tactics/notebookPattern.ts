@@ -1,5 +1,4 @@
 import type { Agent } from "../agent/index.js";
-import { requireIsolation } from "../codeaction/index.js";
 import { Prompt, templatePlaceholders } from "../prompts/index.js";
 import type { ProxyManager } from "../proxies/index.js";
 import { PythonKernel } from "../sandbox/index.js";
@@ -7,9 +6,9 @@ import { notebookParser, type NotebookReply } from "./notebookParser.js";
 import type { RanCell } from "./notebookFile.js";
 import { patternAgent } from "./patternAgent.js";
 import type { PreparedTactic } from "./prepareTactic.js";
+import { programSandbox } from "./programSandbox.js";
 import { callApiKernelOptions, PROXY_DEFAULTS } from "./proxyTools.js";
 import type { RunScope } from "./RunScope.js";
-import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunOptions } from "./TacticRun.js";
 
 /** The placeholder a notebook's system prompt may use for the API directory (Step 16). */
@@ -47,7 +46,7 @@ export async function runNotebookPattern(
   const { config } = prepared.tactic;
   const base = patternAgent(prepared, agents);
   const proxyConfig = prepared.agents.find((agent) => agent.name === base.name)?.config.proxy;
-  const isolation = await requireIsolation(sandboxIsolation(config.sandbox, prepared.tactic.locate(["sandbox"])), "the notebook pattern");
+  const { isolation } = await programSandbox(prepared, "the notebook pattern");
   const manager = options.proxies;
   const kernel = await PythonKernel.start({
     ...(manager ? callApiKernelOptions(manager) : {}),

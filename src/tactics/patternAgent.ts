@@ -14,3 +14,9 @@ export function patternAgent(prepared: PreparedTactic, agents: ReadonlyMap<strin
   if (!agent) throw new ConfigError("tactic_no_agent", "the tactic has no agent to run", { location: { file: prepared.tactic.file }, hint: "Add an entry to agent_configs." });
   return agent;
 }
+
+/** The agents a single-agent pattern uses: its one agent, if any. */
+export function singleAgent(prepared: PreparedTactic): Set<string> {
+  const name = patternAgentName(prepared);
+  return new Set(name !== undefined ? [name] : []);
+}

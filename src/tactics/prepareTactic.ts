@@ -1,15 +1,16 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { yaml } from "../util/lazyYaml.js";
+import { isPlainObject } from "../util/isPlainObject.js";
 import { parseConfigData } from "../config/parseConfigData.js";
 import { BUILT_IN_TACTIC_TYPES, loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
-import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
+import { collectProblems, collectProblemsAsync, ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { assertProviderMcpSupported } from "../mcp/assertProviderMcpSupported.js";
 import { Registry, type FileEntry, type ResolvedTool } from "../registry/index.js";
 import { looksLikeQualifiedRef, parseRef } from "../registry/ref.js";
 import { didYouMean } from "../util/closest.js";
 import { isZodSchema, zodToJsonSchema } from "../tools/zodToJsonSchema.js";
 import { isCodeTactic, loadTacticDefinition } from "./loadTacticDefinition.js";
+import { tacticMember } from "./tacticMember.js";
 
 /** A tool bound for an agent, with the place in the tactic that asked for it. */
 export interface BoundTool extends ResolvedTool {
@@ -48,6 +49,11 @@ export interface PreparedTactic {
   settingsFile?: string;
   /** The `--model` override, kept so that tactics used as tools run with it too. */
   model?: string;
+  /**
+   * Every tactic of the run by file: this one and each `pkg.tactics:name` an agent uses as a tool, prepared once
+   * and shared by the whole tree (a tactic that uses itself as a tool finds itself here).
+   */
+  nested: ReadonlyMap<string, PreparedTactic>;
 }
 
 export interface PrepareOptions {
@@ -79,10 +85,29 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
     cwd,
     ...(options.home ? { home: options.home } : {}),
   });
-  const model = options.model;
-  const text = isCodeTactic(absolute) ? await codeTacticConfig(absolute, registry, cwd) : undefined;
+  const context: BindContext = { registry, cwd, settings, ...(settingsFile ? { settingsFile } : {}), ...(options.model ? { model: options.model } : {}), nested: new Map(), binding: new Set() };
+  return bindTactic(absolute, context);
+}
+
+/** What the tactics of one tree share while they are bound. */
+interface BindContext {
+  registry: Registry;
+  cwd: string;
+  settings: ProjectSettings;
+  settingsFile?: string;
+  model?: string;
+  nested: Map<string, PreparedTactic>;
+  /** Files being bound now, higher up the tree: a tactic that uses itself as a tool is bound once. */
+  binding: Set<string>;
+}
+
+/** Load one tactic of the tree and bind its agents, its nested tactics included; all problems are thrown together. */
+async function bindTactic(absolute: string, context: BindContext): Promise<PreparedTactic> {
+  const { registry, cwd, settings, settingsFile, model } = context;
+  context.binding.add(absolute);
+  const data = isCodeTactic(absolute) ? await codeTacticConfig(absolute, registry, cwd) : undefined;
   const tactic = await loadTacticFile(absolute, {
-    ...(text !== undefined ? { text } : {}),
+    ...(data !== undefined ? { data } : {}),
     resolveRef: (ref: string, from: SourceLocation) => registry.resolveEntry("tactics", ref, { where: from, ...fromPackage(registry, from.file) }).file,
     ...(model ? { modelOverride: model } : {}),
     ...(settings.model ? { defaultModel: settings.model } : {}),
@@ -93,7 +118,7 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
   const agents: BoundAgent[] = [];
   const home = fromPackage(registry, tactic.file);
   tactic.agents.forEach((config, index) => {
-    const systemPrompt = collect(problems, () => resolveSystemPrompt(registry, tactic, config, index, home)) ?? { text: "" };
+    const systemPrompt = collectProblems(problems, () => resolveSystemPrompt(registry, tactic, config, index, home)) ?? { text: "" };
     const tools: BoundTool[] = [];
     const capabilities: BoundCapability[] = [];
     (config.tools ?? []).forEach((text, toolIndex) => {
@@ -101,11 +126,11 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
       const options = { ...home, ...(where ? { where } : {}) };
       const ref = parseRef(text);
       if (ref?.section === "tactics" || ref?.section === "proxies") {
-        const entry = collect(problems, () => registry.resolveEntry(ref.section as "tactics" | "proxies", text, options));
+        const entry = collectProblems(problems, () => registry.resolveEntry(ref.section as "tactics" | "proxies", text, options));
         if (entry) capabilities.push({ ref: entry.ref, kind: ref.section === "tactics" ? "tactic" : "proxy", entry, ...(ref.member ? { member: ref.member } : {}), ...(where ? { where } : {}) });
         return;
       }
-      const resolved = collect(problems, () => registry.resolveTool(text, options));
+      const resolved = collectProblems(problems, () => registry.resolveTool(text, options));
       if (!resolved) return;
       if (resolved.tool.isDeclaration) {
         problems.push({
@@ -123,7 +148,7 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
       tools.push({ ...resolved, ...(where ? { where } : {}) });
     });
     if (config.mcp_servers_list && config.mcp_servers_list.length > 0) {
-      collect(problems, () => {
+      collectProblems(problems, () => {
         const where = tactic.locateAgent(index, ["mcp_servers_list"]);
         try {
           assertProviderMcpSupported(config.api_type, { agent: config.name, serverLabels: config.mcp_servers_list!.map((server) => server.server_label) });
@@ -137,8 +162,21 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
   });
   checkTacticType(tactic, problems);
   await checkCodeTacticAgents(tactic, registry, problems);
+  for (const capability of agents.flatMap((agent) => agent.capabilities)) {
+    const { member } = capability;
+    if (capability.kind === "tactic" && member !== undefined) await collectProblemsAsync(problems, () => tacticMember({ ...capability, member }));
+    const file = capability.entry.file;
+    if (capability.kind !== "tactic" || context.nested.has(file) || context.binding.has(file)) continue;
+    await collectProblemsAsync(problems, async () => {
+      await registry.add({ packages: earlyPackages(file), cwd, discover: false });
+      return bindTactic(file, context);
+    });
+  }
+  context.binding.delete(absolute);
   if (problems.length > 0) throw ConfigError.fromProblems("tactic_unbound", problems);
-  return { tactic, registry, agents, settings, ...(settingsFile ? { settingsFile } : {}), ...(model ? { model } : {}) };
+  const prepared: PreparedTactic = { tactic, registry, agents, settings, ...(settingsFile ? { settingsFile } : {}), ...(model ? { model } : {}), nested: context.nested };
+  context.nested.set(absolute, prepared);
+  return prepared;
 }
 
 function resolveSystemPrompt(registry: Registry, tactic: LoadedTactic, config: AgentConfig, index: number, home: { from?: string }): SystemPrompt {
@@ -150,9 +188,9 @@ function resolveSystemPrompt(registry: Registry, tactic: LoadedTactic, config: A
 
 /**
  * A tactic written in code is run through the same loader as a YAML one: its `config` (agents, vars…) becomes the
- * tactic file's text, with `tactic_type` naming the code tactic itself and its package loaded.
+ * tactic file's data, with `tactic_type` naming the code tactic itself and its package loaded.
  */
-async function codeTacticConfig(file: string, registry: Registry, cwd: string): Promise<string> {
+async function codeTacticConfig(file: string, registry: Registry, cwd: string): Promise<Record<string, unknown>> {
   const definition = await loadTacticDefinition(file);
   const packageDir = path.dirname(path.dirname(file));
   await registry.add({ packages: [{ dir: packageDir, location: { file } }], cwd, discover: false });
@@ -173,7 +211,17 @@ async function codeTacticConfig(file: string, registry: Registry, cwd: string): 
     packages: [packageDir, ...((config.packages as string[] | undefined) ?? [])],
     tactic_type: `${owner.name}.tactics:${key}`,
   };
-  return yaml.stringify(data);
+  return plainData(data) as Record<string, unknown>;
+}
+
+/**
+ * A copy of code-given config as the loader reads data: keys whose value is `undefined` left out (a YAML file
+ * cannot hold them), so that `description: undefined` is no key rather than a wrong-typed one.
+ */
+function plainData(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(plainData);
+  if (!isPlainObject(value)) return value;
+  return Object.fromEntries(Object.entries(value).filter(([, item]) => item !== undefined).map(([key, item]) => [key, plainData(item)]));
 }
 
 /**
@@ -194,7 +242,7 @@ function checkTacticType(tactic: LoadedTactic, problems: ConfigProblem[]): void 
 /** A code tactic's `agentGroup` must name configured agents. */
 async function checkCodeTacticAgents(tactic: LoadedTactic, registry: Registry, problems: ConfigProblem[]): Promise<void> {
   if (!looksLikeQualifiedRef(tactic.config.tactic_type)) return;
-  const entry = collect(problems, () => registry.resolveEntry("tactics", tactic.config.tactic_type, { where: tactic.locate(["tactic_type"]) ?? { file: tactic.file } }));
+  const entry = collectProblems(problems, () => registry.resolveEntry("tactics", tactic.config.tactic_type, { where: tactic.locate(["tactic_type"]) ?? { file: tactic.file } }));
   if (!entry) return;
   if (!isCodeTactic(entry.file)) {
     problems.push({ message: `tactic_type \`${tactic.config.tactic_type}\` is a YAML tactic, not a pattern`, location: tactic.locate(["tactic_type"]) ?? { file: tactic.file }, hint: "To build on a YAML tactic, name it with `base:` instead." });
@@ -223,21 +271,10 @@ function fromPackage(registry: Registry, file: string): { from?: string } {
   return pkg ? { from: pkg.name } : {};
 }
 
-function collect<T>(problems: ConfigProblem[], action: () => T): T | undefined {
-  try {
-    return action();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      problems.push(...error.problems);
-      return undefined;
-    }
-    throw error;
-  }
-}
-
 /** The `packages:` of the top file, read loosely (the real loader reports any problem in it). */
 function earlyPackages(file: string): Array<{ dir: string; location: SourceLocation }> {
-  if (!existsSync(file)) return [];
+  // A tactic in code names its packages in its config, which codeTacticConfig loads.
+  if (!existsSync(file) || isCodeTactic(file)) return [];
   try {
     const data: unknown = parseConfigData(readFileSync(file, "utf8"), file);
     const list = typeof data === "object" && data !== null ? (data as { packages?: unknown; base?: unknown }) : {};

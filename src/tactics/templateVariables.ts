@@ -1,4 +1,4 @@
-import type { SourceLocation } from "../errors.js";
+import { ConfigError, type SourceLocation } from "../errors.js";
 import { templatePlaceholders } from "../prompts/index.js";
 import type { PreparedTactic } from "./prepareTactic.js";
 
@@ -41,4 +41,15 @@ export function missingTemplateVariables(prepared: PreparedTactic, vars: Record<
     check(agent.systemPrompt.text, `the system prompt of agent \`${agent.name}\``, where, systemKnown);
   });
   return missing;
+}
+
+/** Throw a `template_missing_variable` ConfigError naming every placeholder nothing fills (see missingTemplateVariables). */
+export function assertTemplateVariables(prepared: PreparedTactic, vars: Record<string, unknown>): void {
+  const missing = missingTemplateVariables(prepared, vars);
+  if (missing.length === 0) return;
+  // Before any model call: a run must not stop halfway, after paid calls, for a template typo.
+  throw ConfigError.fromProblems(
+    "template_missing_variable",
+    missing.map((item) => ({ message: `{${item.name}} in ${item.what} has no value`, ...(item.where ? { location: item.where } : {}), hint: `Pass --var ${item.name}=…, add it to the tactic's \`vars:\`, or write {{${item.name}}} for literal braces.` })),
+  );
 }

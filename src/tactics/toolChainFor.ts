@@ -1,9 +1,9 @@
-import { ArtifactStore, DEFAULT_TOOL_CHAIN, requireIsolation, toolChainTool, type ProgramRecord } from "../codeaction/index.js";
+import { ArtifactStore, DEFAULT_TOOL_CHAIN, toolChainTool, type ProgramRecord } from "../codeaction/index.js";
 import type { ToolChainConfig } from "../config/index.js";
 import { SandboxError } from "../errors.js";
 import type { FunctionTool } from "../tools/index.js";
 import type { PreparedTactic } from "./prepareTactic.js";
-import { programOutputChars, sandboxIsolation } from "./sandboxIsolation.js";
+import { programSandbox, type ProgramSandbox } from "./programSandbox.js";
 import type { RunOptions } from "./TacticRun.js";
 
 /** Where a run's tool_chain scripts keep their artifacts and report. */
@@ -36,11 +36,9 @@ const warnedRuns = new WeakSet<PreparedTactic>();
  */
 export async function toolChainFor({ prepared, agent, config, tools, options, run, onWarning }: ToolChainForOptions): Promise<FunctionTool | undefined> {
   const settings = config === true ? {} : config;
-  const { sandbox } = prepared.tactic.config;
-  const where = prepared.tactic.locate(["sandbox"]);
-  let isolation;
+  let sandbox: ProgramSandbox;
   try {
-    isolation = await requireIsolation(sandboxIsolation(sandbox, where), `the tool_chain of agent \`${agent}\``);
+    sandbox = await programSandbox(prepared, `the tool_chain of agent \`${agent}\``);
   } catch (error) {
     if (!(error instanceof SandboxError) || error.code !== "sandbox_unavailable") throw error;
     if (!warnedRuns.has(prepared)) {
@@ -52,8 +50,8 @@ export async function toolChainFor({ prepared, agent, config, tools, options, ru
   return toolChainTool({
     tools: [...tools],
     settings: { timeout: settings.timeout ?? DEFAULT_TOOL_CHAIN.timeout, maxToolCalls: settings.max_tool_calls ?? DEFAULT_TOOL_CHAIN.maxToolCalls },
-    isolation,
-    maxOutputChars: programOutputChars(sandbox, where),
+    isolation: sandbox.isolation,
+    maxOutputChars: sandbox.maxOutputChars,
     artifacts: run?.artifacts ?? ArtifactStore.forRun(options.env ?? process.env),
     approval: options.approve,
     ...(run ? { onScript: run.onScript } : {}),

@@ -1,6 +1,6 @@
 /** Test helpers, published as `lllm/testing`: a scripted model and a mock OpenAI-compatible server. */
-export { ScriptedModel, type ScriptedModelOptions } from "./ScriptedModel.js";
-export type { ScriptedTurn, ScriptedToolCall } from "./ScriptedTurn.js";
+export { ScriptedModel, type ScriptedModelOptions } from "../providers/ScriptedModel.js";
+export type { ScriptedTurn, ScriptedToolCall } from "../providers/ScriptedTurn.js";
 export {
   startMockOpenAIServer,
   type InjectedFailure,

@@ -3,8 +3,8 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:
 import type { AddressInfo } from "node:net";
 import { setImmediate as nextTick } from "node:timers/promises";
 import { ConfigError } from "../errors.js";
-import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "./ScriptedTurn.js";
-import type { ResolvedTurn, ScriptedTurn } from "./ScriptedTurn.js";
+import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "../providers/ScriptedTurn.js";
+import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
 
 /** A request body as the mock received it (parsed JSON); the common fields are typed for convenience. */
 export interface MockRequestBody {

@@ -1,5 +1,5 @@
 import { checkParameterSchemas } from "./checkParameterSchemas.js";
-import { ConfigError, type ConfigProblem } from "../errors.js";
+import { collectProblems, ConfigError, type ConfigProblem } from "../errors.js";
 import { didYouMean } from "../util/closest.js";
 import { FunctionTool, type ToolContext } from "./FunctionTool.js";
 import { isPlainObject, kindOf } from "./JsonSchema.js";
@@ -35,14 +35,12 @@ export function functionFromDeclaration(declaration: unknown, options: { file: s
     throw ConfigError.fromProblems("tool_invalid", [{ message: `a tool declaration must be a mapping, got ${kindOf(declaration)}`, location, hint: "Write name:, description:, parameters: and optionally command: (a list, e.g. [python3, fetch.py])." }]);
   }
   const problems: ConfigProblem[] = [];
+  // Every problem is reported at once, at the declaration's place.
   const attempt = <T>(check: () => T): T | undefined => {
-    try {
-      return check();
-    } catch (error) {
-      if (error instanceof ConfigError) problems.push(...error.problems.map((problem) => ({ ...problem, location })));
-      else throw error;
-      return undefined;
-    }
+    const found: ConfigProblem[] = [];
+    const value = collectProblems(found, check);
+    problems.push(...found.map((problem) => ({ ...problem, location })));
+    return value;
   };
 
   for (const key of Object.keys(declaration)) {

@@ -1,5 +1,6 @@
 import type { ConfigProblem } from "../errors.js";
-import type { ToolCallRequest, Usage } from "../providers/Model.js";
+import type { ToolCallRequest, Usage } from "./Model.js";
+import { isPlainObject } from "../util/isPlainObject.js";
 
 /**
  * One scripted model answer, shared by `ScriptedModel` and the mock OpenAI server. A plain string is a text
@@ -83,9 +84,6 @@ export function splitIntoChunks(text: string, pieces = 3): string[] {
 const TURN_KEYS = ["text", "tool_calls", "usage", "finish_reason"];
 const TOOL_CALL_KEYS = ["name", "arguments", "id", "result"];
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** A problem at a path inside a script, e.g. `[2].tool_calls[0].name`. */
 export interface ScriptProblem {

@@ -4,9 +4,10 @@ import type { Document, LineCounter } from "yaml";
 import { yaml } from "../util/lazyYaml.js";
 import { ConfigError, ProviderError } from "../errors.js";
 import type { ConfigProblem } from "../errors.js";
-import type { Model, ModelRequest, ModelResponse } from "../providers/Model.js";
+import type { Model, ModelRequest, ModelResponse } from "./Model.js";
 import { checkTurns, formatScriptPath, resolveTurn, splitIntoChunks, toConfigProblems } from "./ScriptedTurn.js";
 import type { ScriptedTurn, ScriptProblem } from "./ScriptedTurn.js";
+import { firstLine } from "../util/firstLine.js";
 
 export interface ScriptedModelOptions {
   /** The model name reported by `name`; default `scripted`. */
@@ -118,7 +119,7 @@ export class ScriptedModel implements Model {
         "config_invalid_script",
         document.errors.map((error) => ({
           // The location is reported separately, so yaml's own "at line L, column C" is cut.
-          message: `model script is not valid YAML/JSON: ${(error.message.split("\n")[0] ?? error.message).replace(/ at line \d+, column \d+:?$/, "")}`,
+          message: `model script is not valid YAML/JSON: ${firstLine(error.message).replace(/ at line \d+, column \d+:?$/, "")}`,
           location: { file, ...(error.linePos ? { line: error.linePos[0].line, column: error.linePos[0].col } : {}) },
         })),
       );
