@@ -3,9 +3,7 @@ import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
 import { ConfigError, InterruptedError, LllmError } from "../errors.js";
 import type { Model, ModelRequest } from "../providers/Model.js";
-import { chatRequestBody } from "../providers/OpenAIChatModel.js";
-import { responsesRequestBody } from "../providers/OpenAIResponsesModel.js";
-import { wireModelName } from "../providers/providerRoutes.js";
+import { providerRequestBody } from "../providers/providerRequestBody.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { runTactic } from "../tactics/runTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
@@ -125,8 +123,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   } catch (error) {
     if (error instanceof DryRunStop) {
       // The body exactly as the provider would build it (model_args merged, no empty tool list, …).
-      const wireModel = wireModelName(error.model);
-      const body = error.apiType === "response" ? responsesRequestBody(wireModel, error.request) : chatRequestBody(wireModel, error.request);
+      const body = providerRequestBody(error.model, error.apiType, error.request);
       writeOut(JSON.stringify(body, null, 2));
       return;
     }

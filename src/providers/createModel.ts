@@ -1,6 +1,7 @@
 import { ConfigError } from "../errors.js";
 import { ScriptedModel } from "../testing/ScriptedModel.js";
 import { didYouMean } from "../util/closest.js";
+import { AnthropicModel } from "./AnthropicModel.js";
 import type { Model } from "./Model.js";
 import { OpenAIChatModel } from "./OpenAIChatModel.js";
 import type { OpenAIEndpoint, OpenAIModelOptions } from "./OpenAIEndpoint.js";
@@ -92,6 +93,7 @@ export function createModel(options: CreateModelOptions): Model {
     modelOptions.timeoutMs = options.timeoutMs;
   }
   if (options.onRetry) modelOptions.onRetry = options.onRetry;
+  if (route.wire === "anthropic") return new AnthropicModel(modelOptions);
   return options.apiType === "response" ? new OpenAIResponsesModel(modelOptions) : new OpenAIChatModel(modelOptions);
 }
 

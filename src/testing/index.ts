@@ -10,3 +10,4 @@ export {
   type MockRequestBody,
   type RecordedRequest,
 } from "./mockOpenAIServer.js";
+export { startMockAnthropicServer, type AnthropicFailure, type MockAnthropicServer, type MockAnthropicServerOptions } from "./mockAnthropicServer.js";
