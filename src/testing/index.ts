@@ -11,3 +11,4 @@ export {
   type RecordedRequest,
 } from "./mockOpenAIServer.js";
 export { startMockAnthropicServer, type AnthropicFailure, type MockAnthropicServer, type MockAnthropicServerOptions } from "./mockAnthropicServer.js";
+export { startMockGeminiServer, type GeminiFailure, type MockGeminiServer, type MockGeminiServerOptions } from "./mockGeminiServer.js";
