@@ -24,8 +24,8 @@ function routeOf(model: string): { route: ProviderRoute; bare: string } | undefi
 }
 
 /**
- * A warning for a model name the price table does not know, for a provider whose models it lists (OpenAI,
- * Anthropic, Gemini, DeepSeek), with the closest known names: `gpt-4o-mni` is most likely a typo that would cost a
+ * A warning for a model name the price table does not know but that is close to names it knows, for a provider
+ * whose models it lists (OpenAI, Anthropic, Gemini, DeepSeek), naming them: `gpt-4o-mni` is most likely a typo that would cost a
  * failed paid call. Not an error: new models appear every week. Nothing for local servers (Ollama, vLLM, …), for
  * `scripted:` models, or when `customServer` (a base URL of the user's) makes any name plausible.
  */
@@ -35,8 +35,9 @@ export function unknownModelWarning(model: string, table: PriceTable, customServ
   if (!found || (customServer && found.route.prefix === "openai")) return undefined;
   const known = table.names().filter((name) => providerOfModel(name) === found.route.prefix);
   if (known.length === 0) return undefined;
+  // Only a near miss is worth a word: a name like no known one (a private deployment, a test name) is deliberate.
   const near = closest(found.bare, known);
+  if (near.length === 0) return undefined;
   const prefix = model.includes("/") ? `${found.route.prefix}/` : "";
-  const suggestion = near.length > 0 ? `; did you mean ${near.map((name) => `\`${prefix}${name}\``).join(", ")}?` : "";
-  return `model \`${model}\` is not in lllm's model table (prices as of ${table.asOf})${suggestion} If the name is right (a new model), ignore this; \`lllm models\` lists the known ones.`;
+  return `model \`${model}\` is not in lllm's model table (prices as of ${table.asOf}); did you mean ${near.map((name) => `\`${prefix}${name}\``).join(", ")}? If the name is right (a new model), ignore this; \`lllm models\` lists the known ones.`;
 }

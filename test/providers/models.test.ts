@@ -59,8 +59,8 @@ describe("model names in lllm run", () => {
     expect(result.stderr).toContain("`anthropic/claude-haiku-4-5`");
   }, 60_000);
 
-  it("no warning for a known name, a dated one, or a local server's model", async () => {
-    for (const model of ["anthropic/claude-haiku-4-5", "gpt-4o-2024-08-06", "ollama/llama3"]) {
+  it("no warning for a known name, a dated one, a local server's model, or a name like no known one", async () => {
+    for (const model of ["anthropic/claude-haiku-4-5", "gpt-4o-2024-08-06", "ollama/llama3", "my-finetune"]) {
       const result = await runCli(["run", loop, "--model", model, "--input", "hi", "--dry-run"], { env: { ...base, ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k" } });
       expect(result.code, model).toBe(0);
       expect(result.stderr, model).toBe("");
