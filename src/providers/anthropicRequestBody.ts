@@ -38,8 +38,10 @@ export function anthropicRequestBody(model: string, request: ModelRequest, optio
   if (format) {
     const schema = format.type === "json_schema" ? format.schema : { type: "object" };
     tools.push({ name: ANTHROPIC_OUTPUT_TOOL, description: "Give your final answer by calling this tool with it as the input.", input_schema: schema });
-    // With other tools the model may still call them first; it must end with the answer tool.
-    toolChoice = tools.length > 1 ? { type: "any" } : { type: "tool", name: ANTHROPIC_OUTPUT_TOOL };
+    // With other tools the model may still call them first; it must end with the answer tool. Extended thinking
+    // allows no forced tool: the model is then asked, and an answer in text is parsed as JSON by the loop.
+    const thinkingOn = thinking !== undefined && thinking !== null && thinking !== false;
+    toolChoice = thinkingOn ? { type: "auto" } : tools.length > 1 ? { type: "any" } : { type: "tool", name: ANTHROPIC_OUTPUT_TOOL };
   }
   const cacheOn = cache === undefined ? estimateTokens(systemText, tools) >= CACHE_MIN_TOKENS : cache !== false;
   const body: Record<string, unknown> = { model, max_tokens: maxTokens ?? defaultMaxTokens(thinking) };

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -184,4 +184,29 @@ describe("Gemini schema conversion", () => {
   it("needs GEMINI_API_KEY or GOOGLE_API_KEY for the hosted API, before any call", () => {
     expect(() => createModel({ model: "gemini/gemini-2.5-flash", env: {} })).toThrow(/GEMINI_API_KEY \(or GOOGLE_API_KEY\)/);
   });
+});
+
+describe("a tool Gemini cannot take, at load time", () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-gemini-pkg-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  function tactic(): string {
+    mkdirSync(path.join(dir, "tools"), { recursive: true });
+    writeFileSync(path.join(dir, "tools", "lookup.js"), 'export default { name: "lookup", description: "Look up labels", parameters: { type: "object", properties: { labels: { type: "object", additionalProperties: { type: "string" } } }, required: ["labels"] }, run: () => "ok" };\n');
+    writeFileSync(path.join(dir, "t.yaml"), "name: t\npackages: [.]\nprompt: \"{input}\"\nagent_configs:\n  - name: a\n    model_name: gemini/gemini-2.5-flash\n    system_prompt: Be brief.\n    tools: [lookup]\n");
+    return path.join(dir, "t.yaml");
+  }
+
+  it("lllm validate and lllm run fail with exit 2 naming the agent, the tool and the construct; nothing is sent", async () => {
+    const file = tactic();
+    server = await startMockGeminiServer({ script: ["never"] });
+    const env = { GEMINI_API_KEY: "k", GEMINI_BASE_URL: server.url, LLLM_HOME: home };
+    for (const args of [["validate", file], ["run", file, "--input", "hi"]]) {
+      const result = await runCli(args, { env });
+      expect(result.code, args[0]).toBe(2);
+      expect(result.stderr).toContain("agent `a` (model `gemini/gemini-2.5-flash`): tool `lookup`: Gemini cannot take `additionalProperties` with a schema (a map) at the root.properties.labels");
+      expect(result.stderr).not.toContain("internal error");
+    }
+    expect(server.requests).toHaveLength(0);
+  }, 90_000);
 });
