@@ -30,7 +30,9 @@ export interface AnthropicBodyOptions {
  * (`{budget_tokens}`: extended thinking) and `max_tokens` (default 8192, above the thinking budget).
  */
 export function anthropicRequestBody(model: string, request: ModelRequest, options: AnthropicBodyOptions = {}): Record<string, unknown> {
-  const { model: _model, messages: _messages, stream: _stream, timeout: _timeout, system: _system, cache, thinking, max_tokens: maxTokens, ...modelArgs } = request.modelArgs ?? {};
+  const { model: _model, messages: _messages, stream: _stream, timeout: _timeout, system: _system, cache, thinking, max_tokens: maxTokens, stop, ...modelArgs } = request.modelArgs ?? {};
+  // OpenAI's spelling, which tactics written for LLLM use.
+  if (stop !== undefined && modelArgs["stop_sequences"] === undefined) modelArgs["stop_sequences"] = typeof stop === "string" ? [stop] : stop;
   const systemText = request.messages.filter((message) => message.role === "system").map((message) => message.content).join("\n\n");
   const tools: Block[] = (request.tools ?? []).map(toAnthropicTool);
   const format = request.responseFormat;

@@ -15,6 +15,7 @@ const GENERATION_CONFIG: Record<string, string> = {
   top_k: "topK",
   topK: "topK",
   max_tokens: "maxOutputTokens",
+  max_completion_tokens: "maxOutputTokens",
   max_output_tokens: "maxOutputTokens",
   maxOutputTokens: "maxOutputTokens",
   stop: "stopSequences",

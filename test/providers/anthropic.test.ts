@@ -145,13 +145,16 @@ describe("AnthropicModel request details", () => {
     expect((body["tools"] as Block[])[0]!["cache_control"]).toEqual({ type: "ephemeral" });
   });
 
-  it("cache: false turns them off, and is not sent", async () => {
-    await generate({ cache: false, temperature: 0.2 }, ["Hello."]);
+  it("cache: false turns them off, and is not sent; other model_args pass through", async () => {
+    await generate({ cache: false, temperature: 0.2, stop: "END" }, ["Hello."]);
     const body = bodyOf(0);
     expect(body["system"]).toBe(longPrompt);
     expect((body["tools"] as Block[])[0]!["cache_control"]).toBeUndefined();
     expect(body["cache"]).toBeUndefined();
     expect(body["temperature"]).toBe(0.2);
+    // OpenAI's `stop` is Anthropic's `stop_sequences`.
+    expect(body["stop_sequences"]).toEqual(["END"]);
+    expect(body["stop"]).toBeUndefined();
   });
 
   it("thinking: {budget_tokens} enables extended thinking, and the thinking goes back with the tool results", async () => {
