@@ -94,7 +94,9 @@ function toContents(messages: ModelMessage[], options: GeminiBodyOptions): Conte
       push("model", parts.length > 0 ? parts : [{ text: "" }]);
     } else {
       const name = message.name ?? callNames.get(message.toolCallId) ?? "tool";
-      push("user", [{ functionResponse: { name, response: message.isError ? { error: message.content } : { result: message.content } } }]);
+      // A call Gemini gave an id to is answered with that id (ids lllm made up for calls without one are not sent).
+      const callId = (options.partFor?.(message.toolCallId)?.["functionCall"] as { id?: unknown } | undefined)?.id;
+      push("user", [{ functionResponse: { ...(typeof callId === "string" ? { id: callId } : {}), name, response: message.isError ? { error: message.content } : { result: message.content } } }]);
     }
   }
   return contents;

@@ -210,3 +210,37 @@ describe("a tool Gemini cannot take, at load time", () => {
     expect(server.requests).toHaveLength(0);
   }, 90_000);
 });
+
+describe("GeminiModel: what goes back with a tool call", () => {
+  it("the call's own part (its thoughtSignature) and its id, when Gemini sent one", async () => {
+    const { createServer } = await import("node:http");
+    const bodies: Array<Record<string, unknown>> = [];
+    const answers = [
+      { candidates: [{ content: { role: "model", parts: [{ functionCall: { id: "fc-7", name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "c2ln" }] }, finishReason: "STOP" }] },
+      { candidates: [{ content: { role: "model", parts: [{ text: "Sunny." }] }, finishReason: "STOP" }] },
+    ];
+    const http = createServer((request, response) => {
+      let text = "";
+      request.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      request.on("end", () => {
+        bodies.push(JSON.parse(text) as Record<string, unknown>);
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify(answers[bodies.length - 1]));
+      });
+    });
+    await new Promise<void>((resolve) => http.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(http.address() as import("node:net").AddressInfo).port}`;
+      const model = createModel({ model: "gemini/gemini-3-pro", env: { GEMINI_API_KEY: "k", GEMINI_BASE_URL: url } });
+      const first = await model.generate({ messages: [{ role: "user", content: "Weather?" }] });
+      expect(first.toolCalls).toEqual([{ id: "fc-7", name: "get_weather", arguments: '{"city":"Paris"}' }]);
+      await model.generate({ messages: [{ role: "user", content: "Weather?" }, { role: "assistant", content: null, toolCalls: first.toolCalls }, { role: "tool", content: "Sunny", toolCallId: "fc-7", name: "get_weather" }] });
+      const contents = bodies[1]!["contents"] as Array<{ role: string; parts: Part[] }>;
+      expect(contents[1]!.parts).toEqual([{ functionCall: { id: "fc-7", name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "c2ln" }]);
+      expect(contents[2]!.parts).toEqual([{ functionResponse: { id: "fc-7", name: "get_weather", response: { result: "Sunny" } } }]);
+    } finally {
+      http.closeAllConnections();
+      await new Promise((resolve) => http.close(resolve));
+    }
+  });
+});
