@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   "code_action_failed",
   "code_action_timeout",
   "config_base_cycle",
+  "config_gemini_schema",
   "config_invalid",
   "config_invalid_base_url",
   "config_invalid_invoker_config",

@@ -18,7 +18,7 @@ describe("public exports", () => {
   });
 
   it("lllm/testing", () => {
-    expect(Object.keys(testing).sort()).toEqual(["ScriptedModel", "startMockOpenAIServer"]);
+    expect(Object.keys(testing).sort()).toEqual(["ScriptedModel", "startMockAnthropicServer", "startMockGeminiServer", "startMockOpenAIServer"]);
   });
 
   it("the subpaths resolve through package.json exports (the built files)", async () => {

@@ -41,11 +41,11 @@ function modulesLoadedBy(code: string, name: string): Promise<{ modules: string[
 }
 
 const index = pathToFileURL(path.join(ROOT, "dist", "index.js")).href;
-const HEAVY = ["@modelcontextprotocol/sdk", "openai", "zod", "jiti", "smol-toml", "yaml", "ajv"];
+const HEAVY = ["@modelcontextprotocol/sdk", "openai", "@anthropic-ai/sdk", "zod", "jiti", "smol-toml", "yaml", "ajv"];
 const loaded = (modules: string[], name: string) => modules.some((module) => module.includes(`/node_modules/${name}/`));
 
 describe('import "lllm"', () => {
-  it("loads none of the MCP SDK, openai, zod, jiti, TOML, yaml or ajv", async () => {
+  it("loads none of the MCP SDK, openai, Anthropic's SDK, zod, jiti, TOML, yaml or ajv", async () => {
     const result = await modulesLoadedBy(`const lllm = await import(${JSON.stringify(index)}); console.log(typeof lllm.Agent, typeof lllm.McpConnections, typeof lllm.createPackageServer);`, "plain");
     expect(result.stderr).toBe("");
     expect(result.stdout).toBe("function function function\n");
@@ -62,5 +62,17 @@ describe('import "lllm"', () => {
     expect(result.stderr).toBe("");
     expect(result.stdout).toBe('{"city":{"type":"string"}}\n');
     expect(loaded(result.modules, "zod")).toBe(true);
+  });
+
+  it("creating anthropic/ and gemini/ models loads no SDK, and an OpenAI call never loads Anthropic's", async () => {
+    const providers = pathToFileURL(path.join(ROOT, "dist", "providers", "createModel.js")).href;
+    const result = await modulesLoadedBy(
+      `const { createModel } = await import(${JSON.stringify(providers)}); createModel({ model: "anthropic/claude-haiku-4-5", env: { ANTHROPIC_API_KEY: "k" } }); createModel({ model: "gemini/gemini-2.5-flash", env: { GEMINI_API_KEY: "k" } }); const m = createModel({ model: "gpt-4o-mini", env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }, retry: { maxRetries: 0 } }); await m.generate({ messages: [{ role: "user", content: "hi" }] }).catch(() => {}); console.log("ok");`,
+      "providers",
+    );
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toBe("ok\n");
+    expect(loaded(result.modules, "openai")).toBe(true);
+    expect(loaded(result.modules, "@anthropic-ai/sdk")).toBe(false);
   });
 });

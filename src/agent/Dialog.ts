@@ -45,6 +45,6 @@ export function toModelMessage(message: Message): ModelMessage {
       // Chat APIs take `null` content beside tool calls; an empty string is refused by some servers.
       return { role: "assistant", content: message.content === "" ? null : message.content, toolCalls: message.toolCalls ?? [] };
     case "tool":
-      return { role: "tool", content: message.content, toolCallId: message.toolCallId ?? "", name: message.name };
+      return { role: "tool", content: message.content, toolCallId: message.toolCallId ?? "", name: message.name, ...(message.isError ? { isError: true } : {}) };
   }
 }

@@ -17,6 +17,8 @@ export interface Message {
   toolCalls?: ToolCallRequest[];
   /** On a `tool` message: the id of the call it answers. */
   toolCallId?: string;
+  /** On a `tool` message: the call failed and `content` says why (sent as Anthropic's `is_error`). */
+  isError?: boolean;
   /** On a final assistant message: what the turn's parser returned (or the JSON, with a response format). */
   parsed?: unknown;
   /** On a model-written message: the tokens of the model call that wrote it. */

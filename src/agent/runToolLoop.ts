@@ -93,7 +93,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
       dialog.add({ role: "tool_call", content: text, name: agent, toolCalls: response.toolCalls, usage: response.usage });
       const roundCalls = await runToolRound({ agent, requests: response.toolCalls, offered, earlier, context, onEvent });
       for (const call of roundCalls) {
-        dialog.add({ role: "tool", content: call.resultStr ?? "", name: call.name, toolCallId: call.id });
+        dialog.add({ role: "tool", content: call.resultStr ?? "", name: call.name, toolCallId: call.id, ...(call.error ? { isError: true } : {}) });
       }
       calls.push(...roundCalls);
       interrupts.set(round, [roundCalls]);

@@ -280,6 +280,15 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("models")
+    .description("list the provider prefixes, their key variables (set or not) and the models lllm knows")
+    .option("--json", "print one JSON object")
+    .action(async (options: { json?: boolean }) => {
+      const { modelsCommand } = await import("./models.js");
+      modelsCommand(options);
+    });
+
+  program
     .command("schema")
     .description("print the JSON Schema of a file format, for editors (yaml-language-server)")
     .addArgument(new Argument("<kind>", "tactic | package | proxy").choices(["tactic", "package", "proxy"]))

@@ -19,6 +19,8 @@ export interface Usage {
   cachedPromptTokens?: number;
   /** Completion tokens spent on reasoning (part of `completionTokens`), when the provider reports them. */
   reasoningTokens?: number;
+  /** Prompt tokens written to the provider's cache (part of `promptTokens`; Anthropic bills them above the input price). */
+  cacheWritePromptTokens?: number;
 }
 
 /** The chat message format sent to models (OpenAI chat-completions shape, which every compatible server takes). */
@@ -26,7 +28,7 @@ export type ModelMessage =
   | { role: "system"; content: string }
   | { role: "user"; content: string }
   | { role: "assistant"; content: string | null; toolCalls?: ToolCallRequest[] }
-  | { role: "tool"; content: string; toolCallId: string; name?: string };
+  | { role: "tool"; content: string; toolCallId: string; name?: string; /** The tool failed: `content` is the error text (Anthropic's `is_error`). */ isError?: boolean };
 
 /** A tool as offered to the model: the `to_tool()` JSON of a FunctionTool. */
 export interface ToolSchema {

@@ -1,6 +1,8 @@
 import { ConfigError } from "../errors.js";
 import { ScriptedModel } from "./ScriptedModel.js";
 import { didYouMean } from "../util/closest.js";
+import { AnthropicModel } from "./AnthropicModel.js";
+import { GeminiModel } from "./GeminiModel.js";
 import type { Model } from "./Model.js";
 import { OpenAIChatModel } from "./OpenAIChatModel.js";
 import type { OpenAIEndpoint, OpenAIModelOptions } from "./OpenAIEndpoint.js";
@@ -64,13 +66,15 @@ export function createModel(options: CreateModelOptions): Model {
   }
   checkURL(baseURL, baseURLOverride !== undefined ? "invoker_config.base_url" : (route.baseURLEnv ?? "base URL"));
 
-  const apiKeyEnv = apiKeyEnvOverride ?? route.apiKeyEnv;
+  // Gemini's key may be in GOOGLE_API_KEY instead; the variable it came from is the one named in errors.
+  const useAlt = apiKeyEnvOverride === undefined && route.altApiKeyEnv !== undefined && nonEmpty(env[route.apiKeyEnv ?? ""]) === undefined && nonEmpty(env[route.altApiKeyEnv]) !== undefined;
+  const apiKeyEnv = apiKeyEnvOverride ?? (useAlt ? route.altApiKeyEnv : route.apiKeyEnv);
   const apiKey = apiKeyEnv ? nonEmpty(env[apiKeyEnv]) : undefined;
   // A hosted service always needs its key, so its absence is caught now. A server the user points at (a base URL
   // of their own) may not: it says so with a 401, which names the variable too.
   const keyRequired = apiKeyEnvOverride !== undefined || (route.keyRequired && baseURL === route.defaultBaseURL);
   if (keyRequired && apiKey === undefined) {
-    throw new ConfigError("provider_missing_key", `model \`${model}\` needs an API key in ${apiKeyEnv}, which is not set`, {
+    throw new ConfigError("provider_missing_key", `model \`${model}\` needs an API key in ${apiKeyEnv}${route.altApiKeyEnv && apiKeyEnvOverride === undefined ? ` (or ${route.altApiKeyEnv})` : ""}, which is not set`, {
       hint: `set it with \`export ${apiKeyEnv}=…\`, or name another variable with invoker_config.api_key_env`,
     });
   }
@@ -92,6 +96,8 @@ export function createModel(options: CreateModelOptions): Model {
     modelOptions.timeoutMs = options.timeoutMs;
   }
   if (options.onRetry) modelOptions.onRetry = options.onRetry;
+  if (route.wire === "anthropic") return new AnthropicModel(modelOptions);
+  if (route.wire === "gemini") return new GeminiModel(modelOptions);
   return options.apiType === "response" ? new OpenAIResponsesModel(modelOptions) : new OpenAIChatModel(modelOptions);
 }
 

@@ -63,6 +63,11 @@ export class PriceTable {
     return best === undefined ? undefined : this.#prices.get(best);
   }
 
+  /** Every model the table prices, in its order (the shipped table first, then the project's additions). */
+  names(): string[] {
+    return [...this.#prices.keys()];
+  }
+
   /** The cost in dollars of one call, or `null` when the model's price is unknown. */
   costOf(model: string, tokens: TokenCounts): number | null {
     const price = this.priceOf(model);

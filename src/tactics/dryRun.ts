@@ -1,8 +1,6 @@
 import type { AgentConfig } from "../config/index.js";
 import type { Model } from "../providers/Model.js";
-import { chatRequestBody } from "../providers/OpenAIChatModel.js";
-import { responsesRequestBody } from "../providers/OpenAIResponsesModel.js";
-import { wireModelName } from "../providers/providerRoutes.js";
+import { providerRequestBody } from "../providers/providerRequestBody.js";
 
 /** Thrown by the dry-run model with the first request's body: the run stops there and nothing is sent anywhere. */
 export class DryRunStop extends Error {
@@ -11,15 +9,17 @@ export class DryRunStop extends Error {
   }
 }
 
-/** A model that builds the body of its first request exactly as the provider would (model_args merged, no empty tool list, …) and stops. */
+/**
+ * A model that builds the body of its first request exactly as its provider would (in the provider's own format:
+ * OpenAI chat or Responses, Anthropic Messages, Gemini generateContent; model_args merged, no empty tool list, …)
+ * and stops.
+ */
 export function dryRunModel(config: AgentConfig): Model {
   const name = config.model_name ?? "";
   return {
     name,
     generate: async (request) => {
-      const wireModel = wireModelName(name);
-      const body = config.api_type === "response" ? responsesRequestBody(wireModel, request) : chatRequestBody(wireModel, request);
-      throw new DryRunStop(body as unknown as Record<string, unknown>);
+      throw new DryRunStop(providerRequestBody(name, config.api_type, request) as Record<string, unknown>);
     },
   };
 }

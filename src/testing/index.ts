@@ -10,3 +10,5 @@ export {
   type MockRequestBody,
   type RecordedRequest,
 } from "./mockOpenAIServer.js";
+export { startMockAnthropicServer, type AnthropicFailure, type MockAnthropicServer, type MockAnthropicServerOptions } from "./mockAnthropicServer.js";
+export { startMockGeminiServer, type GeminiFailure, type MockGeminiServer, type MockGeminiServerOptions } from "./mockGeminiServer.js";

@@ -31,10 +31,24 @@ export interface ToolSpec<Args extends object = Record<string, unknown>> {
 }
 
 /**
+ * A zod object schema, by shape: zod 4 keeps a schema's parsed type in `_zod.output`. Structural, so that lllm
+ * need not import zod (it loads on first use) and a package's own copy of zod 4 fits too.
+ */
+export interface ZodObjectLike<Output extends object = object> {
+  readonly _zod: { readonly output: Output };
+}
+
+/**
  * Build a FunctionTool from a spec: the parameters are normalised by the rules of seed 000, Step 1 and strict is
  * decided from them unless the spec says. Throws a `tool_invalid` ConfigError saying what to fix.
+ *
+ * With zod parameters, `run`'s arguments are typed from the schema: `tool({parameters: z.object({city:
+ * z.string()}), run: ({city}) => …})` gives `city: string`. With JSON Schema parameters they are
+ * `Record<string, unknown>`, or the type given explicitly: `tool<{city: string}>({…})`.
  */
-export function tool<Args extends object = Record<string, unknown>>(spec: ToolSpec<Args>): FunctionTool {
+export function tool<Schema extends ZodObjectLike>(spec: ToolSpec<Schema["_zod"]["output"]> & { parameters: Schema }): FunctionTool;
+export function tool<Args extends object = Record<string, unknown>>(spec: ToolSpec<Args>): FunctionTool;
+export function tool(spec: ToolSpec<object>): FunctionTool {
   if (!isPlainObject(spec)) {
     throw toolInvalid(`tool() needs a spec object, got ${kindOf(spec)}`, { hint: 'Write tool({ name: "get_weather", description: "…", parameters: {…}, run: (args) => … }).' });
   }

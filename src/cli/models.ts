@@ -1,0 +1,60 @@
+import { PriceTable } from "../store/PriceTable.js";
+import { providerOfModel, unknownModelWarning } from "../providers/modelCatalogue.js";
+import { PROVIDER_ROUTES } from "../providers/providerRoutes.js";
+import { writeOut } from "./output.js";
+
+export interface ModelsCommandOptions {
+  json?: boolean;
+}
+
+/**
+ * `lllm models`: the provider prefixes with their key variables (and whether each is set: never its value), their
+ * base-URL variables, and the models of the price table by provider. Reads only the environment.
+ */
+export function modelsCommand(options: ModelsCommandOptions, env: NodeJS.ProcessEnv = process.env): void {
+  const table = PriceTable.load();
+  const isSet = (name: string | undefined): boolean => name !== undefined && (env[name] ?? "").trim() !== "";
+  const providers = PROVIDER_ROUTES.map((route) => {
+    const keys = [route.apiKeyEnv, route.altApiKeyEnv].filter((name): name is string => name !== undefined);
+    return {
+      prefix: `${route.prefix}/`,
+      api: route.wire ?? "openai",
+      key_env: keys,
+      key_set: keys.some(isSet),
+      key_required: route.keyRequired,
+      ...(route.baseURLEnv ? { base_url_env: route.baseURLEnv } : {}),
+      base_url: (route.baseURLEnv && isSet(route.baseURLEnv) ? env[route.baseURLEnv] : undefined) ?? route.defaultBaseURL ?? null,
+      models: table.names().filter((name) => providerOfModel(name) === route.prefix),
+    };
+  });
+  if (options.json) {
+    writeOut(JSON.stringify({ prices_as_of: table.asOf, providers }, null, 2));
+    return;
+  }
+  const lines: string[] = [];
+  for (const provider of providers) {
+    const key = provider.key_env.length === 0 ? "no key" : `${provider.key_env.join(" or ")} ${provider.key_set ? "set" : provider.key_required ? "NOT set" : "not set (optional)"}`;
+    lines.push(`${provider.prefix.padEnd(12)} ${key}${provider.base_url ? ` · ${provider.base_url}` : ` · base URL from ${provider.base_url_env ?? "invoker_config.base_url"}`}`);
+    if (provider.models.length > 0) lines.push(`${" ".repeat(13)}${provider.models.map((name) => `${provider.prefix === "openai/" ? "" : provider.prefix}${name}`).join(", ")}`);
+  }
+  lines.push("", `A bare name (gpt-4o-mini) goes to OpenAI. Models listed have prices (as of ${table.asOf}); others work too.`);
+  writeOut(lines.join("\n"));
+}
+
+/**
+ * Warn (on stderr, before any call) about each agent's model name that the price table does not know for its
+ * provider, naming the closest known ones. A base URL of the user's (OPENAI_BASE_URL, `invoker_config.base_url`)
+ * makes any bare name plausible, so those are not checked.
+ */
+export function warnUnknownModels(agents: ReadonlyArray<{ config: { model_name?: string | undefined; invoker_config?: Record<string, unknown> | undefined } }>, prices: Record<string, { input: number; output: number; cached_input?: number }>, warn: (text: string) => void, env: NodeJS.ProcessEnv = process.env): void {
+  const table = PriceTable.load(prices);
+  const seen = new Set<string>();
+  for (const agent of agents) {
+    const model = agent.config.model_name;
+    if (typeof model !== "string" || seen.has(model)) continue;
+    seen.add(model);
+    const customServer = (env["OPENAI_BASE_URL"] ?? "").trim() !== "" || typeof agent.config.invoker_config?.["base_url"] === "string";
+    const text = unknownModelWarning(model, table, customServer);
+    if (text) warn(text);
+  }
+}

@@ -1,0 +1,161 @@
+import type { Model, ModelRequest, ModelResponse } from "./Model.js";
+import { BadProviderAnswer, classifyReadError } from "./BadProviderAnswer.js";
+import { DEFAULT_TIMEOUT_MS, loadOpenAI, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
+import { geminiRequestBody } from "./geminiRequestBody.js";
+import { GeminiAnswerReader, type GeminiAnswer } from "./readGeminiAnswer.js";
+import { requestWithRetries, type Attempt, type RetryContext } from "./requestWithRetries.js";
+import { DEFAULT_RETRY_POLICY } from "./RetryPolicy.js";
+import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
+import { secrets } from "../util/redact.js";
+
+/** Tool calls' original parts kept to send back (with their thought signatures). */
+const PARTS_KEPT = 256;
+
+/**
+ * A `Model` over Gemini's `generateContent` REST API (`gemini/<model>`). It speaks HTTP itself rather than through
+ * `@google/genai`: that SDK calls the global `fetch` with no way to pass another, so its `x-goog-api-key` header
+ * would follow a redirect to any host, and its errors drop the response headers (`retry-after`). Failures are
+ * shaped as the `openai` SDK's errors, so retries, timeouts, messages and redaction are `requestWithRetries`'.
+ */
+export class GeminiModel implements Model {
+  readonly name: string;
+  private readonly options: OpenAIModelOptions;
+  private readonly partsByCall = new Map<string, Record<string, unknown>>();
+  private calls = 0;
+
+  constructor(options: OpenAIModelOptions) {
+    this.name = options.name;
+    this.options = options;
+    secrets.add(options.endpoint.apiKey);
+  }
+
+  /** The request body this model sends (what `--dry-run` prints). */
+  requestBody(request: ModelRequest): Record<string, unknown> {
+    return geminiRequestBody(request, { partFor: (id) => this.partsByCall.get(id) });
+  }
+
+  async generate(request: ModelRequest): Promise<ModelResponse> {
+    const { options } = this;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+    const wireModel = options.model ?? options.name;
+    const context: RetryContext = {
+      modelName: this.name,
+      wireModel,
+      endpoint: options.endpoint,
+      policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+      timeoutMs,
+      ...(request.signal ? { signal: request.signal } : {}),
+      ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+    };
+    // Converting the schemas may fail (a ConfigError): before any request.
+    const body = JSON.stringify(this.requestBody(request));
+    const stream = request.onText !== undefined;
+    const url = `${options.endpoint.baseURL}/v1beta/models/${encodeURIComponent(wireModel)}:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`;
+    const headers: Record<string, string> = { "content-type": "application/json" };
+    if (options.endpoint.apiKey !== undefined) headers["x-goog-api-key"] = options.endpoint.apiKey;
+    const answer = await requestWithRetries(context, async (attempt) => {
+      const reader = new GeminiAnswerReader(() => `call_gemini_${(this.calls += 1)}`);
+      const response = await send(url, { method: "POST", headers, body, signal: attempt.signal });
+      attempt.keepAlive();
+      if (stream) await readStream(response, reader, attempt, request.onText!);
+      else reader.add(await readJson(response));
+      return reader.finish();
+    });
+    this.remember(answer);
+    return answer.response;
+  }
+
+  private remember(answer: GeminiAnswer): void {
+    for (const [id, part] of answer.parts) this.partsByCall.set(id, part);
+    while (this.partsByCall.size > PARTS_KEPT) this.partsByCall.delete(this.partsByCall.keys().next().value as string);
+  }
+}
+
+/** POST, with HTTP failures and connection errors as the `openai` SDK's errors. */
+async function send(url: string, init: RequestInit): Promise<Response> {
+  const sdk = await loadOpenAI();
+  let response: Response;
+  try {
+    response = await fetchWithinOrigin(globalThis.fetch, url, init);
+  } catch (error) {
+    if (error instanceof Error && error.name === "AbortError") throw error;
+    throw new sdk.APIConnectionError({ message: "Connection error.", cause: error instanceof Error ? error : new Error(String(error)) });
+  }
+  if (response.ok) return response;
+  const text = await response.text().catch(() => "");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = { error: { message: text.slice(0, 500) || response.statusText } };
+  }
+  const headers = new Headers(response.headers);
+  const retryDelay = retryInfoSeconds(parsed);
+  if (!headers.has("retry-after") && retryDelay !== undefined) headers.set("retry-after", String(retryDelay));
+  const error = (parsed as { error?: { message?: unknown } }).error;
+  return Promise.reject(sdk.APIError.generate(response.status, parsed as object, typeof error?.message === "string" ? error.message : undefined, headers));
+}
+
+/** Gemini says how long to wait in the body: `details: [{"@type": "…RetryInfo", retryDelay: "30s"}]`. */
+function retryInfoSeconds(body: unknown): number | undefined {
+  const details = (body as { error?: { details?: unknown } } | undefined)?.error?.details;
+  if (!Array.isArray(details)) return undefined;
+  for (const detail of details as Array<Record<string, unknown>>) {
+    const delay = detail["retryDelay"];
+    if (typeof delay === "string" && /^\d+(\.\d+)?s$/.test(delay)) return Math.ceil(Number(delay.slice(0, -1)));
+  }
+  return undefined;
+}
+
+async function readJson(response: Response): Promise<unknown> {
+  const sdk = await loadOpenAI();
+  let text: string;
+  try {
+    text = await response.text();
+  } catch (error) {
+    throw classifyReadError(error, sdk);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new BadProviderAnswer("bad_response", `the body is not valid JSON (empty, truncated or garbled): ${(error as Error).message}`, { retryable: true, cause: error });
+  }
+}
+
+/** Server-sent events, one JSON answer chunk per `data:` line. */
+async function readStream(response: Response, reader: GeminiAnswerReader, attempt: Attempt, onText: (delta: string) => void): Promise<void> {
+  const sdk = await loadOpenAI();
+  if (!response.body) throw new BadProviderAnswer("bad_response", "the streamed answer has no body", { retryable: true });
+  const decoder = new TextDecoder();
+  let buffer = "";
+  const take = (line: string): void => {
+    if (!line.startsWith("data:")) return;
+    let chunk: unknown;
+    try {
+      chunk = JSON.parse(line.slice(5).trim());
+    } catch (error) {
+      throw new BadProviderAnswer("bad_response", `a streamed chunk is not valid JSON: ${(error as Error).message}`, { retryable: true, cause: error });
+    }
+    const text = reader.add(chunk);
+    if (text !== "") {
+      attempt.markDelivered();
+      onText(text);
+    }
+  };
+  try {
+    for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
+      attempt.keepAlive();
+      buffer += decoder.decode(bytes, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf("\n")) >= 0) {
+        const line = buffer.slice(0, end).replace(/\r$/, "");
+        buffer = buffer.slice(end + 1);
+        take(line);
+      }
+    }
+  } catch (error) {
+    if (error instanceof BadProviderAnswer) throw error;
+    throw classifyReadError(error, sdk);
+  }
+  take(buffer);
+}

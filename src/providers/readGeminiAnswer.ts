@@ -1,0 +1,75 @@
+import { BadProviderAnswer } from "./BadProviderAnswer.js";
+import type { ModelResponse, ToolCallRequest, Usage } from "./Model.js";
+
+type Part = Record<string, unknown>;
+
+/** An answer, plus each tool call's original part (it may carry a `thoughtSignature` that must go back). */
+export interface GeminiAnswer {
+  response: ModelResponse;
+  parts: Map<string, Part>;
+}
+
+/** Gemini's `usageMetadata`: the prompt count includes the cached part; thoughts are billed as output. */
+export function readGeminiUsage(raw: unknown): Usage {
+  const usage = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+  const count = (key: string): number => (typeof usage[key] === "number" ? (usage[key] as number) : 0);
+  const thoughts = count("thoughtsTokenCount");
+  const result: Usage = { promptTokens: count("promptTokenCount") + count("toolUsePromptTokenCount"), completionTokens: count("candidatesTokenCount") + thoughts };
+  if (count("cachedContentTokenCount") > 0) result.cachedPromptTokens = count("cachedContentTokenCount");
+  if (thoughts > 0) result.reasoningTokens = thoughts;
+  return result;
+}
+
+/**
+ * Collects `generateContent` answers: one whole answer, or the chunks of `streamGenerateContent` (each a partial
+ * answer whose text parts add up; function calls come whole; the last has `finishReason` and the usage).
+ * `nextCallId` names calls Gemini sent without an id.
+ */
+export class GeminiAnswerReader {
+  private text = "";
+  private readonly toolCalls: ToolCallRequest[] = [];
+  private readonly parts = new Map<string, Part>();
+  private usage: unknown;
+  private finishReason: string | undefined;
+  private blockReason: string | undefined;
+
+  constructor(private readonly nextCallId: () => string) {}
+
+  /** Take one answer or chunk; returns the text it adds. */
+  add(chunk: unknown): string {
+    if (typeof chunk !== "object" || chunk === null) throw new BadProviderAnswer("bad_response", "an answer that is not a JSON object", { retryable: true });
+    const data = chunk as Record<string, unknown>;
+    if (data["usageMetadata"] !== undefined) this.usage = data["usageMetadata"];
+    const feedback = data["promptFeedback"] as Record<string, unknown> | undefined;
+    if (typeof feedback?.["blockReason"] === "string") this.blockReason = feedback["blockReason"];
+    const candidate = (Array.isArray(data["candidates"]) ? data["candidates"][0] : undefined) as Record<string, unknown> | undefined;
+    if (!candidate) return "";
+    if (typeof candidate["finishReason"] === "string") this.finishReason = candidate["finishReason"];
+    const content = candidate["content"] as { parts?: unknown } | undefined;
+    let added = "";
+    for (const part of Array.isArray(content?.parts) ? (content.parts as Part[]) : []) {
+      if (part["thought"] === true) continue;
+      if (typeof part["text"] === "string") added += part["text"];
+      const call = part["functionCall"] as { name?: unknown; args?: unknown; id?: unknown } | undefined;
+      if (call) {
+        const id = typeof call.id === "string" && call.id !== "" ? call.id : this.nextCallId();
+        this.toolCalls.push({ id, name: String(call.name ?? ""), arguments: JSON.stringify(call.args ?? {}) });
+        this.parts.set(id, part);
+      }
+    }
+    this.text += added;
+    return added;
+  }
+
+  finish(): GeminiAnswer {
+    const usage = readGeminiUsage(this.usage);
+    if (this.blockReason) throw new BadProviderAnswer("incomplete", `Gemini blocked the prompt (${this.blockReason})`, { retryable: false });
+    if (this.finishReason === undefined) throw new BadProviderAnswer("incomplete", "the answer ended before it was complete (no finishReason)", { retryable: true });
+    if (this.text === "" && this.toolCalls.length === 0) {
+      const why = this.finishReason === "MAX_TOKENS" ? " (stopped at MAX_TOKENS: raise model_args.max_tokens)" : ` (finishReason ${this.finishReason})`;
+      throw new BadProviderAnswer("incomplete", `the answer has no text and no tool calls${why}`, { retryable: this.finishReason !== "MAX_TOKENS" && this.finishReason !== "SAFETY" });
+    }
+    const response: ModelResponse = { message: { role: "assistant", content: this.text === "" ? null : this.text }, toolCalls: this.toolCalls, usage, finishReason: this.finishReason };
+    return { response, parts: this.parts };
+  }
+}

@@ -1,0 +1,200 @@
+import { createServer } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { setImmediate as nextTick } from "node:timers/promises";
+import { ConfigError } from "../errors.js";
+import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "../providers/ScriptedTurn.js";
+import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
+import type { MockRequestBody, RecordedRequest } from "./mockOpenAIServer.js";
+
+/** A failure served instead of an answer: an HTTP status in Anthropic's error shape, with `retry-after` when given. */
+export interface AnthropicFailure {
+  status: number;
+  retryAfter?: number;
+  message?: string;
+}
+
+export interface MockAnthropicServerOptions {
+  /** Turns answered in order, one per model call (the same script format as the OpenAI mock). */
+  script?: readonly ScriptedTurn[];
+  /** Failures served first, one per model call. */
+  failures?: AnthropicFailure[];
+  /** Cache tokens to report in every answer's usage (`cache_read_input_tokens`, `cache_creation_input_tokens`). */
+  cacheUsage?: { read: number; write: number };
+  /** Thinking text to put before every answer's content (as extended thinking does). */
+  thinking?: string;
+}
+
+/** A running mock server. Close it in `afterEach`/`afterAll`. */
+export interface MockAnthropicServer {
+  /** The base URL (no `/v1`, as `ANTHROPIC_BASE_URL` takes it). */
+  readonly url: string;
+  readonly requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+const ERROR_TYPES: Record<number, string> = { 400: "invalid_request_error", 401: "authentication_error", 403: "permission_error", 404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error" };
+
+/**
+ * A server of Anthropic's Messages API on 127.0.0.1: `POST /v1/messages`, answered from a script as a message or
+ * as the SSE event stream (`message_start`, `content_block_*`, `message_delta`, `message_stop`), with Anthropic's
+ * error bodies for injected failures. It checks what the real API insists on (the key (`x-api-key` or a bearer
+ * token) and the `anthropic-version` header, `model`, `max_tokens`, `messages`) and answers 400 otherwise, like the API.
+ */
+export async function startMockAnthropicServer(options: MockAnthropicServerOptions = {}): Promise<MockAnthropicServer> {
+  const problems = checkTurns(options.script ?? []);
+  if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "mock script turn "));
+  const script = [...(options.script ?? [])];
+  const failures = [...(options.failures ?? [])];
+  const requests: RecordedRequest[] = [];
+  let calls = 0;
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
+    const text = await readBody(request);
+    let body: MockRequestBody = {};
+    try {
+      body = text.trim() === "" ? {} : (JSON.parse(text) as MockRequestBody);
+    } catch {
+      return sendError(response, 400, "mock Anthropic server: the body is not JSON");
+    }
+    requests.push({ method: request.method ?? "", path, headers: request.headers, body });
+    if (request.method !== "POST" || path !== "/v1/messages") return sendError(response, 404, `mock Anthropic server: no route ${request.method} ${path}`);
+    const failure = failures.shift();
+    if (failure) return sendError(response, failure.status, failure.message ?? `mock failure ${failure.status}`, failure.retryAfter);
+    const missing = ["model", "max_tokens", "messages"].filter((key) => body[key] === undefined);
+    if (missing.length > 0) return sendError(response, 400, `${missing.join(", ")}: Field required`);
+    // The SDK (1.x) sends the key as a bearer token; older clients send `x-api-key`. The API takes both.
+    if (typeof request.headers["x-api-key"] !== "string" && !/^Bearer \S/.test(request.headers.authorization ?? "")) return sendError(response, 401, "x-api-key or authorization header is required");
+    if (typeof request.headers["anthropic-version"] !== "string") return sendError(response, 400, "anthropic-version header is required");
+    const invalid = checkMessages(body.messages);
+    if (invalid) return sendError(response, 400, invalid);
+    const turn = script.shift();
+    if (turn === undefined) return sendError(response, 500, `mock Anthropic server: no scripted turn left for model call #${calls + 1}`);
+    calls += 1;
+    const resolved = resolveTurn(turn, calls, JSON.stringify(body.messages ?? ""));
+    resolved.toolCalls = resolved.toolCalls.map((call) => ({ ...call, id: call.id.replace(/^call_/, "toolu_") }));
+    const model = String(body.model);
+    if (body.stream === true) return sendStream(response, resolved, model, calls, options);
+    response.writeHead(200, { "content-type": "application/json" });
+    response.end(JSON.stringify({ id: `msg_mock_${calls}`, type: "message", role: "assistant", model, content: contentOf(resolved, options), stop_reason: stopReason(resolved), stop_sequence: null, usage: usageOf(resolved, options) }));
+  }
+
+  const server = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => sendError(response, 500, `mock Anthropic server failed: ${String(error)}`));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close() {
+      closing ??= new Promise((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+/** The rules of the Messages API that a converter can break: roles alternate from a user turn, content blocks
+ * have known types, and every `tool_use` is answered by a `tool_result` in the very next user turn. */
+function checkMessages(messages: unknown): string | undefined {
+  if (!Array.isArray(messages) || messages.length === 0) return "messages: at least one message is required";
+  let expected = "user";
+  let pendingToolUses: string[] = [];
+  for (const [index, raw] of messages.entries()) {
+    const message = raw as { role?: unknown; content?: unknown };
+    if (message.role !== expected) return `messages.${index}.role: roles must alternate between "user" and "assistant", starting with "user"`;
+    const blocks = typeof message.content === "string" ? [{ type: "text", text: message.content }] : (message.content as Array<Record<string, unknown>>);
+    if (!Array.isArray(blocks) || blocks.length === 0) return `messages.${index}: content must be a non-empty list`;
+    if (expected === "user") {
+      const answered = blocks.filter((block) => block["type"] === "tool_result").map((block) => String(block["tool_use_id"]));
+      const missing = pendingToolUses.filter((id) => !answered.includes(id));
+      if (missing.length > 0) return `messages.${index}: tool_use ids were found without tool_result blocks immediately after: ${missing.join(", ")}`;
+      pendingToolUses = [];
+    } else {
+      pendingToolUses = blocks.filter((block) => block["type"] === "tool_use").map((block) => String(block["id"]));
+    }
+    for (const block of blocks) if (!["text", "tool_use", "tool_result", "thinking", "redacted_thinking"].includes(String(block["type"]))) return `messages.${index}: unknown content block type ${String(block["type"])}`;
+    expected = expected === "user" ? "assistant" : "user";
+  }
+  return undefined;
+}
+
+function stopReason(turn: ResolvedTurn): string {
+  return turn.toolCalls.length > 0 ? "tool_use" : "end_turn";
+}
+
+function usageOf(turn: ResolvedTurn, options: MockAnthropicServerOptions): Record<string, number> {
+  const read = options.cacheUsage?.read ?? 0;
+  const write = options.cacheUsage?.write ?? 0;
+  // Anthropic's input_tokens is the uncached part only.
+  return { input_tokens: Math.max(0, turn.usage.promptTokens - read - write), output_tokens: turn.usage.completionTokens, cache_read_input_tokens: read, cache_creation_input_tokens: write };
+}
+
+function contentOf(turn: ResolvedTurn, options: MockAnthropicServerOptions): Array<Record<string, unknown>> {
+  const blocks: Array<Record<string, unknown>> = [];
+  if (options.thinking !== undefined) blocks.push({ type: "thinking", thinking: options.thinking, signature: "sig-mock" });
+  if (turn.text) blocks.push({ type: "text", text: turn.text });
+  for (const call of turn.toolCalls) blocks.push({ type: "tool_use", id: call.id, name: call.name, input: JSON.parse(call.arguments) as unknown });
+  return blocks;
+}
+
+async function sendStream(response: ServerResponse, turn: ResolvedTurn, model: string, callNumber: number, options: MockAnthropicServerOptions): Promise<void> {
+  response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
+  const usage = usageOf(turn, options);
+  const events: Array<Record<string, unknown>> = [
+    { type: "message_start", message: { id: `msg_mock_${callNumber}`, type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } } },
+  ];
+  let index = 0;
+  if (options.thinking !== undefined) {
+    events.push({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } });
+    events.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: options.thinking } });
+    events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: "sig-mock" } });
+    events.push({ type: "content_block_stop", index });
+    index += 1;
+  }
+  if (turn.text) {
+    events.push({ type: "content_block_start", index, content_block: { type: "text", text: "" } });
+    for (const piece of splitIntoChunks(turn.text)) events.push({ type: "content_block_delta", index, delta: { type: "text_delta", text: piece } });
+    events.push({ type: "content_block_stop", index });
+    index += 1;
+  }
+  for (const call of turn.toolCalls) {
+    events.push({ type: "content_block_start", index, content_block: { type: "tool_use", id: call.id, name: call.name, input: {} } });
+    for (const piece of splitIntoChunks(call.arguments)) events.push({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } });
+    events.push({ type: "content_block_stop", index });
+    index += 1;
+  }
+  events.push({ type: "message_delta", delta: { stop_reason: stopReason(turn), stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+  events.push({ type: "message_stop" });
+  for (const event of events) {
+    if (response.destroyed) return;
+    response.write(`event: ${String(event["type"])}\ndata: ${JSON.stringify(event)}\n\n`);
+    await nextTick();
+  }
+  response.end();
+}
+
+function sendError(response: ServerResponse, status: number, message: string, retryAfter?: number): void {
+  if (response.headersSent || response.destroyed) return;
+  const headers: Record<string, string> = { "content-type": "application/json" };
+  if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter);
+  response.writeHead(status, headers);
+  response.end(JSON.stringify({ type: "error", error: { type: ERROR_TYPES[status] ?? "api_error", message } }));
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    request.on("error", reject);
+  });
+}

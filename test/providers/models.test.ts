@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { ROOT, runCli } from "../helpers/runCli.js";
+
+/** Model names and routing: `lllm models`, an unknown prefix, a name the model table does not know. */
+
+const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
+const home = mkdtempSync(path.join(os.tmpdir(), "lllm-models-home-"));
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+const base = { LLLM_HOME: home, OPENAI_API_KEY: "", OPENAI_BASE_URL: "", ANTHROPIC_API_KEY: "", GEMINI_API_KEY: "", GOOGLE_API_KEY: "" };
+
+describe("lllm models", () => {
+  it("lists the prefixes, their key variables and whether each is set (never the value), and the known models", async () => {
+    const result = await runCli(["models"], { env: { ...base, ANTHROPIC_API_KEY: "sk-ant-secret-5555", GOOGLE_API_KEY: "AIza-secret-6666" } });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^anthropic\/\s+ANTHROPIC_API_KEY set/m);
+    expect(result.stdout).toMatch(/^gemini\/\s+GEMINI_API_KEY or GOOGLE_API_KEY set/m);
+    expect(result.stdout).toMatch(/^openai\/\s+OPENAI_API_KEY NOT set/m);
+    expect(result.stdout).toContain("anthropic/claude-haiku-4-5");
+    expect(result.stdout).toContain("gemini/gemini-2.5-flash");
+    expect(result.stdout).toContain("gpt-4o-mini");
+    expect(result.stdout).not.toContain("secret");
+  }, 60_000);
+
+  it("--json gives one object with every provider", async () => {
+    const result = await runCli(["models", "--json"], { env: { ...base, OPENAI_API_KEY: "sk-x" } });
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { providers: Array<{ prefix: string; key_env: string[]; key_set: boolean; models: string[] }> };
+    const byPrefix = new Map(report.providers.map((provider) => [provider.prefix, provider]));
+    expect(byPrefix.get("openai/")).toMatchObject({ key_env: ["OPENAI_API_KEY"], key_set: true });
+    expect(byPrefix.get("anthropic/")).toMatchObject({ key_env: ["ANTHROPIC_API_KEY"], key_set: false });
+    expect(byPrefix.get("gemini/")!.models).toContain("gemini-2.5-pro");
+    expect(byPrefix.get("ollama/")).toMatchObject({ key_env: [], models: [] });
+  }, 60_000);
+});
+
+describe("model names in lllm run", () => {
+  it("an unknown prefix is a usage error (exit 2) before any call, with did-you-mean", async () => {
+    const result = await runCli(["run", loop, "--model", "antropic/claude-haiku-4-5", "--input", "hi"], { env: { ...base, ANTHROPIC_API_KEY: "k" } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("unknown provider prefix `antropic/`");
+    expect(result.stderr).toContain("did you mean `anthropic/`?");
+  }, 60_000);
+
+  it("a name the table does not know gets a warning naming the closest ones, and the run goes on", async () => {
+    const result = await runCli(["run", loop, "--model", "gpt-4o-mni", "--input", "hi", "--dry-run"], { env: { ...base, OPENAI_API_KEY: "k" } });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("model `gpt-4o-mni` is not in lllm's model table");
+    expect(result.stderr).toContain("`gpt-4o-mini`");
+    expect(JSON.parse(result.stdout)).toMatchObject({ model: "gpt-4o-mni" });
+  }, 60_000);
+
+  it("the same for a provider prefix: anthropic/claude-haku-4-5", async () => {
+    const result = await runCli(["run", loop, "--model", "anthropic/claude-haku-4-5", "--input", "hi", "--dry-run"], { env: { ...base, ANTHROPIC_API_KEY: "k" } });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("`anthropic/claude-haiku-4-5`");
+  }, 60_000);
+
+  it("no warning for a known name, a dated one, a local server's model, or a name like no known one", async () => {
+    for (const model of ["anthropic/claude-haiku-4-5", "gpt-4o-2024-08-06", "ollama/llama3", "my-finetune"]) {
+      const result = await runCli(["run", loop, "--model", model, "--input", "hi", "--dry-run"], { env: { ...base, ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k" } });
+      expect(result.code, model).toBe(0);
+      expect(result.stderr, model).toBe("");
+    }
+  }, 90_000);
+});

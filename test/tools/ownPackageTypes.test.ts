@@ -1,0 +1,58 @@
+import { execFile } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterAll, describe, expect, it } from "vitest";
+import { ROOT } from "../helpers/runCli.js";
+
+/**
+ * The README's "own package" tool, in a folder outside the clone, type-checks against the built lllm through a
+ * tsconfig `paths` entry (as the README says): `run`'s arguments are typed from the zod schema, so a mistake in
+ * the tool is caught by tsc. Needs `dist/` (npm run build).
+ */
+const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-own-package-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function readmeShout(): string {
+  const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const match = /cat > tools\/shout\.ts <<'TS'\n([\s\S]*?)\nTS\n/.exec(readme);
+  if (!match) throw new Error("README.md no longer has the `cat > tools/shout.ts <<'TS'` example");
+  return match[1]!;
+}
+
+function readmeTsconfig(): string {
+  const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const match = /a `tsconfig.json` path:\n\n```json\n([\s\S]*?)\n```/.exec(readme);
+  if (!match) throw new Error("README.md no longer has the tsconfig `paths` example");
+  return match[1]!;
+}
+
+async function typecheck(source: string): Promise<{ code: number; output: string }> {
+  mkdirSync(path.join(dir, "tools"), { recursive: true });
+  writeFileSync(path.join(dir, "tools", "shout.ts"), source);
+  // The README's tsconfig, with the clone's path filled in.
+  writeFileSync(path.join(dir, "tsconfig.json"), readmeTsconfig().replace("/path/to/lllm/", `${ROOT}/`));
+  const tsc = path.join(ROOT, "node_modules/typescript/bin/tsc");
+  try {
+    const { stdout } = await promisify(execFile)(process.execPath, [tsc, "-p", path.join(dir, "tsconfig.json")], { cwd: dir });
+    return { code: 0, output: stdout };
+  } catch (error) {
+    const failed = error as { code?: number; stdout?: string };
+    return { code: failed.code ?? 1, output: failed.stdout ?? String(error) };
+  }
+}
+
+describe("a package outside the clone type-checks its tools", () => {
+  it("the README's shout tool passes strict tsc", async () => {
+    const result = await typecheck(readmeShout());
+    expect(result.output).toBe("");
+    expect(result.code).toBe(0);
+  }, 120_000);
+
+  it("and a wrong use of an argument is caught", async () => {
+    const result = await typecheck(readmeShout().replace("text.toUpperCase()", "text.toFixed(2)"));
+    expect(result.code).not.toBe(0);
+    expect(result.output).toContain("Property 'toFixed' does not exist on type 'string'");
+  }, 120_000);
+});
