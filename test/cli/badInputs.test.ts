@@ -1,12 +1,12 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EXAMPLE, runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 /** Write a tree of files into a fresh temp folder; returns the folder. */
 function tree(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-bad-"));
+  const dir = tempDir("lllm-bad-");
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
     writeFileSync(path.join(dir, name), text);

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BIN, EXAMPLE, ROOT, runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 const weather = path.join(EXAMPLE, "weather");
 const tactic = "packages-example/weather/tactics/weather.yaml";
@@ -138,9 +139,8 @@ describe("lllm CLI", () => {
   });
 
   it("a package file may import any public name from lllm, not only tool()", async () => {
-    const { mkdtempSync, mkdirSync, writeFileSync } = await import("node:fs");
-    const os = await import("node:os");
-    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-api-"));
+    const { mkdirSync, writeFileSync } = await import("node:fs");
+    const dir = tempDir("lllm-api-");
     mkdirSync(path.join(dir, "tools"));
     writeFileSync(path.join(dir, "tools", "kinds.ts"), 'import { tool, z, McpConnections, ROUND_LIMIT_TEXT } from "lllm";\nexport default tool({ name: "kinds", description: "x", parameters: z.object({ a: z.string() }), run: () => `${typeof McpConnections} ${ROUND_LIMIT_TEXT.length}` });\n');
     const result = await runCli(["tools", "call", "kinds", "-p", dir, "--args", '{"a": "x"}', "--json"]);

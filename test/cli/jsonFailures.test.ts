@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { EXAMPLE, ROOT, runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 /** Every `--json` command prints exactly one JSON object on stdout, on failure too, with a schema_version. */
 const made: string[] = [];
@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 function tree(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-json-"));
+  const dir = tempDir("lllm-json-");
   made.push(dir);
   for (const [name, text] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });

@@ -2,6 +2,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn, type InjectedFailure } from "../../src/testing/index.js";
 import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 const fixtures = path.join(ROOT, "test/fixtures/run");
 let server: MockOpenAIServer | undefined;
@@ -184,7 +185,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
   it("a template placeholder nothing fills stops the run before any model call (exit 2)", async () => {
     const result = await run(["run", path.join(fixtures, "pipeline.yaml"), "--var", "tone=dry", "--input", "rain"], ["draft", "final"]);
     expect(result.code).toBe(0); // pipeline.yaml's placeholders are all filled: input, tone (vars and --var), draft (as)
-    const dir = (await import("node:fs")).mkdtempSync(path.join((await import("node:os")).tmpdir(), "lllm-vars-"));
+    const dir = tempDir("lllm-vars-");
     (await import("node:fs")).writeFileSync(path.join(dir, "t.yaml"), "global: {model_name: gpt-test}\nprompt: 'Answer in {language}: {input}'\nagent_configs:\n  - {name: bot, system_prompt: hi}\n");
     const missing = await runCli(["run", path.join(dir, "t.yaml"), "--input", "hi"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server!.url } });
     expect(missing.code).toBe(2);

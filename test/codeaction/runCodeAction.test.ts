@@ -7,11 +7,10 @@ import { Prompt } from "../../src/prompts/index.js";
 import { closeAllKernels } from "../../src/sandbox/index.js";
 import { ScriptedModel } from "../../src/testing/index.js";
 import { tool } from "../../src/tools/index.js";
-import { FAST, removeTempStores, tempStore } from "./helpers.js";
+import { FAST, tempStore } from "./helpers.js";
 
 afterAll(async () => {
   await closeAllKernels();
-  removeTempStores();
 });
 
 const count = tool({ name: "count", description: "Counts", parameters: { n: { type: "integer" } }, run: ({ n }) => n });

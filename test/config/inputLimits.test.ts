@@ -1,12 +1,12 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 // Small hostile or broken config files must fail like any other bad file (exit 2, file and line, what limit),
 // never abort node, take quadratic time, or flood the terminal; keys from the file never reach it raw.
-const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-limits-"));
+const dir = tempDir("lllm-limits-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function write(name: string, text: string): string {
