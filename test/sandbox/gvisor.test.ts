@@ -104,7 +104,10 @@ console.log(kernel.pid);
 setInterval(() => {}, 1000);
 `,
     );
-    const host = spawn(process.execPath, [path.join(root, "node_modules/jiti/lib/jiti-cli.mjs"), script], { stdio: ["ignore", "pipe", "inherit"] });
+    // A host killed with SIGKILL cannot remove its kernel folder (a later host sweeps it): give it a TMPDIR of its
+    // own, which this file removes, so that the suite's check for folders lllm failed to remove does not count it.
+    const env = { ...process.env, TMPDIR: tempDir("lllm-gvisor-host-tmp-") };
+    const host = spawn(process.execPath, [path.join(root, "node_modules/jiti/lib/jiti-cli.mjs"), script], { env, stdio: ["ignore", "pipe", "inherit"] });
     const pid = await new Promise<number>((resolve) => host.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim()))));
     const state = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").find((arg) => arg.startsWith("--root="))!;
     const runsc = (): string[] =>
