@@ -1,15 +1,15 @@
 import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { detectIsolation } from "../../src/sandbox/index.js";
 import { tempDir } from "../helpers/tempTree.js";
+import { ROOT } from "../helpers/paths.js";
 import { isRunning, processTree } from "../helpers/processTree.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 
 // A host process that starts a kernel, which starts `sleep 60`, and then exits or is killed: neither may survive.
-const root = fileURLToPath(new URL("../..", import.meta.url));
+const root = ROOT;
 const folder = tempDir("lllm-host-exit-");
 const script = path.join(folder, "host.ts");
 writeFileSync(
