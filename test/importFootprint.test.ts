@@ -1,15 +1,15 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { ROOT } from "./helpers/runCli.js";
+import { tempDir } from "./helpers/tempTree.js";
 
 // `import "lllm"` must stay light for library users: the heavy dependencies load when first used. Checked on the
 // built package (dist/) in a fresh node, with a module hook that lists every ES module loaded and, at exit, every
 // CommonJS module in the require cache.
-const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-footprint-"));
+const dir = tempDir("lllm-footprint-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const hooks = path.join(dir, "hooks.mjs");

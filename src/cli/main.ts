@@ -301,13 +301,27 @@ export function buildProgram(): Command {
   return program;
 }
 
-/** Entry point of the `lllm` binary. Sets `process.exitCode`; never calls `process.exit()` with work pending. */
-export async function main(argv: string[]): Promise<void> {
+/** How `main` runs. */
+export interface MainOptions {
+  /**
+   * Run inside a longer-lived process (the test suite runs the CLI's error cases so): no EPIPE handler on stdout
+   * and no `process.exit()` backstop after the command. Everything else is as in the binary.
+   */
+  inProcess?: boolean;
+}
+
+/**
+ * Entry point of the `lllm` binary. Sets `process.exitCode` and resolves with it; never calls `process.exit()`
+ * with work pending.
+ */
+export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
   // `lllm … | head` closes our stdout early: that is not an error, just stop quietly.
-  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-    if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
-    throw error;
-  });
+  if (options.inProcess !== true) {
+    process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+      throw error;
+    });
+  }
   if (argv.includes("--no-color")) process.env.NO_COLOR = "1";
   registerEnvironmentSecrets(process.env);
   reserveStdout();
@@ -329,19 +343,20 @@ export async function main(argv: string[]): Promise<void> {
       // Help and version are successes; every other commander error is a usage error (exit 2).
       process.exitCode = error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version" ? 0 : 2;
       if (process.exitCode === 2 && json) writeOut(JSON.stringify(failureJson(new ConfigError("usage", error.message.replace(/^error: /, "").trim())), null, 2));
-      return;
+    } else {
+      process.exitCode = reportError(error, verbose);
+      // Every --json command prints one JSON object, on failure too, so a pipeline reads data either way.
+      if (json) writeOut(JSON.stringify(failureJson(error), null, 2));
     }
-    process.exitCode = reportError(error, verbose);
-    // Every --json command prints one JSON object, on failure too, so a pipeline reads data either way.
-    if (json) writeOut(JSON.stringify(failureJson(error), null, 2));
   } finally {
     stopWatching();
     // After a signal the exit code says which one (130 Ctrl-C, 143 SIGTERM), however the command ended; the
     // handler stays until exit so that a second signal still quits at once.
     if (signals.exitCode !== undefined) process.exitCode = signals.exitCode;
     else signals.dispose();
-    exitSoon();
+    if (options.inProcess !== true) exitSoon();
   }
+  return Number(process.exitCode ?? 0);
 }
 
 /** How long the process may stay after the command has finished, before it exits anyway. */

@@ -5,6 +5,7 @@ import { ConfigError, ModelBehaviorError } from "../../src/errors.js";
 import type { Model, ModelRequest, ModelResponse, ToolCallRequest } from "../../src/providers/Model.js";
 import { ParseError, Prompt } from "../../src/prompts/index.js";
 import { declaration, tool, type FunctionTool } from "../../src/tools/index.js";
+import { waitUntil } from "../helpers/waitUntil.js";
 
 /** One scripted model turn: text, tool calls (arguments as an object, or raw text sent as-is), or both. */
 interface Turn {
@@ -371,10 +372,10 @@ describe("controlling the loop (seed Step 5)", () => {
     agent.open("main");
     agent.receive("go");
     const pending = agent.respond();
-    await waitUntil(() => releases.length === 2);
+    expect(await waitUntil(() => releases.length === 2)).toBe(true);
     // Finish the second call first: the results must still follow the order of the calls.
     releases[1]?.();
-    await waitUntil(() => inFlight === 1);
+    expect(await waitUntil(() => inFlight === 1)).toBe(true);
     releases[0]?.();
     await pending;
 
@@ -530,11 +531,6 @@ describe("Dialog", () => {
     ]);
   });
 });
-
-async function waitUntil(condition: () => boolean): Promise<void> {
-  for (let attempt = 0; attempt < 1000 && !condition(); attempt++) await new Promise((resolve) => setImmediate(resolve));
-  if (!condition()) throw new Error("condition never became true");
-}
 
 describe("Agent.with", () => {
   it("copies every setting and replaces only what is given, with no dialog", async () => {

@@ -1,18 +1,8 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EXAMPLE, runCli } from "../helpers/runCli.js";
-
-/** Write a tree of files into a fresh temp folder; returns the folder. */
-function tree(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-bad-"));
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-    writeFileSync(path.join(dir, name), text);
-  }
-  return dir;
-}
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
+import { tempTree } from "../helpers/tempTree.js";
 
 const AGENT = `agent_configs:\n  - name: bot\n    model_name: m\n    system_prompt: hi\n`;
 const weather = path.join(EXAMPLE, "weather");
@@ -142,8 +132,8 @@ const cases: Array<{ name: string; files: Record<string, string>; args?: string[
 describe("bad inputs: exit 2 with a message that says what, where and how to fix", () => {
   for (const testCase of cases) {
     it(testCase.name, async () => {
-      const dir = tree(testCase.files);
-      const result = await runCli(["validate", ...(testCase.args ?? ["tactic.yaml"])], { cwd: dir });
+      const dir = tempTree(testCase.files);
+      const result = await runCliInProcess(["validate", ...(testCase.args ?? ["tactic.yaml"])], { cwd: dir });
       expect(result.stdout).toBe("");
       for (const fragment of testCase.expected) {
         if (typeof fragment === "string") expect(result.stderr).toContain(fragment);
@@ -156,19 +146,20 @@ describe("bad inputs: exit 2 with a message that says what, where and how to fix
   }
 
   it("--verbose adds the stack trace", async () => {
-    const dir = tree({ "tactic.yaml": `${AGENT}    modle_args: {}\n` });
+    const dir = tempTree({ "tactic.yaml": `${AGENT}    modle_args: {}\n` });
     const result = await runCli(["validate", "tactic.yaml", "--verbose"], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/\n\s+at /);
   });
 
   it("tools call with --args that is not JSON", async () => {
-    const result = await runCli(["tools", "call", "get_weather", "-p", weather, "--args", "{city: Paris}"]);
+    const result = await runCliInProcess(["tools", "call", "get_weather", "-p", weather, "--args", "{city: Paris}"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--args is not valid JSON");
     expect(result.stderr).toContain(`--args '{"city": "Paris"}'`);
   });
 
+  // The cases above run in-process (runCliInProcess); these spawn the built binary, end to end.
   it("an unknown command is a usage error", async () => {
     const result = await runCli(["valdate", "x.yaml"]);
     expect(result.code).toBe(2);

@@ -3,13 +3,17 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BIN, EXAMPLE, ROOT, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 const weather = path.join(EXAMPLE, "weather");
 const tactic = "packages-example/weather/tactics/weather.yaml";
 
+// Most cases run main(argv) in-process (runCliInProcess: fast); those with runCli spawn the built binary, end to
+// end, at least one for each command.
 describe("lllm CLI", () => {
   it("--help lists the commands on stdout, exit 0", async () => {
-    const result = await runCli(["--help"]);
+    const result = await runCliInProcess(["--help"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("Usage: lllm");
     for (const command of ["validate", "tools", "schema"]) expect(result.stdout).toContain(command);
@@ -44,7 +48,7 @@ describe("lllm CLI", () => {
   });
 
   it("validate --model overrides every agent's model, and --json is data", async () => {
-    const result = await runCli(["validate", tactic, "--model", "ollama/llama3", "--json"]);
+    const result = await runCliInProcess(["validate", tactic, "--model", "ollama/llama3", "--json"]);
     expect(result.code).toBe(0);
     const summary = JSON.parse(result.stdout) as { agents: Array<{ name: string; model: string; tools: Array<{ ref: string }> }> };
     expect(summary.agents.map((agent) => [agent.name, agent.model])).toEqual([
@@ -55,7 +59,7 @@ describe("lllm CLI", () => {
   });
 
   it("tools list shows every tool with its ref; declarations and command tools are marked", async () => {
-    const result = await runCli(["tools", "list", "-p", weather]);
+    const result = await runCliInProcess(["tools", "list", "-p", weather]);
     expect(result.code).toBe(0);
     expect(result.stdout.split("\n").filter(Boolean)).toEqual([
       "weather.tools:divide         Divide two numbers",
@@ -70,13 +74,13 @@ describe("lllm CLI", () => {
   });
 
   it("tools list --json", async () => {
-    const result = await runCli(["tools", "list", "-p", weather, "--json"]);
+    const result = await runCliInProcess(["tools", "list", "-p", weather, "--json"]);
     const tools = JSON.parse(result.stdout) as Array<{ ref: string; kind: string }>;
     expect(tools.find((tool) => tool.ref === "weather.tools:forecast")?.kind).toBe("command");
   });
 
   it("tools show prints the seed's get_weather JSON exactly", async () => {
-    const result = await runCli(["tools", "show", "weather.tools:get_weather", "-p", weather]);
+    const result = await runCliInProcess(["tools", "show", "weather.tools:get_weather", "-p", weather]);
     const expected = readFileSync(path.join(ROOT, "test/tools/fixtures/get_weather.tool.json"), "utf8");
     expect(result.code).toBe(0);
     expect(result.stdout.trim()).toBe(expected.trim());
@@ -91,56 +95,55 @@ describe("lllm CLI", () => {
   });
 
   it("repeatable options may come before the positional argument", async () => {
-    const result = await runCli(["tools", "call", "-p", weather, "weather.tools:get_weather", "--args", '{"city": "Oslo"}']);
+    const result = await runCliInProcess(["tools", "call", "-p", weather, "weather.tools:get_weather", "--args", '{"city": "Oslo"}']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("Sunny, 22 degrees celsius in Oslo");
   });
 
   it("tools call: a throwing tool prints Error: <message> and exits 1", async () => {
-    const result = await runCli(["tools", "call", "divide", "-p", weather, "--args", '{"a": 1, "b": 0}']);
+    const result = await runCliInProcess(["tools", "call", "divide", "-p", weather, "--args", '{"a": 1, "b": 0}']);
     expect(result).toMatchObject({ code: 1, stdout: "Error: Division by zero\n" });
   });
 
   it("tools call: invalid arguments are explained, the tool does not run", async () => {
-    const result = await runCli(["tools", "call", "draw", "-p", weather, "--args", '{"points": [{"x": 1, "y": 2}], "color": "green"}']);
+    const result = await runCliInProcess(["tools", "call", "draw", "-p", weather, "--args", '{"points": [{"x": 1, "y": 2}], "color": "green"}']);
     expect(result.code).toBe(1);
     expect(result.stdout).toBe(`Error: Invalid arguments for draw: argument 'color' must be one of "red", "blue", got string "green"\n`);
   });
 
   it("tools call: a declaration is bound to its implementation in a dependency", async () => {
-    const result = await runCli(["tools", "call", "web_search", "-p", weather, "--args", '{"query": "lllm"}']);
+    const result = await runCliInProcess(["tools", "call", "web_search", "-p", weather, "--args", '{"query": "lllm"}']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("Top results for 'lllm'");
   });
 
   it("tools call: a command tool (python) gets JSON on stdin; its stderr becomes the error", async () => {
-    const ok = await runCli(["tools", "call", "forecast", "-p", weather, "--args", '{"city": "Oslo", "days": 1}', "--json"]);
+    const ok = await runCliInProcess(["tools", "call", "forecast", "-p", weather, "--args", '{"city": "Oslo", "days": 1}', "--json"]);
     expect(JSON.parse(ok.stdout)).toEqual({ schema_version: 1, result: [{ city: "Oslo", day: 1, high: 18, low: 10 }] });
-    const failed = await runCli(["tools", "call", "forecast", "-p", weather, "--args", '{"city": "Oslo", "days": 0}']);
+    const failed = await runCliInProcess(["tools", "call", "forecast", "-p", weather, "--args", '{"city": "Oslo", "days": 0}']);
     expect(failed).toMatchObject({ code: 1, stdout: "Error: days must be at least 1\n" });
   });
 
   it("tools call: the processor formats the result", async () => {
-    const result = await runCli(["tools", "call", "weather_brief", "-p", weather, "--args", '{"city": "Paris"}']);
+    const result = await runCliInProcess(["tools", "call", "weather_brief", "-p", weather, "--args", '{"city": "Paris"}']);
     expect(result.stdout).toBe("[weather_brief] Sunny in Paris\n");
   });
 
   it("schema prints the tactic and package JSON Schemas", async () => {
     for (const kind of ["tactic", "package", "proxy"]) {
-      const result = await runCli(["schema", kind]);
+      const result = await runCliInProcess(["schema", kind]);
       expect(result.code).toBe(0);
       const schema = JSON.parse(result.stdout) as { title?: string; properties?: object };
       expect(schema.properties).toBeTypeOf("object");
     }
-    const bad = await runCli(["schema", "tactics"]);
+    const bad = await runCliInProcess(["schema", "tactics"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("Allowed choices are tactic, package, proxy");
   });
 
   it("a package file may import any public name from lllm, not only tool()", async () => {
-    const { mkdtempSync, mkdirSync, writeFileSync } = await import("node:fs");
-    const os = await import("node:os");
-    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-api-"));
+    const { mkdirSync, writeFileSync } = await import("node:fs");
+    const dir = tempDir("lllm-api-");
     mkdirSync(path.join(dir, "tools"));
     writeFileSync(path.join(dir, "tools", "kinds.ts"), 'import { tool, z, McpConnections, ROUND_LIMIT_TEXT } from "lllm";\nexport default tool({ name: "kinds", description: "x", parameters: z.object({ a: z.string() }), run: () => `${typeof McpConnections} ${ROUND_LIMIT_TEXT.length}` });\n');
     const result = await runCli(["tools", "call", "kinds", "-p", dir, "--args", '{"a": "x"}', "--json"]);
@@ -149,13 +152,13 @@ describe("lllm CLI", () => {
   });
 
   it("packages in ./lllm_packages are found without flags", async () => {
-    const result = await runCli(["tools", "list"], { cwd: path.join(ROOT, "test/fixtures/project") });
+    const result = await runCliInProcess(["tools", "list"], { cwd: path.join(ROOT, "test/fixtures/project") });
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("local.tools:shout");
   });
 
   it("NO_COLOR: no escape codes in errors", async () => {
-    const result = await runCli(["validate", "missing.yaml"], { env: { FORCE_COLOR: "1", NO_COLOR: "1" } });
+    const result = await runCliInProcess(["validate", "missing.yaml"], { env: { FORCE_COLOR: "1", NO_COLOR: "1" } });
     expect(result.code).toBe(2);
     expect(result.stderr).not.toContain("\u001b[");
   });

@@ -1,29 +1,19 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { EXAMPLE, ROOT, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
+import { tempTree } from "../helpers/tempTree.js";
 
 /** Every `--json` command prints exactly one JSON object on stdout, on failure too, with a schema_version. */
-const made: string[] = [];
 let server: MockOpenAIServer | undefined;
 
 afterEach(async () => {
   await server?.close();
   server = undefined;
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-function tree(files: Record<string, string>): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-json-"));
-  made.push(dir);
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
-    writeFileSync(path.join(dir, name), text);
-  }
-  return dir;
-}
+const tree = (files: Record<string, string>): string => tempTree(files, "lllm-json-");
 
 interface Failure {
   schema_version: number;
@@ -47,7 +37,7 @@ describe("--json on failure", () => {
 
   it("run: a configuration error before the run is one object too, with file and line", async () => {
     const dir = tree({ "tactic.yaml": "name: t\ntactic_type: agnet\nagent_configs:\n  - name: bot\n    model_name: m\n    system_prompt: hi\n" });
-    const result = await runCli(["run", "tactic.yaml", "--input", "x", "--json"], { cwd: dir });
+    const result = await runCliInProcess(["run", "tactic.yaml", "--input", "x", "--json"], { cwd: dir });
     expect(result.code).toBe(2);
     const failure = JSON.parse(result.stdout) as Failure;
     expect(failure).toMatchObject({ schema_version: 1, error: { code: "tactic_unbound", file: "tactic.yaml", line: 2 } });
@@ -56,23 +46,23 @@ describe("--json on failure", () => {
 
   it("validate: {schema_version, valid: false, error, problems}; success has schema_version too", async () => {
     const dir = tree({ "tactic.yaml": "tactic_typ: agent\nagent_configs:\n  - name: bot\n    model_name: m\n    system_prompt: hi\n    modle_args: {}\n" });
-    const bad = await runCli(["validate", "tactic.yaml", "--json"], { cwd: dir });
+    const bad = await runCliInProcess(["validate", "tactic.yaml", "--json"], { cwd: dir });
     expect(bad.code).toBe(2);
     const failure = JSON.parse(bad.stdout) as Failure & { problems: Array<{ message: string; line: number }> };
     expect(failure).toMatchObject({ schema_version: 1, valid: false });
     expect(failure.problems.map((problem) => problem.line)).toEqual([1, 6]);
-    const good = await runCli(["validate", path.join(EXAMPLE, "weather/tactics/weather.yaml"), "--json"]);
+    const good = await runCliInProcess(["validate", path.join(EXAMPLE, "weather/tactics/weather.yaml"), "--json"]);
     expect(JSON.parse(good.stdout)).toMatchObject({ schema_version: 1, valid: true });
   });
 
   it("tools call: a failing tool gives the same shape", async () => {
-    const result = await runCli(["tools", "call", "forecast", "-p", path.join(EXAMPLE, "weather"), "--args", '{"city": "Oslo", "days": 0}', "--json"]);
+    const result = await runCliInProcess(["tools", "call", "forecast", "-p", path.join(EXAMPLE, "weather"), "--args", '{"city": "Oslo", "days": 0}', "--json"]);
     expect(result.code).toBe(1);
     expect(JSON.parse(result.stdout)).toEqual({ schema_version: 1, error: { code: "tool_failed", message: "days must be at least 1", hint: null } });
   });
 
   it("a usage error with --json is an object too", async () => {
-    const result = await runCli(["run", loop, "--json", "--no-such-flag"]);
+    const result = await runCliInProcess(["run", loop, "--json", "--no-such-flag"]);
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stdout)).toMatchObject({ schema_version: 1, error: { code: "usage", message: "unknown option '--no-such-flag'" } });
   });

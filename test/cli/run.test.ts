@@ -2,6 +2,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn, type InjectedFailure } from "../../src/testing/index.js";
 import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 const fixtures = path.join(ROOT, "test/fixtures/run");
 let server: MockOpenAIServer | undefined;
@@ -114,7 +116,8 @@ describe("lllm run against an OpenAI-compatible server", () => {
 
   it("a missing key is a configuration error (exit 2) naming the variable", async () => {
     // At OpenAI's own URL a key is required; it is checked before anything is sent (so no network is needed).
-    const result = await run(["run", loop, "--input", "Hi"], ["never sent"], { env: { OPENAI_API_KEY: "", OPENAI_BASE_URL: "" } });
+    server = await startMockOpenAIServer({ script: ["never sent"] });
+    const result = await runCliInProcess(["run", loop, "--input", "Hi"], { env: { OPENAI_API_KEY: "", OPENAI_BASE_URL: "" } });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("OPENAI_API_KEY");
     expect(server!.requests).toHaveLength(0);
@@ -184,20 +187,20 @@ describe("lllm run against an OpenAI-compatible server", () => {
   it("a template placeholder nothing fills stops the run before any model call (exit 2)", async () => {
     const result = await run(["run", path.join(fixtures, "pipeline.yaml"), "--var", "tone=dry", "--input", "rain"], ["draft", "final"]);
     expect(result.code).toBe(0); // pipeline.yaml's placeholders are all filled: input, tone (vars and --var), draft (as)
-    const dir = (await import("node:fs")).mkdtempSync(path.join((await import("node:os")).tmpdir(), "lllm-vars-"));
+    const dir = tempDir("lllm-vars-");
     (await import("node:fs")).writeFileSync(path.join(dir, "t.yaml"), "global: {model_name: gpt-test}\nprompt: 'Answer in {language}: {input}'\nagent_configs:\n  - {name: bot, system_prompt: hi}\n");
-    const missing = await runCli(["run", path.join(dir, "t.yaml"), "--input", "hi"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server!.url } });
+    const missing = await runCliInProcess(["run", path.join(dir, "t.yaml"), "--input", "hi"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server!.url } });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("t.yaml:2:9: {language} in prompt has no value");
     expect(missing.stderr).toContain("--var language=");
     expect(server!.requests.filter((request) => request.method === "POST")).toHaveLength(2);
-    const filled = await runCli(["run", "--var", "language=French", path.join(dir, "t.yaml"), "--input", "hi", "--dry-run"]);
+    const filled = await runCliInProcess(["run", "--var", "language=French", path.join(dir, "t.yaml"), "--input", "hi", "--dry-run"]);
     expect(filled.code).toBe(0);
     expect((JSON.parse(filled.stdout) as { messages: Array<{ content: string }> }).messages[1]!.content).toBe("Answer in French: hi");
   });
 
   it("--input-file that is a folder is a usage error", async () => {
-    const result = await runCli(["run", loop, "--input-file", fixtures]);
+    const result = await runCliInProcess(["run", loop, "--input-file", fixtures]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("is a folder, not a file");
   });
@@ -225,8 +228,8 @@ describe("lllm run: more ways in", () => {
   it("Ctrl-C stops a run with exit 130 and leaves no output", async () => {
     server = await startMockOpenAIServer({ script: ["too late"], failures: [{ delayMs: 30_000 }] });
     const { spawn } = await import("node:child_process");
-    const { BIN } = await import("../helpers/runCli.js");
-    const child = spawn(process.execPath, [BIN, "run", loop, "--input", "Hi"], { env: { PATH: process.env.PATH, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, NO_COLOR: "1" } });
+    const { BIN, emptyHome } = await import("../helpers/runCli.js");
+    const child = spawn(process.execPath, [BIN, "run", loop, "--input", "Hi"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: emptyHome(), OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, NO_COLOR: "1" } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

@@ -1,9 +1,9 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {
@@ -22,7 +22,7 @@ describe("provider-side MCP (seed Step 9)", () => {
   });
 
   it("is a configuration error (exit 2) on the chat completions API, pointing at the key", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-hosted-"));
+    const dir = tempDir("lllm-hosted-");
     writeFileSync(path.join(dir, "t.yaml"), "global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers_list:\n      - {server_label: docs, server_url: 'https://example.com/mcp'}\n");
     const result = await runCli(["validate", "t.yaml"], { cwd: dir });
     expect(result.code).toBe(2);

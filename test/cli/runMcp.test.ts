@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
 import { orphanedProcesses } from "../helpers/processTree.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {
@@ -36,9 +37,8 @@ describe("lllm run with an MCP server as a tool source", () => {
 
   it("a server that fails to start is a clear error naming it", async () => {
     server = await startMockOpenAIServer({ script: ["never"] });
-    const { mkdtempSync, writeFileSync } = await import("node:fs");
-    const os = await import("node:os");
-    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-mcp-"));
+    const { writeFileSync } = await import("node:fs");
+    const dir = tempDir("lllm-mcp-");
     writeFileSync(path.join(dir, "t.yaml"), "global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: broken, command: node, args: [-e, 'process.exit(3)']}\n");
     const result = await runCli(["run", path.join(dir, "t.yaml"), "--input", "x"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(result.code).not.toBe(0);
@@ -53,9 +53,8 @@ describe("MCP over Streamable HTTP and server-filesystem, from the tool loop", (
     const fixture = await startHttpFixture();
     try {
       server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "calc_add", arguments: { a: 20, b: 22 } }, { name: "calc_whoami", arguments: {} }] }, "42."] });
-      const { mkdtempSync, writeFileSync } = await import("node:fs");
-      const os = await import("node:os");
-      const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-mcp-http-"));
+      const { writeFileSync } = await import("node:fs");
+      const dir = tempDir("lllm-mcp-http-");
       writeFileSync(path.join(dir, "t.yaml"), `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: calc, url: "${fixture.url}", headers: {Authorization: Bearer t0k}, prefix: calc_}\n`);
       const result = await runCli(["run", path.join(dir, "t.yaml"), "--input", "20+22?"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
       expect(result.stderr).toBe("");
@@ -71,9 +70,8 @@ describe("MCP over Streamable HTTP and server-filesystem, from the tool loop", (
   });
 
   it("reads a file through server-filesystem on a temporary folder; a path outside it is an error for the model", async () => {
-    const { mkdtempSync, writeFileSync } = await import("node:fs");
-    const os = await import("node:os");
-    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-mcp-fs-"));
+    const { writeFileSync } = await import("node:fs");
+    const dir = tempDir("lllm-mcp-fs-");
     writeFileSync(path.join(dir, "notes.txt"), "the secret word is teapot");
     const serverPath = path.join(ROOT, "node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
     writeFileSync(path.join(dir, "t.yaml"), `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: fs, command: node, args: ["${serverPath}", "${dir}"], allowed_tools: [read_text_file]}\n`);

@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 let model: MockOpenAIServer | undefined;
 let api: Server | undefined;
@@ -81,9 +82,8 @@ describe("lllm run with proxies: query_api_doc, then run_python with CALL_API", 
 describe("the proxy block's options, seen in the first request (--dry-run)", () => {
   type Body = { messages: Array<{ role: string; content: string }>; tools?: Array<{ function: { name: string } }> };
   async function dryRun(yaml: string): Promise<Body> {
-    const { mkdtempSync, writeFileSync } = await import("node:fs");
-    const os = await import("node:os");
-    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-proxy-block-"));
+    const { writeFileSync } = await import("node:fs");
+    const dir = tempDir("lllm-proxy-block-");
     writeFileSync(path.join(dir, "t.yaml"), `packages: [${path.join(ROOT, "packages-example/weather")}]\nglobal: {model_name: gpt-test}\n${yaml}`);
     const result = await runCli(["run", path.join(dir, "t.yaml"), "--input", "hi", "--dry-run"]);
     expect(result.stderr).toBe("");

@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { FIXTURE } from "../mcp/helpers.js";
 import { commandName, isRunning, processTree, startCli, waitUntil, type RunningCli } from "../helpers/processTree.js";
 import { ROOT } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 // lllm must exit within seconds of finishing, of Ctrl-C or of SIGTERM, whatever its children do, and leave no
 // process and no kernel folder behind. Each test waits on the CLI's exit event with a generous bound (15 s): a
@@ -16,7 +16,7 @@ let cli: RunningCli | undefined;
 let seen: number[] = [];
 
 beforeEach(() => {
-  dir = mkdtempSync(path.join(tmpdir(), "lllm-signals-"));
+  dir = tempDir("lllm-signals-");
   seen = [];
 });
 

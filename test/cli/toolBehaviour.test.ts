@@ -1,9 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
 import { runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 /**
  * What a package's own tool code does to the CLI, end to end through the built `lllm`: a tool that never
@@ -53,7 +53,7 @@ const TOOLS: Record<string, string> = {
 };
 
 function tree(extra: Record<string, string> = {}): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-tools-"));
+  const dir = tempDir("lllm-tools-");
   made.push(dir);
   for (const [name, text] of Object.entries({ ...TOOLS, ...extra })) {
     mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });

@@ -1,9 +1,9 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../src/codeaction/index.js";
 import { BridgeError } from "../../src/sandbox/index.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 const folders: string[] = [];
 afterEach(() => {
@@ -11,7 +11,7 @@ afterEach(() => {
 });
 
 function store(maxMb?: number): ArtifactStore {
-  const folder = mkdtempSync(path.join(tmpdir(), "lllm-quota-"));
+  const folder = tempDir("lllm-quota-");
   folders.push(folder);
   return new ArtifactStore(path.join(folder, "artifacts"), maxMb === undefined ? {} : { maxMb });
 }

@@ -4,11 +4,10 @@ import { approveAll } from "../../src/codeaction/index.js";
 import { McpToolError } from "../../src/mcp/index.js";
 import { closeAllKernels } from "../../src/sandbox/index.js";
 import { tool } from "../../src/tools/index.js";
-import { program, removeTempStores, tempStore } from "./helpers.js";
+import { program, tempStore } from "./helpers.js";
 
 afterAll(async () => {
   await closeAllKernels();
-  removeTempStores();
 });
 
 const seen: unknown[] = [];

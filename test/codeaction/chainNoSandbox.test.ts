@@ -1,16 +1,16 @@
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { findPython } from "../../src/sandbox/findPython.js";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { emptyHome, ROOT, runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 // A machine with neither bubblewrap nor gVisor: the CLI runs with a PATH that holds only python3.
 let server: MockOpenAIServer | undefined;
 let bin = "";
 beforeAll(async () => {
-  bin = mkdtempSync(path.join(tmpdir(), "lllm-nosandbox-bin-"));
+  bin = tempDir("lllm-nosandbox-bin-");
   symlinkSync((await findPython()).executable, path.join(bin, "python3"));
 });
 afterEach(async () => {

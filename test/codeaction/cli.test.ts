@@ -1,5 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BUDGET_REPAIR_PROMPT, CANNOT_FINISH } from "../../src/codeaction/index.js";
@@ -7,6 +6,7 @@ import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn } from 
 import { employees } from "../fixtures/codeaction/employees/data/directory.js";
 import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
 import { orphanedProcesses } from "../helpers/processTree.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 const fixtures = path.join(ROOT, "test/fixtures/codeaction");
 let server: MockOpenAIServer | undefined;
@@ -19,7 +19,7 @@ afterEach(async () => {
 /** The CLI against the mock model server, with its own LLLM_HOME and an outbox file for the side-effect tools. */
 async function run(tactic: string, script: ScriptedTurn[], extra: string[] = []): Promise<CliResult & { home: string; outbox: string }> {
   server = await startMockOpenAIServer({ script });
-  const home = mkdtempSync(path.join(tmpdir(), "lllm-home-"));
+  const home = tempDir("lllm-home-");
   const outbox = path.join(home, "outbox.txt");
   const result = await runCli(["run", path.join(fixtures, tactic), "--input", "What is the combined salary of everyone in Engineering?", ...extra], {
     env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: server.url, LLLM_HOME: home, LLLM_TEST_OUTBOX: outbox },

@@ -1,9 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { ArtifactStore, approveNone, runProgram, type ApprovalPolicy, type ProgramOutcome } from "../../src/codeaction/index.js";
 import { detectGvisor, detectIsolation, type ResolvedBackend } from "../../src/sandbox/index.js";
 import type { FunctionTool } from "../../src/tools/index.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 /** The isolating backends this machine has: the security tests run under each. */
 export const BACKENDS: ResolvedBackend[] = [
@@ -13,18 +12,9 @@ export const BACKENDS: ResolvedBackend[] = [
 /** The fastest backend that isolates (bubblewrap), else none: for tests about the bridge, not the sandbox. */
 export const FAST: ResolvedBackend = BACKENDS[0] ?? "none";
 
-const tempFolders: string[] = [];
-
-/** A store in a fresh temporary folder (removed by `removeTempStores`). */
+/** A store in a fresh temporary folder (removed after the test file, see test/helpers/setup.ts). */
 export function tempStore(): ArtifactStore {
-  const folder = mkdtempSync(path.join(tmpdir(), "lllm-artifacts-"));
-  tempFolders.push(folder);
-  return new ArtifactStore(path.join(folder, "artifacts"));
-}
-
-/** Remove the folders `tempStore` made; call it in afterAll. */
-export function removeTempStores(): void {
-  for (const folder of tempFolders.splice(0)) rmSync(folder, { recursive: true, force: true });
+  return new ArtifactStore(path.join(tempDir("lllm-artifacts-"), "artifacts"));
 }
 
 /** Run one program over `tools` as code-action would, with small limits. */

@@ -1,23 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import path from "node:path";
 import { approveNone, ArtifactStore, requireIsolation, runProgram } from "../../src/codeaction/index.js";
 import { findPython } from "../../src/sandbox/findPython.js";
 import { closeAllKernels } from "../../src/sandbox/index.js";
 import { tool } from "../../src/tools/index.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 // A machine with neither bubblewrap nor gVisor, made by hiding them from PATH before the (per-process, cached)
 // probes: this file runs in its own module graph, so the probes here see the reduced PATH.
 describe("code-action without a sandbox", () => {
-  const savedPath = process.env.PATH;
   let python = "";
   beforeAll(async () => {
     python = (await findPython()).executable;
-    process.env.PATH = "/nonexistent";
+    vi.stubEnv("PATH", "/nonexistent");
   });
   afterAll(async () => {
-    process.env.PATH = savedPath;
+    vi.unstubAllEnvs();
     await closeAllKernels();
   });
 
@@ -34,7 +32,7 @@ describe("code-action without a sandbox", () => {
     const isolation = await requireIsolation({ backend: "none" }, "code-action");
     expect(isolation.backend).toBe("none");
     const echo = tool({ name: "echo", description: "Echo", parameters: { text: { type: "string" } }, run: ({ text }) => text });
-    const artifacts = new ArtifactStore(path.join(mkdtempSync(path.join(tmpdir(), "lllm-artifacts-")), "artifacts"));
+    const artifacts = new ArtifactStore(path.join(tempDir("lllm-artifacts-"), "artifacts"));
     const outcome = await runProgram('print(echo(text="plain"))', { tools: [echo], maxToolCalls: 5, execTimeout: 10, isolation, maxOutputChars: 1000, approval: approveNone, artifacts, context: {}, python });
     expect(outcome.answer).toBe("plain");
   });

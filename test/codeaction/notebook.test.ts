@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { notebookParser } from "../../src/tactics/notebookParser.js";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { emptyHome, ROOT, runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {
@@ -47,7 +47,7 @@ describe("lllm run: notebook", () => {
         "<markdown_cell>Tokyo is 18 degrees and cloudy.</markdown_cell>\n<TERMINATE_NOTEBOOK>",
       ],
     });
-    const out = path.join(mkdtempSync(path.join(tmpdir(), "lllm-nb-")), "run.ipynb");
+    const out = path.join(tempDir("lllm-nb-"), "run.ipynb");
     tempFolders.push(path.dirname(out));
     const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/notebook.yaml"), "--input", "How is Tokyo?", "--notebook-out", out], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home() } });
     expect(result.stderr).toBe("");
@@ -95,7 +95,7 @@ describe("lllm run: notebook", () => {
   });
 
   it("fills {api_directory} with every endpoint of the agent's proxies", async () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "lllm-nb-dir-"));
+    const dir = tempDir("lllm-nb-dir-");
     const file = path.join(dir, "tactic.yaml");
     const source = readFileSync(path.join(ROOT, "test/fixtures/codeaction/notebook-directory.yaml"), "utf8")
       .replace("notebook: {max_steps: 3}", `notebook: {max_steps: 3}\npackages: [${JSON.stringify(path.join(ROOT, "packages-example/weather"))}]`)

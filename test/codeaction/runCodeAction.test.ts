@@ -7,11 +7,11 @@ import { Prompt } from "../../src/prompts/index.js";
 import { closeAllKernels } from "../../src/sandbox/index.js";
 import { ScriptedModel } from "../../src/testing/index.js";
 import { tool } from "../../src/tools/index.js";
-import { FAST, removeTempStores, tempStore } from "./helpers.js";
+import { waitUntil } from "../helpers/waitUntil.js";
+import { FAST, tempStore } from "./helpers.js";
 
 afterAll(async () => {
   await closeAllKernels();
-  removeTempStores();
 });
 
 const count = tool({ name: "count", description: "Counts", parameters: { n: { type: "integer" } }, run: ({ n }) => n });
@@ -124,11 +124,11 @@ describe("askOnTerminal", () => {
     const ask = askOnTerminal({ input, output });
     const first = ask({ tool: "delete_employee", arguments: { name: "Ada" } });
     const second = ask({ tool: "delete_employee", arguments: { name: "Bo" } });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil(() => shown !== "");
     expect(shown).toBe('lllm: the program wants to call delete_employee({"name":"Ada"}). Allow it? [y/N] ');
     input.write("yes\n");
     expect(await first).toBe(true);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil(() => shown.includes('"Bo"'));
     input.write("\n");
     expect(await second).toBe(false);
   });

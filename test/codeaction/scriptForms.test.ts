@@ -1,12 +1,11 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { closeAllKernels } from "../../src/sandbox/index.js";
 import { tool } from "../../src/tools/index.js";
-import { program, removeTempStores, tempStore } from "./helpers.js";
+import { program, tempStore } from "./helpers.js";
 
 // Seed 001's script API beside seed 002's: a model that follows either seed's examples must not fail.
 afterAll(async () => {
   await closeAllKernels();
-  removeTempStores();
 });
 
 const seen: unknown[] = [];

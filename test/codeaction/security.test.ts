@@ -1,40 +1,32 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { closeAllKernels } from "../../src/sandbox/index.js";
 import { tool } from "../../src/tools/index.js";
-import { BACKENDS, program, removeTempStores } from "./helpers.js";
+import { startCanaryServer, type CanaryServer } from "../helpers/canaryServer.js";
+import { tempDir } from "../helpers/tempTree.js";
+import { BACKENDS, program } from "./helpers.js";
 
 // Attacks from inside a code-action program, under every isolating backend this machine has. Each must fail,
 // and the host (this process) must go on running programs.
 const SECRET = "sk-codeaction-secret-9b2e";
 const echo = tool({ name: "echo", description: "Echo", parameters: { text: { type: "string" } }, run: ({ text }) => text });
-let server: Server;
+let canary: CanaryServer;
 let port = 0;
-let requests = 0;
-const hostFolder = mkdtempSync(path.join(tmpdir(), "lllm-host-secrets-"));
+const hostFolder = tempDir("lllm-host-secrets-");
 const secretFile = path.join(hostFolder, "credentials");
 
 beforeAll(async () => {
-  process.env.LLLM_TEST_SECRET = SECRET;
+  vi.stubEnv("LLLM_TEST_SECRET", SECRET);
   writeFileSync(secretFile, SECRET);
-  server = createServer((_request, response) => {
-    requests += 1;
-    response.end("reached the host");
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  port = (server.address() as AddressInfo).port;
+  canary = await startCanaryServer();
+  port = canary.port;
 });
 
 afterAll(async () => {
-  delete process.env.LLLM_TEST_SECRET;
+  vi.unstubAllEnvs();
   await closeAllKernels();
-  await new Promise((resolve) => server.close(resolve));
-  rmSync(hostFolder, { recursive: true, force: true });
-  removeTempStores();
+  await canary.close();
 });
 
 describe.skipIf(BACKENDS.length === 0).each(BACKENDS)("a code-action program under %s", (backend) => {
@@ -74,7 +66,7 @@ except OSError as error:
       { backend },
     );
     expect(outcome.answer).toMatch(/^failed: /);
-    expect(requests).toBe(0);
+    expect(canary.requests()).toBe(0);
   });
 
   it("cannot write outside its workspace", async () => {

@@ -1,12 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 // Small hostile or broken config files must fail like any other bad file (exit 2, file and line, what limit),
 // never abort node, take quadratic time, or flood the terminal; keys from the file never reach it raw.
-const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-limits-"));
+const dir = tempDir("lllm-limits-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function write(name: string, text: string): string {
@@ -15,7 +16,8 @@ function write(name: string, text: string): string {
   return file;
 }
 
-// Run in the folder of the files, so that messages name them as written here.
+// Run in the folder of the files, so that messages name them as written here. Deep nesting spawns the real CLI (it
+// must not abort node, whose stack differs in a test worker); the other cases run main() in-process.
 const CLI = { timeoutMs: 90_000, cwd: dir };
 
 describe("config input limits (issue 9 item 9)", () => {
@@ -43,14 +45,14 @@ describe("config input limits (issue 9 item 9)", () => {
 
   it("a file over the size limit is refused before it is parsed", async () => {
     const file = write("big.yaml", `name: x\ndescription: "${"a".repeat(1024 * 1024)}"\n`);
-    const result = await runCli(["validate", file], CLI);
+    const result = await runCliInProcess(["validate", file], { cwd: dir });
     expect(result.stderr).toMatch(/tactic file big\.yaml is 1\.0 MB; a config file may be at most 1 MB/);
     expect(result.code).toBe(2);
   });
 
   it("20,000 unknown keys: the first 20 problems and a count of the rest", async () => {
     const keys = Array.from({ length: 20_000 }, (_, index) => `"k${index}": 1`).join(", ");
-    const result = await runCli(["validate", write("keys.json", `{"name": "x", ${keys}}`)], CLI);
+    const result = await runCliInProcess(["validate", write("keys.json", `{"name": "x", ${keys}}`)], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr.startsWith("lllm: error: 20000 problems (the first 20 shown):\n  keys.json:1:15: unknown key `k0` at the top level\n")).toBe(true);
     expect(result.stderr.match(/unknown key `k\d+`/g)).toHaveLength(20);
@@ -60,7 +62,7 @@ describe("config input limits (issue 9 item 9)", () => {
 
   it("thousands of duplicate keys in YAML are each found once, and the output stays short", async () => {
     const lines = Array.from({ length: 10_000 }, (_, index) => `k${index % 5000}: 1`);
-    const result = await runCli(["validate", write("dups.yaml", `name: x\n${lines.join("\n")}\n`)], CLI);
+    const result = await runCliInProcess(["validate", write("dups.yaml", `name: x\n${lines.join("\n")}\n`)], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("5000 problems (the first 20 shown):\n  dups.yaml:5002:1: duplicate key `k0`: each key may appear once in a mapping\n");
     expect(result.stderr.trimEnd().endsWith("… and 4980 more problems")).toBe(true);
@@ -68,7 +70,7 @@ describe("config input limits (issue 9 item 9)", () => {
 
   it("collapses thousands of failing alternatives item by item", async () => {
     const servers = Array.from({ length: 3000 }, (_, index) => `{"name": "s${index}"}`).join(", ");
-    const result = await runCli(["validate", write("mcp.json", `{"name": "x", "mcp_servers": [${servers}]}`)], CLI);
+    const result = await runCliInProcess(["validate", write("mcp.json", `{"name": "x", "mcp_servers": [${servers}]}`)], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("3000 problems (the first 20 shown):\n  mcp.json:1:31: mcp_servers[0] must set `command` or `url`\n");
     expect(result.stderr.match(/must set `command` or `url`/g)).toHaveLength(20);
@@ -78,7 +80,7 @@ describe("config input limits (issue 9 item 9)", () => {
 describe("control characters from config files (issue 9 item 13)", () => {
   it("escapes them in unknown-key errors: no terminal escape reaches stderr, no key forges a line", async () => {
     const file = write("ctl.yaml", 'name: x\n"bad\\e[31mkey\\nfake: line": 1\nglobal:\n  "mo\\u202edel": 1\n');
-    const result = await runCli(["validate", file], CLI);
+    const result = await runCliInProcess(["validate", file], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
     expect(result.stderr).toContain("ctl.yaml:2:1: unknown key `bad\\u001b[31mkey\\nfake: line` at the top level");
@@ -86,14 +88,14 @@ describe("control characters from config files (issue 9 item 13)", () => {
   });
 
   it("escapes them in duplicate-key errors", async () => {
-    const result = await runCli(["validate", write("dup-ctl.yaml", 'name: x\n"a\\e[2J": 1\n"a\\e[2J": 2\n')], CLI);
+    const result = await runCliInProcess(["validate", write("dup-ctl.yaml", 'name: x\n"a\\e[2J": 1\n"a\\e[2J": 2\n')], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe("lllm: error: dup-ctl.yaml:3:1: duplicate key `a\\u001b[2J`: each key may appear once in a mapping\n");
   });
 
   it("escapes them in any other error that quotes a value from a file", async () => {
     const file = write("ref-ctl.yaml", 'name: x\nglobal:\n  model_name: m\n  tools: ["no\\e]0;pwned\\u0007such"]\nagent_configs:\n  - name: a\n    system_prompt: hi\n');
-    const result = await runCli(["validate", file], CLI);
+    const result = await runCliInProcess(["validate", file], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
     expect(result.stderr).toContain("no\\u001b]0;pwned\\u0007such");

@@ -1,10 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadProjectSettings } from "../../src/config/index.js";
 import { configError } from "./fixtures/helpers.js";
+import { ROOT } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 describe("loadProjectSettings", () => {
   let root: string;
@@ -17,7 +17,7 @@ describe("loadProjectSettings", () => {
   };
 
   beforeEach(() => {
-    root = mkdtempSync(path.join(tmpdir(), "lllm-settings-"));
+    root = tempDir("lllm-settings-");
     nested = path.join(root, "project", "src", "deep");
     mkdirSync(nested, { recursive: true });
   });
@@ -66,7 +66,7 @@ describe("loadProjectSettings", () => {
   });
 
   it("returns no settings when there is no file, and is not confused by this repository's package.json", async () => {
-    const repo = fileURLToPath(new URL("../../", import.meta.url));
+    const repo = ROOT;
     const result = await loadProjectSettings(path.join(repo, "src"));
     expect(result.file).not.toBe(path.join(repo, "package.json"));
     // nothing in the temporary tree; the user's own config folder (cosmiconfig's "global" place) is not read either

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -13,6 +13,10 @@ let root: string | undefined;
 export function setup(): void {
   root = mkdtempSync(path.join(tmpdir(), "lllm-test-"));
   process.env.TMPDIR = root;
+  // A backstop: library code run in the workers, and any child that inherits their environment, uses an LLLM_HOME
+  // in that folder, never the developer's ~/.lllm. CLI spawns still get an empty home of their own (emptyHome).
+  mkdirSync(path.join(root, "lllm-home"));
+  process.env.LLLM_HOME = path.join(root, "lllm-home");
 }
 
 export function teardown(): void {

@@ -1,6 +1,8 @@
 import { execFileSync, spawn } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
 import { BIN, emptyHome, ROOT } from "./runCli.js";
+
+export { waitUntil } from "./waitUntil.js";
 
 /** `pid` and every process below it, read from /proc (host pids, also for processes inside a sandbox). */
 export function processTree(pid: number): number[] {
@@ -32,16 +34,6 @@ export function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** Poll `condition` until it holds or `ms` pass; returns whether it held. */
-export async function waitUntil(condition: () => boolean, ms = 15_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return condition();
 }
 
 /** A CLI process the test can signal while it runs. */
@@ -118,4 +110,36 @@ function commandLine(pid: number): string {
   } catch {
     return "";
   }
+}
+
+/** The pid namespace of a process (`pid:[4026532…]`), or undefined when it is gone. */
+export function pidNamespace(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Host pids of the processes in one pid namespace (a sandbox's own), optionally only those of one uid and without
+ * zombies. Unlike counting a uid machine-wide, this ignores what other tests run at the same time, and it still
+ * finds a sandbox's processes after they are re-parented out of its process tree.
+ */
+export function processesInNamespace(namespace: string, options: { uid?: number; zombies?: boolean } = {}): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    if (pidNamespace(pid) !== namespace) continue;
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, "utf8");
+      if (options.zombies === false && /^State:\s+Z/m.test(status)) continue;
+      if (options.uid !== undefined && Number(/^Uid:\s+(\d+)/m.exec(status)?.[1]) !== options.uid) continue;
+      pids.push(pid);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return pids;
 }

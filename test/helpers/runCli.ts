@@ -1,12 +1,8 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { BIN, ROOT } from "./paths.js";
+import { tempDir } from "./tempTree.js";
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-export const BIN = path.join(ROOT, "bin", "lllm.js");
-export const EXAMPLE = path.join(ROOT, "packages-example");
+export { BIN, EXAMPLE, ROOT } from "./paths.js";
 
 export interface CliResult {
   code: number | null;
@@ -21,9 +17,12 @@ export interface CliOptions {
   timeoutMs?: number;
 }
 
-/** An empty `$LLLM_HOME` so that a developer's own ~/.lllm never leaks into a test. */
+/**
+ * An empty `$LLLM_HOME` so that a developer's own ~/.lllm never leaks into a test (and the run store writes its
+ * logs.db there); removed after the test file.
+ */
 export function emptyHome(): string {
-  return mkdtempSync(path.join(os.tmpdir(), "lllm-home-"));
+  return tempDir("lllm-home-");
 }
 
 /** Run the built CLI as a user would, with a clean environment: no colour, no keys, an empty LLLM_HOME. */

@@ -9,6 +9,7 @@ import { createPackageServer, McpConnections } from "../../src/mcp/index.js";
 import { Registry } from "../../src/registry/index.js";
 import { tacticAsFunction } from "../../src/tactics/tacticAsFunction.js";
 import { FunctionCall, type FunctionTool } from "../../src/tools/index.js";
+import { BIN, emptyHome } from "../helpers/runCli.js";
 import { JITI, ROOT } from "./helpers.js";
 
 const WEATHER = fileURLToPath(new URL("../../packages-example/weather", import.meta.url));
@@ -16,7 +17,6 @@ let registryForNames: Registry | undefined;
 function registryTool(name: string): FunctionTool {
   return registryForNames!.resolveTool(`weather.tools:${name}`).tool;
 }
-const BIN = fileURLToPath(new URL("../../bin/lllm.js", import.meta.url));
 
 describe("createPackageServer over InMemoryTransport", () => {
   let registry: Registry;
@@ -126,7 +126,7 @@ describe("mcpServeCommand", () => {
   it("is served by `lllm mcp serve`, and lllm's own client uses it", async () => {
     const connections = new McpConnections();
     try {
-      const tools = await connections.get({ name: "weather", command: process.execPath, args: [BIN, "mcp", "serve", WEATHER], env: { NO_COLOR: "1" } });
+      const tools = await connections.get({ name: "weather", command: process.execPath, args: [BIN, "mcp", "serve", WEATHER], env: { LLLM_HOME: emptyHome(), NO_COLOR: "1" } });
       const divide = tools.find((tool) => tool.name === "divide")!;
       expect(await divide.run!({ a: 1, b: 4 }, {})).toBe(0.25);
       await expect(divide.run!({ a: 1, b: 0 }, {})).rejects.toMatchObject({ message: "Division by zero", mcpCode: "TOOL_ERROR" });

@@ -1,12 +1,12 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../../src/errors.js";
 import { McpConnections, McpToolError } from "../../src/mcp/index.js";
 import { FunctionCall, type FunctionTool } from "../../src/tools/index.js";
 import { EVERYTHING, FILESYSTEM, FIXTURE, isAlive, JITI, nodeServer } from "./helpers.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 function byName(tools: FunctionTool[], name: string): FunctionTool {
   const found = tools.find((tool) => tool.name === name);
@@ -24,11 +24,11 @@ describe("server-everything over stdio", () => {
   let tools: FunctionTool[];
 
   beforeAll(async () => {
-    process.env.LLLM_TEST_SECRET = "host-secret";
+    vi.stubEnv("LLLM_TEST_SECRET", "host-secret");
     tools = await connections.get(config);
   });
   afterAll(async () => {
-    delete process.env.LLLM_TEST_SECRET;
+    vi.unstubAllEnvs();
     await connections.closeAll();
   });
 
@@ -160,7 +160,7 @@ describe("server-filesystem over stdio", () => {
   let dir: string;
   const connections = new McpConnections();
   beforeAll(() => {
-    dir = realpathSync(mkdtempSync(path.join(os.tmpdir(), "lllm-mcp-fs-")));
+    dir = realpathSync(tempDir("lllm-mcp-fs-"));
     writeFileSync(path.join(dir, "notes.txt"), "first line\nsecond line\n");
   });
   afterAll(async () => {
@@ -196,7 +196,7 @@ describe("closing", () => {
   });
 
   it("closeAll stops a server that ignores SIGTERM, and the child that holds its stdio", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-mcp-close-"));
+    const dir = tempDir("lllm-mcp-close-");
     const connections = new McpConnections();
     try {
       const pidsFile = path.join(dir, "pids");
@@ -226,7 +226,7 @@ describe("closing", () => {
   });
 
   it.each(["exit", "throw", "signal"])("kills the servers of a process that ends without closeAll (%s)", async (mode) => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-mcp-orphan-"));
+    const dir = tempDir("lllm-mcp-orphan-");
     const pidsFile = path.join(dir, "pids");
     const child = spawn(process.execPath, [JITI, new URL("./fixtures/orphanRunner.ts", import.meta.url).pathname, mode, pidsFile], { stdio: ["pipe", "pipe", "pipe"] });
     const pid = await new Promise<number>((resolve, reject) => {

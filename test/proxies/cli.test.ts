@@ -8,7 +8,6 @@ import { tempHome } from "./fixtures/proxies.js";
 const PACKAGE = path.join("test", "proxies", "fixtures", "clipkg");
 let server: RecordingServer;
 let stdout: string;
-const saved = { ...process.env };
 
 beforeAll(async () => {
   server = await startRecordingServer();
@@ -23,16 +22,13 @@ beforeEach(() => {
   server.requests.length = 0;
   server.reply = (request) => ({ body: { name: decodeURIComponent(request.pathname.split("/").pop() ?? ""), population: 2102650 } });
   // An empty LLLM_HOME: no discovered packages, and a fresh cache.
-  process.env.LLLM_HOME = tempHome();
-  process.env.CITIES_API_KEY = "cities-secret-key";
-  process.env.LLLM_PROXY_CITIES_BASE_URL = `${server.url}/v1`;
+  vi.stubEnv("LLLM_HOME", tempHome());
+  vi.stubEnv("CITIES_API_KEY", "cities-secret-key");
+  vi.stubEnv("LLLM_PROXY_CITIES_BASE_URL", `${server.url}/v1`);
 });
 afterEach(() => {
   vi.restoreAllMocks();
-  for (const name of ["LLLM_HOME", "CITIES_API_KEY", "LLLM_PROXY_CITIES_BASE_URL"]) {
-    if (saved[name] === undefined) delete process.env[name];
-    else process.env[name] = saved[name];
-  }
+  vi.unstubAllEnvs();
 });
 
 describe("lllm proxy commands", () => {

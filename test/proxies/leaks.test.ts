@@ -1,12 +1,12 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import os from "node:os";
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
 import { encodingsOf, leaksOf } from "../helpers/secretEncodings.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 /** A key with every URL-special character that changes under encoding (issue 9.2). */
 const KEY = "ab+c/d=9";
@@ -59,7 +59,7 @@ async function startApi(elsewhere: string): Promise<Started> {
 }
 
 function home(): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-leak-home-"));
+  const dir = tempDir("lllm-leak-home-");
   folders.push(dir);
   return dir;
 }

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { SubprocessSandbox, type Sandbox } from "../../src/sandbox/index.js";
 
 describe("SubprocessSandbox (Step 17)", () => {
@@ -17,11 +17,11 @@ describe("SubprocessSandbox (Step 17)", () => {
   });
 
   it("keeps the host's secrets out of the cell's environment", async () => {
-    process.env.SECRET_TEST_KEY = "sk-subprocess-secret";
+    vi.stubEnv("SECRET_TEST_KEY", "sk-subprocess-secret");
     try {
       expect(await new SubprocessSandbox().run("import os\nprint(sorted(os.environ))")).not.toContain("SECRET_TEST_KEY");
     } finally {
-      delete process.env.SECRET_TEST_KEY;
+      vi.unstubAllEnvs();
     }
   });
 });

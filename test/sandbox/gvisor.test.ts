@@ -1,13 +1,13 @@
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { closeAllKernels, PythonKernel } from "../../src/sandbox/index.js";
 import { detectGvisor } from "../../src/sandbox/detectGvisor.js";
+import { startCanaryServer, type CanaryServer } from "../helpers/canaryServer.js";
+import { ROOT } from "../helpers/paths.js";
+import { tempDir } from "../helpers/tempTree.js";
+import { waitUntil } from "../helpers/waitUntil.js";
 
 const gvisor = await detectGvisor();
 const SECRET = "sk-gvisor-secret-77e1";
@@ -21,23 +21,21 @@ describe("detectGvisor", () => {
 
 describe.skipIf(!gvisor.available)("PythonKernel under gVisor", () => {
   let kernel: PythonKernel;
-  let server: Server;
+  let canary: CanaryServer;
   let port = 0;
-  const outside = mkdtempSync(path.join(tmpdir(), "lllm-gvisor-outside-"));
+  const outside = tempDir("lllm-gvisor-outside-");
 
   beforeAll(async () => {
-    process.env.SECRET_TEST_KEY = SECRET;
-    server = createServer((_request, response) => response.end("reached the host"));
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    port = (server.address() as AddressInfo).port;
+    vi.stubEnv("SECRET_TEST_KEY", SECRET);
+    canary = await startCanaryServer();
+    port = canary.port;
     kernel = await PythonKernel.start({ isolation: { backend: "gvisor" }, timeout: 20 });
   });
 
   afterAll(async () => {
-    delete process.env.SECRET_TEST_KEY;
+    vi.unstubAllEnvs();
     await closeAllKernels();
-    await new Promise((resolve) => server.close(resolve));
-    rmSync(outside, { recursive: true, force: true });
+    await canary.close();
   });
 
   it("runs cells with the bridge over stdio, as an unprivileged user in /workspace with a clean environment", async () => {
@@ -84,22 +82,19 @@ for target in [${JSON.stringify(path.join(outside, "x"))}, "/usr/escape.txt", "/
   });
 
   it("shares a host workspace, and gives it back", async () => {
-    const workspace = mkdtempSync(path.join(tmpdir(), "lllm-gvisor-workspace-"));
-    try {
-      const files = await PythonKernel.start({ isolation: { backend: "gvisor", workspace } });
-      await files.run('open("made.txt", "w").write("inside")');
-      expect(readFileSync(path.join(workspace, "made.txt"), "utf8")).toBe("inside");
-      await files.close();
-    } finally {
-      rmSync(workspace, { recursive: true, force: true });
-    }
+    const workspace = tempDir("lllm-gvisor-workspace-");
+    const files = await PythonKernel.start({ isolation: { backend: "gvisor", workspace } });
+    await files.run('open("made.txt", "w").write("inside")');
+    expect(readFileSync(path.join(workspace, "made.txt"), "utf8")).toBe("inside");
+    await files.close();
   });
 });
 
 describe.skipIf(!gvisor.available)("a gVisor kernel when its host is killed", () => {
-  it("leaves no runsc process behind", async () => {
-    const root = fileURLToPath(new URL("../..", import.meta.url));
-    const script = path.join(mkdtempSync(path.join(tmpdir(), "lllm-gvisor-host-")), "host.ts");
+  // The host compiles src/ through jiti before it starts a kernel: slow on a busy machine, hence the long timeout.
+  it("leaves no runsc process behind", { timeout: 120_000 }, async () => {
+    const root = ROOT;
+    const script = path.join(tempDir("lllm-gvisor-host-"), "host.ts");
     writeFileSync(
       script,
       `import { PythonKernel } from ${JSON.stringify(path.join(root, "src/sandbox/index.ts"))};
@@ -109,7 +104,10 @@ console.log(kernel.pid);
 setInterval(() => {}, 1000);
 `,
     );
-    const host = spawn(process.execPath, [path.join(root, "node_modules/jiti/lib/jiti-cli.mjs"), script], { stdio: ["ignore", "pipe", "inherit"] });
+    // A host killed with SIGKILL cannot remove its kernel folder (a later host sweeps it): give it a TMPDIR of its
+    // own, which this file removes, so that the suite's check for folders lllm failed to remove does not count it.
+    const env = { ...process.env, TMPDIR: tempDir("lllm-gvisor-host-tmp-") };
+    const host = spawn(process.execPath, [path.join(root, "node_modules/jiti/lib/jiti-cli.mjs"), script], { env, stdio: ["ignore", "pipe", "inherit"] });
     const pid = await new Promise<number>((resolve) => host.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim()))));
     const state = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").find((arg) => arg.startsWith("--root="))!;
     const runsc = (): string[] =>
@@ -122,8 +120,7 @@ setInterval(() => {}, 1000);
       });
     expect(runsc().length).toBeGreaterThan(1); // runsc run, its gofer and its sandbox
     host.kill("SIGKILL");
-    const deadline = Date.now() + 5000;
-    while (runsc().length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitUntil(() => runsc().length === 0);
     expect(runsc()).toEqual([]);
   });
 });

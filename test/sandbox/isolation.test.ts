@@ -1,39 +1,13 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { closeAllKernels, detectIsolation, PythonKernel } from "../../src/sandbox/index.js";
+import { startCanaryServer, type CanaryServer } from "../helpers/canaryServer.js";
+import { pidNamespace, processesInNamespace, processTree, waitUntil } from "../helpers/processTree.js";
+import { removeTempDir, tempDir } from "../helpers/tempTree.js";
 
 const support = await detectIsolation();
 const SECRET = "sk-test-secret-4f9a1c";
-
-/** Host pids of the processes running as `uid` (each bwrap kernel run by root has a private one). */
-function processesOf(uid: number, { zombies = true } = {}): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync("/proc")) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const status = readFileSync(`/proc/${name}/status`, "utf8");
-      if (!zombies && /^State:\s+Z/m.test(status)) continue;
-      const real = /^Uid:\s+(\d+)/m.exec(status)?.[1];
-      if (Number(real) === uid) pids.push(Number(name));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return pids;
-}
-
-async function waitUntil(condition: () => boolean, ms = 5000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  return condition();
-}
 
 describe("detectIsolation", () => {
   it("reports a backend, and a reason when it is not bubblewrap", () => {
@@ -50,27 +24,21 @@ describe("detectIsolation", () => {
 
 describe.skipIf(support.backend !== "bwrap")("PythonKernel under bubblewrap", () => {
   let kernel: PythonKernel;
-  let server: Server;
+  let canary: CanaryServer;
   let port = 0;
-  let requests = 0;
-  const outside = mkdtempSync(path.join(tmpdir(), "lllm-outside-"));
+  const outside = tempDir("lllm-outside-");
 
   beforeAll(async () => {
-    process.env.SECRET_TEST_KEY = SECRET;
-    server = createServer((_request, response) => {
-      requests += 1;
-      response.end("reached the host");
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    port = (server.address() as AddressInfo).port;
+    vi.stubEnv("SECRET_TEST_KEY", SECRET);
+    canary = await startCanaryServer();
+    port = canary.port;
     kernel = await PythonKernel.start({ isolation: { backend: "bwrap" }, timeout: 20 });
   });
 
   afterAll(async () => {
-    delete process.env.SECRET_TEST_KEY;
+    vi.unstubAllEnvs();
     await closeAllKernels();
-    await new Promise((resolve) => server.close(resolve));
-    rmSync(outside, { recursive: true, force: true });
+    await canary.close();
   });
 
   it("runs as an unprivileged user in /workspace with a clean environment", async () => {
@@ -102,7 +70,7 @@ try:
 except OSError as error:
     print("failed:", type(error).__name__)`);
     expect(output).toBe("failed: ConnectionRefusedError\n");
-    expect(requests).toBe(0);
+    expect(canary.requests()).toBe(0);
     // The same code without isolation does reach the server: the check above can fail.
     const plain = await PythonKernel.start({ isolation: { backend: "none" } });
     expect(await plain.run(`import socket\nsocket.create_connection(("127.0.0.1", ${port}), timeout=3).close()\nprint("connected")`)).toBe("connected\n");
@@ -152,6 +120,10 @@ print(results)`);
 
   it("stops a fork bomb with a clear error and leaves no process behind", async () => {
     const uid = Number(await kernel.run("import os\nprint(os.getuid())"));
+    // Only this sandbox's processes count (its pid namespace), not those other tests run meanwhile as the same uid.
+    const inside = processTree(kernel.pid!).find((pid) => pidNamespace(pid) !== pidNamespace(kernel.pid!));
+    const namespace = pidNamespace(inside!)!;
+    const processesOf = (uid: number, { zombies = true } = {}) => processesInNamespace(namespace, { uid, zombies });
     expect(processesOf(uid)).toHaveLength(1);
     const result = await kernel.execute("import os\nwhile True:\n    os.fork()");
     expect(result.output).toContain("BlockingIOError");
@@ -173,7 +145,7 @@ print(results)`);
   });
 
   it("lends a caller's workspace and gives its files back to the owner on close", async () => {
-    const workspace = mkdtempSync(path.join(tmpdir(), "lllm-own-workspace-"));
+    const workspace = tempDir("lllm-own-workspace-");
     writeFileSync(path.join(workspace, "input.txt"), "data from the host");
     const owned = await PythonKernel.start({ isolation: { backend: "bwrap", workspace } });
     expect(await owned.run('print(open("input.txt").read())\nopen("output.txt", "w").write("made inside")')).toBe("data from the host\n");
@@ -181,7 +153,7 @@ print(results)`);
     expect(readFileSync(path.join(workspace, "output.txt"), "utf8")).toBe("made inside");
     expect(statSync(path.join(workspace, "output.txt")).uid).toBe(statSync(workspace).uid);
     expect(statSync(workspace).uid).toBe(process.getuid!());
-    rmSync(workspace, { recursive: true, force: true });
+    removeTempDir(workspace);
   });
 
   it("removes its temporary workspace on close", async () => {

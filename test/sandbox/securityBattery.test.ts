@@ -1,12 +1,13 @@
 import { spawn } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../src/codeaction/index.js";
 import { closeAllKernels, PythonKernel, type ResolvedBackend } from "../../src/sandbox/index.js";
 import { BACKENDS, program } from "../codeaction/helpers.js";
 import { BIN, emptyHome, ROOT } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
+import { waitUntil } from "../helpers/waitUntil.js";
 
 // The sandbox's walls, for every isolating backend this machine has (CI has both: see ciRequirements.test.ts), as a
 // user would meet them: the real CLI with descriptors and secrets of its parent, programs that fork, fill the disk,
@@ -16,7 +17,7 @@ const folders: string[] = [];
 const started: number[] = [];
 
 function temporary(prefix: string): string {
-  const folder = mkdtempSync(path.join(tmpdir(), prefix));
+  const folder = tempDir(prefix);
   folders.push(folder);
   return folder;
 }
@@ -80,15 +81,6 @@ function processesWith(marker: string): number[] {
     }
   }
   return found;
-}
-
-async function waitUntil(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (condition()) return true;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return condition();
 }
 
 const DESCRIPTOR_PROBE = `import os

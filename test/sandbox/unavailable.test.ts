@@ -1,18 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { closeAllKernels, detectIsolation, PythonKernel } from "../../src/sandbox/index.js";
 import { findPython } from "../../src/sandbox/findPython.js";
 
 // A machine without bubblewrap, made by hiding it from PATH before the (per-process, cached) probe: this file runs
 // in its own module graph, so the probe here sees the reduced PATH.
 describe("without bubblewrap", () => {
-  const savedPath = process.env.PATH;
   let python = "";
   beforeAll(async () => {
     python = (await findPython()).executable;
-    process.env.PATH = "/nonexistent";
+    vi.stubEnv("PATH", "/nonexistent");
   });
   afterAll(async () => {
-    process.env.PATH = savedPath;
+    vi.unstubAllEnvs();
     await closeAllKernels();
   });
 

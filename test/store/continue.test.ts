@@ -2,7 +2,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { ROOT } from "../helpers/runCli.js";
-import { cli, listRuns, removeTempDirs, tempDir } from "./storeTestHelpers.js";
+import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
+import { cli, listRuns } from "./storeTestHelpers.js";
 
 const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
 let server: MockOpenAIServer | undefined;

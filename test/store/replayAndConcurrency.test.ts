@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { BIN, ROOT } from "../helpers/runCli.js";
-import { cli, listRuns, removeTempDirs, showRun, tempDir } from "./storeTestHelpers.js";
+import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
+import { cli, listRuns, showRun } from "./storeTestHelpers.js";
 
 const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");
 const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-tokyo.yaml");

@@ -1,21 +1,5 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { runCli, type CliOptions, type CliResult } from "../helpers/runCli.js";
 import type { RunRecord, RunSummary } from "../../src/store/RunRecord.js";
-
-/** Temp folders made by a test file; remove them with `removeTempDirs()` in afterEach. */
-const made: string[] = [];
-
-export function tempDir(prefix = "lllm-store-"): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
-
-export function removeTempDirs(): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
 
 /** Run the CLI with this LLLM_HOME. */
 export function cli(home: string, args: string[], options: CliOptions = {}): Promise<CliResult> {

@@ -3,7 +3,8 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT } from "../helpers/runCli.js";
-import { cli, removeTempDirs, tempDir } from "./storeTestHelpers.js";
+import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
+import { cli } from "./storeTestHelpers.js";
 
 const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");
 const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-tokyo.yaml");

@@ -4,7 +4,8 @@ import { request } from "node:http";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, ROOT } from "../helpers/runCli.js";
-import { cli, removeTempDirs, tempDir } from "./storeTestHelpers.js";
+import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
+import { cli } from "./storeTestHelpers.js";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((file) => existsSync(file));
 const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");

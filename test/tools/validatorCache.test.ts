@@ -1,13 +1,13 @@
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import os from "node:os";
+import { readdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { FunctionCall, tool } from "../../src/tools/index.js";
 import { useValidatorCache } from "../../src/util/sharedAjv.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 // The CLI keeps tools' argument validators on disk as ajv's generated code, so a later run loads no compiler. A
 // validator read back from the cache must behave exactly like a compiled one: same defaults, same messages.
-const folder = mkdtempSync(path.join(os.tmpdir(), "lllm-validators-"));
+const folder = tempDir("lllm-validators-");
 afterAll(() => {
   useValidatorCache(undefined);
   rmSync(folder, { recursive: true, force: true });
