@@ -1,5 +1,6 @@
-import { Argument, Command, CommanderError, Option } from "commander";
+import type * as Commander from "commander";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import path from "node:path";
 import { useValidatorCache } from "../util/sharedAjv.js";
@@ -9,6 +10,11 @@ import { failIfLoopDrains } from "./failIfLoopDrains.js";
 import { failureJson, reportError, writeOut } from "./output.js";
 import { reserveStdout } from "./reserveStdout.js";
 import { handleSignals } from "./handleSignals.js";
+
+// commander is CommonJS: `require` loads it as such, where `import` would first scan it for export names (Node's
+// CommonJS lexer), a cost every command paid at start.
+const { Argument, Command, CommanderError, Option } = createRequire(import.meta.url)("commander") as typeof Commander;
+type Command = Commander.Command;
 
 /** Global flags every command sees. */
 export interface GlobalOptions {
