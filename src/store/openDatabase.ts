@@ -14,6 +14,11 @@ const BUSY_TIMEOUT_MS = 10_000;
  * so that commands that do not log never load its native module.
  */
 export async function openDatabase(file: string): Promise<Database> {
+  return openDatabaseSync(file);
+}
+
+/** `openDatabase`, synchronously (libsql itself is synchronous). */
+export function openDatabaseSync(file: string): Database {
   // CommonJS, so `require`: `import()` would scan it for export names first (Node's CommonJS lexer).
   const Libsql = createRequire(import.meta.url)("libsql") as typeof import("libsql");
   mkdirSync(path.dirname(file), { recursive: true });
