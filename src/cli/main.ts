@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import path from "node:path";
 import { useValidatorCache } from "../util/sharedAjv.js";
+import { useTranspileCache } from "../registry/transpileCache.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
@@ -267,7 +268,10 @@ export async function main(argv: string[]): Promise<void> {
   registerEnvironmentSecrets(process.env);
   reserveStdout();
   // Tools' argument validators are kept as generated code between runs (ajv's compiler is slow to load).
-  useValidatorCache(path.join(process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm"), "cache", "validators"));
+  const cache = path.join(process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm"), "cache");
+  useValidatorCache(path.join(cache, "validators"));
+  // TypeScript package files are transpiled once, into a folder of this user's own (not the shared temp folder).
+  useTranspileCache(path.join(cache, "jiti"));
   const program = buildProgram();
   const verbose = argv.includes("--verbose") || argv.includes("-v");
   // Decided by the command's own parsed options once it runs; before that (a usage error), by the words given.
