@@ -1,14 +1,21 @@
-import { Argument, Command, CommanderError, Option } from "commander";
+import type * as Commander from "commander";
 import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import path from "node:path";
 import { useValidatorCache } from "../util/sharedAjv.js";
+import { useTranspileCache } from "../registry/transpileCache.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
 import { failureJson, reportError, writeOut } from "./output.js";
 import { reserveStdout } from "./reserveStdout.js";
 import { handleSignals } from "./handleSignals.js";
+
+// commander is CommonJS: `require` loads it as such, where `import` would first scan it for export names (Node's
+// CommonJS lexer), a cost every command paid at start.
+const { Argument, Command, CommanderError, Option } = createRequire(import.meta.url)("commander") as typeof Commander;
+type Command = Commander.Command;
 
 /** Global flags every command sees. */
 export interface GlobalOptions {
@@ -326,7 +333,10 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   registerEnvironmentSecrets(process.env);
   reserveStdout();
   // Tools' argument validators are kept as generated code between runs (ajv's compiler is slow to load).
-  useValidatorCache(path.join(process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm"), "cache", "validators"));
+  const cache = path.join(process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm"), "cache");
+  useValidatorCache(path.join(cache, "validators"));
+  // TypeScript package files are transpiled once, into a folder of this user's own (not the shared temp folder).
+  useTranspileCache(path.join(cache, "jiti"));
   const program = buildProgram();
   const verbose = argv.includes("--verbose") || argv.includes("-v");
   // Decided by the command's own parsed options once it runs; before that (a usage error), by the words given.

@@ -1,8 +1,10 @@
 import type { Jiti } from "jiti";
+import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { runInToolScope } from "../tools/toolScope.js";
 import { zodModule } from "../util/lazyZod.js";
+import { transpileCacheFolder } from "./transpileCache.js";
 
 let loader: Promise<Jiti> | undefined;
 
@@ -23,13 +25,17 @@ export async function importModule(file: string): Promise<Record<string, unknown
 }
 
 async function createLoader(): Promise<Jiti> {
-  const [{ createJiti }, light] = await Promise.all([import("jiti"), import("../packageApi.js")]);
+  // jiti is CommonJS: `require` loads it as such, where `import()` would first scan its 190 KB bundle for export
+  // names (Node's CommonJS lexer), which costs more than loading it.
+  const { createJiti } = createRequire(import.meta.url)("jiti") as typeof import("jiti");
+  const light = await import("../packageApi.js");
   return createJiti(import.meta.url, {
     // zod loads when a package file reads from it, not for every tool file.
     virtualModules: { lllm: lazyPublicApi(light), zod: zodModule, "zod/v4": zodModule },
     interopDefault: false,
-    // The transpile cache lives in the OS temp folder (jiti's default); it is keyed by file content.
-    fsCache: true,
+    // Transpiled files are kept between runs, keyed by file content: in a folder of this user's own when the CLI
+    // named one (see transpileCache.ts), else in jiti's default folder.
+    fsCache: privateFolder(transpileCacheFolder()) ?? true,
     moduleCache: true,
   });
 }
@@ -46,4 +52,15 @@ function lazyPublicApi(light: Record<string, unknown>): Record<string, unknown> 
     // Only a real API name loads the rest: interop probes (`default`, `__esModule`, `then`, symbols) must not.
     get: (object, key) => (key in object ? Reflect.get(object, key) : typeof key === "string" && /^[A-Za-z]/.test(key) && key !== "then" && key !== "default" ? all()[key] : undefined),
   });
+}
+
+/** The folder, created readable by this user alone; `undefined` when none is set or it cannot be made. */
+function privateFolder(folder: string | undefined): string | undefined {
+  if (folder === undefined) return undefined;
+  try {
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    return folder;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,3 +1,4 @@
+import diagnostics_channel from "node:diagnostics_channel";
 import type { AgentEvent } from "../agent/index.js";
 import { BudgetError, InterruptedError, isLllmError } from "../errors.js";
 import type { ModelMessage } from "../providers/Model.js";
@@ -39,6 +40,9 @@ interface PendingCall {
  */
 const FLUSH_DELAY_MS = 200;
 
+/** Published by Node's fetch (undici) when a request's headers are written to the socket. */
+const REQUEST_SENT = "undici:client:sendHeaders";
+
 /**
  * Writes one run into the store as its events arrive: the run when it starts, each model call when the reply
  * arrives, each tool call when it ends, and the outcome. Every text is redacted of known secrets before it is
@@ -48,6 +52,9 @@ export class RunRecorder {
   readonly id: string;
   readonly #options: RunRecorderOptions;
   #store: RunStore | undefined;
+  #opened = false;
+  #failed = false;
+  #stopWaiting: (() => void) | undefined;
   readonly #pending = new Map<string, PendingCall>();
   /** Per agent, what its previous model call was sent, to store only what is new. */
   readonly #lastSent = new Map<string, ModelMessage[]>();
@@ -59,33 +66,70 @@ export class RunRecorder {
   #step = 0;
   readonly #started = Date.now();
 
-  private constructor(store: RunStore, options: RunRecorderOptions) {
-    this.#store = store;
+  private constructor(options: RunRecorderOptions) {
     this.#options = options;
     this.id = newRunId(this.#started);
     process.on("exit", this.#flushOnExit);
   }
 
-  /** Open the store and record the run's start; `undefined` (after one warning) when the store is unusable. */
+  /** Open the store and record the run's start at once; `undefined` (after one warning) when the store is unusable. */
   static async start(options: RunRecorderOptions): Promise<RunRecorder | undefined> {
+    const recorder = new RunRecorder(options);
+    recorder.#open();
+    return recorder.failed ? undefined : recorder;
+  }
+
+  /**
+   * A recorder whose store opens off the run's critical path: once the first request of the run is on the wire
+   * (loading libsql and opening the file then overlap the wait for the model), or at the first event after a model
+   * call, a flush, the end of the run or the exit, whichever comes first. Until then events are kept in memory.
+   */
+  static begin(options: RunRecorderOptions): RunRecorder {
+    const recorder = new RunRecorder(options);
+    recorder.#openAfterFirstRequest();
+    return recorder;
+  }
+
+  /** The store could not be opened or written: nothing more is recorded (the one warning is given). */
+  get failed(): boolean {
+    return this.#failed;
+  }
+
+  #openAfterFirstRequest(): void {
+    const sent = (): void => {
+      diagnostics_channel.unsubscribe(REQUEST_SENT, sent);
+      setImmediate(() => this.#open());
+    };
+    diagnostics_channel.subscribe(REQUEST_SENT, sent);
+    this.#stopWaiting = () => diagnostics_channel.unsubscribe(REQUEST_SENT, sent);
+  }
+
+  /** Open the store (once) and record the run's start, then what was queued before. */
+  #open(): void {
+    if (this.#opened) return;
+    this.#opened = true;
+    this.#stopWaiting?.();
+    const options = this.#options;
     let store: RunStore | undefined;
     try {
-      store = await RunStore.open(options.file);
-      const recorder = new RunRecorder(store, options);
+      store = RunStore.openSync(options.file);
       const { redactor } = options;
       store.beginRun({
         ...options.run,
-        id: recorder.id,
-        startedAt: recorder.#started,
+        id: this.id,
+        startedAt: this.#started,
         input: redactor.redact(options.run.input),
         vars: Object.fromEntries(Object.entries(options.run.vars).map(([key, value]) => [key, redactor.redact(value)])),
       });
-      return recorder;
+      this.#store = store;
     } catch (error) {
       store?.close();
+      this.#failed = true;
+      process.off("exit", this.#flushOnExit);
       options.warn(`the run log ${options.file} cannot be written, this run is not logged: ${describe(error)}`);
-      return undefined;
+      return;
     }
+    if (this.#timer === undefined) this.#flush();
   }
 
   /**
@@ -99,7 +143,10 @@ export class RunRecorder {
   }
 
   onEvent(event: AgentEvent): void {
-    if (!this.#store) return;
+    if (this.#failed) return;
+    // Anything after the first model call (its answer, a tool call) is a moment to open the store, if no request
+    // on the wire has opened it yet (a scripted model, a model on another transport).
+    if (event.type !== "model_call") this.#open();
     const redact = (text: string): string => this.#options.redactor.redact(text);
     if (event.type === "model_call") {
       const sent = event.sent ?? [];
@@ -168,6 +215,7 @@ export class RunRecorder {
     const exitCode = outcome.exitCode ?? (error === undefined ? 0 : isLllmError(error) ? error.exitCode : 1);
     const endedAt = Date.now();
     const output = encodeOutput(outcome.output);
+    this.#open();
     this.#flush();
     process.off("exit", this.#flushOnExit);
     this.#write((store) =>
@@ -199,6 +247,7 @@ export class RunRecorder {
   }
 
   #flush(): void {
+    this.#open();
     if (this.#timer !== undefined) clearTimeout(this.#timer);
     this.#timer = undefined;
     const queue = this.#queue;
@@ -212,6 +261,7 @@ export class RunRecorder {
     try {
       action(this.#store);
     } catch (error) {
+      this.#failed = true;
       this.#options.warn(`the run log ${this.#options.file} cannot be written, the rest of this run is not logged: ${describe(error)}`);
       try {
         this.#store.close();

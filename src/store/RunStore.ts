@@ -1,5 +1,5 @@
 import { hostname } from "node:os";
-import { openDatabase, type Database } from "./openDatabase.js";
+import { openDatabase, openDatabaseSync, type Database } from "./openDatabase.js";
 import type { ModelCallRecord, RunRecord, RunStatus, RunSummary, StoredUsage, ToolCallStoredRecord } from "./RunRecord.js";
 
 /** What is known when a run starts. */
@@ -65,6 +65,11 @@ export class RunStore {
 
   static async open(file: string): Promise<RunStore> {
     return new RunStore(file, await openDatabase(file));
+  }
+
+  /** `open`, at once: for a recorder that opens the store from an event handler or at exit. */
+  static openSync(file: string): RunStore {
+    return new RunStore(file, openDatabaseSync(file));
   }
 
   close(): void {

@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import type Libsql from "libsql";
 import { MIGRATIONS } from "./migrations.js";
@@ -13,7 +14,13 @@ const BUSY_TIMEOUT_MS = 10_000;
  * so that commands that do not log never load its native module.
  */
 export async function openDatabase(file: string): Promise<Database> {
-  const { default: Libsql } = await import("libsql");
+  return openDatabaseSync(file);
+}
+
+/** `openDatabase`, synchronously (libsql itself is synchronous). */
+export function openDatabaseSync(file: string): Database {
+  // CommonJS, so `require`: `import()` would scan it for export names first (Node's CommonJS lexer).
+  const Libsql = createRequire(import.meta.url)("libsql") as typeof import("libsql");
   mkdirSync(path.dirname(file), { recursive: true });
   const database = new Libsql(file, { timeout: BUSY_TIMEOUT_MS });
   try {

@@ -53,7 +53,8 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
   const secrets = (): SecretRedactor => (redactor ??= redactorOf([...environmentSecrets(env), ...[...keyVariables(prepared)].map((name) => env[name])]));
   const tacticName = prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, "");
   if (enabled) {
-    recorder = await RunRecorder.start({
+    // The store opens once the first model request is on its way, not before it: libsql loads meanwhile.
+    recorder = RunRecorder.begin({
       file: storeFile(env, prepared.settings.home),
       tally,
       redactor: secrets(),
@@ -83,10 +84,13 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
     : undefined;
   return {
     tally,
-    ...(recorder ? { recorder } : {}),
+    // Read at the end of the run: a store that turned out to be unusable has no run to name.
+    get recorder() {
+      return recorder && !recorder.failed ? recorder : undefined;
+    },
     onEvent: (event) => {
       // The recorder feeds the tally itself (it needs each call's cost); without one, the tally is fed here.
-      if (recorder) recorder.onEvent(event);
+      if (recorder && !recorder.failed) recorder.onEvent(event);
       else if (event.type === "model_reply") tally.add(event);
       tracer?.onEvent(event);
     },
