@@ -8,7 +8,7 @@ import { RunRecorder } from "../../src/store/RunRecorder.js";
 import { RunStore } from "../../src/store/RunStore.js";
 import { RunTally } from "../../src/store/RunTally.js";
 import { redactorOf } from "../../src/util/redact.js";
-import { removeTempDirs, tempDir } from "./storeTestHelpers.js";
+import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
 
 const servers: Server[] = [];
 
