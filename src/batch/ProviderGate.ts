@@ -1,3 +1,5 @@
+import { abortableSleep as sleep } from "../util/abortableSleep.js";
+
 export interface ProviderGateOptions {
   /** `--rpm`: model requests per minute, over the whole batch, per provider. */
   rpm?: number;
@@ -80,16 +82,3 @@ export class ProviderGate {
   }
 }
 
-function sleep(milliseconds: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, milliseconds);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}

@@ -23,6 +23,7 @@ import { warnBrokenFiles } from "./loadRegistry.js";
 import { paint, warn, writeErr } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
+import { parseVars } from "./parseVars.js";
 
 export interface BatchCommandOptions {
   inputs?: string;
@@ -220,12 +221,3 @@ function positiveNumber(text: string, flag: string, hint: string): number {
   return value;
 }
 
-function parseVars(entries: string[]): Record<string, string> {
-  const vars: Record<string, string> = {};
-  for (const entry of entries) {
-    const index = entry.indexOf("=");
-    if (index <= 0) throw new ConfigError("usage_var", `--var \`${entry}\` must be key=value`, { location: { file: "--var" }, hint: "e.g. --var city=Paris" });
-    vars[entry.slice(0, index)] = entry.slice(index + 1);
-  }
-  return vars;
-}

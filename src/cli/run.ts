@@ -18,6 +18,7 @@ import { toolFailureText } from "./toolFailureText.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, setRunningDetails, warn, writeErr, writeOut } from "./output.js";
 import { startRunLog, type RunLog } from "../store/startRunLog.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
+import { parseVars } from "./parseVars.js";
 
 export interface RunCommandOptions {
   input?: string;
@@ -181,15 +182,6 @@ function readInput(options: RunCommandOptions, prompt: string, stepPrompts: stri
   return "";
 }
 
-function parseVars(entries: string[]): Record<string, string> {
-  const vars: Record<string, string> = {};
-  for (const entry of entries) {
-    const index = entry.indexOf("=");
-    if (index <= 0) throw new ConfigError("usage_var", `--var \`${entry}\` must be key=value`, { location: { file: "--var" }, hint: "e.g. --var city=Paris" });
-    vars[entry.slice(0, index)] = entry.slice(index + 1);
-  }
-  return vars;
-}
 
 function parseCount(text: string): number {
   const value = Number(text);

@@ -7,6 +7,7 @@ import { badAnswerError, connectionError, httpError, serverMessage, timeoutError
 import { RedirectRefused } from "../util/fetchWithinOrigin.js";
 import { secrets } from "../util/redact.js";
 import type { FailedRequest } from "./toProviderError.js";
+import { abortableSleep as sleep } from "../util/abortableSleep.js";
 
 /** What one attempt gets from the retry loop. */
 export interface Attempt {
@@ -169,17 +170,3 @@ function describeFailure(error: unknown, sdk: OpenAIModule): string {
   return String(error);
 }
 
-/** Wait, but stop at once (rejecting with the abort reason) when the signal aborts. */
-function sleep(milliseconds: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal?.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, milliseconds);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
