@@ -50,8 +50,8 @@ export function batchModelFactory(options: BatchModelFactoryOptions): (config: A
     const model = createModel({
       ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
       onRetry: (notice) => {
-        // The retry notice is the provider layer's one report of a 429 (the cause reads `HTTP 429: …`).
-        if (/^HTTP 429\b/.test(notice.cause)) {
+        // The retry notice is the provider layer's one report of a 429.
+        if (notice.status === 429) {
           options.gate.pause(provider, notice.waitMs);
           options.concurrency.backOff();
         }

@@ -53,6 +53,8 @@ export interface RetryNotice {
   maxAttempts: number;
   /** Why it failed, in a few words: `HTTP 500: The server is overloaded.`, `connection reset`. */
   cause: string;
+  /** The HTTP status of the failed attempt, when the server answered (429: rate limited). */
+  status?: number;
   /** How long the wait before the next attempt is. */
   waitMs: number;
   /** Time since the first attempt started. */

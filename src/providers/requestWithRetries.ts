@@ -92,6 +92,7 @@ async function attemptWithRetries<T>(context: RetryContext, attempt: (attempt: A
           attempt: retry + 1,
           maxAttempts: policy.maxRetries + 1,
           cause: secrets.redact(describeFailure(error, sdk)),
+          ...(typeof apiError?.status === "number" ? { status: apiError.status } : {}),
           waitMs,
           elapsedMs: Date.now() - started,
         });

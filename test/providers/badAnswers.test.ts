@@ -37,6 +37,14 @@ async function rejection(promise: Promise<unknown>): Promise<ProviderError> {
 const HTML = "<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>";
 const COMPLETION = (message: unknown) => JSON.stringify({ id: "x", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message, finish_reason: "stop" }] });
 
+describe("retry notices", () => {
+  it("carry the HTTP status when the server answered (a batch pauses its provider on 429), and none for a reset", async () => {
+    const { model, notices } = await modelOn([{ status: 429, retryAfterMs: 1 }, { cut: "reset" }], ["Sunny."]);
+    expect((await model.generate({ messages: [{ role: "user", content: "Weather?" }] })).message.content).toBe("Sunny.");
+    expect(notices.map((notice) => notice.status)).toEqual([429, undefined]);
+  });
+});
+
 describe("bad answers are provider errors, retried where retrying can help (9.11)", () => {
   const retried: Array<[string, InjectedFailure]> = [
     ["an HTML page with status 200", { body: HTML, contentType: "text/html" }],
