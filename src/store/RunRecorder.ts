@@ -112,7 +112,7 @@ export class RunRecorder {
     const options = this.#options;
     let store: RunStore | undefined;
     try {
-      store = RunStore.openSync(options.file);
+      store = RunStore.shared(options.file);
       const { redactor } = options;
       store.beginRun({
         ...options.run,
@@ -123,7 +123,7 @@ export class RunRecorder {
       });
       this.#store = store;
     } catch (error) {
-      store?.close();
+      store?.close({ broken: true });
       this.#failed = true;
       process.off("exit", this.#flushOnExit);
       options.warn(`the run log ${options.file} cannot be written, this run is not logged: ${describe(error)}`);
@@ -264,7 +264,7 @@ export class RunRecorder {
       this.#failed = true;
       this.#options.warn(`the run log ${this.#options.file} cannot be written, the rest of this run is not logged: ${describe(error)}`);
       try {
-        this.#store.close();
+        this.#store.close({ broken: true });
       } catch {
         // Already unusable: nothing more to do.
       }

@@ -1,4 +1,5 @@
 import { hostname } from "node:os";
+import path from "node:path";
 import { openDatabase, openDatabaseSync, type Database } from "./openDatabase.js";
 import type { ModelCallRecord, RunRecord, RunStatus, RunSummary, StoredUsage, ToolCallStoredRecord } from "./RunRecord.js";
 
@@ -53,26 +54,50 @@ type Row = Record<string, unknown>;
  * synchronous and small (one row per event), so many processes can log into one file at once (WAL + busy wait).
  * Text given to it must already be redacted (the `RunRecorder` does that).
  */
+/** The connections `RunStore.shared` keeps, by absolute file name. */
+const sharedDatabases = new Map<string, Database>();
+
 export class RunStore {
   readonly file: string;
   readonly #database: Database;
   readonly #host = hostname();
 
-  private constructor(file: string, database: Database) {
+  private constructor(file: string, database: Database, shared: boolean) {
     this.file = file;
     this.#database = database;
+    this.#shared = shared;
   }
+
+  readonly #shared: boolean;
 
   static async open(file: string): Promise<RunStore> {
-    return new RunStore(file, await openDatabase(file));
+    return new RunStore(file, await openDatabase(file), false);
   }
 
-  /** `open`, at once: for a recorder that opens the store from an event handler or at exit. */
+  /** `open`, at once, with a connection of its own. */
   static openSync(file: string): RunStore {
-    return new RunStore(file, openDatabaseSync(file));
+    return new RunStore(file, openDatabaseSync(file), false);
   }
 
-  close(): void {
+  /**
+   * The process's one connection to `file`, opened (and migrated) on first use and kept until the process exits:
+   * for the recorders of runs, so that a batch of thousands of runs does not open the database thousands of times.
+   * Synchronous, for a recorder that opens the store from an event handler or at exit.
+   */
+  static shared(file: string): RunStore {
+    const key = path.resolve(file);
+    let database = sharedDatabases.get(key);
+    if (!database) {
+      database = openDatabaseSync(file);
+      sharedDatabases.set(key, database);
+    }
+    return new RunStore(file, database, true);
+  }
+
+  /** Close the connection; a shared one stays open for the process's next run unless it failed (`broken`). */
+  close(options: { broken?: boolean } = {}): void {
+    if (this.#shared && !options.broken) return;
+    if (this.#shared) sharedDatabases.delete(path.resolve(this.file));
     this.#database.close();
   }
 
