@@ -7,6 +7,7 @@ import { runTactic } from "../tactics/runTactic.js";
 import type { ApprovalPolicy } from "../codeaction/approval.js";
 import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import type { BatchItem, BatchResult } from "./BatchItem.js";
+import { UsageCounter } from "../tactics/UsageCounter.js";
 
 export interface RunBatchItemOptions {
   prepared: PreparedTactic;
@@ -30,8 +31,8 @@ export interface RunBatchItemOptions {
  */
 export async function runBatchItem(item: BatchItem, options: RunBatchItemOptions): Promise<BatchResult> {
   const started = performance.now();
-  const usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 };
-  const failed = (code: string, message: string, extra: Partial<BatchResult> = {}): BatchResult => ({ id: item.id, status: "error", output: null, error: { code, message }, usage, cost: null, run_id: null, duration_ms: Math.round(performance.now() - started), ...extra });
+  const usage = new UsageCounter();
+  const failed = (code: string, message: string, extra: Partial<BatchResult> = {}): BatchResult => ({ id: item.id, status: "error", output: null, error: { code, message }, usage: usage.toReport(), cost: null, run_id: null, duration_ms: Math.round(performance.now() - started), ...extra });
   if (item.problem) return failed(item.problem.code, item.problem.message);
   const vars = { ...options.vars, ...item.vars };
   const missing = missingTemplateVariables(options.prepared, vars);
@@ -51,17 +52,12 @@ export async function runBatchItem(item: BatchItem, options: RunBatchItemOptions
       createModel: options.createModel,
       approve: options.approve,
       onEvent: (event) => {
-        if (event.type === "model_reply") {
-          usage.prompt_tokens += event.usage.promptTokens;
-          usage.completion_tokens += event.usage.completionTokens;
-          usage.total_tokens = usage.prompt_tokens + usage.completion_tokens;
-          usage.llm_calls += 1;
-        }
+        if (event.type === "model_reply") usage.add(event.usage);
         runLog.onEvent(event);
       },
     });
     await runLog.finish({ output: result.output });
-    return { id: item.id, status: "ok", output: result.output, error: null, usage, cost: runLog.tally.cost, run_id: runId, duration_ms: Math.round(performance.now() - started) };
+    return { id: item.id, status: "ok", output: result.output, error: null, usage: usage.toReport(), cost: runLog.tally.cost, run_id: runId, duration_ms: Math.round(performance.now() - started) };
   } catch (error) {
     if (options.signal.aborted) {
       const interrupted = options.signal.reason instanceof InterruptedError ? options.signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: error });
