@@ -1,3 +1,5 @@
+import type { RunUsage } from "../tactics/TacticRun.js";
+
 /** One input of a batch, as read from the dataset. */
 export interface BatchItem {
   /** The item's `id`, else its line number (CSV: the row's line number), as text. */
@@ -17,7 +19,7 @@ export interface BatchResult {
   status: "ok" | "error";
   output: unknown;
   error: { code: string; message: string } | null;
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; llm_calls: number };
+  usage: RunUsage;
   cost: number | null;
   run_id: string | null;
   duration_ms: number;

@@ -3,8 +3,7 @@ import type { Model, ModelRequest, ModelResponse } from "./Model.js";
 import { DEFAULT_TIMEOUT_MS, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
 import { anthropicRequestBody } from "./anthropicRequestBody.js";
 import { AnthropicStreamReader, readAnthropicMessage, type AnthropicAnswer } from "./readAnthropicAnswer.js";
-import { requestWithRetries, type Attempt, type RetryContext } from "./requestWithRetries.js";
-import { DEFAULT_RETRY_POLICY } from "./RetryPolicy.js";
+import { requestWithRetries, retryContextFor, type Attempt } from "./requestWithRetries.js";
 import { toOpenAIError, type ForeignSdkErrors } from "./toOpenAIError.js";
 import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
 import { secrets } from "../util/redact.js";
@@ -53,15 +52,7 @@ export class AnthropicModel implements Model {
     const client = await this.client;
     const sdk = await loadAnthropic();
     const errors: ForeignSdkErrors = { BaseError: sdk.AnthropicError, APIError: sdk.APIError, APIConnectionError: sdk.APIConnectionError, APIConnectionTimeoutError: sdk.APIConnectionTimeoutError, APIUserAbortError: sdk.APIUserAbortError };
-    const context: RetryContext = {
-      modelName: this.name,
-      wireModel: options.model ?? options.name,
-      endpoint: options.endpoint,
-      policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
-      timeoutMs,
-      ...(request.signal ? { signal: request.signal } : {}),
-      ...(options.onRetry ? { onRetry: options.onRetry } : {}),
-    };
+    const context = retryContextFor({ modelName: this.name, options, timeoutMs, signal: request.signal });
     const body = this.requestBody(request);
     const structured = request.responseFormat !== undefined;
     const answer = await requestWithRetries(context, async (attempt) => {

@@ -3,8 +3,7 @@ import { BadProviderAnswer, classifyReadError } from "./BadProviderAnswer.js";
 import { DEFAULT_TIMEOUT_MS, loadOpenAI, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
 import { geminiRequestBody } from "./geminiRequestBody.js";
 import { GeminiAnswerReader, type GeminiAnswer } from "./readGeminiAnswer.js";
-import { requestWithRetries, type Attempt, type RetryContext } from "./requestWithRetries.js";
-import { DEFAULT_RETRY_POLICY } from "./RetryPolicy.js";
+import { requestWithRetries, retryContextFor, type Attempt } from "./requestWithRetries.js";
 import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
 import { secrets } from "../util/redact.js";
 
@@ -38,15 +37,7 @@ export class GeminiModel implements Model {
     const { options } = this;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     const wireModel = options.model ?? options.name;
-    const context: RetryContext = {
-      modelName: this.name,
-      wireModel,
-      endpoint: options.endpoint,
-      policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
-      timeoutMs,
-      ...(request.signal ? { signal: request.signal } : {}),
-      ...(options.onRetry ? { onRetry: options.onRetry } : {}),
-    };
+    const context = retryContextFor({ modelName: this.name, options, timeoutMs, signal: request.signal });
     // Converting the schemas may fail (a ConfigError): before any request.
     const body = JSON.stringify(this.requestBody(request));
     const stream = request.onText !== undefined;

@@ -1,8 +1,7 @@
 import type OpenAI from "openai";
 import type { Model, ModelRequest, ModelResponse } from "./Model.js";
 import { createOpenAIClient, DEFAULT_TIMEOUT_MS, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
-import type { RetryContext } from "./requestWithRetries.js";
-import { DEFAULT_RETRY_POLICY } from "./RetryPolicy.js";
+import { retryContextFor, type RetryContext } from "./requestWithRetries.js";
 import { secrets } from "../util/redact.js";
 
 /**
@@ -28,15 +27,7 @@ export abstract class OpenAIClientModel implements Model {
     const { options } = this;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.client ??= createOpenAIClient(options.endpoint, timeoutMs);
-    const context: RetryContext = {
-      modelName: this.name,
-      wireModel: options.model ?? options.name,
-      endpoint: options.endpoint,
-      policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
-      timeoutMs,
-      ...(request.signal ? { signal: request.signal } : {}),
-      ...(options.onRetry ? { onRetry: options.onRetry } : {}),
-    };
+    const context = retryContextFor({ modelName: this.name, options, timeoutMs, signal: request.signal });
     return { client: await this.client, context };
   }
 }

@@ -1,6 +1,6 @@
 import type { APIError } from "openai";
-import { loadOpenAI } from "./OpenAIEndpoint.js";
-import { MAX_RETRY_AFTER_MS, parseRetryAfter, retryDelayMs } from "./RetryPolicy.js";
+import { loadOpenAI, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
+import { DEFAULT_RETRY_POLICY, MAX_RETRY_AFTER_MS, parseRetryAfter, retryDelayMs } from "./RetryPolicy.js";
 import type { RetryNotice, RetryPolicy } from "./RetryPolicy.js";
 import { BadProviderAnswer } from "./BadProviderAnswer.js";
 import { badAnswerError, connectionError, httpError, serverMessage, timeoutError } from "./toProviderError.js";
@@ -27,6 +27,25 @@ export interface RetryContext extends Omit<FailedRequest, "attempts"> {
   signal?: AbortSignal;
   /** Called before each retry's wait. */
   onRetry?: (notice: RetryNotice) => void;
+}
+
+/** The retry context of one request: the model's own retry policy over the defaults, its timeout, the caller's signal. */
+export function retryContextFor(model: {
+  modelName: string;
+  options: Pick<OpenAIModelOptions, "name" | "model" | "endpoint" | "retry" | "onRetry">;
+  timeoutMs: number;
+  signal: AbortSignal | undefined;
+}): RetryContext {
+  const { options } = model;
+  return {
+    modelName: model.modelName,
+    wireModel: options.model ?? options.name,
+    endpoint: options.endpoint,
+    policy: { ...DEFAULT_RETRY_POLICY, ...options.retry },
+    timeoutMs: model.timeoutMs,
+    ...(model.signal ? { signal: model.signal } : {}),
+    ...(options.onRetry ? { onRetry: options.onRetry } : {}),
+  };
 }
 
 const RETRYABLE_STATUSES = new Set([408, 429]);

@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenOnLoopback } from "./listenOnLoopback.js";
 import { setImmediate as nextTick } from "node:timers/promises";
 import { ConfigError } from "../errors.js";
 import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "../providers/ScriptedTurn.js";
@@ -79,23 +79,8 @@ export async function startMockGeminiServer(options: MockGeminiServerOptions = {
   const server = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => sendError(response, 500, `mock Gemini server failed: ${String(error)}`));
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  let closing: Promise<void> | undefined;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    close() {
-      closing ??= new Promise((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      });
-      return closing;
-    },
-  };
+  const listener = await listenOnLoopback(server);
+  return { url: `http://127.0.0.1:${listener.port}`, requests, close: listener.close };
 }
 
 function checkBody(body: MockRequestBody): string | undefined {

@@ -1,6 +1,6 @@
 import { createServer } from "node:http";
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
-import type { AddressInfo } from "node:net";
+import { listenOnLoopback } from "./listenOnLoopback.js";
 import { setImmediate as nextTick } from "node:timers/promises";
 import { ConfigError } from "../errors.js";
 import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "../providers/ScriptedTurn.js";
@@ -177,12 +177,8 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
       else response.destroy();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  let closing: Promise<void> | undefined;
+  const listener = await listenOnLoopback(server);
+  const { port } = listener;
 
   return {
     url: `http://127.0.0.1:${port}/v1`,
@@ -197,12 +193,7 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
     },
     close() {
       for (const cancel of [...pendingDelays]) cancel();
-      // Closing twice (a test that closes early, then afterEach) is fine.
-      closing ??= new Promise((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        server.closeAllConnections();
-      });
-      return closing;
+      return listener.close();
     },
   };
 }

@@ -1,21 +1,13 @@
+import type { BatchResult } from "../../src/batch/BatchItem.js";
 import { spawn, type ChildProcess } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from "node:fs";
-import os from "node:os";
+import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { BIN, ROOT, runCli, type CliResult } from "../helpers/runCli.js";
 import { startMockOpenAIServer, type MockOpenAIServer, type MockOpenAIServerOptions } from "../../src/testing/index.js";
 
-const made: string[] = [];
-
-export function tempDir(prefix = "lllm-batch-"): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), prefix));
-  made.push(dir);
-  return dir;
-}
-
-export function removeTempDirs(): void {
-  for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true });
-}
+// The one home of temporary folders in tests (removed after each file, or by removeTempDirs()).
+export { removeTempDirs, tempDir } from "../helpers/tempTree.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 /** The last user message of a chat request: what the item's prompt became. */
 export function lastUserText(body: { messages?: Array<Record<string, unknown>> }): string {
@@ -65,16 +57,8 @@ export function spawnBatch(args: string[], env: NodeJS.ProcessEnv): { child: Chi
   return { child, done, stderr: () => stderr };
 }
 
-export interface ResultLine {
-  id: string;
-  status: "ok" | "error";
-  output: unknown;
-  error: { code: string; message: string } | null;
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; llm_calls: number };
-  cost: number | null;
-  run_id: string | null;
-  duration_ms: number;
-}
+/** One line of a batch's output, as the CLI writes it. */
+export type ResultLine = BatchResult;
 
 export function readResults(file: string): ResultLine[] {
   if (!existsSync(file)) return [];
