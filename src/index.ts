@@ -108,3 +108,5 @@ export { runTactic } from "./tactics/runTactic.js";
 export { tacticAsFunction } from "./tactics/tacticAsFunction.js";
 export { tactic, type TacticSpec, type TacticContext, type TacticDefinition, type TacticToolSpec } from "./tactics/tactic.js";
 export type { RunOptions, TacticResult, ToolCallRecord, RunUsage } from "./tactics/TacticRun.js";
+// One recorded run, as `lllm run` and each item of `lllm batch` make it: checks, the run store's record, usage and cost.
+export { runRecorded, type RecordedRunOptions, type RecordedRun, type RecordedRunSuccess, type RecordedRunFailure, type RecordedUsage } from "./run/runRecorded.js";
