@@ -35,8 +35,8 @@ export async function runBatchItem(item: BatchItem, options: RunBatchItemOptions
     ...outcome,
     usage: usage.toReport(),
     cost: recorded.cost,
-    run_id: recorded.runId ?? null,
-    duration_ms: Math.round(performance.now() - started),
+    runId: recorded.runId ?? null,
+    durationMs: Math.round(performance.now() - started),
   });
   if (item.problem) return line({ status: "error", output: null, error: { code: item.problem.code, message: item.problem.message } });
   const run = await runRecorded(options.prepared, {

@@ -16,6 +16,9 @@ import { StreamedLine } from "./StreamedLine.js";
 import { toolFailureText } from "./toolFailureText.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, setRunningDetails, warn, writeErr, writeOut } from "./output.js";
 import { runRecorded } from "../run/runRecorded.js";
+import { recordedRunJson } from "../run/recordedRunJson.js";
+import { runUsageJson } from "../tactics/tacticResultJson.js";
+import { codeActionReportJson } from "../codeaction/CodeActionReport.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
 import { parseVars } from "./parseVars.js";
 
@@ -76,7 +79,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
 
   // Counted as the run goes, so that a run stopped from outside (a tool that never settles) can still say what it spent.
   const usage = new UsageCounter();
-  setRunningDetails(() => ({ output: null, usage: usage.toReport() }));
+  setRunningDetails(() => ({ output: null, usage: runUsageJson(usage.toReport()) }));
   if (continued && (prepared.tactic.config.tactic_type ?? "agent") !== "agent") {
     throw new ConfigError("usage_continue_pattern", `--continue works with the agent pattern; this tactic's tactic_type is \`${prepared.tactic.config.tactic_type}\``, { location: { file: "--continue" } });
   }
@@ -107,18 +110,17 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     // What was streamed before the failure is shown (the error says it is only part of the answer).
     if (streamed) show(redactor.flush());
     // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
-    addFailureDetails(run.error, { output: null, usage: usage.toReport(), ...(run.codeAction !== undefined ? { code_action: run.codeAction } : {}) });
+    addFailureDetails(run.error, { output: null, usage: runUsageJson(usage.toReport()), ...(run.codeAction !== undefined ? { code_action: codeActionReportJson(run.codeAction) } : {}) });
     throw run.error;
   }
   const { result } = run;
-  if (result.dry_run_request) {
-    writeOut(JSON.stringify(result.dry_run_request, null, 2));
+  if (result.dryRunRequest) {
+    writeOut(JSON.stringify(result.dryRunRequest, null, 2));
     return;
   }
   if (options.verbose) writeErr(paint("dim", `lllm: ${run.summary}${run.runId !== undefined ? ` · run ${run.runId}` : ""}`));
   if (options.json) {
-    const report = { ...result, usage: { ...result.usage, cached_prompt_tokens: run.usage.cachedPromptTokens, reasoning_tokens: run.usage.reasoningTokens }, cost: run.cost, ...(run.runId !== undefined ? { run_id: run.runId } : {}) };
-    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...report }, null, 2));
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...recordedRunJson(run) }, null, 2));
   } else if (streamed) {
     show(redactor.flush());
     process.stdout.write(line.end());

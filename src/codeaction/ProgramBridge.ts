@@ -143,7 +143,7 @@ export class ProgramBridge {
   }
 
   #finish(started: number, tool: string, digest: string, status: BridgedCallStatus, envelope: ToolEnvelope): ToolEnvelope {
-    const record: BridgedCallRecord = { tool, arguments_digest: digest, status, duration_ms: Math.round((performance.now() - started) * 100) / 100 };
+    const record: BridgedCallRecord = { tool, argumentsDigest: digest, status, durationMs: Math.round((performance.now() - started) * 100) / 100 };
     if (!envelope.ok) record.error = envelope.error.message;
     this.calls.push(record);
     return envelope;

@@ -8,6 +8,7 @@ export { ArtifactStore, newRunId, type ArtifactRecord } from "./ArtifactStore.js
 export { approveAll, approveNone, askOnTerminal, type ApprovalPolicy, type ApprovalRequest } from "./approval.js";
 export { CodeActionBudgetError, CodeActionTimeoutError, CodeActionError } from "./CodeActionErrors.js";
 export type { CodeActionReport, ProgramRecord, BridgedCallRecord, BridgedCallStatus, ProgramStatus } from "./CodeActionReport.js";
+export { codeActionReportJson, programRecordJson } from "./CodeActionReport.js";
 export { programPrompt, functionList, PROGRAM_RULES } from "./programPrompt.js";
 export { pythonSignature, pythonType } from "./pythonSignature.js";
 export { extractProgram } from "./extractProgram.js";

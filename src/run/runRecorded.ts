@@ -1,9 +1,12 @@
-import { InterruptedError, LllmError } from "../errors.js";
+import { CodeActionError } from "../codeaction/CodeActionErrors.js";
+import { codeActionReportJson, type CodeActionReport } from "../codeaction/CodeActionReport.js";
+import { InterruptedError } from "../errors.js";
 import { startRunLog, type RunLog } from "../store/startRunLog.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
 import { runTactic } from "../tactics/runTactic.js";
 import type { RunOptions, TacticResult } from "../tactics/TacticRun.js";
 import { assertTemplateVariables } from "../tactics/templateVariables.js";
+import { programDetailsJson } from "../tactics/tacticResultJson.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
 
 export interface RecordedRunOptions extends RunOptions {
@@ -57,7 +60,7 @@ export interface RecordedRunFailure extends RecordedRunTotals {
   /** The run's error; an `InterruptedError` when `signal` aborted the run. */
   error: unknown;
   /** A code-action run's report (attempts, programs, the error), when the failed run has one. */
-  codeAction?: unknown;
+  codeAction?: CodeActionReport;
 }
 
 export type RecordedRun = RecordedRunSuccess | RecordedRunFailure;
@@ -100,18 +103,13 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
         runOptions.onEvent?.(event);
       },
     });
-    await runLog?.finish({ output: result.output, details: programDetails(result) });
-    return { ok: true, result, summary: runLog ? runLog.tally.summary(result.duration_ms) : "", ...totals() };
+    await runLog?.finish({ output: result.output, details: programDetailsJson(result) });
+    return { ok: true, result, summary: runLog ? runLog.tally.summary(result.durationMs) : "", ...totals() };
   } catch (caught) {
     const signal = runOptions.signal;
     const error = signal?.aborted ? (signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: caught })) : caught;
-    const codeAction = caught instanceof LllmError && "report" in caught ? (caught as { report: unknown }).report : undefined;
-    await runLog?.finish({ error, ...(codeAction !== undefined ? { details: { code_action: codeAction } } : {}) });
+    const codeAction = caught instanceof CodeActionError ? caught.report : undefined;
+    await runLog?.finish({ error, ...(codeAction !== undefined ? { details: { code_action: codeActionReportJson(codeAction) } } : {}) });
     return { ok: false, error, ...(codeAction !== undefined && error === caught ? { codeAction } : {}), ...totals() };
   }
-}
-
-/** What programs did and stored, for the run's record (the parts of the report beyond the answer). */
-function programDetails(result: TacticResult): Record<string, unknown> {
-  return { ...(result.code_action ? { code_action: result.code_action } : {}), ...(result.tool_chains ? { tool_chains: result.tool_chains } : {}), ...(result.artifacts ? { artifacts: result.artifacts } : {}) };
 }

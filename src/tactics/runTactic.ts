@@ -32,7 +32,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
       usage.add(event.usage);
     } else if (event.type === "tool_call") {
       const { call } = event;
-      toolCalls.push({ agent: event.agent, name: call.name, arguments: call.arguments, result: call.error === undefined ? call.result ?? null : null, error: call.error ?? null, duration_ms: Math.round(event.durationMs) });
+      toolCalls.push({ agent: event.agent, name: call.name, arguments: call.arguments, result: call.error === undefined ? call.result ?? null : null, error: call.error ?? null, durationMs: Math.round(event.durationMs) });
     }
     options.onEvent?.(event);
   };
@@ -53,14 +53,14 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
     return {
       output,
       usage: usage.toReport(),
-      tool_calls: toolCalls,
-      duration_ms: Math.round(performance.now() - started),
-      ...(codeAction ? { code_action: codeAction } : {}),
-      ...(toolChains.length > 0 ? { tool_chains: toolChains } : {}),
+      toolCalls,
+      durationMs: Math.round(performance.now() - started),
+      ...(codeAction ? { codeAction } : {}),
+      ...(toolChains.length > 0 ? { toolChains } : {}),
       ...(artifacts.list().length > 0 ? { artifacts: artifacts.list() } : {}),
     };
   } catch (error) {
-    if (dryRun && error instanceof dryRun.DryRunStop) return { output: null, usage: usage.toReport(), tool_calls: toolCalls, duration_ms: Math.round(performance.now() - started), dry_run_request: error.body };
+    if (dryRun && error instanceof dryRun.DryRunStop) return { output: null, usage: usage.toReport(), toolCalls, durationMs: Math.round(performance.now() - started), dryRunRequest: error.body };
     throw error;
   } finally {
     // Written on failure too: the cells that ran are what a person debugging the run wants to see.
