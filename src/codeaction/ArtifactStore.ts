@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { lllmHome } from "../registry/Registry.js";
+import { lllmHome } from "../config/lllmHome.js";
 import { BridgeError } from "../sandbox/BridgeError.js";
 
 /** One stored artifact, as `--json` lists it. */

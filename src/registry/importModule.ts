@@ -28,7 +28,7 @@ async function createLoader(): Promise<Jiti> {
   // jiti is CommonJS: `require` loads it as such, where `import()` would first scan its 190 KB bundle for export
   // names (Node's CommonJS lexer), which costs more than loading it.
   const { createJiti } = createRequire(import.meta.url)("jiti") as typeof import("jiti");
-  const light = await import("../packageApi.js");
+  const light = await import("../packageApi/index.js");
   return createJiti(import.meta.url, {
     // zod loads when a package file reads from it, not for every tool file.
     virtualModules: { lllm: lazyPublicApi(light), zod: zodModule, "zod/v4": zodModule },

@@ -78,7 +78,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     let systemText = bound.systemPrompt.text;
     const wantsProxies = config.proxy !== undefined || bound.capabilities.some((capability) => capability.kind === "proxy");
     // The proxy and sandbox modules load only for agents that use proxies.
-    if (wantsProxies) definitions ??= await (await import("../proxies/index.js")).loadProxies(prepared.registry);
+    if (wantsProxies) definitions ??= await (await import("../registry/loadProxies.js")).loadProxies(prepared.registry);
     const proxyConfig = definitions && wantsProxies ? effectiveProxyConfig(config.proxy, namedProxies(bound.capabilities, definitions)) : undefined;
     if (proxyConfig && definitions) {
       const [{ ProxyManager }, { proxyTools }] = await Promise.all([import("../proxies/index.js"), import("./proxyTools.js")]);

@@ -4,7 +4,7 @@ import { isPlainObject } from "../util/isPlainObject.js";
 import { parseConfigData } from "../config/parseConfigData.js";
 import { BUILT_IN_TACTIC_TYPES, loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
 import { collectProblems, collectProblemsAsync, ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
-import { assertProviderMcpSupported } from "../mcp/assertProviderMcpSupported.js";
+import { assertProviderMcpSupported } from "../providers/assertProviderMcpSupported.js";
 import { Registry, type FileEntry, type ResolvedTool } from "../registry/index.js";
 import { looksLikeQualifiedRef, parseRef } from "../registry/ref.js";
 import { didYouMean } from "../util/closest.js";
