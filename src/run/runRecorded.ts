@@ -80,7 +80,7 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
   const totals = (): RecordedRunTotals => {
     const stored = runLog?.tally.usage;
     return {
-      usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, totalTokens: usage.totalTokens, llmCalls: usage.llmCalls, cachedPromptTokens: stored?.cached_prompt_tokens ?? 0, reasoningTokens: stored?.reasoning_tokens ?? 0 },
+      usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, totalTokens: usage.totalTokens, llmCalls: usage.llmCalls, cachedPromptTokens: stored?.cachedPromptTokens ?? 0, reasoningTokens: stored?.reasoningTokens ?? 0 },
       cost: runLog?.tally.cost ?? null,
       ...(runLog?.recorder ? { runId: runLog.recorder.id } : {}),
     };
