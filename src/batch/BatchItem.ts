@@ -1,3 +1,4 @@
+import type { ErrorCode } from "../errors.js";
 import type { RunUsage } from "../tactics/TacticRun.js";
 import { runUsageJson } from "../tactics/tacticResultJson.js";
 
@@ -11,7 +12,7 @@ export interface BatchItem {
   input: unknown;
   vars: Record<string, string>;
   /** Set when the line could not be read as an item: it is reported as failed, never run. */
-  problem?: { code: string; message: string };
+  problem?: { code: ErrorCode; message: string };
 }
 
 /** The result of one item; written as one line of the output (NDJSON, see batchResultJson) when the item finishes. */
@@ -19,7 +20,7 @@ export interface BatchResult {
   id: string;
   status: "ok" | "error";
   output: unknown;
-  error: { code: string; message: string } | null;
+  error: { code: ErrorCode; message: string } | null;
   usage: RunUsage;
   /** US dollars; null when a model's price is unknown or nothing ran. */
   cost: number | null;
@@ -29,7 +30,7 @@ export interface BatchResult {
 }
 
 /** An item that failed without running (a bad line, a duplicate id, a worker that gave up): nothing spent. */
-export function failedBatchResult(id: string, error: { code: string; message: string }): BatchResult {
+export function failedBatchResult(id: string, error: { code: ErrorCode; message: string }): BatchResult {
   return { id, status: "error", output: null, error, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, llmCalls: 0 }, cost: null, runId: null, durationMs: 0 };
 }
 

@@ -223,7 +223,7 @@ export class RunRecorder {
         endedAt,
         status,
         exitCode,
-        errorCode: error === undefined ? null : isLllmError(error) ? error.code : "internal",
+        errorCode: error === undefined ? null : isLllmError(error) ? error.code : "internal_error",
         errorMessage: error === undefined ? null : redactor.redact(describe(error)),
         output: output === null ? null : redactor.redact(output),
         details: outcome.details && Object.keys(outcome.details).length > 0 ? redactor.redact(JSON.stringify(outcome.details)) : null,

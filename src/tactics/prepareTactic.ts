@@ -118,7 +118,7 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
   const agents: BoundAgent[] = [];
   const home = fromPackage(registry, tactic.file);
   tactic.agents.forEach((config, index) => {
-    const systemPrompt = collectProblems(problems, () => resolveSystemPrompt(registry, tactic, config, index, home)) ?? { text: "" };
+    const systemPrompt = collectProblems(problems, () => resolveSystemPrompt({ registry, tactic, config, index, home })) ?? { text: "" };
     const tools: BoundTool[] = [];
     const capabilities: BoundCapability[] = [];
     (config.tools ?? []).forEach((text, toolIndex) => {
@@ -179,7 +179,18 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
   return prepared;
 }
 
-function resolveSystemPrompt(registry: Registry, tactic: LoadedTactic, config: AgentConfig, index: number, home: { from?: string }): SystemPrompt {
+/** The agent whose system prompt is read: its config, its place in the tactic file, and where bare refs resolve first. */
+interface SystemPromptSource {
+  registry: Registry;
+  tactic: LoadedTactic;
+  config: AgentConfig;
+  /** The agent's index in `agent_configs` (for the location of an error). */
+  index: number;
+  /** The file whose package a bare prompt ref resolves in first. */
+  home: { from?: string };
+}
+
+function resolveSystemPrompt({ registry, tactic, config, index, home }: SystemPromptSource): SystemPrompt {
   if (config.system_prompt_path === undefined) return { text: config.system_prompt ?? "" };
   const where = tactic.locateAgent(index, ["system_prompt_path"]);
   const entry = registry.resolveEntry("prompts", config.system_prompt_path, { ...home, ...(where ? { where } : {}) });

@@ -49,6 +49,19 @@ describe("runRecorded", () => {
     expect(run.usage.llmCalls).toBe(0);
   });
 
+  it("an error that is not lllm's is recorded with the code --json and batch lines give it, internal_error", async () => {
+    const { dir, prepared, env, warn } = await setUp();
+    const broken = { name: "gpt-4o-mini", generate: async () => Promise.reject(new TypeError("undefined is not a function")) };
+    const run = await runRecorded(prepared, { input: "hi", vars: { language: "French" }, env, warn, createModel: () => broken });
+    expect(run.ok).toBe(false);
+    const store = await RunStore.open(path.join(dir, "logs.db"));
+    try {
+      expect(store.getRun(run.runId!)).toMatchObject({ status: "error", error_code: "internal_error", error_message: expect.stringContaining("undefined is not a function") });
+    } finally {
+      store.close();
+    }
+  });
+
   it("a missing template variable fails before the record is opened, with the caller's hint", async () => {
     const { dir, prepared, env, warn } = await setUp();
     const run = await runRecorded(prepared, { input: "hi", env, warn, missingVariableHint: (name) => `Add a \`${name}\` column.`, createModel: () => new ScriptedModel([]) });
