@@ -20,6 +20,7 @@ import { QueueDispatcher } from "../batch/queue/QueueDispatcher.js";
 import { loadBullmq, queueConnection, queueName } from "../batch/queue/queueConnection.js";
 import { holdFirstSignal, stopSignal } from "./handleSignals.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
+import { warnUnknownModels } from "./models.js";
 import { paint, warn, writeErr } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
@@ -58,6 +59,7 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   // Loaded, validated and bound once for the whole batch.
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   warnBrokenFiles(prepared.registry);
+  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
 
   const live = Boolean(process.stderr.isTTY);
   const progress = options.quiet ? undefined : new BatchProgress({ live, total: () => total });

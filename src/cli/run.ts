@@ -2,7 +2,6 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
 import { ConfigError } from "../errors.js";
-import { checkProviderTools } from "../providers/checkProviderTools.js";
 import { warnUnknownModels } from "./models.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
@@ -51,7 +50,6 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   warnBrokenFiles(prepared.registry);
   warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
-  checkProviderTools(prepared.agents);
   const input = readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
   const vars = parseVars(options.var ?? []);
   const maxSteps = options.maxSteps === undefined ? undefined : parseCount(options.maxSteps);

@@ -5,6 +5,7 @@ import { parseConfigData } from "../config/parseConfigData.js";
 import { BUILT_IN_TACTIC_TYPES, loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
 import { collectProblems, collectProblemsAsync, ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { assertProviderMcpSupported } from "../providers/assertProviderMcpSupported.js";
+import { checkProviderTools } from "../providers/checkProviderTools.js";
 import { Registry, type FileEntry, type ResolvedTool } from "../registry/index.js";
 import { looksLikeQualifiedRef, parseRef } from "../registry/ref.js";
 import { didYouMean } from "../util/closest.js";
@@ -174,6 +175,8 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
   }
   context.binding.delete(absolute);
   if (problems.length > 0) throw ConfigError.fromProblems("tactic_unbound", problems);
+  // Once every tool is bound: a schema the agent's provider cannot take fails here, for validate, run and batch alike.
+  checkProviderTools(agents);
   const prepared: PreparedTactic = { tactic, registry, agents, settings, ...(settingsFile ? { settingsFile } : {}), ...(model ? { model } : {}), nested: context.nested };
   context.nested.set(absolute, prepared);
   return prepared;
