@@ -91,6 +91,7 @@ export const ERROR_CODES = [
   "ref_ambiguous",
   "ref_invalid",
   "ref_section",
+  "run_id_invalid",
   "run_unfinished",
   "sandbox_aborted",
   "sandbox_closed",

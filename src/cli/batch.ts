@@ -4,7 +4,7 @@ import path from "node:path";
 import { BudgetError, ConfigError } from "../errors.js";
 import { approveAll, approveNone } from "../codeaction/approval.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
-import { newRunId } from "../store/newRunId.js";
+import { newRunId } from "../util/newRunId.js";
 import { formatCost } from "../store/RunTally.js";
 import { AdaptiveConcurrency } from "../batch/AdaptiveConcurrency.js";
 import { BatchOutput } from "../batch/BatchOutput.js";

@@ -4,7 +4,7 @@ export { codeActionAgent } from "./codeActionAgent.js";
 export { runProgram, type RunProgramOptions, type ProgramOutcome } from "./runProgram.js";
 export { ProgramBridge, DEFAULT_REFERENCE_THRESHOLD, argumentsDigest, type ProgramBridgeOptions } from "./ProgramBridge.js";
 export { toolChainTool, DEFAULT_TOOL_CHAIN, type ToolChainToolOptions, type ToolChainSettings } from "./toolChainTool.js";
-export { ArtifactStore, newRunId, type ArtifactRecord } from "./ArtifactStore.js";
+export { ArtifactStore, type ArtifactRecord } from "./ArtifactStore.js";
 export { approveAll, approveNone, askOnTerminal, type ApprovalPolicy, type ApprovalRequest } from "./approval.js";
 export { CodeActionBudgetError, CodeActionTimeoutError, CodeActionError } from "./CodeActionErrors.js";
 export type { CodeActionReport, ProgramRecord, BridgedCallRecord, BridgedCallStatus, ProgramStatus } from "./CodeActionReport.js";

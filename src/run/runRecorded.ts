@@ -91,8 +91,11 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
       const input = typeof runOptions.input === "string" ? runOptions.input : JSON.stringify(runOptions.input);
       runLog = await startRunLog({ prepared, input, vars: runOptions.vars ?? {}, ...(log !== undefined ? { log } : {}), ...(continuesRun !== undefined ? { continuesRun } : {}), ...(batchId !== undefined ? { batchId } : {}), ...(runOptions.env ? { env: runOptions.env } : {}), warn });
     }
+    const runId = runLog?.recorder?.id;
     const result = await runTactic(prepared, {
       ...runOptions,
+      // Programs' files go to the folder named by the run's id in the store (`lllm logs show ID` and the folder agree).
+      ...(runId !== undefined ? { runId } : {}),
       onModelRetry: (notice) => {
         runOptions.onModelRetry?.(notice);
         runLog?.onRetry(notice);

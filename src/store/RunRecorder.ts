@@ -2,7 +2,7 @@ import diagnostics_channel from "node:diagnostics_channel";
 import type { AgentEvent } from "../agent/index.js";
 import { BudgetError, InterruptedError, isLllmError } from "../errors.js";
 import type { ModelMessage } from "../providers/Model.js";
-import { newRunId } from "./newRunId.js";
+import { newRunId } from "../util/newRunId.js";
 import type { SecretRedactor } from "../util/redact.js";
 import type { ModelCallRecord, StoredMessage } from "./RunRecord.js";
 import { encodeOutput, RunStore, type RunStart } from "./RunStore.js";

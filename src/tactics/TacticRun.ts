@@ -65,6 +65,11 @@ export interface RunOptions {
    * refuse them all (`lllm run` asks on a terminal, or follows `--approve`).
    */
   approve?: ApprovalPolicy;
+  /**
+   * The run's id: programs' large results and files go to `$LLLM_HOME/runs/<runId>/artifacts/`. `runRecorded`
+   * passes the run store's id; by default a new one. Letters, digits, `_` and `-`.
+   */
+  runId?: string;
   /** The notebook pattern writes its cells and outputs to this file as a Jupyter notebook (nbformat 4). */
   notebookOut?: string;
   /**

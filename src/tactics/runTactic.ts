@@ -41,7 +41,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   // Programs (code-action, tool_chain) keep large results here; the folder is made only if one arrives.
   // Their total is capped like a program's workspace (`sandbox.workspace_size`).
   const workspaceMb = sandboxIsolation(config.sandbox, prepared.tactic.locate(["sandbox"])).workspaceMb;
-  const artifacts = ArtifactStore.forRun(options.env ?? process.env, workspaceMb === undefined ? {} : { maxMb: workspaceMb });
+  const artifacts = ArtifactStore.forRun(options.env ?? process.env, { ...(workspaceMb === undefined ? {} : { maxMb: workspaceMb }), ...(options.runId !== undefined ? { runId: options.runId } : {}) });
   const toolChains: ProgramRecord[] = [];
   const proxyManagers = new Map<string, ProxyManager>();
   const notebookCells: RanCell[] = [];

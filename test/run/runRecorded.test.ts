@@ -89,3 +89,14 @@ describe("runRecorded", () => {
     expect(run.error).toBeInstanceOf(InterruptedError);
   });
 });
+
+describe("the run's folder", () => {
+  it("is named by the run id, which must be a folder name, never a path", async () => {
+    const { ArtifactStore } = await import("../../src/codeaction/ArtifactStore.js");
+    const home = tempTree({});
+    expect(ArtifactStore.forRun({ LLLM_HOME: home }, { runId: "01ABC" }).folder).toBe(path.join(home, "runs", "01ABC", "artifacts"));
+    for (const runId of ["../elsewhere", "a/b", ""]) {
+      expect(() => ArtifactStore.forRun({ LLLM_HOME: home }, { runId })).toThrow(expect.objectContaining({ code: "run_id_invalid" }));
+    }
+  });
+});
