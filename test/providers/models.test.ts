@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startMockAnthropicServer } from "../../src/testing/mockAnthropicServer.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 
 /** Model names and routing: `lllm models`, an unknown prefix, a name the model table does not know. */
 
@@ -67,6 +68,20 @@ describe("model names in lllm run", () => {
     } finally {
       await server.close();
     }
+  }, 60_000);
+
+  it("lllm validate warns the same way, on stderr, and still validates (exit 0, stdout unchanged)", async () => {
+    const env = { ...base, OPENAI_API_KEY: "k" };
+    const text = await runCliInProcess(["validate", loop, "--model", "gpt-4o-mni"], { env });
+    expect(text.code).toBe(0);
+    expect(text.stderr).toContain("model `gpt-4o-mni` is not in lllm's model table");
+    expect(text.stderr).toContain("`gpt-4o-mini`");
+    expect(text.stdout).toMatch(/^ok tactic /);
+    expect(text.stdout).not.toContain("model table");
+    const json = await runCliInProcess(["validate", loop, "--model", "gpt-4o-mni", "--json"], { env });
+    expect(json.code).toBe(0);
+    expect(json.stderr).toContain("model `gpt-4o-mni` is not in lllm's model table");
+    expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, agents: [{ model: "gpt-4o-mni" }] });
   }, 60_000);
 
   it("the same for a provider prefix: anthropic/claude-haku-4-5", async () => {
