@@ -31,7 +31,7 @@ describe("PriceTable", () => {
     expect(table.costOf("anthropic/claude-haiku-4-5", tokens)).toBeCloseTo(expected, 10);
     // The run's tally (what `run --json`, the run log and batch report) adds up the same price.
     const tally = new RunTally(table);
-    const reply = { type: "model_reply", agent: "a", round: 1, text: "", toolCalls: [], usage: tokens, model: "anthropic/claude-haiku-4-5" } as const;
+    const reply = { type: "model_reply" as const, agent: "a", round: 1, text: "", toolCalls: [], usage: tokens, model: "anthropic/claude-haiku-4-5" };
     tally.add(reply);
     tally.add(reply);
     expect(tally.cost).toBeCloseTo(2 * expected, 10);
