@@ -30,7 +30,8 @@ describe("lllm models", () => {
   it("--json gives one object with every provider", async () => {
     const result = await runCli(["models", "--json"], { env: { ...base, OPENAI_API_KEY: "sk-x" } });
     expect(result.code).toBe(0);
-    const report = JSON.parse(result.stdout) as { providers: Array<{ prefix: string; key_env: string[]; key_set: boolean; models: string[] }> };
+    const report = JSON.parse(result.stdout) as { schema_version: number; providers: Array<{ prefix: string; key_env: string[]; key_set: boolean; models: string[] }> };
+    expect(report.schema_version).toBe(1);
     const byPrefix = new Map(report.providers.map((provider) => [provider.prefix, provider]));
     expect(byPrefix.get("openai/")).toMatchObject({ key_env: ["OPENAI_API_KEY"], key_set: true });
     expect(byPrefix.get("anthropic/")).toMatchObject({ key_env: ["ANTHROPIC_API_KEY"], key_set: false });
