@@ -9,7 +9,7 @@ import { AmbiguousRunIdError, RunStore } from "../store/RunStore.js";
 import { formatCost } from "../store/RunTally.js";
 import { storeFile } from "../store/startRunLog.js";
 import { toReplayScript } from "../store/toReplayScript.js";
-import { paint, warn, writeErr, writeOut } from "./output.js";
+import { paint, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 
 export interface LogsListOptions {
   number?: string;
@@ -57,7 +57,8 @@ export async function logsListCommand(options: LogsListOptions): Promise<void> {
       )
     : [];
   if (options.json) {
-    writeOut(JSON.stringify(runs, null, 2));
+    // One object, like every other `--json` output, so a field can be added later without breaking readers.
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, runs }, null, 2));
     return;
   }
   if (runs.length === 0) {
@@ -71,7 +72,7 @@ export async function logsListCommand(options: LogsListOptions): Promise<void> {
 export async function logsShowCommand(id: string, options: { json?: boolean }): Promise<void> {
   const run = await findRun(id);
   if (options.json) {
-    writeOut(JSON.stringify(run, null, 2));
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...run }, null, 2));
     return;
   }
   writeOut(formatTranscript(run, { heading: (text) => paint("bold", text, process.stdout), dim: (text) => paint("dim", text, process.stdout) }));

@@ -178,6 +178,7 @@ export function buildProgram(): Command {
     .description("a proxy's API documentation, exactly as query_api_doc returns it to the model")
     .argument("[name]", "the proxy's path (default: every proxy)")
     .option("-p, --package <dir>", "package folders to load (repeatable)", collect)
+    .option("--json", "print the definitions as JSON: {schema_version, proxies: [{path, name, description, endpoints}]}")
     .action(async (name: string | undefined, options: Record<string, unknown>, command: Command) => {
       const { proxyDocsCommand } = await import("./proxy.js");
       await proxyDocsCommand(name, command.optsWithGlobals());
@@ -189,6 +190,7 @@ export function buildProgram(): Command {
     .option("--params <json>", "parameters as a JSON object", "{}")
     .option("-p, --package <dir>", "package folders to load (repeatable)", collect)
     .option("--no-cache", "do not read or write the response cache")
+    .option("--json", "print {schema_version, result} (a text answer too), and a failure as one JSON object")
     .action(async (callPath: string, options: Record<string, unknown>, command: Command) => {
       const { proxyCallCommand } = await import("./proxy.js");
       await proxyCallCommand(callPath, command.optsWithGlobals());

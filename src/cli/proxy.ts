@@ -46,7 +46,7 @@ export async function proxyDocsCommand(name: string | undefined, options: ProxyO
   if (name !== undefined) checkName(name, definitions);
   if (options.json) {
     const chosen = name === undefined ? definitions : definitions.filter((definition) => definition.path === name);
-    writeOut(JSON.stringify(chosen.map(describe), null, 2));
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, proxies: chosen.map(describe) }, null, 2));
     return;
   }
   const manager = new ProxyManager({ proxies: definitions, useCache: false });
@@ -66,8 +66,10 @@ export async function proxyCallCommand(callPath: string, options: ProxyCallOptio
   } catch (error) {
     throw asUsageError(error);
   }
-  // stdout is data: JSON, except that a text answer prints as text unless --json asks for JSON throughout.
-  writeOut(typeof result === "string" && !options.json ? result : JSON.stringify(result ?? null, null, 2));
+  // stdout is data: JSON, except that a text answer prints as text. --json wraps either in one object, as
+  // `tools call --json` does, so a pipeline reads `{schema_version, result}` or `{schema_version, error}`.
+  if (options.json) writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, result: result ?? null }, null, 2));
+  else writeOut(typeof result === "string" ? result : JSON.stringify(result ?? null, null, 2));
 }
 
 async function definitionsFor(options: ProxyOptions): Promise<ProxyDefinition[]> {

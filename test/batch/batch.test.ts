@@ -53,7 +53,7 @@ describe("lllm batch", () => {
     expect(results.every((line) => typeof line.run_id === "string")).toBe(true);
     const { cli } = await import("../store/storeTestHelpers.js");
     const shown = await cli(setup.home, ["logs", "show", results[0]!.run_id!, "--json"]);
-    expect(JSON.parse(shown.stdout)).toMatchObject({ id: results[0]!.run_id, batch_id: expect.any(String), status: "ok" });
+    expect(JSON.parse(shown.stdout)).toMatchObject({ schema_version: 1, id: results[0]!.run_id, batch_id: expect.any(String), status: "ok" });
   }, 120_000);
 
   it("reads text lines with --lines and keeps input order with --ordered", async () => {

@@ -88,6 +88,26 @@ describe("lllm CLI", () => {
     expect(listed.proxies.find((proxy) => proxy.path === "weather")).toMatchObject({ path: "weather" });
   });
 
+  it("proxy docs --json: one object with schema_version and each proxy's endpoints", async () => {
+    const docs = await runCliInProcess(["proxy", "docs", "weather", "-p", weather, "--json"]);
+    expect(docs.code).toBe(0);
+    const printed = JSON.parse(docs.stdout) as { schema_version: number; proxies: Array<{ path: string; endpoints: Array<{ endpoint: string }> }> };
+    expect(printed.schema_version).toBe(1);
+    expect(printed.proxies.map((proxy) => proxy.path)).toEqual(["weather"]);
+    expect(printed.proxies[0]!.endpoints.map((endpoint) => endpoint.endpoint)).toEqual(["current/{city}", "forecast/daily"]);
+    const unknown = await runCliInProcess(["proxy", "docs", "wether", "-p", weather, "--json"]);
+    expect(unknown.code).toBe(2);
+    expect(JSON.parse(unknown.stdout)).toMatchObject({ schema_version: 1, error: { code: "proxy_not_found" } });
+  });
+
+  it("proxy call --json: {schema_version, result}", async () => {
+    const call = await runCliInProcess(["proxy", "call", "weather/forecast/daily", "--params", '{"city": "Tokyo", "days": 2}', "-p", weather, "--json", "--no-cache"]);
+    expect(call.code).toBe(0);
+    const printed = JSON.parse(call.stdout) as { schema_version: number; result: Array<{ high: number }> };
+    expect(printed.schema_version).toBe(1);
+    expect(printed.result).toHaveLength(2);
+  });
+
   it("tools show prints the seed's get_weather JSON exactly", async () => {
     const result = await runCliInProcess(["tools", "show", "weather.tools:get_weather", "-p", weather]);
     const expected = readFileSync(path.join(ROOT, "test/tools/fixtures/get_weather.tool.json"), "utf8");

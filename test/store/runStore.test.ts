@@ -224,4 +224,20 @@ describe("lllm logs", { timeout: 180_000 }, () => {
     expect(pruned.stderr).toContain("deleted 2 runs");
     expect(await listRuns(home)).toEqual([]);
   });
+
+  it("prints one object with schema_version for logs --json and logs show --json, also before any run", async () => {
+    const home = tempDir();
+    const empty = await cli(home, ["logs", "--json"]);
+    expect(empty.code).toBe(0);
+    expect(JSON.parse(empty.stdout)).toEqual({ schema_version: 1, runs: [] });
+    expect((await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
+    const listing = JSON.parse((await cli(home, ["logs", "--json"])).stdout) as { schema_version: number; runs: Array<{ id: string }> };
+    expect(listing).toMatchObject({ schema_version: 1, runs: [{ input: "Paris?", status: "ok" }] });
+    const shown = await cli(home, ["logs", "show", "last", "--json"]);
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ schema_version: 1, id: listing.runs[0]!.id, status: "ok", model_calls: expect.any(Array) });
+    const missing = await cli(home, ["logs", "show", "NOSUCHRUN", "--json"]);
+    expect(missing.code).toBe(2);
+    expect(JSON.parse(missing.stdout)).toMatchObject({ schema_version: 1, error: { code: "store_run_not_found" } });
+  });
 });
