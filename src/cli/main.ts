@@ -344,7 +344,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   // Decided by the command's own parsed options once it runs; before that (a usage error), by the words given.
   let json = argv.includes("--json");
   program.hook("preAction", (_program, command) => {
-    json = command.opts().json === true;
+    // With globals: `logs show X --json` gives --json to `logs` (which has it too), not to `show`.
+    json = command.optsWithGlobals().json === true;
   });
   const stopWatching = failIfLoopDrains({ verbose, json: () => json });
   const signals = handleSignals();

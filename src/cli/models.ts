@@ -1,4 +1,4 @@
-import { PriceTable } from "../store/PriceTable.js";
+import { PriceTable, type ModelPrice } from "../store/PriceTable.js";
 import { providerOfModel, unknownModelWarning } from "../providers/modelCatalogue.js";
 import { PROVIDER_ROUTES } from "../providers/providerRoutes.js";
 import { SCHEMA_VERSION, writeOut } from "./output.js";
@@ -46,7 +46,7 @@ export function modelsCommand(options: ModelsCommandOptions, env: NodeJS.Process
  * provider, naming the closest known ones. A base URL of the user's (OPENAI_BASE_URL, `invoker_config.base_url`)
  * makes any bare name plausible, so those are not checked.
  */
-export function warnUnknownModels(agents: ReadonlyArray<{ config: { model_name?: string | undefined; invoker_config?: Record<string, unknown> | undefined } }>, prices: Record<string, { input: number; output: number; cached_input?: number }>, warn: (text: string) => void, env: NodeJS.ProcessEnv = process.env): void {
+export function warnUnknownModels(agents: ReadonlyArray<{ config: { model_name?: string | undefined; invoker_config?: Record<string, unknown> | undefined } }>, prices: Record<string, ModelPrice>, warn: (text: string) => void, env: NodeJS.ProcessEnv = process.env): void {
   const table = PriceTable.load(prices);
   const seen = new Set<string>();
   for (const agent of agents) {

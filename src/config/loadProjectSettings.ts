@@ -21,8 +21,8 @@ export interface ProjectSettings {
   home?: string;
   /** `false`: runs are not recorded in the run store (`$LLLM_HOME/logs.db`). */
   log?: boolean;
-  /** Model prices in dollars per million tokens, over the shipped table (`input`, `output`, optional `cached_input`). */
-  prices?: Record<string, { input: number; output: number; cached_input?: number }>;
+  /** Model prices in dollars per million tokens, over the shipped table (`input`, `output`, optional `cached_input`, `cache_write`). */
+  prices?: Record<string, { input: number; output: number; cached_input?: number; cache_write?: number }>;
 }
 
 export interface LoadedProjectSettings {

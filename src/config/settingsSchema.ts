@@ -14,7 +14,7 @@ const SETTINGS_SCHEMA: AnySchemaObject = {
         type: "object",
         additionalProperties: false,
         required: ["input", "output"],
-        properties: { input: { type: "number", minimum: 0 }, output: { type: "number", minimum: 0 }, cached_input: { type: "number", minimum: 0 } },
+        properties: { input: { type: "number", minimum: 0 }, output: { type: "number", minimum: 0 }, cached_input: { type: "number", minimum: 0 }, cache_write: { type: "number", minimum: 0 } },
       },
     },
   },

@@ -1,9 +1,13 @@
 import { readFileSync } from "node:fs";
 
-/** Prices of one model, in US dollars per million tokens. `cached_input` defaults to `input`. */
+/**
+ * Prices of one model, in US dollars per million tokens. `cached_input` (a prompt token read from the provider's
+ * cache) defaults to `input`; `cache_write` (one written to it) defaults to 1.25 times `input`.
+ */
 export interface ModelPrice {
   input: number;
   cached_input?: number;
+  cache_write?: number;
   output: number;
 }
 
@@ -21,9 +25,10 @@ export interface TokenCounts {
 }
 
 /**
- * What a prompt token written to the provider's cache costs, as a multiple of the input price. Only Anthropic
- * reports such tokens, and bills them at 1.25 times the input price for its 5-minute cache (the `ephemeral`
- * breakpoints lllm sets); other providers write their caches at no extra cost and report none.
+ * What a prompt token written to the provider's cache costs, as a multiple of the input price, when the table gives
+ * no `cache_write` price. Only Anthropic reports such tokens, and bills them at 1.25 times the input price for its
+ * 5-minute cache (the `ephemeral` breakpoints lllm sets); other providers write their caches at no extra cost and
+ * report none.
  */
 const CACHE_WRITE_MULTIPLIER = 1.25;
 
@@ -86,6 +91,6 @@ export class PriceTable {
     const cached = Math.min(tokens.cachedPromptTokens ?? 0, tokens.promptTokens);
     const written = Math.min(tokens.cacheWritePromptTokens ?? 0, tokens.promptTokens - cached);
     const fresh = tokens.promptTokens - cached - written;
-    return (fresh * price.input + cached * (price.cached_input ?? price.input) + written * price.input * CACHE_WRITE_MULTIPLIER + tokens.completionTokens * price.output) / 1_000_000;
+    return (fresh * price.input + cached * (price.cached_input ?? price.input) + written * (price.cache_write ?? price.input * CACHE_WRITE_MULTIPLIER) + tokens.completionTokens * price.output) / 1_000_000;
   }
 }

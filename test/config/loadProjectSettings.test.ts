@@ -2,6 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadProjectSettings } from "../../src/config/index.js";
+import { PriceTable } from "../../src/store/PriceTable.js";
 import { configError } from "./fixtures/helpers.js";
 import { ROOT } from "../helpers/paths.js";
 import { tempDir } from "../helpers/tempTree.js";
@@ -63,6 +64,15 @@ describe("loadProjectSettings", () => {
     const file = write("project/package.json", '{\n  "name": "app",\n  "lllm": {\n    "hom": "x"\n  }\n}\n');
     const error = await configError(loadProjectSettings(nested));
     expect(error.message).toBe(`${file}:4:5: unknown key \`hom\` in package.json#lllm\n  did you mean one of \`home\`, \`log\`?`);
+  });
+
+  it("reads a model's cache-write price from prices:, and the run's cost uses it", async () => {
+    write("project/.lllmrc.yaml", "prices:\n  my-claude: {input: 1, cached_input: 0.1, cache_write: 2, output: 5}\n");
+    const { settings } = await loadProjectSettings(nested);
+    expect(settings.prices).toEqual({ "my-claude": { input: 1, cached_input: 0.1, cache_write: 2, output: 5 } });
+    const table = PriceTable.load(settings.prices);
+    // 0.5M fresh at 1, 0.2M read from the cache at 0.1, 0.3M written to it at 2 (not 1.25 x 1), 0.1M out at 5.
+    expect(table.costOf("anthropic/my-claude", { promptTokens: 1_000_000, cachedPromptTokens: 200_000, cacheWritePromptTokens: 300_000, completionTokens: 100_000 })).toBeCloseTo(0.5 + 0.02 + 0.6 + 0.5, 10);
   });
 
   it("returns no settings when there is no file, and is not confused by this repository's package.json", async () => {
