@@ -61,7 +61,11 @@ export function writeGvisorBundle(folder: string, layout: GvisorLayout): string 
   return folder;
 }
 
-/** The runsc command line that runs the bundle in `folder`, keeping its state in `state`. */
+/**
+ * The runsc command line that runs the bundle in `folder`, keeping its state in `state`. --ignore-cgroups: the
+ * bundle sets no cgroup limit (the host's watchdog holds the sandbox to its memory limit), and a runsc killed when
+ * its kernel closes could not remove the cgroups it made, one per container in every hierarchy, for good.
+ */
 export function runscArguments(folder: string, state: string, id: string, rootless: boolean): string[] {
-  return [...(rootless ? ["--rootless"] : []), "--network=none", `--root=${state}`, "run", `--bundle=${folder}`, id];
+  return [...(rootless ? ["--rootless"] : []), "--network=none", "--ignore-cgroups", `--root=${state}`, "run", `--bundle=${folder}`, id];
 }

@@ -10,6 +10,12 @@ import { tempDir } from "../helpers/tempTree.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 
 const gvisor = await detectGvisor();
+
+/** The cgroups (v1 hierarchies or v2) named after a container id. */
+function cgroupsNamed(container: string): string[] {
+  const roots = existsSync("/sys/fs/cgroup") ? readdirSync("/sys/fs/cgroup").map((name) => path.join("/sys/fs/cgroup", name)) : [];
+  return ["/sys/fs/cgroup", ...roots].map((root) => path.join(root, container)).filter((folder) => existsSync(folder));
+}
 const SECRET = "sk-gvisor-secret-77e1";
 
 describe("detectGvisor", () => {
@@ -44,7 +50,11 @@ describe.skipIf(!gvisor.available)("PythonKernel under gVisor", () => {
     expect(await kernel.run("import os\nprint(x, os.getcwd(), os.getuid() != 0, sorted(os.environ))")).toBe("42 /workspace True ['HOME', 'LANG', 'PATH', 'PWD', 'TMPDIR']\n");
     const bridged = await PythonKernel.start({ isolation: { backend: "gvisor" }, hostFunctions: { double: (args) => (args as { n: number }).n * 2 } });
     expect(await bridged.run('import lllm_bridge\nprint(lllm_bridge.call("double", {"n": 21}))')).toBe("42\n");
+    const container = readFileSync(`/proc/${bridged.pid}/cmdline`, "utf8").split("\0").filter(Boolean).at(-1)!;
+    expect(container).toMatch(/^lllm-\d+-\d+$/);
     await bridged.close();
+    // A closed kernel's runsc is killed, and could not remove a cgroup of its container: it must have made none.
+    expect(cgroupsNamed(container)).toEqual([]);
   });
 
   it("has no network, no host secrets, and no host files", async () => {
@@ -110,7 +120,8 @@ setInterval(() => {}, 1000);
     const kernelFolders = (): string[] => readdirSync(hostTmp).filter((name) => name.startsWith("lllm-kernel-"));
     const host = spawn(process.execPath, [path.join(root, "node_modules/jiti/lib/jiti-cli.mjs"), script], { env, stdio: ["ignore", "pipe", "inherit"] });
     const pid = await new Promise<number>((resolve) => host.stdout.once("data", (chunk: Buffer) => resolve(Number(chunk.toString().trim()))));
-    const state = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").find((arg) => arg.startsWith("--root="))!;
+    const commandLine = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
+    const state = commandLine.find((arg) => arg.startsWith("--root="))!;
     const runsc = (): string[] =>
       readdirSync("/proc").filter((name) => {
         try {
@@ -126,5 +137,6 @@ setInterval(() => {}, 1000);
     expect(runsc()).toEqual([]);
     await waitUntil(() => kernelFolders().length === 0);
     expect(kernelFolders()).toEqual([]);
+    expect(cgroupsNamed(commandLine.at(-1)!)).toEqual([]);
   });
 });
