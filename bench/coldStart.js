@@ -2,6 +2,7 @@
 // interleaved, medians). The tool-round cases run `lllm run` and a bare `openai` SDK script (bareOpenAI.mjs)
 // against the same mock server of lllm/testing, which asks for as many tool rounds as the model name says.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -25,6 +26,12 @@ function run(command, args, { cwd, env }) {
       else resolve({ ms, stderr });
     });
   });
+}
+
+/** The file `import "lllm"` loads: the package's "." export (older builds: dist/index.js). */
+function publicEntry(root) {
+  const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+  return pkg.exports?.["."]?.import ?? pkg.main ?? "dist/index.js";
 }
 
 /**
@@ -57,7 +64,7 @@ export async function coldStartSuite({ root, benchRoot, runs }) {
     bare1: [node, [bare, "bench-1"]],
     run100: [node, lllmRun(100)],
     bare100: [node, [bare, "bench-100"]],
-    importLllm: [node, importOf(pathToFileURL(path.join(root, "dist", "index.js")).href)],
+    importLllm: [node, importOf(pathToFileURL(path.join(root, publicEntry(root))).href)],
     importOpenai: [node, importOf(import.meta.resolve("openai"))],
   };
   // Every case runs with report-rss.mjs: wall time, CPU time and peak RSS of the same runs. On a busy machine the

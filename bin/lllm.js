@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Thin launcher: everything lives in the built CLI so start-up stays a single import.
+// Thin launcher: everything lives in the built CLI (one bundle, scripts/bundle.js) so start-up stays one import.
 import { readFileSync } from "node:fs";
 import module from "node:module";
 
@@ -12,7 +12,7 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   // Answered here, as the CLI would: scripts call it often, and it needs nothing else loaded.
   process.stdout.write(`${JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version}\n`);
 } else {
-  import("../dist/cli/main.js").then((cli) => cli.main(process.argv)).catch((error) => {
+  import("../dist/bundle/cli.js").then((cli) => cli.main(process.argv)).catch((error) => {
     process.stderr.write(`lllm: could not start: ${error?.message ?? error}\nRun \`npm run build\` in the lllm folder first.\n`);
     process.exitCode = 1;
   });

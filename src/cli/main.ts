@@ -1,9 +1,9 @@
 import type * as Commander from "commander";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import path from "node:path";
 import { useValidatorCache } from "../util/sharedAjv.js";
+import { requireVendored } from "../util/lazyModule.js";
 import { useTranspileCache } from "../registry/transpileCache.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
@@ -12,9 +12,9 @@ import { failureJson, reportError, writeOut } from "./output.js";
 import { reserveStdout } from "./reserveStdout.js";
 import { handleSignals } from "./handleSignals.js";
 
-// commander is CommonJS: `require` loads it as such, where `import` would first scan it for export names (Node's
-// CommonJS lexer), a cost every command paid at start.
-const { Argument, Command, CommanderError, Option } = createRequire(import.meta.url)("commander") as typeof Commander;
+// commander is CommonJS: `require` loads it as such (from its one-file copy when built), where `import` would
+// first scan it for export names (Node's CommonJS lexer), a cost every command paid at start.
+const { Argument, Command, CommanderError, Option } = requireVendored<typeof Commander>("commander");
 type Command = Commander.Command;
 
 /** Global flags every command sees. */

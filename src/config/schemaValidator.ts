@@ -17,7 +17,8 @@ let validators: Record<SchemaName, ValidateFunction> | undefined;
  * schema is a programming error: add it to the build script.
  */
 export function schemaValidator(schema: SchemaName | AnySchemaObject): ValidateFunction {
-  validators ??= require("./generated/validators.cjs") as Record<SchemaName, ValidateFunction>;
+  // The path goes through the folder's name: it holds from dist/<folder>/ and from the bundle in dist/bundle/ alike.
+  validators ??= require("../config/generated/validators.cjs") as Record<SchemaName, ValidateFunction>;
   if (typeof schema === "string") return validators[schema];
   const name = schema === tacticSchema() ? "tactic" : schema === packageSchema() ? "manifest" : schema === settingsSchema() ? "settings" : undefined;
   if (!name) throw new Error("validateAgainstSchema: no validator was generated for this schema; add it to scripts/build-validators.js");

@@ -46,7 +46,10 @@ async function createLoader(): Promise<Jiti> {
  */
 function lazyPublicApi(light: Record<string, unknown>): Record<string, unknown> {
   let full: Record<string, unknown> | undefined;
-  const all = (): Record<string, unknown> => (full ??= createRequire(import.meta.url)("../index.js") as Record<string, unknown>);
+  // The bundled build (dist/bundle/) has its index beside this chunk; the per-file build one folder up. Either way
+  // it is the module instance the CLI runs, so classes (`ToolError`, …) are the ones lllm checks against.
+  const index = import.meta.url.includes("/dist/bundle/") ? "./index.js" : "../index.js";
+  const all = (): Record<string, unknown> => (full ??= createRequire(import.meta.url)(index) as Record<string, unknown>);
   const target: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, light);
   return new Proxy(target, {
     // Only a real API name loads the rest: interop probes (`default`, `__esModule`, `then`, symbols) must not.

@@ -34,7 +34,8 @@ export class PriceTable {
   /** The shipped table, with `overrides` (the project settings' `prices:`) replacing or adding models. */
   static load(overrides: Record<string, ModelPrice> = {}): PriceTable {
     // Read once per process: a batch starts a run (and a tally) per item.
-    const data = (shipped ??= JSON.parse(readFileSync(new URL("./prices.json", import.meta.url), "utf8")) as { as_of: string; models: Record<string, ModelPrice> });
+    // The path goes through the folder's name: it holds from dist/<folder>/ and from the bundle in dist/bundle/ alike.
+    const data = (shipped ??= JSON.parse(readFileSync(new URL("../store/prices.json", import.meta.url), "utf8")) as { as_of: string; models: Record<string, ModelPrice> });
     return new PriceTable({ ...data.models, ...overrides }, data.as_of);
   }
 

@@ -27,6 +27,24 @@ export function lazyRequire<T extends object>(id: string): T {
   return lazyObject(() => require(id) as T);
 }
 
+/** The dependencies the build bundles into one file each (scripts/bundle.js writes dist/vendor/<name>.cjs). */
+export type VendoredModule = "zod" | "yaml" | "commander";
+
+/**
+ * A dependency from its one-file copy in dist/vendor/ when lllm runs built, else (tests run src/) from
+ * node_modules. Node resolves and reads each file of a package on its own: zod is 95 files, yaml 72, which cost
+ * start-up more than their code. The path goes through the folder's name, so it holds from dist/util/ and from
+ * the bundle in dist/bundle/ alike.
+ */
+export function requireVendored<T>(id: VendoredModule): T {
+  try {
+    return require(`../vendor/${id}.cjs`) as T;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND" || !String((error as Error).message).includes(`vendor/${id}.cjs`)) throw error;
+    return require(id) as T;
+  }
+}
+
 /** `require(id)` now, relative to lllm's own folder: for code that needs a CommonJS dependency synchronously. */
 export function requireNow<T>(id: string): T {
   return require(id) as T;
