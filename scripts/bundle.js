@@ -16,6 +16,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const dist = (file) => path.join(root, "dist", file);
 const out = dist("bundle");
 
+/** `dep-<package>` for a module inside node_modules (the innermost package), else null. */
+function dependencyOf(id) {
+  const names = [...id.matchAll(/[\\/]node_modules[\\/]((?:@[^\\/]+[\\/])?[^\\/]+)/g)];
+  return names.length ? `dep-${names.at(-1)[1].replace(/^@/, "").replace(/[\\/]/g, "-")}` : null;
+}
+
 rmSync(out, { recursive: true, force: true });
 rmSync(dist("vendor"), { recursive: true, force: true });
 for (const name of ["zod", "yaml", "commander"]) {
@@ -33,6 +39,15 @@ await build({
   external: [/^node:/, "libsql", "jiti", /^@modelcontextprotocol\//, /^@opentelemetry\//, "bullmq", "ioredis", "playwright-core"],
   // A dynamic import of a module that is also imported statically stays where it is: said by design, not a problem.
   checks: { ineffectiveDynamicImport: false },
-  output: { dir: out, format: "esm", entryFileNames: "[name].js", chunkFileNames: "[name]-[hash].js", sourcemap: true },
+  output: {
+    dir: out,
+    format: "esm",
+    entryFileNames: "[name].js",
+    chunkFileNames: "[name]-[hash].js",
+    sourcemap: true,
+    // Each dependency in a chunk named after it (dep-openai-….js): it loads when first imported, as from
+    // node_modules, and a test can tell which dependencies a command loaded.
+    codeSplitting: { groups: [{ debugName: "dependencies", name: (id) => dependencyOf(id), test: /[\\/]node_modules[\\/]/ }] },
+  },
   logLevel: "warn",
 });
