@@ -5,6 +5,7 @@ import path from "node:path";
 import { useValidatorCache } from "../util/sharedAjv.js";
 import { requireVendored } from "../util/lazyModule.js";
 import { useTranspileCache } from "../registry/transpileCache.js";
+import { useParsedYamlCache } from "../config/parsedYamlCache.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
@@ -337,6 +338,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   useValidatorCache(path.join(cache, "validators"));
   // TypeScript package files are transpiled once, into a folder of this user's own (not the shared temp folder).
   useTranspileCache(path.join(cache, "jiti"));
+  useParsedYamlCache(path.join(cache, "yaml"));
   const program = buildProgram();
   const verbose = argv.includes("--verbose") || argv.includes("-v");
   // Decided by the command's own parsed options once it runs; before that (a usage error), by the words given.
