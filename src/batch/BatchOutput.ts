@@ -2,6 +2,7 @@ import { closeSync, createReadStream, existsSync, fdatasyncSync, ftruncateSync, 
 import { createInterface } from "node:readline";
 import { redactSecrets } from "../util/redact.js";
 import type { BatchResult } from "./BatchItem.js";
+import { writeOwnStdout } from "../util/ownStdout.js";
 
 export interface OpenBatchOutputOptions {
   /** `--out`; without it the lines go to standard output (and nothing can be resumed). */
@@ -84,7 +85,7 @@ export class BatchOutput {
   }
 
   #writeLine(line: string): void {
-    if (this.#fd === undefined) process.stdout.write(line);
+    if (this.#fd === undefined) writeOwnStdout(line);
     else writeSync(this.#fd, line);
   }
 

@@ -12,6 +12,7 @@ import { failIfLoopDrains } from "./failIfLoopDrains.js";
 import { failureJson, reportError, writeOut } from "./output.js";
 import { reserveStdout } from "./reserveStdout.js";
 import { handleSignals } from "./handleSignals.js";
+import { writeOwnStdout } from "../util/ownStdout.js";
 
 // commander is CommonJS: `require` loads it as such (from its one-file copy when built), where `import` would
 // first scan it for export names (Node's CommonJS lexer), a cost every command paid at start.
@@ -48,7 +49,7 @@ export function buildProgram(): Command {
     .configureHelp({ showGlobalOptions: true })
     .configureOutput({
       writeErr: (text) => process.stderr.write(text),
-      writeOut: (text) => process.stdout.write(text),
+      writeOut: (text) => writeOwnStdout(text),
       // Usage errors read like every other error: `lllm: error: …`.
       outputError: (text, write) => write(text.startsWith("error: ") ? `lllm: ${text}` : text),
     })
