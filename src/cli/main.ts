@@ -6,6 +6,7 @@ import { useValidatorCache } from "../util/sharedAjv.js";
 import { requireVendored } from "../util/lazyModule.js";
 import { useTranspileCache } from "../registry/transpileCache.js";
 import { useParsedYamlCache } from "../config/parsedYamlCache.js";
+import { useCodeCache } from "../util/codeCache.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
@@ -16,7 +17,9 @@ import { writeOwnStdout } from "../util/ownStdout.js";
 
 // commander is CommonJS: `require` loads it as such (from its one-file copy when built), where `import` would
 // first scan it for export names (Node's CommonJS lexer), a cost every command paid at start.
-const { Argument, Command, CommanderError, Option } = requireVendored<typeof Commander>("commander");
+// Loaded when the program is built, after the code cache is set up (util/codeCache.ts).
+let commander: typeof Commander | undefined;
+const cli = (): typeof Commander => (commander ??= requireVendored<typeof Commander>("commander"));
 type Command = Commander.Command;
 
 /** Global flags every command sees. */
@@ -40,6 +43,7 @@ const collect = (value: string, previous: string[] = []): string[] => [...previo
  * nothing but commander.
  */
 export function buildProgram(): Command {
+  const { Argument, Command, Option } = cli();
   const program = new Command("lllm")
     .description("Run LLM agents from declarative YAML/JSON tactic files.")
     .version(version(), "-V, --version")
@@ -340,6 +344,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   // TypeScript package files are transpiled once, into a folder of this user's own (not the shared temp folder).
   useTranspileCache(path.join(cache, "jiti"));
   useParsedYamlCache(path.join(cache, "yaml"));
+  useCodeCache(path.join(cache, "v8"));
   const program = buildProgram();
   const verbose = argv.includes("--verbose") || argv.includes("-v");
   // Decided by the command's own parsed options once it runs; before that (a usage error), by the words given.
@@ -352,7 +357,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   try {
     await program.parseAsync(argv);
   } catch (error) {
-    if (error instanceof CommanderError) {
+    if (error instanceof cli().CommanderError) {
       // Help and version are successes; every other commander error is a usage error (exit 2).
       process.exitCode = error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version" ? 0 : 2;
       if (process.exitCode === 2 && json) writeOut(JSON.stringify(failureJson(new ConfigError("usage", error.message.replace(/^error: /, "").trim())), null, 2));

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { requireCompiled } from "./codeCache.js";
 
 const require = createRequire(import.meta.url);
 
@@ -38,7 +39,7 @@ export type VendoredModule = "zod" | "yaml" | "commander";
  */
 export function requireVendored<T>(id: VendoredModule): T {
   try {
-    return require(`../vendor/${id}.cjs`) as T;
+    return requireCompiled(require.resolve(`../vendor/${id}.cjs`), require) as T;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND" || !String((error as Error).message).includes(`vendor/${id}.cjs`)) throw error;
     return require(id) as T;
