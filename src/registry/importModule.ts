@@ -5,6 +5,7 @@ import path from "node:path";
 import { runInToolScope } from "../tools/toolScope.js";
 import { zodModule } from "../util/lazyZod.js";
 import { transpileCacheFolder } from "./transpileCache.js";
+import { importFromTranspileCache } from "./importFromTranspileCache.js";
 
 let loader: Promise<Jiti> | undefined;
 
@@ -17,10 +18,14 @@ let loader: Promise<Jiti> | undefined;
  * The loader is created on first use: start-up of commands that load no code stays fast.
  */
 export async function importModule(file: string): Promise<Record<string, unknown>> {
-  loader ??= createLoader();
-  const jiti = await loader;
   // A tool file's top-level code is tool code too: what it prints is marked with its name, like a tool's output.
-  const loaded: unknown = await runInToolScope({ label: path.basename(file), file, kind: "import" }, () => jiti.import(file));
+  const loaded: unknown = await runInToolScope({ label: path.basename(file), file, kind: "import" }, async () => {
+    const folder = transpileCacheFolder();
+    const cached = folder === undefined ? undefined : await importFromTranspileCache(file, { folder, virtualModules: await virtualModules() });
+    if (cached) return cached;
+    loader ??= createLoader();
+    return (await loader).import(file);
+  });
   return typeof loaded === "object" && loaded !== null ? (loaded as Record<string, unknown>) : { default: loaded };
 }
 
@@ -28,16 +33,23 @@ async function createLoader(): Promise<Jiti> {
   // jiti is CommonJS: `require` loads it as such, where `import()` would first scan its 190 KB bundle for export
   // names (Node's CommonJS lexer), which costs more than loading it.
   const { createJiti } = createRequire(import.meta.url)("jiti") as typeof import("jiti");
-  const light = await import("../packageApi.js");
   return createJiti(import.meta.url, {
     // zod loads when a package file reads from it, not for every tool file.
-    virtualModules: { lllm: lazyPublicApi(light), zod: zodModule, "zod/v4": zodModule },
+    virtualModules: await virtualModules(),
     interopDefault: false,
     // Transpiled files are kept between runs, keyed by file content: in a folder of this user's own when the CLI
     // named one (see transpileCache.ts), else in jiti's default folder.
     fsCache: privateFolder(transpileCacheFolder()) ?? true,
     moduleCache: true,
   });
+}
+
+let virtual: Promise<Record<string, unknown>> | undefined;
+
+/** What `import … from "lllm"` and `"zod"` give package files, the same objects however a file is loaded. */
+function virtualModules(): Promise<Record<string, unknown>> {
+  virtual ??= import("../packageApi.js").then((light) => ({ lllm: lazyPublicApi(light), zod: zodModule, "zod/v4": zodModule }));
+  return virtual;
 }
 
 /**
