@@ -34,7 +34,7 @@ for (const name of ["zod", "yaml", "commander"]) {
   });
 }
 await build({
-  input: { cli: dist("cli/main.js"), index: dist("index.js"), packageApi: dist("packageApi.js"), testing: dist("testing/index.js") },
+  input: { cli: dist("cli/main.js"), index: dist("index.js"), packageApi: dist("packageApi/index.js"), testing: dist("testing/index.js") },
   platform: "node",
   external: [/^node:/, "libsql", "jiti", /^@modelcontextprotocol\//, /^@opentelemetry\//, "bullmq", "ioredis", "playwright-core"],
   // A dynamic import of a module that is also imported statically stays where it is: said by design, not a problem.

@@ -7,7 +7,9 @@ export const ERROR_CODES = [
   "answer_filtered",
   "answer_truncated",
   "batch_bad_csv",
+  "batch_bad_line",
   "batch_budget",
+  "batch_duplicate_id",
   "batch_no_input_column",
   "code_action_budget",
   "code_action_failed",
@@ -30,6 +32,7 @@ export const ERROR_CODES = [
   "config_unknown_provider",
   "dialog_not_open",
   "input_invalid",
+  "internal_error",
   "interrupted",
   "manifest_invalid",
   "manifest_parse",
@@ -88,6 +91,7 @@ export const ERROR_CODES = [
   "ref_ambiguous",
   "ref_invalid",
   "ref_section",
+  "run_id_invalid",
   "run_unfinished",
   "sandbox_aborted",
   "sandbox_closed",
@@ -149,6 +153,7 @@ export const ERROR_CODES = [
   "usage_sandbox",
   "usage_timeout",
   "usage_var",
+  "worker_failed",
 ] as const;
 
 /** A stable, machine-readable error code, e.g. `config_invalid`. */

@@ -65,7 +65,9 @@ export { Agent, Dialog, UnknownToolError, ROUND_LIMIT_TEXT, REPEATED_CALL_TEXT, 
 export { createModel, OpenAIChatModel, OpenAIResponsesModel, type CreateModelOptions, type Model, type ModelMessage, type ModelRequest, type ModelResponse, type ResponseFormat, type ToolCallRequest, type ToolSchema, type Usage } from "./providers/index.js";
 
 // Proxies: whole data APIs behind CALL_API.
-export { proxy, ProxyManager, ProxyCallError, loadProxies, type ProxySpec, type ProxyDefinition, type ProxyManagerOptions } from "./proxies/index.js";
+export { proxy, ProxyManager, ProxyCallError, type ProxySpec, type ProxyDefinition, type ProxyManagerOptions } from "./proxies/index.js";
+// Loading them is the registry's work (the packages' proxies/ files), beside tools and tactics.
+export { loadProxies } from "./registry/loadProxies.js";
 
 // Sandboxes: the persistent Python kernel (isolated with bubblewrap) and the Step 17 interface.
 export { PythonKernel, SubprocessSandbox, BridgeError, closeAllKernels, detectIsolation, detectGvisor, type Sandbox, type PythonKernelOptions, type IsolationOptions } from "./sandbox/index.js";
@@ -99,12 +101,14 @@ export {
 export { McpConnections } from "./mcp/McpConnections.js";
 export { McpToolError } from "./mcp/McpToolError.js";
 export { MCP } from "./mcp/MCP.js";
-export { assertProviderMcpSupported } from "./mcp/assertProviderMcpSupported.js";
+export { assertProviderMcpSupported } from "./providers/assertProviderMcpSupported.js";
 export { createPackageServer } from "./mcp/createPackageServer.js";
 
 // Tactics.
 export { prepareTactic, type PreparedTactic, type PrepareOptions, type BoundAgent, type BoundTool } from "./tactics/prepareTactic.js";
 export { runTactic } from "./tactics/runTactic.js";
 export { tacticAsFunction } from "./tactics/tacticAsFunction.js";
-export { tactic, type TacticSpec, type TacticContext, type TacticDefinition, type TacticToolSpec } from "./tactics/tactic.js";
+export { tactic, type TacticSpec, type TacticContext, type TacticDefinition, type TacticToolSpec } from "./packageApi/tactic.js";
 export type { RunOptions, TacticResult, ToolCallRecord, RunUsage } from "./tactics/TacticRun.js";
+// One recorded run, as `lllm run` and each item of `lllm batch` make it: checks, the run store's record, usage and cost.
+export { runRecorded, type RecordedRunOptions, type RecordedRun, type RecordedRunSuccess, type RecordedRunFailure, type RecordedUsage } from "./run/runRecorded.js";

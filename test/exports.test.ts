@@ -11,7 +11,7 @@ describe("public exports", () => {
         "ModelBehaviorError", "OpenAIChatModel", "OpenAIResponsesModel", "Package", "ParseError", "Prompt", "ProviderError",
         "REPEATED_CALL_TEXT", "ROUND_LIMIT_TEXT", "Registry", "SandboxError", "ToolError", "UnknownToolError", "createModel",
         "declaration", "formatLocation", "functionFromDeclaration", "lllmHome", "loadProjectSettings", "loadTacticFile",
-        "normalizeParameters", "packageSchema", "parseRef", "prepareTactic", "readManifest", "runTactic", "tacticSchema",
+        "normalizeParameters", "packageSchema", "parseRef", "prepareTactic", "readManifest", "runRecorded", "runTactic", "tacticSchema",
         "toFunctionTool", "tool", "z",
       ].sort(),
     );

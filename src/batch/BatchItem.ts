@@ -1,4 +1,6 @@
+import type { ErrorCode } from "../errors.js";
 import type { RunUsage } from "../tactics/TacticRun.js";
+import { runUsageJson } from "../tactics/tacticResultJson.js";
 
 /** One input of a batch, as read from the dataset. */
 export interface BatchItem {
@@ -10,17 +12,29 @@ export interface BatchItem {
   input: unknown;
   vars: Record<string, string>;
   /** Set when the line could not be read as an item: it is reported as failed, never run. */
-  problem?: { code: string; message: string };
+  problem?: { code: ErrorCode; message: string };
 }
 
-/** One line of the output (NDJSON), written when the item finishes. */
+/** The result of one item; written as one line of the output (NDJSON, see batchResultJson) when the item finishes. */
 export interface BatchResult {
   id: string;
   status: "ok" | "error";
   output: unknown;
-  error: { code: string; message: string } | null;
+  error: { code: ErrorCode; message: string } | null;
   usage: RunUsage;
+  /** US dollars; null when a model's price is unknown or nothing ran. */
   cost: number | null;
-  run_id: string | null;
-  duration_ms: number;
+  /** The item's run in the run store, when it was recorded. */
+  runId: string | null;
+  durationMs: number;
+}
+
+/** An item that failed without running (a bad line, a duplicate id, a worker that gave up): nothing spent. */
+export function failedBatchResult(id: string, error: { code: ErrorCode; message: string }): BatchResult {
+  return { id, status: "error", output: null, error, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, llmCalls: 0 }, cost: null, runId: null, durationMs: 0 };
+}
+
+/** One line of the output as JSON writes it: `{id, status, output, error, usage, cost, run_id, duration_ms}`. */
+export function batchResultJson(result: BatchResult): Record<string, unknown> {
+  return { id: result.id, status: result.status, output: result.output, error: result.error, usage: runUsageJson(result.usage), cost: result.cost, run_id: result.runId, duration_ms: result.durationMs };
 }

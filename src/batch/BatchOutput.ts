@@ -1,7 +1,7 @@
 import { closeSync, createReadStream, existsSync, fdatasyncSync, ftruncateSync, openSync, readSync, renameSync, statSync, writeSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { redactSecrets } from "../util/redact.js";
-import type { BatchResult } from "./BatchItem.js";
+import { batchResultJson, type BatchResult } from "./BatchItem.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
 
 export interface OpenBatchOutputOptions {
@@ -62,7 +62,7 @@ export class BatchOutput {
 
   /** The item at `index` finished: write its line (with --ordered, once every earlier item is written). */
   write(index: number, result: BatchResult): void {
-    this.#emit(index, `${redactSecrets(JSON.stringify(result))}\n`);
+    this.#emit(index, `${redactSecrets(JSON.stringify(batchResultJson(result)))}\n`);
   }
 
   /** The item at `index` was skipped (already done): with --ordered, the items after it need not wait for it. */

@@ -1,6 +1,6 @@
 import { InterruptedError } from "../errors.js";
 import type { AdaptiveConcurrency } from "./AdaptiveConcurrency.js";
-import type { BatchItem, BatchResult } from "./BatchItem.js";
+import { failedBatchResult, type BatchItem, type BatchResult } from "./BatchItem.js";
 import type { BatchOutput } from "./BatchOutput.js";
 
 /** Counts of a batch so far (the progress line and the summary read them). */
@@ -69,11 +69,11 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
     output.write(item.index, result);
     if (result.status === "ok") stats.ok += 1;
     else stats.failed += 1;
-    stats.promptTokens += result.usage.prompt_tokens;
-    stats.completionTokens += result.usage.completion_tokens;
+    stats.promptTokens += result.usage.promptTokens;
+    stats.completionTokens += result.usage.completionTokens;
     if (result.cost === null) {
-      if (result.usage.llm_calls > 0) stats.costUnknown += 1;
-      if (options.maxCost !== undefined && result.usage.llm_calls > 0 && !warnedCost) {
+      if (result.usage.llmCalls > 0) stats.costUnknown += 1;
+      if (options.maxCost !== undefined && result.usage.llmCalls > 0 && !warnedCost) {
         warnedCost = true;
         options.warn?.(`item ${result.id}: its model has no known price, so --max-cost does not count it (add the model's price under \`prices:\` in the project settings)`);
       }
@@ -94,7 +94,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
         (error: unknown) => {
           if (error instanceof InterruptedError) stats.cancelled += 1;
           // runItem turns failures into results; anything else is a bug, still reported as this item's failure.
-          else record(item, { id: item.id, status: "error", output: null, error: { code: "internal_error", message: error instanceof Error ? error.message : String(error) }, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 }, cost: null, run_id: null, duration_ms: 0 });
+          else record(item, failedBatchResult(item.id, { code: "internal_error", message: error instanceof Error ? error.message : String(error) }));
         },
       )
       .finally(() => {
@@ -122,7 +122,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
         continue;
       }
       if (seen.has(item.id)) {
-        record(item, { id: item.id, status: "error", output: null, error: { code: "batch_duplicate_id", message: `id \`${item.id}\` appears more than once in the dataset; this later item (number ${item.index + 1}) is not run` }, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 }, cost: null, run_id: null, duration_ms: 0 });
+        record(item, failedBatchResult(item.id, { code: "batch_duplicate_id", message: `id \`${item.id}\` appears more than once in the dataset; this later item (number ${item.index + 1}) is not run` }));
         continue;
       }
       seen.add(item.id);

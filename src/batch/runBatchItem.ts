@@ -1,11 +1,9 @@
 import type { Model } from "../providers/index.js";
 import type { AgentConfig } from "../config/index.js";
-import { ConfigError, InterruptedError, isLllmError } from "../errors.js";
-import { startRunLog } from "../store/startRunLog.js";
+import { ConfigError, isLllmError } from "../errors.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
-import { runTactic } from "../tactics/runTactic.js";
 import type { ApprovalPolicy } from "../codeaction/approval.js";
-import { missingTemplateVariables } from "../tactics/templateVariables.js";
+import { runRecorded } from "../run/runRecorded.js";
 import type { BatchItem, BatchResult } from "./BatchItem.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
 
@@ -32,41 +30,33 @@ export interface RunBatchItemOptions {
 export async function runBatchItem(item: BatchItem, options: RunBatchItemOptions): Promise<BatchResult> {
   const started = performance.now();
   const usage = new UsageCounter();
-  const failed = (code: string, message: string, extra: Partial<BatchResult> = {}): BatchResult => ({ id: item.id, status: "error", output: null, error: { code, message }, usage: usage.toReport(), cost: null, run_id: null, duration_ms: Math.round(performance.now() - started), ...extra });
-  if (item.problem) return failed(item.problem.code, item.problem.message);
-  const vars = { ...options.vars, ...item.vars };
-  const missing = missingTemplateVariables(options.prepared, vars);
-  if (missing.length > 0) {
-    // As in `lllm run`: before any model call, so that no item stops halfway, after paid calls, for a missing var.
-    const names = [...new Set(missing.map((entry) => entry.name))];
-    return failed("template_missing_variable", `${names.map((name) => `{${name}}`).join(", ")} ha${names.length === 1 ? "s" : "ve"} no value: give it in the item's vars (a CSV column, "vars" in JSONL) or with --var`);
-  }
-  const runLog = await startRunLog({ prepared: options.prepared, input: typeof item.input === "string" ? item.input : JSON.stringify(item.input), vars, batchId: options.batchId, ...(options.log !== undefined ? { log: options.log } : {}), warn: options.warn });
-  const runId = runLog.recorder?.id ?? null;
-  try {
-    const result = await runTactic(options.prepared, {
-      input: item.input,
-      vars,
-      ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
-      signal: options.signal,
-      createModel: options.createModel,
-      approve: options.approve,
-      onEvent: (event) => {
-        if (event.type === "model_reply") usage.add(event.usage);
-        runLog.onEvent(event);
-      },
-    });
-    await runLog.finish({ output: result.output });
-    return { id: item.id, status: "ok", output: result.output, error: null, usage: usage.toReport(), cost: runLog.tally.cost, run_id: runId, duration_ms: Math.round(performance.now() - started) };
-  } catch (error) {
-    if (options.signal.aborted) {
-      const interrupted = options.signal.reason instanceof InterruptedError ? options.signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: error });
-      await runLog.finish({ error: interrupted });
-      throw interrupted;
-    }
-    await runLog.finish({ error });
-    const code = isLllmError(error) ? error.code : "internal_error";
-    const message = error instanceof Error ? error.message : String(error);
-    return failed(code, error instanceof ConfigError && error.hint ? `${message} (${error.hint})` : message, { cost: runLog.tally.cost, run_id: runId });
-  }
+  const line = (outcome: Pick<BatchResult, "status" | "output" | "error">, recorded: { cost: number | null; runId?: string } = { cost: null }): BatchResult => ({
+    id: item.id,
+    ...outcome,
+    usage: usage.toReport(),
+    cost: recorded.cost,
+    runId: recorded.runId ?? null,
+    durationMs: Math.round(performance.now() - started),
+  });
+  if (item.problem) return line({ status: "error", output: null, error: { code: item.problem.code, message: item.problem.message } });
+  const run = await runRecorded(options.prepared, {
+    input: item.input,
+    vars: { ...options.vars, ...item.vars },
+    ...(options.maxSteps !== undefined ? { maxSteps: options.maxSteps } : {}),
+    signal: options.signal,
+    createModel: options.createModel,
+    approve: options.approve,
+    batchId: options.batchId,
+    ...(options.log !== undefined ? { log: options.log } : {}),
+    warn: options.warn,
+    missingVariableHint: () => `Give it in the item's vars (a CSV column, "vars" in JSONL) or with --var.`,
+    usage,
+  });
+  if (run.ok) return line({ status: "ok", output: run.result.output, error: null }, run);
+  // A cancelled item is not reported at all, so that a rerun runs it again.
+  if (options.signal.aborted) throw run.error;
+  const { error } = run;
+  const code = isLllmError(error) ? error.code : "internal_error";
+  const message = error instanceof Error ? error.message : String(error);
+  return line({ status: "error", output: null, error: { code, message: error instanceof ConfigError && error.hint ? `${message} (${error.hint})` : message } }, run);
 }

@@ -4,7 +4,7 @@ import path from "node:path";
 import { BudgetError, ConfigError } from "../errors.js";
 import { approveAll, approveNone } from "../codeaction/approval.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
-import { newRunId } from "../store/newRunId.js";
+import { newRunId } from "../util/newRunId.js";
 import { formatCost } from "../store/RunTally.js";
 import { AdaptiveConcurrency } from "../batch/AdaptiveConcurrency.js";
 import { BatchOutput } from "../batch/BatchOutput.js";
@@ -20,6 +20,7 @@ import { QueueDispatcher } from "../batch/queue/QueueDispatcher.js";
 import { loadBullmq, queueConnection, queueName } from "../batch/queue/queueConnection.js";
 import { holdFirstSignal, stopSignal } from "./handleSignals.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
+import { warnUnknownModels } from "./models.js";
 import { paint, warn, writeErr } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
@@ -58,6 +59,7 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   // Loaded, validated and bound once for the whole batch.
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   warnBrokenFiles(prepared.registry);
+  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
 
   const live = Boolean(process.stderr.isTTY);
   const progress = options.quiet ? undefined : new BatchProgress({ live, total: () => total });

@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError, InterruptedError } from "../errors.js";
-import { loadProxies, ProxyManager } from "../proxies/index.js";
+import { ProxyManager } from "../proxies/index.js";
+import { loadProxies } from "../registry/loadProxies.js";
 import { PythonKernel, type IsolationBackend } from "../sandbox/index.js";
 import { MAX_MESSAGE_BYTES } from "../sandbox/KernelProcess.js";
 import { callApiKernelOptions, PROXY_DEFAULTS } from "../tactics/proxyTools.js";

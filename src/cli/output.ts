@@ -1,4 +1,4 @@
-import { ConfigError, formatLocation, isLllmError, type LllmError } from "../errors.js";
+import { ConfigError, formatLocation, isLllmError, type ErrorCode, type LllmError } from "../errors.js";
 import { redactSecrets } from "../util/redact.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
 
@@ -89,7 +89,7 @@ export function runningCommandDetails(): Record<string, unknown> {
 }
 
 /** The one JSON object a `--json` command prints on failure: `{schema_version, error: {code, message, hint}, …}`. */
-export function failureJson(error: unknown, fallbackCode = "internal_error"): Record<string, unknown> {
+export function failureJson(error: unknown, fallbackCode: ErrorCode = "internal_error"): Record<string, unknown> {
   const details = typeof error === "object" && error !== null ? failureDetails.get(error) : undefined;
   if (!isLllmError(error)) {
     const message = error instanceof Error ? error.message : String(error);

@@ -1,6 +1,7 @@
 import { displayPath } from "../config/displayPath.js";
 import { ConfigError } from "../errors.js";
-import { loadProxies, ProxyCallError, ProxyManager, type ProxyDefinition } from "../proxies/index.js";
+import { ProxyCallError, ProxyManager, type ProxyDefinition } from "../proxies/index.js";
+import { loadProxies } from "../registry/loadProxies.js";
 import { didYouMean } from "../util/closest.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { parseJsonObjectFlag } from "./parseJsonObjectFlag.js";

@@ -1,11 +1,9 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
-import { ConfigError, InterruptedError, LllmError } from "../errors.js";
-import { checkProviderTools } from "../providers/checkProviderTools.js";
+import { ConfigError } from "../errors.js";
 import { warnUnknownModels } from "./models.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
-import { runTactic } from "../tactics/runTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
 import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/approval.js";
 import { stopSignal } from "./handleSignals.js";
@@ -16,7 +14,10 @@ import { warnBrokenFiles } from "./loadRegistry.js";
 import { StreamedLine } from "./StreamedLine.js";
 import { toolFailureText } from "./toolFailureText.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, setRunningDetails, warn, writeErr, writeOut } from "./output.js";
-import { startRunLog, type RunLog } from "../store/startRunLog.js";
+import { runRecorded } from "../run/runRecorded.js";
+import { recordedRunJson } from "../run/recordedRunJson.js";
+import { runUsageJson } from "../tactics/tacticResultJson.js";
+import { codeActionReportJson } from "../codeaction/CodeActionReport.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
 import { parseVars } from "./parseVars.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
@@ -50,7 +51,6 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   warnBrokenFiles(prepared.registry);
   warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
-  checkProviderTools(prepared.agents);
   const input = readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
   const vars = parseVars(options.var ?? []);
   const maxSteps = options.maxSteps === undefined ? undefined : parseCount(options.maxSteps);
@@ -76,78 +76,56 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       }
     : undefined;
 
-  // Counted here too, so that a failed run's --json object can still say what was spent.
+  // Counted as the run goes, so that a run stopped from outside (a tool that never settles) can still say what it spent.
   const usage = new UsageCounter();
-  setRunningDetails(() => ({ output: null, usage: usage.toReport() }));
-  // The run store listens to the events; a dry run calls nothing and is not a run.
+  setRunningDetails(() => ({ output: null, usage: runUsageJson(usage.toReport()) }));
   if (continued && (prepared.tactic.config.tactic_type ?? "agent") !== "agent") {
     throw new ConfigError("usage_continue_pattern", `--continue works with the agent pattern; this tactic's tactic_type is \`${prepared.tactic.config.tactic_type}\``, { location: { file: "--continue" } });
   }
-  let runLog: RunLog | undefined;
-  // Opened once the library's checks pass (a run stopped by a missing template variable is not recorded).
-  const openRunLog = async (): Promise<void> => {
-    runLog = await startRunLog({ prepared, input, vars, ...(options.log !== undefined ? { log: options.log } : {}), ...(continued ? { continuesRun: continued.id } : {}), warn });
-  };
   const signal = stopSignal();
   const reportRetry = retryReporter(Boolean(options.verbose));
-  try {
-    const result = await runTactic(prepared, {
-      input,
-      vars,
-      ...(maxSteps !== undefined ? { maxSteps } : {}),
-      ...(modelTimeout !== undefined ? { modelTimeout } : {}),
-      onModelRetry: (notice) => {
-        reportRetry(notice);
-        runLog?.onRetry(notice);
-      },
-      signal,
-      ...(onText ? { onText } : {}),
-      onEvent: (event) => {
-        if (event.type === "model_reply") usage.add(event.usage);
-        if (options.verbose || event.type === "warning") process.stderr.write(line.breakForLog());
-        runLog?.onEvent(event);
-        reportEvent(event, Boolean(options.verbose));
-      },
-      ...(options.dryRun ? { dryRun: true } : { onStart: openRunLog }),
-      approve: approvalPolicy(options.approve),
-      ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
-      ...(continued ? { history: continued.history } : {}),
-    });
-    if (result.dry_run_request) {
-      writeOut(JSON.stringify(result.dry_run_request, null, 2));
-      return;
-    }
-    const log = runLog as RunLog | undefined; // assigned by onStart, which TypeScript cannot see
-    await log?.finish({ output: result.output, details: programDetails(result) });
-    const tally = log?.tally;
-    if (tally && options.verbose) writeErr(paint("dim", `lllm: ${tally.summary(result.duration_ms)}${log?.recorder ? ` · run ${log?.recorder.id}` : ""}`));
-    if (options.json) {
-      const report = tally ? { ...result, usage: { ...result.usage, cached_prompt_tokens: tally.usage.cached_prompt_tokens, reasoning_tokens: tally.usage.reasoning_tokens }, cost: tally.cost, ...(log?.recorder ? { run_id: log?.recorder.id } : {}) } : result;
-      writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...report }, null, 2));
-    } else if (streamed) {
-      show(redactor.flush());
-      writeOwnStdout(line.end());
-    } else {
-      writeOut(typeof result.output === "string" ? result.output : JSON.stringify(result.output, null, 2));
-    }
-  } catch (error) {
+  // The run store listens to the events; a dry run calls nothing and is not a run.
+  const run = await runRecorded(prepared, {
+    input,
+    vars,
+    ...(maxSteps !== undefined ? { maxSteps } : {}),
+    ...(modelTimeout !== undefined ? { modelTimeout } : {}),
+    onModelRetry: reportRetry,
+    signal,
+    ...(onText ? { onText } : {}),
+    onEvent: (event) => {
+      if (options.verbose || event.type === "warning") process.stderr.write(line.breakForLog());
+      reportEvent(event, Boolean(options.verbose));
+    },
+    ...(options.dryRun ? { dryRun: true } : {}),
+    approve: approvalPolicy(options.approve),
+    ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
+    ...(continued ? { history: continued.history, continuesRun: continued.id } : {}),
+    ...(options.log !== undefined ? { log: options.log } : {}),
+    warn,
+    usage,
+  });
+  if (!run.ok) {
     // What was streamed before the failure is shown (the error says it is only part of the answer).
     if (streamed) show(redactor.flush());
-    const interrupted = signal.aborted ? (signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: error })) : undefined;
-    await runLog?.finish({ error: interrupted ?? error, ...(error instanceof LllmError && "report" in error ? { details: { code_action: (error as { report: unknown }).report } } : {}) });
-    if (interrupted) {
-      addFailureDetails(interrupted, { output: null, usage: usage.toReport() });
-      throw interrupted;
-    }
     // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
-    addFailureDetails(error, { output: null, usage: usage.toReport(), ...(error instanceof LllmError && "report" in error ? { code_action: (error as { report: unknown }).report } : {}) });
-    throw error;
+    addFailureDetails(run.error, { output: null, usage: runUsageJson(usage.toReport()), ...(run.codeAction !== undefined ? { code_action: codeActionReportJson(run.codeAction) } : {}) });
+    throw run.error;
   }
-}
-
-/** What programs did and stored, for the run log (the parts of the --json report beyond the answer). */
-function programDetails(result: { code_action?: unknown; tool_chains?: unknown[]; artifacts?: unknown[] }): Record<string, unknown> {
-  return { ...(result.code_action ? { code_action: result.code_action } : {}), ...(result.tool_chains ? { tool_chains: result.tool_chains } : {}), ...(result.artifacts ? { artifacts: result.artifacts } : {}) };
+  const { result } = run;
+  if (result.dryRunRequest) {
+    writeOut(JSON.stringify(result.dryRunRequest, null, 2));
+    return;
+  }
+  if (options.verbose) writeErr(paint("dim", `lllm: ${run.summary}${run.runId !== undefined ? ` · run ${run.runId}` : ""}`));
+  if (options.json) {
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...recordedRunJson(run) }, null, 2));
+  } else if (streamed) {
+    show(redactor.flush());
+    writeOwnStdout(line.end());
+  } else {
+    writeOut(typeof result.output === "string" ? result.output : JSON.stringify(result.output, null, 2));
+  }
 }
 
 /** `--approve` decides; without it a person at a terminal is asked, and with nobody to ask nothing is approved. */

@@ -1,7 +1,6 @@
 import path from "node:path";
 import { formatLocation } from "../errors.js";
 import { prepareTactic, type PreparedTactic } from "../tactics/prepareTactic.js";
-import { checkProviderTools } from "../providers/checkProviderTools.js";
 import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, warn, writeOut } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
@@ -19,7 +18,6 @@ export async function validateCommand(file: string, options: ValidateOptions): P
     prepared = await prepareTactic(await resolveTacticTarget(file, options.package), { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
     // A run that does not use a broken tool file still works, but validate is the place to hear about all of them.
     prepared.registry.assertNoBrokenFiles();
-    checkProviderTools(prepared.agents);
   } catch (error) {
     // Tools read stdout: with --json an invalid tactic is data too (the CLI prints the failure object with its
     // problems), besides the message on stderr and exit 2.

@@ -1,7 +1,9 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash } from "node:crypto";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { lllmHome } from "../registry/Registry.js";
+import { lllmHome } from "../config/lllmHome.js";
+import { ConfigError } from "../errors.js";
+import { newRunId } from "../util/newRunId.js";
 import { BridgeError } from "../sandbox/BridgeError.js";
 
 /** One stored artifact, as `--json` lists it. */
@@ -47,9 +49,15 @@ export class ArtifactStore {
     this.#maxBytes = Math.floor((options.maxMb ?? DEFAULT_ARTIFACTS_MB) * 1024 * 1024);
   }
 
-  /** A store in a new run folder under `$LLLM_HOME/runs/`. */
-  static forRun(env: NodeJS.ProcessEnv = process.env, options: { maxMb?: number } = {}): ArtifactStore {
-    return new ArtifactStore(path.join(lllmHome(env), "runs", newRunId(), "artifacts"), options);
+  /**
+   * A store in the run's folder, `$LLLM_HOME/runs/<run id>/artifacts/`: `runId` is the run store's id of the run (so
+   * `lllm logs show ID` and the folder agree); a run that is not recorded gets a new id of the same form.
+   */
+  static forRun(env: NodeJS.ProcessEnv = process.env, options: { maxMb?: number; runId?: string } = {}): ArtifactStore {
+    const { runId = newRunId(), ...rest } = options;
+    // A folder name, never a path: an id with a separator or `..` would put the files elsewhere.
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(runId)) throw new ConfigError("run_id_invalid", `run id \`${runId}\` is not a folder name: letters, digits, \`_\` and \`-\` only`);
+    return new ArtifactStore(path.join(lllmHome(env), "runs", runId, "artifacts"), rest);
   }
 
   /** The folder the files go to (it exists only once something was stored). */
@@ -116,12 +124,6 @@ export class ArtifactStore {
   list(): ArtifactRecord[] {
     return [...this.#records.values()];
   }
-}
-
-/** `20261130-190412-3fa9c1`: sortable by time, unique enough for one machine. */
-export function newRunId(now = new Date()): string {
-  const stamp = now.toISOString().replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
-  return `${stamp}-${randomBytes(3).toString("hex")}`;
 }
 
 function isText(mime: string): boolean {

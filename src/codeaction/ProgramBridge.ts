@@ -30,6 +30,13 @@ export interface ProgramBridgeOptions {
   onBudgetReached?: (() => void) | undefined;
 }
 
+/** A bridged call as it started: when, which tool, and the digest of its arguments ("" until they resolve). */
+interface CallStart {
+  started: number;
+  tool: string;
+  digest: string;
+}
+
 /**
  * The host end of one program's tool calls (seed 002): every call is counted, checked (name, arguments,
  * approval), run as the agent loop would run it (`FunctionTool.call`), and answered with a value, a handle to a
@@ -90,36 +97,39 @@ export class ProgramBridge {
     const started = performance.now();
     const { name, args } = isPlainObject(request) ? request : { name: undefined, args: undefined };
     const toolName = typeof name === "string" ? name : String(name);
+    // What the call's record says besides how it ended; the digest is known once the arguments are.
+    const call: CallStart = { started, tool: toolName, digest: "" };
     this.#count += 1;
     if (this.#count > this.options.maxToolCalls) {
       if (!this.budgetExceeded) this.options.onBudgetReached?.();
       this.budgetExceeded = true;
       // The cap's value is never given, so that the model cannot fit the data to it (seed 002).
-      return this.#finish(started, toolName, "", "budget_exceeded", fail("ToolBudgetExceeded", "CALL_CAP", `this program reached its cap on function calls, so ${toolName}() was not called. Let the error raise; do not catch it.`));
+      return this.#finish(call, "budget_exceeded", fail("ToolBudgetExceeded", "CALL_CAP", `this program reached its cap on function calls, so ${toolName}() was not called. Let the error raise; do not catch it.`));
     }
     const tool = this.#tools.get(toolName);
     if (!tool) {
       const known = [...this.#tools.keys()].sort().join(", ") || "none";
-      return this.#finish(started, toolName, "", "unknown_tool", fail("ToolError", "UNKNOWN_TOOL", `there is no function named ${toolName}; the functions are: ${known}`));
+      return this.#finish(call, "unknown_tool", fail("ToolError", "UNKNOWN_TOOL", `there is no function named ${toolName}; the functions are: ${known}`));
     }
     let resolved: Record<string, unknown>;
     try {
       if (args !== undefined && args !== null && !isPlainObject(args)) throw new Error(`the arguments of ${toolName} must be keyword arguments`);
       resolved = resolveArtifacts(args ?? {}, this.options.artifacts) as Record<string, unknown>;
     } catch (error) {
-      return this.#finish(started, toolName, "", "error", fail("ToolError", "INVALID_ARGUMENTS", (error as Error).message));
+      return this.#finish(call, "error", fail("ToolError", "INVALID_ARGUMENTS", (error as Error).message));
     }
     const digest = argumentsDigest(toolName, resolved);
+    call.digest = digest;
     const key = `${toolName}\0${digest}`;
     const ledger = tool.sideEffects ? this.options.ledger : undefined;
     const recorded = ledger?.replay(key);
-    if (recorded) return this.#finish(started, toolName, digest, "replayed", recorded);
+    if (recorded) return this.#finish(call, "replayed", recorded);
     if (tool.approval === "required" && !(await this.options.approval({ tool: toolName, arguments: resolved }))) {
-      return this.#finish(started, toolName, digest, "denied", fail("ToolApprovalDenied", "APPROVAL_DENIED", `${toolName} needs approval, and the call was refused; it did not run`));
+      return this.#finish(call, "denied", fail("ToolApprovalDenied", "APPROVAL_DENIED", `${toolName} needs approval, and the call was refused; it did not run`));
     }
     const envelope = await this.#run(tool, resolved);
     ledger?.record(key, envelope);
-    return this.#finish(started, toolName, digest, envelope.ok ? "ok" : "error", envelope);
+    return this.#finish(call, envelope.ok ? "ok" : "error", envelope);
   }
 
   async #run(tool: FunctionTool, args: Record<string, unknown>): Promise<ToolEnvelope> {
@@ -142,8 +152,8 @@ export class ProgramBridge {
     return { ok: true, handle: { ref: record.ref, size: record.size, mime: record.mime, text: artifacts.preview(record) } };
   }
 
-  #finish(started: number, tool: string, digest: string, status: BridgedCallStatus, envelope: ToolEnvelope): ToolEnvelope {
-    const record: BridgedCallRecord = { tool, arguments_digest: digest, status, duration_ms: Math.round((performance.now() - started) * 100) / 100 };
+  #finish(call: CallStart, status: BridgedCallStatus, envelope: ToolEnvelope): ToolEnvelope {
+    const record: BridgedCallRecord = { tool: call.tool, argumentsDigest: call.digest, status, durationMs: Math.round((performance.now() - call.started) * 100) / 100 };
     if (!envelope.ok) record.error = envelope.error.message;
     this.calls.push(record);
     return envelope;

@@ -62,8 +62,8 @@ export interface CodeActionResult {
 export async function runCodeAction(options: RunCodeActionOptions): Promise<CodeActionResult> {
   const started = performance.now();
   const { agent, settings } = options;
-  const report: CodeActionReport = { tool_calls: 0, attempts: 0, programs: [], error: null, duration_ms: 0 };
-  const finish = (): CodeActionReport => Object.assign(report, { duration_ms: Math.round(performance.now() - started) });
+  const report: CodeActionReport = { toolCalls: 0, attempts: 0, programs: [], error: null, durationMs: 0 };
+  const finish = (): CodeActionReport => Object.assign(report, { durationMs: Math.round(performance.now() - started) });
   const ledger = new SideEffectLedger();
   let budgetHit = false;
   agent.open("main", { promptArgs: options.promptArgs ?? {} });
@@ -84,7 +84,7 @@ export async function runCodeAction(options: RunCodeActionOptions): Promise<Code
     const outcome = code === undefined ? undefined : await run(code, options, ledger, attempt);
     const record = programRecord(attempt, code ?? "", outcome);
     report.programs.push(record);
-    report.tool_calls += record.tool_calls;
+    report.toolCalls += record.toolCalls;
     if (outcome?.status === "ok") {
       report.error = null;
       if (budgetHit) (options.onEvent ?? agent.onEvent)?.({ type: "warning", agent: agent.name, message: "code-action: the answer comes from a program written after an earlier one reached max_tool_calls" });
@@ -119,8 +119,8 @@ function run(code: string, options: RunCodeActionOptions, ledger: SideEffectLedg
 }
 
 function programRecord(attempt: number, code: string, outcome: ProgramOutcome | undefined): ProgramRecord {
-  if (!outcome) return { attempt, status: "error", tool_calls: 0, calls: [], error: "the reply contained no program", duration_ms: 0, code };
-  return { attempt, status: outcome.status, tool_calls: outcome.bridge.toolCalls, calls: outcome.bridge.calls, error: outcome.error ?? null, duration_ms: Math.round(outcome.durationMs), code };
+  if (!outcome) return { attempt, status: "error", toolCalls: 0, calls: [], error: "the reply contained no program", durationMs: 0, code };
+  return { attempt, status: outcome.status, toolCalls: outcome.bridge.toolCalls, calls: outcome.bridge.calls, error: outcome.error ?? null, durationMs: Math.round(outcome.durationMs), code };
 }
 
 function repairPrompt(outcome: ProgramOutcome | undefined, settings: CodeActionSettings): string {

@@ -73,7 +73,7 @@ ${PROGRAM_RULES}`,
         label: "tool_chain: the script",
         onWarning: options.onWarning,
       });
-      options.onScript?.({ attempt: 1, status: outcome.status, tool_calls: outcome.bridge.toolCalls, calls: outcome.bridge.calls, error: outcome.error ?? null, duration_ms: Math.round(performance.now() - started), code: String(code) });
+      options.onScript?.({ attempt: 1, status: outcome.status, toolCalls: outcome.bridge.toolCalls, calls: outcome.bridge.calls, error: outcome.error ?? null, durationMs: Math.round(performance.now() - started), code: String(code) });
       switch (outcome.status) {
         case "ok":
           return outcome.answer;

@@ -11,7 +11,7 @@ export { killTrackedChildren } from "./childProcesses.js";
 export { parseServerSpec, type ServerSpecOptions } from "./parseServerSpec.js";
 export { splitCommandLine } from "./splitCommandLine.js";
 export { MCP, type McpOptions, type McpToolDeclaration, type McpRequireApproval, type McpApprovalFilter } from "./MCP.js";
-export { assertProviderMcpSupported } from "./assertProviderMcpSupported.js";
+export { assertProviderMcpSupported } from "../providers/assertProviderMcpSupported.js";
 export { createPackageServer, type PackageServerOptions } from "./createPackageServer.js";
 export { packageTools, type PackageTools } from "./packageTools.js";
 export { toCallToolResult } from "./toCallToolResult.js";

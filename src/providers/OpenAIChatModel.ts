@@ -1,5 +1,5 @@
 import { OpenAIClientModel } from "./OpenAIClientModel.js";
-import { assertProviderMcpSupported } from "../mcp/assertProviderMcpSupported.js";
+import { assertProviderMcpSupported } from "./assertProviderMcpSupported.js";
 import type OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
 import type { ModelRequest, ModelResponse } from "./Model.js";

@@ -10,7 +10,7 @@ interface AgentTools {
 }
 
 /**
- * At load time (`lllm run` before anything starts, `lllm validate`): every tool of an agent whose model is
+ * At load time (prepareTactic, so `lllm validate`, `lllm run` and `lllm batch` before anything starts): every tool of an agent whose model is
  * Gemini's must have a schema Gemini can express. Fails with the first one that cannot, naming the agent, the
  * tool, where it is bound, and the construct.
  */

@@ -1,5 +1,4 @@
 import { closest } from "../util/closest.js";
-import type { PriceTable } from "../store/PriceTable.js";
 import { PROVIDER_ROUTES, type ProviderRoute } from "./providerRoutes.js";
 
 /** Which provider a price-table model belongs to, by its name. */
@@ -23,13 +22,21 @@ function routeOf(model: string): { route: ProviderRoute; bare: string } | undefi
   return route ? { route, bare: model.slice(slash + 1) } : undefined;
 }
 
+/** The price table as far as the catalogue reads it (the run store's `PriceTable`), so providers need not import the store. */
+export interface KnownModels {
+  priceOf(model: string): unknown;
+  names(): string[];
+  /** The date of the shipped prices, named in the warning. */
+  readonly asOf: string;
+}
+
 /**
  * A warning for a model name the price table does not know but that is close to names it knows, for a provider
  * whose models it lists (OpenAI, Anthropic, Gemini, DeepSeek), naming them: `gpt-4o-mni` is most likely a typo that would cost a
  * failed paid call. Not an error: new models appear every week. Nothing for local servers (Ollama, vLLM, …), for
  * `scripted:` models, or when `customServer` (a base URL of the user's) makes any name plausible.
  */
-export function unknownModelWarning(model: string, table: PriceTable, customServer = false): string | undefined {
+export function unknownModelWarning(model: string, table: KnownModels, customServer = false): string | undefined {
   if (model.startsWith("scripted:") || table.priceOf(model)) return undefined;
   const found = routeOf(model);
   if (!found || (customServer && found.route.prefix === "openai")) return undefined;

@@ -1,7 +1,7 @@
 import path from "node:path";
 import type { ProxyConfig } from "../config/TacticConfig.js";
 import { ConfigError } from "../errors.js";
-import { lllmHome } from "../registry/Registry.js";
+import { lllmHome } from "../config/lllmHome.js";
 import { didYouMean } from "../util/closest.js";
 import { ActiveProxy } from "./ActiveProxy.js";
 import { formatApiDocs } from "./formatApiDocs.js";

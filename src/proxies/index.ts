@@ -17,8 +17,6 @@ export { ActiveProxy, type ActiveProxyOptions } from "./ActiveProxy.js";
 export { ProxyCache, type CacheStats, type CacheKeyParts } from "./ProxyCache.js";
 export { ProxyCallError } from "./proxyError.js";
 export { formatApiDocs } from "./formatApiDocs.js";
-export { loadProxies, type LoadProxiesOptions } from "./loadProxies.js";
-export { loadProxyFile } from "./loadProxyFile.js";
 export { readProxyFile, parseProxyText } from "./readProxyFile.js";
 export { builtinProxies } from "./builtinProxies.js";
 export { toProxyDefinition } from "./toProxyDefinition.js";

@@ -1,9 +1,9 @@
 import { existsSync, realpathSync, statSync, readdirSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { collectProblemsAsync, ConfigError, formatLocation, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { toFunctionTool, type FunctionTool } from "../tools/index.js";
 import { closest } from "../util/closest.js";
+import { lllmHome } from "../config/lllmHome.js";
 import { readManifest } from "./manifest.js";
 import { Package, type FileEntry, type ToolEntry } from "./Package.js";
 import { parseRef, type Ref, type Section } from "./ref.js";
@@ -62,11 +62,6 @@ export interface ResolvedTool {
   ref: string;
   tool: FunctionTool;
   entry?: ToolEntry;
-}
-
-/** `$LLLM_HOME`, default `~/.lllm`. */
-export function lllmHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.LLLM_HOME && env.LLLM_HOME.length > 0 ? path.resolve(env.LLLM_HOME) : path.join(os.homedir(), ".lllm");
 }
 
 /**

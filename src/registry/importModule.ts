@@ -48,7 +48,7 @@ let virtual: Promise<Record<string, unknown>> | undefined;
 
 /** What `import … from "lllm"` and `"zod"` give package files, the same objects however a file is loaded. */
 function virtualModules(): Promise<Record<string, unknown>> {
-  virtual ??= import("../packageApi.js").then((light) => ({ lllm: lazyPublicApi(light), zod: zodModule, "zod/v4": zodModule }));
+  virtual ??= import("../packageApi/index.js").then((light) => ({ lllm: lazyPublicApi(light), zod: zodModule, "zod/v4": zodModule }));
   return virtual;
 }
 

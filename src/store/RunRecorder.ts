@@ -2,7 +2,7 @@ import diagnostics_channel from "node:diagnostics_channel";
 import type { AgentEvent } from "../agent/index.js";
 import { BudgetError, InterruptedError, isLllmError } from "../errors.js";
 import type { ModelMessage } from "../providers/Model.js";
-import { newRunId } from "./newRunId.js";
+import { newRunId } from "../util/newRunId.js";
 import type { SecretRedactor } from "../util/redact.js";
 import type { ModelCallRecord, StoredMessage } from "./RunRecord.js";
 import { encodeOutput, RunStore, type RunStart } from "./RunStore.js";
@@ -223,7 +223,7 @@ export class RunRecorder {
         endedAt,
         status,
         exitCode,
-        errorCode: error === undefined ? null : isLllmError(error) ? error.code : "internal",
+        errorCode: error === undefined ? null : isLllmError(error) ? error.code : "internal_error",
         errorMessage: error === undefined ? null : redactor.redact(describe(error)),
         output: output === null ? null : redactor.redact(output),
         details: outcome.details && Object.keys(outcome.details).length > 0 ? redactor.redact(JSON.stringify(outcome.details)) : null,

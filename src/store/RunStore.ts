@@ -1,7 +1,8 @@
 import { hostname } from "node:os";
 import path from "node:path";
 import { openDatabase, openDatabaseSync, type Database } from "./openDatabase.js";
-import type { ModelCallRecord, RunRecord, RunStatus, RunSummary, StoredUsage, ToolCallStoredRecord } from "./RunRecord.js";
+import type { ModelCallRecord, RunRecord, RunStatus, RunSummary, ToolCallStoredRecord } from "./RunRecord.js";
+import type { TokenTotals } from "./RunTally.js";
 
 /** What is known when a run starts. */
 export interface RunStart {
@@ -20,7 +21,7 @@ export interface RunStart {
 }
 
 /** How a run ended. */
-export interface RunEnd extends StoredUsage {
+export interface RunEnd extends TokenTotals {
   endedAt: number;
   status: Exclude<RunStatus, "running" | "crashed">;
   exitCode: number;
@@ -137,7 +138,7 @@ export class RunStore {
           `UPDATE runs SET ended_at = ?, status = ?, exit_code = ?, error_code = ?, error_message = ?, output = ?, details = ?, models = ?, prompt_tokens = ?, cached_prompt_tokens = ?,
            completion_tokens = ?, reasoning_tokens = ?, llm_calls = ?, cost = ?, duration_ms = ? WHERE id = ?`,
         )
-        .run(end.endedAt, end.status, end.exitCode, end.errorCode, end.errorMessage, end.output, end.details, JSON.stringify(end.models), end.prompt_tokens, end.cached_prompt_tokens, end.completion_tokens, end.reasoning_tokens, end.llmCalls, end.cost, end.durationMs, runId);
+        .run(end.endedAt, end.status, end.exitCode, end.errorCode, end.errorMessage, end.output, end.details, JSON.stringify(end.models), end.promptTokens, end.cachedPromptTokens, end.completionTokens, end.reasoningTokens, end.llmCalls, end.cost, end.durationMs, runId);
       const input = scalar(this.#database.prepare("SELECT input FROM runs WHERE id = ?").raw().get(runId));
       const output = decodeOutput(end.output);
       const searchable = typeof output === "string" ? output : output === null ? "" : JSON.stringify(output);

@@ -1,13 +1,20 @@
 import type { AgentEvent } from "../agent/index.js";
 import type { PriceTable } from "./PriceTable.js";
-import type { StoredUsage } from "./RunRecord.js";
+
+/** Token counts of a run, as the providers reported them (cached prompt and reasoning tokens are parts of the totals). */
+export interface TokenTotals {
+  promptTokens: number;
+  cachedPromptTokens: number;
+  completionTokens: number;
+  reasoningTokens: number;
+}
 
 /**
  * Tokens and cost of a run, summed from its `model_reply` events. The cost is `null` as soon as one call's model
  * has no known price: a partial sum would read as the whole cost.
  */
 export class RunTally {
-  readonly usage: StoredUsage = { prompt_tokens: 0, cached_prompt_tokens: 0, completion_tokens: 0, reasoning_tokens: 0 };
+  readonly usage: TokenTotals = { promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0 };
   llmCalls = 0;
   cost: number | null = 0;
   readonly models = new Set<string>();
@@ -20,10 +27,10 @@ export class RunTally {
   /** Count a model reply; returns that call's cost (null when unknown). */
   add(event: Extract<AgentEvent, { type: "model_reply" }>): number | null {
     const { usage } = event;
-    this.usage.prompt_tokens += usage.promptTokens;
-    this.usage.cached_prompt_tokens += usage.cachedPromptTokens ?? 0;
-    this.usage.completion_tokens += usage.completionTokens;
-    this.usage.reasoning_tokens += usage.reasoningTokens ?? 0;
+    this.usage.promptTokens += usage.promptTokens;
+    this.usage.cachedPromptTokens += usage.cachedPromptTokens ?? 0;
+    this.usage.completionTokens += usage.completionTokens;
+    this.usage.reasoningTokens += usage.reasoningTokens ?? 0;
     this.llmCalls += 1;
     if (event.model !== undefined) this.models.add(event.model);
     const cost = event.model === undefined ? null : this.#prices.costOf(event.model, usage);
@@ -35,8 +42,8 @@ export class RunTally {
   summary(durationMs: number): string {
     const { usage } = this;
     const parts = [`${this.llmCalls} model call${this.llmCalls === 1 ? "" : "s"}`];
-    let tokens = `${usage.prompt_tokens.toLocaleString("en-US")} + ${usage.completion_tokens.toLocaleString("en-US")} tokens`;
-    const details = [usage.cached_prompt_tokens > 0 ? `${usage.cached_prompt_tokens.toLocaleString("en-US")} cached` : "", usage.reasoning_tokens > 0 ? `${usage.reasoning_tokens.toLocaleString("en-US")} reasoning` : ""].filter(Boolean);
+    let tokens = `${usage.promptTokens.toLocaleString("en-US")} + ${usage.completionTokens.toLocaleString("en-US")} tokens`;
+    const details = [usage.cachedPromptTokens > 0 ? `${usage.cachedPromptTokens.toLocaleString("en-US")} cached` : "", usage.reasoningTokens > 0 ? `${usage.reasoningTokens.toLocaleString("en-US")} reasoning` : ""].filter(Boolean);
     if (details.length > 0) tokens += ` (${details.join(", ")})`;
     parts.push(tokens, this.cost === null ? "cost unknown" : formatCost(this.cost), `${(durationMs / 1000).toFixed(1)} s`);
     return parts.join(", ");

@@ -5,39 +5,39 @@ import type { Model } from "../providers/Model.js";
 import type { RetryNotice } from "../providers/requestWithRetries.js";
 import type { PreparedTactic } from "./prepareTactic.js";
 
-/** One tool call of a run, as the JSON report lists it. */
+/** One tool call of a run. */
 export interface ToolCallRecord {
   agent: string;
   name: string;
   arguments: Record<string, unknown>;
   result: unknown;
   error: string | null;
-  duration_ms: number;
+  durationMs: number;
 }
 
 /** Tokens and model calls of a whole run. */
 export interface RunUsage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  llm_calls: number;
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  llmCalls: number;
 }
 
-/** What a tactic run returns; `lllm run --json` prints it. */
+/** What a tactic run returns; `lllm run --json` prints it (see tacticResultJson). */
 export interface TacticResult {
   /** The answer: text, or the validated object when the tactic declares an `output` schema. */
   output: unknown;
   usage: RunUsage;
-  tool_calls: ToolCallRecord[];
-  duration_ms: number;
+  toolCalls: ToolCallRecord[];
+  durationMs: number;
   /** A code-action run: its programs and every bridged call (seed 002's report). */
-  code_action?: CodeActionReport;
+  codeAction?: CodeActionReport;
   /** The scripts agents ran with `tool_chain`, in order, with their bridged calls. */
-  tool_chains?: ProgramRecord[];
+  toolChains?: ProgramRecord[];
   /** Large results and files programs stored, kept under `$LLLM_HOME/runs/<run id>/artifacts/`. */
   artifacts?: ArtifactRecord[];
   /** With `dryRun`: the body of the first model request, exactly as the provider would send it (nothing was sent). */
-  dry_run_request?: Record<string, unknown>;
+  dryRunRequest?: Record<string, unknown>;
 }
 
 export interface RunOptions {
@@ -65,6 +65,11 @@ export interface RunOptions {
    * refuse them all (`lllm run` asks on a terminal, or follows `--approve`).
    */
   approve?: ApprovalPolicy;
+  /**
+   * The run's id: programs' large results and files go to `$LLLM_HOME/runs/<runId>/artifacts/`. `runRecorded`
+   * passes the run store's id; by default a new one. Letters, digits, `_` and `-`.
+   */
+  runId?: string;
   /** The notebook pattern writes its cells and outputs to this file as a Jupyter notebook (nbformat 4). */
   notebookOut?: string;
   /**
@@ -73,7 +78,7 @@ export interface RunOptions {
    */
   history?: Message[];
   /**
-   * Build the first model request and answer it as `dry_run_request` instead of sending it (`lllm run --dry-run`):
+   * Build the first model request and answer it as `dryRunRequest` instead of sending it (`lllm run --dry-run`):
    * no model is called, no key is needed.
    */
   dryRun?: boolean;

@@ -18,8 +18,8 @@ export class UsageCounter {
     return this.promptTokens + this.completionTokens;
   }
 
-  /** The `usage` of the run's report, as JSON writes it (snake_case). */
+  /** The counts so far, as a plain object (the `usage` of a run's result). */
   toReport(): RunUsage {
-    return { prompt_tokens: this.promptTokens, completion_tokens: this.completionTokens, total_tokens: this.totalTokens, llm_calls: this.llmCalls };
+    return { promptTokens: this.promptTokens, completionTokens: this.completionTokens, totalTokens: this.totalTokens, llmCalls: this.llmCalls };
   }
 }

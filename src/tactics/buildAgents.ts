@@ -67,18 +67,18 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
         connections = created;
       }
       for (const server of servers) {
-        addTools(tools, await connections.get(server), bound.name, `MCP server \`${server.name}\``, "Give the server a `prefix` (e.g. `prefix: fs_`) or list only the tools you need in `allowed_tools`.");
+        addTools(tools, await connections.get(server), { agent: bound.name, source: `MCP server \`${server.name}\``, hint: "Give the server a `prefix` (e.g. `prefix: fs_`) or list only the tools you need in `allowed_tools`." });
       }
     }
     for (const capability of bound.capabilities.filter((item) => item.kind === "tactic")) {
       const nested = prepared.nested.get(capability.entry.file);
       if (!nested) throw new Error(`tactic ${capability.ref} was not prepared with ${prepared.tactic.file}`); // prepareTactic binds every nested tactic
-      addTools(tools, [await tacticTool({ nested, capability, options, onEvent, runner })], bound.name, `\`${capability.ref}\``);
+      addTools(tools, [await tacticTool({ nested, capability, options, onEvent, runner })], { agent: bound.name, source: `\`${capability.ref}\`` });
     }
     let systemText = bound.systemPrompt.text;
     const wantsProxies = config.proxy !== undefined || bound.capabilities.some((capability) => capability.kind === "proxy");
     // The proxy and sandbox modules load only for agents that use proxies.
-    if (wantsProxies) definitions ??= await (await import("../proxies/index.js")).loadProxies(prepared.registry);
+    if (wantsProxies) definitions ??= await (await import("../registry/loadProxies.js")).loadProxies(prepared.registry);
     const proxyConfig = definitions && wantsProxies ? effectiveProxyConfig(config.proxy, namedProxies(bound.capabilities, definitions)) : undefined;
     if (proxyConfig && definitions) {
       const [{ ProxyManager }, { proxyTools }] = await Promise.all([import("../proxies/index.js"), import("./proxyTools.js")]);
@@ -93,11 +93,11 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
       });
       // The system prompt is a template (filled at open()); the API docs are literal text with {placeholders}.
       systemText += added.instructions.replaceAll("{", "{{").replaceAll("}", "}}");
-      addTools(tools, added.tools, bound.name, "the proxy block");
+      addTools(tools, added.tools, { agent: bound.name, source: "the proxy block" });
     }
     const toolChainFor = config.tool_chain ? (await import("./toolChainFor.js")).toolChainFor : undefined;
     const chain = config.tool_chain && toolChainFor ? await toolChainFor({ prepared, agent: bound.name, config: config.tool_chain, tools, options, run: toolChain, onWarning: (message) => onEvent({ type: "warning", agent: bound.name, message }) }) : undefined;
-    if (chain) addTools(tools, [chain], bound.name, "`tool_chain`");
+    if (chain) addTools(tools, [chain], { agent: bound.name, source: "`tool_chain`" });
     const systemPrompt = new Prompt({
       path: bound.systemPrompt.ref ?? `${bound.name}/system`,
       prompt: systemText,
@@ -148,8 +148,17 @@ function mcpServersOf(prepared: PreparedTactic, config: AgentConfig): McpServerC
   return [...byName.values()];
 }
 
+interface AddedToolsSource {
+  /** The agent the tools are for. */
+  agent: string;
+  /** Where the added tools come from, for the error: `the proxy block`, an MCP server, a nested tactic's ref. */
+  source: string;
+  /** How to resolve a clash; by default: keep one of the two, or rename one. */
+  hint?: string;
+}
+
 /** Add tools, refusing a second tool with a name the agent already has: the model calls tools by name. */
-function addTools(tools: FunctionTool[], added: FunctionTool[], agent: string, source: string, hint = "Keep one of the two in the agent's `tools:`, or rename one of them."): void {
+function addTools(tools: FunctionTool[], added: FunctionTool[], { agent, source, hint = "Keep one of the two in the agent's `tools:`, or rename one of them." }: AddedToolsSource): void {
   for (const tool of added) {
     if (tools.some((existing) => existing.name === tool.name)) {
       throw new ConfigError("tool_name_clash", `agent \`${agent}\` already has a tool named \`${tool.name}\`; ${source} offers one too`, { hint });

@@ -1,6 +1,6 @@
 import { ConfigError } from "../errors.js";
 import { importModule } from "../registry/index.js";
-import { toTacticDefinition, type TacticDefinition } from "./tactic.js";
+import { toTacticDefinition, type TacticDefinition } from "../packageApi/tactic.js";
 import { errorFirstLine } from "../util/firstLine.js";
 import { isCodeFile } from "../util/codeFile.js";
 

@@ -4,7 +4,8 @@ import { isPlainObject } from "../util/isPlainObject.js";
 import { parseConfigData } from "../config/parseConfigData.js";
 import { BUILT_IN_TACTIC_TYPES, loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
 import { collectProblems, collectProblemsAsync, ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
-import { assertProviderMcpSupported } from "../mcp/assertProviderMcpSupported.js";
+import { assertProviderMcpSupported } from "../providers/assertProviderMcpSupported.js";
+import { checkProviderTools } from "../providers/checkProviderTools.js";
 import { Registry, type FileEntry, type ResolvedTool } from "../registry/index.js";
 import { looksLikeQualifiedRef, parseRef } from "../registry/ref.js";
 import { didYouMean } from "../util/closest.js";
@@ -118,7 +119,7 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
   const agents: BoundAgent[] = [];
   const home = fromPackage(registry, tactic.file);
   tactic.agents.forEach((config, index) => {
-    const systemPrompt = collectProblems(problems, () => resolveSystemPrompt(registry, tactic, config, index, home)) ?? { text: "" };
+    const systemPrompt = collectProblems(problems, () => resolveSystemPrompt({ registry, tactic, config, index, home })) ?? { text: "" };
     const tools: BoundTool[] = [];
     const capabilities: BoundCapability[] = [];
     (config.tools ?? []).forEach((text, toolIndex) => {
@@ -174,12 +175,25 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
   }
   context.binding.delete(absolute);
   if (problems.length > 0) throw ConfigError.fromProblems("tactic_unbound", problems);
+  // Once every tool is bound: a schema the agent's provider cannot take fails here, for validate, run and batch alike.
+  checkProviderTools(agents);
   const prepared: PreparedTactic = { tactic, registry, agents, settings, ...(settingsFile ? { settingsFile } : {}), ...(model ? { model } : {}), nested: context.nested };
   context.nested.set(absolute, prepared);
   return prepared;
 }
 
-function resolveSystemPrompt(registry: Registry, tactic: LoadedTactic, config: AgentConfig, index: number, home: { from?: string }): SystemPrompt {
+/** The agent whose system prompt is read: its config, its place in the tactic file, and where bare refs resolve first. */
+interface SystemPromptSource {
+  registry: Registry;
+  tactic: LoadedTactic;
+  config: AgentConfig;
+  /** The agent's index in `agent_configs` (for the location of an error). */
+  index: number;
+  /** The file whose package a bare prompt ref resolves in first. */
+  home: { from?: string };
+}
+
+function resolveSystemPrompt({ registry, tactic, config, index, home }: SystemPromptSource): SystemPrompt {
   if (config.system_prompt_path === undefined) return { text: config.system_prompt ?? "" };
   const where = tactic.locateAgent(index, ["system_prompt_path"]);
   const entry = registry.resolveEntry("prompts", config.system_prompt_path, { ...home, ...(where ? { where } : {}) });

@@ -32,7 +32,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
       usage.add(event.usage);
     } else if (event.type === "tool_call") {
       const { call } = event;
-      toolCalls.push({ agent: event.agent, name: call.name, arguments: call.arguments, result: call.error === undefined ? call.result ?? null : null, error: call.error ?? null, duration_ms: Math.round(event.durationMs) });
+      toolCalls.push({ agent: event.agent, name: call.name, arguments: call.arguments, result: call.error === undefined ? call.result ?? null : null, error: call.error ?? null, durationMs: Math.round(event.durationMs) });
     }
     options.onEvent?.(event);
   };
@@ -41,7 +41,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   // Programs (code-action, tool_chain) keep large results here; the folder is made only if one arrives.
   // Their total is capped like a program's workspace (`sandbox.workspace_size`).
   const workspaceMb = sandboxIsolation(config.sandbox, prepared.tactic.locate(["sandbox"])).workspaceMb;
-  const artifacts = ArtifactStore.forRun(options.env ?? process.env, workspaceMb === undefined ? {} : { maxMb: workspaceMb });
+  const artifacts = ArtifactStore.forRun(options.env ?? process.env, { ...(workspaceMb === undefined ? {} : { maxMb: workspaceMb }), ...(options.runId !== undefined ? { runId: options.runId } : {}) });
   const toolChains: ProgramRecord[] = [];
   const proxyManagers = new Map<string, ProxyManager>();
   const notebookCells: RanCell[] = [];
@@ -53,14 +53,14 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
     return {
       output,
       usage: usage.toReport(),
-      tool_calls: toolCalls,
-      duration_ms: Math.round(performance.now() - started),
-      ...(codeAction ? { code_action: codeAction } : {}),
-      ...(toolChains.length > 0 ? { tool_chains: toolChains } : {}),
+      toolCalls,
+      durationMs: Math.round(performance.now() - started),
+      ...(codeAction ? { codeAction } : {}),
+      ...(toolChains.length > 0 ? { toolChains } : {}),
       ...(artifacts.list().length > 0 ? { artifacts: artifacts.list() } : {}),
     };
   } catch (error) {
-    if (dryRun && error instanceof dryRun.DryRunStop) return { output: null, usage: usage.toReport(), tool_calls: toolCalls, duration_ms: Math.round(performance.now() - started), dry_run_request: error.body };
+    if (dryRun && error instanceof dryRun.DryRunStop) return { output: null, usage: usage.toReport(), toolCalls, durationMs: Math.round(performance.now() - started), dryRunRequest: error.body };
     throw error;
   } finally {
     // Written on failure too: the cells that ran are what a person debugging the run wants to see.

@@ -1,6 +1,6 @@
 import { ConfigError, type SourceLocation } from "../errors.js";
 import { isCodeTactic, loadTacticDefinition } from "./loadTacticDefinition.js";
-import type { TacticToolSpec } from "./tactic.js";
+import type { TacticToolSpec } from "../packageApi/tactic.js";
 
 /**
  * The tool `pkg.tactics:name#tool` picks: one of the tools of a tactic written in code. A YAML tactic, or a name

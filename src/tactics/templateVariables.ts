@@ -43,13 +43,19 @@ export function missingTemplateVariables(prepared: PreparedTactic, vars: Record<
   return missing;
 }
 
+export interface AssertTemplateVariablesOptions {
+  /** How the caller's user gives `name` a value (default: `--var`, the tactic's `vars:`, or literal braces). */
+  hint?: (name: string) => string;
+}
+
 /** Throw a `template_missing_variable` ConfigError naming every placeholder nothing fills (see missingTemplateVariables). */
-export function assertTemplateVariables(prepared: PreparedTactic, vars: Record<string, unknown>): void {
+export function assertTemplateVariables(prepared: PreparedTactic, vars: Record<string, unknown>, options: AssertTemplateVariablesOptions = {}): void {
   const missing = missingTemplateVariables(prepared, vars);
   if (missing.length === 0) return;
+  const hint = options.hint ?? ((name: string): string => `Pass --var ${name}=…, add it to the tactic's \`vars:\`, or write {{${name}}} for literal braces.`);
   // Before any model call: a run must not stop halfway, after paid calls, for a template typo.
   throw ConfigError.fromProblems(
     "template_missing_variable",
-    missing.map((item) => ({ message: `{${item.name}} in ${item.what} has no value`, ...(item.where ? { location: item.where } : {}), hint: `Pass --var ${item.name}=…, add it to the tactic's \`vars:\`, or write {{${item.name}}} for literal braces.` })),
+    missing.map((item) => ({ message: `{${item.name}} in ${item.what} has no value`, ...(item.where ? { location: item.where } : {}), hint: hint(item.name) })),
   );
 }

@@ -6,6 +6,7 @@ import { ConfigError } from "../errors.js";
 import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "../providers/ScriptedTurn.js";
 import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
 import type { MockRequestBody, RecordedRequest } from "./mockOpenAIServer.js";
+import { readBody } from "./readBody.js";
 
 /** A failure served instead of an answer: an HTTP status in Anthropic's error shape, with `retry-after` when given. */
 export interface AnthropicFailure {
@@ -173,13 +174,4 @@ function sendError(response: ServerResponse, status: number, message: string, re
   if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter);
   response.writeHead(status, headers);
   response.end(JSON.stringify({ type: "error", error: { type: ERROR_TYPES[status] ?? "api_error", message } }));
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    request.on("error", reject);
-  });
 }

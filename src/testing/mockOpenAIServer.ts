@@ -5,6 +5,7 @@ import { setImmediate as nextTick } from "node:timers/promises";
 import { ConfigError } from "../errors.js";
 import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "../providers/ScriptedTurn.js";
 import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
+import { readBody } from "./readBody.js";
 
 /** A request body as the mock received it (parsed JSON); the common fields are typed for convenience. */
 export interface MockRequestBody {
@@ -202,15 +203,6 @@ function checkedScript(turns: readonly ScriptedTurn[]): ScriptedTurn[] {
   const problems = checkTurns(turns);
   if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "mock script turn "));
   return [...turns];
-}
-
-function readBody(request: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    request.on("data", (chunk: Buffer) => chunks.push(chunk));
-    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
-    request.on("error", reject);
-  });
 }
 
 function sendJSON(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -33,6 +33,8 @@ describe("lllm batch", () => {
       expect(line?.output).toBe(`echo: question ${index}`);
     }
     expect(results[0]).toMatchObject({ error: null, usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, llm_calls: 1 } });
+    // The line a user's scripts read: these keys, in this order.
+    expect([Object.keys(results[0]!), Object.keys(results[0]!.usage)]).toEqual([["id", "status", "output", "error", "usage", "cost", "run_id", "duration_ms"], ["prompt_tokens", "completion_tokens", "total_tokens", "llm_calls"]]);
     expect(setup.answered()).toBe(500);
   }, 300_000);
 

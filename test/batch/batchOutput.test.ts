@@ -17,7 +17,7 @@ describe("BatchOutput", () => {
       ["1", "ok"],
       ["2", "error"],
     ]);
-    output.write(2, { id: "3", status: "ok", output: "y", error: null, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 }, cost: null, run_id: null, duration_ms: 1 });
+    output.write(2, { id: "3", status: "ok", output: "y", error: null, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, llmCalls: 0 }, cost: null, runId: null, durationMs: 1 });
     output.close();
     const lines = readFileSync(file, "utf8").split("\n").filter(Boolean).map((text) => JSON.parse(text) as { id: string });
     expect(lines.map((entry) => entry.id)).toEqual(["1", "2", "3"]);

@@ -1,4 +1,3 @@
-import type { BatchResult } from "../../src/batch/BatchItem.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
@@ -58,7 +57,17 @@ export function spawnBatch(args: string[], env: NodeJS.ProcessEnv): { child: Chi
 }
 
 /** One line of a batch's output, as the CLI writes it. */
-export type ResultLine = BatchResult;
+/** One line of a batch's output, as the user reads it (snake_case JSON). */
+export interface ResultLine {
+  id: string;
+  status: "ok" | "error";
+  output: unknown;
+  error: { code: string; message: string } | null;
+  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; llm_calls: number };
+  cost: number | null;
+  run_id: string | null;
+  duration_ms: number;
+}
 
 export function readResults(file: string): ResultLine[] {
   if (!existsSync(file)) return [];

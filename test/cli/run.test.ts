@@ -144,6 +144,10 @@ describe("lllm run against an OpenAI-compatible server", () => {
     });
     expect(typeof report.duration_ms).toBe("number");
     expect(typeof (report.tool_calls as Array<{ duration_ms: unknown }>)[0]!.duration_ms).toBe("number");
+    // The JSON a user's scripts read: these keys, in this order (the library's own types are camelCase).
+    expect(Object.keys(report)).toEqual(["schema_version", "output", "usage", "tool_calls", "duration_ms", "cost", ...("run_id" in report ? ["run_id"] : [])]);
+    expect(Object.keys(report.usage as object)).toEqual(["prompt_tokens", "completion_tokens", "total_tokens", "llm_calls", "cached_prompt_tokens", "reasoning_tokens"]);
+    expect(Object.keys((report.tool_calls as object[])[0]!)).toEqual(["agent", "name", "arguments", "result", "error", "duration_ms"]);
   });
 
   it("--stream prints the answer as it arrives, over SSE", async () => {
@@ -252,6 +256,13 @@ describe("the README's code-action example", () => {
     expect(report.output).toBe(1031760);
     expect(report.usage.llm_calls).toBe(1);
     expect(report.code_action).toMatchObject({ tool_calls: 51, attempts: 1 });
+    const programs = (report.code_action as unknown as { programs: Array<{ calls: object[] }> }).programs;
+    expect([Object.keys(report), Object.keys(report.code_action), Object.keys(programs[0]!), Object.keys(programs[0]!.calls[0]!)]).toEqual([
+      ["schema_version", "output", "usage", "tool_calls", "duration_ms", "code_action", "cost", ...("run_id" in report ? ["run_id"] : [])],
+      ["tool_calls", "attempts", "programs", "error", "duration_ms"],
+      ["attempt", "status", "tool_calls", "calls", "error", "duration_ms", "code"],
+      ["tool", "arguments_digest", "status", "duration_ms"],
+    ]);
   });
 });
 

@@ -52,7 +52,7 @@ print(a["salary"] + b["salary"], type(a).__name__, b["detail"], repr(json_text()
     expect(outcome.status).toBe("ok");
     expect(outcome.answer).toBe("200 dict True '{\"a\": 1}'");
     expect(outcome.bridge.calls.map((call) => call.status)).toEqual(["ok", "ok", "ok"]);
-    expect(outcome.bridge.calls[0]!.arguments_digest).toMatch(/^[0-9a-f]{16}$/);
+    expect(outcome.bridge.calls[0]!.argumentsDigest).toMatch(/^[0-9a-f]{16}$/);
   });
 
   it("raise the tool's error with its code and message; MCP errors as MCPToolError: <code>: <message>", async () => {

@@ -71,12 +71,13 @@ describe("lllm run: code-action", () => {
   it("passes a large result by reference from one tool to another, and keeps it under the run's folder", async () => {
     const result = await run("salary.yaml", [python("csv = export_directory()\nsummary = count_rows(csv=csv)\nfinal_answer({'kind': type(csv).__name__, 'large': csv.size > 4096, 'rows': summary['rows']})")], ["--json"]);
     expect(result.code).toBe(0);
-    const report = JSON.parse(result.stdout) as { output: unknown; artifacts: Array<{ ref: string; path: string; size: number; mime: string; source: string }> };
+    const report = JSON.parse(result.stdout) as { output: unknown; run_id: string; artifacts: Array<{ ref: string; path: string; size: number; mime: string; source: string }> };
     expect(report.output).toEqual({ kind: "ToolResult", large: true, rows: 50 });
     expect(report.artifacts).toHaveLength(1);
     const [artifact] = report.artifacts;
     expect(artifact).toMatchObject({ mime: "text/plain", source: "export_directory" });
-    expect(artifact!.path.startsWith(path.join(result.home, "runs"))).toBe(true);
+    // The folder is named by the run's id, the one `lllm logs show` takes.
+    expect(artifact!.path.startsWith(path.join(result.home, "runs", report.run_id, "artifacts"))).toBe(true);
     expect(path.basename(path.dirname(artifact!.path))).toBe("artifacts");
     expect(readFileSync(artifact!.path, "utf8").split("\n")).toHaveLength(51);
   });

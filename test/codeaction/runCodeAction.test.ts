@@ -49,7 +49,7 @@ describe("runCodeAction", () => {
     expect(error).toBeInstanceOf(CodeActionError);
     expect(error.exitCode).toBe(1);
     expect(error.message).toMatch(/no repair is left \(1 program tried, max_repairs: 0\):\nTraceback[\s\S]*ValueError: bad parse$/);
-    expect(error.report).toMatchObject({ attempts: 1, tool_calls: 1, error: expect.stringContaining("ValueError: bad parse"), programs: [{ status: "error", tool_calls: 1 }] });
+    expect(error.report).toMatchObject({ attempts: 1, toolCalls: 1, error: expect.stringContaining("ValueError: bad parse"), programs: [{ status: "error", toolCalls: 1 }] });
   });
 
   it("asks again when a program gives no answer", async () => {

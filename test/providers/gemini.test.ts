@@ -197,11 +197,13 @@ describe("a tool Gemini cannot take, at load time", () => {
     return path.join(dir, "t.yaml");
   }
 
-  it("lllm validate and lllm run fail with exit 2 naming the agent, the tool and the construct; nothing is sent", async () => {
+  it("lllm validate, lllm run and lllm batch fail with exit 2 naming the agent, the tool and the construct; nothing is sent", async () => {
     const file = tactic();
     server = await startMockGeminiServer({ script: ["never"] });
     const env = { GEMINI_API_KEY: "k", GEMINI_BASE_URL: server.url, LLLM_HOME: home };
-    for (const args of [["validate", file], ["run", file, "--input", "hi"]]) {
+    const items = path.join(dir, "items.txt");
+    writeFileSync(items, "hi\n");
+    for (const args of [["validate", file], ["run", file, "--input", "hi"], ["batch", file, "--inputs", items, "--lines", "--quiet"]]) {
       const result = await runCli(args, { env });
       expect(result.code, args[0]).toBe(2);
       expect(result.stderr).toContain("agent `a` (model `gemini/gemini-2.5-flash`): tool `lookup`: Gemini cannot take `additionalProperties` with a schema (a map) at the root.properties.labels");

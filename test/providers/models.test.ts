@@ -1,7 +1,8 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { startMockAnthropicServer } from "../../src/testing/mockAnthropicServer.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
 
 /** Model names and routing: `lllm models`, an unknown prefix, a name the model table does not know. */
@@ -51,6 +52,21 @@ describe("model names in lllm run", () => {
     expect(result.stderr).toContain("model `gpt-4o-mni` is not in lllm's model table");
     expect(result.stderr).toContain("`gpt-4o-mini`");
     expect(JSON.parse(result.stdout)).toMatchObject({ model: "gpt-4o-mni" });
+  }, 60_000);
+
+  it("lllm batch warns the same way, before its items run, and the items still run", async () => {
+    const server = await startMockAnthropicServer({ script: ["Sunny."] });
+    try {
+      const items = path.join(home, "items.txt");
+      writeFileSync(items, "Paris?\n");
+      const result = await runCli(["batch", loop, "--model", "anthropic/claude-haku-4-5", "--inputs", items, "--lines", "--quiet", "--no-log"], { env: { ...base, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.url } });
+      expect(result.code).toBe(0);
+      expect(result.stderr).toContain("model `anthropic/claude-haku-4-5` is not in lllm's model table");
+      expect(result.stderr).toContain("`anthropic/claude-haiku-4-5`");
+      expect(JSON.parse(result.stdout)).toMatchObject({ status: "ok", output: "Sunny." });
+    } finally {
+      await server.close();
+    }
   }, 60_000);
 
   it("the same for a provider prefix: anthropic/claude-haku-4-5", async () => {

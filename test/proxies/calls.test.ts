@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import path from "node:path";
-import { ProxyCallError, ProxyManager, loadProxyFile, proxy, type ProxyManagerOptions } from "../../src/proxies/index.js";
+import { ProxyCallError, ProxyManager, proxy, type ProxyManagerOptions } from "../../src/proxies/index.js";
+import { loadProxyFile } from "../../src/registry/loadProxyFile.js";
 import { startRecordingServer, type RecordingServer } from "./fixtures/recordingServer.js";
 import { HEADER_YAML, STOCKS_YAML, tempHome, yamlProxy } from "./fixtures/proxies.js";
 

@@ -2,7 +2,8 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.js";
 import { Registry } from "../../src/registry/index.js";
-import { ProxyManager, builtinProxies, loadProxies, parseProxyText, proxy, toProxyDefinition, type ProxySpec } from "../../src/proxies/index.js";
+import { ProxyManager, builtinProxies, parseProxyText, proxy, toProxyDefinition, type ProxySpec } from "../../src/proxies/index.js";
+import { loadProxies } from "../../src/registry/loadProxies.js";
 import { tempHome } from "./fixtures/proxies.js";
 
 const FIXTURES = path.resolve("test/proxies/fixtures");

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ProxyCallError, ProxyManager, loadProxyFile, proxy } from "../../src/proxies/index.js";
+import { ProxyCallError, ProxyManager, proxy } from "../../src/proxies/index.js";
+import { loadProxyFile } from "../../src/registry/loadProxyFile.js";
 import { tempHome } from "./fixtures/proxies.js";
 
 const WEATHER_TS = path.resolve("packages-example/weather/proxies/weather.ts");

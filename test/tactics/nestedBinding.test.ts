@@ -62,7 +62,7 @@ describe("nested tactics are bound by prepareTactic", () => {
     const model = new ScriptedModel([{ tool_calls: [{ name: "helper", arguments: { task: "hi" } }] }, { tool_calls: [{ name: "shout", arguments: { text: "hi" } }] }, "HI", "done: HI"]);
     const result = await runTactic(prepared, { input: "go", createModel: () => model, cwd: dir });
     expect(result.output).toBe("done: HI");
-    expect(result.tool_calls.map((call) => call.name)).toEqual(["shout", "helper"]);
+    expect(result.toolCalls.map((call) => call.name)).toEqual(["shout", "helper"]);
   });
 });
 

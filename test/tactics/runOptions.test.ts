@@ -17,8 +17,8 @@ describe("runTactic answers what lllm run used to do itself", () => {
     let started = 0;
     const result = await runTactic(prepared, { input: "hi", vars: { language: "French" }, dryRun: true, onStart: () => void (started += 1), env: {} });
     expect(result.output).toBeNull();
-    expect(result.usage.llm_calls).toBe(0);
-    expect(result.dry_run_request).toMatchObject({ model: "gpt-test", temperature: 0, messages: [{ role: "system", content: "You answer." }, { role: "user", content: "In French: hi" }] });
+    expect(result.usage.llmCalls).toBe(0);
+    expect(result.dryRunRequest).toMatchObject({ model: "gpt-test", temperature: 0, messages: [{ role: "system", content: "You answer." }, { role: "user", content: "In French: hi" }] });
     expect(started).toBe(1);
   });
 

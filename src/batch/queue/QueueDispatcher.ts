@@ -1,7 +1,7 @@
 import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { InterruptedError } from "../../errors.js";
-import type { BatchItem, BatchResult } from "../BatchItem.js";
+import { failedBatchResult, type BatchItem, type BatchResult } from "../BatchItem.js";
 import { BATCHES_KEY, batchKey, jobIdOf, type BatchAnnouncement, type QueueItem } from "./queueConnection.js";
 
 interface Pending {
@@ -142,5 +142,5 @@ export class QueueDispatcher {
 }
 
 function failedResult(item: QueueItem, reason: string | undefined): BatchResult {
-  return { id: item.id, status: "error", output: null, error: { code: "worker_failed", message: `the workers could not run this item: ${reason ?? "unknown reason"}` }, usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0, llm_calls: 0 }, cost: null, run_id: null, duration_ms: 0 };
+  return failedBatchResult(item.id, { code: "worker_failed", message: `the workers could not run this item: ${reason ?? "unknown reason"}` });
 }

@@ -1,9 +1,9 @@
 import { displayPath } from "../config/displayPath.js";
 import { ConfigError } from "../errors.js";
-import { importModule } from "../registry/importModule.js";
-import type { ProxyDefinition, ProxySource } from "./ProxyDefinition.js";
-import { readProxyFile } from "./readProxyFile.js";
-import { toProxyDefinition } from "./toProxyDefinition.js";
+import { importModule } from "./importModule.js";
+import type { ProxyDefinition, ProxySource } from "../proxies/ProxyDefinition.js";
+import { readProxyFile } from "../proxies/readProxyFile.js";
+import { toProxyDefinition } from "../proxies/toProxyDefinition.js";
 import { errorFirstLine } from "../util/firstLine.js";
 import { isCodeFile } from "../util/codeFile.js";
 

@@ -1,9 +1,9 @@
 import { collectProblemsAsync, ConfigError, type ConfigProblem } from "../errors.js";
-import type { Registry } from "../registry/Registry.js";
-import { builtinProxies } from "./builtinProxies.js";
-import { indexByPath } from "./indexByPath.js";
+import type { Registry } from "./Registry.js";
+import { builtinProxies } from "../proxies/builtinProxies.js";
+import { indexByPath } from "../proxies/indexByPath.js";
 import { loadProxyFile } from "./loadProxyFile.js";
-import type { ProxyDefinition } from "./ProxyDefinition.js";
+import type { ProxyDefinition } from "../proxies/ProxyDefinition.js";
 
 export interface LoadProxiesOptions {
   /** Include lllm's built-in proxies (first, so a package's proxy with the same path replaces one). Default true. */

@@ -1,0 +1,118 @@
+import { CodeActionError } from "../codeaction/CodeActionErrors.js";
+import { codeActionReportJson, type CodeActionReport } from "../codeaction/CodeActionReport.js";
+import { InterruptedError } from "../errors.js";
+import { startRunLog, type RunLog } from "../store/startRunLog.js";
+import type { PreparedTactic } from "../tactics/prepareTactic.js";
+import { runTactic } from "../tactics/runTactic.js";
+import type { RunOptions, TacticResult } from "../tactics/TacticRun.js";
+import { assertTemplateVariables } from "../tactics/templateVariables.js";
+import { programDetailsJson } from "../tactics/tacticResultJson.js";
+import { UsageCounter } from "../tactics/UsageCounter.js";
+
+export interface RecordedRunOptions extends RunOptions {
+  /** `false` records nothing (`--no-log`); `LLLM_LOG=0` and `log: false` in the project settings do the same. */
+  log?: boolean;
+  /** The run this one continues (`lllm run --continue`), kept in its record. */
+  continuesRun?: string;
+  /** The batch this run is an item of (`lllm batch`), kept in its record. */
+  batchId?: string;
+  /** Told when the run store cannot be written (the run goes on unrecorded). */
+  warn: (message: string) => void;
+  /** How the caller's user gives a missing template variable a value (the error's hint); default: `--var`. */
+  missingVariableHint?: (name: string) => string;
+  /**
+   * Counts the run's model calls as they happen. Pass one to read the usage while the run is still going (the CLI
+   * reports it when a tool never settles); by default the run makes its own.
+   */
+  usage?: UsageCounter;
+}
+
+/** The model calls and tokens of a recorded run; cached and reasoning tokens as the providers reported them. */
+export interface RecordedUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  llmCalls: number;
+  /** Part of `promptTokens`; 0 when the run was not recorded. */
+  cachedPromptTokens: number;
+  /** Part of `completionTokens`; 0 when the run was not recorded. */
+  reasoningTokens: number;
+}
+
+/** What a recorded run spent, and where it is recorded: known for a failed run too. */
+interface RecordedRunTotals {
+  usage: RecordedUsage;
+  /** US dollars; `null` when a model's price is unknown, or nothing was recorded (dry run, failed check). */
+  cost: number | null;
+  /** The run's id in the run store, when it was recorded. */
+  runId?: string;
+}
+
+export interface RecordedRunSuccess extends RecordedRunTotals {
+  ok: true;
+  result: TacticResult;
+  /** `3 model calls, 1,200 + 85 tokens, $0.0012, 2.1 s` (empty for a dry run), for `--verbose`. */
+  summary: string;
+}
+
+export interface RecordedRunFailure extends RecordedRunTotals {
+  ok: false;
+  /** The run's error; an `InterruptedError` when `signal` aborted the run. */
+  error: unknown;
+  /** A code-action run's report (attempts, programs, the error), when the failed run has one. */
+  codeAction?: CodeActionReport;
+}
+
+export type RecordedRun = RecordedRunSuccess | RecordedRunFailure;
+
+/**
+ * Run a prepared tactic once, as `lllm run` and each item of `lllm batch` do: check the template variables (a run
+ * they stop is not recorded), open the run's record in the run store, run the tactic while counting its usage and
+ * feeding its events to the record, and close the record with the answer or the error.
+ *
+ * A failure is returned (`ok: false`, with what the run spent), never thrown, so that the caller can report it in
+ * its own shape; a run stopped by `signal` fails with an `InterruptedError`. A dry run (`dryRun`) is not recorded.
+ */
+export async function runRecorded(prepared: PreparedTactic, options: RecordedRunOptions): Promise<RecordedRun> {
+  const { log, continuesRun, batchId, warn, missingVariableHint, usage: given, ...runOptions } = options;
+  const usage = given ?? new UsageCounter();
+  let runLog: RunLog | undefined;
+  const totals = (): RecordedRunTotals => {
+    const stored = runLog?.tally.usage;
+    return {
+      usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, totalTokens: usage.totalTokens, llmCalls: usage.llmCalls, cachedPromptTokens: stored?.cachedPromptTokens ?? 0, reasoningTokens: stored?.reasoningTokens ?? 0 },
+      cost: runLog?.tally.cost ?? null,
+      ...(runLog?.recorder ? { runId: runLog.recorder.id } : {}),
+    };
+  };
+  try {
+    assertTemplateVariables(prepared, { ...(runOptions.vars ?? {}) }, missingVariableHint ? { hint: missingVariableHint } : {});
+    if (!runOptions.dryRun) {
+      const input = typeof runOptions.input === "string" ? runOptions.input : JSON.stringify(runOptions.input);
+      runLog = await startRunLog({ prepared, input, vars: runOptions.vars ?? {}, ...(log !== undefined ? { log } : {}), ...(continuesRun !== undefined ? { continuesRun } : {}), ...(batchId !== undefined ? { batchId } : {}), ...(runOptions.env ? { env: runOptions.env } : {}), warn });
+    }
+    const runId = runLog?.recorder?.id;
+    const result = await runTactic(prepared, {
+      ...runOptions,
+      // Programs' files go to the folder named by the run's id in the store (`lllm logs show ID` and the folder agree).
+      ...(runId !== undefined ? { runId } : {}),
+      onModelRetry: (notice) => {
+        runOptions.onModelRetry?.(notice);
+        runLog?.onRetry(notice);
+      },
+      onEvent: (event) => {
+        if (event.type === "model_reply") usage.add(event.usage);
+        runLog?.onEvent(event);
+        runOptions.onEvent?.(event);
+      },
+    });
+    await runLog?.finish({ output: result.output, details: programDetailsJson(result) });
+    return { ok: true, result, summary: runLog ? runLog.tally.summary(result.durationMs) : "", ...totals() };
+  } catch (caught) {
+    const signal = runOptions.signal;
+    const error = signal?.aborted ? (signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: caught })) : caught;
+    const codeAction = caught instanceof CodeActionError ? caught.report : undefined;
+    await runLog?.finish({ error, ...(codeAction !== undefined ? { details: { code_action: codeActionReportJson(codeAction) } } : {}) });
+    return { ok: false, error, ...(codeAction !== undefined && error === caught ? { codeAction } : {}), ...totals() };
+  }
+}
