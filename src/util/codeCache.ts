@@ -6,7 +6,7 @@ import { cachedDataVersionTag } from "node:v8";
 import { Script } from "node:vm";
 
 /**
- * V8's compiled code of lllm's one-file dependencies (dist/vendor/), kept between runs, for Node versions before
+ * V8's compiled code of lllm's one-file dependencies (dist/vendor/) and generated validators, kept between runs, for Node versions before
  * 22.1: those have no compile cache of their own (`module.enableCompileCache`, which bin/lllm.js turns on where it
  * exists). Compiling zod and yaml is a fifth of `lllm validate`'s own start-up there. Off unless the CLI names a
  * folder (`$LLLM_HOME/cache/v8`, readable by this user alone). The key holds the file's path, size and time, Node's
