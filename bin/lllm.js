@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Thin launcher: everything lives in the built CLI (one bundle, scripts/bundle.js) so start-up stays one import.
-import { mkdirSync, readFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import module from "node:module";
@@ -25,6 +25,9 @@ function enableCompileCache() {
   const cache = path.join(process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm"), "cache", "node");
   try {
     mkdirSync(cache, { recursive: true, mode: 0o700 });
+    // Only a folder of this user's that no one else can write to (compiled code is trusted as it is).
+    const stat = lstatSync(cache);
+    if (!stat.isDirectory() || stat.uid !== process.getuid?.() || (stat.mode & 0o022) !== 0) return;
     module.enableCompileCache(cache);
   } catch {
     // No cache this time (a read-only home): start as without one.

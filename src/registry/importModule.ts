@@ -1,9 +1,10 @@
 import type { Jiti } from "jiti";
-import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { runInToolScope } from "../tools/toolScope.js";
 import { zodModule } from "../util/lazyZod.js";
+import { privateFolder } from "../util/privateFolder.js";
 import { transpileCacheFolder } from "./transpileCache.js";
 import { importFromTranspileCache } from "./importFromTranspileCache.js";
 
@@ -20,7 +21,7 @@ let loader: Promise<Jiti> | undefined;
 export async function importModule(file: string): Promise<Record<string, unknown>> {
   // A tool file's top-level code is tool code too: what it prints is marked with its name, like a tool's output.
   const loaded: unknown = await runInToolScope({ label: path.basename(file), file, kind: "import" }, async () => {
-    const folder = transpileCacheFolder();
+    const folder = usableCacheFolder();
     const cached = folder === undefined ? undefined : await importFromTranspileCache(file, { folder, virtualModules: await virtualModules() });
     if (cached) return cached;
     loader ??= createLoader();
@@ -38,10 +39,19 @@ async function createLoader(): Promise<Jiti> {
     virtualModules: await virtualModules(),
     interopDefault: false,
     // Transpiled files are kept between runs, keyed by file content: in a folder of this user's own when the CLI
-    // named one (see transpileCache.ts), else in jiti's default folder.
-    fsCache: privateFolder(transpileCacheFolder()) ?? true,
+    // named one (see transpileCache.ts; none when another user could write to it), else in jiti's default folder.
+    fsCache: transpileCacheFolder() === undefined ? true : (usableCacheFolder() ?? false),
     moduleCache: true,
   });
+}
+
+let checked: { named: string | undefined; usable: string | undefined } | undefined;
+
+/** The transpile cache the CLI named, when no one else can write to it (else none: see privateFolder). */
+function usableCacheFolder(): string | undefined {
+  const named = transpileCacheFolder();
+  if (checked === undefined || checked.named !== named) checked = { named, usable: privateFolder(named) };
+  return checked.usable;
 }
 
 let virtual: Promise<Record<string, unknown>> | undefined;
@@ -60,7 +70,7 @@ function lazyPublicApi(light: Record<string, unknown>): Record<string, unknown> 
   let full: Record<string, unknown> | undefined;
   // The bundled build (dist/bundle/) has its index beside this chunk; the per-file build one folder up. Either way
   // it is the module instance the CLI runs, so classes (`ToolError`, …) are the ones lllm checks against.
-  const index = import.meta.url.includes("/dist/bundle/") ? "./index.js" : "../index.js";
+  const index = path.basename(path.dirname(fileURLToPath(import.meta.url))) === "bundle" ? "./index.js" : "../index.js";
   const all = (): Record<string, unknown> => (full ??= createRequire(import.meta.url)(index) as Record<string, unknown>);
   const target: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, light);
   return new Proxy(target, {
@@ -69,13 +79,3 @@ function lazyPublicApi(light: Record<string, unknown>): Record<string, unknown> 
   });
 }
 
-/** The folder, created readable by this user alone; `undefined` when none is set or it cannot be made. */
-function privateFolder(folder: string | undefined): string | undefined {
-  if (folder === undefined) return undefined;
-  try {
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
-    return folder;
-  } catch {
-    return undefined;
-  }
-}

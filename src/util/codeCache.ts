@@ -1,9 +1,10 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import Module, { createRequire } from "node:module";
 import path from "node:path";
 import { cachedDataVersionTag } from "node:v8";
 import { Script } from "node:vm";
+import { privateFolder } from "./privateFolder.js";
 
 /**
  * V8's compiled code of lllm's one-file dependencies (dist/vendor/) and generated validators, kept between runs, for Node versions before
@@ -16,10 +17,20 @@ let folder: string | undefined;
 
 export function useCodeCache(cacheFolder: string | undefined): void {
   folder = typeof (Module as { enableCompileCache?: unknown }).enableCompileCache === "function" ? undefined : cacheFolder;
+  checked = false;
 }
+
+let checked = false;
+
+/** `require(file)` of a CommonJS file, compiled from the cache when there is one. */
 
 /** `require(file)` of a CommonJS file, compiled from the cache when there is one. */
 export function requireCompiled(file: string, fallback: (file: string) => unknown): unknown {
+  if (!checked) {
+    // Compiled code is only taken from a folder no one else can write to (see privateFolder).
+    checked = true;
+    folder = privateFolder(folder);
+  }
   if (folder === undefined) return fallback(file);
   const known = (Module as unknown as { _cache: Record<string, Module> })._cache[file];
   if (known) return known.exports;
@@ -58,7 +69,6 @@ export function requireCompiled(file: string, fallback: (file: string) => unknow
 
 function store(cacheFile: string, script: Script): void {
   try {
-    mkdirSync(path.dirname(cacheFile), { recursive: true, mode: 0o700 });
     // Written whole, then renamed: a concurrent run reads the old state or the new file, never half of it.
     const partial = `${cacheFile}.${process.pid}.partial`;
     writeFileSync(partial, script.createCachedData(), { mode: 0o600 });

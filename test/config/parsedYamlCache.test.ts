@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { runCli } from "../helpers/runCli.js";
@@ -47,6 +47,44 @@ describe("the parse cache of config files", () => {
     await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, OPENAI_API_KEY: key } });
     for (const name of cacheFiles(home)) expect(readFileSync(path.join(home, "cache", "yaml", name), "utf8")).not.toContain(key);
     expect(cacheFiles(home).some((name) => readFileSync(path.join(home, "cache", "yaml", name), "utf8").includes("secret"))).toBe(false);
+  });
+
+  it("never keeps data that may hold a credential written in the file itself", async () => {
+    const home = path.join(dir, "home-literal");
+    const file = path.join(dir, "literal.yaml");
+    writeFileSync(
+      file,
+      "name: literal\nprompt: \"{input}\"\nglobal:\n  model_name: gpt-4o-mini\n  invoker_config: {api_key: sk-literal-abc123}\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n" +
+        "    mcp_servers:\n      - {name: remote, url: \"http://127.0.0.1:9/mcp\", headers: {Authorization: Bearer tok-literal-456}}\n",
+    );
+    await runCliInProcess(["validate", file], { env: { LLLM_HOME: home } });
+    for (const name of cacheFiles(home)) {
+      const text = readFileSync(path.join(home, "cache", "yaml", name), "utf8");
+      expect(text).not.toContain("sk-literal-abc123");
+      expect(text).not.toContain("tok-literal-456");
+    }
+  });
+
+  it("keeps only what JSON gives back as it was: a YAML 1.1 date reads the same on every run", async () => {
+    const home = path.join(dir, "home-date");
+    const file = path.join(dir, "dated.yaml");
+    writeFileSync(file, "%YAML 1.1\n---\nname: dated\ndescription: 2001-12-14\nprompt: \"{input}\"\nglobal:\n  model_name: gpt-4o-mini\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n");
+    const first = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home } });
+    // YAML 1.1 reads the value as a date, not a string: the same answer whether or not a cache was written.
+    expect(first.code).toBe(2);
+    expect(first.stderr).toContain("description must be a string");
+    expect(await runCliInProcess(["validate", file], { env: { LLLM_HOME: home } })).toEqual(first);
+  });
+
+  it("is not used in a folder another user could write to", async () => {
+    const home = path.join(dir, "home-open");
+    const folder = path.join(home, "cache", "yaml");
+    mkdirSync(folder, { recursive: true });
+    chmodSync(folder, 0o777);
+    const file = path.join(dir, "open.yaml");
+    writeFileSync(file, "name: open\nprompt: \"{input}\"\nglobal:\n  model_name: gpt-4o-mini\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n");
+    expect((await runCliInProcess(["validate", file], { env: { LLLM_HOME: home } })).code).toBe(0);
+    expect(readdirSync(folder)).toEqual([]);
   });
 
   it("lets a second run of a tactic start without loading the yaml library", async () => {
