@@ -6,12 +6,12 @@ import { createPackageServer, McpConnections, packageTools, parseServerSpec, ser
 import { loadRegistry } from "./loadRegistry.js";
 import { packageTacticTools } from "../tactics/packageTacticTools.js";
 import { stopSignal } from "./handleSignals.js";
-import { warn, writeErr, writeOut } from "./output.js";
+import { SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 import { summaryLine } from "../util/firstLine.js";
 
 /** Flags of `lllm mcp tools`. */
 export interface McpToolsOptions {
-  /** Print the tools as the model sees them (`toTool()`), as a JSON array. */
+  /** Print the tools as the model sees them (`toTool()`): `{schema_version, tools: [...]}`. */
   json?: boolean;
   /** `KEY=VALUE` for a stdio server's environment (repeatable). */
   env?: string[];
@@ -30,7 +30,7 @@ export async function mcpToolsCommand(spec: string | string[], options: McpTools
   try {
     const tools = await connections.get(config);
     if (options.json) {
-      writeOut(JSON.stringify(tools.map((tool) => tool.toTool()), null, 2));
+      writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, tools: tools.map((tool) => tool.toTool()) }, null, 2));
       return;
     }
     if (tools.length === 0) {

@@ -1,7 +1,7 @@
 import { PriceTable } from "../store/PriceTable.js";
 import { providerOfModel, unknownModelWarning } from "../providers/modelCatalogue.js";
 import { PROVIDER_ROUTES } from "../providers/providerRoutes.js";
-import { writeOut } from "./output.js";
+import { SCHEMA_VERSION, writeOut } from "./output.js";
 
 export interface ModelsCommandOptions {
   json?: boolean;
@@ -28,7 +28,7 @@ export function modelsCommand(options: ModelsCommandOptions, env: NodeJS.Process
     };
   });
   if (options.json) {
-    writeOut(JSON.stringify({ prices_as_of: table.asOf, providers }, null, 2));
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, prices_as_of: table.asOf, providers }, null, 2));
     return;
   }
   const lines: string[] = [];

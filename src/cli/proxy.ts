@@ -5,7 +5,7 @@ import { loadProxies } from "../registry/loadProxies.js";
 import { didYouMean } from "../util/closest.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { parseJsonObjectFlag } from "./parseJsonObjectFlag.js";
-import { writeOut } from "./output.js";
+import { SCHEMA_VERSION, writeOut } from "./output.js";
 
 interface ProxyOptions {
   package?: string[];
@@ -24,20 +24,15 @@ interface ProxyCallOptions extends ProxyOptions {
 export async function proxyListCommand(options: ProxyOptions): Promise<void> {
   const definitions = (await definitionsFor(options)).sort((a, b) => a.path.localeCompare(b.path));
   if (options.json) {
-    writeOut(
-      JSON.stringify(
-        definitions.map((definition) => ({
-          path: definition.path,
-          name: definition.name,
-          endpoints: definition.endpoints.length,
-          source: sourceOf(definition),
-          ...(definition.source?.packageName ? { package: definition.source.packageName } : {}),
-          ...(definition.apiKeyEnv ? { api_key_env: definition.apiKeyEnv } : {}),
-        })),
-        null,
-        2,
-      ),
-    );
+    const proxies = definitions.map((definition) => ({
+      path: definition.path,
+      name: definition.name,
+      endpoints: definition.endpoints.length,
+      source: sourceOf(definition),
+      ...(definition.source?.packageName ? { package: definition.source.packageName } : {}),
+      ...(definition.apiKeyEnv ? { api_key_env: definition.apiKeyEnv } : {}),
+    }));
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, proxies }, null, 2));
     return;
   }
   const rows = definitions.map((definition) => [definition.path, definition.name, `${definition.endpoints.length} endpoint${definition.endpoints.length === 1 ? "" : "s"}`, sourceOf(definition)]);

@@ -20,7 +20,8 @@ export async function toolsListCommand(options: ToolsOptions): Promise<void> {
   const registry = await loadRegistry(options.package);
   const entries = registry.listTools();
   if (options.json) {
-    writeOut(JSON.stringify(entries.map((entry) => ({ ref: entry.ref, name: entry.name, package: entry.packageName, kind: entry.kind, description: entry.tool.description, file: entry.file })), null, 2));
+    const tools = entries.map((entry) => ({ ref: entry.ref, name: entry.name, package: entry.packageName, kind: entry.kind, description: entry.tool.description, file: entry.file }));
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, tools }, null, 2));
     return;
   }
   if (entries.length === 0) {

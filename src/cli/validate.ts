@@ -4,6 +4,7 @@ import { prepareTactic, type PreparedTactic } from "../tactics/prepareTactic.js"
 import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, warn, writeOut } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
+import { warnUnknownModels } from "./models.js";
 
 interface ValidateOptions {
   model?: string;
@@ -24,6 +25,8 @@ export async function validateCommand(file: string, options: ValidateOptions): P
     addFailureDetails(error, { valid: false });
     throw error;
   }
+  // As run and batch do: a near-miss model name is worth a word before the first real run (stderr, exit unchanged).
+  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
   // Placeholders only --var can fill are fine at run time, but a typo would stop a run halfway: say so now.
   for (const missing of missingTemplateVariables(prepared, {})) {
     warn(`${missing.where ? `${formatLocation(missing.where)}: ` : ""}{${missing.name}} in ${missing.what} has no value here: a run needs --var ${missing.name}=…, or add it to \`vars:\``);

@@ -65,6 +65,7 @@ export function createModel(options: CreateModelOptions): Model {
     });
   }
   checkURL(baseURL, baseURLOverride !== undefined ? "invoker_config.base_url" : (route.baseURLEnv ?? "base URL"));
+  const root = apiRoot(route, baseURL);
 
   // Gemini's key may be in GOOGLE_API_KEY instead; the variable it came from is the one named in errors.
   const useAlt = apiKeyEnvOverride === undefined && route.altApiKeyEnv !== undefined && nonEmpty(env[route.apiKeyEnv ?? ""]) === undefined && nonEmpty(env[route.altApiKeyEnv]) !== undefined;
@@ -72,14 +73,14 @@ export function createModel(options: CreateModelOptions): Model {
   const apiKey = apiKeyEnv ? nonEmpty(env[apiKeyEnv]) : undefined;
   // A hosted service always needs its key, so its absence is caught now. A server the user points at (a base URL
   // of their own) may not: it says so with a 401, which names the variable too.
-  const keyRequired = apiKeyEnvOverride !== undefined || (route.keyRequired && baseURL === route.defaultBaseURL);
+  const keyRequired = apiKeyEnvOverride !== undefined || (route.keyRequired && root === route.defaultBaseURL);
   if (keyRequired && apiKey === undefined) {
     throw new ConfigError("provider_missing_key", `model \`${model}\` needs an API key in ${apiKeyEnv}${route.altApiKeyEnv && apiKeyEnvOverride === undefined ? ` (or ${route.altApiKeyEnv})` : ""}, which is not set`, {
       hint: `set it with \`export ${apiKeyEnv}=…\`, or name another variable with invoker_config.api_key_env`,
     });
   }
 
-  const endpoint: OpenAIEndpoint = { baseURL: baseURL.replace(/\/+$/, "") };
+  const endpoint: OpenAIEndpoint = { baseURL: root };
   if (apiKey !== undefined) endpoint.apiKey = apiKey;
   if (apiKeyEnv !== undefined) endpoint.apiKeyEnv = apiKeyEnv;
   if (route.prefix === "openai") {
@@ -136,6 +137,18 @@ function stringSetting(config: Record<string, unknown>, key: string): string | u
   if (value === undefined || value === null) return undefined;
   if (typeof value !== "string" || value.trim() === "") throw new ConfigError("config_invalid_invoker_config", `invoker_config.${key} must be a non-empty string, got ${JSON.stringify(value)}`);
   return value.trim();
+}
+
+/**
+ * The base URL as the client takes it, without trailing slashes. Anthropic's SDK adds `/v1/messages` and the
+ * Gemini client `/v1beta/models/…` themselves, so for those a root written with its version (`…/v1`, as
+ * OpenAI-style URLs are) has it removed: kept, every request would go to `/v1/v1/…` and fail as a 404.
+ */
+function apiRoot(route: ProviderRoute, url: string): string {
+  const trimmed = url.replace(/\/+$/, "");
+  if (route.wire === "anthropic") return trimmed.replace(/\/v1$/, "");
+  if (route.wire === "gemini") return trimmed.replace(/\/v1(?:beta)?$/, "");
+  return trimmed;
 }
 
 function checkURL(url: string, source: string): void {

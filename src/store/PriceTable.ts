@@ -9,12 +9,23 @@ export interface ModelPrice {
 
 let shipped: { as_of: string; models: Record<string, ModelPrice> } | undefined;
 
-/** Token counts of one model call, as the provider reported them. Cached tokens are part of the prompt tokens. */
+/**
+ * Token counts of one model call, as the provider reported them. Cached tokens (read from the provider's prompt
+ * cache) and cache-write tokens (written to it) are parts of the prompt tokens.
+ */
 export interface TokenCounts {
   promptTokens: number;
   completionTokens: number;
   cachedPromptTokens?: number;
+  cacheWritePromptTokens?: number;
 }
+
+/**
+ * What a prompt token written to the provider's cache costs, as a multiple of the input price. Only Anthropic
+ * reports such tokens, and bills them at 1.25 times the input price for its 5-minute cache (the `ephemeral`
+ * breakpoints lllm sets); other providers write their caches at no extra cost and report none.
+ */
+const CACHE_WRITE_MULTIPLIER = 1.25;
 
 /**
  * The price table shipped in `prices.json` (dated), with the project's `prices:` over it. A model it does not know
@@ -74,7 +85,8 @@ export class PriceTable {
     const price = this.priceOf(model);
     if (!price) return null;
     const cached = Math.min(tokens.cachedPromptTokens ?? 0, tokens.promptTokens);
-    const fresh = tokens.promptTokens - cached;
-    return (fresh * price.input + cached * (price.cached_input ?? price.input) + tokens.completionTokens * price.output) / 1_000_000;
+    const written = Math.min(tokens.cacheWritePromptTokens ?? 0, tokens.promptTokens - cached);
+    const fresh = tokens.promptTokens - cached - written;
+    return (fresh * price.input + cached * (price.cached_input ?? price.input) + written * price.input * CACHE_WRITE_MULTIPLIER + tokens.completionTokens * price.output) / 1_000_000;
   }
 }

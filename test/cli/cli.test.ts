@@ -73,10 +73,19 @@ describe("lllm CLI", () => {
     ]);
   });
 
-  it("tools list --json", async () => {
+  it("tools list --json: one object with schema_version and the tools", async () => {
     const result = await runCliInProcess(["tools", "list", "-p", weather, "--json"]);
-    const tools = JSON.parse(result.stdout) as Array<{ ref: string; kind: string }>;
-    expect(tools.find((tool) => tool.ref === "weather.tools:forecast")?.kind).toBe("command");
+    const printed = JSON.parse(result.stdout) as { schema_version: number; tools: Array<{ ref: string; kind: string }> };
+    expect(printed.schema_version).toBe(1);
+    expect(printed.tools.find((tool) => tool.ref === "weather.tools:forecast")?.kind).toBe("command");
+  });
+
+  it("proxy list --json: one object with schema_version and the proxies", async () => {
+    const list = await runCliInProcess(["proxy", "list", "-p", weather, "--json"]);
+    expect(list.code).toBe(0);
+    const listed = JSON.parse(list.stdout) as { schema_version: number; proxies: Array<{ path: string; source: string }> };
+    expect(listed.schema_version).toBe(1);
+    expect(listed.proxies.find((proxy) => proxy.path === "weather")).toMatchObject({ path: "weather" });
   });
 
   it("tools show prints the seed's get_weather JSON exactly", async () => {

@@ -33,7 +33,8 @@ describe("lllm mcp tools", () => {
 
   it("prints the tools as the model sees them with --json, for argv words and a URL", async () => {
     await mcpToolsCommand([process.execPath, FIXTURE], { json: true });
-    const tools = JSON.parse(printed()) as Array<{ type: string; function: { name: string; parameters: unknown } }>;
+    const { schema_version, tools } = JSON.parse(printed()) as { schema_version: number; tools: Array<{ type: string; function: { name: string; parameters: unknown } }> };
+    expect(schema_version).toBe(1);
     expect(tools[0]).toEqual({ type: "function", function: { name: "list_orders", description: "List the orders of a month\nSecond line of the description.", parameters: { type: "object", properties: { month: { type: "string" } }, required: ["month"], additionalProperties: false }, strict: true } });
     stdout.mockClear();
     const fixture = await startHttpFixture();

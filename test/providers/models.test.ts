@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startMockAnthropicServer } from "../../src/testing/mockAnthropicServer.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 
 /** Model names and routing: `lllm models`, an unknown prefix, a name the model table does not know. */
 
@@ -29,7 +30,8 @@ describe("lllm models", () => {
   it("--json gives one object with every provider", async () => {
     const result = await runCli(["models", "--json"], { env: { ...base, OPENAI_API_KEY: "sk-x" } });
     expect(result.code).toBe(0);
-    const report = JSON.parse(result.stdout) as { providers: Array<{ prefix: string; key_env: string[]; key_set: boolean; models: string[] }> };
+    const report = JSON.parse(result.stdout) as { schema_version: number; providers: Array<{ prefix: string; key_env: string[]; key_set: boolean; models: string[] }> };
+    expect(report.schema_version).toBe(1);
     const byPrefix = new Map(report.providers.map((provider) => [provider.prefix, provider]));
     expect(byPrefix.get("openai/")).toMatchObject({ key_env: ["OPENAI_API_KEY"], key_set: true });
     expect(byPrefix.get("anthropic/")).toMatchObject({ key_env: ["ANTHROPIC_API_KEY"], key_set: false });
@@ -67,6 +69,20 @@ describe("model names in lllm run", () => {
     } finally {
       await server.close();
     }
+  }, 60_000);
+
+  it("lllm validate warns the same way, on stderr, and still validates (exit 0, stdout unchanged)", async () => {
+    const env = { ...base, OPENAI_API_KEY: "k" };
+    const text = await runCliInProcess(["validate", loop, "--model", "gpt-4o-mni"], { env });
+    expect(text.code).toBe(0);
+    expect(text.stderr).toContain("model `gpt-4o-mni` is not in lllm's model table");
+    expect(text.stderr).toContain("`gpt-4o-mini`");
+    expect(text.stdout).toMatch(/^ok tactic /);
+    expect(text.stdout).not.toContain("model table");
+    const json = await runCliInProcess(["validate", loop, "--model", "gpt-4o-mni", "--json"], { env });
+    expect(json.code).toBe(0);
+    expect(json.stderr).toContain("model `gpt-4o-mni` is not in lllm's model table");
+    expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, agents: [{ model: "gpt-4o-mni" }] });
   }, 60_000);
 
   it("the same for a provider prefix: anthropic/claude-haku-4-5", async () => {

@@ -50,7 +50,8 @@ describe("lllm proxy commands", () => {
 
   it("list --json", async () => {
     await proxyListCommand({ package: [PACKAGE], json: true });
-    const listed = JSON.parse(stdout) as Array<Record<string, unknown>>;
+    const { schema_version, proxies: listed } = JSON.parse(stdout) as { schema_version: number; proxies: Array<Record<string, unknown>> };
+    expect(schema_version).toBe(1);
     expect(listed.find((entry) => entry.path === "cities")).toEqual({ path: "cities", name: "Cities API", endpoints: 1, source: path.join(PACKAGE, "proxies", "cities.yaml"), package: "clipkg", api_key_env: "CITIES_API_KEY" });
   });
 

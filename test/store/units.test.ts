@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { PriceTable } from "../../src/store/PriceTable.js";
+import { RunTally } from "../../src/store/RunTally.js";
 import { parseAge } from "../../src/store/parseAge.js";
 import { environmentSecrets, redactorOf } from "../../src/util/redact.js";
 import { ScriptedModel } from "../../src/testing/index.js";
@@ -21,6 +22,22 @@ describe("PriceTable", () => {
     expect(table.costOf("gpt-4o", { promptTokens: 1_000_000, cachedPromptTokens: 400_000, completionTokens: 100_000 })).toBeCloseTo(0.6 * 2.5 + 0.4 * 1.25 + 0.1 * 10, 10);
     expect(table.costOf("my-local-model", { promptTokens: 10, completionTokens: 10 })).toBeNull();
     expect(table.costOf("scripted:turns.yaml", { promptTokens: 0, completionTokens: 0 })).toBeNull();
+  });
+
+  it("prices Anthropic's cache writes at 1.25 times the input rate (its 5-minute cache), not at the input rate", () => {
+    // claude-haiku-4-5: input 1.0, cached_input 0.1, output 5.0 dollars per million tokens.
+    const tokens = { promptTokens: 1_000_000, cachedPromptTokens: 200_000, cacheWritePromptTokens: 300_000, completionTokens: 100_000 };
+    const expected = 0.5 * 1.0 + 0.2 * 0.1 + 0.3 * 1.25 + 0.1 * 5.0;
+    expect(table.costOf("anthropic/claude-haiku-4-5", tokens)).toBeCloseTo(expected, 10);
+    // The run's tally (what `run --json`, the run log and batch report) adds up the same price.
+    const tally = new RunTally(table);
+    const reply = { type: "model_reply" as const, agent: "a", round: 1, text: "", toolCalls: [], usage: tokens, model: "anthropic/claude-haiku-4-5" };
+    tally.add(reply);
+    tally.add(reply);
+    expect(tally.cost).toBeCloseTo(2 * expected, 10);
+    // A project's own input price is the base of the cache-write price too.
+    const custom = PriceTable.load({ "claude-haiku-4-5": { input: 2, output: 5 } });
+    expect(custom.costOf("anthropic/claude-haiku-4-5", { promptTokens: 1_000_000, cacheWritePromptTokens: 1_000_000, completionTokens: 0 })).toBe(2.5);
   });
 
   it("`prices:` in the project settings add and replace models", () => {
