@@ -5,7 +5,7 @@ import type { ModelMessage } from "../providers/Model.js";
 import { newRunId } from "./newRunId.js";
 import type { SecretRedactor } from "../util/redact.js";
 import type { ModelCallRecord, StoredMessage } from "./RunRecord.js";
-import { encodeOutput, RunStore, type RunStart } from "./RunStore.js";
+import { encodeOutput, RunStore, type RunCalls, type RunStart } from "./RunStore.js";
 import type { RunTally } from "./RunTally.js";
 
 export interface RunRecorderOptions {
@@ -58,7 +58,7 @@ export class RunRecorder {
   readonly #pending = new Map<string, PendingCall>();
   /** Per agent, what its previous model call was sent, to store only what is new. */
   readonly #lastSent = new Map<string, ModelMessage[]>();
-  #queue: Parameters<RunStore["addCalls"]>[1] = { model: [], tool: [] };
+  #queue: RunCalls = { model: [], tool: [] };
   #timer: NodeJS.Timeout | undefined;
   readonly #flushOnExit = (): void => this.#flush();
   #modelSeq = 0;
@@ -216,7 +216,11 @@ export class RunRecorder {
     const endedAt = Date.now();
     const output = encodeOutput(outcome.output);
     this.#open();
-    this.#flush();
+    // The calls not yet written go with the outcome, in one transaction (one commit per run's end, not two).
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const calls = this.#queue;
+    this.#queue = { model: [], tool: [] };
     process.off("exit", this.#flushOnExit);
     this.#write((store) =>
       store.finishRun(this.id, {
@@ -232,7 +236,7 @@ export class RunRecorder {
         cost: tally.cost,
         durationMs: endedAt - this.#started,
         ...tally.usage,
-      }),
+      }, calls),
     );
     this.#store?.close();
     this.#store = undefined;
