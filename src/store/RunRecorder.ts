@@ -3,6 +3,7 @@ import type { AgentEvent } from "../agent/index.js";
 import { BudgetError, InterruptedError, isLllmError } from "../errors.js";
 import type { ModelMessage } from "../providers/Model.js";
 import { newRunId } from "./newRunId.js";
+import { REQUEST_SENT_CHANNEL } from "../util/requestSentChannel.js";
 import type { SecretRedactor } from "../util/redact.js";
 import type { ModelCallRecord, StoredMessage } from "./RunRecord.js";
 import { encodeOutput, RunStore, type RunCalls, type RunStart } from "./RunStore.js";
@@ -40,8 +41,11 @@ interface PendingCall {
  */
 const FLUSH_DELAY_MS = 200;
 
-/** Published by Node's fetch (undici) when a request's headers are written to the socket. */
-const REQUEST_SENT = "undici:client:sendHeaders";
+/**
+ * Published when a request is on the wire: by Node's fetch (undici) when its headers are written, and by the model
+ * clients' own transport (`nodeHttpFetch`) when the request is written.
+ */
+const REQUEST_SENT = ["undici:client:sendHeaders", REQUEST_SENT_CHANNEL];
 
 /**
  * Writes one run into the store as its events arrive: the run when it starts, each model call when the reply
@@ -96,12 +100,15 @@ export class RunRecorder {
   }
 
   #openAfterFirstRequest(): void {
+    const stopWaiting = (): void => {
+      for (const name of REQUEST_SENT) diagnostics_channel.unsubscribe(name, sent);
+    };
     const sent = (): void => {
-      diagnostics_channel.unsubscribe(REQUEST_SENT, sent);
+      stopWaiting();
       setImmediate(() => this.#open());
     };
-    diagnostics_channel.subscribe(REQUEST_SENT, sent);
-    this.#stopWaiting = () => diagnostics_channel.unsubscribe(REQUEST_SENT, sent);
+    for (const name of REQUEST_SENT) diagnostics_channel.subscribe(name, sent);
+    this.#stopWaiting = stopWaiting;
   }
 
   /** Open the store (once) and record the run's start, then what was queued before. */
