@@ -33,7 +33,8 @@ const EXTENSIONS: Record<string, string> = { "application/json": ".json", "text/
  */
 export class ArtifactStore {
   readonly #records = new Map<string, ArtifactRecord>();
-  readonly #folder: string;
+  /** The folder, or how to name it: a run's folder is named when first needed (most runs store nothing). */
+  #folder: string | (() => string);
   readonly #maxBytes: number;
   #storedBytes = 0;
 
@@ -42,18 +43,19 @@ export class ArtifactStore {
    * Artifacts stay after the run (the README promises them under `$LLLM_HOME/runs/`), so their total is capped
    * instead: a program cannot fill the host's disk through `artifacts.put` or a loop of large tool results.
    */
-  constructor(folder: string, options: { maxMb?: number } = {}) {
+  constructor(folder: string | (() => string), options: { maxMb?: number } = {}) {
     this.#folder = folder;
     this.#maxBytes = Math.floor((options.maxMb ?? DEFAULT_ARTIFACTS_MB) * 1024 * 1024);
   }
 
   /** A store in a new run folder under `$LLLM_HOME/runs/`. */
   static forRun(env: NodeJS.ProcessEnv = process.env, options: { maxMb?: number } = {}): ArtifactStore {
-    return new ArtifactStore(path.join(lllmHome(env), "runs", newRunId(), "artifacts"), options);
+    return new ArtifactStore(() => path.join(lllmHome(env), "runs", newRunId(), "artifacts"), options);
   }
 
   /** The folder the files go to (it exists only once something was stored). */
   get folder(): string {
+    if (typeof this.#folder === "function") this.#folder = this.#folder();
     return this.#folder;
   }
 
@@ -76,8 +78,8 @@ export class ArtifactStore {
         `cannot store ${mb(data.length)} more as an artifact: this run's artifacts may take ${mb(this.#maxBytes)} together and hold ${mb(this.#storedBytes)}. Store less (summarise, filter, or reuse an artifact); the limit is \`sandbox: {workspace_size: ...}\` in the tactic.`,
       );
     }
-    mkdirSync(this.#folder, { recursive: true });
-    const file = path.join(this.#folder, `${ref}${extensionOf(mime, options.name)}`);
+    mkdirSync(this.folder, { recursive: true });
+    const file = path.join(this.folder, `${ref}${extensionOf(mime, options.name)}`);
     writeFileSync(file, data);
     const record = { ref, path: file, size: data.length, mime, source: options.source };
     this.#records.set(ref, record);
