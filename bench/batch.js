@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `lllm batch` against its floor (bench/batchFloor.mjs: a bare limited loop over the openai SDK making the same
 // calls), both against the mock server answering after 20 ms, side by side in the same run; and peak memory at
-// several dataset sizes (flat means independent of the size), with and without the run store.
+// several dataset sizes (flat means independent of the size), with and without the run store: peak RSS, and the
+// peak live heap (sampled after a full collection every second, bench/report-heap.mjs).
 //
 // Usage: node bench/batch.js [--items 1000] [--concurrency 1,8,32,128] [--repeat 3] [--delay 20]
 //                            [--memory 1000,100000] [--memory-delay 1] [--memory-log both|on|off]
@@ -40,7 +41,8 @@ function run(command, commandArgs, env) {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       if (code !== 0) return reject(new Error(`${commandArgs.join(" ")} exited ${code}: ${stderr}`));
       const rss = /maxrss_kib=(\d+) cpu_us=(\d+)/.exec(stderr);
-      resolve({ ms, maxrssKib: rss ? Number(rss[1]) : NaN, cpuMs: rss ? Number(rss[2]) / 1000 : NaN });
+      const heap = /live_heap_peak_kib=(\d+)/.exec(stderr);
+      resolve({ ms, maxrssKib: rss ? Number(rss[1]) : NaN, cpuMs: rss ? Number(rss[2]) / 1000 : NaN, liveHeapKib: heap ? Number(heap[1]) : NaN });
     });
   });
 }
@@ -78,13 +80,14 @@ try {
     return file;
   };
   let outs = 0;
-  const lllmBatch = ({ mock, file, concurrency, log = false }) => {
+  const lllmBatch = ({ mock, file, concurrency, log = false, heap = false }) => {
     const tactic = path.join(dir, "echo.yaml");
     writeFileSync(tactic, `name: echo\nprompt: "{input}"\nglobal:\n  model_name: gpt-4o-mini\n  invoker_config: {base_url: "${mock.url}", api_key_env: MOCK_KEY}\nagent_configs:\n  - name: bot\n    system_prompt: Answer.\n`);
     const home = path.join(dir, `home-${(outs += 1)}`);
     const env = { LLLM_HOME: home, MOCK_KEY: "sk-bench" };
     const out = path.join(dir, `out-${outs}.jsonl`);
-    return run(process.execPath, ["--import", path.join(root, "bench/report-rss.mjs"), path.join(root, "bin/lllm.js"), "batch", tactic, "--inputs", file, "--lines", "--concurrency", String(concurrency), "--out", out, ...(log ? [] : ["--no-log"]), "--quiet"], env).finally(() => rmSync(home, { recursive: true, force: true }));
+    const heapArgs = heap ? ["--expose-gc", "--import", path.join(root, "bench/report-heap.mjs")] : [];
+    return run(process.execPath, [...heapArgs, "--import", path.join(root, "bench/report-rss.mjs"), path.join(root, "bin/lllm.js"), "batch", tactic, "--inputs", file, "--lines", "--concurrency", String(concurrency), "--out", out, ...(log ? [] : ["--no-log"]), "--quiet"], env).finally(() => rmSync(home, { recursive: true, force: true }));
   };
   const floorBatch = ({ mock, count, concurrency }) => run(process.execPath, ["--import", path.join(root, "bench/report-rss.mjs"), path.join(root, "bench/batchFloor.mjs"), String(count), String(concurrency)], { OPENAI_BASE_URL: mock.url, OPENAI_API_KEY: "sk-bench" });
 
@@ -130,8 +133,8 @@ try {
     console.log(`peak memory of lllm batch (text lines, concurrency 32, mock answering after ${memoryDelayMs} ms):`);
     for (const log of logModes) {
       for (const count of memorySizes) {
-        const result = await lllmBatch({ mock, file: dataset(count), concurrency: 32, log });
-        console.log(`  ${String(count).padStart(7)} items, ${log ? "logging on " : "--no-log   "}: ${(result.maxrssKib / 1024).toFixed(0)} MB peak RSS, ${(result.ms / 1000).toFixed(1)} s, ${(result.cpuMs / count).toFixed(2)} ms CPU/item`);
+        const result = await lllmBatch({ mock, file: dataset(count), concurrency: 32, log, heap: true });
+        console.log(`  ${String(count).padStart(7)} items, ${log ? "logging on " : "--no-log   "}: ${(result.maxrssKib / 1024).toFixed(0)} MB peak RSS, ${(result.liveHeapKib / 1024).toFixed(1)} MB peak live heap, ${(result.ms / 1000).toFixed(1)} s, ${(result.cpuMs / count).toFixed(2)} ms CPU/item`);
       }
     }
   }
