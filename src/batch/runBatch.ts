@@ -39,6 +39,11 @@ export interface RunBatchOptions {
   onStart?: (stats: BatchStats) => void;
   /** Told after each item (the progress line). */
   onResult?: (result: BatchResult, stats: BatchStats) => void;
+  /**
+   * With --ordered, how many finished lines may wait in memory for an earlier item before no new item starts (one
+   * slow item must not make the batch hold every later result). Default 10,000.
+   */
+  maxHeldLines?: number;
   /** The dataset's ids are unique by construction (text lines: line numbers): duplicates need not be looked for. */
   uniqueIds?: boolean;
   /** Told once when --max-cost meets an item of unknown cost. */
@@ -53,6 +58,7 @@ export interface RunBatchOptions {
 export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
   const stats: BatchStats = { ok: 0, failed: 0, skipped: 0, skippedFailed: 0, inFlight: 0, cancelled: 0, promptTokens: 0, completionTokens: 0, cost: 0, costUnknown: 0, startedAt: Date.now() };
   const { output, concurrency } = options;
+  const maxHeld = options.maxHeldLines ?? 10_000;
   options.onStart?.(stats);
   let running = 0;
   /** Wakes the scheduler waiting for a free slot: an item finished, or the user pressed Ctrl-C. */
@@ -132,7 +138,9 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
     for (;;) {
       // One waiter at a time, woken by the next item that finishes (not a race over every running item, whose
       // reactions would pile up on the long-lived promises, item after item).
-      while (running >= concurrency.limit && stopReason() === undefined && !broken) await new Promise<void>((resolve) => (wake = resolve));
+      // With --ordered, also while too many finished lines wait for a slow earlier item (it is running: it ends).
+      const full = (): boolean => running >= concurrency.limit || (running > 0 && output.held >= maxHeld);
+      while (full() && stopReason() === undefined && !broken) await new Promise<void>((resolve) => (wake = resolve));
       if (broken) break;
       stoppedBy = stopReason();
       if (stoppedBy !== undefined) break;
