@@ -61,6 +61,9 @@ type Row = Record<string, unknown>;
  * synchronous and small (one row per event), so many processes can log into one file at once (WAL + busy wait).
  * Text given to it must already be redacted (the `RunRecorder` does that).
  */
+/** This machine's name, asked once (a batch makes a store object per item). */
+let host: string | undefined;
+
 /** The connections `RunStore.shared` keeps, by absolute file name. */
 const sharedDatabases = new Map<string, Database>();
 
@@ -74,7 +77,7 @@ const preparedStatements = new WeakMap<Database, Map<string, Statement>>();
 export class RunStore {
   readonly file: string;
   readonly #database: Database;
-  readonly #host = hostname();
+  readonly #host = (host ??= hostname());
 
   private constructor(file: string, database: Database, shared: boolean) {
     this.file = file;
