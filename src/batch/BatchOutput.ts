@@ -60,6 +60,11 @@ export class BatchOutput {
     return new BatchOutput(openSync(options.file, "a"), done, options.ordered);
   }
 
+  /** With --ordered, the lines finished but waiting for an earlier item (kept in memory). */
+  get held(): number {
+    return this.#waiting.size;
+  }
+
   /** The item at `index` finished: write its line (with --ordered, once every earlier item is written). */
   write(index: number, result: BatchResult): void {
     this.#emit(index, `${redactSecrets(JSON.stringify(batchResultJson(result)))}\n`);

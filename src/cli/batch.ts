@@ -96,6 +96,7 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
       concurrency,
       stopStarting: stopStarting.signal,
       ...(options.failFast ? { failFast: true } : {}),
+      ...(settings.format === "lines" ? { uniqueIds: true } : {}),
       ...(settings.maxCost !== undefined ? { maxCost: settings.maxCost } : {}),
       ...(settings.maxTokens !== undefined ? { maxTokens: settings.maxTokens } : {}),
       warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),
