@@ -2,6 +2,7 @@
 // interleaved, medians). The tool-round cases run `lllm run` and a bare `openai` SDK script (bareOpenAI.mjs)
 // against the same mock server of lllm/testing, which asks for as many tool rounds as the model name says.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -25,6 +26,12 @@ function run(command, args, { cwd, env }) {
       else resolve({ ms, stderr });
     });
   });
+}
+
+/** The file `import "lllm"` loads: the package's "." export (older builds: dist/index.js). */
+function publicEntry(root) {
+  const pkg = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8"));
+  return pkg.exports?.["."]?.import ?? pkg.main ?? "dist/index.js";
 }
 
 /**
@@ -56,8 +63,10 @@ export async function coldStartSuite({ root, benchRoot, runs }) {
     run1: [node, lllmRun(1)],
     bare1: [node, [bare, "bench-1"]],
     run100: [node, lllmRun(100)],
+    // The same run without the run store (LLLM_LOG=0): how much of the difference is the store (libsql).
+    run100NoLog: [node, lllmRun(100), { LLLM_LOG: "0" }],
     bare100: [node, [bare, "bench-100"]],
-    importLllm: [node, importOf(pathToFileURL(path.join(root, "dist", "index.js")).href)],
+    importLllm: [node, importOf(pathToFileURL(path.join(root, publicEntry(root))).href)],
     importOpenai: [node, importOf(import.meta.resolve("openai"))],
   };
   // Every case runs with report-rss.mjs: wall time, CPU time and peak RSS of the same runs. On a busy machine the
@@ -66,8 +75,8 @@ export async function coldStartSuite({ root, benchRoot, runs }) {
   const samples = Object.fromEntries(Object.keys(cases).map((name) => [name, { wall: [], cpu: [], rss: [] }]));
   try {
     for (let round = 0; round < runs + 1; round++) {
-      for (const [name, [command, args]] of Object.entries(cases)) {
-        const { ms, stderr } = await run(command, ["--import", report, ...args], { cwd: root, env });
+      for (const [name, [command, args, extra]] of Object.entries(cases)) {
+        const { ms, stderr } = await run(command, ["--import", report, ...args], { cwd: root, env: { ...env, ...extra } });
         if (round === 0) continue; // the first round warms caches (jiti's transpile cache, validators, the OS)
         samples[name].wall.push(ms);
         samples[name].cpu.push(Number(/cpu_us=(\d+)/.exec(stderr)?.[1]) / 1000);
@@ -87,8 +96,13 @@ export async function coldStartSuite({ root, benchRoot, runs }) {
     row("lllm run, 1 tool round vs bare openai script", "run1", "bare1", "<= 1.2x");
     row("lllm run, 100 tool rounds vs bare openai script", "run100", "bare100", "<= 1.1x");
     row('import "lllm" vs import "openai"', "importLllm", "importOpenai", "<= 1.5x");
-    const delta = m("run100", "rss") - m("bare100", "rss");
-    console.log(`  ${"peak RSS, 100 rounds: lllm run vs bare script".padEnd(46)} ${m("run100", "rss").toFixed(0).padStart(5)} vs ${m("bare100", "rss").toFixed(0).padStart(5)} MiB ${delta >= 0 ? "+" : ""}${delta.toFixed(0)} MiB (target <= +10 MiB)`);
+    row("  the same without the run store (LLLM_LOG=0)", "run100NoLog", "bare100", "-");
+    const rss = (name, label, target) => {
+      const delta = m(name, "rss") - m("bare100", "rss");
+      console.log(`  ${label.padEnd(46)} ${m(name, "rss").toFixed(0).padStart(5)} vs ${m("bare100", "rss").toFixed(0).padStart(5)} MiB ${delta >= 0 ? "+" : ""}${delta.toFixed(0)} MiB (target ${target})`);
+    };
+    rss("run100", "peak RSS, 100 rounds: lllm run vs bare script", "<= +10 MiB");
+    rss("run100NoLog", "  the same without the run store", "-");
   } finally {
     await server.close();
   }

@@ -1,19 +1,35 @@
 #!/usr/bin/env node
-// Thin launcher: everything lives in the built CLI so start-up stays a single import.
-import { readFileSync } from "node:fs";
+// Thin launcher: everything lives in the built CLI (one bundle, scripts/bundle.js) so start-up stays one import.
+import { lstatSync, mkdirSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import path from "node:path";
 import module from "node:module";
-
-// Node 22.1+ keeps compiled code of lllm and its dependencies on disk between runs (in the OS temp folder);
-// older Node versions have no such cache and start as before.
-module.enableCompileCache?.();
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   // Answered here, as the CLI would: scripts call it often, and it needs nothing else loaded.
   process.stdout.write(`${JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version}\n`);
 } else {
-  import("../dist/cli/main.js").then((cli) => cli.main(process.argv)).catch((error) => {
+  enableCompileCache();
+  import("../dist/bundle/cli.js").then((cli) => cli.main(process.argv)).catch((error) => {
     process.stderr.write(`lllm: could not start: ${error?.message ?? error}\nRun \`npm run build\` in the lllm folder first.\n`);
     process.exitCode = 1;
   });
+}
+
+// Node 22.1+ keeps compiled code of lllm and its dependencies on disk between runs, here in a folder of this
+// user's own: in the shared temp folder (Node's default) another local user could plant compiled code for lllm's
+// files. Older Node versions have no such cache: lllm keeps one for its one-file dependencies (util/codeCache.ts).
+function enableCompileCache() {
+  if (!module.enableCompileCache || process.env.NODE_COMPILE_CACHE) return;
+  const cache = path.join(process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm"), "cache", "node");
+  try {
+    mkdirSync(cache, { recursive: true, mode: 0o700 });
+    // Only a folder of this user's that no one else can write to (compiled code is trusted as it is).
+    const stat = lstatSync(cache);
+    if (!stat.isDirectory() || stat.uid !== process.getuid?.() || (stat.mode & 0o022) !== 0) return;
+    module.enableCompileCache(cache);
+  } catch {
+    // No cache this time (a read-only home): start as without one.
+  }
 }

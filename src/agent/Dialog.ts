@@ -10,6 +10,11 @@ export class Dialog {
   /** The topic given to `Agent.open()`. */
   readonly name: string;
   readonly #messages: Message[] = [];
+  /**
+   * Each message's model form, made once: a run of many rounds sends its whole dialog every round, and the same
+   * objects each time let the providers' own conversions be made once too (see toChatCompletionMessages).
+   */
+  readonly #forms: Array<ModelForm | undefined> = [];
   /** The prompt of the latest turn, set by `receivePrompt()` and cleared by a plain `receive()`. */
   turnPrompt: Prompt | undefined;
 
@@ -29,8 +34,24 @@ export class Dialog {
 
   /** The dialog in the chat format models take. */
   toModelMessages(): ModelMessage[] {
-    return this.#messages.map(toModelMessage);
+    return this.#messages.map((message, index) => {
+      const known = this.#forms[index];
+      if (known && sameFields(known.from, message)) return known.form;
+      const form = toModelMessage(message);
+      this.#forms[index] = { from: { ...message }, form };
+      return form;
+    });
   }
+}
+
+interface ModelForm {
+  readonly from: Message;
+  readonly form: ModelMessage;
+}
+
+/** The fields `toModelMessage` reads, unchanged since (a message's fields are plain data anyone may set). */
+function sameFields(a: Message, b: Message): boolean {
+  return a.content === b.content && a.toolCalls === b.toolCalls && a.toolCallId === b.toolCallId && a.isError === b.isError && a.role === b.role && a.name === b.name;
 }
 
 export function toModelMessage(message: Message): ModelMessage {

@@ -2,6 +2,7 @@ import { closeSync, createReadStream, existsSync, fdatasyncSync, ftruncateSync, 
 import { createInterface } from "node:readline";
 import { redactSecrets } from "../util/redact.js";
 import { batchResultJson, type BatchResult } from "./BatchItem.js";
+import { writeOwnStdout } from "../util/ownStdout.js";
 
 export interface OpenBatchOutputOptions {
   /** `--out`; without it the lines go to standard output (and nothing can be resumed). */
@@ -59,6 +60,11 @@ export class BatchOutput {
     return new BatchOutput(openSync(options.file, "a"), done, options.ordered);
   }
 
+  /** With --ordered, the lines finished but waiting for an earlier item (kept in memory). */
+  get held(): number {
+    return this.#waiting.size;
+  }
+
   /** The item at `index` finished: write its line (with --ordered, once every earlier item is written). */
   write(index: number, result: BatchResult): void {
     this.#emit(index, `${redactSecrets(JSON.stringify(batchResultJson(result)))}\n`);
@@ -84,7 +90,7 @@ export class BatchOutput {
   }
 
   #writeLine(line: string): void {
-    if (this.#fd === undefined) process.stdout.write(line);
+    if (this.#fd === undefined) writeOwnStdout(line);
     else writeSync(this.#fd, line);
   }
 

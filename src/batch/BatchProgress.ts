@@ -1,5 +1,6 @@
 import { formatCost } from "../store/RunTally.js";
 import type { BatchStats } from "./runBatch.js";
+import { formatCount } from "../util/formatCount.js";
 
 export interface BatchProgressOptions {
   stream?: NodeJS.WriteStream;
@@ -71,7 +72,7 @@ export function progressLine(stats: BatchStats, total: number | undefined): stri
     `${rate.toFixed(1)} items/s`,
   ];
   if (remaining !== undefined && rate > 0) parts.push(`ETA ${formatSeconds(remaining / rate)}`);
-  parts.push(`${(stats.promptTokens + stats.completionTokens).toLocaleString("en-US")} tokens`);
+  parts.push(`${formatCount(stats.promptTokens + stats.completionTokens)} tokens`);
   parts.push(stats.costUnknown > 0 && stats.cost === 0 ? "cost unknown" : `${formatCost(stats.cost)}${stats.costUnknown > 0 ? "+" : ""}`);
   return `lllm batch: ${parts.join(", ")}`;
 }

@@ -39,6 +39,13 @@ export interface RunBatchOptions {
   onStart?: (stats: BatchStats) => void;
   /** Told after each item (the progress line). */
   onResult?: (result: BatchResult, stats: BatchStats) => void;
+  /**
+   * With --ordered, how many finished lines may wait in memory for an earlier item before no new item starts (one
+   * slow item must not make the batch hold every later result). Default 10,000.
+   */
+  maxHeldLines?: number;
+  /** The dataset's ids are unique by construction (text lines: line numbers): duplicates need not be looked for. */
+  uniqueIds?: boolean;
   /** Told once when --max-cost meets an item of unknown cost. */
   warn?: (message: string) => void;
 }
@@ -51,9 +58,19 @@ export interface RunBatchOptions {
 export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
   const stats: BatchStats = { ok: 0, failed: 0, skipped: 0, skippedFailed: 0, inFlight: 0, cancelled: 0, promptTokens: 0, completionTokens: 0, cost: 0, costUnknown: 0, startedAt: Date.now() };
   const { output, concurrency } = options;
+  const maxHeld = options.maxHeldLines ?? 10_000;
   options.onStart?.(stats);
-  const running = new Set<Promise<void>>();
-  const seen = new Set<string>();
+  let running = 0;
+  /** Wakes the scheduler waiting for a free slot: an item finished, or the user pressed Ctrl-C. */
+  let wake: (() => void) | undefined;
+  const wakeUp = (): void => {
+    const resolve = wake;
+    wake = undefined;
+    resolve?.();
+  };
+  // Text lines have their line numbers as ids, unique by construction: no need to remember them (memory stays
+  // flat however long the dataset is). Other formats' ids come from the data and are checked for duplicates.
+  const seen = options.uniqueIds ? undefined : new Set<string>();
   let warnedCost = false;
   const stopReason = (): BatchStats["stoppedBy"] => {
     if (options.stopStarting.aborted) return "interrupted";
@@ -62,8 +79,12 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
     if (options.maxTokens !== undefined && stats.promptTokens + stats.completionTokens >= options.maxTokens) return "budget";
     return undefined;
   };
-  // Wakes the scheduler when it waits for a slot and the user presses Ctrl-C.
-  const stopped = new Promise<void>((resolve) => options.stopStarting.addEventListener("abort", () => resolve(), { once: true }));
+  options.stopStarting.addEventListener("abort", wakeUp, { once: true });
+  /** Settled when every started item has finished. */
+  let drained: Promise<void> = Promise.resolve();
+  let drainedResolve: (() => void) | undefined;
+  /** An error out of recording a result: thrown from the scheduler once the running items are done. */
+  let broken: { error: unknown } | undefined;
 
   const record = (item: BatchItem, result: BatchResult): void => {
     output.write(item.index, result);
@@ -84,7 +105,9 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
 
   const start = (item: BatchItem): void => {
     stats.inFlight += 1;
-    const task: Promise<void> = options
+    if (running === 0) drained = new Promise<void>((resolve) => (drainedResolve = resolve));
+    running += 1;
+    void options
       .runItem(item)
       .then(
         (result) => {
@@ -97,18 +120,28 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
           else record(item, failedBatchResult(item.id, { code: "internal_error", message: error instanceof Error ? error.message : String(error) }));
         },
       )
+      .catch((error: unknown) => {
+        // Writing the result failed (a full disk): the batch stops with that error, as before any other item.
+        broken ??= { error };
+      })
       .finally(() => {
         stats.inFlight -= 1;
-        running.delete(task);
+        running -= 1;
+        if (running === 0) drainedResolve?.();
+        wakeUp();
       });
-    running.add(task);
   };
 
   const iterator = options.items[Symbol.asyncIterator]();
   let stoppedBy: BatchStats["stoppedBy"];
   try {
     for (;;) {
-      while (running.size >= concurrency.limit && stopReason() === undefined) await Promise.race([...running, stopped]);
+      // One waiter at a time, woken by the next item that finishes (not a race over every running item, whose
+      // reactions would pile up on the long-lived promises, item after item).
+      // With --ordered, also while too many finished lines wait for a slow earlier item (it is running: it ends).
+      const full = (): boolean => running >= concurrency.limit || (running > 0 && output.held >= maxHeld);
+      while (full() && stopReason() === undefined && !broken) await new Promise<void>((resolve) => (wake = resolve));
+      if (broken) break;
       stoppedBy = stopReason();
       if (stoppedBy !== undefined) break;
       const next = await iterator.next();
@@ -121,17 +154,19 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
         output.skip(item.index);
         continue;
       }
-      if (seen.has(item.id)) {
+      if (seen?.has(item.id)) {
         record(item, failedBatchResult(item.id, { code: "batch_duplicate_id", message: `id \`${item.id}\` appears more than once in the dataset; this later item (number ${item.index + 1}) is not run` }));
         continue;
       }
-      seen.add(item.id);
+      seen?.add(item.id);
       start(item);
     }
   } finally {
-    await Promise.allSettled([...running]);
+    options.stopStarting.removeEventListener("abort", wakeUp);
+    await drained;
     await iterator.return?.(undefined);
   }
+  if (broken) throw broken.error;
   // Only a stop that left items unstarted counts: a budget reached by the very last item stopped nothing.
   // A Ctrl-C while the last items ran still exits 130 (the CLI's signal handler sets it).
   if (stoppedBy !== undefined) stats.stoppedBy = stoppedBy;

@@ -25,6 +25,7 @@ import { paint, warn, writeErr } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
 import { parseVars } from "./parseVars.js";
+import { formatCount } from "../util/formatCount.js";
 
 export interface BatchCommandOptions {
   inputs?: string;
@@ -95,6 +96,7 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
       concurrency,
       stopStarting: stopStarting.signal,
       ...(options.failFast ? { failFast: true } : {}),
+      ...(settings.format === "lines" ? { uniqueIds: true } : {}),
       ...(settings.maxCost !== undefined ? { maxCost: settings.maxCost } : {}),
       ...(settings.maxTokens !== undefined ? { maxTokens: settings.maxTokens } : {}),
       warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),
@@ -124,7 +126,7 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   }
   reportSummary(stats, { batchId, ...(options.out !== undefined ? { out: options.out } : {}), quiet: Boolean(options.quiet) });
   if (stats.stoppedBy === "budget") {
-    throw new BudgetError("batch_budget", `the batch stopped starting items: ${settings.maxCost !== undefined && stats.cost >= settings.maxCost ? `--max-cost ${settings.maxCost} reached (${formatCost(stats.cost)})` : `--max-tokens ${settings.maxTokens} reached (${(stats.promptTokens + stats.completionTokens).toLocaleString("en-US")} tokens)`}`, { hint: "Raise the limit and run the same command again: items already done are skipped." });
+    throw new BudgetError("batch_budget", `the batch stopped starting items: ${settings.maxCost !== undefined && stats.cost >= settings.maxCost ? `--max-cost ${settings.maxCost} reached (${formatCost(stats.cost)})` : `--max-tokens ${settings.maxTokens} reached (${formatCount(stats.promptTokens + stats.completionTokens)} tokens)`}`, { hint: "Raise the limit and run the same command again: items already done are skipped." });
   }
   if (stats.stoppedBy === "interrupted") return; // the signal handler's exit code (130) stands
   if (stats.failed + stats.skippedFailed > 0) process.exitCode = 1;
@@ -166,7 +168,7 @@ async function startQueue(context: { url: string; batchId: string; tacticTarget:
 
 function reportSummary(stats: BatchStats, context: { batchId: string; out?: string; quiet: boolean }): void {
   const seconds = ((Date.now() - stats.startedAt) / 1000).toFixed(1);
-  const tokens = (stats.promptTokens + stats.completionTokens).toLocaleString("en-US");
+  const tokens = formatCount(stats.promptTokens + stats.completionTokens);
   const cost = stats.costUnknown > 0 && stats.cost === 0 ? "cost unknown" : `${formatCost(stats.cost)}${stats.costUnknown > 0 ? " (+ items of unknown cost)" : ""}`;
   const lines = [`lllm batch: ${stats.ok} ok, ${stats.failed} failed${stats.skipped > 0 ? `, ${stats.skipped} skipped (already in ${context.out ?? "the output"})` : ""}${stats.cancelled > 0 ? `, ${stats.cancelled} cancelled` : ""} in ${seconds} s; ${tokens} tokens, ${cost}; batch ${context.batchId}`];
   const failedTotal = stats.failed + stats.skippedFailed;

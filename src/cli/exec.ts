@@ -10,6 +10,7 @@ import { stopSignal } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { redactSecrets } from "../util/redact.js";
 import { warn } from "./output.js";
+import { writeOwnStdout } from "../util/ownStdout.js";
 
 interface ExecOptions {
   proxy?: string[];
@@ -46,7 +47,7 @@ export async function execCommand(options: ExecOptions): Promise<void> {
   const signal = stopSignal();
   try {
     const result = await kernel.execute(code);
-    process.stdout.write(redactSecrets(result.output));
+    writeOwnStdout(redactSecrets(result.output));
     if (result.error) process.exitCode = 1; // the traceback is in the output; a shell should see the failure
     if (result.outputCut) {
       // Incomplete data must not look like success to a pipeline.

@@ -1,20 +1,25 @@
 import type * as Commander from "commander";
 import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import path from "node:path";
 import { useValidatorCache } from "../util/sharedAjv.js";
+import { requireVendored } from "../util/lazyModule.js";
 import { useTranspileCache } from "../registry/transpileCache.js";
+import { useParsedYamlCache } from "../config/parsedYamlCache.js";
+import { useCodeCache } from "../util/codeCache.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
 import { failureJson, reportError, writeOut } from "./output.js";
 import { reserveStdout } from "./reserveStdout.js";
 import { handleSignals } from "./handleSignals.js";
+import { writeOwnStdout } from "../util/ownStdout.js";
 
-// commander is CommonJS: `require` loads it as such, where `import` would first scan it for export names (Node's
-// CommonJS lexer), a cost every command paid at start.
-const { Argument, Command, CommanderError, Option } = createRequire(import.meta.url)("commander") as typeof Commander;
+// commander is CommonJS: `require` loads it as such (from its one-file copy when built), where `import` would
+// first scan it for export names (Node's CommonJS lexer), a cost every command paid at start.
+// Loaded when the program is built, after the code cache is set up (util/codeCache.ts).
+let commander: typeof Commander | undefined;
+const cli = (): typeof Commander => (commander ??= requireVendored<typeof Commander>("commander"));
 type Command = Commander.Command;
 
 /** Global flags every command sees. */
@@ -38,6 +43,7 @@ const collect = (value: string, previous: string[] = []): string[] => [...previo
  * nothing but commander.
  */
 export function buildProgram(): Command {
+  const { Argument, Command, Option } = cli();
   const program = new Command("lllm")
     .description("Run LLM agents from declarative YAML/JSON tactic files.")
     .version(version(), "-V, --version")
@@ -47,7 +53,7 @@ export function buildProgram(): Command {
     .configureHelp({ showGlobalOptions: true })
     .configureOutput({
       writeErr: (text) => process.stderr.write(text),
-      writeOut: (text) => process.stdout.write(text),
+      writeOut: (text) => writeOwnStdout(text),
       // Usage errors read like every other error: `lllm: error: …`.
       outputError: (text, write) => write(text.startsWith("error: ") ? `lllm: ${text}` : text),
     })
@@ -339,6 +345,8 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   useValidatorCache(path.join(cache, "validators"));
   // TypeScript package files are transpiled once, into a folder of this user's own (not the shared temp folder).
   useTranspileCache(path.join(cache, "jiti"));
+  useParsedYamlCache(path.join(cache, "yaml"));
+  useCodeCache(path.join(cache, "v8"));
   const program = buildProgram();
   const verbose = argv.includes("--verbose") || argv.includes("-v");
   // Decided by the command's own parsed options once it runs; before that (a usage error), by the words given.
@@ -352,7 +360,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   try {
     await program.parseAsync(argv);
   } catch (error) {
-    if (error instanceof CommanderError) {
+    if (error instanceof cli().CommanderError) {
       // Help and version are successes; every other commander error is a usage error (exit 2).
       process.exitCode = error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version" ? 0 : 2;
       if (process.exitCode === 2 && json) writeOut(JSON.stringify(failureJson(new ConfigError("usage", error.message.replace(/^error: /, "").trim())), null, 2));

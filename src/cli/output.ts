@@ -1,5 +1,6 @@
 import { ConfigError, formatLocation, isLllmError, type ErrorCode, type LllmError } from "../errors.js";
 import { redactSecrets } from "../util/redact.js";
+import { writeOwnStdout } from "../util/ownStdout.js";
 
 /**
  * stdout carries only the answer (data for pipelines); everything else goes to stderr. Colour only on a terminal
@@ -24,7 +25,7 @@ export function paint(style: Style, text: string, stream: NodeJS.WriteStream = p
 /** Everything printed passes the one redaction: no key a provider or proxy used is ever shown, in any encoding. */
 export function writeOut(text: string): void {
   const safe = redactSecrets(text);
-  process.stdout.write(safe.endsWith("\n") ? safe : `${safe}\n`);
+  writeOwnStdout(safe.endsWith("\n") ? safe : `${safe}\n`);
 }
 
 export function writeErr(text: string): void {

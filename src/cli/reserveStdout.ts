@@ -1,15 +1,16 @@
 import { currentToolScope, setShowCommandStderr, type ToolScope } from "../tools/toolScope.js";
+import { isOwnStdoutWrite } from "../util/ownStdout.js";
 
 type Write = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((error?: Error | null) => void), callback?: (error?: Error | null) => void) => boolean;
 
 /**
- * Reserve the CLI's stdout for the answer (or the JSON of `--json`): whatever tool code writes, with
- * `console.log`, `console.error` or `process.stdout.write`, goes to stderr instead, each line marked with the
- * tool's name (`[get_weather] …`), so `lllm run --json | jq` keeps working whatever a tool prints.
- *
- * Tool code is recognised by the scope `FunctionTool.call` (and a tool file's import) runs it in; everything
- * else, lllm's own output included, reaches the real streams unchanged. A command tool's stderr is shown too. Patching `write` on the stream objects
- * catches `console.*` too, since the global console writes through them.
+ * Reserve the CLI's stdout for the answer (or the JSON of `--json`): only lllm's own output reaches it (written
+ * through `writeOwnStdout`); whatever else is written to stdout, with `console.log` or `process.stdout.write`,
+ * goes to stderr, so `lllm run --json | jq` keeps working whatever a tool prints, even later, from a timer it
+ * left running. What tool code writes (to either stream) is marked with the tool's name (`[get_weather] …`):
+ * tool code is recognised by the scope `FunctionTool.call` (and a tool file's import) runs it in. A command
+ * tool's stderr is shown too. Patching `write` on the stream objects catches `console.*` too, since the global
+ * console writes through them.
  */
 let reserved = false;
 
@@ -20,15 +21,15 @@ export function reserveStdout(): void {
   const stderr = process.stderr as unknown as { write: Write };
   const writeOut = stdout.write.bind(process.stdout);
   const writeErr = stderr.write.bind(process.stderr);
-  const redirect = (original: Write): Write =>
+  const redirect = (original: Write, reserved: boolean): Write =>
     function write(chunk, encoding, callback) {
-      const scope = currentToolScope();
-      if (!scope) return original(chunk, encoding as BufferEncoding, callback);
+      const scope = isOwnStdoutWrite() ? undefined : currentToolScope();
+      if (!scope) return !reserved || isOwnStdoutWrite() ? original(chunk, encoding as BufferEncoding, callback) : writeErr(chunk, encoding as BufferEncoding, callback);
       const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString(typeof encoding === "string" ? encoding : "utf8");
       return writeErr(markLines(scope, text), typeof encoding === "function" ? encoding : callback);
     };
-  stdout.write = redirect(writeOut);
-  stderr.write = redirect(writeErr);
+  stdout.write = redirect(writeOut, true);
+  stderr.write = redirect(writeErr, false);
   setShowCommandStderr(true);
 }
 

@@ -20,6 +20,7 @@ import { runUsageJson } from "../tactics/tacticResultJson.js";
 import { codeActionReportJson } from "../codeaction/CodeActionReport.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
 import { parseVars } from "./parseVars.js";
+import { writeOwnStdout } from "../util/ownStdout.js";
 
 export interface RunCommandOptions {
   input?: string;
@@ -66,7 +67,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   const show = (text: string): void => {
     if (text === "") return;
     line.text(text);
-    process.stdout.write(text);
+    writeOwnStdout(text);
   };
   const onText = stream && !options.json && !options.dryRun
     ? (delta: string): void => {
@@ -121,7 +122,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...recordedRunJson(run) }, null, 2));
   } else if (streamed) {
     show(redactor.flush());
-    process.stdout.write(line.end());
+    writeOwnStdout(line.end());
   } else {
     writeOut(typeof result.output === "string" ? result.output : JSON.stringify(result.output, null, 2));
   }

@@ -35,7 +35,8 @@ const EXTENSIONS: Record<string, string> = { "application/json": ".json", "text/
  */
 export class ArtifactStore {
   readonly #records = new Map<string, ArtifactRecord>();
-  readonly #folder: string;
+  /** The folder, or how to name it: a run's folder is named when first needed (most runs store nothing). */
+  #folder: string | (() => string);
   readonly #maxBytes: number;
   #storedBytes = 0;
 
@@ -44,24 +45,26 @@ export class ArtifactStore {
    * Artifacts stay after the run (the README promises them under `$LLLM_HOME/runs/`), so their total is capped
    * instead: a program cannot fill the host's disk through `artifacts.put` or a loop of large tool results.
    */
-  constructor(folder: string, options: { maxMb?: number } = {}) {
+  constructor(folder: string | (() => string), options: { maxMb?: number } = {}) {
     this.#folder = folder;
     this.#maxBytes = Math.floor((options.maxMb ?? DEFAULT_ARTIFACTS_MB) * 1024 * 1024);
   }
 
   /**
    * A store in the run's folder, `$LLLM_HOME/runs/<run id>/artifacts/`: `runId` is the run store's id of the run (so
-   * `lllm logs show ID` and the folder agree); a run that is not recorded gets a new id of the same form.
+   * `lllm logs show ID` and the folder agree); a run that is not recorded gets a new id of the same form, made when
+   * the first artifact is stored (most runs store none).
    */
   static forRun(env: NodeJS.ProcessEnv = process.env, options: { maxMb?: number; runId?: string } = {}): ArtifactStore {
-    const { runId = newRunId(), ...rest } = options;
+    const { runId, ...rest } = options;
     // A folder name, never a path: an id with a separator or `..` would put the files elsewhere.
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(runId)) throw new ConfigError("run_id_invalid", `run id \`${runId}\` is not a folder name: letters, digits, \`_\` and \`-\` only`);
-    return new ArtifactStore(path.join(lllmHome(env), "runs", runId, "artifacts"), rest);
+    if (runId !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(runId)) throw new ConfigError("run_id_invalid", `run id \`${runId}\` is not a folder name: letters, digits, \`_\` and \`-\` only`);
+    return new ArtifactStore(() => path.join(lllmHome(env), "runs", runId ?? newRunId(), "artifacts"), rest);
   }
 
   /** The folder the files go to (it exists only once something was stored). */
   get folder(): string {
+    if (typeof this.#folder === "function") this.#folder = this.#folder();
     return this.#folder;
   }
 
@@ -84,8 +87,8 @@ export class ArtifactStore {
         `cannot store ${mb(data.length)} more as an artifact: this run's artifacts may take ${mb(this.#maxBytes)} together and hold ${mb(this.#storedBytes)}. Store less (summarise, filter, or reuse an artifact); the limit is \`sandbox: {workspace_size: ...}\` in the tactic.`,
       );
     }
-    mkdirSync(this.#folder, { recursive: true });
-    const file = path.join(this.#folder, `${ref}${extensionOf(mime, options.name)}`);
+    mkdirSync(this.folder, { recursive: true });
+    const file = path.join(this.folder, `${ref}${extensionOf(mime, options.name)}`);
     writeFileSync(file, data);
     const record = { ref, path: file, size: data.length, mime, source: options.source };
     this.#records.set(ref, record);

@@ -11,7 +11,8 @@ let preludeSource: string | undefined;
  * order, bare or only under `tools.`), then prelude.py, which turns it into functions that call the host.
  */
 export function toolPrelude(tools: readonly FunctionTool[]): string {
-  preludeSource ??= readFileSync(new URL("./prelude.py", import.meta.url), "utf8");
+  // The path goes through the folder's name: it holds from dist/<folder>/ and from the bundle in dist/bundle/ alike.
+  preludeSource ??= readFileSync(new URL("../codeaction/prelude.py", import.meta.url), "utf8");
   const seen = new Set<string>();
   const specs = tools.flatMap((tool) => {
     const { python, bare } = pythonName(tool.name);

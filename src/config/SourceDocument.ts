@@ -6,6 +6,8 @@ import { parseYamlDocument } from "./parseYamlDocument.js";
 import type { YamlProblem } from "./parseYamlDocument.js";
 import { firstLine } from "../util/firstLine.js";
 import { hasPath } from "./hasPath.js";
+import { readParsedYaml, storeParsedYaml } from "./parsedYamlCache.js";
+import { isPlainObject } from "../util/isPlainObject.js";
 
 /** A path into parsed data: object keys and list indexes, e.g. `["agent_configs", 0, "tools", 1]`. */
 export type DataPath = ReadonlyArray<string | number>;
@@ -46,15 +48,35 @@ export class SourceDocument implements SourceLocator {
   /** The plain data (aliases and `<<` merge keys expanded). */
   readonly data: Record<string, unknown>;
   /** Absent for data that was never text (a tactic written in code): its locations are the file alone. */
-  private readonly document: Document.Parsed | undefined;
-  private readonly lineCounter: LineCounter | undefined;
+  #document: Document.Parsed | undefined;
+  #lineCounter: LineCounter | undefined;
+  /** The text of data read from the parse cache: parsed again only when a location is asked for. */
+  #text: string | undefined;
   private readonly keyIndexes = new WeakMap<YAMLMap, KeyIndex>();
 
-  private constructor(file: string, data: Record<string, unknown>, document?: Document.Parsed, lineCounter?: LineCounter) {
+  private constructor(file: string, data: Record<string, unknown>, source?: { document: Document.Parsed; lineCounter: LineCounter } | { text: string }) {
     this.file = file;
     this.data = data;
-    this.document = document;
-    this.lineCounter = lineCounter;
+    if (source && "text" in source) this.#text = source.text;
+    else if (source) {
+      this.#document = source.document;
+      this.#lineCounter = source.lineCounter;
+    }
+  }
+
+  private get document(): Document.Parsed | undefined {
+    if (this.#text !== undefined) {
+      // Parsed before without a problem (see parsedYamlCache), so this parse succeeds too.
+      const lineCounter = new yaml.LineCounter();
+      this.#document = parseYamlDocument(this.#text, { file: this.file, lineCounter }).document;
+      this.#lineCounter = lineCounter;
+      this.#text = undefined;
+    }
+    return this.#document;
+  }
+
+  private get lineCounter(): LineCounter | undefined {
+    return this.document ? this.#lineCounter : undefined;
   }
 
   /**
@@ -65,6 +87,8 @@ export class SourceDocument implements SourceLocator {
    * (`config_too_large`, `config_too_deep`).
    */
   static parse(text: string, file: string, options: { allowEmpty?: boolean } = {}): SourceDocument {
+    const cached = readParsedYaml(text);
+    if (isPlainObject(cached)) return new SourceDocument(file, cached, { text });
     const lineCounter = new yaml.LineCounter();
     const { document, problems: found } = parseYamlDocument(text, { file, lineCounter });
     const position = (offset: number): SourceLocation => {
@@ -80,7 +104,7 @@ export class SourceDocument implements SourceLocator {
     }
     const contents = document.contents;
     if (contents === null || (yaml.isScalar(contents) && contents.value === null)) {
-      if (options.allowEmpty) return new SourceDocument(file, {}, document, lineCounter);
+      if (options.allowEmpty) return new SourceDocument(file, {}, { document, lineCounter });
       throw ConfigError.fromProblems("config_parse", [
         { message: "the file is empty: expected a mapping of keys (key: value) at the top level", location: { file } },
       ]);
@@ -102,7 +126,8 @@ export class SourceDocument implements SourceLocator {
         { message: `cannot expand the file's aliases: ${error instanceof Error ? error.message : String(error)}`, location: { file } },
       ]);
     }
-    return new SourceDocument(file, data as Record<string, unknown>, document, lineCounter);
+    storeParsedYaml(text, data);
+    return new SourceDocument(file, data as Record<string, unknown>, { document, lineCounter });
   }
 
   /**
@@ -115,17 +140,33 @@ export class SourceDocument implements SourceLocator {
 
   /** True when `path` names a value present in the file. */
   has(path: DataPath): boolean {
-    if (!this.document) return hasPath(this.data, path);
+    if (this.#text !== undefined || !this.document) return hasPath(this.data, path);
     return this.find(path).complete;
   }
 
   locate(path: DataPath): SourceLocation {
-    return this.position(this.find(path).node);
+    return this.lazily(() => this.position(this.find(path).node));
   }
 
   locateKey(path: DataPath): SourceLocation {
-    const found = this.find(path);
-    return this.position(found.complete && found.key ? found.key : found.node);
+    return this.lazily(() => {
+      const found = this.find(path);
+      return this.position(found.complete && found.key ? found.key : found.node);
+    });
+  }
+
+  /**
+   * Data read from the parse cache has no document yet: its locations are worked out when first read (a line
+   * printed in an error), not when they are only passed along, so a run that goes well never parses the text.
+   */
+  private lazily(compute: () => SourceLocation): SourceLocation {
+    if (this.#text === undefined) return compute();
+    let found: SourceLocation | undefined;
+    const get = (): SourceLocation => (found ??= compute());
+    return Object.defineProperties({ file: this.file } as SourceLocation, {
+      line: { get: () => get().line, enumerable: true, configurable: true },
+      column: { get: () => get().column, enumerable: true, configurable: true },
+    });
   }
 
   private position(node: Node | null): SourceLocation {

@@ -2,6 +2,7 @@ import { yaml } from "../util/lazyYaml.js";
 import { ConfigError } from "../errors.js";
 import { parseYamlDocument } from "./parseYamlDocument.js";
 import { firstLine } from "../util/firstLine.js";
+import { readParsedYaml, storeParsedYaml } from "./parsedYamlCache.js";
 
 // Aliases are expanded by toJS(), so a document of many nested aliases could blow up in memory ("billion laughs").
 const MAX_ALIAS_COUNT = 100;
@@ -12,6 +13,8 @@ const MAX_ALIAS_COUNT = 100;
  * (`config_parse`, `config_too_large`, `config_too_deep`) with the first problem and its line.
  */
 export function parseConfigData(text: string, file: string): unknown {
+  const cached = readParsedYaml(text);
+  if (cached !== undefined) return cached;
   const lineCounter = new yaml.LineCounter();
   const { document, problems } = parseYamlDocument(text, { file, lineCounter });
   const first = problems[0];
@@ -21,5 +24,7 @@ export function parseConfigData(text: string, file: string): unknown {
     const message = `${firstLine(first.message).replace(/:$/, "")} at line ${line}, column ${col}`;
     throw new ConfigError("config_parse", message, { location: { file, line, column: col } });
   }
-  return document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  const data: unknown = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  storeParsedYaml(text, data);
+  return data;
 }

@@ -1,5 +1,6 @@
 import type { AnySchemaObject, ValidateFunction } from "ajv";
 import { createRequire } from "node:module";
+import { requireCompiled } from "../util/codeCache.js";
 import { packageSchema } from "./packageSchema.js";
 import { settingsSchema } from "./settingsSchema.js";
 import { tacticSchema } from "./tacticSchema.js";
@@ -17,7 +18,9 @@ let validators: Record<SchemaName, ValidateFunction> | undefined;
  * schema is a programming error: add it to the build script.
  */
 export function schemaValidator(schema: SchemaName | AnySchemaObject): ValidateFunction {
-  validators ??= require("./generated/validators.cjs") as Record<SchemaName, ValidateFunction>;
+  // The path goes through the folder's name: it holds from dist/<folder>/ and from the bundle in dist/bundle/ alike.
+  // Compiled from V8's code cache where lllm keeps one (util/codeCache.ts): the file is large and read every run.
+  validators ??= requireCompiled(require.resolve("../config/generated/validators.cjs"), require) as Record<SchemaName, ValidateFunction>;
   if (typeof schema === "string") return validators[schema];
   const name = schema === tacticSchema() ? "tactic" : schema === packageSchema() ? "manifest" : schema === settingsSchema() ? "settings" : undefined;
   if (!name) throw new Error("validateAgainstSchema: no validator was generated for this schema; add it to scripts/build-validators.js");

@@ -2,6 +2,7 @@ import type { Readable, Writable } from "node:stream";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { LineSplitter, type OversizedLine } from "./LineSplitter.js";
+import { writeOwnStdout } from "../util/ownStdout.js";
 
 /** The largest message `lllm mcp serve` reads (the SDK's stdio limit); a bigger one is answered with an error. */
 export const MAX_CLIENT_MESSAGE_BYTES = 10 * 1024 * 1024;
@@ -47,7 +48,9 @@ export class StdioServerLines implements Transport {
   }
 
   send(message: JSONRPCMessage): Promise<void> {
-    if (!this.#stdout.write(`${JSON.stringify(message)}\n`)) {
+    const line = `${JSON.stringify(message)}\n`;
+    // The process's stdout is reserved for lllm's own output (util/ownStdout.ts): the protocol is that.
+    if (!(this.#stdout === process.stdout ? writeOwnStdout(line) : this.#stdout.write(line))) {
       this.#drained ??= new Promise<void>((resolve) => {
         // A pipe that closes never drains: either ends the wait, and both listeners go.
         const done = (): void => {

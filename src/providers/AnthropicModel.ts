@@ -6,6 +6,7 @@ import { AnthropicStreamReader, readAnthropicMessage, type AnthropicAnswer } fro
 import { requestWithRetries, retryContextFor, type Attempt } from "./requestWithRetries.js";
 import { toOpenAIError, type ForeignSdkErrors } from "./toOpenAIError.js";
 import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
+import { nodeHttpFetch } from "../util/nodeHttpFetch.js";
 import { secrets } from "../util/redact.js";
 
 type AnthropicModule = typeof import("@anthropic-ai/sdk");
@@ -82,7 +83,7 @@ async function createAnthropicClient(options: OpenAIModelOptions, timeoutMs: num
     timeout: timeoutMs,
     logLevel: "off",
     // The key must not follow a redirect to another host.
-    fetch: (url: string | URL | Request, init?: RequestInit) => fetchWithinOrigin(globalThis.fetch, url, init),
+    fetch: (url: string | URL | Request, init?: RequestInit) => fetchWithinOrigin(nodeHttpFetch, url, init),
   });
 }
 

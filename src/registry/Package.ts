@@ -10,6 +10,7 @@ import type { PackageManifest } from "./manifest.js";
 import { formatRef, type Section } from "./ref.js";
 import { errorFirstLine } from "../util/firstLine.js";
 import { CODE_FILE, isCodeFile } from "../util/codeFile.js";
+import { compareNames } from "../util/compareNames.js";
 
 /** A tool found in a package: an implementation (code or command) or a declaration awaiting one. */
 export interface ToolEntry {
@@ -68,7 +69,7 @@ export class Package {
   tools(): ToolEntry[] {
     const byName = new Map<string, ToolEntry>(this.implementations);
     for (const [name, entry] of this.declarations) byName.set(name, entry);
-    return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name));
+    return [...byName.values()].sort((a, b) => compareNames(a.name, b.name));
   }
 
   tool(name: string): ToolEntry | undefined {

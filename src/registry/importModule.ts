@@ -1,10 +1,12 @@
 import type { Jiti } from "jiti";
-import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { runInToolScope } from "../tools/toolScope.js";
 import { zodModule } from "../util/lazyZod.js";
+import { privateFolder } from "../util/privateFolder.js";
 import { transpileCacheFolder } from "./transpileCache.js";
+import { importFromTranspileCache } from "./importFromTranspileCache.js";
 
 let loader: Promise<Jiti> | undefined;
 
@@ -17,10 +19,14 @@ let loader: Promise<Jiti> | undefined;
  * The loader is created on first use: start-up of commands that load no code stays fast.
  */
 export async function importModule(file: string): Promise<Record<string, unknown>> {
-  loader ??= createLoader();
-  const jiti = await loader;
   // A tool file's top-level code is tool code too: what it prints is marked with its name, like a tool's output.
-  const loaded: unknown = await runInToolScope({ label: path.basename(file), file, kind: "import" }, () => jiti.import(file));
+  const loaded: unknown = await runInToolScope({ label: path.basename(file), file, kind: "import" }, async () => {
+    const folder = usableCacheFolder();
+    const cached = folder === undefined ? undefined : await importFromTranspileCache(file, { folder, virtualModules: await virtualModules() });
+    if (cached) return cached;
+    loader ??= createLoader();
+    return (await loader).import(file);
+  });
   return typeof loaded === "object" && loaded !== null ? (loaded as Record<string, unknown>) : { default: loaded };
 }
 
@@ -28,16 +34,32 @@ async function createLoader(): Promise<Jiti> {
   // jiti is CommonJS: `require` loads it as such, where `import()` would first scan its 190 KB bundle for export
   // names (Node's CommonJS lexer), which costs more than loading it.
   const { createJiti } = createRequire(import.meta.url)("jiti") as typeof import("jiti");
-  const light = await import("../packageApi/index.js");
   return createJiti(import.meta.url, {
     // zod loads when a package file reads from it, not for every tool file.
-    virtualModules: { lllm: lazyPublicApi(light), zod: zodModule, "zod/v4": zodModule },
+    virtualModules: await virtualModules(),
     interopDefault: false,
     // Transpiled files are kept between runs, keyed by file content: in a folder of this user's own when the CLI
-    // named one (see transpileCache.ts), else in jiti's default folder.
-    fsCache: privateFolder(transpileCacheFolder()) ?? true,
+    // named one (see transpileCache.ts; none when another user could write to it), else in jiti's default folder.
+    fsCache: transpileCacheFolder() === undefined ? true : (usableCacheFolder() ?? false),
     moduleCache: true,
   });
+}
+
+let checked: { named: string | undefined; usable: string | undefined } | undefined;
+
+/** The transpile cache the CLI named, when no one else can write to it (else none: see privateFolder). */
+function usableCacheFolder(): string | undefined {
+  const named = transpileCacheFolder();
+  if (checked === undefined || checked.named !== named) checked = { named, usable: privateFolder(named) };
+  return checked.usable;
+}
+
+let virtual: Promise<Record<string, unknown>> | undefined;
+
+/** What `import … from "lllm"` and `"zod"` give package files, the same objects however a file is loaded. */
+function virtualModules(): Promise<Record<string, unknown>> {
+  virtual ??= import("../packageApi/index.js").then((light) => ({ lllm: lazyPublicApi(light), zod: zodModule, "zod/v4": zodModule }));
+  return virtual;
 }
 
 /**
@@ -46,7 +68,10 @@ async function createLoader(): Promise<Jiti> {
  */
 function lazyPublicApi(light: Record<string, unknown>): Record<string, unknown> {
   let full: Record<string, unknown> | undefined;
-  const all = (): Record<string, unknown> => (full ??= createRequire(import.meta.url)("../index.js") as Record<string, unknown>);
+  // The bundled build (dist/bundle/) has its index beside this chunk; the per-file build one folder up. Either way
+  // it is the module instance the CLI runs, so classes (`ToolError`, …) are the ones lllm checks against.
+  const index = path.basename(path.dirname(fileURLToPath(import.meta.url))) === "bundle" ? "./index.js" : "../index.js";
+  const all = (): Record<string, unknown> => (full ??= createRequire(import.meta.url)(index) as Record<string, unknown>);
   const target: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, light);
   return new Proxy(target, {
     // Only a real API name loads the rest: interop probes (`default`, `__esModule`, `then`, symbols) must not.
@@ -54,13 +79,3 @@ function lazyPublicApi(light: Record<string, unknown>): Record<string, unknown> 
   });
 }
 
-/** The folder, created readable by this user alone; `undefined` when none is set or it cannot be made. */
-function privateFolder(folder: string | undefined): string | undefined {
-  if (folder === undefined) return undefined;
-  try {
-    mkdirSync(folder, { recursive: true, mode: 0o700 });
-    return folder;
-  } catch {
-    return undefined;
-  }
-}

@@ -42,7 +42,8 @@ export interface PrepareLaunchOptions {
   onWarning?: (message: string) => void;
 }
 
-const KERNEL_FILE = fileURLToPath(new URL("./kernel.py", import.meta.url));
+// The path goes through the folder's name: it holds from dist/<folder>/ and from the bundle in dist/bundle/ alike.
+const KERNEL_FILE = fileURLToPath(new URL("../sandbox/kernel.py", import.meta.url));
 /** -I: no environment variables or user site; -S: no site hooks (kernel.py adds site-packages itself, faster). */
 const PYTHON_FLAGS = ["-I", "-S", "-B", "-u", "-X", "utf8"];
 /** Private user ids for kernels run by root: far above any account, one per kernel. */

@@ -12,6 +12,9 @@ export interface ModelPrice {
 }
 
 let shipped: { as_of: string; models: Record<string, ModelPrice> } | undefined;
+/** Tables already built, by the overrides they were built with (a table never changes once built). */
+const loaded = new WeakMap<object, PriceTable>();
+const NO_OVERRIDES = {};
 
 /**
  * Token counts of one model call, as the provider reported them. Cached tokens (read from the provider's prompt
@@ -48,10 +51,16 @@ export class PriceTable {
   }
 
   /** The shipped table, with `overrides` (the project settings' `prices:`) replacing or adding models. */
-  static load(overrides: Record<string, ModelPrice> = {}): PriceTable {
-    // Read once per process: a batch starts a run (and a tally) per item.
-    const data = (shipped ??= JSON.parse(readFileSync(new URL("./prices.json", import.meta.url), "utf8")) as { as_of: string; models: Record<string, ModelPrice> });
-    return new PriceTable({ ...data.models, ...overrides }, data.as_of);
+  static load(overrides?: Record<string, ModelPrice>): PriceTable {
+    // Read and built once per process and settings: a batch starts a run (and a tally) per item.
+    const key = overrides ?? NO_OVERRIDES;
+    const known = loaded.get(key);
+    if (known) return known;
+    // The path goes through the folder's name: it holds from dist/<folder>/ and from the bundle in dist/bundle/ alike.
+    const data = (shipped ??= JSON.parse(readFileSync(new URL("../store/prices.json", import.meta.url), "utf8")) as { as_of: string; models: Record<string, ModelPrice> });
+    const table = new PriceTable({ ...data.models, ...overrides }, data.as_of);
+    loaded.set(key, table);
+    return table;
   }
 
   /**

@@ -3,9 +3,10 @@ import type { AgentEvent } from "../agent/index.js";
 import { BudgetError, InterruptedError, isLllmError } from "../errors.js";
 import type { ModelMessage } from "../providers/Model.js";
 import { newRunId } from "../util/newRunId.js";
+import { REQUEST_SENT_CHANNEL } from "../util/requestSentChannel.js";
 import type { SecretRedactor } from "../util/redact.js";
 import type { ModelCallRecord, StoredMessage } from "./RunRecord.js";
-import { encodeOutput, RunStore, type RunStart } from "./RunStore.js";
+import { encodeOutput, RunStore, type RunCalls, type RunStart } from "./RunStore.js";
 import type { RunTally } from "./RunTally.js";
 
 export interface RunRecorderOptions {
@@ -40,8 +41,11 @@ interface PendingCall {
  */
 const FLUSH_DELAY_MS = 200;
 
-/** Published by Node's fetch (undici) when a request's headers are written to the socket. */
-const REQUEST_SENT = "undici:client:sendHeaders";
+/**
+ * Published when a request is on the wire: by Node's fetch (undici) when its headers are written, and by the model
+ * clients' own transport (`nodeHttpFetch`) when the request is written.
+ */
+const REQUEST_SENT = ["undici:client:sendHeaders", REQUEST_SENT_CHANNEL];
 
 /**
  * Writes one run into the store as its events arrive: the run when it starts, each model call when the reply
@@ -58,7 +62,7 @@ export class RunRecorder {
   readonly #pending = new Map<string, PendingCall>();
   /** Per agent, what its previous model call was sent, to store only what is new. */
   readonly #lastSent = new Map<string, ModelMessage[]>();
-  #queue: Parameters<RunStore["addCalls"]>[1] = { model: [], tool: [] };
+  #queue: RunCalls = { model: [], tool: [] };
   #timer: NodeJS.Timeout | undefined;
   readonly #flushOnExit = (): void => this.#flush();
   #modelSeq = 0;
@@ -96,12 +100,15 @@ export class RunRecorder {
   }
 
   #openAfterFirstRequest(): void {
+    const stopWaiting = (): void => {
+      for (const name of REQUEST_SENT) diagnostics_channel.unsubscribe(name, sent);
+    };
     const sent = (): void => {
-      diagnostics_channel.unsubscribe(REQUEST_SENT, sent);
+      stopWaiting();
       setImmediate(() => this.#open());
     };
-    diagnostics_channel.subscribe(REQUEST_SENT, sent);
-    this.#stopWaiting = () => diagnostics_channel.unsubscribe(REQUEST_SENT, sent);
+    for (const name of REQUEST_SENT) diagnostics_channel.subscribe(name, sent);
+    this.#stopWaiting = stopWaiting;
   }
 
   /** Open the store (once) and record the run's start, then what was queued before. */
@@ -216,7 +223,11 @@ export class RunRecorder {
     const endedAt = Date.now();
     const output = encodeOutput(outcome.output);
     this.#open();
-    this.#flush();
+    // The calls not yet written go with the outcome, in one transaction (one commit per run's end, not two).
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    const calls = this.#queue;
+    this.#queue = { model: [], tool: [] };
     process.off("exit", this.#flushOnExit);
     this.#write((store) =>
       store.finishRun(this.id, {
@@ -232,7 +243,7 @@ export class RunRecorder {
         cost: tally.cost,
         durationMs: endedAt - this.#started,
         ...tally.usage,
-      }),
+      }, calls),
     );
     this.#store?.close();
     this.#store = undefined;

@@ -1,5 +1,6 @@
 import { hostname } from "node:os";
 import path from "node:path";
+import type Libsql from "libsql";
 import { openDatabase, openDatabaseSync, type Database } from "./openDatabase.js";
 import type { ModelCallRecord, RunRecord, RunStatus, RunSummary, ToolCallStoredRecord } from "./RunRecord.js";
 import type { TokenTotals } from "./RunTally.js";
@@ -37,6 +38,12 @@ export interface RunEnd extends TokenTotals {
   durationMs: number;
 }
 
+/** Model and tool calls to write (a model call's `messagesKept`: see `RunStore.addCalls`). */
+export interface RunCalls {
+  model: Array<{ record: ModelCallRecord; messagesKept: number }>;
+  tool: ToolCallStoredRecord[];
+}
+
 /** Filters of `lllm logs`. */
 export interface RunFilter {
   limit?: number;
@@ -55,13 +62,23 @@ type Row = Record<string, unknown>;
  * synchronous and small (one row per event), so many processes can log into one file at once (WAL + busy wait).
  * Text given to it must already be redacted (the `RunRecorder` does that).
  */
+/** This machine's name, asked once (a batch makes a store object per item). */
+let host: string | undefined;
+
 /** The connections `RunStore.shared` keeps, by absolute file name. */
 const sharedDatabases = new Map<string, Database>();
+
+type Statement = Libsql.Statement<unknown[]>;
+/**
+ * The write statements of each connection, prepared once: a batch writes three or four rows per item, and preparing
+ * their SQL each time cost more than running it.
+ */
+const preparedStatements = new WeakMap<Database, Map<string, Statement>>();
 
 export class RunStore {
   readonly file: string;
   readonly #database: Database;
-  readonly #host = hostname();
+  readonly #host = (host ??= hostname());
 
   private constructor(file: string, database: Database, shared: boolean) {
     this.file = file;
@@ -102,9 +119,17 @@ export class RunStore {
     this.#database.close();
   }
 
+  /** A statement of this connection, prepared on first use and kept (for the writes every run makes). */
+  #statement(sql: string): Statement {
+    let statements = preparedStatements.get(this.#database);
+    if (!statements) preparedStatements.set(this.#database, (statements = new Map()));
+    let statement = statements.get(sql);
+    if (!statement) statements.set(sql, (statement = this.#database.prepare(sql)));
+    return statement;
+  }
+
   beginRun(run: RunStart): void {
-    this.#database
-      .prepare(
+    this.#statement(
         `INSERT INTO runs (id, started_at, status, tactic_path, tactic_name, config_digest, input, vars, models, lllm_version, parent_run, continues_run, batch_id, pid, host, cwd)
          VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
@@ -117,32 +142,38 @@ export class RunStore {
    * many of that call's messages come first (a dialog only grows, so each call is stored once, not again and
    * again: a 100-round run would otherwise store 100 copies of its start).
    */
-  addCalls(runId: string, calls: { model: Array<{ record: ModelCallRecord; messagesKept: number }>; tool: ToolCallStoredRecord[] }): void {
-    const insertModel = this.#database.prepare(
-      `INSERT INTO model_calls (run_id, seq, step, agent, round, model, started_at, latency_ms, messages_kept, messages, tools, reply, tool_calls, finish_reason, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost, retries)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    );
-    const insertTool = this.#database.prepare(`INSERT INTO tool_calls (run_id, seq, step, agent, call_id, name, arguments, result, status, error, duration_ms, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
-    this.#database.transaction(() => {
+  addCalls(runId: string, calls: RunCalls): void {
+    this.#database.transaction(() => this.#insertCalls(runId, calls))();
+  }
+
+  #insertCalls(runId: string, calls: RunCalls): void {
+    if (calls.model.length > 0) {
+      const insertModel = this.#statement(
+        `INSERT INTO model_calls (run_id, seq, step, agent, round, model, started_at, latency_ms, messages_kept, messages, tools, reply, tool_calls, finish_reason, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost, retries)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
       for (const { record: call, messagesKept } of calls.model) {
         insertModel.run(runId, call.seq, call.step, call.agent, call.round, call.model, call.started_at, call.latency_ms, messagesKept, JSON.stringify(call.messages), JSON.stringify(call.tools), call.reply, JSON.stringify(call.tool_calls), call.finish_reason, call.prompt_tokens, call.cached_prompt_tokens, call.completion_tokens, call.reasoning_tokens, call.cost, JSON.stringify(call.retries));
       }
+    }
+    if (calls.tool.length > 0) {
+      const insertTool = this.#statement(`INSERT INTO tool_calls (run_id, seq, step, agent, call_id, name, arguments, result, status, error, duration_ms, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`);
       for (const call of calls.tool) insertTool.run(runId, call.seq, call.step, call.agent, call.call_id, call.name, JSON.stringify(call.arguments), call.result, call.status, call.error, call.duration_ms, call.ended_at);
-    })();
+    }
   }
 
-  finishRun(runId: string, end: RunEnd): void {
+  /** Record how the run ended, with its calls not yet written (`calls`) in the same transaction: one commit. */
+  finishRun(runId: string, end: RunEnd, calls?: RunCalls): void {
     const update = this.#database.transaction(() => {
-      this.#database
-        .prepare(
-          `UPDATE runs SET ended_at = ?, status = ?, exit_code = ?, error_code = ?, error_message = ?, output = ?, details = ?, models = ?, prompt_tokens = ?, cached_prompt_tokens = ?,
-           completion_tokens = ?, reasoning_tokens = ?, llm_calls = ?, cost = ?, duration_ms = ? WHERE id = ?`,
-        )
-        .run(end.endedAt, end.status, end.exitCode, end.errorCode, end.errorMessage, end.output, end.details, JSON.stringify(end.models), end.promptTokens, end.cachedPromptTokens, end.completionTokens, end.reasoningTokens, end.llmCalls, end.cost, end.durationMs, runId);
-      const input = scalar(this.#database.prepare("SELECT input FROM runs WHERE id = ?").raw().get(runId));
+      if (calls) this.#insertCalls(runId, calls);
+      this.#statement(
+        `UPDATE runs SET ended_at = ?, status = ?, exit_code = ?, error_code = ?, error_message = ?, output = ?, details = ?, models = ?, prompt_tokens = ?, cached_prompt_tokens = ?,
+         completion_tokens = ?, reasoning_tokens = ?, llm_calls = ?, cost = ?, duration_ms = ? WHERE id = ?`,
+      ).run(end.endedAt, end.status, end.exitCode, end.errorCode, end.errorMessage, end.output, end.details, JSON.stringify(end.models), end.promptTokens, end.cachedPromptTokens, end.completionTokens, end.reasoningTokens, end.llmCalls, end.cost, end.durationMs, runId);
+      const input = scalar(this.#statement("SELECT input FROM runs WHERE id = ?").raw().get(runId));
       const output = decodeOutput(end.output);
       const searchable = typeof output === "string" ? output : output === null ? "" : JSON.stringify(output);
-      this.#database.prepare("INSERT INTO runs_text (run_id, input, output) VALUES (?, ?, ?)").run(runId, typeof input === "string" ? input : "", searchable);
+      this.#statement("INSERT INTO runs_text (run_id, input, output) VALUES (?, ?, ?)").run(runId, typeof input === "string" ? input : "", searchable);
     });
     update();
   }

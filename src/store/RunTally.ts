@@ -1,5 +1,6 @@
 import type { AgentEvent } from "../agent/index.js";
 import type { PriceTable } from "./PriceTable.js";
+import { formatCount } from "../util/formatCount.js";
 
 /** Token counts of a run, as the providers reported them (cached prompt and reasoning tokens are parts of the totals). */
 export interface TokenTotals {
@@ -42,8 +43,8 @@ export class RunTally {
   summary(durationMs: number): string {
     const { usage } = this;
     const parts = [`${this.llmCalls} model call${this.llmCalls === 1 ? "" : "s"}`];
-    let tokens = `${usage.promptTokens.toLocaleString("en-US")} + ${usage.completionTokens.toLocaleString("en-US")} tokens`;
-    const details = [usage.cachedPromptTokens > 0 ? `${usage.cachedPromptTokens.toLocaleString("en-US")} cached` : "", usage.reasoningTokens > 0 ? `${usage.reasoningTokens.toLocaleString("en-US")} reasoning` : ""].filter(Boolean);
+    let tokens = `${formatCount(usage.promptTokens)} + ${formatCount(usage.completionTokens)} tokens`;
+    const details = [usage.cachedPromptTokens > 0 ? `${formatCount(usage.cachedPromptTokens)} cached` : "", usage.reasoningTokens > 0 ? `${formatCount(usage.reasoningTokens)} reasoning` : ""].filter(Boolean);
     if (details.length > 0) tokens += ` (${details.join(", ")})`;
     parts.push(tokens, this.cost === null ? "cost unknown" : formatCost(this.cost), `${(durationMs / 1000).toFixed(1)} s`);
     return parts.join(", ");

@@ -50,7 +50,7 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
   let recorder: RunRecorder | undefined;
   let redactor: SecretRedactor | undefined;
   // The process-wide redactor knows the keys lllm used; the store also knows the keys the tactic's proxies name.
-  const secrets = (): SecretRedactor => (redactor ??= redactorOf([...environmentSecrets(env), ...[...keyVariables(prepared)].map((name) => env[name])]));
+  const secrets = (): SecretRedactor => (redactor ??= storeRedactor([...environmentSecrets(env), ...[...keyVariables(prepared)].map((name) => env[name])]));
   const tacticName = prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, "");
   if (enabled) {
     // The store opens once the first model request is on its way, not before it: libsql loads meanwhile.
@@ -103,16 +103,39 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
 }
 
 /**
+ * What each prepared tactic's runs share: a batch starts thousands of runs of one tactic, and reading the proxies'
+ * files or hashing the configuration for each cost more than the run's own bookkeeping.
+ */
+const ofTactic = new WeakMap<PreparedTactic, { keyVariables?: Set<string>; digest?: string }>();
+
+function tacticMemo(prepared: PreparedTactic): { keyVariables?: Set<string>; digest?: string } {
+  let memo = ofTactic.get(prepared);
+  if (!memo) ofTactic.set(prepared, (memo = {}));
+  return memo;
+}
+
+/**
  * Variables that hold keys whatever their names: the agents' `invoker_config.api_key_env` and the proxies'
- * `api_key_env`.
+ * `api_key_env`. The names, not the values: these are read from the environment at each run.
  */
 function keyVariables(prepared: PreparedTactic): Set<string> {
+  const memo = tacticMemo(prepared);
+  if (memo.keyVariables) return memo.keyVariables;
   const names = proxyKeyVariables(prepared.registry);
   for (const agent of prepared.agents) {
     const name = agent.config.invoker_config?.api_key_env;
     if (typeof name === "string") names.add(name);
   }
-  return names;
+  return (memo.keyVariables = names);
+}
+
+/** The last redactor made, by its secrets: runs that know the same secrets share it (and its compiled pattern). */
+let lastRedactor: { key: string; redactor: SecretRedactor } | undefined;
+
+function storeRedactor(values: Array<string | undefined>): SecretRedactor {
+  const key = JSON.stringify(values);
+  if (lastRedactor?.key !== key) lastRedactor = { key, redactor: redactorOf(values) };
+  return lastRedactor.redactor;
 }
 
 /** `$LLLM_HOME/logs.db` (the project settings' `home:` first). */
@@ -122,14 +145,24 @@ export function storeFile(env: NodeJS.ProcessEnv = process.env, home?: string): 
 
 /** A digest of the resolved configuration: two runs with the same digest ran the same tactic setup. */
 export function configDigest(prepared: PreparedTactic): string {
+  const memo = tacticMemo(prepared);
+  return (memo.digest ??= computeConfigDigest(prepared));
+}
+
+function computeConfigDigest(prepared: PreparedTactic): string {
   const resolved = { tactic: prepared.tactic.config, agents: prepared.agents.map((agent) => ({ name: agent.name, config: agent.config, system: agent.systemPrompt.text })) };
   return createHash("sha256").update(canonicalJson(resolved)).digest("hex").slice(0, 16);
 }
 
+let version: string | undefined;
+
+/** lllm's version, read once per process. */
 function lllmVersion(): string {
+  if (version !== undefined) return version;
   try {
-    return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+    version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
   } catch {
-    return "unknown";
+    version = "unknown";
   }
+  return version;
 }

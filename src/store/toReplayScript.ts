@@ -1,4 +1,4 @@
-import { stringify } from "yaml";
+import { yaml } from "../util/lazyYaml.js";
 import type { RunRecord } from "./RunRecord.js";
 
 /**
@@ -29,7 +29,7 @@ export function toReplayScript(run: RunRecord): string {
     `#   lllm run ${run.tactic_path ?? "TACTIC"} --model scripted:THIS_FILE --input ...`,
     `# A tool whose result differs from the recorded \`result\` stops the replay, naming the turn.`,
   ].join("\n");
-  return `${header}\n${stringify({ run: run.id, input: run.input, turns }, { lineWidth: 0 })}`;
+  return `${header}\n${yaml.stringify({ run: run.id, input: run.input, turns }, { lineWidth: 0 })}`;
 }
 
 /** Arguments as an object when they are JSON (readable), else the raw text the model sent. */

@@ -20,25 +20,27 @@ export function missingTemplateVariables(prepared: PreparedTactic, vars: Record<
   const { config } = tactic;
   const known = new Set(["input", ...Object.keys(config.vars ?? {}), ...Object.keys(vars)]);
   const missing: MissingVariable[] = [];
-  const check = (template: string, what: string, where: SourceLocation | undefined, available: Set<string>): void => {
+  // Where a template is, looked up only when one of its placeholders is missing (a batch checks every item).
+  const check = (template: string, what: string, locate: () => SourceLocation | undefined, available: Set<string>): void => {
     for (const name of new Set(templatePlaceholders(template))) {
-      if (!available.has(name)) missing.push({ name, what, ...(where ? { where } : {}) });
+      if (available.has(name)) continue;
+      const where = locate();
+      missing.push({ name, what, ...(where ? { where } : {}) });
     }
   };
   if (config.tactic_type === "pipeline") {
     const available = new Set(known);
     (config.steps ?? []).forEach((step, index) => {
-      check(step.prompt ?? "{input}", `steps[${index}].prompt`, tactic.locate(["steps", index, "prompt"]), available);
+      check(step.prompt ?? "{input}", `steps[${index}].prompt`, () => tactic.locate(["steps", index, "prompt"]), available);
       if (step.as) available.add(step.as);
     });
   } else if (config.tactic_type === "agent") {
-    check(config.prompt, "prompt", tactic.locate(["prompt"]), known);
+    check(config.prompt, "prompt", () => tactic.locate(["prompt"]), known);
   }
   // The notebook pattern fills its agents' `{api_directory}` itself (Step 16), with or without proxies.
   const systemKnown = config.tactic_type === "notebook" ? new Set([...known, "api_directory"]) : known;
   prepared.agents.forEach((agent, index) => {
-    const where = tactic.locateAgent(index, [agent.systemPrompt.ref ? "system_prompt_path" : "system_prompt"]);
-    check(agent.systemPrompt.text, `the system prompt of agent \`${agent.name}\``, where, systemKnown);
+    check(agent.systemPrompt.text, `the system prompt of agent \`${agent.name}\``, () => tactic.locateAgent(index, [agent.systemPrompt.ref ? "system_prompt_path" : "system_prompt"]), systemKnown);
   });
   return missing;
 }

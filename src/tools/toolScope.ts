@@ -32,6 +32,11 @@ export async function runInToolScope<T>(options: { label: string; file?: string 
     return await storage.run(scope, body);
   } finally {
     running.delete(scope);
+    // On Node before 24, an enabled AsyncLocalStorage hooks every promise of the process (the model's HTTP
+    // requests too: about a quarter of a millisecond per tool round): it is on only while tool code runs. What a
+    // tool writes later (from a timer it left) may then have no scope (Node 24 keeps it); either way the CLI keeps
+    // it off stdout.
+    if (running.size === 0) storage.disable();
   }
 }
 

@@ -1,4 +1,5 @@
 import { createRequire } from "node:module";
+import { requireCompiled } from "./codeCache.js";
 
 const require = createRequire(import.meta.url);
 
@@ -25,6 +26,24 @@ export function lazyObject<T extends object>(load: () => T): T {
 /** `require(id)` relative to lllm's own folder, loaded on first use. */
 export function lazyRequire<T extends object>(id: string): T {
   return lazyObject(() => require(id) as T);
+}
+
+/** The dependencies the build bundles into one file each (scripts/bundle.js writes dist/vendor/<name>.cjs). */
+export type VendoredModule = "zod" | "yaml" | "commander";
+
+/**
+ * A dependency from its one-file copy in dist/vendor/ when lllm runs built, else (tests run src/) from
+ * node_modules. Node resolves and reads each file of a package on its own: zod is 95 files, yaml 72, which cost
+ * start-up more than their code. The path goes through the folder's name, so it holds from dist/util/ and from
+ * the bundle in dist/bundle/ alike.
+ */
+export function requireVendored<T>(id: VendoredModule): T {
+  try {
+    return requireCompiled(require.resolve(`../vendor/${id}.cjs`), require) as T;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND" || !String((error as Error).message).includes(`vendor/${id}.cjs`)) throw error;
+    return require(id) as T;
+  }
 }
 
 /** `require(id)` now, relative to lllm's own folder: for code that needs a CommonJS dependency synchronously. */

@@ -3,6 +3,7 @@ import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import type { Ajv2020, ValidateFunction } from "ajv/dist/2020.js";
+import { privateFolder } from "./privateFolder.js";
 
 const require = createRequire(import.meta.url);
 
@@ -18,7 +19,10 @@ let cacheFolder: string | undefined;
  */
 export function useValidatorCache(folder: string | undefined): void {
   cacheFolder = folder;
+  cacheChecked = false;
 }
+
+let cacheChecked = false;
 
 /**
  * The one Ajv for the schemas only known at run time (tools' parameters, a tactic's input as a tool), created on
@@ -48,6 +52,11 @@ export function sharedAjv(): Ajv2020 {
  * skipped.
  */
 export function compileWithCache(schema: Record<string, unknown>): ValidateFunction {
+  if (!cacheChecked) {
+    // Generated code is only taken from a folder no one else can write to (see privateFolder).
+    cacheChecked = true;
+    cacheFolder = privateFolder(cacheFolder);
+  }
   if (typeof schema.$id === "string" || cacheFolder === undefined) return sharedAjv().compile(schema);
   const file = cacheFile(schema, cacheFolder);
   const cached = file === undefined ? undefined : loadCached(file);

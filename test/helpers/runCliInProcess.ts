@@ -1,6 +1,7 @@
 import { main } from "../../src/cli/main.js";
 import { markLines } from "../../src/cli/reserveStdout.js";
 import { currentToolScope } from "../../src/tools/toolScope.js";
+import { isOwnStdoutWrite } from "../../src/util/ownStdout.js";
 import { ROOT } from "./paths.js";
 import { emptyHome, type CliResult } from "./runCli.js";
 
@@ -32,13 +33,14 @@ export async function runCliInProcess(args: string[], options: InProcessOptions 
     process.chdir(options.cwd ?? ROOT);
     restore.push(() => process.chdir(cwd));
     for (const stream of [process.stdin, process.stdout, process.stderr]) restore.push(override(stream, "isTTY", false));
-    // As the binary's reserveStdout does: what tool code prints goes to stderr, marked with the tool's name.
+    // As the binary's reserveStdout does: only lllm's own output reaches stdout; what tool code prints goes to
+    // stderr, marked with the tool's name.
     const capture = (into: "stdout" | "stderr"): Write =>
       function write(chunk, encoding, callback) {
         const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString(typeof encoding === "string" ? (encoding as BufferEncoding) : "utf8");
-        const scope = currentToolScope();
+        const scope = isOwnStdoutWrite() ? undefined : currentToolScope();
         if (scope) stderr += markLines(scope, text);
-        else if (into === "stdout") stdout += text;
+        else if (into === "stdout" && isOwnStdoutWrite()) stdout += text;
         else stderr += text;
         const done = typeof encoding === "function" ? encoding : callback;
         if (typeof done === "function") queueMicrotask(() => (done as () => void)());

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -37,5 +37,66 @@ describe("the transpile cache of TypeScript package files", () => {
     expect(statSync(cache).mode & 0o077).toBe(0);
     const shared = path.join(temp, "jiti");
     expect(existsSync(shared) ? readdirSync(shared).filter((name) => name.includes("shout_cached")) : []).toEqual([]);
+  });
+});
+
+describe("a warm import of a TypeScript tool file", () => {
+  const home = (): string => tempDir("lllm-home-");
+  /** The package: a tool that throws a ToolError of lllm's, one that uses zod and node:path, one with a relative import. */
+  function pkg(): string {
+    const dir = tempDir("lllm-pkg-");
+    mkdirSync(path.join(dir, "tools"));
+    mkdirSync(path.join(dir, "lib"));
+    writeFileSync(path.join(dir, "lllm.yaml"), "name: warm\nversion: 0.1.0\n");
+    writeFileSync(path.join(dir, "tools", "refuse.ts"), 'import { tool, ToolError } from "lllm";\n\nexport default tool({ name: "refuse", description: "Refuses", run: () => {\n  throw new ToolError("refused_here", "not today");\n} });\n');
+    writeFileSync(path.join(dir, "tools", "base_name.ts"), 'import { tool } from "lllm";\nimport { z } from "zod";\nimport path from "node:path";\nenum Mode { Plain = "plain" }\nexport const base_name = tool({ name: "base_name", description: "Base name", parameters: z.object({ file: z.string() }), run: ({ file }) => `${path.basename(file)} ${Mode.Plain} ${import.meta.url.endsWith("base_name.ts")}` });\n');
+    writeFileSync(path.join(dir, "lib", "twice.ts"), "export const twice = (text: string): string => text + text;\n");
+    writeFileSync(path.join(dir, "tools", "double.ts"), 'import { tool } from "lllm";\nimport { twice } from "../lib/twice.ts";\nexport default tool({ name: "double", description: "Double", parameters: { text: { type: "string" } }, run: ({ text }: { text: string }) => twice(text) });\n');
+    return dir;
+  }
+  const listModules = (dir: string): { hook: string; list: string } => {
+    const list = path.join(dir, "modules.txt");
+    const hook = path.join(dir, "list-modules.cjs");
+    writeFileSync(hook, `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(list)}, Object.keys(require.cache).join("\\n")));\n`);
+    return { hook, list };
+  };
+
+  it("gives the same results as the first (transpiling) one, and a warm run of plain tool files does not load jiti", async () => {
+    const dir = pkg();
+    const env = { LLLM_HOME: home() };
+    const calls = [
+      ["tools", "call", "base_name", "-p", dir, "--args", '{"file": "/a/b/c.txt"}'],
+      ["tools", "call", "refuse", "-p", dir, "--verbose"],
+      ["tools", "call", "double", "-p", dir, "--args", '{"text": "ab"}'],
+    ];
+    const cold = await Promise.all(calls.map((args) => runCli(args, { env, timeoutMs: 90_000 })));
+    expect(cold[0]!.stdout).toContain("c.txt plain true");
+    expect(cold[1]!.stdout).toContain("Error: not today"); // lllm knew the ToolError: the model reads its message
+    expect(cold[1]!.stderr).toMatch(/refuse\.ts:4/); // --verbose names the tool's file and line
+    expect(cold[2]!.stdout).toContain("abab");
+    for (const [index, args] of calls.entries()) expect(await runCli(args, { env, timeoutMs: 90_000 })).toEqual(cold[index]);
+
+    // Only plain tool files (lllm, zod, node: imports): jiti is not loaded at all once they are cached.
+    const plain = tempDir("lllm-pkg-");
+    mkdirSync(path.join(plain, "tools"));
+    writeFileSync(path.join(plain, "lllm.yaml"), "name: plain\nversion: 0.1.0\n");
+    writeFileSync(path.join(plain, "tools", "base_name.ts"), readFileSync(path.join(dir, "tools", "base_name.ts"), "utf8"));
+    const { hook, list } = listModules(plain);
+    const run = () => runCli(["tools", "call", "base_name", "-p", plain, "--args", '{"file": "x/y.md"}'], { env: { ...env, NODE_OPTIONS: `--require ${hook}` }, timeoutMs: 90_000 });
+    const loadsJiti = () => readFileSync(list, "utf8").includes(`${path.sep}jiti${path.sep}`);
+    expect((await run()).stdout).toContain("y.md plain true");
+    expect(loadsJiti()).toBe(true); // the first run transpiles, so the check can see jiti being loaded
+    expect((await run()).stdout).toContain("y.md plain true");
+    expect(loadsJiti()).toBe(false);
+  });
+
+  it("runs the edited code after the file changes", async () => {
+    const dir = pkg();
+    const env = { LLLM_HOME: home() };
+    const call = () => runCli(["tools", "call", "base_name", "-p", dir, "--args", '{"file": "/a/b/c.txt"}'], { env, timeoutMs: 90_000 });
+    expect((await call()).stdout).toContain("c.txt plain");
+    const file = path.join(dir, "tools", "base_name.ts");
+    writeFileSync(file, readFileSync(file, "utf8").replace('Plain = "plain"', 'Plain = "edited"'));
+    expect((await call()).stdout).toContain("c.txt edited");
   });
 });

@@ -27,6 +27,9 @@ export interface QueueDispatcherOptions {
   checkMs?: number;
 }
 
+/** How soon to poll again after a poll that collected finished jobs. */
+const BUSY_POLL_MS = 5;
+
 /** Attempts of a job: a worker cancelled mid-item (its second Ctrl-C) fails the job, and another worker retries. */
 const JOB_ATTEMPTS = 3;
 
@@ -67,18 +70,29 @@ export class QueueDispatcher {
     await this.#options.queue.add("item", item, { jobId: jobIdOf(item.id), attempts: JOB_ATTEMPTS, removeOnComplete: false, removeOnFail: false });
   }
 
-  #schedule(): void {
+  /**
+   * Poll again soon after a poll that found finished jobs (more are likely finishing: a result collected late keeps
+   * its slot busy and the workers waiting for the next item), and every `pollMs` while nothing finishes.
+   */
+  #schedule(delayMs = this.#options.pollMs ?? 100): void {
     if (this.#closed) return;
     this.#timer = setTimeout(() => {
+      let found = 0;
       this.#polling = this.#poll()
+        .then((count) => {
+          found = count;
+        })
         .catch(() => undefined) // Redis away for a moment: the next poll tries again
-        .finally(() => this.#schedule());
-    }, this.#options.pollMs ?? 100);
+        .finally(() => this.#schedule(found > 0 ? BUSY_POLL_MS : undefined));
+    }, delayMs);
   }
 
-  async #poll(): Promise<void> {
+  /** Collect the finished jobs: resolve their items, then remove them from Redis. Returns how many were found. */
+  async #poll(): Promise<number> {
     const { queue } = this.#options;
-    for (const job of await queue.getJobs(["completed", "failed"], 0, 499, true)) {
+    const collected: Array<Promise<unknown>> = [];
+    const jobs = await queue.getJobs(["completed", "failed"], 0, 499, true);
+    for (const job of jobs) {
       if (!job?.id) continue;
       const pending = this.#pending.get(job.id);
       const finished = job.finishedOn !== undefined && (job.returnvalue !== undefined || (job.attemptsMade ?? 0) >= JOB_ATTEMPTS);
@@ -87,8 +101,10 @@ export class QueueDispatcher {
         this.#pending.delete(job.id);
         pending.resolve(job.returnvalue ? (job.returnvalue as BatchResult) : failedResult(pending.item, job.failedReason));
       }
-      await job.remove().catch(() => undefined);
+      // All at once (one round trip's wait, not one per job): each removal is a script of its own on the server.
+      collected.push(job.remove().catch(() => undefined));
     }
+    await Promise.all(collected);
     if (Date.now() - this.#lastCheck >= (this.#options.checkMs ?? 2000)) {
       this.#lastCheck = Date.now();
       await this.#announce();
@@ -98,6 +114,7 @@ export class QueueDispatcher {
         if ((await queue.getJobState(jobId)) === "unknown" && this.#pending.has(jobId)) await this.#add(pending.item);
       }
     }
+    return jobs.length;
   }
 
   /** Tell the workers about the batch (again after a Redis restart; the writes are idempotent). */

@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Worker } from "bullmq";
@@ -38,6 +39,9 @@ function lockMs(): number {
  */
 export async function runWorker(options: RunWorkerOptions): Promise<{ ran: number }> {
   const connection = queueConnection(options.url);
+  // Each running item listens on the cancel signal and (its run log) on process exit: many at once is by design.
+  setMaxListeners(options.concurrency * 4 + 20, options.cancel);
+  process.setMaxListeners(process.getMaxListeners() + options.concurrency * 2);
   const { Worker } = await loadBullmq();
   const { Redis } = await import("ioredis");
   const redis = new Redis(options.url, { maxRetriesPerRequest: null });

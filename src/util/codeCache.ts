@@ -1,0 +1,79 @@
+import { createHash } from "node:crypto";
+import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import Module, { createRequire } from "node:module";
+import path from "node:path";
+import { cachedDataVersionTag } from "node:v8";
+import { Script } from "node:vm";
+import { privateFolder } from "./privateFolder.js";
+
+/**
+ * V8's compiled code of lllm's one-file dependencies (dist/vendor/) and generated validators, kept between runs, for Node versions before
+ * 22.1: those have no compile cache of their own (`module.enableCompileCache`, which bin/lllm.js turns on where it
+ * exists). Compiling zod and yaml is a fifth of `lllm validate`'s own start-up there. Off unless the CLI names a
+ * folder (`$LLLM_HOME/cache/v8`, readable by this user alone). The key holds the file's path, size and time, Node's
+ * version and V8's flags tag, and V8 checks the data again itself; data it rejects is written anew.
+ */
+let folder: string | undefined;
+
+export function useCodeCache(cacheFolder: string | undefined): void {
+  folder = typeof (Module as { enableCompileCache?: unknown }).enableCompileCache === "function" ? undefined : cacheFolder;
+  checked = false;
+}
+
+let checked = false;
+
+/** `require(file)` of a CommonJS file, compiled from the cache when there is one. */
+
+/** `require(file)` of a CommonJS file, compiled from the cache when there is one. */
+export function requireCompiled(file: string, fallback: (file: string) => unknown): unknown {
+  if (!checked) {
+    // Compiled code is only taken from a folder no one else can write to (see privateFolder).
+    checked = true;
+    folder = privateFolder(folder);
+  }
+  if (folder === undefined) return fallback(file);
+  const known = (Module as unknown as { _cache: Record<string, Module> })._cache[file];
+  if (known) return known.exports;
+  let source: string;
+  let key: string;
+  try {
+    source = readFileSync(file, "utf8");
+    const stat = statSync(file);
+    key = createHash("sha256").update(JSON.stringify([file, stat.size, stat.mtimeMs, process.version, cachedDataVersionTag()])).digest("hex").slice(0, 40);
+  } catch {
+    return fallback(file);
+  }
+  const cacheFile = path.join(folder, `${key}.bin`);
+  let cachedData: Buffer | undefined;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    cachedData = undefined;
+  }
+  const script = new Script(Module.wrap(source), { filename: file, ...(cachedData ? { cachedData } : {}) });
+  const module = new Module(file);
+  module.filename = file;
+  module.paths = (Module as unknown as { _nodeModulePaths: (dir: string) => string[] })._nodeModulePaths(path.dirname(file));
+  // In require's cache before it runs, as require does, so that a later require of the same file shares it.
+  (Module as unknown as { _cache: Record<string, Module> })._cache[file] = module;
+  try {
+    (script.runInThisContext() as (...args: unknown[]) => void).call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
+  } catch (error) {
+    delete (Module as unknown as { _cache: Record<string, Module> })._cache[file];
+    throw error;
+  }
+  module.loaded = true;
+  if (!cachedData || script.cachedDataRejected === true) store(cacheFile, script);
+  return module.exports;
+}
+
+function store(cacheFile: string, script: Script): void {
+  try {
+    // Written whole, then renamed: a concurrent run reads the old state or the new file, never half of it.
+    const partial = `${cacheFile}.${process.pid}.partial`;
+    writeFileSync(partial, script.createCachedData(), { mode: 0o600 });
+    renameSync(partial, cacheFile);
+  } catch {
+    // No cache this time: the next run compiles again.
+  }
+}

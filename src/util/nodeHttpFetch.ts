@@ -1,0 +1,118 @@
+import diagnostics_channel from "node:diagnostics_channel";
+import http from "node:http";
+import https from "node:https";
+import { pipeline, Readable } from "node:stream";
+import zlib from "node:zlib";
+import { REQUEST_SENT_CHANNEL } from "./requestSentChannel.js";
+
+/**
+ * Keep-alive connection pools, one per scheme for the process: every model client shares them, as every caller
+ * of Node's `fetch` shares its global dispatcher. Most recently used sockets first (`lifo`), so that the idle ones
+ * are those a server may close, not those about to be reused.
+ */
+const agents = {
+  "http:": new http.Agent({ keepAlive: true, scheduling: "lifo" }),
+  "https:": new https.Agent({ keepAlive: true, scheduling: "lifo" }),
+};
+
+/** Told when a request has been written to the socket (its headers and body handed to the system). */
+const requestSent = diagnostics_channel.channel(REQUEST_SENT_CHANNEL);
+
+/** Statuses whose responses have no body (`new Response` refuses one). */
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/**
+ * `fetch` for the model clients, over `node:http` with keep-alive pools. Node's own `fetch` (undici) spends more
+ * CPU per request than a batch item's whole bookkeeping: it clones the request and tees its body, and reads the
+ * answer through several layers of web streams. This one sends the body as is and turns the answer into a
+ * `Response` whose body streams straight from the socket: about a third less CPU per model call.
+ *
+ * It never follows redirects (callers go through `fetchWithinOrigin`, which asks for `redirect: "manual"` and
+ * follows them within the origin only). What it does not handle, it hands to `globalThis.fetch` unchanged: a
+ * `Request` object, a body other than text or bytes (a stream, a form), a scheme other than http(s), another
+ * redirect mode. Failures look as they do with `fetch`: a connection that fails rejects with
+ * `TypeError("fetch failed", {cause})`, an abort with the signal's reason.
+ */
+export function nodeHttpFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+  const body = init.body;
+  const plainBody = body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array || body instanceof ArrayBuffer;
+  if (input instanceof Request || !plainBody || init.redirect !== "manual") return globalThis.fetch(input, init);
+  const url = input instanceof URL ? input : new URL(input);
+  const agent = url.protocol === "http:" ? agents["http:"] : url.protocol === "https:" ? agents["https:"] : undefined;
+  if (agent === undefined) return globalThis.fetch(input, init);
+  const signal = init.signal ?? undefined;
+  if (signal?.aborted) return Promise.reject(abortReason(signal));
+
+  const headers: Record<string, string> = {};
+  new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+  // What `fetch` adds: answers may come compressed (and are decoded below); any type is accepted.
+  headers["accept-encoding"] ??= "gzip, deflate";
+  headers["accept"] ??= "*/*";
+  const payload = body === undefined || body === null ? undefined : typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body instanceof ArrayBuffer ? new Uint8Array(body) : body);
+  if (payload !== undefined) headers["content-length"] = String(payload.length);
+  const method = (init.method ?? "GET").toUpperCase();
+
+  return new Promise<Response>((resolve, reject) => {
+    let answer: http.IncomingMessage | undefined;
+    let settled = false;
+    const onAbort = (): void => {
+      const reason = abortReason(signal!);
+      // Before the answer: the promise rejects with the reason. During it: the body's stream fails with it.
+      const error = reason instanceof Error ? reason : new DOMException("This operation was aborted", "AbortError");
+      request.destroy(error);
+      answer?.destroy(error);
+      if (!settled) {
+        settled = true;
+        reject(reason);
+      }
+    };
+    const done = (): void => signal?.removeEventListener("abort", onAbort);
+    const request = (url.protocol === "https:" ? https : http).request(url, { method, headers, agent }, (response) => {
+      answer = response;
+      response.once("close", done);
+      const status = response.statusCode ?? 0;
+      if (status < 200 || status > 599) {
+        response.destroy();
+        settled = true;
+        return reject(new TypeError("fetch failed", { cause: new Error(`the server answered with an invalid HTTP status (${status})`) }));
+      }
+      const responseHeaders = new Headers();
+      const raw = response.rawHeaders;
+      for (let index = 0; index + 1 < raw.length; index += 2) responseHeaders.append(raw[index]!, raw[index + 1]!);
+      let stream: Readable | null = response;
+      if (method === "HEAD" || NULL_BODY_STATUSES.has(status)) {
+        response.resume();
+        stream = null;
+      } else {
+        const decoder = decoderFor(response.headers["content-encoding"]);
+        if (decoder) stream = pipeline(response, decoder, () => undefined);
+      }
+      const result = new Response(stream === null ? null : (Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>), { status, statusText: response.statusMessage ?? "", headers: responseHeaders });
+      // A Response made here has no URL of its own; the SDK names it in its debug log.
+      Object.defineProperty(result, "url", { value: url.href });
+      settled = true;
+      resolve(result);
+    });
+    request.on("error", (error) => {
+      done();
+      if (settled) return;
+      settled = true;
+      reject(new TypeError("fetch failed", { cause: error }));
+    });
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (requestSent.hasSubscribers) request.once("finish", () => requestSent.publish({ url: url.href }));
+    request.end(payload);
+  });
+}
+
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException("This operation was aborted", "AbortError");
+}
+
+/** The decoder of a compressed answer (the encodings asked for above), or none. */
+function decoderFor(encoding: string | undefined): zlib.Gunzip | zlib.Inflate | undefined {
+  const name = encoding?.trim().toLowerCase();
+  if (name === "gzip" || name === "x-gzip") return zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+  if (name === "deflate") return zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH });
+  return undefined;
+}
