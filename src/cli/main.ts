@@ -306,8 +306,8 @@ export function buildProgram(): Command {
   program
     .command("schema")
     .description("print the JSON Schema of a file format, for editors (yaml-language-server)")
-    .addArgument(new Argument("<kind>", "tactic | package | proxy").choices(["tactic", "package", "proxy"]))
-    .action(async (kind: "tactic" | "package" | "proxy") => {
+    .addArgument(new Argument("<kind>", "tactic | package | proxy | settings").choices(["tactic", "package", "proxy", "settings"]))
+    .action(async (kind: "tactic" | "package" | "proxy" | "settings") => {
       const { schemaCommand } = await import("./schema.js");
       await schemaCommand(kind);
     });

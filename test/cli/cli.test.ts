@@ -159,7 +159,7 @@ describe("lllm CLI", () => {
   });
 
   it("schema prints the tactic and package JSON Schemas", async () => {
-    for (const kind of ["tactic", "package", "proxy"]) {
+    for (const kind of ["tactic", "package", "proxy", "settings"]) {
       const result = await runCliInProcess(["schema", kind]);
       expect(result.code).toBe(0);
       const schema = JSON.parse(result.stdout) as { title?: string; properties?: object };
@@ -167,7 +167,14 @@ describe("lllm CLI", () => {
     }
     const bad = await runCliInProcess(["schema", "tactics"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("Allowed choices are tactic, package, proxy");
+    expect(bad.stderr).toContain("Allowed choices are tactic, package, proxy, settings");
+  });
+
+  it("schema settings is the schema the settings are checked against, with cache_write", async () => {
+    const result = await runCliInProcess(["schema", "settings"]);
+    const schema = JSON.parse(result.stdout) as { properties: { prices: { additionalProperties: { properties: Record<string, { description?: string }> } } } };
+    expect(Object.keys(schema.properties)).toEqual(["model", "packages", "home", "log", "prices"]);
+    expect(Object.keys(schema.properties.prices.additionalProperties.properties)).toEqual(["input", "output", "cached_input", "cache_write"]);
   });
 
   it("a package file may import any public name from lllm, not only tool()", async () => {
