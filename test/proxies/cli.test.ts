@@ -80,11 +80,11 @@ describe("lllm proxy commands", () => {
     expect(server.requests).toHaveLength(3);
   });
 
-  it("call prints a text answer as text, and as a JSON string with --json", async () => {
+  it("call prints a text answer as text, and in {schema_version, result} with --json", async () => {
     server.reply = () => ({ body: "Paris: 2,102,650 people" });
     await proxyCallCommand("cities/city/Paris", { package: [PACKAGE], noCache: true });
     await proxyCallCommand("cities/city/Paris", { package: [PACKAGE], noCache: true, json: true });
-    expect(stdout).toBe('Paris: 2,102,650 people\n"Paris: 2,102,650 people"\n');
+    expect(stdout).toBe(`Paris: 2,102,650 people\n${JSON.stringify({ schema_version: 1, result: "Paris: 2,102,650 people" }, null, 2)}\n`);
   });
 
   it.each([
