@@ -17,6 +17,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { leanMockSource } from "./leanMock.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -47,18 +48,10 @@ function run(command, commandArgs, env) {
   });
 }
 
-/** The mock server in a process of its own, so that neither side's load slows the other. */
+/** The mock server (bench/leanMock.mjs) in a process of its own. */
 async function startMock(answerAfterMs) {
-  // The mock keeps no record of the requests it answered: a 100,000-item run must not grow the mock either.
-  const code = `import { createServer } from "node:http";
-const answer = JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion", created: 0, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "answer" }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } });
-const server = createServer((request, response) => {
-  request.resume();
-  request.on("end", () => setTimeout(() => { response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(answer) }); response.end(answer); }, ${answerAfterMs}));
-});
-server.keepAliveTimeout = 60000;
-server.listen(0, "127.0.0.1", () => console.log("http://127.0.0.1:" + server.address().port + "/v1"));`;
-  const child = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+  const code = leanMockSource(answerAfterMs);
+  const child = spawn(process.execPath, ["--input-type=module", "-e", code], { stdio: ["pipe", "pipe", "inherit"] });
   const url = await new Promise((resolve) => child.stdout.once("data", (chunk) => resolve(String(chunk).trim())));
   return { url, stop: () => child.kill("SIGKILL") };
 }

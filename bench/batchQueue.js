@@ -13,6 +13,7 @@ import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { leanMockSource } from "./leanMock.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -76,15 +77,8 @@ async function startRedis() {
 
 /** The mock in a process of its own; it keeps no record of the requests. */
 async function startMock() {
-  const code = `import { createServer } from "node:http";
-const answer = JSON.stringify({ id: "chatcmpl-bench", object: "chat.completion", created: 0, model: "gpt-4o-mini", choices: [{ index: 0, message: { role: "assistant", content: "answer" }, finish_reason: "stop" }], usage: { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 } });
-const server = createServer((request, response) => {
-  request.resume();
-  request.on("end", () => setTimeout(() => { response.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(answer) }); response.end(answer); }, ${delayMs}));
-});
-server.keepAliveTimeout = 60000;
-server.listen(0, "127.0.0.1", () => console.log("http://127.0.0.1:" + server.address().port + "/v1"));`;
-  const child = start(process.execPath, ["--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+  const code = leanMockSource(delayMs);
+  const child = start(process.execPath, ["--input-type=module", "-e", code], { stdio: ["pipe", "pipe", "inherit"] });
   return new Promise((resolve) => child.stdout.once("data", (chunk) => resolve(String(chunk).trim())));
 }
 
