@@ -175,11 +175,11 @@ function gvisorLaunch(options: {
   });
   const state = path.join(runtime, "runsc-state");
   const containerId = (): string => `lllm-${process.pid}-${randomInt(1_000_000_000)}`;
-  const args = [...REMOVE_IF_ORPHANED, runtime, options.runsc, ...runscArguments(bundle, state, containerId(), options.rootless)];
+  const args = runscArguments(bundle, state, containerId(), options.rootless);
   return {
     backend: "gvisor",
     channel: "stdio",
-    command: "/bin/sh",
+    command: options.runsc,
     args,
     cwd: runtime,
     // A killed container leaves its state behind, and runsc refuses to start one with the same id over it; its
@@ -194,19 +194,6 @@ function gvisorLaunch(options: {
     dispose: options.dispose,
   };
 }
-
-/**
- * runsc run under a shell that removes the kernel's folder (bundle, runsc state, workspace) once runsc has exited
- * and the host is gone: a host killed with SIGKILL cannot remove it itself. The host is gone when the shell was
- * re-parented (its parent pid is no longer the one it started with). A host that is alive restarts the kernel from
- * the same folder, or removes it on close. runsc's exit status passes through (128 + n for a signal, as before).
- * The folder and runsc come as arguments, never spliced into the script.
- */
-const REMOVE_IF_ORPHANED = [
-  "-c",
-  'folder=$1; shift; "$@"; status=$?; read -r _ _ _ parent _ < /proc/$$/stat; [ "$parent" = "$PPID" ] || rm -rf -- "$folder"; exit $status',
-  "lllm-gvisor",
-];
 
 /** The files every sandbox mounts (sandbox path -> host path): a passwd and group naming its user, and the kernel. */
 function sandboxFiles(runtime: string, uid: number): Record<string, string> {
