@@ -23,11 +23,6 @@ export function lazyObject<T extends object>(load: () => T): T {
   });
 }
 
-/** `require(id)` relative to lllm's own folder, loaded on first use. */
-export function lazyRequire<T extends object>(id: string): T {
-  return lazyObject(() => require(id) as T);
-}
-
 /** The dependencies the build bundles into one file each (scripts/bundle.js writes dist/vendor/<name>.cjs). */
 export type VendoredModule = "zod" | "yaml" | "commander";
 
