@@ -1,4 +1,5 @@
 import type { ModelMessage, ModelRequest, ToolSchema } from "./Model.js";
+import { toolArgumentsObject } from "./toolArgumentsObject.js";
 
 /** Sent when neither `model_args.max_tokens` nor thinking says otherwise: the Messages API requires a value. */
 export const ANTHROPIC_DEFAULT_MAX_TOKENS = 8192;
@@ -102,7 +103,7 @@ function toAnthropicMessages(messages: ModelMessage[], options: AnthropicBodyOpt
         const thinking = first ? options.thinkingFor?.(first.id) : undefined;
         if (thinking) blocks.push(...thinking);
         if (message.content) blocks.push({ type: "text", text: message.content });
-        for (const call of message.toolCalls ?? []) blocks.push({ type: "tool_use", id: call.id, name: call.name, input: parseInput(call.arguments) });
+        for (const call of message.toolCalls ?? []) blocks.push({ type: "tool_use", id: call.id, name: call.name, input: toolArgumentsObject(call.arguments) });
         // An empty assistant turn is refused; a space keeps the alternation.
         push("assistant", blocks.length > 0 ? blocks : [{ type: "text", text: " " }]);
         break;
@@ -113,14 +114,4 @@ function toAnthropicMessages(messages: ModelMessage[], options: AnthropicBodyOpt
     }
   }
   return out;
-}
-
-/** `tool_use.input` is an object; arguments the model sent as bad JSON (already answered with an error) go back empty. */
-function parseInput(text: string): unknown {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : {};
-  } catch {
-    return {};
-  }
 }

@@ -1,5 +1,6 @@
 import type { ModelMessage, ModelRequest } from "./Model.js";
 import { toGeminiSchema } from "./toGeminiSchema.js";
+import { toolArgumentsObject } from "./toolArgumentsObject.js";
 
 type Part = Record<string, unknown>;
 interface Content {
@@ -89,7 +90,7 @@ function toContents(messages: ModelMessage[], options: GeminiBodyOptions): Conte
       const parts: Part[] = message.content ? [{ text: message.content }] : [];
       for (const call of message.toolCalls ?? []) {
         callNames.set(call.id, call.name);
-        parts.push(options.partFor?.(call.id) ?? { functionCall: { name: call.name, args: parseArgs(call.arguments) } });
+        parts.push(options.partFor?.(call.id) ?? { functionCall: { name: call.name, args: toolArgumentsObject(call.arguments) } });
       }
       push("model", parts.length > 0 ? parts : [{ text: "" }]);
     } else {
@@ -100,13 +101,4 @@ function toContents(messages: ModelMessage[], options: GeminiBodyOptions): Conte
     }
   }
   return contents;
-}
-
-function parseArgs(text: string): unknown {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : {};
-  } catch {
-    return {};
-  }
 }
