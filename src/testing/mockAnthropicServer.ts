@@ -5,7 +5,7 @@ import { setImmediate as nextTick } from "node:timers/promises";
 import { resolveTurn, splitIntoChunks } from "../providers/ScriptedTurn.js";
 import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
 import { MockScript } from "./MockScript.js";
-import type { RecordedRequest } from "./mockOpenAIServer.js";
+import type { RecordedRequest } from "./RecordedRequest.js";
 import { readMockRequest } from "./readMockRequest.js";
 
 /** A failure served instead of an answer: an HTTP status in Anthropic's error shape, with `retry-after` when given. */

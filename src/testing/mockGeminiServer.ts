@@ -5,7 +5,7 @@ import { setImmediate as nextTick } from "node:timers/promises";
 import { resolveTurn, splitIntoChunks } from "../providers/ScriptedTurn.js";
 import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
 import { MockScript } from "./MockScript.js";
-import type { MockRequestBody, RecordedRequest } from "./mockOpenAIServer.js";
+import type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
 import { readMockRequest } from "./readMockRequest.js";
 
 /** A failure served instead of an answer, in Google's error shape; `retryDelaySeconds` adds a RetryInfo detail. */

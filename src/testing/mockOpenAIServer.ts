@@ -1,5 +1,5 @@
 import { createServer } from "node:http";
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { listenOnLoopback } from "./listenOnLoopback.js";
 import { setImmediate as nextTick } from "node:timers/promises";
 import { ConfigError } from "../errors.js";
@@ -7,26 +7,10 @@ import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "../p
 import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
 import { MockScript } from "./MockScript.js";
 import { readMockRequest } from "./readMockRequest.js";
+import type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
 
-/** A request body as the mock received it (parsed JSON); the common fields are typed for convenience. */
-export interface MockRequestBody {
-  model?: string;
-  messages?: Array<Record<string, unknown>>;
-  input?: unknown;
-  tools?: unknown[];
-  stream?: boolean;
-  [key: string]: unknown;
-}
-
-/** One request the mock received, in arrival order. */
-export interface RecordedRequest {
-  method: string;
-  /** The path without the query, e.g. `/v1/chat/completions`. */
-  path: string;
-  /** Lower-case header names, as node gives them (`authorization: Bearer …`). */
-  headers: IncomingHttpHeaders;
-  body: MockRequestBody;
-}
+// The recorded request types live in their own file, shared by every mock; re-exported here, where they were first.
+export type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
 
 /**
  * A failure served instead of an answer, consumed before the script. `{status}` answers with that HTTP status

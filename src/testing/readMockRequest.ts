@@ -1,5 +1,5 @@
 import type { IncomingMessage } from "node:http";
-import type { MockRequestBody, RecordedRequest } from "./mockOpenAIServer.js";
+import type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
 import { readBody } from "./readBody.js";
 
 /** A request to a mock server, read whole and already recorded. */
