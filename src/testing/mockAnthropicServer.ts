@@ -2,11 +2,11 @@ import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { listenOnLoopback } from "./listenOnLoopback.js";
 import { setImmediate as nextTick } from "node:timers/promises";
-import { ConfigError } from "../errors.js";
-import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "../providers/ScriptedTurn.js";
+import { resolveTurn, splitIntoChunks } from "../providers/ScriptedTurn.js";
 import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
-import type { MockRequestBody, RecordedRequest } from "./mockOpenAIServer.js";
-import { readBody } from "./readBody.js";
+import { MockScript } from "./MockScript.js";
+import type { RecordedRequest } from "./RecordedRequest.js";
+import { readMockRequest } from "./readMockRequest.js";
 
 /** A failure served instead of an answer: an HTTP status in Anthropic's error shape, with `retry-after` when given. */
 export interface AnthropicFailure {
@@ -43,25 +43,15 @@ const ERROR_TYPES: Record<number, string> = { 400: "invalid_request_error", 401:
  * token) and the `anthropic-version` header, `model`, `max_tokens`, `messages`) and answers 400 otherwise, like the API.
  */
 export async function startMockAnthropicServer(options: MockAnthropicServerOptions = {}): Promise<MockAnthropicServer> {
-  const problems = checkTurns(options.script ?? []);
-  if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "mock script turn "));
-  const script = [...(options.script ?? [])];
-  const failures = [...(options.failures ?? [])];
+  const script = new MockScript<AnthropicFailure>(options);
   const requests: RecordedRequest[] = [];
-  let calls = 0;
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
-    const text = await readBody(request);
-    let body: MockRequestBody = {};
-    try {
-      body = text.trim() === "" ? {} : (JSON.parse(text) as MockRequestBody);
-    } catch {
-      return sendError(response, 400, "mock Anthropic server: the body is not JSON");
-    }
-    requests.push({ method: request.method ?? "", path, headers: request.headers, body });
+    const { record, isJson } = await readMockRequest(request, requests);
+    if (!isJson) return sendError(response, 400, "mock Anthropic server: the body is not JSON");
+    const { path, body } = record;
     if (request.method !== "POST" || path !== "/v1/messages") return sendError(response, 404, `mock Anthropic server: no route ${request.method} ${path}`);
-    const failure = failures.shift();
+    const failure = script.nextFailure();
     if (failure) return sendError(response, failure.status, failure.message ?? `mock failure ${failure.status}`, failure.retryAfter);
     const missing = ["model", "max_tokens", "messages"].filter((key) => body[key] === undefined);
     if (missing.length > 0) return sendError(response, 400, `${missing.join(", ")}: Field required`);
@@ -70,15 +60,15 @@ export async function startMockAnthropicServer(options: MockAnthropicServerOptio
     if (typeof request.headers["anthropic-version"] !== "string") return sendError(response, 400, "anthropic-version header is required");
     const invalid = checkMessages(body.messages);
     if (invalid) return sendError(response, 400, invalid);
-    const turn = script.shift();
-    if (turn === undefined) return sendError(response, 500, `mock Anthropic server: no scripted turn left for model call #${calls + 1}`);
-    calls += 1;
-    const resolved = resolveTurn(turn, calls, JSON.stringify(body.messages ?? ""));
+    const turn = script.nextTurn();
+    if (turn === undefined) return sendError(response, 500, `mock Anthropic server: no scripted turn left for model call #${script.answered + 1}`);
+    const callNumber = script.countAnswer();
+    const resolved = resolveTurn(turn, callNumber, JSON.stringify(body.messages ?? ""));
     resolved.toolCalls = resolved.toolCalls.map((call) => ({ ...call, id: call.id.replace(/^call_/, "toolu_") }));
     const model = String(body.model);
-    if (body.stream === true) return sendStream(response, resolved, model, calls, options);
+    if (body.stream === true) return sendStream(response, resolved, model, callNumber, options);
     response.writeHead(200, { "content-type": "application/json" });
-    response.end(JSON.stringify({ id: `msg_mock_${calls}`, type: "message", role: "assistant", model, content: contentOf(resolved, options), stop_reason: stopReason(resolved), stop_sequence: null, usage: usageOf(resolved, options) }));
+    response.end(JSON.stringify({ id: `msg_mock_${callNumber}`, type: "message", role: "assistant", model, content: contentOf(resolved, options), stop_reason: stopReason(resolved), stop_sequence: null, usage: usageOf(resolved, options) }));
   }
 
   const server = createServer((request, response) => {

@@ -2,11 +2,11 @@ import { createServer } from "node:http";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { listenOnLoopback } from "./listenOnLoopback.js";
 import { setImmediate as nextTick } from "node:timers/promises";
-import { ConfigError } from "../errors.js";
-import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "../providers/ScriptedTurn.js";
+import { resolveTurn, splitIntoChunks } from "../providers/ScriptedTurn.js";
 import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
-import type { MockRequestBody, RecordedRequest } from "./mockOpenAIServer.js";
-import { readBody } from "./readBody.js";
+import { MockScript } from "./MockScript.js";
+import type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
+import { readMockRequest } from "./readMockRequest.js";
 
 /** A failure served instead of an answer, in Google's error shape; `retryDelaySeconds` adds a RetryInfo detail. */
 export interface GeminiFailure {
@@ -40,34 +40,23 @@ const SCHEMA_KEYS = new Set(["type", "format", "description", "title", "nullable
  * whose schemas use only the keywords Gemini's Schema has.
  */
 export async function startMockGeminiServer(options: MockGeminiServerOptions = {}): Promise<MockGeminiServer> {
-  const problems = checkTurns(options.script ?? []);
-  if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "mock script turn "));
-  const script = [...(options.script ?? [])];
-  const failures = [...(options.failures ?? [])];
+  const script = new MockScript<GeminiFailure>(options);
   const requests: RecordedRequest[] = [];
-  let calls = 0;
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const url = new URL(request.url ?? "/", "http://127.0.0.1");
-    const text = await readBody(request);
-    let body: MockRequestBody = {};
-    try {
-      body = text.trim() === "" ? {} : (JSON.parse(text) as MockRequestBody);
-    } catch {
-      return sendError(response, 400, "Invalid JSON payload received.");
-    }
-    requests.push({ method: request.method ?? "", path: url.pathname, headers: request.headers, body });
+    const { url, record, isJson } = await readMockRequest(request, requests);
+    if (!isJson) return sendError(response, 400, "Invalid JSON payload received.");
+    const { body } = record;
     const route = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
     if (request.method !== "POST" || !route) return sendError(response, 404, `mock Gemini server: no route ${request.method} ${url.pathname}`);
-    const failure = failures.shift();
+    const failure = script.nextFailure();
     if (failure) return sendError(response, failure.status, failure.message ?? `mock failure ${failure.status}`, failure.retryDelaySeconds);
     if (typeof request.headers["x-goog-api-key"] !== "string") return sendError(response, 403, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
     const invalid = checkBody(body);
     if (invalid) return sendError(response, 400, invalid);
-    const turn = script.shift();
-    if (turn === undefined) return sendError(response, 500, `mock Gemini server: no scripted turn left for model call #${calls + 1}`);
-    calls += 1;
-    const resolved = resolveTurn(turn, calls, JSON.stringify(body["contents"] ?? ""));
+    const turn = script.nextTurn();
+    if (turn === undefined) return sendError(response, 500, `mock Gemini server: no scripted turn left for model call #${script.answered + 1}`);
+    const resolved = resolveTurn(turn, script.countAnswer(), JSON.stringify(body["contents"] ?? ""));
     const model = decodeURIComponent(route[1]!);
     if (route[2] === "streamGenerateContent") {
       if (url.searchParams.get("alt") !== "sse") return sendError(response, 400, "mock Gemini server: only alt=sse streaming is served");

@@ -1,31 +1,16 @@
 import { createServer } from "node:http";
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 import { listenOnLoopback } from "./listenOnLoopback.js";
 import { setImmediate as nextTick } from "node:timers/promises";
 import { ConfigError } from "../errors.js";
 import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "../providers/ScriptedTurn.js";
 import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
-import { readBody } from "./readBody.js";
+import { MockScript } from "./MockScript.js";
+import { readMockRequest } from "./readMockRequest.js";
+import type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
 
-/** A request body as the mock received it (parsed JSON); the common fields are typed for convenience. */
-export interface MockRequestBody {
-  model?: string;
-  messages?: Array<Record<string, unknown>>;
-  input?: unknown;
-  tools?: unknown[];
-  stream?: boolean;
-  [key: string]: unknown;
-}
-
-/** One request the mock received, in arrival order. */
-export interface RecordedRequest {
-  method: string;
-  /** The path without the query, e.g. `/v1/chat/completions`. */
-  path: string;
-  /** Lower-case header names, as node gives them (`authorization: Bearer …`). */
-  headers: IncomingHttpHeaders;
-  body: MockRequestBody;
-}
+// The recorded request types live in their own file, shared by every mock; re-exported here, where they were first.
+export type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
 
 /**
  * A failure served instead of an answer, consumed before the script. `{status}` answers with that HTTP status
@@ -84,13 +69,9 @@ const DEFAULT_ERROR_MESSAGES: Record<number, string> = {
  * path: the SDK, streaming, retries and headers.
  */
 export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {}): Promise<MockOpenAIServer> {
-  let script = checkedScript(options.script ?? []);
-  let scriptLength = script.length;
-  const failures = [...(options.failures ?? [])];
+  const script = new MockScript<InjectedFailure>(options);
   const requests: RecordedRequest[] = [];
   const pendingDelays = new Set<() => void>();
-  /** Model calls answered from the script or handler: numbers default tool-call ids. */
-  let modelCalls = 0;
   /** Model calls received, failures included: what a test sees in `requests`. */
   let modelRequests = 0;
 
@@ -111,7 +92,7 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
 
   async function answerModelCall(record: RecordedRequest, response: ServerResponse, api: "chat" | "responses"): Promise<void> {
     modelRequests += 1;
-    const failure = failures.shift();
+    const failure = script.nextFailure();
     if (failure) {
       if (failure.delayMs !== undefined && !(await delay(failure.delayMs, response))) return;
       if ("body" in failure) {
@@ -122,13 +103,13 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
       if ("cut" in failure && failure.cut === "reset") return void response.socket?.destroy();
     }
     const cut = failure && "cut" in failure && failure.cut !== "reset" ? failure.cut : undefined;
-    const turn = options.handler ? await options.handler(record.body, record) : script.shift();
+    const turn = options.handler ? await options.handler(record.body, record) : script.nextTurn();
     if (turn === undefined) {
       // x-should-retry: false, so that a client with retries reports this at once instead of retrying it.
-      const message = `mock OpenAI server: no scripted turn left for model call #${modelRequests} (${record.path}); the script has ${scriptLength} turns`;
+      const message = `mock OpenAI server: no scripted turn left for model call #${modelRequests} (${record.path}); the script has ${script.length} turns`;
       return sendJSON(response, 500, { error: { message, type: "server_error", param: null, code: "script_exhausted" } }, { "x-should-retry": "false" });
     }
-    modelCalls += 1;
+    const modelCalls = script.countAnswer();
     const problems = checkTurns([turn]);
     if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "mock handler turn "));
     const resolved = resolveTurn(turn, modelCalls, JSON.stringify(record.body.messages ?? record.body.input ?? ""));
@@ -151,19 +132,9 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
-    const path = new URL(request.url ?? "/", "http://127.0.0.1").pathname;
-    const text = await readBody(request);
-    let body: MockRequestBody = {};
-    if (text.trim() !== "") {
-      try {
-        body = JSON.parse(text) as MockRequestBody;
-      } catch {
-        requests.push({ method: request.method ?? "", path, headers: request.headers, body: { raw: text } });
-        return sendJSON(response, 400, { error: { message: "mock OpenAI server: the body is not JSON", type: "invalid_request_error", param: null, code: null } });
-      }
-    }
-    const record: RecordedRequest = { method: request.method ?? "", path, headers: request.headers, body };
-    requests.push(record);
+    const { record, isJson } = await readMockRequest(request, requests);
+    if (!isJson) return sendJSON(response, 400, { error: { message: "mock OpenAI server: the body is not JSON", type: "invalid_request_error", param: null, code: null } });
+    const { path } = record;
     if (request.method === "GET" && path === "/v1/models") {
       return sendJSON(response, 200, { object: "list", data: [{ id: "mock-model", object: "model", created: 0, owned_by: "mock" }] });
     }
@@ -186,23 +157,16 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
     port,
     requests,
     setScript(turns) {
-      script = checkedScript(turns);
-      scriptLength = script.length;
+      script.replace(turns);
     },
     injectFailure(...more) {
-      failures.push(...more);
+      script.addFailures(...more);
     },
     close() {
       for (const cancel of [...pendingDelays]) cancel();
       return listener.close();
     },
   };
-}
-
-function checkedScript(turns: readonly ScriptedTurn[]): ScriptedTurn[] {
-  const problems = checkTurns(turns);
-  if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "mock script turn "));
-  return [...turns];
 }
 
 function sendJSON(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {

@@ -1,19 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
+import { freePort } from "../helpers/freePort.js";
 
 /** Whether `redis-server` is installed (CI installs it; a local run without it skips, and CI=true never does). */
 export const hasRedis = spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status === 0;
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** A private redis-server on 127.0.0.1, without persistence (a restart empties it). */
 export class RedisServer {

@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { notebookParser } from "../../src/tactics/notebookParser.js";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { emptyHome, ROOT, runCli } from "../helpers/runCli.js";
@@ -10,16 +10,6 @@ let server: MockOpenAIServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
-});
-const tempFolders: string[] = [];
-/** An empty LLLM_HOME, removed with the other `tempFolders` after the file's tests. */
-function home(): string {
-  const folder = emptyHome();
-  tempFolders.push(folder);
-  return folder;
-}
-afterAll(() => {
-  for (const folder of tempFolders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
 const NO_CELLS = "No cells found. Wrap code in <python_cell>...</python_cell>, or reply with <TERMINATE_NOTEBOOK> when you are done.";
@@ -48,8 +38,7 @@ describe("lllm run: notebook", () => {
       ],
     });
     const out = path.join(tempDir("lllm-nb-"), "run.ipynb");
-    tempFolders.push(path.dirname(out));
-    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/notebook.yaml"), "--input", "How is Tokyo?", "--notebook-out", out], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home() } });
+    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/notebook.yaml"), "--input", "How is Tokyo?", "--notebook-out", out], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toBe(
@@ -84,7 +73,7 @@ describe("lllm run: notebook", () => {
 
   it("fills Step 16's {api_directory} with an empty directory when the agent has no proxy", async () => {
     server = await startMockOpenAIServer({ script: ["<python_cell>\nprint(6 * 7)\n</python_cell>", "<markdown_cell>42.</markdown_cell>\n<TERMINATE_NOTEBOOK>"] });
-    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/notebook-directory.yaml"), "--input", "Six times seven?"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home() } });
+    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/notebook-directory.yaml"), "--input", "Six times seven?"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("<python_cell>\nprint(6 * 7)\n</python_cell>\n\n<markdown_cell>\n42.\n</markdown_cell>\n");
@@ -103,7 +92,7 @@ describe("lllm run: notebook", () => {
     writeFileSync(file, source);
     try {
       server = await startMockOpenAIServer({ script: ["<markdown_cell>Nothing to do.</markdown_cell>\n<TERMINATE_NOTEBOOK>"] });
-      const result = await runCli(["run", file, "--input", "Hello"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home() } });
+      const result = await runCli(["run", file, "--input", "Hello"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
       expect(result.stderr).toBe("");
       expect(result.code).toBe(0);
       const system = (server.requests.find((request) => request.method === "POST")!.body.messages as Array<{ content: string }>)[0]!.content;

@@ -1,6 +1,5 @@
-import { rmSync } from "node:fs";
 import path from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { employees } from "../fixtures/codeaction/employees/data/directory.js";
 import { emptyHome, ROOT, runCli } from "../helpers/runCli.js";
@@ -10,16 +9,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-const tempFolders: string[] = [];
-/** An empty LLLM_HOME, removed after the file's tests. */
-function home(): string {
-  const folder = emptyHome();
-  tempFolders.push(folder);
-  return folder;
-}
-afterAll(() => {
-  for (const folder of tempFolders.splice(0)) rmSync(folder, { recursive: true, force: true });
-});
 
 type Tool = { function: { name: string; description: string; parameters: { properties: Record<string, unknown>; required: string[] } } };
 
@@ -27,7 +16,7 @@ describe("tool_chain", () => {
   it("lets an agent in the ordinary loop batch its tool calls into one script", async () => {
     const code = 'rows = [get_employee(name=n) for n in list_employees()]\nprint(sum(row["salary"] for row in rows if row["department"] == "Sales"))';
     server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "tool_chain", arguments: { code } }] }, "Done."] });
-    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--input", "Sales payroll?", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home() } });
+    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--input", "Sales payroll?", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const sales = employees(50).filter((employee) => employee.department === "Sales").reduce((sum, employee) => sum + employee.salary, 0);
@@ -54,7 +43,7 @@ describe("tool_chain", () => {
   it("warns on stderr when a script reaches max_tool_calls, and the model gets the error", async () => {
     const code = "for i in range(100):\n    list_employees()\nprint('never')";
     server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "tool_chain", arguments: { code } }] }, "I could not finish."] });
-    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--input", "List everyone a hundred times"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home() } });
+    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--input", "List everyone a hundred times"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
     expect(result.code).toBe(0);
     expect(result.stderr).toContain("lllm: warning: [analyst] tool_chain: the script reached max_tool_calls (the cap on each program's tool calls)");
     expect(result.stderr).not.toContain("57");
@@ -64,7 +53,7 @@ describe("tool_chain", () => {
 
   it("a script past its timeout is stopped, and the model reads a TimeoutError", async () => {
     server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "tool_chain", arguments: { code: "import time\ntime.sleep(60)", timeout: 1 } }] }, "Too slow."] });
-    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--input", "Wait"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home() } });
+    const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--input", "Wait"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
     expect(result.code).toBe(0);
     const messages = (server.requests.filter((request) => request.method === "POST")[1]!.body.messages ?? []) as Array<{ role: string; content: string }>;
     expect(messages.at(-1)!.content).toContain("Error: TimeoutError: the script did not finish within 1 s and was stopped");

@@ -1,22 +1,20 @@
-import { mkdtempSync, rmSync } from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { afterAll, afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createModel } from "../../src/providers/createModel.js";
 import { startMockAnthropicServer, type AnthropicFailure, type MockAnthropicServer, type ScriptedTurn } from "../../src/testing/index.js";
 import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 /** Anthropic's Messages API end to end: the built CLI against a local server of Anthropic's wire format. */
 
 const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
 const output = path.join(ROOT, "test/fixtures/run/output.yaml");
-const home = mkdtempSync(path.join(os.tmpdir(), "lllm-anthropic-home-"));
+const home = tempDir("lllm-anthropic-home-");
 let server: MockAnthropicServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 type Block = Record<string, unknown>;
 type WireMessage = { role: string; content: string | Block[] };

@@ -1,5 +1,4 @@
 import { createServer as createHttpServer } from "node:http";
-import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
 import { createModel } from "../../src/providers/index.js";
@@ -7,6 +6,7 @@ import type { CreateModelOptions, ModelRequest } from "../../src/providers/index
 import type { RetryNotice } from "../../src/providers/requestWithRetries.js";
 import { startMockOpenAIServer } from "../../src/testing/index.js";
 import type { InjectedFailure, MockOpenAIServer, ScriptedTurn } from "../../src/testing/index.js";
+import { freePort } from "../helpers/freePort.js";
 import { leaksOf } from "../helpers/secretEncodings.js";
 
 const FAST_RETRY = { baseDelayMs: 1, maxDelayMs: 5 };
@@ -190,15 +190,6 @@ describe("the provider's key never appears in an error (9.4)", () => {
     expect(leaksOf(texts.join("\n"), key)).toEqual([]);
   });
 });
-
-/** A port with nothing listening on it. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 describe("the Responses API reads answers as carefully", () => {
   it("retries an HTML page, and reports an answer with no output as incomplete", async () => {

@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type InjectedFailure, type MockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
 import { runCli, type CliResult } from "../helpers/runCli.js";
+import { freePort } from "../helpers/freePort.js";
 import { leaksOf } from "../helpers/secretEncodings.js";
 
 /** End to end through the built CLI against a local mock server: what a user sees when a provider misbehaves. */
@@ -162,15 +162,6 @@ describe("the model timeout can be set (9.13)", () => {
     expect(key.stderr).toContain("timeout");
   });
 });
-
-/** A port with nothing listening on it. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 describe("lllm run: an answer cut off or withheld is not a success", () => {
   it("an answer cut at the output token limit (finish_reason: length) exits 3 naming max_tokens, and prints no partial answer", async () => {

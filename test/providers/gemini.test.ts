@@ -7,18 +7,18 @@ import { createModel } from "../../src/providers/createModel.js";
 import { toGeminiSchema } from "../../src/providers/toGeminiSchema.js";
 import { startMockGeminiServer, type GeminiFailure, type MockGeminiServer, type ScriptedTurn } from "../../src/testing/index.js";
 import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 /** Gemini's generateContent API end to end: the built CLI against a local server of Gemini's wire format. */
 
 const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
 const output = path.join(ROOT, "test/fixtures/run/output.yaml");
-const home = mkdtempSync(path.join(os.tmpdir(), "lllm-gemini-home-"));
+const home = tempDir("lllm-gemini-home-");
 let server: MockGeminiServer | undefined;
 afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 type Part = Record<string, unknown>;
 type Content = { role: string; parts: Part[] };

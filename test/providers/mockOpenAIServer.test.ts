@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startMockOpenAIServer } from "../../src/testing/index.js";
+import { startMockAnthropicServer, startMockGeminiServer, startMockOpenAIServer } from "../../src/testing/index.js";
 import type { MockOpenAIServer } from "../../src/testing/index.js";
 
 let server: MockOpenAIServer | undefined;
@@ -51,4 +51,24 @@ describe("the mock OpenAI server", () => {
     expect(toolDeltas.every((delta) => delta.index === 0)).toBe(true);
     expect(toolDeltas[0]!.id).toBe("c1");
   });
+});
+
+describe("every provider mock reads a request the same way", () => {
+  const starts = {
+    openai: async () => ({ server: await startMockOpenAIServer(), path: "/chat/completions" }),
+    anthropic: async () => ({ server: await startMockAnthropicServer(), path: "/v1/messages" }),
+    gemini: async () => ({ server: await startMockGeminiServer(), path: "/v1beta/models/m:generateContent" }),
+  };
+  for (const [name, start] of Object.entries(starts)) {
+    it(`${name}: a body that is not JSON is answered 400 and still recorded`, async () => {
+      const { server: mock, path } = await start();
+      try {
+        const answer = await fetch(`${mock.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: "{not json" });
+        expect(answer.status).toBe(400);
+        expect(mock.requests).toEqual([expect.objectContaining({ method: "POST", body: { raw: "{not json" } })]);
+      } finally {
+        await mock.close();
+      }
+    });
+  }
 });
