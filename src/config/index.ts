@@ -20,7 +20,7 @@ export { loadProjectSettings } from "./loadProjectSettings.js";
 export type { LoadedProjectSettings, ProjectSettings } from "./loadProjectSettings.js";
 export { tacticSchema } from "./tacticSchema.js";
 export { packageSchema } from "./packageSchema.js";
-export { BUILT_IN_TACTIC_TYPES, type BuiltInTacticType } from "./TacticConfig.js";
+export { BUILT_IN_TACTIC_TYPES, modelChain, type BuiltInTacticType, type LimitsConfig } from "./TacticConfig.js";
 export type {
   AgentConfig,
   AgentSettings,

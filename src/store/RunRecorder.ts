@@ -205,7 +205,7 @@ export class RunRecorder {
         name: call.name,
         arguments: JSON.parse(redact(JSON.stringify(call.arguments ?? {}))) as Record<string, unknown>,
         result: call.resultStr === undefined ? null : redact(call.resultStr),
-        status: call.error !== undefined ? ("error" as const) : event.repeated ? ("repeated" as const) : ("ok" as const),
+        status: event.refused ? ("refused" as const) : call.error !== undefined ? ("error" as const) : event.repeated ? ("repeated" as const) : ("ok" as const),
         error: call.error === undefined ? null : redact(call.error),
         duration_ms: Math.round(event.durationMs),
         ended_at: Date.now(),
