@@ -2,8 +2,9 @@ import { setMaxListeners } from "node:events";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
 import { BudgetError, ConfigError } from "../errors.js";
-import { approveAll, approveNone } from "../codeaction/approval.js";
+import { approveAll, approveNone, noticeFirstRefusal } from "../approval/index.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
+import { modelChain } from "../config/index.js";
 import { newRunId } from "../util/newRunId.js";
 import { formatCost } from "../store/RunTally.js";
 import { AdaptiveConcurrency } from "../batch/AdaptiveConcurrency.js";
@@ -75,7 +76,7 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   const createModel = batchModelFactory({ gate, concurrency, signal: cancel, onRetry: reporter, ...(settings.timeout !== undefined ? { modelTimeout: settings.timeout } : {}) });
   // Every agent's model is built once before the first item: a missing key fails the batch now (exit 2), not
   // each item. With --queue the workers call the models, with their own keys.
-  if (options.queue === undefined) for (const agent of prepared.agents) createModel(agent.config);
+  if (options.queue === undefined) for (const agent of prepared.agents) for (const model of modelChain(agent.config)) createModel({ ...agent.config, model_name: model });
 
   const output = await BatchOutput.open({ ...(options.out !== undefined ? { file: options.out } : {}), ordered: Boolean(options.ordered), retryFailed: Boolean(options.retryFailed) });
   let total: number | undefined;
@@ -83,6 +84,8 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
 
   const batchId = newRunId();
   const queued = options.queue === undefined ? undefined : await startQueue({ url: options.queue, batchId, tacticTarget, tacticFile: file, prepared, options, settings, cancel, say });
+  // Nobody is asked in a batch: --approve decides, default none, and the first refusal says so.
+  const approve = options.approve === "all" ? approveAll : options.approve === "none" ? approveNone : noticeFirstRefusal(approveNone, (request) => say(`${paint("yellow", "lllm: warning:")} \`${request.tool}\` needs approval and was refused: a batch asks nobody; pass --approve all to run such tools (or --approve none to refuse them without this warning)`));
   const stopStarting = new AbortController();
   let stats: BatchStats | undefined;
   holdFirstSignal(() => {
@@ -113,7 +116,7 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
           createModel,
           vars: settings.vars,
           ...(settings.maxSteps !== undefined ? { maxSteps: settings.maxSteps } : {}),
-          approve: options.approve === "all" ? approveAll : approveNone,
+          approve,
           signal: cancel,
           ...(options.log !== undefined ? { log: options.log } : {}),
           warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),

@@ -46,15 +46,17 @@ export function modelsCommand(options: ModelsCommandOptions, env: NodeJS.Process
  * provider, naming the closest known ones. A base URL of the user's (OPENAI_BASE_URL, `invoker_config.base_url`)
  * makes any bare name plausible, so those are not checked.
  */
-export function warnUnknownModels(agents: ReadonlyArray<{ config: { model_name?: string | undefined; invoker_config?: Record<string, unknown> | undefined } }>, prices: Record<string, ModelPrice>, warn: (text: string) => void, env: NodeJS.ProcessEnv = process.env): void {
+export function warnUnknownModels(agents: ReadonlyArray<{ config: { model_name?: string | undefined; fallback_models?: string[] | undefined; invoker_config?: Record<string, unknown> | undefined } }>, prices: Record<string, ModelPrice>, warn: (text: string) => void, env: NodeJS.ProcessEnv = process.env): void {
   const table = PriceTable.load(prices);
   const seen = new Set<string>();
   for (const agent of agents) {
-    const model = agent.config.model_name;
-    if (typeof model !== "string" || seen.has(model)) continue;
-    seen.add(model);
-    const customServer = (env["OPENAI_BASE_URL"] ?? "").trim() !== "" || typeof agent.config.invoker_config?.["base_url"] === "string";
-    const text = unknownModelWarning(model, table, customServer);
-    if (text) warn(text);
+    // Every model of a fallback chain: a typo in the second one shows only on the day the first is down.
+    for (const model of [agent.config.model_name, ...(agent.config.fallback_models ?? [])]) {
+      if (typeof model !== "string" || seen.has(model)) continue;
+      seen.add(model);
+      const customServer = (env["OPENAI_BASE_URL"] ?? "").trim() !== "" || typeof agent.config.invoker_config?.["base_url"] === "string";
+      const text = unknownModelWarning(model, table, customServer);
+      if (text) warn(text);
+    }
   }
 }

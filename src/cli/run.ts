@@ -132,6 +132,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     addFailureDetails(run.error, {
       output: null,
       usage: run.spend ? recordedUsageJson(run) : runUsageJson(usage.toReport()),
+      cost: run.cost,
       ...(run.limits ? { limits: limitsJson(run.limits) } : {}),
       ...(run.error instanceof RunLimitError ? { limit: { name: run.error.limit, value: run.error.value, spent: run.error.spent } } : {}),
       ...(run.runId !== undefined ? { run_id: run.runId } : {}),

@@ -12,6 +12,8 @@ import { createModel } from "../providers/index.js";
 import { FallbackModel, fallbackMessage } from "../providers/FallbackModel.js";
 import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
 import { tacticTool } from "./tacticTools.js";
+import { agentTool } from "./agentTool.js";
+import type { RunBudget } from "../limits/index.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunScope } from "./RunScope.js";
 import type { RunOptions, TacticRunner } from "./TacticRun.js";
@@ -56,10 +58,10 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
    * The agent's model: each model of its chain counted by the run's budget under the agent's name, and a chain of
    * more than one as a FallbackModel (one per agent: which model answers is the agent's own state).
    */
-  const agentModel = async (config: AgentConfig): Promise<Model> => {
+  const agentModel = async (config: AgentConfig, scope: RunBudget | undefined = budget): Promise<Model> => {
     const chain = await Promise.all(modelChain(config).map((name, position) => makeModel(position === 0 ? config : { ...config, model_name: name, fallback_models: [] })));
     // A dry run sends nothing: nothing to count, and no price needed.
-    const counted = budget && !options.dryRun ? chain.map((model) => budget.guardModel(model, config.name)) : chain;
+    const counted = scope && !options.dryRun ? chain.map((model) => scope.guardModel(model, config.name)) : chain;
     if (counted.length === 1) return counted[0]!;
     return new FallbackModel({
       models: counted,
@@ -91,6 +93,20 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
       const nested = prepared.nested.get(capability.entry.file);
       if (!nested) throw new Error(`tactic ${capability.ref} was not prepared with ${prepared.tactic.file}`); // prepareTactic binds every nested tactic
       addTools(tools, [await tacticTool({ nested, capability, options, onEvent, runner })], { agent: bound.name, source: `\`${capability.ref}\`` });
+    }
+    for (const ref of bound.agentTools) {
+      const target = prepared.agents.find((agent) => agent.name === ref.agent)!; // prepareTactic checked the name
+      addTools(tools, [
+        agentTool({
+          name: target.name,
+          description: target.config.description,
+          // Built when called: the agent it copies may come later in agent_configs. Its calls count under this tool.
+          fresh: async () => {
+            const scope = budget?.child({ tool: target.name });
+            return agents.get(target.name)!.with({ model: await agentModel(target.config, scope), ...(scope ? { budget: scope } : {}) });
+          },
+        }),
+      ], { agent: bound.name, source: `\`agent:${target.name}\`` });
     }
     let systemText = bound.systemPrompt.text;
     const wantsProxies = config.proxy !== undefined || bound.capabilities.some((capability) => capability.kind === "proxy");

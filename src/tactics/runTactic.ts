@@ -11,6 +11,7 @@ import { RunScope } from "./RunScope.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import { assertTemplateVariables } from "./templateVariables.js";
 import { startRunBudget } from "./tacticBudget.js";
+import { withAgentTools } from "./checkAgentTools.js";
 import type { AgentsRequest, ModelCallRecord, RunOptions, TacticResult, TacticRunner, ToolCallRecord } from "./TacticRun.js";
 import { UsageCounter } from "./UsageCounter.js";
 import { hasLimits } from "../limits/index.js";
@@ -56,7 +57,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   const notebookCells: RanCell[] = [];
   const pattern = patternFor(prepared);
   try {
-    const agents = await buildAgents({ prepared, options, onEvent, scope, runner: tacticRunner, only: pattern.agentsUsed(prepared), toolChain: { artifacts, onScript: (record) => toolChains.push(record) }, proxyManagers });
+    const agents = await buildAgents({ prepared, options, onEvent, scope, runner: tacticRunner, only: withAgentTools(pattern.agentsUsed(prepared), prepared.agents), toolChain: { artifacts, onScript: (record) => toolChains.push(record) }, proxyManagers });
     const vars: Record<string, unknown> = { ...(config.vars ?? {}), ...(options.vars ?? {}), input };
     const { output, codeAction } = await pattern.run({ prepared, agents, vars, input, options, scope, artifacts, proxyManagers, notebookCells });
     return {

@@ -1,15 +1,16 @@
 import { ConfigError, formatLocation, type ConfigProblem, type RunLimitName, type SourceLocation } from "../errors.js";
 import type { DataPath } from "../config/SourceDocument.js";
+import type { LoadedTactic } from "../config/index.js";
 import { modelChain } from "../config/index.js";
 import { hasLimits, limitsFromConfig, RunBudget, type LimitSource, type RunLimits } from "../limits/index.js";
 import { PriceTable } from "../providers/PriceTable.js";
-import type { PreparedTactic } from "./prepareTactic.js";
+import type { TacticTree } from "./TacticTree.js";
 
 const FLAGS: Record<RunLimitName, string> = { max_cost: "--max-cost", max_tokens: "--max-tokens", max_tool_calls: "--max-tool-calls", max_duration: "--max-duration" };
 const KEYS: Record<RunLimitName, keyof RunLimits> = { max_cost: "maxCost", max_tokens: "maxTokens", max_tool_calls: "maxToolCalls", max_duration: "maxDuration" };
 
 /** Where each limit of a tactic was set: `limits.max_cost of research.yaml:4:13`. */
-export function tacticLimitSource(prepared: PreparedTactic): LimitSource {
+export function tacticLimitSource(prepared: TacticTree): LimitSource {
   return (name) => {
     const where = prepared.tactic.locate(["limits", name]);
     return `limits.${name} of ${where ? formatLocation(where) : prepared.tactic.file}`;
@@ -20,7 +21,7 @@ export function tacticLimitSource(prepared: PreparedTactic): LimitSource {
  * The budget of a new run of `prepared`: its `limits:`, with `given` over them (the CLI's flags). Under a cost limit,
  * every model of the run tree must have a price: a model without one is an error now (exit 2), before any spend.
  */
-export function startRunBudget(prepared: PreparedTactic, given: RunLimits | undefined): RunBudget {
+export function startRunBudget(prepared: TacticTree, given: RunLimits | undefined): RunBudget {
   const own = limitsFromConfig(prepared.tactic.config.limits);
   const limits = { ...own, ...given };
   const fromTactic = tacticLimitSource(prepared);
@@ -34,7 +35,7 @@ export function startRunBudget(prepared: PreparedTactic, given: RunLimits | unde
 }
 
 /** The scope of one call of a tactic used as a tool (`tool`): its agents named under the tool, its own limits checked too. */
-export function nestedRunBudget(parent: RunBudget, nested: PreparedTactic, tool: string): RunBudget {
+export function nestedRunBudget(parent: RunBudget, nested: TacticTree, tool: string): RunBudget {
   const limits = limitsFromConfig(nested.tactic.config.limits);
   return parent.child({ tool, agentPrefix: `${tool}/`, ...(hasLimits(limits) ? { limits, source: tacticLimitSource(nested) } : {}) });
 }
@@ -43,7 +44,7 @@ export function nestedRunBudget(parent: RunBudget, nested: PreparedTactic, tool:
  * A problem for each model of `prepared`'s run tree (its agents and their fallbacks, and those of every tactic it
  * uses as a tool) that has no price, at the place it is named. A `scripted:` model replays turns and costs nothing.
  */
-export function unpricedModels(prepared: PreparedTactic, prices: PriceTable, limit: string): ConfigProblem[] {
+export function unpricedModels(prepared: TacticTree, prices: PriceTable, limit: string): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const seen = new Set<string>();
   for (const tactic of runTree(prepared)) {
@@ -51,7 +52,7 @@ export function unpricedModels(prepared: PreparedTactic, prices: PriceTable, lim
       modelChain(agent.config).forEach((model, position) => {
         if (model.startsWith("scripted:") || prices.priceOf(model) || seen.has(model)) return;
         seen.add(model);
-        const where = modelLocation(tactic, index, position);
+        const where = modelLocation(tactic.tactic, tactic.model, index, position) ?? (tactic.model !== undefined ? { file: "--model" } : undefined);
         problems.push({
           message: `model \`${model}\` has no known price, so ${limit} cannot count what it costs`,
           ...(where ? { location: where } : {}),
@@ -67,9 +68,8 @@ export function unpricedModels(prepared: PreparedTactic, prices: PriceTable, lim
  * Where the `position`th model of an agent's chain is written: in a `model_name` list or in `fallback_models`, of the
  * agent's entry or of `global`. Undefined for `--model`, which is not in a file.
  */
-export function modelLocation(prepared: PreparedTactic, agentIndex: number, position: number): SourceLocation | undefined {
-  const { tactic } = prepared;
-  if (prepared.model !== undefined) return undefined;
+export function modelLocation(tactic: LoadedTactic, modelOverride: string | undefined, agentIndex: number, position: number): SourceLocation | undefined {
+  if (modelOverride !== undefined) return undefined;
   const own = tactic.config.agent_configs?.[agentIndex];
   const global = tactic.config.global;
   const modelBase: DataPath = own?.model_name !== undefined ? ["agent_configs", agentIndex] : ["global"];
@@ -81,9 +81,9 @@ export function modelLocation(prepared: PreparedTactic, agentIndex: number, posi
 }
 
 /** `prepared` and every tactic it uses as a tool, each once. */
-export function runTree(prepared: PreparedTactic): PreparedTactic[] {
-  const tree: PreparedTactic[] = [];
-  const visit = (tactic: PreparedTactic): void => {
+export function runTree(prepared: TacticTree): TacticTree[] {
+  const tree: TacticTree[] = [];
+  const visit = (tactic: TacticTree): void => {
     if (tree.includes(tactic)) return;
     tree.push(tactic);
     for (const agent of tactic.agents) {

@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import { existsSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Worker } from "bullmq";
-import { approveAll, approveNone } from "../../codeaction/approval.js";
+import { approveAll, approveNone, noticeFirstRefusal } from "../../approval/index.js";
 import { configDigest } from "../../store/startRunLog.js";
 import { prepareTactic, type PreparedTactic } from "../../tactics/prepareTactic.js";
 import { AdaptiveConcurrency } from "../AdaptiveConcurrency.js";
@@ -67,6 +67,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     if (digest !== announcement.digest) {
       return refuse(batchId, `its tactic \`${announcement.tactic}\` differs from this worker's copy (digest ${announcement.digest}, here ${digest}); give every worker the same tactic and packages`);
     }
+    // A worker asks nobody: the batch's --approve decides (default none), and the first refusal says so.
+    const approve = announcement.approve === "all" ? approveAll : noticeFirstRefusal(approveNone, (request) => options.warn(`batch ${batchId}: \`${request.tool}\` needs approval and was refused: workers ask nobody; start the batch with --approve all to run such tools`));
     const createModel = batchModelFactory({ gate, concurrency, signal: options.cancel, ...(announcement.timeout !== null ? { modelTimeout: announcement.timeout } : {}) });
     const worker = new Worker(
       queueName(batchId),
@@ -78,7 +80,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
           createModel,
           vars: announcement.vars,
           ...(announcement.maxSteps !== null ? { maxSteps: announcement.maxSteps } : {}),
-          approve: announcement.approve === "all" ? approveAll : approveNone,
+          approve,
           signal: options.cancel,
           ...(options.log !== undefined ? { log: options.log } : {}),
           warn: options.warn,
