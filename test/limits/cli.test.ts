@@ -1,6 +1,6 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { startMockOpenAIServer, type MockOpenAIServer, type MockRequestBody, type ScriptedTurn } from "../../src/testing/index.js";
+import { startMockAnthropicServer, startMockGeminiServer, startMockOpenAIServer, type MockOpenAIServer, type MockRequestBody, type ScriptedTurn } from "../../src/testing/index.js";
 import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
 
@@ -126,6 +126,30 @@ describe("limits of the whole run", () => {
     const json = JSON.parse((await runCli(["logs", "show", "last", "--json"], { env: { LLLM_HOME: home } })).stdout) as { details: { spend: { by_agent: Record<string, unknown>; by_tool: Record<string, unknown>; limits: unknown } } };
     expect(json.details.spend.limits).toEqual({ max_cost: 5 });
     expect(Object.keys(json.details.spend.by_tool)).toEqual(["lookup"]);
+  }, 120_000);
+});
+
+describe("limits on the native providers", () => {
+  it("max_cost stops a run on Anthropic and on Gemini before it crosses the line (their mocks)", async () => {
+    const turns = Array.from({ length: 40 }, (_, index) => lookup(`key ${index}`));
+    const anthropic = await startMockAnthropicServer({ script: turns });
+    const gemini = await startMockGeminiServer({ script: turns });
+    try {
+      for (const [model, env] of [
+        ["anthropic/claude-test", { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anthropic.url }],
+        ["gemini/gemini-test", { GEMINI_API_KEY: "k", GEMINI_BASE_URL: gemini.url }],
+      ] as const) {
+        const result = await runCli(["run", path.join(fixtures, "loop.yaml"), "--model", model, "--input", "go", "--max-cost", "0.2", "--max-steps", "50", "--json", "--no-stream"], { cwd: fixtures, env: { ...env, LLLM_HOME: tempDir("lllm-home-") }, timeoutMs: 60_000 });
+        expect(result.code, model).toBe(3);
+        const report = JSON.parse(result.stdout) as Failure;
+        expect(report.error.code, model).toBe("limit_max_cost");
+        expect(report.error.message, model).toContain(`the next call to ${model} could cost up to`);
+        expect(report.limit!.spent, model).toBeLessThan(0.2);
+        expect(report.usage.by_agent["bot"]!.model_calls, model).toBeGreaterThan(1);
+      }
+    } finally {
+      await Promise.all([anthropic.close(), gemini.close()]);
+    }
   }, 120_000);
 });
 
