@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import { ConfigError, RunLimitError, type ErrorCode, type RunLimitName } from "../errors.js";
 import type { Model, ModelRequest, Usage } from "../providers/Model.js";
 import type { ModelPrice, PriceTable } from "../providers/PriceTable.js";
-import { maxAnswerTokens, promptCharacters } from "./requestSize.js";
+import { maxAnswerTokens, PromptSizer } from "./requestSize.js";
 import { formatDollars, formatLimit, type RunLimits } from "./RunLimits.js";
 import { addCost, describeSpend, type AgentSpend, type SpendReport, type ToolSpend } from "./SpendReport.js";
 import type { ToolBudget } from "./ToolBudget.js";
@@ -34,6 +34,8 @@ interface LimitNode {
   tokens: number;
   toolCalls: number;
   startedAt: number;
+  /** `performance.now()` when `max_duration` runs out. */
+  deadline?: number;
   timer?: NodeJS.Timeout;
 }
 
@@ -140,13 +142,20 @@ export class RunBudget implements ToolBudget {
    */
   guardModel(model: Model, agent: string): Model {
     const name = `${this.#agentPrefix}${agent}`;
+    const sizer = new PromptSizer();
     return {
       name: model.name,
-      generate: async (request) => {
-        const estimate = this.#beforeModelCall(model.name, request);
-        const response = await model.generate(request);
-        this.#afterModelCall(name, response.model ?? model.name, response.usage, estimate);
-        return response;
+      generate: (request) => {
+        let estimate: RequestEstimate | undefined;
+        try {
+          estimate = this.#beforeModelCall(model.name, request, sizer);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+        return model.generate(request).then((response) => {
+          this.#afterModelCall(name, response.model ?? model.name, response.usage, estimate);
+          return response;
+        });
       },
     };
   }
@@ -177,13 +186,13 @@ export class RunBudget implements ToolBudget {
     return { ...total, byAgent: Object.fromEntries([...byAgent].map(([name, spend]) => [name, { ...spend }])), byTool: Object.fromEntries([...byTool].map(([name, spend]) => [name, { ...spend }])) };
   }
 
-  #beforeModelCall(model: string, request: ModelRequest): RequestEstimate | undefined {
+  #beforeModelCall(model: string, request: ModelRequest, sizer: PromptSizer): RequestEstimate | undefined {
     this.#throwIfStopped();
     let estimate: RequestEstimate | undefined;
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
       const { maxCost, maxTokens } = node.limits;
       if (maxCost === undefined && maxTokens === undefined) continue;
-      estimate ??= this.#estimate(model, request);
+      estimate ??= this.#estimate(model, request, sizer);
       const worstTokens = estimate.promptTokens + estimate.answerTokens;
       if (maxTokens !== undefined && node.tokens + worstTokens > maxTokens) {
         throw this.#trip("limit_max_tokens", node, node.tokens, `${formatLimit("max_tokens", node.tokens)} used, and the next call to ${model} could use up to ${worstTokens.toLocaleString("en-US")} more (about ${estimate.promptTokens.toLocaleString("en-US")} prompt tokens, up to ${estimate.answerTokens.toLocaleString("en-US")} answer tokens); stopped before it`);
@@ -201,18 +210,11 @@ export class RunBudget implements ToolBudget {
 
   #afterModelCall(agent: string, model: string, usage: Usage, estimate: RequestEstimate | undefined): void {
     const { total } = this.#state;
-    const price = this.#price(model);
-    const cost = price === undefined ? null : this.#state.prices.costOf(model, usage) ?? 0;
+    const cost = model.startsWith("scripted:") ? 0 : this.#state.prices.costOf(model, usage);
     if (estimate && usage.promptTokens > 0 && estimate.characters > 0) this.#state.tokensPerCharacter.set(model, usage.promptTokens / estimate.characters);
-    const add = (spend: { modelCalls: number; promptTokens: number; completionTokens: number; cost: number | null }): void => {
-      spend.modelCalls += 1;
-      spend.promptTokens += usage.promptTokens;
-      spend.completionTokens += usage.completionTokens;
-      spend.cost = addCost(spend.cost, cost);
-    };
-    add(total);
-    add(this.#agent(agent));
-    for (const tool of this.#tools) add(this.#tool(tool));
+    count(total, usage, cost);
+    count(this.#agent(agent), usage, cost);
+    for (const tool of this.#tools) count(this.#tool(tool), usage, cost);
     const tokens = usage.promptTokens + usage.completionTokens;
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
       node.tokens += tokens;
@@ -225,8 +227,8 @@ export class RunBudget implements ToolBudget {
     }
   }
 
-  #estimate(model: string, request: ModelRequest): RequestEstimate {
-    const characters = promptCharacters(request);
+  #estimate(model: string, request: ModelRequest, sizer: PromptSizer): RequestEstimate {
+    const characters = sizer.measure(request);
     const ratio = this.#state.tokensPerCharacter.get(model) ?? FIRST_TOKENS_PER_CHARACTER;
     return { characters, promptTokens: Math.ceil(characters * ratio * ESTIMATE_MARGIN), answerTokens: maxAnswerTokens(request, model) };
   }
@@ -260,16 +262,17 @@ export class RunBudget implements ToolBudget {
   #throwIfStopped(): void {
     const { tripped } = this.#state;
     if (tripped) throw tripped;
-    const now = performance.now();
+    // The timers stop a run that waits; this catches a deadline passed while the event loop was busy.
+    let now: number | undefined;
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
-      const max = node.limits.maxDuration;
-      if (max !== undefined && now - node.startedAt >= max * 1000) throw this.#durationReached(node);
+      if (node.deadline !== undefined && (now ??= performance.now()) >= node.deadline) throw this.#durationReached(node);
     }
   }
 
   #startTimer(node: LimitNode): void {
     const max = node.limits.maxDuration;
     if (max === undefined) return;
+    node.deadline = node.startedAt + max * 1000;
     // The timer stops a run that waits (a slow tool, a slow model) as well as one that keeps calling.
     node.timer = setTimeout(() => {
       if (!this.#state.tripped) this.#durationReached(node);
@@ -297,6 +300,14 @@ export class RunBudget implements ToolBudget {
     this.#state.controller.abort(error);
     return error;
   }
+}
+
+/** Count one model call in a spend: an agent's, a tool's, the run's. */
+function count(spend: { modelCalls: number; promptTokens: number; completionTokens: number; cost: number | null }, usage: Usage, cost: number | null): void {
+  spend.modelCalls += 1;
+  spend.promptTokens += usage.promptTokens;
+  spend.completionTokens += usage.completionTokens;
+  spend.cost = addCost(spend.cost, cost);
 }
 
 const LIMIT_KEYS: Record<RunLimitName, keyof RunLimits> = { max_cost: "maxCost", max_tokens: "maxTokens", max_tool_calls: "maxToolCalls", max_duration: "maxDuration" };

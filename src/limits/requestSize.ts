@@ -20,16 +20,50 @@ const toolsSize = new WeakMap<readonly ToolSchema[], number>();
 const schemaSize = new WeakMap<object, number>();
 
 /**
+ * `promptCharacters` for the requests of one agent, which send the same dialog again with a few messages more each
+ * round: the characters of the part sent last time (the same message objects: a dialog gives each message's model
+ * form once) are counted once, and only the new messages are measured.
+ */
+export class PromptSizer {
+  #messages: readonly ModelRequest["messages"][number][] = [];
+  #characters = 0;
+
+  measure(request: ModelRequest): number {
+    const { messages } = request;
+    const known = this.#messages.length;
+    const same = known > 0 && messages.length >= known && messages[0] === this.#messages[0] && messages[known - 1] === this.#messages[known - 1];
+    const characters = same ? this.#characters + messageCharacters(messages, known) : messageCharacters(messages, 0);
+    this.#messages = messages;
+    this.#characters = characters;
+    return characters + extraCharacters(request);
+  }
+}
+
+/**
  * How many characters a request's prompt has: every message's text and tool calls, the tools' JSON and the
  * output schema. Cheap (string lengths; the tools and the schema are measured once each), so that a budget can
  * estimate the prompt's tokens before every request.
  */
 export function promptCharacters(request: ModelRequest): number {
-  let characters = 0;
-  for (const message of request.messages) {
-    characters += (message.content?.length ?? 0) + MESSAGE_OVERHEAD;
-    if (message.role === "assistant" && message.toolCalls) for (const call of message.toolCalls) characters += call.name.length + call.arguments.length + MESSAGE_OVERHEAD;
+  return messageCharacters(request.messages, 0) + extraCharacters(request);
+}
+
+/** The characters of `messages` from `start` on: text, tool calls, and a little for each message's JSON. */
+function messageCharacters(messages: ModelRequest["messages"], start: number): number {
+  let characters = (messages.length - start) * MESSAGE_OVERHEAD;
+  for (let index = start; index < messages.length; index += 1) {
+    const message = messages[index]!;
+    if (message.content !== null) characters += message.content.length;
+    if (message.role === "assistant" && message.toolCalls !== undefined) {
+      for (const call of message.toolCalls) characters += call.name.length + call.arguments.length + MESSAGE_OVERHEAD;
+    }
   }
+  return characters;
+}
+
+/** The characters of the tools' JSON and of the output schema. */
+function extraCharacters(request: ModelRequest): number {
+  let characters = 0;
   if (request.tools && request.tools.length > 0) {
     let size = toolsSize.get(request.tools);
     if (size === undefined) toolsSize.set(request.tools, (size = JSON.stringify(request.tools).length));

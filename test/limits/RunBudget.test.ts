@@ -150,3 +150,19 @@ describe("RunBudget", () => {
     expect(error.message).toContain("about 11,004 prompt tokens, up to 100 answer tokens");
   });
 });
+
+describe("PromptSizer", () => {
+  it("measures a growing dialog as promptCharacters does, counting only the new messages, and starts over on another dialog", async () => {
+    const { PromptSizer, promptCharacters } = await import("../../src/limits/requestSize.js");
+    const sizer = new PromptSizer();
+    const system = { role: "system" as const, content: "You are the bot." };
+    const user = { role: "user" as const, content: "Weather in Paris?" };
+    const call = { role: "assistant" as const, content: null, toolCalls: [{ id: "c1", name: "get_weather", arguments: '{"city":"Paris"}' }] };
+    const result = { role: "tool" as const, content: "Sunny", toolCallId: "c1" };
+    const tools = [{ type: "function" as const, function: { name: "get_weather", description: "Weather", parameters: {} } }];
+    for (const messages of [[system, user], [system, user, call, result], [system, user, call, result, { role: "user" as const, content: "And Rome?" }], [{ role: "system" as const, content: "Another dialog." }, user]]) {
+      const request = { messages, tools };
+      expect(sizer.measure(request)).toBe(promptCharacters(request));
+    }
+  });
+});
