@@ -33,6 +33,9 @@ interface LimitNode {
   cost: number;
   tokens: number;
   toolCalls: number;
+  /** The worst cases of the requests on their way (parallel calls), held until their answers are counted. */
+  reservedCost: number;
+  reservedTokens: number;
   startedAt: number;
   /** `performance.now()` when `max_duration` runs out. */
   deadline?: number;
@@ -51,11 +54,15 @@ interface BudgetState {
   readonly tokensPerCharacter: Map<string, number>;
 }
 
-/** A request's estimated size, kept from the check before it to calibrate the estimate with the answer's usage. */
+/**
+ * A request's estimated size and worst case, kept from the check before it: the worst case is held against the
+ * limits until the answer is counted, and the estimate is calibrated with the answer's usage.
+ */
 interface RequestEstimate {
   characters: number;
   promptTokens: number;
   answerTokens: number;
+  worstCost: number;
 }
 
 /**
@@ -99,7 +106,7 @@ export class RunBudget implements ToolBudget {
       byTool: new Map(),
       tokensPerCharacter: new Map(),
     };
-    const node: LimitNode = { limits: options.limits ?? {}, source: options.source ?? ((name) => `limits.${name}`), parent: undefined, cost: 0, tokens: 0, toolCalls: 0, startedAt: performance.now() };
+    const node = limitNode(options.limits ?? {}, options.source, undefined);
     return new RunBudget(state, node, true, "", []);
   }
 
@@ -124,9 +131,7 @@ export class RunBudget implements ToolBudget {
    * `briefing/reporter`); `limits` are its own, checked besides every enclosing scope's.
    */
   child(options: { tool?: string; agentPrefix?: string; limits?: RunLimits; source?: LimitSource }): RunBudget {
-    const node: LimitNode = options.limits
-      ? { limits: options.limits, source: options.source ?? ((name) => `limits.${name}`), parent: this.#node, cost: 0, tokens: 0, toolCalls: 0, startedAt: performance.now() }
-      : this.#node;
+    const node = options.limits ? limitNode(options.limits, options.source, this.#node) : this.#node;
     const prefix = options.agentPrefix === undefined ? this.#agentPrefix : `${this.#agentPrefix}${options.agentPrefix}`;
     return new RunBudget(this.#state, node, options.limits !== undefined, prefix, options.tool === undefined ? this.#tools : [...this.#tools, options.tool]);
   }
@@ -152,10 +157,17 @@ export class RunBudget implements ToolBudget {
         } catch (error) {
           return Promise.reject(error);
         }
-        return model.generate(request).then((response) => {
-          this.#afterModelCall(name, response.model ?? model.name, response.usage, estimate);
-          return response;
-        });
+        return model.generate(request).then(
+          (response) => {
+            this.#release(estimate);
+            this.#afterModelCall(name, response.model ?? model.name, response.usage, estimate);
+            return response;
+          },
+          (error: unknown) => {
+            this.#release(estimate);
+            throw error;
+          },
+        );
       },
     };
   }
@@ -192,20 +204,35 @@ export class RunBudget implements ToolBudget {
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
       const { maxCost, maxTokens } = node.limits;
       if (maxCost === undefined && maxTokens === undefined) continue;
-      estimate ??= this.#estimate(model, request, sizer);
+      estimate ??= this.#estimate(model, request, sizer, this.#price(model));
       const worstTokens = estimate.promptTokens + estimate.answerTokens;
-      if (maxTokens !== undefined && node.tokens + worstTokens > maxTokens) {
-        throw this.#trip("limit_max_tokens", node, node.tokens, `${formatLimit("max_tokens", node.tokens)} used, and the next call to ${model} could use up to ${worstTokens.toLocaleString("en-US")} more (about ${estimate.promptTokens.toLocaleString("en-US")} prompt tokens, up to ${estimate.answerTokens.toLocaleString("en-US")} answer tokens); stopped before it`);
+      // Requests on their way count with their worst cases: parallel calls cannot cross the line together.
+      if (maxTokens !== undefined && node.tokens + node.reservedTokens + worstTokens > maxTokens) {
+        throw this.#trip("limit_max_tokens", node, node.tokens, `${formatLimit("max_tokens", node.tokens)} used${inFlight(node.reservedTokens > 0)}, and the next call to ${model} could use up to ${worstTokens.toLocaleString("en-US")} more (about ${estimate.promptTokens.toLocaleString("en-US")} prompt tokens, up to ${estimate.answerTokens.toLocaleString("en-US")} answer tokens); stopped before it`);
       }
       if (maxCost !== undefined) {
-        const price = this.#priceOf(model, "max_cost", node);
-        const worstCost = (estimate.promptTokens * price.input + estimate.answerTokens * price.output) / 1_000_000;
-        if (node.cost + worstCost > maxCost) {
-          throw this.#trip("limit_max_cost", node, node.cost, `${formatDollars(node.cost)} spent, and the next call to ${model} could cost up to ${formatDollars(worstCost)} (about ${estimate.promptTokens.toLocaleString("en-US")} prompt tokens, up to ${estimate.answerTokens.toLocaleString("en-US")} answer tokens); stopped before it`);
+        this.#priceOf(model, "max_cost", node); // a model without a price cannot be counted: the user's to fix
+        if (node.cost + node.reservedCost + estimate.worstCost > maxCost) {
+          throw this.#trip("limit_max_cost", node, node.cost, `${formatDollars(node.cost)} spent${inFlight(node.reservedCost > 0)}, and the next call to ${model} could cost up to ${formatDollars(estimate.worstCost)} (about ${estimate.promptTokens.toLocaleString("en-US")} prompt tokens, up to ${estimate.answerTokens.toLocaleString("en-US")} answer tokens); stopped before it`);
         }
       }
     }
+    if (estimate) {
+      for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
+        node.reservedCost += estimate.worstCost;
+        node.reservedTokens += estimate.promptTokens + estimate.answerTokens;
+      }
+    }
     return estimate;
+  }
+
+  /** The request was answered (or failed): its worst case no longer holds a place. */
+  #release(estimate: RequestEstimate | undefined): void {
+    if (!estimate) return;
+    for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
+      node.reservedCost -= estimate.worstCost;
+      node.reservedTokens -= estimate.promptTokens + estimate.answerTokens;
+    }
   }
 
   #afterModelCall(agent: string, model: string, usage: Usage, estimate: RequestEstimate | undefined): void {
@@ -227,10 +254,14 @@ export class RunBudget implements ToolBudget {
     }
   }
 
-  #estimate(model: string, request: ModelRequest, sizer: PromptSizer): RequestEstimate {
+  #estimate(model: string, request: ModelRequest, sizer: PromptSizer, price: ModelPrice | undefined): RequestEstimate {
     const characters = sizer.measure(request);
     const ratio = this.#state.tokensPerCharacter.get(model) ?? FIRST_TOKENS_PER_CHARACTER;
-    return { characters, promptTokens: Math.ceil(characters * ratio * ESTIMATE_MARGIN), answerTokens: maxAnswerTokens(request, model) };
+    const promptTokens = Math.ceil(characters * ratio * ESTIMATE_MARGIN);
+    const answerTokens = maxAnswerTokens(request, model);
+    // An unknown price matters only under a cost limit, which refuses the model before this.
+    const worstCost = price ? (promptTokens * price.input + answerTokens * price.output) / 1_000_000 : 0;
+    return { characters, promptTokens, answerTokens, worstCost };
   }
 
   #price(model: string): ModelPrice | undefined {
@@ -308,6 +339,15 @@ function count(spend: { modelCalls: number; promptTokens: number; completionToke
   spend.promptTokens += usage.promptTokens;
   spend.completionTokens += usage.completionTokens;
   spend.cost = addCost(spend.cost, cost);
+}
+
+function limitNode(limits: RunLimits, source: LimitSource | undefined, parent: LimitNode | undefined): LimitNode {
+  return { limits, source: source ?? ((name) => `limits.${name}`), parent, cost: 0, tokens: 0, toolCalls: 0, reservedCost: 0, reservedTokens: 0, startedAt: performance.now() };
+}
+
+/** Said of what was spent when other requests are still on their way (their worst cases count too). */
+function inFlight(any: boolean): string {
+  return any ? " (and calls still on their way may cost up to their worst case)" : "";
 }
 
 const LIMIT_KEYS: Record<RunLimitName, keyof RunLimits> = { max_cost: "maxCost", max_tokens: "maxTokens", max_tool_calls: "maxToolCalls", max_duration: "maxDuration" };

@@ -228,4 +228,3 @@ function defaultModel(config: AgentConfig, options: RunOptions): Model {
     ...(options.cwd ? { cwd: options.cwd } : {}),
   });
 }
-

@@ -71,7 +71,7 @@ describe("the approval question on a terminal", () => {
     expect(existsSync(outbox) ? readFileSync(outbox, "utf8") : "").toBe("erased b\nerased c\nerased d\n");
     // The model read the refusal of the first call.
     expect(JSON.stringify(server!.requests[1]!.body.messages)).toContain("erase needs approval, and the call was refused; it did not run.");
-  }, 120_000);
+  }, 300_000);
 
   it("Ctrl-C at the question stops the run (exit 130) and runs nothing", async () => {
     const { outbox } = await startInTerminal([erase("a"), "never"]);
@@ -79,5 +79,5 @@ describe("the approval question on a terminal", () => {
     tmux("send-keys", "-t", "approve", "C-c");
     await waitFor("lllm exited 130");
     expect(existsSync(outbox)).toBe(false);
-  }, 120_000);
+  }, 300_000);
 });

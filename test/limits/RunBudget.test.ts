@@ -166,3 +166,33 @@ describe("PromptSizer", () => {
     }
   });
 });
+
+describe("RunBudget with calls in parallel", () => {
+  it("holds the worst case of each request on its way, so that parallel calls cannot cross the line together", async () => {
+    // Each request's worst case is $0.0024 at most (its prompt, up to 100 answer tokens at $4/M = $0.0004, plus
+    // the prompt at $1/M): two fit under $0.005 together, a third on its way would not.
+    const budget = RunBudget.start({ limits: { maxCost: 0.005 }, prices });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let sent = 0;
+    const slow: Model = { name: "test-model", generate: async () => (sent += 1, await gate, { message: { role: "assistant", content: "ok" }, toolCalls: [], usage: { promptTokens: 10, completionTokens: 10 } }) };
+    const guarded = budget.guardModel(slow, "bot");
+    const prompt = request("x".repeat(3000));
+    const first = guarded.generate(prompt);
+    const second = guarded.generate(prompt);
+    const third = guarded.generate(prompt);
+    third.catch(() => undefined);
+    expect(sent).toBe(2); // the third never reached the model
+    release();
+    await stopped(third);
+    await Promise.allSettled([first, second]);
+  });
+
+  it("releases the worst case of a request that failed", async () => {
+    const budget = RunBudget.start({ limits: { maxCost: 0.003 }, prices });
+    const failing: Model = { name: "test-model", generate: async () => Promise.reject(new Error("down")) };
+    const guarded = budget.guardModel(failing, "bot");
+    for (let attempt = 0; attempt < 5; attempt += 1) await expect(guarded.generate(request("x".repeat(3000)))).rejects.toThrow("down");
+    expect(budget.signal.aborted).toBe(false);
+  });
+});

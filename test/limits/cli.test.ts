@@ -1,8 +1,11 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropicServer, startMockGeminiServer, startMockOpenAIServer, type MockOpenAIServer, type MockRequestBody, type ScriptedTurn } from "../../src/testing/index.js";
-import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
+import { ROOT, runCli, type CliResult, type CliOptions } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+/** A busy machine can take long to start the CLI: a generous limit, since a passing run waits no longer than it must. */
+const cli = (args: string[], options: CliOptions = {}): Promise<CliResult> => runCli(args, { timeoutMs: 120_000, ...options });
 
 /**
  * Limits of a whole run, through the CLI against the mock OpenAI-compatible server. The fixtures' folder holds
@@ -28,10 +31,9 @@ function agentOf(body: MockRequestBody): string {
 
 async function run(tactic: string, answer: (agent: string, messages: WireMessage[]) => ScriptedTurn, args: string[] = []): Promise<CliResult> {
   server = await startMockOpenAIServer({ handler: (body) => answer(agentOf(body), (body.messages ?? []) as WireMessage[]) });
-  return runCli(["run", path.join(fixtures, tactic), "--input", "go", ...args], {
+  return cli(["run", path.join(fixtures, tactic), "--input", "go", ...args], {
     cwd: fixtures,
     env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: server.url, LLLM_HOME: tempDir("lllm-home-"), LLLM_RETRY_DELAY_MS: "1" },
-    timeoutMs: 120_000,
   });
 }
 
@@ -75,7 +77,7 @@ describe("limits of the whole run", () => {
     const inside = (report.usage.by_tool["brief"]!.cost ?? 0) + (report.usage.by_tool["sum"]!.cost ?? 0);
     expect(inside + (report.usage.by_agent["planner"]!.cost ?? 0)).toBeCloseTo(report.cost!, 8);
     expect(result.stderr).toContain("lllm: error: max_cost reached");
-  }, 180_000);
+  }, 300_000);
 
   it("a limit reached inside a nested tactic stops the whole run: the parent does not read it as a failed tool", async () => {
     const next = looksUpForever();
@@ -87,7 +89,7 @@ describe("limits of the whole run", () => {
     expect(report.error.message).toContain("`lookup` (agent `tight/writer`) was not run");
     expect(callsBy("planner")).toBe(1); // never asked again with an error to read
     expect(report.usage.by_tool["lookup"]!.calls).toBe(1);
-  }, 120_000);
+  }, 300_000);
 
   it("--max-tool-calls, --max-tokens and --max-duration stop a plain tool loop (exit 3); the run store keeps where the spend went", async () => {
     const calls = await run("loop.yaml", looksUpForever(), ["--max-tool-calls", "3", "--max-steps", "50"]);
@@ -104,29 +106,29 @@ describe("limits of the whole run", () => {
 
     server = await startMockOpenAIServer({ script: [lookup("a")], failures: [{ delayMs: 60_000 }] });
     const home = tempDir("lllm-home-");
-    const slow = await runCli(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-duration", "1"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home }, timeoutMs: 60_000 });
+    const slow = await cli(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-duration", "1"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home } });
     expect(slow.code).toBe(3);
     expect(slow.stderr).toMatch(/lllm: error: max_duration reached \(1 s, --max-duration\): the run has taken 1(\.\d)? s/);
-    const shown = await runCli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
+    const shown = await cli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
     expect(shown.stdout).toContain("limits max_duration 1");
     expect(shown.stdout).toContain("budget (exit 3)");
 
-  }, 180_000);
+  }, 300_000);
 
   it("lllm logs show lists the limits and the spend by agent and by tool", async () => {
     server = await startMockOpenAIServer({ script: [lookup("a"), lookup("b"), "Done."] });
     const home = tempDir("lllm-home-");
     const env = { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home };
-    const result = await runCli(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-cost", "5"], { cwd: fixtures, env });
+    const result = await cli(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-cost", "5"], { cwd: fixtures, env });
     expect(result.code).toBe(0);
-    const shown = await runCli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
+    const shown = await cli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
     expect(shown.stdout).toContain("limits max_cost 5");
     expect(shown.stdout).toMatch(/agent bot: 3 model calls, \d+ tokens, \$0\.\d+, 2 tool calls/);
     expect(shown.stdout).toContain("tool lookup: 2 calls");
-    const json = JSON.parse((await runCli(["logs", "show", "last", "--json"], { env: { LLLM_HOME: home } })).stdout) as { details: { spend: { by_agent: Record<string, unknown>; by_tool: Record<string, unknown>; limits: unknown } } };
+    const json = JSON.parse((await cli(["logs", "show", "last", "--json"], { env: { LLLM_HOME: home } })).stdout) as { details: { spend: { by_agent: Record<string, unknown>; by_tool: Record<string, unknown>; limits: unknown } } };
     expect(json.details.spend.limits).toEqual({ max_cost: 5 });
     expect(Object.keys(json.details.spend.by_tool)).toEqual(["lookup"]);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe("limits on the native providers", () => {
@@ -139,7 +141,7 @@ describe("limits on the native providers", () => {
         ["anthropic/claude-test", { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anthropic.url }],
         ["gemini/gemini-test", { GEMINI_API_KEY: "k", GEMINI_BASE_URL: gemini.url }],
       ] as const) {
-        const result = await runCli(["run", path.join(fixtures, "loop.yaml"), "--model", model, "--input", "go", "--max-cost", "0.2", "--max-steps", "50", "--json", "--no-stream"], { cwd: fixtures, env: { ...env, LLLM_HOME: tempDir("lllm-home-") }, timeoutMs: 60_000 });
+        const result = await cli(["run", path.join(fixtures, "loop.yaml"), "--model", model, "--input", "go", "--max-cost", "0.2", "--max-steps", "50", "--json", "--no-stream"], { cwd: fixtures, env: { ...env, LLLM_HOME: tempDir("lllm-home-") } });
         expect(result.code, model).toBe(3);
         const report = JSON.parse(result.stdout) as Failure;
         expect(report.error.code, model).toBe("limit_max_cost");
@@ -150,25 +152,25 @@ describe("limits on the native providers", () => {
     } finally {
       await Promise.all([anthropic.close(), gemini.close()]);
     }
-  }, 120_000);
+  }, 300_000);
 });
 
 describe("bad limits", () => {
   it("a model without a price under max_cost is an error before the run starts (exit 2), at the model's line", async () => {
     server = await startMockOpenAIServer({ script: ["never"] });
-    const result = await runCli(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-cost", "1", "--model", "my-private-model"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    const result = await cli(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-cost", "1", "--model", "my-private-model"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("lllm: error: --model: model `my-private-model` has no known price, so --max-cost cannot count what it costs");
     expect(result.stderr).toContain('prices: {"my-private-model": {input:');
     expect(server.requests).toHaveLength(0);
-  });
+  }, 300_000);
 
   it("validate reports a negative, a non-numeric and an unknown limit with file:line:col (exit 2), and an unpriced model under the tactic's own max_cost", async () => {
     const dir = tempDir("lllm-limits-");
     const { writeFileSync } = await import("node:fs");
     const file = path.join(dir, "bad.yaml");
     writeFileSync(file, "name: bad\nlimits:\n  max_cost: -1\n  max_tokens: lots\n  max_calls: 3\nglobal:\n  model_name: gpt-test\nagent_configs:\n  - name: a\n    system_prompt: hi\n");
-    const result = await runCli(["validate", file], { cwd: dir });
+    const result = await cli(["validate", file], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("bad.yaml:3:13: limits.max_cost must be greater than 0 (got -1)");
     expect(result.stderr).toContain('bad.yaml:4:15: limits.max_tokens must be an integer (got "lots")');
@@ -176,16 +178,16 @@ describe("bad limits", () => {
 
     const unpriced = path.join(dir, "unpriced.yaml");
     writeFileSync(unpriced, "name: unpriced\nlimits: {max_cost: 1}\nagent_configs:\n  - name: a\n    model_name: [gpt-4o-mini, ollama/llama3.1]\n    system_prompt: hi\n");
-    const priced = await runCli(["validate", unpriced], { cwd: dir });
+    const priced = await cli(["validate", unpriced], { cwd: dir });
     expect(priced.code).toBe(2);
     expect(priced.stderr).toContain("lllm: error: unpriced.yaml:5:31: model `ollama/llama3.1` has no known price, so limits.max_cost of unpriced.yaml:2:20 cannot count what it costs");
-  });
+  }, 300_000);
 
   it("a limit flag that is not a positive number is a usage error (exit 2)", async () => {
     for (const [flag, value] of [["--max-cost", "-0.5"], ["--max-tokens", "1.5"], ["--max-tool-calls", "many"], ["--max-duration", "0"]] as const) {
-      const result = await runCli(["run", path.join(fixtures, "loop.yaml"), "--input", "go", flag, value], { cwd: fixtures });
+      const result = await cli(["run", path.join(fixtures, "loop.yaml"), "--input", "go", flag, value], { cwd: fixtures });
       expect(result.code, flag).toBe(2);
       expect(result.stderr, flag).toMatch(new RegExp(`^lllm: error: ${flag} must be `));
     }
-  });
+  }, 300_000);
 });

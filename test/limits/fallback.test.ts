@@ -3,8 +3,11 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropicServer, startMockGeminiServer, startMockOpenAIServer, type MockAnthropicServer, type MockGeminiServer, type MockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
 import { freePort } from "../helpers/freePort.js";
-import { ROOT, runCli } from "../helpers/runCli.js";
+import { ROOT, runCli, type CliOptions, type CliResult } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+/** A busy machine can take long to start the CLI: a generous limit, since a passing run waits no longer than it must. */
+const cli = (args: string[], options: CliOptions = {}): Promise<CliResult> => runCli(args, { timeoutMs: 120_000, ...options });
 
 /**
  * Model fallback through the CLI: a chain whose first model's provider fails (the mock OpenAI-compatible server)
@@ -55,7 +58,7 @@ describe("a model_name list is a fallback chain", () => {
     });
     anthropic = await startMockAnthropicServer({ script: [{ tool_calls: [{ name: "lookup", arguments: { key: "rome" } }] }, "Paris and Rome."] });
     const home = tempDir("lllm-home-");
-    const result = await runCli(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Facts?", "--json"], { env: env(home), timeoutMs: 60_000 });
+    const result = await cli(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Facts?", "--json"], { env: env(home) });
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { output: string; model_calls: Array<{ agent: string; model: string }> };
     expect(report.output).toBe("Paris and Rome.");
@@ -70,30 +73,29 @@ describe("a model_name list is a fallback chain", () => {
     expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "user"]);
     expect(messages[1]!.content[0]).toMatchObject({ type: "tool_use", name: "lookup", input: { key: "paris" } });
     expect(messages[2]!.content[0]).toMatchObject({ type: "tool_result", content: expect.stringContaining("fact paris") });
-    const shown = await runCli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
+    const shown = await cli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
     expect(shown.stdout).toMatch(/model call 1 · bot · round 1 · gpt-test /);
     expect(shown.stdout).toMatch(/model call 2 · bot · round 2 · anthropic\/claude-test /);
-  }, 120_000);
+  }, 300_000);
 
   it("falls over two providers: a refused connection, then an overloaded server, then Gemini answers", async () => {
     anthropic = await startMockAnthropicServer({ failures: Array.from({ length: 5 }, () => ({ status: 529, message: "Overloaded" })) });
     gemini = await startMockGeminiServer({ script: ["From Gemini."] });
     const closedPort = await freePort();
-    const result = await runCli(["run", chainTactic(["gpt-test", "anthropic/claude-test", "gemini/gemini-test"]), "--input", "Hi", "--no-stream"], {
+    const result = await cli(["run", chainTactic(["gpt-test", "anthropic/claude-test", "gemini/gemini-test"]), "--input", "Hi", "--no-stream"], {
       env: { ...env(), OPENAI_BASE_URL: `http://127.0.0.1:${closedPort}/v1` },
-      timeoutMs: 60_000,
     });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("From Gemini.\n");
     expect(result.stderr).toMatch(/lllm: warning: gemini\/gemini-test answers instead of gpt-test from now on \(gpt-test: cannot reach .*; anthropic\/claude-test: .*529.*\)/);
     expect(posts(anthropic)).toBe(5);
-  }, 120_000);
+  }, 300_000);
 
   it("an auth or bad-request error is the user's to fix: no fallback", async () => {
     for (const status of [401, 400]) {
       openai = await startMockOpenAIServer({ failures: [{ status, message: status === 401 ? "Incorrect API key provided." : "Invalid value for 'temperature'." }] });
       anthropic = await startMockAnthropicServer({ script: ["never"] });
-      const result = await runCli(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--json"], { env: env() });
+      const result = await cli(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--json"], { env: env() });
       expect(result.code, String(status)).toBe(1);
       expect((JSON.parse(result.stdout) as { error: { code: string } }).error.code).toBe(status === 401 ? "provider_auth" : "provider_http");
       expect(posts(anthropic), String(status)).toBe(0);
@@ -101,31 +103,31 @@ describe("a model_name list is a fallback chain", () => {
       await Promise.all([openai.close(), anthropic.close()]);
     }
     openai = anthropic = undefined;
-  }, 120_000);
+  }, 300_000);
 
   it("an answer already streamed in part does not fall back (it would be printed twice)", async () => {
     openai = await startMockOpenAIServer({ script: ["A long answer that is cut in the middle."], failures: [{ cut: "reset_mid_answer" }] });
     anthropic = await startMockAnthropicServer({ script: ["never"] });
-    const result = await runCli(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--stream"], { env: env() });
+    const result = await cli(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--stream"], { env: env() });
     expect(result.code).toBe(1);
     expect(posts(anthropic)).toBe(0);
-  }, 60_000);
+  }, 300_000);
 
   it("validate checks every model of the chain (exit 2 at its line) and shows the chain", async () => {
     const dir = tempDir("lllm-chain-");
     const bad = path.join(dir, "bad.yaml");
     writeFileSync(bad, "name: bad\nglobal:\n  model_name: gpt-4o-mini\n  fallback_models: [antropic/claude-haiku-4-5]\nagent_configs:\n  - name: a\n    system_prompt: hi\n");
-    const result = await runCli(["validate", bad], { cwd: dir });
+    const result = await cli(["validate", bad], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("lllm: error: bad.yaml:4:21: agent `a`: model `antropic/claude-haiku-4-5`: unknown provider prefix `antropic/`; did you mean `anthropic/`?");
     const good = chainTactic(["gpt-4o-mini", "anthropic/claude-haiku-4-5", "ollama/llama3.1"]);
-    const valid = await runCli(["validate", good]);
+    const valid = await cli(["validate", good]);
     expect(valid.code).toBe(0);
     expect(valid.stdout).toContain("    model: gpt-4o-mini -> anthropic/claude-haiku-4-5 -> ollama/llama3.1\n");
-    const json = JSON.parse((await runCli(["validate", good, "--json"])).stdout) as { agents: Array<{ model: string; fallback_models: string[] }> };
+    const json = JSON.parse((await cli(["validate", good, "--json"])).stdout) as { agents: Array<{ model: string; fallback_models: string[] }> };
     expect(json.agents[0]).toMatchObject({ model: "gpt-4o-mini", fallback_models: ["anthropic/claude-haiku-4-5", "ollama/llama3.1"] });
     // --model names the one model of every agent: the file's chain goes.
-    const overridden = await runCli(["validate", good, "--model", "gpt-4o", "--json"]);
+    const overridden = await cli(["validate", good, "--model", "gpt-4o", "--json"]);
     expect((JSON.parse(overridden.stdout) as { agents: Array<Record<string, unknown>> }).agents[0]!["fallback_models"]).toBeUndefined();
-  }, 60_000);
+  }, 300_000);
 });

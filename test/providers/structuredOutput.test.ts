@@ -1,8 +1,11 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropicServer, startMockGeminiServer, startMockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
-import { ROOT, runCli } from "../helpers/runCli.js";
+import { ROOT, runCli, type CliOptions, type CliResult } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+/** A busy machine can take long to start the CLI: a generous limit, since a passing run waits no longer than it must. */
+const cli = (args: string[], options: CliOptions = {}): Promise<CliResult> => runCli(args, { timeoutMs: 120_000, ...options });
 
 /**
  * A tactic's `output` schema on each provider, from the CLI against each mock: the answer is checked against the
@@ -21,7 +24,7 @@ const lookup: ScriptedTurn = { tool_calls: [{ name: "lookup", arguments: { key: 
 const PARIS = { city: "Paris", temperature: 22 };
 
 async function run(model: string, env: NodeJS.ProcessEnv): Promise<Report> {
-  const result = await runCli(["run", tactic, "--model", model, "--input", "Paris", "--json", "--no-stream"], { env: { LLLM_HOME: tempDir("lllm-home-"), LLLM_RETRY_DELAY_MS: "1", OPENAI_API_KEY: "", ...env }, timeoutMs: 60_000 });
+  const result = await cli(["run", tactic, "--model", model, "--input", "Paris", "--json", "--no-stream"], { env: { LLLM_HOME: tempDir("lllm-home-"), LLLM_RETRY_DELAY_MS: "1", OPENAI_API_KEY: "", ...env } });
   expect(result.stderr).toBe("");
   expect(result.code).toBe(0);
   return JSON.parse(result.stdout) as Report;
@@ -37,7 +40,7 @@ describe("structured output (`output:`) on every provider", () => {
     expect(first["response_format"]).toMatchObject({ type: "json_schema", json_schema: { name: "weather_report", schema: { required: ["city", "temperature"] } } });
     const repair = (server.requests[2]!.body.messages as Array<{ role: string; content: string }>).at(-1)!;
     expect(repair.content).toMatch(/^Error: the JSON does not match the output schema: .*temperature.*\. Please fix\.$/);
-  });
+  }, 300_000);
 
   it("Anthropic: a forced answer tool (final_answer, after the other tools), one repair turn on a mismatch", async () => {
     const server = await startMockAnthropicServer({ script: [lookup, { tool_calls: [{ name: "final_answer", arguments: { city: "Paris" } }] }, { tool_calls: [{ name: "final_answer", arguments: PARIS }] }] });
@@ -51,7 +54,7 @@ describe("structured output (`output:`) on every provider", () => {
     expect((first["tools"] as Block[])[1]).toMatchObject({ input_schema: { required: ["city", "temperature"] } });
     const messages = (server.requests[2]!.body as Block)["messages"] as Array<{ role: string; content: Block[] }>;
     expect(messages.at(-1)!.content.at(-1)).toMatchObject({ type: "text", text: expect.stringMatching(/^Error: the JSON does not match the output schema: .*temperature.*\. Please fix\.$/) });
-  });
+  }, 300_000);
 
   it("Gemini: the schema as an instruction while tools are offered (Gemini takes no responseSchema with functions), responseSchema without; one repair turn", async () => {
     const server = await startMockGeminiServer({ script: [lookup, '{"city": "Paris"}', JSON.stringify(PARIS)] });
@@ -67,8 +70,8 @@ describe("structured output (`output:`) on every provider", () => {
     // Without tools (the output fixture of the run tests), the schema goes as responseSchema.
     const plain = await startMockGeminiServer({ script: [JSON.stringify(PARIS)] });
     closers.push(() => plain.close());
-    const result = await runCli(["run", path.join(ROOT, "test/fixtures/run/output.yaml"), "--model", "gemini/gemini-test", "--input", "Paris", "--json"], { env: { GEMINI_API_KEY: "k", GEMINI_BASE_URL: plain.url, LLLM_HOME: tempDir("lllm-home-") } });
+    const result = await cli(["run", path.join(ROOT, "test/fixtures/run/output.yaml"), "--model", "gemini/gemini-test", "--input", "Paris", "--json"], { env: { GEMINI_API_KEY: "k", GEMINI_BASE_URL: plain.url, LLLM_HOME: tempDir("lllm-home-") } });
     expect((JSON.parse(result.stdout) as Report).output).toEqual(PARIS);
     expect((plain.requests[0]!.body as Block)["generationConfig"]).toMatchObject({ responseMimeType: "application/json", responseSchema: { type: "OBJECT" } });
-  });
+  }, 300_000);
 });

@@ -2,8 +2,11 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer, type MockRequestBody, type ScriptedTurn } from "../../src/testing/index.js";
-import { ROOT, runCli } from "../helpers/runCli.js";
+import { ROOT, runCli, type CliOptions, type CliResult } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+/** A busy machine can take long to start the CLI: a generous limit, since a passing run waits no longer than it must. */
+const cli = (args: string[], options: CliOptions = {}): Promise<CliResult> => runCli(args, { timeoutMs: 120_000, ...options });
 
 /** Agents as tools inside one tactic (`tools: [agent:summarizer]`), through the CLI against the mock server. */
 const fixtures = path.join(ROOT, "test/fixtures/limits");
@@ -30,7 +33,7 @@ describe("an agent as a tool of another agent of the same tactic", () => {
         return `Both: ${messages.filter((message) => message.role === "tool").map((message) => message.content).join(" / ")}`;
       },
     });
-    const result = await runCli(["run", path.join(fixtures, "team.yaml"), "--input", "Summarize both.", "--json"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    const result = await cli(["run", path.join(fixtures, "team.yaml"), "--input", "Summarize both.", "--json"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { output: string; usage: { by_agent: Record<string, { model_calls: number }>; by_tool: Record<string, { calls: number; model_calls: number }> } };
@@ -51,7 +54,7 @@ describe("an agent as a tool of another agent of the same tactic", () => {
     expect((calls[0]!.tools as WireTool[]).map((tool) => tool.function.name)).toEqual(["lookup"]);
     expect(report.usage.by_agent["summarizer"]!.model_calls).toBe(2);
     expect(report.usage.by_tool["summarizer"]).toMatchObject({ calls: 2, model_calls: 2 });
-  });
+  }, 300_000);
 
   it("validate: `agent:` naming no agent, and a cycle, are errors at their line (exit 2); an agent nothing uses is a warning", async () => {
     const dir = tempDir("lllm-team-");
@@ -60,19 +63,19 @@ describe("an agent as a tool of another agent of the same tactic", () => {
       writeFileSync(file, `name: t\nglobal:\n  model_name: gpt-test\n  system_prompt: hi\nagent_configs:\n${agents}`);
       return file;
     };
-    const unknown = await runCli(["validate", write("unknown.yaml", "  - name: lead\n    tools: [agent:sumarizer]\n  - name: summarizer\n")], { cwd: dir });
+    const unknown = await cli(["validate", write("unknown.yaml", "  - name: lead\n    tools: [agent:sumarizer]\n  - name: summarizer\n")], { cwd: dir });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("lllm: error: unknown.yaml:7:13: `agent:sumarizer` in the tools of agent `lead` names no agent of this tactic");
     expect(unknown.stderr).toContain("did you mean `summarizer`?");
 
-    const cycle = await runCli(["validate", write("cycle.yaml", "  - name: a\n    tools: [agent:b]\n  - name: b\n    tools: [agent:a]\n")], { cwd: dir });
+    const cycle = await cli(["validate", write("cycle.yaml", "  - name: a\n    tools: [agent:b]\n  - name: b\n    tools: [agent:a]\n")], { cwd: dir });
     expect(cycle.code).toBe(2);
     expect(cycle.stderr).toContain("agents used as tools call each other in a cycle: `a` calls `b` calls `a`");
     expect(cycle.stderr).toMatch(/cycle\.yaml:\d+:\d+: agents used as tools/);
 
-    const unused = await runCli(["validate", write("unused.yaml", "  - name: lead\n    tools: [agent:helper]\n  - name: helper\n  - name: idle\n")], { cwd: dir });
+    const unused = await cli(["validate", write("unused.yaml", "  - name: lead\n    tools: [agent:helper]\n  - name: helper\n  - name: idle\n")], { cwd: dir });
     expect(unused.code).toBe(0);
     expect(unused.stderr).toBe("lllm: warning: unused.yaml:9:5: agent `idle` is not used: the pattern does not run it and no agent lists `agent:idle` in its tools\n");
     expect(unused.stdout).toContain("tools: agent:helper");
-  });
+  }, 300_000);
 });
