@@ -1,0 +1,222 @@
+import type { Database } from "../openDatabase.js";
+import type { RunStatus } from "../RunRecord.js";
+import { ftsQuery } from "../RunStore.js";
+
+/** What the viewer's list can be narrowed to; every field is optional and they combine with AND. */
+export interface ViewerFilter {
+  status?: RunStatus;
+  /** A tactic's name, exactly. */
+  tactic?: string;
+  /** A batch id, or `none`: only the runs that were not items of a batch. */
+  batch?: string;
+  /** Runs started at or after this time (ms since the epoch). */
+  since?: number;
+  /** Runs started before this time (ms since the epoch). */
+  until?: number;
+  /** Plain words, all of which the run's input or output holds. */
+  search?: string;
+}
+
+/**
+ * One page of the list, newest first. Paging is by key (the run a page starts after), not by offset, so the
+ * thousandth page costs what the first does: `before` a run id gives the page of older runs, `after` a run id the
+ * page of newer ones, `after: ""` the oldest page.
+ */
+export interface ViewerPageRequest extends ViewerFilter {
+  limit: number;
+  before?: string;
+  after?: string;
+}
+
+/** A run as the list shows it (the whole record is `RunStore.getRun`). */
+export interface ViewerRunRow {
+  id: string;
+  started_at: number;
+  status: RunStatus;
+  tactic_name: string | null;
+  models: string[];
+  prompt_tokens: number;
+  completion_tokens: number;
+  cost: number | null;
+  duration_ms: number | null;
+  batch_id: string | null;
+  /** The input's first 200 characters. */
+  input: string | null;
+}
+
+export interface ViewerPage {
+  runs: ViewerRunRow[];
+  /** How many runs match the filter. */
+  total: number;
+  /** How many matching runs are newer than this page's first (its position in the whole list). */
+  offset: number;
+}
+
+export interface ViewerFacets {
+  /** Every tactic name in the store, with its number of runs. */
+  tactics: Array<{ name: string; runs: number }>;
+  /** The 50 newest batches. */
+  batches: Array<{ id: string; runs: number; started_at: number; tactic_name: string | null }>;
+}
+
+/** A run's place in the list: newest first, and among runs started in the same millisecond, the later written first. */
+interface Key {
+  started_at: number;
+  rowid: number;
+}
+
+interface Clause {
+  sql: string[];
+  values: unknown[];
+}
+
+const ROW_COLUMNS = "id, started_at, status, tactic_name, models, prompt_tokens, completion_tokens, cost, duration_ms, batch_id, substr(input, 1, 200) AS input";
+
+/**
+ * The viewer's read queries, on a connection of its own. Each filter is a range of one of the indexes of migration
+ * 3 (status, tactic, batch, each with started_at) or of `runs_started`, and every value is a bound parameter.
+ */
+export class ViewerQueries {
+  readonly #database: Database;
+
+  constructor(database: Database) {
+    this.#database = database;
+  }
+
+  close(): void {
+    this.#database.close();
+  }
+
+  page(request: ViewerPageRequest): ViewerPage {
+    const filter = whereOf(request);
+    const cursor = request.before || request.after ? this.#key(request.before || request.after!) : undefined;
+    let runs: ViewerRunRow[];
+    if (request.before && cursor) {
+      runs = this.#rows(withClause(filter, olderThan(cursor)), "DESC", request.limit);
+    } else if (request.after !== undefined && (cursor || request.after === "")) {
+      runs = this.#rows(cursor ? withClause(filter, newerThan(cursor)) : filter, "ASC", request.limit).reverse();
+      // Fewer than a page newer than the cursor: that is the newest page, shown whole.
+      if (cursor && runs.length < request.limit) runs = this.#rows(filter, "DESC", request.limit);
+    } else {
+      runs = this.#rows(filter, "DESC", request.limit);
+    }
+    const total = this.#count(filter);
+    const first = runs[0] && this.#key(runs[0].id);
+    const offset = first ? this.#count(withClause(filter, newerThan(first))) : request.before && cursor ? total : 0;
+    return { runs, total, offset };
+  }
+
+  facets(): ViewerFacets {
+    const tactics = this.#database
+      .prepare("SELECT tactic_name AS name, count(*) AS runs FROM runs WHERE tactic_name IS NOT NULL GROUP BY tactic_name ORDER BY tactic_name")
+      .all()
+      .map((row) => ({ name: String((row as Record<string, unknown>).name), runs: Number((row as Record<string, unknown>).runs) }));
+    const tacticOf = this.#database.prepare("SELECT tactic_name FROM runs WHERE batch_id = ? LIMIT 1").raw();
+    const batches = this.#database
+      .prepare("SELECT batch_id AS id, count(*) AS runs, min(started_at) AS started_at FROM runs WHERE batch_id IS NOT NULL GROUP BY batch_id ORDER BY started_at DESC LIMIT 50")
+      .all()
+      .map((entry) => {
+        const row = entry as Record<string, unknown>;
+        const tactic = (tacticOf.get(row.id) as unknown[] | undefined)?.[0];
+        return { id: String(row.id), runs: Number(row.runs), started_at: Number(row.started_at), tactic_name: typeof tactic === "string" ? tactic : null };
+      });
+    return { tactics, batches };
+  }
+
+  /** The rows of `EXPLAIN QUERY PLAN` for a page's queries (a test pins that each reads an index). */
+  plans(request: ViewerPageRequest): string[] {
+    const filter = whereOf(request);
+    const key = { started_at: 0, rowid: 0 };
+    const statements = [listSql(withClause(filter, olderThan(key)), "DESC", request.limit), countSql(withClause(filter, newerThan(key)))];
+    return statements.flatMap(({ sql, values }) => this.#database.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...values).map((row) => String((row as Record<string, unknown>).detail)));
+  }
+
+  #key(id: string): Key | undefined {
+    const row = this.#database.prepare("SELECT started_at, rowid FROM runs WHERE id = ?").raw().get(id) as [number, number] | undefined;
+    return row ? { started_at: Number(row[0]), rowid: Number(row[1]) } : undefined;
+  }
+
+  #rows(clause: Clause, order: "ASC" | "DESC", limit: number): ViewerRunRow[] {
+    const { sql, values } = listSql(clause, order, limit);
+    return this.#database
+      .prepare(sql)
+      .all(...values)
+      .map((row) => toRow(row as Record<string, unknown>));
+  }
+
+  #count(clause: Clause): number {
+    const { sql, values } = countSql(clause);
+    return Number((this.#database.prepare(sql).raw().get(...values) as unknown[])[0]);
+  }
+}
+
+function whereOf(filter: ViewerFilter): Clause {
+  const clause: Clause = { sql: [], values: [] };
+  if (filter.status !== undefined) add(clause, "status = ?", filter.status);
+  if (filter.tactic !== undefined) add(clause, "tactic_name = ?", filter.tactic);
+  if (filter.batch === "none") add(clause, "batch_id IS NULL");
+  else if (filter.batch !== undefined) add(clause, "batch_id = ?", filter.batch);
+  if (filter.since !== undefined) add(clause, "started_at >= ?", filter.since);
+  if (filter.until !== undefined) add(clause, "started_at < ?", filter.until);
+  // runs_text's rowid is the run's (migration 3): the matches are read from the full-text index alone.
+  if (filter.search !== undefined) add(clause, "rowid IN (SELECT rowid FROM runs_text WHERE runs_text MATCH ?)", ftsQuery(filter.search));
+  return clause;
+}
+
+function add(clause: Clause, sql: string, ...values: unknown[]): void {
+  clause.sql.push(sql);
+  clause.values.push(...values);
+}
+
+function withClause(base: Clause, extra: Clause): Clause {
+  return { sql: [...base.sql, ...extra.sql], values: [...base.values, ...extra.values] };
+}
+
+// The list's order is (started_at, rowid), which every index of `runs` holds in that order (SQLite appends the rowid
+// to each), so a page is read from an index without sorting; the plain `started_at` bound makes it a range.
+function olderThan(key: Key): Clause {
+  return { sql: ["started_at <= ? AND (started_at < ? OR rowid < ?)"], values: [key.started_at, key.started_at, key.rowid] };
+}
+
+function newerThan(key: Key): Clause {
+  return { sql: ["started_at >= ? AND (started_at > ? OR rowid > ?)"], values: [key.started_at, key.started_at, key.rowid] };
+}
+
+function whereSql(clause: Clause): string {
+  return clause.sql.length > 0 ? `WHERE ${clause.sql.join(" AND ")}` : "";
+}
+
+/**
+ * The page's rows in two steps: which runs (their keys alone, so sorting the matches of a search moves two numbers
+ * per run), then their columns.
+ */
+function listSql(clause: Clause, order: "ASC" | "DESC", limit: number): { sql: string; values: unknown[] } {
+  const orderBy = `ORDER BY started_at ${order}, rowid ${order}`;
+  return { sql: `SELECT ${ROW_COLUMNS} FROM runs WHERE rowid IN (SELECT rowid FROM runs ${whereSql(clause)} ${orderBy} LIMIT ?) ${orderBy}`, values: [...clause.values, limit] };
+}
+
+function countSql(clause: Clause): { sql: string; values: unknown[] } {
+  return { sql: `SELECT count(*) FROM runs ${whereSql(clause)}`, values: clause.values };
+}
+
+function toRow(row: Record<string, unknown>): ViewerRunRow {
+  let models: string[] = [];
+  try {
+    models = JSON.parse(String(row.models ?? "[]")) as string[];
+  } catch {
+    // A row written by a broken process: show it without its models.
+  }
+  return {
+    id: String(row.id),
+    started_at: Number(row.started_at),
+    status: String(row.status) as RunStatus,
+    tactic_name: typeof row.tactic_name === "string" ? row.tactic_name : null,
+    models,
+    prompt_tokens: Number(row.prompt_tokens ?? 0),
+    completion_tokens: Number(row.completion_tokens ?? 0),
+    cost: typeof row.cost === "number" ? row.cost : null,
+    duration_ms: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
+    batch_id: typeof row.batch_id === "string" ? row.batch_id : null,
+    input: typeof row.input === "string" ? row.input : null,
+  };
+}
