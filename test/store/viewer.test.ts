@@ -5,8 +5,8 @@ import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BIN, ROOT } from "../helpers/runCli.js";
-import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
-import { cli, seedRuns, type SeedRun } from "./storeTestHelpers.js";
+import { tempDir } from "../helpers/tempTree.js";
+import { cli, listRuns, seedRuns, type SeedRun } from "./storeTestHelpers.js";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((file) => existsSync(file));
 const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");
@@ -27,21 +27,26 @@ interface Served {
   stderr: () => string;
 }
 
-let viewer: ChildProcess | undefined;
-afterEach(async () => {
-  if (viewer && viewer.exitCode === null) {
-    const closed = new Promise((resolve) => viewer!.on("close", resolve));
-    viewer.kill("SIGTERM");
-    await closed;
-  }
-  viewer = undefined;
-  removeTempDirs();
-});
+/** The viewers started and not yet stopped. */
+const viewers = new Set<ChildProcess>();
+
+async function stopViewers(): Promise<void> {
+  await Promise.all(
+    [...viewers].map(async (child) => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const closed = new Promise((resolve) => child.on("close", resolve));
+        child.kill("SIGTERM");
+        await closed;
+      }
+      viewers.delete(child);
+    }),
+  );
+}
 
 /** Start `lllm logs serve --port 0` and wait for the line that gives its address. */
 async function serve(home: string): Promise<Served> {
   const child = spawn(process.execPath, [BIN, "logs", "serve", "--port", "0"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: home, NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] });
-  viewer = child;
+  viewers.add(child);
   let stderr = "";
   return new Promise((resolve, reject) => {
     child.stderr!.on("data", (chunk: Buffer) => {
@@ -72,6 +77,8 @@ function send(served: Served, target: string, options: { method?: string; header
 }
 
 describe("lllm logs serve: who may read it", { timeout: 120_000 }, () => {
+  afterEach(stopViewers);
+
   it("answers only with the printed token or its cookie, only at its own address, and sends no CORS header", async () => {
     const home = tempDir();
     const [id] = seedRuns(path.join(home, "logs.db"), [{ startedAt: Date.now() - 1000, tactic: "weather", input: "Paris?" }]);
@@ -160,119 +167,186 @@ async function layoutProblems(page: Page): Promise<string[]> {
 // Needs Debian's chromium (installed by .ci/run); on CI it must run, never skip.
 describe.skipIf(!CHROMIUM && !process.env.CI)("lllm logs serve, in a real browser", { timeout: 300_000 }, () => {
   let browser: Browser;
+  /** A viewer over four runs made by the CLI: a tool loop, a failure, a two-agent pipeline, a code-action program. */
+  let served: Served;
+  const ids: Record<"weather" | "failed" | "pipeline" | "salary", string> = { weather: "", failed: "", pipeline: "", salary: "" };
+  const shots = SCREENSHOTS ?? tempDir();
+
   beforeAll(async () => {
     const { chromium } = await import("playwright-core");
     browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox"] });
-  });
-  afterAll(async () => {
-    await browser?.close();
-  });
-
-  it("shows each run at its own link: the timeline with each chat's agent, tool calls, and programs with their bridged calls, at 1280 and 1920 px", async () => {
     const home = tempDir();
     const script = tempDir();
-    const shots = SCREENSHOTS ?? tempDir();
     writeFileSync(path.join(script, "short.yaml"), "- tool_calls: [{name: get_weather, arguments: {city: Oslo}}]\n");
     writeFileSync(path.join(script, "pipeline.yaml"), "- A rough draft.\n- A polished draft.\n");
-    expect((await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris and Tokyo?", "--no-stream"])).code).toBe(0);
-    expect((await cli(home, ["run", weather, "--model", `scripted:${path.join(script, "short.yaml")}`, "--input", "Oslo?", "--no-stream"])).code).toBe(1);
-    expect((await cli(home, ["run", pipeline, "--model", `scripted:${path.join(script, "pipeline.yaml")}`, "--input", "rain"])).code).toBe(0);
-    expect((await cli(home, ["run", salary, "--model", `scripted:${salaryScript}`, "--input", "What is the combined salary of everyone in Engineering?"])).code).toBe(0);
-    const served = await serve(home);
-
-    for (const width of WIDTHS) {
-      const context = await browser.newContext({ viewport: { width, height: 900 } });
-      const page = await context.newPage();
-      const outside: string[] = [];
-      const errors: string[] = [];
-      page.on("request", (sent) => {
-        if (!sent.url().startsWith(served.origin + "/")) outside.push(sent.url());
-      });
-      page.on("pageerror", (error) => errors.push(error.message));
-      page.on("console", (message) => {
-        if (message.type() === "error") errors.push(message.text());
-      });
-      await page.goto(served.url);
-      // The cookie holds the token from now on: it leaves the address bar.
-      expect(page.url()).toBe(`${served.origin}/`);
-      const rows = page.locator("tr.run");
-      await expect.poll(() => rows.count()).toBe(4);
-      expect(await rows.locator(".status").allTextContents()).toEqual(["ok", "ok", "error", "ok"]);
-      expect(await page.locator("#count").textContent()).toBe("1–4 of 4 runs");
-      expect(await layoutProblems(page)).toEqual([]);
-
-      // The weather run: its link, its timeline, a tool call's arguments.
-      const weatherId = (await rows.nth(3).getAttribute("data-id"))!;
-      await rows.nth(3).click();
-      await page.locator("#run-output").waitFor();
-      expect(page.url()).toBe(`${served.origin}/runs/${weatherId}`);
-      expect(await page.locator("#run-input").textContent()).toBe("Paris and Tokyo?");
-      expect(await page.locator("#run-output").textContent()).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.");
-      const steps = page.locator("#timeline .step");
-      expect(await steps.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-kind")))).toEqual(["model", "tool", "tool", "model"]);
-      await steps.nth(1).click();
-      await page.locator("#tool-arguments").waitFor();
-      expect(JSON.parse((await page.locator("#tool-arguments").textContent())!)).toEqual({ city: "Paris" });
-      expect(await page.locator("#tool-result").textContent()).toContain("Sunny, 22 degrees celsius in Paris");
-      // The last step, at the right end of the timeline: clicking it moves nothing sideways.
-      await steps.nth(3).click();
-      await page.locator("#model-reply").waitFor();
-      expect(await page.locator("#model-reply").textContent()).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.");
-      expect(await layoutProblems(page)).toEqual([]);
-      await page.screenshot({ path: path.join(shots, `weather-${width}.png`) });
-
-      // The pipeline: each chat bar names its agent.
-      await rows.nth(1).click();
-      await expect.poll(() => page.locator("#run-input").textContent()).toBe("rain");
-      expect(await steps.locator(".label .text").allTextContents()).toEqual([expect.stringMatching(/^chat writer · scripted:/), expect.stringMatching(/^chat editor · scripted:/)]);
-      await steps.nth(1).click();
-      expect(await page.locator("#step-detail h3").textContent()).toBe("Model call 2 · editor · round 1");
-      expect(await layoutProblems(page)).toEqual([]);
-
-      // The code-action run: its program, every bridged call, and the answer the program gave.
-      const salaryId = (await rows.nth(0).getAttribute("data-id"))!;
-      await rows.nth(0).click();
-      await page.locator("section.program").waitFor();
-      expect(await steps.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-kind")))).toEqual(["model", "program"]);
-      expect(await steps.nth(0).locator(".label .text").textContent()).toMatch(/^chat analyst · /);
-      expect(await page.locator("section.program h3").textContent()).toMatch(/^Program 1 · attempt 1 · ok · 51 bridged calls · /);
-      expect(await page.locator("section.program .program-code").textContent()).toContain("final_answer(total)");
-      expect(await page.locator("section.program tr.bridged-call").count()).toBe(51);
-      expect(await page.locator("section.program tr.bridged-call td:nth-child(2)").evaluateAll((cells) => cells.map((cell) => cell.textContent))).toEqual(["list_employees", ...Array(50).fill("get_employee")]);
-      expect(await page.locator("section.program .program-output").textContent()).toBe("1031760");
-      await steps.nth(1).click();
-      await expect.poll(() => page.locator("section.program.highlight").count()).toBe(1);
-      expect(await layoutProblems(page)).toEqual([]);
-      await page.screenshot({ path: path.join(shots, `code-action-${width}.png`) });
-
-      // Every run has its link: opened in a new tab, and Back returns to the run before.
-      const tab = await context.newPage();
-      await tab.goto(`${served.origin}/runs/${weatherId}`);
-      await expect.poll(() => tab.locator("#run-input").textContent()).toBe("Paris and Tokyo?");
-      expect(await tab.locator("tr.run.selected").getAttribute("data-id")).toBe(weatherId);
-      await tab.close();
-      await page.goBack();
-      expect(page.url()).toBe(`${served.origin}/runs/${await rows.nth(1).getAttribute("data-id")}`);
-      await expect.poll(() => page.locator("#run-input").textContent()).toBe("rain");
-      await page.goForward();
-      expect(page.url()).toBe(`${served.origin}/runs/${salaryId}`);
-      await expect.poll(() => page.locator("section.program").count()).toBe(1);
-
-      expect(outside).toEqual([]);
-      expect(errors).toEqual([]);
-      await context.close();
+    const runs: Array<[keyof typeof ids, string[], number]> = [
+      ["weather", ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris and Tokyo?", "--no-stream"], 0],
+      ["failed", ["run", weather, "--model", `scripted:${path.join(script, "short.yaml")}`, "--input", "Oslo?", "--no-stream"], 1],
+      ["pipeline", ["run", pipeline, "--model", `scripted:${path.join(script, "pipeline.yaml")}`, "--input", "rain"], 0],
+      ["salary", ["run", salary, "--model", `scripted:${salaryScript}`, "--input", "What is the combined salary of everyone in Engineering?"], 0],
+    ];
+    for (const [name, args, code] of runs) {
+      const result = await cli(home, args);
+      expect(result.code, result.stderr).toBe(code);
+      ids[name] = (await listRuns(home, ["-n", "1"]))[0]!.id;
     }
+    served = await serve(home);
+  }, 240_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stopViewers();
+  });
 
-    // A browser without the cookie, at the same addresses, gets nothing.
+  /** A page at this width, opened at the printed address (so with the cookie), failing on any script error or outside request. */
+  async function openPage(width: number): Promise<{ page: Page; done: () => Promise<void> }> {
+    const context = await browser.newContext({ viewport: { width, height: 900 } });
+    const page = await context.newPage();
+    const problems: string[] = [];
+    page.on("request", (sent) => {
+      if (!sent.url().startsWith(served.origin + "/")) problems.push(`request to ${sent.url()}`);
+    });
+    page.on("pageerror", (error) => problems.push(error.message));
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(message.text());
+    });
+    await page.goto(served.url);
+    await expect.poll(() => page.locator("tr.run").count()).toBe(4);
+    return {
+      page,
+      done: async () => {
+        await context.close();
+        expect(problems).toEqual([]);
+      },
+    };
+  }
+
+  async function openRun(page: Page, id: string): Promise<void> {
+    await page.locator(`tr.run[data-id="${id}"]`).click();
+    await expect.poll(() => page.locator("#detail h2").count()).toBe(1);
+    await expect.poll(() => page.locator("#run-link").textContent()).toBe(id);
+  }
+
+  it("keeps tokens, cost and duration in view at 1280 and 1920 px, and no click moves the detail pane sideways", async () => {
+    for (const width of WIDTHS) {
+      const { page, done } = await openPage(width);
+      expect(await page.locator("#runs th").allTextContents()).toEqual(["when", "tactic · model · input", "status", "tokens", "cost", "duration"]);
+      expect(await layoutProblems(page)).toEqual([]);
+      for (const id of [ids.weather, ids.failed, ids.pipeline, ids.salary]) {
+        await openRun(page, id);
+        const steps = page.locator("#timeline .step");
+        // Every step, the last (at the right end of the timeline) included.
+        for (let index = 0; index < (await steps.count()); index += 1) {
+          await steps.nth(index).click();
+          expect(await layoutProblems(page), `run ${id}, step ${index}`).toEqual([]);
+        }
+        await page.screenshot({ path: path.join(shots, `run-${id === ids.salary ? "code-action" : id === ids.pipeline ? "pipeline" : id === ids.failed ? "failed" : "weather"}-${width}.png`) });
+      }
+      await done();
+    }
+  });
+
+  it("shows a run's input, answer and timeline, and a tool call's arguments and result", async () => {
+    const { page, done } = await openPage(1280);
+    expect(await page.locator("tr.run .status").allTextContents()).toEqual(["ok", "ok", "error", "ok"]);
+    await openRun(page, ids.weather);
+    expect(await page.locator("#run-input").textContent()).toBe("Paris and Tokyo?");
+    expect(await page.locator("#run-output").textContent()).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.");
+    const steps = page.locator("#timeline .step");
+    expect(await steps.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-kind")))).toEqual(["model", "tool", "tool", "model"]);
+    await steps.nth(1).click();
+    await page.locator("#tool-arguments").waitFor();
+    expect(JSON.parse((await page.locator("#tool-arguments").textContent())!)).toEqual({ city: "Paris" });
+    expect(await page.locator("#tool-result").textContent()).toContain("Sunny, 22 degrees celsius in Paris");
+    await steps.nth(3).click();
+    await expect.poll(() => page.locator("#model-reply").textContent()).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.");
+    await openRun(page, ids.failed);
+    expect(await page.locator("#run-error").textContent()).toContain("no scripted turn left");
+    await done();
+  });
+
+  it("names the agent of each chat bar", async () => {
+    const { page, done } = await openPage(1280);
+    await openRun(page, ids.pipeline);
+    const steps = page.locator("#timeline .step");
+    expect(await steps.locator(".label .text").allTextContents()).toEqual([expect.stringMatching(/^chat writer · scripted:/), expect.stringMatching(/^chat editor · scripted:/)]);
+    await steps.nth(1).click();
+    await expect.poll(() => page.locator("#step-detail h3").textContent()).toBe("Model call 2 · editor · round 1");
+    await openRun(page, ids.salary);
+    expect(await steps.nth(0).locator(".label .text").textContent()).toMatch(/^chat analyst · scripted:/);
+    await done();
+  });
+
+  it("shows each program of a code-action run: its code, every bridged call, and what it answered", async () => {
+    const { page, done } = await openPage(1920);
+    await openRun(page, ids.salary);
+    const steps = page.locator("#timeline .step");
+    expect(await steps.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-kind")))).toEqual(["model", "program"]);
+    expect(await steps.nth(1).locator(".label .text").textContent()).toBe("program 1 attempt 1 · ok · 51 calls");
+    const program = page.locator("section.program");
+    expect(await program.count()).toBe(1);
+    expect(await program.locator("h3").textContent()).toMatch(/^Program 1 · attempt 1 · ok · 51 bridged calls · /);
+    expect(await program.locator(".program-code").textContent()).toContain("final_answer(total)");
+    expect(await program.locator(".tally").textContent()).toBe("51 bridged calls: list_employees ×1, get_employee ×50");
+    expect(await program.locator("tr.bridged-call td:nth-child(2)").allTextContents()).toEqual(["list_employees", ...Array<string>(50).fill("get_employee")]);
+    expect(await program.locator("tr.bridged-call td:nth-child(3)").allTextContents()).toEqual(Array<string>(51).fill("ok"));
+    expect(await program.locator("tr.bridged-call td.digest").first().textContent()).toMatch(/^[0-9a-f]{16}$/);
+    expect(await program.locator(".program-output").textContent()).toBe("1031760");
+    await steps.nth(1).click();
+    await expect.poll(() => page.locator("section.program.highlight").count()).toBe(1);
+    await done();
+  });
+
+  it("gives every run its own link: the address follows the open run, opens it in a new tab, and Back and Forward follow it", async () => {
+    const { page, done } = await openPage(1280);
+    for (const id of [ids.weather, ids.pipeline, ids.salary]) {
+      await openRun(page, id);
+      expect(page.url()).toBe(`${served.origin}/runs/${id}`);
+      expect(await page.locator("tr.run.selected").getAttribute("data-id")).toBe(id);
+    }
+    expect(await page.locator(`tr.run[data-id="${ids.weather}"] a.run-link`).getAttribute("href")).toBe(`/runs/${ids.weather}`);
+    const tab = await page.context().newPage();
+    await tab.goto(`${served.origin}/runs/${ids.weather}`);
+    await expect.poll(() => tab.locator("#run-input").textContent()).toBe("Paris and Tokyo?");
+    expect(await tab.locator("tr.run.selected").getAttribute("data-id")).toBe(ids.weather);
+    await tab.close();
+    await page.goBack();
+    expect(page.url()).toBe(`${served.origin}/runs/${ids.pipeline}`);
+    await expect.poll(() => page.locator("#run-input").textContent()).toBe("rain");
+    await page.goBack();
+    await page.goBack();
+    expect(page.url()).toBe(`${served.origin}/`);
+    await expect.poll(() => page.locator("#detail").textContent()).toBe("Select a run.");
+    await page.goForward();
+    await expect.poll(() => page.locator("#run-input").textContent()).toBe("Paris and Tokyo?");
+    await done();
+  });
+
+  it("opens with the printed address, takes the token out of the address bar, and shows nothing to a browser without the cookie", async () => {
+    const { page, done } = await openPage(1280);
+    expect(page.url()).toBe(`${served.origin}/`);
+    await page.reload();
+    await expect.poll(() => page.locator("tr.run").count()).toBe(4);
+    await done();
     const stranger = await browser.newPage();
-    expect((await stranger.goto(`${served.origin}/`))!.status()).toBe(401);
-    expect((await stranger.goto(`${served.origin}/api/runs`))!.status()).toBe(401);
+    for (const target of ["/", `/runs/${ids.weather}`, "/api/runs", `/api/runs/${ids.weather}`]) expect((await stranger.goto(served.origin + target))!.status(), target).toBe(401);
+    expect(await stranger.content()).not.toContain("Paris");
     await stranger.close();
+  });
+});
+
+describe.skipIf(!CHROMIUM && !process.env.CI)("lllm logs serve's list, in a real browser", { timeout: 300_000 }, () => {
+  let browser: Browser;
+  beforeAll(async () => {
+    const { chromium } = await import("playwright-core");
+    browser = await chromium.launch({ executablePath: CHROMIUM!, args: ["--no-sandbox"] });
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+    await stopViewers();
   });
 
   it("filters on the server by tactic, status, batch, dates and words, and pages by key, each view at its own address", async () => {
     const home = tempDir();
-    const shots = SCREENSHOTS ?? tempDir();
     const day = (date: number, hour: number): number => new Date(2026, 0, date, hour).getTime();
     // A batch of 100 items floods the list; 30 runs of their own, over three days, around it.
     const runs: SeedRun[] = [
@@ -281,6 +355,7 @@ describe.skipIf(!CHROMIUM && !process.env.CI)("lllm logs serve, in a real browse
     ];
     seedRuns(path.join(home, "logs.db"), runs);
     const served = await serve(home);
+    const shots = SCREENSHOTS ?? tempDir();
 
     for (const width of WIDTHS) {
       const context = await browser.newContext({ viewport: { width, height: 900 } });

@@ -86,6 +86,8 @@ describe("the viewer's list queries", { timeout: 120_000 }, () => {
       [{ batch: "none" }, (run) => run.batchId === undefined],
       [{ since: BASE + 300_000, until: BASE + 600_000 }, (run) => run.startedAt >= BASE + 300_000 && run.startedAt < BASE + 600_000],
       [{ search: "oslo" }, (run) => run.input.endsWith("Oslo")],
+      // Words in most runs: the runs are read in list order and kept when they match.
+      [{ search: "paris" }, (run) => run.input.endsWith("Paris")],
       [{ search: "question 1234" }, (run) => run.input.startsWith("question 1234 ")],
       [{ tactic: "alpha", status: "ok", batch: "BATCHB", search: "paris" }, (run) => run.tactic === "alpha" && run.status === "ok" && run.batchId === "BATCHB" && run.input.endsWith("Paris")],
     ];
@@ -103,10 +105,11 @@ describe("the viewer's list queries", { timeout: 120_000 }, () => {
       const plan = queries.plans({ ...filter, limit: 50 });
       const context = JSON.stringify({ filter, plan });
       expect(plan.filter((line) => /^SCAN runs\b/.test(line)), context).toEqual([]);
-      const indexes = [filter.status && "runs_status", filter.tactic && "runs_tactic", filter.batch && "runs_batch", filter.search && "PRIMARY KEY"].filter((name): name is string => Boolean(name));
+      const indexes = [filter.status && "runs_status", filter.tactic && "runs_tactic", filter.batch && "runs_batch", filter.search && "PRIMARY KEY", filter.search && "runs_started"].filter((name): name is string => Boolean(name));
       if (indexes.length === 0) indexes.push("runs_started");
       expect(plan.some((line) => line.startsWith("SEARCH runs") && indexes.some((index) => line.includes(index))), context).toBe(true);
-      if (filter.search === undefined) expect(plan.filter((line) => line.includes("TEMP B-TREE")).length, context).toBeLessThanOrEqual(1);
+      // One sort: of the page's own rows (ties of started_at are put in order as they come: "RIGHT PART OF").
+      if (filter.search === undefined) expect(plan.filter((line) => line.includes("USE TEMP B-TREE FOR ORDER BY")).length, context).toBeLessThanOrEqual(1);
     }
 
     const facets = queries.facets();

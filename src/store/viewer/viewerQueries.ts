@@ -88,21 +88,30 @@ export class ViewerQueries {
   }
 
   page(request: ViewerPageRequest): ViewerPage {
-    const filter = whereOf(request);
+    const matches = request.search === undefined ? undefined : this.#matches(request.search);
+    if (matches === 0) return { runs: [], total: 0, offset: 0 };
+    const filter = whereOf(request, searchMode(matches));
     const cursor = request.before || request.after ? this.#key(request.before || request.after!) : undefined;
     let runs: ViewerRunRow[];
+    let from: "newest" | "oldest" | "key" = "key";
     if (request.before && cursor) {
       runs = this.#rows(withClause(filter, olderThan(cursor)), "DESC", request.limit);
-    } else if (request.after !== undefined && (cursor || request.after === "")) {
+    } else if (request.after === "" || (request.after !== undefined && cursor)) {
       runs = this.#rows(cursor ? withClause(filter, newerThan(cursor)) : filter, "ASC", request.limit).reverse();
-      // Fewer than a page newer than the cursor: that is the newest page, shown whole.
-      if (cursor && runs.length < request.limit) runs = this.#rows(filter, "DESC", request.limit);
+      if (!cursor) from = "oldest";
     } else {
-      runs = this.#rows(filter, "DESC", request.limit);
+      runs = [];
     }
-    const total = this.#count(filter);
-    const first = runs[0] && this.#key(runs[0].id);
-    const offset = first ? this.#count(withClause(filter, newerThan(first))) : request.before && cursor ? total : 0;
+    // No cursor, an unknown one, or fewer than a page newer than the cursor: the newest page, whole.
+    if (from === "key" && (!cursor || (request.after !== undefined && runs.length < request.limit))) {
+      runs = this.#rows(filter, "DESC", request.limit);
+      from = "newest";
+    }
+    // The full-text index counts its own matches at once; with other filters the runs are counted.
+    const onlySearch = matches !== undefined && filter.sql.length === 1;
+    const total = onlySearch ? matches : this.#count(filter);
+    const first = runs[0] && from === "key" ? this.#key(runs[0].id) : undefined;
+    const offset = first ? this.#count(withClause(filter, newerThan(first))) : from === "oldest" ? total - runs.length : from === "key" ? total : 0;
     return { runs, total, offset };
   }
 
@@ -125,10 +134,15 @@ export class ViewerQueries {
 
   /** The rows of `EXPLAIN QUERY PLAN` for a page's queries (a test pins that each reads an index). */
   plans(request: ViewerPageRequest): string[] {
-    const filter = whereOf(request);
+    const filter = whereOf(request, searchMode(request.search === undefined ? undefined : this.#matches(request.search)));
     const key = { started_at: 0, rowid: 0 };
     const statements = [listSql(withClause(filter, olderThan(key)), "DESC", request.limit), countSql(withClause(filter, newerThan(key)))];
     return statements.flatMap(({ sql, values }) => this.#database.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...values).map((row) => String((row as Record<string, unknown>).detail)));
+  }
+
+  /** How many runs hold the words (from the full-text index alone: no run is read). */
+  #matches(search: string): number {
+    return Number((this.#database.prepare("SELECT count(*) FROM runs_text WHERE runs_text MATCH ?").raw().get(ftsQuery(search)) as unknown[])[0]);
   }
 
   #key(id: string): Key | undefined {
@@ -150,7 +164,20 @@ export class ViewerQueries {
   }
 }
 
-function whereOf(filter: ViewerFilter): Clause {
+/**
+ * Few matches of a search are best read first and their runs looked up (`drive`); many are best found by reading
+ * the runs in list order and keeping those in the set of matches (`probe`: the unary `+` keeps SQLite from driving
+ * the query by rowid), which stops as soon as a page is full.
+ */
+type SearchMode = "drive" | "probe";
+
+const DRIVE_BELOW = 2000;
+
+function searchMode(matches: number | undefined): SearchMode {
+  return matches !== undefined && matches >= DRIVE_BELOW ? "probe" : "drive";
+}
+
+function whereOf(filter: ViewerFilter, mode: SearchMode): Clause {
   const clause: Clause = { sql: [], values: [] };
   if (filter.status !== undefined) add(clause, "status = ?", filter.status);
   if (filter.tactic !== undefined) add(clause, "tactic_name = ?", filter.tactic);
@@ -159,7 +186,7 @@ function whereOf(filter: ViewerFilter): Clause {
   if (filter.since !== undefined) add(clause, "started_at >= ?", filter.since);
   if (filter.until !== undefined) add(clause, "started_at < ?", filter.until);
   // runs_text's rowid is the run's (migration 3): the matches are read from the full-text index alone.
-  if (filter.search !== undefined) add(clause, "rowid IN (SELECT rowid FROM runs_text WHERE runs_text MATCH ?)", ftsQuery(filter.search));
+  if (filter.search !== undefined) add(clause, `${mode === "probe" ? "+" : ""}rowid IN (SELECT rowid FROM runs_text WHERE runs_text MATCH ?)`, ftsQuery(filter.search));
   return clause;
 }
 
