@@ -54,7 +54,7 @@ function runView(run) {
     Object.keys(run.vars || {}).length ? el("span", {}, " · vars " + Object.entries(run.vars).map(([key, value]) => key + "=" + value).join(" ")) : null,
   ];
   const outcome = run.error_message !== null
-    ? [el("div", { class: "section" }, "error" + (run.error_code ? " · " + run.error_code : "")), el("pre", { id: "run-error", class: "error" }, run.error_message)]
+    ? [el("div", { class: "section" }, "error", run.error_code ? el("span", { class: "name" }, " · " + run.error_code) : null), el("pre", { id: "run-error", class: "error" }, run.error_message)]
     : run.status === "ok"
       ? [el("div", { class: "section" }, "output"), el("pre", { id: "run-output" }, typeof run.output === "string" ? run.output : JSON.stringify(run.output, null, 2))]
       : [el("div", { class: "section" }, "outcome"), el("pre", {}, run.status === "running" ? "still running" : run.status === "crashed" ? "crashed: the process ended without recording an outcome" : run.status)];
@@ -142,7 +142,7 @@ function timeline(run, steps, panel) {
 
 function messageBlock(message) {
   const asks = (message.toolCalls || []).map((call) => call.name + "(" + call.arguments + ")").join("\\n");
-  return [el("div", { class: "role" }, message.role + (message.name ? " · " + message.name : "")), el("pre", {}, [message.content, asks].filter(Boolean).join("\\n") || "")];
+  return [el("div", { class: "role" }, message.role, message.name ? el("span", { class: "name" }, " · " + message.name) : null), el("pre", {}, [message.content, asks].filter(Boolean).join("\\n") || "")];
 }
 
 function showStep(run, panel, step) {

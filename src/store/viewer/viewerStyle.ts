@@ -66,6 +66,7 @@ pre.error { border-color: color-mix(in srgb, var(--error) 45%, var(--line)); }
 .panel.highlight { border-color: var(--program); box-shadow: 0 0 0 2px color-mix(in srgb, var(--program) 25%, transparent); }
 .panel h3 { margin: 0 0 4px; font-size: 14px; overflow-wrap: anywhere; }
 .role { font-size: 11px; color: var(--dim); text-transform: uppercase; letter-spacing: .04em; margin-top: 8px; }
+.role .name, .section .name { text-transform: none; letter-spacing: 0; }
 details > summary { cursor: pointer; color: var(--dim); font-size: 12px; margin: 6px 0; }
 .calls { max-height: 300px; overflow-y: auto; border: 1px solid var(--line); border-radius: 6px; }
 .calls table { table-layout: fixed; font-size: 12px; }
