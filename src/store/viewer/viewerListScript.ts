@@ -30,7 +30,8 @@ const count = (n) => n < 10000 ? n.toLocaleString("en-US") : n < 1e6 ? Math.roun
 const pad = (n) => String(n).padStart(2, "0");
 const fullTime = (ms) => { const d = new Date(ms); return d.getFullYear() + "-" + pad(d.getMonth() + 1) + "-" + pad(d.getDate()) + " " + pad(d.getHours()) + ":" + pad(d.getMinutes()) + ":" + pad(d.getSeconds()); };
 const shortTime = (ms) => new Date(ms).toLocaleString("en-US", { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
-const dayStart = (text) => { const [y, m, d] = text.split("-").map(Number); return new Date(y, m - 1, d).getTime(); };
+// Local midnight of a YYYY-MM-DD date, or of the day after it (a day is not always 24 hours long).
+const dayStart = (text, after = 0) => { const [y, m, d] = text.split("-").map(Number); return new Date(y, m - 1, d + after).getTime(); };
 const tokensOf = (item) => (item.prompt_tokens || 0) + (item.completion_tokens || 0);
 const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
 
@@ -50,13 +51,14 @@ function address(run, params) {
   return (run ? "/runs/" + encodeURIComponent(run) : "/") + (query ? "?" + query : "");
 }
 function go(run, params) {
-  history.pushState(null, "", address(run, params));
+  const next = address(run, params);
+  if (next === location.pathname + location.search) history.replaceState(null, "", next);
+  else history.pushState(null, "", next);
   render();
 }
 
 // The list.
 let listShown = null;
-let listRows = [];
 async function loadList() {
   const params = listParams();
   const key = params.toString();
@@ -64,7 +66,7 @@ async function loadList() {
   const api = new URLSearchParams({ n: String(PAGE_SIZE) });
   for (const name of ["q", "tactic", "status", "batch", "before", "after"]) if (params.has(name)) api.set(name, params.get(name));
   if (params.get("from")) api.set("since", String(dayStart(params.get("from"))));
-  if (params.get("to")) api.set("until", String(dayStart(params.get("to")) + 86400000));
+  if (params.get("to")) api.set("until", String(dayStart(params.get("to"), 1)));
   let page;
   try {
     const response = await fetch("/api/runs?" + api);
@@ -75,7 +77,6 @@ async function loadList() {
     return;
   }
   if (listShown !== key) return;
-  listRows = page.runs;
   const open = runOfPath();
   $("run-rows").replaceChildren(...page.runs.map((run) => runRow(run, params, open)));
   if (page.runs.length === 0) $("run-rows").replaceChildren(el("tr", {}, el("td", { class: "empty", colspan: "6" }, page.total === 0 && !filtered(params) ? "No runs logged yet." : "No runs match.")));

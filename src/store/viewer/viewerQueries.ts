@@ -91,28 +91,31 @@ export class ViewerQueries {
     const matches = request.search === undefined ? undefined : this.#matches(request.search);
     if (matches === 0) return { runs: [], total: 0, offset: 0 };
     const filter = whereOf(request, searchMode(matches));
-    const cursor = request.before || request.after ? this.#key(request.before || request.after!) : undefined;
-    let runs: ViewerRunRow[];
-    let from: "newest" | "oldest" | "key" = "key";
-    if (request.before && cursor) {
-      runs = this.#rows(withClause(filter, olderThan(cursor)), "DESC", request.limit);
-    } else if (request.after === "" || (request.after !== undefined && cursor)) {
-      runs = this.#rows(cursor ? withClause(filter, newerThan(cursor)) : filter, "ASC", request.limit).reverse();
-      if (!cursor) from = "oldest";
-    } else {
-      runs = [];
-    }
-    // No cursor, an unknown one, or fewer than a page newer than the cursor: the newest page, whole.
-    if (from === "key" && (!cursor || (request.after !== undefined && runs.length < request.limit))) {
-      runs = this.#rows(filter, "DESC", request.limit);
-      from = "newest";
-    }
+    const { runs, from } = this.#pageRows(filter, request);
     // The full-text index counts its own matches at once; with other filters the runs are counted.
-    const onlySearch = matches !== undefined && filter.sql.length === 1;
-    const total = onlySearch ? matches : this.#count(filter);
-    const first = runs[0] && from === "key" ? this.#key(runs[0].id) : undefined;
-    const offset = first ? this.#count(withClause(filter, newerThan(first))) : from === "oldest" ? total - runs.length : from === "key" ? total : 0;
+    const total = matches !== undefined && filter.sql.length === 1 ? matches : this.#count(filter);
+    let offset = from === "oldest" ? total - runs.length : 0;
+    if (from === "key") {
+      const first = runs[0] && this.#key(runs[0].id);
+      offset = first ? this.#count(withClause(filter, newerThan(first))) : total;
+    }
     return { runs, total, offset };
+  }
+
+  /** The page's rows, and whether it is the newest or the oldest page (so its place needs no counting). */
+  #pageRows(filter: Clause, request: ViewerPageRequest): { runs: ViewerRunRow[]; from: "newest" | "oldest" | "key" } {
+    const { limit } = request;
+    if (request.after === "") return { runs: this.#rows(filter, "ASC", limit).reverse(), from: "oldest" };
+    const cursorId = request.before || request.after;
+    const cursor = cursorId ? this.#key(cursorId) : undefined;
+    if (cursor && request.before) return { runs: this.#rows(withClause(filter, olderThan(cursor)), "DESC", limit), from: "key" };
+    if (cursor) {
+      const runs = this.#rows(withClause(filter, newerThan(cursor)), "ASC", limit).reverse();
+      // Fewer than a page newer than the cursor: that is the newest page, shown whole.
+      if (runs.length === limit) return { runs, from: "key" };
+    }
+    // No cursor, or one that is not in the log: the newest page.
+    return { runs: this.#rows(filter, "DESC", limit), from: "newest" };
   }
 
   facets(): ViewerFacets {
