@@ -24,7 +24,8 @@ function el(tag, attributes, ...children) {
   return node;
 }
 
-const cost = (value) => value === null || value === undefined ? "-" : value === 0 ? "$0" : value >= 1 ? "$" + value.toFixed(2) : "$" + value.toPrecision(2);
+// As formatCost (src/store/RunTally.ts) writes it: never in exponent notation.
+const cost = (value) => value === null || value === undefined ? "-" : value === 0 ? "$0" : value < 0.0001 ? "<$0.0001" : value >= 0.995 ? "$" + value.toFixed(2) : "$" + value.toPrecision(2);
 const duration = (ms) => ms === null || ms === undefined ? "-" : ms < 10 && !Number.isInteger(ms) ? ms.toFixed(1) + " ms" : ms < 1000 ? Math.round(ms) + " ms" : ms < 60000 ? (ms / 1000).toFixed(1) + " s" : Math.floor(ms / 60000) + "m" + String(Math.round((ms % 60000) / 1000)).padStart(2, "0") + "s";
 const count = (n) => n < 10000 ? n.toLocaleString("en-US") : n < 1e6 ? Math.round(n / 1000) + "k" : (n / 1e6).toFixed(1) + "M";
 const pad = (n) => String(n).padStart(2, "0");
