@@ -273,7 +273,7 @@ export function buildProgram(): Command {
     });
   logs
     .command("serve")
-    .description("serve a read-only page of the runs and their timelines on 127.0.0.1")
+    .description("serve a read-only page of the runs (filters, timelines, programs) on 127.0.0.1, at the address it prints (with its token)")
     .option("--port <n>", "the port (default 8765; 0: any free port)")
     .action(async (options: Record<string, unknown>, command: Command) => {
       const { logsServeCommand } = await import("./logs.js");
