@@ -53,7 +53,9 @@ function exec(backend: ResolvedBackend, code: string, hostOpen: string[] = []): 
     folders.push(env.LLLM_HOME);
     const opens = hostOpen.map((_, index) => `${200 + index}<"$${index + 1}"`).join(" ");
     const script = `${opens ? `exec ${opens} && ` : ""}shift ${hostOpen.length}; exec "$@"`;
-    const args = ["-c", script, "sh", ...hostOpen, process.execPath, BIN, "exec", "--sandbox", backend, "--timeout", "30", "--file", file];
+    // --norc: bash reads ~/.bashrc when its stdin is a socket (Node's pipes are), and the machine's rc file (pyenv's
+    // `rehash` waits 60 s on a lock a killed shell left) must not decide what this test sees.
+    const args = ["--norc", "--noprofile", "-c", script, "sh", ...hostOpen, process.execPath, BIN, "exec", "--sandbox", backend, "--timeout", "30", "--file", file];
     const child = spawn("/bin/bash", args, { cwd: ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
