@@ -29,6 +29,12 @@ export interface KernelLaunch {
    * line stays short, so /proc/1/cmdline inside shows no host path.
    */
   fdFiles?: string[];
+  /**
+   * A seccomp filter (base64, see seccompFilter) the kernel installs on itself before anything else runs: under
+   * gVisor, where runsc applies none of ours, and gVisor's kernel grants user namespaces (`unshare -Ur` made the
+   * code root inside). bwrap applies the same filter from outside.
+   */
+  seccomp?: string;
   /** Called before each start of the process, a restart too (gVisor forgets the previous container's state). */
   beforeStart?: () => void;
   /** Remove what was made for the kernel; give a caller's workspace back its owner. Synchronous: it runs at exit. */
@@ -176,9 +182,11 @@ function gvisorLaunch(options: {
   const state = path.join(runtime, "runsc-state");
   const containerId = (): string => `lllm-${process.pid}-${randomInt(1_000_000_000)}`;
   const args = runscArguments(bundle, state, containerId(), options.rootless);
+  const filter = seccompFilter();
   return {
     backend: "gvisor",
     channel: "stdio",
+    ...(filter !== undefined ? { seccomp: filter.toString("base64") } : {}),
     command: options.runsc,
     args,
     cwd: runtime,
