@@ -8,6 +8,7 @@ import { firstLine } from "../util/firstLine.js";
 import { hasPath } from "./hasPath.js";
 import { readParsedYaml, storeParsedYaml } from "./parsedYamlCache.js";
 import { isPlainObject } from "../util/isPlainObject.js";
+import { CONFIG_LIMITS } from "./configLimits.js";
 
 /** A path into parsed data: object keys and list indexes, e.g. `["agent_configs", 0, "tools", 1]`. */
 export type DataPath = ReadonlyArray<string | number>;
@@ -35,9 +36,6 @@ interface KeyIndex {
   /** The values of `<<` merge keys, in order. */
   mergeSources: Node[];
 }
-
-// Aliases are expanded by toJS(), so a document of many nested aliases could blow up in memory ("billion laughs").
-const MAX_ALIAS_COUNT = 100;
 
 /**
  * A YAML (or JSON, which YAML reads too) file parsed with its source positions kept, so that every problem found
@@ -120,7 +118,7 @@ export class SourceDocument implements SourceLocator {
     }
     let data: unknown;
     try {
-      data = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+      data = document.toJS({ maxAliasCount: CONFIG_LIMITS.maxAliasCount });
     } catch (error) {
       throw ConfigError.fromProblems("config_parse", [
         { message: `cannot expand the file's aliases: ${error instanceof Error ? error.message : String(error)}`, location: { file } },
@@ -228,7 +226,7 @@ export class SourceDocument implements SourceLocator {
 
   private resolve(node: Node | null): Node | null {
     let current = node;
-    for (let depth = 0; yaml.isAlias(current) && depth < MAX_ALIAS_COUNT; depth++) {
+    for (let depth = 0; yaml.isAlias(current) && depth < CONFIG_LIMITS.maxAliasCount; depth++) {
       current = (current.resolve(this.document!) as Node | undefined) ?? null; // only reached through find(), with a document
     }
     return current;
