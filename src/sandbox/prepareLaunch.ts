@@ -8,6 +8,7 @@ import { bwrapArguments, findSetpriv } from "./bwrapArguments.js";
 import { detectGvisor, GVISOR_HINT } from "./detectGvisor.js";
 import { BWRAP_HINT, detectIsolation } from "./detectIsolation.js";
 import { findPython, type PythonInstall } from "./findPython.js";
+import { hideEnvironmentSecrets } from "./hideEnvironmentSecrets.js";
 import { runscArguments, writeGvisorBundle } from "./gvisorBundle.js";
 import { seccompFilter } from "./seccompFilter.js";
 import { resolveLimits, type IsolationOptions, type ResolvedBackend, type SandboxLimits } from "./IsolationOptions.js";
@@ -79,6 +80,9 @@ export async function prepareLaunch(options: PrepareLaunchOptions): Promise<Kern
   };
 
   if (backend.backend === "none") {
+    // The code runs as this user, who may read /proc/<our pid>/environ: our keys must not be there.
+    const notHidden = hideEnvironmentSecrets();
+    if (notHidden !== undefined) options.onWarning?.(`Python code runs without isolation, and lllm ${notHidden}: the code may read its keys in /proc/${process.pid}/environ.`);
     const env = { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: workspace, LANG: "C.UTF-8", TMPDIR: tmpdir() };
     return { backend: "none", channel: "fds", command: python.executable, args: [...PYTHON_FLAGS, KERNEL_FILE], cwd: workspace, env, workspace, limits, dispose };
   }
