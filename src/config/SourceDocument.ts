@@ -9,6 +9,7 @@ import { hasPath } from "./hasPath.js";
 import { readParsedYaml, storeParsedYaml } from "./parsedYamlCache.js";
 import { isPlainObject } from "../util/isPlainObject.js";
 import { CONFIG_LIMITS } from "./configLimits.js";
+import { registerUrlCredentials } from "../util/redact.js";
 
 /** A path into parsed data: object keys and list indexes, e.g. `["agent_configs", 0, "tools", 1]`. */
 export type DataPath = ReadonlyArray<string | number>;
@@ -55,6 +56,8 @@ export class SourceDocument implements SourceLocator {
   private constructor(file: string, data: Record<string, unknown>, source?: { document: Document.Parsed; lineCounter: LineCounter } | { text: string }) {
     this.file = file;
     this.data = data;
+    // A password in a URL of the file (a base URL, a proxy's, an MCP server's) is a secret from now on.
+    registerUrlCredentials(data);
     if (source && "text" in source) this.#text = source.text;
     else if (source) {
       this.#document = source.document;

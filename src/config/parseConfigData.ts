@@ -4,6 +4,7 @@ import { parseYamlDocument } from "./parseYamlDocument.js";
 import { firstLine } from "../util/firstLine.js";
 import { readParsedYaml, storeParsedYaml } from "./parsedYamlCache.js";
 import { CONFIG_LIMITS } from "./configLimits.js";
+import { registerUrlCredentials } from "../util/redact.js";
 
 /**
  * The plain data of a YAML (or JSON) config file whose positions are not needed (a prompt file, a tool
@@ -13,7 +14,7 @@ import { CONFIG_LIMITS } from "./configLimits.js";
  */
 export function parseConfigData(text: string, file: string): unknown {
   const cached = readParsedYaml(text);
-  if (cached !== undefined) return cached;
+  if (cached !== undefined) return registered(cached);
   const lineCounter = new yaml.LineCounter();
   const { document, problems } = parseYamlDocument(text, { file, lineCounter });
   const first = problems[0];
@@ -30,5 +31,11 @@ export function parseConfigData(text: string, file: string): unknown {
     throw new ConfigError("config_parse", `cannot expand the file's aliases: ${error instanceof Error ? error.message : String(error)}`, { location: { file } });
   }
   storeParsedYaml(text, data);
+  return registered(data);
+}
+
+/** The data, once the passwords in its URLs are secrets that every printed or stored text is redacted of. */
+function registered(data: unknown): unknown {
+  registerUrlCredentials(data);
   return data;
 }
