@@ -86,7 +86,12 @@ export class QueueDispatcher {
     const queue = new Queue(queueName(options.announcement.batchId), { connection: link.client });
     queue.on("error", () => undefined);
     const dispatcher = new QueueDispatcher({ ...options, timings }, link, queue);
-    await link.guard(dispatcher.#start(), options.cancel);
+    try {
+      await link.guard(dispatcher.#start(), options.cancel);
+    } catch (error) {
+      await dispatcher.close();
+      throw error;
+    }
     return dispatcher;
   }
 
@@ -167,10 +172,11 @@ export class QueueDispatcher {
     await this.#announce();
     const refusal = await this.#watch.check();
     if (refusal) return this.#fail(refusal);
-    // A Redis restart without persistence loses every job: enqueue again what is still pending.
-    for (const [jobId, pending] of this.#pending) {
-      if ((await this.#queue.getJobState(jobId)) === "unknown" && this.#pending.has(jobId)) await this.#add(pending.item);
-    }
+    // A Redis restart without persistence loses every job: enqueue again what is still pending (all at once: one
+    // round trip's wait, not one per item).
+    const pending = [...this.#pending];
+    const states = await Promise.all(pending.map(([jobId]) => this.#queue.getJobState(jobId)));
+    await Promise.all(pending.filter(([jobId], index) => states[index] === "unknown" && this.#pending.has(jobId)).map(([, item]) => this.#add(item.item)));
   }
 
   /** Tell the workers about the batch, and that its producer lives (again after a Redis restart: idempotent writes). */
