@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { freePort } from "../helpers/freePort.js";
@@ -67,7 +68,7 @@ describeRedis("a queued batch names its tactic so that workers elsewhere find th
 });
 
 describeRedis("a worker loads code only from its own packages, whatever Redis says", () => {
-  it("announcements naming a package folder, a base file or an unknown package are refused before anything is loaded", async () => {
+  it("announcements naming a package folder, a base file or an unknown package are refused before anything is loaded; no digest is written back", async () => {
     const redis = await startRedis();
     const setup = await kitSetup();
     // A package whose tool writes a file the moment it is imported.
@@ -84,6 +85,8 @@ describeRedis("a worker loads code only from its own packages, whatever Redis sa
       ref: { ...common, queued: { kind: "ref", ref: "evil.tactics:t", contentDigest: "x" }, packages: [{ name: "evil", dir: evil }] },
       data: { ...common, queued: { kind: "data", file: "t.yaml", data: { name: "t", packages: [evil], agent_configs: [agent] }, packageNames: [] }, packages: [] },
       base: { ...common, queued: { kind: "data", file: "t.yaml", data: { name: "t", base: path.join(evil, "tactics", "t.yaml"), agent_configs: [agent] }, packageNames: [] }, packages: [] },
+      // The worker's own tactic, byte for byte, but another resolved configuration than the batch says.
+      differs: { ...common, tactic: "kit.tactics:echo", queued: { kind: "ref", ref: "kit.tactics:echo", contentDigest: createHash("sha256").update(readFileSync(setup.tactic)).digest("hex") }, packages: [{ name: "kit", dir: setup.kit }] },
     };
     const client = redis.client();
     for (const [batchId, announcement] of Object.entries(announcements)) {
@@ -91,7 +94,7 @@ describeRedis("a worker loads code only from its own packages, whatever Redis sa
       await client.hset(`lllm:batch:${batchId}`, "announcement", JSON.stringify({ batchId, ...announcement }));
       await client.sadd("lllm:batches", batchId);
     }
-    const worker = startWorker(redis.url, { ...setup.env, ...QUICK }, { cwd: tempDir() });
+    const worker = startWorker(redis.url, { ...setup.env, ...QUICK }, { cwd: tempDir(), packages: [copyPackage(setup.kit)] });
     const refusal = async (batchId: string): Promise<string | undefined> => Object.entries(await client.hgetall(`lllm:batch:${batchId}`)).find(([field]) => field.startsWith("refused:"))?.[1];
     await eventually(async () => (await Promise.all(Object.keys(announcements).map(refusal))).every((text) => text !== undefined));
     expect(existsSync(path.join(evil, "imported.txt"))).toBe(false);
@@ -99,6 +102,9 @@ describeRedis("a worker loads code only from its own packages, whatever Redis sa
     expect(await refusal("ref")).toContain("this worker has no package `evil`");
     expect(await refusal("data")).toContain("no package named `evil`");
     expect(await refusal("base")).toContain("names a `base` file");
+    // Neither digest is written back: the worker's own would tell anyone who can write to Redis what to announce.
+    expect(await refusal("differs")).toContain("differs from this worker's copy (its configuration, prompts or packages)");
+    for (const batchId of Object.keys(announcements)) expect(await refusal(batchId)).not.toMatch(/[0-9a-f]{16}/);
     expect(worker.stderr()).not.toContain("joined batch");
   }, 120_000);
 });

@@ -35,10 +35,8 @@ export interface RunWorkerOptions {
 /** A batch this worker takes items of. */
 interface Joined {
   worker: Worker;
-  /** Cancels the batch's running items (its producer is gone: no one will read their results). */
+  /** Cancels the batch's running items (the batch is gone: no one will read their results). */
   abandon: AbortController;
-  /** When the batch was first seen gone from Redis (a restart empties Redis too, until the producer announces it again). */
-  missingSince?: number;
 }
 
 /** Writes a refusal only while the batch is announced: a refusal must not bring back the hash of a removed batch. */
@@ -63,6 +61,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
   const redis = link.client;
   const joined = new Map<string, Joined>();
   const refused = new Set<string>();
+  /** Batches this worker left because they were gone from Redis, and when. */
+  const gone = new Map<string, number>();
   const gate = new ProviderGate();
   const concurrency = new AdaptiveConcurrency(options.concurrency);
   const me = `${hostname()}:${process.pid}`;
@@ -150,16 +150,32 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
       if (!joined.has(batchId) && !refused.has(batchId)) await join(batchId);
     }
     for (const batchId of refused) if (!batches.has(batchId)) refused.delete(batchId);
-    for (const [batchId, entry] of joined) {
-      if (batches.has(batchId)) delete entry.missingSince;
-      else if (entry.missingSince === undefined) entry.missingSince = Date.now();
-      else if (Date.now() - entry.missingSince > timings.aliveMs) await leave(batchId);
+    // A batch gone from Redis is over (or Redis restarted empty: its producer announces it again, and enqueues
+    // again the jobs Redis lost; this worker joins it again then).
+    for (const batchId of [...joined.keys()]) {
+      if (batches.has(batchId)) continue;
+      await leave(batchId);
+      gone.set(batchId, Date.now());
+    }
+    // What this worker's BullMQ worker wrote since the producer removed the batch (its stalled-job check writes the
+    // queue's meta hash) is removed once the batch has stayed gone a while (a restarted Redis gets it back sooner).
+    for (const [batchId, since] of gone) {
+      if (batches.has(batchId)) gone.delete(batchId);
+      else if (Date.now() - since > timings.aliveMs) {
+        gone.delete(batchId);
+        await removeLeftovers(batchId);
+      }
     }
   };
 
+  /** Remove what is left of a batch that is over: not announced, and no producer heartbeat. */
+  const removeLeftovers = async (batchId: string): Promise<void> => {
+    if ((await redis.sismember(BATCHES_KEY, batchId)) === 0 && (await redis.exists(aliveKey(batchId))) === 0) await removeBatch(redis, batchId);
+  };
+
   /**
-   * Stop taking items of a batch that is gone: its producer ended (its jobs are removed with it) or was killed. Its
-   * running items are cancelled: no one would read their results.
+   * Stop taking items of a batch that is gone: its producer ended (its jobs are removed with it), was killed, or
+   * Redis restarted empty. Its running items are cancelled: no one would read their results.
    */
   const leave = async (batchId: string, why?: string): Promise<void> => {
     const entry = joined.get(batchId);
@@ -200,7 +216,10 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     const closing = Promise.allSettled([...joined.values()].map((entry) => entry.worker.close())).then(() => "closed" as const);
     if ((await Promise.race([closing, link.whenDown().then(() => "down" as const)])) === "closed") {
       closed = true;
-      await link.guard(redis.del(workerKey(me))).catch(() => undefined);
+      const over = async (): Promise<void> => {
+        for (const batchId of new Set([...joined.keys(), ...gone.keys()])) await removeLeftovers(batchId);
+      };
+      await link.guard(Promise.all([redis.del(workerKey(me)), over()])).catch(() => undefined);
     }
   } finally {
     clearInterval(heartbeat);
