@@ -197,9 +197,11 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     beat();
     heartbeat = setInterval(beat, timings.heartbeatMs);
     let lastProblem = "";
+    let current: Promise<void> = Promise.resolve();
     while (!options.stop.aborted && !link.failed.aborted) {
       try {
-        await link.guard(round(), options.stop);
+        current = round();
+        await link.guard(current, options.stop);
       } catch (error) {
         // Redis away (restarting): the link says so and gives up in time; a Ctrl-C ends the loop. Anything else is
         // told (once), not swallowed: the next round tries again.
@@ -211,6 +213,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     }
     clearInterval(heartbeat); // before the heartbeat key is removed, so that no late beat brings it back
     if (link.failed.aborted) throw link.failed.reason;
+    // A round cut short by Ctrl-C may still be joining a batch: let it, so that what it joins is closed below.
+    await Promise.race([current.catch(() => undefined), link.whenDown()]);
     // Finish the running items (a second Ctrl-C cancels them: their jobs fail and another worker retries them),
     // unless Redis is away: their results could not be written, and Ctrl-C must end the worker all the same.
     const closing = Promise.allSettled([...joined.values()].map((entry) => entry.worker.close())).then(() => "closed" as const);
