@@ -16,6 +16,7 @@ import { readBatchItems, type DatasetFormat } from "../batch/readBatchItems.js";
 import { runBatch, type BatchStats } from "../batch/runBatch.js";
 import { runBatchItem } from "../batch/runBatchItem.js";
 import { configDigest } from "../store/startRunLog.js";
+import { replySizeBytes } from "../config/index.js";
 import { QueueDispatcher } from "../batch/queue/QueueDispatcher.js";
 import { loadBullmq, queueConnection, queueName } from "../batch/queue/queueConnection.js";
 import { holdFirstSignal, stopSignal } from "./handleSignals.js";
@@ -72,7 +73,8 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   setMaxListeners(settings.concurrency * 4 + 20, cancel);
   process.setMaxListeners(process.getMaxListeners() + settings.concurrency * 2);
   const reporter = retryReporter(Boolean(options.verbose), say);
-  const createModel = batchModelFactory({ gate, concurrency, signal: cancel, onRetry: reporter, ...(settings.timeout !== undefined ? { modelTimeout: settings.timeout } : {}) });
+  const maxReplyBytes = replySizeBytes(prepared.settings.reply_size);
+  const createModel = batchModelFactory({ gate, concurrency, signal: cancel, onRetry: reporter, ...(settings.timeout !== undefined ? { modelTimeout: settings.timeout } : {}), ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}) });
   // Every agent's model is built once before the first item: a missing key fails the batch now (exit 2), not
   // each item. With --queue the workers call the models, with their own keys.
   if (options.queue === undefined) for (const agent of prepared.agents) createModel(agent.config);

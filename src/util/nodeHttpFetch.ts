@@ -1,9 +1,12 @@
 import diagnostics_channel from "node:diagnostics_channel";
 import http from "node:http";
 import https from "node:https";
-import { pipeline, Readable } from "node:stream";
+import { pipeline, Readable, Transform } from "node:stream";
 import zlib from "node:zlib";
+import { proxyAuthorization, proxyFor, type ProxyEnvironment } from "./proxyEnvironment.js";
+import { ReplyTooLarge } from "./ReplyTooLarge.js";
 import { REQUEST_SENT_CHANNEL } from "./requestSentChannel.js";
+import { TunnelAgent } from "./TunnelAgent.js";
 
 /**
  * Keep-alive connection pools, one per scheme for the process: every model client shares them, as every caller
@@ -14,6 +17,19 @@ const agents = {
   "http:": new http.Agent({ keepAlive: true, scheduling: "lifo" }),
   "https:": new https.Agent({ keepAlive: true, scheduling: "lifo" }),
 };
+/** One pool of tunnelled connections per proxy (its URL, credentials included, is the key). */
+const tunnels = new Map<string, TunnelAgent>();
+
+/** The default cap of a decoded answer body: far above any model reply, far below what fills memory. */
+export const DEFAULT_MAX_REPLY_BYTES = 64 * 1024 * 1024;
+
+/** How the model clients reach their servers. */
+export interface HttpTransport {
+  /** Bytes of a decoded answer body read at most; past them the body fails with `ReplyTooLarge`. Default 64 MB. */
+  maxReplyBytes?: number;
+  /** The proxies of the environment (`proxyEnvironment`); undefined: every connection is direct. */
+  proxies?: ProxyEnvironment;
+}
 
 /** Told when a request has been written to the socket (its headers and body handed to the system). */
 const requestSent = diagnostics_channel.channel(REQUEST_SENT_CHANNEL);
@@ -33,13 +49,13 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
  * redirect mode. Failures look as they do with `fetch`: a connection that fails rejects with
  * `TypeError("fetch failed", {cause})`, an abort with the signal's reason.
  */
-export function nodeHttpFetch(input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
+export function nodeHttpFetch(input: string | URL | Request, init: RequestInit = {}, transport: HttpTransport = {}): Promise<Response> {
   const body = init.body;
   const plainBody = body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array || body instanceof ArrayBuffer;
   if (input instanceof Request || !plainBody || init.redirect !== "manual") return globalThis.fetch(input, init);
   const url = input instanceof URL ? input : new URL(input);
-  const agent = url.protocol === "http:" ? agents["http:"] : url.protocol === "https:" ? agents["https:"] : undefined;
-  if (agent === undefined) return globalThis.fetch(input, init);
+  if (url.protocol !== "http:" && url.protocol !== "https:") return globalThis.fetch(input, init);
+  const maxReplyBytes = transport.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
   const signal = init.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(abortReason(signal));
 
@@ -67,7 +83,7 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
       }
     };
     const done = (): void => signal?.removeEventListener("abort", onAbort);
-    const request = (url.protocol === "https:" ? https : http).request(url, { method, headers, agent }, (response) => {
+    const request = send(url, method, headers, transport.proxies, (response) => {
       answer = response;
       response.once("close", done);
       const status = response.statusCode ?? 0;
@@ -85,7 +101,8 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
         stream = null;
       } else {
         const decoder = decoderFor(response.headers["content-encoding"]);
-        if (decoder) stream = pipeline(response, decoder, () => undefined);
+        // Counted after decoding: a small gzip body may inflate to gigabytes.
+        stream = pipeline(decoder ? pipeline(response, decoder, () => undefined) : response, byteLimit(maxReplyBytes), () => undefined);
       }
       const result = new Response(stream === null ? null : (Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>), { status, statusText: response.statusMessage ?? "", headers: responseHeaders });
       // A Response made here has no URL of its own; the SDK names it in its debug log.
@@ -102,6 +119,43 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
     signal?.addEventListener("abort", onAbort, { once: true });
     if (requestSent.hasSubscribers) request.once("finish", () => requestSent.publish({ url: url.href }));
     request.end(payload);
+  });
+}
+
+/**
+ * The request: straight to the server, or through the environment's proxy for it (a CONNECT tunnel for https,
+ * an absolute-form request to the proxy for http, with the proxy's credentials on it and not the target's).
+ */
+function send(url: URL, method: string, headers: Record<string, string>, proxies: ProxyEnvironment | undefined, onResponse: (response: http.IncomingMessage) => void): http.ClientRequest {
+  const proxy = proxyFor(proxies, url);
+  if (url.protocol === "https:") {
+    const agent = proxy === undefined ? agents["https:"] : tunnelThrough(proxy);
+    return https.request(url, { method, headers, agent }, onResponse);
+  }
+  if (proxy === undefined) return http.request(url, { method, headers, agent: agents["http:"] }, onResponse);
+  const authorization = proxyAuthorization(proxy);
+  const proxyHeaders = { ...headers, host: url.host, ...(authorization ? { "proxy-authorization": authorization } : {}) };
+  return http.request({ host: proxy.hostname.replace(/^\[|\]$/g, ""), port: Number(proxy.port || 80), path: url.href, method, headers: proxyHeaders, agent: agents["http:"] }, onResponse);
+}
+
+function tunnelThrough(proxy: URL): TunnelAgent {
+  let agent = tunnels.get(proxy.href);
+  if (agent === undefined) {
+    agent = new TunnelAgent(proxy, { keepAlive: true, scheduling: "lifo" });
+    tunnels.set(proxy.href, agent);
+  }
+  return agent;
+}
+
+/** Passes bytes through until `limit` of them have passed, then fails with `ReplyTooLarge`. */
+function byteLimit(limit: number): Transform {
+  let seen = 0;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      seen += chunk.length;
+      if (seen > limit) return callback(new ReplyTooLarge(limit));
+      callback(null, chunk);
+    },
   });
 }
 

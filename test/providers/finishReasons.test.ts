@@ -41,7 +41,7 @@ async function run(native: (typeof natives)[number], args: string[], script: Scr
 }
 
 for (const native of natives) {
-  describe(`${native.model}: an answer cut off or withheld is not a success`, () => {
+  describe(`${native.model}: an answer cut off or withheld is not a success`, { timeout: 120_000 }, () => {
     it(`an answer cut at the output token limit (${native.cut}) exits 3 naming max_tokens, as OpenAI's length does`, async () => {
       for (const stream of ["--no-stream", "--stream"]) {
         const result = await run(native, [stream], [{ text: "The weather in Par", finish_reason: "length" }]);
@@ -62,7 +62,7 @@ for (const native of natives) {
   });
 }
 
-describe("a whole (not streamed) answer without a stop reason is incomplete, for every provider", () => {
+describe("a whole (not streamed) answer without a stop reason is incomplete, for every provider", { timeout: 120_000 }, () => {
   let server: Server | undefined;
   afterEach(async () => {
     server?.closeAllConnections();

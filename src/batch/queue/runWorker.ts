@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import type { Worker } from "bullmq";
 import { approveAll, approveNone } from "../../codeaction/approval.js";
 import { configDigest } from "../../store/startRunLog.js";
+import { replySizeBytes } from "../../config/index.js";
 import { prepareTactic, type PreparedTactic } from "../../tactics/prepareTactic.js";
 import { AdaptiveConcurrency } from "../AdaptiveConcurrency.js";
 import { batchModelFactory } from "../batchModelFactory.js";
@@ -67,7 +68,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     if (digest !== announcement.digest) {
       return refuse(batchId, `its tactic \`${announcement.tactic}\` differs from this worker's copy (digest ${announcement.digest}, here ${digest}); give every worker the same tactic and packages`);
     }
-    const createModel = batchModelFactory({ gate, concurrency, signal: options.cancel, ...(announcement.timeout !== null ? { modelTimeout: announcement.timeout } : {}) });
+    const maxReplyBytes = replySizeBytes(prepared.settings.reply_size);
+    const createModel = batchModelFactory({ gate, concurrency, signal: options.cancel, ...(announcement.timeout !== null ? { modelTimeout: announcement.timeout } : {}), ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}) });
     const worker = new Worker(
       queueName(batchId),
       async (job) => {
