@@ -1,7 +1,7 @@
 import diagnostics_channel from "node:diagnostics_channel";
 import http from "node:http";
 import https from "node:https";
-import { pipeline, Readable, Transform } from "node:stream";
+import { pipeline, Readable } from "node:stream";
 import zlib from "node:zlib";
 import { proxyAuthorization, proxyFor, type ProxyEnvironment } from "./proxyEnvironment.js";
 import { ReplyTooLarge } from "./ReplyTooLarge.js";
@@ -101,8 +101,9 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
         stream = null;
       } else {
         const decoder = decoderFor(response.headers["content-encoding"]);
+        if (decoder) stream = pipeline(response, decoder, () => undefined);
         // Counted after decoding: a small gzip body may inflate to gigabytes.
-        stream = pipeline(decoder ? pipeline(response, decoder, () => undefined) : response, byteLimit(maxReplyBytes), () => undefined);
+        limitBytes(stream, maxReplyBytes);
       }
       const result = new Response(stream === null ? null : (Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>), { status, statusText: response.statusMessage ?? "", headers: responseHeaders });
       // A Response made here has no URL of its own; the SDK names it in its debug log.
@@ -147,16 +148,20 @@ function tunnelThrough(proxy: URL): TunnelAgent {
   return agent;
 }
 
-/** Passes bytes through until `limit` of them have passed, then fails with `ReplyTooLarge`. */
-function byteLimit(limit: number): Transform {
+/**
+ * Fails `stream` with `ReplyTooLarge` once more than `limit` bytes have come through it. A listener beside the one
+ * `Readable.toWeb` adds (both get each chunk, and its pauses stop both) rather than a Transform in a pipeline:
+ * that costs about half as much CPU again as the whole rest of a small answer's reading.
+ */
+function limitBytes(stream: Readable, limit: number): void {
   let seen = 0;
-  return new Transform({
-    transform(chunk: Buffer, _encoding, callback) {
-      seen += chunk.length;
-      if (seen > limit) return callback(new ReplyTooLarge(limit));
-      callback(null, chunk);
-    },
-  });
+  const count = (chunk: Buffer): void => {
+    seen += chunk.length;
+    if (seen <= limit) return;
+    stream.removeListener("data", count);
+    stream.destroy(new ReplyTooLarge(limit));
+  };
+  stream.on("data", count);
 }
 
 function abortReason(signal: AbortSignal): unknown {
