@@ -6,7 +6,7 @@ import { BadProviderAnswer } from "./BadProviderAnswer.js";
 import { badAnswerError, connectionError, httpError, serverMessage, timeoutError, tlsFailureOf } from "./toProviderError.js";
 import { RedirectRefused } from "../util/fetchWithinOrigin.js";
 import { replyTooLargeIn } from "../util/ReplyTooLarge.js";
-import { ProxyRefused } from "../util/TunnelAgent.js";
+import { ProxyFailed } from "../util/TunnelAgent.js";
 import { secrets } from "../util/redact.js";
 import type { FailedRequest } from "./toProviderError.js";
 import { abortableSleep as sleep } from "../util/abortableSleep.js";
@@ -146,7 +146,7 @@ function classify(error: unknown, sdk: OpenAIModule, baseURL: string): boolean |
 /** A proxy that refused the tunnel with a 4xx (credentials, a host it forbids) refuses it again. */
 function proxyRefusedForGood(error: Error): boolean {
   for (let current: unknown = error; current instanceof Error; current = current.cause) {
-    if (current instanceof ProxyRefused) return current.status !== undefined && current.status >= 400 && current.status < 500;
+    if (current instanceof ProxyFailed) return current.status !== undefined && current.status >= 400 && current.status < 500;
   }
   return false;
 }

@@ -3,7 +3,7 @@ import { ProviderError } from "../errors.js";
 import type { BadProviderAnswer } from "./BadProviderAnswer.js";
 import type { OpenAIEndpoint } from "./OpenAIEndpoint.js";
 import { RedirectRefused } from "../util/fetchWithinOrigin.js";
-import { ProxyRefused } from "../util/TunnelAgent.js";
+import { ProxyFailed } from "../util/TunnelAgent.js";
 
 /** What a provider error message needs to say where the failure happened. */
 export interface FailedRequest {
@@ -75,15 +75,17 @@ export function httpError(error: APIError, failed: FailedRequest): ProviderError
 export function connectionError(error: Error, failed: FailedRequest): ProviderError {
   // undici wraps the reason ("connect ECONNREFUSED 127.0.0.1:11434") inside "fetch failed": show the innermost.
   let innermost: unknown = error;
-  while (innermost instanceof Error && innermost.cause instanceof Error) innermost = innermost.cause;
+  let proxy: ProxyFailed | undefined;
+  for (; innermost instanceof Error && innermost.cause instanceof Error; innermost = innermost.cause) if (innermost instanceof ProxyFailed) proxy = innermost;
+  if (innermost instanceof ProxyFailed) proxy = innermost;
   const tls = tlsFailureOf(error);
-  const cause = tls ? `: ${tls.what} (${tls.code}: ${tls.message})` : innermost instanceof Error && innermost !== error ? `: ${innermost.message}` : "";
+  const cause = tls ? `: ${tls.what} (${tls.code}: ${tls.message})` : proxy ? `: ${proxy.message}` : innermost instanceof Error && innermost !== error ? `: ${innermost.message}` : "";
   const hint = tls
     ? tls.hint
     : innermost instanceof RedirectRefused
       ? "set the base URL (invoker_config.base_url) to the API itself, not to an address that redirects elsewhere"
-      : innermost instanceof ProxyRefused
-        ? innermost.status === 407
+      : proxy
+        ? proxy.status === 407
           ? "the proxy wants credentials: give them in the proxy variable, as http://user:password@host:port (HTTPS_PROXY for https:// servers)"
           : "check the proxy variables (HTTPS_PROXY, HTTP_PROXY) and NO_PROXY, which lists the hosts reached without the proxy"
         : "check that the server is running and that the base URL (invoker_config.base_url) is right";

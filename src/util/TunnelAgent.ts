@@ -9,15 +9,19 @@ const MAX_CONNECT_ANSWER = 64 * 1024;
 /** How long a proxy may take to open a tunnel. */
 const CONNECT_TIMEOUT_MS = 30_000;
 
-/** A proxy that answered CONNECT with anything but 200: no tunnel, and nothing of the request was sent. */
-export class ProxyRefused extends Error {
+/**
+ * An HTTP proxy (HTTPS_PROXY, HTTP_PROXY) that could not be reached, or that answered CONNECT with anything but
+ * 200 (`status`): no tunnel, and nothing of the request was sent.
+ */
+export class ProxyFailed extends Error {
   constructor(
     readonly proxy: string,
     readonly status: number | undefined,
     detail: string,
+    options?: { cause: unknown },
   ) {
-    super(`the proxy ${proxy} ${detail}`);
-    this.name = "ProxyRefused";
+    super(`the proxy ${proxy} ${detail}`, options);
+    this.name = "ProxyFailed";
   }
 }
 
@@ -56,23 +60,23 @@ export class TunnelAgent extends https.Agent {
         callback?.(error, undefined as unknown as Duplex);
       } else callback?.(null, stream!);
     };
-    const onError = (error: Error): void => finish(error);
-    const onEnd = (): void => finish(new ProxyRefused(origin, undefined, `closed the connection instead of opening a tunnel to ${target}`));
-    const onTimeout = (): void => finish(new ProxyRefused(origin, undefined, `did not open a tunnel to ${target} within ${CONNECT_TIMEOUT_MS / 1000} s`));
+    const onError = (error: Error): void => finish(new ProxyFailed(origin, undefined, `cannot be reached: ${error.message}`, { cause: error }));
+    const onEnd = (): void => finish(new ProxyFailed(origin, undefined, `closed the connection instead of opening a tunnel to ${target}`));
+    const onTimeout = (): void => finish(new ProxyFailed(origin, undefined, `did not open a tunnel to ${target} within ${CONNECT_TIMEOUT_MS / 1000} s`));
     const onData = (chunk: Buffer): void => {
       answer = Buffer.concat([answer, chunk]);
       const end = answer.indexOf("\r\n\r\n");
       if (end < 0) {
-        if (answer.length > MAX_CONNECT_ANSWER) finish(new ProxyRefused(origin, undefined, `sent an answer to CONNECT ${target} that is not HTTP`));
+        if (answer.length > MAX_CONNECT_ANSWER) finish(new ProxyFailed(origin, undefined, `sent an answer to CONNECT ${target} that is not HTTP`));
         return;
       }
       const statusLine = answer.subarray(0, answer.indexOf("\r\n")).toString("latin1");
       const status = /^HTTP\/1\.[01] (\d{3})/.exec(statusLine)?.[1];
       if (status !== "200") {
         const reason = status === undefined ? "answered CONNECT with something that is not HTTP" : `refused the tunnel to ${target}: ${statusLine.slice(9, 120)}`;
-        return finish(new ProxyRefused(origin, status === undefined ? undefined : Number(status), reason));
+        return finish(new ProxyFailed(origin, status === undefined ? undefined : Number(status), reason));
       }
-      if (answer.length > end + 4) return finish(new ProxyRefused(origin, 200, `sent data before the tunnel to ${target} was open`));
+      if (answer.length > end + 4) return finish(new ProxyFailed(origin, 200, `sent data before the tunnel to ${target} was open`));
       socket.pause();
       const secure = tls.connect({ ...(options as tls.ConnectionOptions), socket, servername: options.servername ?? (net.isIP(host) === 0 ? host : undefined), host, port });
       finish(null, secure);

@@ -3,10 +3,10 @@ import http from "node:http";
 import https from "node:https";
 import { pipeline, Readable } from "node:stream";
 import zlib from "node:zlib";
-import { proxyAuthorization, proxyFor, type ProxyEnvironment } from "./proxyEnvironment.js";
+import { proxyAuthorization, proxyFor, proxyOrigin, type ProxyEnvironment } from "./proxyEnvironment.js";
 import { ReplyTooLarge } from "./ReplyTooLarge.js";
 import { REQUEST_SENT_CHANNEL } from "./requestSentChannel.js";
-import { TunnelAgent } from "./TunnelAgent.js";
+import { ProxyFailed, TunnelAgent } from "./TunnelAgent.js";
 
 /**
  * Keep-alive connection pools, one per scheme for the process: every model client shares them, as every caller
@@ -83,7 +83,8 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
       }
     };
     const done = (): void => signal?.removeEventListener("abort", onAbort);
-    const request = send(url, method, headers, transport.proxies, (response) => {
+    const viaProxy = proxyFor(transport.proxies, url);
+    const request = send(url, method, headers, viaProxy, (response) => {
       answer = response;
       response.once("close", done);
       const status = response.statusCode ?? 0;
@@ -115,7 +116,7 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
       done();
       if (settled) return;
       settled = true;
-      reject(new TypeError("fetch failed", { cause: error }));
+      reject(new TypeError("fetch failed", { cause: viaProxy !== undefined && url.protocol === "http:" ? new ProxyFailed(proxyOrigin(viaProxy), undefined, `cannot be reached: ${error.message}`, { cause: error }) : error }));
     });
     signal?.addEventListener("abort", onAbort, { once: true });
     if (requestSent.hasSubscribers) request.once("finish", () => requestSent.publish({ url: url.href }));
@@ -127,8 +128,7 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
  * The request: straight to the server, or through the environment's proxy for it (a CONNECT tunnel for https,
  * an absolute-form request to the proxy for http, with the proxy's credentials on it and not the target's).
  */
-function send(url: URL, method: string, headers: Record<string, string>, proxies: ProxyEnvironment | undefined, onResponse: (response: http.IncomingMessage) => void): http.ClientRequest {
-  const proxy = proxyFor(proxies, url);
+function send(url: URL, method: string, headers: Record<string, string>, proxy: URL | undefined, onResponse: (response: http.IncomingMessage) => void): http.ClientRequest {
   if (url.protocol === "https:") {
     const agent = proxy === undefined ? agents["https:"] : tunnelThrough(proxy);
     return https.request(url, { method, headers, agent }, onResponse);

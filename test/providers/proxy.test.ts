@@ -1,6 +1,7 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropicServer, startMockGeminiServer, startMockOpenAIServer } from "../../src/testing/index.js";
+import { freePort } from "../helpers/freePort.js";
 import { startHttpProxy, type HttpProxy } from "../helpers/httpProxy.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
 import { leaksOf } from "../helpers/secretEncodings.js";
@@ -118,6 +119,16 @@ describe("proxy failures", { timeout: 120_000 }, () => {
     expect(server.requests).toEqual([]);
     expect(leaksOf(result.stdout + result.stderr, "Wrong-Password-77")).toEqual([]);
     expect(leaksOf(result.stdout + result.stderr, "corp-user:Wrong-Password-77")).toEqual([]);
+  });
+
+  it("a proxy that cannot be reached is named as such, for https and http servers alike", async () => {
+    const dead = await freePort();
+    for (const [variable, baseURL] of [["HTTPS_PROXY", "https://api.example.test/v1"], ["HTTP_PROXY", "http://api.example.test/v1"]] as const) {
+      const result = await runCli(["run", loop, "--model", "gpt-4o-mini", "--input", "Weather?"], { env: { OPENAI_API_KEY: "sk-openai-key-0000000001", OPENAI_BASE_URL: baseURL, [variable]: `http://127.0.0.1:${dead}`, LLLM_RETRY_DELAY_MS: "1" }, timeoutMs: 60_000 });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain(`the proxy http://127.0.0.1:${dead} cannot be reached: connect ECONNREFUSED`);
+      expect(result.stderr).toContain("check the proxy variables");
+    }
   });
 
   it("a proxy variable that is not a usable URL is a configuration error (exit 2) that does not quote it", async () => {
