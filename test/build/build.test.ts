@@ -103,6 +103,8 @@ describe("the build", () => {
     expect(ran, ran.stderr).toMatchObject({ code: 0, stdout: "Sunny.\n" });
     // A CLI still running the previous build finds each of its files, unchanged, for its lazy imports.
     for (const [name, hash] of previousFiles) expect(digest(path.join(dist, "bundle", name)), name).toBe(hash);
+    // Built elsewhere and renamed: no file names the folder it was built in.
+    for (const name of readdirSync(path.join(dist, "bundle"))) expect(readFileSync(path.join(dist, "bundle", name), "utf8").includes("dist.tmp-"), name).toBe(false);
     // Nothing is left beside dist/.
     expect(readdirSync(clone).filter((name) => name.startsWith("dist."))).toEqual([]);
     expect(existsSync(path.join(clone, "src", "config", "generated", "validators.cjs"))).toBe(true);
