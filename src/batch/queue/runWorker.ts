@@ -4,6 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import type { Worker } from "bullmq";
 import { approveAll, approveNone } from "../../codeaction/approval.js";
+import { replySizeBytes } from "../../config/index.js";
 import type { Registry } from "../../registry/index.js";
 import type { PreparedTactic } from "../../tactics/prepareTactic.js";
 import { AdaptiveConcurrency } from "../AdaptiveConcurrency.js";
@@ -86,7 +87,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     const abandon = new AbortController();
     const itemSignal = AbortSignal.any([cancel, abandon.signal]);
     setMaxListeners(options.concurrency * 4 + 20, itemSignal);
-    const createModel = batchModelFactory({ gate, concurrency, signal: itemSignal, ...(announcement.timeout !== null ? { modelTimeout: announcement.timeout } : {}) });
+    const maxReplyBytes = replySizeBytes(prepared.settings.reply_size);
+    const createModel = batchModelFactory({ gate, concurrency, signal: itemSignal, ...(announcement.timeout !== null ? { modelTimeout: announcement.timeout } : {}), ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}) });
     const settings = announcement;
     const worker = new Worker(
       queueName(batchId),
