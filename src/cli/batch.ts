@@ -17,6 +17,7 @@ import { DEFAULT_MAX_LINE_BYTES, MAX_LINE_BYTES, readBatchItems, type DatasetFor
 import { runBatch, type BatchStats } from "../batch/runBatch.js";
 import { budgetError, duplicatesWarning, refuseUnpricedModels, reportSummary, unpricedError } from "./batchReport.js";
 import { runBatchItem } from "../batch/runBatchItem.js";
+import { replySizeBytes } from "../config/index.js";
 import { QueueDispatcher } from "../batch/queue/QueueDispatcher.js";
 import { queueConnection, redactQueueUrl, type QueuedTactic } from "../batch/queue/queueConnection.js";
 import { queueDigest } from "../batch/queue/queueDigest.js";
@@ -86,7 +87,8 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   setMaxListeners(settings.concurrency * 4 + 20, cancel);
   process.setMaxListeners(process.getMaxListeners() + settings.concurrency * 2);
   const reporter = retryReporter(Boolean(options.verbose), say);
-  const createModel = batchModelFactory({ gate, concurrency, signal: cancel, onRetry: reporter, ...(settings.timeout !== undefined ? { modelTimeout: settings.timeout } : {}) });
+  const maxReplyBytes = replySizeBytes(prepared.settings.reply_size);
+  const createModel = batchModelFactory({ gate, concurrency, signal: cancel, onRetry: reporter, ...(settings.timeout !== undefined ? { modelTimeout: settings.timeout } : {}), ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}) });
   // Every agent's model is built once before the first item: a missing key fails the batch now (exit 2), not
   // each item. With --queue the workers call the models, with their own keys.
   if (options.queue === undefined) for (const agent of prepared.agents) for (const model of modelChain(agent.config)) createModel({ ...agent.config, model_name: model });

@@ -75,25 +75,27 @@ describeRedis("lllm batch --queue with lllm worker", () => {
     expect(setup.answered()).toBe(0);
   }, 120_000);
 
-  it("a worker whose copy of the tactic holds a self-referencing alias refuses the batch at the alias (issue 19 item 9)", async () => {
-    const redis = await RedisServer.start();
-    redises.push(redis);
-    const setup = await echoSetup();
-    servers.push(setup.server);
-    const producer = spawnBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 2), "--lines", "--queue", redis.url, "--no-log"], setup.env);
-    children.push(producer.child);
-    await until(() => producer.stderr().includes("start `lllm worker"));
+  it("a worker whose copy of the tactic holds a self-referencing alias refuses the batch and stays responsive; the submitter refuses it at the alias (issue 19 item 9)", async () => {
+    const redis = await startRedis();
+    const setup = await kitSetup();
+    const env = { ...setup.env, ...QUICK };
+    const theirs = copyPackage(setup.kit);
+    const theirTactic = path.join(theirs, "tactics", "echo.yaml");
     // Parsing it once hung the worker at 100% CPU (the parse cache walked data that contained itself).
-    writeFileSync(setup.tactic, `${readFileSync(setup.tactic, "utf8")}vars: &v {again: *v}\n`);
-    const worker = startWorker(redis.url, setup.env);
-    await until(() => worker.stderr().includes("refused"));
-    expect(worker.stderr()).toMatch(/cannot load the tactic .*echo\.yaml:9:18: the alias `\*v` is inside the value its anchor names/);
+    writeFileSync(theirTactic, `${readFileSync(theirTactic, "utf8")}vars: &v {again: *v}\n`);
+    const worker = startWorker(redis.url, env, { packages: [theirs] });
+    const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 2), "--lines", "--queue", redis.url, "--no-log"], env);
+    expect(await producer.exited).toBe(1);
+    expect(producer.stderr()).toMatch(/every worker on redis:\/\/127\.0\.0\.1:\d+ refuses this batch/);
+    // The worker compares its copy's bytes before it parses anything: it refuses, and stays responsive.
+    expect(producer.stderr()).toContain("differs from this worker's copy");
     worker.child.kill("SIGINT");
     expect(await worker.exited).toBe(130);
-    producer.child.kill("SIGINT");
-    await until(() => producer.stderr().includes("no new items"));
-    producer.child.kill("SIGINT");
-    await producer.done;
     expect(setup.answered()).toBe(0);
+    // The same alias in the submitter's tactic: refused at the alias before anything reaches Redis.
+    writeFileSync(setup.tactic, readFileSync(theirTactic, "utf8"));
+    const refused = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 2), "--lines", "--queue", redis.url, "--no-log"], env);
+    expect(await refused.exited).toBe(2);
+    expect(refused.stderr()).toMatch(/echo\.yaml:\d+:\d+: the alias `\*v` is inside the value its anchor names/);
   }, 120_000);
 });

@@ -4,6 +4,7 @@ import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import type { Worker } from "bullmq";
 import { approveAll, approveNone, noticeFirstRefusal } from "../../approval/index.js";
+import { replySizeBytes } from "../../config/index.js";
 import type { Registry } from "../../registry/index.js";
 import type { PreparedTactic } from "../../tactics/prepareTactic.js";
 import { AdaptiveConcurrency } from "../AdaptiveConcurrency.js";
@@ -86,7 +87,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     const abandon = new AbortController();
     const itemSignal = AbortSignal.any([cancel, abandon.signal]);
     setMaxListeners(options.concurrency * 4 + 20, itemSignal);
-    const createModel = batchModelFactory({ gate, concurrency, signal: itemSignal, ...(announcement.timeout !== null ? { modelTimeout: announcement.timeout } : {}) });
+    const maxReplyBytes = replySizeBytes(prepared.settings.reply_size);
+    const createModel = batchModelFactory({ gate, concurrency, signal: itemSignal, ...(announcement.timeout !== null ? { modelTimeout: announcement.timeout } : {}), ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}) });
     const settings = announcement;
     // A worker asks nobody: the batch's --approve decides (default none), and the first refusal says so.
     const approve = settings.approve === "all" ? approveAll : noticeFirstRefusal(approveNone, (request) => options.warn(`batch ${batchId}: \`${request.tool}\` needs approval and was refused: workers ask nobody; start the batch with --approve all to run such tools`));
