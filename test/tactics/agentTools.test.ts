@@ -56,6 +56,22 @@ describe("an agent as a tool of another agent of the same tactic", () => {
     expect(report.usage.by_tool["summarizer"]).toMatchObject({ calls: 2, model_calls: 2 });
   }, 300_000);
 
+  it("a limit met inside an agent used as a tool stops the whole run (exit 3): the caller does not read it as a failed tool", async () => {
+    server = await startMockOpenAIServer({
+      handler: (body): ScriptedTurn => {
+        if (agentOf(body) === "summarizer") return { tool_calls: [{ name: "lookup", arguments: { key: "x" } }] };
+        return { tool_calls: [{ name: "summarizer", arguments: { input: "a text" } }] };
+      },
+    });
+    const result = await cli(["run", path.join(fixtures, "team.yaml"), "--input", "Go.", "--max-tool-calls", "1", "--json"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: tempDir("lllm-home-") } });
+    expect(result.code).toBe(3);
+    const report = JSON.parse(result.stdout) as { error: { code: string; message: string }; usage: { by_tool: Record<string, { calls: number; model_calls: number }> } };
+    expect(report.error.code).toBe("limit_max_tool_calls");
+    expect(report.error.message).toContain("`lookup` (agent `summarizer`) was not run");
+    expect(report.usage.by_tool["summarizer"]).toMatchObject({ calls: 1, model_calls: 1 });
+    expect(requestsOf("lead")).toHaveLength(1); // never asked again with an error to read
+  }, 300_000);
+
   it("validate: `agent:` naming no agent, and a cycle, are errors at their line (exit 2); an agent nothing uses is a warning", async () => {
     const dir = tempDir("lllm-team-");
     const write = (name: string, agents: string): string => {
