@@ -91,6 +91,25 @@ describe("a model_name list is a fallback chain", () => {
     expect(posts(anthropic)).toBe(5);
   }, 300_000);
 
+  it("a model that does not answer within the timeout, or a 429 past the retries, falls back too", async () => {
+    openai = await startMockOpenAIServer({ script: ["never"], failures: Array.from({ length: 5 }, () => ({ delayMs: 60_000 })) });
+    anthropic = await startMockAnthropicServer({ script: ["From Claude."] });
+    const result = await cli(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--timeout", "1", "--json", "--no-stream"], { env: env() });
+    expect(result.code).toBe(0);
+    expect((JSON.parse(result.stdout) as { output: string; model_calls: Array<{ model: string }> }).model_calls.map((call) => call.model)).toEqual(["anthropic/claude-test"]);
+    expect(result.stderr).toMatch(/^lllm: warning: anthropic\/claude-test answers instead of gpt-test from now on \(gpt-test: no answer from .* within 1 s\)\n$/);
+    await Promise.all([openai.close(), anthropic.close()]);
+
+    // A 429 that the retries did not mend: the next model answers.
+    openai = await startMockOpenAIServer({ script: ["never"], failures: Array.from({ length: 5 }, () => ({ status: 429, message: "Rate limit reached for requests" })) });
+    anthropic = await startMockAnthropicServer({ script: ["From Claude."] });
+    const limited = await cli(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--no-stream"], { env: env() });
+    expect(limited.code).toBe(0);
+    expect(limited.stdout).toBe("From Claude.\n");
+    expect(limited.stderr).toMatch(/^lllm: warning: anthropic\/claude-test answers instead of gpt-test from now on \(gpt-test: .*rate limited \(429\).*gave up after 5 attempts.*\)\n$/);
+    expect(posts(openai)).toBe(5);
+  }, 300_000);
+
   it("an auth or bad-request error is the user's to fix: no fallback", async () => {
     for (const status of [401, 400]) {
       openai = await startMockOpenAIServer({ failures: [{ status, message: status === 401 ? "Incorrect API key provided." : "Invalid value for 'temperature'." }] });
