@@ -26,6 +26,7 @@ import { purgeQueue } from "./purgeQueue.js";
 import { holdFirstSignal, stopSignal } from "./handleSignals.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
 import { warnUnknownModels } from "./models.js";
+import { modelLocation } from "../tactics/tacticBudget.js";
 import { paint, warn, writeErr } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
@@ -72,7 +73,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   // Loaded, validated and bound once for the whole batch.
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   warnBrokenFiles(prepared.registry);
-  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
+  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn, { locate: (agent, position) => modelLocation(prepared.tactic, options.model, agent, position) });
   if (settings.maxCost !== undefined) refuseUnpricedModels(prepared);
   // What the workers are told to find, checked before anything connects: a tactic they cannot have is refused now.
   const queued = options.queue === undefined ? undefined : queuedTactic(prepared, options.model ?? null);

@@ -3,6 +3,7 @@ import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
 import { ConfigError, RunLimitError } from "../errors.js";
 import { warnUnknownModels } from "./models.js";
+import { modelLocation } from "../tactics/tacticBudget.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
 import { approveAll, approveNone, askOnTerminal, noticeFirstRefusal, type ApprovalPolicy } from "../approval/index.js";
@@ -56,7 +57,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   const file = await resolveTacticTarget(target, options.package);
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   warnBrokenFiles(prepared.registry);
-  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
+  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn, { locate: (agent, position) => modelLocation(prepared.tactic, options.model, agent, position) });
   const input = readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
   const vars = parseVars(options.var ?? []);
   const maxSteps = options.maxSteps === undefined ? undefined : parseCount(options.maxSteps);

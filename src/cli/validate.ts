@@ -5,6 +5,7 @@ import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, warn, writeOut } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { warnUnknownModels } from "./models.js";
+import { modelLocation } from "../tactics/tacticBudget.js";
 import { unusedAgents } from "../tactics/unusedAgents.js";
 import { modelChain } from "../config/index.js";
 
@@ -28,7 +29,7 @@ export async function validateCommand(file: string, options: ValidateOptions): P
     throw error;
   }
   // As run and batch do: a near-miss model name is worth a word before the first real run (stderr, exit unchanged).
-  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
+  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn, { locate: (agent, position) => modelLocation(prepared.tactic, options.model, agent, position) });
   for (const name of unusedAgents(prepared)) {
     const index = prepared.agents.findIndex((agent) => agent.name === name);
     const where = prepared.tactic.locate(["agent_configs", index]);

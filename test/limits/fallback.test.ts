@@ -139,6 +139,15 @@ describe("a model_name list is a fallback chain", () => {
     const result = await cli(["validate", bad], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("lllm: error: bad.yaml:4:21: agent `a`: model `antropic/claude-haiku-4-5`: unknown provider prefix `antropic/`; did you mean `anthropic/`?");
+    // A well-formed name the price table does not know may be a new model: a warning at its line (exit 0), naming
+    // the near ones, for every model of the chain.
+    const typo = path.join(dir, "typo.yaml");
+    writeFileSync(typo, "name: typo\nglobal:\n  model_name: [gpt-4o-mini, anthropic/claude-haiku-4-55]\n  fallback_models: [gemini/gemini-2.5-flsh]\nagent_configs:\n  - name: a\n    system_prompt: hi\n");
+    const warned = await cli(["validate", typo], { cwd: dir });
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toContain("lllm: warning: typo.yaml:3:29: model `anthropic/claude-haiku-4-55` is not in lllm's model table");
+    expect(warned.stderr).toContain("lllm: warning: typo.yaml:4:21: model `gemini/gemini-2.5-flsh` is not in lllm's model table");
+    expect(warned.stderr).toContain("did you mean `gemini/gemini-2.5-flash`");
     const good = chainTactic(["gpt-4o-mini", "anthropic/claude-haiku-4-5", "ollama/llama3.1"]);
     const valid = await cli(["validate", good]);
     expect(valid.code).toBe(0);
