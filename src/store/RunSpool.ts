@@ -73,6 +73,8 @@ export class RunSpool {
     this.#pendingBytes += line.length;
     if (options.now || this.#pendingBytes >= MAX_PENDING_BYTES) this.flush();
     else if (this.#timer === undefined) {
+      // One timer at a time, left running by the writes in between (a batch would otherwise set and clear one per
+      // item): when it fires it writes whatever waits then, often nothing.
       this.#timer = setTimeout(() => {
         this.#timer = undefined;
         try {
@@ -87,8 +89,6 @@ export class RunSpool {
 
   /** Write what is pending. */
   flush(): void {
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
     if (this.#pending.length === 0) return;
     const text = this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join("");
     this.#pending = [];
