@@ -15,8 +15,8 @@ export const SPOOL_VERSION = 1;
 const ROTATE_BYTES = 64 * 1024 * 1024;
 
 /**
- * Lines that need not be on disk at once (a run's model and tool calls) wait at most this long, so that a batch
- * writes the calls of many runs in one `write`; a run's start and its outcome are written at once.
+ * Lines that need not be on disk at once (a run's start, its model and tool calls) wait at most this long, so that a
+ * batch writes the lines of many runs in one `write`; a run's outcome is written at once, with all that waits.
  */
 const FLUSH_DELAY_MS = 200;
 
@@ -25,14 +25,15 @@ const MAX_PENDING_BYTES = 256 * 1024;
 
 /**
  * Where a process records its runs: an append-only file of its own in the store's spool folder (`logs.spool/`), one
- * JSON line per event (no database, no lock). A run's start and its outcome are written at once, so a run lists as
- * running before its first model request, and a run that finished is on disk for good (a batch writes its result
- * line after); its model and tool calls go with the next such write, at most `FLUSH_DELAY_MS` later. So SIGKILL
- * loses at most the calls of that last moment (the run then reads as crashed). The next process that reads the log
- * (`lllm logs`, the viewer, `--continue`) merges the spool into `logs.db` (see `mergeSpool`).
+ * JSON line per event (no database, no lock). A run's outcome is written at once, with whatever waits before it, so a
+ * run that finished is on disk for good when its recorder returns (a batch writes its result line after); its start
+ * and its model and tool calls go with the next such write, or at most `FLUSH_DELAY_MS` later, or when the process
+ * exits. So SIGKILL loses at most what the last moment recorded (a run that began then is not listed; one that began
+ * before reads as crashed). The next process that reads the log (`lllm logs`, the viewer, `--continue`) merges the
+ * spool into `logs.db` (see `mergeSpool`).
  *
- * Recording thus never loads SQLite: a single `lllm run` saves libsql's load and memory, and a batch pays one
- * `write` per run start and end instead of transactions.
+ * Recording thus never loads SQLite: a single `lllm run` saves libsql's load and memory, and a batch pays about one
+ * `write` per item instead of transactions.
  */
 export class RunSpool {
   static readonly #byFile = new Map<string, RunSpool>();
@@ -68,6 +69,11 @@ export class RunSpool {
    * `FLUSH_DELAY_MS`. Throws when the spool cannot be written (the recorder tells the user, once).
    */
   append(entry: SpoolEntry, options: { now: boolean }): void {
+    if (!this.#exitHook) {
+      // What waits is written when the process ends, however it ends short of a kill (a return, exit(), a signal lllm handles).
+      this.#exitHook = true;
+      process.on("exit", () => this.close());
+    }
     const line = `${JSON.stringify(entry)}\n`;
     this.#pending.push(line);
     this.#pendingBytes += line.length;
@@ -147,10 +153,6 @@ export class RunSpool {
       throw error;
     }
     this.#fd = fd;
-    if (!this.#exitHook) {
-      this.#exitHook = true;
-      process.on("exit", () => this.close());
-    }
     return fd;
   }
 
