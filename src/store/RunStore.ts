@@ -8,9 +8,6 @@ import { StoreError } from "./StoreError.js";
 import { spoolFiles, spoolFolder } from "./storeFiles.js";
 import { decodeRow, integer, MODEL_CALL_COLUMNS, RUN_COLUMNS, scalar, toModelCall, toSummary, toToolCall, TOOL_CALL_COLUMNS, type Row } from "./storedRows.js";
 
-export type { RunCalls, RunEnd, RunStart } from "./SpoolEntry.js";
-export { encodeOutput } from "./storedRows.js";
-
 /** Filters of `lllm logs`. */
 export interface RunFilter {
   limit?: number;
