@@ -160,6 +160,14 @@ export class RunStore {
     });
   }
 
+  /**
+   * Bring the store up to date for a reader on another connection (the viewer's queries): merge the spool and mark
+   * the runs whose process is gone as crashed. Damage is a `StoreError`.
+   */
+  refresh(): void {
+    this.#reading(() => undefined);
+  }
+
   /** Bring the store up to date (merge the spool, mark crashed runs), then read; damage reads as a `StoreError`. */
   #reading<T>(read: () => T): T {
     try {
@@ -215,7 +223,7 @@ function parseDetails(value: unknown): RunRecord["details"] {
 }
 
 /** Each word of the user's text as a quoted FTS5 term: `--search` takes plain words, not FTS5 syntax. */
-function ftsQuery(text: string): string {
+export function ftsQuery(text: string): string {
   const words = text.split(/\s+/).filter((word) => word.length > 0);
   return words.map((word) => `"${word.replace(/"/g, '""')}"`).join(" ") || '""';
 }

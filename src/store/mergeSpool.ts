@@ -162,14 +162,12 @@ function insertCalls(statements: Statements, runId: string, calls: RunCalls): vo
 
 function finish(statements: Statements, runId: string, end: RunEnd): void {
   // Only a run still open takes its end (`crashed`: a reader saw its process gone before this line was merged).
-  const row = statements.open.raw().get(runId) as [unknown, unknown] | undefined;
+  const row = statements.open.raw().get(runId) as [unknown] | undefined;
   const status = blobText(row?.[0]);
   if (!row || (status !== "running" && status !== "crashed")) return;
   statements.finish.run(end.endedAt, end.status, end.exitCode, end.errorCode, end.errorMessage, end.output, end.details, JSON.stringify(end.models), end.promptTokens, end.cachedPromptTokens, end.completionTokens, end.reasoningTokens, end.llmCalls, end.cost, end.durationMs, runId);
   const output = decodeOutput(end.output);
-  const text = typeof output === "string" ? output : output === null ? "" : JSON.stringify(output);
-  const input = blobText(row[1]);
-  statements.search.run(runId, typeof input === "string" ? input : "", text);
+  statements.search.run(typeof output === "string" ? output : output === null ? "" : JSON.stringify(output), runId);
 }
 
 type Statement = Libsql.Statement<unknown[]>;
@@ -206,8 +204,9 @@ function prepare(database: Database) {
       `UPDATE runs SET ended_at = ?, status = ?, exit_code = ?, error_code = ?, error_message = ?, output = ?, details = ?, models = ?, prompt_tokens = ?, cached_prompt_tokens = ?,
        completion_tokens = ?, reasoning_tokens = ?, llm_calls = ?, cost = ?, duration_ms = ? WHERE id = ?`,
     ),
-    // The input as a blob: a text that is not UTF-8 (a damaged page) would abort the process inside libsql.
-    open: statement("SELECT CAST(status AS BLOB), CAST(input AS BLOB) FROM runs WHERE id = ?"),
-    search: statement("INSERT INTO runs_text (run_id, input, output) VALUES (?, ?, ?)"),
+    // As a blob: a text that is not UTF-8 (a damaged page) would abort the process inside libsql.
+    open: statement("SELECT CAST(status AS BLOB) FROM runs WHERE id = ?"),
+    // The full-text row takes the run's rowid (the viewer joins a search's matches on it: migration 3).
+    search: statement("INSERT OR REPLACE INTO runs_text (rowid, run_id, input, output) SELECT rowid, id, coalesce(input, ''), ? FROM runs WHERE id = ?"),
   };
 }

@@ -47,15 +47,15 @@ function damagePages(file: string, pick: (page: Buffer, index: number) => boolea
   return count;
 }
 
-/** Start `lllm logs serve --port 0`; its address once it listens. */
-function serve(home: string): Promise<string> {
+/** Start `lllm logs serve --port 0`; its address and token once it listens. */
+function serve(home: string): Promise<{ url: string; token: string }> {
   viewer = spawn(process.execPath, [BIN, "logs", "serve", "--port", "0"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: home, NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   return new Promise((resolve, reject) => {
     viewer!.stderr!.on("data", (chunk: Buffer) => {
       stderr += chunk.toString();
-      const match = /the run viewer is at (http:\/\/127\.0\.0\.1:\d+\/)/.exec(stderr);
-      if (match) resolve(match[1]!);
+      const match = /the run viewer is at (http:\/\/127\.0\.0\.1:\d+\/)\?token=([A-Za-z0-9_-]+)/.exec(stderr);
+      if (match) resolve({ url: match[1]!, token: match[2]! });
     });
     viewer!.on("close", (code) => reject(new Error(`lllm logs serve ended (${code}): ${stderr}`)));
   });
@@ -83,12 +83,16 @@ describe("a damaged run log", { timeout: 240_000 }, () => {
 
     expectRecoveryAdvice(await cli(home, ["logs"]), file);
     expectRecoveryAdvice(await cli(home, ["logs", "show", "last"]), file);
-    const url = await serve(home);
-    const runs = await fetch(`${url}api/runs`);
+    const { url, token } = await serve(home);
+    // The list shows each input's first 200 characters (an intact page); the whole run reads the damaged ones.
+    const list = await fetch(`${url}api/runs?token=${token}`);
+    expect(list.status).toBe(200);
+    const [listed] = ((await list.json()) as { runs: Array<{ id: string }> }).runs;
+    const runs = await fetch(`${url}api/runs/${listed!.id}?token=${token}`);
     expect(runs.status).toBe(500);
     expect(await runs.text()).toContain("is damaged");
     // Still serving.
-    expect((await fetch(url)).status).toBe(200);
+    expect((await fetch(`${url}?token=${token}`)).status).toBe(200);
   });
 
   it("table pages overwritten: logs says so; a run still works, and is in the new log once the old one is moved aside", async () => {
