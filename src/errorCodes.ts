@@ -70,6 +70,7 @@ export const ERROR_CODES = [
   "provider_replay_diverged",
   "provider_script_exhausted",
   "provider_script_incomplete",
+  "provider_script_no_agent",
   "provider_timeout",
   "proxy_cutoff_invalid",
   "proxy_duplicate",

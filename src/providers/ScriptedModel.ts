@@ -7,56 +7,103 @@ import type { ConfigProblem } from "../errors.js";
 import type { Model, ModelRequest, ModelResponse } from "./Model.js";
 import { checkTurns, formatScriptPath, resolveTurn, splitIntoChunks, toConfigProblems } from "./ScriptedTurn.js";
 import type { ScriptedTurn, ScriptProblem } from "./ScriptedTurn.js";
+import { expectedRequests, requestDifference, type ExpectedRequest } from "./scriptedRequest.js";
+import { replayDivergence, replayExhausted, type PendingTurn } from "./replayDivergence.js";
 import { firstLine } from "../util/firstLine.js";
+import { isPlainObject } from "../util/isPlainObject.js";
 
 export interface ScriptedModelOptions {
   /** The model name reported by `name`; default `scripted`. */
   name?: string;
+  /** What a replay that diverged tells the user to do when the change is intended (how to record again). */
+  rerecordHint?: string;
 }
 
 /**
- * A `Model` that replays a queue of scripted turns in order and records every request, so a test can drive the
- * run loop without a network and then check what the loop sent. A call with no turn left fails loudly instead
- * of inventing an answer; `assertComplete()` fails when turns were never used.
+ * A script: one list of turns that every agent takes from in call order, or a list per agent (by the agent's
+ * name, as `ModelRequest.agent` gives it): agents running at once or nested (a tactic used as a tool) then each
+ * replay their own turns whatever the order across agents.
+ */
+export type Script = readonly ScriptedTurn[] | { agents: Readonly<Record<string, readonly ScriptedTurn[]>> };
+
+/** One list of turns, with the request each answered (when recorded) and which are used. */
+interface TurnList {
+  turns: readonly ScriptedTurn[];
+  expected: Array<ExpectedRequest | undefined>;
+  used: boolean[];
+  /** The first turn not used yet. */
+  next: number;
+}
+
+const DEFAULT_RERECORD_HINT = "If the change is intended, record a new run and write its script again with `lllm logs replay` (a replay can only answer what was recorded).";
+
+/**
+ * A `Model` that replays scripted turns and records every request, so a test can drive the run loop without a
+ * network and then check what the loop sent. A call with no turn left fails loudly instead of inventing an answer;
+ * `assertComplete()` fails when turns were never used.
+ *
+ * Turns that record their request (`lllm logs replay`, `lllm test --record`) are matched to requests by content:
+ * an agent's request takes the first unused turn of its list that answered the same request, so dialogs of one
+ * agent that run at once (a nested tactic called twice in a round) still get their own turns; a request that no
+ * recorded turn answered fails with a diff against the closest one. Turns without one are replayed in order.
  */
 export class ScriptedModel implements Model {
   readonly name: string;
   /** Every request received, in order. `messages` is copied at call time, so later pushes by the loop do not
    * change what was recorded. */
   readonly requests: ModelRequest[] = [];
-  private readonly turns: ScriptedTurn[];
-  private readonly totalTurns: number;
-  /** Recorded tool results still to be checked, by tool-call id (see `ScriptedToolCall.result`). */
+  /** By agent name; the key `undefined` holds the one list of a script that is not per agent. */
+  private readonly lists = new Map<string | undefined, TurnList>();
+  private readonly perAgent: boolean;
+  private readonly rerecordHint: string;
+  /** Why the replay stopped matching the recording, once it did. */
+  private diverged: unknown;
+  /** Recorded tool results still to be checked, by tool-call id (see `ScriptedToolCall.result`); for turns
+   * replayed in order, whose requests were not recorded. */
   private readonly expectedResults = new Map<string, { turn: number; name: string; arguments: string; result: string }>();
 
-  constructor(turns: readonly ScriptedTurn[], options: ScriptedModelOptions = {}) {
-    const problems = checkTurns(turns);
+  constructor(script: Script, options: ScriptedModelOptions = {}) {
+    this.perAgent = !Array.isArray(script);
+    const lists: Array<[string | undefined, readonly ScriptedTurn[]]> = Array.isArray(script) ? [[undefined, script as readonly ScriptedTurn[]]] : Object.entries((script as { agents: Record<string, readonly ScriptedTurn[]> }).agents ?? {});
+    const problems = lists.flatMap(([agent, turns]) => checkTurns(turns).map((problem) => ({ ...problem, path: agent === undefined ? problem.path : ["agents", agent, ...problem.path] })));
     if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "scripted turn "));
-    this.turns = [...turns];
-    this.totalTurns = turns.length;
+    for (const [agent, turns] of lists) this.lists.set(agent, { turns: [...turns], expected: expectedRequests(turns), used: turns.map(() => false), next: 0 });
     this.name = options.name ?? "scripted";
+    this.rerecordHint = options.rerecordHint ?? DEFAULT_RERECORD_HINT;
   }
 
   /** How many scripted turns have not been used yet. */
   get remaining(): number {
-    return this.turns.length;
+    let count = 0;
+    for (const list of this.lists.values()) count += list.used.filter((used) => !used).length;
+    return count;
   }
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
     this.requests.push({ ...request, messages: [...request.messages] });
     const callNumber = this.requests.length;
     if (request.signal?.aborted) throw request.signal.reason;
-    this.checkToolResults(request, callNumber);
-    const turn = this.turns.shift();
-    if (turn === undefined) {
-      throw new ProviderError("provider_script_exhausted", `ScriptedModel: no scripted turn left for call #${callNumber}; the script has ${this.totalTurns} turns`, {
-        hint: "add a turn to the script, or check why the run made one more model call than expected",
-      });
+    // Once a replay went off the recording, every later call fails with that first cause: a nested tactic's tool
+    // turns the error into text for its caller, whose request then differs too, and the cause is what to show.
+    if (this.diverged) throw this.diverged;
+    let list: TurnList;
+    let index: number;
+    try {
+      this.checkToolResults(request, callNumber);
+      const found = this.listFor(request);
+      list = found.list;
+      index = this.pick(list, found.agent, request, callNumber);
+    } catch (error) {
+      this.diverged = error;
+      throw error;
     }
+    list.used[index] = true;
+    while (list.next < list.turns.length && list.used[list.next]) list.next += 1;
+    const turn = list.turns[index]!;
     const resolved = resolveTurn(turn, callNumber, JSON.stringify(request.messages));
-    if (typeof turn !== "string") {
-      (turn.tool_calls ?? []).forEach((call, index) => {
-        const sent = resolved.toolCalls[index];
+    if (typeof turn !== "string" && list.expected[index] === undefined) {
+      (turn.tool_calls ?? []).forEach((call, position) => {
+        const sent = resolved.toolCalls[position];
         if (call.result !== undefined && sent) this.expectedResults.set(sent.id, { turn: callNumber, name: sent.name, arguments: sent.arguments, result: call.result });
       });
     }
@@ -69,11 +116,55 @@ export class ScriptedModel implements Model {
     };
   }
 
+  /** The list the request's agent replays from. */
+  private listFor(request: ModelRequest): { list: TurnList; agent: string | undefined } {
+    if (!this.perAgent) return { list: this.lists.get(undefined)!, agent: request.agent };
+    const agent = request.agent;
+    const own = agent === undefined ? undefined : this.lists.get(agent);
+    if (own) return { list: own, agent };
+    // A caller that does not name its agent (a model used on its own): the one list, or the list that recorded this request.
+    if (agent === undefined) {
+      if (this.lists.size === 1) {
+        const [name, list] = [...this.lists.entries()][0]!;
+        return { list, agent: name };
+      }
+      for (const [name, list] of this.lists) {
+        if (list.turns.some((_, index) => !list.used[index] && list.expected[index] !== undefined && requestDifference(list.expected[index]!, request) === undefined)) return { list, agent: name };
+      }
+    }
+    const known = [...this.lists.keys()].map((name) => `\`${name}\``).join(", ");
+    throw new ProviderError("provider_script_no_agent", `the script has no turns for ${agent === undefined ? "a model call that names no agent" : `agent \`${agent}\``}; it has turns for ${known || "no agent"}`, {
+      hint: agent === undefined ? "Give the request's `agent`, or use a script with one list of turns." : `Add the agent's turns under \`agents: {${agent}: [...]}\`, or ${this.rerecordHint.charAt(0).toLowerCase()}${this.rerecordHint.slice(1)}`,
+    });
+  }
+
+  /** The turn that answers this request: the first unused one in order, or, when requests were recorded, the first unused one that recorded this request. */
+  private pick(list: TurnList, agent: string | undefined, request: ModelRequest, callNumber: number): number {
+    if (list.next >= list.turns.length) {
+      if (!this.perAgent && list.expected.every((expected) => expected === undefined)) {
+        throw new ProviderError("provider_script_exhausted", `ScriptedModel: no scripted turn left for call #${callNumber}; the script has ${list.turns.length} turns`, {
+          hint: "add a turn to the script, or check why the run made one more model call than expected",
+        });
+      }
+      throw replayExhausted(this.perAgent ? agent : undefined, list.turns.length, request, this.rerecordHint);
+    }
+    if (list.expected[list.next] === undefined) return list.next;
+    const pending: PendingTurn[] = [];
+    for (let index = list.next; index < list.turns.length; index += 1) {
+      const expected = list.expected[index];
+      if (list.used[index] || expected === undefined) continue;
+      if (requestDifference(expected, request) === undefined) return index;
+      pending.push({ index, expected });
+    }
+    throw replayDivergence({ agent: this.perAgent ? agent : undefined, total: list.turns.length, pending, request, hint: this.rerecordHint });
+  }
+
   /**
    * Compare the tool results this request carries with the recorded ones: the first that differs means the tools
    * no longer answer as they did when the script was recorded, and the turns after it no longer fit.
    */
   private checkToolResults(request: ModelRequest, callNumber: number): void {
+    if (this.expectedResults.size === 0) return;
     for (const message of request.messages) {
       if (message.role !== "tool") continue;
       const expected = this.expectedResults.get(message.toolCallId);
@@ -81,21 +172,24 @@ export class ScriptedModel implements Model {
       this.expectedResults.delete(message.toolCallId);
       if (message.content === expected.result) continue;
       throw new ProviderError("provider_replay_diverged", `the replay diverged at turn ${expected.turn}: its tool call ${expected.name}(${expected.arguments}) now returns ${quote(message.content)}, but the recorded run got ${quote(expected.result)}; turn ${callNumber} onwards no longer fits`, {
-        hint: "A tool now answers differently from when the script was recorded: if that is intended, record a new run and write its script again with `lllm logs replay`.",
+        hint: `A tool now answers differently from when the script was recorded. ${this.rerecordHint}`,
       });
     }
   }
 
   /** Throw when scripted turns were left unused: the run stopped earlier than the test expected. */
   assertComplete(): void {
-    if (this.turns.length > 0) {
-      const used = this.totalTurns - this.turns.length;
-      throw new ProviderError("provider_script_incomplete", `ScriptedModel: ${this.turns.length} of ${this.totalTurns} scripted turns were never used (the run made ${used} calls)`);
+    const unused = [...this.lists.entries()].map(([agent, list]) => ({ agent, left: list.used.filter((used) => !used).length, total: list.turns.length })).filter((entry) => entry.left > 0);
+    if (unused.length === 0) return;
+    if (!this.perAgent) {
+      const { left, total } = unused[0]!;
+      throw new ProviderError("provider_script_incomplete", `ScriptedModel: ${left} of ${total} scripted turns were never used (the run made ${this.requests.length} calls)`);
     }
+    throw new ProviderError("provider_script_incomplete", `ScriptedModel: turns were never used: ${unused.map((entry) => `${entry.left} of ${entry.total} of agent \`${entry.agent}\``).join(", ")} (the run made ${this.requests.length} calls)`);
   }
 
   /**
-   * Load a script from a YAML or JSON file: a list of turns, or `{turns: [...]}`. A relative path is resolved
+   * Load a script from a YAML or JSON file: a list of turns, `{turns: [...]}` or `{agents: {name: [...]}}`. A relative path is resolved
    * against `cwd` (default: the process's working folder). An unreadable or invalid file is a `ConfigError`
    * naming the file, the line, and what is wrong.
    */
@@ -124,21 +218,35 @@ export class ScriptedModel implements Model {
         })),
       );
     }
-    const data: unknown = document.toJS();
-    const wrapped = typeof data === "object" && data !== null && !Array.isArray(data);
-    const turns: unknown = wrapped ? (data as Record<string, unknown>)["turns"] : data;
-    const prefix = wrapped ? ["turns"] : [];
-    const problems: ScriptProblem[] = [];
-    if (data === null || data === undefined) problems.push({ path: [], message: "model script is empty; expected a list of turns or {turns: [...]}" });
-    else if (wrapped && !("turns" in data)) {
-      const keys = Object.keys(data);
-      problems.push({ path: [], message: `model script has no \`turns\` key (found ${keys.map((key) => `\`${key}\``).join(", ") || "no keys"}); expected a list of turns or {turns: [...]}` });
-    } else problems.push(...checkTurns(turns).map((problem) => ({ path: [...prefix, ...problem.path], message: problem.message })));
+    const { script, problems } = readScript(document.toJS());
     if (problems.length > 0) {
       throw ConfigError.fromProblems("config_invalid_script", problems.map((problem) => locateProblem(problem, file, document, lineCounter)));
     }
-    return new ScriptedModel(turns as ScriptedTurn[], { name: options.name ?? `scripted:${path}` });
+    const { cwd: _cwd, ...modelOptions } = options;
+    return new ScriptedModel(script!, { ...modelOptions, name: options.name ?? `scripted:${path}` });
   }
+}
+
+/**
+ * The script a file's data holds: a list of turns, `{turns: [...]}`, or `{agents: {name: [...]}}` (other keys,
+ * such as the `run` and `input` that `lllm logs replay` writes, are notes for the reader).
+ */
+export function readScript(data: unknown): { script?: Script; problems: ScriptProblem[] } {
+  const expected = "expected a list of turns, {turns: [...]} or {agents: {<agent>: [...]}}";
+  if (data === null || data === undefined) return { problems: [{ path: [], message: `model script is empty; ${expected}` }] };
+  if (Array.isArray(data)) return { script: data as ScriptedTurn[], problems: checkTurns(data) };
+  if (typeof data !== "object") return { problems: [{ path: [], message: `model script is ${typeof data}; ${expected}` }] };
+  const record = data as Record<string, unknown>;
+  if ("turns" in record && "agents" in record) return { problems: [{ path: ["agents"], message: "a model script has `turns` (one list for every agent) or `agents` (a list per agent), not both" }] };
+  if ("turns" in record) return { script: record["turns"] as ScriptedTurn[], problems: checkTurns(record["turns"]).map((problem) => ({ ...problem, path: ["turns", ...problem.path] })) };
+  if (!("agents" in record)) {
+    const keys = Object.keys(record);
+    return { problems: [{ path: [], message: `model script has no \`turns\` or \`agents\` key (found ${keys.map((key) => `\`${key}\``).join(", ") || "no keys"}); ${expected}` }] };
+  }
+  const agents = record["agents"];
+  if (!isPlainObject(agents)) return { problems: [{ path: ["agents"], message: "agents must be a mapping of agent names to lists of turns" }] };
+  const problems = Object.entries(agents).flatMap(([agent, turns]) => checkTurns(turns).map((problem) => ({ ...problem, path: ["agents", agent, ...problem.path] })));
+  return { script: { agents: agents as Record<string, ScriptedTurn[]> }, problems };
 }
 
 /** A result text for an error message: quoted, on one line, cut when long. */

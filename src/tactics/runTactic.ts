@@ -8,6 +8,7 @@ import { parseInput } from "./parseInput.js";
 import { patternFor } from "./patterns/patternFor.js";
 import type { PreparedTactic } from "./prepareTactic.js";
 import { RunScope } from "./RunScope.js";
+import { runModels } from "./runModels.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import { assertTemplateVariables } from "./templateVariables.js";
 import type { AgentsRequest, RunOptions, TacticResult, TacticRunner, ToolCallRecord } from "./TacticRun.js";
@@ -25,6 +26,8 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   await options.onStart?.();
   const dryRun = options.dryRun ? await import("./dryRun.js") : undefined;
   if (dryRun) options = { ...options, createModel: dryRun.dryRunModel };
+  // One factory for the whole run, nested tactics included (they get these options): a scripted model is shared.
+  if (!options.createModel) options = { ...options, createModel: runModels(options) };
   const usage = new UsageCounter();
   const toolCalls: ToolCallRecord[] = [];
   const onEvent = (event: AgentEvent): void => {
