@@ -1,16 +1,11 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Document, LineCounter } from "yaml";
-import { yaml } from "../util/lazyYaml.js";
 import { ConfigError, ProviderError } from "../errors.js";
-import type { ConfigProblem } from "../errors.js";
 import type { Model, ModelRequest, ModelResponse } from "./Model.js";
-import { checkTurns, formatScriptPath, resolveTurn, splitIntoChunks, toConfigProblems } from "./ScriptedTurn.js";
-import type { ScriptedTurn, ScriptProblem } from "./ScriptedTurn.js";
+import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "./ScriptedTurn.js";
+import type { Script, ScriptedTurn } from "./ScriptedTurn.js";
+import { readScriptFile } from "./readScriptFile.js";
 import { expectedRequests, requestDifference, type ExpectedRequest } from "./scriptedRequest.js";
 import { replayDivergence, replayExhausted, type PendingTurn } from "./replayDivergence.js";
-import { firstLine } from "../util/firstLine.js";
-import { isPlainObject } from "../util/isPlainObject.js";
 
 export interface ScriptedModelOptions {
   /** The model name reported by `name`; default `scripted`. */
@@ -18,13 +13,6 @@ export interface ScriptedModelOptions {
   /** What a replay that diverged tells the user to do when the change is intended (how to record again). */
   rerecordHint?: string;
 }
-
-/**
- * A script: one list of turns that every agent takes from in call order, or a list per agent (by the agent's
- * name, as `ModelRequest.agent` gives it): agents running at once or nested (a tactic used as a tool) then each
- * replay their own turns whatever the order across agents.
- */
-export type Script = readonly ScriptedTurn[] | { agents: Readonly<Record<string, readonly ScriptedTurn[]>> };
 
 /** One list of turns, with the request each answered (when recorded) and which are used. */
 interface TurnList {
@@ -194,76 +182,14 @@ export class ScriptedModel implements Model {
    * naming the file, the line, and what is wrong.
    */
   static fromFile(path: string, options: ScriptedModelOptions & { cwd?: string } = {}): ScriptedModel {
-    const file = resolve(options.cwd ?? process.cwd(), path);
-    let text: string;
-    try {
-      text = readFileSync(file, "utf8");
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const reason = code === "ENOENT" ? "not found" : code === "EISDIR" ? "is a folder, not a file" : `cannot be read: ${(error as Error).message}`;
-      throw new ConfigError("config_not_found", `model script ${file} ${reason}`, {
-        hint: "`--model scripted:<file>` takes a YAML or JSON file holding a list of turns",
-        cause: error,
-      });
-    }
-    const lineCounter = new yaml.LineCounter();
-    const document = yaml.parseDocument(text, { lineCounter });
-    if (document.errors.length > 0) {
-      throw ConfigError.fromProblems(
-        "config_invalid_script",
-        document.errors.map((error) => ({
-          // The location is reported separately, so yaml's own "at line L, column C" is cut.
-          message: `model script is not valid YAML/JSON: ${firstLine(error.message).replace(/ at line \d+, column \d+:?$/, "")}`,
-          location: { file, ...(error.linePos ? { line: error.linePos[0].line, column: error.linePos[0].col } : {}) },
-        })),
-      );
-    }
-    const { script, problems } = readScript(document.toJS());
-    if (problems.length > 0) {
-      throw ConfigError.fromProblems("config_invalid_script", problems.map((problem) => locateProblem(problem, file, document, lineCounter)));
-    }
-    const { cwd: _cwd, ...modelOptions } = options;
-    return new ScriptedModel(script!, { ...modelOptions, name: options.name ?? `scripted:${path}` });
+    const { cwd, ...modelOptions } = options;
+    const { script } = readScriptFile(resolve(cwd ?? process.cwd(), path));
+    return new ScriptedModel(script, { ...modelOptions, name: options.name ?? `scripted:${path}` });
   }
-}
-
-/**
- * The script a file's data holds: a list of turns, `{turns: [...]}`, or `{agents: {name: [...]}}` (other keys,
- * such as the `run` and `input` that `lllm logs replay` writes, are notes for the reader).
- */
-export function readScript(data: unknown): { script?: Script; problems: ScriptProblem[] } {
-  const expected = "expected a list of turns, {turns: [...]} or {agents: {<agent>: [...]}}";
-  if (data === null || data === undefined) return { problems: [{ path: [], message: `model script is empty; ${expected}` }] };
-  if (Array.isArray(data)) return { script: data as ScriptedTurn[], problems: checkTurns(data) };
-  if (typeof data !== "object") return { problems: [{ path: [], message: `model script is ${typeof data}; ${expected}` }] };
-  const record = data as Record<string, unknown>;
-  if ("turns" in record && "agents" in record) return { problems: [{ path: ["agents"], message: "a model script has `turns` (one list for every agent) or `agents` (a list per agent), not both" }] };
-  if ("turns" in record) return { script: record["turns"] as ScriptedTurn[], problems: checkTurns(record["turns"]).map((problem) => ({ ...problem, path: ["turns", ...problem.path] })) };
-  if (!("agents" in record)) {
-    const keys = Object.keys(record);
-    return { problems: [{ path: [], message: `model script has no \`turns\` or \`agents\` key (found ${keys.map((key) => `\`${key}\``).join(", ") || "no keys"}); ${expected}` }] };
-  }
-  const agents = record["agents"];
-  if (!isPlainObject(agents)) return { problems: [{ path: ["agents"], message: "agents must be a mapping of agent names to lists of turns" }] };
-  const problems = Object.entries(agents).flatMap(([agent, turns]) => checkTurns(turns).map((problem) => ({ ...problem, path: ["agents", agent, ...problem.path] })));
-  return { script: { agents: agents as Record<string, ScriptedTurn[]> }, problems };
 }
 
 /** A result text for an error message: quoted, on one line, cut when long. */
 function quote(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return JSON.stringify(flat.length > 160 ? `${flat.slice(0, 159)}…` : flat);
-}
-
-/** Point a problem at the closest node of the file that exists along its path. */
-function locateProblem(problem: ScriptProblem, file: string, document: Document, lineCounter: LineCounter): ConfigProblem {
-  const where = problem.path.length > 0 ? `${formatScriptPath(problem.path)}: ` : "";
-  for (let length = problem.path.length; length >= 0; length -= 1) {
-    const node: unknown = length === 0 ? document.contents : document.getIn(problem.path.slice(0, length), true);
-    if (yaml.isNode(node) && node.range) {
-      const position = lineCounter.linePos(node.range[0]);
-      return { message: `${where}${problem.message}`, location: { file, line: position.line, column: position.col } };
-    }
-  }
-  return { message: `${where}${problem.message}`, location: { file } };
 }

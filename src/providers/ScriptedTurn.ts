@@ -28,6 +28,13 @@ export type ScriptedTurn =
       offered?: string[];
     };
 
+/**
+ * A script: one list of turns that every agent takes from in call order, or a list per agent (by the agent's
+ * name, as `ModelRequest.agent` gives it): agents running at once or nested (a tactic used as a tool) then each
+ * replay their own turns whatever the order across agents.
+ */
+export type Script = readonly ScriptedTurn[] | { agents: Readonly<Record<string, readonly ScriptedTurn[]>> };
+
 /** A message of a recorded request, as a script file holds it (the wire format's snake_case keys). */
 export interface ScriptedMessage {
   role: "system" | "user" | "assistant" | "tool";

@@ -36,6 +36,9 @@ export interface RunSummary extends StoredUsage {
   parent_run: string | null;
   continues_run: string | null;
   batch_id: string | null;
+  /** The test file and case this run is (`lllm test`). */
+  test_file: string | null;
+  test_case: string | null;
   pid: number | null;
   cwd: string | null;
 }

@@ -19,6 +19,8 @@ export interface RunStart {
   parentRun?: string;
   continuesRun?: string;
   batchId?: string;
+  /** The test case this run is (`lllm test`): the test file and the case's name. */
+  test?: { file: string; case: string };
 }
 
 /** How a run ended. */
@@ -130,10 +132,10 @@ export class RunStore {
 
   beginRun(run: RunStart): void {
     this.#statement(
-        `INSERT INTO runs (id, started_at, status, tactic_path, tactic_name, config_digest, input, vars, models, lllm_version, parent_run, continues_run, batch_id, pid, host, cwd)
-         VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO runs (id, started_at, status, tactic_path, tactic_name, config_digest, input, vars, models, lllm_version, parent_run, continues_run, batch_id, pid, host, cwd, test_file, test_case)
+         VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(run.id, run.startedAt, run.tacticPath, run.tacticName, run.configDigest, run.input, JSON.stringify(run.vars), JSON.stringify(run.models), run.lllmVersion, run.parentRun ?? null, run.continuesRun ?? null, run.batchId ?? null, process.pid, this.#host, process.cwd());
+      .run(run.id, run.startedAt, run.tacticPath, run.tacticName, run.configDigest, run.input, JSON.stringify(run.vars), JSON.stringify(run.models), run.lllmVersion, run.parentRun ?? null, run.continuesRun ?? null, run.batchId ?? null, process.pid, this.#host, process.cwd(), run.test?.file ?? null, run.test?.case ?? null);
   }
 
   /**
@@ -330,6 +332,8 @@ function toSummary(row: Row): RunSummary {
     parent_run: text(row.parent_run),
     continues_run: text(row.continues_run),
     batch_id: text(row.batch_id),
+    test_file: text(row.test_file),
+    test_case: text(row.test_case),
     pid: integer(row.pid),
     cwd: text(row.cwd),
   };

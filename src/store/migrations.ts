@@ -77,4 +77,6 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // 2: the failed attempts before a model call's answer ([{attempt, cause, wait_ms}]).
   `ALTER TABLE model_calls ADD COLUMN retries TEXT NOT NULL DEFAULT '[]';`,
+  // 3: the test case a run is (`lllm test`): its test file and the case's name.
+  `ALTER TABLE runs ADD COLUMN test_file TEXT; ALTER TABLE runs ADD COLUMN test_case TEXT;`,
 ];
