@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
-import { displayPath, readSourceDocument, validateAgainstSchema, type SourceDocument } from "../config/index.js";
+import { displayPath, readSourceDocument, sortProblems, validateAgainstSchema, type SourceDocument } from "../config/index.js";
 import { ConfigError, ERROR_CODES, type ConfigProblem } from "../errors.js";
 import { Registry } from "../registry/index.js";
 import { looksLikeQualifiedRef } from "../registry/ref.js";
@@ -59,7 +59,7 @@ export async function loadTestFile(file: string): Promise<TestFile> {
     else names.set(key, index);
   });
   const tacticFile = await resolveTactic(data, document, folder, problems);
-  if (problems.length > 0 || tacticFile === undefined) throw ConfigError.fromProblems("test_invalid", problems);
+  if (problems.length > 0 || tacticFile === undefined) throw ConfigError.fromProblems("test_invalid", sortProblems(problems));
   const packages = (data.packages ?? []).map((dir) => path.resolve(folder, dir));
   const prepared = await prepareTactic(tacticFile, { ...(data.model !== undefined ? { model: data.model } : {}), ...(packages.length > 0 ? { packages } : {}) });
   const pattern = prepared.tactic.config.tactic_type ?? "agent";

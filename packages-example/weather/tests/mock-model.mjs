@@ -2,6 +2,7 @@
 //   node packages-example/weather/tests/mock-model.mjs      (prints its base URL; Ctrl-C to stop)
 // It answers from what it is sent (the cities the user names, the tools' results), like a tiny rule-based model,
 // so that cases can be recorded in any order and at once.
+import { pathToFileURL } from "node:url";
 import { startMockOpenAIServer } from "lllm/testing";
 
 const CITIES = ["Paris", "Tokyo", "London", "Oslo", "Rome"];
@@ -9,7 +10,8 @@ const CITIES = ["Paris", "Tokyo", "London", "Oslo", "Rome"];
 /** The text between a tool result's `---` lines (lllm's result format), else the whole text. */
 const resultText = (content) => /\n---\n([\s\S]*)\n---$/.exec(content)?.[1] ?? content;
 
-function answer(body) {
+/** The answer to one chat request (a mock server's `handler`). */
+export function answer(body) {
   const messages = body.messages ?? [];
   const lastUser = messages.findLastIndex((message) => message.role === "user");
   const asked = String(messages[lastUser]?.content ?? "");
@@ -29,11 +31,13 @@ function answer(body) {
   return { text: "Which city would you like the weather for?" };
 }
 
-const server = await startMockOpenAIServer({ handler: answer });
-console.log(server.url);
-const stop = async () => {
-  await server.close();
-  process.exit(0);
-};
-process.on("SIGINT", stop);
-process.on("SIGTERM", stop);
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const server = await startMockOpenAIServer({ handler: answer });
+  console.log(server.url);
+  const stop = async () => {
+    await server.close();
+    process.exit(0);
+  };
+  process.on("SIGINT", stop);
+  process.on("SIGTERM", stop);
+}

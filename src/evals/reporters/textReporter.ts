@@ -1,3 +1,4 @@
+import { formatCost } from "../../store/RunTally.js";
 import { textDiff } from "../../util/textDiff.js";
 import type { CaseResult } from "../CaseResult.js";
 import type { AssertionOutcome } from "../checkAssertion.js";
@@ -88,15 +89,11 @@ function summaryLine(summary: TestRunSummary, paint: Paint): string {
     summary.passed > 0 ? paint("green", `${summary.passed} passed`) : undefined,
     summary.skipped > 0 ? paint("yellow", `${summary.skipped} skipped`) : undefined,
   ].filter((part): part is string => part !== undefined);
-  const cost = summary.usage.llmCalls === 0 ? "$0" : `$${formatDollars(summary.cost)}${summary.costUnknown > 0 ? ` (+ ${summary.costUnknown} case${summary.costUnknown === 1 ? "" : "s"} of unknown price)` : ""}`;
+  const cost = summary.usage.llmCalls === 0 ? "$0" : `${formatCost(summary.cost)}${summary.costUnknown > 0 ? ` (+ ${summary.costUnknown} case${summary.costUnknown === 1 ? "" : "s"} of unknown price)` : ""}`;
   const extra = [summary.filteredOut > 0 ? `${summary.filteredOut} filtered out` : "", summary.bailed ? "stopped after the first failure (--bail)" : "", summary.interrupted ? "interrupted" : ""].filter(Boolean);
   return `${paint("bold", "Tests:")} ${parts.join(", ") || "none"} (${total} case${total === 1 ? "" : "s"}) · ${formatDuration(summary.durationMs)} · ${summary.usage.totalTokens} tokens · ${cost}${extra.length > 0 ? ` · ${extra.join(" · ")}` : ""}`;
 }
 
 export function formatDuration(ms: number): string {
   return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(ms < 10_000 ? 2 : 1)} s`;
-}
-
-function formatDollars(value: number): string {
-  return value === 0 ? "0" : value < 0.0001 ? value.toExponential(2) : value.toFixed(6).replace(/0+$/, "").replace(/\.$/, "");
 }
