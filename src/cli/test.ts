@@ -28,7 +28,8 @@ export async function testCommand(paths: string[], options: TestCommandOptions):
     import("../evals/reporters/jsonReporter.js"),
     import("../evals/reporters/junitReporter.js"),
   ]);
-  const reporters: Reporter[] = [textReporter({ write: (text) => writeErr(text.replace(/\n$/, "")), color: useColor(process.stderr), ...(options.verbose ? { verbose: true } : {}) })];
+  const report = bufferedWriter((text) => writeErr(text.replace(/\n$/, "")));
+  const reporters: Reporter[] = [textReporter({ write: report.write, color: useColor(process.stderr), ...(options.verbose ? { verbose: true } : {}) })];
   if (options.json) reporters.push(jsonReporter({ write: (text) => writeOut(text) }));
   if (options.junit !== undefined) reporters.push(junitReporter({ file: options.junit }));
   const run = await runTests({
@@ -42,7 +43,34 @@ export async function testCommand(paths: string[], options: TestCommandOptions):
     concurrency,
     reporters,
     signal: stopSignal(),
-    warn,
-  });
+    warn: (message) => {
+      report.flush();
+      warn(message);
+    },
+  }).finally(report.flush);
   if (!run.ok) process.exitCode = 1;
+}
+
+/**
+ * The report's lines, written together at most every 100 ms: a write to a pipe costs more than a replayed case, and
+ * a thousand cases would otherwise spend more time writing their lines than running.
+ */
+function bufferedWriter(write: (text: string) => void): { write: (text: string) => void; flush: () => void } {
+  let pending = "";
+  let timer: NodeJS.Timeout | undefined;
+  const flush = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
+    if (pending === "") return;
+    const text = pending;
+    pending = "";
+    write(text);
+  };
+  return {
+    write: (text) => {
+      pending += text;
+      timer ??= setTimeout(flush, 100);
+    },
+    flush,
+  };
 }

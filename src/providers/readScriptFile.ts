@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Document, LineCounter } from "yaml";
+import { readParsedYaml, storeParsedYaml } from "../config/parsedYamlCache.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { firstLine } from "../util/firstLine.js";
 import { isPlainObject } from "../util/isPlainObject.js";
@@ -24,6 +25,12 @@ export function readScriptFile(file: string, options: { what?: string } = {}): {
       cause: error,
     });
   }
+  // A text parsed before (the CLI's cache of parsed YAML): a replay of many cassettes skips the slow parser.
+  const cached = readParsedYaml(text);
+  if (cached !== undefined) {
+    const { script, problems } = readScript(cached);
+    if (problems.length === 0) return { script: script!, data: cached as Record<string, unknown> | unknown[] };
+  }
   const lineCounter = new yaml.LineCounter();
   const document = yaml.parseDocument(text, { lineCounter });
   if (document.errors.length > 0) {
@@ -41,6 +48,7 @@ export function readScriptFile(file: string, options: { what?: string } = {}): {
   if (problems.length > 0) {
     throw ConfigError.fromProblems("config_invalid_script", problems.map((problem) => locateProblem(problem, file, document, lineCounter)));
   }
+  storeParsedYaml(text, data);
   return { script: script!, data: data as Record<string, unknown> | unknown[] };
 }
 

@@ -1,0 +1,31 @@
+import { createRequire } from "node:module";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { MIGRATIONS } from "../../src/store/migrations.js";
+import { RunStore } from "../../src/store/RunStore.js";
+import { tempDir } from "../helpers/tempTree.js";
+
+const Libsql = createRequire(import.meta.url)("libsql") as typeof import("libsql");
+
+describe("the store's migrations", () => {
+  it("bring a store written by an older lllm (schema 2) up to date, keeping its runs; runs then record their test case", () => {
+    const file = path.join(tempDir(), "logs.db");
+    const old = new Libsql(file);
+    for (const migration of MIGRATIONS.slice(0, 2)) old.exec(migration);
+    old.pragma("user_version = 2");
+    old.prepare("INSERT INTO runs (id, started_at, status, tactic_name) VALUES ('01OLDRUN', 1, 'ok', 'weather')").run();
+    old.close();
+
+    const store = RunStore.openSync(file);
+    try {
+      expect(store.listRuns()).toEqual([expect.objectContaining({ id: "01OLDRUN", tactic_name: "weather", test_file: null, test_case: null })]);
+      store.beginRun({ id: "01NEWRUN", startedAt: 2, tacticPath: "/t/weather.yaml", tacticName: "weather", configDigest: "d", input: "hi", vars: {}, models: [], lllmVersion: "0", test: { file: "/t/tests/weather.test.yaml", case: "two cities" } });
+      expect(store.getRun("01NEWRUN")).toMatchObject({ test_file: "/t/tests/weather.test.yaml", test_case: "two cities" });
+    } finally {
+      store.close();
+    }
+    const reopened = new Libsql(file);
+    expect(reopened.prepare("PRAGMA user_version").raw().get()).toEqual([MIGRATIONS.length]);
+    reopened.close();
+  });
+});
