@@ -26,13 +26,12 @@ describe("expectRun (lllm/testing): the assertions of lllm test in vitest", () =
     expect(() => expectRun(run).not.toContain("Paris")).toThrow('expected the run not to pass contains "Paris": the answer contains "Paris"');
     // A scripted model has no price: the cost is unknown, so no limit can be shown to hold.
     expect(() => expectRun(run).toCostAtMost(1)).toThrow("the cost is unknown");
-    const error = (() => {
-      try {
-        expectRun(run).toEqual("Rain.");
-      } catch (caught) {
-        return caught as RunAssertionError;
-      }
-    })();
+    let error: unknown;
+    try {
+      expectRun(run).toEqual("Rain.");
+    } catch (caught) {
+      error = caught;
+    }
     expect(error).toBeInstanceOf(RunAssertionError);
     expect(error).toMatchObject({ name: "AssertionError", expected: "Rain.", actual: "Sunny, 22 degrees in Paris and in Tokyo.", showDiff: true });
   });
