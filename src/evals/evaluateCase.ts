@@ -38,6 +38,8 @@ export async function evaluateCase(testCase: TestCase, runs: CaseRun[], options:
     return { pass: false, problem: { kind: "diverged", message: last.error.message, hint: options.rerecordHint }, assertions: [], score: 0 };
   }
   const problem = expectationProblem(testCase, last, runs.length);
+  // Stopped (Ctrl-C): the run is not what the case is about, and no check should start now.
+  if (options.signal?.aborted) return { pass: false, ...(problem ? { problem } : {}), assertions: [], score: 0 };
   const assertions: AssertionOutcome[] = [];
   for (const spec of testCase.assertions) {
     const turn = spec.turn ?? testCase.inputs.length;

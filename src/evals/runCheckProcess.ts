@@ -28,6 +28,7 @@ export function runCheckProcess(options: CheckProcessOptions): Promise<CheckProc
   return new Promise((resolve) => {
     const [program, ...args] = options.command;
     if (program === undefined) return resolve({ kind: "failed", message: "the command is empty" });
+    if (options.signal?.aborted) return resolve({ kind: "failed", message: "the test run was stopped" });
     const child = spawn(program, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"], detached: process.platform !== "win32" });
     let stdout = "";
     let stderr = "";

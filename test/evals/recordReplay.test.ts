@@ -1,10 +1,12 @@
+import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import type { MockRequestBody } from "../../src/testing/RecordedRequest.js";
 import type { ScriptedTurn } from "../../src/providers/ScriptedTurn.js";
-import { runCli } from "../helpers/runCli.js";
+import { BIN, runCli } from "../helpers/runCli.js";
+import { waitUntil } from "../helpers/waitUntil.js";
 import { tempDir } from "../helpers/tempTree.js";
 import { weatherProject } from "../helpers/weatherProject.js";
 import { EXAMPLE } from "../helpers/paths.js";
@@ -129,5 +131,23 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
     expect(server.requests.filter((request) => request.path === "/v1/chat/completions")).toHaveLength(1);
     // Live without --record writes nothing.
     expect(existsSync(project.cassettes)).toBe(false);
+  });
+});
+
+describe("lllm test and Ctrl-C", { timeout: 120_000 }, () => {
+  it("stops the running cases, starts no other, and exits 130", async () => {
+    const home = tempDir();
+    const project = weatherProject();
+    server = await startMockOpenAIServer({ handler: model, failures: [{ delayMs: 60_000 }, { delayMs: 60_000 }] });
+    const child = spawn(process.execPath, [BIN, "test", project.tests, "--concurrency", "1"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: home, NO_COLOR: "1", OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url }, stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(await waitUntil(() => server!.requests.length > 0, 60_000)).toBe(true);
+    child.kill("SIGINT");
+    expect(await closed).toBe(130);
+    expect(stderr).toMatch(/✗ .*› two cities/);
+    expect(stderr).toContain("interrupted");
+    expect(server.requests).toHaveLength(1);
   });
 });

@@ -1,10 +1,11 @@
-import { writeFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runTests, type CaseResult, type Reporter } from "../../src/index.js";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import type { MockRequestBody } from "../../src/testing/RecordedRequest.js";
 import type { ScriptedTurn } from "../../src/providers/ScriptedTurn.js";
+import { leaksOf } from "../helpers/secretEncodings.js";
 import { tempTree } from "../helpers/tempTree.js";
 
 let server: MockOpenAIServer | undefined;
@@ -18,7 +19,7 @@ afterEach(async () => {
 });
 
 /** A project: a package with the tools `gather` and `echo`, a tactic over them, and test files. */
-function project(tests: Record<string, string>, tactic = "name: crew\npackages: [./pkg]\nglobal:\n  model_name: gpt-4o-mini\n  tools: [gather, echo]\nagent_configs:\n  - name: bot\n    system_prompt: You help.\n"): string {
+function project(tests: Record<string, string>, tactic = "name: crew\npackages: [./pkg]\nglobal:\n  model_name: gpt-4o-mini\n  tools: [gather, echo, whoami]\nagent_configs:\n  - name: bot\n    system_prompt: You help.\n"): string {
   return tempTree({
     "pkg/lllm.yaml": "name: pkg\n",
     // Waits until a second case is in it too: an answer that says "at most 2 at once" shows two ran together, never three.
@@ -33,6 +34,8 @@ function project(tests: Record<string, string>, tactic = "name: crew\npackages: 
       "} });",
     ].join("\n"),
     "pkg/tools/echo.ts": 'import { tool } from "lllm";\nexport default tool({ name: "echo", description: "Echo a word", parameters: { word: { type: "string" } }, run: ({ word }) => `echo:${word}` });\n',
+    // A careless tool that shows a credential of the environment, in several encodings.
+    "pkg/tools/whoami.ts": 'import { tool } from "lllm";\nexport default tool({ name: "whoami", description: "Who am I", parameters: {}, run: () => { const token = process.env.SERVICE_TOKEN ?? ""; return `token ${token} / ${encodeURIComponent(token)} / ${Buffer.from(token).toString("base64")}`; } });\n',
     "tactic.yaml": tactic,
     ...tests,
   });
@@ -44,7 +47,8 @@ function model(body: MockRequestBody): ScriptedTurn {
   const last = messages.at(-1)!;
   if (last["role"] === "tool") return String(last["content"]).split("\n---\n")[1]?.replace(/\n---$/, "") ?? "?";
   const text = String(last["content"]);
-  const tool = /\b(gather|echo|nothing)\b/.exec(text)?.[1];
+  const tool = /\b(gather|echo|nothing|who)\b/.exec(text)?.[1];
+  if (tool === "who") return { tool_calls: [{ name: "whoami", arguments: {} }] };
   if (tool === "gather") return { tool_calls: [{ name: "gather", arguments: {} }] };
   if (tool === "echo") return { tool_calls: [{ name: "echo", arguments: { word: /word (\w+)/.exec(text)?.[1] ?? "none" } }] };
   if (tool === "nothing") return { tool_calls: [{ name: "no_such_tool", arguments: {} }] };
@@ -130,6 +134,23 @@ describe("runTests", { timeout: 240_000 }, () => {
     expect(byName["wrong exit"]!.problem?.message).toMatch(/^expected exit code 3, got 1 \(unknown_tool: /);
     expect(byName["unexpected failure"]!.problem).toMatchObject({ kind: "error" });
     expect(byName["unexpected failure"]!.problem?.message).toMatch(/^the run failed: UnknownToolError \(unknown_tool\): /);
+  });
+
+  it("a cassette never holds a secret, and the replay of a redacted text still matches", async () => {
+    const token = "svc-Hq83/kfP+zL0w9Xe==";
+    const dir = project({ "who.test.yaml": "tactic: tactic.yaml\ncases:\n  - name: who\n    input: who am i\n    assert: [{contains: token}]\n" });
+    vi.stubEnv("SERVICE_TOKEN", token);
+    const env = await live();
+    const recorded = await runTests({ paths: [dir], record: true, env });
+    expect(recorded.results[0]).toMatchObject({ status: "passed", mode: "record" });
+    const folder = path.join(dir, "__cassettes__", "who.test");
+    const cassette = readFileSync(path.join(folder, readdirSync(folder)[0]!), "utf8");
+    expect(cassette).toContain("[redacted]");
+    expect(leaksOf(cassette, token)).toEqual([]);
+    await server!.close();
+    server = undefined;
+    const replayed = await runTests({ paths: [dir], offline: true });
+    expect(replayed.results[0]).toMatchObject({ status: "passed", mode: "replay" });
   });
 
   it("a conversation: each turn continues the dialog, and `turn: N` asserts on an earlier turn", async () => {
