@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { runTests, type CaseResult, type Reporter } from "../../src/index.js";
@@ -151,6 +151,18 @@ describe("runTests", { timeout: 240_000 }, () => {
     server = undefined;
     const replayed = await runTests({ paths: [dir], offline: true });
     expect(replayed.results[0]).toMatchObject({ status: "passed", mode: "replay" });
+  });
+
+  it("a judge added after the recording fails its case, saying to record it again", async () => {
+    const dir = project({ "j.test.yaml": "tactic: tactic.yaml\ncases:\n  - name: judged\n    input: echo word x\n    assert: [{contains: 'echo:x'}]\n" });
+    expect((await runTests({ paths: [dir], record: true, env: await live() })).ok).toBe(true);
+    writeFileSync(path.join(dir, "j.test.yaml"), "tactic: tactic.yaml\ncases:\n  - name: judged\n    input: echo word x\n    assert: [{contains: 'echo:x'}, {judge: Says x}]\n");
+    const run = await runTests({ paths: [dir], offline: true });
+    expect(run.results[0]).toMatchObject({ status: "failed", mode: "replay" });
+    const judge = run.results[0]!.assertions.find((outcome) => outcome.spec.type === "judge")!;
+    expect(judge).toMatchObject({ pass: false, broken: true });
+    expect(judge.reason).toContain("the script has no turns for agent `(judge)`");
+    expect(judge.reason).toContain("--update --filter judged");
   });
 
   it("a conversation: each turn continues the dialog, and `turn: N` asserts on an earlier turn", async () => {

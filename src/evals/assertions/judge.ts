@@ -41,7 +41,8 @@ export const judge: AssertionHandler = async (value, { run, judgeModel, signal }
     });
     reply = response.message.content ?? "";
   } catch (error) {
-    return { pass: false, score: 0, reason: `the judge (${name}) did not answer: ${(error as Error).message}`, broken: true };
+    const hint = (error as { hint?: unknown }).hint;
+    return { pass: false, score: 0, reason: `the judge (${name}) did not answer: ${(error as Error).message}${typeof hint === "string" ? `\n${hint}` : ""}`, broken: true };
   }
   return readGrade(reply, spec.threshold ?? 0.5);
 };
