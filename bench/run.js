@@ -152,6 +152,8 @@ const suites = {
   kernel: kernelSuite,
   codeaction: async () => (await import("./codeaction.js")).codeActionSuite({ root, runs }),
   store: async () => (await import("./store.js")).storeSuite({ runs, root }),
+  viewer: async () => (await import("./viewer.js")).viewerSuite({ runs, root }),
+  reader: async () => (await import("./batchReader.js")).batchReaderSuite({ runs }),
   memory: () => {
     const scripted = "scripted:packages-example/weather/scripted/paris-tokyo.yaml";
     const base = median(Array.from({ length: 5 }, () => peakMemory(["-e", "0"])));

@@ -29,6 +29,13 @@ export interface BatchResult {
   durationMs: number;
 }
 
+/** Tokens and dollars of results already in --out (earlier runs): the budgets count them. */
+export interface BatchSpending {
+  promptTokens: number;
+  completionTokens: number;
+  cost: number;
+}
+
 /** An item that failed without running (a bad line, a duplicate id, a worker that gave up): nothing spent. */
 export function failedBatchResult(id: string, error: { code: ErrorCode; message: string }): BatchResult {
   return { id, status: "error", output: null, error, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, llmCalls: 0 }, cost: null, runId: null, durationMs: 0 };

@@ -1,7 +1,8 @@
-import { closeSync, createReadStream, existsSync, fdatasyncSync, ftruncateSync, openSync, readSync, renameSync, statSync, writeSync } from "node:fs";
+import { closeSync, createReadStream, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { createInterface } from "node:readline";
+import { LllmError } from "../errors.js";
 import { redactSecrets } from "../util/redact.js";
-import { batchResultJson, type BatchResult } from "./BatchItem.js";
+import { batchResultJson, type BatchResult, type BatchSpending } from "./BatchItem.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
 
 export interface OpenBatchOutputOptions {
@@ -14,50 +15,76 @@ export interface OpenBatchOutputOptions {
 }
 
 /**
- * The NDJSON results. Each line is written with one `write(2)` on a file opened for appending, so a crash leaves
- * whole lines only (a torn last line from a power cut is cut off when the file is opened again). Opening an existing
- * file reads the ids already done: a rerun skips them.
+ * The NDJSON results. Each line is written whole on a file opened for appending, so a crash leaves whole lines only
+ * (a torn last line from a power cut is cut off when the file is opened again); a write that fails (a full disk)
+ * cuts its part-written line off at once and stops the writing, with an error that names the file. Opening an
+ * existing file reads the ids already done (a rerun skips them) and what they spent (the budgets count it).
  */
 export class BatchOutput {
   /** Ids already in the file, with their status. */
   readonly done: Map<string, BatchResult["status"]>;
+  /** Tokens and dollars of the results already in the file (costs not known count as nothing). */
+  readonly spent: BatchSpending;
+  readonly #file: string | undefined;
   readonly #fd: number | undefined;
+  /** The file's size after its last whole line (a regular file; undefined for a pipe or a device). */
+  #size: number | undefined;
+  /** Lines written by this run. */
+  #written = 0;
+  /** Set by the first failed write: nothing is written after it (the file stays a whole prefix). */
+  #failure: LllmError | undefined;
   readonly #ordered: boolean;
   /** --ordered: lines waiting for an earlier item, by index. */
   readonly #waiting = new Map<number, string | null>();
   #next = 0;
 
-  private constructor(fd: number | undefined, done: Map<string, BatchResult["status"]>, ordered: boolean) {
-    this.#fd = fd;
-    this.done = done;
-    this.#ordered = ordered;
+  private constructor(options: { file?: string; fd?: number; done: Map<string, BatchResult["status"]>; spent: BatchSpending; ordered: boolean }) {
+    this.#file = options.file;
+    this.#fd = options.fd;
+    this.done = options.done;
+    this.spent = options.spent;
+    this.#ordered = options.ordered;
+    if (options.fd !== undefined) {
+      const stat = fstatSync(options.fd);
+      if (stat.isFile()) this.#size = stat.size;
+    }
   }
 
   static async open(options: OpenBatchOutputOptions): Promise<BatchOutput> {
     const done = new Map<string, BatchResult["status"]>();
-    if (options.file === undefined) return new BatchOutput(undefined, done, options.ordered);
-    if (existsSync(options.file)) {
-      cutTornLine(options.file);
+    const spent: BatchSpending = { promptTokens: 0, completionTokens: 0, cost: 0 };
+    const { file } = options;
+    if (file === undefined) return new BatchOutput({ done, spent, ordered: options.ordered });
+    // Only a regular file is read back (a pipe or /dev/stdout as --out is written to, never read).
+    if (isRegularFile(file)) {
+      cutTornLine(file);
       const kept: string[] = [];
-      const lines = createInterface({ input: createReadStream(options.file), crlfDelay: Infinity });
+      const keptSpent: BatchSpending = { promptTokens: 0, completionTokens: 0, cost: 0 };
+      const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
       for await (const line of lines) {
         const result = parseLine(line);
         if (!result) continue;
         done.set(result.id, result.status);
-        if (options.retryFailed && result.status === "ok") kept.push(line);
+        addSpending(spent, result);
+        if (options.retryFailed && result.status === "ok") {
+          kept.push(line);
+          addSpending(keptSpent, result);
+        }
       }
       if (options.retryFailed && [...done.values()].some((status) => status !== "ok")) {
-        // Rewritten whole and renamed over: a crash now leaves the old file or the new one, never a mix.
         for (const [id, status] of done) if (status !== "ok") done.delete(id);
-        const temporary = `${options.file}.${process.pid}.tmp`;
-        const fd = openSync(temporary, "w");
-        writeSync(fd, kept.map((line) => `${line}\n`).join(""));
-        fdatasyncSync(fd);
-        closeSync(fd);
-        renameSync(temporary, options.file);
+        rewrite(file, kept);
+        // The dropped lines are no longer in the file: what the budgets count is what the file holds.
+        Object.assign(spent, keptSpent);
       }
     }
-    return new BatchOutput(openSync(options.file, "a"), done, options.ordered);
+    let fd: number;
+    try {
+      fd = openSync(file, "a");
+    } catch (error) {
+      throw unwritable(file, error, "");
+    }
+    return new BatchOutput({ file, fd, done, spent, ordered: options.ordered });
   }
 
   /** With --ordered, the lines finished but waiting for an earlier item (kept in memory). */
@@ -90,31 +117,126 @@ export class BatchOutput {
   }
 
   #writeLine(line: string): void {
-    if (this.#fd === undefined) writeOwnStdout(line);
-    else writeSync(this.#fd, line);
+    if (this.#fd === undefined) {
+      writeOwnStdout(line);
+      return;
+    }
+    if (this.#failure) throw this.#failure;
+    const bytes = Buffer.from(line);
+    let written = 0;
+    try {
+      // A write may take part of the line (a disk that fills up mid-line): write the rest, or fail.
+      while (written < bytes.length) written += writeSync(this.#fd, bytes, written, bytes.length - written);
+    } catch (error) {
+      // Cut the part-written line off now: the file ends with a whole line, which a rerun reads back.
+      if (this.#size !== undefined && written > 0) ftruncateSync(this.#fd, this.#size);
+      this.#failure = unwritable(this.#file!, error, `The ${formatLines(this.done.size + this.#written)} already in it ${this.done.size + this.#written === 1 ? "is" : "are"} whole and kept: `);
+      throw this.#failure;
+    }
+    if (this.#size !== undefined) this.#size += bytes.length;
+    this.#written += 1;
   }
 
-  /** Flush to disk and close. With --ordered, lines still waiting for an item that never ran are written now. */
+  /**
+   * Flush to disk and close. With --ordered, lines still waiting for an item that never ran are written now. The
+   * file is closed whatever fails; the first failure is thrown.
+   */
   close(): void {
-    for (const index of [...this.#waiting.keys()].sort((a, b) => a - b)) {
-      const line = this.#waiting.get(index);
-      if (line) this.#writeLine(line);
+    let failure: unknown;
+    try {
+      for (const index of [...this.#waiting.keys()].sort((a, b) => a - b)) {
+        const line = this.#waiting.get(index);
+        if (line) this.#writeLine(line);
+      }
+    } catch (error) {
+      failure = error;
     }
     this.#waiting.clear();
-    if (this.#fd === undefined) return;
-    fdatasyncSync(this.#fd);
-    closeSync(this.#fd);
+    if (this.#fd !== undefined) {
+      try {
+        if (failure === undefined && this.#failure === undefined) fdatasyncSync(this.#fd);
+      } catch (error) {
+        failure = unwritable(this.#file!, error, "");
+      } finally {
+        closeSync(this.#fd);
+      }
+    }
+    if (failure !== undefined) throw failure;
   }
 }
 
-function parseLine(line: string): { id: string; status: BatchResult["status"] } | undefined {
+interface ReadLine {
+  id: string;
+  status: BatchResult["status"];
+  promptTokens: number;
+  completionTokens: number;
+  cost: number;
+}
+
+/** A result line of an earlier run: its id and status, and what it spent (numbers only: a hand-edited line spends 0). */
+function parseLine(line: string): ReadLine | undefined {
   try {
-    const value = JSON.parse(line) as Partial<BatchResult>;
+    const value = JSON.parse(line) as { id?: unknown; status?: unknown; usage?: { prompt_tokens?: unknown; completion_tokens?: unknown }; cost?: unknown };
     if (typeof value.id !== "string" || (value.status !== "ok" && value.status !== "error")) return undefined;
-    return { id: value.id, status: value.status };
+    return { id: value.id, status: value.status, promptTokens: count(value.usage?.prompt_tokens), completionTokens: count(value.usage?.completion_tokens), cost: count(value.cost) };
   } catch {
     return undefined;
   }
+}
+
+function count(value: unknown): number {
+  return typeof value === "number" && Number.isFinite(value) && value > 0 ? value : 0;
+}
+
+function addSpending(total: BatchSpending, line: ReadLine): void {
+  total.promptTokens += line.promptTokens;
+  total.completionTokens += line.completionTokens;
+  total.cost += line.cost;
+}
+
+function isRegularFile(file: string): boolean {
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** Rewritten whole and renamed over: a crash (or a full disk) leaves the old file or the new one, never a mix. */
+function rewrite(file: string, lines: string[]): void {
+  const temporary = `${file}.${process.pid}.tmp`;
+  try {
+    const fd = openSync(temporary, "w");
+    try {
+      const bytes = Buffer.from(lines.map((line) => `${line}\n`).join(""));
+      for (let written = 0; written < bytes.length; ) written += writeSync(fd, bytes, written, bytes.length - written);
+      fdatasyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, file);
+  } catch (error) {
+    try {
+      unlinkSync(temporary);
+    } catch {
+      // not created, or already renamed
+    }
+    throw unwritable(file, error, "--retry-failed could not rewrite it; it is unchanged: ");
+  }
+}
+
+const DISK_FULL = new Set(["ENOSPC", "EDQUOT"]);
+
+/** The results file cannot be written: what happened, in words, and that the same command resumes. */
+function unwritable(file: string, error: unknown, kept: string): LllmError {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  const reason = code !== undefined && DISK_FULL.has(code) ? `the disk is full (${code})` : code === "EFBIG" ? "the file is too large for its file system (EFBIG)" : error instanceof Error ? error.message : String(error);
+  const then = `${code !== undefined && DISK_FULL.has(code) ? "free some space, then" : "once it can be written,"} run the same command again: it skips the items already in ${file} and runs the rest.`;
+  return new LllmError("batch_output_unwritable", `cannot write the results to ${file}: ${reason}`, { hint: kept === "" ? then[0]!.toUpperCase() + then.slice(1) : `${kept}${then}`, cause: error });
+}
+
+function formatLines(count: number): string {
+  return `${count} result${count === 1 ? "" : "s"}`;
 }
 
 /** A file that does not end with a newline ends with a torn line (the machine went down mid-write): cut it off. */

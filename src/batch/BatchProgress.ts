@@ -51,17 +51,19 @@ export class BatchProgress {
   #draw(): void {
     const stats = this.#stats;
     if (!stats) return;
-    const line = progressLine(stats, this.#total());
     if (this.#live) {
-      const width = this.#stream.columns ?? 120;
-      this.#stream.write(`\r\u001b[K${line.length > width - 1 ? line.slice(0, width - 1) : line}`);
+      this.#stream.write(`\r\u001b[K${progressLine(stats, this.#total(), (this.#stream.columns ?? 120) - 1)}`);
       this.#drawn = true;
-    } else this.#stream.write(`${line}\n`);
+    } else this.#stream.write(`${progressLine(stats, this.#total())}\n`);
   }
 }
 
-/** `lllm batch: 120/500 done (3 failed), 16 running, 12.3 items/s, ETA 31 s, 45,000 tokens, $0.012` */
-export function progressLine(stats: BatchStats, total: number | undefined): string {
+/**
+ * `lllm batch: 120/500 done (3 failed), 16 running, 12.3 items/s, ETA 31 s, 45,000 tokens, $0.012`; without a total
+ * (a dataset read from a pipe), no `/500` and no ETA. At most `width` characters: parts that do not fit are left
+ * out whole (a cut part could read as another number, or as a bare `$`).
+ */
+export function progressLine(stats: BatchStats, total: number | undefined, width = Infinity): string {
   const finished = stats.ok + stats.failed;
   const elapsed = (Date.now() - stats.startedAt) / 1000;
   const rate = elapsed > 0 ? finished / elapsed : 0;
@@ -74,7 +76,13 @@ export function progressLine(stats: BatchStats, total: number | undefined): stri
   if (remaining !== undefined && rate > 0) parts.push(`ETA ${formatSeconds(remaining / rate)}`);
   parts.push(`${formatCount(stats.promptTokens + stats.completionTokens)} tokens`);
   parts.push(stats.costUnknown > 0 && stats.cost === 0 ? "cost unknown" : `${formatCost(stats.cost)}${stats.costUnknown > 0 ? "+" : ""}`);
-  return `lllm batch: ${parts.join(", ")}`;
+  let line = "lllm batch:";
+  for (const [index, part] of parts.entries()) {
+    const next = `${line}${index === 0 ? " " : ", "}${part}`;
+    if (next.length > width) break;
+    line = next;
+  }
+  return line.slice(0, width);
 }
 
 function formatSeconds(seconds: number): string {

@@ -1,10 +1,22 @@
+import { constants } from "node:buffer";
 import { createReadStream } from "node:fs";
-import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { ConfigError } from "../errors.js";
 import type { BatchItem } from "./BatchItem.js";
+import { capCsvRecords, type OversizedRecord } from "./capCsvRecords.js";
+import { readLines } from "./readLines.js";
 
 export type DatasetFormat = "jsonl" | "csv" | "lines";
+
+/**
+ * The longest line (CSV: record) a dataset may have, unless `--max-line-size` says otherwise: 64 MB, sixteen times
+ * the text of the largest context windows (1M tokens is about 4 MB), while a line of hundreds of MB would stop the
+ * batch (V8's longest string) or, a few items at once, its memory.
+ */
+export const DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024;
+
+/** The longest line that can be read at all: V8's longest string (about 512 MB). */
+export const MAX_LINE_BYTES = constants.MAX_STRING_LENGTH;
 
 export interface ReadBatchItemsOptions {
   /** A file path, or `-` for standard input. */
@@ -12,33 +24,61 @@ export interface ReadBatchItemsOptions {
   format: DatasetFormat;
   /** What the problems name: the file as the user gave it. */
   label?: string;
+  /** A longer line is not kept: its item fails (`batch_line_too_long`). Default `DEFAULT_MAX_LINE_BYTES`. */
+  maxLineBytes?: number;
 }
 
 /**
  * Read a dataset as a stream of items, one at a time: the caller pulls the next item only when it can start it, so
- * memory stays flat however long the file is. A line that cannot be read (bad JSON, a wrong shape) becomes an item
- * with a `problem` (reported as failed, with file:line) instead of stopping the batch.
+ * memory stays flat however long the file is. A line that cannot be read (bad JSON, a wrong shape, too long) becomes
+ * an item with a `problem` (reported as failed, with file:line) instead of stopping the batch. The file is read once,
+ * front to back: a pipe or a FIFO (`<(command)`) works as well as a file.
  */
 export async function* readBatchItems(options: ReadBatchItemsOptions): AsyncGenerator<BatchItem> {
-  const stream: Readable = options.file === "-" ? process.stdin : createReadStream(options.file);
-  const label = options.label ?? options.file;
+  const label = options.label ?? (options.file === "-" ? "stdin" : options.file);
+  const stream = readBytes(options.file === "-" ? process.stdin : createReadStream(options.file), label);
+  const maxBytes = options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES;
   if (options.format === "csv") {
-    yield* csvItems(stream, label);
+    yield* csvItems(stream, label, maxBytes);
     return;
   }
-  const lines = createInterface({ input: stream, crlfDelay: Infinity });
-  let lineNumber = 0;
   let index = 0;
-  for await (const raw of lines) {
-    lineNumber += 1;
-    const line = raw.replace(/\r$/, "");
-    if (line.trim() === "") continue;
-    if (options.format === "lines") {
-      yield { id: String(lineNumber), index: index++, input: line, vars: {} };
-      continue;
+  for await (const lines of readLines(stream, maxBytes)) {
+    for (const line of lines) {
+      const { lineNumber } = line;
+      if (line.text === undefined) {
+        yield oversizedItem({ lineNumber, bytes: line.bytes }, index++, label, maxBytes, "line");
+        continue;
+      }
+      if (line.text.trim() === "") continue;
+      if (options.format === "lines") {
+        yield { id: String(lineNumber), index: index++, input: line.text, vars: {} };
+        continue;
+      }
+      yield jsonlItem(line.text, lineNumber, index++, label);
     }
-    yield jsonlItem(line, lineNumber, index++, label);
   }
+}
+
+/** The bytes of the dataset; a file that cannot be opened or read (ENXIO, EACCES, EIO) is an error that names it. */
+async function* readBytes(stream: Readable, label: string): AsyncGenerator<Buffer> {
+  try {
+    for await (const chunk of stream as AsyncIterable<Buffer>) yield chunk;
+  } catch (error) {
+    throw new ConfigError("usage_inputs", `cannot read the dataset ${label}: ${(error as Error).message}`, { location: { file: "--inputs" }, cause: error });
+  }
+}
+
+/** An item whose line was too long to read: it fails with its own result line, and the batch goes on. */
+function oversizedItem(record: { lineNumber: number; bytes: number }, index: number, label: string, maxBytes: number, what: "line" | "record"): BatchItem {
+  const raise = record.bytes <= MAX_LINE_BYTES ? `--max-line-size raises the limit, e.g. --max-line-size ${Math.ceil(record.bytes / 1024 / 1024)}M` : `no line over ${formatMegabytes(MAX_LINE_BYTES)} can be read: shorten it`;
+  const message = `${label}:${record.lineNumber}: the ${what} is ${formatMegabytes(record.bytes)}, over the limit of ${formatMegabytes(maxBytes)} a ${what} may have${what === "record" ? " (or a quote is not closed)" : ""}; it is not run (${raise})`;
+  return { id: String(record.lineNumber), index, input: null, vars: {}, problem: { code: "batch_line_too_long", message } };
+}
+
+function formatMegabytes(bytes: number): string {
+  const megabytes = bytes / 1024 / 1024;
+  return `${megabytes >= 10 ? Math.round(megabytes) : Number(megabytes.toPrecision(2))} MB`;
 }
 
 function jsonlItem(line: string, lineNumber: number, index: number, label: string): BatchItem {
@@ -67,9 +107,19 @@ function jsonlItem(line: string, lineNumber: number, index: number, label: strin
 }
 
 /** CSV with a header row: `input` is the input, `id` the id, every other column a var. */
-async function* csvItems(stream: Readable, label: string): AsyncGenerator<BatchItem> {
+async function* csvItems(stream: AsyncIterable<Buffer>, label: string, maxBytes: number): AsyncGenerator<BatchItem> {
   const { parse } = await import("csv-parse");
-  const parser = stream.pipe(parse({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false, info: true }));
+  const { Readable } = await import("node:stream");
+  // Records over the cap never reach csv-parse; their items are given out in file order among the parsed rows.
+  const oversized: OversizedRecord[] = [];
+  const records = capCsvRecords(stream, maxBytes, (record) => {
+    if (record.first) throw new ConfigError("batch_bad_csv", `${label}:${record.lineNumber}: the header row is ${formatMegabytes(record.bytes)}, over the limit of ${formatMegabytes(maxBytes)} a record may have (or a quote is not closed)`, { location: { file: label, line: record.lineNumber } });
+    oversized.push(record);
+  });
+  const source = Readable.from(records, { objectMode: false });
+  const parser = parse({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false, info: true });
+  source.on("error", (error) => parser.destroy(error));
+  source.pipe(parser);
   let index = 0;
   try {
     for await (const row of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
@@ -77,11 +127,15 @@ async function* csvItems(stream: Readable, label: string): AsyncGenerator<BatchI
       const { input, id, ...vars } = record;
       const lineNumber = info.lines;
       if (input === undefined) throw new ConfigError("batch_no_input_column", `${label}: the CSV has no \`input\` column`, { location: { file: label, line: 1 }, hint: "The header row names the columns: `input`, optionally `id`, and one column per var." });
+      while (oversized.length > 0 && oversized[0]!.lineNumber < lineNumber) yield oversizedItem(oversized.shift()!, index++, label, maxBytes, "record");
       yield { id: id !== undefined && id !== "" ? id : String(lineNumber), index: index++, input, vars };
     }
+    for (const record of oversized.splice(0)) yield oversizedItem(record, index++, label, maxBytes, "record");
   } catch (error) {
     // A broken CSV (an unclosed quote, a row with too many columns) cannot be resynchronised: stop with its place.
     if (error instanceof ConfigError) throw error;
     throw new ConfigError("batch_bad_csv", `${label}: ${(error as Error).message}`, { location: { file: label } });
+  } finally {
+    source.destroy();
   }
 }

@@ -1,6 +1,6 @@
 import { InterruptedError } from "../errors.js";
 import type { AdaptiveConcurrency } from "./AdaptiveConcurrency.js";
-import { failedBatchResult, type BatchItem, type BatchResult } from "./BatchItem.js";
+import { failedBatchResult, type BatchItem, type BatchResult, type BatchSpending } from "./BatchItem.js";
 import type { BatchOutput } from "./BatchOutput.js";
 
 /** Counts of a batch so far (the progress line and the summary read them). */
@@ -19,9 +19,15 @@ export interface BatchStats {
   cost: number;
   /** Items whose model has no known price. */
   costUnknown: number;
+  /** Later items whose id an earlier item of the dataset has: not run, not written (results are keyed by id). */
+  duplicates: number;
+  /** The first few of those ids (each once), for the warning. */
+  duplicateIds: string[];
+  /** With --max-cost: the first item whose cost was unknown (it stopped the batch). */
+  unpricedItem?: string;
   startedAt: number;
   /** Why the batch stopped starting items before the end of the dataset. */
-  stoppedBy?: "interrupted" | "budget" | "fail_fast";
+  stoppedBy?: "interrupted" | "budget" | "fail_fast" | "unpriced";
 }
 
 export interface RunBatchOptions {
@@ -32,9 +38,14 @@ export interface RunBatchOptions {
   /** Aborted on the first Ctrl-C: start no more items; the running ones finish. */
   stopStarting: AbortSignal;
   failFast?: boolean;
-  /** `--max-cost` (dollars) and `--max-tokens`: once reached, start no more items. */
+  /**
+   * `--max-cost` (dollars) and `--max-tokens`: once reached, start no more items. They count `spentBefore` too, so
+   * that running the same command again under the same limit starts nothing. With `maxCost`, an item whose cost is
+   * unknown (a model without a price) stops the batch (`stoppedBy: "unpriced"`): it cannot be held to the limit.
+   */
   maxCost?: number;
   maxTokens?: number;
+  spentBefore?: BatchSpending;
   /** Given the live counts once, at the start (the progress line and the Ctrl-C message read them). */
   onStart?: (stats: BatchStats) => void;
   /** Told after each item (the progress line). */
@@ -46,9 +57,10 @@ export interface RunBatchOptions {
   maxHeldLines?: number;
   /** The dataset's ids are unique by construction (text lines: line numbers): duplicates need not be looked for. */
   uniqueIds?: boolean;
-  /** Told once when --max-cost meets an item of unknown cost. */
-  warn?: (message: string) => void;
 }
+
+/** How many duplicate ids the warning names. */
+export const DUPLICATE_IDS_SHOWN = 5;
 
 /**
  * Run the items of a dataset, at most `concurrency.limit` at once, pulling the next item only when a slot is free
@@ -56,7 +68,8 @@ export interface RunBatchOptions {
  * failure is a result; the batch stops early only on Ctrl-C, a budget, or a failure with --fail-fast.
  */
 export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
-  const stats: BatchStats = { ok: 0, failed: 0, skipped: 0, skippedFailed: 0, inFlight: 0, cancelled: 0, promptTokens: 0, completionTokens: 0, cost: 0, costUnknown: 0, startedAt: Date.now() };
+  const stats: BatchStats = { ok: 0, failed: 0, skipped: 0, skippedFailed: 0, inFlight: 0, cancelled: 0, promptTokens: 0, completionTokens: 0, cost: 0, costUnknown: 0, duplicates: 0, duplicateIds: [], startedAt: Date.now() };
+  const spentBefore = options.spentBefore ?? { promptTokens: 0, completionTokens: 0, cost: 0 };
   const { output, concurrency } = options;
   const maxHeld = options.maxHeldLines ?? 10_000;
   options.onStart?.(stats);
@@ -71,12 +84,11 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
   // Text lines have their line numbers as ids, unique by construction: no need to remember them (memory stays
   // flat however long the dataset is). Other formats' ids come from the data and are checked for duplicates.
   const seen = options.uniqueIds ? undefined : new Set<string>();
-  let warnedCost = false;
   const stopReason = (): BatchStats["stoppedBy"] => {
     if (options.stopStarting.aborted) return "interrupted";
     if (stats.stoppedBy) return stats.stoppedBy;
-    if (options.maxCost !== undefined && stats.cost >= options.maxCost) return "budget";
-    if (options.maxTokens !== undefined && stats.promptTokens + stats.completionTokens >= options.maxTokens) return "budget";
+    if (options.maxCost !== undefined && spentBefore.cost + stats.cost >= options.maxCost) return "budget";
+    if (options.maxTokens !== undefined && spentBefore.promptTokens + spentBefore.completionTokens + stats.promptTokens + stats.completionTokens >= options.maxTokens) return "budget";
     return undefined;
   };
   options.stopStarting.addEventListener("abort", wakeUp, { once: true });
@@ -94,9 +106,11 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
     stats.completionTokens += result.usage.completionTokens;
     if (result.cost === null) {
       if (result.usage.llmCalls > 0) stats.costUnknown += 1;
-      if (options.maxCost !== undefined && result.usage.llmCalls > 0 && !warnedCost) {
-        warnedCost = true;
-        options.warn?.(`item ${result.id}: its model has no known price, so --max-cost does not count it (add the model's price under \`prices:\` in the project settings)`);
+      // The models were checked for prices before the first item; one found only now (a tactic's code chose it)
+      // cannot be held to --max-cost either.
+      if (options.maxCost !== undefined && result.usage.llmCalls > 0 && stats.unpricedItem === undefined) {
+        stats.unpricedItem = result.id;
+        stats.stoppedBy ??= "unpriced";
       }
     } else stats.cost += result.cost;
     if (result.status !== "ok" && options.failFast) stats.stoppedBy ??= "fail_fast";
@@ -142,11 +156,24 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
       const full = (): boolean => running >= concurrency.limit || (running > 0 && output.held >= maxHeld);
       while (full() && stopReason() === undefined && !broken) await new Promise<void>((resolve) => (wake = resolve));
       if (broken) break;
-      stoppedBy = stopReason();
-      if (stoppedBy !== undefined) break;
+      // Ctrl-C and --fail-fast stop at once; a budget stops only an item that would run (the rest of the dataset
+      // may be done already, or duplicates: then nothing was stopped).
+      const early = stopReason();
+      if (early !== undefined && early !== "budget") {
+        stoppedBy = early;
+        break;
+      }
       const next = await iterator.next();
       if (next.done) break;
       const item = next.value;
+      if (seen?.has(item.id)) {
+        // Results and resume are keyed by id: a second item with the id could be neither written nor told apart.
+        stats.duplicates += 1;
+        if (stats.duplicateIds.length < DUPLICATE_IDS_SHOWN && !stats.duplicateIds.includes(item.id)) stats.duplicateIds.push(item.id);
+        output.skip(item.index);
+        continue;
+      }
+      seen?.add(item.id);
       const before = output.done.get(item.id);
       if (before !== undefined) {
         stats.skipped += 1;
@@ -154,11 +181,8 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
         output.skip(item.index);
         continue;
       }
-      if (seen?.has(item.id)) {
-        record(item, failedBatchResult(item.id, { code: "batch_duplicate_id", message: `id \`${item.id}\` appears more than once in the dataset; this later item (number ${item.index + 1}) is not run` }));
-        continue;
-      }
-      seen?.add(item.id);
+      stoppedBy = stopReason();
+      if (stoppedBy !== undefined) break;
       start(item);
     }
   } finally {
@@ -168,8 +192,9 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
   }
   if (broken) throw broken.error;
   // Only a stop that left items unstarted counts: a budget reached by the very last item stopped nothing.
-  // A Ctrl-C while the last items ran still exits 130 (the CLI's signal handler sets it).
+  // A Ctrl-C while the last items ran still exits 130 (the CLI's signal handler sets it). An item of unknown cost
+  // under --max-cost counts even when it was the last: the limit could not hold.
   if (stoppedBy !== undefined) stats.stoppedBy = stoppedBy;
-  else delete stats.stoppedBy;
+  else if (stats.stoppedBy !== "unpriced") delete stats.stoppedBy;
   return stats;
 }

@@ -1,19 +1,19 @@
 import { setMaxListeners } from "node:events";
 import { existsSync, statSync } from "node:fs";
 import path from "node:path";
-import { BudgetError, ConfigError } from "../errors.js";
+import { ConfigError } from "../errors.js";
 import { approveAll, approveNone } from "../codeaction/approval.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { newRunId } from "../util/newRunId.js";
-import { formatCost } from "../store/RunTally.js";
 import { AdaptiveConcurrency } from "../batch/AdaptiveConcurrency.js";
 import { BatchOutput } from "../batch/BatchOutput.js";
 import { BatchProgress } from "../batch/BatchProgress.js";
 import { batchModelFactory } from "../batch/batchModelFactory.js";
 import { countLines } from "../batch/countLines.js";
 import { ProviderGate } from "../batch/ProviderGate.js";
-import { readBatchItems, type DatasetFormat } from "../batch/readBatchItems.js";
+import { DEFAULT_MAX_LINE_BYTES, MAX_LINE_BYTES, readBatchItems, type DatasetFormat } from "../batch/readBatchItems.js";
 import { runBatch, type BatchStats } from "../batch/runBatch.js";
+import { budgetError, duplicatesWarning, refuseUnpricedModels, reportSummary, unpricedError } from "./batchReport.js";
 import { runBatchItem } from "../batch/runBatchItem.js";
 import { configDigest } from "../store/startRunLog.js";
 import { QueueDispatcher } from "../batch/queue/QueueDispatcher.js";
@@ -25,7 +25,6 @@ import { paint, warn, writeErr } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
 import { parseVars } from "./parseVars.js";
-import { formatCount } from "../util/formatCount.js";
 
 export interface BatchCommandOptions {
   inputs?: string;
@@ -48,6 +47,7 @@ export interface BatchCommandOptions {
   tpm?: string;
   maxCost?: string;
   maxTokens?: string;
+  maxLineSize?: string;
   queue?: string;
   verbose?: boolean;
 }
@@ -61,6 +61,7 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   warnBrokenFiles(prepared.registry);
   warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
+  if (settings.maxCost !== undefined) refuseUnpricedModels(prepared);
 
   const live = Boolean(process.stderr.isTTY);
   const progress = options.quiet ? undefined : new BatchProgress({ live, total: () => total });
@@ -79,7 +80,9 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
 
   const output = await BatchOutput.open({ ...(options.out !== undefined ? { file: options.out } : {}), ordered: Boolean(options.ordered), retryFailed: Boolean(options.retryFailed) });
   let total: number | undefined;
-  if (settings.inputs !== "-") void countLines(settings.inputs).then((count) => (total = settings.format === "csv" ? Math.max(0, count - 1) : count)).catch(() => undefined);
+  // Counted only when the dataset can be read twice: a pipe or a FIFO (`<(command)`) is read once, by the items,
+  // and the progress line then goes without a total.
+  if (settings.readTwice) void countLines(settings.inputs).then((count) => (total = settings.format === "csv" ? Math.max(0, count - 1) : count)).catch(() => undefined);
 
   const batchId = newRunId();
   const queued = options.queue === undefined ? undefined : await startQueue({ url: options.queue, batchId, tacticTarget, tacticFile: file, prepared, options, settings, cancel, say });
@@ -91,7 +94,7 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   });
   try {
     stats = await runBatch({
-      items: readBatchItems({ file: settings.inputs, format: settings.format }),
+      items: readBatchItems({ file: settings.inputs, format: settings.format, maxLineBytes: settings.maxLineBytes }),
       output,
       concurrency,
       stopStarting: stopStarting.signal,
@@ -99,7 +102,7 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
       ...(settings.format === "lines" ? { uniqueIds: true } : {}),
       ...(settings.maxCost !== undefined ? { maxCost: settings.maxCost } : {}),
       ...(settings.maxTokens !== undefined ? { maxTokens: settings.maxTokens } : {}),
-      warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),
+      spentBefore: output.spent,
       onStart: (live) => {
         stats = live;
         progress?.update(live);
@@ -121,15 +124,19 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
     });
   } finally {
     progress?.stop();
-    output.close();
-    await queued?.close();
+    try {
+      output.close(); // throws when the last lines cannot be written (a full disk)
+    } finally {
+      await queued?.close();
+    }
   }
-  reportSummary(stats, { batchId, ...(options.out !== undefined ? { out: options.out } : {}), quiet: Boolean(options.quiet) });
-  if (stats.stoppedBy === "budget") {
-    throw new BudgetError("batch_budget", `the batch stopped starting items: ${settings.maxCost !== undefined && stats.cost >= settings.maxCost ? `--max-cost ${settings.maxCost} reached (${formatCost(stats.cost)})` : `--max-tokens ${settings.maxTokens} reached (${formatCount(stats.promptTokens + stats.completionTokens)} tokens)`}`, { hint: "Raise the limit and run the same command again: items already done are skipped." });
-  }
+  const out = options.out;
+  if (stats.duplicates > 0) say(`${paint("yellow", "lllm: warning:")} ${duplicatesWarning(stats)}`);
+  reportSummary(stats, { batchId, ...(out !== undefined ? { out } : {}), quiet: Boolean(options.quiet) });
+  if (stats.unpricedItem !== undefined) throw unpricedError(prepared, `item ${stats.unpricedItem} called a model that has no known price, so the batch stopped starting items`);
+  if (stats.stoppedBy === "budget") throw budgetError(stats, { ...settings, spentBefore: output.spent, ...(out !== undefined ? { out } : {}) });
   if (stats.stoppedBy === "interrupted") return; // the signal handler's exit code (130) stands
-  if (stats.failed + stats.skippedFailed > 0) process.exitCode = 1;
+  if (stats.failed + stats.skippedFailed + stats.duplicates > 0) process.exitCode = 1;
 }
 
 /** --queue: announce the batch on Redis; items become jobs that `lllm worker`s run. */
@@ -166,21 +173,11 @@ async function startQueue(context: { url: string; batchId: string; tacticTarget:
   return dispatcher;
 }
 
-function reportSummary(stats: BatchStats, context: { batchId: string; out?: string; quiet: boolean }): void {
-  const seconds = ((Date.now() - stats.startedAt) / 1000).toFixed(1);
-  const tokens = formatCount(stats.promptTokens + stats.completionTokens);
-  const cost = stats.costUnknown > 0 && stats.cost === 0 ? "cost unknown" : `${formatCost(stats.cost)}${stats.costUnknown > 0 ? " (+ items of unknown cost)" : ""}`;
-  const lines = [`lllm batch: ${stats.ok} ok, ${stats.failed} failed${stats.skipped > 0 ? `, ${stats.skipped} skipped (already in ${context.out ?? "the output"})` : ""}${stats.cancelled > 0 ? `, ${stats.cancelled} cancelled` : ""} in ${seconds} s; ${tokens} tokens, ${cost}; batch ${context.batchId}`];
-  const failedTotal = stats.failed + stats.skippedFailed;
-  if (failedTotal > 0) lines.push(`  ${failedTotal} item${failedTotal === 1 ? "" : "s"} failed: the lines with "status":"error" in ${context.out ?? "the output"} say why${context.out ? "; --retry-failed runs them again" : ""}`);
-  if (stats.stoppedBy === "interrupted" || stats.stoppedBy === "fail_fast") lines.push(`  stopped before the end${stats.stoppedBy === "fail_fast" ? " (--fail-fast)" : ""}: ${context.out ? "run the same command again to go on" : "give --out FILE to be able to resume"}`);
-  // The summary is the one line --quiet keeps only when something needs the user's attention.
-  if (context.quiet && failedTotal === 0 && stats.stoppedBy === undefined) return;
-  for (const line of lines) writeErr(line);
-}
-
 interface BatchSettings {
   inputs: string;
+  /** The dataset is a regular file: it can be read twice (counted for the progress line's total, then read). */
+  readTwice: boolean;
+  maxLineBytes: number;
   format: DatasetFormat;
   concurrency: number;
   vars: Record<string, string>;
@@ -194,16 +191,23 @@ interface BatchSettings {
 
 /** Every flag checked before anything runs: a typo must not surface after an hour of paid calls. */
 function batchSettings(options: BatchCommandOptions): BatchSettings {
-  const inputs = options.inputs;
+  // Our own standard input under another name: read as `-` (a socket, as Node's child processes get, cannot be opened).
+  const inputs = options.inputs !== undefined && ["/dev/stdin", "/dev/fd/0", "/proc/self/fd/0"].includes(options.inputs) ? "-" : options.inputs;
   if (inputs === undefined) throw new ConfigError("usage_inputs", "missing --inputs: the dataset to run the tactic over", { location: { file: "--inputs" }, hint: "lllm batch TACTIC --inputs items.jsonl --out results.jsonl (JSONL, CSV, or text lines with --lines; `-` for standard input)" });
+  let readTwice = false;
   if (inputs !== "-") {
     if (!existsSync(inputs)) throw new ConfigError("usage_inputs", `the dataset \`${inputs}\` does not exist`, { location: { file: "--inputs" } });
-    if (!statSync(inputs).isFile()) throw new ConfigError("usage_inputs", `the dataset \`${inputs}\` is a folder, not a file`, { location: { file: "--inputs" } });
+    // A pipe, a FIFO (`<(command)`), /dev/stdin: read once, as a stream, like a file.
+    const stat = statSync(inputs);
+    if (stat.isDirectory()) throw new ConfigError("usage_inputs", `the dataset \`${inputs}\` is a folder, not a file`, { location: { file: "--inputs" } });
+    readTwice = stat.isFile();
   }
+  if (options.out !== undefined && existsSync(options.out) && statSync(options.out).isDirectory()) throw new ConfigError("usage_out", `--out \`${options.out}\` is a folder: give a file (results.jsonl)`, { location: { file: "--out" } });
   if (options.lines && options.format !== undefined && options.format !== "lines") throw new ConfigError("usage_format", `--lines and --format ${options.format} disagree: give one`, { location: { file: "--lines" } });
   const format: DatasetFormat = options.lines ? "lines" : options.format ?? (path.extname(inputs).toLowerCase() === ".csv" ? "csv" : "jsonl");
   if (options.out !== undefined && path.resolve(options.out) === path.resolve(inputs)) throw new ConfigError("usage_out", "--out is the dataset itself: give another file", { location: { file: "--out" } });
-  const settings: BatchSettings = { inputs, format, concurrency: positiveInteger(options.concurrency ?? (options.queue !== undefined ? "100" : "4"), "--concurrency", "e.g. --concurrency 16"), vars: parseVars(options.var ?? []) };
+  const maxLineBytes = options.maxLineSize === undefined ? DEFAULT_MAX_LINE_BYTES : sizeInBytes(options.maxLineSize, "--max-line-size");
+  const settings: BatchSettings = { inputs, readTwice, maxLineBytes, format, concurrency: positiveInteger(options.concurrency ?? (options.queue !== undefined ? "100" : "4"), "--concurrency", "e.g. --concurrency 16"), vars: parseVars(options.var ?? []) };
   if (options.maxSteps !== undefined) settings.maxSteps = positiveInteger(options.maxSteps, "--max-steps", "e.g. --max-steps 5", 0);
   if (options.timeout !== undefined) settings.timeout = positiveNumber(options.timeout, "--timeout", "seconds, e.g. --timeout 300");
   if (options.rpm !== undefined) settings.rpm = positiveInteger(options.rpm, "--rpm", "model requests per minute, e.g. --rpm 500");
@@ -225,3 +229,12 @@ function positiveNumber(text: string, flag: string, hint: string): number {
   return value;
 }
 
+/** `64M`, `1G`, `512K`, `1.5g` -> bytes; a bare number is megabytes (as the sandbox's sizes). */
+function sizeInBytes(text: string, flag: string): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmg]?)i?b?\s*$/i.exec(text);
+  const units: Record<string, number> = { "": 1024 * 1024, k: 1024, m: 1024 * 1024, g: 1024 * 1024 * 1024 };
+  const bytes = match ? Math.floor(Number(match[1]) * units[match[2]!.toLowerCase()]!) : NaN;
+  if (!(bytes >= 1)) throw new ConfigError("usage_number", `${flag} must be a size such as 64M or 256M (got \`${text}\`)`, { location: { file: flag }, hint: "A bare number is megabytes." });
+  if (bytes > MAX_LINE_BYTES) throw new ConfigError("usage_number", `${flag} ${text} is over the longest line Node can read (${Math.floor(MAX_LINE_BYTES / 1024 / 1024)}M)`, { location: { file: flag }, hint: `e.g. ${flag} 256M` });
+  return bytes;
+}

@@ -93,13 +93,13 @@ export async function logsPruneCommand(options: { olderThan?: string }): Promise
   writeErr(`lllm: deleted ${removed} run${removed === 1 ? "" : "s"} older than ${options.olderThan}`);
 }
 
-/** `lllm logs serve [--port N]`: the viewer on 127.0.0.1, until Ctrl-C. */
+/** `lllm logs serve [--port N]`: the viewer on 127.0.0.1, behind a token, until Ctrl-C. */
 export async function logsServeCommand(options: { port?: string }): Promise<void> {
   const port = options.port === undefined ? 8765 : Number(options.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError("usage_logs_port", `--port must be a port number 0-65535 (got \`${options.port}\`)`, { location: { file: "--port" } });
   const file = await logsFile();
   const store = await RunStore.open(file);
-  const { serveViewer } = await import("../store/serveViewer.js");
+  const { serveViewer } = await import("../store/viewer/serveViewer.js");
   let served: Awaited<ReturnType<typeof serveViewer>>;
   try {
     served = await serveViewer({ store, port });
@@ -108,7 +108,8 @@ export async function logsServeCommand(options: { port?: string }): Promise<void
     const code = (error as NodeJS.ErrnoException).code;
     throw new ConfigError("usage_logs_port", code === "EADDRINUSE" ? `port ${port} is in use` : `cannot serve on 127.0.0.1:${port}: ${(error as Error).message}`, { location: { file: "--port" }, hint: "Pick another with --port N (0: any free port)." });
   }
-  writeErr(`lllm: the run viewer is at ${served.url} (read-only; Ctrl-C to stop)`);
+  // The one place the token is shown: whoever has this address can read every run in the log.
+  writeErr(`lllm: the run viewer is at ${served.url} (read-only; the address holds its token: do not share it; Ctrl-C to stop)`);
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off("SIGINT", stop);

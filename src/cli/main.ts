@@ -100,7 +100,7 @@ export function buildProgram(): Command {
     .command("batch")
     .description("run a tactic over every item of a dataset (JSONL, CSV or text lines); one NDJSON result per item")
     .argument("<tactic>", "tactic file, or a package ref")
-    .option("--inputs <file>", "the dataset: JSONL (a string, or {input, vars, id} per line), CSV (header row; `input` column) or text lines; `-` for standard input")
+    .option("--inputs <file>", "the dataset: JSONL (a string, or {input, vars, id} per line), CSV (header row; `input` column) or text lines; a file, a pipe or a FIFO such as <(command), read once as a stream; `-` for standard input")
     .option("-o, --out <file>", "append the results here (NDJSON); running the same command again skips the items already done (default: standard output)")
     .option("--concurrency <n>", "items running at once (default 4; lowered on 429s and grown back)")
     .option("--ordered", "write the results in input order")
@@ -116,8 +116,9 @@ export function buildProgram(): Command {
     .option("--fail-fast", "stop starting items after the first failure")
     .option("--rpm <n>", "at most N model requests per minute (per provider)")
     .option("--tpm <n>", "at most N tokens per minute (per provider)")
-    .option("--max-cost <usd>", "stop starting items once the batch has cost this much (exit 3)")
-    .option("--max-tokens <n>", "stop starting items once the batch has used this many tokens (exit 3)")
+    .option("--max-cost <usd>", "stop starting items once this many US dollars are spent, counting the results already in --out (exit 3); every model needs a known price (exit 2 otherwise)")
+    .option("--max-tokens <n>", "stop starting items once this many tokens are used, counting the results already in --out (exit 3)")
+    .option("--max-line-size <size>", "the longest dataset line (CSV: record) read; a longer one fails its item (default 64M; a bare number is megabytes)")
     .option("--queue <url>", "spread the items over `lllm worker`s through a Redis queue (redis://host:port)")
     .option("-q, --quiet", "no progress line; the summary only when something failed")
     .option("--no-log", "do not record the items' runs in the run store")
@@ -290,7 +291,7 @@ export function buildProgram(): Command {
     });
   logs
     .command("serve")
-    .description("serve a read-only page of the runs and their timelines on 127.0.0.1")
+    .description("serve a read-only page of the runs (filters, timelines, programs) on 127.0.0.1, at the address it prints (with its token)")
     .option("--port <n>", "the port (default 8765; 0: any free port)")
     .action(async (options: Record<string, unknown>, command: Command) => {
       const { logsServeCommand } = await import("./logs.js");

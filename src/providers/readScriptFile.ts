@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { Document, LineCounter } from "yaml";
+import { aliasProblems } from "../config/aliasProblems.js";
+import { CONFIG_LIMITS } from "../config/configLimits.js";
 import { readParsedYaml, storeParsedYaml } from "../config/parsedYamlCache.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { firstLine } from "../util/firstLine.js";
@@ -43,13 +45,28 @@ export function readScriptFile(file: string, options: { what?: string } = {}): {
       })),
     );
   }
-  const data: unknown = document.toJS();
+  // A self-referencing alias would make the turns contain themselves, and every walk over them endless.
+  const aliases = aliasProblems(document).map((problem) => {
+    const { line, col } = lineCounter.linePos(problem.offset);
+    return { message: `${what}: ${problem.message}`, location: { file, line, column: col } };
+  });
+  if (aliases.length > 0) throw ConfigError.fromProblems("config_invalid_script", aliases);
+  const data = scriptData(document, file, what);
   const { script, problems } = readScript(data);
   if (problems.length > 0) {
     throw ConfigError.fromProblems("config_invalid_script", problems.map((problem) => locateProblem(problem, file, document, lineCounter)));
   }
   storeParsedYaml(text, data);
   return { script: script!, data: data as Record<string, unknown> | unknown[] };
+}
+
+/** The plain data of a parsed script; aliases are expanded within the yaml library's bound on repeats. */
+function scriptData(document: Document, file: string, what: string): unknown {
+  try {
+    return document.toJS({ maxAliasCount: CONFIG_LIMITS.maxAliasCount }) as unknown;
+  } catch (error) {
+    throw new ConfigError("config_invalid_script", `${what}: cannot expand its aliases: ${error instanceof Error ? error.message : String(error)}`, { location: { file } });
+  }
 }
 
 /**

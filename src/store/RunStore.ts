@@ -172,10 +172,10 @@ export class RunStore {
         `UPDATE runs SET ended_at = ?, status = ?, exit_code = ?, error_code = ?, error_message = ?, output = ?, details = ?, models = ?, prompt_tokens = ?, cached_prompt_tokens = ?,
          completion_tokens = ?, reasoning_tokens = ?, llm_calls = ?, cost = ?, duration_ms = ? WHERE id = ?`,
       ).run(end.endedAt, end.status, end.exitCode, end.errorCode, end.errorMessage, end.output, end.details, JSON.stringify(end.models), end.promptTokens, end.cachedPromptTokens, end.completionTokens, end.reasoningTokens, end.llmCalls, end.cost, end.durationMs, runId);
-      const input = scalar(this.#statement("SELECT input FROM runs WHERE id = ?").raw().get(runId));
       const output = decodeOutput(end.output);
       const searchable = typeof output === "string" ? output : output === null ? "" : JSON.stringify(output);
-      this.#statement("INSERT INTO runs_text (run_id, input, output) VALUES (?, ?, ?)").run(runId, typeof input === "string" ? input : "", searchable);
+      // The full-text row takes the run's rowid (the viewer joins a search's matches on it: migration 3).
+      this.#statement("INSERT OR REPLACE INTO runs_text (rowid, run_id, input, output) SELECT rowid, id, coalesce(input, ''), ? FROM runs WHERE id = ?").run(searchable, runId);
     });
     update();
   }
@@ -283,7 +283,7 @@ function processAlive(pid: number): boolean {
 }
 
 /** Each word of the user's text as a quoted FTS5 term: `--search` takes plain words, not FTS5 syntax. */
-function ftsQuery(text: string): string {
+export function ftsQuery(text: string): string {
   const words = text.split(/\s+/).filter((word) => word.length > 0);
   return words.map((word) => `"${word.replace(/"/g, '""')}"`).join(" ") || '""';
 }

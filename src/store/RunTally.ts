@@ -51,9 +51,11 @@ export class RunTally {
   }
 }
 
-/** Dollars with enough digits to see a cheap call: `$0.0012`, `$1.25`. */
+/** Dollars with enough digits to see a cheap call, never in exponent notation: `$0.0012`, `$1.25`, `<$0.0001`. */
 export function formatCost(cost: number | null): string {
   if (cost === null) return "-";
   if (cost === 0) return "$0";
-  return cost >= 1 ? `$${cost.toFixed(2)}` : `$${cost.toPrecision(2)}`;
+  if (cost < 0.0001) return "<$0.0001";
+  // 0.996 rounds to two significant digits as "1.0": cents from there on.
+  return cost >= 0.995 ? `$${cost.toFixed(2)}` : `$${cost.toPrecision(2)}`;
 }

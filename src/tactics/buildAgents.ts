@@ -81,13 +81,16 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     if (wantsProxies) definitions ??= await (await import("../registry/loadProxies.js")).loadProxies(prepared.registry);
     const proxyConfig = definitions && wantsProxies ? effectiveProxyConfig(config.proxy, namedProxies(bound.capabilities, definitions)) : undefined;
     if (proxyConfig && definitions) {
-      const [{ ProxyManager }, { proxyTools }] = await Promise.all([import("../proxies/index.js"), import("./proxyTools.js")]);
+      const [{ ProxyManager }, { proxyTools }, { requireIsolation }] = await Promise.all([import("../proxies/index.js"), import("./proxyTools.js"), import("../codeaction/requireIsolation.js")]);
       const manager = ProxyManager.fromConfig(proxyConfig, { proxies: definitions, ...(options.env ? { env: options.env } : {}) });
       proxyManagers?.set(bound.name, manager);
+      const isolation = sandboxIsolation(prepared.tactic.config.sandbox, prepared.tactic.locate(["sandbox"]));
       const added = proxyTools({
         manager,
         config: proxyConfig,
-        isolation: sandboxIsolation(prepared.tactic.config.sandbox, prepared.tactic.locate(["sandbox"])),
+        // run_python runs model-written code: in a sandbox, or unisolated only when the tactic says so (checked now,
+        // before any model call).
+        isolation: proxyConfig.exec_env === "interpreter" ? await requireIsolation(isolation, `run_python of agent \`${bound.name}\``) : isolation,
         scope,
         onWarning: (message) => onEvent({ type: "warning", agent: bound.name, message }),
       });

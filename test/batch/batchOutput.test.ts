@@ -31,4 +31,16 @@ describe("BatchOutput", () => {
     expect([...output.done.keys()]).toEqual(["1"]);
     expect(readFileSync(file, "utf8")).toBe(`${line("1", "ok")}\n`);
   });
+
+  it("reads what the results already in the file spent (the budgets count it); lines --retry-failed drops no longer count", async () => {
+    const file = path.join(tempDir(), "out.jsonl");
+    const spending = (id: string, status: "ok" | "error", cost: unknown, prompt: unknown): string => JSON.stringify({ id, status, output: null, error: null, usage: { prompt_tokens: prompt, completion_tokens: 5, total_tokens: 0, llm_calls: 1 }, cost, run_id: null, duration_ms: 0 });
+    writeFileSync(file, [spending("1", "ok", 0.25, 100), spending("2", "error", 0.5, 200), spending("3", "ok", null, 300), spending("4", "ok", "lots", "many")].join("\n") + "\n");
+    const read = await BatchOutput.open({ file, ordered: false, retryFailed: false });
+    read.close();
+    expect(read.spent).toEqual({ promptTokens: 600, completionTokens: 20, cost: 0.75 });
+    const retried = await BatchOutput.open({ file, ordered: false, retryFailed: true });
+    retried.close();
+    expect(retried.spent).toEqual({ promptTokens: 400, completionTokens: 15, cost: 0.25 });
+  });
 });

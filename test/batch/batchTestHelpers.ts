@@ -38,8 +38,8 @@ export async function echoSetup(options: { prompt?: string; delayMs?: number; us
   return { server, dir, home, tactic, answered: () => answered, concurrent, env: { LLLM_HOME: home, MOCK_KEY: "sk-mock-batch", LLLM_RETRY_DELAY_MS: "20" } };
 }
 
-export function batch(args: string[], env: NodeJS.ProcessEnv, options: { input?: string; timeoutMs?: number } = {}): Promise<CliResult> {
-  return runCli(["batch", ...args], { env, timeoutMs: options.timeoutMs ?? 120_000, ...(options.input !== undefined ? { input: options.input } : {}) });
+export function batch(args: string[], env: NodeJS.ProcessEnv, options: { input?: string; timeoutMs?: number; cwd?: string } = {}): Promise<CliResult> {
+  return runCli(["batch", ...args], { env, timeoutMs: options.timeoutMs ?? 120_000, ...(options.input !== undefined ? { input: options.input } : {}), ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) });
 }
 
 /** The CLI as a child this test can signal. */

@@ -108,4 +108,26 @@ describeRedis("lllm batch --queue with lllm worker", () => {
     expect(result.stderr).toContain("waiting for the 3 running");
     expect(setup.answered()).toBe(0);
   }, 120_000);
+
+  it("a worker whose copy of the tactic holds a self-referencing alias refuses the batch at the alias (issue 19 item 9)", async () => {
+    const redis = await RedisServer.start();
+    redises.push(redis);
+    const setup = await echoSetup();
+    servers.push(setup.server);
+    const producer = spawnBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 2), "--lines", "--queue", redis.url, "--no-log"], setup.env);
+    children.push(producer.child);
+    await until(() => producer.stderr().includes("start `lllm worker"));
+    // Parsing it once hung the worker at 100% CPU (the parse cache walked data that contained itself).
+    writeFileSync(setup.tactic, `${readFileSync(setup.tactic, "utf8")}vars: &v {again: *v}\n`);
+    const worker = startWorker(redis.url, setup.env);
+    await until(() => worker.stderr().includes("refused"));
+    expect(worker.stderr()).toMatch(/cannot load the tactic .*echo\.yaml:9:18: the alias `\*v` is inside the value its anchor names/);
+    worker.child.kill("SIGINT");
+    expect(await worker.exited).toBe(130);
+    producer.child.kill("SIGINT");
+    await until(() => producer.stderr().includes("no new items"));
+    producer.child.kill("SIGINT");
+    await producer.done;
+    expect(setup.answered()).toBe(0);
+  }, 120_000);
 });

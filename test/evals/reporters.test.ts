@@ -60,7 +60,7 @@ describe("reporters", () => {
         "     run: lllm logs show 01RUN",
         " - tests/w.test.yaml › skipped  (not run: --bail after a failure)",
         "",
-        "Tests: 1 failed, 1 passed, 1 skipped (3 cases) · 1.23 s · 30 tokens · $0.000040 · stopped after the first failure (--bail)",
+        "Tests: 1 failed, 1 passed, 1 skipped (3 cases) · 1.23 s · 30 tokens · <$0.0001 · stopped after the first failure (--bail)",
         "",
       ].join("\n"),
     );

@@ -8,11 +8,11 @@ import { tempDir } from "../helpers/tempTree.js";
 const Libsql = createRequire(import.meta.url)("libsql") as typeof import("libsql");
 
 describe("the store's migrations", () => {
-  it("bring a store written by an older lllm (schema 2) up to date, keeping its runs; runs then record their test case", () => {
+  it.each([2, 3])("bring a store written by an older lllm (schema %i) up to date, keeping its runs; runs then record their test case", (version) => {
     const file = path.join(tempDir(), "logs.db");
     const old = new Libsql(file);
-    for (const migration of MIGRATIONS.slice(0, 2)) old.exec(migration);
-    old.pragma("user_version = 2");
+    for (const migration of MIGRATIONS.slice(0, version)) old.exec(migration);
+    old.pragma(`user_version = ${version}`);
     old.prepare("INSERT INTO runs (id, started_at, status, tactic_name) VALUES ('01OLDRUN', 1, 'ok', 'weather')").run();
     old.close();
 
@@ -25,7 +25,8 @@ describe("the store's migrations", () => {
       store.close();
     }
     const reopened = new Libsql(file);
-    expect(reopened.prepare("PRAGMA user_version").raw().get()).toEqual([MIGRATIONS.length]);
+    expect(reopened.prepare("PRAGMA user_version").raw().get()).toEqual([4]);
+    expect(MIGRATIONS).toHaveLength(4);
     reopened.close();
   });
 });

@@ -1,0 +1,27 @@
+import { describe, expect, it } from "vitest";
+import { progressLine } from "../../src/batch/BatchProgress.js";
+import type { BatchStats } from "../../src/batch/runBatch.js";
+import { formatCost } from "../../src/store/RunTally.js";
+
+const stats = (cost: number): BatchStats => ({ ok: 120, failed: 3, skipped: 0, skippedFailed: 0, inFlight: 16, cancelled: 0, promptTokens: 40_000, completionTokens: 5_000, cost, costUnknown: 0, duplicates: 0, duplicateIds: [], startedAt: Date.now() - 10_000 });
+
+describe("the batch progress line", () => {
+  it("without a total (a dataset read from a pipe) shows the counts, no total and no ETA", () => {
+    expect(progressLine(stats(0.012), undefined)).toMatch(/^lllm batch: 123 done \(3 failed\), 16 running, 12\.\d items\/s, 45,000 tokens, \$0\.012$/);
+    expect(progressLine(stats(0.012), 500)).toMatch(/^lllm batch: 123\/500 done \(3 failed\), 16 running, 12\.\d items\/s, ETA \d+ s, 45,000 tokens, \$0\.012$/);
+  });
+
+  it("too wide for the terminal, leaves parts out whole: never a bare `$` or half a number", () => {
+    const full = progressLine(stats(0.012), 500);
+    for (let width = 20; width <= full.length; width += 1) {
+      const line = progressLine(stats(0.012), 500, width);
+      expect(line.length).toBeLessThanOrEqual(width);
+      expect(full.startsWith(line)).toBe(true);
+      expect(/(, \$0\.012|tokens|items\/s|running|\)|done|ETA \d+ s|lllm batch:)$/.test(line)).toBe(true);
+    }
+  });
+
+  it("prints costs rounded, never in exponent notation", () => {
+    expect([0, 0.0000045, 0.00036, 0.0045, 0.015, 0.996, 1.234, 12].map(formatCost)).toEqual(["$0", "<$0.0001", "$0.00036", "$0.0045", "$0.015", "$1.00", "$1.23", "$12.00"]);
+  });
+});

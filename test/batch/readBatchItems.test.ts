@@ -1,0 +1,108 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { BatchItem } from "../../src/batch/BatchItem.js";
+import { capCsvRecords, type OversizedRecord } from "../../src/batch/capCsvRecords.js";
+import { readBatchItems } from "../../src/batch/readBatchItems.js";
+import { readLines } from "../../src/batch/readLines.js";
+import { removeTempDirs, tempDir } from "./batchTestHelpers.js";
+
+afterEach(() => removeTempDirs());
+
+/** The text cut into chunks of `size` bytes, as a stream gives it (a line, a quote, a CRLF may straddle two). */
+async function* chunks(text: string, size: number): AsyncGenerator<Buffer> {
+  const bytes = Buffer.from(text);
+  for (let start = 0; start < bytes.length; start += size) yield bytes.subarray(start, start + size);
+}
+
+async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const all: T[] = [];
+  for await (const item of items) all.push(item);
+  return all;
+}
+
+async function readFile(text: string, options: { format: "jsonl" | "csv" | "lines"; maxLineBytes?: number }): Promise<BatchItem[]> {
+  const file = path.join(tempDir(), `items.${options.format}`);
+  writeFileSync(file, text);
+  return collect(readBatchItems({ file, label: "items", ...options }));
+}
+
+describe("readLines", () => {
+  it("splits on newlines wherever the chunks end, drops a CR before the newline, keeps UTF-8 whole", async () => {
+    const text = "first\r\nsecond é ✓\n\nlast without newline";
+    for (const size of [1, 2, 3, 7, 1000]) {
+      expect((await collect(readLines(chunks(text, size), 100))).flat()).toEqual([
+        { lineNumber: 1, text: "first" },
+        { lineNumber: 2, text: "second é ✓" },
+        { lineNumber: 3, text: "" },
+        { lineNumber: 4, text: "last without newline" },
+      ]);
+    }
+  });
+
+  it("gives a line over the cap as its size only, and goes on with the next line", async () => {
+    const text = `short\n${"x".repeat(50)}\nafter\n`;
+    for (const size of [1, 4, 16, 1000]) {
+      expect((await collect(readLines(chunks(text, size), 20))).flat()).toEqual([
+        { lineNumber: 1, text: "short" },
+        { lineNumber: 2, bytes: 50 },
+        { lineNumber: 3, text: "after" },
+      ]);
+    }
+  });
+});
+
+describe("capCsvRecords", () => {
+  it("passes records through as they are, quoted newlines included, and swaps a record over the cap for its empty lines", async () => {
+    const long = `3,"${"y".repeat(40)}\nstill the same record"`;
+    const text = `id,input\n1,"a, quoted\nnewline"\n${long}\n4,"say ""hi"""\n`;
+    for (const size of [1, 3, 5, 1000]) {
+      const oversized: OversizedRecord[] = [];
+      const out = Buffer.concat(await collect(capCsvRecords(chunks(text, size), 30, (record) => oversized.push(record)))).toString();
+      expect(out).toBe(`id,input\n1,"a, quoted\nnewline"\n\n\n4,"say ""hi"""\n`);
+      expect(oversized).toEqual([{ lineNumber: 4, bytes: Buffer.byteLength(long), first: false }]);
+    }
+  });
+
+  it("marks an oversized first record (the header), empty lines before it not counting", async () => {
+    const oversized: OversizedRecord[] = [];
+    await collect(capCsvRecords(chunks(`\n${"h".repeat(40)}\nrow\n`, 8), 30, (record) => oversized.push(record)));
+    expect(oversized).toEqual([{ lineNumber: 2, bytes: 40, first: true }]);
+  });
+});
+
+describe("readBatchItems", () => {
+  it("a JSONL or text line over --max-line-size fails its item (its line number, file:line, the size), the next lines are read", async () => {
+    const jsonl = await readFile(`"one"\n${JSON.stringify("z".repeat(3000))}\n{"id": "q3", "input": "three"}\n`, { format: "jsonl", maxLineBytes: 1000 });
+    expect(jsonl.map((item) => [item.id, item.input, item.problem?.code])).toEqual([
+      ["1", "one", undefined],
+      ["2", null, "batch_line_too_long"],
+      ["q3", "three", undefined],
+    ]);
+    expect(jsonl[1]!.problem!.message).toMatch(/^items:2: the line is 0\.0029 MB, over the limit of 0\.00095 MB a line may have; it is not run \(--max-line-size raises the limit, e.g\. --max-line-size 1M\)$/);
+    const lines = await readFile(`a\n${"b".repeat(2000)}\nc`, { format: "lines", maxLineBytes: 1000 });
+    expect(lines.map((item) => [item.id, item.input, item.problem?.code])).toEqual([
+      ["1", "a", undefined],
+      ["2", null, "batch_line_too_long"],
+      ["3", "c", undefined],
+    ]);
+  });
+
+  it("a CSV record over the cap fails its item in file order; the rows after it keep their line numbers as ids", async () => {
+    const big = "w".repeat(200_000); // spans several chunks of the file stream
+    const items = await readFile(`input,city\nfirst,Oslo\n"${big}\n${big}",Rome\n"multi\nline",Paris\nlast,Lima\n"${big}",Nowhere\n`, { format: "csv", maxLineBytes: 100_000 });
+    expect(items.map((item) => [item.id, item.input, item.vars, item.problem?.code])).toEqual([
+      ["2", "first", { city: "Oslo" }, undefined],
+      ["3", null, {}, "batch_line_too_long"],
+      ["6", "multi\nline", { city: "Paris" }, undefined],
+      ["7", "last", { city: "Lima" }, undefined],
+      ["8", null, {}, "batch_line_too_long"],
+    ]);
+    expect(items[1]!.problem!.message).toContain("items:3: the record is 0.38 MB");
+    expect(items.map((item) => item.index)).toEqual([0, 1, 2, 3, 4]);
+  });
+
+  it("a CSV header row over the cap stops the batch with a clear error", async () => {
+    await expect(readFile(`${"c".repeat(500)}\nrow\n`, { format: "csv", maxLineBytes: 100 })).rejects.toMatchObject({ code: "batch_bad_csv", message: expect.stringContaining("items:1: the header row is") });
+  });
+});
