@@ -11,6 +11,7 @@ import type { CaseRun } from "./CaseRun.js";
 import { CassetteRecording, type Redaction } from "./cassettes/CassetteRecording.js";
 import type { Cassette } from "./cassettes/readCassette.js";
 import { evaluateCase, type Evaluation } from "./evaluateCase.js";
+import { recordCaseStatus } from "./recordCaseStatus.js";
 import { runTurns } from "./runTurns.js";
 import type { TestCase, TestFile } from "./TestFile.js";
 
@@ -75,6 +76,7 @@ export async function runCase(setup: CaseSetup): Promise<CaseResult> {
       warn: setup.warn,
     });
     const evaluation = await evaluateCase(testCase, runs, { folder: path.dirname(testFile.file), judgeModel, replayed: mode === "replay", rerecordHint, ...(setup.signal ? { signal: setup.signal } : {}) });
+    recordCaseStatus(testFile, runs, evaluation.pass, { ...(setup.env ? { env: setup.env } : {}), warn: setup.warn });
     repetitions.push({ runs, evaluation, ...(recording ? { recording } : {}) });
   }
   const passed = repetitions.filter((repetition) => repetition.evaluation.pass).length;

@@ -39,6 +39,8 @@ export interface RunSummary extends StoredUsage {
   /** The test file and case this run is (`lllm test`). */
   test_file: string | null;
   test_case: string | null;
+  /** Whether the test case passed (`passed`, `failed`); null until it is decided, and for other runs. */
+  test_status: "passed" | "failed" | null;
   pid: number | null;
   cwd: string | null;
 }

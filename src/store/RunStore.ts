@@ -181,6 +181,12 @@ export class RunStore {
   }
 
   /** Runs newest first. */
+  /** Record whether the test case these runs are passed (`lllm test`, once its assertions are checked). */
+  setTestStatus(runIds: readonly string[], status: "passed" | "failed"): void {
+    const statement = this.#statement("UPDATE runs SET test_status = ? WHERE id = ? AND test_file IS NOT NULL");
+    for (const id of runIds) statement.run(status, id);
+  }
+
   listRuns(filter: RunFilter = {}): RunSummary[] {
     this.markCrashed();
     const where: string[] = [];
@@ -334,6 +340,7 @@ function toSummary(row: Row): RunSummary {
     batch_id: text(row.batch_id),
     test_file: text(row.test_file),
     test_case: text(row.test_case),
+    test_status: row.test_status === "passed" || row.test_status === "failed" ? row.test_status : null,
     pid: integer(row.pid),
     cwd: text(row.cwd),
   };

@@ -32,6 +32,8 @@ export interface SeedRun {
   batchId?: string;
   input: string;
   output?: string;
+  /** An `lllm test` case's run, and the case's outcome. */
+  test?: { file: string; case: string; status: "passed" | "failed" };
 }
 
 /** Write runs through the store API (much faster than running them), each with the id a run started then gets. */
@@ -40,7 +42,7 @@ export function seedRuns(file: string, runs: SeedRun[]): string[] {
   try {
     return runs.map((run) => {
       const id = newRunId(run.startedAt);
-      store.beginRun({ id, startedAt: run.startedAt, tacticPath: `/seed/${run.tactic}.yaml`, tacticName: run.tactic, configDigest: "seed", input: run.input, vars: {}, models: ["gpt-4o-mini"], lllmVersion: "seed", ...(run.batchId ? { batchId: run.batchId } : {}) });
+      store.beginRun({ id, startedAt: run.startedAt, tacticPath: `/seed/${run.tactic}.yaml`, tacticName: run.tactic, configDigest: "seed", input: run.input, vars: {}, models: ["gpt-4o-mini"], lllmVersion: "seed", ...(run.batchId ? { batchId: run.batchId } : {}), ...(run.test ? { test: { file: run.test.file, case: run.test.case } } : {}) });
       const status = run.status ?? "ok";
       store.finishRun(id, {
         endedAt: run.startedAt + 400,
@@ -59,6 +61,7 @@ export function seedRuns(file: string, runs: SeedRun[]): string[] {
         completionTokens: 30,
         reasoningTokens: 0,
       });
+      if (run.test) store.setTestStatus([id], run.test.status);
       return id;
     });
   } finally {

@@ -15,6 +15,8 @@ export interface ViewerFilter {
   until?: number;
   /** Plain words, all of which the run's input or output holds. */
   search?: string;
+  /** Only the runs of `lllm test` cases: `any`, or only those of cases that `passed` or `failed`. */
+  test?: "any" | "passed" | "failed";
 }
 
 /**
@@ -42,6 +44,10 @@ export interface ViewerRunRow {
   batch_id: string | null;
   /** The input's first 200 characters. */
   input: string | null;
+  /** The `lllm test` case this run is: its test file, name and outcome (null for other runs). */
+  test_file: string | null;
+  test_case: string | null;
+  test_status: "passed" | "failed" | null;
 }
 
 export interface ViewerPage {
@@ -70,11 +76,11 @@ interface Clause {
   values: unknown[];
 }
 
-const ROW_COLUMNS = "id, started_at, status, tactic_name, models, prompt_tokens, completion_tokens, cost, duration_ms, batch_id, substr(input, 1, 200) AS input";
+const ROW_COLUMNS = "id, started_at, status, tactic_name, models, prompt_tokens, completion_tokens, cost, duration_ms, batch_id, substr(input, 1, 200) AS input, test_file, test_case, test_status";
 
 /**
  * The viewer's read queries, on a connection of its own. Each filter is a range of one of the indexes of migration
- * 3 (status, tactic, batch, each with started_at) or of `runs_started`, and every value is a bound parameter.
+ * 3 (status, tactic, batch, each with started_at), of migration 4 (the test runs) or of `runs_started`, and every value is a bound parameter.
  */
 export class ViewerQueries {
   readonly #database: Database;
@@ -186,6 +192,9 @@ function whereOf(filter: ViewerFilter, mode: SearchMode): Clause {
   if (filter.tactic !== undefined) add(clause, "tactic_name = ?", filter.tactic);
   if (filter.batch === "none") add(clause, "batch_id IS NULL");
   else if (filter.batch !== undefined) add(clause, "batch_id = ?", filter.batch);
+  // `test_file IS NOT NULL` is the condition of the partial index runs_test (migration 4): the test runs alone are read.
+  if (filter.test !== undefined) add(clause, "test_file IS NOT NULL");
+  if (filter.test === "passed" || filter.test === "failed") add(clause, "test_status = ?", filter.test);
   if (filter.since !== undefined) add(clause, "started_at >= ?", filter.since);
   if (filter.until !== undefined) add(clause, "started_at < ?", filter.until);
   // runs_text's rowid is the run's (migration 3): the matches are read from the full-text index alone.
@@ -248,5 +257,8 @@ function toRow(row: Record<string, unknown>): ViewerRunRow {
     duration_ms: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
     batch_id: typeof row.batch_id === "string" ? row.batch_id : null,
     input: typeof row.input === "string" ? row.input : null,
+    test_file: typeof row.test_file === "string" ? row.test_file : null,
+    test_case: typeof row.test_case === "string" ? row.test_case : null,
+    test_status: row.test_status === "passed" || row.test_status === "failed" ? row.test_status : null,
   };
 }
