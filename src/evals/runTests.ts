@@ -65,7 +65,7 @@ export async function runTests(options: RunTestsOptions = {}): Promise<TestRun> 
   const reporters = options.reporters ?? [];
   const modes = { replay: 0, live: 0, record: 0 };
   for (const entry of planned) modes[entry.mode] += 1;
-  for (const reporter of reporters) reporter.onRunStart?.({ files: files.length, cases: planned.length, modes, concurrency });
+  for (const reporter of reporters) reporter.onRunStart?.({ files: files.length, cases: planned.length, modes, ...(options.offline ? { offline: true } : {}), concurrency });
 
   const results: Array<CaseResult | undefined> = planned.map(() => undefined);
   let bailed = false;

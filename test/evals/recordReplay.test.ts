@@ -121,6 +121,8 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
     expect(offline.code).toBe(1);
     expect(offline.stderr).toContain("no cassette");
     expect(offline.stderr).toContain("and --offline calls no model");
+    expect(offline.stderr).toContain("lllm test: 1 case in 1 file (without a cassette 1)");
+    expect(offline.stderr).toMatch(/✗ .*› asks for a city {2}\(no cassette, /);
     expect(offline.stderr).toContain("Record it: lllm test");
     expect(existsSync(project.cassettes)).toBe(false);
 

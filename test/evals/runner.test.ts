@@ -153,6 +153,18 @@ describe("runTests", { timeout: 240_000 }, () => {
     expect(replayed.results[0]).toMatchObject({ status: "passed", mode: "replay" });
   });
 
+  it("a tactic named by a package ref (pkg.tactics:name) records and replays like a path", async () => {
+    const dir = project({
+      "pkg/tactics/crew.yaml": "name: crew\nglobal:\n  model_name: gpt-4o-mini\n  tools: [echo]\nagent_configs:\n  - name: bot\n    system_prompt: You help.\n",
+      "tests/ref.test.yaml": "tactic: pkg.tactics:crew\npackages: [../pkg]\ncases:\n  - name: by ref\n    input: echo word ref\n    assert: [{contains: 'echo:ref'}, {tool-called: {name: echo, args: {word: ref}}}]\n",
+    });
+    const recorded = await runTests({ paths: [path.join(dir, "tests")], record: true, env: await live() });
+    expect(recorded.results[0]).toMatchObject({ status: "passed", mode: "record" });
+    expect(readFileSync(path.join(dir, "tests/__cassettes__/ref.test/by-ref.yaml"), "utf8")).toContain("tactic: crew\n");
+    const replayed = await runTests({ paths: [path.join(dir, "tests")], offline: true });
+    expect(replayed.results[0]).toMatchObject({ status: "passed", mode: "replay" });
+  });
+
   it("a judge added after the recording fails its case, saying to record it again", async () => {
     const dir = project({ "j.test.yaml": "tactic: tactic.yaml\ncases:\n  - name: judged\n    input: echo word x\n    assert: [{contains: 'echo:x'}]\n" });
     expect((await runTests({ paths: [dir], record: true, env: await live() })).ok).toBe(true);

@@ -6,6 +6,8 @@ export interface TestRunStart {
   cases: number;
   /** How many cases replay a cassette, run live, and are recorded. */
   modes: { replay: number; live: number; record: number };
+  /** `--offline`: the cases counted as `live` have no cassette and fail without calling a model. */
+  offline?: boolean;
   concurrency: number;
 }
 

@@ -24,12 +24,12 @@ export function textReporter(options: TextReporterOptions): Reporter {
   const line = (text = ""): void => options.write(`${text}\n`);
   return {
     onRunStart(start) {
-      const modes = Object.entries(start.modes).filter(([, count]) => count > 0).map(([mode, count]) => `${mode === "record" ? "to record" : mode} ${count}`);
+      const modes = Object.entries(start.modes).filter(([, count]) => count > 0).map(([mode, count]) => `${mode === "record" ? "to record" : mode === "live" && start.offline ? "without a cassette" : mode} ${count}`);
       line(paint("dim", `lllm test: ${start.cases} case${start.cases === 1 ? "" : "s"} in ${start.files} file${start.files === 1 ? "" : "s"} (${modes.join(", ") || "none to run"}), ${start.concurrency} at once`));
     },
     onCaseResult(result) {
       const mark = result.status === "passed" ? paint("green", "✓") : result.status === "skipped" ? paint("yellow", "-") : paint("red", "✗");
-      const how = result.status === "skipped" ? result.skipReason ?? "skipped" : `${result.mode === "record" ? "recorded" : result.mode}, ${formatDuration(result.durationMs)}${result.repeat ? `, ${result.repeat.passed}/${result.repeat.runs} runs passed` : ""}`;
+      const how = result.status === "skipped" ? result.skipReason ?? "skipped" : `${result.mode === "record" ? "recorded" : result.problem?.kind === "no_cassette" ? "no cassette" : result.mode}, ${formatDuration(result.durationMs)}${result.repeat ? `, ${result.repeat.passed}/${result.repeat.runs} runs passed` : ""}`;
       line(` ${mark} ${result.file} › ${result.name}  ${paint("dim", `(${how})`)}`);
       if (result.status === "failed" || options.verbose) for (const text of details(result, paint, result.status === "failed")) line(`     ${text}`);
     },
