@@ -11,7 +11,7 @@ import type { CaseRun } from "./CaseRun.js";
 import { CassetteRecording, type Redaction } from "./cassettes/CassetteRecording.js";
 import type { Cassette } from "./cassettes/readCassette.js";
 import { evaluateCase, type Evaluation } from "./evaluateCase.js";
-import { recordCaseStatus } from "./recordCaseStatus.js";
+import type { CaseStatusLog } from "./CaseStatusLog.js";
 import { runTurns } from "./runTurns.js";
 import type { TestCase, TestFile } from "./TestFile.js";
 
@@ -28,6 +28,8 @@ export interface CaseSetup {
   signal?: AbortSignal;
   env?: NodeJS.ProcessEnv;
   warn: (message: string) => void;
+  /** Where the case's outcome is marked on its runs in the run store. */
+  statusLog: CaseStatusLog;
 }
 
 interface Repetition {
@@ -76,7 +78,7 @@ export async function runCase(setup: CaseSetup): Promise<CaseResult> {
       warn: setup.warn,
     });
     const evaluation = await evaluateCase(testCase, runs, { folder: path.dirname(testFile.file), judgeModel, replayed: mode === "replay", rerecordHint, ...(setup.signal ? { signal: setup.signal } : {}) });
-    recordCaseStatus(testFile, runs, evaluation.pass, { ...(setup.env ? { env: setup.env } : {}), warn: setup.warn });
+    setup.statusLog.add(testFile, runs, evaluation.pass);
     repetitions.push({ runs, evaluation, ...(recording ? { recording } : {}) });
   }
   const passed = repetitions.filter((repetition) => repetition.evaluation.pass).length;

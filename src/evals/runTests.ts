@@ -1,6 +1,7 @@
 import { availableParallelism } from "node:os";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import type { CaseMode, CaseResult } from "./CaseResult.js";
+import { CaseStatusLog } from "./CaseStatusLog.js";
 import { cassetteFile } from "./cassettes/cassetteFile.js";
 import { readCassette, type Cassette } from "./cassettes/readCassette.js";
 import { findTestFiles } from "./findTestFiles.js";
@@ -67,6 +68,7 @@ export async function runTests(options: RunTestsOptions = {}): Promise<TestRun> 
   for (const entry of planned) modes[entry.mode] += 1;
   for (const reporter of reporters) reporter.onRunStart?.({ files: files.length, cases: planned.length, modes, ...(options.offline ? { offline: true } : {}), concurrency });
 
+  const statusLog = new CaseStatusLog({ ...(options.env ? { env: options.env } : {}), warn });
   const results: Array<CaseResult | undefined> = planned.map(() => undefined);
   let bailed = false;
   let next = 0;
@@ -78,10 +80,11 @@ export async function runTests(options: RunTestsOptions = {}): Promise<TestRun> 
   const worker = async (): Promise<void> => {
     while (next < planned.length && !bailed && !options.signal?.aborted) {
       const index = next++;
-      report(index, await runPlanned(planned[index]!, options, warn));
+      report(index, await runPlanned(planned[index]!, options, warn, statusLog));
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, planned.length) }, worker));
+  statusLog.flush();
   const interrupted = options.signal?.aborted ?? false;
   const all = results.map((result, index) => result ?? skipped(planned[index]!, interrupted ? "interrupted" : "not run: --bail after a failure"));
   for (const [index, result] of all.entries()) if (results[index] === undefined) for (const reporter of reporters) reporter.onCaseResult?.(result);
@@ -141,7 +144,7 @@ function plan(files: TestFile[], options: RunTestsOptions): { planned: PlannedCa
   return { planned, filteredOut };
 }
 
-async function runPlanned(entry: PlannedCase, options: RunTestsOptions, warn: (message: string) => void): Promise<CaseResult> {
+async function runPlanned(entry: PlannedCase, options: RunTestsOptions, warn: (message: string) => void, statusLog: CaseStatusLog): Promise<CaseResult> {
   if (options.offline && !entry.cassette) {
     return {
       ...skipped(entry, ""),
@@ -159,6 +162,7 @@ async function runPlanned(entry: PlannedCase, options: RunTestsOptions, warn: (m
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.env ? { env: options.env } : {}),
     warn,
+    statusLog,
   });
 }
 

@@ -180,13 +180,18 @@ export class RunStore {
     update();
   }
 
-  /** Runs newest first. */
-  /** Record whether the test case these runs are passed (`lllm test`, once its assertions are checked). */
-  setTestStatus(runIds: readonly string[], status: "passed" | "failed"): void {
+  /**
+   * Record whether the test cases these runs are passed (`lllm test`, once their assertions are checked), in one
+   * transaction: a commit per case would cost more than replaying it.
+   */
+  setTestStatus(outcomes: ReadonlyArray<{ runIds: readonly string[]; status: "passed" | "failed" }>): void {
     const statement = this.#statement("UPDATE runs SET test_status = ? WHERE id = ? AND test_file IS NOT NULL");
-    for (const id of runIds) statement.run(status, id);
+    this.#database.transaction(() => {
+      for (const { runIds, status } of outcomes) for (const id of runIds) statement.run(status, id);
+    })();
   }
 
+  /** Runs newest first. */
   listRuns(filter: RunFilter = {}): RunSummary[] {
     this.markCrashed();
     const where: string[] = [];

@@ -153,6 +153,12 @@ describe("runTests", { timeout: 240_000 }, () => {
     expect(replayed.results[0]).toMatchObject({ status: "passed", mode: "replay" });
   });
 
+  it("weight: a case's score is its assertions' weighted share; it passes only when all pass", async () => {
+    const dir = project({ "w.test.yaml": "tactic: tactic.yaml\ncases:\n  - name: weighed\n    input: echo word w\n    assert:\n      - {contains: 'echo:w', weight: 3}\n      - {contains: 'absent'}\n  - name: whole\n    input: echo word w\n    assert: [{contains: 'echo:w', weight: 2}, {not-contains: absent}]\n" });
+    const run = await runTests({ paths: [dir], env: await live() });
+    expect(run.results.map((result) => [result.name, result.status, result.score])).toEqual([["weighed", "failed", 0.75], ["whole", "passed", 1]]);
+  });
+
   it("a tactic named by a package ref (pkg.tactics:name) records and replays like a path", async () => {
     const dir = project({
       "pkg/tactics/crew.yaml": "name: crew\nglobal:\n  model_name: gpt-4o-mini\n  tools: [echo]\nagent_configs:\n  - name: bot\n    system_prompt: You help.\n",

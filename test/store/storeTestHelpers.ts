@@ -61,7 +61,7 @@ export function seedRuns(file: string, runs: SeedRun[]): string[] {
         completionTokens: 30,
         reasoningTokens: 0,
       });
-      if (run.test) store.setTestStatus([id], run.test.status);
+      if (run.test) store.setTestStatus([{ runIds: [id], status: run.test.status }]);
       return id;
     });
   } finally {
