@@ -1,26 +1,17 @@
-import { RunStore } from "../store/RunStore.js";
+import { RunSpool } from "../store/RunSpool.js";
 import { storeFile } from "../store/startRunLog.js";
 import type { CaseRun } from "./CaseRun.js";
 import type { TestFile } from "./TestFile.js";
 
-/** How many decided cases are kept before they are written (one transaction for them all). */
-const BATCH = 100;
-
-interface Pending {
-  file: string;
-  runIds: string[];
-  status: "passed" | "failed";
-}
-
 /**
- * Marks the runs of decided cases in the run store as a passed or failed test case (`test_status` in `lllm logs
- * --json`, and the viewer's marks). The runs themselves were written as they ended; their outcomes are written in
- * batches (a commit per case would cost more than replaying it) and at the end of the test run (`flush`). A case
- * whose outcome was never written (the process was killed) shows as not decided. A store that cannot be written
- * is a warning, never a failed case.
+ * Marks the runs of decided cases as a passed or failed test case (`test_status` in `lllm logs --json`, and the
+ * viewer's marks): a line in the process's run spool after the runs' own, merged into the store by its next reader
+ * like them. The lines wait in the spool's buffer (a write per case would cost more than replaying it) and are
+ * written at the end of the test run (`flush`). A case whose line was lost (the process was killed) shows as not
+ * decided; a spool that cannot be written is a warning (once), never a failed case.
  */
 export class CaseStatusLog {
-  readonly #pending: Pending[] = [];
+  readonly #spools = new Set<RunSpool>();
   readonly #warn: (message: string) => void;
   readonly #env: NodeJS.ProcessEnv;
 
@@ -30,22 +21,24 @@ export class CaseStatusLog {
   }
 
   add(testFile: TestFile, runs: readonly CaseRun[], pass: boolean): void {
-    const runIds = runs.flatMap((run) => (run.runId === null ? [] : [run.runId]));
-    if (runIds.length === 0) return;
-    this.#pending.push({ file: storeFile(this.#env, testFile.prepared.settings.home), runIds, status: pass ? "passed" : "failed" });
-    if (this.#pending.length >= BATCH) this.flush();
+    const ids = runs.flatMap((run) => (run.runId === null ? [] : [run.runId]));
+    if (ids.length === 0) return;
+    const spool = RunSpool.of(storeFile(this.#env, testFile.prepared.settings.home));
+    this.#spools.add(spool);
+    try {
+      spool.append({ test: { runs: ids, status: pass ? "passed" : "failed" } }, { now: false });
+    } catch (error) {
+      spool.warnOnce(this.#warn, `the run log could not record the outcome of test cases: ${(error as Error).message}`);
+    }
   }
 
-  /** Write what is kept. */
+  /** Write what waits. */
   flush(): void {
-    const pending = this.#pending.splice(0);
-    const byStore = new Map<string, Pending[]>();
-    for (const entry of pending) byStore.set(entry.file, [...(byStore.get(entry.file) ?? []), entry]);
-    for (const [file, entries] of byStore) {
+    for (const spool of this.#spools) {
       try {
-        RunStore.shared(file).setTestStatus(entries);
+        spool.flush();
       } catch (error) {
-        this.#warn(`the run log could not record the outcome of ${entries.length} test case${entries.length === 1 ? "" : "s"}: ${(error as Error).message}`);
+        spool.warnOnce(this.#warn, `the run log could not record the outcome of test cases: ${(error as Error).message}`);
       }
     }
   }

@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { AgentConfig } from "../config/index.js";
+import { replySizeBytes, type AgentConfig } from "../config/index.js";
 import { createModel as createProviderModel } from "../providers/createModel.js";
 import type { Model } from "../providers/Model.js";
 import { ScriptedModel } from "../providers/ScriptedModel.js";
@@ -64,7 +64,7 @@ export async function runCase(setup: CaseSetup): Promise<CaseResult> {
       judgeModel = (name) => named(name ?? judgeDefault);
     } else if (mode === "record") {
       const kept = (recording = new CassetteRecording());
-      createModel = (config) => kept.model(defaultModel(config, { input: null, ...(setup.env ? { env: setup.env } : {}) }));
+      createModel = (config) => kept.model(defaultModel(config, { input: null, ...(setup.env ? { env: setup.env } : {}) }, replySizeBytes(testFile.prepared.settings.reply_size)));
       judgeModel = (name) => kept.model(providerModel(name));
     }
     const runs = await runTurns({

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { Agent, type AgentEvent } from "../agent/index.js";
-import type { AgentConfig, McpServerConfig, ProxyConfig } from "../config/index.js";
+import { replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig } from "../config/index.js";
 import type { ProxyDefinition, ProxyManager } from "../proxies/index.js";
 import { ConfigError } from "../errors.js";
 import { MCP } from "../mcp/MCP.js";
@@ -45,7 +45,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     const key = JSON.stringify([config.model_name, config.api_type, config.invoker, config.invoker_config, modelTimeoutSeconds(config, options)]);
     let model = models.get(key);
     if (!model) {
-      model = Promise.resolve(options.createModel ? options.createModel(config) : defaultModel(config, options));
+      model = Promise.resolve(options.createModel ? options.createModel(config) : defaultModel(config, options, replySizeBytes(prepared.settings.reply_size)));
       models.set(key, model);
     }
     return model;

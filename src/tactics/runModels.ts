@@ -10,14 +10,14 @@ import type { RunOptions } from "./TacticRun.js";
  * included, so that a script of several agents replays as one (each agent from its own turns, see `ScriptedModel`);
  * other models are made as before, for each agent group.
  */
-export function runModels(options: RunOptions): (config: AgentConfig) => Model {
+export function runModels(options: RunOptions, maxReplyBytes?: number): (config: AgentConfig) => Model {
   const scripted = new Map<string, Model>();
   return (config) => {
     const name = config.model_name ?? "";
-    if (!name.startsWith("scripted:")) return defaultModel(config, options);
+    if (!name.startsWith("scripted:")) return defaultModel(config, options, maxReplyBytes);
     const file = path.resolve(options.cwd ?? process.cwd(), name.slice("scripted:".length));
     let model = scripted.get(file);
-    if (!model) scripted.set(file, (model = defaultModel(config, options)));
+    if (!model) scripted.set(file, (model = defaultModel(config, options, maxReplyBytes)));
     return model;
   };
 }
@@ -31,10 +31,12 @@ export function modelTimeoutSeconds(config: AgentConfig, options: RunOptions): n
   return options.modelTimeout ?? config.timeout ?? (typeof fromArgs === "number" ? fromArgs : undefined);
 }
 
-export function defaultModel(config: AgentConfig, options: RunOptions): Model {
+/** The model an agent's configuration names; `maxReplyBytes`: the project's `reply_size` cap on a reply's body. */
+export function defaultModel(config: AgentConfig, options: RunOptions, maxReplyBytes?: number): Model {
   const timeout = modelTimeoutSeconds(config, options);
   return createModel({
     ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
+    ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}),
     ...(options.onModelRetry ? { onRetry: options.onModelRetry } : {}),
     model: config.model_name ?? "",
     ...(config.api_type ? { apiType: config.api_type } : {}),

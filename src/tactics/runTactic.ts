@@ -1,5 +1,6 @@
 import type { Agent, AgentEvent } from "../agent/index.js";
 import { ArtifactStore } from "../codeaction/ArtifactStore.js";
+import { replySizeBytes } from "../config/index.js";
 import type { ProgramRecord } from "../codeaction/index.js";
 import type { ProxyManager } from "../proxies/index.js";
 import { buildAgents } from "./buildAgents.js";
@@ -27,7 +28,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   const dryRun = options.dryRun ? await import("./dryRun.js") : undefined;
   if (dryRun) options = { ...options, createModel: dryRun.dryRunModel };
   // One factory for the whole run, nested tactics included (they get these options): a scripted model is shared.
-  if (!options.createModel) options = { ...options, createModel: runModels(options) };
+  if (!options.createModel) options = { ...options, createModel: runModels(options, replySizeBytes(prepared.settings.reply_size)) };
   const usage = new UsageCounter();
   const toolCalls: ToolCallRecord[] = [];
   const onEvent = (event: AgentEvent): void => {

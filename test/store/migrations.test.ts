@@ -2,6 +2,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS } from "../../src/store/migrations.js";
+import { RunSpool } from "../../src/store/RunSpool.js";
 import { RunStore } from "../../src/store/RunStore.js";
 import { tempDir } from "../helpers/tempTree.js";
 
@@ -19,8 +20,12 @@ describe("the store's migrations", () => {
     const store = RunStore.openSync(file);
     try {
       expect(store.listRuns()).toEqual([expect.objectContaining({ id: "01OLDRUN", tactic_name: "weather", test_file: null, test_case: null })]);
-      store.beginRun({ id: "01NEWRUN", startedAt: 2, tacticPath: "/t/weather.yaml", tacticName: "weather", configDigest: "d", input: "hi", vars: {}, models: [], lllmVersion: "0", test: { file: "/t/tests/weather.test.yaml", case: "two cities" } });
-      expect(store.getRun("01NEWRUN")).toMatchObject({ test_file: "/t/tests/weather.test.yaml", test_case: "two cities" });
+      // A test case's run, recorded as a process records it (its spool), then its outcome; merged by the next read.
+      const spool = RunSpool.of(file);
+      spool.append({ begin: { id: "01NEWRUN", startedAt: 2, tacticPath: "/t/weather.yaml", tacticName: "weather", configDigest: "d", input: "hi", vars: {}, models: [], lllmVersion: "0", test: { file: "/t/tests/weather.test.yaml", case: "two cities" } } }, { now: false });
+      spool.append({ test: { runs: ["01NEWRUN"], status: "failed" } }, { now: true });
+      expect(store.getRun("01NEWRUN")).toMatchObject({ test_file: "/t/tests/weather.test.yaml", test_case: "two cities", test_status: "failed" });
+      expect(store.getRun("01OLDRUN")).toMatchObject({ test_file: null, test_case: null, test_status: null });
     } finally {
       store.close();
     }
