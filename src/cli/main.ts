@@ -413,5 +413,11 @@ const EXIT_BACKSTOP_MS = 2000;
  * never delays a process that exits on its own). The `exit` hooks still kill every kernel and server.
  */
 function exitSoon(): void {
-  setTimeout(() => process.exit(), EXIT_BACKSTOP_MS).unref();
+  setTimeout(() => {
+    // Output still on its way to a slow reader (a large answer into a pipe) is the command's own: exiting now
+    // would cut it. Wait until it has been taken, then give the backstop its time again.
+    const pending = [process.stdout, process.stderr].find((stream) => stream.writableLength > 0 && !stream.destroyed);
+    if (pending) pending.once("drain", exitSoon).once("error", exitSoon);
+    else process.exit();
+  }, EXIT_BACKSTOP_MS).unref();
 }
