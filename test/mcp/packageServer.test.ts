@@ -26,7 +26,7 @@ describe("createPackageServer over InMemoryTransport", () => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     const report = tacticAsFunction({ name: "weather_report", description: "Write a weather report", call: async (input) => `Report: ${String(input)}` });
     const stats = tacticAsFunction({ name: "weather_stats", description: "Statistics", call: async () => ({ high: 20, low: 11 }) });
-    await createPackageServer(registry, "weather", { extraTools: [report, stats] }).connect(serverSide);
+    await (await createPackageServer(registry, "weather", { extraTools: [report, stats] })).connect(serverSide);
     client = new Client({ name: "test", version: "1" });
     await client.connect(clientSide);
   });
