@@ -3,12 +3,15 @@ import type { Registry } from "../../registry/Registry.js";
 import type { FunctionTool } from "../../tools/FunctionTool.js";
 import { requireNow } from "../../util/lazyModule.js";
 import type { ConnectionState } from "./mcpToolContext.js";
-import { packagePrompts, type ServedPrompt } from "./packagePrompts.js";
-import { packageResources, type ServedResource, type ServedTemplate } from "./packageResources.js";
+import { packagePrompts } from "./packagePrompts.js";
+import { packageResources } from "./packageResources.js";
 import { packageTools } from "./packageTools.js";
 import { registerPrompts } from "./registerPrompts.js";
 import { registerResources } from "./registerResources.js";
 import { registerTools } from "./registerTools.js";
+import type { ServedPackage } from "./ServedPackage.js";
+
+export type { ServedPackage } from "./ServedPackage.js";
 
 /** Options of `createPackageServer` and `loadServedPackage`. */
 export interface PackageServerOptions {
@@ -19,20 +22,6 @@ export interface PackageServerOptions {
   extraTools?: FunctionTool[];
   /** The working directory tools run in. Default: this process's. */
   cwd?: string;
-}
-
-/** Everything a package serves, loaded once and shared by every connection (see `serverFor`). */
-export interface ServedPackage {
-  name: string;
-  version: string;
-  description?: string;
-  tools: Map<string, FunctionTool>;
-  prompts: Map<string, ServedPrompt>;
-  resources: Map<string, ServedResource>;
-  templates: ServedTemplate[];
-  cwd: string;
-  /** What could not be served, with the reason (declarations without implementation, broken prompt files…). */
-  skipped: Array<{ what: string; reason: string }>;
 }
 
 /**

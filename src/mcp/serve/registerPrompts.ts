@@ -1,6 +1,6 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { requireNow } from "../../util/lazyModule.js";
-import type { ServedPackage } from "./createPackageServer.js";
+import type { ServedPackage } from "./ServedPackage.js";
 
 type Types = typeof import("@modelcontextprotocol/sdk/types.js");
 

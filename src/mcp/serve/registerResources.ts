@@ -1,7 +1,7 @@
 import { watch, type FSWatcher } from "node:fs";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { requireNow } from "../../util/lazyModule.js";
-import type { ServedPackage } from "./createPackageServer.js";
+import type { ServedPackage } from "./ServedPackage.js";
 
 type Types = typeof import("@modelcontextprotocol/sdk/types.js");
 

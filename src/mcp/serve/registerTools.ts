@@ -2,7 +2,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { FunctionCall } from "../../tools/FunctionCall.js";
 import { requireNow } from "../../util/lazyModule.js";
-import type { ServedPackage } from "./createPackageServer.js";
+import type { ServedPackage } from "./ServedPackage.js";
 import { mcpToolContext, type ConnectionState } from "./mcpToolContext.js";
 import { toCallToolResult } from "./toCallToolResult.js";
 import { toMcpTool } from "./toMcpTool.js";
