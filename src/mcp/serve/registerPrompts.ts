@@ -1,4 +1,5 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { onRequest } from "./onRequest.js";
 import { requireNow } from "../../util/lazyModule.js";
 import type { ServedPackage } from "./ServedPackage.js";
 
@@ -20,8 +21,8 @@ export function registerPrompts(server: Server, served: ServedPackage): void {
       description: prompt.description,
       arguments: prompt.arguments.map((argument) => ({ name: argument.name, ...(argument.description !== undefined ? { description: argument.description } : {}), required: argument.required })),
     }));
-    server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: listed }));
-    server.setRequestHandler(GetPromptRequestSchema, (request) => {
+    onRequest(server, ListPromptsRequestSchema, () => ({ prompts: listed }));
+    onRequest(server, GetPromptRequestSchema, (request) => {
       const prompt = served.prompts.get(request.params.name);
       if (!prompt) throw new McpError(ErrorCode.InvalidParams, `Unknown prompt: ${request.params.name}; the prompts are: ${[...served.prompts.keys()].join(", ")}`);
       const args = request.params.arguments ?? {};
@@ -34,7 +35,7 @@ export function registerPrompts(server: Server, served: ServedPackage): void {
       }
     });
   }
-  server.setRequestHandler(CompleteRequestSchema, async (request) => {
+  onRequest(server, CompleteRequestSchema, async (request) => {
     const { ref, argument } = request.params;
     let values: string[];
     if (ref.type === "ref/prompt") {

@@ -1,5 +1,6 @@
 import { watch, type FSWatcher } from "node:fs";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { onRequest } from "./onRequest.js";
 import { requireNow } from "../../util/lazyModule.js";
 import type { ServedPackage } from "./ServedPackage.js";
 
@@ -23,8 +24,8 @@ export function registerResources(server: Server, served: ServedPackage): void {
   });
   const resources = [...served.resources.values()].map((resource) => ({ uri: resource.uri, ...describe(resource) }));
   const templates = served.templates.map((template) => ({ uriTemplate: template.uriTemplate, ...describe(template) }));
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: templates }));
+  onRequest(server, ListResourcesRequestSchema, () => ({ resources }));
+  onRequest(server, ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: templates }));
 
   const find = (uri: string): { read(): Promise<unknown[]>; file?: string } => {
     const resource = served.resources.get(uri);
@@ -35,7 +36,7 @@ export function registerResources(server: Server, served: ServedPackage): void {
     }
     throw new McpError(RESOURCE_NOT_FOUND, `Resource not found: ${uri}`, { uri });
   };
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  onRequest(server, ReadResourceRequestSchema, async (request) => {
     const target = find(request.params.uri);
     try {
       return { contents: (await target.read()) as never };
@@ -45,7 +46,7 @@ export function registerResources(server: Server, served: ServedPackage): void {
   });
 
   const watchers = new Map<string, FSWatcher | undefined>();
-  server.setRequestHandler(SubscribeRequestSchema, (request) => {
+  onRequest(server, SubscribeRequestSchema, (request) => {
     const { uri } = request.params;
     const target = find(uri);
     if (!watchers.has(uri)) {
@@ -61,7 +62,7 @@ export function registerResources(server: Server, served: ServedPackage): void {
     }
     return {};
   });
-  server.setRequestHandler(UnsubscribeRequestSchema, (request) => {
+  onRequest(server, UnsubscribeRequestSchema, (request) => {
     watchers.get(request.params.uri)?.close();
     watchers.delete(request.params.uri);
     return {};

@@ -1,6 +1,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { FunctionCall } from "../../tools/FunctionCall.js";
+import { onRequest } from "./onRequest.js";
 import { requireNow } from "../../util/lazyModule.js";
 import type { ServedPackage } from "./ServedPackage.js";
 import { mcpToolContext, type ConnectionState } from "./mcpToolContext.js";
@@ -13,8 +14,8 @@ type Types = typeof import("@modelcontextprotocol/sdk/types.js");
 export function registerTools(server: Server, served: ServedPackage, state: ConnectionState): void {
   const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SetLevelRequestSchema } = requireNow<Types>("@modelcontextprotocol/sdk/types.js");
   const listed = [...served.tools.values()].map(toMcpTool);
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
+  onRequest(server, ListToolsRequestSchema, () => ({ tools: listed }));
+  onRequest(server, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
     const { name } = request.params;
     const tool = served.tools.get(name);
     // Not a result for the model: the client asked for something that does not exist (MCP: invalid params).
@@ -30,7 +31,7 @@ export function registerTools(server: Server, served: ServedPackage, state: Conn
     return toCallToolResult(call);
   });
   // The SDK keeps the level per session id; a connection here is one session, so it is kept with the connection.
-  server.setRequestHandler(SetLevelRequestSchema, (request) => {
+  onRequest(server, SetLevelRequestSchema, (request) => {
     state.logLevel = request.params.level;
     return {};
   });
