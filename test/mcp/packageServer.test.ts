@@ -73,6 +73,21 @@ describe("createPackageServer over InMemoryTransport", () => {
     await expect(client.callTool({ name: "nope", arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/Unknown tool: nope; the tools are: divide, draw/) });
   });
 
+  it("serves the package's prompts and its proxies' API docs as resources", async () => {
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((prompt) => prompt.name)).toEqual(["system"]);
+    const system = await client.getPrompt({ name: "system" });
+    expect(system.messages).toEqual([{ role: "user", content: { type: "text", text: expect.stringContaining("You are a weather assistant.") } }]);
+    const { resources } = await client.listResources();
+    expect(resources.length).toBe(2);
+    for (const listed of resources) {
+      expect(listed.uri).toMatch(/^lllm:\/\/weather\//);
+      const { contents } = await client.readResource({ uri: listed.uri });
+      expect(contents).toHaveLength(1);
+      expect((contents[0] as { text?: string }).text?.length ?? 0).toBeGreaterThan(0);
+    }
+  });
+
   it("serves the extra tools (the seam for tactics as tools)", async () => {
     expect(await client.callTool({ name: "weather_report", arguments: { task: "Paris" } })).toEqual({ content: [{ type: "text", text: "Report: Paris" }] });
   });
