@@ -69,6 +69,9 @@ describe("lllm mcp serve --http with --token-env", () => {
 
   it("answers a malformed body with a parse error (400) and an unknown session with 404, and goes on serving", async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
+    const huge = await post(serving.url, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(11 * 1024 * 1024) } }), auth);
+    expect(huge.status).toBe(413);
+    expect(JSON.parse(huge.text)).toMatchObject({ error: { code: -32600 } });
     const broken = await post(serving.url, "{not json", auth);
     expect(broken.status).toBe(400);
     expect(JSON.parse(broken.text)).toMatchObject({ error: { code: -32700 } });
@@ -156,6 +159,25 @@ describe("what a client gets from `lllm mcp serve --http`", () => {
     expect((await client.listResources()).resources.map((resource) => resource.uri)).toEqual(expect.arrayContaining(["test://static-text", "test://static-binary"]));
     expect((await client.readResource({ uri: "test://template/42/data" })).contents).toEqual([{ uri: "test://template/42/data", mimeType: "application/json", text: JSON.stringify({ id: "42", templateTest: true, data: "Data for ID: 42" }) }]);
     await expect(client.readResource({ uri: "test://nothing" })).rejects.toMatchObject({ code: -32002 });
+  });
+
+  it("goes on serving when a client vanishes in the middle of a call", async () => {
+    const leaving = new Client({ name: "leaving", version: "1" }, { capabilities: { elicitation: { form: {} } } });
+    let asked!: () => void;
+    const elicited = new Promise<void>((resolve) => (asked = resolve));
+    leaving.setRequestHandler(ElicitRequestSchema, () => {
+      asked();
+      return new Promise<never>(() => undefined); // the user never answers: the client goes away instead
+    });
+    await leaving.connect(new StreamableHTTPClientTransport(new URL(serving.url)));
+    const call = leaving.callTool({ name: "test_elicitation", arguments: { message: "still there?" } }).catch((error: unknown) => error);
+    await elicited;
+    await leaving.close();
+    expect(await call).toBeInstanceOf(Error);
+    const other = await connect(serving.url);
+    expect(await other.callTool({ name: "test_simple_text", arguments: {} })).toEqual({ content: [{ type: "text", text: "This is a simple text response for testing." }] });
+    await other.close();
+    expect(await serving.cli.exit(100)).toBe("still running");
   });
 
   it("stops on SIGTERM: the sessions end and the process exits", async () => {
