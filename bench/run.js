@@ -152,6 +152,7 @@ const suites = {
   kernel: kernelSuite,
   codeaction: async () => (await import("./codeaction.js")).codeActionSuite({ root, runs }),
   store: async () => (await import("./store.js")).storeSuite({ runs, root }),
+  viewer: async () => (await import("./viewer.js")).viewerSuite({ runs, root }),
   reader: async () => (await import("./batchReader.js")).batchReaderSuite({ runs }),
   memory: () => {
     const scripted = "scripted:packages-example/weather/scripted/paris-tokyo.yaml";

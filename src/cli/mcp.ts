@@ -10,6 +10,7 @@ import { packageTacticTools } from "../tactics/packageTacticTools.js";
 import { stopSignal } from "./handleSignals.js";
 import { SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 import { summaryLine } from "../util/firstLine.js";
+import { escapeControlCharacters, escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
 
 /** Flags of `lllm mcp tools`. */
 export interface McpToolsOptions {
@@ -32,15 +33,17 @@ export async function mcpToolsCommand(spec: string | string[], options: McpTools
   try {
     const tools = await connections.get(config);
     if (options.json) {
-      writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, tools: tools.map((tool) => tool.toTool()) }, null, 2));
+      writeOut(escapeJsonControlCharacters(JSON.stringify({ schema_version: SCHEMA_VERSION, tools: tools.map((tool) => tool.toTool()) }, null, 2)));
       return;
     }
     if (tools.length === 0) {
       warn(`MCP server \`${config.name}\` has no tools`);
       return;
     }
-    const width = Math.max(...tools.map((tool) => tool.name.length));
-    for (const tool of tools) writeOut(`${tool.name.padEnd(width)}  ${summaryLine(tool.description)}`.trimEnd());
+    // Names and descriptions are the server's text: no terminal escape of theirs reaches the terminal.
+    const names = tools.map((tool) => escapeControlCharacters(tool.name, { all: true }));
+    const width = Math.max(...names.map((name) => name.length));
+    tools.forEach((tool, index) => writeOut(`${names[index]!.padEnd(width)}  ${escapeControlCharacters(summaryLine(tool.description), { all: true })}`.trimEnd()));
   } finally {
     await connections.closeAll();
   }

@@ -6,6 +6,7 @@ import { didYouMean } from "../util/closest.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { parseJsonObjectFlag } from "./parseJsonObjectFlag.js";
 import { SCHEMA_VERSION, writeOut } from "./output.js";
+import { escapeControlCharacters, escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
 
 interface ProxyOptions {
   package?: string[];
@@ -32,10 +33,11 @@ export async function proxyListCommand(options: ProxyOptions): Promise<void> {
       ...(definition.source?.packageName ? { package: definition.source.packageName } : {}),
       ...(definition.apiKeyEnv ? { api_key_env: definition.apiKeyEnv } : {}),
     }));
-    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, proxies }, null, 2));
+    writeOut(escapeJsonControlCharacters(JSON.stringify({ schema_version: SCHEMA_VERSION, proxies }, null, 2)));
     return;
   }
-  const rows = definitions.map((definition) => [definition.path, definition.name, `${definition.endpoints.length} endpoint${definition.endpoints.length === 1 ? "" : "s"}`, sourceOf(definition)]);
+  // Proxies' names are a package's text: no terminal escape of theirs reaches the terminal.
+  const rows = definitions.map((definition) => [definition.path, definition.name, `${definition.endpoints.length} endpoint${definition.endpoints.length === 1 ? "" : "s"}`, sourceOf(definition)].map((cell) => escapeControlCharacters(cell, { all: true })));
   const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
   for (const row of rows) writeOut(row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join("  "));
 }
@@ -46,11 +48,11 @@ export async function proxyDocsCommand(name: string | undefined, options: ProxyO
   if (name !== undefined) checkName(name, definitions);
   if (options.json) {
     const chosen = name === undefined ? definitions : definitions.filter((definition) => definition.path === name);
-    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, proxies: chosen.map(describe) }, null, 2));
+    writeOut(escapeJsonControlCharacters(JSON.stringify({ schema_version: SCHEMA_VERSION, proxies: chosen.map(describe) }, null, 2)));
     return;
   }
   const manager = new ProxyManager({ proxies: definitions, useCache: false });
-  writeOut(manager.retrieveApiDocs(name));
+  writeOut(escapeControlCharacters(manager.retrieveApiDocs(name)));
 }
 
 /** `lllm proxy call <path> --params '{…}'`: call an endpoint as CALL_API would and print the result. */
@@ -68,8 +70,8 @@ export async function proxyCallCommand(callPath: string, options: ProxyCallOptio
   }
   // stdout is data: JSON, except that a text answer prints as text. --json wraps either in one object, as
   // `tools call --json` does, so a pipeline reads `{schema_version, result}` or `{schema_version, error}`.
-  if (options.json) writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, result: result ?? null }, null, 2));
-  else writeOut(typeof result === "string" ? result : JSON.stringify(result ?? null, null, 2));
+  if (options.json) writeOut(escapeJsonControlCharacters(JSON.stringify({ schema_version: SCHEMA_VERSION, result: result ?? null }, null, 2)));
+  else writeOut(typeof result === "string" ? escapeControlCharacters(result) : escapeJsonControlCharacters(JSON.stringify(result ?? null, null, 2)));
 }
 
 async function definitionsFor(options: ProxyOptions): Promise<ProxyDefinition[]> {

@@ -7,6 +7,7 @@ import { parseJsonObjectFlag } from "./parseJsonObjectFlag.js";
 import { failureJson, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 import { toolFailureText } from "./toolFailureText.js";
 import { firstLine } from "../util/firstLine.js";
+import { escapeControlCharacters, escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
 
 interface ToolsOptions {
   package?: string[];
@@ -21,25 +22,27 @@ export async function toolsListCommand(options: ToolsOptions): Promise<void> {
   const entries = registry.listTools();
   if (options.json) {
     const tools = entries.map((entry) => ({ ref: entry.ref, name: entry.name, package: entry.packageName, kind: entry.kind, description: entry.tool.description, file: entry.file }));
-    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, tools }, null, 2));
+    writeOut(escapeJsonControlCharacters(JSON.stringify({ schema_version: SCHEMA_VERSION, tools }, null, 2)));
     return;
   }
   if (entries.length === 0) {
     warn("no tools found: pass --package DIR, or put packages in ./lllm_packages or $LLLM_HOME/packages");
     return;
   }
-  const width = Math.max(...entries.map((entry) => entry.ref.length));
-  for (const entry of entries) {
+  // Names and descriptions are a package's text: no terminal escape of theirs reaches the terminal.
+  const refs = entries.map((entry) => escapeControlCharacters(entry.ref, { all: true }));
+  const width = Math.max(...refs.map((ref) => ref.length));
+  entries.forEach((entry, index) => {
     const kind = entry.kind === "code" ? "" : ` (${entry.kind})`;
-    writeOut(`${entry.ref.padEnd(width)}  ${firstLine(entry.tool.description).slice(0, 100)}${kind}`);
-  }
+    writeOut(`${refs[index]!.padEnd(width)}  ${escapeControlCharacters(firstLine(entry.tool.description).slice(0, 100), { all: true })}${kind}`);
+  });
 }
 
 /** `lllm tools show <ref>`: the tool exactly as the model sees it. */
 export async function toolsShowCommand(ref: string, options: ToolsOptions): Promise<void> {
   const registry = await loadRegistry(options.package);
   const tool = await resolveToolOrTactic(registry, ref);
-  writeOut(JSON.stringify(tool.toTool(), null, 2));
+  writeOut(escapeJsonControlCharacters(JSON.stringify(tool.toTool(), null, 2)));
 }
 
 /** `lllm tools call <ref> --args '{…}'`: run the tool as the loop would and print what the model reads back. */
@@ -53,12 +56,13 @@ export async function toolsCallCommand(ref: string, options: ToolsOptions): Prom
   const signal = stopSignal();
   const call = await tool.call(new FunctionCall({ name: tool.name, arguments: args }), { signal, cwd: process.cwd() });
   if (signal.aborted) throw signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user");
-  if (options.json) writeOut(JSON.stringify(call.error !== undefined ? failureJson(new ToolError("tool_failed", call.error)) : { schema_version: SCHEMA_VERSION, result: call.result ?? null }, null, 2));
-  else writeOut(call.resultStr ?? "");
+  // What the tool returned or threw is its own text: shown with its control characters escaped (--json: as JSON).
+  if (options.json) writeOut(escapeJsonControlCharacters(JSON.stringify(call.error !== undefined ? failureJson(new ToolError("tool_failed", call.error)) : { schema_version: SCHEMA_VERSION, result: call.result ?? null }, null, 2)));
+  else writeOut(escapeControlCharacters(call.resultStr ?? ""));
   if (call.error !== undefined) {
     process.exitCode = 1;
     const failure = options.verbose ? toolFailureText(call) : "";
-    if (failure) writeErr(failure);
+    if (failure) writeErr(escapeControlCharacters(failure));
   }
 }
 

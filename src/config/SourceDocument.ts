@@ -8,6 +8,8 @@ import { firstLine } from "../util/firstLine.js";
 import { hasPath } from "./hasPath.js";
 import { readParsedYaml, storeParsedYaml } from "./parsedYamlCache.js";
 import { isPlainObject } from "../util/isPlainObject.js";
+import { CONFIG_LIMITS } from "./configLimits.js";
+import { registerUrlCredentials } from "../util/redact.js";
 
 /** A path into parsed data: object keys and list indexes, e.g. `["agent_configs", 0, "tools", 1]`. */
 export type DataPath = ReadonlyArray<string | number>;
@@ -36,9 +38,6 @@ interface KeyIndex {
   mergeSources: Node[];
 }
 
-// Aliases are expanded by toJS(), so a document of many nested aliases could blow up in memory ("billion laughs").
-const MAX_ALIAS_COUNT = 100;
-
 /**
  * A YAML (or JSON, which YAML reads too) file parsed with its source positions kept, so that every problem found
  * later in the data can point at `file:line:column`. The top level must be a mapping.
@@ -57,6 +56,8 @@ export class SourceDocument implements SourceLocator {
   private constructor(file: string, data: Record<string, unknown>, source?: { document: Document.Parsed; lineCounter: LineCounter } | { text: string }) {
     this.file = file;
     this.data = data;
+    // A password in a URL of the file (a base URL, a proxy's, an MCP server's) is a secret from now on.
+    registerUrlCredentials(data);
     if (source && "text" in source) this.#text = source.text;
     else if (source) {
       this.#document = source.document;
@@ -120,7 +121,7 @@ export class SourceDocument implements SourceLocator {
     }
     let data: unknown;
     try {
-      data = document.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+      data = document.toJS({ maxAliasCount: CONFIG_LIMITS.maxAliasCount });
     } catch (error) {
       throw ConfigError.fromProblems("config_parse", [
         { message: `cannot expand the file's aliases: ${error instanceof Error ? error.message : String(error)}`, location: { file } },
@@ -228,7 +229,7 @@ export class SourceDocument implements SourceLocator {
 
   private resolve(node: Node | null): Node | null {
     let current = node;
-    for (let depth = 0; yaml.isAlias(current) && depth < MAX_ALIAS_COUNT; depth++) {
+    for (let depth = 0; yaml.isAlias(current) && depth < CONFIG_LIMITS.maxAliasCount; depth++) {
       current = (current.resolve(this.document!) as Node | undefined) ?? null; // only reached through find(), with a document
     }
     return current;

@@ -3,21 +3,18 @@ import { ConfigError } from "../errors.js";
 import { yaml } from "../util/lazyYaml.js";
 import { CONFIG_LIMITS } from "./configLimits.js";
 import { quoteKey } from "./quoteKey.js";
+import { aliasProblems } from "./aliasProblems.js";
+import type { YamlProblem } from "./YamlProblem.js";
 
-/** A problem found while parsing, at an offset in the text. */
-export interface YamlProblem {
-  offset: number;
-  message: string;
-  /** The yaml library's error code (`DUPLICATE_KEY` for the check made here). */
-  code: string;
-}
+export type { YamlProblem } from "./YamlProblem.js";
 
 /**
  * Parse YAML (or JSON) text into a document, within `CONFIG_LIMITS`: a file over the size limit, or nesting deeper
  * than the depth limit, is a `ConfigError` before anything recursive touches it (the depth is measured on the
  * library's token tree with a loop, not recursion). Duplicate keys are found here with one set per mapping, in
  * linear time: the library's own check compares each key with every earlier one, which takes seconds on a file of
- * many keys. Returns the document and every problem (syntax errors and duplicate keys), by position.
+ * many keys. Aliases the data could not hold (a cycle, no anchor, too many repeats: see aliasProblems) are problems
+ * too. Returns the document and every problem (syntax errors, duplicate keys, aliases), by position.
  */
 export function parseYamlDocument(text: string, options: { file: string; lineCounter: LineCounter }): { document: Document.Parsed; problems: YamlProblem[] } {
   const { file, lineCounter } = options;
@@ -51,7 +48,7 @@ export function parseYamlDocument(text: string, options: { file: string; lineCou
   // compose(…, true, …) always yields a document, empty for an empty text.
   const parsed = document as Document.Parsed;
   for (const error of parsed.errors) problems.push({ offset: error.pos[0], code: error.code, message: error.message });
-  problems.push(...duplicateKeys(parsed));
+  problems.push(...duplicateKeys(parsed), ...aliasProblems(parsed));
   problems.sort((a, b) => a.offset - b.offset);
   return { document: parsed, problems };
 }

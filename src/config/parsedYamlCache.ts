@@ -5,6 +5,7 @@ import path from "node:path";
 import { isPlainObject } from "../util/isPlainObject.js";
 import { privateFolder } from "../util/privateFolder.js";
 import { isSecretName, redactSecrets } from "../util/redact.js";
+import { CONFIG_LIMITS } from "./configLimits.js";
 
 /**
  * The plain data of config texts parsed before, kept on disk as JSON so that a later run reads its tactic and
@@ -65,7 +66,11 @@ export function storeParsedYaml(text: string, data: unknown): void {
 /** Whether JSON holds `data` exactly and nothing in it may be a credential (see above). */
 function keepable(data: unknown): boolean {
   const stack: unknown[] = [data];
+  // Data that contains itself (an alias inside its anchor's value) is refused by the parser; should any reach here,
+  // the walk still ends: a file holds fewer values than bytes, plus what its aliases repeat.
+  let budget = CONFIG_LIMITS.maxBytes + CONFIG_LIMITS.maxAliasedValues;
   while (stack.length > 0) {
+    if (--budget < 0) return false;
     const value = stack.pop();
     if (value === null || typeof value === "string" || typeof value === "boolean") continue;
     if (typeof value === "number") {

@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 import type { Document, LineCounter } from "yaml";
 import { yaml } from "../util/lazyYaml.js";
+import { aliasProblems } from "../config/aliasProblems.js";
+import { CONFIG_LIMITS } from "../config/configLimits.js";
 import { ConfigError, ProviderError } from "../errors.js";
 import type { ConfigProblem } from "../errors.js";
 import type { Model, ModelRequest, ModelResponse } from "./Model.js";
@@ -114,17 +116,18 @@ export class ScriptedModel implements Model {
     }
     const lineCounter = new yaml.LineCounter();
     const document = yaml.parseDocument(text, { lineCounter });
-    if (document.errors.length > 0) {
-      throw ConfigError.fromProblems(
-        "config_invalid_script",
-        document.errors.map((error) => ({
-          // The location is reported separately, so yaml's own "at line L, column C" is cut.
-          message: `model script is not valid YAML/JSON: ${firstLine(error.message).replace(/ at line \d+, column \d+:?$/, "")}`,
-          location: { file, ...(error.linePos ? { line: error.linePos[0].line, column: error.linePos[0].col } : {}) },
-        })),
-      );
-    }
-    const data: unknown = document.toJS();
+    const syntax = document.errors.map((error) => ({
+      // The location is reported separately, so yaml's own "at line L, column C" is cut.
+      message: `model script is not valid YAML/JSON: ${firstLine(error.message).replace(/ at line \d+, column \d+:?$/, "")}`,
+      location: { file, ...(error.linePos ? { line: error.linePos[0].line, column: error.linePos[0].col } : {}) },
+    }));
+    // A self-referencing alias would make the turns contain themselves, and every walk over them endless.
+    const aliases = syntax.length > 0 ? [] : aliasProblems(document).map((problem) => {
+      const { line, col } = lineCounter.linePos(problem.offset);
+      return { message: `model script: ${problem.message}`, location: { file, line, column: col } };
+    });
+    if (syntax.length + aliases.length > 0) throw ConfigError.fromProblems("config_invalid_script", [...syntax, ...aliases]);
+    const data = scriptData(document, file);
     const wrapped = typeof data === "object" && data !== null && !Array.isArray(data);
     const turns: unknown = wrapped ? (data as Record<string, unknown>)["turns"] : data;
     const prefix = wrapped ? ["turns"] : [];
@@ -138,6 +141,15 @@ export class ScriptedModel implements Model {
       throw ConfigError.fromProblems("config_invalid_script", problems.map((problem) => locateProblem(problem, file, document, lineCounter)));
     }
     return new ScriptedModel(turns as ScriptedTurn[], { name: options.name ?? `scripted:${path}` });
+  }
+}
+
+/** The plain data of a parsed script; aliases are expanded within the yaml library's bound on repeats. */
+function scriptData(document: Document, file: string): unknown {
+  try {
+    return document.toJS({ maxAliasCount: CONFIG_LIMITS.maxAliasCount }) as unknown;
+  } catch (error) {
+    throw new ConfigError("config_invalid_script", `model script: cannot expand its aliases: ${error instanceof Error ? error.message : String(error)}`, { location: { file } });
   }
 }
 

@@ -14,7 +14,7 @@ export interface BridgeErrorPayload {
 
 /** Messages the host sends. `init` is the first line, once. */
 export type HostMessage =
-  | { type: "init"; prelude: string; limits: SandboxLimits; maxOutputChars: number; truncationIndicator: string; maxMessageBytes: number; cwd?: string }
+  | { type: "init"; prelude: string; limits: SandboxLimits; maxOutputChars: number; truncationIndicator: string; maxMessageBytes: number; cwd?: string; seccomp?: string }
   | { type: "run"; id: number; code: string; timeout: number }
   | { type: "reset"; id: number }
   | { type: "reply"; id: number; ok: true; value: unknown }

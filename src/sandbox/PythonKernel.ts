@@ -248,6 +248,7 @@ export class PythonKernel implements Sandbox {
         truncationIndicator: this.options.truncationIndicator ?? "... (truncated)",
         maxMessageBytes: MAX_MESSAGE_BYTES,
         ...(this.launch.backend !== "none" ? { cwd: "/workspace" } : {}),
+        ...(this.launch.seccomp !== undefined ? { seccomp: this.launch.seccomp } : {}),
       },
       { hostFunctions: this.options.hostFunctions ?? {}, onStderr: this.options.onStderr, startTimeoutMs: START_TIMEOUT_MS },
     );

@@ -5,8 +5,8 @@ pipes: fds 1 and 2 point at a capture pipe of our own, so nothing user code (or 
 corrupt the protocol. The host starts us with `-I -S -B -u -X utf8`; modules that only some cells need are imported
 lazily, because every kernel pays for its start.
 
-Messages, host -> kernel:  init {prelude, limits, maxOutputChars, truncationIndicator, maxMessageBytes, cwd} (once,
-                           first)
+Messages, host -> kernel:  init {prelude, limits, maxOutputChars, truncationIndicator, maxMessageBytes, cwd,
+                           seccomp} (once, first)
                            run {id, code, timeout} · reset {id} · reply {id, ok, value | error {type, message}}
           kernel -> host:  ready {pid} | ready {error} · result {id, output, error {type, message} | null, timedOut}
                            call {id, name, args}
@@ -744,10 +744,36 @@ def _adopt_orphans():
         pass
 
 
+def _install_seccomp(encoded):
+    """Install the host's seccomp filter (classic BPF, base64) on this process, before any thread or user code runs:
+    under gVisor, whose kernel grants user namespaces and where runsc applies no filter of ours. A filter cannot be
+    removed, and every thread and child inherits it. Fails closed: a kernel that cannot install it exits."""
+    try:
+        import base64
+        import ctypes
+
+        program = base64.b64decode(encoded)
+
+        class _Program(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+        instructions = ctypes.create_string_buffer(program, len(program))
+        fprog = _Program(len(program) // 8, ctypes.cast(instructions, ctypes.c_void_p))
+        libc = ctypes.CDLL(None, use_errno=True)
+        # PR_SET_NO_NEW_PRIVS (38), needed by an unprivileged filter; PR_SET_SECCOMP (22), SECCOMP_MODE_FILTER (2)
+        if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
+            raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    except Exception as error:  # whatever failed, the code must not run without the filter
+        os.write(2, f"lllm kernel: cannot install the sandbox's system-call filter: {error}\n".encode())
+        os._exit(70)
+
+
 def _start():
     global _reader
     _reader = open(_RFD, "rb", buffering=65536)
     init = _loads(_reader.readline() or b"{}")
+    if init.get("seccomp"):
+        _install_seccomp(init["seccomp"])
     _config.update(init)
     if init.get("cwd"):
         os.chdir(init["cwd"])

@@ -8,6 +8,7 @@ import { bwrapArguments, findSetpriv } from "./bwrapArguments.js";
 import { detectGvisor, GVISOR_HINT } from "./detectGvisor.js";
 import { BWRAP_HINT, detectIsolation } from "./detectIsolation.js";
 import { findPython, type PythonInstall } from "./findPython.js";
+import { hideEnvironmentSecrets } from "./hideEnvironmentSecrets.js";
 import { runscArguments, writeGvisorBundle } from "./gvisorBundle.js";
 import { seccompFilter } from "./seccompFilter.js";
 import { resolveLimits, type IsolationOptions, type ResolvedBackend, type SandboxLimits } from "./IsolationOptions.js";
@@ -29,6 +30,12 @@ export interface KernelLaunch {
    * line stays short, so /proc/1/cmdline inside shows no host path.
    */
   fdFiles?: string[];
+  /**
+   * A seccomp filter (base64, see seccompFilter) the kernel installs on itself before anything else runs: under
+   * gVisor, where runsc applies none of ours, and gVisor's kernel grants user namespaces (`unshare -Ur` made the
+   * code root inside). bwrap applies the same filter from outside.
+   */
+  seccomp?: string;
   /** Called before each start of the process, a restart too (gVisor forgets the previous container's state). */
   beforeStart?: () => void;
   /** Remove what was made for the kernel; give a caller's workspace back its owner. Synchronous: it runs at exit. */
@@ -73,6 +80,9 @@ export async function prepareLaunch(options: PrepareLaunchOptions): Promise<Kern
   };
 
   if (backend.backend === "none") {
+    // The code runs as this user, who may read /proc/<our pid>/environ: our keys must not be there.
+    const notHidden = hideEnvironmentSecrets();
+    if (notHidden !== undefined) options.onWarning?.(`Python code runs without isolation, and lllm ${notHidden}: the code may read its keys in /proc/${process.pid}/environ.`);
     const env = { PATH: process.env.PATH ?? "/usr/local/bin:/usr/bin:/bin", HOME: workspace, LANG: "C.UTF-8", TMPDIR: tmpdir() };
     return { backend: "none", channel: "fds", command: python.executable, args: [...PYTHON_FLAGS, KERNEL_FILE], cwd: workspace, env, workspace, limits, dispose };
   }
@@ -176,9 +186,11 @@ function gvisorLaunch(options: {
   const state = path.join(runtime, "runsc-state");
   const containerId = (): string => `lllm-${process.pid}-${randomInt(1_000_000_000)}`;
   const args = runscArguments(bundle, state, containerId(), options.rootless);
+  const filter = seccompFilter();
   return {
     backend: "gvisor",
     channel: "stdio",
+    ...(filter !== undefined ? { seccomp: filter.toString("base64") } : {}),
     command: options.runsc,
     args,
     cwd: runtime,

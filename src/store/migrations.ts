@@ -77,4 +77,16 @@ export const MIGRATIONS: readonly string[] = [
   `,
   // 2: the failed attempts before a model call's answer ([{attempt, cause, wait_ms}]).
   `ALTER TABLE model_calls ADD COLUMN retries TEXT NOT NULL DEFAULT '[]';`,
+  // 3: the viewer's filters, each an index range in started_at order, so a page of a 100,000-run store is read
+  // from an index, never from a scan of the table (and markCrashed finds the running runs by status); the tactic
+  // and batch indexes hold the status too, so a tactic or batch with a status is counted from the index alone. The
+  // full-text rows take their run's rowid, so a search's matches join the runs without reading the text table.
+  `CREATE INDEX runs_status ON runs (status, started_at);
+  CREATE INDEX runs_tactic ON runs (tactic_name, started_at, status);
+  CREATE INDEX runs_batch ON runs (batch_id, started_at, status);
+  CREATE VIRTUAL TABLE runs_text_by_run USING fts5 (run_id UNINDEXED, input, output);
+  INSERT OR REPLACE INTO runs_text_by_run (rowid, run_id, input, output)
+    SELECT runs.rowid, runs_text.run_id, runs_text.input, runs_text.output FROM runs_text JOIN runs ON runs.id = runs_text.run_id;
+  DROP TABLE runs_text;
+  ALTER TABLE runs_text_by_run RENAME TO runs_text;`,
 ];

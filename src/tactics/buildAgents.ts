@@ -1,6 +1,6 @@
 import path from "node:path";
 import { Agent, type AgentEvent } from "../agent/index.js";
-import type { AgentConfig, McpServerConfig, ProxyConfig } from "../config/index.js";
+import { replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig } from "../config/index.js";
 import type { ProxyDefinition, ProxyManager } from "../proxies/index.js";
 import { ConfigError } from "../errors.js";
 import { MCP } from "../mcp/MCP.js";
@@ -45,7 +45,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     const key = JSON.stringify([config.model_name, config.api_type, config.invoker, config.invoker_config, modelTimeoutSeconds(config, options)]);
     let model = models.get(key);
     if (!model) {
-      model = Promise.resolve(options.createModel ? options.createModel(config) : defaultModel(config, options));
+      model = Promise.resolve(options.createModel ? options.createModel(config) : defaultModel(config, options, replySizeBytes(prepared.settings.reply_size)));
       models.set(key, model);
     }
     return model;
@@ -81,13 +81,16 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     if (wantsProxies) definitions ??= await (await import("../registry/loadProxies.js")).loadProxies(prepared.registry);
     const proxyConfig = definitions && wantsProxies ? effectiveProxyConfig(config.proxy, namedProxies(bound.capabilities, definitions)) : undefined;
     if (proxyConfig && definitions) {
-      const [{ ProxyManager }, { proxyTools }] = await Promise.all([import("../proxies/index.js"), import("./proxyTools.js")]);
+      const [{ ProxyManager }, { proxyTools }, { requireIsolation }] = await Promise.all([import("../proxies/index.js"), import("./proxyTools.js"), import("../codeaction/requireIsolation.js")]);
       const manager = ProxyManager.fromConfig(proxyConfig, { proxies: definitions, ...(options.env ? { env: options.env } : {}) });
       proxyManagers?.set(bound.name, manager);
+      const isolation = sandboxIsolation(prepared.tactic.config.sandbox, prepared.tactic.locate(["sandbox"]));
       const added = proxyTools({
         manager,
         config: proxyConfig,
-        isolation: sandboxIsolation(prepared.tactic.config.sandbox, prepared.tactic.locate(["sandbox"])),
+        // run_python runs model-written code: in a sandbox, or unisolated only when the tactic says so (checked now,
+        // before any model call).
+        isolation: proxyConfig.exec_env === "interpreter" ? await requireIsolation(isolation, `run_python of agent \`${bound.name}\``) : isolation,
         scope,
         onWarning: (message) => onEvent({ type: "warning", agent: bound.name, message }),
       });
@@ -176,10 +179,11 @@ function modelTimeoutSeconds(config: AgentConfig, options: RunOptions): number |
   return options.modelTimeout ?? config.timeout ?? (typeof fromArgs === "number" ? fromArgs : undefined);
 }
 
-function defaultModel(config: AgentConfig, options: RunOptions): Model {
+function defaultModel(config: AgentConfig, options: RunOptions, maxReplyBytes: number | undefined): Model {
   const timeout = modelTimeoutSeconds(config, options);
   return createModel({
     ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
+    ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}),
     ...(options.onModelRetry ? { onRetry: options.onModelRetry } : {}),
     model: config.model_name ?? "",
     ...(config.api_type ? { apiType: config.api_type } : {}),

@@ -20,3 +20,15 @@ const escape = (character: string): string => {
 export function escapeControlCharacters(text: string, options: { all?: boolean } = {}): string {
   return text.replace(options.all ? CONTROL_ALL : CONTROL, escape);
 }
+
+/** Characters JSON.stringify leaves raw that a terminal may act on or that disguise text: DEL, C1, separators, bidi. */
+const JSON_UNESCAPED_CONTROL = /[\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * JSON text (from `JSON.stringify`) with the control characters JSON leaves raw written as `\uXXXX` escapes: the same
+ * data for a parser, nothing a terminal acts on. Such characters can only stand inside strings, where the escape
+ * means the same character.
+ */
+export function escapeJsonControlCharacters(json: string): string {
+  return json.replace(JSON_UNESCAPED_CONTROL, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}

@@ -9,15 +9,24 @@
  * of the three byte alignments, so a key inside a longer base64 text (`user:key`) is found too.
  */
 
+import { maskUrlCredentials, urlCredentials, urlCredentialsIn } from "./urlCredentials.js";
+
 export const REDACTED = "[redacted]";
 
 /** Shorter values would match ordinary text (a key of `test` would blank every "test"); real keys are long. */
 export const MIN_SECRET_LENGTH = 8;
 
-/** A set of secrets and one compiled pattern that finds any of them in any encoding. */
+/**
+ * A set of secrets and one compiled pattern that finds any of them in any encoding. Every text it redacts also loses
+ * the userinfo of the URLs in it (`http://[redacted]@host`), secret or not: a password in a base URL is masked even
+ * when it is too short to be a secret here. A redactor made with a `parent` removes the parent's secrets as well, as
+ * they are when it redacts (the process-wide set grows while lllm runs).
+ */
 export class SecretRedactor {
   private readonly secrets = new Set<string>();
   private pattern: RegExp | undefined;
+
+  constructor(private readonly parent?: SecretRedactor) {}
 
   /** Remember a secret; values shorter than `MIN_SECRET_LENGTH` (or undefined) are ignored. */
   add(secret: string | undefined): void {
@@ -27,27 +36,27 @@ export class SecretRedactor {
   }
 
   get size(): number {
-    return this.secrets.size;
+    return this.secrets.size + (this.parent?.size ?? 0);
   }
 
   /** An upper bound of the length of any form a secret can take here (`%25XX` for each of up to 4 bytes a char). */
   longestEncodedForm(): number {
-    let longest = 0;
+    let longest = this.parent?.longestEncodedForm() ?? 0;
     for (const secret of this.secrets) longest = Math.max(longest, secret.length * 20);
     return longest;
   }
 
-  /** The text with every known secret, in every encoding, replaced by `[redacted]`. */
+  /** The text with every known secret, in every encoding, and the userinfo of every URL replaced by `[redacted]`. */
   redact(text: string): string {
-    if (this.secrets.size === 0 || text.length < MIN_SECRET_LENGTH) return text;
+    const inherited = this.parent ? this.parent.redact(text) : maskUrlCredentials(text, REDACTED);
+    if (this.secrets.size === 0 || inherited.length < MIN_SECRET_LENGTH) return inherited;
     this.pattern ??= compile([...this.secrets]);
     this.pattern.lastIndex = 0;
-    return text.replace(this.pattern, REDACTED);
+    return inherited.replace(this.pattern, REDACTED);
   }
 
   /** A copy of a JSON-like value with every string (object keys included) redacted. */
   redactValue<T>(value: T): T {
-    if (this.secrets.size === 0) return value;
     return walk(value, (text) => this.redact(text)) as T;
   }
 
@@ -56,7 +65,6 @@ export class SecretRedactor {
    * same object can be thrown on. Returns it for convenience.
    */
   redactError<T>(error: T): T {
-    if (this.secrets.size === 0) return error;
     const seen = new Set<unknown>();
     let current: unknown = error;
     while (current instanceof Error && !seen.has(current)) {
@@ -95,16 +103,30 @@ export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name);
 }
 
-/** The values of the environment's credential-like variables. */
+/** Variable names whose values are URLs or addresses by convention, which may carry a password (`user:pass@`). */
+const URL_NAME = /(?:^|_)(?:URL|URI|URIS|URLS|PROXY|ENDPOINT|HOST|DSN)(?:_|$)/i;
+
+/**
+ * The values of the environment's credential-like variables, and the passwords in the URLs of its URL-like ones
+ * (`OPENAI_BASE_URL=http://user:pass@host/v1`, `HTTPS_PROXY`, `DATABASE_URL`).
+ */
 export function environmentSecrets(env: NodeJS.ProcessEnv): string[] {
   // By name first: reading a value of `process.env` is slow, and most variables are not credentials.
   const values: string[] = [];
   for (const name of Object.keys(env)) {
-    if (!isSecretName(name)) continue;
+    const secret = isSecretName(name);
+    if (!secret && !URL_NAME.test(name)) continue;
     const value = env[name];
-    if (value !== undefined) values.push(value);
+    if (value === undefined) continue;
+    if (secret) values.push(value);
+    values.push(...urlCredentials(value));
   }
   return values;
+}
+
+/** Register the passwords in the URLs of a parsed config file (a base URL, a proxy's, an MCP server's). */
+export function registerUrlCredentials(value: unknown): void {
+  for (const secret of urlCredentialsIn(value)) secrets.add(secret);
 }
 
 /**
@@ -115,9 +137,12 @@ export function registerEnvironmentSecrets(env: NodeJS.ProcessEnv): void {
   for (const value of environmentSecrets(env)) secrets.add(value);
 }
 
-/** A redactor of its own for these secrets (e.g. the run store's, which knows the keys a tactic's proxies use). */
+/**
+ * A redactor of its own for these secrets (e.g. the run store's, which knows the keys a tactic's proxies use), that
+ * removes the process-wide ones too.
+ */
 export function redactorOf(values: Iterable<string | undefined>): SecretRedactor {
-  const redactor = new SecretRedactor();
+  const redactor = new SecretRedactor(secrets);
   for (const value of values) redactor.add(value);
   return redactor;
 }

@@ -69,7 +69,9 @@ describe("an MCP server whose child inherits its stdio", () => {
   it.each([
     ["started directly", (pidsFile: string) => nodeFixture("--spawn-child", "--pids", pidsFile)],
     // bash stays the server's parent (a second command keeps it from exec'ing node): the group must be killed.
-    ["through a bash -c wrapper", (pidsFile: string) => ({ command: "bash", args: ["-c", `${JSON.stringify(process.execPath)} ${JSON.stringify(FIXTURE)} --spawn-child --pids ${JSON.stringify(pidsFile)}; exit $?`] })],
+    // --norc: bash reads ~/.bashrc when its stdin is a socket (as MCP's stdio is), and a user's rc file (pyenv's
+    // `rehash`, with a lock a killed run leaves behind) must not decide whether this test passes.
+    ["through a bash -c wrapper", (pidsFile: string) => ({ command: "bash", args: ["--norc", "--noprofile", "-c", `${JSON.stringify(process.execPath)} ${JSON.stringify(FIXTURE)} --spawn-child --pids ${JSON.stringify(pidsFile)}; exit $?`] })],
   ])("does not keep lllm alive after the answer (%s)", async (_name, server) => {
     const pidsFile = path.join(dir, "pids");
     cli = startCli(mcpTactic([{ tool_calls: [{ name: "count", arguments: {} }] }, "Done."], server(pidsFile)));

@@ -1,9 +1,10 @@
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { ProxyCache, ProxyManager, type ProxyManagerOptions } from "../../src/proxies/index.js";
 import { startRecordingServer, type RecordingServer } from "./fixtures/recordingServer.js";
 import { STOCKS_YAML, tempHome, yamlProxy } from "./fixtures/proxies.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 const KEY = "stocks-secret-key-123";
 let server: RecordingServer;
@@ -100,6 +101,70 @@ describe("the proxy disk cache", () => {
     writeFileSync(file!, '{"value": [1, 2');
     expect(await proxies.call("stocks/profile/AAPL", {})).toMatchObject({ ok: true });
     expect(server.requests).toHaveLength(2);
+  });
+
+  it("writes entries readable by this user alone, in folders of this user's alone", async () => {
+    const home = tempHome();
+    await manager(home).call("stocks/profile/AAPL", {});
+    const [file] = cacheFiles(home);
+    expect(statSync(file!).mode & 0o777).toBe(0o600);
+    for (const folder of [path.join(home, "cache", "proxies"), path.join(home, "cache", "proxies", "stocks")]) expect(statSync(folder).mode & 0o777).toBe(0o700);
+  });
+
+  describe("planted entries (issue 19 item 11)", () => {
+    /** An entry for the call `stocks/profile/AAPL` as another run would write it, with a forged answer. */
+    async function plant(home: string, folder: (proxies: string) => void): Promise<void> {
+      // Learn the entry's name from a real run, then start over with a planted folder holding a forged answer.
+      const probeHome = tempHome();
+      await manager(probeHome).call("stocks/profile/AAPL", {});
+      const name = path.basename(cacheFiles(probeHome)[0]!);
+      server.requests.length = 0;
+      const proxies = path.join(home, "cache", "proxies");
+      folder(proxies);
+      writeFileSync(path.join(proxies, "stocks", name), JSON.stringify({ method: "GET", url: "x", params: {}, value: { forged: true } }));
+    }
+
+    it.each([
+      ["a world-writable cache folder", (proxies: string) => {
+        mkdirSync(path.join(proxies, "stocks"), { recursive: true });
+        chmodSync(proxies, 0o777);
+      }],
+      ["a world-writable proxy folder", (proxies: string) => {
+        mkdirSync(path.join(proxies, "stocks"), { recursive: true });
+        chmodSync(path.join(proxies, "stocks"), 0o777);
+      }],
+      ["a symlinked cache folder", (proxies: string) => {
+        const elsewhere = tempDir("lllm-planted-");
+        mkdirSync(path.join(elsewhere, "stocks"), { recursive: true });
+        mkdirSync(path.dirname(proxies), { recursive: true });
+        symlinkSync(elsewhere, proxies);
+      }],
+      ["a symlinked proxy folder", (proxies: string) => {
+        const elsewhere = tempDir("lllm-planted-");
+        mkdirSync(proxies, { recursive: true });
+        symlinkSync(elsewhere, path.join(proxies, "stocks"));
+      }],
+    ])("in %s are never read, and nothing is written there", async (_name, folder) => {
+      const home = tempHome();
+      await plant(home, folder);
+      const proxies = manager(home);
+      expect(await proxies.call("stocks/profile/AAPL", {})).toMatchObject({ ok: true });
+      expect(await proxies.call("stocks/profile/AAPL", {})).toMatchObject({ ok: true });
+      expect(server.requests).toHaveLength(2); // no cache: both calls reached the API
+      expect(cacheFiles(home)).toHaveLength(1); // the planted entry alone
+    });
+
+    it.runIf(process.getuid?.() === 0)("in a folder another user owns are never read", async () => {
+      const home = tempHome();
+      await plant(home, (proxies) => {
+        mkdirSync(path.join(proxies, "stocks"), { recursive: true, mode: 0o700 });
+        chownSync(path.join(proxies, "stocks"), 65534, 65534);
+      });
+      const proxies = manager(home);
+      expect(await proxies.call("stocks/profile/AAPL", {})).toMatchObject({ ok: true });
+      expect(server.requests).toHaveLength(1);
+      expect(lstatSync(path.join(home, "cache", "proxies", "stocks")).uid).toBe(65534);
+    });
   });
 
   it("keys entries by method, URL and params only", () => {

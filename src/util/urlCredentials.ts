@@ -1,0 +1,58 @@
+/**
+ * Credentials written into URLs (`http://user:password@host/v1`, `https://token@host`): a base URL, a proxy's, an
+ * MCP server's or one in the environment (`OPENAI_BASE_URL`, `HTTPS_PROXY`, `DATABASE_URL`) may carry them, and
+ * every message that names the URL would print them.
+ */
+
+/**
+ * A URL's scheme and userinfo, up to the `@` before the host. The userinfo ends at the last `@` before the path (a
+ * password with a raw `@` stays whole) and never spans whitespace, quotes or brackets (a URL inside JSON or prose).
+ */
+const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#"'<>()[\]{}`\\]+)@/gi;
+
+/** The text with the userinfo of every URL in it replaced: `http://[redacted]@host/v1`. */
+export function maskUrlCredentials(text: string, mask = "[redacted]"): string {
+  if (!text.includes("@") || !text.includes("://")) return text;
+  return text.replace(USERINFO, (_match, scheme: string) => `${scheme}${mask}@`);
+}
+
+/**
+ * The secrets in the URLs of `text`: each password (decoded from its percent-encoding), and a user name that stands
+ * alone (`https://<token>@host`: a token, by the common convention). A user name beside a password is not one.
+ */
+export function urlCredentials(text: string): string[] {
+  if (!text.includes("@") || !text.includes("://")) return [];
+  const found: string[] = [];
+  for (const match of text.matchAll(USERINFO)) {
+    const userinfo = match[2]!;
+    const colon = userinfo.indexOf(":");
+    found.push(decode(colon === -1 ? userinfo : userinfo.slice(colon + 1)));
+  }
+  return found.filter((secret) => secret !== "");
+}
+
+/** The credentials of every URL among the strings of a JSON-like value (a parsed config file), keys included. */
+export function urlCredentialsIn(value: unknown): string[] {
+  const found: string[] = [];
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === "string") found.push(...urlCredentials(item));
+    else if (Array.isArray(item)) stack.push(...(item as unknown[]));
+    else if (item !== null && typeof item === "object") {
+      for (const [key, entry] of Object.entries(item)) {
+        found.push(...urlCredentials(key));
+        stack.push(entry);
+      }
+    }
+  }
+  return found;
+}
+
+function decode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text; // not valid percent-encoding: the text is the secret as written
+  }
+}
