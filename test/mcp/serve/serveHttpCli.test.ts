@@ -79,7 +79,7 @@ describe("lllm mcp serve --http with --token-env", () => {
     const client = await connect(serving.url, { token: TOKEN });
     expect(await client.ping()).toEqual({});
     await client.close();
-  });
+  }, 60_000);
 });
 
 describe("what a client gets from `lllm mcp serve --http`", () => {
