@@ -255,9 +255,11 @@ export function buildProgram(): Command {
     });
   mcp
     .command("serve")
-    .description("serve a package's tools and tactics as an MCP server over stdio")
+    .description("serve a package over MCP (stdio, or Streamable HTTP with --http): its tools, tactics, prompts and resources")
     .argument("<dir>", "the package folder")
     .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
+    .option("--http <[host:]port>", "serve over Streamable HTTP at http://HOST:PORT/mcp (host 127.0.0.1 by default; port 0: any free port)")
+    .option("--token-env <name>", "with --http: clients must send the token in this environment variable (Authorization: Bearer)")
     .action(async (dir: string, options: Record<string, unknown>, command: Command) => {
       const { mcpServeCommand } = await import("./mcp.js");
       await mcpServeCommand(dir, command.optsWithGlobals());
