@@ -1,3 +1,4 @@
+import { mcpClientHooks } from "./mcpClientHooks.js";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
@@ -99,6 +100,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     },
     ...(options.dryRun ? { dryRun: true } : {}),
     approve: approvalPolicy(options.approve),
+    mcpHooks: mcpClientHooks({ verbose: Boolean(options.verbose), signal }),
     ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
     ...(continued ? { history: continued.history, continuesRun: continued.id } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { Agent, type AgentEvent } from "../agent/index.js";
 import type { AgentConfig, McpServerConfig, ProxyConfig } from "../config/index.js";
 import type { ProxyDefinition, ProxyManager } from "../proxies/index.js";
@@ -61,8 +62,14 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     if (servers.length > 0) {
       if (!connections) {
         // Loaded only when a tactic has MCP servers: the SDK is the heaviest dependency of a run.
-        const { McpConnections } = await import("../mcp/McpConnections.js");
-        const created = new McpConnections({ cwd: path.dirname(prepared.tactic.file) });
+        const [{ McpConnections }, { sampleWithModel }] = await Promise.all([import("../mcp/McpConnections.js"), import("../mcp/sampleWithModel.js")]);
+        // Servers' sampling requests are answered with the model of the first agent that uses MCP servers.
+        const sample = sampleWithModel(await makeModel(config), { signal: options.signal });
+        const cwd = options.cwd ?? process.cwd();
+        const created = new McpConnections({
+          cwd: path.dirname(prepared.tactic.file),
+          hooks: { sample: (request) => sample(request), roots: [{ uri: pathToFileURL(cwd).href, name: "working folder" }], ...(options.env ? { env: options.env } : {}), ...options.mcpHooks },
+        });
         scope.defer(() => created.closeAll());
         connections = created;
       }
