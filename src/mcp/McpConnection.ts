@@ -227,9 +227,16 @@ export class McpConnection {
     // The stderr pipe delivers its last chunks around the exit; let them arrive before reading the tail.
     await new Promise((resolve) => setImmediate(resolve));
     const stdio = this.config.url === undefined;
-    const reason = error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? (stdio ? "the process exited before answering" : "the connection closed") : messageOf(error);
+    const reason =
+      error instanceof McpError && error.code === ErrorCode.ConnectionClosed
+        ? stdio
+          ? "the process exited before answering"
+          : "the connection closed"
+        : error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0
+          ? `the server answered HTTP ${error.code} to the first POST` // its body is often an HTML error page
+          : messageOf(error);
     return new ToolError("mcp_server_start_failed", `MCP server \`${this.name}\` (${described}) failed to start: ${reason}${this.#server?.stderr?.describe() ?? ""}`, {
-      hint: stdio ? `Run \`${described}\` by hand to see why; it must be an MCP server that speaks over stdio.` : "Check the URL, that the server is up, and the headers it needs.",
+      hint: stdio ? `Run \`${described}\` by hand to see why; it must be an MCP server that speaks over stdio.` : "Check the URL (the MCP endpoint, often /mcp; /sse for the older HTTP+SSE transport with `transport: sse`), that the server is up, and the headers it needs.",
       cause: error,
     });
   }
