@@ -1,8 +1,8 @@
 import { spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT } from "../helpers/paths.js";
+import { BIN, ROOT } from "../helpers/paths.js";
 import { tempDir } from "../helpers/tempTree.js";
 
 /**
@@ -59,14 +59,14 @@ interface Check {
 }
 
 /** Run one scenario; resolves with the suite's exit code, its output, and the checks it wrote. */
-function runScenario(node: string, scenario: string): Promise<{ code: number | null; output: string; checks: Check[] }> {
+function runScenario(node: string, scenario: string, options: { command?: string; home?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; output: string; checks: Check[]; clientOutput: string }> {
   const out = tempDir("lllm-conformance-");
-  const home = tempDir("lllm-conformance-home-");
+  const home = options.home ?? tempDir("lllm-conformance-home-");
   return new Promise((resolve, reject) => {
-    const child = spawn(node, [SUITE, "client", "--command", `${node} ${CLIENT}`, "--scenario", scenario, "--timeout", "60000", "-o", out], {
+    const child = spawn(node, [SUITE, "client", "--command", options.command ?? `${node} ${CLIENT}`, "--scenario", scenario, "--timeout", "60000", "-o", out], {
       cwd: ROOT,
       // The client finds Node 22 first on PATH too; its OAuth state goes to a home of its own.
-      env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ""}`, LLLM_HOME: home },
+      env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ""}`, LLLM_HOME: home, ...options.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
@@ -77,7 +77,9 @@ function runScenario(node: string, scenario: string): Promise<{ code: number | n
       // Results go to <out>/<scenario>-<time>/checks.json, where an auth scenario's name makes a sub-folder.
       const file = (readdirSync(out, { recursive: true }) as string[]).find((name) => path.basename(name) === "checks.json");
       const checks = file === undefined ? [] : (JSON.parse(readFileSync(path.join(out, file), "utf8")) as Check[]);
-      resolve({ code, output, checks });
+      const results = file === undefined ? undefined : path.join(out, path.dirname(file));
+      const clientOutput = results === undefined ? "" : ["stdout.txt", "stderr.txt"].map((name) => (existsSync(path.join(results, name)) ? readFileSync(path.join(results, name), "utf8") : "")).join("\n");
+      resolve({ code, output, checks, clientOutput });
     });
   });
 }
@@ -123,5 +125,39 @@ describe.skipIf(missing)("MCP conformance suite, client scenarios (lllm as a cli
     expect(checks.length, tail).toBeGreaterThan(0);
     const failures = checks.filter(isRealFailure).map((check) => `${check.name}: ${check.errorMessage ?? check.status}`);
     expect(failures, tail).toEqual([]);
+  }, 120_000);
+});
+
+describe.skipIf(missing)("`lllm mcp tools` against an OAuth-protected server (the suite's auth/metadata-default)", () => {
+  it("signs in through $BROWSER, keeps the tokens in $LLLM_HOME with 0600, and prints no token", async () => {
+    const home = tempDir("lllm-oauth-home-");
+    const browser = path.join(ROOT, "test", "mcp", "fixtures", "headlessBrowser.mjs");
+    const { output, checks, clientOutput } = await runScenario(NODE22!, "auth/metadata-default", {
+      command: `${NODE22} ${BIN} mcp tools`,
+      home,
+      env: { BROWSER: `${NODE22} ${browser}` },
+    });
+    const tail = output.slice(-4000);
+    expect(checks.filter(isRealFailure).map((check) => check.name), tail).toEqual([]);
+    expect(checks.some((check) => check.id === "authorization-request" || /authoriz/i.test(check.name)), tail).toBe(true);
+    // The tool list is the answer; the URL to open is on stderr, as a person would need it.
+    expect(clientOutput).toMatch(/^test-tool\b/m);
+    expect(clientOutput).toContain("Open this URL to sign in: http://");
+    const folder = path.join(home, "mcp", "oauth");
+    const files = readdirSync(folder);
+    expect(files).toHaveLength(1);
+    expect(statSync(folder).mode & 0o777).toBe(0o700);
+    expect(statSync(path.join(folder, files[0]!)).mode & 0o777).toBe(0o600);
+    const stored = JSON.parse(readFileSync(path.join(folder, files[0]!), "utf8")) as { tokens?: { access_token?: string } };
+    const token = stored.tokens?.access_token;
+    expect(typeof token === "string" && token.length > 0).toBe(true);
+    expect(clientOutput).not.toContain(token!);
+  }, 120_000);
+
+  it("without a terminal or $BROWSER, says the server needs a sign-in and how to do it", async () => {
+    const { clientOutput } = await runScenario(NODE22!, "auth/metadata-default", { command: `${NODE22} ${BIN} mcp tools`, env: { BROWSER: "" } });
+    expect(clientOutput).toContain("needs a sign-in (OAuth), and there is no terminal to sign in from");
+    expect(clientOutput).toContain("lllm mcp tools <url>");
+    expect(clientOutput).not.toContain("Open this URL");
   }, 120_000);
 });
