@@ -4,8 +4,9 @@
 // several dataset sizes (flat means independent of the size), with and without the run store: peak RSS, and the
 // peak live heap (sampled after a full collection every second, bench/report-heap.mjs).
 //
-// Usage: node bench/batch.js [--items 1000] [--concurrency 1,8,32,128] [--repeat 3] [--delay 20]
+// Usage: node bench/batch.js [--items 1000] [--concurrency 1,8,32,128] [--repeat 3] [--delay 20] [--log off|on]
 //                            [--memory 1000,100000] [--memory-delay 1] [--memory-log both|on|off]
+// `--log on` measures the throughput part with the run store on (default off: `--no-log`, lllm's own cost alone).
 // `--memory 0` skips the memory part; `--concurrency 0` skips the throughput part.
 //
 // The machine may be shared: CPU time (user + system, from bench/report-rss.mjs) is a steadier figure than wall
@@ -30,6 +31,7 @@ const delayMs = Number(flag("--delay", "20"));
 const memorySizes = list(flag("--memory", "1000,100000"));
 const memoryDelayMs = Number(flag("--memory-delay", "1"));
 const memoryLog = flag("--memory-log", "both");
+const throughputLog = flag("--log", "off") === "on";
 
 /** Run a command to its end; its wall time, and (with report-rss) its peak memory and CPU time. */
 function run(command, commandArgs, env) {
@@ -89,17 +91,17 @@ try {
     mocks.push(mock);
     const file = dataset(items);
     const one = dataset(1);
-    console.log(`lllm batch vs the floor (openai SDK, limited loop): ${items} items, mock answering after ${delayMs} ms, median (min–max) of ${repeat} runs side by side`);
+    console.log(`lllm batch (run store ${throughputLog ? "on" : "off"}) vs the floor (openai SDK, limited loop): ${items} items, mock answering after ${delayMs} ms, median (min–max) of ${repeat} runs side by side`);
     // Start-up: the CPU of a 1-item run, taken in every round so that per-item figures compare like with like.
     const startup = { floor: [], lllm: [] };
     const rows = new Map(levels.map((concurrency) => [concurrency, { floor: [], lllm: [] }]));
     for (let round = 0; round < repeat; round += 1) {
       startup.floor.push((await floorBatch({ mock, count: 1, concurrency: 1 })).cpuMs);
-      startup.lllm.push((await lllmBatch({ mock, file: one, concurrency: 1 })).cpuMs);
+      startup.lllm.push((await lllmBatch({ mock, file: one, concurrency: 1, log: throughputLog })).cpuMs);
       for (const concurrency of levels) {
         const row = rows.get(concurrency);
         row.floor.push(await floorBatch({ mock, count: items, concurrency }));
-        row.lllm.push(await lllmBatch({ mock, file, concurrency }));
+        row.lllm.push(await lllmBatch({ mock, file, concurrency, log: throughputLog }));
       }
     }
     const floorStart = median(startup.floor);

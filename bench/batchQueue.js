@@ -8,7 +8,7 @@
 // `--concurrency` is what each process runs at once: the one process, and each worker (2 workers run twice as
 // many). Per-item CPU adds up every lllm process of the run (producer and workers), start-up included.
 import { spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -108,8 +108,11 @@ const spread = (values, digits = 2) => (values.length === 1 ? values[0].toFixed(
 const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-bench-queue-"));
 try {
   const [redisUrl, mockUrl] = await Promise.all([startRedis(), startMock()]);
-  const tactic = path.join(dir, "echo.yaml");
-  writeFileSync(tactic, `name: echo\nprompt: "{input}"\nglobal:\n  model_name: gpt-4o-mini\n  invoker_config: {base_url: "${mockUrl}", api_key_env: MOCK_KEY}\nagent_configs:\n  - name: bot\n    system_prompt: Answer.\n`);
+  // In a package, as a queued batch's tactic must be when it sets invoker_config: the workers get the package (-p).
+  const kit = path.join(dir, "kit");
+  mkdirSync(path.join(kit, "tactics"), { recursive: true });
+  const tactic = path.join(kit, "tactics", "echo.yaml");
+  writeFileSync(tactic, `name: echo\npackages: [..]\nprompt: "{input}"\nglobal:\n  model_name: gpt-4o-mini\n  invoker_config: {base_url: "${mockUrl}", api_key_env: MOCK_KEY}\nagent_configs:\n  - name: bot\n    system_prompt: Answer.\n`);
   const file = path.join(dir, "items.txt");
   writeFileSync(file, Array.from({ length: items }, (_, index) => `q${index + 1}`).join("\n"));
   let runs = 0;
@@ -132,7 +135,7 @@ try {
 
   /** The producer with `workers` workers (started first, stopped with SIGTERM once the batch is done). */
   async function queued(workers) {
-    const started = Array.from({ length: workers }, () => lllm(["worker", "--queue", redisUrl, "--concurrency", String(concurrency), "--no-log"], env()));
+    const started = Array.from({ length: workers }, () => lllm(["worker", "--queue", redisUrl, "-p", kit, "--concurrency", String(concurrency), "--no-log"], env()));
     // Each worker says it waits for batches once it is connected.
     await Promise.all(started.map((worker) => new Promise((resolve) => {
       const check = () => (worker.stderr().includes("waiting for batches") ? resolve() : setTimeout(check, 20));

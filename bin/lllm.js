@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Thin launcher: everything lives in the built CLI (one bundle, scripts/bundle.js) so start-up stays one import.
-import { lstatSync, mkdirSync, readFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import module from "node:module";
@@ -11,10 +11,31 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   process.stdout.write(`${JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version}\n`);
 } else {
   enableCompileCache();
-  import("../dist/bundle/cli.js").then((cli) => cli.main(process.argv)).catch((error) => {
+  loadCli().then((cli) => cli.main(process.argv)).catch((error) => {
     process.stderr.write(`lllm: could not start: ${error?.message ?? error}\nRun \`npm run build\` in the lllm folder first.\n`);
     process.exitCode = 1;
   });
+}
+
+// A build swaps its new dist/ in with two renames (scripts/build.js): for an instant between them there is none.
+// A start that falls in that instant (a build's folder is there beside dist/) waits a little and tries again.
+async function loadCli() {
+  for (let attempt = 0; ; attempt += 1) {
+    try {
+      return await import(attempt === 0 ? "../dist/bundle/cli.js" : `../dist/bundle/cli.js?retry=${attempt}`);
+    } catch (error) {
+      if (error?.code !== "ERR_MODULE_NOT_FOUND" || attempt >= 40 || !buildUnderWay()) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+}
+
+function buildUnderWay() {
+  try {
+    return readdirSync(new URL("..", import.meta.url)).some((name) => /^dist\.(tmp|old)-\d+$/.test(name));
+  } catch {
+    return false;
+  }
 }
 
 // Node 22.1+ keeps compiled code of lllm and its dependencies on disk between runs, here in a folder of this

@@ -7,14 +7,19 @@
 // `require` are not seen by the bundler: zod, yaml and commander get a one-file copy each in dist/vendor/
 // (util/lazyModule.ts `requireVendored`), the rest (ajv's runtime, jiti) load from node_modules as before.
 // The per-file build stays beside it: its .d.ts files are the package's types.
-import { rmSync } from "node:fs";
+// Every file of the bundle is named after a hash of its content, the entries too (cli.js, index.js, … are one-line
+// facades that re-export theirs): a CLI still running an older build after a rebuild loads exactly the chunks it
+// was built with (scripts/build.js carries them over). `--out <folder>`: the build's own folder; default dist/.
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-const dist = (file) => path.join(root, "dist", file);
-const out = dist("bundle");
+const outIndex = process.argv.indexOf("--out");
+const out = outIndex > 0 ? path.resolve(process.argv[outIndex + 1]) : path.join(root, "dist");
+const dist = (file) => path.join(out, file);
+const bundle = dist("bundle");
 
 /** `dep-<package>` for a module inside node_modules (the innermost package), else null. */
 function dependencyOf(id) {
@@ -22,27 +27,31 @@ function dependencyOf(id) {
   return names.length ? `dep-${names.at(-1)[1].replace(/^@/, "").replace(/[\\/]/g, "-")}` : null;
 }
 
-rmSync(out, { recursive: true, force: true });
+rmSync(bundle, { recursive: true, force: true });
 rmSync(dist("vendor"), { recursive: true, force: true });
 for (const name of ["zod", "yaml", "commander"]) {
   await build({
     input: { [name]: name },
     platform: "node",
+    cwd: out,
     external: [/^node:/],
     output: { dir: dist("vendor"), format: "cjs", exports: "named", entryFileNames: "[name].cjs" },
     logLevel: "warn",
   });
 }
-await build({
+const { output } = await build({
   input: { cli: dist("cli/main.js"), index: dist("index.js"), packageApi: dist("packageApi/index.js"), testing: dist("testing/index.js") },
   platform: "node",
+  // Module ids (in the bundle's comments, hence in the chunks' hashes) relative to the build's folder: the same
+  // whatever that folder is called, so the same sources give the same file names.
+  cwd: out,
   external: [/^node:/, "libsql", "jiti", /^@modelcontextprotocol\//, /^@opentelemetry\//, "bullmq", "ioredis", "playwright-core"],
   // A dynamic import of a module that is also imported statically stays where it is: said by design, not a problem.
   checks: { ineffectiveDynamicImport: false },
   output: {
-    dir: out,
+    dir: bundle,
     format: "esm",
-    entryFileNames: "[name].js",
+    entryFileNames: "[name]-[hash].js",
     chunkFileNames: "[name]-[hash].js",
     sourcemap: true,
     // Each dependency in a chunk named after it (dep-openai-….js): it loads when first imported, as from
@@ -51,3 +60,6 @@ await build({
   },
   logLevel: "warn",
 });
+for (const chunk of output) {
+  if (chunk.type === "chunk" && chunk.isEntry) writeFileSync(path.join(bundle, `${chunk.name}.js`), `export * from "./${chunk.fileName}";\n`);
+}

@@ -14,6 +14,8 @@ export interface BatchModelFactoryOptions {
   /** Told of every retry (the batch's retry reporter). */
   onRetry?: (notice: RetryNotice) => void;
   env?: NodeJS.ProcessEnv;
+  /** The largest model reply read, in bytes (the project's `reply_size`). */
+  maxReplyBytes?: number;
 }
 
 /** Which limit a model's calls count against: its server. Models behind one base URL share its rate limit. */
@@ -49,6 +51,7 @@ export function batchModelFactory(options: BatchModelFactoryOptions): (config: A
     const timeout = options.modelTimeout ?? config.timeout ?? (typeof fromArgs === "number" ? fromArgs : undefined);
     const model = createModel({
       ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
+      ...(options.maxReplyBytes !== undefined ? { maxReplyBytes: options.maxReplyBytes } : {}),
       onRetry: (notice) => {
         // The retry notice is the provider layer's one report of a 429.
         if (notice.status === 429) {

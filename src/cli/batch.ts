@@ -1,7 +1,8 @@
 import { setMaxListeners } from "node:events";
 import { existsSync, statSync } from "node:fs";
+import { hostname } from "node:os";
 import path from "node:path";
-import { ConfigError } from "../errors.js";
+import { ConfigError, type LllmError } from "../errors.js";
 import { approveAll, approveNone } from "../codeaction/approval.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { newRunId } from "../util/newRunId.js";
@@ -15,9 +16,12 @@ import { DEFAULT_MAX_LINE_BYTES, MAX_LINE_BYTES, readBatchItems, type DatasetFor
 import { runBatch, type BatchStats } from "../batch/runBatch.js";
 import { budgetError, duplicatesWarning, refuseUnpricedModels, reportSummary, unpricedError } from "./batchReport.js";
 import { runBatchItem } from "../batch/runBatchItem.js";
-import { configDigest } from "../store/startRunLog.js";
+import { replySizeBytes } from "../config/index.js";
 import { QueueDispatcher } from "../batch/queue/QueueDispatcher.js";
-import { loadBullmq, queueConnection, queueName } from "../batch/queue/queueConnection.js";
+import { queueConnection, redactQueueUrl, type QueuedTactic } from "../batch/queue/queueConnection.js";
+import { queueDigest } from "../batch/queue/queueDigest.js";
+import { queuedTactic } from "../batch/queue/queuedTactic.js";
+import { purgeQueue } from "./purgeQueue.js";
 import { holdFirstSignal, stopSignal } from "./handleSignals.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
 import { warnUnknownModels } from "./models.js";
@@ -49,11 +53,18 @@ export interface BatchCommandOptions {
   maxTokens?: string;
   maxLineSize?: string;
   queue?: string;
+  purge?: boolean;
   verbose?: boolean;
 }
 
 /** `lllm batch TACTIC --inputs FILE`: run one tactic over every item of a dataset, in one process. */
-export async function batchCommand(tacticTarget: string, options: BatchCommandOptions): Promise<void> {
+export async function batchCommand(tacticTarget: string | undefined, options: BatchCommandOptions): Promise<void> {
+  if (options.purge) {
+    if (options.queue === undefined) throw new ConfigError("usage_queue", "--purge needs --queue: the Redis to remove batches from", { location: { file: "--purge" }, hint: "lllm batch --queue redis://127.0.0.1:6379 --purge [--out FILE]" });
+    queueConnection(options.queue);
+    return purgeQueue(options.queue, { ...(options.out !== undefined ? { out: options.out } : {}) });
+  }
+  if (tacticTarget === undefined) throw new ConfigError("usage_missing_tactic", "missing the tactic to run over the dataset", { hint: "lllm batch TACTIC --inputs items.jsonl --out results.jsonl" });
   const settings = batchSettings(options);
   if (options.queue !== undefined) queueConnection(options.queue); // a bad URL is a usage error before anything loads
   const file = await resolveTacticTarget(tacticTarget, options.package);
@@ -62,6 +73,8 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   warnBrokenFiles(prepared.registry);
   warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
   if (settings.maxCost !== undefined) refuseUnpricedModels(prepared);
+  // What the workers are told to find, checked before anything connects: a tactic they cannot have is refused now.
+  const queued = options.queue === undefined ? undefined : queuedTactic(prepared, options.model ?? null);
 
   const live = Boolean(process.stderr.isTTY);
   const progress = options.quiet ? undefined : new BatchProgress({ live, total: () => total });
@@ -73,7 +86,8 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   setMaxListeners(settings.concurrency * 4 + 20, cancel);
   process.setMaxListeners(process.getMaxListeners() + settings.concurrency * 2);
   const reporter = retryReporter(Boolean(options.verbose), say);
-  const createModel = batchModelFactory({ gate, concurrency, signal: cancel, onRetry: reporter, ...(settings.timeout !== undefined ? { modelTimeout: settings.timeout } : {}) });
+  const maxReplyBytes = replySizeBytes(prepared.settings.reply_size);
+  const createModel = batchModelFactory({ gate, concurrency, signal: cancel, onRetry: reporter, ...(settings.timeout !== undefined ? { modelTimeout: settings.timeout } : {}), ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}) });
   // Every agent's model is built once before the first item: a missing key fails the batch now (exit 2), not
   // each item. With --queue the workers call the models, with their own keys.
   if (options.queue === undefined) for (const agent of prepared.agents) createModel(agent.config);
@@ -85,8 +99,8 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
   if (settings.readTwice) void countLines(settings.inputs).then((count) => (total = settings.format === "csv" ? Math.max(0, count - 1) : count)).catch(() => undefined);
 
   const batchId = newRunId();
-  const queued = options.queue === undefined ? undefined : await startQueue({ url: options.queue, batchId, tacticTarget, tacticFile: file, prepared, options, settings, cancel, say });
   const stopStarting = new AbortController();
+  const dispatcher = options.queue === undefined || queued === undefined ? undefined : await startQueue({ url: options.queue, batchId, tacticTarget, queued, prepared, options, settings, cancel, say, onFailure: () => stopStarting.abort() });
   let stats: BatchStats | undefined;
   holdFirstSignal(() => {
     stopStarting.abort();
@@ -107,8 +121,8 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
         stats = live;
         progress?.update(live);
       },
-      runItem: queued
-        ? (item) => queued.run(item)
+      runItem: dispatcher
+        ? (item) => dispatcher.run(item)
         : (item) =>
         runBatchItem(item, {
           prepared,
@@ -127,12 +141,14 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
     try {
       output.close(); // throws when the last lines cannot be written (a full disk)
     } finally {
-      await queued?.close();
+      await dispatcher?.close();
     }
   }
   const out = options.out;
   if (stats.duplicates > 0) say(`${paint("yellow", "lllm: warning:")} ${duplicatesWarning(stats)}`);
   reportSummary(stats, { batchId, ...(out !== undefined ? { out } : {}), quiet: Boolean(options.quiet) });
+  // Redis gone for too long, or every worker refuses the batch: the items not done are not written (a rerun runs them).
+  if (dispatcher?.failure) throw dispatcher.failure;
   if (stats.unpricedItem !== undefined) throw unpricedError(prepared, `item ${stats.unpricedItem} called a model that has no known price, so the batch stopped starting items`);
   if (stats.stoppedBy === "budget") throw budgetError(stats, { ...settings, spentBefore: output.spent, ...(out !== undefined ? { out } : {}) });
   if (stats.stoppedBy === "interrupted") return; // the signal handler's exit code (130) stands
@@ -140,36 +156,33 @@ export async function batchCommand(tacticTarget: string, options: BatchCommandOp
 }
 
 /** --queue: announce the batch on Redis; items become jobs that `lllm worker`s run. */
-async function startQueue(context: { url: string; batchId: string; tacticTarget: string; tacticFile: string; prepared: Awaited<ReturnType<typeof prepareTactic>>; options: BatchCommandOptions; settings: BatchSettings; cancel: AbortSignal; say: (text: string) => void }): Promise<QueueDispatcher> {
-  const connection = queueConnection(context.url);
-  const { Queue } = await loadBullmq();
-  const { Redis } = await import("ioredis");
-  const redis = new Redis(context.url, { maxRetriesPerRequest: null });
-  redis.on("error", () => undefined); // reconnects by itself (a Redis restart); commands wait meanwhile
-  const queue = new Queue(queueName(context.batchId), { connection });
-  queue.on("error", () => undefined);
-  const { options, settings } = context;
-  const dispatcher = new QueueDispatcher({
-    queue,
-    redis,
+async function startQueue(context: { url: string; batchId: string; tacticTarget: string; queued: QueuedTactic; prepared: Awaited<ReturnType<typeof prepareTactic>>; options: BatchCommandOptions; settings: BatchSettings; cancel: AbortSignal; say: (text: string) => void; onFailure: (error: LllmError) => void }): Promise<QueueDispatcher> {
+  const { options, settings, prepared } = context;
+  const shownUrl = redactQueueUrl(context.url);
+  const dispatcher = await QueueDispatcher.open({
+    url: context.url,
     cancel: context.cancel,
     warn: (message) => context.say(`${paint("yellow", "lllm: warning:")} ${message}`),
+    say: (message) => context.say(paint("dim", `lllm batch: ${message}`)),
+    onFailure: context.onFailure,
     announcement: {
       batchId: context.batchId,
       tactic: context.tacticTarget,
-      tacticFile: context.tacticFile,
-      packages: (options.package ?? []).map((dir) => path.resolve(dir)),
+      queued: context.queued,
+      packages: prepared.registry.list().map((pkg) => ({ name: pkg.name, dir: pkg.dir })),
       model: options.model ?? null,
-      digest: configDigest(context.prepared),
+      digest: queueDigest(prepared),
       vars: settings.vars,
       maxSteps: settings.maxSteps ?? null,
       timeout: settings.timeout ?? null,
       approve: options.approve === "all" ? "all" : "none",
+      producer: { host: hostname(), pid: process.pid },
+      out: options.out !== undefined ? path.resolve(options.out) : null,
     },
-    onClosed: () => redis.disconnect(),
   });
-  await dispatcher.start();
-  context.say(paint("dim", `lllm batch: batch ${context.batchId} is on ${context.url}; start \`lllm worker --queue ${context.url}\` to run its items`));
+  const needs = context.queued.kind === "ref" ? [context.queued.ref.slice(0, context.queued.ref.indexOf(".tactics:"))] : context.queued.packageNames;
+  const packages = needs.length > 0 ? ` (with a copy of ${needs.map((name) => `\`${name}\``).join(", ")}: -p DIR)` : "";
+  context.say(paint("dim", `lllm batch: batch ${context.batchId} is on ${shownUrl}; start \`lllm worker --queue ${shownUrl}\`${packages} to run its items`));
   return dispatcher;
 }
 

@@ -5,6 +5,7 @@ import { dialogOfRun } from "../store/dialogOfRun.js";
 import { AmbiguousRunIdError, RunStore } from "../store/RunStore.js";
 import { storeFile } from "../store/startRunLog.js";
 import { existsSync } from "node:fs";
+import { warn } from "./output.js";
 
 /** What `lllm run --continue [ID]` continues: the run, its tactic, and the dialog it ended with. */
 export interface ContinuedRun {
@@ -26,8 +27,8 @@ export async function findContinuedRun(target: string | undefined, flag: string 
   }
   const { settings } = await loadProjectSettings(process.cwd());
   const file = storeFile(process.env, settings.home);
-  if (!existsSync(file)) throw new ConfigError("store_run_not_found", `--continue: no runs logged yet (${file})`, { location: { file: "--continue" } });
-  const store = await RunStore.open(file);
+  if (!RunStore.exists(file)) throw new ConfigError("store_run_not_found", `--continue: no runs logged yet (${file})`, { location: { file: "--continue" } });
+  const store = await RunStore.open(file, { warn });
   let run: ReturnType<RunStore["getRun"]>;
   try {
     run = store.getRun(id);

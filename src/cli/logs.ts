@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "../errors.js";
 import { loadProjectSettings } from "../config/index.js";
@@ -26,18 +26,10 @@ async function logsFile(): Promise<string> {
   return storeFile(process.env, settings.home);
 }
 
-/** Open the store when it exists; `undefined` when nothing was logged yet. */
+/** Open the store when anything was recorded; `undefined` when nothing was logged yet. A damaged file is a `StoreError` (exit 1) that says how to recover. */
 async function openStore(): Promise<RunStore | undefined> {
   const file = await logsFile();
-  if (!existsSync(file)) return undefined;
-  try {
-    return await RunStore.open(file);
-  } catch (error) {
-    throw new ConfigError("store_unreadable", `the run log ${file} cannot be read: ${(error as Error).message}`, {
-      location: { file },
-      hint: "Move the file away to start a new log (runs are still recorded into a new one).",
-    });
-  }
+  return RunStore.exists(file) ? RunStore.open(file, { warn }) : undefined;
 }
 
 /** `lllm logs`: the runs, newest first. */
@@ -98,7 +90,7 @@ export async function logsServeCommand(options: { port?: string }): Promise<void
   const port = options.port === undefined ? 8765 : Number(options.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError("usage_logs_port", `--port must be a port number 0-65535 (got \`${options.port}\`)`, { location: { file: "--port" } });
   const file = await logsFile();
-  const store = await RunStore.open(file);
+  const store = await RunStore.open(file, { warn });
   const { serveViewer } = await import("../store/viewer/serveViewer.js");
   let served: Awaited<ReturnType<typeof serveViewer>>;
   try {

@@ -99,7 +99,7 @@ export function buildProgram(): Command {
   program
     .command("batch")
     .description("run a tactic over every item of a dataset (JSONL, CSV or text lines); one NDJSON result per item")
-    .argument("<tactic>", "tactic file, or a package ref")
+    .argument("[tactic]", "tactic file, or a package ref")
     .option("--inputs <file>", "the dataset: JSONL (a string, or {input, vars, id} per line), CSV (header row; `input` column) or text lines; a file, a pipe or a FIFO such as <(command), read once as a stream; `-` for standard input")
     .option("-o, --out <file>", "append the results here (NDJSON); running the same command again skips the items already done (default: standard output)")
     .option("--concurrency <n>", "items running at once (default 4; lowered on 429s and grown back)")
@@ -119,10 +119,11 @@ export function buildProgram(): Command {
     .option("--max-cost <usd>", "stop starting items once this many US dollars are spent, counting the results already in --out (exit 3); every model needs a known price (exit 2 otherwise)")
     .option("--max-tokens <n>", "stop starting items once this many tokens are used, counting the results already in --out (exit 3)")
     .option("--max-line-size <size>", "the longest dataset line (CSV: record) read; a longer one fails its item (default 64M; a bare number is megabytes)")
-    .option("--queue <url>", "spread the items over `lllm worker`s through a Redis queue (redis://host:port)")
+    .option("--queue <url>", "spread the items over `lllm worker`s through a Redis queue (redis://[:password@]host:port)")
+    .option("--purge", "with --queue, no tactic: remove the keys of batches whose `lllm batch` is gone (with --out FILE: of the one writing FILE)")
     .option("-q, --quiet", "no progress line; the summary only when something failed")
     .option("--no-log", "do not record the items' runs in the run store")
-    .action(async (tactic: string, options: Record<string, unknown>, command: Command) => {
+    .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {
       const { batchCommand } = await import("./batch.js");
       await batchCommand(tactic, command.optsWithGlobals());
     });
@@ -130,9 +131,9 @@ export function buildProgram(): Command {
   program
     .command("worker")
     .description("run the items of batches queued on Redis by `lllm batch --queue` (until Ctrl-C)")
-    .option("--queue <url>", "the Redis the batches are on (redis://host:port)")
+    .option("--queue <url>", "the Redis the batches are on (redis://[:password@]host:port)")
     .option("--concurrency <n>", "items running at once (default 4)")
-    .option("-p, --package <dir>", "package folders to find the batches' tactics in (repeatable)", collect)
+    .option("-p, --package <dir>", "its packages: a batch's tactic and packages are looked for here (and in the settings' packages, ./lllm_packages, $LLLM_HOME/packages), never in a folder the batch names (repeatable)", collect)
     .option("--no-log", "do not record the items' runs in the run store")
     .action(async (options: Record<string, unknown>, command: Command) => {
       const { workerCommand } = await import("./worker.js");

@@ -1,9 +1,9 @@
-import { existsSync } from "node:fs";
 import { ConfigError } from "../errors.js";
+import { queueConnection, redactQueueUrl } from "../batch/queue/queueConnection.js";
 import { runWorker } from "../batch/queue/runWorker.js";
 import { holdFirstSignal, stopSignal } from "./handleSignals.js";
+import { loadRegistry } from "./loadRegistry.js";
 import { paint, warn, writeErr } from "./output.js";
-import { resolveTacticTarget } from "./resolveTacticTarget.js";
 
 export interface WorkerCommandOptions {
   queue?: string;
@@ -15,8 +15,12 @@ export interface WorkerCommandOptions {
 /** `lllm worker --queue URL`: run the items of the batches queued on Redis, until Ctrl-C or SIGTERM. */
 export async function workerCommand(options: WorkerCommandOptions): Promise<void> {
   if (options.queue === undefined) throw new ConfigError("usage_queue", "missing --queue: the Redis the batches are queued on", { location: { file: "--queue" }, hint: "lllm worker --queue redis://127.0.0.1:6379" });
+  queueConnection(options.queue);
   const concurrency = Number(options.concurrency ?? "4");
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new ConfigError("usage_number", `--concurrency must be a whole number >= 1 (got \`${options.concurrency}\`)`, { location: { file: "--concurrency" } });
+  // The worker's own packages, loaded once: the only place a batch's tactic is looked for (never a folder named in Redis).
+  const packages = options.package ?? [];
+  const registry = await loadRegistry(packages);
   const stop = new AbortController();
   const cancel = stopSignal();
   // SIGTERM (a supervisor) stops as Ctrl-C does: no new items, the running ones finish within the grace.
@@ -25,14 +29,16 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
     stop.abort();
     writeErr("lllm worker: interrupted: taking no new items; finishing the running ones (Ctrl-C again to cancel them: they go back to the queue)");
   });
-  writeErr(paint("dim", `lllm worker: waiting for batches on ${options.queue} (${concurrency} at once)`));
+  const names = registry.list().map((pkg) => pkg.name);
+  writeErr(paint("dim", `lllm worker: waiting for batches on ${redactQueueUrl(options.queue)} (${concurrency} at once; packages: ${names.length > 0 ? names.join(", ") : "none"})`));
   const { ran } = await runWorker({
     url: options.queue,
     concurrency,
+    registry,
+    packages,
     stop: stop.signal,
     cancel,
     ...(options.log !== undefined ? { log: options.log } : {}),
-    resolveTactic: async (announcement) => (existsSync(announcement.tacticFile) ? announcement.tacticFile : resolveTacticTarget(announcement.tactic, [...(options.package ?? []), ...announcement.packages.filter((dir) => existsSync(dir))])),
     say: (message) => writeErr(paint("dim", message)),
     warn,
   });

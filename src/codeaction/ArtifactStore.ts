@@ -87,9 +87,11 @@ export class ArtifactStore {
         `cannot store ${mb(data.length)} more as an artifact: this run's artifacts may take ${mb(this.#maxBytes)} together and hold ${mb(this.#storedBytes)}. Store less (summarise, filter, or reuse an artifact); the limit is \`sandbox: {workspace_size: ...}\` in the tactic.`,
       );
     }
-    mkdirSync(this.folder, { recursive: true });
+    // Readable by this user alone (whatever the umask): artifacts are tool results and files from a run, as private
+    // as its transcript in the run store; the folders above (`$LLLM_HOME/runs/<run id>/`) are made so too.
+    mkdirSync(this.folder, { recursive: true, mode: 0o700 });
     const file = path.join(this.folder, `${ref}${extensionOf(mime, options.name)}`);
-    writeFileSync(file, data);
+    writeFileSync(file, data, { mode: 0o600 });
     const record = { ref, path: file, size: data.length, mime, source: options.source };
     this.#records.set(ref, record);
     this.#storedBytes += data.length;

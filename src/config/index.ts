@@ -18,6 +18,7 @@ export { mergeAgents } from "./mergeAgents.js";
 export type { MergeAgentsOptions } from "./mergeAgents.js";
 export { loadProjectSettings } from "./loadProjectSettings.js";
 export type { LoadedProjectSettings, ProjectSettings } from "./loadProjectSettings.js";
+export { replySizeBytes } from "./replySizeBytes.js";
 export { tacticSchema } from "./tacticSchema.js";
 export { packageSchema } from "./packageSchema.js";
 export { BUILT_IN_TACTIC_TYPES, type BuiltInTacticType } from "./TacticConfig.js";

@@ -6,6 +6,7 @@ import { ConfigError } from "../errors.js";
 import { displayPath } from "./displayPath.js";
 import { isPlainObject } from "./deepMerge.js";
 import { fileLocator } from "./fileLocator.js";
+import { replySizeBytes } from "./replySizeBytes.js";
 import { settingsSchema } from "./settingsSchema.js";
 import { SourceDocument } from "./SourceDocument.js";
 import type { DataPath, SourceLocator } from "./SourceDocument.js";
@@ -21,6 +22,8 @@ export interface ProjectSettings {
   home?: string;
   /** `false`: runs are not recorded in the run store (`$LLLM_HOME/logs.db`). */
   log?: boolean;
+  /** The largest model reply read: a size such as `64M`, or megabytes (`replySizeBytes` reads it). */
+  reply_size?: string | number;
   /** Model prices in dollars per million tokens, over the shipped table (`input`, `output`, optional `cached_input`, `cache_write`). */
   prices?: Record<string, { input: number; output: number; cached_input?: number; cache_write?: number }>;
 }
@@ -70,7 +73,9 @@ export async function loadProjectSettings(cwd: string = process.cwd()): Promise<
   const isPackageJson = path.basename(file) === "package.json";
   const problems = validateAgainstSchema(config, "settings", locator, isPackageJson ? { rootName: "package.json#lllm" } : {});
   if (problems.length > 0) throw ConfigError.fromProblems("config_invalid", problems);
-  return { settings: resolvePaths(config as ProjectSettings, path.dirname(file)), file };
+  const settings = resolvePaths(config as ProjectSettings, path.dirname(file));
+  replySizeBytes(settings.reply_size, file); // a size the schema lets through but that means nothing fails here, at load
+  return { settings, file };
 }
 
 /**
@@ -118,6 +123,7 @@ function resolvePaths(settings: ProjectSettings, folder: string): ProjectSetting
     ...(settings.packages !== undefined ? { packages: settings.packages.map(resolve) } : {}),
     ...(settings.home !== undefined ? { home: resolve(settings.home) } : {}),
     ...(settings.log !== undefined ? { log: settings.log } : {}),
+    ...(settings.reply_size !== undefined ? { reply_size: settings.reply_size } : {}),
     ...(settings.prices !== undefined ? { prices: settings.prices } : {}),
   };
 }

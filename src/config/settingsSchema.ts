@@ -14,6 +14,12 @@ const SETTINGS_SCHEMA: AnySchemaObject = {
     packages: { type: "array", items: { type: "string", minLength: 1 }, description: "Package folders to load, relative to this file." },
     home: { type: "string", minLength: 1, description: "lllm's folder (run log, caches), relative to this file; default $LLLM_HOME, else ~/.lllm." },
     log: { type: "boolean", description: "false: runs are not recorded in the run log." },
+    reply_size: {
+      type: ["string", "number"],
+      pattern: "^\\s*\\d+(\\.\\d+)?\\s*[kKmMgG]?[iI]?[bB]?\\s*$",
+      exclusiveMinimum: 0,
+      description: "The largest model reply lllm reads (decoded), a size such as `64M` or `1G`; a bare number is megabytes. Default 64M.",
+    },
     prices: {
       type: "object",
       description: "Model prices in dollars per million tokens, over the table shipped with lllm (`lllm models`).",

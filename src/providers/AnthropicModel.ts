@@ -1,12 +1,10 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Model, ModelRequest, ModelResponse } from "./Model.js";
-import { DEFAULT_TIMEOUT_MS, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
+import { DEFAULT_TIMEOUT_MS, modelFetch, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
 import { anthropicRequestBody } from "./anthropicRequestBody.js";
 import { AnthropicStreamReader, readAnthropicMessage, type AnthropicAnswer } from "./readAnthropicAnswer.js";
 import { requestWithRetries, retryContextFor, type Attempt } from "./requestWithRetries.js";
 import { toOpenAIError, type ForeignSdkErrors } from "./toOpenAIError.js";
-import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
-import { nodeHttpFetch } from "../util/nodeHttpFetch.js";
 import { secrets } from "../util/redact.js";
 
 type AnthropicModule = typeof import("@anthropic-ai/sdk");
@@ -82,8 +80,8 @@ async function createAnthropicClient(options: OpenAIModelOptions, timeoutMs: num
     maxRetries: 0,
     timeout: timeoutMs,
     logLevel: "off",
-    // The key must not follow a redirect to another host.
-    fetch: (url: string | URL | Request, init?: RequestInit) => fetchWithinOrigin(nodeHttpFetch, url, init),
+    // The key must not follow a redirect to another host; the same transport as OpenAI's (proxies, size cap).
+    fetch: modelFetch(options.transport),
   });
 }
 

@@ -5,7 +5,9 @@ export type BadAnswerKind =
   /** Well-formed, but no answer in it: no choices, no text and no tool calls, a stream that stopped early. */
   | "incomplete"
   /** The connection broke while the answer was being read. */
-  | "connection_lost";
+  | "connection_lost"
+  /** The answer was larger than the transport reads (`reply_size`). */
+  | "too_large";
 
 /**
  * One attempt got an answer that cannot be used. Thrown while reading an answer; `requestWithRetries` retries it

@@ -1,11 +1,9 @@
 import type { Model, ModelRequest, ModelResponse } from "./Model.js";
 import { BadProviderAnswer, classifyReadError } from "./BadProviderAnswer.js";
-import { DEFAULT_TIMEOUT_MS, loadOpenAI, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
+import { DEFAULT_TIMEOUT_MS, loadOpenAI, modelFetch, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
 import { geminiRequestBody } from "./geminiRequestBody.js";
 import { GeminiAnswerReader, type GeminiAnswer } from "./readGeminiAnswer.js";
 import { requestWithRetries, retryContextFor, type Attempt } from "./requestWithRetries.js";
-import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
-import { nodeHttpFetch } from "../util/nodeHttpFetch.js";
 import { secrets } from "../util/redact.js";
 
 /** Tool calls' original parts kept to send back (with their thought signatures). */
@@ -22,10 +20,13 @@ export class GeminiModel implements Model {
   private readonly options: OpenAIModelOptions;
   private readonly partsByCall = new Map<string, Record<string, unknown>>();
   private calls = 0;
+  /** The same transport as the SDK clients' (proxies, size cap); redirects within the origin only. */
+  private readonly fetch: (url: string, init: RequestInit) => Promise<Response>;
 
   constructor(options: OpenAIModelOptions) {
     this.name = options.name;
     this.options = options;
+    this.fetch = modelFetch(options.transport);
     secrets.add(options.endpoint.apiKey);
   }
 
@@ -47,7 +48,7 @@ export class GeminiModel implements Model {
     if (options.endpoint.apiKey !== undefined) headers["x-goog-api-key"] = options.endpoint.apiKey;
     const answer = await requestWithRetries(context, async (attempt) => {
       const reader = new GeminiAnswerReader(() => `call_gemini_${(this.calls += 1)}`);
-      const response = await send(url, { method: "POST", headers, body, signal: attempt.signal });
+      const response = await send(this.fetch, url, { method: "POST", headers, body, signal: attempt.signal });
       attempt.keepAlive();
       if (stream) await readStream(response, reader, attempt, request.onText!);
       else reader.add(await readJson(response));
@@ -64,11 +65,11 @@ export class GeminiModel implements Model {
 }
 
 /** POST, with HTTP failures and connection errors as the `openai` SDK's errors. */
-async function send(url: string, init: RequestInit): Promise<Response> {
+async function send(fetch: (url: string, init: RequestInit) => Promise<Response>, url: string, init: RequestInit): Promise<Response> {
   const sdk = await loadOpenAI();
   let response: Response;
   try {
-    response = await fetchWithinOrigin(nodeHttpFetch, url, init);
+    response = await fetch(url, init);
   } catch (error) {
     if (error instanceof Error && error.name === "AbortError") throw error;
     throw new sdk.APIConnectionError({ message: "Connection error.", cause: error instanceof Error ? error : new Error(String(error)) });

@@ -26,7 +26,7 @@ export abstract class OpenAIClientModel implements Model {
   protected async prepare(request: ModelRequest): Promise<{ client: OpenAI; context: RetryContext }> {
     const { options } = this;
     const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.client ??= createOpenAIClient(options.endpoint, timeoutMs);
+    this.client ??= createOpenAIClient(options.endpoint, timeoutMs, options.transport);
     const context = retryContextFor({ modelName: this.name, options, timeoutMs, signal: request.signal });
     return { client: await this.client, context };
   }

@@ -1,7 +1,7 @@
 import type OpenAI from "openai";
 import type { RetryNotice, RetryPolicy } from "./RetryPolicy.js";
 import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
-import { nodeHttpFetch } from "../util/nodeHttpFetch.js";
+import { nodeHttpFetch, type HttpTransport } from "../util/nodeHttpFetch.js";
 
 /** Where an OpenAI-compatible server is and how to authenticate to it. */
 export interface OpenAIEndpoint {
@@ -29,6 +29,8 @@ export interface OpenAIModelOptions {
   timeoutMs?: number;
   /** Told before each retry (attempt, cause, wait), so that a caller can show it. */
   onRetry?: (notice: RetryNotice) => void;
+  /** The proxies to go through and the largest answer read (default: direct, 64 MB). */
+  transport?: HttpTransport;
 }
 
 export const DEFAULT_TIMEOUT_MS = 120_000;
@@ -50,7 +52,7 @@ export function loadOpenAI(): Promise<OpenAIModule> {
  * variables from `process.env` behind our back (the caller's `env` is the only source), and the SDK's own
  * retries are off: `requestWithRetries` owns the policy.
  */
-export async function createOpenAIClient(endpoint: OpenAIEndpoint, timeoutMs: number): Promise<OpenAI> {
+export async function createOpenAIClient(endpoint: OpenAIEndpoint, timeoutMs: number, transport?: HttpTransport): Promise<OpenAI> {
   const { default: OpenAIClient } = await loadOpenAI();
   return new OpenAIClient({
     baseURL: endpoint.baseURL,
@@ -64,6 +66,15 @@ export async function createOpenAIClient(endpoint: OpenAIEndpoint, timeoutMs: nu
     logLevel: "off",
     // The bearer key must not follow a redirect to another host (fetch drops only Authorization, not the rest).
     // Over node:http rather than Node's fetch: a third less CPU per call, which a batch of many items notices.
-    fetch: (url: string | URL | Request, init?: RequestInit) => fetchWithinOrigin(nodeHttpFetch, url, init),
+    fetch: modelFetch(transport),
   });
+}
+
+/**
+ * The `fetch` of every model client: over `nodeHttpFetch` (keep-alive pools, the environment's proxies, a cap on
+ * the answer's size), following redirects within the origin only, so a key never goes to another host.
+ */
+export function modelFetch(transport: HttpTransport | undefined): (url: string | URL | Request, init?: RequestInit) => Promise<Response> {
+  const send = (target: string | URL | Request, init?: RequestInit): Promise<Response> => nodeHttpFetch(target, init, transport);
+  return (url, init) => fetchWithinOrigin(send, url, init);
 }

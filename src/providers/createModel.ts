@@ -11,6 +11,8 @@ import { PROVIDER_ROUTES } from "./providerRoutes.js";
 import type { ProviderRoute } from "./providerRoutes.js";
 import type { RetryNotice } from "./requestWithRetries.js";
 import type { RetryPolicy } from "./RetryPolicy.js";
+import { proxyCredentials, proxyEnvironment, ProxySettingInvalid, type ProxyEnvironment } from "../util/proxyEnvironment.js";
+import { secrets } from "../util/redact.js";
 
 /** The `invoker` values accepted: LLLM configs say `litellm`; both route the same way. */
 export const INVOKERS = ["litellm", "openai"] as const;
@@ -35,6 +37,8 @@ export interface CreateModelOptions {
   timeoutMs?: number;
   /** Told before each retry of a failed request (attempt n of N, cause, wait). */
   onRetry?: (notice: RetryNotice) => void;
+  /** The largest answer body read, in bytes (the `reply_size` setting); default 64 MB. */
+  maxReplyBytes?: number;
 }
 
 /**
@@ -97,6 +101,10 @@ export function createModel(options: CreateModelOptions): Model {
     modelOptions.timeoutMs = options.timeoutMs;
   }
   if (options.onRetry) modelOptions.onRetry = options.onRetry;
+  const proxies = proxiesOf(env);
+  if (proxies !== undefined || options.maxReplyBytes !== undefined) {
+    modelOptions.transport = { ...(proxies ? { proxies } : {}), ...(options.maxReplyBytes !== undefined ? { maxReplyBytes: options.maxReplyBytes } : {}) };
+  }
   if (route.wire === "anthropic") return new AnthropicModel(modelOptions);
   if (route.wire === "gemini") return new GeminiModel(modelOptions);
   return options.apiType === "response" ? new OpenAIResponsesModel(modelOptions) : new OpenAIChatModel(modelOptions);
@@ -159,6 +167,27 @@ function checkURL(url: string, source: string): void {
     throw new ConfigError("config_invalid_base_url", `${source} is not a URL: ${url}`, { hint: "give the API root, e.g. http://localhost:8000/v1" });
   }
   if (protocol !== "http:" && protocol !== "https:") throw new ConfigError("config_invalid_base_url", `${source} must be an http(s) URL, got ${url}`);
+}
+
+/**
+ * `HTTPS_PROXY`, `HTTP_PROXY` and `NO_PROXY` (either case) of `env`. A proxy's `user:password` is a secret: it is
+ * redacted from every text lllm prints, as keys are.
+ */
+function proxiesOf(env: NodeJS.ProcessEnv): ProxyEnvironment | undefined {
+  let proxies: ProxyEnvironment | undefined;
+  try {
+    proxies = proxyEnvironment(env);
+  } catch (error) {
+    if (!(error instanceof ProxySettingInvalid)) throw error;
+    throw new ConfigError("config_invalid_proxy", error.message, { hint: `set ${error.variable} to http://host:port (or http://user:password@host:port), or unset it to connect directly` });
+  }
+  for (const proxy of [proxies?.https, proxies?.http]) {
+    const credentials = proxy ? proxyCredentials(proxy) : undefined;
+    if (credentials === undefined) continue;
+    secrets.add(credentials.password);
+    secrets.add(`${credentials.user}:${credentials.password}`);
+  }
+  return proxies;
 }
 
 /** `LLLM_RETRY_DELAY_MS`: the first backoff delay, so that tests of retries through the CLI need not wait seconds. */

@@ -37,14 +37,29 @@ function toAnswer(blocks: Block[], stopReason: unknown, usage: Usage, structured
       else toolCalls.push({ id: String(block["id"] ?? ""), name: String(block["name"] ?? ""), arguments: input });
     }
   }
-  const finishReason = typeof stopReason === "string" ? stopReason : undefined;
-  if (output !== undefined) return { response: { message: { role: "assistant", content: output }, toolCalls: [], usage, finishReason: "stop" }, thinking };
+  // Every answer says why it stopped; one that does not may be cut off, and its text taken for a whole answer.
+  if (typeof stopReason !== "string") throw new BadProviderAnswer("incomplete", `the answer has no stop_reason (${stopReason === null ? "null" : "missing"}): it may be cut off`, { retryable: true });
+  const finishReason = FINISH_REASONS[stopReason] ?? stopReason;
+  if (output !== undefined) return { response: { message: { role: "assistant", content: output }, toolCalls: [], usage, finishReason: finishReason === "tool_calls" ? "stop" : finishReason }, thinking };
   if (text === "" && toolCalls.length === 0) {
-    const why = finishReason === "max_tokens" ? " (stopped at max_tokens: raise model_args.max_tokens)" : finishReason ? ` (stop_reason ${finishReason})` : "";
-    throw new BadProviderAnswer("incomplete", `the answer has no text and no tool calls${why}`, { retryable: finishReason !== "max_tokens" && finishReason !== "refusal" });
+    const why = stopReason === "max_tokens" ? " (stopped at max_tokens: raise model_args.max_tokens)" : ` (stop_reason ${stopReason})`;
+    throw new BadProviderAnswer("incomplete", `the answer has no text and no tool calls${why}`, { retryable: stopReason !== "max_tokens" && stopReason !== "refusal" });
   }
-  return { response: { message: { role: "assistant", content: text === "" ? null : text }, toolCalls, usage, ...(finishReason ? { finishReason } : {}) }, thinking };
+  return { response: { message: { role: "assistant", content: text === "" ? null : text }, toolCalls, usage, finishReason }, thinking };
 }
+
+/**
+ * Anthropic's stop reasons in the words every model uses (OpenAI's `finish_reason`): the loop fails a final answer
+ * cut at the token limit (`length`, exit 3) or withheld (`content_filter`) whatever the provider.
+ */
+const FINISH_REASONS: Record<string, string> = {
+  end_turn: "stop",
+  stop_sequence: "stop",
+  tool_use: "tool_calls",
+  max_tokens: "length",
+  model_context_window_exceeded: "length",
+  refusal: "content_filter",
+};
 
 /** Anthropic's `input_tokens` leaves out the cached part; lllm's `promptTokens` counts every prompt token. */
 export function readUsage(raw: unknown): Usage {

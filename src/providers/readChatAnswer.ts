@@ -37,7 +37,9 @@ export function readChatCompletion(value: unknown): ModelResponse {
   }
   const text = typeof content === "string" ? content : null;
   assertSomething(text, toolCalls, finishReason);
-  return { message: { role: "assistant", content: text }, toolCalls, usage: readUsage(completion["usage"]), ...(finishReason ? { finishReason } : {}) };
+  // Every answer says why it stopped; one that does not may be cut off, and its text taken for a whole answer.
+  if (!finishReason) throw new BadProviderAnswer("incomplete", `the answer has no finish_reason (${choice["finish_reason"] === null ? "null" : "missing"}): it may be cut off`, { retryable: true });
+  return { message: { role: "assistant", content: text }, toolCalls, usage: readUsage(completion["usage"]), finishReason };
 }
 
 /** Collects a streamed chat completion chunk by chunk, checking each, and says whether it ended properly. */

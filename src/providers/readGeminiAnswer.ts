@@ -69,7 +69,23 @@ export class GeminiAnswerReader {
       const why = this.finishReason === "MAX_TOKENS" ? " (stopped at MAX_TOKENS: raise model_args.max_tokens)" : ` (finishReason ${this.finishReason})`;
       throw new BadProviderAnswer("incomplete", `the answer has no text and no tool calls${why}`, { retryable: this.finishReason !== "MAX_TOKENS" && this.finishReason !== "SAFETY" });
     }
-    const response: ModelResponse = { message: { role: "assistant", content: this.text === "" ? null : this.text }, toolCalls: this.toolCalls, usage, finishReason: this.finishReason };
+    const finishReason = this.finishReason === "STOP" && this.toolCalls.length > 0 ? "tool_calls" : (FINISH_REASONS[this.finishReason] ?? this.finishReason);
+    const response: ModelResponse = { message: { role: "assistant", content: this.text === "" ? null : this.text }, toolCalls: this.toolCalls, usage, finishReason };
     return { response, parts: this.parts };
   }
 }
+
+/**
+ * Gemini's finish reasons in the words every model uses (OpenAI's `finish_reason`): the loop fails a final answer
+ * cut at the token limit (`length`, exit 3) or withheld (`content_filter`) whatever the provider.
+ */
+const FINISH_REASONS: Record<string, string> = {
+  STOP: "stop",
+  MAX_TOKENS: "length",
+  SAFETY: "content_filter",
+  RECITATION: "content_filter",
+  BLOCKLIST: "content_filter",
+  PROHIBITED_CONTENT: "content_filter",
+  SPII: "content_filter",
+  IMAGE_SAFETY: "content_filter",
+};

@@ -3,8 +3,10 @@ import { loadOpenAI, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
 import { DEFAULT_RETRY_POLICY, MAX_RETRY_AFTER_MS, parseRetryAfter, retryDelayMs } from "./RetryPolicy.js";
 import type { RetryNotice, RetryPolicy } from "./RetryPolicy.js";
 import { BadProviderAnswer } from "./BadProviderAnswer.js";
-import { badAnswerError, connectionError, httpError, serverMessage, timeoutError } from "./toProviderError.js";
+import { badAnswerError, connectionError, httpError, serverMessage, timeoutError, tlsFailureOf } from "./toProviderError.js";
 import { RedirectRefused } from "../util/fetchWithinOrigin.js";
+import { replyTooLargeIn } from "../util/ReplyTooLarge.js";
+import { ProxyFailed } from "../util/TunnelAgent.js";
 import { secrets } from "../util/redact.js";
 import type { FailedRequest } from "./toProviderError.js";
 import { abortableSleep as sleep } from "../util/abortableSleep.js";
@@ -92,9 +94,12 @@ async function attemptWithRetries<T>(context: RetryContext, attempt: (attempt: A
     keepAlive();
     try {
       return await attempt({ signal: controller.signal, keepAlive, markDelivered: () => (delivered = true) });
-    } catch (error) {
+    } catch (caught) {
       clearTimeout(timer);
       signal?.throwIfAborted();
+      // However an SDK wrapped it, an answer cut at the size cap is one: the same request would bring it again.
+      const tooLarge = caught instanceof BadProviderAnswer && caught.kind === "too_large" ? undefined : replyTooLargeIn(caught);
+      const error = tooLarge ? new BadProviderAnswer("too_large", tooLarge.message, { retryable: false, cause: caught }) : caught;
       const failed: FailedRequest = { modelName: context.modelName, wireModel: context.wireModel, endpoint: context.endpoint, attempts: retry + 1 };
       if (timedOut || error instanceof sdk.APIConnectionTimeoutError) throw timeoutError(context.timeoutMs, failed, error);
       const retryable = classify(error, sdk, context.endpoint.baseURL);
@@ -134,8 +139,16 @@ type OpenAIModule = Awaited<ReturnType<typeof loadOpenAI>>;
 function classify(error: unknown, sdk: OpenAIModule, baseURL: string): boolean | undefined {
   if (error instanceof BadProviderAnswer) return error.retryable;
   if (!(error instanceof sdk.APIError) || error instanceof sdk.APIUserAbortError) return undefined;
-  if (error instanceof sdk.APIConnectionError) return !(refused(error) && isLoopback(baseURL)) && !redirectRefused(error);
+  if (error instanceof sdk.APIConnectionError) return !(refused(error) && isLoopback(baseURL)) && !redirectRefused(error) && tlsFailureOf(error) === undefined && !proxyRefusedForGood(error);
   return isRetryable(error);
+}
+
+/** A proxy that refused the tunnel with a 4xx (credentials, a host it forbids) refuses it again. */
+function proxyRefusedForGood(error: Error): boolean {
+  for (let current: unknown = error; current instanceof Error; current = current.cause) {
+    if (current instanceof ProxyFailed) return current.status !== undefined && current.status >= 400 && current.status < 500;
+  }
+  return false;
 }
 
 function isRetryable(error: APIError): boolean {

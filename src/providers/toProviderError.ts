@@ -3,6 +3,7 @@ import { ProviderError } from "../errors.js";
 import type { BadProviderAnswer } from "./BadProviderAnswer.js";
 import type { OpenAIEndpoint } from "./OpenAIEndpoint.js";
 import { RedirectRefused } from "../util/fetchWithinOrigin.js";
+import { ProxyFailed } from "../util/TunnelAgent.js";
 
 /** What a provider error message needs to say where the failure happened. */
 export interface FailedRequest {
@@ -74,15 +75,59 @@ export function httpError(error: APIError, failed: FailedRequest): ProviderError
 export function connectionError(error: Error, failed: FailedRequest): ProviderError {
   // undici wraps the reason ("connect ECONNREFUSED 127.0.0.1:11434") inside "fetch failed": show the innermost.
   let innermost: unknown = error;
-  while (innermost instanceof Error && innermost.cause instanceof Error) innermost = innermost.cause;
-  const cause = innermost instanceof Error && innermost !== error ? `: ${innermost.message}` : "";
-  const redirected = innermost instanceof RedirectRefused;
-  return new ProviderError("provider_connection", `cannot reach ${failed.endpoint.baseURL} for model \`${failed.wireModel}\`${afterAttempts(failed)}${cause}`, {
-    hint: redirected
+  let proxy: ProxyFailed | undefined;
+  for (; innermost instanceof Error && innermost.cause instanceof Error; innermost = innermost.cause) if (innermost instanceof ProxyFailed) proxy = innermost;
+  if (innermost instanceof ProxyFailed) proxy = innermost;
+  const tls = tlsFailureOf(error);
+  const cause = tls ? `: ${tls.what} (${tls.code}: ${tls.message})` : proxy ? `: ${proxy.message}` : innermost instanceof Error && innermost !== error ? `: ${innermost.message}` : "";
+  const hint = tls
+    ? tls.hint
+    : innermost instanceof RedirectRefused
       ? "set the base URL (invoker_config.base_url) to the API itself, not to an address that redirects elsewhere"
-      : "check that the server is running and that the base URL (invoker_config.base_url) is right",
-    cause: error,
-  });
+      : proxy
+        ? proxy.status === 407
+          ? "the proxy wants credentials: give them in the proxy variable, as http://user:password@host:port (HTTPS_PROXY for https:// servers)"
+          : "check the proxy variables (HTTPS_PROXY, HTTP_PROXY) and NO_PROXY, which lists the hosts reached without the proxy"
+        : "check that the server is running and that the base URL (invoker_config.base_url) is right";
+  return new ProviderError("provider_connection", `cannot reach ${failed.endpoint.baseURL} for model \`${failed.wireModel}\`${afterAttempts(failed)}${cause}`, { hint, cause: error });
+}
+
+/** Certificates Node could not chain to a CA it trusts: a private CA, or a network that inspects TLS. */
+const UNTRUSTED_CERTIFICATE = new Set([
+  "SELF_SIGNED_CERT_IN_CHAIN",
+  "DEPTH_ZERO_SELF_SIGNED_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT",
+  "UNABLE_TO_GET_ISSUER_CERT_LOCALLY",
+  "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+  "CERT_UNTRUSTED",
+  "CERT_REJECTED",
+  "INVALID_CA",
+  "CERT_SIGNATURE_FAILURE",
+]);
+const EXPIRED_CERTIFICATE = new Set(["CERT_HAS_EXPIRED", "CERT_NOT_YET_VALID"]);
+const WRONG_HOST_CERTIFICATE = new Set(["ERR_TLS_CERT_ALTNAME_INVALID", "HOSTNAME_MISMATCH"]);
+
+/**
+ * The TLS certificate failure in an error's cause chain, if any, with what to do about it. Such a failure cannot
+ * heal by waiting: it is not retried.
+ */
+export function tlsFailureOf(error: unknown): { code: string; message: string; what: string; hint: string } | undefined {
+  for (let current = error, depth = 0; current instanceof Error && depth < 10; current = current.cause, depth += 1) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code !== "string") continue;
+    const { message } = current;
+    if (UNTRUSTED_CERTIFICATE.has(code)) {
+      return {
+        code,
+        message,
+        what: "its TLS certificate is not signed by a CA that Node trusts",
+        hint: "if your network inspects TLS (a corporate proxy) or the server has a private CA, give Node that CA's certificate: export NODE_EXTRA_CA_CERTS=/path/to/ca.pem (PEM), then run again",
+      };
+    }
+    if (EXPIRED_CERTIFICATE.has(code)) return { code, message, what: "its TLS certificate is expired or not valid yet", hint: "check this machine's clock; if it is right, the server's certificate must be renewed (NODE_EXTRA_CA_CERTS cannot help)" };
+    if (WRONG_HOST_CERTIFICATE.has(code)) return { code, message, what: "its TLS certificate is for another host name", hint: "check the host in the base URL (invoker_config.base_url); a TLS-inspecting proxy's CA goes in NODE_EXTRA_CA_CERTS" };
+  }
+  return undefined;
 }
 
 /** No answer (or no progress in a streamed answer) within the timeout. */
@@ -98,6 +143,12 @@ export function badAnswerError(error: BadProviderAnswer, failed: FailedRequest, 
   const where = `${failed.endpoint.baseURL} for model \`${failed.wireModel}\`${afterAttempts(failed)}`;
   // Part of a streamed answer is already on the screen: say it is not the whole answer.
   const partial = delivered ? "; the text printed so far is only part of the answer" : "";
+  if (error.kind === "too_large") {
+    return new ProviderError("provider_reply_too_large", `the reply from ${where} is ${error.message}; stopped reading it`, {
+      hint: "if this server's replies are really that large, raise `reply_size` in the project settings (.lllmrc), e.g. `reply_size: 256M`",
+      cause: error,
+    });
+  }
   if (error.kind === "connection_lost") {
     return new ProviderError("provider_connection", `lost the connection to ${where}: ${error.message}${partial}`, {
       hint: "the server or a proxy in between closed the connection; try again, and check the server's logs if it keeps happening",

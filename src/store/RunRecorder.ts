@@ -1,22 +1,22 @@
-import diagnostics_channel from "node:diagnostics_channel";
 import type { AgentEvent } from "../agent/index.js";
 import { BudgetError, InterruptedError, isLllmError } from "../errors.js";
 import type { ModelMessage } from "../providers/Model.js";
 import { newRunId } from "../util/newRunId.js";
-import { REQUEST_SENT_CHANNEL } from "../util/requestSentChannel.js";
 import type { SecretRedactor } from "../util/redact.js";
-import type { ModelCallRecord, StoredMessage } from "./RunRecord.js";
-import { encodeOutput, RunStore, type RunCalls, type RunStart } from "./RunStore.js";
+import type { ModelCallRecord, StoredMessage, ToolCallStoredRecord } from "./RunRecord.js";
+import { RunSpool } from "./RunSpool.js";
+import type { RunStart, SpoolEntry } from "./SpoolEntry.js";
+import { encodeOutput } from "./storedRows.js";
 import type { RunTally } from "./RunTally.js";
 
 export interface RunRecorderOptions {
-  /** The store's file, `$LLLM_HOME/logs.db`. */
+  /** The store's file, `$LLLM_HOME/logs.db` (the run goes to the spool beside it, `logs.spool/`). */
   file: string;
-  run: Omit<RunStart, "id" | "startedAt">;
+  run: Omit<RunStart, "id" | "startedAt" | "cwd">;
   redactor: SecretRedactor;
   /** The run's tally (tokens, cost), fed by the caller from the same events. */
   tally: RunTally;
-  /** Told once when the store cannot be written; the run goes on. */
+  /** Told once (per process) when the store cannot be written; the run goes on. */
   warn: (message: string) => void;
 }
 
@@ -35,36 +35,21 @@ interface PendingCall {
 }
 
 /**
- * Rows are written in one transaction at most this long after the first of them is queued (and always when the
- * run ends or the process exits): a commit per row would cost more than a fast tool round. A SIGKILL can lose
- * the calls of this last moment; the run itself is written at once, so it still reads as crashed.
- */
-const FLUSH_DELAY_MS = 200;
-
-/**
- * Published when a request is on the wire: by Node's fetch (undici) when its headers are written, and by the model
- * clients' own transport (`nodeHttpFetch`) when the request is written.
- */
-const REQUEST_SENT = ["undici:client:sendHeaders", REQUEST_SENT_CHANNEL];
-
-/**
- * Writes one run into the store as its events arrive: the run when it starts, each model call when the reply
- * arrives, each tool call when it ends, and the outcome. Every text is redacted of known secrets before it is
- * written. Logging never fails a run: the first error is reported once through `warn` and recording stops.
+ * Records one run as its events arrive into the process's spool (`RunSpool`: lines in a file, no database), from
+ * which readers merge it into `logs.db`: the run when it starts and its outcome at once (a run that finished is on
+ * disk when `finish` returns, so a batch's result line never names a run the log could lose), each model call when
+ * the reply arrives and each tool call when it ends with the next of those writes (at most a moment later: a SIGKILL
+ * loses at most those). Every text is redacted of known secrets before it is written. Recording never fails a run:
+ * when the spool cannot be written, the user is told once and the run goes on unrecorded.
  */
 export class RunRecorder {
   readonly id: string;
   readonly #options: RunRecorderOptions;
-  #store: RunStore | undefined;
-  #opened = false;
+  readonly #spool: RunSpool;
   #failed = false;
-  #stopWaiting: (() => void) | undefined;
   readonly #pending = new Map<string, PendingCall>();
   /** Per agent, what its previous model call was sent, to store only what is new. */
   readonly #lastSent = new Map<string, ModelMessage[]>();
-  #queue: RunCalls = { model: [], tool: [] };
-  #timer: NodeJS.Timeout | undefined;
-  readonly #flushOnExit = (): void => this.#flush();
   #modelSeq = 0;
   #toolSeq = 0;
   #step = 0;
@@ -73,70 +58,42 @@ export class RunRecorder {
   private constructor(options: RunRecorderOptions) {
     this.#options = options;
     this.id = newRunId(this.#started);
-    process.on("exit", this.#flushOnExit);
-  }
-
-  /** Open the store and record the run's start at once; `undefined` (after one warning) when the store is unusable. */
-  static async start(options: RunRecorderOptions): Promise<RunRecorder | undefined> {
-    const recorder = new RunRecorder(options);
-    recorder.#open();
-    return recorder.failed ? undefined : recorder;
+    this.#spool = RunSpool.of(options.file);
   }
 
   /**
-   * A recorder whose store opens off the run's critical path: once the first request of the run is on the wire
-   * (loading libsql and opening the file then overlap the wait for the model), or at the first event after a model
-   * call, a flush, the end of the run or the exit, whichever comes first. Until then events are kept in memory.
+   * Record the run's start (it lists as running a moment later, with the next line written at once or the spool's
+   * next flush); a recorder whose spool failed is `failed`.
    */
   static begin(options: RunRecorderOptions): RunRecorder {
     const recorder = new RunRecorder(options);
-    recorder.#openAfterFirstRequest();
+    const { redactor, run } = options;
+    recorder.#append(
+      {
+        begin: {
+          id: recorder.id,
+          startedAt: recorder.#started,
+          tacticPath: run.tacticPath,
+          tacticName: run.tacticName,
+          configDigest: run.configDigest,
+          input: redactor.redact(run.input),
+          vars: Object.fromEntries(Object.entries(run.vars).map(([key, value]) => [key, redactor.redact(value)])),
+          models: run.models,
+          lllmVersion: run.lllmVersion,
+          ...(run.parentRun !== undefined ? { parentRun: run.parentRun } : {}),
+          ...(run.continuesRun !== undefined ? { continuesRun: run.continuesRun } : {}),
+          ...(run.batchId !== undefined ? { batchId: run.batchId } : {}),
+          cwd: process.cwd(),
+        },
+      },
+      { now: false, consequence: "this run is not logged" },
+    );
     return recorder;
   }
 
-  /** The store could not be opened or written: nothing more is recorded (the one warning is given). */
+  /** The store could not be written: nothing more is recorded (the one warning is given). */
   get failed(): boolean {
     return this.#failed;
-  }
-
-  #openAfterFirstRequest(): void {
-    const stopWaiting = (): void => {
-      for (const name of REQUEST_SENT) diagnostics_channel.unsubscribe(name, sent);
-    };
-    const sent = (): void => {
-      stopWaiting();
-      setImmediate(() => this.#open());
-    };
-    for (const name of REQUEST_SENT) diagnostics_channel.subscribe(name, sent);
-    this.#stopWaiting = stopWaiting;
-  }
-
-  /** Open the store (once) and record the run's start, then what was queued before. */
-  #open(): void {
-    if (this.#opened) return;
-    this.#opened = true;
-    this.#stopWaiting?.();
-    const options = this.#options;
-    let store: RunStore | undefined;
-    try {
-      store = RunStore.shared(options.file);
-      const { redactor } = options;
-      store.beginRun({
-        ...options.run,
-        id: this.id,
-        startedAt: this.#started,
-        input: redactor.redact(options.run.input),
-        vars: Object.fromEntries(Object.entries(options.run.vars).map(([key, value]) => [key, redactor.redact(value)])),
-      });
-      this.#store = store;
-    } catch (error) {
-      store?.close({ broken: true });
-      this.#failed = true;
-      process.off("exit", this.#flushOnExit);
-      options.warn(`the run log ${options.file} cannot be written, this run is not logged: ${describe(error)}`);
-      return;
-    }
-    if (this.#timer === undefined) this.#flush();
   }
 
   /**
@@ -151,9 +108,6 @@ export class RunRecorder {
 
   onEvent(event: AgentEvent): void {
     if (this.#failed) return;
-    // Anything after the first model call (its answer, a tool call) is a moment to open the store, if no request
-    // on the wire has opened it yet (a scripted model, a model on another transport).
-    if (event.type !== "model_call") this.#open();
     const redact = (text: string): string => this.#options.redactor.redact(text);
     if (event.type === "model_call") {
       const sent = event.sent ?? [];
@@ -194,10 +148,10 @@ export class RunRecorder {
         cost,
         retries: pending?.retries ?? [],
       };
-      this.#enqueue(() => this.#queue.model.push({ record, messagesKept: pending?.messagesKept ?? 0 }));
+      this.#append({ calls: { run: this.id, model: [{ record, messagesKept: pending?.messagesKept ?? 0 }], tool: [] } }, { now: false });
     } else if (event.type === "tool_call") {
       const { call } = event;
-      const record = {
+      const record: ToolCallStoredRecord = {
         seq: this.#toolSeq++,
         step: this.#step++,
         agent: event.agent,
@@ -205,81 +159,53 @@ export class RunRecorder {
         name: call.name,
         arguments: JSON.parse(redact(JSON.stringify(call.arguments ?? {}))) as Record<string, unknown>,
         result: call.resultStr === undefined ? null : redact(call.resultStr),
-        status: call.error !== undefined ? ("error" as const) : event.repeated ? ("repeated" as const) : ("ok" as const),
+        status: call.error !== undefined ? "error" : event.repeated ? "repeated" : "ok",
         error: call.error === undefined ? null : redact(call.error),
         duration_ms: Math.round(event.durationMs),
         ended_at: Date.now(),
       };
-      this.#enqueue(() => this.#queue.tool.push(record));
+      this.#append({ calls: { run: this.id, model: [], tool: [record] } }, { now: false });
     }
   }
 
-  /** Record how the run ended: its answer, or the error that stopped it. Closes the store. */
+  /** Record how the run ended: its answer, or the error that stopped it. */
   finish(outcome: { output?: unknown; error?: unknown; exitCode?: number; details?: Record<string, unknown> }): void {
+    if (this.#failed) return;
     const { tally, redactor } = this.#options;
     const error = outcome.error;
-    const status = runStatusOf(error);
     const exitCode = outcome.exitCode ?? (error === undefined ? 0 : isLllmError(error) ? error.exitCode : 1);
     const endedAt = Date.now();
     const output = encodeOutput(outcome.output);
-    this.#open();
-    // The calls not yet written go with the outcome, in one transaction (one commit per run's end, not two).
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
-    const calls = this.#queue;
-    this.#queue = { model: [], tool: [] };
-    process.off("exit", this.#flushOnExit);
-    this.#write((store) =>
-      store.finishRun(this.id, {
-        endedAt,
-        status,
-        exitCode,
-        errorCode: error === undefined ? null : isLllmError(error) ? error.code : "internal_error",
-        errorMessage: error === undefined ? null : redactor.redact(describe(error)),
-        output: output === null ? null : redactor.redact(output),
-        details: outcome.details && Object.keys(outcome.details).length > 0 ? redactor.redact(JSON.stringify(outcome.details)) : null,
-        models: [...new Set([...this.#options.run.models, ...tally.models])],
-        llmCalls: tally.llmCalls,
-        cost: tally.cost,
-        durationMs: endedAt - this.#started,
-        ...tally.usage,
-      }, calls),
-    );
-    this.#store?.close();
-    this.#store = undefined;
+    this.#append({
+      finish: {
+        run: this.id,
+        end: {
+          endedAt,
+          status: runStatusOf(error),
+          exitCode,
+          errorCode: error === undefined ? null : isLllmError(error) ? error.code : "internal_error",
+          errorMessage: error === undefined ? null : redactor.redact(describe(error)),
+          output: output === null ? null : redactor.redact(output),
+          details: outcome.details && Object.keys(outcome.details).length > 0 ? redactor.redact(JSON.stringify(outcome.details)) : null,
+          models: [...new Set([...this.#options.run.models, ...tally.models])],
+          llmCalls: tally.llmCalls,
+          cost: tally.cost,
+          durationMs: endedAt - this.#started,
+          ...tally.usage,
+        },
+      },
+    }, { now: true });
   }
 
-  #enqueue(add: () => void): void {
-    add();
-    if (this.#timer === undefined) {
-      this.#timer = setTimeout(() => this.#flush(), FLUSH_DELAY_MS);
-      this.#timer.unref(); // never keeps the process alive
-    }
-  }
-
-  #flush(): void {
-    this.#open();
-    if (this.#timer !== undefined) clearTimeout(this.#timer);
-    this.#timer = undefined;
-    const queue = this.#queue;
-    if (queue.model.length === 0 && queue.tool.length === 0) return;
-    this.#queue = { model: [], tool: [] };
-    this.#write((store) => store.addCalls(this.id, queue));
-  }
-
-  #write(action: (store: RunStore) => void): void {
-    if (!this.#store) return;
+  /** `now`: on disk before this returns (the run's start and end); else with the next such line, or shortly. */
+  #append(entry: SpoolEntry, options: { now: boolean; consequence?: string }): void {
+    if (this.#failed) return;
+    const consequence = options.consequence ?? "the rest of this run is not logged";
     try {
-      action(this.#store);
+      this.#spool.append(entry, { now: options.now });
     } catch (error) {
       this.#failed = true;
-      this.#options.warn(`the run log ${this.#options.file} cannot be written, the rest of this run is not logged: ${describe(error)}`);
-      try {
-        this.#store.close({ broken: true });
-      } catch {
-        // Already unusable: nothing more to do.
-      }
-      this.#store = undefined;
+      this.#spool.warnOnce(this.#options.warn, `the run log ${this.#options.file} cannot be written (${this.#spool.folder}), ${consequence}: ${describe(error)}`);
     }
   }
 }

@@ -1,39 +1,96 @@
-import { mkdirSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, openSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import type Libsql from "libsql";
 import { MIGRATIONS } from "./migrations.js";
+import { StoreError } from "./StoreError.js";
+import { privateStoreFile, privateStoreFolder } from "./storeFiles.js";
 
 export type Database = Libsql.Database;
 
-/** Parallel runs wait this long for another's write instead of failing with "database is locked". */
+/** An open store database, and whether lllm may write to it. */
+export interface OpenedDatabase {
+  database: Database;
+  /** Why nothing may be written (the file is read-only to this user, or its schema is newer than this lllm's); undefined when lllm may write. */
+  readOnly: string | undefined;
+}
+
+/** Parallel writers wait this long for another's write instead of failing with "database is locked". */
 const BUSY_TIMEOUT_MS = 10_000;
 
 /**
- * Open (or create) the store's SQLite file and bring its schema up to date. libsql is imported here, on demand,
- * so that commands that do not log never load its native module.
+ * Open (or create) the store's SQLite file and bring its schema up to date. A new file is made 0600 in a 0700
+ * folder (SQLite gives its `-wal` and `-shm` the database's mode), an existing one of ours that others can read is
+ * tightened. A file this user cannot write is opened read-only, and one whose schema is newer than this lllm's is
+ * not written to (`readOnly` says why): its runs are still read. A damaged file is a `StoreError` that says how to
+ * recover. libsql is loaded here, on demand: only commands that read the log load its native module.
  */
-export async function openDatabase(file: string): Promise<Database> {
-  return openDatabaseSync(file);
+export function openDatabaseSync(file: string): OpenedDatabase {
+  // CommonJS, so `require`: `import()` would scan it for export names first (Node's CommonJS lexer).
+  const Database = createRequire(import.meta.url)("libsql") as typeof import("libsql");
+  if (existsSync(file)) privateStoreFile(file, ["-wal", "-shm"]);
+  if (!writable(file)) return { database: openReadOnly(Database, file), readOnly: `${file} is read-only to you` };
+  try {
+    return openWritable(Database, file);
+  } catch (error) {
+    if (isDamage(error)) throw damaged(file, error);
+    if (!isDenied(error)) throw unreadable(file, error);
+    return { database: openReadOnly(Database, file), readOnly: `${file} is read-only to you` };
+  }
 }
 
-/** `openDatabase`, synchronously (libsql itself is synchronous). */
-export function openDatabaseSync(file: string): Database {
-  // CommonJS, so `require`: `import()` would scan it for export names first (Node's CommonJS lexer).
-  const Libsql = createRequire(import.meta.url)("libsql") as typeof import("libsql");
-  mkdirSync(path.dirname(file), { recursive: true });
-  const database = new Libsql(file, { timeout: BUSY_TIMEOUT_MS });
+function openWritable(Database: typeof Libsql, file: string): OpenedDatabase {
+  privateStoreFolder(path.dirname(file));
+  if (!existsSync(file)) closeSync(openSync(file, "a", 0o600));
+  const database = new Database(file, { timeout: BUSY_TIMEOUT_MS });
   try {
     database.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    const version = userVersion(database);
+    if (version > MIGRATIONS.length) {
+      return { database, readOnly: `${file} was written by a newer lllm (its schema is version ${version}, this lllm knows ${MIGRATIONS.length})` };
+    }
     database.pragma("journal_mode = WAL");
-    // WAL with synchronous=NORMAL: a commit is not fsynced (a power cut may lose the last runs, never corrupt).
+    // WAL with synchronous=NORMAL: a commit is not fsynced (a power cut may lose the last merge, never corrupt).
     database.pragma("synchronous = NORMAL");
     migrate(database);
   } catch (error) {
     database.close();
     throw error;
   }
-  return database;
+  return { database, readOnly: undefined };
+}
+
+/**
+ * Read-only, as a `mode=ro` URI. A database in WAL mode needs its `-shm`: in a folder this user cannot write, where
+ * SQLite cannot make one, it is opened `immutable` instead (no locks; a one-off read of what is on disk).
+ */
+function openReadOnly(Database: typeof Libsql, file: string): Database {
+  let lastError: unknown;
+  for (const query of ["mode=ro", "mode=ro&immutable=1"]) {
+    let database: Database | undefined;
+    try {
+      database = new Database(`${pathToFileURL(file).href}?${query}`, { timeout: BUSY_TIMEOUT_MS });
+      userVersion(database);
+      return database;
+    } catch (error) {
+      database?.close();
+      if (isDamage(error)) throw damaged(file, error);
+      lastError = error;
+    }
+  }
+  throw unreadable(file, lastError);
+}
+
+function writable(file: string): boolean {
+  try {
+    accessSync(path.dirname(file), constants.W_OK);
+    if (existsSync(file)) accessSync(file, constants.W_OK);
+    return true;
+  } catch (error) {
+    // A missing folder is made when the file is created; anything else means this user cannot write here.
+    return (error as NodeJS.ErrnoException).code === "ENOENT";
+  }
 }
 
 function userVersion(database: Database): number {
@@ -49,7 +106,6 @@ function migrate(database: Database): void {
   database.exec("BEGIN IMMEDIATE");
   try {
     const current = userVersion(database);
-    if (current > MIGRATIONS.length) throw new Error(`the store's schema is version ${current}, newer than this lllm knows (${MIGRATIONS.length}); upgrade lllm`);
     for (let version = current; version < MIGRATIONS.length; version += 1) {
       database.exec(MIGRATIONS[version]!);
       database.pragma(`user_version = ${version + 1}`);
@@ -59,4 +115,34 @@ function migrate(database: Database): void {
     database.exec("ROLLBACK");
     throw error;
   }
+}
+
+/** SQLite's codes for a file whose pages do not hold a valid database (extended codes share the prefix). */
+export function isDamage(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_CORRUPT") || code.startsWith("SQLITE_NOTADB"));
+}
+
+/** This user may not write the file or its folder (or the file system is read-only). */
+export function isDenied(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_READONLY") || code.startsWith("SQLITE_CANTOPEN") || code.startsWith("SQLITE_PERM") || ["EACCES", "EPERM", "EROFS"].includes(code));
+}
+
+/** The store is damaged: say which file, and how to go on without losing the runs recorded since. */
+export function damaged(file: string, error: unknown): StoreError {
+  const aside = `${file}.damaged`;
+  return new StoreError("store_damaged", `the run log ${file} is damaged: ${(error as Error).message}`, {
+    location: { file },
+    hint: `Move it aside (mv ${file} ${aside}): lllm starts a new log there, and the runs recorded meanwhile (kept in ${path.basename(file, ".db")}.spool/) go into it. To save what the old file still holds: sqlite3 ${aside} .recover | sqlite3 ${file}.recovered`,
+    cause: error,
+  });
+}
+
+function unreadable(file: string, error: unknown): StoreError {
+  return new StoreError("store_unreadable", `the run log ${file} cannot be read: ${(error as Error | undefined)?.message ?? String(error)}`, {
+    location: { file },
+    hint: "Check that it is a file you may read; or move it aside, and lllm starts a new log there.",
+    cause: error,
+  });
 }

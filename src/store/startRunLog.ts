@@ -40,20 +40,20 @@ export interface RunLog {
 
 /**
  * Start logging one `lllm run`: logging is on unless `--no-log`, `LLLM_LOG=0`, or `log: false` in the project
- * settings. The store (and libsql) is loaded only when logging is on.
+ * settings. Recording appends to the store's spool (`RunRecorder`); it never loads libsql.
  */
 export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> {
   const env = options.env ?? process.env;
   const { prepared } = options;
-  const tally = new RunTally(PriceTable.load(prepared.settings.prices ?? {}));
+  // The settings' own object (or none): the table is built once per process for it, not for every run of a batch.
+  const tally = new RunTally(PriceTable.load(prepared.settings.prices));
   const enabled = options.log !== false && env.LLLM_LOG !== "0" && env.LLLM_LOG !== "false" && prepared.settings.log !== false;
   let recorder: RunRecorder | undefined;
   let redactor: SecretRedactor | undefined;
   // The process-wide redactor knows the keys lllm used; the store also knows the keys the tactic's proxies name.
-  const secrets = (): SecretRedactor => (redactor ??= storeRedactor([...environmentSecrets(env), ...[...keyVariables(prepared)].map((name) => env[name])]));
+  const secrets = (): SecretRedactor => (redactor ??= storeRedactor([...environmentValues(prepared, env, options.batchId), ...[...keyVariables(prepared)].map((name) => env[name])]));
   const tacticName = prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, "");
   if (enabled) {
-    // The store opens once the first model request is on its way, not before it: libsql loads meanwhile.
     recorder = RunRecorder.begin({
       file: storeFile(env, prepared.settings.home),
       tally,
@@ -106,12 +106,31 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
  * What each prepared tactic's runs share: a batch starts thousands of runs of one tactic, and reading the proxies'
  * files or hashing the configuration for each cost more than the run's own bookkeeping.
  */
-const ofTactic = new WeakMap<PreparedTactic, { keyVariables?: Set<string>; digest?: string }>();
+const ofTactic = new WeakMap<PreparedTactic, TacticMemo>();
 
-function tacticMemo(prepared: PreparedTactic): { keyVariables?: Set<string>; digest?: string } {
+interface TacticMemo {
+  keyVariables?: Set<string>;
+  digest?: string;
+  /** The environment's credentials as the first item of a batch read them. */
+  batch?: { id: string; env: NodeJS.ProcessEnv; values: string[] };
+}
+
+function tacticMemo(prepared: PreparedTactic): TacticMemo {
   let memo = ofTactic.get(prepared);
   if (!memo) ofTactic.set(prepared, (memo = {}));
   return memo;
+}
+
+/**
+ * The values of the environment's credential-like variables. Read at each run, except within a batch: there the
+ * first item reads them for all (listing the environment cost more than the rest of an item's record), as the batch
+ * already reads its keys once, when it starts.
+ */
+function environmentValues(prepared: PreparedTactic, env: NodeJS.ProcessEnv, batchId: string | undefined): string[] {
+  if (batchId === undefined) return environmentSecrets(env);
+  const memo = tacticMemo(prepared);
+  if (memo.batch?.id !== batchId || memo.batch.env !== env) memo.batch = { id: batchId, env, values: environmentSecrets(env) };
+  return memo.batch.values;
 }
 
 /**

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { Agent, type AgentEvent } from "../agent/index.js";
-import type { AgentConfig, McpServerConfig, ProxyConfig } from "../config/index.js";
+import { replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig } from "../config/index.js";
 import type { ProxyDefinition, ProxyManager } from "../proxies/index.js";
 import { ConfigError } from "../errors.js";
 import { MCP } from "../mcp/MCP.js";
@@ -46,7 +46,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     const key = JSON.stringify([config.model_name, config.api_type, config.invoker, config.invoker_config, modelTimeoutSeconds(config, options)]);
     let model = models.get(key);
     if (!model) {
-      model = Promise.resolve(options.createModel ? options.createModel(config) : defaultModel(config, options));
+      model = Promise.resolve(options.createModel ? options.createModel(config) : defaultModel(config, options, replySizeBytes(prepared.settings.reply_size)));
       models.set(key, model);
     }
     return model;
@@ -186,10 +186,11 @@ function modelTimeoutSeconds(config: AgentConfig, options: RunOptions): number |
   return options.modelTimeout ?? config.timeout ?? (typeof fromArgs === "number" ? fromArgs : undefined);
 }
 
-function defaultModel(config: AgentConfig, options: RunOptions): Model {
+function defaultModel(config: AgentConfig, options: RunOptions, maxReplyBytes: number | undefined): Model {
   const timeout = modelTimeoutSeconds(config, options);
   return createModel({
     ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
+    ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}),
     ...(options.onModelRetry ? { onRetry: options.onModelRetry } : {}),
     model: config.model_name ?? "",
     ...(config.api_type ? { apiType: config.api_type } : {}),

@@ -1,24 +1,22 @@
 import type { SandboxConfig } from "../config/index.js";
 import { ConfigError, type SourceLocation } from "../errors.js";
 import type { IsolationOptions } from "../sandbox/index.js";
+import { megabytesOf } from "../util/megabytesOf.js";
 
 /** A program's printed answer is kept up to this size unless `sandbox.output_size` says otherwise (1 MB). */
 const DEFAULT_OUTPUT_CHARS = 1024 * 1024;
 
-const UNITS: Record<string, number> = { "": 1, k: 1 / 1024, m: 1, g: 1024, t: 1024 * 1024 };
-
 /**
- * `512`, `"512M"`, `"1G"`, `"64K"`, `"1.5g"` -> megabytes. A bare number is megabytes, as the schema says: bytes
- * would make `memory_limit: 1024` a 1 KB limit, and a byte count mistaken for megabytes would lift the limit.
+ * `512`, `"512M"`, `"1G"`, `"64K"`, `"1.5g"` -> megabytes. A bare number is megabytes, as the schema says, and a
+ * byte count mistaken for megabytes would lift the limit: refused.
  */
 function parseMegabytes(value: string | number, key: string, where?: SourceLocation): number {
   if (typeof value === "number" && value > 1024 * 1024) {
     throw new ConfigError("sandbox_invalid", `sandbox.${key} ${value} would be ${value} megabytes: a bare number is megabytes`, { ...(where ? { location: where } : {}), hint: `Write a size with its unit, e.g. "${Math.max(1, Math.round(value / 1024 / 1024))}M".` });
   }
-  if (typeof value === "number" && value > 0) return value;
-  const match = /^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$/i.exec(String(value));
-  if (!match) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a size`, { ...(where ? { location: where } : {}), hint: 'Write megabytes as a number, or a size such as "512M" or "2G".' });
-  return Number(match[1]) * UNITS[match[2]!.toLowerCase()]!;
+  const megabytes = megabytesOf(value);
+  if (megabytes === undefined) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a size`, { ...(where ? { location: where } : {}), hint: 'Write megabytes as a number, or a size such as "512M" or "2G".' });
+  return megabytes;
 }
 
 /** `300`, `"300s"`, `"5m"` -> seconds. */

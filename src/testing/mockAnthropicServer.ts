@@ -103,7 +103,10 @@ function checkMessages(messages: unknown): string | undefined {
   return undefined;
 }
 
+/** Anthropic's own words for a scripted turn's `finish_reason` (`length`, `content_filter`). */
 function stopReason(turn: ResolvedTurn): string {
+  if (turn.finishReason === "length") return "max_tokens";
+  if (turn.finishReason === "content_filter") return "refusal";
   return turn.toolCalls.length > 0 ? "tool_use" : "end_turn";
 }
 

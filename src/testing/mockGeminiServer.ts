@@ -63,7 +63,7 @@ export async function startMockGeminiServer(options: MockGeminiServerOptions = {
       return sendStream(response, resolved, model);
     }
     response.writeHead(200, { "content-type": "application/json" });
-    response.end(JSON.stringify(answer(resolved, model, partsOf(resolved), "STOP", true)));
+    response.end(JSON.stringify(answer(resolved, model, partsOf(resolved), finishReasonOf(resolved), true)));
   }
 
   const server = createServer((request, response) => {
@@ -123,6 +123,11 @@ function partsOf(turn: ResolvedTurn): Array<Record<string, unknown>> {
   return parts;
 }
 
+/** Gemini's own words for a scripted turn's `finish_reason` (`length`, `content_filter`). */
+function finishReasonOf(turn: ResolvedTurn): string {
+  return turn.finishReason === "length" ? "MAX_TOKENS" : turn.finishReason === "content_filter" ? "SAFETY" : "STOP";
+}
+
 function answer(turn: ResolvedTurn, model: string, parts: Array<Record<string, unknown>>, finishReason: string | undefined, withUsage: boolean): Record<string, unknown> {
   return {
     candidates: [{ content: { role: "model", parts }, ...(finishReason ? { finishReason } : {}), index: 0 }],
@@ -136,7 +141,7 @@ async function sendStream(response: ServerResponse, turn: ResolvedTurn, model: s
   const chunks = splitIntoChunks(turn.text ?? "").map((piece) => answer(turn, model, [{ text: piece }], undefined, false));
   const calls = partsOf(turn).filter((part) => "functionCall" in part);
   // Function calls come whole, in the last chunk, with the finish reason and the usage.
-  chunks.push(answer(turn, model, calls.length > 0 ? calls : [{ text: "" }], "STOP", true));
+  chunks.push(answer(turn, model, calls.length > 0 ? calls : [{ text: "" }], finishReasonOf(turn), true));
   for (const chunk of chunks) {
     if (response.destroyed) return;
     response.write(`data: ${JSON.stringify(chunk)}\r\n\r\n`);

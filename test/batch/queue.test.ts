@@ -1,133 +1,101 @@
-import { spawn, type ChildProcess } from "node:child_process";
-import { writeFileSync, readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import type { MockOpenAIServer } from "../../src/testing/index.js";
-import { BIN, ROOT } from "../helpers/runCli.js";
-import { echoSetup, readResults, removeTempDirs, spawnBatch, until } from "./batchTestHelpers.js";
-import { hasRedis, RedisServer } from "./redisServer.js";
+import { expect, it } from "vitest";
+import { readResults, until } from "./batchTestHelpers.js";
+import { copyPackage, describeRedis, eventually, expectedIds, itemsFile, kitSetup, okIds, QUICK, startBatch, startRedis, startWorker, trackQueueTests } from "./queueTestHelpers.js";
 
-// Skips only where redis-server is missing locally; in CI (CI=true) it is installed and the tests must run.
-const describeRedis = hasRedis || process.env.CI === "true" ? describe : describe.skip;
-
-let servers: MockOpenAIServer[] = [];
-let redises: RedisServer[] = [];
-let children: ChildProcess[] = [];
-afterEach(async () => {
-  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-  children = [];
-  await Promise.all(redises.map((redis) => redis.stop()));
-  redises = [];
-  await Promise.all(servers.map((server) => server.close()));
-  servers = [];
-  removeTempDirs();
-});
-
-function startWorker(url: string, env: NodeJS.ProcessEnv, concurrency = 4): { child: ChildProcess; stderr: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, [BIN, "worker", "--queue", url, "--concurrency", String(concurrency), "--no-log"], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
-  children.push(child);
-  let stderr = "";
-  child.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
-  return { child, stderr: () => stderr, exited };
-}
-
-function itemsFile(dir: string, count: number): string {
-  const file = path.join(dir, "items.txt");
-  writeFileSync(file, Array.from({ length: count }, (_, index) => `q${index + 1}`).join("\n"));
-  return file;
-}
+trackQueueTests();
 
 function expectEveryItemOnce(out: string, count: number): void {
   const results = readResults(out);
-  expect(results.map((line) => line.id).sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: count }, (_, index) => String(index + 1)));
-  expect(results.every((line) => line.status === "ok")).toBe(true);
+  expect(results.map((line) => line.id).sort((a, b) => Number(a) - Number(b))).toEqual(expectedIds(count));
+  expect(okIds(out)).toEqual(expectedIds(count));
   for (const line of results) expect(line.output).toBe(`echo: q${line.id}`);
 }
 
 describeRedis("lllm batch --queue with lllm worker", () => {
-  it("two workers, one killed with SIGKILL mid-run: every item appears exactly once", async () => {
-    const redis = await RedisServer.start();
-    redises.push(redis);
-    const setup = await echoSetup({ delayMs: 150 });
-    servers.push(setup.server);
-    const env = { ...setup.env, LLLM_QUEUE_LOCK_MS: "2000" };
+  it("two workers, one killed with SIGKILL mid-run: every item appears exactly once, and Redis is left empty", async () => {
+    const redis = await startRedis();
+    const setup = await kitSetup({ delayMs: 600 });
+    const env = { ...setup.env, ...QUICK };
     const out = path.join(setup.dir, "out.jsonl");
-    const producer = spawnBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 60), "--lines", "--out", out, "--queue", redis.url, "--no-log"], env);
-    children.push(producer.child);
-    const doomed = startWorker(redis.url, env);
+    const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 60), "--lines", "--out", out, "--queue", redis.url, "--no-log"], env);
+    const doomed = startWorker(redis.url, env, { packages: [setup.kit] });
+    // The doomed worker holds items when it is killed; the survivor comes in meanwhile (on a busy machine a worker
+    // started at the same time could join only after the other one has run every item).
+    await until(() => doomed.stderr().includes("joined batch") && setup.answered() >= 6);
     // More items at once than an AbortSignal's default listener limit (10): no "possible memory leak" warning.
-    const survivor = startWorker(redis.url, env, 16);
-    await until(() => doomed.stderr().includes("joined batch") && setup.answered() >= 10);
+    const survivor = startWorker(redis.url, env, { concurrency: 16, packages: [setup.kit] });
+    await until(() => survivor.stderr().includes("joined batch"));
     doomed.child.kill("SIGKILL");
-    const result = await producer.done;
-    expect(result.stderr).toContain("60 ok, 0 failed");
-    expect(result.code).toBe(0);
+    expect(await producer.exited).toBe(0);
+    expect(producer.stderr()).toContain("60 ok, 0 failed");
     expectEveryItemOnce(out, 60);
     survivor.child.kill("SIGINT");
     expect(await survivor.exited).toBe(130);
     expect(survivor.stderr()).not.toContain("MaxListenersExceededWarning");
+    // The batch removed its queue, jobs and announcement; the stopped worker its heartbeat. The killed worker's
+    // heartbeat expires by itself.
+    const client = redis.client();
+    await eventually(async () => (await client.keys("*")).length === 0, { state: () => client.keys("*") });
+    expect(await client.keys("*")).toEqual([]);
   }, 180_000);
 
   it("Redis restarted mid-batch: the producer and the worker reconnect and finish, every item once", async () => {
-    const redis = await RedisServer.start();
-    redises.push(redis);
-    const setup = await echoSetup({ delayMs: 100 });
-    servers.push(setup.server);
+    const redis = await startRedis();
+    const setup = await kitSetup({ delayMs: 100 });
+    const env = { ...setup.env, ...QUICK };
     const out = path.join(setup.dir, "out.jsonl");
-    const producer = spawnBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 40), "--lines", "--out", out, "--queue", redis.url, "--concurrency", "20", "--no-log"], { ...setup.env, LLLM_QUEUE_LOCK_MS: "2000" });
-    children.push(producer.child);
-    startWorker(redis.url, { ...setup.env, LLLM_QUEUE_LOCK_MS: "2000" });
+    const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 40), "--lines", "--out", out, "--queue", redis.url, "--concurrency", "20", "--no-log"], env);
+    startWorker(redis.url, env, { packages: [setup.kit] });
     await until(() => setup.answered() >= 10);
     await redis.stop();
     await redis.restart();
-    const result = await producer.done;
-    expect(result.code).toBe(0);
+    expect(await producer.exited).toBe(0);
+    expect(producer.stderr()).toMatch(/lost Redis at redis:\/\/127\.0\.0\.1:\d+/);
+    expect(producer.stderr()).toContain("is back");
     expectEveryItemOnce(out, 40);
   }, 180_000);
 
-  it("a worker whose copy of the tactic differs refuses the batch, and the producer says so", async () => {
-    const redis = await RedisServer.start();
-    redises.push(redis);
-    const setup = await echoSetup();
-    servers.push(setup.server);
-    const producer = spawnBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 3), "--lines", "--queue", redis.url, "--no-log"], setup.env);
-    children.push(producer.child);
-    // Once the batch is announced, change the tactic: this machine's copy no longer matches.
-    await until(() => producer.stderr().includes("start `lllm worker"));
-    writeFileSync(setup.tactic, readFileSync(setup.tactic, "utf8").replace("Answer.", "Answer in French."));
-    const worker = startWorker(redis.url, setup.env);
-    await until(() => worker.stderr().includes("refused"));
-    expect(worker.stderr()).toMatch(/differs from this worker's copy/);
-    await until(() => producer.stderr().includes("refuses this batch"));
-    producer.child.kill("SIGINT");
-    await until(() => producer.stderr().includes("no new items"));
-    producer.child.kill("SIGINT");
-    const result = await producer.done;
-    expect(result.code).toBe(130);
-    expect(result.stderr).toContain("waiting for the 3 running");
+  it("a worker whose copy of the package differs refuses the batch: the producer fails at once with its reason", async () => {
+    const redis = await startRedis();
+    const setup = await kitSetup();
+    const env = { ...setup.env, ...QUICK };
+    const theirs = copyPackage(setup.kit);
+    const theirTactic = path.join(theirs, "tactics", "echo.yaml");
+    writeFileSync(theirTactic, readFileSync(theirTactic, "utf8").replace("Answer.", "Answer in French."));
+    const worker = startWorker(redis.url, env, { packages: [theirs] });
+    await until(() => worker.stderr().includes("waiting for batches"));
+    const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 3), "--lines", "--queue", redis.url, "--no-log"], env);
+    expect(await producer.exited).toBe(1);
+    expect(producer.stderr()).toMatch(/every worker on redis:\/\/127\.0\.0\.1:\d+ refuses this batch/);
+    expect(producer.stderr()).toContain("differs from this worker's copy");
+    expect(producer.stderr()).toMatch(/lllm batch: 0 ok, 0 failed, \d+ cancelled/);
+    expect(producer.stdout()).toBe("");
     expect(setup.answered()).toBe(0);
   }, 120_000);
 
-  it("a worker whose copy of the tactic holds a self-referencing alias refuses the batch at the alias (issue 19 item 9)", async () => {
-    const redis = await RedisServer.start();
-    redises.push(redis);
-    const setup = await echoSetup();
-    servers.push(setup.server);
-    const producer = spawnBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 2), "--lines", "--queue", redis.url, "--no-log"], setup.env);
-    children.push(producer.child);
-    await until(() => producer.stderr().includes("start `lllm worker"));
+  it("a worker whose copy of the tactic holds a self-referencing alias refuses the batch and stays responsive; the submitter refuses it at the alias (issue 19 item 9)", async () => {
+    const redis = await startRedis();
+    const setup = await kitSetup();
+    const env = { ...setup.env, ...QUICK };
+    const theirs = copyPackage(setup.kit);
+    const theirTactic = path.join(theirs, "tactics", "echo.yaml");
     // Parsing it once hung the worker at 100% CPU (the parse cache walked data that contained itself).
-    writeFileSync(setup.tactic, `${readFileSync(setup.tactic, "utf8")}vars: &v {again: *v}\n`);
-    const worker = startWorker(redis.url, setup.env);
-    await until(() => worker.stderr().includes("refused"));
-    expect(worker.stderr()).toMatch(/cannot load the tactic .*echo\.yaml:9:18: the alias `\*v` is inside the value its anchor names/);
+    writeFileSync(theirTactic, `${readFileSync(theirTactic, "utf8")}vars: &v {again: *v}\n`);
+    const worker = startWorker(redis.url, env, { packages: [theirs] });
+    const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 2), "--lines", "--queue", redis.url, "--no-log"], env);
+    expect(await producer.exited).toBe(1);
+    expect(producer.stderr()).toMatch(/every worker on redis:\/\/127\.0\.0\.1:\d+ refuses this batch/);
+    // The worker compares its copy's bytes before it parses anything: it refuses, and stays responsive.
+    expect(producer.stderr()).toContain("differs from this worker's copy");
     worker.child.kill("SIGINT");
     expect(await worker.exited).toBe(130);
-    producer.child.kill("SIGINT");
-    await until(() => producer.stderr().includes("no new items"));
-    producer.child.kill("SIGINT");
-    await producer.done;
     expect(setup.answered()).toBe(0);
+    // The same alias in the submitter's tactic: refused at the alias before anything reaches Redis.
+    writeFileSync(setup.tactic, readFileSync(theirTactic, "utf8"));
+    const refused = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 2), "--lines", "--queue", redis.url, "--no-log"], env);
+    expect(await refused.exited).toBe(2);
+    expect(refused.stderr()).toMatch(/echo\.yaml:\d+:\d+: the alias `\*v` is inside the value its anchor names/);
   }, 120_000);
 });

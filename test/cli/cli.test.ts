@@ -173,7 +173,7 @@ describe("lllm CLI", () => {
   it("schema settings is the schema the settings are checked against, with cache_write", async () => {
     const result = await runCliInProcess(["schema", "settings"]);
     const schema = JSON.parse(result.stdout) as { properties: { prices: { additionalProperties: { properties: Record<string, { description?: string }> } } } };
-    expect(Object.keys(schema.properties)).toEqual(["model", "packages", "home", "log", "prices"]);
+    expect(Object.keys(schema.properties)).toEqual(["model", "packages", "home", "log", "reply_size", "prices"]);
     expect(Object.keys(schema.properties.prices.additionalProperties.properties)).toEqual(["input", "output", "cached_input", "cache_write"]);
   });
 

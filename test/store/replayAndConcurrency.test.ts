@@ -107,9 +107,9 @@ describe("the store under concurrency and crashes", { timeout: 180_000 }, () => 
     const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
     const child = spawn(process.execPath, [BIN, "run", loop, "--input", "Hi"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: home, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, NO_COLOR: "1" }, stdio: "ignore" });
     const closed = new Promise((resolve) => child.on("close", resolve));
-    // The run row is written before the first model call, so once the server has the request it is in the store.
+    // The run's start is on disk a moment after it begins: while the request waits for its answer, it lists as running.
     while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
-    expect((await listRuns(home))[0]).toMatchObject({ status: "running" });
+    await expect.poll(async () => (await listRuns(home))[0]?.status, { timeout: 60_000, interval: 200 }).toBe("running");
     child.kill("SIGKILL");
     await closed;
     const [run] = await listRuns(home);

@@ -1,8 +1,9 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
-import { ROOT } from "../helpers/runCli.js";
+import { BIN, ROOT, type CliResult } from "../helpers/runCli.js";
 import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
 import { cli, listRuns, showRun } from "./storeTestHelpers.js";
 
@@ -11,6 +12,19 @@ const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-toky
 const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
 const KEY = "sk-test-Zq8vR2mK5pL9xW3n";
 const PROXY_KEY = "wa-dev-7731-secret";
+
+/** The CLI as user `uid` (undefined: this user), in `env` alone. */
+function runAs(uid: number | undefined, args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], ...(uid !== undefined ? { uid, gid: uid } : {}) });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
 
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {
@@ -27,9 +41,11 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     // The --verbose summary: tokens, cost (unknown for a scripted model), the run's id.
     expect(run.stderr).toMatch(/^lllm: 2 model calls, \d+ \+ \d+ tokens, cost unknown, [\d.]+ s · run [0-9A-Z]{26}$/m);
     expect(run.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
-    expect(existsSync(path.join(home, "logs.db"))).toBe(true);
+    // Recorded into the spool, not into logs.db: the next reader merges it (a run never loads SQLite).
+    expect(existsSync(path.join(home, "logs.db"))).toBe(false);
 
     const runs = await listRuns(home);
+    expect(existsSync(path.join(home, "logs.db"))).toBe(true);
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ status: "ok", exit_code: 0, tactic_name: "weather", input: "Paris and Tokyo?", llm_calls: 2, cost: null, output: "It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo." });
 
@@ -130,28 +146,39 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     expect(none.stderr).toContain("no runs logged yet");
   });
 
-  it("an unusable store gives one warning and the run goes on", async () => {
+  it("a run goes on when the store is unusable: the log says how to fix it, and a home it cannot write gives one warning", async () => {
     const home = tempDir();
     // logs.db is a folder: it cannot be opened as a database.
     mkdirSync(path.join(home, "logs.db"));
     const unusable = await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"]);
-    expect(unusable.code).toBe(0);
-    expect(unusable.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
-    expect(unusable.stderr.match(/warning: the run log .* cannot be written/g)).toHaveLength(1);
+    expect(unusable).toMatchObject({ code: 0, stdout: "It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n" });
+    expect(unusable.stderr).not.toContain("warning");
+    const listing = await cli(home, ["logs"]);
+    expect(listing.code).toBe(1);
+    expect(listing.stderr).toContain(`the run log ${path.join(home, "logs.db")} cannot be read`);
+    expect(listing.stderr).toContain("move it aside");
+    // Recorded meanwhile: in the log once the folder is out of the way.
+    rmSync(path.join(home, "logs.db"), { recursive: true });
+    expect((await listRuns(home)).map((run) => run.input)).toEqual(["x"]);
 
-    const corrupt = tempDir();
-    writeFileSync(path.join(corrupt, "logs.db"), "this is not a database, just text ".repeat(200));
-    const result = await cli(corrupt, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"]);
-    expect(result.code).toBe(0);
-    expect(result.stderr.match(/warning: the run log .* cannot be written/g)).toHaveLength(1);
-
-    if (process.getuid?.() !== 0) {
-      const readOnly = tempDir();
-      chmodSync(readOnly, 0o500);
-      const denied = await cli(readOnly, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"]);
-      chmodSync(readOnly, 0o700);
+    // A home this user cannot write: as root, run as nobody in a home of root's; else take the write bits away.
+    const readOnly = tempDir();
+    const root = process.getuid?.() === 0;
+    const restore: Array<() => void> = [];
+    for (let folder = readOnly; root && folder !== path.dirname(folder); folder = path.dirname(folder)) {
+      const before = statSync(folder).mode & 0o7777;
+      if ((before & 0o005) === 0o005) continue;
+      chmodSync(folder, before | 0o005);
+      restore.push(() => chmodSync(folder, before));
+    }
+    if (!root) chmodSync(readOnly, 0o500);
+    try {
+      const denied = await runAs(root ? 65534 : undefined, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"], { PATH: process.env.PATH, HOME: readOnly, LLLM_HOME: readOnly, NO_COLOR: "1" });
       expect(denied.code).toBe(0);
       expect(denied.stderr.match(/warning: the run log .* cannot be written/g)).toHaveLength(1);
+    } finally {
+      chmodSync(readOnly, 0o700);
+      for (const undo of restore.reverse()) undo();
     }
   });
 

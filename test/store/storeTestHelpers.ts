@@ -1,6 +1,9 @@
 import { runCli, type CliOptions, type CliResult } from "../helpers/runCli.js";
 import type { RunRecord, RunSummary } from "../../src/store/RunRecord.js";
-import { encodeOutput, RunStore } from "../../src/store/RunStore.js";
+import { RunSpool } from "../../src/store/RunSpool.js";
+import type { RunEnd } from "../../src/store/SpoolEntry.js";
+import { RunStore } from "../../src/store/RunStore.js";
+import { encodeOutput } from "../../src/store/storedRows.js";
 import { newRunId } from "../../src/util/newRunId.js";
 
 /** Run the CLI with this LLLM_HOME. */
@@ -34,15 +37,18 @@ export interface SeedRun {
   output?: string;
 }
 
-/** Write runs through the store API (much faster than running them), each with the id a run started then gets. */
+/**
+ * Write runs as a process records them (its spool), much faster than running them, each with the id a run started
+ * then gets; then merge them into the store as the next reader does.
+ */
 export function seedRuns(file: string, runs: SeedRun[]): string[] {
-  const store = RunStore.openSync(file);
+  const spool = RunSpool.of(file);
   try {
     return runs.map((run) => {
       const id = newRunId(run.startedAt);
-      store.beginRun({ id, startedAt: run.startedAt, tacticPath: `/seed/${run.tactic}.yaml`, tacticName: run.tactic, configDigest: "seed", input: run.input, vars: {}, models: ["gpt-4o-mini"], lllmVersion: "seed", ...(run.batchId ? { batchId: run.batchId } : {}) });
+      spool.append({ begin: { id, startedAt: run.startedAt, tacticPath: `/seed/${run.tactic}.yaml`, tacticName: run.tactic, configDigest: "seed", input: run.input, vars: {}, models: ["gpt-4o-mini"], lllmVersion: "seed", ...(run.batchId ? { batchId: run.batchId } : {}) } }, { now: false });
       const status = run.status ?? "ok";
-      store.finishRun(id, {
+      const end: RunEnd = {
         endedAt: run.startedAt + 400,
         status,
         exitCode: status === "ok" ? 0 : status === "budget" ? 3 : 1,
@@ -58,10 +64,14 @@ export function seedRuns(file: string, runs: SeedRun[]): string[] {
         cachedPromptTokens: 0,
         completionTokens: 30,
         reasoningTokens: 0,
-      });
+      };
+      spool.append({ finish: { run: id, end } }, { now: false });
       return id;
     });
   } finally {
+    spool.close();
+    const store = RunStore.openSync(file);
+    store.refresh();
     store.close();
   }
 }

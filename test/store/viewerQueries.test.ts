@@ -64,7 +64,7 @@ describe("the viewer's list queries", { timeout: 120_000 }, () => {
     const file = path.join(tempDir(), "logs.db");
     const runs = specs();
     const ids = seedRuns(file, runs);
-    queries = new ViewerQueries(openDatabaseSync(file));
+    queries = new ViewerQueries(openDatabaseSync(file).database);
     // Newest first; of two runs started in the same millisecond, the one written later first.
     const order = runs.map((run, index) => ({ run, id: ids[index]!, index })).sort((a, b) => b.run.startedAt - a.run.startedAt || b.index - a.index);
     const expected = (keep: (run: SeedRun) => boolean): string[] => order.filter((entry) => keep(entry.run)).map((entry) => entry.id);
@@ -132,7 +132,7 @@ describe("the viewer's list queries", { timeout: 120_000 }, () => {
     [2, 0, 1].forEach((index) => insertText.run(`RUN${index}`, inputs[index], `answer ${index}`));
     old.close();
 
-    queries = new ViewerQueries(openDatabaseSync(file));
+    queries = new ViewerQueries(openDatabaseSync(file).database);
     for (const [index, input] of inputs.entries()) {
       expect(queries.page({ limit: 10, search: input.split(" ")[1]! }).runs.map((run) => run.id)).toEqual([`RUN${index}`]);
     }

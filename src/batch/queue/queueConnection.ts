@@ -1,25 +1,45 @@
 import { ConfigError } from "../../errors.js";
+import { registerSecret } from "../../util/redact.js";
 
-/** Redis keys shared by producers and workers (BullMQ's own keys live under `bull:`). */
+/**
+ * Redis keys shared by producers and workers (BullMQ's own keys live under `bull:`). A batch is alive while its
+ * producer renews `aliveKey` (a key with a time to live); a worker is live while it renews `workerKey`.
+ */
 export const BATCHES_KEY = "lllm:batches";
 export const batchKey = (batchId: string): string => `lllm:batch:${batchId}`;
+export const aliveKey = (batchId: string): string => `lllm:batch:${batchId}:alive`;
+export const WORKER_KEY_PREFIX = "lllm:worker:";
+export const workerKey = (workerId: string): string => `${WORKER_KEY_PREFIX}${workerId}`;
 export const queueName = (batchId: string): string => `lllm-batch-${batchId}`;
 
-/** What a producer tells workers about its batch (a Redis hash). */
+/**
+ * How the batch names its tactic, so that a worker finds the same one among its own packages (a worker never loads
+ * a folder named in Redis): by package ref, with the digest of the file's content, or, for a tactic file outside
+ * any package, as data (its resolved configuration) naming the packages it needs by name.
+ */
+export type QueuedTactic = { kind: "ref"; ref: string; contentDigest: string } | { kind: "data"; file: string; data: Record<string, unknown>; packageNames: string[] };
+
+/** What a producer tells workers about its batch (a field of a Redis hash). */
 export interface BatchAnnouncement {
   batchId: string;
-  /** The tactic as the user named it (a file or a package ref), and its absolute file on the producer's machine. */
+  /** The tactic as the user named it (for messages only). */
   tactic: string;
-  tacticFile: string;
-  /** `--package` folders and `--model`, so that a worker prepares the same tactic. */
-  packages: string[];
+  queued: QueuedTactic;
+  /**
+   * The packages of the producer's run, by name, with their folders on the producer's machine: for the message of a
+   * worker that lacks one (`lllm worker -p DIR`). Never loaded by a worker.
+   */
+  packages: Array<{ name: string; dir: string }>;
   model: string | null;
-  /** The resolved configuration's digest: a worker runs items only when its own copy has the same. */
+  /** The resolved configuration's digest (`queueDigest`): a worker runs items only when its own has the same. */
   digest: string;
   vars: Record<string, string>;
   maxSteps: number | null;
   timeout: number | null;
   approve: "all" | "none";
+  /** Who runs the batch, and its `--out` (absolute), for `lllm batch --queue URL --purge [--out FILE]`. */
+  producer: { host: string; pid: number };
+  out: string | null;
 }
 
 /** One job: an item of the batch. */
@@ -30,17 +50,77 @@ export interface QueueItem {
   vars: Record<string, string>;
 }
 
-/** `--queue redis://host:port[/db]`, checked before anything connects. */
-export function queueConnection(url: string, flag = "--queue"): { url: string; maxRetriesPerRequest: null } {
+/** How often, and for how long, producers and workers do what they do on Redis; tests shorten them (README). */
+export interface QueueTimings {
+  /** How often producers and workers say they are alive (`LLLM_QUEUE_HEARTBEAT_MS`, default 1 s). */
+  heartbeatMs: number;
+  /** One silent for this long is gone: 10 heartbeats, at least 5 s (a busy machine may miss a few). */
+  aliveMs: number;
+  /** A batch that sees no live worker for this long warns (`LLLM_QUEUE_NO_WORKER_MS`, default 30 s). */
+  noWorkerMs: number;
+  /** How long Redis may stay unreachable before `batch` and `worker` give up, exit 1 (`LLLM_QUEUE_RECONNECT_MS`, default 60 s). */
+  reconnectMs: number;
+  /** A job's lock without renewal: a worker killed mid-item gives it back after this (`LLLM_QUEUE_LOCK_MS`, default 30 s). */
+  lockMs: number;
+}
+
+export function queueTimings(env: NodeJS.ProcessEnv = process.env): QueueTimings {
+  const heartbeatMs = milliseconds(env.LLLM_QUEUE_HEARTBEAT_MS, 1000, 10);
+  return {
+    heartbeatMs,
+    aliveMs: Math.max(heartbeatMs * 10, 5000),
+    noWorkerMs: milliseconds(env.LLLM_QUEUE_NO_WORKER_MS, 30_000, 0),
+    reconnectMs: milliseconds(env.LLLM_QUEUE_RECONNECT_MS, 60_000, 0),
+    lockMs: milliseconds(env.LLLM_QUEUE_LOCK_MS, 30_000, 500),
+  };
+}
+
+function milliseconds(text: string | undefined, fallback: number, minimum: number): number {
+  const value = Number(text);
+  return text !== undefined && text.trim() !== "" && Number.isFinite(value) && value >= minimum ? value : fallback;
+}
+
+/** The options BullMQ's clients are built from. */
+export interface QueueConnectionOptions {
+  url: string;
+  maxRetriesPerRequest: null;
+  retryStrategy: (attempt: number) => number;
+}
+
+/**
+ * `--queue redis://[:password@]host:port[/db]`, checked before anything connects. The password (if any) is
+ * registered as a secret, so that no message lllm prints can carry it.
+ */
+export function queueConnection(url: string, flag = "--queue"): QueueConnectionOptions {
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    throw new ConfigError("usage_queue", `${flag} \`${url}\` is not a URL`, { location: { file: flag }, hint: "e.g. --queue redis://127.0.0.1:6379" });
+    throw new ConfigError("usage_queue", `${flag} \`${redactQueueUrl(url)}\` is not a URL`, { location: { file: flag }, hint: "e.g. --queue redis://127.0.0.1:6379" });
   }
   if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") throw new ConfigError("usage_queue", `${flag} must be a redis:// or rediss:// URL (got \`${parsed.protocol}\`)`, { location: { file: flag }, hint: "e.g. --queue redis://127.0.0.1:6379" });
-  // maxRetriesPerRequest null: BullMQ's blocking commands wait across a Redis restart instead of failing.
-  return { url, maxRetriesPerRequest: null };
+  if (parsed.password !== "") {
+    registerSecret(parsed.password);
+    registerSecret(decodeURIComponent(parsed.password));
+  }
+  // maxRetriesPerRequest null: BullMQ's blocking commands wait across a Redis restart instead of failing (the
+  // RedisLink bounds how long). Reconnect with backoff: quickly at first, then every 2 s.
+  return { url, maxRetriesPerRequest: null, retryStrategy: reconnectDelay };
+}
+
+/** Milliseconds before the next attempt to reach Redis: 100, 200, 400… up to 2 s. */
+export function reconnectDelay(attempt: number): number {
+  return Math.min(100 * 2 ** Math.max(0, attempt - 1), 2000);
+}
+
+/**
+ * The URL as lllm prints it: its userinfo (a password, and the user name with it) masked, `redis://***@host:6379`.
+ * Whatever the shape of the text, nothing between `//` and the last `@` before the path survives.
+ */
+export function redactQueueUrl(url: string): string {
+  const masked = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, "$1***@");
+  // Not even URL-shaped (a typo in the scheme): mask everything up to the last `@` all the same.
+  return masked !== url || !url.includes("@") ? masked : `***${url.slice(url.lastIndexOf("@"))}`;
 }
 
 /** A BullMQ job id for an item id: any text, but BullMQ refuses `:` and integers. */

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { openDatabaseSync } from "../openDatabase.js";
+import { damaged, isDamage, openDatabaseSync } from "../openDatabase.js";
 import { RUN_STATUSES, type RunStatus } from "../RunRecord.js";
 import { AmbiguousRunIdError, type RunStore } from "../RunStore.js";
 import { VIEWER_PAGE, VIEWER_PAGE_POLICY } from "./viewerPage.js";
@@ -36,7 +36,7 @@ const COMMON_HEADERS = {
  * tactics and batches to filter by). No CORS header is ever sent, so no other origin can read an answer.
  */
 export async function serveViewer(options: ViewerOptions): Promise<ServedViewer> {
-  const queries = new ViewerQueries(openDatabaseSync(options.store.file));
+  const queries = new ViewerQueries(openDatabaseSync(options.store.file).database);
   // Made once the port is known (its Host check names the port); no request is read before that.
   let gate: ViewerGate | undefined;
   const server = createServer((request, response) => {
@@ -44,7 +44,9 @@ export async function serveViewer(options: ViewerOptions): Promise<ServedViewer>
       if (!gate) sendJson(response, 503, { error: "the viewer is starting" });
       else handle({ store: options.store, queries, gate, request, response });
     } catch (error) {
-      sendJson(response, 500, { error: error instanceof Error ? error.message : String(error) });
+      // A damaged log says so, and how to recover (the same words as `lllm logs`).
+      const shown = isDamage(error) ? damaged(options.store.file, error) : error;
+      sendJson(response, 500, { error: shown instanceof Error ? shown.message : String(shown) });
     }
   });
   server.on("close", () => queries.close());
@@ -95,7 +97,7 @@ function handle({ store, queries, gate, request, response }: Exchange): void {
       sendJson(response, 400, { error: page });
       return;
     }
-    store.markCrashed();
+    store.refresh();
     sendJson(response, 200, queries.page(page));
     return;
   }

@@ -1,6 +1,7 @@
 import type { Database } from "../openDatabase.js";
 import type { RunStatus } from "../RunRecord.js";
 import { ftsQuery } from "../RunStore.js";
+import { decodeRow, scalar } from "../storedRows.js";
 
 /** What the viewer's list can be narrowed to; every field is optional and they combine with AND. */
 export interface ViewerFilter {
@@ -70,7 +71,9 @@ interface Clause {
   values: unknown[];
 }
 
-const ROW_COLUMNS = "id, started_at, status, tactic_name, models, prompt_tokens, completion_tokens, cost, duration_ms, batch_id, substr(input, 1, 200) AS input";
+// Text columns as blobs, decoded by `decodeRow`: libsql aborts the process on a text that is not UTF-8 (storedRows.ts).
+const ROW_COLUMNS =
+  "CAST(id AS BLOB) AS id, started_at, CAST(status AS BLOB) AS status, CAST(tactic_name AS BLOB) AS tactic_name, CAST(models AS BLOB) AS models, prompt_tokens, completion_tokens, cost, duration_ms, CAST(batch_id AS BLOB) AS batch_id, CAST(substr(input, 1, 200) AS BLOB) AS input";
 
 /**
  * The viewer's read queries, on a connection of its own. Each filter is a range of one of the indexes of migration
@@ -120,16 +123,19 @@ export class ViewerQueries {
 
   facets(): ViewerFacets {
     const tactics = this.#database
-      .prepare("SELECT tactic_name AS name, count(*) AS runs FROM runs WHERE tactic_name IS NOT NULL GROUP BY tactic_name ORDER BY tactic_name")
-      .all()
-      .map((row) => ({ name: String((row as Record<string, unknown>).name), runs: Number((row as Record<string, unknown>).runs) }));
-    const tacticOf = this.#database.prepare("SELECT tactic_name FROM runs WHERE batch_id = ? LIMIT 1").raw();
-    const batches = this.#database
-      .prepare("SELECT batch_id AS id, count(*) AS runs, min(started_at) AS started_at FROM runs WHERE batch_id IS NOT NULL GROUP BY batch_id ORDER BY started_at DESC LIMIT 50")
+      .prepare("SELECT CAST(tactic_name AS BLOB) AS name, count(*) AS runs FROM runs WHERE tactic_name IS NOT NULL GROUP BY tactic_name ORDER BY tactic_name")
       .all()
       .map((entry) => {
-        const row = entry as Record<string, unknown>;
-        const tactic = (tacticOf.get(row.id) as unknown[] | undefined)?.[0];
+        const row = decodeRow(entry);
+        return { name: String(row.name), runs: Number(row.runs) };
+      });
+    const tacticOf = this.#database.prepare("SELECT CAST(tactic_name AS BLOB) FROM runs WHERE batch_id = ? LIMIT 1").raw();
+    const batches = this.#database
+      .prepare("SELECT CAST(batch_id AS BLOB) AS id, count(*) AS runs, min(started_at) AS started_at FROM runs WHERE batch_id IS NOT NULL GROUP BY batch_id ORDER BY started_at DESC LIMIT 50")
+      .all()
+      .map((entry) => {
+        const row = decodeRow(entry);
+        const tactic = scalar(tacticOf.get(row.id));
         return { id: String(row.id), runs: Number(row.runs), started_at: Number(row.started_at), tactic_name: typeof tactic === "string" ? tactic : null };
       });
     return { tactics, batches };
@@ -158,7 +164,7 @@ export class ViewerQueries {
     return this.#database
       .prepare(sql)
       .all(...values)
-      .map((row) => toRow(row as Record<string, unknown>));
+      .map((row) => toRow(decodeRow(row)));
   }
 
   #count(clause: Clause): number {

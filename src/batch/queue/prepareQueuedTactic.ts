@@ -1,0 +1,103 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { LllmError } from "../../errors.js";
+import { parseRef, type Registry } from "../../registry/index.js";
+import { prepareTactic, type PreparedTactic } from "../../tactics/prepareTactic.js";
+import { isPlainObject } from "../../util/isPlainObject.js";
+import type { BatchAnnouncement } from "./queueConnection.js";
+import { contentDigest, queueDigest } from "./queueDigest.js";
+import { unsendableParts } from "./unsendableParts.js";
+
+/** Why a worker does not run a batch: the message goes to the worker's stderr and, through Redis, to the producer. */
+export class Refusal extends Error {}
+
+export interface QueuedTacticContext {
+  /** The worker's own packages (its `-p` folders, the project settings' packages, `./lllm_packages`, `$LLLM_HOME/packages`). */
+  registry: Registry;
+  /** The worker's `-p` folders, loaded again with the tactic. */
+  packages: string[];
+  /** A private folder of the worker where a tactic sent as data is written to be loaded. */
+  scratch: () => string;
+}
+
+/**
+ * Find and prepare, among the worker's own packages only, the tactic a batch names. Nothing named in Redis is ever
+ * loaded: a ref is looked up in the worker's packages and its file's digest compared before the tactic is loaded; a
+ * tactic sent as data is checked (no `base`, nothing `unsendableParts` refuses, only packages the worker has) and
+ * loaded with the worker's folders of those packages in place of its `packages:`. Last, the resolved configuration
+ * must have the batch's digest. Throws a `Refusal` that says what to do.
+ */
+export async function prepareQueuedTactic(announcement: BatchAnnouncement, context: QueuedTacticContext): Promise<PreparedTactic> {
+  const { queued } = announcement;
+  const file = queued.kind === "ref" ? ownTacticFile(announcement, queued, context.registry) : writeDataTactic(announcement, queued, context);
+  let prepared: PreparedTactic;
+  try {
+    prepared = await prepareTactic(file, { packages: context.packages, ...(announcement.model !== null ? { model: announcement.model } : {}) });
+  } catch (error) {
+    const missing = announcement.packages.filter((pkg) => !context.registry.packages.has(pkg.name));
+    throw new Refusal(`this worker cannot load the tactic \`${announcement.tactic}\`: ${error instanceof LllmError ? error.message : String(error)}${missing.length > 0 ? `\n  ${startWith(missing)}` : ""}`);
+  }
+  if (queueDigest(prepared) !== announcement.digest) {
+    // The worker's own digest stays here: written to Redis, it would tell anyone there what to announce.
+    throw new Refusal(`its tactic \`${announcement.tactic}\` differs from this worker's copy (its configuration, prompts or packages); give every worker the same tactic and packages as the machine that runs \`lllm batch\``);
+  }
+  return prepared;
+}
+
+function ownTacticFile(announcement: BatchAnnouncement, queued: Extract<BatchAnnouncement["queued"], { kind: "ref" }>, registry: Registry): string {
+  if (announcement.model?.startsWith("scripted:")) throw new Refusal("it names a scripted model (`--model scripted:FILE`): a file on the worker is not the batch's to choose");
+  const ref = parseRef(queued.ref);
+  if (!ref?.package || ref.section !== "tactics") throw new Refusal(`its tactic ref \`${queued.ref}\` is not a \`package.tactics:name\` ref`);
+  const pkg = registry.packages.get(ref.package);
+  if (!pkg) {
+    const from = announcement.packages.find((item) => item.name === ref.package);
+    throw new Refusal(`this worker has no package \`${ref.package}\` (the batch runs \`${queued.ref}\`)\n  ${startWith([from ?? { name: ref.package, dir: "" }])}`);
+  }
+  const entry = pkg.entries("tactics").get(ref.key);
+  if (!entry) throw new Refusal(`this worker's package \`${pkg.name}\` (${pkg.dir}) has no tactic \`${ref.key}\`: give the worker the same version of the package as the machine that runs \`lllm batch\``);
+  if (contentDigest(readFileSync(entry.file)) !== queued.contentDigest) {
+    throw new Refusal(`its tactic \`${queued.ref}\` differs from this worker's copy (${entry.file}); give every worker the same version of package \`${pkg.name}\` as the machine that runs \`lllm batch\``);
+  }
+  return entry.file;
+}
+
+function writeDataTactic(announcement: BatchAnnouncement, queued: Extract<BatchAnnouncement["queued"], { kind: "data" }>, context: QueuedTacticContext): string {
+  const { data } = queued;
+  if ("base" in data) throw new Refusal("its tactic, sent as data, names a `base` file: only a tactic in one of the worker's packages may");
+  const parts = unsendableParts(data, announcement.model);
+  if (parts.length > 0) throw new Refusal(`its tactic, sent as data (it is in no package), sets what a worker takes only from its own packages: ${parts.join("; ")}; move it into a package the workers have (lllm worker -p DIR)`);
+  const missing = queued.packageNames.filter((name) => !context.registry.packages.has(name));
+  if (missing.length > 0) {
+    throw new Refusal(`its tactic uses package${missing.length === 1 ? "" : "s"} this worker does not have: ${missing.map((name) => `\`${name}\``).join(", ")}\n  ${startWith(missing.map((name) => announcement.packages.find((item) => item.name === name) ?? { name, dir: "" }))}`);
+  }
+  const packages = queued.packageNames.map((name) => context.registry.packages.get(name)!.dir);
+  const file = path.join(context.scratch(), `${announcement.batchId.replace(/[^A-Za-z0-9_-]/g, "_")}.json`);
+  writeFileSync(file, JSON.stringify({ ...data, packages }), { mode: 0o600 });
+  return file;
+}
+
+/** How to start a worker that has these packages. */
+function startWith(packages: Array<{ name: string; dir: string }>): string {
+  const list = packages.map((pkg) => `\`${pkg.name}\`${pkg.dir ? ` (${pkg.dir} on the machine that runs \`lllm batch\`)` : ""}`).join(", ");
+  return `Start the worker with a copy of ${list}: lllm worker --queue URL -p DIR`;
+}
+
+/** The announcement as read from Redis: anything else is refused, not half-used. */
+export function readAnnouncement(text: string): BatchAnnouncement {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new Refusal("its announcement is not JSON");
+  }
+  const unknownShape = (): Refusal => new Refusal("its announcement is not one this worker understands: give the workers the same lllm version as the machine that runs `lllm batch`");
+  if (!isPlainObject(value) || !isPlainObject(value.queued) || !Array.isArray(value.packages) || typeof value.digest !== "string" || typeof value.tactic !== "string" || typeof value.batchId !== "string") throw unknownShape();
+  const queued = value.queued;
+  const strings = (list: unknown): boolean => Array.isArray(list) && list.every((item) => typeof item === "string");
+  const validQueued = (queued.kind === "ref" && typeof queued.ref === "string" && typeof queued.contentDigest === "string") || (queued.kind === "data" && typeof queued.file === "string" && isPlainObject(queued.data) && strings(queued.packageNames));
+  if (!validQueued) throw unknownShape();
+  if (!value.packages.every((item) => isPlainObject(item) && typeof item.name === "string" && typeof item.dir === "string")) throw unknownShape();
+  if ((value.model !== null && typeof value.model !== "string") || !isPlainObject(value.vars) || !Object.values(value.vars).every((item) => typeof item === "string")) throw unknownShape();
+  if ((value.maxSteps !== null && typeof value.maxSteps !== "number") || (value.timeout !== null && typeof value.timeout !== "number") || (value.approve !== "all" && value.approve !== "none")) throw unknownShape();
+  return value as unknown as BatchAnnouncement;
+}

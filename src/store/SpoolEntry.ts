@@ -1,0 +1,62 @@
+import type { ModelCallRecord, RunStatus, ToolCallStoredRecord } from "./RunRecord.js";
+import type { TokenTotals } from "./RunTally.js";
+
+/** What is known when a run starts. */
+export interface RunStart {
+  id: string;
+  startedAt: number;
+  tacticPath: string;
+  tacticName: string | null;
+  configDigest: string;
+  input: string;
+  vars: Record<string, string>;
+  models: string[];
+  lllmVersion: string;
+  parentRun?: string;
+  continuesRun?: string;
+  batchId?: string;
+  /** The working folder of the run's process. */
+  cwd?: string;
+}
+
+/** How a run ended. */
+export interface RunEnd extends TokenTotals {
+  endedAt: number;
+  status: Exclude<RunStatus, "running" | "crashed">;
+  exitCode: number;
+  errorCode: string | null;
+  errorMessage: string | null;
+  /** The answer as stored: text as is, anything else as JSON. */
+  output: string | null;
+  /** Programs, bridged calls and artifacts (JSON), when the run had any. */
+  details: string | null;
+  models: string[];
+  llmCalls: number;
+  cost: number | null;
+  durationMs: number;
+}
+
+/**
+ * Model and tool calls to write. A model call's `messages` are only those new since the same agent's previous call;
+ * `messagesKept` says how many of that call's messages come first (a dialog only grows, so each message is stored
+ * once: a 100-round run would otherwise store 100 copies of its start).
+ */
+export interface RunCalls {
+  model: Array<{ record: ModelCallRecord; messagesKept: number }>;
+  tool: ToolCallStoredRecord[];
+}
+
+/** The first line of a spool file: who writes it (a run's `pid` and `host` come from here). */
+export interface SpoolHeader {
+  spool: number;
+  pid: number;
+  host: string;
+}
+
+/** One line of a spool file after its header. Texts in it are already redacted. */
+export type SpoolEntry =
+  | { begin: RunStart }
+  | { calls: RunCalls & { run: string } }
+  | { finish: { run: string; end: RunEnd; calls?: RunCalls } }
+  /** The writer closed the file (its process ended, or the file grew past its size): nothing more comes. */
+  | { close: true };

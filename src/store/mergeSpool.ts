@@ -1,0 +1,212 @@
+import { closeSync, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
+import path from "node:path";
+import type Libsql from "libsql";
+import type { Database } from "./openDatabase.js";
+import { processAlive } from "./processAlive.js";
+import { host, SPOOL_VERSION } from "./RunSpool.js";
+import type { RunCalls, RunEnd, RunStart, SpoolEntry, SpoolHeader } from "./SpoolEntry.js";
+import { spoolFiles } from "./storeFiles.js";
+import { blobText, decodeOutput } from "./storedRows.js";
+
+/** A spool file is read and merged this much at a time, one transaction each: memory and the WAL stay small. */
+const CHUNK_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Move the runs recorded in the spool (`logs.spool/*.jsonl`, see `RunSpool`) into the database. Each file is merged
+ * from where the last merge stopped (`spool_progress` holds the offset, updated in the same transaction as the rows,
+ * so a line is never merged twice), complete lines only: a writer may be appending the next line right now. A file
+ * is deleted once merged to its end and its writer is done with it (a `close` line, or its process is gone from this
+ * host). A file of a spool version this lllm does not know is left for the lllm that wrote it.
+ */
+export function mergeSpool(database: Database, folder: string): void {
+  const names = spoolFiles(folder);
+  if (names.length === 0) return;
+  const statements = statementsOf(database);
+  for (const name of names) mergeFile(database, statements, path.join(folder, name), name);
+}
+
+interface Progress {
+  offset: number;
+  header: SpoolHeader | undefined;
+  closed: boolean;
+}
+
+function mergeFile(database: Database, statements: Statements, file: string, name: string): void {
+  let fd: number;
+  try {
+    fd = openSync(file, "r");
+  } catch {
+    return; // Merged and deleted by another reader meanwhile.
+  }
+  let progress: Progress;
+  try {
+    const size = fstatSync(fd).size;
+    // Outside a transaction first: a file merged to its end (a live writer's, between two lines) costs no lock.
+    progress = readProgress(statements, name);
+    while (progress.offset < size && !(progress.header && progress.header.spool > SPOOL_VERSION)) {
+      const step = database.transaction(() => mergeChunk(statements, fd, name, size)).immediate();
+      progress = step.progress;
+      if (step.done) break;
+    }
+  } finally {
+    closeSync(fd);
+  }
+  if (!progress.header || progress.header.spool > SPOOL_VERSION) return;
+  const { pid, host: writerHost } = progress.header;
+  const writerGone = progress.closed || (writerHost === host() && pid !== process.pid && !processAlive(pid));
+  if (!writerGone) return;
+  // A writer killed in the middle of a line left a tail without its newline: nothing more will complete it.
+  try {
+    unlinkSync(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") return; // Kept (and its progress with it) until it can go.
+  }
+  statements.forget.run(name);
+}
+
+/** Merge the next chunk of complete lines of one file; `done` when none is left (or the file is not ours to merge). */
+function mergeChunk(statements: Statements, fd: number, name: string, size: number): { done: boolean; progress: Progress } {
+  // Read again inside the transaction: another reader may have merged this file meanwhile.
+  const progress = readProgress(statements, name);
+  if (progress.header && progress.header.spool > SPOOL_VERSION) return { done: true, progress };
+  const lines = readLines(fd, progress.offset, size);
+  if (lines.consumed === 0) return { done: true, progress };
+  for (const line of lines.texts) {
+    if (!progress.header) {
+      progress.header = parseHeader(line);
+      // Not a spool we know: leave the whole file (and its offset) for the lllm that wrote it.
+      if (progress.header.spool > SPOOL_VERSION) break;
+      continue;
+    }
+    const entry = parseEntry(line);
+    if (entry === undefined) continue; // A line garbled on disk: the rest of the file still counts.
+    if ("close" in entry) progress.closed = true;
+    else apply(statements, entry, progress.header);
+  }
+  if (progress.header && progress.header.spool > SPOOL_VERSION) {
+    statements.saveProgress.run(name, 0, JSON.stringify(progress.header), 0);
+    return { done: true, progress: { ...progress, offset: 0 } };
+  }
+  progress.offset += lines.consumed;
+  statements.saveProgress.run(name, progress.offset, progress.header ? JSON.stringify(progress.header) : null, progress.closed ? 1 : 0);
+  return { done: progress.offset >= size, progress };
+}
+
+function readProgress(statements: Statements, name: string): Progress {
+  const row = statements.progress.raw().get(name) as [number, unknown, number] | undefined;
+  const header = blobText(row?.[1]);
+  return { offset: row ? Number(row[0]) : 0, header: typeof header === "string" ? (JSON.parse(header) as SpoolHeader) : undefined, closed: row ? Number(row[2]) === 1 : false };
+}
+
+/** The complete lines from `offset` on (at least one whole line even when it is longer than a chunk). */
+function readLines(fd: number, offset: number, size: number): { texts: string[]; consumed: number } {
+  let length = Math.min(CHUNK_BYTES, size - offset);
+  for (;;) {
+    if (length <= 0) return { texts: [], consumed: 0 };
+    const buffer = Buffer.allocUnsafe(length);
+    let read = 0;
+    while (read < length) {
+      const got = readSync(fd, buffer, read, length - read, offset + read);
+      if (got === 0) break;
+      read += got;
+    }
+    const end = buffer.lastIndexOf(10, read - 1);
+    if (end >= 0) return { texts: buffer.toString("utf8", 0, end).split("\n"), consumed: end + 1 };
+    // One line longer than the chunk: read more of it, up to the end of the file.
+    if (offset + length >= size) return { texts: [], consumed: 0 };
+    length = Math.min(length * 2, size - offset);
+  }
+}
+
+function parseHeader(line: string): SpoolHeader {
+  try {
+    const value = JSON.parse(line) as Partial<SpoolHeader>;
+    if (typeof value.spool === "number" && typeof value.pid === "number" && typeof value.host === "string") return { spool: value.spool, pid: value.pid, host: value.host };
+  } catch {
+    // Below.
+  }
+  // Not a header: a file that only looks like a spool's. Treat it as from an unknown version, so it is never deleted.
+  return { spool: Number.MAX_SAFE_INTEGER, pid: 0, host: "" };
+}
+
+function parseEntry(line: string): SpoolEntry | undefined {
+  try {
+    const value = JSON.parse(line) as unknown;
+    return value !== null && typeof value === "object" ? (value as SpoolEntry) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function apply(statements: Statements, entry: Exclude<SpoolEntry, { close: true }>, header: SpoolHeader): void {
+  if ("begin" in entry) {
+    const run: RunStart = entry.begin;
+    statements.begin.run(run.id, run.startedAt, run.tacticPath, run.tacticName, run.configDigest, run.input, JSON.stringify(run.vars), JSON.stringify(run.models), run.lllmVersion, run.parentRun ?? null, run.continuesRun ?? null, run.batchId ?? null, header.pid, header.host, run.cwd ?? null);
+  } else if ("calls" in entry) {
+    insertCalls(statements, entry.calls.run, entry.calls);
+  } else if ("finish" in entry) {
+    const { run: id, end, calls } = entry.finish;
+    if (calls) insertCalls(statements, id, calls);
+    finish(statements, id, end);
+  }
+}
+
+function insertCalls(statements: Statements, runId: string, calls: RunCalls): void {
+  for (const { record: call, messagesKept } of calls.model ?? []) {
+    statements.modelCall.run(runId, call.seq, call.step, call.agent, call.round, call.model, call.started_at, call.latency_ms, messagesKept, JSON.stringify(call.messages), JSON.stringify(call.tools), call.reply, JSON.stringify(call.tool_calls), call.finish_reason, call.prompt_tokens, call.cached_prompt_tokens, call.completion_tokens, call.reasoning_tokens, call.cost, JSON.stringify(call.retries ?? []));
+  }
+  for (const call of calls.tool ?? []) {
+    statements.toolCall.run(runId, call.seq, call.step, call.agent, call.call_id, call.name, JSON.stringify(call.arguments), call.result, call.status, call.error, call.duration_ms, call.ended_at);
+  }
+}
+
+function finish(statements: Statements, runId: string, end: RunEnd): void {
+  // Only a run still open takes its end (`crashed`: a reader saw its process gone before this line was merged).
+  const row = statements.open.raw().get(runId) as [unknown] | undefined;
+  const status = blobText(row?.[0]);
+  if (!row || (status !== "running" && status !== "crashed")) return;
+  statements.finish.run(end.endedAt, end.status, end.exitCode, end.errorCode, end.errorMessage, end.output, end.details, JSON.stringify(end.models), end.promptTokens, end.cachedPromptTokens, end.completionTokens, end.reasoningTokens, end.llmCalls, end.cost, end.durationMs, runId);
+  const output = decodeOutput(end.output);
+  statements.search.run(typeof output === "string" ? output : output === null ? "" : JSON.stringify(output), runId);
+}
+
+type Statement = Libsql.Statement<unknown[]>;
+type Statements = ReturnType<typeof prepare>;
+
+/** The merge's statements, prepared once per connection (the viewer merges at every request). */
+const prepared = new WeakMap<Database, Statements>();
+
+function statementsOf(database: Database): Statements {
+  let statements = prepared.get(database);
+  if (!statements) prepared.set(database, (statements = prepare(database)));
+  return statements;
+}
+
+function prepare(database: Database) {
+  // The merge's own bookkeeping, not part of the runs' schema (no version bump: an older lllm can still use the file).
+  database.exec("CREATE TABLE IF NOT EXISTS spool_progress (name TEXT PRIMARY KEY, offset INTEGER NOT NULL, header TEXT, closed INTEGER NOT NULL DEFAULT 0)");
+  const statement = (sql: string): Statement => database.prepare(sql);
+  return {
+    progress: statement("SELECT offset, CAST(header AS BLOB), closed FROM spool_progress WHERE name = ?"),
+    saveProgress: statement("INSERT INTO spool_progress (name, offset, header, closed) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET offset = excluded.offset, header = excluded.header, closed = excluded.closed"),
+    forget: statement("DELETE FROM spool_progress WHERE name = ?"),
+    // OR IGNORE: a line merged by an older database copy, or twice after a crash between a delete and its row, is harmless.
+    begin: statement(
+      `INSERT OR IGNORE INTO runs (id, started_at, status, tactic_path, tactic_name, config_digest, input, vars, models, lllm_version, parent_run, continues_run, batch_id, pid, host, cwd)
+       VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    modelCall: statement(
+      `INSERT OR IGNORE INTO model_calls (run_id, seq, step, agent, round, model, started_at, latency_ms, messages_kept, messages, tools, reply, tool_calls, finish_reason, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost, retries)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    toolCall: statement(`INSERT OR IGNORE INTO tool_calls (run_id, seq, step, agent, call_id, name, arguments, result, status, error, duration_ms, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+    finish: statement(
+      `UPDATE runs SET ended_at = ?, status = ?, exit_code = ?, error_code = ?, error_message = ?, output = ?, details = ?, models = ?, prompt_tokens = ?, cached_prompt_tokens = ?,
+       completion_tokens = ?, reasoning_tokens = ?, llm_calls = ?, cost = ?, duration_ms = ? WHERE id = ?`,
+    ),
+    // As a blob: a text that is not UTF-8 (a damaged page) would abort the process inside libsql.
+    open: statement("SELECT CAST(status AS BLOB) FROM runs WHERE id = ?"),
+    // The full-text row takes the run's rowid (the viewer joins a search's matches on it: migration 3).
+    search: statement("INSERT OR REPLACE INTO runs_text (rowid, run_id, input, output) SELECT rowid, id, coalesce(input, ''), ? FROM runs WHERE id = ?"),
+  };
+}

@@ -1,0 +1,142 @@
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { PriceTable } from "../../src/store/PriceTable.js";
+import { RunRecorder } from "../../src/store/RunRecorder.js";
+import { RunSpool } from "../../src/store/RunSpool.js";
+import { RunStore } from "../../src/store/RunStore.js";
+import { RunTally } from "../../src/store/RunTally.js";
+import { redactorOf } from "../../src/util/redact.js";
+import { echoSetup, readResults, spawnBatch } from "../batch/batchTestHelpers.js";
+import { BIN, ROOT } from "../helpers/runCli.js";
+import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
+import { waitUntil } from "../helpers/waitUntil.js";
+import { cli, listRuns } from "./storeTestHelpers.js";
+
+const closers: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+  removeTempDirs();
+});
+
+function recorderOptions(file: string, warnings: string[] = []) {
+  return {
+    file,
+    tally: new RunTally(PriceTable.load()),
+    redactor: redactorOf([]),
+    warn: (message: string) => warnings.push(message),
+    run: { tacticPath: "t.yaml", tacticName: "t", configDigest: "d", input: "hi", vars: {}, models: ["m"], lllmVersion: "0" },
+  };
+}
+
+function read<T>(file: string, action: (store: RunStore) => T): T {
+  const store = RunStore.openSync(file);
+  try {
+    return action(store);
+  } finally {
+    store.close();
+  }
+}
+
+const spoolOf = (home: string): string[] => (existsSync(path.join(home, "logs.spool")) ? readdirSync(path.join(home, "logs.spool")) : []);
+
+describe("runs are recorded into the spool and merged into logs.db by readers", () => {
+  it("the run's start is on disk a moment later, without the database; each reader merges what is new", async () => {
+    const home = tempDir();
+    const file = path.join(home, "logs.db");
+    const recorder = RunRecorder.begin(recorderOptions(file));
+    expect(recorder.failed).toBe(false);
+    // Recording makes no database: a line in the process's spool file, written within a moment.
+    expect(await waitUntil(() => spoolOf(home).length > 0)).toBe(true);
+    expect(existsSync(file)).toBe(false);
+    expect(spoolOf(home)).toEqual([expect.stringMatching(new RegExp(`^[0-9A-Z]{26}-${process.pid}\\.jsonl$`))]);
+    expect(read(file, (store) => store.getRun(recorder.id)?.status)).toBe("running");
+
+    recorder.onEvent({ type: "model_call", agent: "bot", round: 0, messages: 1, tools: [], model: "m", sent: [{ role: "user", content: "hi" }] });
+    recorder.onEvent({ type: "model_reply", agent: "bot", round: 0, model: "m", text: "hello", toolCalls: [], usage: { promptTokens: 1, completionTokens: 1 } });
+    recorder.finish({ output: "hello" });
+    const run = read(file, (store) => store.getRun(recorder.id));
+    expect(run).toMatchObject({ status: "ok", output: "hello", model_calls: [{ reply: "hello", messages: [{ role: "user", content: "hi" }] }] });
+    // Merged twice, stored once.
+    expect(read(file, (store) => store.listRuns({ search: "hello" }))).toHaveLength(1);
+
+    // The writer still holds its file (this process); once it closes it, the next reader deletes it.
+    expect(spoolOf(home)).toHaveLength(1);
+    RunSpool.of(file).close();
+    read(file, (store) => store.listRuns());
+    expect(spoolOf(home)).toEqual([]);
+    expect(read(file, (store) => store.listRuns().map((entry) => entry.id))).toEqual([recorder.id]);
+  });
+
+  it("a spool file of a newer lllm is left alone; a dead writer's torn last line is dropped with its file", () => {
+    const home = tempDir();
+    const file = path.join(home, "logs.db");
+    const folder = path.join(home, "logs.spool");
+    RunRecorder.begin(recorderOptions(file)); // makes the folder
+    RunSpool.of(file).close();
+    const newer = path.join(folder, `01J0000000000000000000000A-1.jsonl`);
+    writeFileSync(newer, `${JSON.stringify({ spool: 99, pid: 1, host: "elsewhere" })}\n{"something":"new"}\n`);
+    // A process that has ended: its pid is free.
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
+    const pid = Number(dead.stdout);
+    const torn = path.join(folder, `01J0000000000000000000000B-${pid}.jsonl`);
+    const begin = { begin: { id: "01J0000000000000000000000C", startedAt: 1, tacticPath: "t.yaml", tacticName: "t", configDigest: "d", input: "killed", vars: {}, models: [], lllmVersion: "0" } };
+    writeFileSync(torn, `${JSON.stringify({ spool: 1, pid, host: hostname() })}\n${JSON.stringify(begin)}\n{"calls":{"run":"01J0000000000000000000000C","mod`);
+
+    const runs = read(file, (store) => store.listRuns());
+    expect(runs.map((run) => [run.input, run.status])).toEqual([
+      ["hi", "running"],
+      ["killed", "crashed"],
+    ]);
+    expect(existsSync(newer)).toBe(true);
+    expect(existsSync(torn)).toBe(false);
+  });
+});
+
+describe("recording never loads SQLite", { timeout: 180_000 }, () => {
+  it("`lllm run` records its run without loading libsql; `lllm logs` loads it and lists the run", async () => {
+    const home = tempDir();
+    const dir = tempDir();
+    const list = path.join(dir, "modules.txt");
+    const register = path.join(dir, "register.mjs");
+    writeFileSync(register, 'import { appendFileSync } from "node:fs";\nimport { createRequire } from "node:module";\nconst require = createRequire(import.meta.url);\nprocess.on("exit", () => appendFileSync(process.env.MODULE_LIST, Object.keys(require.cache).join("\\n") + "\\n"));\n');
+    const lllm = (args: string[]) =>
+      new Promise<{ code: number | null; stdout: string }>((resolve) => {
+        writeFileSync(list, "");
+        const child = spawn(process.execPath, ["--import", pathToFileURL(register).href, BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: home, NO_COLOR: "1", MODULE_LIST: list }, stdio: ["ignore", "pipe", "ignore"] });
+        let stdout = "";
+        child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+        child.on("close", (code) => resolve({ code, stdout }));
+      });
+    const loadedLibsql = () => readFileSync(list, "utf8").split("\n").some((module) => module.includes(`${path.sep}libsql${path.sep}`));
+    const run = await lllm(["run", "packages-example/weather/tactics/weather.yaml", "--model", "scripted:packages-example/weather/scripted/paris-tokyo.yaml", "--input", "Paris?", "--no-stream"]);
+    expect(run.code).toBe(0);
+    expect(loadedLibsql()).toBe(false);
+    const logs = await lllm(["logs", "--json"]);
+    expect(logs.code).toBe(0);
+    // The hook sees libsql when it is loaded: a hook that saw nothing cannot pass for a run that loads nothing.
+    expect(loadedLibsql()).toBe(true);
+    expect((JSON.parse(logs.stdout) as { runs: Array<{ input: string; status: string }> }).runs).toMatchObject([{ input: "Paris?", status: "ok" }]);
+  });
+
+  it("a batch killed with SIGKILL loses no run whose result line it wrote", async () => {
+    const setup = await echoSetup({ delayMs: 30 });
+    closers.push(() => setup.server.close());
+    const inputs = path.join(setup.dir, "items.txt");
+    writeFileSync(inputs, Array.from({ length: 200 }, (_, index) => `item ${index}`).join("\n"));
+    const out = path.join(setup.dir, "out.jsonl");
+    const batch = spawnBatch([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "4", "--quiet"], setup.env);
+    expect(await waitUntil(() => readResults(out).length >= 20, 60_000)).toBe(true);
+    batch.child.kill("SIGKILL");
+    await batch.done;
+    const written = readResults(out);
+    const runs = new Map((await listRuns(setup.home, ["-n", "1000"])).map((run) => [run.id, run]));
+    for (const line of written) expect(runs.get(line.run_id!), `run ${line.run_id} of item ${line.id}`).toMatchObject({ status: "ok", output: `echo: item ${Number(line.id) - 1}` });
+    // What was still running reads as crashed, not as running for ever.
+    expect([...runs.values()].filter((run) => run.status === "running")).toEqual([]);
+    expect(await cli(setup.home, ["logs", "--status", "crashed"])).toMatchObject({ code: 0 });
+  });
+});
