@@ -1,5 +1,11 @@
 import type { CreateMessageRequest, CreateMessageResult } from "@modelcontextprotocol/sdk/types.js";
-import type { Model, ModelMessage } from "../providers/Model.js";
+import type { Model, ModelMessage, ModelResponse } from "../providers/Model.js";
+
+/** Told around each sampling call, so that the run counts, records and prices it like any model call. */
+export interface SamplingObserver {
+  onCall?: (messages: ModelMessage[]) => void;
+  onReply?: (response: ModelResponse, latencyMs: number) => void;
+}
 
 /**
  * A sampling hook that answers a server's `sampling/createMessage` with `model` (the agent's own): the server's
@@ -7,7 +13,7 @@ import type { Model, ModelMessage } from "../providers/Model.js";
  * placeholder, since the chat format carries text), `maxTokens` (already capped by the config) and
  * `temperature` become request arguments, and the answer goes back as one text block naming the model.
  */
-export function sampleWithModel(model: Model, options: { signal?: AbortSignal | undefined } = {}): (request: CreateMessageRequest["params"]) => Promise<CreateMessageResult> {
+export function sampleWithModel(model: Model, options: { signal?: AbortSignal | undefined; observer?: SamplingObserver | undefined } = {}): (request: CreateMessageRequest["params"]) => Promise<CreateMessageResult> {
   return async (request) => {
     const messages: ModelMessage[] = [];
     if (request.systemPrompt) messages.push({ role: "system", content: request.systemPrompt });
@@ -16,11 +22,14 @@ export function sampleWithModel(model: Model, options: { signal?: AbortSignal | 
       const text = blocks.map((block) => (block.type === "text" ? block.text : `[${block.type} content]`)).join("\n");
       messages.push(message.role === "assistant" ? { role: "assistant", content: text } : { role: "user", content: text });
     }
+    options.observer?.onCall?.(messages);
+    const started = performance.now();
     const response = await model.generate({
       messages,
       modelArgs: { max_tokens: request.maxTokens, ...(request.temperature !== undefined ? { temperature: request.temperature } : {}), ...(request.stopSequences ? { stop: request.stopSequences } : {}) },
       ...(options.signal ? { signal: options.signal } : {}),
     });
+    options.observer?.onReply?.(response, performance.now() - started);
     return {
       role: "assistant",
       content: { type: "text", text: response.message.content ?? "" },

@@ -63,8 +63,19 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
       if (!connections) {
         // Loaded only when a tactic has MCP servers: the SDK is the heaviest dependency of a run.
         const [{ McpConnections }, { sampleWithModel }] = await Promise.all([import("../mcp/McpConnections.js"), import("../mcp/sampleWithModel.js")]);
-        // Servers' sampling requests are answered with the model of the first agent that uses MCP servers.
-        const sample = sampleWithModel(await makeModel(config), { signal: options.signal });
+        // Servers' sampling requests are answered with the model of the first agent that uses MCP servers, and
+        // reported as that agent's model calls (under a name of their own), so the run counts, records and prices them.
+        const model = await makeModel(config);
+        const agent = `${bound.name} (MCP sampling)`;
+        let round = 0;
+        const sample = sampleWithModel(model, {
+          signal: options.signal,
+          observer: {
+            onCall: (messages) => onEvent({ type: "model_call", agent, round, messages: messages.length, tools: [], model: model.name, sent: messages }),
+            onReply: (response, latencyMs) =>
+              onEvent({ type: "model_reply", agent, round: round++, text: response.message.content ?? "", toolCalls: [], usage: response.usage, model: model.name, latencyMs, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}) }),
+          },
+        });
         const cwd = options.cwd ?? process.cwd();
         const created = new McpConnections({
           cwd: path.dirname(prepared.tactic.file),

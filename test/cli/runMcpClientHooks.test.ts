@@ -26,10 +26,13 @@ describe("lllm run answers what MCP servers ask", () => {
     server = await startMockOpenAIServer({
       script: [{ tool_calls: [{ name: "trigger-sampling-request", arguments: { prompt: "Name a colour", maxTokens: 20 } }] }, "Teal.", "The server's model said teal."],
     });
-    const result = await runCli(["run", everythingTactic(), "--input", "Ask the server to sample"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    const result = await runCli(["run", everythingTactic(), "--input", "Ask the server to sample", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    expect(result.stdout).toBe("The server's model said teal.\n");
+    const report = JSON.parse(result.stdout) as { output: string; usage: { llm_calls: number } };
+    expect(report.output).toBe("The server's model said teal.");
+    // The sampling call counts in the run's usage like the agent's own two calls.
+    expect(report.usage.llm_calls).toBe(3);
     const posts = server.requests.filter((request) => request.method === "POST");
     expect(posts).toHaveLength(3);
     // The second request is the server's: its system prompt and message, with its token limit.
