@@ -32,10 +32,12 @@ export async function waitForCallback(options: { port: number; state: string; ti
           response.writeHead(400, { "content-type": "text/plain" }).end("This sign-in link is not the one lllm is waiting for.\n");
           return;
         }
-        response.writeHead(error || !code ? 400 : 200, { "content-type": "text/plain" }).end(error || !code ? "Sign-in failed; see the terminal.\n" : "Signed in; you can close this page and return to the terminal.\n");
-        if (error) reject(new Error(`the authorization server answered ${error}${url.searchParams.get("error_description") ? `: ${url.searchParams.get("error_description")}` : ""}`));
-        else if (!code) reject(new Error("the authorization server redirected back without a code"));
-        else resolve(code);
+        // Settled once the page is sent: closing the server right after must not cut the browser's answer.
+        response.writeHead(error || !code ? 400 : 200, { "content-type": "text/plain" }).end(error || !code ? "Sign-in failed; see the terminal.\n" : "Signed in; you can close this page and return to the terminal.\n", () => {
+          if (error) reject(new Error(`the authorization server answered ${error}${url.searchParams.get("error_description") ? `: ${url.searchParams.get("error_description")}` : ""}`));
+          else if (!code) reject(new Error("the authorization server redirected back without a code"));
+          else resolve(code);
+        });
       });
       server.once("error", reject);
       timer = setTimeout(() => reject(new Error(`no sign-in within ${Math.round(options.timeoutMs / 1000)} s`)), options.timeoutMs);
