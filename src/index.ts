@@ -115,7 +115,9 @@ export {
 
 // MCP: servers as tool sources, provider-side declarations, packages served over MCP.
 // Each from its own module: the MCP SDK loads only when a server is started or served.
-export { McpConnections } from "./mcp/McpConnections.js";
+export { McpConnections, type McpConnectionsOptions } from "./mcp/McpConnections.js";
+export type { McpClientHooks, ElicitationRequest } from "./mcp/McpClientHooks.js";
+export type { McpServerConfig, McpOAuthConfig } from "./config/TacticConfig.js";
 export { McpToolError } from "./mcp/McpToolError.js";
 export { MCP } from "./mcp/MCP.js";
 export { assertProviderMcpSupported } from "./providers/assertProviderMcpSupported.js";

@@ -6,6 +6,7 @@ import { loadServedPackage, McpConnections, parseServerSpec, serverFor, serveStd
 import { isWildcardHost } from "../mcp/serve/httpGuard.js";
 import { serveHttp } from "../mcp/serve/serveHttp.js";
 import { loadRegistry } from "./loadRegistry.js";
+import { mcpClientHooks } from "./mcpClientHooks.js";
 import { packageTacticTools } from "../tactics/packageTacticTools.js";
 import { stopSignal } from "./handleSignals.js";
 import { SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
@@ -29,7 +30,7 @@ export interface McpToolsOptions {
  */
 export async function mcpToolsCommand(spec: string | string[], options: McpToolsOptions = {}): Promise<void> {
   const config = parseServerSpec(spec, { ...(options.env ? { env: options.env } : {}), ...(options.header ? { header: options.header } : {}) });
-  const connections = new McpConnections();
+  const connections = new McpConnections({ hooks: mcpClientHooks({ verbose: false, signal: stopSignal() }) });
   try {
     const tools = await connections.get(config);
     if (options.json) {

@@ -1,6 +1,7 @@
 // MCP: servers as tool sources (stdio and Streamable HTTP), provider-side declarations, and serving a package.
 export { McpConnections, DEFAULT_MCP_CALL_TIMEOUT_MS, DEFAULT_MCP_START_TIMEOUT_MS, type McpConnectionsOptions } from "./McpConnections.js";
 export { McpConnection, type McpToolInfo } from "./McpConnection.js";
+export type { McpClientHooks, ElicitationRequest } from "./McpClientHooks.js";
 export { McpToolError, type McpToolErrorOptions } from "./McpToolError.js";
 export { decodeToolResult, type DecodedToolResult, type McpCallResult } from "./decodeToolResult.js";
 export { mcpToolToFunction, type McpToolOptions } from "./mcpToolToFunction.js";
