@@ -97,6 +97,23 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("chat")
+    .description("talk with a tactic's agent, turn by turn (with no tactic: a plain assistant on --model); a line of stdin is a turn when it is not a terminal")
+    .argument("[tactic]", "tactic file or package ref (default: a plain assistant on --model, else the settings' model)")
+    .option("--agent <name>", "the agent to talk to (default: the tactic's `agent`, else its first)")
+    .option("-m, --model <name>", "use this model (e.g. gpt-4o-mini, ollama/llama3, scripted:turns.yaml)")
+    .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
+    .option("--var <key=value>", "a template argument for the prompts (repeatable)", collect)
+    .option("--max-steps <n>", "override the agent's max_interrupt_steps")
+    .addOption(new Option("--approve <which>", "calls from programs to tools that need approval: run all, or none (default: none)").choices(["all", "none"]))
+    .option("--no-log", "do not record the turns in the run store")
+    .option("-c, --continue [id]", "go on with the conversation of a logged run or chat (default: the last)")
+    .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {
+      const { chatCommand } = await import("./chat.js");
+      await chatCommand(tactic, command.optsWithGlobals());
+    });
+
+  program
     .command("batch")
     .description("run a tactic over every item of a dataset (JSONL, CSV or text lines); one NDJSON result per item")
     .argument("[tactic]", "tactic file, or a package ref")
