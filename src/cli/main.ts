@@ -10,7 +10,8 @@ import { useCodeCache } from "../util/codeCache.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
-import { failureJson, reportError, writeOut } from "./output.js";
+import { failureJson, paint, reportError, useColor, writeOut } from "./output.js";
+import { addExamples } from "./helpExamples.js";
 import { reserveStdout } from "./reserveStdout.js";
 import { handleSignals } from "./handleSignals.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
@@ -50,15 +51,21 @@ export function buildProgram(): Command {
     .option("-v, --verbose", "show stack traces and more detail on stderr")
     .showHelpAfterError("(run with --help for usage)")
     // Global options (--verbose) are listed in every command's help too: `lllm run --help` is where users look.
-    .configureHelp({ showGlobalOptions: true })
+    // Titles in bold; commander strips the codes when its stream gets no colour (getOutHasColors below).
+    .configureHelp({ showGlobalOptions: true, styleTitle: (title) => `\u001b[1m${title}\u001b[22m` })
     .configureOutput({
       writeErr: (text) => process.stderr.write(text),
       writeOut: (text) => writeOwnStdout(text),
       // Usage errors read like every other error: `lllm: error: …`.
       outputError: (text, write) => write(text.startsWith("error: ") ? `lllm: ${text}` : text),
+      // One decision for colour everywhere (NO_COLOR, --no-color, FORCE_COLOR, a terminal): see output.ts.
+      getOutHasColors: () => useColor(process.stdout),
+      getErrHasColors: () => useColor(process.stderr),
     })
-    // Before any .command(): subcommands copy this setting when they are created.
-    .exitOverride();
+    // Before any .command(): subcommands copy these settings when they are created.
+    .exitOverride()
+    // `lllm help` is a command of its own: topics besides commands.
+    .helpCommand(false);
 
   program
     .command("validate")
@@ -331,7 +338,17 @@ export function buildProgram(): Command {
       await schemaCommand(kind);
     });
 
+  program
+    .command("help")
+    .description("a short guide to a topic (tactics, packages, proxies, code-action, batch, testing), or a command's help")
+    .argument("[topic...]", "a topic, or a command such as `run` or `tools list`")
+    .action(async (words: string[]) => {
+      const { helpCommand } = await import("./help.js");
+      helpCommand(words, program);
+    });
+
   program.addOption(new Option("--no-color", "disable colour (NO_COLOR is honoured too)").hideHelp());
+  addExamples(program, paint);
   return program;
 }
 
