@@ -1,9 +1,8 @@
-import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer, type MockRequestBody } from "../../src/testing/index.js";
-import { BIN } from "../helpers/runCli.js";
+import { Tmux } from "../helpers/tmux.js";
 import { tempDir } from "../helpers/tempTree.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 
@@ -11,48 +10,20 @@ import { waitUntil } from "../helpers/waitUntil.js";
 // Ctrl-C in the middle of an answer, the up arrow across two sessions. tmux is a test dependency (.ci/run installs
 // it); without it this file fails rather than skip.
 
-const SOCKET = `lllm-chat-test-${process.pid}`;
+const tmux = new Tmux();
 let server: MockOpenAIServer | undefined;
-let session = 0;
-
-const tmux = (...args: string[]): string => execFileSync("tmux", ["-L", SOCKET, "-f", "/dev/null", ...args], { encoding: "utf8" });
-const screen = (name: string): string => tmux("capture-pane", "-p", "-J", "-S", "-200", "-t", name);
-const keys = (name: string, ...typed: string[]): void => void tmux("send-keys", "-t", name, ...typed);
-const type = (name: string, text: string): void => void tmux("send-keys", "-t", name, "-l", text);
-
-/** Start `lllm chat ARGS` in a new tmux window; the shell reports its exit code as `EXIT=<n>`. */
-function startChat(args: string[], env: Record<string, string>, cwd: string): string {
-  session += 1;
-  const name = `chat${session}`;
-  const vars = Object.entries({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", NO_COLOR: "1", TERM: "xterm", ...env }).map(([key, value]) => `${key}=${shellQuote(value)}`);
-  const command = `cd ${shellQuote(cwd)} && env -i ${vars.join(" ")} ${shellQuote(process.execPath)} ${shellQuote(BIN)} chat ${args.map(shellQuote).join(" ")}; echo EXIT=$?; sleep 600`;
-  tmux("new-session", "-d", "-s", name, "-x", "160", "-y", "50", "/bin/sh", "-c", command);
-  return name;
-}
-
-function shellQuote(text: string): string {
-  return `'${text.replaceAll("'", "'\\''")}'`;
-}
-
-async function until(name: string, check: (text: string) => boolean, what: string): Promise<string> {
-  let text = "";
-  const ok = await waitUntil(() => check((text = screen(name))), 60_000);
-  expect(ok, `waiting for ${what}; the screen:\n${text}`).toBe(true);
-  return text;
-}
+const startChat = (args: string[], env: Record<string, string>, cwd: string): string => tmux.startLllm(["chat", ...args], { NO_COLOR: "1", ...env }, cwd);
+const screen = (name: string): string => tmux.screen(name);
+const keys = (name: string, ...typed: string[]): void => tmux.keys(name, ...typed);
+const type = (name: string, text: string): void => tmux.type(name, text);
+const until = (name: string, check: (text: string) => boolean, what: string): Promise<string> => tmux.until(name, check, what);
 
 afterEach(async () => {
   await server?.close();
   server = undefined;
 });
 
-afterAll(() => {
-  try {
-    tmux("kill-server");
-  } catch {
-    // no server left
-  }
-});
+afterAll(() => tmux.kill());
 
 type WireMessage = { role: string; content?: string | null };
 
