@@ -70,9 +70,12 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     server = await echoServer();
     const home = tempDir();
     const file = path.join(tempDir(), "chat.md");
-    const script = ["hello", "what is the weather?", `/save ${file}`, "/reset", "again", "/model gpt-other", "once more", "/exit", "never sent"].join("\n");
-    const result = await cli(home, ["chat", loop], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: script });
+    const script = ["/help", "hello", "what is the weather?", `/save ${file}`, "/reset", "again", "/model gpt-other", "once more", "/exit", "never sent"].join("\n");
+    const result = await cli(home, ["chat", loop, "--verbose"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: script });
     expect(result.code).toBe(0);
+    expect(result.stderr).toContain("/save FILE");
+    // --verbose shows each tool call's arguments.
+    expect(result.stderr).toMatch(/↳ get_weather \{"city":"Paris"\} \(\d+ ms\)/);
     expect(result.stdout).toBe("echo 2: hello\nSunny in Paris.\necho 2: again\necho 4: once more\n");
     expect(readFileSync(file, "utf8")).toMatch(/^# lllm chat: loop, agent weather_bot\n[\s\S]*## You\n\nhello\n\n## weather_bot\n\necho 2: hello\n\n## You\n\nwhat is the weather\?\n\n## weather_bot\n\n- tool `get_weather` `\{"city":"Paris"\}`\n\nSunny in Paris.\n$/);
     expect(posts().map((body) => (body as unknown as { model: string }).model)).toEqual(["gpt-test", "gpt-test", "gpt-test", "gpt-test", "gpt-other"]);
