@@ -7,6 +7,7 @@ import { loadProjectSettings } from "../config/index.js";
 import { ConfigError } from "../errors.js";
 import { prepareTactic, type BoundAgent, type PreparedTactic } from "../tactics/prepareTactic.js";
 import { runRecorded, type RecordedRun } from "../run/runRecorded.js";
+import { assertTemplateVariables } from "../tactics/templateVariables.js";
 import { didYouMean } from "../util/closest.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
 import { warnUnknownModels } from "./models.js";
@@ -94,7 +95,10 @@ export class ChatSession {
       const guess = didYouMean(agent, names);
       throw new ConfigError("usage_chat_agent", `no agent \`${agent}\` in ${prepared.tactic.file}${guess ? `: ${guess}` : ""}`, { location: { file: "--agent" }, hint: `Its agents: ${names.join(", ")}.` });
     }
-    return new ChatSession(prepared, agent, options);
+    const session = new ChatSession(prepared, agent, options);
+    // A missing template variable would fail every turn: said once, before the first.
+    assertTemplateVariables(session.chatTactic(), { ...(options.vars ?? {}) }, { hint: (name) => `Pass it with --var ${name}=VALUE, or add it to the tactic's \`vars:\`.` });
+    return session;
   }
 
   private static async prepare(options: ChatSessionOptions, model: string | undefined): Promise<PreparedTactic> {
@@ -174,7 +178,7 @@ export class ChatSession {
    * The tactic a turn runs: the agent pattern on the chosen agent, the input sent as typed (a tactic's `prompt`
    * template, `input` schema and `output` schema are for one-shot runs, not for a conversation).
    */
-  private chatTactic(): PreparedTactic {
+  chatTactic(): PreparedTactic {
     const { output: _output, input: _input, steps: _steps, ...config } = this.prepared.tactic.config;
     return { ...this.prepared, tactic: { ...this.prepared.tactic, config: { ...config, tactic_type: "agent", agent: this.agent, prompt: "{input}" } } };
   }

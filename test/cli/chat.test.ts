@@ -98,6 +98,16 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     expect(agent.code).toBe(2);
     expect(agent.stderr).toContain("no agent `weather_bott`");
     expect(agent.stderr).toContain("did you mean `weather_bot`?");
+
+    // A template variable without a value is said once, before any turn.
+    const dir = tempDir();
+    writeFileSync(path.join(dir, "v.yaml"), "name: v\nagent_configs:\n  - name: bot\n    model_name: gpt-test\n    system_prompt: You speak about {topic}.\n");
+    const before = server.requests.length;
+    const vars = await cli(home, ["chat", path.join(dir, "v.yaml")], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: "hi\n" });
+    expect(vars.code).toBe(2);
+    expect(vars.stderr).toContain("{topic} in the system prompt of agent `bot` has no value");
+    expect(vars.stderr).toContain("--var topic=VALUE");
+    expect(server.requests.length).toBe(before);
   });
 
   it("goes on after a failed turn, and a script learns of it from the exit code", async () => {
