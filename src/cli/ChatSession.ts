@@ -82,7 +82,7 @@ export class ChatSession {
     if (options.target === undefined && options.model === undefined) {
       const { settings } = await loadProjectSettings(process.cwd());
       if (settings.model === undefined) {
-        throw new ConfigError("usage_chat_model", "lllm chat without a tactic needs a model", { location: { file: "--model" }, hint: "Pass --model NAME (e.g. gpt-4o-mini, ollama/llama3, scripted:turns.yaml), set `model:` in the project settings, or name a tactic: lllm chat TACTIC" });
+        throw new ConfigError("usage_chat_model", "lllm chat without a tactic needs a model", { location: { file: "--model" }, hint: "Pass --model NAME (e.g. gpt-4o-mini, ollama/llama3), set `model:` in the project settings, or name a tactic: lllm chat TACTIC" });
       }
     }
     const prepared = await ChatSession.prepare(options, options.model);

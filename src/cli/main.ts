@@ -108,7 +108,7 @@ export function buildProgram(): Command {
     .description("talk with a tactic's agent, turn by turn (with no tactic: a plain assistant on --model); a line of stdin is a turn when it is not a terminal")
     .argument("[tactic]", "tactic file or package ref (default: a plain assistant on --model, else the settings' model)")
     .option("--agent <name>", "the agent to talk to (default: the tactic's `agent`, else its first)")
-    .option("-m, --model <name>", "use this model (e.g. gpt-4o-mini, ollama/llama3, scripted:turns.yaml)")
+    .option("-m, --model <name>", "use this model (e.g. gpt-4o-mini, ollama/llama3)")
     .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
     .option("--var <key=value>", "a template argument for the prompts (repeatable)", collect)
     .option("--max-steps <n>", "override the agent's max_interrupt_steps")

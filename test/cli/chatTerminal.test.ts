@@ -79,7 +79,8 @@ describe("lllm chat at a terminal (tmux)", { timeout: 240_000 }, () => {
     keys(name, "Enter");
     await until(name, (text) => text.includes("you said two\nlines (4 messages)"), "the block's answer");
 
-    // Ctrl-C at the prompt drops the line; Ctrl-D ends the session with exit 0.
+    // Ctrl-C at the prompt (once the turn has ended: the prompt is back) drops the line; Ctrl-D ends the session.
+    await until(name, (text) => text.trimEnd().endsWith("lines (4 messages)\n>"), "the prompt after the answer");
     type(name, "never sent");
     keys(name, "C-c");
     keys(name, "C-d");
@@ -104,7 +105,7 @@ describe("lllm chat at a terminal (tmux)", { timeout: 240_000 }, () => {
     expect(statSync(history).mode & 0o777).toBe(0o600);
 
     const second = startChat(["--model", "gpt-test"], env, home);
-    await until(second, (text) => text.includes("/help for commands"), "the banner");
+    await until(second, (text) => text.includes("/help for commands") && text.trimEnd().endsWith(">"), "the prompt");
     keys(second, "Up");
     keys(second, "Up");
     await until(second, (text) => /> remember this line\s*$/.test(text.trimEnd()), "the recalled line");
