@@ -2,7 +2,7 @@ import { fileURLToPath } from "node:url";
 import type { AgentEvent, Message } from "../agent/index.js";
 import type { ModelMessage } from "../providers/Model.js";
 import type { RetryNotice } from "../providers/requestWithRetries.js";
-import type { ApprovalPolicy } from "../codeaction/approval.js";
+import type { ApprovalPolicy } from "../approval/index.js";
 import { loadProjectSettings } from "../config/index.js";
 import { ConfigError } from "../errors.js";
 import { prepareTactic, type BoundAgent, type PreparedTactic } from "../tactics/prepareTactic.js";

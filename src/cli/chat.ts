@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
-import { approveAll, approveNone } from "../codeaction/approval.js";
+import { approveAll, approveNone, noticeFirstRefusal } from "../approval/index.js";
 import { lllmHome } from "../config/lllmHome.js";
 import { ConfigError, InterruptedError, isLllmError } from "../errors.js";
 import { StreamRedactor } from "../util/redact.js";
@@ -9,7 +9,7 @@ import { ChatInput } from "./ChatInput.js";
 import { ChatSession } from "./ChatSession.js";
 import { parseSlashCommand, runSlashCommand } from "./chatCommands.js";
 import { stopSignal, takeInterrupts } from "./handleSignals.js";
-import { paint, reportError, writeErr } from "./output.js";
+import { paint, reportError, warn, writeErr } from "./output.js";
 import { parseVars } from "./parseVars.js";
 import { retryReporter } from "./retryReporter.js";
 import { StreamedLine } from "./StreamedLine.js";
@@ -49,7 +49,7 @@ export async function chatCommand(target: string | undefined, options: ChatComma
     maxSteps: options.maxSteps === undefined ? undefined : parseCount(options.maxSteps),
     log: options.log,
     // A question on the terminal would fight the chat's own prompt for the keyboard: approval is a flag here.
-    approve: options.approve === "all" ? approveAll : approveNone,
+    approve: options.approve === "all" ? approveAll : options.approve === "none" ? approveNone : noticeFirstRefusal(approveNone, () => warn("a tool that needs approval was refused: lllm chat does not ask (its prompt has the keyboard); start it with --approve all to run such tools")),
     history: continued?.history,
     continuesRun: continued?.id,
   });
