@@ -18,7 +18,7 @@ function allCommands(command: Command): Command[] {
   return [command, ...command.commands.flatMap(allCommands)];
 }
 
-describe("help that teaches", { timeout: 180_000 }, () => {
+describe("help that teaches", { timeout: 300_000 }, () => {
   it("ends every command's --help with examples", async () => {
     const paths = allCommands(buildProgram()).map(commandPath);
     expect(paths.filter((name) => !HELP_EXAMPLES[name] || HELP_EXAMPLES[name]!.length < 2)).toEqual([]);
