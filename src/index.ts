@@ -118,3 +118,6 @@ export { tactic, type TacticSpec, type TacticContext, type TacticDefinition, typ
 export type { RunOptions, TacticResult, ToolCallRecord, RunUsage } from "./tactics/TacticRun.js";
 // One recorded run, as `lllm run` and each item of `lllm batch` make it: checks, the run store's record, usage and cost.
 export { runRecorded, type RecordedRunOptions, type RecordedRun, type RecordedRunSuccess, type RecordedRunFailure, type RecordedUsage } from "./run/runRecorded.js";
+
+// `lllm test` from code: test files, cassettes, assertions, reporters (vitest helpers are in `lllm/testing`).
+export { runTests, textReporter, jsonReporter, junitReporter, testRunJson, junitXml, type RunTestsOptions, type TestRun, type Reporter, type TestRunStart, type TestRunSummary, type CaseResult, type CaseMode, type CaseProblem, type AssertionOutcome, type TextReporterOptions } from "./evals/index.js";

@@ -12,13 +12,14 @@ describe("public exports", () => {
         "REPEATED_CALL_TEXT", "ROUND_LIMIT_TEXT", "Registry", "SandboxError", "ToolError", "UnknownToolError", "createModel",
         "declaration", "formatLocation", "functionFromDeclaration", "lllmHome", "loadProjectSettings", "loadTacticFile",
         "normalizeParameters", "packageSchema", "parseRef", "prepareTactic", "readManifest", "runRecorded", "runTactic", "tacticSchema",
+        "runTests", "textReporter", "jsonReporter", "junitReporter", "testRunJson", "junitXml",
         "toFunctionTool", "tool", "z",
       ].sort(),
     );
   });
 
   it("lllm/testing", () => {
-    expect(Object.keys(testing).sort()).toEqual(["ScriptedModel", "startMockAnthropicServer", "startMockGeminiServer", "startMockOpenAIServer"]);
+    expect(Object.keys(testing).sort()).toEqual(["RunAssertionError", "ScriptedModel", "expectRun", "startMockAnthropicServer", "startMockGeminiServer", "startMockOpenAIServer"]);
   });
 
   it("the subpaths resolve through package.json exports (the built files)", async () => {

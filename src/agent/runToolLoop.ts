@@ -70,7 +70,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
     const tools = limitReached ? [] : offeredTools;
     const messages = [...dialog.toModelMessages(), ...scratch.map(toModelMessage)];
     onEvent?.({ type: "model_call", agent, round, messages: messages.length, tools: tools.map((tool) => tool.name), model: options.model.name, sent: messages });
-    const request: ModelRequest = { messages };
+    const request: ModelRequest = { messages, agent };
     if (tools.length > 0) request.tools = toolJson;
     if (!limitReached && options.hostedTools && options.hostedTools.length > 0) request.hostedTools = options.hostedTools;
     if (options.responseFormat) request.responseFormat = options.responseFormat;

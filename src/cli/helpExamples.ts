@@ -31,6 +31,11 @@ export const HELP_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [comm
     ["lllm batch packages-example/weather/tactics/weather.yaml --inputs questions.jsonl --out results.jsonl", "one result per line; run it again to resume"],
     ["seq 1 100 | lllm batch packages-example/weather/tactics/weather.yaml --inputs - --lines --concurrency 16 --max-cost 0.50", "text lines from a pipe, with a budget"],
   ],
+  test: [
+    ["lllm test packages-example/weather/tests --offline", "replay every case from its cassette; no key, no network"],
+    ["lllm test packages-example/weather/tests --record", "run the cases without a cassette live and write theirs"],
+    ["lllm test --junit results.xml --json", "every test file under this folder, for CI"],
+  ],
   worker: [
     ["lllm worker --queue redis://127.0.0.1:6379 -p packages-example/weather", "run queued items with the weather package's tactics"],
     ["lllm worker --queue redis://:PASSWORD@queue-host:6379 --concurrency 8 -p ~/packages/textkit", "on a worker machine"],

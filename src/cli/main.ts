@@ -157,6 +157,24 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("test")
+    .description("run test files (*.test.yaml): replay each case from its cassette, or run it live; assert on the answer, the tool calls, the cost")
+    .argument("[paths...]", "test files, or folders to search for *.test.yaml / *.test.json (default: the current folder)")
+    .option("--record", "run the cases that have no cassette live and write theirs (__cassettes__/ beside the test file)")
+    .option("--update", "run every case live and write its cassette again")
+    .option("--offline", "never call a model: a case without a cassette fails")
+    .option("--filter <text>", "only the cases whose name (or `file › name`) contains this text")
+    .option("--concurrency <n>", "cases running at once (default: the number of CPUs)")
+    .option("--bail", "start no case after the first failure")
+    .option("--json", "print the results as one JSON object on stdout")
+    .option("--junit <file>", "write the results as JUnit XML (for CI: GitHub Actions, GitLab)")
+    .option("--no-log", "do not record the cases' runs in the run store")
+    .action(async (paths: string[], options: Record<string, unknown>, command: Command) => {
+      const { testCommand } = await import("./test.js");
+      await testCommand(paths, command.optsWithGlobals());
+    });
+
+  program
     .command("worker")
     .description("run the items of batches queued on Redis by `lllm batch --queue` (until Ctrl-C)")
     .option("--queue <url>", "the Redis the batches are on (redis://[:password@]host:port)")
@@ -336,8 +354,8 @@ export function buildProgram(): Command {
   program
     .command("schema")
     .description("print the JSON Schema of a file format, for editors (yaml-language-server)")
-    .addArgument(new Argument("<kind>", "tactic | package | proxy | settings").choices(["tactic", "package", "proxy", "settings"]))
-    .action(async (kind: "tactic" | "package" | "proxy" | "settings") => {
+    .addArgument(new Argument("<kind>", "tactic | test | package | proxy | settings").choices(["tactic", "test", "package", "proxy", "settings"]))
+    .action(async (kind: "tactic" | "test" | "package" | "proxy" | "settings") => {
       const { schemaCommand } = await import("./schema.js");
       await schemaCommand(kind);
     });

@@ -19,6 +19,8 @@ export interface RecordedRunOptions extends RunOptions {
   continuesRun?: string;
   /** The batch this run is an item of (`lllm batch`), kept in its record. */
   batchId?: string;
+  /** The test case this run is (`lllm test`): its test file and name, kept in its record. */
+  test?: { file: string; case: string };
   /** Told when the run store cannot be written (the run goes on unrecorded). */
   warn: (message: string) => void;
   /** How the caller's user gives a missing template variable a value (the error's hint); default: `--var`. */
@@ -81,7 +83,7 @@ export type RecordedRun = RecordedRunSuccess | RecordedRunFailure;
  * its own shape; a run stopped by `signal` fails with an `InterruptedError`. A dry run (`dryRun`) is not recorded.
  */
 export async function runRecorded(prepared: PreparedTactic, options: RecordedRunOptions): Promise<RecordedRun> {
-  const { log, continuesRun, batchId, warn, missingVariableHint, usage: given, ...runOptions } = options;
+  const { log, continuesRun, batchId, test, warn, missingVariableHint, usage: given, ...runOptions } = options;
   const usage = given ?? new UsageCounter();
   let runLog: RunLog | undefined;
   let budget: RunBudget | undefined;
@@ -103,7 +105,7 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
     budget = runOptions.budget ?? startRunBudget(prepared, runOptions.limits);
     if (!runOptions.dryRun) {
       const input = typeof runOptions.input === "string" ? runOptions.input : JSON.stringify(runOptions.input);
-      runLog = await startRunLog({ prepared, input, vars: runOptions.vars ?? {}, ...(log !== undefined ? { log } : {}), ...(continuesRun !== undefined ? { continuesRun } : {}), ...(batchId !== undefined ? { batchId } : {}), ...(runOptions.env ? { env: runOptions.env } : {}), warn });
+      runLog = await startRunLog({ prepared, input, vars: runOptions.vars ?? {}, ...(log !== undefined ? { log } : {}), ...(continuesRun !== undefined ? { continuesRun } : {}), ...(batchId !== undefined ? { batchId } : {}), ...(test !== undefined ? { test } : {}), ...(runOptions.env ? { env: runOptions.env } : {}), warn });
     }
     const runId = runLog?.recorder?.id;
     const result = await runTactic(prepared, {

@@ -36,6 +36,11 @@ export interface RunSummary extends StoredUsage {
   parent_run: string | null;
   continues_run: string | null;
   batch_id: string | null;
+  /** The test file and case this run is (`lllm test`). */
+  test_file: string | null;
+  test_case: string | null;
+  /** Whether the test case passed (`passed`, `failed`); null until it is decided, and for other runs. */
+  test_status: "passed" | "failed" | null;
   pid: number | null;
   cwd: string | null;
 }

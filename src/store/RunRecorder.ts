@@ -83,6 +83,7 @@ export class RunRecorder {
           ...(run.parentRun !== undefined ? { parentRun: run.parentRun } : {}),
           ...(run.continuesRun !== undefined ? { continuesRun: run.continuesRun } : {}),
           ...(run.batchId !== undefined ? { batchId: run.batchId } : {}),
+          ...(run.test !== undefined ? { test: run.test } : {}),
           cwd: process.cwd(),
         },
       },

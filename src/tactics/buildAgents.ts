@@ -8,7 +8,6 @@ import type { McpConnections } from "../mcp/McpConnections.js";
 import { FunctionTool } from "../tools/index.js";
 import { Prompt } from "../prompts/index.js";
 import type { Model } from "../providers/Model.js";
-import { createModel } from "../providers/index.js";
 import { FallbackModel, fallbackMessage } from "../providers/FallbackModel.js";
 import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
 import { tacticTool } from "./tacticTools.js";
@@ -16,6 +15,7 @@ import { agentTool } from "./agentTool.js";
 import type { RunBudget } from "../limits/index.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunScope } from "./RunScope.js";
+import { defaultModel, modelTimeoutSeconds } from "./runModels.js";
 import type { RunOptions, TacticRunner } from "./TacticRun.js";
 import type { ToolChainRun } from "./toolChainFor.js";
 
@@ -207,28 +207,4 @@ function addTools(tools: FunctionTool[], added: FunctionTool[], { agent, source,
     }
     tools.push(tool);
   }
-}
-
-/**
- * The model timeout in seconds: `--timeout`, else the agent's `timeout`, else `model_args.timeout` (LiteLLM's
- * spelling, which LLLM tactics use; it is a client setting and is not sent to the server).
- */
-function modelTimeoutSeconds(config: AgentConfig, options: RunOptions): number | undefined {
-  const fromArgs = config.model_args?.["timeout"];
-  return options.modelTimeout ?? config.timeout ?? (typeof fromArgs === "number" ? fromArgs : undefined);
-}
-
-function defaultModel(config: AgentConfig, options: RunOptions, maxReplyBytes: number | undefined): Model {
-  const timeout = modelTimeoutSeconds(config, options);
-  return createModel({
-    ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
-    ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}),
-    ...(options.onModelRetry ? { onRetry: options.onModelRetry } : {}),
-    model: config.model_name ?? "",
-    ...(config.api_type ? { apiType: config.api_type } : {}),
-    ...(config.invoker ? { invoker: config.invoker } : {}),
-    ...(config.invoker_config ? { invokerConfig: config.invoker_config } : {}),
-    ...(options.env ? { env: options.env } : {}),
-    ...(options.cwd ? { cwd: options.cwd } : {}),
-  });
 }

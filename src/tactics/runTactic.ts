@@ -1,5 +1,6 @@
 import type { Agent, AgentEvent } from "../agent/index.js";
 import { ArtifactStore } from "../codeaction/ArtifactStore.js";
+import { replySizeBytes } from "../config/index.js";
 import type { ProgramRecord } from "../codeaction/index.js";
 import type { ProxyManager } from "../proxies/index.js";
 import { buildAgents } from "./buildAgents.js";
@@ -8,6 +9,7 @@ import { parseInput } from "./parseInput.js";
 import { patternFor } from "./patterns/patternFor.js";
 import type { PreparedTactic } from "./prepareTactic.js";
 import { RunScope } from "./RunScope.js";
+import { runModels } from "./runModels.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import { assertTemplateVariables } from "./templateVariables.js";
 import { startRunBudget } from "./tacticBudget.js";
@@ -33,6 +35,8 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   if (dryRun) options = { ...options, createModel: dryRun.dryRunModel };
   // A limit reached anywhere aborts the budget's signal: every part of the run that listens to its signal stops.
   options = { ...options, budget, signal: options.signal ? AbortSignal.any([options.signal, budget.signal]) : budget.signal };
+  // One factory for the whole run, nested tactics included (they get these options): a scripted model is shared.
+  if (!options.createModel) options = { ...options, createModel: runModels(options, replySizeBytes(prepared.settings.reply_size)) };
   const usage = new UsageCounter();
   const toolCalls: ToolCallRecord[] = [];
   const modelCalls: ModelCallRecord[] = [];
