@@ -33,7 +33,18 @@ export {
   normalizeParameters,
   type ToolSpec,
   type DeclarationSpec,
+  toolResult,
   type ToolContext,
+  type ToolRunContext,
+  type ToolAnnotations,
+  type ToolResult,
+  type ToolResultSpec,
+  type ContentBlock,
+  type LogLevel,
+  type SampleRequest,
+  type SampleResult,
+  type ElicitRequest,
+  type ElicitResult,
   type ToolRun,
   type ResultProcessor,
   type JsonSchema,
@@ -108,13 +119,14 @@ export { McpConnections } from "./mcp/McpConnections.js";
 export { McpToolError } from "./mcp/McpToolError.js";
 export { MCP } from "./mcp/MCP.js";
 export { assertProviderMcpSupported } from "./providers/assertProviderMcpSupported.js";
-export { createPackageServer } from "./mcp/createPackageServer.js";
+export { createPackageServer } from "./mcp/serve/createPackageServer.js";
 
 // Tactics.
 export { prepareTactic, type PreparedTactic, type PrepareOptions, type BoundAgent, type BoundTool } from "./tactics/prepareTactic.js";
 export { runTactic } from "./tactics/runTactic.js";
 export { tacticAsFunction } from "./tactics/tacticAsFunction.js";
 export { tactic, type TacticSpec, type TacticContext, type TacticDefinition, type TacticToolSpec } from "./packageApi/tactic.js";
+export { resource, resourceTemplate, type ResourceSpec, type ResourceTemplateSpec, type ResourceDefinition, type ResourceReadResult } from "./packageApi/resource.js";
 export type { RunOptions, TacticResult, ToolCallRecord, RunUsage } from "./tactics/TacticRun.js";
 // One recorded run, as `lllm run` and each item of `lllm batch` make it: checks, the run store's record, usage and cost.
 export { runRecorded, type RecordedRunOptions, type RecordedRun, type RecordedRunSuccess, type RecordedRunFailure, type RecordedUsage } from "./run/runRecorded.js";

@@ -279,9 +279,11 @@ export function buildProgram(): Command {
     });
   mcp
     .command("serve")
-    .description("serve a package's tools and tactics as an MCP server over stdio")
+    .description("serve a package over MCP (stdio, or Streamable HTTP with --http): its tools, tactics, prompts and resources")
     .argument("<dir>", "the package folder")
     .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
+    .option("--http <[host:]port>", "serve over Streamable HTTP at http://HOST:PORT/mcp (host 127.0.0.1 by default; port 0: any free port)")
+    .option("--token-env <name>", "with --http: clients must send the token in this environment variable (Authorization: Bearer)")
     .action(async (dir: string, options: Record<string, unknown>, command: Command) => {
       const { mcpServeCommand } = await import("./mcp.js");
       await mcpServeCommand(dir, command.optsWithGlobals());
@@ -447,5 +449,11 @@ const EXIT_BACKSTOP_MS = 2000;
  * never delays a process that exits on its own). The `exit` hooks still kill every kernel and server.
  */
 function exitSoon(): void {
-  setTimeout(() => process.exit(), EXIT_BACKSTOP_MS).unref();
+  setTimeout(() => {
+    // Output still on its way to a slow reader (a large answer into a pipe) is the command's own: exiting now
+    // would cut it. Wait until it has been taken, then give the backstop its time again.
+    const pending = [process.stdout, process.stderr].find((stream) => stream.writableLength > 0 && !stream.destroyed);
+    if (pending) pending.once("drain", exitSoon).once("error", exitSoon);
+    else process.exit();
+  }, EXIT_BACKSTOP_MS).unref();
 }
