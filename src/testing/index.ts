@@ -12,3 +12,4 @@ export {
 } from "./mockOpenAIServer.js";
 export { startMockAnthropicServer, type AnthropicFailure, type MockAnthropicServer, type MockAnthropicServerOptions } from "./mockAnthropicServer.js";
 export { startMockGeminiServer, type GeminiFailure, type MockGeminiServer, type MockGeminiServerOptions } from "./mockGeminiServer.js";
+export { MockBatchJobs, type MockBatchJob, type MockBatchOptions, type MockBatchOutcome, type MockBatchResult } from "./MockBatchJobs.js";
