@@ -107,7 +107,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   if (options.queue === undefined) for (const agent of prepared.agents) createModel(agent.config);
   if (options.providerBatch) {
     const { startProviderBatch } = await import("./providerBatch.js");
-    providerBatch = startProviderBatch({
+    providerBatch = await startProviderBatch({
       prepared,
       out: options.out,
       live: createModel,

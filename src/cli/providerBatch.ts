@@ -40,7 +40,7 @@ export interface ProviderBatchOptions {
  * Set up `--provider-batch`, refusing before anything is submitted what cannot work (exit 2): no --out (the jobs are
  * kept by it), a missing key, a model not in the price table, a tactic none of whose agents has a batch API.
  */
-export function startProviderBatch(options: ProviderBatchOptions): ProviderBatch {
+export async function startProviderBatch(options: ProviderBatchOptions): Promise<ProviderBatch> {
   const { prepared } = options;
   if (options.out === undefined) throw new ConfigError("usage_out", "--provider-batch needs --out: its jobs are kept by the result file, so that running the same command again polls them", { location: { file: "--provider-batch" }, hint: "lllm batch TACTIC --inputs items.jsonl --out results.jsonl --provider-batch" });
   const groups = new BatchGroups({ ...(prepared.settings.prices ? { prices: prepared.settings.prices } : {}), ...(options.maxReplyBytes !== undefined ? { maxReplyBytes: options.maxReplyBytes } : {}) });
@@ -84,7 +84,7 @@ export function startProviderBatch(options: ProviderBatchOptions): ProviderBatch
     say: options.say,
     warn: options.warn,
   });
-  const resumed = runner.resumeJobs();
+  const resumed = await runner.resumeJobs();
   if (resumed > 0) options.say(`polling ${resumed} provider batch job${resumed === 1 ? "" : "s"} submitted by an earlier run`);
   return {
     runner,

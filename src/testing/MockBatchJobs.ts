@@ -5,6 +5,8 @@ export interface MockBatchOptions {
   delayMs?: number;
   /** Refuse one request of a job (its result is that request's 400 with this message); undefined answers it. */
   reject?: (body: MockRequestBody) => string | undefined;
+  /** Answer a job's creation this much later (the job exists meanwhile): a client killed in between must find it again. */
+  createDelayMs?: number;
 }
 
 /** What the next submitted job does instead of ending with answers: fail, expire, or be cancelled (no answers). */
@@ -16,6 +18,8 @@ export interface MockBatchJob {
   id: string;
   requests: Array<{ customId: string; body: MockRequestBody }>;
   createdAt: number;
+  /** What the client labelled the job with (OpenAI's `metadata`, Gemini's `displayName`). */
+  label?: unknown;
   state: "running" | "ended" | MockBatchOutcome;
   /** Set when the job ended with answers. */
   results?: MockBatchResult[];
@@ -42,6 +46,12 @@ export class MockBatchJobs {
     this.#answer = answer;
   }
 
+  /** Wait before answering a creation, as `createDelayMs` says. */
+  async createDelay(): Promise<void> {
+    const ms = this.#options.createDelayMs ?? 0;
+    if (ms > 0) await new Promise((resolve) => setTimeout(resolve, ms).unref());
+  }
+
   /** Jobs submitted so far. */
   get count(): number {
     return this.jobs.size;
@@ -62,8 +72,8 @@ export class MockBatchJobs {
     return this.#pollFailures.shift();
   }
 
-  create(requests: MockBatchJob["requests"]): MockBatchJob {
-    const job: MockBatchJob = { id: `${this.#prefix}${this.jobs.size + 1}`, requests, createdAt: Date.now(), state: "running" };
+  create(requests: MockBatchJob["requests"], label?: unknown): MockBatchJob {
+    const job: MockBatchJob = { id: `${this.#prefix}${this.jobs.size + 1}`, requests, createdAt: Date.now(), state: "running", ...(label !== undefined ? { label } : {}) };
     const outcome = this.#outcomes.shift();
     if (outcome) job.outcome = outcome;
     this.jobs.set(job.id, job);

@@ -64,12 +64,15 @@ export async function startMockGeminiServer(options: MockGeminiServerOptions = {
   async function handleBatches(request: IncomingMessage, response: ServerResponse, pathname: string, body: MockRequestBody): Promise<boolean> {
     const create = /^\/v1beta\/models\/([^/:]+):batchGenerateContent$/.exec(pathname);
     if (request.method === "POST" && create) {
-      const batch = body["batch"] as { inputConfig?: { requests?: { requests?: Array<{ request: MockRequestBody; metadata?: { key?: string } }> } } } | undefined;
+      const batch = body["batch"] as { displayName?: string; inputConfig?: { requests?: { requests?: Array<{ request: MockRequestBody; metadata?: { key?: string } }> } } } | undefined;
       const list = batch?.inputConfig?.requests?.requests;
       if (!Array.isArray(list) || list.length === 0) return sendError(response, 400, "* BatchGenerateContentRequest.batch.input_config: inline requests are required"), true;
-      const job = batches.create(list.map((entry, index) => ({ customId: entry.metadata?.key ?? String(index), body: entry.request })));
+      const job = batches.create(list.map((entry, index) => ({ customId: entry.metadata?.key ?? String(index), body: entry.request })), batch?.displayName);
       batchModels.set(job.id, decodeURIComponent(create[1]!));
       return sendJsonBody(response, operation(job, batchModels.get(job.id)!)), true;
+    }
+    if (request.method === "GET" && pathname === "/v1beta/batches") {
+      return sendJsonBody(response, { operations: [...batches.jobs.values()].reverse().map((job) => operation(job, batchModels.get(job.id) ?? "gemini")) }), true;
     }
     const route = /^\/v1beta\/batches\/([^/:]+)(:cancel)?$/.exec(pathname);
     if (!route) return false;
@@ -85,7 +88,7 @@ export async function startMockGeminiServer(options: MockGeminiServerOptions = {
     const { url, record, isJson } = await readMockRequest(request, requests);
     if (!isJson) return sendError(response, 400, "Invalid JSON payload received.");
     const { body } = record;
-    if ((url.pathname.includes(":batchGenerateContent") || url.pathname.startsWith("/v1beta/batches/")) && (await handleBatches(request, response, url.pathname, body))) return;
+    if ((url.pathname.includes(":batchGenerateContent") || url.pathname.startsWith("/v1beta/batches")) && (await handleBatches(request, response, url.pathname, body))) return;
     const route = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
     if (request.method !== "POST" || !route) return sendError(response, 404, `mock Gemini server: no route ${request.method} ${url.pathname}`);
     const failure = script.nextFailure();
@@ -217,7 +220,7 @@ function operation(job: MockBatchJob, model: string): Record<string, unknown> {
     "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch",
     name: `batches/${job.id}`,
     model: `models/${model}`,
-    displayName: "lllm batch",
+    displayName: typeof job.label === "string" ? job.label : "batch",
     state: BATCH_STATES[job.state],
     createTime: new Date(job.createdAt).toISOString(),
     batchStats: { requestCount: String(job.requests.length), successfulRequestCount: String(results.length - failed), failedRequestCount: String(failed), pendingRequestCount: String(job.state === "running" ? job.requests.length : 0) },

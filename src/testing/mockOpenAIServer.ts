@@ -163,8 +163,13 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
       const content = files.get(String(record.body["input_file_id"]));
       if (content === undefined) return sendJSON(response, 404, { error: { message: `No such File object: ${String(record.body["input_file_id"])}`, type: "invalid_request_error", param: null, code: null } }), true;
       const lines = content.split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as { custom_id: string; body: MockRequestBody });
-      const job = batches.create(lines.map((line) => ({ customId: line.custom_id, body: line.body })));
+      const job = batches.create(lines.map((line) => ({ customId: line.custom_id, body: line.body })), record.body["metadata"]);
+      await batches.createDelay();
       return sendJSON(response, 200, batchObject(job, String(record.body["input_file_id"]))), true;
+    }
+    if (request.method === "GET" && path === "/v1/batches") {
+      const data = [...batches.jobs.values()].reverse().map((job) => batchObject(job, ""));
+      return sendJSON(response, 200, { object: "list", data, has_more: false }), true;
     }
     const route = /^\/v1\/batches\/([^/]+)(\/cancel)?$/.exec(path);
     if (route) {
@@ -348,5 +353,6 @@ function batchObject(job: MockBatchJob, inputFileId: string, files?: Map<string,
     created_at: Math.floor(job.createdAt / 1000),
     errors: job.state === "failed" ? { object: "list", data: [{ code: "mock_failure", message: "the mock was told to fail this job", param: null, line: null }] } : null,
     request_counts: { total: job.requests.length, completed: results.length - failed, failed },
+    metadata: job.label ?? null,
   };
 }

@@ -145,6 +145,25 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(after.stdout.split("\n").filter(Boolean)).toHaveLength(4);
     expect(after.stdout).toContain("batch_mock_1\tcancelled");
   }, 180_000);
+
+  it("killed after the job was made but before its id came back: the next run finds the job by its label instead of submitting it again", async () => {
+    const options: MockBatchOptions = { createDelayMs: 60_000 };
+    const server = await openAIBatchServer(options);
+    servers.push(server);
+    const project = openAIProject(server, 5);
+    const args = [project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"];
+    const first = spawnBatch(args, project.env);
+    await waitUntil(() => server.batches.count === 1, 60_000);
+    first.child.kill("SIGKILL");
+    await first.done;
+    expect(first.stderr()).not.toContain("submitted openai batch job");
+    options.createDelayMs = 0;
+    const again = await batch(args, project.env);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain("polling 1 provider batch job submitted by an earlier run");
+    expect(server.batches.count).toBe(3);
+    expect(readResults(project.out).filter((line) => line.status === "ok")).toHaveLength(5);
+  }, 120_000);
 });
 
 function openAIProject(server: MockOpenAIServer, count: number): ReturnType<typeof providerBatchProject> {

@@ -34,8 +34,14 @@ export interface BatchApi {
   /** The largest job: requests and bytes of request bodies. */
   readonly maxRequests: number;
   readonly maxBytes: number;
-  /** Submit a job; returns its id. */
-  submit(lines: BatchRequestLine[], signal?: AbortSignal): Promise<string>;
+  /** Submit a job, labelled with `submission` (a key lllm recorded before: see `find`); returns its id. */
+  submit(lines: BatchRequestLine[], submission: string, signal?: AbortSignal): Promise<string>;
+  /**
+   * The id of the job submitted with this key, if the provider has it: lllm killed between submitting a job and
+   * recording its id finds it again instead of submitting it twice. Undefined when not found; `find` absent when the
+   * provider's jobs carry no label (Anthropic).
+   */
+  find?(submission: string, signal?: AbortSignal): Promise<string | undefined>;
   status(jobId: string, signal?: AbortSignal): Promise<BatchJobStatus>;
   /** The results of an ended (or failed, expired, cancelled: what finished of it) job. */
   results(jobId: string, signal?: AbortSignal): Promise<BatchLineResult[]>;

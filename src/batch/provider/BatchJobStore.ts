@@ -8,7 +8,8 @@ export interface StoredJob {
   provider: string;
   /** The agent's model settings the job's requests were made for (JSON; no key: keys come from the environment). */
   config: string;
-  state: BatchJobState;
+  /** `submitting`: recorded before the provider was asked; its `jobId` is then the submission key. */
+  state: BatchJobState | "submitting";
   providerState: string | null;
   requests: number;
   /** The estimated cost of the job's requests, counted by --max-cost as spent from submission on. */
@@ -53,13 +54,38 @@ export class BatchJobStore {
       jobId: String(jobId),
       provider: String(provider),
       config: String(config),
-      state: state as BatchJobState,
+      state: state as BatchJobState | "submitting",
       providerState: providerState === null ? null : String(providerState),
       requests: Number(requests),
       committedCost: Number(committedCost),
       submittedAt: Number(submittedAt),
       endedAt: endedAt === null ? null : Number(endedAt),
     }));
+  }
+
+  /**
+   * Record a job about to be submitted, under its submission key, with its requests marked as in it: killed before
+   * the job's id is known, the next run asks the provider for the key (`BatchApi.find`) instead of submitting again.
+   */
+  addSubmission(job: Omit<StoredJob, "jobId" | "state" | "providerState" | "endedAt">, submission: string, customIds: readonly string[]): void {
+    this.addJob({ ...job, jobId: submission }, customIds);
+    this.#database.prepare("UPDATE provider_batch_jobs SET state = 'submitting' WHERE out = ? AND job_id = ?").run(this.#out, submission);
+  }
+
+  /** The submission got its id from the provider (or was found again under its key). */
+  submitted(submission: string, jobId: string): void {
+    this.#transaction(() => {
+      this.#database.prepare("UPDATE provider_batch_jobs SET job_id = ?, state = 'running' WHERE out = ? AND job_id = ?").run(jobId, this.#out, submission);
+      this.#database.prepare("UPDATE provider_batch_requests SET job_id = ? WHERE out = ? AND job_id = ?").run(jobId, this.#out, submission);
+    });
+  }
+
+  /** The submission never reached the provider: forget it (its requests are submitted again, not counted as tried). */
+  dropSubmission(submission: string): void {
+    this.#transaction(() => {
+      this.#database.prepare("UPDATE provider_batch_requests SET job_id = NULL, attempts = attempts - 1 WHERE out = ? AND job_id = ?").run(this.#out, submission);
+      this.#database.prepare("DELETE FROM provider_batch_jobs WHERE out = ? AND job_id = ?").run(this.#out, submission);
+    });
   }
 
   /** Record a submitted job and mark its requests as in it (one transaction: a kill leaves both or neither). */

@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { InterruptedError, ProviderError } from "../../errors.js";
 import type { ModelResponse } from "../../providers/Model.js";
@@ -82,9 +83,22 @@ export class ProviderBatchRunner {
   }
 
   /** Poll the jobs an earlier run left running (before any item asks). Returns how many. */
-  resumeJobs(): number {
+  async resumeJobs(): Promise<number> {
     let count = 0;
     for (const job of this.#options.store.jobs()) {
+      if (job.state === "submitting") {
+        // Killed between asking for the job and recording its id: ask the provider whether it has it.
+        const group = this.#options.groupOf(job.config);
+        const found = group?.api.find ? await group.api.find(job.jobId).catch(() => undefined) : undefined;
+        if (found === undefined) {
+          if (group && !group.api.find) this.#options.warn(`a ${job.provider} batch job was being submitted when lllm stopped; ${job.provider} cannot be asked whether it got it, so its ${job.requests} requests are submitted again (if it did, cancel the first job in the provider's console)`);
+          this.#options.store.dropSubmission(job.jobId);
+          continue;
+        }
+        this.#options.store.submitted(job.jobId, found);
+        job.jobId = found;
+        job.state = "running";
+      }
       if (job.state !== "running") continue;
       const group = this.#options.groupOf(job.config);
       if (!group) {
@@ -209,25 +223,31 @@ export class ProviderBatchRunner {
   async #submit(group: BatchGroup, entries: Queued[]): Promise<void> {
     const { api } = group;
     let jobId: string | undefined;
+    const committed = entries.reduce((sum, entry) => sum + group.estimate(entry.bytes), 0);
+    const submittedAt = Date.now();
+    const submission = randomUUID();
+    this.#options.store.addSubmission({ provider: api.provider, config: group.config, requests: entries.length, committedCost: committed, submittedAt }, submission, entries.map((entry) => entry.customId));
     for (let attempt = 1; jobId === undefined; attempt += 1) {
       try {
-        jobId = await api.submit(entries.map((entry) => ({ customId: entry.customId, body: entry.body })), this.#stop.signal);
+        jobId = await api.submit(entries.map((entry) => ({ customId: entry.customId, body: entry.body })), submission, this.#stop.signal);
       } catch (error) {
+        // Stopped while asking: the provider may have the job; the next run asks it (the submission stays recorded).
         if (this.#stop.signal.aborted) return;
         const transient = error instanceof BatchHttpError && error.transient;
         if (!transient || attempt >= 5) {
           const message = error instanceof Error ? error.message : String(error);
+          this.#options.store.dropSubmission(submission);
           for (const entry of entries) this.#fail(entry.customId, new ProviderError("provider_batch_failed", `submitting the ${api.provider} batch job failed: ${message}`));
           return;
         }
         this.#options.warn(`submitting a ${api.provider} batch job failed (${error instanceof Error ? error.message : String(error)}); trying again`);
         await sleep(Math.min(30_000, 500 * 2 ** attempt), undefined, { signal: this.#stop.signal }).catch(() => undefined);
         if (this.#stop.signal.aborted) return;
+        // The job may have been made before the answer was lost: then it is the one, not a second.
+        jobId = api.find ? await api.find(submission, this.#stop.signal).catch(() => undefined) : undefined;
       }
     }
-    const committed = entries.reduce((sum, entry) => sum + group.estimate(entry.bytes), 0);
-    const submittedAt = Date.now();
-    this.#options.store.addJob({ jobId, provider: api.provider, config: group.config, requests: entries.length, committedCost: committed, submittedAt }, entries.map((entry) => entry.customId));
+    this.#options.store.submitted(submission, jobId);
     this.jobsSubmitted += 1;
     this.#options.say(`submitted ${api.provider} batch job ${jobId} (${entries.length} request${entries.length === 1 ? "" : "s"})`);
     this.#poll(jobId, group, committed, submittedAt);

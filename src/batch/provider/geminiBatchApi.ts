@@ -43,11 +43,11 @@ export class GeminiBatchApi implements BatchApi {
     this.#http = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
   }
 
-  async submit(lines: BatchRequestLine[], signal?: AbortSignal): Promise<string> {
+  async submit(lines: BatchRequestLine[], submission: string, signal?: AbortSignal): Promise<string> {
     const items = (function* () {
       for (const line of lines) yield { request: line.body, metadata: { key: line.customId } };
     })();
-    const head = `{"batch":{"displayName":"lllm batch","inputConfig":{"requests":{"requests":[`;
+    const head = `{"batch":{"displayName":${JSON.stringify(`lllm ${submission}`)},"inputConfig":{"requests":{"requests":[`;
     const url = `${this.#root}/models/${encodeURIComponent(this.#wireModel)}:batchGenerateContent`;
     const operation = await withJsonArrayFile(head, items, "]}}}}", (body) => batchJson(this.#http, url, { method: "POST", headers: { "content-type": "application/json" }, body, signal }));
     const name = operation["name"];
@@ -55,6 +55,14 @@ export class GeminiBatchApi implements BatchApi {
     const id = name.slice("batches/".length);
     this.#keys.set(id, lines.map((line) => line.customId));
     return id;
+  }
+
+  async find(submission: string, signal?: AbortSignal): Promise<string | undefined> {
+    const list = await batchJson(this.#http, `${this.#root}/batches?pageSize=100`, { signal });
+    const operations = Array.isArray(list["operations"]) ? (list["operations"] as Array<Record<string, unknown>>) : [];
+    const found = operations.find((operation) => batchOf(operation)["displayName"] === `lllm ${submission}`);
+    const name = found?.["name"];
+    return typeof name === "string" && name.startsWith("batches/") ? name.slice("batches/".length) : undefined;
   }
 
   async status(jobId: string, signal?: AbortSignal): Promise<BatchJobStatus> {

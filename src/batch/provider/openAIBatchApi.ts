@@ -39,7 +39,7 @@ export class OpenAIBatchApi implements BatchApi {
     this.#download = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
   }
 
-  async submit(lines: BatchRequestLine[], signal?: AbortSignal): Promise<string> {
+  async submit(lines: BatchRequestLine[], submission: string, signal?: AbortSignal): Promise<string> {
     const fileId = await withJsonlFile(
       (function* () {
         for (const line of lines) yield { custom_id: line.customId, method: "POST", url: "/v1/chat/completions", body: line.body };
@@ -55,10 +55,18 @@ export class OpenAIBatchApi implements BatchApi {
     const job = await batchJson(this.#http, `${this.#root}/batches`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h", metadata: { created_by: "lllm" } }),
+      body: JSON.stringify({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h", metadata: { created_by: "lllm", lllm_submission: submission } }),
       signal,
     });
     return stringField(job, "id", "/batches");
+  }
+
+  async find(submission: string, signal?: AbortSignal): Promise<string | undefined> {
+    // The newest jobs first: the one looked for was created moments before lllm stopped.
+    const list = await batchJson(this.#http, `${this.#root}/batches?limit=100`, { signal });
+    const data = Array.isArray(list["data"]) ? (list["data"] as Array<{ id?: unknown; metadata?: { lllm_submission?: unknown } | null }>) : [];
+    const found = data.find((job) => job.metadata?.lllm_submission === submission);
+    return typeof found?.id === "string" ? found.id : undefined;
   }
 
   async status(jobId: string, signal?: AbortSignal): Promise<BatchJobStatus> {
