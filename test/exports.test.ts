@@ -7,7 +7,7 @@ describe("public exports", () => {
   it("lllm", () => {
     expect(Object.keys(lllm).sort()).toEqual(
       [
-        "Agent", "BudgetError", "BridgeError", "PythonKernel", "detectGvisor", "runCodeAction", "codeActionAgent", "toolChainTool", "ArtifactStore", "approveAll", "approveNone", "askOnTerminal", "CodeActionBudgetError", "CodeActionTimeoutError", "CodeActionError", "SubprocessSandbox", "closeAllKernels", "detectIsolation", "MCP", "McpConnections", "McpToolError", "assertProviderMcpSupported", "createPackageServer", "tacticAsFunction", "tactic", "ProxyCallError", "ProxyManager", "loadProxies", "proxy", "ConfigError", "Dialog", "Function", "FunctionCall", "FunctionTool", "InterruptedError", "LllmError",
+        "Agent", "BudgetError", "RunLimitError", "RunBudget", "FallbackModel", "noticeFirstRefusal", "BridgeError", "PythonKernel", "detectGvisor", "runCodeAction", "codeActionAgent", "toolChainTool", "ArtifactStore", "approveAll", "approveNone", "askOnTerminal", "CodeActionBudgetError", "CodeActionTimeoutError", "CodeActionError", "SubprocessSandbox", "closeAllKernels", "detectIsolation", "MCP", "McpConnections", "McpToolError", "assertProviderMcpSupported", "createPackageServer", "tacticAsFunction", "tactic", "ProxyCallError", "ProxyManager", "loadProxies", "proxy", "ConfigError", "Dialog", "Function", "FunctionCall", "FunctionTool", "InterruptedError", "LllmError",
         "ModelBehaviorError", "OpenAIChatModel", "OpenAIResponsesModel", "Package", "ParseError", "Prompt", "ProviderError",
         "REPEATED_CALL_TEXT", "ROUND_LIMIT_TEXT", "Registry", "SandboxError", "ToolError", "UnknownToolError", "createModel",
         "declaration", "formatLocation", "functionFromDeclaration", "lllmHome", "loadProjectSettings", "loadTacticFile",

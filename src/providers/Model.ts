@@ -67,6 +67,8 @@ export interface ModelResponse {
   toolCalls: ToolCallRequest[];
   usage: Usage;
   finishReason?: string;
+  /** The model that answered, when it is not the one asked by name: a fallback chain says which of its models did. */
+  model?: string;
 }
 
 export interface Model {

@@ -8,6 +8,9 @@ import type { RunOptions, TacticResult } from "../tactics/TacticRun.js";
 import { assertTemplateVariables } from "../tactics/templateVariables.js";
 import { programDetailsJson } from "../tactics/tacticResultJson.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
+import { startRunBudget } from "../tactics/tacticBudget.js";
+import { hasLimits, type RunBudget, type RunLimits, type SpendReport } from "../limits/index.js";
+import { spendJson } from "./spendJson.js";
 
 export interface RecordedRunOptions extends RunOptions {
   /** `false` records nothing (`--no-log`); `LLLM_LOG=0` and `log: false` in the project settings do the same. */
@@ -46,6 +49,10 @@ interface RecordedRunTotals {
   cost: number | null;
   /** The run's id in the run store, when it was recorded. */
   runId?: string;
+  /** What the run tree spent, by agent and by tool; absent when a check stopped the run before it started. */
+  spend?: SpendReport;
+  /** The limits the run ran under, when it had any. */
+  limits?: RunLimits;
 }
 
 export interface RecordedRunSuccess extends RecordedRunTotals {
@@ -77,16 +84,23 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
   const { log, continuesRun, batchId, warn, missingVariableHint, usage: given, ...runOptions } = options;
   const usage = given ?? new UsageCounter();
   let runLog: RunLog | undefined;
+  let budget: RunBudget | undefined;
   const totals = (): RecordedRunTotals => {
     const stored = runLog?.tally.usage;
     return {
       usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, totalTokens: usage.totalTokens, llmCalls: usage.llmCalls, cachedPromptTokens: stored?.cachedPromptTokens ?? 0, reasoningTokens: stored?.reasoningTokens ?? 0 },
       cost: runLog?.tally.cost ?? null,
       ...(runLog?.recorder ? { runId: runLog.recorder.id } : {}),
+      ...(budget ? { spend: budget.report() } : {}),
+      ...(budget && hasLimits(budget.limits) ? { limits: budget.limits } : {}),
     };
   };
+  /** Kept with the run's record: where the spend went, and the limits it ran under. */
+  const spendDetails = (): Record<string, unknown> => (budget ? { spend: spendJson(budget.report(), budget.limits) } : {});
   try {
     assertTemplateVariables(prepared, { ...(runOptions.vars ?? {}) }, missingVariableHint ? { hint: missingVariableHint } : {});
+    // Before the record opens: a model without a price under a cost limit stops the run before it starts.
+    budget = runOptions.budget ?? startRunBudget(prepared, runOptions.limits);
     if (!runOptions.dryRun) {
       const input = typeof runOptions.input === "string" ? runOptions.input : JSON.stringify(runOptions.input);
       runLog = await startRunLog({ prepared, input, vars: runOptions.vars ?? {}, ...(log !== undefined ? { log } : {}), ...(continuesRun !== undefined ? { continuesRun } : {}), ...(batchId !== undefined ? { batchId } : {}), ...(runOptions.env ? { env: runOptions.env } : {}), warn });
@@ -94,6 +108,7 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
     const runId = runLog?.recorder?.id;
     const result = await runTactic(prepared, {
       ...runOptions,
+      budget,
       // Programs' files go to the folder named by the run's id in the store (`lllm logs show ID` and the folder agree).
       ...(runId !== undefined ? { runId } : {}),
       onModelRetry: (notice) => {
@@ -106,13 +121,15 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
         runOptions.onEvent?.(event);
       },
     });
-    await runLog?.finish({ output: result.output, details: programDetailsJson(result) });
+    await runLog?.finish({ output: result.output, details: { ...programDetailsJson(result), ...spendDetails() } });
     return { ok: true, result, summary: runLog ? runLog.tally.summary(result.durationMs) : "", ...totals() };
   } catch (caught) {
     const signal = runOptions.signal;
     const error = signal?.aborted ? (signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: caught })) : caught;
     const codeAction = caught instanceof CodeActionError ? caught.report : undefined;
-    await runLog?.finish({ error, ...(codeAction !== undefined ? { details: { code_action: codeActionReportJson(codeAction) } } : {}) });
+    await runLog?.finish({ error, details: { ...(codeAction !== undefined ? { code_action: codeActionReportJson(codeAction) } : {}), ...spendDetails() } });
     return { ok: false, error, ...(codeAction !== undefined && error === caught ? { codeAction } : {}), ...totals() };
+  } finally {
+    if (!runOptions.budget) budget?.close();
   }
 }

@@ -159,7 +159,7 @@ export class RunRecorder {
         name: call.name,
         arguments: JSON.parse(redact(JSON.stringify(call.arguments ?? {}))) as Record<string, unknown>,
         result: call.resultStr === undefined ? null : redact(call.resultStr),
-        status: call.error !== undefined ? "error" : event.repeated ? "repeated" : "ok",
+        status: event.refused ? "refused" : call.error !== undefined ? "error" : event.repeated ? "repeated" : "ok",
         error: call.error === undefined ? null : redact(call.error),
         duration_ms: Math.round(event.durationMs),
         ended_at: Date.now(),
