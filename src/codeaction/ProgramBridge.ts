@@ -57,7 +57,11 @@ export class ProgramBridge {
   /** What the program passed to final_answer, if it did (artifacts resolved). */
   finalAnswer: { value: unknown } | undefined;
   readonly #tools = new Map<string, FunctionTool>();
-  readonly #thrown = new WeakMap<ToolContext, unknown>();
+  /**
+   * Where a call's wrapped `run` leaves what it threw: a slot under a symbol of the context, which every copy of the
+   * context keeps (FunctionTool completes and extends the context it is given with spreads, so the object differs).
+   */
+  static readonly #capture = Symbol("lllm.thrown");
   #count = 0;
 
   constructor(private readonly options: ProgramBridgeOptions) {
@@ -142,10 +146,11 @@ export class ProgramBridge {
   }
 
   async #run(tool: FunctionTool, args: Record<string, unknown>): Promise<ToolEnvelope> {
-    const context: ToolContext = { ...this.options.context };
+    const slot: { thrown?: unknown } = {};
+    const context = { ...this.options.context, [ProgramBridge.#capture]: slot } as ToolContext;
     const call = await tool.call(new FunctionCall({ name: tool.name, arguments: args }), context);
     if (call.error !== undefined) {
-      const thrown = this.#thrown.get(context);
+      const { thrown } = slot;
       if (isMcpToolError(thrown)) return fail("MCPToolError", thrown.mcpCode, thrown.mcpMessage);
       return fail("ToolError", call.error.startsWith(`Invalid arguments for ${tool.name}:`) ? "INVALID_ARGUMENTS" : "TOOL_FAILED", call.error);
     }
@@ -178,7 +183,8 @@ export class ProgramBridge {
         try {
           return await run(args, context);
         } catch (error) {
-          this.#thrown.set(context, error);
+          const slot = (context as Record<symbol, { thrown?: unknown } | undefined>)[ProgramBridge.#capture];
+          if (slot) slot.thrown = error;
           throw error;
         }
       },

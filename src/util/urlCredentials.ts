@@ -10,10 +10,16 @@
  */
 const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#"'<>()[\]{}`\\]+)@/gi;
 
+/**
+ * A userinfo that only shows the form (`USER:PASSWORD`, `:PASSWORD`, `TOKEN`): a hint that says how to write a URL
+ * must stay readable. (A real password spelled so is a secret of the redaction set, and masked as such.)
+ */
+const PLACEHOLDER = /^(?:USER|USERNAME|TOKEN)?(?::(?:PASSWORD|PASS|TOKEN))?$/;
+
 /** The text with the userinfo of every URL in it replaced: `http://[redacted]@host/v1`. */
 export function maskUrlCredentials(text: string, mask = "[redacted]"): string {
   if (!text.includes("@") || !text.includes("://")) return text;
-  return text.replace(USERINFO, (_match, scheme: string) => `${scheme}${mask}@`);
+  return text.replace(USERINFO, (match, scheme: string, userinfo: string) => (userinfo !== "" && PLACEHOLDER.test(userinfo) ? match : `${scheme}${mask}@`));
 }
 
 /**

@@ -5,11 +5,11 @@ import { ConfigError } from "../../src/errors.js";
 
 describe("queue URLs as lllm prints them", () => {
   it.each([
-    ["redis://:s3cret@host:6379", "redis://***@host:6379"],
-    ["redis://user:s3cret@host:6379/2", "redis://***@host:6379/2"],
-    ["rediss://:p@ss@word@host", "rediss://***@host"],
+    ["redis://:s3cret@host:6379", "redis://[redacted]@host:6379"],
+    ["redis://user:s3cret@host:6379/2", "redis://[redacted]@host:6379/2"],
+    ["rediss://:p@ss@word@host", "rediss://[redacted]@host"],
     ["redis://host:6379", "redis://host:6379"],
-    ["redis:/:s3cret@host", "***@host"],
+    ["redis:/:s3cret@host", "[redacted]@host"],
   ])("%s is shown as %s", (url, shown) => {
     expect(redactQueueUrl(url)).toBe(shown);
   });
@@ -23,7 +23,7 @@ describe("queue URLs as lllm prints them", () => {
     }
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).message).not.toContain("pa ss");
-    expect((error as ConfigError).message).toContain("redis://***@ho st:port");
+    expect((error as ConfigError).message).toContain("redis://[redacted]@ho st:port");
   });
 });
 

@@ -93,7 +93,7 @@ describeRedis("Redis unreachable, lost, or refusing the password", () => {
     expect(await producer.exited).toBe(0);
     worker.child.kill("SIGINT");
     expect(await worker.exited).toBe(130);
-    const masked = `redis://***@127.0.0.1:${redis.port}`;
+    const masked = `redis://[redacted]@127.0.0.1:${redis.port}`;
     expect(producer.stderr()).toContain(`is on ${masked}; start \`lllm worker --queue ${masked}\``);
     expect(worker.stderr()).toContain(`waiting for batches on ${masked}`);
     for (const text of [producer.stderr(), producer.stdout(), worker.stderr(), worker.stdout(), readFileSync(out, "utf8")]) expect(text).not.toContain(password);
@@ -110,7 +110,7 @@ describeRedis("Redis unreachable, lost, or refusing the password", () => {
     const wrong = `redis://:wrong-password-here@127.0.0.1:${redis.port}`;
     const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 3), "--lines", "--queue", wrong, "--no-log"], env);
     expect(await producer.exited).toBe(1);
-    expect(producer.stderr()).toContain(`lllm: error: Redis at redis://***@127.0.0.1:${redis.port} refuses the password (WRONGPASS)`);
+    expect(producer.stderr()).toContain(`lllm: error: Redis at redis://[redacted]@127.0.0.1:${redis.port} refuses the password (WRONGPASS)`);
     expect(producer.stderr()).toContain("redis://:PASSWORD@host:port");
     expect(producer.stderr()).not.toContain("internal error");
     expect(producer.stderr()).not.toContain("wrong-password-here");

@@ -114,13 +114,13 @@ export function reconnectDelay(attempt: number): number {
 }
 
 /**
- * The URL as lllm prints it: its userinfo (a password, and the user name with it) masked, `redis://***@host:6379`.
+ * The URL as lllm prints it: its userinfo (a password, and the user name with it) masked, `redis://[redacted]@host:6379` (the same mask as every URL lllm prints).
  * Whatever the shape of the text, nothing between `//` and the last `@` before the path survives.
  */
 export function redactQueueUrl(url: string): string {
-  const masked = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, "$1***@");
+  const masked = url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, "$1[redacted]@");
   // Not even URL-shaped (a typo in the scheme): mask everything up to the last `@` all the same.
-  return masked !== url || !url.includes("@") ? masked : `***${url.slice(url.lastIndexOf("@"))}`;
+  return masked !== url || !url.includes("@") ? masked : `[redacted]${url.slice(url.lastIndexOf("@"))}`;
 }
 
 /** A BullMQ job id for an item id: any text, but BullMQ refuses `:` and integers. */
