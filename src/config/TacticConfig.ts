@@ -182,6 +182,8 @@ export interface McpServerConfig {
   elicitation?: "ask" | "decline";
   /** Sampling requests of the server, answered with the agent's model: at most `max_requests` per run (default 10); 0 refuses them. */
   sampling?: { max_requests?: number; max_tokens?: number };
+  /** Folders offered as the server's roots (relative to the tactic); none by default, so a server keeps its own. */
+  roots?: string[];
 }
 
 /** OAuth settings of an MCP server reached by URL. Secrets are named by environment variable, never written here. */

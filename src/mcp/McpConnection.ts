@@ -1,3 +1,5 @@
+import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -152,6 +154,12 @@ export class McpConnection {
     await transport.close().catch(() => {});
   }
 
+  /** The roots offered to this server: its config's folders (relative to the tactic's folder), else the hook's. */
+  #roots(): Array<{ uri: string; name?: string }> {
+    if (this.config.roots) return this.config.roots.map((folder) => ({ uri: pathToFileURL(path.resolve(this.#cwd ?? process.cwd(), folder)).href, name: folder }));
+    return this.#hooks.roots ?? [];
+  }
+
   #newClient(): Client {
     const client = new Client(
       { name: "lllm", version: "0.1.0" },
@@ -160,11 +168,13 @@ export class McpConnection {
           // Declared always: without a hook the question is declined, which tells the server more than silence.
           elicitation: { form: { applyDefaults: true } },
           ...(this.#hooks.sample && this.config.sampling?.max_requests !== 0 ? { sampling: {} } : {}),
-          roots: { listChanged: false },
+          // Only when roots are offered: a server that gets roots (server-filesystem) serves those instead of the
+          // folders its own arguments name.
+          ...(this.#roots().length > 0 ? { roots: { listChanged: false } } : {}),
         },
       },
     );
-    installClientHandlers(client, { config: this.config, hooks: this.#hooks });
+    installClientHandlers(client, { config: this.config, hooks: { ...this.#hooks, roots: this.#roots() } });
     return client;
   }
 

@@ -33,7 +33,9 @@ export function installClientHandlers(client: Client, options: { config: McpServ
     return sample({ ...request.params, maxTokens: Math.min(request.params.maxTokens, maxTokens) }, server);
   });
 
-  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: hooks.roots ?? [] }));
+  // Only with roots to offer: the capability is declared then alone (the SDK refuses a handler without it).
+  const roots = hooks.roots ?? [];
+  if (roots.length > 0) client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots }));
 
   client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
     hooks.onLog?.({ server, level: notification.params.level, logger: notification.params.logger, data: notification.params.data });

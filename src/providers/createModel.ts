@@ -210,7 +210,7 @@ function proxiesOf(env: NodeJS.ProcessEnv): ProxyEnvironment | undefined {
     proxies = proxyEnvironment(env);
   } catch (error) {
     if (!(error instanceof ProxySettingInvalid)) throw error;
-    throw new ConfigError("config_invalid_proxy", error.message, { hint: `set ${error.variable} to http://host:port (or http://user:password@host:port), or unset it to connect directly` });
+    throw new ConfigError("config_invalid_proxy", error.message, { hint: `set ${error.variable} to http://host:port (or http://USER:PASSWORD@host:port), or unset it to connect directly` });
   }
   for (const proxy of [proxies?.https, proxies?.http]) {
     const credentials = proxy ? proxyCredentials(proxy) : undefined;

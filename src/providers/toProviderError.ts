@@ -86,7 +86,7 @@ export function connectionError(error: Error, failed: FailedRequest): ProviderEr
       ? "set the base URL (invoker_config.base_url) to the API itself, not to an address that redirects elsewhere"
       : proxy
         ? proxy.status === 407
-          ? "the proxy wants credentials: give them in the proxy variable, as http://user:password@host:port (HTTPS_PROXY for https:// servers)"
+          ? "the proxy wants credentials: give them in the proxy variable, as http://USER:PASSWORD@host:port (HTTPS_PROXY for https:// servers)"
           : "check the proxy variables (HTTPS_PROXY, HTTP_PROXY) and NO_PROXY, which lists the hosts reached without the proxy"
         : "check that the server is running and that the base URL (invoker_config.base_url) is right";
   return new ProviderError("provider_connection", `cannot reach ${failed.endpoint.baseURL} for model \`${failed.wireModel}\`${afterAttempts(failed)}${cause}`, { hint, cause: error });

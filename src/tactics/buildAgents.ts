@@ -1,5 +1,4 @@
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { Agent, type AgentEvent } from "../agent/index.js";
 import { modelChain, replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig } from "../config/index.js";
 import type { ProxyDefinition, ProxyManager } from "../proxies/index.js";
@@ -95,10 +94,9 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
               onEvent({ type: "model_reply", agent, round: round++, text: response.message.content ?? "", toolCalls: [], usage: response.usage, model: model.name, latencyMs, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}) }),
           },
         });
-        const cwd = options.cwd ?? process.cwd();
         const created = new McpConnections({
           cwd: path.dirname(prepared.tactic.file),
-          hooks: { sample: (request) => sample(request), roots: [{ uri: pathToFileURL(cwd).href, name: "working folder" }], ...(options.env ? { env: options.env } : {}), ...options.mcpHooks },
+          hooks: { sample: (request) => sample(request), ...(options.env ? { env: options.env } : {}), ...options.mcpHooks },
         });
         scope.defer(() => created.closeAll());
         connections = created;

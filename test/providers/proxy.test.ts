@@ -114,7 +114,7 @@ describe("proxy failures", { timeout: 120_000 }, () => {
     });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`the proxy http://127.0.0.1:${tunnel.port} refused the tunnel to 127.0.0.1:${front.port}: 407`);
-    expect(result.stderr).toContain("http://user:password@host:port");
+    expect(result.stderr).toContain("http://USER:PASSWORD@host:port");
     expect(tunnel.requests).toHaveLength(1);
     expect(server.requests).toEqual([]);
     expect(leaksOf(result.stdout + result.stderr, "Wrong-Password-77")).toEqual([]);
