@@ -13,6 +13,7 @@ import { failIfLoopDrains } from "./failIfLoopDrains.js";
 import { failureJson, reportError, writeOut } from "./output.js";
 import { reserveStdout } from "./reserveStdout.js";
 import { handleSignals } from "./handleSignals.js";
+import { applyEnvironment } from "./applyEnvironment.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
 
 // commander is CommonJS: `require` loads it as such (from its one-file copy when built), where `import` would
@@ -25,7 +26,11 @@ type Command = Commander.Command;
 /** Global flags every command sees. */
 export interface GlobalOptions {
   verbose?: boolean;
+  envFile?: string[];
 }
+
+/** Commands that read `$LLLM_HOME/keys.json` themselves (to show it as it is) or need no keys at all. */
+const OWN_KEYS = new Set(["keys", "doctor", "completion", "init"]);
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -48,6 +53,7 @@ export function buildProgram(): Command {
     .description("Run LLM agents from declarative YAML/JSON tactic files.")
     .version(version(), "-V, --version")
     .option("-v, --verbose", "show stack traces and more detail on stderr")
+    .option("--env-file <file>", "load variables from a dotenv file first; the environment wins (repeatable)", collect)
     .showHelpAfterError("(run with --help for usage)")
     // Global options (--verbose) are listed in every command's help too: `lllm run --help` is where users look.
     .configureHelp({ showGlobalOptions: true })
@@ -305,6 +311,47 @@ export function buildProgram(): Command {
       modelsCommand(options);
     });
 
+  const keys = program.command("keys").description("keep API keys in $LLLM_HOME/keys.json (0600), used where a key variable is read; the environment wins");
+  keys
+    .command("set")
+    .description("store a key: the value is read from a prompt without echo, or from standard input")
+    .argument("<name>", "the variable it stands for (OPENAI_API_KEY, a tactic's api_key_env), or a provider (openai, anthropic, …)")
+    .action(async (name: string) => {
+      const { keysSetCommand } = await import("./keys.js");
+      await keysSetCommand(name);
+    });
+  keys
+    .command("list")
+    .description("the names of the stored keys (never their values)")
+    .option("--json", "print JSON")
+    .action(async (options: { json?: boolean }) => {
+      const { keysListCommand } = await import("./keys.js");
+      keysListCommand(options);
+    });
+  keys
+    .command("get")
+    .description("print a stored key's value (for scripts)")
+    .argument("<name>", "the variable name, or a provider")
+    .action(async (name: string) => {
+      const { keysGetCommand } = await import("./keys.js");
+      keysGetCommand(name);
+    });
+  keys
+    .command("remove")
+    .description("remove a stored key")
+    .argument("<name>", "the variable name, or a provider")
+    .action(async (name: string) => {
+      const { keysRemoveCommand } = await import("./keys.js");
+      keysRemoveCommand(name);
+    });
+  keys
+    .command("path")
+    .description("print the keys file's path")
+    .action(async () => {
+      const { keysPathCommand } = await import("./keys.js");
+      keysPathCommand();
+    });
+
   program
     .command("schema")
     .description("print the JSON Schema of a file format, for editors (yaml-language-server)")
@@ -355,7 +402,10 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   let json = argv.includes("--json");
   program.hook("preAction", (_program, command) => {
     // With globals: `logs show X --json` gives --json to `logs` (which has it too), not to `show`.
-    json = command.optsWithGlobals().json === true;
+    const options = command.optsWithGlobals<GlobalOptions & { json?: boolean }>();
+    json = options.json === true;
+    const top = command.parent?.parent ? command.parent.name() : command.name();
+    applyEnvironment({ ...(options.envFile ? { envFiles: options.envFile } : {}), keys: !OWN_KEYS.has(top) });
   });
   const stopWatching = failIfLoopDrains({ verbose, json: () => json });
   const signals = handleSignals();
