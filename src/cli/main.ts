@@ -311,6 +311,19 @@ export function buildProgram(): Command {
       modelsCommand(options);
     });
 
+  program
+    .command("doctor")
+    .description("check what lllm needs here (Node, python3, sandboxes, $LLLM_HOME, the run store, keys, servers) and how to fix each missing piece; exit 1 when something a given tactic needs is missing")
+    .argument("[tactic]", "also check what this tactic needs: its models' keys and servers, Python and a sandbox for its code")
+    .option("-m, --model <name>", "check for this model instead of each agent's")
+    .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
+    .option("--queue <url>", "also check that this Redis answers (redis://[:password@]host:port)")
+    .option("--json", "print one JSON object: {schema_version, ok, checks: [{name, status, detail, fix}]}")
+    .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {
+      const { doctorCommand } = await import("./doctor.js");
+      await doctorCommand(tactic, command.optsWithGlobals());
+    });
+
   const keys = program.command("keys").description("keep API keys in $LLLM_HOME/keys.json (0600), used where a key variable is read; the environment wins");
   keys
     .command("set")
