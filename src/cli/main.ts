@@ -312,6 +312,17 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("init")
+    .description("create a package that works at once: tools (TypeScript and command), a tactic, a prompt, an offline script, a test with its cassette, a tsconfig")
+    .argument("[dir]", "the new package's folder (default: the current folder, which must be empty)")
+    .addOption(new Option("-t, --template <name>", "what the package shows").choices(["agent", "code-action", "proxy"]).default("agent"))
+    .option("--force", "write into a folder that is not empty (files of the same names are replaced)")
+    .action(async (dir: string | undefined, options: { template?: string; force?: boolean }) => {
+      const { initCommand } = await import("./init.js");
+      initCommand(dir, options);
+    });
+
+  program
     .command("doctor")
     .description("check what lllm needs here (Node, python3, sandboxes, $LLLM_HOME, the run store, keys, servers) and how to fix each missing piece; exit 1 when something a given tactic needs is missing")
     .argument("[tactic]", "also check what this tactic needs: its models' keys and servers, Python and a sandbox for its code")
