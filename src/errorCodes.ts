@@ -148,6 +148,7 @@ export const ERROR_CODES = [
   "usage_args",
   "usage_code",
   "usage_command_line",
+  "usage_completion_shell",
   "usage_continue_pattern",
   "usage_env_file",
   "usage_file",

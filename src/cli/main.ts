@@ -323,6 +323,17 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("completion")
+    .description("print a completion script for bash, zsh or fish (see the README to install it)")
+    .addArgument(new Argument("[shell]", "bash | zsh | fish").choices(["bash", "zsh", "fish"]))
+    .addOption(new Option("--list <what>", "the words a completion asks for: models | tactics").choices(["models", "tactics"]).hideHelp())
+    .addOption(new Option("-p, --package <dir>", "with --list tactics: the packages given on the command line").argParser(collect).hideHelp())
+    .action(async (shell: string | undefined, options: { list?: string; package?: string[] }) => {
+      const { completionCommand } = await import("./completion.js");
+      await completionCommand(shell, program, options);
+    });
+
+  program
     .command("doctor")
     .description("check what lllm needs here (Node, python3, sandboxes, $LLLM_HOME, the run store, keys, servers) and how to fix each missing piece; exit 1 when something a given tactic needs is missing")
     .argument("[tactic]", "also check what this tactic needs: its models' keys and servers, Python and a sandbox for its code")
