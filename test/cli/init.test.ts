@@ -47,6 +47,16 @@ describe("lllm init", () => {
     }, 240_000);
   }
 
+  it("inside the new package, tools list and proxy list show it without -p . (issue 23, point 7)", async () => {
+    const dir = path.join(tempDir("lllm-init-"), "here");
+    expect((await runCli(["init", dir, "-t", "proxy"])).code).toBe(0);
+    const tools = await runCli(["tools", "list"], { cwd: dir });
+    expect(tools.stderr).toBe("");
+    expect(tools.stdout).toMatch(/^here\.tools:count_words +Count the words of a text\nhere\.tools:shout +Write a text in capital letters \(command\)\n$/);
+    const proxies = await runCli(["proxy", "list", "--json"], { cwd: dir });
+    expect(proxies.stdout).toContain('"words"');
+  }, 120_000);
+
   it("the tsconfig type-checks the tools against lllm's own types", async () => {
     const dir = path.join(tempDir("lllm-init-"), "typed");
     expect((await runCli(["init", dir])).code).toBe(0);
