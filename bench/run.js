@@ -62,15 +62,34 @@ async function loopOverhead() {
   const echo = tool({ name: "echo", description: "Echo", parameters: { n: { type: "integer" } }, run: ({ n }) => `n=${n}` });
   const turns = () => [...Array.from({ length: rounds }, (_, n) => ({ tool_calls: [{ name: "echo", arguments: { n } }] })), "done"];
 
-  async function viaLoop() {
-    const model = new ScriptedModel(turns());
-    const agent = new Agent({ name: "bench", systemPrompt: new Prompt({ path: "bench/system", prompt: "Bench.", functionList: [echo] }), model, maxInterruptSteps: rounds + 1 });
+  const { RunBudget } = await import("../dist/limits/index.js");
+  const { PriceTable } = await import("../dist/providers/PriceTable.js");
+  /** The loop under every limit of a run (none reached): each model request and tool call is checked and counted. */
+  function withLimits(model) {
+    const budget = RunBudget.start({ limits: { maxCost: 1000, maxTokens: 1e9, maxToolCalls: 1e6, maxDuration: 3600 }, prices: PriceTable.load() });
+    // Priced as a real model, so the worst-case cost of each request is computed.
+    const priced = { name: "gpt-4o-mini", generate: (request) => model.generate(request) };
+    return { model: budget.guardModel(priced, "bench"), budget, close: () => budget.close() };
+  }
+  async function viaLoop(limited) {
+    const scripted = new ScriptedModel(turns());
+    const guarded = limited ? withLimits(scripted) : undefined;
+    const model = guarded ? guarded.model : scripted;
+    const agent = new Agent({ name: "bench", systemPrompt: new Prompt({ path: "bench/system", prompt: "Bench.", functionList: [echo] }), model, maxInterruptSteps: rounds + 1, ...(guarded ? { budget: guarded.budget } : {}) });
     agent.open("main");
     agent.receive("go");
+    const cpu = process.cpuUsage();
     const start = performance.now();
     await agent.respond();
-    return performance.now() - start;
+    const elapsed = performance.now() - start;
+    const used = process.cpuUsage(cpu);
+    guarded?.close();
+    if (limited !== undefined) (limited ? limitedCpu : loopCpu).push((used.user + used.system) / 1000);
+    return elapsed;
   }
+  // CPU time beside wall time: on a busy machine the wall time of a 30 ms run is mostly waiting for a core.
+  const loopCpu = [];
+  const limitedCpu = [];
   /** The same model calls and tool calls without the loop around them: the baseline. */
   async function direct() {
     const model = new ScriptedModel(turns());
@@ -83,21 +102,30 @@ async function loopOverhead() {
     return performance.now() - start;
   }
   const loopTimes = [];
+  const limitedTimes = [];
   const directTimes = [];
   for (let run = 0; run < runs + 2; run++) {
-    const a = await viaLoop();
+    // Interleaved, and the two loops in turns first, so that drift in the machine's load and the garbage one run
+    // leaves for the next hit both alike.
+    const first = run % 2 === 0;
+    const c0 = first ? await viaLoop(true) : 0;
+    const a = await viaLoop(false);
+    const c = first ? c0 : await viaLoop(true);
     const b = await direct();
     if (run >= 2) {
       loopTimes.push(a);
+      limitedTimes.push(c);
       directTimes.push(b);
     }
   }
   const loop = median(loopTimes);
+  const limited = median(limitedTimes);
   const base = median(directTimes);
   console.log(`\nTool loop, ${rounds} rounds against a model that answers at once (median of ${runs} runs)`);
   console.log(`  direct model + tool calls (baseline)  ${base.toFixed(1).padStart(8)} ms   ${((base / rounds) * 1000).toFixed(0)} µs/round`);
   console.log(`  Agent.respond() loop                  ${loop.toFixed(1).padStart(8)} ms   ${((loop / rounds) * 1000).toFixed(0)} µs/round   ${(loop / base).toFixed(2)}x baseline`);
   console.log(`  loop overhead per round               ${(((loop - base) / rounds) * 1000).toFixed(0).padStart(8)} µs`);
+  console.log(`  the loop under limits (every check)   ${limited.toFixed(1).padStart(8)} ms   ${((limited / rounds) * 1000).toFixed(0)} µs/round   ${(limited / loop).toFixed(3)}x the loop without (CPU time: ${(median(limitedCpu) / median(loopCpu)).toFixed(3)}x)`);
 }
 
 /** Kernel start (bwrap and plain) against `python3 -c pass`, and the CALL_API round trip inside one cell. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Compile every static JSON Schema lllm validates (tactic files, package manifests, proxy definitions in both
+// Compile every static JSON Schema lllm validates (tactic files, test files, package manifests, proxy definitions in both
 // spellings, project settings) into plain JavaScript at build time with ajv's standalone mode, so that no command compiles a schema
 // (or loads ajv's compiler) when it starts. Runs after tsc: the proxy and settings schemas are built by code, read
 // here from dist/. Writes a CommonJS module (required on first use, so `import "lllm"` does not parse it) to
@@ -21,6 +21,7 @@ const { settingsSchema } = await fromDist("config/settingsSchema.js");
 
 const schemas = {
   tactic: JSON.parse(readFileSync(path.join(root, "schemas", "tactic.schema.json"), "utf8")),
+  test: JSON.parse(readFileSync(path.join(root, "schemas", "test.schema.json"), "utf8")),
   manifest: JSON.parse(readFileSync(path.join(root, "schemas", "package.schema.json"), "utf8")),
   proxyYaml: proxySchema("yaml"),
   proxyCode: proxySchema("code"),

@@ -155,6 +155,30 @@ export class BudgetError extends LllmError {
   }
 }
 
+/** Which limit of a run stopped it (`limits:` in a tactic, `lllm run --max-cost` and its siblings). */
+export type RunLimitName = "max_cost" | "max_tokens" | "max_tool_calls" | "max_duration";
+
+/**
+ * A limit of the whole run was reached: spend, tokens, tool calls or time, counted over every agent, nested tactic,
+ * program and judge of the run. It stops the run wherever it is raised: a tool that meets it (a nested tactic, a
+ * program's bridged call) does not fail for the model to read, the whole run does. Exit 3.
+ */
+export class RunLimitError extends BudgetError {
+  /** The limit that was reached. */
+  readonly limit: RunLimitName;
+  /** Its value: dollars, tokens, calls or seconds. */
+  readonly value: number;
+  /** What had been spent of it when the run stopped (same unit). */
+  readonly spent: number;
+
+  constructor(code: ErrorCode, message: string, options: LllmErrorOptions & { limit: RunLimitName; value: number; spent: number }) {
+    super(code, message, options);
+    this.limit = options.limit;
+    this.value = options.value;
+    this.spent = options.spent;
+  }
+}
+
 /** The user interrupted the run (Ctrl-C). Exit 130. */
 export class InterruptedError extends LllmError {
   /** 128 + the signal's number: 130 for Ctrl-C (SIGINT, the default), 143 for SIGTERM. */

@@ -12,8 +12,10 @@ export {
   SandboxError,
   ProviderError,
   BudgetError,
+  RunLimitError,
   InterruptedError,
   formatLocation,
+  type RunLimitName,
   type ErrorCode,
   type ConfigProblem,
   type SourceLocation,
@@ -61,8 +63,11 @@ export { Registry, Package, readManifest, parseRef, lllmHome, type RegistryOptio
 export { Prompt, ParseError, type PromptOptions, type PromptParser } from "./prompts/index.js";
 export { Agent, Dialog, UnknownToolError, ROUND_LIMIT_TEXT, REPEATED_CALL_TEXT, type AgentOptions, type RespondOptions, type Message, type AgentEvent, type Session } from "./agent/index.js";
 
-// Models.
-export { createModel, OpenAIChatModel, OpenAIResponsesModel, type CreateModelOptions, type Model, type ModelMessage, type ModelRequest, type ModelResponse, type ResponseFormat, type ToolCallRequest, type ToolSchema, type Usage } from "./providers/index.js";
+// Models, and fallback chains (a chain is itself a Model that says which of its models answered).
+export { createModel, OpenAIChatModel, OpenAIResponsesModel, FallbackModel, type CreateModelOptions, type FallbackNotice, type Model, type ModelMessage, type ModelRequest, type ModelResponse, type ResponseFormat, type ToolCallRequest, type ToolSchema, type Usage } from "./providers/index.js";
+
+// Limits of a whole run: one budget per run tree, asked before each model request and tool call.
+export { RunBudget, type RunLimits, type SpendReport, type AgentSpend, type ToolSpend, type ToolBudget } from "./limits/index.js";
 
 // Proxies: whole data APIs behind CALL_API.
 export { proxy, ProxyManager, ProxyCallError, type ProxySpec, type ProxyDefinition, type ProxyManagerOptions } from "./proxies/index.js";
@@ -81,6 +86,7 @@ export {
   approveAll,
   approveNone,
   askOnTerminal,
+  noticeFirstRefusal,
   CodeActionBudgetError,
   CodeActionTimeoutError,
   CodeActionError,
@@ -112,3 +118,6 @@ export { tactic, type TacticSpec, type TacticContext, type TacticDefinition, typ
 export type { RunOptions, TacticResult, ToolCallRecord, RunUsage } from "./tactics/TacticRun.js";
 // One recorded run, as `lllm run` and each item of `lllm batch` make it: checks, the run store's record, usage and cost.
 export { runRecorded, type RecordedRunOptions, type RecordedRun, type RecordedRunSuccess, type RecordedRunFailure, type RecordedUsage } from "./run/runRecorded.js";
+
+// `lllm test` from code: test files, cassettes, assertions, reporters (vitest helpers are in `lllm/testing`).
+export { runTests, textReporter, jsonReporter, junitReporter, testRunJson, junitXml, type RunTestsOptions, type TestRun, type Reporter, type TestRunStart, type TestRunSummary, type CaseResult, type CaseMode, type CaseProblem, type AssertionOutcome, type TextReporterOptions } from "./evals/index.js";

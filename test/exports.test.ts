@@ -7,18 +7,19 @@ describe("public exports", () => {
   it("lllm", () => {
     expect(Object.keys(lllm).sort()).toEqual(
       [
-        "Agent", "BudgetError", "BridgeError", "PythonKernel", "detectGvisor", "runCodeAction", "codeActionAgent", "toolChainTool", "ArtifactStore", "approveAll", "approveNone", "askOnTerminal", "CodeActionBudgetError", "CodeActionTimeoutError", "CodeActionError", "SubprocessSandbox", "closeAllKernels", "detectIsolation", "MCP", "McpConnections", "McpToolError", "assertProviderMcpSupported", "createPackageServer", "tacticAsFunction", "tactic", "ProxyCallError", "ProxyManager", "loadProxies", "proxy", "ConfigError", "Dialog", "Function", "FunctionCall", "FunctionTool", "InterruptedError", "LllmError",
+        "Agent", "BudgetError", "RunLimitError", "RunBudget", "FallbackModel", "noticeFirstRefusal", "BridgeError", "PythonKernel", "detectGvisor", "runCodeAction", "codeActionAgent", "toolChainTool", "ArtifactStore", "approveAll", "approveNone", "askOnTerminal", "CodeActionBudgetError", "CodeActionTimeoutError", "CodeActionError", "SubprocessSandbox", "closeAllKernels", "detectIsolation", "MCP", "McpConnections", "McpToolError", "assertProviderMcpSupported", "createPackageServer", "tacticAsFunction", "tactic", "ProxyCallError", "ProxyManager", "loadProxies", "proxy", "ConfigError", "Dialog", "Function", "FunctionCall", "FunctionTool", "InterruptedError", "LllmError",
         "ModelBehaviorError", "OpenAIChatModel", "OpenAIResponsesModel", "Package", "ParseError", "Prompt", "ProviderError",
         "REPEATED_CALL_TEXT", "ROUND_LIMIT_TEXT", "Registry", "SandboxError", "ToolError", "UnknownToolError", "createModel",
         "declaration", "formatLocation", "functionFromDeclaration", "lllmHome", "loadProjectSettings", "loadTacticFile",
         "normalizeParameters", "packageSchema", "parseRef", "prepareTactic", "readManifest", "runRecorded", "runTactic", "tacticSchema",
+        "runTests", "textReporter", "jsonReporter", "junitReporter", "testRunJson", "junitXml",
         "toFunctionTool", "tool", "z",
       ].sort(),
     );
   });
 
   it("lllm/testing", () => {
-    expect(Object.keys(testing).sort()).toEqual(["ScriptedModel", "startMockAnthropicServer", "startMockGeminiServer", "startMockOpenAIServer"]);
+    expect(Object.keys(testing).sort()).toEqual(["RunAssertionError", "ScriptedModel", "expectRun", "startMockAnthropicServer", "startMockGeminiServer", "startMockOpenAIServer"]);
   });
 
   it("the subpaths resolve through package.json exports (the built files)", async () => {

@@ -1,4 +1,6 @@
+import type { ApprovalPolicy } from "../approval/index.js";
 import { ConfigError } from "../errors.js";
+import type { ToolBudget } from "../limits/ToolBudget.js";
 import type { Model, ResponseFormat } from "../providers/Model.js";
 import { Prompt, type ToolResolver } from "../prompts/index.js";
 import type { FunctionTool, ToolContext } from "../tools/index.js";
@@ -33,6 +35,16 @@ export interface AgentOptions {
   onEvent?: (event: AgentEvent) => void;
   /** Given to every tool call; a respond()'s `signal` is added to it. */
   toolContext?: ToolContext;
+  /**
+   * The run's budget, asked before each tool call (a `RunBudget`: its `guardModel(model, name)` counts the model
+   * calls; `buildAgents` does both). Without one, tool calls are not counted.
+   */
+  budget?: ToolBudget;
+  /**
+   * Decides each call to a tool that needs approval (`approval: "required"`). Default: refuse them all; the
+   * model reads the refusal.
+   */
+  approve?: ApprovalPolicy;
 }
 
 /** The options of one respond(). */
@@ -62,6 +74,8 @@ export class Agent {
   readonly responseFormat: ResponseFormat | undefined;
   readonly onEvent: ((event: AgentEvent) => void) | undefined;
   readonly toolContext: ToolContext;
+  readonly budget: ToolBudget | undefined;
+  readonly approve: ApprovalPolicy | undefined;
   #dialog: Dialog | undefined;
   /** Binding resolves names through the registry and compiles validators: do it once per prompt. */
   readonly #boundTools = new WeakMap<Prompt, FunctionTool[]>();
@@ -78,6 +92,8 @@ export class Agent {
     this.responseFormat = options.responseFormat;
     this.onEvent = options.onEvent;
     this.toolContext = options.toolContext ?? {};
+    this.budget = options.budget;
+    this.approve = options.approve;
   }
 
   /** The dialog that receive() and respond() work on: the one opened last. */
@@ -104,6 +120,8 @@ export class Agent {
       ...(this.responseFormat ? { responseFormat: this.responseFormat } : {}),
       ...(this.onEvent ? { onEvent: this.onEvent } : {}),
       toolContext: this.toolContext,
+      ...(this.budget ? { budget: this.budget } : {}),
+      ...(this.approve ? { approve: this.approve } : {}),
       ...overrides,
     });
   }
@@ -164,6 +182,8 @@ export class Agent {
       onText: options.onText,
       onEvent: this.onEvent,
       toolContext: this.toolContext,
+      budget: this.budget,
+      approve: this.approve,
     });
     return options.returnSession ? session : session.message;
   }

@@ -20,8 +20,11 @@ export type AgentEvent =
     }
   /** The model answered: text, tool calls, or both. */
   | { type: "model_reply"; agent: string; round: number; text: string; toolCalls: ToolCallRequest[]; usage: Usage; model?: string; latencyMs?: number; finishReason?: string }
-  /** A tool call finished (its `resultStr` is set). `repeated`: not run again, the model was sent the earlier result. */
-  | { type: "tool_call"; agent: string; call: FunctionCall; durationMs: number; repeated: boolean }
+  /**
+   * A tool call finished (its `resultStr` is set). `repeated`: not run again, the model was sent the earlier result.
+   * `refused`: the tool needs approval, it was not given, and the call did not run (the model reads the refusal).
+   */
+  | { type: "tool_call"; agent: string; call: FunctionCall; durationMs: number; repeated: boolean; refused?: boolean }
   /** The reply did not parse; the model is asked again with `message` (`attempt` counts from 1). */
   | { type: "parse_retry"; agent: string; attempt: number; message: string }
   /** Something the user should know but that does not stop the run. */

@@ -1,4 +1,6 @@
 import { performance } from "node:perf_hooks";
+import type { ApprovalPolicy } from "../approval/index.js";
+import type { ToolBudget } from "../limits/ToolBudget.js";
 import { BudgetError, InterruptedError, LllmError, ModelBehaviorError } from "../errors.js";
 import type { HostedTool, Model, ModelRequest, ResponseFormat } from "../providers/Model.js";
 import { isParseError, type Prompt } from "../prompts/index.js";
@@ -32,6 +34,10 @@ export interface ToolLoopOptions {
   onText?: ((delta: string) => void) | undefined;
   onEvent?: ((event: AgentEvent) => void) | undefined;
   toolContext: ToolContext;
+  /** Asked before each tool call; it throws when a limit of the run is reached. */
+  budget?: ToolBudget | undefined;
+  /** Decides calls to tools that need approval; default: refuse them. */
+  approve?: ApprovalPolicy | undefined;
 }
 
 /**
@@ -64,7 +70,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
     const tools = limitReached ? [] : offeredTools;
     const messages = [...dialog.toModelMessages(), ...scratch.map(toModelMessage)];
     onEvent?.({ type: "model_call", agent, round, messages: messages.length, tools: tools.map((tool) => tool.name), model: options.model.name, sent: messages });
-    const request: ModelRequest = { messages };
+    const request: ModelRequest = { messages, agent };
     if (tools.length > 0) request.tools = toolJson;
     if (!limitReached && options.hostedTools && options.hostedTools.length > 0) request.hostedTools = options.hostedTools;
     if (options.responseFormat) request.responseFormat = options.responseFormat;
@@ -78,7 +84,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
     usage.completionTokens += response.usage.completionTokens;
     usage.llmCalls += 1;
     const text = response.message.content ?? "";
-    onEvent?.({ type: "model_reply", agent, round, text, toolCalls: response.toolCalls, usage: response.usage, model: options.model.name, latencyMs, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}) });
+    onEvent?.({ type: "model_reply", agent, round, text, toolCalls: response.toolCalls, usage: response.usage, model: response.model ?? options.model.name, latencyMs, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}) });
 
     if (response.toolCalls.length > 0) {
       if (limitReached) {
@@ -91,7 +97,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
       // The step is accepted: a retry's scratch belongs to the step that failed, as LLLM forks per step.
       scratch = [];
       dialog.add({ role: "tool_call", content: text, name: agent, toolCalls: response.toolCalls, usage: response.usage });
-      const roundCalls = await runToolRound({ agent, requests: response.toolCalls, offered, earlier, context, onEvent });
+      const roundCalls = await runToolRound({ agent, requests: response.toolCalls, offered, earlier, context, onEvent, budget: options.budget, approve: options.approve, signal });
       for (const call of roundCalls) {
         dialog.add({ role: "tool", content: call.resultStr ?? "", name: call.name, toolCallId: call.id, ...(call.error ? { isError: true } : {}) });
       }

@@ -1,4 +1,6 @@
 import { performance } from "node:perf_hooks";
+import { approveNone, type ApprovalPolicy } from "../approval/index.js";
+import type { ToolBudget } from "../limits/ToolBudget.js";
 import type { ToolCallRequest } from "../providers/Model.js";
 import { FunctionCall, type FunctionTool, type ToolContext } from "../tools/index.js";
 import type { AgentEvent } from "./AgentEvent.js";
@@ -20,6 +22,17 @@ export interface ToolRoundOptions {
   earlier: Map<string, Promise<FunctionCall>>;
   context: ToolContext;
   onEvent?: ((event: AgentEvent) => void) | undefined;
+  /** Asked before each call runs; it throws (and the round fails) when a limit of the run is reached. */
+  budget?: ToolBudget | undefined;
+  /** Decides calls to tools that need approval; default: refuse them. */
+  approve?: ApprovalPolicy | undefined;
+  /** The respond()'s signal: a question waiting for approval gives up when it aborts. */
+  signal?: AbortSignal | undefined;
+}
+
+/** What the model reads when a call it asked for was not approved. */
+export function refusalText(tool: string): string {
+  return `${tool} needs approval, and the call was refused; it did not run. Go on without it, or say what you needed it for.`;
 }
 
 /**
@@ -37,13 +50,29 @@ export function assertToolsOffered(options: { agent: string; requests: ToolCallR
 /**
  * Run one round of tool calls concurrently and return them in the order the model asked for them. Whatever the
  * model got wrong becomes the call's `resultStr` for it to read: bad JSON arguments, a throwing tool (via
- * `FunctionTool.call`), a call already made with the same arguments (not run again).
+ * `FunctionTool.call`), a call already made with the same arguments (not run again), a call to a tool that needs
+ * approval that was refused (not run). A limit of the run reached before or during a call rejects the round.
  */
 export async function runToolRound(options: ToolRoundOptions): Promise<FunctionCall[]> {
   const { agent, earlier, onEvent } = options;
-  const emit = (call: FunctionCall, started: number, repeated: boolean): FunctionCall => {
-    onEvent?.({ type: "tool_call", agent, call, durationMs: performance.now() - started, repeated });
+  const emit = (call: FunctionCall, started: number, repeated: boolean, refused = false): FunctionCall => {
+    onEvent?.({ type: "tool_call", agent, call, durationMs: performance.now() - started, repeated, ...(refused ? { refused } : {}) });
     return call;
+  };
+  const { budget } = options;
+  /** Ask for approval when the tool needs it, check the budget, run the call, count it. */
+  const run = async (tool: FunctionTool, call: FunctionCall, started: number): Promise<FunctionCall> => {
+    if (tool.approval === "required") {
+      const allowed = await (options.approve ?? approveNone)({ tool: call.name, arguments: call.arguments, agent, ...(options.signal ? { signal: options.signal } : {}) });
+      if (!allowed) {
+        const error = refusalText(call.name);
+        return emit(new FunctionCall({ id: call.id, name: call.name, arguments: call.arguments, error, resultStr: `Error: ${error}` }), started, false, true);
+      }
+    }
+    budget?.beforeToolCall({ agent, tool: call.name });
+    const done = await tool.call(call, options.context);
+    budget?.afterToolCall({ agent, tool: call.name, durationMs: performance.now() - started, failed: done.error !== undefined });
+    return emit(done, started, false);
   };
 
   const pending = options.requests.map(async (request): Promise<FunctionCall> => {
@@ -62,7 +91,7 @@ export async function runToolRound(options: ToolRoundOptions): Promise<FunctionC
     }
     // Registered before the first await, so an identical call later in this round finds it.
     const tool = options.offered.get(request.name) as FunctionTool; // checked by assertToolsOffered
-    const running = tool.call(new FunctionCall({ id: request.id, name: request.name, arguments: parsed.value }), options.context).then((call) => emit(call, started, false));
+    const running = run(tool, new FunctionCall({ id: request.id, name: request.name, arguments: parsed.value }), started);
     earlier.set(key, running);
     return running;
   });

@@ -1,5 +1,6 @@
 import { PriceTable } from "../store/PriceTable.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
+import { modelChain } from "../config/index.js";
 
 /** A model of the tactic (nested tactics included) that the price table does not know, with the first agent using it. */
 export interface UnpricedModel {
@@ -16,9 +17,11 @@ export function unpricedModels(prepared: PreparedTactic): UnpricedModel[] {
   const found = new Map<string, UnpricedModel>();
   for (const tactic of [prepared, ...prepared.nested.values()]) {
     for (const agent of tactic.agents) {
-      const model = agent.config.model_name;
-      if (typeof model !== "string" || found.has(model) || table.priceOf(model) !== undefined) continue;
-      found.set(model, { model, agent: agent.name });
+      // Every model of a fallback chain may answer, and be counted.
+      for (const model of modelChain(agent.config)) {
+        if (found.has(model) || table.priceOf(model) !== undefined) continue;
+        found.set(model, { model, agent: agent.name });
+      }
     }
   }
   return [...found.values()];

@@ -3,8 +3,9 @@ import { existsSync, statSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { ConfigError, type LllmError } from "../errors.js";
-import { approveAll, approveNone } from "../codeaction/approval.js";
+import { approveAll, approveNone, noticeFirstRefusal } from "../approval/index.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
+import { modelChain } from "../config/index.js";
 import { newRunId } from "../util/newRunId.js";
 import { AdaptiveConcurrency } from "../batch/AdaptiveConcurrency.js";
 import { BatchOutput } from "../batch/BatchOutput.js";
@@ -25,6 +26,7 @@ import { purgeQueue } from "./purgeQueue.js";
 import { holdFirstSignal, stopSignal } from "./handleSignals.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
 import { warnUnknownModels } from "./models.js";
+import { modelLocation } from "../tactics/tacticBudget.js";
 import { paint, warn, writeErr } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
@@ -71,7 +73,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   // Loaded, validated and bound once for the whole batch.
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   warnBrokenFiles(prepared.registry);
-  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
+  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn, { locate: (agent, position) => modelLocation(prepared.tactic, options.model, agent, position) });
   if (settings.maxCost !== undefined) refuseUnpricedModels(prepared);
   // What the workers are told to find, checked before anything connects: a tactic they cannot have is refused now.
   const queued = options.queue === undefined ? undefined : queuedTactic(prepared, options.model ?? null);
@@ -90,7 +92,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   const createModel = batchModelFactory({ gate, concurrency, signal: cancel, onRetry: reporter, ...(settings.timeout !== undefined ? { modelTimeout: settings.timeout } : {}), ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}) });
   // Every agent's model is built once before the first item: a missing key fails the batch now (exit 2), not
   // each item. With --queue the workers call the models, with their own keys.
-  if (options.queue === undefined) for (const agent of prepared.agents) createModel(agent.config);
+  if (options.queue === undefined) for (const agent of prepared.agents) for (const model of modelChain(agent.config)) createModel({ ...agent.config, model_name: model });
 
   const output = await BatchOutput.open({ ...(options.out !== undefined ? { file: options.out } : {}), ordered: Boolean(options.ordered), retryFailed: Boolean(options.retryFailed) });
   let total: number | undefined;
@@ -99,6 +101,8 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   if (settings.readTwice) void countLines(settings.inputs).then((count) => (total = settings.format === "csv" ? Math.max(0, count - 1) : count)).catch(() => undefined);
 
   const batchId = newRunId();
+  // Nobody is asked in a batch: --approve decides, default none, and the first refusal says so.
+  const approve = options.approve === "all" ? approveAll : options.approve === "none" ? approveNone : noticeFirstRefusal(approveNone, (request) => say(`${paint("yellow", "lllm: warning:")} \`${request.tool}\` needs approval and was refused: a batch asks nobody; pass --approve all to run such tools (or --approve none to refuse them without this warning)`));
   const stopStarting = new AbortController();
   const dispatcher = options.queue === undefined || queued === undefined ? undefined : await startQueue({ url: options.queue, batchId, tacticTarget, queued, prepared, options, settings, cancel, say, onFailure: () => stopStarting.abort() });
   let stats: BatchStats | undefined;
@@ -130,7 +134,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
           createModel,
           vars: settings.vars,
           ...(settings.maxSteps !== undefined ? { maxSteps: settings.maxSteps } : {}),
-          approve: options.approve === "all" ? approveAll : approveNone,
+          approve,
           signal: cancel,
           ...(options.log !== undefined ? { log: options.log } : {}),
           warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),

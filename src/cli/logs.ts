@@ -120,18 +120,14 @@ export async function logsReplayCommand(id: string, options: { output?: string }
   const run = await findRun(id);
   if (run.model_calls.length === 0) throw new ConfigError("store_no_model_calls", `run ${run.id} made no model call: there is nothing to replay`);
   const script = toReplayScript(run);
-  const agents = new Set(run.model_calls.map((call) => call.agent));
-  if (agents.size > 1) {
-    // `--model scripted:FILE` gives each agent its own copy of the script, from the first turn.
-    warn(`run ${run.id} used ${agents.size} agents (${[...agents].join(", ")}): the file holds their turns in call order, and a scripted model replays it whole for each agent, so only a one-agent run replays exactly`);
-  }
   if (options.output === undefined) {
     writeOut(script);
     return;
   }
   writeFileSync(options.output, script);
   const tactic = run.tactic_path ? path.relative(process.cwd(), run.tactic_path) || run.tactic_path : "TACTIC";
-  writeErr(`lllm: wrote ${run.model_calls.length} turns to ${options.output}; replay with: lllm run ${tactic} --model scripted:${options.output} --input …`);
+  const agents = new Set(run.model_calls.map((call) => call.agent)).size;
+  writeErr(`lllm: wrote ${run.model_calls.length} turns${agents > 1 ? ` of ${agents} agents` : ""} to ${options.output}; replay with: lllm run ${tactic} --model scripted:${options.output} --input …`);
 }
 
 async function findRun(id: string): Promise<NonNullable<ReturnType<RunStore["getRun"]>>> {

@@ -93,7 +93,11 @@ export function buildProgram(): Command {
     .option("--stream", "print the answer as it arrives (default on a terminal)")
     .option("--no-stream", "print the answer only when it is complete")
     .option("--dry-run", "print the first request that would be sent, and call nothing")
-    .addOption(new Option("--approve <which>", "calls from programs to tools that need approval: run all, or none (default: ask on a terminal, else none)").choices(["all", "none"]))
+    .addOption(new Option("--approve <which>", "calls to tools that need approval (the tool loop's and programs'): run all, or none (default: ask on a terminal, else none)").choices(["all", "none"]))
+    .option("--max-cost <usd>", "stop the run before it spends more than this many US dollars on model calls, nested tactics and programs included (exit 3; over the tactic's limits.max_cost)")
+    .option("--max-tokens <n>", "stop the run before it uses more than N tokens, prompt and answer (exit 3)")
+    .option("--max-tool-calls <n>", "stop the run before its tool calls (programs' included) exceed N (exit 3)")
+    .option("--max-duration <seconds>", "stop the run after this many seconds (exit 3)")
     .option("--notebook-out <file>", "notebook pattern: write the cells and their outputs as a Jupyter notebook (.ipynb)")
     .option("--no-log", "do not record this run in the run store ($LLLM_HOME/logs.db; LLLM_LOG=0 does the same)")
     .option("-c, --continue [id]", "continue the dialog of a logged run (default: the last) with a new input")
@@ -117,7 +121,7 @@ export function buildProgram(): Command {
     .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
     .option("--max-steps <n>", "override every agent's max_interrupt_steps")
     .option("--timeout <seconds>", "how long a model request may go without progress")
-    .addOption(new Option("--approve <which>", "calls from programs to tools that need approval (default: none)").choices(["all", "none"]))
+    .addOption(new Option("--approve <which>", "calls to tools that need approval (default: none: nobody is asked in a batch)").choices(["all", "none"]))
     .option("--retry-failed", "run again the items that failed in --out")
     .option("--fail-fast", "stop starting items after the first failure")
     .option("--rpm <n>", "at most N model requests per minute (per provider)")
@@ -132,6 +136,24 @@ export function buildProgram(): Command {
     .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {
       const { batchCommand } = await import("./batch.js");
       await batchCommand(tactic, command.optsWithGlobals());
+    });
+
+  program
+    .command("test")
+    .description("run test files (*.test.yaml): replay each case from its cassette, or run it live; assert on the answer, the tool calls, the cost")
+    .argument("[paths...]", "test files, or folders to search for *.test.yaml / *.test.json (default: the current folder)")
+    .option("--record", "run the cases that have no cassette live and write theirs (__cassettes__/ beside the test file)")
+    .option("--update", "run every case live and write its cassette again")
+    .option("--offline", "never call a model: a case without a cassette fails")
+    .option("--filter <text>", "only the cases whose name (or `file › name`) contains this text")
+    .option("--concurrency <n>", "cases running at once (default: the number of CPUs)")
+    .option("--bail", "start no case after the first failure")
+    .option("--json", "print the results as one JSON object on stdout")
+    .option("--junit <file>", "write the results as JUnit XML (for CI: GitHub Actions, GitLab)")
+    .option("--no-log", "do not record the cases' runs in the run store")
+    .action(async (paths: string[], options: Record<string, unknown>, command: Command) => {
+      const { testCommand } = await import("./test.js");
+      await testCommand(paths, command.optsWithGlobals());
     });
 
   program
@@ -390,8 +412,8 @@ export function buildProgram(): Command {
   program
     .command("schema")
     .description("print the JSON Schema of a file format, for editors (yaml-language-server)")
-    .addArgument(new Argument("<kind>", "tactic | package | proxy | settings").choices(["tactic", "package", "proxy", "settings"]))
-    .action(async (kind: "tactic" | "package" | "proxy" | "settings") => {
+    .addArgument(new Argument("<kind>", "tactic | test | package | proxy | settings").choices(["tactic", "test", "package", "proxy", "settings"]))
+    .action(async (kind: "tactic" | "test" | "package" | "proxy" | "settings") => {
       const { schemaCommand } = await import("./schema.js");
       await schemaCommand(kind);
     });

@@ -1,3 +1,5 @@
+import { modelChain } from "../config/index.js";
+import { formatLocation, type SourceLocation } from "../errors.js";
 import { PriceTable, type ModelPrice } from "../store/PriceTable.js";
 import { providerOfModel, unknownModelWarning } from "../providers/modelCatalogue.js";
 import { PROVIDER_ROUTES } from "../providers/providerRoutes.js";
@@ -43,18 +45,28 @@ export function modelsCommand(options: ModelsCommandOptions, env: NodeJS.Process
 
 /**
  * Warn (on stderr, before any call) about each agent's model name that the price table does not know for its
- * provider, naming the closest known ones. A base URL of the user's (OPENAI_BASE_URL, `invoker_config.base_url`)
- * makes any bare name plausible, so those are not checked.
+ * provider, naming the closest known ones, at its place in the file when `locate` finds it. A base URL of the
+ * user's (OPENAI_BASE_URL, `invoker_config.base_url`) makes any bare name plausible, so those are not checked.
  */
-export function warnUnknownModels(agents: ReadonlyArray<{ config: { model_name?: string | undefined; invoker_config?: Record<string, unknown> | undefined } }>, prices: Record<string, ModelPrice>, warn: (text: string) => void, env: NodeJS.ProcessEnv = process.env): void {
+export function warnUnknownModels(
+  agents: ReadonlyArray<{ config: { model_name?: string | string[] | undefined; fallback_models?: string[] | undefined; invoker_config?: Record<string, unknown> | undefined } }>,
+  prices: Record<string, ModelPrice>,
+  warn: (text: string) => void,
+  options: { env?: NodeJS.ProcessEnv; locate?: (agentIndex: number, position: number) => SourceLocation | undefined } = {},
+): void {
+  const env = options.env ?? process.env;
   const table = PriceTable.load(prices);
   const seen = new Set<string>();
-  for (const agent of agents) {
-    const model = agent.config.model_name;
-    if (typeof model !== "string" || seen.has(model)) continue;
-    seen.add(model);
-    const customServer = (env["OPENAI_BASE_URL"] ?? "").trim() !== "" || typeof agent.config.invoker_config?.["base_url"] === "string";
-    const text = unknownModelWarning(model, table, customServer);
-    if (text) warn(text);
-  }
+  agents.forEach((agent, agentIndex) => {
+    // Every model of a fallback chain: a typo in the second one shows only on the day the first is down.
+    modelChain(agent.config).forEach((model, position) => {
+      if (seen.has(model)) return;
+      seen.add(model);
+      const customServer = (env["OPENAI_BASE_URL"] ?? "").trim() !== "" || typeof agent.config.invoker_config?.["base_url"] === "string";
+      const text = unknownModelWarning(model, table, customServer);
+      if (!text) return;
+      const where = options.locate?.(agentIndex, position);
+      warn(where ? `${formatLocation(where)}: ${text}` : text);
+    });
+  });
 }

@@ -1,11 +1,14 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, RunLimitError } from "../errors.js";
 import { warnUnknownModels } from "./models.js";
+import { modelLocation } from "../tactics/tacticBudget.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
-import { approveAll, approveNone, askOnTerminal, type ApprovalPolicy } from "../codeaction/approval.js";
+import { approveAll, approveNone, askOnTerminal, noticeFirstRefusal, type ApprovalPolicy } from "../approval/index.js";
+import { hasLimits, limitsJson, type RunLimits } from "../limits/index.js";
+import { fallbackMessage } from "../providers/FallbackModel.js";
 import { stopSignal } from "./handleSignals.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
@@ -15,7 +18,7 @@ import { StreamedLine } from "./StreamedLine.js";
 import { toolFailureText } from "./toolFailureText.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, setRunningDetails, warn, writeErr, writeOut } from "./output.js";
 import { runRecorded } from "../run/runRecorded.js";
-import { recordedRunJson } from "../run/recordedRunJson.js";
+import { recordedRunJson, recordedUsageJson } from "../run/recordedRunJson.js";
 import { runUsageJson } from "../tactics/tacticResultJson.js";
 import { codeActionReportJson } from "../codeaction/CodeActionReport.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
@@ -40,6 +43,10 @@ export interface RunCommandOptions {
   log?: boolean;
   /** `--continue [id]`: `true` for the last run. */
   continue?: string | boolean;
+  maxCost?: string;
+  maxTokens?: string;
+  maxToolCalls?: string;
+  maxDuration?: string;
 }
 
 /** `lllm run <tactic | pkg.tactics:name>`: run a tactic and print the answer (stdout) and progress (stderr). */
@@ -50,11 +57,12 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   const file = await resolveTacticTarget(target, options.package);
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   warnBrokenFiles(prepared.registry);
-  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
+  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn, { locate: (agent, position) => modelLocation(prepared.tactic, options.model, agent, position) });
   const input = readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
   const vars = parseVars(options.var ?? []);
   const maxSteps = options.maxSteps === undefined ? undefined : parseCount(options.maxSteps);
   const modelTimeout = options.timeout === undefined ? undefined : parseSeconds(options.timeout);
+  const limits = parseLimitFlags(options);
 
   const scripted = [...new Set(prepared.agents.map((agent) => agent.config.model_name).filter((name): name is string => typeof name === "string" && name.startsWith("scripted:")))];
   for (const name of scripted.filter((entry) => existsSync(path.resolve(entry.slice("scripted:".length))))) writeErr(paint("dim", `lllm: replaying the model's turns from ${name.slice("scripted:".length)} (a scripted model: no API key, no network)`));
@@ -84,13 +92,23 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   }
   const signal = stopSignal();
   const reportRetry = retryReporter(Boolean(options.verbose));
+  // Said once per switch: the chain stays with the model that answered.
+  const fallbacksSaid = new Set<string>();
   // The run store listens to the events; a dry run calls nothing and is not a run.
   const run = await runRecorded(prepared, {
     input,
     vars,
     ...(maxSteps !== undefined ? { maxSteps } : {}),
     ...(modelTimeout !== undefined ? { modelTimeout } : {}),
+    ...(hasLimits(limits) ? { limits } : {}),
     onModelRetry: reportRetry,
+    onModelFallback: (notice) => {
+      const key = `${notice.from}\u0000${notice.to}`;
+      if (fallbacksSaid.has(key)) return;
+      fallbacksSaid.add(key);
+      process.stderr.write(line.breakForLog());
+      warn(fallbackMessage(notice));
+    },
     signal,
     ...(onText ? { onText } : {}),
     onEvent: (event) => {
@@ -98,7 +116,10 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       reportEvent(event, Boolean(options.verbose));
     },
     ...(options.dryRun ? { dryRun: true } : {}),
-    approve: approvalPolicy(options.approve),
+    approve: approvalPolicy(options.approve, () => {
+      process.stderr.write(line.breakForLog());
+      warn("a tool that needs approval was refused: nobody can be asked here (stdin or stderr is not a terminal); pass --approve all to run such tools, or --approve none to refuse them without this warning");
+    }),
     ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
     ...(continued ? { history: continued.history, continuesRun: continued.id } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
@@ -109,7 +130,15 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     // What was streamed before the failure is shown (the error says it is only part of the answer).
     if (streamed) show(redactor.flush());
     // A failed code-action run still has a report (attempts, programs, the error): with --json it is data too.
-    addFailureDetails(run.error, { output: null, usage: runUsageJson(usage.toReport()), ...(run.codeAction !== undefined ? { code_action: codeActionReportJson(run.codeAction) } : {}) });
+    addFailureDetails(run.error, {
+      output: null,
+      usage: run.spend ? recordedUsageJson(run) : runUsageJson(usage.toReport()),
+      cost: run.cost,
+      ...(run.limits ? { limits: limitsJson(run.limits) } : {}),
+      ...(run.error instanceof RunLimitError ? { limit: { name: run.error.limit, value: run.error.value, spent: run.error.spent } } : {}),
+      ...(run.runId !== undefined ? { run_id: run.runId } : {}),
+      ...(run.codeAction !== undefined ? { code_action: codeActionReportJson(run.codeAction) } : {}),
+    });
     throw run.error;
   }
   const { result } = run;
@@ -128,11 +157,30 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   }
 }
 
-/** `--approve` decides; without it a person at a terminal is asked, and with nobody to ask nothing is approved. */
-function approvalPolicy(approve: "all" | "none" | undefined): ApprovalPolicy {
+/**
+ * `--approve` decides; without it a person at a terminal is asked, and with nobody to ask nothing is approved (and
+ * stderr says so at the first refusal).
+ */
+function approvalPolicy(approve: "all" | "none" | undefined, onRefusedByDefault: () => void): ApprovalPolicy {
   if (approve === "all") return approveAll;
   if (approve === "none") return approveNone;
-  return process.stdin.isTTY && process.stderr.isTTY ? askOnTerminal() : approveNone;
+  return process.stdin.isTTY && process.stderr.isTTY ? askOnTerminal() : noticeFirstRefusal(approveNone, onRefusedByDefault);
+}
+
+/** `--max-cost USD`, `--max-tokens N`, `--max-tool-calls N`, `--max-duration SECONDS`: over the tactic's `limits:`. */
+function parseLimitFlags(options: RunCommandOptions): RunLimits {
+  const limits: RunLimits = {};
+  if (options.maxCost !== undefined) limits.maxCost = parseLimit(options.maxCost, "--max-cost", "a number of US dollars above 0", "0.50", (value) => value > 0);
+  if (options.maxTokens !== undefined) limits.maxTokens = parseLimit(options.maxTokens, "--max-tokens", "a whole number of tokens above 0", "200000", (value) => Number.isInteger(value) && value > 0);
+  if (options.maxToolCalls !== undefined) limits.maxToolCalls = parseLimit(options.maxToolCalls, "--max-tool-calls", "a whole number of calls >= 0", "40", (value) => Number.isInteger(value) && value >= 0);
+  if (options.maxDuration !== undefined) limits.maxDuration = parseLimit(options.maxDuration, "--max-duration", "a number of seconds above 0", "300", (value) => value > 0);
+  return limits;
+}
+
+function parseLimit(text: string, flag: string, what: string, example: string, valid: (value: number) => boolean): number {
+  const value = Number(text);
+  if (text.trim() === "" || !Number.isFinite(value) || !valid(value)) throw new ConfigError("usage_limit", `${flag} must be ${what} (got \`${text}\`)`, { location: { file: flag }, hint: `e.g. ${flag} ${example}` });
+  return value;
 }
 
 

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import { writeOut } from "./output.js";
 
-/** `lllm schema tactic|package|proxy|settings`: print the JSON Schema so editors can validate and complete the files. */
-export async function schemaCommand(kind: "tactic" | "package" | "proxy" | "settings"): Promise<void> {
+/** `lllm schema tactic|test|package|proxy|settings`: print the JSON Schema so editors can validate and complete the files. */
+export async function schemaCommand(kind: "tactic" | "test" | "package" | "proxy" | "settings"): Promise<void> {
   if (kind === "settings") {
     // Built by code (src/config/settingsSchema.ts), the one the settings are checked against.
     const { settingsSchema } = await import("../config/settingsSchema.js");

@@ -5,6 +5,9 @@ import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, warn, writeOut } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { warnUnknownModels } from "./models.js";
+import { modelLocation } from "../tactics/tacticBudget.js";
+import { unusedAgents } from "../tactics/unusedAgents.js";
+import { modelChain } from "../config/index.js";
 
 interface ValidateOptions {
   model?: string;
@@ -26,7 +29,12 @@ export async function validateCommand(file: string, options: ValidateOptions): P
     throw error;
   }
   // As run and batch do: a near-miss model name is worth a word before the first real run (stderr, exit unchanged).
-  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
+  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn, { locate: (agent, position) => modelLocation(prepared.tactic, options.model, agent, position) });
+  for (const name of unusedAgents(prepared)) {
+    const index = prepared.agents.findIndex((agent) => agent.name === name);
+    const where = prepared.tactic.locate(["agent_configs", index]);
+    warn(`${where ? `${formatLocation(where)}: ` : ""}agent \`${name}\` is not used: the pattern does not run it and no agent lists \`agent:${name}\` in its tools`);
+  }
   // Placeholders only --var can fill are fine at run time, but a typo would stop a run halfway: say so now.
   for (const missing of missingTemplateVariables(prepared, {})) {
     warn(`${missing.where ? `${formatLocation(missing.where)}: ` : ""}{${missing.name}} in ${missing.what} has no value here: a run needs --var ${missing.name}=…, or add it to \`vars:\``);
@@ -48,9 +56,13 @@ function summary(prepared: PreparedTactic): unknown {
     tactic_type: tactic.config.tactic_type ?? "agent",
     files: tactic.files,
     packages: prepared.registry.list().map((pkg) => ({ name: pkg.name, dir: pkg.dir })),
+    ...(tactic.config.limits ? { limits: tactic.config.limits } : {}),
+    ...(tactic.config.require_approval ? { require_approval: tactic.config.require_approval } : {}),
     agents: prepared.agents.map((agent) => ({
       name: agent.name,
       model: agent.config.model_name ?? null,
+      ...(agent.config.fallback_models && agent.config.fallback_models.length > 0 ? { fallback_models: agent.config.fallback_models } : {}),
+      ...(agent.agentTools.length > 0 ? { agent_tools: agent.agentTools.map((ref) => ref.agent) } : {}),
       system_prompt: agent.systemPrompt.ref ?? "(inline)",
       tools: agent.tools.map((tool) => ({ ref: tool.ref, name: tool.tool.name })),
       capabilities: agent.capabilities.map((capability) => ({ ref: capability.ref, ...(capability.member ? { member: capability.member } : {}), kind: capability.kind })),
@@ -66,13 +78,17 @@ function describe(prepared: PreparedTactic): string {
   lines.push(`  type: ${tactic.config.tactic_type ?? "agent"}${tactic.files.length > 1 ? ` · base: ${tactic.files.slice(1).map(relative).join(" <- ")}` : ""}`);
   const packages = prepared.registry.list();
   lines.push(`  packages: ${packages.length === 0 ? "(none)" : packages.map((pkg) => `${pkg.name} (${relative(pkg.dir)})`).join(", ")}`);
+  const limits = Object.entries(tactic.config.limits ?? {});
+  if (limits.length > 0) lines.push(`  limits: ${limits.map(([name, value]) => `${name} ${value}`).join(", ")}`);
+  if (tactic.config.require_approval?.length) lines.push(`  require approval: ${tactic.config.require_approval.join(", ")}`);
   for (const agent of prepared.agents) {
     lines.push(`  agent ${agent.name}`);
-    lines.push(`    model: ${agent.config.model_name ?? "(none)"}`);
+    lines.push(`    model: ${modelChain(agent.config).join(" -> ") || "(none)"}`);
     lines.push(`    system prompt: ${agent.systemPrompt.ref ?? "inline"}`);
     const tools = agent.tools.map((tool) => (tool.ref === tool.tool.name ? tool.ref : `${tool.tool.name} <- ${tool.ref}`));
     const capabilities = agent.capabilities.map((capability) => `${capability.ref}${capability.member ? `#${capability.member}` : ""} (${capability.kind})`);
-    lines.push(`    tools: ${[...tools, ...capabilities].join(", ") || "(none)"}`);
+    const agentTools = agent.agentTools.map((ref) => `agent:${ref.agent}`);
+    lines.push(`    tools: ${[...tools, ...capabilities, ...agentTools].join(", ") || "(none)"}`);
     const { proxy, mcp_servers: servers, mcp_servers_list: hosted } = agent.config;
     if (proxy) lines.push(`    proxies: ${proxy.activate_proxies?.length ? proxy.activate_proxies.join(", ") : "all"}${proxy.exec_env === "interpreter" ? " (with run_python)" : ""}`);
     const mcp = [...(tactic.config.mcp_servers ?? []), ...(servers ?? [])].map((server) => `${server.name} (${server.url ?? server.command ?? "?"})`);

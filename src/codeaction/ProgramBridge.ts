@@ -4,7 +4,8 @@ import { canonicalJson } from "../util/canonicalJson.js";
 import { BridgeError, type HostFunction } from "../sandbox/index.js";
 import { FunctionCall, FunctionTool, type ToolContext } from "../tools/index.js";
 import { isPlainObject } from "../tools/JsonSchema.js";
-import type { ApprovalPolicy } from "./approval.js";
+import type { ApprovalPolicy } from "../approval/index.js";
+import type { ToolBudget } from "../limits/ToolBudget.js";
 import type { ArtifactRecord, ArtifactStore } from "./ArtifactStore.js";
 import type { BridgedCallRecord, BridgedCallStatus } from "./CodeActionReport.js";
 import { resolveArtifacts } from "./resolveArtifacts.js";
@@ -28,6 +29,10 @@ export interface ProgramBridgeOptions {
   context: ToolContext;
   /** Told once, at the first call the cap refuses: the moment the program became incomplete. */
   onBudgetReached?: (() => void) | undefined;
+  /** The run's budget: every call that runs counts in it, and a limit it reaches stops the run. */
+  budget?: ToolBudget | undefined;
+  /** The agent whose program this is, for the budget's attribution and the approval question. */
+  agent?: string | undefined;
 }
 
 /** A bridged call as it started: when, which tool, and the digest of its arguments ("" until they resolve). */
@@ -124,10 +129,14 @@ export class ProgramBridge {
     const ledger = tool.sideEffects ? this.options.ledger : undefined;
     const recorded = ledger?.replay(key);
     if (recorded) return this.#finish(call, "replayed", recorded);
-    if (tool.approval === "required" && !(await this.options.approval({ tool: toolName, arguments: resolved }))) {
+    const { agent, budget } = this.options;
+    if (tool.approval === "required" && !(await this.options.approval({ tool: toolName, arguments: resolved, ...(agent !== undefined ? { agent } : {}), ...(this.options.context.signal ? { signal: this.options.context.signal } : {}) }))) {
       return this.#finish(call, "denied", fail("ToolApprovalDenied", "APPROVAL_DENIED", `${toolName} needs approval, and the call was refused; it did not run`));
     }
+    // A limit of the run reached here stops the whole run (the budget aborts its signal, which kills the program).
+    budget?.beforeToolCall({ agent: agent ?? "program", tool: toolName });
     const envelope = await this.#run(tool, resolved);
+    budget?.afterToolCall({ agent: agent ?? "program", tool: toolName, durationMs: performance.now() - started, failed: !envelope.ok });
     ledger?.record(key, envelope);
     return this.#finish(call, envelope.ok ? "ok" : "error", envelope);
   }

@@ -5,7 +5,7 @@ export { runProgram, type RunProgramOptions, type ProgramOutcome } from "./runPr
 export { ProgramBridge, DEFAULT_REFERENCE_THRESHOLD, argumentsDigest, type ProgramBridgeOptions } from "./ProgramBridge.js";
 export { toolChainTool, DEFAULT_TOOL_CHAIN, type ToolChainToolOptions, type ToolChainSettings } from "./toolChainTool.js";
 export { ArtifactStore, type ArtifactRecord } from "./ArtifactStore.js";
-export { approveAll, approveNone, askOnTerminal, type ApprovalPolicy, type ApprovalRequest } from "./approval.js";
+export { approveAll, approveNone, askOnTerminal, noticeFirstRefusal, type ApprovalPolicy, type ApprovalRequest } from "../approval/index.js";
 export { CodeActionBudgetError, CodeActionTimeoutError, CodeActionError } from "./CodeActionErrors.js";
 export type { CodeActionReport, ProgramRecord, BridgedCallRecord, BridgedCallStatus, ProgramStatus } from "./CodeActionReport.js";
 export { codeActionReportJson, programRecordJson } from "./CodeActionReport.js";

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { Agent, AgentEvent } from "../agent/index.js";
 import type { IsolationOptions } from "../sandbox/index.js";
 import type { FunctionTool, ToolContext } from "../tools/index.js";
-import { approveNone, type ApprovalPolicy } from "./approval.js";
+import { approveNone, type ApprovalPolicy } from "../approval/index.js";
 import type { ArtifactStore } from "./ArtifactStore.js";
 import { CodeActionBudgetError, CodeActionError, CodeActionTimeoutError } from "./CodeActionErrors.js";
 import type { CodeActionReport, ProgramRecord } from "./CodeActionReport.js";
@@ -114,6 +114,8 @@ function run(code: string, options: RunCodeActionOptions, ledger: SideEffectLedg
     signal: options.signal,
     python: options.python,
     label: `code-action: program ${attempt}`,
+    budget: options.agent.budget,
+    agent: options.agent.name,
     onWarning: (message) => warn?.({ type: "warning", agent: options.agent.name, message }),
   });
 }

@@ -2,7 +2,8 @@ import { performance } from "node:perf_hooks";
 import { InterruptedError, LllmError } from "../errors.js";
 import { PythonKernel, type CellResult, type IsolationOptions } from "../sandbox/index.js";
 import type { FunctionTool, ToolContext } from "../tools/index.js";
-import type { ApprovalPolicy } from "./approval.js";
+import type { ApprovalPolicy } from "../approval/index.js";
+import type { ToolBudget } from "../limits/ToolBudget.js";
 import type { ArtifactStore } from "./ArtifactStore.js";
 import type { ProgramStatus } from "./CodeActionReport.js";
 import { ProgramBridge } from "./ProgramBridge.js";
@@ -31,6 +32,10 @@ export interface RunProgramOptions {
   onWarning?: ((message: string) => void) | undefined;
   /** What the warnings call the program: `code-action: program 2`, `tool_chain: the script`. */
   label?: string | undefined;
+  /** The run's budget: each bridged call that runs counts in it. */
+  budget?: ToolBudget | undefined;
+  /** The agent that wrote the program (the budget's attribution, the approval question). */
+  agent?: string | undefined;
 }
 
 /** What running one program gave. */
@@ -65,6 +70,8 @@ export async function runProgram(code: string, options: RunProgramOptions): Prom
     referenceThreshold: options.referenceThreshold,
     context: { ...options.context, ...(options.signal ? { signal: options.signal } : {}) },
     // Seed 002: reaching the cap logs a warning when it happens, not only when the run ends.
+    budget: options.budget,
+    agent: options.agent,
     onBudgetReached: () => options.onWarning?.(`${options.label ?? "code-action: the program"} reached max_tool_calls (the cap on each program's tool calls); its later calls are refused and its output will be discarded`),
   });
   throwIfAborted(options.signal);

@@ -1,7 +1,8 @@
 import { performance } from "node:perf_hooks";
 import type { IsolationOptions } from "../sandbox/index.js";
 import { tool, type FunctionTool } from "../tools/index.js";
-import { approveNone, type ApprovalPolicy } from "./approval.js";
+import { approveNone, type ApprovalPolicy } from "../approval/index.js";
+import type { ToolBudget } from "../limits/ToolBudget.js";
 import type { ArtifactStore } from "./ArtifactStore.js";
 import type { ProgramRecord } from "./CodeActionReport.js";
 import { functionList, PROGRAM_RULES } from "./programPrompt.js";
@@ -30,6 +31,10 @@ export interface ToolChainToolOptions {
   onScript?: ((record: ProgramRecord) => void) | undefined;
   /** Warnings for the person running it (stderr): a script reached max_tool_calls. */
   onWarning?: ((message: string) => void) | undefined;
+  /** The run's budget: each call a script makes that runs counts in it. */
+  budget?: ToolBudget | undefined;
+  /** The agent the tool belongs to (the budget's attribution, the approval question). */
+  agent?: string | undefined;
 }
 
 /**
@@ -72,6 +77,8 @@ ${PROGRAM_RULES}`,
         signal: context.signal,
         label: "tool_chain: the script",
         onWarning: options.onWarning,
+        budget: options.budget,
+        agent: options.agent,
       });
       options.onScript?.({ attempt: 1, status: outcome.status, toolCalls: outcome.bridge.toolCalls, calls: outcome.bridge.calls, error: outcome.error ?? null, durationMs: Math.round(performance.now() - started), code: String(code) });
       switch (outcome.status) {

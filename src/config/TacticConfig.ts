@@ -44,6 +44,22 @@ export interface TacticConfig {
   agent_configs?: Array<AgentSettings & { name: string }>;
   /** Default values of template variables. */
   vars?: Record<string, string>;
+  /** Limits of the whole run (see `limits/`): dollars, tokens, tool calls, seconds. */
+  limits?: LimitsConfig;
+  /** Tools that need a person's yes before each call, besides those declared `approval: required`. */
+  require_approval?: string[];
+}
+
+/** The `limits:` block: each limit holds for everything the run spends, nested tactics and programs included. */
+export interface LimitsConfig {
+  /** US dollars. */
+  max_cost?: number;
+  /** Prompt and answer tokens. */
+  max_tokens?: number;
+  /** Tool calls that run. */
+  max_tool_calls?: number;
+  /** Seconds from the run's start. */
+  max_duration?: number;
 }
 
 /** One step of a pipeline: which agent runs, with which prompt, and the name its answer is kept under. */
@@ -56,8 +72,15 @@ export interface PipelineStep {
 /** The keys an agent entry (or `global`) may set; all optional because `global` may supply any of them. */
 export interface AgentSettings {
   name?: string;
-  /** e.g. `gpt-4o-mini`; `--model` overrides it for every agent. */
-  model_name?: string;
+  /** What the agent does: the description of the tool `agent:<name>` offers it as. */
+  description?: string;
+  /**
+   * e.g. `gpt-4o-mini`; `--model` overrides it for every agent. In a file it may be a list, a fallback chain:
+   * once loaded it is the first model, and the others are in `fallback_models`.
+   */
+  model_name?: string | string[];
+  /** Models that take over, in order, when the provider of `model_name` fails past its retries. */
+  fallback_models?: string[];
   /** Extra request arguments (temperature, max_tokens, …), passed as they are. */
   model_args?: Record<string, unknown>;
   /** The system prompt template. Exclusive with `system_prompt_path`. */
@@ -88,7 +111,14 @@ export interface AgentSettings {
 /** An agent after `global` has been merged in: a name, a model and exactly one kind of system prompt. */
 export interface AgentConfig extends AgentSettings {
   name: string;
+  /** The agent's (first) model. */
   model_name: string;
+}
+
+/** An agent's models in the order they are tried: `model_name`, then `fallback_models`. */
+export function modelChain(config: { model_name?: string | string[] | undefined; fallback_models?: string[] | undefined }): string[] {
+  const first = config.model_name === undefined ? [] : Array.isArray(config.model_name) ? config.model_name : [config.model_name];
+  return [...first, ...(config.fallback_models ?? [])];
 }
 
 /** Settings of the model client; unknown keys are passed through to it. */

@@ -55,8 +55,17 @@ export function mergeAgents(config: TacticConfig, options: MergeAgentsOptions): 
     const ownPrompts = PROMPT_KEYS.filter((key) => entry[key] !== undefined);
     // The agent's own prompt, of either kind, replaces the inherited one.
     if (ownPrompts.length > 0) for (const key of PROMPT_KEYS) if (!ownPrompts.includes(key)) delete merged[key];
-    if (options.modelOverride !== undefined) merged.model_name = options.modelOverride;
-    else if (merged.model_name === undefined && options.defaultModel !== undefined) merged.model_name = options.defaultModel;
+    // A `model_name` list is a fallback chain: its first model is the agent's model, the rest go before `fallback_models`.
+    if (Array.isArray(merged.model_name)) {
+      const [first, ...rest] = merged.model_name;
+      merged.model_name = first;
+      if (rest.length > 0 || merged.fallback_models) merged.fallback_models = [...rest, ...(merged.fallback_models ?? [])];
+    }
+    if (options.modelOverride !== undefined) {
+      // `--model` names the one model of every agent: no chain of the file's after it.
+      merged.model_name = options.modelOverride;
+      delete merged.fallback_models;
+    } else if (merged.model_name === undefined && options.defaultModel !== undefined) merged.model_name = options.defaultModel;
 
     const name = typeof merged.name === "string" ? merged.name : undefined;
     const label = name === undefined ? `agent_configs[${index}]` : `agent \`${name}\` (agent_configs[${index}])`;

@@ -6,7 +6,7 @@ import { settingsSchema } from "./settingsSchema.js";
 import { tacticSchema } from "./tacticSchema.js";
 
 /** The static schemas, each compiled at build time (scripts/build-validators.js). */
-export type SchemaName = "tactic" | "manifest" | "proxyYaml" | "proxyCode" | "settings";
+export type SchemaName = "tactic" | "test" | "manifest" | "proxyYaml" | "proxyCode" | "settings";
 
 const require = createRequire(import.meta.url);
 let validators: Record<SchemaName, ValidateFunction> | undefined;

@@ -47,6 +47,8 @@ export type HostedTool = { readonly type: string };
 
 export interface ModelRequest {
   messages: ModelMessage[];
+  /** The name of the agent that asks: not sent to providers; a scripted replay answers each agent from its own turns. */
+  agent?: string;
   tools?: ToolSchema[];
   /** Tools the provider calls itself (remote MCP servers); the loop never sees their calls. */
   hostedTools?: HostedTool[];
@@ -65,6 +67,8 @@ export interface ModelResponse {
   toolCalls: ToolCallRequest[];
   usage: Usage;
   finishReason?: string;
+  /** The model that answered, when it is not the one asked by name: a fallback chain says which of its models did. */
+  model?: string;
 }
 
 export interface Model {

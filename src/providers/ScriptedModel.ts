@@ -1,64 +1,97 @@
-import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
-import type { Document, LineCounter } from "yaml";
-import { yaml } from "../util/lazyYaml.js";
-import { aliasProblems } from "../config/aliasProblems.js";
-import { CONFIG_LIMITS } from "../config/configLimits.js";
 import { ConfigError, ProviderError } from "../errors.js";
-import type { ConfigProblem } from "../errors.js";
 import type { Model, ModelRequest, ModelResponse } from "./Model.js";
-import { checkTurns, formatScriptPath, resolveTurn, splitIntoChunks, toConfigProblems } from "./ScriptedTurn.js";
-import type { ScriptedTurn, ScriptProblem } from "./ScriptedTurn.js";
-import { firstLine } from "../util/firstLine.js";
+import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "./ScriptedTurn.js";
+import type { Script, ScriptedTurn } from "./ScriptedTurn.js";
+import { readScriptFile } from "./readScriptFile.js";
+import { expectedRequests, requestDifference, type ExpectedRequest } from "./scriptedRequest.js";
+import { replayDivergence, replayExhausted, type PendingTurn } from "./replayDivergence.js";
 
 export interface ScriptedModelOptions {
   /** The model name reported by `name`; default `scripted`. */
   name?: string;
+  /** What a replay that diverged tells the user to do when the change is intended (how to record again). */
+  rerecordHint?: string;
 }
 
+/** One list of turns, with the request each answered (when recorded) and which are used. */
+interface TurnList {
+  turns: readonly ScriptedTurn[];
+  expected: Array<ExpectedRequest | undefined>;
+  used: boolean[];
+  /** The first turn not used yet. */
+  next: number;
+}
+
+const DEFAULT_RERECORD_HINT = "If the change is intended, record a new run and write its script again with `lllm logs replay` (a replay can only answer what was recorded).";
+
 /**
- * A `Model` that replays a queue of scripted turns in order and records every request, so a test can drive the
- * run loop without a network and then check what the loop sent. A call with no turn left fails loudly instead
- * of inventing an answer; `assertComplete()` fails when turns were never used.
+ * A `Model` that replays scripted turns and records every request, so a test can drive the run loop without a
+ * network and then check what the loop sent. A call with no turn left fails loudly instead of inventing an answer;
+ * `assertComplete()` fails when turns were never used.
+ *
+ * Turns that record their request (`lllm logs replay`, `lllm test --record`) are matched to requests by content:
+ * an agent's request takes the first unused turn of its list that answered the same request, so dialogs of one
+ * agent that run at once (a nested tactic called twice in a round) still get their own turns; a request that no
+ * recorded turn answered fails with a diff against the closest one. Turns without one are replayed in order.
  */
 export class ScriptedModel implements Model {
   readonly name: string;
   /** Every request received, in order. `messages` is copied at call time, so later pushes by the loop do not
    * change what was recorded. */
   readonly requests: ModelRequest[] = [];
-  private readonly turns: ScriptedTurn[];
-  private readonly totalTurns: number;
-  /** Recorded tool results still to be checked, by tool-call id (see `ScriptedToolCall.result`). */
+  /** By agent name; the key `undefined` holds the one list of a script that is not per agent. */
+  private readonly lists = new Map<string | undefined, TurnList>();
+  private readonly perAgent: boolean;
+  private readonly rerecordHint: string;
+  /** Why the replay stopped matching the recording, once it did. */
+  private diverged: unknown;
+  /** Recorded tool results still to be checked, by tool-call id (see `ScriptedToolCall.result`); for turns
+   * replayed in order, whose requests were not recorded. */
   private readonly expectedResults = new Map<string, { turn: number; name: string; arguments: string; result: string }>();
 
-  constructor(turns: readonly ScriptedTurn[], options: ScriptedModelOptions = {}) {
-    const problems = checkTurns(turns);
+  constructor(script: Script, options: ScriptedModelOptions = {}) {
+    this.perAgent = !Array.isArray(script);
+    const lists: Array<[string | undefined, readonly ScriptedTurn[]]> = Array.isArray(script) ? [[undefined, script as readonly ScriptedTurn[]]] : Object.entries((script as { agents: Record<string, readonly ScriptedTurn[]> }).agents ?? {});
+    const problems = lists.flatMap(([agent, turns]) => checkTurns(turns).map((problem) => ({ ...problem, path: agent === undefined ? problem.path : ["agents", agent, ...problem.path] })));
     if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "scripted turn "));
-    this.turns = [...turns];
-    this.totalTurns = turns.length;
+    for (const [agent, turns] of lists) this.lists.set(agent, { turns: [...turns], expected: expectedRequests(turns), used: turns.map(() => false), next: 0 });
     this.name = options.name ?? "scripted";
+    this.rerecordHint = options.rerecordHint ?? DEFAULT_RERECORD_HINT;
   }
 
   /** How many scripted turns have not been used yet. */
   get remaining(): number {
-    return this.turns.length;
+    let count = 0;
+    for (const list of this.lists.values()) count += list.used.filter((used) => !used).length;
+    return count;
   }
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
     this.requests.push({ ...request, messages: [...request.messages] });
     const callNumber = this.requests.length;
     if (request.signal?.aborted) throw request.signal.reason;
-    this.checkToolResults(request, callNumber);
-    const turn = this.turns.shift();
-    if (turn === undefined) {
-      throw new ProviderError("provider_script_exhausted", `ScriptedModel: no scripted turn left for call #${callNumber}; the script has ${this.totalTurns} turns`, {
-        hint: "add a turn to the script, or check why the run made one more model call than expected",
-      });
+    // Once a replay went off the recording, every later call fails with that first cause: a nested tactic's tool
+    // turns the error into text for its caller, whose request then differs too, and the cause is what to show.
+    if (this.diverged) throw this.diverged;
+    let list: TurnList;
+    let index: number;
+    try {
+      this.checkToolResults(request, callNumber);
+      const found = this.listFor(request);
+      list = found.list;
+      index = this.pick(list, found.agent, request, callNumber);
+    } catch (error) {
+      this.diverged = error;
+      throw error;
     }
+    list.used[index] = true;
+    while (list.next < list.turns.length && list.used[list.next]) list.next += 1;
+    const turn = list.turns[index]!;
     const resolved = resolveTurn(turn, callNumber, JSON.stringify(request.messages));
-    if (typeof turn !== "string") {
-      (turn.tool_calls ?? []).forEach((call, index) => {
-        const sent = resolved.toolCalls[index];
+    if (typeof turn !== "string" && list.expected[index] === undefined) {
+      (turn.tool_calls ?? []).forEach((call, position) => {
+        const sent = resolved.toolCalls[position];
         if (call.result !== undefined && sent) this.expectedResults.set(sent.id, { turn: callNumber, name: sent.name, arguments: sent.arguments, result: call.result });
       });
     }
@@ -71,11 +104,55 @@ export class ScriptedModel implements Model {
     };
   }
 
+  /** The list the request's agent replays from. */
+  private listFor(request: ModelRequest): { list: TurnList; agent: string | undefined } {
+    if (!this.perAgent) return { list: this.lists.get(undefined)!, agent: request.agent };
+    const agent = request.agent;
+    const own = agent === undefined ? undefined : this.lists.get(agent);
+    if (own) return { list: own, agent };
+    // A caller that does not name its agent (a model used on its own): the one list, or the list that recorded this request.
+    if (agent === undefined) {
+      if (this.lists.size === 1) {
+        const [name, list] = [...this.lists.entries()][0]!;
+        return { list, agent: name };
+      }
+      for (const [name, list] of this.lists) {
+        if (list.turns.some((_, index) => !list.used[index] && list.expected[index] !== undefined && requestDifference(list.expected[index]!, request) === undefined)) return { list, agent: name };
+      }
+    }
+    const known = [...this.lists.keys()].map((name) => `\`${name}\``).join(", ");
+    throw new ProviderError("provider_script_no_agent", `the script has no turns for ${agent === undefined ? "a model call that names no agent" : `agent \`${agent}\``}; it has turns for ${known || "no agent"}`, {
+      hint: agent === undefined ? "Give the request's `agent`, or use a script with one list of turns." : `Add the agent's turns under \`agents: {${agent}: [...]}\`, or ${this.rerecordHint.charAt(0).toLowerCase()}${this.rerecordHint.slice(1)}`,
+    });
+  }
+
+  /** The turn that answers this request: the first unused one in order, or, when requests were recorded, the first unused one that recorded this request. */
+  private pick(list: TurnList, agent: string | undefined, request: ModelRequest, callNumber: number): number {
+    if (list.next >= list.turns.length) {
+      if (!this.perAgent && list.expected.every((expected) => expected === undefined)) {
+        throw new ProviderError("provider_script_exhausted", `ScriptedModel: no scripted turn left for call #${callNumber}; the script has ${list.turns.length} turns`, {
+          hint: "add a turn to the script, or check why the run made one more model call than expected",
+        });
+      }
+      throw replayExhausted(this.perAgent ? agent : undefined, list.turns.length, request, this.rerecordHint);
+    }
+    if (list.expected[list.next] === undefined) return list.next;
+    const pending: PendingTurn[] = [];
+    for (let index = list.next; index < list.turns.length; index += 1) {
+      const expected = list.expected[index];
+      if (list.used[index] || expected === undefined) continue;
+      if (requestDifference(expected, request) === undefined) return index;
+      pending.push({ index, expected });
+    }
+    throw replayDivergence({ agent: this.perAgent ? agent : undefined, total: list.turns.length, pending, request, hint: this.rerecordHint });
+  }
+
   /**
    * Compare the tool results this request carries with the recorded ones: the first that differs means the tools
    * no longer answer as they did when the script was recorded, and the turns after it no longer fit.
    */
   private checkToolResults(request: ModelRequest, callNumber: number): void {
+    if (this.expectedResults.size === 0) return;
     for (const message of request.messages) {
       if (message.role !== "tool") continue;
       const expected = this.expectedResults.get(message.toolCallId);
@@ -83,73 +160,31 @@ export class ScriptedModel implements Model {
       this.expectedResults.delete(message.toolCallId);
       if (message.content === expected.result) continue;
       throw new ProviderError("provider_replay_diverged", `the replay diverged at turn ${expected.turn}: its tool call ${expected.name}(${expected.arguments}) now returns ${quote(message.content)}, but the recorded run got ${quote(expected.result)}; turn ${callNumber} onwards no longer fits`, {
-        hint: "A tool now answers differently from when the script was recorded: if that is intended, record a new run and write its script again with `lllm logs replay`.",
+        hint: `A tool now answers differently from when the script was recorded. ${this.rerecordHint}`,
       });
     }
   }
 
   /** Throw when scripted turns were left unused: the run stopped earlier than the test expected. */
   assertComplete(): void {
-    if (this.turns.length > 0) {
-      const used = this.totalTurns - this.turns.length;
-      throw new ProviderError("provider_script_incomplete", `ScriptedModel: ${this.turns.length} of ${this.totalTurns} scripted turns were never used (the run made ${used} calls)`);
+    const unused = [...this.lists.entries()].map(([agent, list]) => ({ agent, left: list.used.filter((used) => !used).length, total: list.turns.length })).filter((entry) => entry.left > 0);
+    if (unused.length === 0) return;
+    if (!this.perAgent) {
+      const { left, total } = unused[0]!;
+      throw new ProviderError("provider_script_incomplete", `ScriptedModel: ${left} of ${total} scripted turns were never used (the run made ${this.requests.length} calls)`);
     }
+    throw new ProviderError("provider_script_incomplete", `ScriptedModel: turns were never used: ${unused.map((entry) => `${entry.left} of ${entry.total} of agent \`${entry.agent}\``).join(", ")} (the run made ${this.requests.length} calls)`);
   }
 
   /**
-   * Load a script from a YAML or JSON file: a list of turns, or `{turns: [...]}`. A relative path is resolved
+   * Load a script from a YAML or JSON file: a list of turns, `{turns: [...]}` or `{agents: {name: [...]}}`. A relative path is resolved
    * against `cwd` (default: the process's working folder). An unreadable or invalid file is a `ConfigError`
    * naming the file, the line, and what is wrong.
    */
   static fromFile(path: string, options: ScriptedModelOptions & { cwd?: string } = {}): ScriptedModel {
-    const file = resolve(options.cwd ?? process.cwd(), path);
-    let text: string;
-    try {
-      text = readFileSync(file, "utf8");
-    } catch (error) {
-      const code = (error as NodeJS.ErrnoException).code;
-      const reason = code === "ENOENT" ? "not found" : code === "EISDIR" ? "is a folder, not a file" : `cannot be read: ${(error as Error).message}`;
-      throw new ConfigError("config_not_found", `model script ${file} ${reason}`, {
-        hint: "`--model scripted:<file>` takes a YAML or JSON file holding a list of turns",
-        cause: error,
-      });
-    }
-    const lineCounter = new yaml.LineCounter();
-    const document = yaml.parseDocument(text, { lineCounter });
-    const syntax = document.errors.map((error) => ({
-      // The location is reported separately, so yaml's own "at line L, column C" is cut.
-      message: `model script is not valid YAML/JSON: ${firstLine(error.message).replace(/ at line \d+, column \d+:?$/, "")}`,
-      location: { file, ...(error.linePos ? { line: error.linePos[0].line, column: error.linePos[0].col } : {}) },
-    }));
-    // A self-referencing alias would make the turns contain themselves, and every walk over them endless.
-    const aliases = syntax.length > 0 ? [] : aliasProblems(document).map((problem) => {
-      const { line, col } = lineCounter.linePos(problem.offset);
-      return { message: `model script: ${problem.message}`, location: { file, line, column: col } };
-    });
-    if (syntax.length + aliases.length > 0) throw ConfigError.fromProblems("config_invalid_script", [...syntax, ...aliases]);
-    const data = scriptData(document, file);
-    const wrapped = typeof data === "object" && data !== null && !Array.isArray(data);
-    const turns: unknown = wrapped ? (data as Record<string, unknown>)["turns"] : data;
-    const prefix = wrapped ? ["turns"] : [];
-    const problems: ScriptProblem[] = [];
-    if (data === null || data === undefined) problems.push({ path: [], message: "model script is empty; expected a list of turns or {turns: [...]}" });
-    else if (wrapped && !("turns" in data)) {
-      const keys = Object.keys(data);
-      problems.push({ path: [], message: `model script has no \`turns\` key (found ${keys.map((key) => `\`${key}\``).join(", ") || "no keys"}); expected a list of turns or {turns: [...]}` });
-    } else problems.push(...checkTurns(turns).map((problem) => ({ path: [...prefix, ...problem.path], message: problem.message })));
-    if (problems.length > 0) {
-      throw ConfigError.fromProblems("config_invalid_script", problems.map((problem) => locateProblem(problem, file, document, lineCounter)));
-    }
-    return new ScriptedModel(turns as ScriptedTurn[], { name: options.name ?? `scripted:${path}` });
-  }
-}
-
-/** The plain data of a parsed script; aliases are expanded within the yaml library's bound on repeats. */
-function scriptData(document: Document, file: string): unknown {
-  try {
-    return document.toJS({ maxAliasCount: CONFIG_LIMITS.maxAliasCount }) as unknown;
-  } catch (error) {
-    throw new ConfigError("config_invalid_script", `model script: cannot expand its aliases: ${error instanceof Error ? error.message : String(error)}`, { location: { file } });
+    const { cwd, ...modelOptions } = options;
+    const { script } = readScriptFile(resolve(cwd ?? process.cwd(), path));
+    return new ScriptedModel(script, { ...modelOptions, name: options.name ?? `scripted:${path}` });
   }
 }
 
@@ -157,17 +192,4 @@ function scriptData(document: Document, file: string): unknown {
 function quote(text: string): string {
   const flat = text.replace(/\s+/g, " ").trim();
   return JSON.stringify(flat.length > 160 ? `${flat.slice(0, 159)}…` : flat);
-}
-
-/** Point a problem at the closest node of the file that exists along its path. */
-function locateProblem(problem: ScriptProblem, file: string, document: Document, lineCounter: LineCounter): ConfigProblem {
-  const where = problem.path.length > 0 ? `${formatScriptPath(problem.path)}: ` : "";
-  for (let length = problem.path.length; length >= 0; length -= 1) {
-    const node: unknown = length === 0 ? document.contents : document.getIn(problem.path.slice(0, length), true);
-    if (yaml.isNode(node) && node.range) {
-      const position = lineCounter.linePos(node.range[0]);
-      return { message: `${where}${problem.message}`, location: { file, line: position.line, column: position.col } };
-    }
-  }
-  return { message: `${where}${problem.message}`, location: { file } };
 }

@@ -16,7 +16,35 @@ export type ScriptedTurn =
       /** Why the answer ended; by default `tool_calls` when it has tool calls, else `stop`. `length` stands for an
        * answer cut off at the output token limit, `content_filter` for one the provider withheld. */
       finish_reason?: FinishReason;
+      /**
+       * The messages this turn answered, when they do not simply continue the turn above it in the agent's list
+       * (a new dialog). Written by `lllm logs replay` and `lllm test --record`; a replay then checks that the
+       * model would be sent the same, and fails with a diff when it would not.
+       */
+      request?: ScriptedMessage[];
+      /** The messages sent after the turn above's reply and tool results (e.g. the user's next turn). */
+      added?: ScriptedMessage[];
+      /** The names of the tools offered with the request, when they differ from the turn above's. */
+      offered?: string[];
     };
+
+/**
+ * A script: one list of turns that every agent takes from in call order, or a list per agent (by the agent's
+ * name, as `ModelRequest.agent` gives it): agents running at once or nested (a tactic used as a tool) then each
+ * replay their own turns whatever the order across agents.
+ */
+export type Script = readonly ScriptedTurn[] | { agents: Readonly<Record<string, readonly ScriptedTurn[]>> };
+
+/** A message of a recorded request, as a script file holds it (the wire format's snake_case keys). */
+export interface ScriptedMessage {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string | null;
+  /** An assistant message's tool calls: `arguments` an object when it was JSON, else the raw text. */
+  tool_calls?: Array<{ id: string; name: string; arguments: Record<string, unknown> | string }>;
+  /** A tool message: the call it answers, and the tool's name. */
+  tool_call_id?: string;
+  name?: string;
+}
 
 export type FinishReason = "stop" | "tool_calls" | "length" | "content_filter";
 const FINISH_REASONS: readonly FinishReason[] = ["stop", "tool_calls", "length", "content_filter"];
@@ -81,8 +109,10 @@ export function splitIntoChunks(text: string, pieces = 3): string[] {
   return chunks;
 }
 
-const TURN_KEYS = ["text", "tool_calls", "usage", "finish_reason"];
+const TURN_KEYS = ["text", "tool_calls", "usage", "finish_reason", "request", "added", "offered"];
 const TOOL_CALL_KEYS = ["name", "arguments", "id", "result"];
+const MESSAGE_KEYS = ["role", "content", "tool_calls", "tool_call_id", "name"];
+const ROLES = ["system", "user", "assistant", "tool"];
 
 
 /** A problem at a path inside a script, e.g. `[2].tool_calls[0].name`. */
@@ -120,6 +150,42 @@ function checkTurn(turn: unknown, path: Array<string | number>): ScriptProblem[]
   }
   if (turn["finish_reason"] !== undefined && !FINISH_REASONS.includes(turn["finish_reason"] as FinishReason)) {
     problems.push({ path: [...path, "finish_reason"], message: `finish_reason must be one of ${FINISH_REASONS.join(", ")}, got ${describeValue(turn["finish_reason"])}` });
+  }
+  for (const key of ["request", "added"]) {
+    const messages = turn[key];
+    if (messages === undefined) continue;
+    if (!Array.isArray(messages)) problems.push({ path: [...path, key], message: `${key} must be a list of messages, got ${describeValue(messages)}` });
+    else messages.forEach((message: unknown, index) => problems.push(...checkMessage(message, [...path, key, index])));
+  }
+  if (turn["request"] !== undefined && turn["added"] !== undefined) problems.push({ path: [...path, "added"], message: "a turn has either `request` (a new dialog) or `added` (what continues the turn above), not both" });
+  const offered = turn["offered"];
+  if (offered !== undefined && (!Array.isArray(offered) || offered.some((name) => typeof name !== "string"))) {
+    problems.push({ path: [...path, "offered"], message: "offered must be a list of tool names" });
+  }
+  return problems;
+}
+
+function checkMessage(message: unknown, path: Array<string | number>): ScriptProblem[] {
+  if (!isPlainObject(message)) return [{ path, message: `a message must be an object with role and content, got ${describeValue(message)}` }];
+  const problems: ScriptProblem[] = [];
+  for (const key of Object.keys(message)) {
+    if (!MESSAGE_KEYS.includes(key)) problems.push({ path: [...path, key], message: `unknown key \`${key}\`; a message has ${MESSAGE_KEYS.join(", ")}` });
+  }
+  if (!ROLES.includes(message["role"] as string)) problems.push({ path: [...path, "role"], message: `role must be one of ${ROLES.join(", ")}, got ${describeValue(message["role"])}` });
+  if (message["content"] !== null && typeof message["content"] !== "string") problems.push({ path: [...path, "content"], message: `content must be a string or null, got ${describeValue(message["content"])}` });
+  const calls = message["tool_calls"];
+  if (calls !== undefined) {
+    if (!Array.isArray(calls)) problems.push({ path: [...path, "tool_calls"], message: "tool_calls must be a list" });
+    else {
+      calls.forEach((call: unknown, index) => {
+        if (!isPlainObject(call) || typeof call["id"] !== "string" || typeof call["name"] !== "string" || (typeof call["arguments"] !== "string" && !isPlainObject(call["arguments"]))) {
+          problems.push({ path: [...path, "tool_calls", index], message: "a tool call of a message is {id, name, arguments}" });
+        }
+      });
+    }
+  }
+  for (const key of ["tool_call_id", "name"]) {
+    if (message[key] !== undefined && typeof message[key] !== "string") problems.push({ path: [...path, key], message: `${key} must be a string` });
   }
   return problems;
 }

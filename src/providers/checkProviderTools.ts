@@ -5,7 +5,7 @@ import { toGeminiSchema } from "./toGeminiSchema.js";
 
 interface AgentTools {
   name: string;
-  config: { model_name?: string | undefined };
+  config: { model_name?: string | string[] | undefined; fallback_models?: string[] | undefined };
   tools: ReadonlyArray<{ ref: string; tool: FunctionTool; where?: { file: string; line?: number } }>;
 }
 
@@ -16,9 +16,13 @@ interface AgentTools {
  */
 export function checkProviderTools(agents: readonly AgentTools[]): void {
   for (const agent of agents) {
-    const model = agent.config.model_name ?? "";
-    const prefix = model.includes("/") ? model.slice(0, model.indexOf("/")) : "";
-    if (PROVIDER_ROUTES.find((route) => route.prefix === prefix)?.wire !== "gemini") continue;
+    // Every model of a fallback chain may be sent the tools.
+    const { model_name: first, fallback_models: fallbacks = [] } = agent.config;
+    const model = [...(first === undefined ? [] : Array.isArray(first) ? first : [first]), ...fallbacks].find((name) => {
+      const prefix = name.includes("/") ? name.slice(0, name.indexOf("/")) : "";
+      return PROVIDER_ROUTES.find((route) => route.prefix === prefix)?.wire === "gemini";
+    });
+    if (model === undefined) continue;
     for (const bound of agent.tools) {
       const schema = bound.tool.toTool().function.parameters;
       try {

@@ -123,6 +123,19 @@ export function modelEndpoint(options: CreateModelOptions): { route: ProviderRou
 }
 
 /**
+ * Check a model name as `createModel` would read it, without building anything or reading a key: a `ConfigError`
+ * for an unknown provider prefix or an empty name (`lllm validate` checks every model of a fallback chain so).
+ * `customBaseURL`: the agent (or OPENAI_BASE_URL) names its own server, where any name may be sent as is.
+ */
+export function checkModelName(model: string, options: { customBaseURL?: boolean } = {}): void {
+  if (model.startsWith("scripted:")) {
+    if (model === "scripted:") throw new ConfigError("config_invalid_model", "`scripted:` needs a file: `scripted:<file.yaml>`");
+    return;
+  }
+  findRoute(model, options.customBaseURL ?? false);
+}
+
+/**
  * The route of a model name and the name to send. A name whose first segment is not a known prefix
  * (`Qwen/Qwen2.5-7B`) is sent whole to a custom base URL; without one it is most likely a typo or a provider we
  * do not speak (`anthropic/…`), which would only fail later as a confusing 404 from OpenAI.

@@ -39,22 +39,27 @@ export interface GeminiBodyOptions {
  * The `generateContent` body of a request: system messages as `systemInstruction`, the dialog as `contents`
  * (`user` and `model` turns, tool calls as `functionCall` parts, results as `functionResponse` parts, all results of
  * a round in one turn), tools as `functionDeclarations` with their schemas converted (see `toGeminiSchema`), and a
- * response format as `responseMimeType`/`responseSchema`. Known `model_args` go into `generationConfig`; others are
+ * response format as `responseMimeType`/`responseSchema` (or, while tools are offered, as an instruction). Known `model_args` go into `generationConfig`; others are
  * top-level fields (`safetySettings`, `cachedContent`, …).
  */
 export function geminiRequestBody(request: ModelRequest, options: GeminiBodyOptions = {}): Record<string, unknown> {
   const { timeout: _timeout, model: _model, stream: _stream, ...modelArgs } = request.modelArgs ?? {};
   const body: Record<string, unknown> = {};
-  const system = request.messages.filter((message) => message.role === "system").map((message) => message.content).join("\n\n");
+  const format = request.responseFormat;
+  const tools = request.tools ?? [];
+  const hasTools = tools.length > 0;
+  // Gemini takes no response schema together with function declarations ("Function calling with a response mime
+  // type: 'application/json' is unsupported"): while tools are offered, the schema goes into the instructions and
+  // the loop checks the reply (sending a mismatch back to be fixed); the call without tools gets responseSchema.
+  const system = [...request.messages.filter((message) => message.role === "system").map((message) => message.content), ...(format && hasTools ? [jsonInstruction(format)] : [])].join("\n\n");
   body["contents"] = toContents(request.messages, options);
   if (system !== "") body["systemInstruction"] = { parts: [{ text: system }] };
-  if (request.tools && request.tools.length > 0) {
-    body["tools"] = [{ functionDeclarations: request.tools.map((tool) => toDeclaration(tool.function)) }];
+  if (hasTools) {
+    body["tools"] = [{ functionDeclarations: tools.map((tool) => toDeclaration(tool.function)) }];
     if (request.toolChoice) body["toolConfig"] = { functionCallingConfig: { mode: request.toolChoice === "required" ? "ANY" : request.toolChoice.toUpperCase() } };
   }
   const generationConfig: Record<string, unknown> = {};
-  const format = request.responseFormat;
-  if (format) {
+  if (format && !hasTools) {
     generationConfig["responseMimeType"] = "application/json";
     if (format.type === "json_schema") generationConfig["responseSchema"] = toGeminiSchema(format.schema, `output schema ${format.name}`);
   }
@@ -66,6 +71,13 @@ export function geminiRequestBody(request: ModelRequest, options: GeminiBodyOpti
   }
   if (Object.keys(generationConfig).length > 0) body["generationConfig"] = generationConfig;
   return body;
+}
+
+/** What the model is told when the schema cannot be sent as `responseSchema` (tools are offered with it). */
+export function jsonInstruction(format: NonNullable<ModelRequest["responseFormat"]>): string {
+  return format.type === "json_schema"
+    ? `When you give your final answer (rather than calling a function), reply with only a JSON value that matches this JSON Schema, and nothing else:\n${JSON.stringify(format.schema)}`
+    : "When you give your final answer (rather than calling a function), reply with only a JSON object, and nothing else.";
 }
 
 /** A tool's declaration; a tool without parameters has none (Gemini refuses an empty object schema). */

@@ -1,11 +1,24 @@
 import { runUsageJson, tacticResultJson } from "../tactics/tacticResultJson.js";
-import type { RecordedRunSuccess } from "./runRecorded.js";
+import { byAgentJson, byToolJson, limitsJson } from "../limits/index.js";
+import type { RecordedRun, RecordedRunSuccess } from "./runRecorded.js";
 
 /**
  * A recorded run's report as `lllm run --json` prints it (after `schema_version`): the tactic's result, its usage
  * with the cached and reasoning tokens, the cost and the run's id.
  */
 export function recordedRunJson(run: RecordedRunSuccess): Record<string, unknown> {
-  const usage = { ...runUsageJson(run.usage), cached_prompt_tokens: run.usage.cachedPromptTokens, reasoning_tokens: run.usage.reasoningTokens };
-  return { ...tacticResultJson(run.result), usage, cost: run.cost, ...(run.runId !== undefined ? { run_id: run.runId } : {}) };
+  return { ...tacticResultJson(run.result), usage: recordedUsageJson(run), cost: run.cost, ...(run.limits ? { limits: limitsJson(run.limits) } : {}), ...(run.runId !== undefined ? { run_id: run.runId } : {}) };
+}
+
+/**
+ * A recorded run's `usage` as JSON writes it, failed runs included: the totals, the cached and reasoning tokens, and
+ * where the spend went (`by_agent`, `by_tool`: nested tactics' agents as `<tool>/<agent>`).
+ */
+export function recordedUsageJson(run: Pick<RecordedRun, "usage" | "spend">): Record<string, unknown> {
+  return {
+    ...runUsageJson(run.usage),
+    cached_prompt_tokens: run.usage.cachedPromptTokens,
+    reasoning_tokens: run.usage.reasoningTokens,
+    ...(run.spend ? { by_agent: byAgentJson(run.spend), by_tool: byToolJson(run.spend) } : {}),
+  };
 }

@@ -8,6 +8,9 @@ import type { RunOptions, TacticResult } from "../tactics/TacticRun.js";
 import { assertTemplateVariables } from "../tactics/templateVariables.js";
 import { programDetailsJson } from "../tactics/tacticResultJson.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
+import { startRunBudget } from "../tactics/tacticBudget.js";
+import { hasLimits, type RunBudget, type RunLimits, type SpendReport } from "../limits/index.js";
+import { spendJson } from "./spendJson.js";
 
 export interface RecordedRunOptions extends RunOptions {
   /** `false` records nothing (`--no-log`); `LLLM_LOG=0` and `log: false` in the project settings do the same. */
@@ -16,6 +19,8 @@ export interface RecordedRunOptions extends RunOptions {
   continuesRun?: string;
   /** The batch this run is an item of (`lllm batch`), kept in its record. */
   batchId?: string;
+  /** The test case this run is (`lllm test`): its test file and name, kept in its record. */
+  test?: { file: string; case: string };
   /** Told when the run store cannot be written (the run goes on unrecorded). */
   warn: (message: string) => void;
   /** How the caller's user gives a missing template variable a value (the error's hint); default: `--var`. */
@@ -46,6 +51,10 @@ interface RecordedRunTotals {
   cost: number | null;
   /** The run's id in the run store, when it was recorded. */
   runId?: string;
+  /** What the run tree spent, by agent and by tool; absent when a check stopped the run before it started. */
+  spend?: SpendReport;
+  /** The limits the run ran under, when it had any. */
+  limits?: RunLimits;
 }
 
 export interface RecordedRunSuccess extends RecordedRunTotals {
@@ -74,26 +83,34 @@ export type RecordedRun = RecordedRunSuccess | RecordedRunFailure;
  * its own shape; a run stopped by `signal` fails with an `InterruptedError`. A dry run (`dryRun`) is not recorded.
  */
 export async function runRecorded(prepared: PreparedTactic, options: RecordedRunOptions): Promise<RecordedRun> {
-  const { log, continuesRun, batchId, warn, missingVariableHint, usage: given, ...runOptions } = options;
+  const { log, continuesRun, batchId, test, warn, missingVariableHint, usage: given, ...runOptions } = options;
   const usage = given ?? new UsageCounter();
   let runLog: RunLog | undefined;
+  let budget: RunBudget | undefined;
   const totals = (): RecordedRunTotals => {
     const stored = runLog?.tally.usage;
     return {
       usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, totalTokens: usage.totalTokens, llmCalls: usage.llmCalls, cachedPromptTokens: stored?.cachedPromptTokens ?? 0, reasoningTokens: stored?.reasoningTokens ?? 0 },
       cost: runLog?.tally.cost ?? null,
       ...(runLog?.recorder ? { runId: runLog.recorder.id } : {}),
+      ...(budget ? { spend: budget.report() } : {}),
+      ...(budget && hasLimits(budget.limits) ? { limits: budget.limits } : {}),
     };
   };
+  /** Kept with the run's record: where the spend went, and the limits it ran under. */
+  const spendDetails = (): Record<string, unknown> => (budget ? { spend: spendJson(budget.report(), budget.limits) } : {});
   try {
     assertTemplateVariables(prepared, { ...(runOptions.vars ?? {}) }, missingVariableHint ? { hint: missingVariableHint } : {});
+    // Before the record opens: a model without a price under a cost limit stops the run before it starts.
+    budget = runOptions.budget ?? startRunBudget(prepared, runOptions.limits);
     if (!runOptions.dryRun) {
       const input = typeof runOptions.input === "string" ? runOptions.input : JSON.stringify(runOptions.input);
-      runLog = await startRunLog({ prepared, input, vars: runOptions.vars ?? {}, ...(log !== undefined ? { log } : {}), ...(continuesRun !== undefined ? { continuesRun } : {}), ...(batchId !== undefined ? { batchId } : {}), ...(runOptions.env ? { env: runOptions.env } : {}), warn });
+      runLog = await startRunLog({ prepared, input, vars: runOptions.vars ?? {}, ...(log !== undefined ? { log } : {}), ...(continuesRun !== undefined ? { continuesRun } : {}), ...(batchId !== undefined ? { batchId } : {}), ...(test !== undefined ? { test } : {}), ...(runOptions.env ? { env: runOptions.env } : {}), warn });
     }
     const runId = runLog?.recorder?.id;
     const result = await runTactic(prepared, {
       ...runOptions,
+      budget,
       // Programs' files go to the folder named by the run's id in the store (`lllm logs show ID` and the folder agree).
       ...(runId !== undefined ? { runId } : {}),
       onModelRetry: (notice) => {
@@ -106,13 +123,15 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
         runOptions.onEvent?.(event);
       },
     });
-    await runLog?.finish({ output: result.output, details: programDetailsJson(result) });
+    await runLog?.finish({ output: result.output, details: { ...programDetailsJson(result), ...spendDetails() } });
     return { ok: true, result, summary: runLog ? runLog.tally.summary(result.durationMs) : "", ...totals() };
   } catch (caught) {
     const signal = runOptions.signal;
     const error = signal?.aborted ? (signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: caught })) : caught;
     const codeAction = caught instanceof CodeActionError ? caught.report : undefined;
-    await runLog?.finish({ error, ...(codeAction !== undefined ? { details: { code_action: codeActionReportJson(codeAction) } } : {}) });
+    await runLog?.finish({ error, details: { ...(codeAction !== undefined ? { code_action: codeActionReportJson(codeAction) } : {}), ...spendDetails() } });
     return { ok: false, error, ...(codeAction !== undefined && error === caught ? { codeAction } : {}), ...totals() };
+  } finally {
+    if (!runOptions.budget) budget?.close();
   }
 }

@@ -36,6 +36,11 @@ export interface RunSummary extends StoredUsage {
   parent_run: string | null;
   continues_run: string | null;
   batch_id: string | null;
+  /** The test file and case this run is (`lllm test`). */
+  test_file: string | null;
+  test_case: string | null;
+  /** Whether the test case passed (`passed`, `failed`); null until it is decided, and for other runs. */
+  test_status: "passed" | "failed" | null;
   pid: number | null;
   cwd: string | null;
 }
@@ -79,7 +84,8 @@ export interface ToolCallStoredRecord {
   arguments: Record<string, unknown>;
   /** The text the model read back. */
   result: string | null;
-  status: "ok" | "error" | "repeated";
+  /** `refused`: the tool needs approval, it was not given, and the call did not run. */
+  status: "ok" | "error" | "repeated" | "refused";
   error: string | null;
   duration_ms: number | null;
   ended_at: number;
@@ -88,7 +94,7 @@ export interface ToolCallStoredRecord {
 /** A whole run: the summary, every model call and every tool call, in order. */
 export interface RunRecord extends RunSummary {
   /** What programs did (code-action report, tool chains) and the artifacts they stored, as `run --json` has them. */
-  details: { code_action?: unknown; tool_chains?: unknown[]; artifacts?: unknown[] } | null;
+  details: { code_action?: unknown; tool_chains?: unknown[]; artifacts?: unknown[]; spend?: unknown } | null;
   model_calls: ModelCallRecord[];
   tool_calls: ToolCallStoredRecord[];
 }

@@ -17,6 +17,8 @@ export interface RunStart {
   batchId?: string;
   /** The working folder of the run's process. */
   cwd?: string;
+  /** The test case this run is (`lllm test`): the test file and the case's name. */
+  test?: { file: string; case: string };
 }
 
 /** How a run ended. */
@@ -58,5 +60,7 @@ export type SpoolEntry =
   | { begin: RunStart }
   | { calls: RunCalls & { run: string } }
   | { finish: { run: string; end: RunEnd; calls?: RunCalls } }
+  /** The test case these runs are (`lllm test`) passed or failed: known once its assertions are checked, after the runs' ends. */
+  | { test: { runs: string[]; status: "passed" | "failed" } }
   /** The writer closed the file (its process ended, or the file grew past its size): nothing more comes. */
   | { close: true };

@@ -24,6 +24,7 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
   lines.push(dim(`models ${run.models.join(", ") || "-"} · ${run.llm_calls} calls · ${tokens(run)} · cost ${formatCost(run.cost)}`));
   if (run.continues_run) lines.push(dim(`continues run ${run.continues_run}`));
   if (Object.keys(run.vars).length > 0) lines.push(dim(`vars ${Object.entries(run.vars).map(([key, value]) => `${key}=${value}`).join(" ")}`));
+  lines.push(...spendLines(run.details?.spend).map(dim));
 
   const steps: Step[] = [
     ...run.model_calls.map((call): Step => ({ kind: "model", at: call.started_at, call })),
@@ -103,4 +104,31 @@ export function formatTime(ms: number): string {
   const date = new Date(ms);
   const pad = (value: number): string => String(value).padStart(2, "0");
   return `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())} ${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+}
+
+interface StoredSpend {
+  by_agent?: Record<string, { model_calls?: number; prompt_tokens?: number; completion_tokens?: number; cost?: number | null; tool_calls?: number }>;
+  by_tool?: Record<string, { calls?: number; failed?: number; model_calls?: number; cost?: number | null }>;
+  limits?: Record<string, number>;
+}
+
+/** The run's limits and where its spend went (per agent, per tool), as `run --json` has them in `usage`. */
+function spendLines(value: unknown): string[] {
+  if (typeof value !== "object" || value === null) return [];
+  const spend = value as StoredSpend;
+  const lines: string[] = [];
+  const limits = Object.entries(spend.limits ?? {});
+  if (limits.length > 0) lines.push(`limits ${limits.map(([name, limit]) => `${name} ${limit}`).join(" · ")}`);
+  for (const [name, agent] of Object.entries(spend.by_agent ?? {})) {
+    lines.push(`agent ${name}: ${count(agent.model_calls ?? 0, "model call")}, ${(agent.prompt_tokens ?? 0) + (agent.completion_tokens ?? 0)} tokens, ${formatCost(agent.cost ?? null)}, ${count(agent.tool_calls ?? 0, "tool call")}`);
+  }
+  for (const [name, tool] of Object.entries(spend.by_tool ?? {})) {
+    const inside = (tool.model_calls ?? 0) > 0 ? `, ${count(tool.model_calls ?? 0, "model call")} inside (${formatCost(tool.cost ?? null)})` : "";
+    lines.push(`tool ${name}: ${count(tool.calls ?? 0, "call")}${(tool.failed ?? 0) > 0 ? ` (${tool.failed} failed)` : ""}${inside}`);
+  }
+  return lines;
+}
+
+function count(value: number, noun: string): string {
+  return `${value} ${noun}${value === 1 ? "" : "s"}`;
 }

@@ -89,4 +89,10 @@ export const MIGRATIONS: readonly string[] = [
     SELECT runs.rowid, runs_text.run_id, runs_text.input, runs_text.output FROM runs_text JOIN runs ON runs.id = runs_text.run_id;
   DROP TABLE runs_text;
   ALTER TABLE runs_text_by_run RENAME TO runs_text;`,
+  // 4: the test case a run is (`lllm test`): its test file, the case's name, and whether the case passed (`passed`,
+  // `failed`; null until it is decided); the viewer lists the test runs from an index of them alone.
+  `ALTER TABLE runs ADD COLUMN test_file TEXT;
+  ALTER TABLE runs ADD COLUMN test_case TEXT;
+  ALTER TABLE runs ADD COLUMN test_status TEXT;
+  CREATE INDEX runs_test ON runs (started_at) WHERE test_file IS NOT NULL;`,
 ];

@@ -22,6 +22,8 @@ export interface StartRunLogOptions {
   continuesRun?: string;
   /** The batch this run is an item of (`lllm batch`). */
   batchId?: string;
+  /** The test case this run is (`lllm test`). */
+  test?: { file: string; case: string };
   env?: NodeJS.ProcessEnv;
   warn: (message: string) => void;
 }
@@ -69,6 +71,7 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
         lllmVersion: lllmVersion(),
         ...(options.continuesRun !== undefined ? { continuesRun: options.continuesRun } : {}),
         ...(options.batchId !== undefined ? { batchId: options.batchId } : {}),
+        ...(options.test !== undefined ? { test: options.test } : {}),
       },
     });
   }

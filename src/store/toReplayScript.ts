@@ -1,43 +1,87 @@
 import { yaml } from "../util/lazyYaml.js";
-import type { RunRecord } from "./RunRecord.js";
+import { canonicalJson } from "../util/canonicalJson.js";
+import { parseArguments, replyMessages } from "../providers/scriptedRequest.js";
+import type { ScriptedMessage, ScriptedTurn } from "../providers/ScriptedTurn.js";
+import type { ModelCallRecord, RunRecord, StoredMessage, ToolCallStoredRecord } from "./RunRecord.js";
+
+/** What a script is made of: a run's model calls (each with every message it was sent) and its tool calls' results. */
+export interface ReplaySource {
+  model_calls: ReadonlyArray<Pick<ModelCallRecord, "agent" | "messages" | "tools" | "reply" | "tool_calls" | "prompt_tokens" | "completion_tokens" | "finish_reason">>;
+  tool_calls: ReadonlyArray<Pick<ToolCallStoredRecord, "agent" | "call_id" | "result">>;
+}
 
 /**
- * A `scripted:` model file of a run's model turns, in call order. Each tool call carries the id and the result
- * the recorded run got (`result`), so that the scripted model can tell, when it is replayed with the tools
- * running for real, the first turn whose tools now answer differently.
+ * A `scripted:` model file of a run's model turns, by agent: each agent's turns in its own order, so that a run of
+ * several agents (nested tactics, agents running at once) replays whatever the order across them.
  */
 export function toReplayScript(run: RunRecord): string {
-  const results = new Map(run.tool_calls.map((call) => [call.call_id, call.result]));
-  const turns = run.model_calls.map((call) => {
-    const turn: Record<string, unknown> = {};
+  const header = [
+    `# The model's turns of run ${run.id} (${run.tactic_name ?? "?"}), by agent, written by \`lllm logs replay\`.`,
+    `# Replay offline, the tools running for real:`,
+    `#   lllm run ${run.tactic_path ?? "TACTIC"} --model scripted:THIS_FILE --input ...`,
+    `# Each turn keeps what the model was sent (\`request\`, or what was \`added\` after the turn above and its tool`,
+    `# results): a replay whose run would now send something else stops with a diff of the change.`,
+  ].join("\n");
+  return `${header}\n${yaml.stringify({ run: run.id, input: run.input, agents: toReplayTurns(run) }, { lineWidth: 0 })}`;
+}
+
+/**
+ * Each agent's turns, in the order its model calls answered. A turn records the request it answered: whole
+ * (`request`) when it starts a dialog, else only what was `added` after the turn above, its reply and its tool
+ * results; and the tools `offered` when they change. Tool calls keep their id and the result the run got.
+ */
+export function toReplayTurns(run: ReplaySource): Record<string, ScriptedTurn[]> {
+  // By agent and call id, in order: ids are unique only within an agent's dialog (a scripted run repeats them).
+  const results = new Map<string, Array<string | null>>();
+  for (const call of run.tool_calls) {
+    const key = `${call.agent}\u0000${call.call_id}`;
+    results.set(key, [...(results.get(key) ?? []), call.result]);
+  }
+  const agents: Record<string, ScriptedTurn[]> = {};
+  const previous = new Map<string, { sent: ScriptedMessage[]; turn: ScriptedTurn; offered: readonly string[] }>();
+  for (const call of run.model_calls) {
+    const sent = call.messages.map(fromStoredMessage);
+    const turn: Exclude<ScriptedTurn, string> = {};
+    const before = previous.get(call.agent);
+    const implied = before ? [...before.sent, ...replyMessages(before.turn)] : undefined;
+    if (implied && startsWith(sent, implied)) {
+      if (sent.length > implied.length) turn.added = sent.slice(implied.length);
+    } else turn.request = sent;
+    if (turn.request || !before || !sameNames(before.offered, call.tools)) turn.offered = [...call.tools];
     if (call.reply) turn.text = call.reply;
     if (call.tool_calls.length > 0) {
       turn.tool_calls = call.tool_calls.map((request) => {
-        const entry: Record<string, unknown> = { id: request.id, name: request.name, arguments: parseArguments(request.arguments) };
-        const result = results.get(request.id);
-        if (typeof result === "string") entry.result = result;
-        return entry;
+        const result = results.get(`${call.agent}\u0000${request.id}`)?.shift();
+        return { id: request.id, name: request.name, arguments: parseArguments(request.arguments), ...(typeof result === "string" ? { result } : {}) };
       });
     }
     if (turn.text === undefined && turn.tool_calls === undefined) turn.text = "";
+    if (call.finish_reason === "length" || call.finish_reason === "content_filter") turn.finish_reason = call.finish_reason;
     turn.usage = { prompt_tokens: call.prompt_tokens, completion_tokens: call.completion_tokens };
-    return turn;
-  });
-  const header = [
-    `# The model's turns of run ${run.id} (${run.tactic_name ?? "?"}), written by \`lllm logs replay\`.`,
-    `# Replay offline, the tools running for real:`,
-    `#   lllm run ${run.tactic_path ?? "TACTIC"} --model scripted:THIS_FILE --input ...`,
-    `# A tool whose result differs from the recorded \`result\` stops the replay, naming the turn.`,
-  ].join("\n");
-  return `${header}\n${yaml.stringify({ run: run.id, input: run.input, turns }, { lineWidth: 0 })}`;
+    (agents[call.agent] ??= []).push(turn);
+    previous.set(call.agent, { sent, turn, offered: call.tools });
+  }
+  return agents;
 }
 
-/** Arguments as an object when they are JSON (readable), else the raw text the model sent. */
-function parseArguments(text: string): unknown {
-  try {
-    const value: unknown = JSON.parse(text);
-    return typeof value === "object" && value !== null && !Array.isArray(value) ? value : text;
-  } catch {
-    return text;
+function fromStoredMessage(message: StoredMessage): ScriptedMessage {
+  const role = message.role as ScriptedMessage["role"];
+  if (role === "tool") return { role, ...(message.toolCallId !== undefined ? { tool_call_id: message.toolCallId } : {}), ...(message.name !== undefined ? { name: message.name } : {}), content: message.content };
+  if (role === "assistant" && message.toolCalls && message.toolCalls.length > 0) {
+    return { role, content: message.content === "" ? null : message.content, tool_calls: message.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: parseArguments(call.arguments) })) };
   }
+  return { role, content: message.content };
+}
+
+function startsWith(messages: readonly ScriptedMessage[], start: readonly ScriptedMessage[]): boolean {
+  return start.length <= messages.length && start.every((message, index) => comparable(message) === comparable(messages[index]!));
+}
+
+/** A message as compared: an assistant's empty text is `null`, as the loop sends it beside tool calls. */
+function comparable(message: ScriptedMessage): string {
+  return canonicalJson({ ...message, content: message.role === "assistant" && message.content === "" ? null : message.content });
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((name, index) => name === b[index]);
 }

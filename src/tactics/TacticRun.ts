@@ -1,6 +1,9 @@
 import type { Agent, AgentEvent, Message } from "../agent/index.js";
-import type { ApprovalPolicy, ArtifactRecord, CodeActionReport, ProgramRecord } from "../codeaction/index.js";
+import type { ApprovalPolicy } from "../approval/index.js";
+import type { ArtifactRecord, CodeActionReport, ProgramRecord } from "../codeaction/index.js";
 import type { AgentConfig } from "../config/index.js";
+import type { RunBudget, RunLimits, SpendReport } from "../limits/index.js";
+import type { FallbackNotice } from "../providers/FallbackModel.js";
 import type { Model } from "../providers/Model.js";
 import type { RetryNotice } from "../providers/requestWithRetries.js";
 import type { PreparedTactic } from "./prepareTactic.js";
@@ -13,6 +16,14 @@ export interface ToolCallRecord {
   result: unknown;
   error: string | null;
   durationMs: number;
+}
+
+/** One model call of a run: which agent made it and which model answered (a fallback chain's may change). */
+export interface ModelCallRecord {
+  agent: string;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
 }
 
 /** Tokens and model calls of a whole run. */
@@ -29,6 +40,12 @@ export interface TacticResult {
   output: unknown;
   usage: RunUsage;
   toolCalls: ToolCallRecord[];
+  /** Every model call, in order, with the model that answered it. */
+  modelCalls: ModelCallRecord[];
+  /** What the run tree spent, in all, by agent and by tool (nested tactics, programs and agents used as tools included). */
+  spend: SpendReport;
+  /** The limits the run ran under (the tactic's `limits:`, with the caller's over them); absent without any. */
+  limits?: RunLimits;
   durationMs: number;
   /** A code-action run: its programs and every bridged call (seed 002's report). */
   codeAction?: CodeActionReport;
@@ -61,8 +78,9 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   /**
-   * Decides calls to tools declared `approval: required` made from programs (code-action, tool_chain). Default:
-   * refuse them all (`lllm run` asks on a terminal, or follows `--approve`).
+   * Decides calls to tools that need approval (declared `approval: required`, or in the tactic's
+   * `require_approval`), in the tool loop and from programs (code-action, tool_chain) alike. Default: refuse them
+   * all (`lllm run` asks on a terminal, or follows `--approve`).
    */
   approve?: ApprovalPolicy;
   /**
@@ -82,6 +100,19 @@ export interface RunOptions {
    * no model is called, no key is needed.
    */
   dryRun?: boolean;
+  /**
+   * Limits of the whole run, over the tactic's `limits:` (`lllm run --max-cost` and its siblings). Not passed on to
+   * tactics used as tools: the run's budget holds for them.
+   */
+  limits?: RunLimits;
+  /**
+   * The budget of the run tree this run belongs to, with the limits that apply already set: a caller that wants to
+   * read it after the run (or count its own model calls in it, as judges do) starts one (`RunBudget.start`) and
+   * passes it. Default: a new one with the tactic's `limits:` and `limits`.
+   */
+  budget?: RunBudget;
+  /** Told when a fallback chain's model failed and a later one answered for an agent (default: a warning event). */
+  onModelFallback?: (notice: FallbackNotice & { agent: string }) => void;
   /**
    * Called once the run's checks passed (missing template variables), before any agent is built: `lllm run` opens
    * its run log here, so that a run stopped by a check is not recorded. Not passed on to tactics used as tools.

@@ -1,18 +1,21 @@
 import path from "node:path";
 import { Agent, type AgentEvent } from "../agent/index.js";
-import { replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig } from "../config/index.js";
+import { modelChain, replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig } from "../config/index.js";
 import type { ProxyDefinition, ProxyManager } from "../proxies/index.js";
 import { ConfigError } from "../errors.js";
 import { MCP } from "../mcp/MCP.js";
 import type { McpConnections } from "../mcp/McpConnections.js";
-import type { FunctionTool } from "../tools/index.js";
+import { FunctionTool } from "../tools/index.js";
 import { Prompt } from "../prompts/index.js";
 import type { Model } from "../providers/Model.js";
-import { createModel } from "../providers/index.js";
+import { FallbackModel, fallbackMessage } from "../providers/FallbackModel.js";
 import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
 import { tacticTool } from "./tacticTools.js";
+import { agentTool } from "./agentTool.js";
+import type { RunBudget } from "../limits/index.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunScope } from "./RunScope.js";
+import { defaultModel, modelTimeoutSeconds } from "./runModels.js";
 import type { RunOptions, TacticRunner } from "./TacticRun.js";
 import type { ToolChainRun } from "./toolChainFor.js";
 
@@ -50,6 +53,22 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     }
     return model;
   };
+  const { budget } = options;
+  /**
+   * The agent's model: each model of its chain counted by the run's budget under the agent's name, and a chain of
+   * more than one as a FallbackModel (one per agent: which model answers is the agent's own state).
+   */
+  const agentModel = async (config: AgentConfig, scope: RunBudget | undefined = budget): Promise<Model> => {
+    const chain = await Promise.all(modelChain(config).map((name, position) => makeModel(position === 0 ? config : { ...config, model_name: name, fallback_models: [] })));
+    // A dry run sends nothing: nothing to count, and no price needed.
+    const counted = scope && !options.dryRun ? chain.map((model) => scope.guardModel(model, config.name)) : chain;
+    if (counted.length === 1) return counted[0]!;
+    return new FallbackModel({
+      models: counted,
+      onFallback: (notice) => (options.onModelFallback ? options.onModelFallback({ ...notice, agent: config.name }) : onEvent({ type: "warning", agent: config.name, message: fallbackMessage(notice) })),
+    });
+  };
+  const needsApproval = new Set(prepared.tactic.config.require_approval ?? []);
   const agents = new Map<string, Agent>();
   let connections: McpConnections | undefined;
   let definitions: ProxyDefinition[] | undefined;
@@ -75,6 +94,20 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
       if (!nested) throw new Error(`tactic ${capability.ref} was not prepared with ${prepared.tactic.file}`); // prepareTactic binds every nested tactic
       addTools(tools, [await tacticTool({ nested, capability, options, onEvent, runner })], { agent: bound.name, source: `\`${capability.ref}\`` });
     }
+    for (const ref of bound.agentTools) {
+      const target = prepared.agents.find((agent) => agent.name === ref.agent)!; // prepareTactic checked the name
+      addTools(tools, [
+        agentTool({
+          name: target.name,
+          description: target.config.description,
+          // Built when called: the agent it copies may come later in agent_configs. Its calls count under this tool.
+          fresh: async () => {
+            const scope = budget?.child({ tool: target.name });
+            return agents.get(target.name)!.with({ model: await agentModel(target.config, scope), ...(scope ? { budget: scope } : {}) });
+          },
+        }),
+      ], { agent: bound.name, source: `\`agent:${target.name}\`` });
+    }
     let systemText = bound.systemPrompt.text;
     const wantsProxies = config.proxy !== undefined || bound.capabilities.some((capability) => capability.kind === "proxy");
     // The proxy and sandbox modules load only for agents that use proxies.
@@ -98,6 +131,10 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
       systemText += added.instructions.replaceAll("{", "{{").replaceAll("}", "}}");
       addTools(tools, added.tools, { agent: bound.name, source: "the proxy block" });
     }
+    // `require_approval` names tools that ask first, in the loop and from programs: marked before tool_chain takes them.
+    tools.forEach((tool, index) => {
+      if (needsApproval.has(tool.name) && tool.approval !== "required") tools[index] = new FunctionTool({ ...tool, approval: "required" });
+    });
     const toolChainFor = config.tool_chain ? (await import("./toolChainFor.js")).toolChainFor : undefined;
     const chain = config.tool_chain && toolChainFor ? await toolChainFor({ prepared, agent: bound.name, config: config.tool_chain, tools, options, run: toolChain, onWarning: (message) => onEvent({ type: "warning", agent: bound.name, message }) }) : undefined;
     if (chain) addTools(tools, [chain], { agent: bound.name, source: "`tool_chain`" });
@@ -112,13 +149,15 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
       new Agent({
         name: bound.name,
         systemPrompt,
-        model: await makeModel(config),
+        model: await agentModel(config),
         ...(config.model_args ? { modelArgs: config.model_args } : {}),
         ...(options.maxSteps !== undefined ? { maxInterruptSteps: options.maxSteps } : config.max_interrupt_steps !== undefined ? { maxInterruptSteps: config.max_interrupt_steps } : {}),
         ...(config.max_exception_retry !== undefined ? { maxExceptionRetry: config.max_exception_retry } : {}),
         resolveTool: (name) => prepared.registry.resolveTool(name).tool,
         onEvent,
         toolContext: { cwd: options.cwd ?? process.cwd(), ...(options.env ? { env: options.env } : {}) },
+        ...(budget ? { budget } : {}),
+        ...(options.approve ? { approve: options.approve } : {}),
       }),
     );
   }
@@ -168,28 +207,4 @@ function addTools(tools: FunctionTool[], added: FunctionTool[], { agent, source,
     }
     tools.push(tool);
   }
-}
-
-/**
- * The model timeout in seconds: `--timeout`, else the agent's `timeout`, else `model_args.timeout` (LiteLLM's
- * spelling, which LLLM tactics use; it is a client setting and is not sent to the server).
- */
-function modelTimeoutSeconds(config: AgentConfig, options: RunOptions): number | undefined {
-  const fromArgs = config.model_args?.["timeout"];
-  return options.modelTimeout ?? config.timeout ?? (typeof fromArgs === "number" ? fromArgs : undefined);
-}
-
-function defaultModel(config: AgentConfig, options: RunOptions, maxReplyBytes: number | undefined): Model {
-  const timeout = modelTimeoutSeconds(config, options);
-  return createModel({
-    ...(timeout !== undefined ? { timeoutMs: timeout * 1000 } : {}),
-    ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}),
-    ...(options.onModelRetry ? { onRetry: options.onModelRetry } : {}),
-    model: config.model_name ?? "",
-    ...(config.api_type ? { apiType: config.api_type } : {}),
-    ...(config.invoker ? { invoker: config.invoker } : {}),
-    ...(config.invoker_config ? { invokerConfig: config.invoker_config } : {}),
-    ...(options.env ? { env: options.env } : {}),
-    ...(options.cwd ? { cwd: options.cwd } : {}),
-  });
 }

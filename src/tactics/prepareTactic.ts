@@ -12,6 +12,10 @@ import { didYouMean } from "../util/closest.js";
 import { isZodSchema, zodToJsonSchema } from "../tools/zodToJsonSchema.js";
 import { isCodeTactic, loadTacticDefinition } from "./loadTacticDefinition.js";
 import { tacticMember } from "./tacticMember.js";
+import { AGENT_TOOL_PREFIX, checkAgentTools, type AgentToolRef } from "./checkAgentTools.js";
+import { checkModelChains, checkRequireApproval } from "./checkModelChains.js";
+import { tacticLimitSource, unpricedModels } from "./tacticBudget.js";
+import { PriceTable } from "../providers/PriceTable.js";
 
 /** A tool bound for an agent, with the place in the tactic that asked for it. */
 export interface BoundTool extends ResolvedTool {
@@ -40,6 +44,8 @@ export interface BoundAgent {
   systemPrompt: SystemPrompt;
   tools: BoundTool[];
   capabilities: BoundCapability[];
+  /** Other agents of the tactic it may call as tools (`agent:<name>` in its `tools:`). */
+  agentTools: AgentToolRef[];
 }
 
 export interface PreparedTactic {
@@ -122,8 +128,13 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
     const systemPrompt = collectProblems(problems, () => resolveSystemPrompt({ registry, tactic, config, index, home })) ?? { text: "" };
     const tools: BoundTool[] = [];
     const capabilities: BoundCapability[] = [];
+    const agentTools: AgentToolRef[] = [];
     (config.tools ?? []).forEach((text, toolIndex) => {
       const where = tactic.locateAgent(index, ["tools", toolIndex]);
+      if (text.startsWith(AGENT_TOOL_PREFIX)) {
+        agentTools.push({ agent: text.slice(AGENT_TOOL_PREFIX.length), ...(where ? { where } : {}) });
+        return;
+      }
       const options = { ...home, ...(where ? { where } : {}) };
       const ref = parseRef(text);
       if (ref?.section === "tactics" || ref?.section === "proxies") {
@@ -159,8 +170,10 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
         }
       });
     }
-    agents.push({ name: config.name, config, systemPrompt, tools, capabilities });
+    agents.push({ name: config.name, config, systemPrompt, tools, capabilities, agentTools });
   });
+  problems.push(...checkAgentTools(agents));
+  problems.push(...checkModelChains(tactic, agents, model));
   checkTacticType(tactic, problems);
   await checkCodeTacticAgents(tactic, registry, problems);
   for (const capability of agents.flatMap((agent) => agent.capabilities)) {
@@ -174,10 +187,13 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
     });
   }
   context.binding.delete(absolute);
+  const prepared: PreparedTactic = { tactic, registry, agents, settings, ...(settingsFile ? { settingsFile } : {}), ...(model ? { model } : {}), nested: context.nested };
+  problems.push(...checkRequireApproval(prepared));
+  // Its own cost limit counts every model of its run tree (the tactics it uses as tools were bound just above).
+  if (tactic.config.limits?.max_cost !== undefined) problems.push(...unpricedModels(prepared, PriceTable.load(settings.prices ?? {}), tacticLimitSource(prepared)("max_cost")));
   if (problems.length > 0) throw ConfigError.fromProblems("tactic_unbound", problems);
   // Once every tool is bound: a schema the agent's provider cannot take fails here, for validate, run and batch alike.
   checkProviderTools(agents);
-  const prepared: PreparedTactic = { tactic, registry, agents, settings, ...(settingsFile ? { settingsFile } : {}), ...(model ? { model } : {}), nested: context.nested };
   context.nested.set(absolute, prepared);
   return prepared;
 }

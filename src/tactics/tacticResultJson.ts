@@ -22,5 +22,12 @@ export function programDetailsJson(result: Pick<TacticResult, "codeAction" | "to
 
 /** A run's result as `lllm run --json` prints it (the dry run's request is printed on its own). */
 export function tacticResultJson(result: TacticResult): Record<string, unknown> {
-  return { output: result.output, usage: runUsageJson(result.usage), tool_calls: result.toolCalls.map(toolCallJson), duration_ms: result.durationMs, ...programDetailsJson(result) };
+  return {
+    output: result.output,
+    usage: runUsageJson(result.usage),
+    tool_calls: result.toolCalls.map(toolCallJson),
+    model_calls: result.modelCalls.map((call) => ({ agent: call.agent, model: call.model, prompt_tokens: call.promptTokens, completion_tokens: call.completionTokens })),
+    duration_ms: result.durationMs,
+    ...programDetailsJson(result),
+  };
 }

@@ -4,6 +4,7 @@ import { FunctionTool, normalizeParameters } from "../tools/index.js";
 import { tacticMember } from "./tacticMember.js";
 import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
 import { tacticAsFunction } from "./tacticAsFunction.js";
+import { nestedRunBudget } from "./tacticBudget.js";
 import type { RunOptions, TacticRunner } from "./TacticRun.js";
 
 /** A tactic used as a tool: the tactic (prepared with its parent), the `tools:` entry that names it, and how to run it. */
@@ -22,11 +23,19 @@ export interface TacticToolOptions {
  * prepared with its parent, so a broken one fails before the run starts; its model calls count in the run's usage.
  */
 export async function tacticTool({ nested, capability, options: parentOptions, onEvent, runner }: TacticToolOptions): Promise<FunctionTool> {
-  const { onStart: _parentStart, ...options } = parentOptions; // the run's start hook is the parent's alone
-  const run = (input: unknown, signal: AbortSignal | undefined): Promise<unknown> =>
-    runner.run(nested, { ...options, input, ...(signal ? { signal } : {}), onEvent }).then((result) => result.output);
+  // The run's start hook and its limits are the parent's alone: the run's budget (passed on) holds for the nested run.
+  const { onStart: _parentStart, limits: _parentLimits, ...options } = parentOptions;
   const { config } = nested.tactic;
   const name = config.name ?? capability.entry.key;
+  const run = async (input: unknown, signal: AbortSignal | undefined): Promise<unknown> => {
+    // Each call counts in the run's budget under this tool, its agents named `<tool>/<agent>`, with the nested tactic's own limits.
+    const budget = options.budget ? nestedRunBudget(options.budget, nested, name) : undefined;
+    try {
+      return (await runner.run(nested, { ...options, input, ...(signal ? { signal } : {}), ...(budget ? { budget } : {}), onEvent })).output;
+    } finally {
+      budget?.close();
+    }
+  };
 
   if (capability.member === undefined) {
     return tacticAsFunction({
@@ -47,9 +56,14 @@ export async function tacticTool({ nested, capability, options: parentOptions, o
     ...parameters,
     run: async (args, context) => {
       // A tool method gets fresh agents like a whole call: run the tactic with a call that invokes the method.
-      return runner.withAgents({ prepared: nested, options, onEvent }, async (agents) =>
-        await member.run(args, { agents: Object.fromEntries(agents), vars: { ...(nested.tactic.config.vars ?? {}) }, ...(context.signal ? { signal: context.signal } : {}), tool: context }),
-      );
+      const budget = options.budget ? nestedRunBudget(options.budget, nested, capability.member!) : undefined;
+      try {
+        return await runner.withAgents({ prepared: nested, options: { ...options, ...(budget ? { budget } : {}) }, onEvent }, async (agents) =>
+          await member.run(args, { agents: Object.fromEntries(agents), vars: { ...(nested.tactic.config.vars ?? {}) }, ...(context.signal ? { signal: context.signal } : {}), tool: context }),
+        );
+      } finally {
+        budget?.close();
+      }
     },
   });
 }

@@ -56,5 +56,7 @@ export async function toolChainFor({ prepared, agent, config, tools, options, ru
     approval: options.approve,
     ...(run ? { onScript: run.onScript } : {}),
     onWarning,
+    budget: options.budget,
+    agent,
   });
 }

@@ -88,6 +88,11 @@ function checkBody(body: MockRequestBody): string | undefined {
     pendingCalls = content.role === "model" ? parts.filter((part) => "functionCall" in part).length : 0;
   }
   const tools = body["tools"];
+  // As the real API (Gemini 2.x) answers: no JSON response mode together with function calling.
+  const json = (body["generationConfig"] as { responseMimeType?: unknown } | undefined)?.responseMimeType === "application/json";
+  if (json && Array.isArray(tools) && (tools as Array<{ functionDeclarations?: unknown[] }>).some((tool) => (tool.functionDeclarations ?? []).length > 0)) {
+    return "Function calling with a response mime type: 'application/json' is unsupported";
+  }
   if (tools !== undefined) {
     for (const tool of tools as Array<{ functionDeclarations?: Array<{ name: string; parameters?: unknown }> }>) {
       for (const declaration of tool.functionDeclarations ?? []) {

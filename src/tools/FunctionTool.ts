@@ -1,4 +1,4 @@
-import { ToolError } from "../errors.js";
+import { RunLimitError, ToolError } from "../errors.js";
 import { createArgumentValidator, type ArgumentCheck } from "./createArgumentValidator.js";
 import { decideStrict } from "./decideStrict.js";
 import { formatResult } from "./formatResult.js";
@@ -162,7 +162,8 @@ export class FunctionTool {
    * Run the tool for one call, as the agent loop does: check the arguments, run, and fill in `result` and
    * `resultStr`. Whatever the tool or the model got wrong becomes `error` and `resultStr = "Error: <message>"`
    * for the model to read; `call()` throws only when the tool cannot run at all (a declaration that was never
-   * bound, a schema that does not compile), which the user must fix.
+   * bound, a schema that does not compile), which the user must fix, or when a limit of the whole run was reached
+   * while it ran (`RunLimitError`), which stops the run.
    */
   async call(call: FunctionCall, context: ToolContext = {}): Promise<FunctionCall> {
     const run = this.run;
@@ -183,6 +184,8 @@ export class FunctionTool {
     try {
       result = await this.runWithin(run, checked.value, context);
     } catch (error) {
+      // A limit of the whole run (reached inside a nested tactic, say) stops the run: it is not this tool's failure.
+      if (error instanceof RunLimitError) throw error;
       // A timeout or a failed command is lllm's report, not an exception of the tool's code: no stack to show.
       if (!(error instanceof ToolError && (error.code === "tool_timeout" || error.code.startsWith("tool_command_")))) recordToolFailure(call, error, this.source?.file);
       return fail(call, errorMessage(error));

@@ -158,8 +158,8 @@ describe("lllm CLI", () => {
     expect(result.stdout).toBe("[weather_brief] Sunny in Paris\n");
   });
 
-  it("schema prints the tactic and package JSON Schemas", async () => {
-    for (const kind of ["tactic", "package", "proxy", "settings"]) {
+  it("schema prints the tactic, test and package JSON Schemas", async () => {
+    for (const kind of ["tactic", "test", "package", "proxy", "settings"]) {
       const result = await runCliInProcess(["schema", kind]);
       expect(result.code).toBe(0);
       const schema = JSON.parse(result.stdout) as { title?: string; properties?: object };
@@ -167,7 +167,7 @@ describe("lllm CLI", () => {
     }
     const bad = await runCliInProcess(["schema", "tactics"]);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain("Allowed choices are tactic, package, proxy, settings");
+    expect(bad.stderr).toContain("Allowed choices are tactic, test, package, proxy, settings");
   });
 
   it("schema settings is the schema the settings are checked against, with cache_write", async () => {

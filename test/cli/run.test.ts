@@ -145,8 +145,11 @@ describe("lllm run against an OpenAI-compatible server", () => {
     expect(typeof report.duration_ms).toBe("number");
     expect(typeof (report.tool_calls as Array<{ duration_ms: unknown }>)[0]!.duration_ms).toBe("number");
     // The JSON a user's scripts read: these keys, in this order (the library's own types are camelCase).
-    expect(Object.keys(report)).toEqual(["schema_version", "output", "usage", "tool_calls", "duration_ms", "cost", ...("run_id" in report ? ["run_id"] : [])]);
-    expect(Object.keys(report.usage as object)).toEqual(["prompt_tokens", "completion_tokens", "total_tokens", "llm_calls", "cached_prompt_tokens", "reasoning_tokens"]);
+    expect(Object.keys(report)).toEqual(["schema_version", "output", "usage", "tool_calls", "model_calls", "duration_ms", "cost", ...("run_id" in report ? ["run_id"] : [])]);
+    expect(Object.keys(report.usage as object)).toEqual(["prompt_tokens", "completion_tokens", "total_tokens", "llm_calls", "cached_prompt_tokens", "reasoning_tokens", "by_agent", "by_tool"]);
+    // Which model answered each call (a fallback chain may change it), and where the spend went.
+    expect((report.model_calls as Array<{ agent: string; model: string }>).map((call) => [call.agent, call.model])).toEqual([["weather_bot", "gpt-test"], ["weather_bot", "gpt-test"]]);
+    expect(report.usage).toMatchObject({ by_agent: { weather_bot: { model_calls: 2, prompt_tokens: 130, completion_tokens: 13, tool_calls: 1 } }, by_tool: { get_weather: { calls: 1, failed: 0, model_calls: 0 } } });
     expect(Object.keys((report.tool_calls as object[])[0]!)).toEqual(["agent", "name", "arguments", "result", "error", "duration_ms"]);
   });
 
@@ -258,7 +261,7 @@ describe("the README's code-action example", () => {
     expect(report.code_action).toMatchObject({ tool_calls: 51, attempts: 1 });
     const programs = (report.code_action as unknown as { programs: Array<{ calls: object[] }> }).programs;
     expect([Object.keys(report), Object.keys(report.code_action), Object.keys(programs[0]!), Object.keys(programs[0]!.calls[0]!)]).toEqual([
-      ["schema_version", "output", "usage", "tool_calls", "duration_ms", "code_action", "cost", ...("run_id" in report ? ["run_id"] : [])],
+      ["schema_version", "output", "usage", "tool_calls", "model_calls", "duration_ms", "code_action", "cost", ...("run_id" in report ? ["run_id"] : [])],
       ["tool_calls", "attempts", "programs", "error", "duration_ms"],
       ["attempt", "status", "tool_calls", "calls", "error", "duration_ms", "code"],
       ["tool", "arguments_digest", "status", "duration_ms"],

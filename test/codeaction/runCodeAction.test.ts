@@ -1,13 +1,11 @@
-import { PassThrough } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
 import { Agent, type AgentEvent } from "../../src/agent/index.js";
-import { approveNone, askOnTerminal, CANNOT_FINISH, CodeActionBudgetError, CodeActionError, CodeActionTimeoutError, codeActionAgent, runCodeAction, runProgram } from "../../src/codeaction/index.js";
+import { approveNone, CANNOT_FINISH, CodeActionBudgetError, CodeActionError, CodeActionTimeoutError, codeActionAgent, runCodeAction, runProgram } from "../../src/codeaction/index.js";
 import { BudgetError } from "../../src/errors.js";
 import { Prompt } from "../../src/prompts/index.js";
 import { closeAllKernels } from "../../src/sandbox/index.js";
 import { ScriptedModel } from "../../src/testing/index.js";
 import { tool } from "../../src/tools/index.js";
-import { waitUntil } from "../helpers/waitUntil.js";
 import { FAST, tempStore } from "./helpers.js";
 
 afterAll(async () => {
@@ -113,23 +111,4 @@ describe("code-action errors (seed 002)", () => {
     controller.abort();
     expect(await settled).toBe("stopped");
   }, 60_000);
-});
-
-describe("askOnTerminal", () => {
-  it("runs a call only on y or yes, one question at a time", async () => {
-    const input = new PassThrough();
-    const output = new PassThrough();
-    let shown = "";
-    output.on("data", (chunk: Buffer) => (shown += chunk.toString()));
-    const ask = askOnTerminal({ input, output });
-    const first = ask({ tool: "delete_employee", arguments: { name: "Ada" } });
-    const second = ask({ tool: "delete_employee", arguments: { name: "Bo" } });
-    await waitUntil(() => shown !== "");
-    expect(shown).toBe('lllm: the program wants to call delete_employee({"name":"Ada"}). Allow it? [y/N] ');
-    input.write("yes\n");
-    expect(await first).toBe(true);
-    await waitUntil(() => shown.includes('"Bo"'));
-    input.write("\n");
-    expect(await second).toBe(false);
-  });
 });

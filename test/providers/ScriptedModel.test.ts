@@ -105,7 +105,7 @@ describe("ScriptedModel.fromFile", () => {
     const error = loadError(file);
     expect(error.problems.map((problem) => problem.message)).toEqual([
       "turns[1].tool_calls[0].name: a tool call needs a name (a non-empty string)",
-      "turns[2].txt: unknown key `txt`; a turn has text, tool_calls, usage, finish_reason",
+      "turns[2].txt: unknown key `txt`; a turn has text, tool_calls, usage, finish_reason, request, added, offered",
     ]);
     expect(error.problems.map((problem) => problem.location?.line)).toEqual([4, 5]);
     expect(error.message).toContain(`${file}:4`);
@@ -113,6 +113,121 @@ describe("ScriptedModel.fromFile", () => {
 
   it("says what is expected for an empty file or a mapping without turns", () => {
     expect(loadError(scriptFile("empty.yaml", "")).message).toContain("model script is empty");
-    expect(loadError(scriptFile("noturns.yaml", "steps: []\n")).message).toContain("no `turns` key (found `steps`)");
+    expect(loadError(scriptFile("noturns.yaml", "steps: []\n")).message).toContain("no `turns` or `agents` key (found `steps`)");
+  });
+
+  it("loads a script by agent, and points at a wrong turn of an agent's list", async () => {
+    const model = ScriptedModel.fromFile(scriptFile("agents.yaml", "run: X\nagents:\n  a: [Hi from a]\n  b: [Hi from b]\n"));
+    expect((await model.generate({ messages: [], agent: "b" })).message.content).toBe("Hi from b");
+    const file = scriptFile("agents-wrong.yaml", "agents:\n  a:\n    - Hi\n    - request: [{role: robot, content: x}]\n");
+    const error = loadError(file);
+    expect(error.problems.map((problem) => problem.message)).toEqual(["agents.a[1].request[0].role: role must be one of system, user, assistant, tool, got string \"robot\""]);
+    expect(error.problems[0]!.location?.line).toBe(4);
+    expect(loadError(scriptFile("both.yaml", "turns: []\nagents: {}\n")).message).toContain("`turns` (one list for every agent) or `agents` (a list per agent), not both");
+  });
+});
+
+const system = (content: string): ModelMessage => ({ role: "system", content });
+const user = (content: string): ModelMessage => ({ role: "user", content });
+const tools = (...names: string[]) => names.map((name) => ({ type: "function" as const, function: { name, description: name, parameters: {} } }));
+
+/** A recorded dialog of agent `bot`: asks `stamp`, then answers; the tool said `v1:<word>`. */
+function recordedBot(word: string) {
+  return [
+    {
+      request: [{ role: "system" as const, content: "You stamp." }, { role: "user" as const, content: `stamp ${word}` }],
+      offered: ["stamp"],
+      tool_calls: [{ id: `call_${word}`, name: "stamp", arguments: { word }, result: `v1:${word}` }],
+    },
+    { text: `Stamped ${word}.` },
+  ];
+}
+
+/** Drive one dialog of `bot` as the loop would: the tool answers `tool(word)`. */
+async function runBot(model: ScriptedModel, word: string, tool: (word: string) => string = (value) => `v1:${value}`): Promise<string | null> {
+  const messages: ModelMessage[] = [system("You stamp."), user(`stamp ${word}`)];
+  const first = await model.generate({ messages: [...messages], tools: tools("stamp"), agent: "bot" });
+  messages.push({ role: "assistant", content: null, toolCalls: first.toolCalls });
+  for (const call of first.toolCalls) messages.push({ role: "tool", content: tool(word), toolCallId: call.id, name: call.name });
+  return (await model.generate({ messages, tools: tools("stamp"), agent: "bot" })).message.content;
+}
+
+describe("ScriptedModel by agent, with recorded requests", () => {
+  it("answers each agent from its own turns, whatever the order across agents", async () => {
+    const model = new ScriptedModel({ agents: { writer: ["writer 1", "writer 2"], summarizer: ["summary 1"] } });
+    expect((await model.generate({ messages: [], agent: "summarizer" })).message.content).toBe("summary 1");
+    expect((await model.generate({ messages: [], agent: "writer" })).message.content).toBe("writer 1");
+    expect((await model.generate({ messages: [], agent: "writer" })).message.content).toBe("writer 2");
+    expect(() => model.assertComplete()).not.toThrow();
+    const missing = await model.generate({ messages: [], agent: "editor" }).catch((error: unknown) => error);
+    expect(missing).toBeInstanceOf(ProviderError);
+    expect(missing).toMatchObject({ code: "provider_script_no_agent", message: "the script has no turns for agent `editor`; it has turns for `writer`, `summarizer`" });
+  });
+
+  it("gives two dialogs of one agent that run at once their own recorded turns, by what they send", async () => {
+    const model = new ScriptedModel({ agents: { bot: [...recordedBot("alpha"), ...recordedBot("beta")] } });
+    // beta starts first and the two interleave: each still gets the turns recorded for its own request.
+    const [beta, alpha] = await Promise.all([runBot(model, "beta"), runBot(model, "alpha")]);
+    expect([alpha, beta]).toEqual(["Stamped alpha.", "Stamped beta."]);
+    expect(model.remaining).toBe(0);
+  });
+
+  it("fails with a diff of the request that changed, naming the agent, its turn and the tool call", async () => {
+    const model = new ScriptedModel({ agents: { bot: recordedBot("alpha") } }, { rerecordHint: "Run `lllm test --update`." });
+    const error = (await runBot(model, "alpha", (word) => `v2:${word}`).catch((caught: unknown) => caught)) as ProviderError;
+    expect(error).toBeInstanceOf(ProviderError);
+    expect(error.code).toBe("provider_replay_diverged");
+    expect(error.message).toBe(
+      [
+        "the replay diverged at agent `bot`'s turn 2 of 2: the model would now be sent something the recording did not ask it:",
+        '    message 4 (the result of stamp({"word":"alpha"})) differs:',
+        '    - recorded: "v1:alpha"',
+        '    + now:      "v2:alpha"',
+      ].join("\n"),
+    );
+    expect(error.hint).toBe("Run `lllm test --update`.");
+    // The replay is off the recording: every later call fails with the same cause.
+    await expect(model.generate({ messages: [], agent: "bot" })).rejects.toBe(error);
+  });
+
+  it("shows a changed prompt and a changed tool list", async () => {
+    const prompt = new ScriptedModel({ agents: { bot: recordedBot("alpha") } });
+    const changed = await prompt.generate({ messages: [system("You stamp."), user("stamp gamma")], tools: tools("stamp"), agent: "bot" }).catch((error: unknown) => error as Error);
+    expect(changed.message).toContain("agent `bot`'s turn 1 of 2");
+    expect(changed.message).toContain('message 2 (user) differs:\n    - recorded: "stamp alpha"\n    + now:      "stamp gamma"');
+    const offered = new ScriptedModel({ agents: { bot: recordedBot("alpha") } });
+    const more = await offered.generate({ messages: [system("You stamp."), user("stamp alpha")], tools: tools("stamp", "erase"), agent: "bot" }).catch((error: unknown) => error as Error);
+    expect(more.message).toContain("the tools offered differ: recorded [stamp], now [stamp, erase]\n    + erase");
+  });
+
+  it("shows a long multi-line text as the lines that changed", async () => {
+    const lines = Array.from({ length: 30 }, (_, index) => `line ${index + 1}`);
+    const model = new ScriptedModel({ agents: { bot: [{ request: [{ role: "system", content: "S" }, { role: "user", content: lines.join("\n") }], text: "ok" }] } });
+    const changed = lines.map((line) => (line === "line 17" ? "line seventeen" : line));
+    const error = await model.generate({ messages: [system("S"), user(changed.join("\n"))], agent: "bot" }).catch((caught: unknown) => caught as Error);
+    expect(error.message).toContain("message 2 (user) differs:\n      line 16\n    - line 17\n    + line seventeen\n      line 18");
+    expect(error.message).not.toContain("line 3\n");
+  });
+
+  it("says which agent called the model once more than recorded", async () => {
+    const model = new ScriptedModel({ agents: { bot: recordedBot("alpha") } });
+    await runBot(model, "alpha");
+    const error = await model.generate({ messages: [system("You stamp."), user("again")], agent: "bot" }).catch((caught: unknown) => caught as ProviderError);
+    expect(error).toMatchObject({ code: "provider_script_exhausted" });
+    expect(error.message).toBe('the replay has no turn left: agent `bot` called the model once more than recorded (2 turns); its request ends with message 2 (user): "again"');
+  });
+
+  it("lets a redacted secret in the recording match whatever the text is now", async () => {
+    const model = new ScriptedModel({ agents: { bot: [{ request: [{ role: "system", content: "S" }, { role: "user", content: "key [redacted] ok" }], text: "fine" }] } });
+    expect((await model.generate({ messages: [system("S"), user("key sk-live-123456789 ok")], agent: "bot" })).message.content).toBe("fine");
+  });
+
+  it("still checks the recorded tool results of a one-list script written before requests were recorded", async () => {
+    const model = new ScriptedModel([{ tool_calls: [{ id: "c1", name: "stamp", arguments: { word: "alpha" }, result: "v1:alpha" }] }, "done"]);
+    const first = await model.generate({ messages: [user("x")] });
+    const error = await model
+      .generate({ messages: [user("x"), { role: "assistant", content: null, toolCalls: first.toolCalls }, { role: "tool", content: "v2:alpha", toolCallId: "c1" }] })
+      .catch((caught: unknown) => caught as Error);
+    expect(error.message).toContain('the replay diverged at turn 1: its tool call stamp({"word":"alpha"}) now returns "v2:alpha", but the recorded run got "v1:alpha"');
   });
 });

@@ -29,6 +29,21 @@ function stampProject(version: string): { dir: string; tactic: string; setVersio
   return { dir, tactic, setVersion };
 }
 
+/** A writer agent whose tool is a nested tactic (agent `summarizer`, tool `word_stats`, whose answer can change). */
+function nestedProject(stats: string): { dir: string; tactic: string; setStats: (next: string) => void } {
+  const dir = tempDir("lllm-replay-nested-");
+  mkdirSync(path.join(dir, "pkg", "tools"), { recursive: true });
+  mkdirSync(path.join(dir, "pkg", "tactics"), { recursive: true });
+  writeFileSync(path.join(dir, "pkg", "lllm.yaml"), "name: pkg\n");
+  const setStats = (next: string): void =>
+    writeFileSync(path.join(dir, "pkg", "tools", "word_stats.ts"), `import { tool } from "lllm";\nexport default tool({ name: "word_stats", description: "Count words", parameters: { text: { type: "string" } }, run: () => ${JSON.stringify(next)} });\n`);
+  setStats(stats);
+  writeFileSync(path.join(dir, "pkg", "tactics", "summarize.yaml"), "name: summarize\ndescription: Summarize a text.\nglobal:\n  model_name: gpt-test\nagent_configs:\n  - name: summarizer\n    system_prompt: You summarize texts.\n    tools: [word_stats]\n");
+  const tactic = path.join(dir, "writer.yaml");
+  writeFileSync(tactic, "name: writer\npackages: [./pkg]\nglobal:\n  model_name: gpt-test\nagent_configs:\n  - name: writer\n    system_prompt: You write.\n    tools: [pkg.tactics:summarize]\n");
+  return { dir, tactic, setStats };
+}
+
 describe("lllm logs replay", { timeout: 180_000 }, () => {
   it("replays a run recorded against a server offline, with the same output; a changed tool fails naming the turn", async () => {
     const home = tempDir();
@@ -61,9 +76,69 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
     const diverged = await cli(home, ["run", project.tactic, "--model", `scripted:${script}`, "--input", "stamp alpha, then beta", "--no-stream"]);
     expect(diverged.code).toBe(1);
     expect(diverged.stdout).toBe("");
-    expect(diverged.stderr).toContain("the replay diverged at turn 1");
-    expect(diverged.stderr).toContain('stamp({"word":"alpha"})');
-    expect(diverged.stderr).toContain("v2:alpha");
+    expect(diverged.stderr).toContain("the replay diverged at agent `bot`'s turn 2 of 3");
+    expect(diverged.stderr).toContain('message 4 (the result of stamp({"word":"alpha"})) differs:');
+    expect(diverged.stderr).toMatch(/- v1:alpha\n\s+\+ v2:alpha/);
+    expect(diverged.stderr).toContain("record a new run and write its script again with `lllm logs replay`");
+  });
+
+  it("replays a run of two agents, one a tactic the other uses as a tool; a changed nested tool fails with its diff", async () => {
+    const home = tempDir();
+    const project = nestedProject("4 words");
+    server = await startMockOpenAIServer({
+      script: [
+        { tool_calls: [{ name: "summarize", arguments: { task: "the quick brown fox" } }] },
+        { tool_calls: [{ name: "word_stats", arguments: { text: "the quick brown fox" } }] },
+        "A fox, 4 words.",
+        "Summary: a fox.",
+      ],
+    });
+    const args = ["run", project.tactic, "--input", "summarize the quick brown fox", "--no-stream"];
+    const recorded = await cli(home, args, { env: { OPENAI_API_KEY: "k-recording", OPENAI_BASE_URL: server.url } });
+    expect(recorded).toMatchObject({ code: 0, stdout: "Summary: a fox.\n" });
+    await server.close();
+    server = undefined;
+
+    const script = path.join(project.dir, "replay.yaml");
+    const written = await cli(home, ["logs", "replay", "last", "-o", script]);
+    expect(written).toMatchObject({ code: 0 });
+    expect(written.stderr).toContain("wrote 4 turns of 2 agents");
+    expect(written.stderr).not.toContain("warning");
+
+    const replayed = await cli(home, [...args.slice(0, 2), "--model", `scripted:${script}`, ...args.slice(2)]);
+    expect(replayed.stderr).not.toContain("error");
+    expect(replayed).toMatchObject({ code: 0, stdout: recorded.stdout });
+    const record = await showRun(home, "last");
+    expect(record.model_calls.map((call) => call.agent)).toEqual(["writer", "summarizer", "summarizer", "writer"]);
+
+    project.setStats("4 words!");
+    const diverged = await cli(home, [...args.slice(0, 2), "--model", `scripted:${script}`, ...args.slice(2)]);
+    expect(diverged).toMatchObject({ code: 1, stdout: "" });
+    // The cause, in the nested agent, not its echo in the writer's tool result.
+    expect(diverged.stderr).toContain("the replay diverged at agent `summarizer`'s turn 2 of 2");
+    expect(diverged.stderr).toContain('message 4 (the result of word_stats({"text":"the quick brown fox"})) differs:');
+    expect(diverged.stderr).toMatch(/- 4 words\n\s+\+ 4 words!/);
+  });
+
+  it("still replays a one-list script of a two-agent run, written before scripts were kept by agent, in call order", async () => {
+    const project = nestedProject("4 words");
+    const script = path.join(project.dir, "old.yaml");
+    const result = (text: string, name: string, args: string): string => `Return of calling function ${name} with arguments ${args}:\n---\n${text}\n---`;
+    writeFileSync(
+      script,
+      JSON.stringify({
+        run: "01OLD",
+        turns: [
+          { tool_calls: [{ id: "call_1_0", name: "summarize", arguments: { task: "the quick brown fox" }, result: result("A fox, 4 words.", "summarize", "{'task': 'the quick brown fox'}") }] },
+          { tool_calls: [{ id: "call_2_0", name: "word_stats", arguments: { text: "the quick brown fox" }, result: result("4 words", "word_stats", "{'text': 'the quick brown fox'}") }] },
+          { text: "A fox, 4 words." },
+          { text: "Summary: a fox." },
+        ],
+      }),
+    );
+    const replayed = await cli(tempDir(), ["run", project.tactic, "--model", `scripted:${script}`, "--input", "summarize the quick brown fox", "--no-stream"]);
+    expect(replayed.stderr).not.toContain("error");
+    expect(replayed).toMatchObject({ code: 0, stdout: "Summary: a fox.\n" });
   });
 });
 

@@ -35,6 +35,8 @@ export interface SeedRun {
   batchId?: string;
   input: string;
   output?: string;
+  /** An `lllm test` case's run, and the case's outcome. */
+  test?: { file: string; case: string; status: "passed" | "failed" };
 }
 
 /**
@@ -46,7 +48,7 @@ export function seedRuns(file: string, runs: SeedRun[]): string[] {
   try {
     return runs.map((run) => {
       const id = newRunId(run.startedAt);
-      spool.append({ begin: { id, startedAt: run.startedAt, tacticPath: `/seed/${run.tactic}.yaml`, tacticName: run.tactic, configDigest: "seed", input: run.input, vars: {}, models: ["gpt-4o-mini"], lllmVersion: "seed", ...(run.batchId ? { batchId: run.batchId } : {}) } }, { now: false });
+      spool.append({ begin: { id, startedAt: run.startedAt, tacticPath: `/seed/${run.tactic}.yaml`, tacticName: run.tactic, configDigest: "seed", input: run.input, vars: {}, models: ["gpt-4o-mini"], lllmVersion: "seed", ...(run.batchId ? { batchId: run.batchId } : {}), ...(run.test ? { test: { file: run.test.file, case: run.test.case } } : {}) } }, { now: false });
       const status = run.status ?? "ok";
       const end: RunEnd = {
         endedAt: run.startedAt + 400,
@@ -66,6 +68,7 @@ export function seedRuns(file: string, runs: SeedRun[]): string[] {
         reasoningTokens: 0,
       };
       spool.append({ finish: { run: id, end } }, { now: false });
+      if (run.test) spool.append({ test: { runs: [id], status: run.test.status } }, { now: false });
       return id;
     });
   } finally {

@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { request, type IncomingHttpHeaders } from "node:http";
 import path from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BIN, ROOT } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
+import { weatherProject } from "../helpers/weatherProject.js";
 import { cli, listRuns, seedRuns, type SeedRun } from "./storeTestHelpers.js";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((file) => existsSync(file));
@@ -424,5 +425,38 @@ describe.skipIf(!CHROMIUM && !process.env.CI)("lllm logs serve's list, in a real
       await page.screenshot({ path: path.join(shots, `filtered-${width}.png`) });
       await context.close();
     }
+  });
+  it("shows the runs of lllm test: each case's mark and name, the failed ones alone, and the run behind each a click away", async () => {
+    const home = tempDir();
+    const project = weatherProject({ withCassettes: true });
+    const tool = path.join(project.weather, "tools", "to_fahrenheit.ts");
+    writeFileSync(tool, readFileSync(tool, "utf8").replace("* 9) / 5 + 32", "* 9) / 5"));
+    const tested = await cli(home, ["test", project.tests, "--offline"]);
+    expect(tested.code, tested.stderr).toBe(1);
+    // One run a case, two for the conversation; each marked with its case's outcome (lllm logs --json too).
+    const logged = await listRuns(home);
+    expect(logged.map((run) => [run.test_case, run.test_status]).sort()).toEqual([["a conversation", "failed"], ["a conversation", "failed"], ["asks for a city", "passed"], ["two cities", "passed"]]);
+    const failed = logged.find((run) => run.test_case === "a conversation" && run.status === "error")!;
+    const served = await serve(home);
+
+    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(served.url);
+    const rows = page.locator("tr.run");
+    await expect.poll(() => rows.count()).toBe(4);
+    expect((await rows.locator(".test").allTextContents()).sort()).toEqual(["✓ asks for a city · ", "✓ two cities · ", "✗ a conversation · ", "✗ a conversation · "]);
+    expect(await rows.locator(".test.failed").count()).toBe(2);
+    await page.locator("#test").selectOption("failed");
+    await expect.poll(() => page.locator("#count").textContent()).toBe("1–2 of 2 runs");
+    expect(new URL(page.url()).searchParams.get("test")).toBe("failed");
+    await page.locator(`tr.run[data-id="${failed.id}"]`).click();
+    await page.locator("#run-error").waitFor();
+    expect(await page.locator("#run-test").textContent()).toBe(` · test case a conversation failed of ${path.join(project.tests, "weather.test.yaml")}`);
+    expect(await page.locator("#run-error").textContent()).toContain("the replay diverged at agent `weather_bot`'s turn 4 of 4");
+    expect(await layoutProblems(page)).toEqual([]);
+    await page.screenshot({ path: path.join(SCREENSHOTS ?? tempDir(), "test-cases-1280.png") });
+    await page.locator("#test").selectOption("passed");
+    await expect.poll(() => page.locator("#count").textContent()).toBe("1–2 of 2 runs");
+    await context.close();
   });
 });

@@ -25,6 +25,7 @@ function specs(): SeedRun[] {
     status: index % 20 === 0 ? "error" : index % 47 === 0 ? "budget" : "ok",
     ...(index % 4 === 0 ? {} : { batchId: index < COUNT / 2 ? "BATCHA" : "BATCHB" }),
     input: `question ${index} about ${index % 7 === 0 ? "Oslo" : "Paris"}`,
+    ...(index % 13 === 0 ? { test: { file: "/p/tests/w.test.yaml", case: `case ${index}`, status: index % 26 === 0 ? "failed" : "passed" } } : {}),
   }));
 }
 
@@ -89,6 +90,9 @@ describe("the viewer's list queries", { timeout: 120_000 }, () => {
       // Words in most runs: the runs are read in list order and kept when they match.
       [{ search: "paris" }, (run) => run.input.endsWith("Paris")],
       [{ search: "question 1234" }, (run) => run.input.startsWith("question 1234 ")],
+      [{ test: "any" }, (run) => run.test !== undefined],
+      [{ test: "failed" }, (run) => run.test?.status === "failed"],
+      [{ test: "passed", tactic: "beta" }, (run) => run.test?.status === "passed" && run.tactic === "beta"],
       [{ tactic: "alpha", status: "ok", batch: "BATCHB", search: "paris" }, (run) => run.tactic === "alpha" && run.status === "ok" && run.batchId === "BATCHB" && run.input.endsWith("Paris")],
     ];
     for (const [filter, keep] of cases) {
@@ -105,7 +109,7 @@ describe("the viewer's list queries", { timeout: 120_000 }, () => {
       const plan = queries.plans({ ...filter, limit: 50 });
       const context = JSON.stringify({ filter, plan });
       expect(plan.filter((line) => /^SCAN runs\b/.test(line)), context).toEqual([]);
-      const indexes = [filter.status && "runs_status", filter.tactic && "runs_tactic", filter.batch && "runs_batch", filter.search && "PRIMARY KEY", filter.search && "runs_started"].filter((name): name is string => Boolean(name));
+      const indexes = [filter.status && "runs_status", filter.tactic && "runs_tactic", filter.batch && "runs_batch", filter.search && "PRIMARY KEY", filter.search && "runs_started", filter.test && "runs_test"].filter((name): name is string => Boolean(name));
       if (indexes.length === 0) indexes.push("runs_started");
       expect(plan.some((line) => line.startsWith("SEARCH runs") && indexes.some((index) => line.includes(index))), context).toBe(true);
       // One sort: of the page's own rows (ties of started_at are put in order as they come: "RIGHT PART OF").
@@ -155,5 +159,7 @@ describe("the viewer's list parameters", () => {
     expect(parse("n=0")).toBe("n must be a whole number from 1 to 200");
     expect(parse("n=5000")).toBe("n must be a whole number from 1 to 200");
     expect(parse("since=yesterday")).toBe("since must be a time in milliseconds since the epoch");
+    expect(parse("test=failed")).toEqual({ limit: 50, test: "failed" });
+    expect(parse("test=broken")).toBe("test must be any, passed or failed");
   });
 });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import type { Worker } from "bullmq";
-import { approveAll, approveNone } from "../../codeaction/approval.js";
+import { approveAll, approveNone, noticeFirstRefusal } from "../../approval/index.js";
 import { replySizeBytes } from "../../config/index.js";
 import type { Registry } from "../../registry/index.js";
 import type { PreparedTactic } from "../../tactics/prepareTactic.js";
@@ -90,6 +90,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     const maxReplyBytes = replySizeBytes(prepared.settings.reply_size);
     const createModel = batchModelFactory({ gate, concurrency, signal: itemSignal, ...(announcement.timeout !== null ? { modelTimeout: announcement.timeout } : {}), ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}) });
     const settings = announcement;
+    // A worker asks nobody: the batch's --approve decides (default none), and the first refusal says so.
+    const approve = settings.approve === "all" ? approveAll : noticeFirstRefusal(approveNone, (request) => options.warn(`batch ${batchId}: \`${request.tool}\` needs approval and was refused: workers ask nobody; start the batch with --approve all to run such tools`));
     const worker = new Worker(
       queueName(batchId),
       async (job) => {
@@ -100,7 +102,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
           createModel,
           vars: settings.vars,
           ...(settings.maxSteps !== null ? { maxSteps: settings.maxSteps } : {}),
-          approve: settings.approve === "all" ? approveAll : approveNone,
+          approve,
           signal: itemSignal,
           ...(options.log !== undefined ? { log: options.log } : {}),
           warn: options.warn,

@@ -145,6 +145,11 @@ export function pageRequest(query: URLSearchParams): ViewerPageRequest | string 
   if (tactic !== undefined) request.tactic = tactic;
   const batch = text("batch");
   if (batch !== undefined) request.batch = batch;
+  const test = text("test");
+  if (test !== undefined) {
+    if (test !== "any" && test !== "passed" && test !== "failed") return "test must be any, passed or failed";
+    request.test = test;
+  }
   const search = text("q");
   if (search !== undefined) request.search = search;
   const before = text("before");

@@ -9,7 +9,7 @@ export const VIEWER_LIST_SCRIPT = `
 "use strict";
 const $ = (id) => document.getElementById(id);
 const PAGE_SIZE = 50;
-const LIST_KEYS = ["q", "tactic", "status", "batch", "from", "to", "before", "after"];
+const LIST_KEYS = ["q", "tactic", "status", "batch", "test", "from", "to", "before", "after"];
 
 function el(tag, attributes, ...children) {
   const node = document.createElement(tag);
@@ -65,7 +65,7 @@ async function loadList() {
   const key = params.toString();
   listShown = key;
   const api = new URLSearchParams({ n: String(PAGE_SIZE) });
-  for (const name of ["q", "tactic", "status", "batch", "before", "after"]) if (params.has(name)) api.set(name, params.get(name));
+  for (const name of ["q", "tactic", "status", "batch", "test", "before", "after"]) if (params.has(name)) api.set(name, params.get(name));
   if (params.get("from")) api.set("since", String(dayStart(params.get("from"))));
   if (params.get("to")) api.set("until", String(dayStart(params.get("to"), 1)));
   let page;
@@ -94,7 +94,7 @@ async function loadList() {
   $("older").onclick = () => go(runOfPath(), withCursor("before", page.runs[page.runs.length - 1] && page.runs[page.runs.length - 1].id));
 }
 function filtered(params) {
-  return ["q", "tactic", "status", "batch", "from", "to"].some((key) => params.has(key));
+  return ["q", "tactic", "status", "batch", "test", "from", "to"].some((key) => params.has(key));
 }
 function withCursor(name, value) {
   const params = listParams();
@@ -102,6 +102,11 @@ function withCursor(name, value) {
   params.delete("after");
   if (name) params.set(name, value || "");
   return params;
+}
+// A test case's run: its mark (passed, failed, or not decided yet) and the case's name.
+function testMark(run) {
+  const mark = run.test_status === "passed" ? "✓" : run.test_status === "failed" ? "✗" : "…";
+  return el("span", { class: "test " + (run.test_status || "undecided") }, mark + " " + run.test_case + " · ");
 }
 function runRow(run, params, open) {
   const link = address(run.id, params);
@@ -112,7 +117,8 @@ function runRow(run, params, open) {
   };
   return el("tr", { class: "run" + (run.id === open ? " selected" : ""), "data-id": run.id, onclick: follow },
     el("td", { title: fullTime(run.started_at) }, el("a", { href: link, class: "run-link" }, shortTime(run.started_at))),
-    el("td", { title: (run.tactic_name || "-") + " · " + (run.models.join(", ") || "-") + "\\n" + (run.input || "") },
+    el("td", { title: (run.test_case !== null ? "test case " + run.test_case + " (" + (run.test_status || "not decided") + ")\\n" : "") + (run.tactic_name || "-") + " · " + (run.models.join(", ") || "-") + "\\n" + (run.input || "") },
+      run.test_case !== null ? testMark(run) : null,
       el("span", { class: "tactic" }, run.tactic_name || "-"), el("span", { class: "model" }, " · " + (run.models.join(", ") || "-")), el("span", { class: "preview" }, run.input || "")),
     el("td", { class: "status " + run.status }, run.status),
     el("td", { class: "number", title: run.prompt_tokens + " + " + run.completion_tokens }, count(tokensOf(run))),

@@ -24,6 +24,7 @@ export const VIEWER_PAGE = `<!doctype html>
   <select id="tactic" aria-label="tactic"><option value="">any tactic</option></select>
   <select id="status" aria-label="status"><option value="">any status</option><option>ok</option><option>error</option><option>budget</option><option>interrupted</option><option>crashed</option><option>running</option></select>
   <select id="batch" aria-label="batch"><option value="">any batch</option><option value="none">not in a batch</option></select>
+  <select id="test" aria-label="test cases"><option value="">any run</option><option value="any">test cases</option><option value="failed">failed test cases</option><option value="passed">passed test cases</option></select>
   <label>from <input id="from" type="date"></label>
   <label>to <input id="to" type="date"></label>
   <button id="clear" type="button">Clear</button>

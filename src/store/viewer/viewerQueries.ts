@@ -16,6 +16,8 @@ export interface ViewerFilter {
   until?: number;
   /** Plain words, all of which the run's input or output holds. */
   search?: string;
+  /** Only the runs of `lllm test` cases: `any`, or only those of cases that `passed` or `failed`. */
+  test?: "any" | "passed" | "failed";
 }
 
 /**
@@ -43,6 +45,10 @@ export interface ViewerRunRow {
   batch_id: string | null;
   /** The input's first 200 characters. */
   input: string | null;
+  /** The `lllm test` case this run is: its test file, name and outcome (null for other runs). */
+  test_file: string | null;
+  test_case: string | null;
+  test_status: "passed" | "failed" | null;
 }
 
 export interface ViewerPage {
@@ -73,11 +79,11 @@ interface Clause {
 
 // Text columns as blobs, decoded by `decodeRow`: libsql aborts the process on a text that is not UTF-8 (storedRows.ts).
 const ROW_COLUMNS =
-  "CAST(id AS BLOB) AS id, started_at, CAST(status AS BLOB) AS status, CAST(tactic_name AS BLOB) AS tactic_name, CAST(models AS BLOB) AS models, prompt_tokens, completion_tokens, cost, duration_ms, CAST(batch_id AS BLOB) AS batch_id, CAST(substr(input, 1, 200) AS BLOB) AS input";
+  "CAST(id AS BLOB) AS id, started_at, CAST(status AS BLOB) AS status, CAST(tactic_name AS BLOB) AS tactic_name, CAST(models AS BLOB) AS models, prompt_tokens, completion_tokens, cost, duration_ms, CAST(batch_id AS BLOB) AS batch_id, CAST(substr(input, 1, 200) AS BLOB) AS input, CAST(test_file AS BLOB) AS test_file, CAST(test_case AS BLOB) AS test_case, CAST(test_status AS BLOB) AS test_status";
 
 /**
  * The viewer's read queries, on a connection of its own. Each filter is a range of one of the indexes of migration
- * 3 (status, tactic, batch, each with started_at) or of `runs_started`, and every value is a bound parameter.
+ * 3 (status, tactic, batch, each with started_at), of migration 4 (the test runs) or of `runs_started`, and every value is a bound parameter.
  */
 export class ViewerQueries {
   readonly #database: Database;
@@ -192,6 +198,9 @@ function whereOf(filter: ViewerFilter, mode: SearchMode): Clause {
   if (filter.tactic !== undefined) add(clause, "tactic_name = ?", filter.tactic);
   if (filter.batch === "none") add(clause, "batch_id IS NULL");
   else if (filter.batch !== undefined) add(clause, "batch_id = ?", filter.batch);
+  // `test_file IS NOT NULL` is the condition of the partial index runs_test (migration 4): the test runs alone are read.
+  if (filter.test !== undefined) add(clause, "test_file IS NOT NULL");
+  if (filter.test === "passed" || filter.test === "failed") add(clause, "test_status = ?", filter.test);
   if (filter.since !== undefined) add(clause, "started_at >= ?", filter.since);
   if (filter.until !== undefined) add(clause, "started_at < ?", filter.until);
   // runs_text's rowid is the run's (migration 3): the matches are read from the full-text index alone.
@@ -254,5 +263,8 @@ function toRow(row: Record<string, unknown>): ViewerRunRow {
     duration_ms: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
     batch_id: typeof row.batch_id === "string" ? row.batch_id : null,
     input: typeof row.input === "string" ? row.input : null,
+    test_file: typeof row.test_file === "string" ? row.test_file : null,
+    test_case: typeof row.test_case === "string" ? row.test_case : null,
+    test_status: row.test_status === "passed" || row.test_status === "failed" ? row.test_status : null,
   };
 }

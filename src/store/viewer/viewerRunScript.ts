@@ -49,6 +49,7 @@ function runView(run) {
   const more = [
     el("span", {}, "models " + (run.models.join(", ") || "-")),
     run.batch_id ? el("span", {}, " · batch ", batchLink(run.batch_id)) : null,
+    run.test_case !== null ? el("span", { id: "run-test" }, " · test case ", el("span", { class: "test " + (run.test_status || "undecided") }, run.test_case + " " + (run.test_status || "(not decided)")), " of " + (run.test_file || "?")) : null,
     run.continues_run ? el("span", {}, " · continues ", runLink(run.continues_run)) : null,
     run.parent_run ? el("span", {}, " · inside ", runLink(run.parent_run)) : null,
     Object.keys(run.vars || {}).length ? el("span", {}, " · vars " + Object.entries(run.vars).map(([key, value]) => key + "=" + value).join(" ")) : null,
@@ -216,7 +217,7 @@ async function loadFacets() {
 function showControls() {
   const params = new URLSearchParams(location.search);
   $("q").value = params.get("q") || "";
-  for (const id of ["tactic", "status", "batch"]) {
+  for (const id of ["tactic", "status", "batch", "test"]) {
     const value = params.get(id) || "";
     const select = $(id);
     // A value from a link that the choices do not list yet (an older batch, say) is added, so it shows.
@@ -246,7 +247,7 @@ function applyFilters() {
   const params = new URLSearchParams();
   const q = $("q").value.trim();
   if (q) params.set("q", q);
-  for (const id of ["tactic", "status", "batch", "from", "to"]) if ($(id).value) params.set(id, $(id).value);
+  for (const id of ["tactic", "status", "batch", "test", "from", "to"]) if ($(id).value) params.set(id, $(id).value);
   go(runOfPath(), params);
 }
 
@@ -256,7 +257,7 @@ if (first.searchParams.has("token")) {
   first.searchParams.delete("token");
   history.replaceState(null, "", first.pathname + first.search + first.hash);
 }
-for (const id of ["tactic", "status", "batch", "from", "to"]) $(id).addEventListener("change", applyFilters);
+for (const id of ["tactic", "status", "batch", "test", "from", "to"]) $(id).addEventListener("change", applyFilters);
 let typing;
 $("q").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(applyFilters, 400); });
 $("q").addEventListener("keydown", (event) => { if (event.key === "Enter") { clearTimeout(typing); applyFilters(); } });

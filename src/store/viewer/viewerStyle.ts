@@ -29,12 +29,13 @@ th, td { text-align: left; padding: 5px 8px; border-bottom: 1px solid var(--line
 th { font-weight: 600; color: var(--dim); font-size: 12px; position: sticky; top: 0; background: var(--bg); z-index: 1; }
 th.number, td.number { text-align: right; }
 #runs td { font-size: 13px; }
-col.when { width: 132px; } col.status { width: 84px; } col.tokens { width: 64px; } col.cost { width: 76px; } col.duration { width: 80px; }
+col.when { width: 132px; } col.status { width: 84px; } col.tokens { width: 64px; } col.cost { width: 86px; } col.duration { width: 80px; }
 tr.run { cursor: pointer; }
 tr.run:hover { background: var(--hover); }
 tr.run.selected { background: color-mix(in srgb, var(--model) 16%, transparent); }
 tr.run td a { color: inherit; }
 .tactic { font-weight: 600; }
+.test.passed { color: var(--tool); } .test.failed { color: var(--error); font-weight: 600; } .test.undecided { color: var(--dim); }
 .model { color: var(--dim); font-size: 12px; }
 .preview { display: block; color: var(--dim); font-size: 12px; overflow: hidden; text-overflow: ellipsis; }
 .status { font-weight: 600; }

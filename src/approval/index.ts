@@ -1,0 +1,2 @@
+export { approveAll, approveNone, noticeFirstRefusal, type ApprovalPolicy, type ApprovalRequest } from "./ApprovalPolicy.js";
+export { askOnTerminal } from "./askOnTerminal.js";

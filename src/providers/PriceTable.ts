@@ -1,0 +1,105 @@
+import { readFileSync } from "node:fs";
+
+/**
+ * Prices of one model, in US dollars per million tokens. `cached_input` (a prompt token read from the provider's
+ * cache) defaults to `input`; `cache_write` (one written to it) defaults to 1.25 times `input`.
+ */
+export interface ModelPrice {
+  input: number;
+  cached_input?: number;
+  cache_write?: number;
+  output: number;
+}
+
+let shipped: { as_of: string; models: Record<string, ModelPrice> } | undefined;
+/** Tables already built, by the overrides they were built with (a table never changes once built). */
+const loaded = new WeakMap<object, PriceTable>();
+const NO_OVERRIDES = {};
+
+/**
+ * Token counts of one model call, as the provider reported them. Cached tokens (read from the provider's prompt
+ * cache) and cache-write tokens (written to it) are parts of the prompt tokens.
+ */
+export interface TokenCounts {
+  promptTokens: number;
+  completionTokens: number;
+  cachedPromptTokens?: number;
+  cacheWritePromptTokens?: number;
+}
+
+/**
+ * What a prompt token written to the provider's cache costs, as a multiple of the input price, when the table gives
+ * no `cache_write` price. Only Anthropic reports such tokens, and bills them at 1.25 times the input price for its
+ * 5-minute cache (the `ephemeral` breakpoints lllm sets); other providers write their caches at no extra cost and
+ * report none.
+ */
+const CACHE_WRITE_MULTIPLIER = 1.25;
+
+/**
+ * The price table shipped in `prices.json` (dated), with the project's `prices:` over it. A model it does not know
+ * costs `null`: an unknown cost is never reported as 0.
+ */
+export class PriceTable {
+  readonly asOf: string;
+  readonly #prices: Map<string, ModelPrice>;
+  /** Lookups by configured name (a run asks for the same few models on every call). */
+  readonly #found = new Map<string, ModelPrice | undefined>();
+
+  constructor(prices: Record<string, ModelPrice>, asOf: string) {
+    this.#prices = new Map(Object.entries(prices));
+    this.asOf = asOf;
+  }
+
+  /** The shipped table, with `overrides` (the project settings' `prices:`) replacing or adding models. */
+  static load(overrides?: Record<string, ModelPrice>): PriceTable {
+    // Read and built once per process and settings: a batch starts a run (and a tally) per item.
+    const key = overrides ?? NO_OVERRIDES;
+    const known = loaded.get(key);
+    if (known) return known;
+    // The path goes through the folder's name: it holds from dist/<folder>/ and from the bundle in dist/bundle/ alike.
+    const data = (shipped ??= JSON.parse(readFileSync(new URL("../providers/prices.json", import.meta.url), "utf8")) as { as_of: string; models: Record<string, ModelPrice> });
+    const table = new PriceTable({ ...data.models, ...overrides }, data.as_of);
+    loaded.set(key, table);
+    return table;
+  }
+
+  /**
+   * The price of a model name as configured: `openai/gpt-4o` and `gpt-4o-2024-08-06` find `gpt-4o`; a name with
+   * another suffix (`gpt-4o-audio-preview`) is a different model and finds nothing.
+   */
+  priceOf(model: string): ModelPrice | undefined {
+    if (this.#found.has(model)) return this.#found.get(model);
+    const price = this.#lookUp(model);
+    this.#found.set(model, price);
+    return price;
+  }
+
+  #lookUp(model: string): ModelPrice | undefined {
+    const candidates = [model, model.slice(model.indexOf("/") + 1)];
+    for (const name of candidates) {
+      const exact = this.#prices.get(name);
+      if (exact) return exact;
+    }
+    const bare = candidates[1]!;
+    let best: string | undefined;
+    for (const key of this.#prices.keys()) {
+      if (bare.startsWith(key) && /^-(\d|latest)/.test(bare.slice(key.length)) && (best === undefined || key.length > best.length)) best = key;
+    }
+    return best === undefined ? undefined : this.#prices.get(best);
+  }
+
+  /** Every model the table prices, in its order (the shipped table first, then the project's additions). */
+  names(): string[] {
+    return [...this.#prices.keys()];
+  }
+
+  /** The cost in dollars of one call, or `null` when the model's price is unknown. */
+  costOf(model: string, tokens: TokenCounts): number | null {
+    const price = this.priceOf(model);
+    if (!price) return null;
+    const cached = Math.min(tokens.cachedPromptTokens ?? 0, tokens.promptTokens);
+    const written = Math.min(tokens.cacheWritePromptTokens ?? 0, tokens.promptTokens - cached);
+    const fresh = tokens.promptTokens - cached - written;
+    return (fresh * price.input + cached * (price.cached_input ?? price.input) + written * (price.cache_write ?? price.input * CACHE_WRITE_MULTIPLIER) + tokens.completionTokens * price.output) / 1_000_000;
+  }
+}

@@ -1,0 +1,89 @@
+import { describe, expect, it } from "vitest";
+import type { CaseResult, TestRunSummary } from "../../src/index.js";
+import { jsonReporter, junitXml, textReporter } from "../../src/index.js";
+import type { AssertionSpec } from "../../src/evals/TestFile.js";
+
+function spec(type: AssertionSpec["type"], value: unknown, label: string): AssertionSpec {
+  return { type, value, negate: false, weight: 1, timeoutMs: 30_000, label, location: { file: "t.test.yaml" } };
+}
+
+const expected = ["Paris: sunny, 22 degrees.", "Tokyo: rain, 18 degrees.", "Oslo: snow, -3 degrees.", "Rome: sunny, 25 degrees."].join("\n");
+const got = expected.replace("Tokyo: rain, 18", "Tokyo: rain, 81");
+
+const base: Omit<CaseResult, "name" | "status"> = { file: "tests/w.test.yaml", mode: "replay", assertions: [], score: 1, error: null, runIds: ["01RUN"], durationMs: 12, usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15, llmCalls: 1 }, cost: 0.00002 };
+
+const summary: TestRunSummary = {
+  results: [
+    { ...base, name: "passes", status: "passed" },
+    {
+      ...base,
+      name: 'fails <with> "quotes" & \u001b[31mcolour',
+      status: "failed",
+      score: 0.5,
+      assertions: [
+        { spec: spec("contains", "Paris", 'contains: "Paris"'), pass: true, score: 1, reason: 'the answer contains "Paris"' },
+        { spec: spec("equals", expected, "equals: …"), pass: false, score: 0, reason: "the answer is not the expected text", expected, actual: got },
+      ],
+    },
+    { ...base, name: "skipped", status: "skipped", skipReason: "not run: --bail after a failure", runIds: [], durationMs: 0 },
+  ],
+  passed: 1,
+  failed: 1,
+  skipped: 1,
+  durationMs: 1234,
+  cost: 0.00004,
+  costUnknown: 0,
+  usage: { promptTokens: 20, completionTokens: 10, totalTokens: 30, llmCalls: 2 },
+  bailed: true,
+  interrupted: false,
+  filteredOut: 0,
+};
+
+describe("reporters", () => {
+  it("text: a line per case, the failed assertion with a diff of a long text, the run behind it, a summary", () => {
+    let out = "";
+    const reporter = textReporter({ write: (text) => (out += text) });
+    reporter.onRunStart?.({ files: 1, cases: 3, modes: { replay: 3, live: 0, record: 0 }, concurrency: 2 });
+    for (const result of summary.results) reporter.onCaseResult?.(result);
+    reporter.onRunEnd?.(summary);
+    expect(out).toBe(
+      [
+        "lllm test: 3 cases in 1 file (replay 3), 2 at once",
+        " ✓ tests/w.test.yaml › passes  (replay, 12 ms)",
+        ' ✗ tests/w.test.yaml › fails <with> "quotes" & \u001b[31mcolour  (replay, 12 ms)',
+        "     ✗ equals: …",
+        "       the answer is not the expected text",
+        "         Paris: sunny, 22 degrees.",
+        "       - Tokyo: rain, 18 degrees.",
+        "       + Tokyo: rain, 81 degrees.",
+        "         Oslo: snow, -3 degrees.",
+        "     run: lllm logs show 01RUN",
+        " - tests/w.test.yaml › skipped  (not run: --bail after a failure)",
+        "",
+        "Tests: 1 failed, 1 passed, 1 skipped (3 cases) · 1.23 s · 30 tokens · <$0.0001 · stopped after the first failure (--bail)",
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it("json: one object with schema_version, the summary and every case", () => {
+    let out = "";
+    jsonReporter({ write: (text) => (out += text) }).onRunEnd?.(summary);
+    const report = JSON.parse(out) as Record<string, unknown> & { cases: Array<Record<string, unknown>> };
+    expect(report).toMatchObject({ schema_version: 1, ok: false, summary: { total: 3, passed: 1, failed: 1, skipped: 1, duration_ms: 1234, bailed: true } });
+    expect(report.cases[1]).toMatchObject({ status: "failed", run_ids: ["01RUN"], assertions: [{ assertion: 'contains: "Paris"', pass: true }, { type: "equals", pass: false, expected, actual: got }] });
+    expect(report.cases[2]).toMatchObject({ status: "skipped", skip_reason: "not run: --bail after a failure" });
+  });
+
+  it("junit: XML CI systems read, escaped, without the characters XML cannot hold", () => {
+    const xml = junitXml(summary);
+    expect(xml).toContain('<testsuites name="lllm test" tests="3" failures="1" errors="0" skipped="1" time="1.234">');
+    expect(xml).toContain('<testsuite name="tests/w.test.yaml" tests="3" failures="1" errors="0" skipped="1" time="0.024"');
+    expect(xml).toContain('<testcase classname="tests/w.test.yaml" name="passes" time="0.012"/>');
+    expect(xml).toContain('name="fails &lt;with&gt; &quot;quotes&quot; &amp; [31mcolour"');
+    expect(xml).toContain('<failure message="equals: …: the answer is not the expected text" type="assertion">');
+    expect(xml).toContain("  expected: Paris: sunny, 22 degrees.\nTokyo: rain, 18 degrees.");
+    expect(xml).toContain('<skipped message="not run: --bail after a failure"/>');
+    expect(xml).not.toContain("\u001b");
+  });
+});
