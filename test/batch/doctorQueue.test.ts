@@ -1,4 +1,7 @@
-import { afterEach, expect, it } from "vitest";
+import { afterEach, expect, it, vi } from "vitest";
+
+// doctor probes the sandboxes each time: on a busy machine more than 30 s.
+vi.setConfig({ testTimeout: 240_000 });
 import { runCli } from "../helpers/runCli.js";
 import { describeRedis } from "./queueTestHelpers.js";
 import { RedisServer } from "./redisServer.js";

@@ -1,7 +1,10 @@
 import { spawnSync } from "node:child_process";
 import { chmodSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+
+// Each case runs doctor (which probes the sandboxes) or the CLI several times: on a busy machine more than 30 s.
+vi.setConfig({ testTimeout: 240_000 });
 import { BIN, EXAMPLE, runCli } from "../helpers/runCli.js";
 import { tempDir, tempTree } from "../helpers/tempTree.js";
 
@@ -32,7 +35,7 @@ describe("lllm completion bash", () => {
     expect(complete(["d"])).toEqual(["doctor"]);
     expect(complete(["ke"])).toEqual(["keys"]);
     expect(complete(["keys", ""])).toEqual(["get", "list", "path", "remove", "set"]);
-    expect(complete(["run", "--max-"])).toEqual(["--max-steps"]);
+    expect(complete(["run", "--max-st"])).toEqual(["--max-steps"]);
     // Global flags too, after the command.
     expect(complete(["validate", "--env"])).toEqual(["--env-file"]);
   });

@@ -1,6 +1,9 @@
 import { chmodSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+// Each case runs doctor (which probes the sandboxes) or the CLI several times: on a busy machine more than 30 s.
+vi.setConfig({ testTimeout: 240_000 });
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { freePort } from "../helpers/freePort.js";
 import { EXAMPLE, runCli } from "../helpers/runCli.js";

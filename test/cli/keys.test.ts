@@ -2,7 +2,10 @@ import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "no
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+// Each case spawns the CLI several times: on a busy machine that takes more than the default 30 s.
+vi.setConfig({ testTimeout: 240_000 });
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { EXAMPLE, ROOT, runCli } from "../helpers/runCli.js";
 import { runCliInProcess } from "../helpers/runCliInProcess.js";
@@ -97,7 +100,7 @@ describe("lllm keys", () => {
     });
     await new Promise<void>((resolve) => echo!.listen(0, "127.0.0.1", resolve));
     const base = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/weather`;
-    const result = await runCli(["proxy", "call", "weather_api/current/Tokyo", "-p", path.join(EXAMPLE, "weather"), "--no-cache"], { env: { LLLM_HOME: home, LLLM_PROXY_WEATHER_API_BASE_URL: base } });
+    const result = await runCli(["proxy", "call", "weather_api/current/Tokyo", "-p", path.join(EXAMPLE, "weather"), "--no-cache"], { env: { LLLM_HOME: home, LLLM_PROXY_WEATHER_API_BASE_URL: base }, timeoutMs: 90_000 });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(seen).toEqual(["/weather/current/Tokyo?units=metric&api_key=wk-proxy-key-0654"]);
