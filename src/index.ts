@@ -33,7 +33,18 @@ export {
   normalizeParameters,
   type ToolSpec,
   type DeclarationSpec,
+  toolResult,
   type ToolContext,
+  type ToolRunContext,
+  type ToolAnnotations,
+  type ToolResult,
+  type ToolResultSpec,
+  type ContentBlock,
+  type LogLevel,
+  type SampleRequest,
+  type SampleResult,
+  type ElicitRequest,
+  type ElicitResult,
   type ToolRun,
   type ResultProcessor,
   type JsonSchema,
@@ -104,17 +115,20 @@ export {
 
 // MCP: servers as tool sources, provider-side declarations, packages served over MCP.
 // Each from its own module: the MCP SDK loads only when a server is started or served.
-export { McpConnections } from "./mcp/McpConnections.js";
+export { McpConnections, type McpConnectionsOptions } from "./mcp/McpConnections.js";
+export type { McpClientHooks, ElicitationRequest } from "./mcp/McpClientHooks.js";
+export type { McpServerConfig, McpOAuthConfig } from "./config/TacticConfig.js";
 export { McpToolError } from "./mcp/McpToolError.js";
 export { MCP } from "./mcp/MCP.js";
 export { assertProviderMcpSupported } from "./providers/assertProviderMcpSupported.js";
-export { createPackageServer } from "./mcp/createPackageServer.js";
+export { createPackageServer } from "./mcp/serve/createPackageServer.js";
 
 // Tactics.
 export { prepareTactic, type PreparedTactic, type PrepareOptions, type BoundAgent, type BoundTool } from "./tactics/prepareTactic.js";
 export { runTactic } from "./tactics/runTactic.js";
 export { tacticAsFunction } from "./tactics/tacticAsFunction.js";
 export { tactic, type TacticSpec, type TacticContext, type TacticDefinition, type TacticToolSpec } from "./packageApi/tactic.js";
+export { resource, resourceTemplate, type ResourceSpec, type ResourceTemplateSpec, type ResourceDefinition, type ResourceReadResult } from "./packageApi/resource.js";
 export type { RunOptions, TacticResult, ToolCallRecord, RunUsage } from "./tactics/TacticRun.js";
 // One recorded run, as `lllm run` and each item of `lllm batch` make it: checks, the run store's record, usage and cost.
 export { runRecorded, type RecordedRunOptions, type RecordedRun, type RecordedRunSuccess, type RecordedRunFailure, type RecordedUsage } from "./run/runRecorded.js";

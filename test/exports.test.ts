@@ -13,7 +13,7 @@ describe("public exports", () => {
         "declaration", "formatLocation", "functionFromDeclaration", "lllmHome", "loadProjectSettings", "loadTacticFile",
         "normalizeParameters", "packageSchema", "parseRef", "prepareTactic", "readManifest", "runRecorded", "runTactic", "tacticSchema",
         "runTests", "textReporter", "jsonReporter", "junitReporter", "testRunJson", "junitXml",
-        "toFunctionTool", "tool", "z",
+        "toFunctionTool", "tool", "toolResult", "resource", "resourceTemplate", "z",
       ].sort(),
     );
   });

@@ -51,7 +51,7 @@ interface ModelForm {
 
 /** The fields `toModelMessage` reads, unchanged since (a message's fields are plain data anyone may set). */
 function sameFields(a: Message, b: Message): boolean {
-  return a.content === b.content && a.toolCalls === b.toolCalls && a.toolCallId === b.toolCallId && a.isError === b.isError && a.role === b.role && a.name === b.name;
+  return a.content === b.content && a.toolCalls === b.toolCalls && a.toolCallId === b.toolCallId && a.isError === b.isError && a.role === b.role && a.name === b.name && a.media === b.media;
 }
 
 export function toModelMessage(message: Message): ModelMessage {
@@ -66,6 +66,6 @@ export function toModelMessage(message: Message): ModelMessage {
       // Chat APIs take `null` content beside tool calls; an empty string is refused by some servers.
       return { role: "assistant", content: message.content === "" ? null : message.content, toolCalls: message.toolCalls ?? [] };
     case "tool":
-      return { role: "tool", content: message.content, toolCallId: message.toolCallId ?? "", name: message.name, ...(message.isError ? { isError: true } : {}) };
+      return { role: "tool", content: message.content, toolCallId: message.toolCallId ?? "", name: message.name, ...(message.isError ? { isError: true } : {}), ...(message.media && message.media.length > 0 ? { media: message.media } : {}) };
   }
 }

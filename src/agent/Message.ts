@@ -1,4 +1,4 @@
-import type { ToolCallRequest, Usage } from "../providers/Model.js";
+import type { MediaAttachment, ToolCallRequest, Usage } from "../providers/Model.js";
 
 /**
  * Who wrote a message. An assistant turn that asks for tools is `tool_call` (LLLM's role), so a dialog reads as
@@ -19,6 +19,11 @@ export interface Message {
   toolCallId?: string;
   /** On a `tool` message: the call failed and `content` says why (sent as Anthropic's `is_error`). */
   isError?: boolean;
+  /**
+   * On a `tool` message: the images (and audio) of a rich result (`toolResult`), sent to the model in its
+   * provider's form beside `content`, which notes each of them in brackets.
+   */
+  media?: MediaAttachment[];
   /** On a final assistant message: what the turn's parser returned (or the JSON, with a response format). */
   parsed?: unknown;
   /** On a model-written message: the tokens of the model call that wrote it. */

@@ -4,12 +4,13 @@ import type { ToolBudget } from "../limits/ToolBudget.js";
 import { BudgetError, InterruptedError, LllmError, ModelBehaviorError } from "../errors.js";
 import type { HostedTool, Model, ModelRequest, ResponseFormat } from "../providers/Model.js";
 import { isParseError, type Prompt } from "../prompts/index.js";
-import type { FunctionCall, FunctionTool, ToolContext } from "../tools/index.js";
+import { toolResultMedia, type FunctionCall, type FunctionTool, type ToolContext } from "../tools/index.js";
 import type { AgentEvent } from "./AgentEvent.js";
 import { toModelMessage, type Dialog } from "./Dialog.js";
 import type { Message } from "./Message.js";
 import { parseReply } from "./parseReply.js";
 import { assertToolsOffered, runToolRound } from "./runToolRound.js";
+import { sampleWithModel } from "./sampleWithModel.js";
 import type { Session } from "./Session.js";
 
 /** Appended as a user message when the round cap is reached; the model is then called once more without tools. */
@@ -56,8 +57,14 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
   const calls: FunctionCall[] = [];
   const interrupts = new Map<number, FunctionCall[][]>();
   const earlier = new Map<string, Promise<FunctionCall>>();
-  const context: ToolContext = signal ? { ...options.toolContext, signal } : options.toolContext;
   let round = 0;
+  // A tool's `ctx.sample` is answered by this agent's model (its tokens count as the agent's); the other
+  // capabilities are the caller's (an MCP client's when the run serves one) or their local meaning.
+  const context: ToolContext = {
+    ...options.toolContext,
+    ...(signal ? { signal } : {}),
+    sample: (request) => sampleWithModel(request, { model: options.model, agent, round, modelArgs: options.modelArgs, signal, onEvent }),
+  };
   let limitReached = false;
   let retries = 0;
   let scratch: Message[] = [];
@@ -99,7 +106,8 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
       dialog.add({ role: "tool_call", content: text, name: agent, toolCalls: response.toolCalls, usage: response.usage });
       const roundCalls = await runToolRound({ agent, requests: response.toolCalls, offered, earlier, context, onEvent, budget: options.budget, approve: options.approve, signal });
       for (const call of roundCalls) {
-        dialog.add({ role: "tool", content: call.resultStr ?? "", name: call.name, toolCallId: call.id, ...(call.error ? { isError: true } : {}) });
+        const media = toolResultMedia(call.result);
+        dialog.add({ role: "tool", content: call.resultStr ?? "", name: call.name, toolCallId: call.id, ...(call.error ? { isError: true } : {}), ...(media.length > 0 ? { media } : {}) });
       }
       calls.push(...roundCalls);
       interrupts.set(round, [roundCalls]);

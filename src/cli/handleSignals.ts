@@ -31,6 +31,19 @@ let current: SignalHandling | undefined;
 /** A command's own use of the first signal (see `holdFirstSignal`). */
 let heldFirst: ((signal: StopSignal) => void) | undefined;
 let held = false;
+/** A command that takes every Ctrl-C itself while it runs (see `takeInterrupts`). */
+let interrupts: (() => void) | undefined;
+
+/**
+ * Let the running command take every SIGINT itself for as long as it holds them (`lllm chat`: Ctrl-C cancels the
+ * answer being written and the session goes on). SIGTERM and SIGHUP still stop the CLI as usual. Returns the release.
+ */
+export function takeInterrupts(onInterrupt: () => void): () => void {
+  interrupts = onInterrupt;
+  return () => {
+    if (interrupts === onInterrupt) interrupts = undefined;
+  };
+}
 
 /**
  * Let the running command take the first Ctrl-C itself (`lllm batch`: stop starting items, let the running ones
@@ -51,6 +64,10 @@ export function handleSignals(): SignalHandling {
   const controller = new AbortController();
   let received: StopSignal | undefined;
   const onSignal = (signal: StopSignal): void => {
+    if (signal === "SIGINT" && interrupts && received === undefined) {
+      interrupts();
+      return;
+    }
     const code = 128 + constants.signals[signal];
     if (received === undefined && heldFirst && signal === "SIGINT") {
       received = signal;

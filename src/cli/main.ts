@@ -10,7 +10,8 @@ import { useCodeCache } from "../util/codeCache.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
-import { failureJson, reportError, writeOut } from "./output.js";
+import { failureJson, paint, reportError, useColor, writeOut } from "./output.js";
+import { addExamples } from "./helpExamples.js";
 import { reserveStdout } from "./reserveStdout.js";
 import { handleSignals } from "./handleSignals.js";
 import { applyEnvironment } from "./applyEnvironment.js";
@@ -56,15 +57,21 @@ export function buildProgram(): Command {
     .option("--env-file <file>", "load variables from a dotenv file first; the environment wins (repeatable)", collect)
     .showHelpAfterError("(run with --help for usage)")
     // Global options (--verbose) are listed in every command's help too: `lllm run --help` is where users look.
-    .configureHelp({ showGlobalOptions: true })
+    // Titles in bold; commander strips the codes when its stream gets no colour (getOutHasColors below).
+    .configureHelp({ showGlobalOptions: true, styleTitle: (title) => `\u001b[1m${title}\u001b[22m` })
     .configureOutput({
       writeErr: (text) => process.stderr.write(text),
       writeOut: (text) => writeOwnStdout(text),
       // Usage errors read like every other error: `lllm: error: …`.
       outputError: (text, write) => write(text.startsWith("error: ") ? `lllm: ${text}` : text),
+      // One decision for colour everywhere (NO_COLOR, --no-color, FORCE_COLOR, a terminal): see output.ts.
+      getOutHasColors: () => useColor(process.stdout),
+      getErrHasColors: () => useColor(process.stderr),
     })
-    // Before any .command(): subcommands copy this setting when they are created.
-    .exitOverride();
+    // Before any .command(): subcommands copy these settings when they are created.
+    .exitOverride()
+    // `lllm help` is a command of its own: topics besides commands.
+    .helpCommand(false);
 
   program
     .command("validate")
@@ -104,6 +111,23 @@ export function buildProgram(): Command {
     .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {
       const { runCommand } = await import("./run.js");
       await runCommand(tactic, command.optsWithGlobals());
+    });
+
+  program
+    .command("chat")
+    .description("talk with a tactic's agent, turn by turn (with no tactic: a plain assistant on --model); a line of stdin is a turn when it is not a terminal")
+    .argument("[tactic]", "tactic file or package ref (default: a plain assistant on --model, else the settings' model)")
+    .option("--agent <name>", "the agent to talk to (default: the tactic's `agent`, else its first)")
+    .option("-m, --model <name>", "use this model (e.g. gpt-4o-mini, ollama/llama3)")
+    .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
+    .option("--var <key=value>", "a template argument for the prompts (repeatable)", collect)
+    .option("--max-steps <n>", "override the agent's max_interrupt_steps")
+    .addOption(new Option("--approve <which>", "calls from programs to tools that need approval: run all, or none (default: none)").choices(["all", "none"]))
+    .option("--no-log", "do not record the turns in the run store")
+    .option("-c, --continue [id]", "go on with the conversation of a logged run or chat (default: the last)")
+    .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {
+      const { chatCommand } = await import("./chat.js");
+      await chatCommand(tactic, command.optsWithGlobals());
     });
 
   program
@@ -261,9 +285,11 @@ export function buildProgram(): Command {
     });
   mcp
     .command("serve")
-    .description("serve a package's tools and tactics as an MCP server over stdio")
+    .description("serve a package over MCP (stdio, or Streamable HTTP with --http): its tools, tactics, prompts and resources")
     .argument("<dir>", "the package folder")
     .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
+    .option("--http <[host:]port>", "serve over Streamable HTTP at http://HOST:PORT/mcp (host 127.0.0.1 by default; port 0: any free port)")
+    .option("--token-env <name>", "with --http: clients must send the token in this environment variable (Authorization: Bearer)")
     .action(async (dir: string, options: Record<string, unknown>, command: Command) => {
       const { mcpServeCommand } = await import("./mcp.js");
       await mcpServeCommand(dir, command.optsWithGlobals());
@@ -418,7 +444,17 @@ export function buildProgram(): Command {
       await schemaCommand(kind);
     });
 
+  program
+    .command("help")
+    .description("a short guide to a topic (tactics, packages, proxies, code-action, batch, testing), or a command's help")
+    .argument("[topic...]", "a topic, or a command such as `run` or `tools list`")
+    .action(async (words: string[]) => {
+      const { helpCommand } = await import("./help.js");
+      helpCommand(words, program);
+    });
+
   program.addOption(new Option("--no-color", "disable colour (NO_COLOR is honoured too)").hideHelp());
+  addExamples(program, paint);
   return program;
 }
 
@@ -498,5 +534,11 @@ const EXIT_BACKSTOP_MS = 2000;
  * never delays a process that exits on its own). The `exit` hooks still kill every kernel and server.
  */
 function exitSoon(): void {
-  setTimeout(() => process.exit(), EXIT_BACKSTOP_MS).unref();
+  setTimeout(() => {
+    // Output still on its way to a slow reader (a large answer into a pipe) is the command's own: exiting now
+    // would cut it. Wait until it has been taken, then give the backstop its time again.
+    const pending = [process.stdout, process.stderr].find((stream) => stream.writableLength > 0 && !stream.destroyed);
+    if (pending) pending.once("drain", exitSoon).once("error", exitSoon);
+    else process.exit();
+  }, EXIT_BACKSTOP_MS).unref();
 }

@@ -2,8 +2,11 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { ConfigError } from "../errors.js";
-import { createPackageServer, McpConnections, packageTools, parseServerSpec, serveStdio } from "../mcp/index.js";
+import { loadServedPackage, McpConnections, parseServerSpec, serverFor, serveStdio } from "../mcp/index.js";
+import { isWildcardHost } from "../mcp/serve/httpGuard.js";
+import { serveHttp } from "../mcp/serve/serveHttp.js";
 import { loadRegistry } from "./loadRegistry.js";
+import { mcpClientHooks } from "./mcpClientHooks.js";
 import { packageTacticTools } from "../tactics/packageTacticTools.js";
 import { stopSignal } from "./handleSignals.js";
 import { SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
@@ -27,7 +30,7 @@ export interface McpToolsOptions {
  */
 export async function mcpToolsCommand(spec: string | string[], options: McpToolsOptions = {}): Promise<void> {
   const config = parseServerSpec(spec, { ...(options.env ? { env: options.env } : {}), ...(options.header ? { header: options.header } : {}) });
-  const connections = new McpConnections();
+  const connections = new McpConnections({ hooks: mcpClientHooks({ verbose: false, signal: stopSignal() }) });
   try {
     const tools = await connections.get(config);
     if (options.json) {
@@ -51,17 +54,23 @@ export async function mcpToolsCommand(spec: string | string[], options: McpTools
 export interface McpServeOptions {
   /** More package folders to load (dependencies resolve by themselves; these are for declarations' bindings). */
   package?: string[];
+  /** `[HOST:]PORT`: serve over Streamable HTTP instead of stdio (host 127.0.0.1 by default; port 0 picks one). */
+  http?: string;
+  /** The environment variable holding the bearer token HTTP clients must send. */
+  tokenEnv?: string;
   /** The protocol streams; default the process's stdin and stdout (tests pass their own). */
   stdin?: Readable;
   stdout?: Writable;
 }
 
 /**
- * `lllm mcp serve <package dir>`: serve every tool of a package over stdio until the client disconnects.
- * stdout is the protocol channel, so while serving on it, anything a tool prints with console.log goes to stderr
- * instead of corrupting the stream.
+ * `lllm mcp serve <package dir>`: serve a package over MCP until the client disconnects (stdio) or a signal stops
+ * it (`--http`): its tools and tactics as tools, its prompts, and its resources. Over stdio, stdout is the
+ * protocol channel, so anything a tool prints with console.log goes to stderr instead of corrupting the stream.
  */
 export async function mcpServeCommand(dir: string, options: McpServeOptions = {}): Promise<void> {
+  const http = options.http === undefined ? undefined : parseHttpAddress(options.http);
+  const token = tokenFrom(options.tokenEnv, http);
   const absolute = path.resolve(dir);
   if (!existsSync(absolute) || !statSync(absolute).isDirectory()) {
     throw new ConfigError("package_not_found", `package folder \`${dir}\` does not exist`, { hint: "Give the folder of a package: the one with lllm.toml, lllm.yaml or a tools/ folder." });
@@ -71,21 +80,54 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
   const pkg = registry.list().find((candidate) => candidate.dir === real || realpathSync(candidate.dir) === real);
   if (!pkg) throw new ConfigError("package_not_found", `no package was loaded from \`${dir}\``, { hint: "Check that the folder is a package (lllm.toml, lllm.yaml, package.json#lllm, or a tools/ folder)." });
 
-  const { tools, unbound } = packageTools(registry, pkg.name);
-  for (const ref of unbound) warn(`not serving \`${ref}\`: it is a declaration with no implementation among the loaded packages`);
   // Tactics are served as tools too: each call runs the tactic here, with this side's models and keys.
   const tactics = await packageTacticTools(registry, pkg.name);
   for (const { ref, reason } of tactics.skipped) warn(`not serving tactic \`${ref}\`: ${reason}`);
-  const server = createPackageServer(registry, pkg.name, { extraTools: tactics.tools });
-  const served = [...tools, ...tactics.tools].map((tool) => tool.name);
-  writeErr(`lllm: serving ${served.length} tool${served.length === 1 ? "" : "s"} of package \`${pkg.name}\` over stdio (${served.join(", ")})`);
+  const served = await loadServedPackage(registry, pkg.name, { extraTools: tactics.tools });
+  for (const { what, reason } of served.skipped) warn(`not serving ${what}: ${reason}`);
+  const names = [...served.tools.keys()];
+  const counts = [plural(names.length, "tool"), ...(served.prompts.size > 0 ? [plural(served.prompts.size, "prompt")] : []), ...(served.resources.size + served.templates.length > 0 ? [plural(served.resources.size + served.templates.length, "resource")] : [])];
+  const what = `${counts.join(", ")} of package \`${pkg.name}\``;
 
+  if (http) {
+    const service = await serveHttp({ ...http, newServer: () => serverFor(served), ...(token !== undefined ? { token } : {}), signal: stopSignal() });
+    writeErr(`lllm: serving ${what} at ${service.url}${token !== undefined ? ` (bearer token from $${options.tokenEnv})` : ""} (${names.join(", ")}); Ctrl-C stops`);
+    await service.closed;
+    return;
+  }
+  writeErr(`lllm: serving ${what} over stdio (${names.join(", ")})`);
   const restore = options.stdout ? undefined : divertConsoleToStderr();
   try {
-    await serveStdio(server, { ...(options.stdin ? { stdin: options.stdin } : {}), ...(options.stdout ? { stdout: options.stdout } : {}), signal: stopSignal() });
+    await serveStdio(serverFor(served), { ...(options.stdin ? { stdin: options.stdin } : {}), ...(options.stdout ? { stdout: options.stdout } : {}), signal: stopSignal() });
   } finally {
     restore?.();
   }
+}
+
+/** `--http [HOST:]PORT`: `3000`, `127.0.0.1:3000`, `[::1]:3000`, `0.0.0.0:8080`. */
+export function parseHttpAddress(text: string): { host: string; port: number } {
+  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:\s]+):)?(\d{1,5})$/.exec(text.trim());
+  const port = match ? Number(match[2]) : NaN;
+  if (!match || port > 65535) {
+    throw new ConfigError("usage_mcp_http", `--http ${JSON.stringify(text)} is not [HOST:]PORT`, { hint: "For example --http 3000, --http 127.0.0.1:3000 or --http 0 (any free port)." });
+  }
+  return { host: match[1] ?? "127.0.0.1", port };
+}
+
+/** The token named by `--token-env`, which must be set; a server on every interface must have one. */
+function tokenFrom(name: string | undefined, http: { host: string } | undefined): string | undefined {
+  if (name !== undefined && !http) throw new ConfigError("usage_mcp_http", "--token-env applies to --http only", { hint: "A stdio server is reached only by the client that started it; drop --token-env, or add --http [HOST:]PORT." });
+  if (http && isWildcardHost(http.host) && name === undefined) {
+    throw new ConfigError("usage_mcp_http", `serving on every interface (${http.host}) needs a token`, { hint: "Add --token-env NAME (the variable holding the token clients must send), or serve on 127.0.0.1." });
+  }
+  if (name === undefined) return undefined;
+  const token = process.env[name];
+  if (token === undefined || token.trim() === "") throw new ConfigError("mcp_serve_token_missing", `--token-env ${name}: the variable \`${name}\` is not set (or empty)`, { hint: `Set it to the token clients must send (Authorization: Bearer …), e.g. export ${name}=$(openssl rand -hex 32).` });
+  return token.trim();
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 /** Send console.log/info/debug to stderr; returns the function that puts them back. */
@@ -94,4 +136,3 @@ function divertConsoleToStderr(): () => void {
   console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args);
   return () => Object.assign(console, saved);
 }
-

@@ -3,12 +3,14 @@ import { redactSecrets } from "../util/redact.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
 
 /**
- * stdout carries only the answer (data for pipelines); everything else goes to stderr. Colour only on a terminal
- * and never with NO_COLOR (chalk itself ignores NO_COLOR, so the decision is made here).
+ * stdout carries only the answer (data for pipelines); everything else goes to stderr. The one decision for colour,
+ * per stream: never with NO_COLOR (`--no-color` sets it), which wins over everything; then FORCE_COLOR (`0` or
+ * `false`: off, any other value: on, even into a pipe); else only on a terminal.
  */
 export function useColor(stream: NodeJS.WriteStream = process.stderr): boolean {
   if ("NO_COLOR" in process.env && process.env.NO_COLOR !== "") return false;
-  if (process.env.FORCE_COLOR && process.env.FORCE_COLOR !== "0") return true;
+  const force = process.env.FORCE_COLOR;
+  if (force !== undefined && force !== "") return force !== "0" && force.toLowerCase() !== "false";
   return Boolean(stream.isTTY);
 }
 

@@ -1,3 +1,4 @@
+import { mcpClientHooks } from "./mcpClientHooks.js";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
@@ -120,6 +121,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       process.stderr.write(line.breakForLog());
       warn("a tool that needs approval was refused: nobody can be asked here (stdin or stderr is not a terminal); pass --approve all to run such tools, or --approve none to refuse them without this warning");
     }),
+    mcpHooks: mcpClientHooks({ verbose: Boolean(options.verbose), signal }),
     ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
     ...(continued ? { history: continued.history, continuesRun: continued.id } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),

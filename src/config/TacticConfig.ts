@@ -172,6 +172,34 @@ export interface McpServerConfig {
   allowed_tools?: string[];
   /** Prefix for the server's tool names. */
   prefix?: string;
+  /** `url` servers: the name of an environment variable holding a bearer token (sent as `Authorization: Bearer …`). */
+  bearer_token_env?: string;
+  /** `url` servers: `streamable-http`, `sse` (the 2024 HTTP+SSE transport), or `auto` (default: Streamable HTTP, then SSE). */
+  transport?: "auto" | "streamable-http" | "sse";
+  /** `url` servers: OAuth 2.1 settings (discovery and dynamic registration need none). */
+  oauth?: McpOAuthConfig;
+  /** What to do when the server asks the user a question: `ask` (default; on the terminal, declined without one) or `decline`. */
+  elicitation?: "ask" | "decline";
+  /** Sampling requests of the server, answered with the agent's model: at most `max_requests` per run (default 10); 0 refuses them. */
+  sampling?: { max_requests?: number; max_tokens?: number };
+}
+
+/** OAuth settings of an MCP server reached by URL. Secrets are named by environment variable, never written here. */
+export interface McpOAuthConfig {
+  /** A client registered with the authorization server beforehand (otherwise lllm registers itself). */
+  client_id?: string;
+  /** The environment variable holding the pre-registered client's secret. */
+  client_secret_env?: string;
+  /** `authorization_code` (default: a browser sign-in) or `client_credentials` (a machine client, no browser). */
+  grant?: "authorization_code" | "client_credentials";
+  /** The environment variable holding a PEM private key, for `client_credentials` with `private_key_jwt`. */
+  private_key_env?: string;
+  /** The signing algorithm of that key; default ES256 (RS256 for RSA keys). */
+  signing_algorithm?: string;
+  /** Scopes to ask for (space-separated); default: what the server names. */
+  scope?: string;
+  /** A URL of lllm's client metadata document, used as the client_id where the server supports it (CIMD). */
+  client_metadata_url?: string;
 }
 
 /** The `code-action` pattern's budgets (seed 002). */

@@ -1,9 +1,17 @@
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../config/TacticConfig.js";
-import { ConfigError, ToolError } from "../errors.js";
+import { lllmHome } from "../config/lllmHome.js";
+import { ConfigError, LllmError, ToolError } from "../errors.js";
+import { createHttpTransport, serverFetch } from "./createHttpTransport.js";
 import { createTransport, describeServer, type ServerTransport } from "./createTransport.js";
+import type { McpClientHooks } from "./McpClientHooks.js";
+import { installClientHandlers } from "./installClientHandlers.js";
+import { SignInNeeded } from "./oauth/LllmOAuthProvider.js";
+import { OAuthFlowError } from "./oauth/oauthFetch.js";
 import { decodeToolResult, type DecodedToolResult } from "./decodeToolResult.js";
 import { jsonRpcCodeName } from "./jsonRpcCodeName.js";
 import { McpToolError } from "./McpToolError.js";
@@ -21,15 +29,23 @@ export class McpConnection {
   readonly config: McpServerConfig;
   /** The server's tools, every page of `tools/list`; filled by `start()`. */
   tools: McpToolInfo[] = [];
-  readonly #client: Client;
-  readonly #server: ServerTransport;
+  #client: Client;
+  #server: ServerTransport | undefined;
+  readonly #cwd: string | undefined;
+  readonly #hooks: McpClientHooks;
   #closing = false;
   #closed: Promise<void> | undefined;
 
-  constructor(config: McpServerConfig, options: { cwd?: string | undefined } = {}) {
+  constructor(config: McpServerConfig, options: { cwd?: string | undefined; hooks?: McpClientHooks | undefined } = {}) {
     this.config = config;
-    this.#client = new Client({ name: "lllm", version: "0.1.0" });
-    this.#server = createTransport(config, { cwd: options.cwd });
+    this.#cwd = options.cwd;
+    this.#hooks = options.hooks ?? {};
+    this.#client = this.#newClient();
+  }
+
+  /** The transport the server is reached by: `stdio`, `http` (Streamable HTTP) or `sse`; set by `start()`. */
+  get transportKind(): ServerTransport["kind"] | undefined {
+    return this.#server?.kind;
   }
 
   get name(): string {
@@ -38,7 +54,7 @@ export class McpConnection {
 
   /** The pid of a stdio server's process, once started. */
   get pid(): number | undefined {
-    return this.#server.process?.pid;
+    return this.#server?.process?.pid;
   }
 
   /**
@@ -49,7 +65,7 @@ export class McpConnection {
   async start(timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const work = (async () => {
-      await this.#client.connect(this.#server.transport, { timeout: timeoutMs });
+      await this.#connect(timeoutMs);
       this.tools = await this.#listTools(timeoutMs);
     })();
     const deadline = new Promise<"timeout">((resolve) => {
@@ -66,9 +82,9 @@ export class McpConnection {
     if (outcome === "timeout") {
       work.catch(() => {}); // it fails once the connection closes below; the timeout is the error to report
       await this.close();
-      throw new ToolError("mcp_server_start_timeout", `MCP server \`${this.name}\` (${describeServer(this.config)}) did not start within ${seconds(timeoutMs)}${this.#server.stderr?.describe() ?? ""}`, {
+      throw new ToolError("mcp_server_start_timeout", `MCP server \`${this.name}\` (${describeServer(this.config)}) did not start within ${seconds(timeoutMs)}${this.#server?.stderr?.describe() ?? ""}`, {
         hint:
-          this.#server.kind === "stdio"
+          this.config.url === undefined
             ? "Check that the command starts an MCP server speaking over stdio (run it by hand); a launcher that installs packages on first start (npx, uvx) is faster with them installed beforehand."
             : "Check that the URL is the server's MCP endpoint and that the server is up.",
       });
@@ -82,8 +98,14 @@ export class McpConnection {
   async callTool(tool: string, args: Record<string, unknown>, options: { timeoutMs: number; signal?: AbortSignal | undefined }): Promise<DecodedToolResult> {
     const where = { server: this.name, tool };
     let result;
+    const onProgress = this.#hooks.onProgress;
     try {
-      result = await this.#client.callTool({ name: tool, arguments: args }, undefined, { timeout: options.timeoutMs, ...(options.signal ? { signal: options.signal } : {}) });
+      result = await this.#client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: options.timeoutMs,
+        ...(options.signal ? { signal: options.signal } : {}),
+        // Progress keeps a slow call alive: the timeout counts from the last sign of life, up to 10 times over.
+        ...(onProgress ? { onprogress: (progress) => onProgress({ server: this.name, tool, ...progress }), resetTimeoutOnProgress: true, maxTotalTimeout: options.timeoutMs * 10 } : {}),
+      });
     } catch (error) {
       if (options.signal?.aborted) throw error;
       if (error instanceof McpError && (error.data as { reason?: unknown } | undefined)?.reason === MESSAGE_TOO_LARGE) {
@@ -97,8 +119,10 @@ export class McpConnection {
         throw new ToolError("mcp_tool_timeout", `MCP server \`${this.name}\`: tool \`${tool}\` did not answer within ${seconds(options.timeoutMs)}`, { cause: error });
       }
       if (this.#closing || (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) || isNotConnected(error)) {
-        throw new ToolError("mcp_server_closed", `MCP server \`${this.name}\` closed the connection during a call to \`${tool}\`${this.#server.stderr?.describe() ?? ""}`, { cause: error });
+        throw new ToolError("mcp_server_closed", `MCP server \`${this.name}\` closed the connection during a call to \`${tool}\`${this.#server?.stderr?.describe() ?? ""}`, { cause: error });
       }
+      const http = httpFailure(error, this.name);
+      if (http) throw http;
       if (error instanceof McpError) {
         const mcpMessage = error.message.replace(/^MCP error -?\d+: /, "");
         throw new McpToolError(error.message, { ...where, mcpCode: jsonRpcCodeName(error.code), mcpMessage, cause: error });
@@ -119,12 +143,55 @@ export class McpConnection {
   }
 
   async #close(): Promise<void> {
-    const transport = this.#server.transport;
+    const transport = this.#server?.transport;
+    if (!transport) return;
     if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
       await transport.terminateSession().catch(() => {});
     }
     await this.#client.close().catch(() => {});
     await transport.close().catch(() => {});
+  }
+
+  #newClient(): Client {
+    const client = new Client(
+      { name: "lllm", version: "0.1.0" },
+      {
+        capabilities: {
+          // Declared always: without a hook the question is declined, which tells the server more than silence.
+          elicitation: { form: { applyDefaults: true } },
+          ...(this.#hooks.sample && this.config.sampling?.max_requests !== 0 ? { sampling: {} } : {}),
+          roots: { listChanged: false },
+        },
+      },
+    );
+    installClientHandlers(client, { config: this.config, hooks: this.#hooks });
+    return client;
+  }
+
+  /**
+   * Connect over the config's transport. A `url` server is tried over Streamable HTTP first and, with
+   * `transport: auto` (the default), over the older HTTP+SSE transport when it answers the first POST with
+   * 4xx other than 401/403 (the fallback the spec describes for servers of 2024).
+   */
+  async #connect(timeoutMs: number): Promise<void> {
+    if (this.config.url === undefined) {
+      this.#server = createTransport(this.config, { cwd: this.#cwd });
+      await this.#client.connect(this.#server.transport, { timeout: timeoutMs });
+      return;
+    }
+    const fetchLike: FetchLike = await serverFetch(this.config, { env: this.#hooks.env ?? process.env, home: this.#hooks.home ?? lllmHome(this.#hooks.env ?? process.env), signIn: this.#hooks.signIn });
+    const wanted = this.config.transport ?? "auto";
+    this.#server = createHttpTransport(this.config, fetchLike, wanted === "sse" ? "sse" : "http");
+    try {
+      await this.#client.connect(this.#server.transport, { timeout: timeoutMs });
+    } catch (error) {
+      const status = error instanceof StreamableHTTPError ? error.code : undefined;
+      if (wanted !== "auto" || status === undefined || status < 400 || status >= 500 || status === 401 || status === 403) throw error;
+      await this.#server.transport.close().catch(() => {});
+      this.#client = this.#newClient();
+      this.#server = createHttpTransport(this.config, fetchLike, "sse");
+      await this.#client.connect(this.#server.transport, { timeout: timeoutMs });
+    }
   }
 
   async #listTools(timeoutMs: number): Promise<McpToolInfo[]> {
@@ -147,6 +214,7 @@ export class McpConnection {
     const described = describeServer(this.config);
     const closedWhileStarting = this.#closing;
     await this.close();
+    if (error instanceof LllmError) return error;
     if (closedWhileStarting) return new ToolError("mcp_server_closed", `MCP server \`${this.name}\` was closed while it was starting`, { cause: error });
     if (code === "ENOENT" || code === "EACCES") {
       return new ConfigError("mcp_command_not_found", `MCP server \`${this.name}\`: cannot run \`${this.config.command}\`: ${code === "ENOENT" ? "command not found" : "permission denied"}`, {
@@ -154,11 +222,21 @@ export class McpConnection {
         cause: error,
       });
     }
+    const http = httpFailure(error, this.name);
+    if (http) return http;
     // The stderr pipe delivers its last chunks around the exit; let them arrive before reading the tail.
     await new Promise((resolve) => setImmediate(resolve));
-    const reason = error instanceof McpError && error.code === ErrorCode.ConnectionClosed ? (this.#server.kind === "stdio" ? "the process exited before answering" : "the connection closed") : messageOf(error);
-    return new ToolError("mcp_server_start_failed", `MCP server \`${this.name}\` (${described}) failed to start: ${reason}${this.#server.stderr?.describe() ?? ""}`, {
-      hint: this.#server.kind === "stdio" ? `Run \`${described}\` by hand to see why; it must be an MCP server that speaks over stdio.` : "Check the URL, that the server is up, and the headers it needs.",
+    const stdio = this.config.url === undefined;
+    const reason =
+      error instanceof McpError && error.code === ErrorCode.ConnectionClosed
+        ? stdio
+          ? "the process exited before answering"
+          : "the connection closed"
+        : error instanceof StreamableHTTPError && error.code !== undefined && error.code > 0
+          ? `the server answered HTTP ${error.code} to the first POST` // its body is often an HTML error page
+          : messageOf(error);
+    return new ToolError("mcp_server_start_failed", `MCP server \`${this.name}\` (${described}) failed to start: ${reason}${this.#server?.stderr?.describe() ?? ""}`, {
+      hint: stdio ? `Run \`${described}\` by hand to see why; it must be an MCP server that speaks over stdio.` : "Check the URL (the MCP endpoint, often /mcp; /sse for the older HTTP+SSE transport with `transport: sse`), that the server is up, and the headers it needs.",
       cause: error,
     });
   }
@@ -170,6 +248,36 @@ function seconds(ms: number): string {
 
 function megabytes(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(bytes < 2 ** 20 ? 2 : 0)} MB`;
+}
+
+/**
+ * The failures of an HTTP server that need the user: a sign-in nobody can do here, an OAuth step that failed, a
+ * server that still refuses lllm's credentials. `undefined` for anything else.
+ */
+function httpFailure(error: unknown, server: string): LllmError | undefined {
+  const root = rootCause(error);
+  if (root instanceof SignInNeeded) {
+    return new ConfigError("mcp_oauth_sign_in_needed", `MCP server \`${server}\` needs a sign-in (OAuth), and there is no terminal to sign in from`, {
+      hint: "Sign in once from a terminal (`lllm mcp tools <url>`; the tokens are kept in $LLLM_HOME/mcp/oauth), set $BROWSER, or give the server a machine client: oauth: {grant: client_credentials, client_id: ..., client_secret_env: ...}.",
+      cause: error,
+    });
+  }
+  if (root instanceof UnauthorizedError || (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403))) {
+    return new ToolError("mcp_unauthorized", `MCP server \`${server}\` refused lllm's credentials: ${root instanceof Error ? root.message : String(root)}`, {
+      hint: "Check the token (bearer_token_env) or the OAuth client settings; a stored sign-in is in $LLLM_HOME/mcp/oauth (delete the server's file there to sign in again).",
+      cause: error,
+    });
+  }
+  if (root instanceof OAuthFlowError) {
+    return new ToolError("mcp_oauth_failed", `MCP server \`${server}\`: signing in (OAuth) failed: ${root.message}`, { hint: "Check the server's OAuth settings (its authorization server, the client_id and secret) and that its authorization server is up.", cause: error });
+  }
+  return undefined;
+}
+
+function rootCause(error: unknown): unknown {
+  let current = error;
+  for (let depth = 0; depth < 5 && current instanceof Error && current.cause !== undefined && !(current instanceof SignInNeeded) && !(current instanceof OAuthFlowError); depth++) current = current.cause;
+  return current;
 }
 
 function isNotConnected(error: unknown): boolean {

@@ -2,6 +2,7 @@ import type { McpServerConfig } from "../config/TacticConfig.js";
 import { ConfigError } from "../errors.js";
 import type { FunctionTool } from "../tools/FunctionTool.js";
 import { checkServerConfig } from "./checkServerConfig.js";
+import type { McpClientHooks } from "./McpClientHooks.js";
 import type { McpConnection } from "./McpConnection.js";
 import { mcpToolToFunction } from "./mcpToolToFunction.js";
 import { selectTools } from "./selectTools.js";
@@ -19,6 +20,11 @@ export interface McpConnectionsOptions {
   callTimeoutMs?: number;
   /** Working directory of stdio servers (relative paths in `command`/`args`). Default: this process's. */
   cwd?: string;
+  /**
+   * What lllm does for servers' requests and notifications: questions for the user, sampling, roots, logs,
+   * progress, and how an OAuth sign-in reaches the user. Without hooks: questions and sampling are declined.
+   */
+  hooks?: McpClientHooks;
 }
 
 /**
@@ -29,7 +35,7 @@ export interface McpConnectionsOptions {
  * also killed if lllm exits or is interrupted without it.
  */
 export class McpConnections {
-  readonly #options: Required<Omit<McpConnectionsOptions, "cwd">> & { cwd: string | undefined };
+  readonly #options: Required<Omit<McpConnectionsOptions, "cwd" | "hooks">> & { cwd: string | undefined; hooks: McpClientHooks | undefined };
   readonly #connections = new Map<string, { connection: McpConnection; ready: Promise<void> }>();
 
   constructor(options: McpConnectionsOptions = {}) {
@@ -37,6 +43,7 @@ export class McpConnections {
       startTimeoutMs: options.startTimeoutMs ?? DEFAULT_MCP_START_TIMEOUT_MS,
       callTimeoutMs: options.callTimeoutMs ?? DEFAULT_MCP_CALL_TIMEOUT_MS,
       cwd: options.cwd,
+      hooks: options.hooks,
     };
   }
 
@@ -51,7 +58,7 @@ export class McpConnections {
     const key = connectionKey(config);
     let entry = this.#connections.get(key);
     if (!entry) {
-      const connection = new McpConnection(config, { cwd: this.#options.cwd });
+      const connection = new McpConnection(config, { cwd: this.#options.cwd, hooks: this.#options.hooks });
       entry = { connection, ready: connection.start(this.#options.startTimeoutMs) };
       this.#connections.set(key, entry);
     }
@@ -82,5 +89,5 @@ export class McpConnections {
 
 /** One connection per distinct server: the same name, command line, environment, or URL and headers. */
 function connectionKey(config: McpServerConfig): string {
-  return JSON.stringify([config.name, config.command ?? null, config.args ?? [], config.env ?? {}, config.url ?? null, config.headers ?? {}]);
+  return JSON.stringify([config.name, config.command ?? null, config.args ?? [], config.env ?? {}, config.url ?? null, config.headers ?? {}, config.bearer_token_env ?? null, config.oauth ?? null, config.transport ?? null]);
 }

@@ -1,4 +1,3 @@
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../config/TacticConfig.js";
 import { StderrTail } from "./StderrTail.js";
@@ -11,20 +10,15 @@ export interface ServerTransport {
   stderr?: StderrTail;
   /** Set for stdio servers: the process, in its own process group. */
   process?: StdioProcessTransport;
-  kind: "stdio" | "http";
+  kind: "stdio" | "http" | "sse";
 }
 
 /**
- * The transport a config asks for: `command` starts a local server over stdio, `url` connects over Streamable
- * HTTP with the config's headers. A stdio server gets the SDK's default environment (HOME, PATH, SHELL, TERM,
- * USER, LOGNAME) plus the config's `env`, never the whole environment of lllm: API keys in the host's
- * environment stay out of servers that were not given them.
+ * The stdio transport of a `command` config: the SDK's default environment (HOME, PATH, SHELL, TERM, USER,
+ * LOGNAME) plus the config's `env`, never the whole environment of lllm: API keys in the host's environment stay
+ * out of servers that were not given them. Servers reached by `url` get theirs from `createHttpTransport`.
  */
 export function createTransport(config: McpServerConfig, options: { cwd?: string | undefined }): ServerTransport {
-  if (config.url !== undefined) {
-    const transport = new StreamableHTTPClientTransport(new URL(config.url), config.headers ? { requestInit: { headers: config.headers } } : undefined);
-    return { transport, kind: "http" };
-  }
   const transport = new StdioProcessTransport({ command: config.command!, args: config.args ?? [], env: config.env, cwd: options.cwd });
   return { transport, stderr: new StderrTail(transport.stderr), process: transport, kind: "stdio" };
 }

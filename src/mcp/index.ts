@@ -1,6 +1,7 @@
 // MCP: servers as tool sources (stdio and Streamable HTTP), provider-side declarations, and serving a package.
 export { McpConnections, DEFAULT_MCP_CALL_TIMEOUT_MS, DEFAULT_MCP_START_TIMEOUT_MS, type McpConnectionsOptions } from "./McpConnections.js";
 export { McpConnection, type McpToolInfo } from "./McpConnection.js";
+export type { McpClientHooks, ElicitationRequest } from "./McpClientHooks.js";
 export { McpToolError, type McpToolErrorOptions } from "./McpToolError.js";
 export { decodeToolResult, type DecodedToolResult, type McpCallResult } from "./decodeToolResult.js";
 export { mcpToolToFunction, type McpToolOptions } from "./mcpToolToFunction.js";
@@ -12,8 +13,8 @@ export { parseServerSpec, type ServerSpecOptions } from "./parseServerSpec.js";
 export { splitCommandLine } from "./splitCommandLine.js";
 export { MCP, type McpOptions, type McpToolDeclaration, type McpRequireApproval, type McpApprovalFilter } from "./MCP.js";
 export { assertProviderMcpSupported } from "../providers/assertProviderMcpSupported.js";
-export { createPackageServer, type PackageServerOptions } from "./createPackageServer.js";
-export { packageTools, type PackageTools } from "./packageTools.js";
-export { toCallToolResult } from "./toCallToolResult.js";
-export { serveStdio } from "./serveStdio.js";
+export { createPackageServer, loadServedPackage, serverFor, type PackageServerOptions, type ServedPackage } from "./serve/createPackageServer.js";
+export { packageTools, type PackageTools } from "./serve/packageTools.js";
+export { toCallToolResult } from "./serve/toCallToolResult.js";
+export { serveStdio } from "./serve/serveStdio.js";
 export type { McpServerConfig } from "../config/TacticConfig.js";

@@ -6,7 +6,8 @@
  * It sits below the registry, which serves it to the files it loads: nothing here may import the registry, or
  * anything above it (tactics/, a proxy's loader), or the registry would import itself back.
  */
-export { tool, declaration, FunctionCall, FunctionTool, FunctionTool as Function, toFunctionTool } from "../tools/index.js";
+export { tool, declaration, toolResult, FunctionCall, FunctionTool, FunctionTool as Function, toFunctionTool } from "../tools/index.js";
+export { resource, resourceTemplate } from "./resource.js";
 export { tactic } from "./tactic.js";
 export { proxy } from "../proxies/proxy.js";
 export { ParseError } from "../prompts/ParseError.js";

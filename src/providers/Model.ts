@@ -23,12 +23,32 @@ export interface Usage {
   cacheWritePromptTokens?: number;
 }
 
+/** An image (or audio) a tool returned: base64 data and its MIME type, as MCP's content blocks carry them. */
+export interface MediaAttachment {
+  type: "image" | "audio";
+  data: string;
+  mimeType: string;
+}
+
 /** The chat message format sent to models (OpenAI chat-completions shape, which every compatible server takes). */
 export type ModelMessage =
   | { role: "system"; content: string }
   | { role: "user"; content: string }
   | { role: "assistant"; content: string | null; toolCalls?: ToolCallRequest[] }
-  | { role: "tool"; content: string; toolCallId: string; name?: string; /** The tool failed: `content` is the error text (Anthropic's `is_error`). */ isError?: boolean };
+  | {
+      role: "tool";
+      content: string;
+      toolCallId: string;
+      name?: string;
+      /** The tool failed: `content` is the error text (Anthropic's `is_error`). */
+      isError?: boolean;
+      /**
+       * Images (and audio) of a rich result. Each provider sends the images it takes (see `imagesForModel`): inside
+       * the tool result (Anthropic, the Responses API), or right after the round's results (chat completions,
+       * Gemini); `content` notes every one of them in text either way.
+       */
+      media?: MediaAttachment[];
+    };
 
 /** A tool as offered to the model: the `to_tool()` JSON of a FunctionTool. */
 export interface ToolSchema {

@@ -1,4 +1,5 @@
 import type { ModelMessage, ModelRequest, ToolSchema } from "./Model.js";
+import { imagesForModel } from "./imagesForModel.js";
 import { toolArgumentsObject } from "./toolArgumentsObject.js";
 
 /** Sent when neither `model_args.max_tokens` nor thinking says otherwise: the Messages API requires a value. */
@@ -108,9 +109,13 @@ function toAnthropicMessages(messages: ModelMessage[], options: AnthropicBodyOpt
         push("assistant", blocks.length > 0 ? blocks : [{ type: "text", text: " " }]);
         break;
       }
-      case "tool":
-        push("user", [{ type: "tool_result", tool_use_id: message.toolCallId, content: message.content, ...(message.isError ? { is_error: true } : {}) }]);
+      case "tool": {
+        // A result with images is a list of blocks: the text, then the images.
+        const images = imagesForModel(message);
+        const content = images.length === 0 ? message.content : [{ type: "text", text: message.content }, ...images.map((image) => ({ type: "image", source: { type: "base64", media_type: image.mimeType, data: image.data } }))];
+        push("user", [{ type: "tool_result", tool_use_id: message.toolCallId, content, ...(message.isError ? { is_error: true } : {}) }]);
         break;
+      }
     }
   }
   return out;

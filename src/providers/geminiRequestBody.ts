@@ -1,4 +1,5 @@
 import type { ModelMessage, ModelRequest } from "./Model.js";
+import { imagesCaption, imagesForModel } from "./imagesForModel.js";
 import { toGeminiSchema } from "./toGeminiSchema.js";
 import { toolArgumentsObject } from "./toolArgumentsObject.js";
 
@@ -95,7 +96,13 @@ function toContents(messages: ModelMessage[], options: GeminiBodyOptions): Conte
     if (last && last.role === role) last.parts.push(...parts);
     else contents.push({ role, parts });
   };
+  // The images of a round's results follow all its function responses, in the same user turn.
+  let images: Part[] = [];
   for (const message of messages) {
+    if (message.role !== "tool" && images.length > 0) {
+      push("user", images);
+      images = [];
+    }
     if (message.role === "system") continue;
     if (message.role === "user") push("user", [{ text: message.content }]);
     else if (message.role === "assistant") {
@@ -110,7 +117,10 @@ function toContents(messages: ModelMessage[], options: GeminiBodyOptions): Conte
       // A call Gemini gave an id to is answered with that id (ids lllm made up for calls without one are not sent).
       const callId = (options.partFor?.(message.toolCallId)?.["functionCall"] as { id?: unknown } | undefined)?.id;
       push("user", [{ functionResponse: { ...(typeof callId === "string" ? { id: callId } : {}), name, response: message.isError ? { error: message.content } : { result: message.content } } }]);
+      const attached = imagesForModel(message);
+      if (attached.length > 0) images.push({ text: imagesCaption(message, attached.length) }, ...attached.map((image) => ({ inlineData: { mimeType: image.mimeType, data: image.data } })));
     }
   }
+  if (images.length > 0) push("user", images);
   return contents;
 }

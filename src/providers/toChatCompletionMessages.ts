@@ -1,4 +1,5 @@
-import type { ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import type { ChatCompletionContentPart, ChatCompletionMessageParam } from "openai/resources/chat/completions";
+import { dataUrl, imagesCaption, imagesForModel } from "./imagesForModel.js";
 import type { ModelMessage } from "./Model.js";
 
 const wireForms = new WeakMap<ModelMessage, { content: string | null; toolCalls: unknown; toolCallId: unknown; form: ChatCompletionMessageParam }>();
@@ -9,15 +10,36 @@ const wireForms = new WeakMap<ModelMessage, { content: string | null; toolCalls:
  * place since is converted again. The result is only serialised, never changed, so it may be shared.
  */
 export function toChatCompletionMessages(messages: ModelMessage[]): ChatCompletionMessageParam[] {
-  return messages.map((message) => {
-    const known = wireForms.get(message);
-    const toolCalls = message.role === "assistant" ? message.toolCalls : undefined;
-    const toolCallId = message.role === "tool" ? message.toolCallId : undefined;
-    if (known && known.content === message.content && known.toolCalls === toolCalls && known.toolCallId === toolCallId) return known.form;
-    const form = toWireMessage(message);
-    wireForms.set(message, { content: message.content, toolCalls, toolCallId, form });
-    return form;
-  });
+  const out: ChatCompletionMessageParam[] = [];
+  // A tool message takes text only, and the results of a round must follow their calls without a break: the
+  // images of a round go in one user message after its last result.
+  let images: ChatCompletionContentPart[] = [];
+  for (const message of messages) {
+    if (message.role !== "tool" && images.length > 0) out.push(imageMessage(images));
+    if (message.role !== "tool") images = [];
+    out.push(wireForm(message));
+    if (message.role === "tool") {
+      const attached = imagesForModel(message);
+      if (attached.length > 0) images.push({ type: "text", text: imagesCaption(message, attached.length) }, ...attached.map((image) => ({ type: "image_url" as const, image_url: { url: dataUrl(image) } })));
+    }
+  }
+  if (images.length > 0) out.push(imageMessage(images));
+  return out;
+}
+
+function wireForm(message: ModelMessage): ChatCompletionMessageParam {
+  const known = wireForms.get(message);
+  const toolCalls = message.role === "assistant" ? message.toolCalls : undefined;
+  const toolCallId = message.role === "tool" ? message.toolCallId : undefined;
+  if (known && known.content === message.content && known.toolCalls === toolCalls && known.toolCallId === toolCallId) return known.form;
+  const form = toWireMessage(message);
+  wireForms.set(message, { content: message.content, toolCalls, toolCallId, form });
+  return form;
+}
+
+/** The images of a round's results as one user message, each call's under the caption that names it. */
+function imageMessage(parts: ChatCompletionContentPart[]): ChatCompletionMessageParam {
+  return { role: "user", content: parts };
 }
 
 function toWireMessage(message: ModelMessage): ChatCompletionMessageParam {

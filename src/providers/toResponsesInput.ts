@@ -1,4 +1,5 @@
 import type { ResponseInputItem } from "openai/resources/responses/responses";
+import { dataUrl, imagesForModel } from "./imagesForModel.js";
 import type { ModelMessage } from "./Model.js";
 
 /** A conversation as the Responses API takes it: leading system messages as `instructions`, the rest as items. */
@@ -28,9 +29,13 @@ export function toResponsesInput(messages: ModelMessage[]): ResponsesInput {
         if (message.content) input.push({ role: "assistant", content: message.content });
         for (const call of message.toolCalls ?? []) input.push({ type: "function_call", call_id: call.id, name: call.name, arguments: call.arguments });
         break;
-      case "tool":
-        input.push({ type: "function_call_output", call_id: message.toolCallId, output: message.content });
+      case "tool": {
+        // An output may be a list of parts: the text, then the images (which the model sees).
+        const images = imagesForModel(message);
+        const output = images.length === 0 ? message.content : [{ type: "input_text" as const, text: message.content }, ...images.map((image) => ({ type: "input_image" as const, image_url: dataUrl(image) }))];
+        input.push({ type: "function_call_output", call_id: message.toolCallId, output });
         break;
+      }
     }
   }
   return { ...(instructions.length > 0 ? { instructions: instructions.join("\n\n") } : {}), input };

@@ -1,3 +1,4 @@
+import type { McpClientHooks } from "../mcp/McpClientHooks.js";
 import type { Agent, AgentEvent, Message } from "../agent/index.js";
 import type { ApprovalPolicy } from "../approval/index.js";
 import type { ArtifactRecord, CodeActionReport, ProgramRecord } from "../codeaction/index.js";
@@ -118,6 +119,12 @@ export interface RunOptions {
    * its run log here, so that a run stopped by a check is not recorded. Not passed on to tactics used as tools.
    */
   onStart?: () => void | Promise<void>;
+  /**
+   * What the run's MCP clients do for servers' questions, logs, progress and sign-ins (`lllm run` asks on the
+   * terminal, prints progress, and logs with --verbose). Sampling is answered with the agent's model unless a
+   * `sample` hook is given; roots default to the run's working folder.
+   */
+  mcpHooks?: McpClientHooks;
 }
 
 /** A prepared tactic to build fresh agents for, with the run's options and event sink. */

@@ -1,4 +1,5 @@
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { Agent, type AgentEvent } from "../agent/index.js";
 import { modelChain, replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig } from "../config/index.js";
 import type { ProxyDefinition, ProxyManager } from "../proxies/index.js";
@@ -80,8 +81,25 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     if (servers.length > 0) {
       if (!connections) {
         // Loaded only when a tactic has MCP servers: the SDK is the heaviest dependency of a run.
-        const { McpConnections } = await import("../mcp/McpConnections.js");
-        const created = new McpConnections({ cwd: path.dirname(prepared.tactic.file) });
+        const [{ McpConnections }, { sampleWithModel }] = await Promise.all([import("../mcp/McpConnections.js"), import("../mcp/sampleWithModel.js")]);
+        // Servers' sampling requests are answered with the model of the first agent that uses MCP servers, and
+        // reported as that agent's model calls (under a name of their own), so the run counts, records and prices them.
+        const model = await makeModel(config);
+        const agent = `${bound.name} (MCP sampling)`;
+        let round = 0;
+        const sample = sampleWithModel(model, {
+          signal: options.signal,
+          observer: {
+            onCall: (messages) => onEvent({ type: "model_call", agent, round, messages: messages.length, tools: [], model: model.name, sent: messages }),
+            onReply: (response, latencyMs) =>
+              onEvent({ type: "model_reply", agent, round: round++, text: response.message.content ?? "", toolCalls: [], usage: response.usage, model: model.name, latencyMs, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}) }),
+          },
+        });
+        const cwd = options.cwd ?? process.cwd();
+        const created = new McpConnections({
+          cwd: path.dirname(prepared.tactic.file),
+          hooks: { sample: (request) => sample(request), roots: [{ uri: pathToFileURL(cwd).href, name: "working folder" }], ...(options.env ? { env: options.env } : {}), ...options.mcpHooks },
+        });
         scope.defer(() => created.closeAll());
         connections = created;
       }

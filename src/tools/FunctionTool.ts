@@ -1,14 +1,44 @@
 import { RunLimitError, ToolError } from "../errors.js";
+import { compileWithCache } from "../util/sharedAjv.js";
 import { createArgumentValidator, type ArgumentCheck } from "./createArgumentValidator.js";
 import { decideStrict } from "./decideStrict.js";
 import { formatResult } from "./formatResult.js";
 import type { FunctionCall } from "./FunctionCall.js";
-import type { JsonSchema } from "./JsonSchema.js";
+import { isPlainObject, type JsonSchema } from "./JsonSchema.js";
 import { checkRequired } from "./normalizeParameters.js";
 import { checkToolName } from "./toolName.js";
 import { toolInvalid } from "./toolInvalid.js";
 import { recordToolFailure } from "./toolFailure.js";
 import { runInToolScope } from "./toolScope.js";
+import { completeToolContext } from "./localToolContext.js";
+import type { ToolContext } from "./ToolContext.js";
+import { asToolResult, toolResultText } from "./toolResult.js";
+
+export type { ToolContext, ToolRunContext } from "./ToolContext.js";
+
+/**
+ * What a tool's declaration says about its behaviour, as MCP's tool annotations (hints for clients: nothing is
+ * enforced). A tool's `sideEffects` gives `readOnlyHint` when the annotations leave it out.
+ */
+export interface ToolAnnotations {
+  /** The tool changes nothing outside itself. */
+  readOnlyHint?: boolean;
+  /** A tool that changes things may destroy data (true) or only add (false). */
+  destructiveHint?: boolean;
+  /** Calling it twice with the same arguments does no more than once. */
+  idempotentHint?: boolean;
+  /** It reaches an open world (the web) rather than a closed one (a database of the package). */
+  openWorldHint?: boolean;
+}
+
+/** Which schema a call's arguments are checked against (see `FunctionTool.call`). */
+export interface ToolCallOptions {
+  /**
+   * `model` (default): the schema the model sees (`parameters`). `inputSchema`: the schema as written, which MCP
+   * clients see; used when serving over MCP, so that a client is held to exactly what it was shown.
+   */
+  validate?: "model" | "inputSchema";
+}
 
 /**
  * The brand every FunctionTool carries. It is a registered symbol so that a tool made by another copy of this
@@ -16,17 +46,10 @@ import { runInToolScope } from "./toolScope.js";
  */
 export const TOOL_BRAND: unique symbol = Symbol.for("lllm.tool") as never;
 
-/** What a running tool may use besides its arguments. More fields will be added; tools should ignore unknown ones. */
-export interface ToolContext {
-  /** Aborted when the run is cancelled (Ctrl-C, a time budget); long-running tools should stop. */
-  signal?: AbortSignal;
-  /** The working directory of the run. */
-  cwd?: string;
-  /** The environment the tool should see (command tools pass it to their process). */
-  env?: NodeJS.ProcessEnv;
-}
-
-/** A tool's implementation: receives the validated arguments (defaults filled in); may be sync or async; throws to fail. */
+/**
+ * A tool's implementation: receives the validated arguments (defaults filled in) and, through `FunctionTool.call`,
+ * a complete context (`ToolRunContext`); may be sync or async; throws to fail.
+ */
 export type ToolRun = (args: Record<string, unknown>, context: ToolContext) => unknown | Promise<unknown>;
 
 /** Replaces the whole result text the model reads (seed 000, Step 6). */
@@ -63,6 +86,14 @@ export interface FunctionToolOptions {
   approval?: "required" | "never" | undefined;
   /** Seconds a call may take before it fails with a timeout the model reads (see `ToolSpec.timeout`). Default: none. */
   timeout?: number | undefined;
+  /** A human-readable name for clients that show tools (MCP's `title`). */
+  title?: string | undefined;
+  /** Behaviour hints for MCP clients. */
+  annotations?: ToolAnnotations | undefined;
+  /** The parameters' schema as written (see `NormalizedParameters.inputSchema`); default: `parameters`. */
+  inputSchema?: JsonSchema | undefined;
+  /** JSON Schema of the result's `structuredContent` (see `toolResult`); checked on every call that returns data. */
+  outputSchema?: JsonSchema | undefined;
 }
 
 /**
@@ -82,8 +113,13 @@ export class FunctionTool {
   sideEffects?: boolean | undefined;
   approval?: "required" | "never" | undefined;
   timeout?: number | undefined;
+  title?: string | undefined;
+  annotations?: ToolAnnotations | undefined;
+  inputSchema?: JsonSchema | undefined;
+  outputSchema?: JsonSchema | undefined;
   /** Compiled on the first call: most tools offered on a turn are never called. */
   #validator: ((args: unknown) => ArgumentCheck) | undefined;
+  #inputSchemaValidator: ((args: unknown) => ArgumentCheck) | undefined;
 
   constructor(options: FunctionToolOptions) {
     const file = options.source?.file;
@@ -111,6 +147,11 @@ export class FunctionTool {
     this.sideEffects = options.sideEffects;
     this.approval = options.approval;
     this.timeout = options.timeout;
+    // Absent fields stay absent, so that `new FunctionTool({...tool})` copies a tool field for field.
+    if (options.title !== undefined) this.title = options.title;
+    if (options.annotations !== undefined) this.annotations = options.annotations;
+    if (options.inputSchema !== undefined) this.inputSchema = options.inputSchema;
+    if (options.outputSchema !== undefined) this.outputSchema = options.outputSchema;
   }
 
   /** Recognised across copies of this module (see TOOL_BRAND). */
@@ -155,7 +196,15 @@ export class FunctionTool {
       sideEffects: this.sideEffects ?? implementation.sideEffects,
       approval: this.approval ?? implementation.approval,
       timeout: this.timeout ?? implementation.timeout,
+      title: this.title ?? implementation.title,
+      annotations: this.annotations ?? implementation.annotations,
+      outputSchema: this.outputSchema ?? implementation.outputSchema,
     });
+  }
+
+  /** The schema MCP clients see: the parameters as written (`inputSchema`), or `parameters` when none was kept. */
+  get publishedSchema(): JsonSchema {
+    return this.inputSchema ?? this.parameters;
   }
 
   /**
@@ -163,9 +212,11 @@ export class FunctionTool {
    * `resultStr`. Whatever the tool or the model got wrong becomes `error` and `resultStr = "Error: <message>"`
    * for the model to read; `call()` throws only when the tool cannot run at all (a declaration that was never
    * bound, a schema that does not compile), which the user must fix, or when a limit of the whole run was reached
-   * while it ran (`RunLimitError`), which stops the run.
+   * while it ran (`RunLimitError`), which stops the run. The context's missing capabilities get their local meaning
+   * (see `ToolRunContext`). A rich result (`toolResult`) with `isError` fails the call with its text; one whose
+   * `structuredContent` does not fit `outputSchema` fails too.
    */
-  async call(call: FunctionCall, context: ToolContext = {}): Promise<FunctionCall> {
+  async call(call: FunctionCall, context: ToolContext = {}, options: ToolCallOptions = {}): Promise<FunctionCall> {
     const run = this.run;
     if (!run) {
       throw new ToolError("tool_not_bound", `tool \`${this.name}\` is declared${this.source ? ` in ${this.source.file}` : ""} but has no implementation: register an implementation with the exact name \`${this.name}\``, {
@@ -176,13 +227,12 @@ export class FunctionTool {
     delete call.resultStr;
     delete call.error;
 
-    this.#validator ??= createArgumentValidator({ toolName: this.name, properties: this.properties, required: this.required, defaults: this.defaults, file: this.source?.file });
-    const checked = this.#validator(call.arguments);
+    const checked = this.#argumentValidator(options.validate ?? "model")(call.arguments);
     if (!checked.ok) return fail(call, `Invalid arguments for ${this.name}: ${checked.message}`);
 
     let result: unknown;
     try {
-      result = await this.runWithin(run, checked.value, context);
+      result = await this.runWithin(run, checked.value, completeToolContext(context, this.name));
     } catch (error) {
       // A limit of the whole run (reached inside a nested tactic, say) stops the run: it is not this tool's failure.
       if (error instanceof RunLimitError) throw error;
@@ -190,6 +240,15 @@ export class FunctionTool {
       if (!(error instanceof ToolError && (error.code === "tool_timeout" || error.code.startsWith("tool_command_")))) recordToolFailure(call, error, this.source?.file);
       return fail(call, errorMessage(error));
     }
+    const rich = asToolResult(result);
+    if (rich?.isError) {
+      call.result = result;
+      return fail(call, toolResultText(rich) || "the tool reported an error");
+    }
+    // The data of the result: a rich result's structuredContent, or a plain object returned as it is.
+    const data = rich ? rich.structuredContent : isPlainObject(result) ? result : undefined;
+    const misfit = data !== undefined && this.outputSchema !== undefined ? this.#checkOutput(data) : undefined;
+    if (misfit !== undefined) return fail(call, `the result of ${this.name} does not match its outputSchema: ${misfit}`);
     call.result = result;
     try {
       call.resultStr = this.processor ? String(this.processor(result, call)) : formatResult(call);
@@ -197,6 +256,29 @@ export class FunctionTool {
       return fail(call, `the result processor of ${this.name} failed: ${errorMessage(error)}`);
     }
     return call;
+  }
+
+  #argumentValidator(against: "model" | "inputSchema"): (args: unknown) => ArgumentCheck {
+    const file = this.source?.file;
+    if (against === "inputSchema" && this.inputSchema !== undefined) {
+      this.#inputSchemaValidator ??= createArgumentValidator({ toolName: this.name, schema: this.inputSchema, file });
+      return this.#inputSchemaValidator;
+    }
+    this.#validator ??= createArgumentValidator({ toolName: this.name, properties: this.properties, required: this.required, defaults: this.defaults, file });
+    return this.#validator;
+  }
+
+  #outputValidator: ((value: unknown) => boolean) & { errors?: Array<{ instancePath: string; message?: string }> | null | undefined } | undefined;
+
+  /** Why `structuredContent` does not fit `outputSchema`, or undefined when it fits. */
+  #checkOutput(structuredContent: Record<string, unknown>): string | undefined {
+    if (!this.#outputValidator) {
+      const { $schema: _dialect, ...schema } = this.outputSchema ?? {};
+      this.#outputValidator = compileWithCache(schema);
+    }
+    // A copy: the validator fills in defaults, and the result goes out as the tool returned it.
+    if (this.#outputValidator(structuredClone(structuredContent))) return undefined;
+    return (this.#outputValidator.errors ?? []).map((error) => `${error.instancePath || "the data"} ${error.message ?? "is not valid"}`).join("; ");
   }
 
   /** Run the implementation in its tool scope (see `toolScope`), within `timeout` when the tool has one. */

@@ -9,21 +9,28 @@ export type ArgumentCheck = { ok: true; value: Record<string, unknown> } | { ok:
 
 /**
  * Compile a checker for a tool's arguments. The schema is the published one with the defaults put back, so that
- * defaults reach `run`; the caller's arguments object is never modified. Messages are written for the model:
- * they name the argument, what was expected, and for an unknown argument the allowed names.
+ * defaults reach `run`, or (with `schema`) a whole schema as its author wrote it; the caller's arguments object is
+ * never modified. Messages are written for the model: they name the argument, what was expected, and for an
+ * unknown argument the allowed names.
  */
-export function createArgumentValidator(options: {
-  toolName: string;
-  properties: Record<string, JsonSchema>;
-  required: readonly string[];
-  defaults: Record<string, unknown>;
-  file?: string | undefined;
-}): (args: unknown) => ArgumentCheck {
-  const properties: Record<string, JsonSchema> = {};
-  for (const [name, schema] of Object.entries(options.properties)) {
-    properties[name] = Object.hasOwn(options.defaults, name) ? { ...schema, default: options.defaults[name] } : schema;
+export function createArgumentValidator(
+  options: { toolName: string; file?: string | undefined } & (
+    | { properties: Record<string, JsonSchema>; required: readonly string[]; defaults: Record<string, unknown>; schema?: never }
+    | { schema: JsonSchema; properties?: never; required?: never; defaults?: never }
+  ),
+): (args: unknown) => ArgumentCheck {
+  let schema: JsonSchema;
+  if (options.schema !== undefined) {
+    // The dialect is 2020-12 for this Ajv whatever the schema names; the keywords tools use mean the same.
+    const { $schema: _dialect, ...rest } = options.schema;
+    schema = rest;
+  } else {
+    const properties: Record<string, JsonSchema> = {};
+    for (const [name, item] of Object.entries(options.properties)) {
+      properties[name] = Object.hasOwn(options.defaults, name) ? { ...item, default: options.defaults[name] } : item;
+    }
+    schema = { type: "object", properties, required: [...options.required], additionalProperties: false };
   }
-  const schema = { type: "object", properties, required: [...options.required], additionalProperties: false };
   let validate: ValidateFunction;
   try {
     validate = compileWithCache(schema);
@@ -34,7 +41,7 @@ export function createArgumentValidator(options: {
       cause: error,
     });
   }
-  const allowed = Object.keys(properties);
+  const allowed = Object.keys(isPlainObject(schema.properties) ? schema.properties : {});
 
   return (args) => {
     // Models often send nothing (or null) for a tool without parameters.

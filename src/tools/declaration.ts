@@ -1,5 +1,6 @@
 import { checkParameterSchemas } from "./checkParameterSchemas.js";
-import { FunctionTool } from "./FunctionTool.js";
+import { FunctionTool, type ToolAnnotations } from "./FunctionTool.js";
+import { toolMetadata } from "./tool.js";
 import { isPlainObject, kindOf, type JsonSchema } from "./JsonSchema.js";
 import { normalizeParameters, type ParametersInput } from "./normalizeParameters.js";
 import { checkToolName } from "./toolName.js";
@@ -13,6 +14,10 @@ export type DeclarationSpec = {
   name: string;
   description: string;
   strict?: boolean;
+  /** As in `tool()`: a title, behaviour hints and the schema of structured results, owned by the declaration. */
+  title?: string;
+  annotations?: ToolAnnotations;
+  outputSchema?: JsonSchema;
 } & ({ parameters?: ParametersInput; properties?: never; required?: never } | { properties: Record<string, JsonSchema>; required?: string[]; parameters?: never });
 
 /** Build a declaration; throws a `tool_invalid` ConfigError saying what to fix. */
@@ -26,7 +31,8 @@ export function declaration(spec: DeclarationSpec): FunctionTool {
     throw toolInvalid(`${where}: give either \`parameters\` or \`properties\` (with \`required\`), not both`);
   }
   const parameters = spec.properties === undefined ? spec.parameters : { type: "object", properties: spec.properties, ...(spec.required === undefined ? {} : { required: spec.required }) };
-  const { properties, required, defaults } = normalizeParameters(parameters, { where });
+  const { properties, required, defaults, inputSchema } = normalizeParameters(parameters, { where });
   checkParameterSchemas(properties, { where });
-  return new FunctionTool({ name, description: spec.description, properties, required, defaults, ...(spec.strict === undefined ? {} : { strict: spec.strict }) });
+  const metadata = toolMetadata({ title: spec.title, annotations: spec.annotations, outputSchema: spec.outputSchema }, where);
+  return new FunctionTool({ name, description: spec.description, properties, required, defaults, inputSchema, ...metadata, ...(spec.strict === undefined ? {} : { strict: spec.strict }) });
 }

@@ -1,5 +1,6 @@
 import { pythonRepr } from "../util/pythonRepr.js";
 import type { FunctionCall } from "./FunctionCall.js";
+import { asToolResult, toolResultText } from "./toolResult.js";
 
 /**
  * The default text the model reads back after a successful call (seed 000, Step 2):
@@ -19,9 +20,14 @@ export function formatResult(call: FunctionCall): string {
   return `Return of calling function ${call.name} with arguments ${pythonRepr(call.arguments)}:\n---\n${resultBody(call.result)}\n---`;
 }
 
-/** The result as text: strings as-is, everything else as JSON. */
+/**
+ * The result as text: strings as-is, a rich result (`toolResult`) as the text of its blocks (an image as
+ * `[image: image/png, 68 bytes]`), everything else as JSON.
+ */
 export function resultBody(result: unknown): string {
   if (typeof result === "string") return result;
+  const rich = asToolResult(result);
+  if (rich) return toolResultText(rich);
   // A tool that returns nothing: JSON has no `undefined`, and an empty body reads like a truncated reply.
   if (result === undefined) return "null";
   try {

@@ -5,11 +5,11 @@ import { FunctionTool, type ToolContext } from "./FunctionTool.js";
 import { isPlainObject, kindOf } from "./JsonSchema.js";
 import { normalizeParameters, type NormalizedParameters } from "./normalizeParameters.js";
 import { runCommand } from "./runCommand.js";
-import { checkApproval } from "./tool.js";
+import { checkApproval, toolMetadata } from "./tool.js";
 import { checkToolName } from "./toolName.js";
 
 /** The keys of a `tools/*.yaml` declaration. */
-const KEYS = ["name", "description", "parameters", "command", "timeout", "side_effects", "approval", "strict"];
+const KEYS = ["name", "description", "parameters", "command", "timeout", "side_effects", "approval", "strict", "title", "annotations", "output_schema"];
 
 /** Seconds a command tool may run when its declaration gives no `timeout`. */
 export const DEFAULT_COMMAND_TIMEOUT = 60;
@@ -24,6 +24,9 @@ export const DEFAULT_COMMAND_TIMEOUT = 60;
  * timeout: 30                    # seconds, default 60
  * side_effects: false
  * approval: never
+ * title: Fetch a page             # for clients that show tools (MCP)
+ * annotations: {readOnlyHint: true, openWorldHint: true}   # MCP's behaviour hints
+ * output_schema: {type: object, properties: {…}}          # of rich results' structuredContent
  * ```
  * A command tool runs its program in `baseDir` (no shell) with the arguments as JSON on stdin; its stdout is the
  * result (parsed when it is JSON). Every problem in the file is reported at once, as a `tool_invalid` ConfigError.
@@ -71,6 +74,7 @@ export function functionFromDeclaration(declaration: unknown, options: { file: s
     if (declaration[key] !== undefined && typeof declaration[key] !== "boolean") problems.push({ message: `${where}: \`${key}\` must be true or false, got ${JSON.stringify(declaration[key])}`, location });
   }
   attempt(() => checkApproval(declaration.approval, where, file));
+  const metadata = attempt(() => toolMetadata({ title: declaration.title, annotations: declaration.annotations, outputSchema: declaration.output_schema }, where, file));
   if (problems.length > 0 || name === undefined || parameters === undefined) throw ConfigError.fromProblems("tool_invalid", problems);
 
   const timeoutMs = (typeof timeout === "number" ? timeout : DEFAULT_COMMAND_TIMEOUT) * 1000;
@@ -83,6 +87,7 @@ export function functionFromDeclaration(declaration: unknown, options: { file: s
     source: { file },
     sideEffects: declaration.side_effects as boolean | undefined,
     approval: declaration.approval as "required" | "never" | undefined,
+    ...metadata,
   });
 }
 

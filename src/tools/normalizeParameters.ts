@@ -21,6 +21,12 @@ export interface NormalizedParameters {
   required: string[];
   /** The defaults taken out of `properties`; validation puts them back so that `run` receives them. */
   defaults: Record<string, unknown>;
+  /**
+   * The schema as the author wrote it, for readers that take JSON Schema as it is (MCP clients): a whole schema or
+   * a zod schema's JSON Schema unchanged (`$schema`, `$defs`, `default`, no `required` added); a properties map
+   * as an object schema whose `required` lists the parameters without a default (LLLM's meaning of the map).
+   */
+  inputSchema: JsonSchema;
 }
 
 /** Where the parameters come from, for error messages: `where` names the tool ("tool `get_weather`"). */
@@ -45,10 +51,11 @@ export interface NormalizeOptions {
  */
 export function normalizeParameters(parameters: unknown, options: NormalizeOptions): NormalizedParameters {
   const { where, file } = options;
-  if (parameters === undefined || parameters === null) return { properties: {}, required: [], defaults: {} };
+  if (parameters === undefined || parameters === null) return { properties: {}, required: [], defaults: {}, inputSchema: { type: "object", properties: {}, additionalProperties: false } };
 
   let root: JsonSchema;
   let explicitRequired: unknown;
+  let shorthand = false;
   const fromZod = isZodSchema(parameters);
   if (fromZod) {
     root = zodToJsonSchema(parameters, where, file);
@@ -79,6 +86,7 @@ export function normalizeParameters(parameters: unknown, options: NormalizeOptio
     explicitRequired = root.required;
   } else {
     root = { properties: parameters };
+    shorthand = true;
   }
 
   const definitions = collectDefinitions(root);
@@ -102,7 +110,14 @@ export function normalizeParameters(parameters: unknown, options: NormalizeOptio
   }
 
   const required = explicitRequired === undefined ? Object.keys(properties).filter((name) => !(name in defaults)) : checkRequired(explicitRequired, properties, options);
-  return { properties, required, defaults };
+  const inputSchema = shorthand ? { type: "object", properties: writtenProperties(root.properties as Record<string, JsonSchema>, options), required, additionalProperties: false } : root;
+  return { properties, required, defaults, inputSchema };
+}
+
+/** A properties map as written, an untyped parameter made a string as validation makes it (seed 000, Step 1). */
+function writtenProperties(properties: Record<string, JsonSchema>, options: NormalizeOptions): Record<string, JsonSchema> {
+  if (options.untypedAsString === false) return properties;
+  return Object.fromEntries(Object.entries(properties).map(([name, schema]) => [name, isUntyped(schema) ? { type: "string", ...schema } : schema]));
 }
 
 /** Keywords that say what values a schema takes: a schema with none of them gets `type: string`. */

@@ -1,6 +1,8 @@
 import { checkParameterSchemas } from "./checkParameterSchemas.js";
-import { FunctionTool, type ResultProcessor, type ToolContext, type ToolRun, type ToolSource } from "./FunctionTool.js";
-import { isPlainObject, kindOf } from "./JsonSchema.js";
+import { FunctionTool, type ResultProcessor, type ToolAnnotations, type ToolRun, type ToolSource } from "./FunctionTool.js";
+import { isPlainObject, kindOf, type JsonSchema } from "./JsonSchema.js";
+import type { ToolRunContext } from "./ToolContext.js";
+import { isZodSchema, zodToJsonSchema } from "./zodToJsonSchema.js";
 import { normalizeParameters, type ParametersInput } from "./normalizeParameters.js";
 import { checkToolName } from "./toolName.js";
 import { toolInvalid } from "./toolInvalid.js";
@@ -16,7 +18,12 @@ export interface ToolSpec<Args extends object = Record<string, unknown>> {
   description: string;
   /** A properties map, a whole object JSON Schema, or a zod object; absent means the tool takes no arguments. */
   parameters?: ParametersInput;
-  run: (args: Args, context: ToolContext) => unknown | Promise<unknown>;
+  /**
+   * The implementation. It may return a value (text, or data the model reads as JSON), or a rich result made with
+   * `toolResult()` (images, audio, resources, data with an `outputSchema`). `context` gives `signal`, `progress`,
+   * `log`, `sample` (a model answer) and `elicit` (ask the user); see `ToolRunContext` for what each does where.
+   */
+  run: (args: Args, context: ToolRunContext) => unknown | Promise<unknown>;
   processor?: ResultProcessor;
   /** Overrides the automatic decision (see `decideStrict`). */
   strict?: boolean;
@@ -28,6 +35,12 @@ export interface ToolSpec<Args extends object = Record<string, unknown>> {
    */
   timeout?: number;
   source?: ToolSource;
+  /** A human-readable name, for clients that show tools (MCP's `title`). */
+  title?: string;
+  /** Behaviour hints for MCP clients: `readOnlyHint`, `destructiveHint`, `idempotentHint`, `openWorldHint`. */
+  annotations?: ToolAnnotations;
+  /** JSON Schema (or a zod object) of the `structuredContent` of the tool's rich results. */
+  outputSchema?: JsonSchema | ZodObjectLike;
 }
 
 /**
@@ -68,8 +81,9 @@ export function tool(spec: ToolSpec<object>): FunctionTool {
   if (spec.timeout !== undefined && !(typeof spec.timeout === "number" && Number.isFinite(spec.timeout) && spec.timeout > 0)) {
     throw toolInvalid(`${where}: \`timeout\` must be a number of seconds above 0, got ${JSON.stringify(spec.timeout) ?? kindOf(spec.timeout)}`, { hint: "e.g. timeout: 30", file });
   }
-  const { properties, required, defaults } = normalizeParameters(spec.parameters, { where, file });
+  const { properties, required, defaults, inputSchema } = normalizeParameters(spec.parameters, { where, file });
   checkParameterSchemas(properties, { where, file });
+  const metadata = toolMetadata({ title: spec.title, annotations: spec.annotations, outputSchema: spec.outputSchema }, where, file);
   return new FunctionTool({
     name,
     description: spec.description,
@@ -84,7 +98,34 @@ export function tool(spec: ToolSpec<object>): FunctionTool {
     sideEffects: spec.sideEffects,
     approval: spec.approval,
     timeout: spec.timeout,
+    inputSchema,
+    ...metadata,
   });
+}
+
+const ANNOTATION_HINTS = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
+
+/** Check a tool's `title`, `annotations` and `outputSchema` (a zod one becomes JSON Schema). */
+export function toolMetadata(given: { title?: unknown; annotations?: unknown; outputSchema?: unknown }, where: string, file?: string): { title?: string; annotations?: ToolAnnotations; outputSchema?: JsonSchema } {
+  const out: { title?: string; annotations?: ToolAnnotations; outputSchema?: JsonSchema } = {};
+  if (given.title !== undefined) {
+    if (typeof given.title !== "string") throw toolInvalid(`${where}: \`title\` must be a string, got ${kindOf(given.title)}`, { file });
+    out.title = given.title;
+  }
+  if (given.annotations !== undefined) {
+    if (!isPlainObject(given.annotations)) throw toolInvalid(`${where}: \`annotations\` must be a mapping of hints, got ${kindOf(given.annotations)}`, { hint: `The hints are ${ANNOTATION_HINTS.join(", ")} (true or false).`, file });
+    for (const [key, value] of Object.entries(given.annotations)) {
+      if (!ANNOTATION_HINTS.includes(key)) throw toolInvalid(`${where}: unknown annotation \`${key}\``, { hint: `The hints are ${ANNOTATION_HINTS.join(", ")} (true or false).`, file });
+      if (typeof value !== "boolean") throw toolInvalid(`${where}: annotation \`${key}\` must be true or false, got ${JSON.stringify(value) ?? kindOf(value)}`, { file });
+    }
+    out.annotations = given.annotations as ToolAnnotations;
+  }
+  if (given.outputSchema !== undefined) {
+    const schema = isZodSchema(given.outputSchema) ? zodToJsonSchema(given.outputSchema, `${where} outputSchema`, file) : given.outputSchema;
+    if (!isPlainObject(schema) || schema.type !== "object") throw toolInvalid(`${where}: \`outputSchema\` must be an object schema ({type: object, properties: …}), got ${isPlainObject(schema) ? `type ${JSON.stringify(schema.type)}` : kindOf(schema)}`, { hint: "MCP's structured results are JSON objects: describe the object's fields.", file });
+    out.outputSchema = schema;
+  }
+  return out;
 }
 
 /** `approval` is `"required"`, `"never"`, or absent. */

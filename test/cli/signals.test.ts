@@ -172,6 +172,7 @@ describe("lllm exec", () => {
     writeFileSync(path.join(dir, "code.py"), 'import sys\nsys.stdout.write("y" * 70_000_000)\nprint("END")\n');
     cli = startCli(["exec", "--sandbox", "none", "--file", path.join(dir, "code.py"), "--timeout", "0"], { env: { TMPDIR: dir } });
     expect(await cli.exit(60_000)).toBe(1);
+    expect(await cli.stdoutEnded(60_000)).toBe("ended");
     const stdout = cli.stdout();
     // Only the ends of 64 MB go into an assertion's message.
     expect(stdout.slice(0, 4)).toBe("yyyy");

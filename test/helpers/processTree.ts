@@ -43,6 +43,11 @@ export interface RunningCli {
   stderr(): string;
   /** Resolves with the exit code (or the signal that killed it), or "still running" after `ms`. */
   exit(ms?: number): Promise<number | NodeJS.Signals | "still running">;
+  /**
+   * Resolves once the CLI's stdout has ended (all it wrote has been read), or "still open" after `ms`: on a busy
+   * machine the last chunks of a large output arrive after the process's exit.
+   */
+  stdoutEnded(ms?: number): Promise<"ended" | "still open">;
   /** SIGKILL the CLI and every process below it (test clean-up). */
   killTree(): void;
 }
@@ -57,6 +62,7 @@ export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.P
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   // "exit", not "close": a process that outlives the CLI and holds its stdout must not hide the CLI's own exit.
   const exited = new Promise<number | NodeJS.Signals>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? -1)));
+  const ended = new Promise<"ended">((resolve) => child.stdout.once("close", () => resolve("ended")));
   return {
     pid: child.pid!,
     stdout: () => stdout,
@@ -64,6 +70,10 @@ export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.P
     exit: (ms = 15_000) => {
       let timer: NodeJS.Timeout | undefined;
       return Promise.race([exited, new Promise<"still running">((resolve) => (timer = setTimeout(() => resolve("still running"), ms)))]).finally(() => clearTimeout(timer));
+    },
+    stdoutEnded: (ms = 15_000) => {
+      let timer: NodeJS.Timeout | undefined;
+      return Promise.race([ended, new Promise<"still open">((resolve) => (timer = setTimeout(() => resolve("still open"), ms)))]).finally(() => clearTimeout(timer));
     },
     killTree: () => {
       for (const pid of processTree(child.pid!).reverse()) {

@@ -26,19 +26,19 @@ describe("createPackageServer over InMemoryTransport", () => {
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     const report = tacticAsFunction({ name: "weather_report", description: "Write a weather report", call: async (input) => `Report: ${String(input)}` });
     const stats = tacticAsFunction({ name: "weather_stats", description: "Statistics", call: async () => ({ high: 20, low: 11 }) });
-    await createPackageServer(registry, "weather", { extraTools: [report, stats] }).connect(serverSide);
+    await (await createPackageServer(registry, "weather", { extraTools: [report, stats] })).connect(serverSide);
     client = new Client({ name: "test", version: "1" });
     await client.connect(clientSide);
   });
   afterAll(() => client.close());
 
-  it("lists every tool of the package with the schema the model sees, and the extra tools", async () => {
+  it("lists every tool of the package with its schema as written, and the extra tools", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name)).toEqual(["divide", "draw", "forecast", "get_weather", "to_fahrenheit", "weather_brief", "web_search", "weather_report", "weather_stats"]);
     for (const listed of tools) {
       const own = listed.name.startsWith("weather_") && listed.name !== "weather_brief" ? undefined : registry.resolveTool(`weather.tools:${listed.name}`).tool;
       if (own) {
-        expect(listed.inputSchema).toEqual(own.toTool().function.parameters);
+        expect(listed.inputSchema).toEqual(own.publishedSchema);
         expect(listed.description).toBe(own.description);
       }
     }
@@ -69,9 +69,23 @@ describe("createPackageServer over InMemoryTransport", () => {
   it("makes a tool error and invalid arguments an isError result with the Error text", async () => {
     expect(await client.callTool({ name: "divide", arguments: { a: 1, b: 0 } })).toEqual({ content: [{ type: "text", text: "Error: Division by zero" }], isError: true });
     expect(await client.callTool({ name: "divide", arguments: { a: 1 } })).toEqual({ content: [{ type: "text", text: "Error: Invalid arguments for divide: missing required argument 'b' (number)" }], isError: true });
-    const unknown = await client.callTool({ name: "nope", arguments: {} });
-    expect(unknown.isError).toBe(true);
-    expect((unknown.content as Array<{ text: string }>)[0]!.text).toMatch(/^Error: unknown tool `nope`; the tools are: divide, draw/);
+    // An unknown tool is not a result for the model: it is the client's mistake, a JSON-RPC invalid-params error.
+    await expect(client.callTool({ name: "nope", arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringMatching(/Unknown tool: nope; the tools are: divide, draw/) });
+  });
+
+  it("serves the package's prompts and its proxies' API docs as resources", async () => {
+    const { prompts } = await client.listPrompts();
+    expect(prompts.map((prompt) => prompt.name)).toEqual(["system"]);
+    const system = await client.getPrompt({ name: "system" });
+    expect(system.messages).toEqual([{ role: "user", content: { type: "text", text: expect.stringContaining("You are a weather assistant.") } }]);
+    const { resources } = await client.listResources();
+    expect(resources.length).toBe(2);
+    for (const listed of resources) {
+      expect(listed.uri).toMatch(/^lllm:\/\/weather\//);
+      const { contents } = await client.readResource({ uri: listed.uri });
+      expect(contents).toHaveLength(1);
+      expect((contents[0] as { text?: string }).text?.length ?? 0).toBeGreaterThan(0);
+    }
   });
 
   it("serves the extra tools (the seam for tactics as tools)", async () => {
@@ -99,7 +113,7 @@ describe("mcpServeCommand", () => {
     toServer.end();
     await expect(serving).resolves.toBeUndefined();
     await client.close();
-    expect(stderr.mock.calls.map(([text]) => String(text)).join("")).toBe("lllm: serving 11 tools of package `weather` over stdio (divide, draw, forecast, get_weather, to_fahrenheit, weather_brief, web_search, analyst, briefing, desk, weather)\n");
+    expect(stderr.mock.calls.map(([text]) => String(text)).join("")).toBe("lllm: serving 11 tools, 1 prompt, 2 resources of package `weather` over stdio (divide, draw, forecast, get_weather, to_fahrenheit, weather_brief, web_search, analyst, briefing, desk, weather)\n");
     stderr.mockRestore();
   });
 

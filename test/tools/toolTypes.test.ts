@@ -1,6 +1,6 @@
 import { describe, expectTypeOf, it } from "vitest";
 import { z } from "zod";
-import { tool, type ToolContext } from "../../src/index.js";
+import { tool, type ToolRunContext } from "../../src/index.js";
 
 /** Compile-time checks (`npm run typecheck` fails when they do not hold): how `tool()` types `run`'s arguments. */
 
@@ -14,7 +14,10 @@ describe("tool(): the arguments of run", () => {
         expectTypeOf(args.city).toEqualTypeOf<string>();
         expectTypeOf(args.days).toEqualTypeOf<number>();
         expectTypeOf(args.unit).toEqualTypeOf<"c" | "f" | undefined>();
-        expectTypeOf(context).toEqualTypeOf<ToolContext>();
+        expectTypeOf(context).toEqualTypeOf<ToolRunContext>();
+        // Every capability is there (FunctionTool.call fills in the local ones): no `?.` needed.
+        expectTypeOf(context.progress).toBeFunction();
+        expectTypeOf(context.sample).returns.resolves.toHaveProperty("text");
         // @ts-expect-error: not a parameter of the schema
         void args.country;
         return args.city;

@@ -12,7 +12,11 @@ export async function serveStdio(server: Server, streams: { stdin?: Readable; st
   const log = streams.log ?? ((text: string) => void process.stderr.write(`${text}\n`));
   const transport = new StdioServerLines({ stdin, stdout: streams.stdout ?? process.stdout, log });
   const closed = new Promise<void>((resolve) => {
-    server.onclose = resolve;
+    const previous = server.onclose;
+    server.onclose = () => {
+      previous?.();
+      resolve();
+    };
   });
   const ended = (): void => {
     void server.close();

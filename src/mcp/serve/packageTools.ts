@@ -1,6 +1,6 @@
-import { ConfigError } from "../errors.js";
-import type { Registry } from "../registry/Registry.js";
-import type { FunctionTool } from "../tools/FunctionTool.js";
+import { ConfigError } from "../../errors.js";
+import type { Registry } from "../../registry/Registry.js";
+import type { FunctionTool } from "../../tools/FunctionTool.js";
 
 /** A package's tools ready to run, and the declarations that have no implementation among the loaded packages. */
 export interface PackageTools {

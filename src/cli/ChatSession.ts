@@ -1,0 +1,197 @@
+import { fileURLToPath } from "node:url";
+import type { AgentEvent, Message } from "../agent/index.js";
+import type { ModelMessage } from "../providers/Model.js";
+import type { RetryNotice } from "../providers/requestWithRetries.js";
+import type { ApprovalPolicy } from "../approval/index.js";
+import { loadProjectSettings } from "../config/index.js";
+import { ConfigError } from "../errors.js";
+import { prepareTactic, type BoundAgent, type PreparedTactic } from "../tactics/prepareTactic.js";
+import { runRecorded, type RecordedRun } from "../run/runRecorded.js";
+import { assertTemplateVariables } from "../tactics/templateVariables.js";
+import { didYouMean } from "../util/closest.js";
+import { warnBrokenFiles } from "./loadRegistry.js";
+import { warnUnknownModels } from "./models.js";
+import { warn } from "./output.js";
+import { resolveTacticTarget } from "./resolveTacticTarget.js";
+
+/** The plain assistant `lllm chat` talks to when no tactic is named (its model: `--model`, else the settings'). */
+export const ASSISTANT_TACTIC = fileURLToPath(new URL("../cli/chatAssistant.yaml", import.meta.url));
+
+export interface ChatSessionOptions {
+  /** A tactic file or package ref; undefined: the plain assistant. */
+  target?: string | undefined;
+  /** `--agent`: the agent to talk to (default: the tactic's `agent:`, else its first). */
+  agent?: string | undefined;
+  model?: string | undefined;
+  packages?: string[] | undefined;
+  vars?: Record<string, string>;
+  maxSteps?: number | undefined;
+  /** `false`: record nothing (`--no-log`). */
+  log?: boolean | undefined;
+  approve: ApprovalPolicy;
+  /** The dialog to go on with (`--continue`) and the run it ended. */
+  history?: Message[] | undefined;
+  continuesRun?: string | undefined;
+}
+
+/** One tool call of a turn, for the transcript. */
+export interface ChatToolCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  error?: string;
+}
+
+/** One finished exchange, for `/save`. */
+export interface ChatTurn {
+  input: string;
+  answer: string;
+  toolCalls: ChatToolCall[];
+}
+
+export interface TurnOptions {
+  signal: AbortSignal;
+  onText: (delta: string) => void;
+  onEvent: (event: AgentEvent) => void;
+  onModelRetry?: (notice: RetryNotice) => void;
+}
+
+/**
+ * A conversation with one agent of a tactic. Each turn is one recorded run of the agent pattern that continues the
+ * turn before it (`continues_run`), with the dialog so far as its history: the run store holds the conversation
+ * as a chain of runs, so `lllm run --continue` and `lllm chat --continue` go on from its last turn, and `lllm logs`
+ * lists every turn.
+ */
+export class ChatSession {
+  history: Message[];
+  readonly turns: ChatTurn[] = [];
+  /** The run of the last answered turn (what the next turn continues). */
+  lastRunId: string | undefined;
+  /** Totals of the session, failed turns included: what `/cost` prints. */
+  readonly spent = { llmCalls: 0, promptTokens: 0, completionTokens: 0, cost: 0 as number | null };
+
+  private constructor(
+    private prepared: PreparedTactic,
+    readonly agent: string,
+    private readonly options: ChatSessionOptions,
+  ) {
+    this.history = [...(options.history ?? [])];
+    this.lastRunId = options.continuesRun;
+  }
+
+  static async start(options: ChatSessionOptions): Promise<ChatSession> {
+    if (options.target === undefined && options.model === undefined) {
+      const { settings } = await loadProjectSettings(process.cwd());
+      if (settings.model === undefined) {
+        throw new ConfigError("usage_chat_model", "lllm chat without a tactic needs a model", { location: { file: "--model" }, hint: "Pass --model NAME (e.g. gpt-4o-mini, ollama/llama3), set `model:` in the project settings, or name a tactic: lllm chat TACTIC" });
+      }
+    }
+    const prepared = await ChatSession.prepare(options, options.model);
+    const agent = options.agent ?? prepared.tactic.config.agent ?? prepared.agents[0]?.name;
+    const names = prepared.agents.map((entry) => entry.name);
+    if (agent === undefined) {
+      throw new ConfigError("usage_chat_agent", `the tactic ${prepared.tactic.file} has no agent to talk to (its \`tactic_type\` is \`${prepared.tactic.config.tactic_type}\`)`, { location: { file: prepared.tactic.file }, hint: "Chat with a tactic that has agent_configs." });
+    }
+    if (!names.includes(agent)) {
+      const guess = didYouMean(agent, names);
+      throw new ConfigError("usage_chat_agent", `no agent \`${agent}\` in ${prepared.tactic.file}${guess ? `: ${guess}` : ""}`, { location: { file: "--agent" }, hint: `Its agents: ${names.join(", ")}.` });
+    }
+    const session = new ChatSession(prepared, agent, options);
+    // A missing template variable would fail every turn: said once, before the first.
+    assertTemplateVariables(session.chatTactic(), { ...(options.vars ?? {}) }, { hint: (name) => `Pass it with --var ${name}=VALUE, or add it to the tactic's \`vars:\`.` });
+    return session;
+  }
+
+  private static async prepare(options: ChatSessionOptions, model: string | undefined): Promise<PreparedTactic> {
+    const file = options.target === undefined ? ASSISTANT_TACTIC : await resolveTacticTarget(options.target, options.packages);
+    const prepared = await prepareTactic(file, { ...(model !== undefined ? { model } : {}), ...(options.packages ? { packages: options.packages } : {}) });
+    warnBrokenFiles(prepared.registry);
+    warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn);
+    return prepared;
+  }
+
+  /** The tactic's file (the plain assistant's for none). */
+  get tacticFile(): string {
+    return this.prepared.tactic.file;
+  }
+
+  get tacticName(): string {
+    return this.options.target === undefined ? "assistant" : (this.prepared.tactic.config.name ?? this.options.target);
+  }
+
+  get boundAgent(): BoundAgent {
+    return this.prepared.agents.find((entry) => entry.name === this.agent)!;
+  }
+
+  get model(): string {
+    return this.boundAgent.config.model_name ?? "(none)";
+  }
+
+  /** `/model NAME`: the next turns use this model; the dialog so far is kept. */
+  async setModel(model: string): Promise<void> {
+    this.prepared = await ChatSession.prepare(this.options, model);
+  }
+
+  /** `/reset`: a new conversation (the next turn continues nothing). */
+  reset(): void {
+    this.history = [];
+    this.turns.length = 0;
+    this.lastRunId = undefined;
+  }
+
+  /** Send one input; the dialog grows only when the agent answered. */
+  async turn(input: string, options: TurnOptions): Promise<RecordedRun> {
+    let lastSent: ModelMessage[] | undefined;
+    const toolCalls: ChatToolCall[] = [];
+    const run = await runRecorded(this.chatTactic(), {
+      input,
+      vars: this.options.vars ?? {},
+      ...(this.options.maxSteps !== undefined ? { maxSteps: this.options.maxSteps } : {}),
+      signal: options.signal,
+      onText: options.onText,
+      ...(options.onModelRetry ? { onModelRetry: options.onModelRetry } : {}),
+      onEvent: (event) => {
+        if (event.type === "model_call" && event.agent === this.agent) lastSent = event.sent?.slice();
+        if (event.type === "tool_call" && event.agent === this.agent) toolCalls.push({ name: event.call.name, arguments: event.call.arguments, ...(event.call.error !== undefined ? { error: event.call.error } : {}) });
+        options.onEvent(event);
+      },
+      approve: this.options.approve,
+      history: this.history,
+      ...(this.lastRunId !== undefined ? { continuesRun: this.lastRunId } : {}),
+      ...(this.options.log !== undefined ? { log: this.options.log } : {}),
+      missingVariableHint: (name) => `Pass it with --var ${name}=VALUE when starting lllm chat.`,
+      warn,
+    });
+    this.spent.llmCalls += run.usage.llmCalls;
+    this.spent.promptTokens += run.usage.promptTokens;
+    this.spent.completionTokens += run.usage.completionTokens;
+    this.spent.cost = this.spent.cost === null || run.cost === null ? null : this.spent.cost + run.cost;
+    if (run.ok) {
+      const answer = typeof run.result.output === "string" ? run.result.output : JSON.stringify(run.result.output);
+      this.history = [...dialogOf(lastSent ?? [], this.agent), { role: "assistant", content: answer, name: this.agent }];
+      this.turns.push({ input, answer, toolCalls });
+      if (run.runId !== undefined) this.lastRunId = run.runId;
+    }
+    return run;
+  }
+
+  /**
+   * The tactic a turn runs: the agent pattern on the chosen agent, the input sent as typed (a tactic's `prompt`
+   * template, `input` schema and `output` schema are for one-shot runs, not for a conversation).
+   */
+  chatTactic(): PreparedTactic {
+    const { output: _output, input: _input, steps: _steps, ...config } = this.prepared.tactic.config;
+    return { ...this.prepared, tactic: { ...this.prepared.tactic, config: { ...config, tactic_type: "agent", agent: this.agent, prompt: "{input}" } } };
+  }
+}
+
+/** The dialog of the agent's last model call, without its system prompt, as the next turn's history. */
+function dialogOf(sent: ModelMessage[], agent: string): Message[] {
+  const messages: Message[] = [];
+  for (const message of sent) {
+    if (message.role === "user") messages.push({ role: "user", content: message.content, name: "user" });
+    else if (message.role === "assistant" && message.toolCalls && message.toolCalls.length > 0) messages.push({ role: "tool_call", content: message.content ?? "", name: agent, toolCalls: message.toolCalls });
+    else if (message.role === "assistant") messages.push({ role: "assistant", content: message.content ?? "", name: agent });
+    else if (message.role === "tool") messages.push({ role: "tool", content: message.content, name: message.name ?? "tool", toolCallId: message.toolCallId, ...(message.isError ? { isError: true } : {}) });
+  }
+  return messages;
+}

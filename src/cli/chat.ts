@@ -1,0 +1,176 @@
+import path from "node:path";
+import type { AgentEvent } from "../agent/index.js";
+import { approveAll, approveNone, noticeFirstRefusal } from "../approval/index.js";
+import { lllmHome } from "../config/lllmHome.js";
+import { ConfigError, InterruptedError, isLllmError } from "../errors.js";
+import { StreamRedactor } from "../util/redact.js";
+import { writeOwnStdout } from "../util/ownStdout.js";
+import { ChatInput } from "./ChatInput.js";
+import { ChatSession } from "./ChatSession.js";
+import { parseSlashCommand, runSlashCommand } from "./chatCommands.js";
+import { stopSignal, takeInterrupts } from "./handleSignals.js";
+import { paint, reportError, warn, writeErr } from "./output.js";
+import { parseVars } from "./parseVars.js";
+import { retryReporter } from "./retryReporter.js";
+import { StreamedLine } from "./StreamedLine.js";
+
+export interface ChatCommandOptions {
+  agent?: string;
+  model?: string;
+  package?: string[];
+  var?: string[];
+  maxSteps?: string;
+  approve?: "all" | "none";
+  /** `--no-log` sets it false. */
+  log?: boolean;
+  continue?: string | boolean;
+  verbose?: boolean;
+}
+
+/** Where the inputs typed in `lllm chat` are kept between sessions. */
+export function chatHistoryFile(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(lllmHome(env), "chat_history");
+}
+
+/**
+ * `lllm chat [TACTIC]`: a conversation with one agent, turn by turn. On a terminal: a prompt, line editing and
+ * history, answers streamed, Ctrl-C cancels the answer (its tools and programs stop) and the session goes on.
+ * Otherwise each line of stdin is a turn and stdout carries the answers alone, so a script can drive it.
+ */
+export async function chatCommand(target: string | undefined, options: ChatCommandOptions): Promise<void> {
+  const terminal = Boolean(process.stdin.isTTY && process.stderr.isTTY);
+  const continued = options.continue !== undefined && options.continue !== false ? await (await import("./continueRun.js")).findContinuedRun(target, options.continue) : undefined;
+  const session = await ChatSession.start({
+    target: continued?.target ?? target,
+    agent: options.agent,
+    model: options.model,
+    packages: options.package,
+    vars: parseVars(options.var ?? []),
+    maxSteps: options.maxSteps === undefined ? undefined : parseCount(options.maxSteps),
+    log: options.log,
+    // A question on the terminal would fight the chat's own prompt for the keyboard: approval is a flag here.
+    approve: options.approve === "all" ? approveAll : options.approve === "none" ? approveNone : noticeFirstRefusal(approveNone, () => warn("a tool that needs approval was refused: lllm chat does not ask (its prompt has the keyboard); start it with --approve all to run such tools")),
+    history: continued?.history,
+    continuesRun: continued?.id,
+  });
+  if (terminal) {
+    const resumed = continued ? ` · continuing run ${continued.id}` : "";
+    writeErr(paint("dim", `lllm chat · ${session.tacticName} · agent ${session.agent} · ${session.model}${resumed}\n/help for commands, Ctrl-C cancels an answer, Ctrl-D or /exit ends`));
+  }
+
+  let answering: AbortController | undefined;
+  const cancel = (): void => answering?.abort(new InterruptedError("interrupted", "answer cancelled", { exitCode: 130 }));
+  const input = new ChatInput({
+    terminal,
+    historyFile: chatHistoryFile(),
+    onInterrupt: () => {
+      if (answering) cancel();
+      else {
+        input.clearLine();
+      }
+    },
+  });
+  // A SIGINT (not a terminal's Ctrl-C, which readline reads as a key): cancel the answer; between answers, end.
+  const release = takeInterrupts(() => {
+    if (answering) cancel();
+    else {
+      process.exitCode = 130;
+      input.close();
+    }
+  });
+  const stopped = stopSignal();
+  const onStop = (): void => input.close();
+  stopped.addEventListener("abort", onStop);
+  let failure: number | undefined;
+  try {
+    for (;;) {
+      const text = await input.next();
+      if (text === undefined || stopped.aborted) break;
+      if (text.trim() === "") continue;
+      const command = text.startsWith("//") ? undefined : parseSlashCommand(text);
+      if (command) {
+        try {
+          if ((await runSlashCommand(command, session)) === "exit") break;
+        } catch (error) {
+          // A bad /model or an unwritable /save file: said, and the session goes on.
+          reportError(error, Boolean(options.verbose));
+        }
+        continue;
+      }
+      answering = new AbortController();
+      const code = await answer(session, text.startsWith("//") ? text.slice(1) : text, AbortSignal.any([answering.signal, stopped]), Boolean(options.verbose), terminal);
+      answering = undefined;
+      if (stopped.aborted) break;
+      if (code !== 0) failure ??= code;
+    }
+  } finally {
+    release();
+    stopped.removeEventListener("abort", onStop);
+    input.close();
+  }
+  if (terminal) writeErr("");
+  // A script learns that a turn failed (a run never exits 0 without its answers); a person saw it already.
+  else if (failure !== undefined && process.exitCode === undefined) process.exitCode = failure;
+}
+
+/** One turn: stream the answer to stdout, a dim line per tool call on stderr; the exit code of the turn. */
+async function answer(session: ChatSession, text: string, signal: AbortSignal, verbose: boolean, terminal: boolean): Promise<number> {
+  const line = new StreamedLine(Boolean(process.stdout.isTTY && process.stderr.isTTY));
+  const redactor = new StreamRedactor();
+  let written = "";
+  const show = (piece: string): void => {
+    if (piece === "") return;
+    written += piece;
+    line.text(piece);
+    writeOwnStdout(piece);
+  };
+  const run = await session.turn(text, {
+    signal,
+    onModelRetry: retryReporter(verbose),
+    onText: (delta) => show(redactor.push(delta)),
+    onEvent: (event) => {
+      const note = eventLine(event, verbose);
+      if (note === undefined) return;
+      process.stderr.write(line.breakForLog());
+      writeErr(note);
+    },
+  });
+  show(redactor.flush());
+  if (run.ok) {
+    // Structured or unstreamed output (a tactic's own answer): written whole.
+    if (written === "") show(typeof run.result.output === "string" ? run.result.output : JSON.stringify(run.result.output, null, 2));
+    if (!written.endsWith("\n")) writeOwnStdout("\n");
+    return 0;
+  }
+  if (written !== "" && !written.endsWith("\n")) writeOwnStdout("\n");
+  if (run.error instanceof InterruptedError && signal.aborted && !stopSignal().aborted) {
+    writeErr(paint("dim", terminal ? "(answer cancelled; the conversation goes on)" : "lllm: answer cancelled"));
+    return 130;
+  }
+  const code = reportError(run.error, verbose);
+  if (terminal) writeErr(paint("dim", "The turn failed; the conversation goes on without it."));
+  return isLllmError(run.error) ? code : 1;
+}
+
+/** A tool call as one dim line (its arguments with --verbose); warnings always; model rounds with --verbose. */
+function eventLine(event: AgentEvent, verbose: boolean): string | undefined {
+  if (event.type === "warning") return `${paint("yellow", "lllm: warning:")} [${event.agent}] ${event.message}`;
+  if (event.type === "tool_call") {
+    const args = verbose ? ` ${oneLine(JSON.stringify(event.call.arguments))}` : "";
+    const failed = event.call.error !== undefined ? ` ${paint("red", `failed: ${oneLine(event.call.error)}`)}` : "";
+    return `${paint("dim", `  ↳ ${event.call.name}${args} (${Math.round(event.durationMs)} ms)`)}${failed}`;
+  }
+  if (verbose && event.type === "model_reply") return paint("dim", `  [${event.agent}] model reply, ${event.usage.promptTokens}+${event.usage.completionTokens} tokens`);
+  return undefined;
+}
+
+function oneLine(text: string, width = 160): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
+}
+
+function parseCount(text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new ConfigError("usage_max_steps", `--max-steps must be a whole number >= 0 (got \`${text}\`)`, { location: { file: "--max-steps" } });
+  return value;
+}

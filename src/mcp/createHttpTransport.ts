@@ -1,0 +1,53 @@
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpServerConfig } from "../config/TacticConfig.js";
+import { ConfigError } from "../errors.js";
+import type { ServerTransport } from "./createTransport.js";
+import { createOAuthProvider } from "./oauth/createOAuthProvider.js";
+import type { SignIn } from "./oauth/LllmOAuthProvider.js";
+import { oauthFetch } from "./oauth/oauthFetch.js";
+
+/** What an HTTP transport needs beyond the config. */
+export interface HttpTransportOptions {
+  /** Where secrets named by `*_env` keys are read. */
+  env: NodeJS.ProcessEnv;
+  /** `$LLLM_HOME`, where OAuth tokens are kept. */
+  home: string;
+  /** How a browser sign-in reaches the user; absent when nobody can sign in. */
+  signIn?: SignIn | undefined;
+}
+
+/**
+ * The `fetch` every request to a `url` server goes through: the config's headers, a bearer token read from the
+ * environment variable `bearer_token_env` names (never from the file, never printed), and OAuth when the server
+ * asks for it (see `oauthFetch`). Built once per connection, shared by the Streamable HTTP and SSE transports.
+ */
+export async function serverFetch(config: McpServerConfig, options: HttpTransportOptions): Promise<FetchLike> {
+  const headers: Record<string, string> = { ...config.headers };
+  if (config.bearer_token_env !== undefined) {
+    const token = options.env[config.bearer_token_env];
+    if (!token) {
+      throw new ConfigError("mcp_token_missing", `MCP server \`${config.name}\`: the environment variable \`${config.bearer_token_env}\` (bearer_token_env) is not set`, {
+        hint: `Set ${config.bearer_token_env} to the server's token before the run.`,
+      });
+    }
+    headers.authorization = `Bearer ${token}`;
+  }
+  const base: FetchLike = (input, init) => {
+    const merged = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(headers)) if (!merged.has(name)) merged.set(name, value);
+    return fetch(input, { ...init, headers: merged });
+  };
+  // A fixed token is the whole story; otherwise a 401 starts OAuth.
+  if (config.bearer_token_env !== undefined || Object.keys(headers).some((name) => name.toLowerCase() === "authorization")) return base;
+  const provider = await createOAuthProvider(config, options);
+  return oauthFetch(provider, new URL(config.url!), base, { scope: config.oauth?.scope });
+}
+
+/** A Streamable HTTP transport (`kind: "http"`) or, with `transport: sse`, the older HTTP+SSE one. */
+export function createHttpTransport(config: McpServerConfig, fetchLike: FetchLike, kind: "http" | "sse"): ServerTransport {
+  const url = new URL(config.url!);
+  if (kind === "sse") return { transport: new SSEClientTransport(url, { fetch: fetchLike }), kind };
+  return { transport: new StreamableHTTPClientTransport(url, { fetch: fetchLike }), kind };
+}

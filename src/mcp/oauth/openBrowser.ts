@@ -1,0 +1,18 @@
+import { spawn } from "node:child_process";
+import { splitCommandLine } from "../splitCommandLine.js";
+
+/**
+ * Show the user an authorization URL: `$BROWSER <url>` when the user named a browser, else `xdg-open`/`open` when
+ * there is a display, and always the URL on stderr (`write`), so a user on a remote terminal can open it elsewhere.
+ * The URL holds no secret (PKCE keeps the verifier here); it is printed so a person can act on it.
+ */
+export function openBrowser(url: string, options: { env: NodeJS.ProcessEnv; write: (line: string) => void }): void {
+  options.write(`Open this URL to sign in: ${url}`);
+  const browser = options.env.BROWSER?.trim();
+  const argv = browser ? splitCommandLine(browser) : process.platform === "darwin" ? ["open"] : options.env.DISPLAY || options.env.WAYLAND_DISPLAY ? ["xdg-open"] : undefined;
+  if (!argv || argv.length === 0) return;
+  const [command, ...args] = argv;
+  const child = spawn(command!, [...args, url], { stdio: "ignore", env: options.env });
+  child.on("error", () => {}); // the URL is on stderr already
+  child.unref();
+}

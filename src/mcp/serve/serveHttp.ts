@@ -1,0 +1,193 @@
+import { randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { ConfigError } from "../../errors.js";
+import { requireNow } from "../../util/lazyModule.js";
+import { allowedHostNames, hasBearerToken, refusedHost } from "./httpGuard.js";
+import { MemoryEventStore } from "./MemoryEventStore.js";
+import { MAX_CLIENT_MESSAGE_BYTES } from "./StdioServerLines.js";
+
+/** The path of the MCP endpoint. */
+export const MCP_HTTP_PATH = "/mcp";
+/** What a client is told to wait before reconnecting a broken stream (SSE `retry`), in milliseconds. */
+export const SSE_RETRY_MS = 1000;
+
+/** Options of `serveHttp`. */
+export interface ServeHttpOptions {
+  /** The address to listen on; `127.0.0.1` by default. A wildcard (`0.0.0.0`) turns the Host check off. */
+  host?: string;
+  /** 0 picks a free port (see the `url` of the result). */
+  port: number;
+  /** A new MCP server for each session. */
+  newServer: () => Server;
+  /** When set, every request must carry `Authorization: Bearer <token>` (401 otherwise). */
+  token?: string;
+  /** Where problems are reported (stderr by default). */
+  log?: (text: string) => void;
+  /** Stops serving: sessions close, then the listener. */
+  signal?: AbortSignal;
+}
+
+/** A running HTTP service. */
+export interface HttpService {
+  /** The endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
+  url: string;
+  /** Settles once serving has stopped (after the signal, or `close()`). */
+  closed: Promise<void>;
+  close(): Promise<void>;
+}
+
+interface Session {
+  transport: StreamableHTTPServerTransport;
+  server: Server;
+}
+
+/**
+ * Serve MCP over Streamable HTTP at `/mcp`: sessions (a new MCP server per `initialize`, ended by `DELETE` or by
+ * stopping), SSE streams that a client can resume with `Last-Event-ID` (each session keeps its recent events),
+ * DNS-rebinding protection (a `Host` or `Origin` that is not the served host is refused, 403, before anything
+ * else), and an optional bearer token (401 without it). A malformed body is a JSON-RPC parse error (400), one over
+ * 10 MB is refused (413), an unknown session is 404; none of them stops the service.
+ */
+export async function serveHttp(options: ServeHttpOptions): Promise<HttpService> {
+  const { StreamableHTTPServerTransport } = requireNow<typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js")>("@modelcontextprotocol/sdk/server/streamableHttp.js");
+  const { isInitializeRequest } = requireNow<typeof import("@modelcontextprotocol/sdk/types.js")>("@modelcontextprotocol/sdk/types.js");
+  const host = options.host ?? "127.0.0.1";
+  const allowed = allowedHostNames(host);
+  const log = options.log ?? ((text: string) => void process.stderr.write(`${text}\n`));
+  const sessions = new Map<string, Session>();
+
+  const openSession = async (): Promise<Session> => {
+    const server = options.newServer();
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      eventStore: new MemoryEventStore(),
+      retryInterval: SSE_RETRY_MS,
+      // The transport reads no body itself (it is given the parsed one); the limit is enforced here, below.
+      onsessioninitialized: (id) => void sessions.set(id, session),
+      onsessionclosed: (id) => void sessions.delete(id),
+    });
+    const session: Session = { transport, server };
+    const previous = server.onclose;
+    server.onclose = () => {
+      if (transport.sessionId) sessions.delete(transport.sessionId);
+      previous?.();
+    };
+    await server.connect(transport);
+    return session;
+  };
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const refused = refusedHost(request.headers, allowed);
+    if (refused) return reply(response, 403, refused);
+    if (new URL(request.url ?? "/", "http://localhost").pathname !== MCP_HTTP_PATH) return reply(response, 404, `Not found: the MCP endpoint is ${MCP_HTTP_PATH}`);
+    if (options.token !== undefined && !hasBearerToken(request.headers, options.token)) {
+      response.setHeader("WWW-Authenticate", 'Bearer realm="lllm"');
+      return reply(response, 401, "Unauthorized: send the token as `Authorization: Bearer <token>`");
+    }
+    const sessionId = request.headers["mcp-session-id"];
+    const known = typeof sessionId === "string" ? sessions.get(sessionId) : undefined;
+    if (request.method === "POST") {
+      const body = await readJsonBody(request);
+      if (!body.ok) {
+        if (body.status === 413) log(`lllm: ${body.message}; still serving`);
+        return reply(response, body.status, body.message, body.code);
+      }
+      if (known) return known.transport.handleRequest(request, response, body.value);
+      if (typeof sessionId === "string") return reply(response, 404, `Session not found: ${sessionId}; start a new one with initialize`, -32001);
+      if (!(Array.isArray(body.value) ? body.value.some((message) => isInitializeRequest(message)) : isInitializeRequest(body.value))) {
+        return reply(response, 400, "Bad Request: no session; send initialize first, then the Mcp-Session-Id it returns");
+      }
+      const session = await openSession();
+      return session.transport.handleRequest(request, response, body.value);
+    }
+    if (request.method === "GET" || request.method === "DELETE") {
+      if (typeof sessionId !== "string") return reply(response, 400, "Bad Request: the Mcp-Session-Id header is missing");
+      if (!known) return reply(response, 404, `Session not found: ${sessionId}`, -32001);
+      return known.transport.handleRequest(request, response);
+    }
+    response.setHeader("Allow", "GET, POST, DELETE");
+    return reply(response, 405, `Method not allowed: ${request.method ?? "?"}`);
+  };
+
+  const http = createServer((request, response) => {
+    handle(request, response).catch((error: unknown) => {
+      log(`lllm: an HTTP request failed: ${error instanceof Error ? error.message : String(error)}; still serving`);
+      if (!response.headersSent) reply(response, 500, "Internal error", -32603);
+      else response.end();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    const failed = (error: NodeJS.ErrnoException): void => {
+      reject(new ConfigError("mcp_serve_listen_failed", `cannot listen on ${host}:${options.port}: ${error.code === "EADDRINUSE" ? "the port is in use" : error.message}`, { hint: "Pick another port (--http HOST:PORT), or 0 for any free one." }));
+    };
+    http.once("error", failed);
+    http.listen(options.port, host.replace(/^\[|\]$/g, ""), () => {
+      http.off("error", failed);
+      resolve();
+    });
+  });
+  http.on("error", (error) => log(`lllm: HTTP server error: ${error.message}`));
+
+  let stopping: Promise<void> | undefined;
+  let stopped!: () => void;
+  const closed = new Promise<void>((resolve) => (stopped = resolve));
+  const close = (): Promise<void> => {
+    stopping ??= (async () => {
+      options.signal?.removeEventListener("abort", onAbort);
+      const open = [...sessions.values()];
+      sessions.clear();
+      await Promise.allSettled(open.map(async ({ transport, server }) => {
+        await transport.close();
+        await server.close();
+      }));
+      await new Promise<void>((resolve) => {
+        http.close(() => resolve());
+        http.closeAllConnections();
+      });
+      stopped();
+    })();
+    return stopping;
+  };
+  const onAbort = (): void => void close();
+  if (options.signal?.aborted) void close();
+  else options.signal?.addEventListener("abort", onAbort, { once: true });
+
+  const address = http.address() as AddressInfo;
+  const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  return { url: `http://${shown}:${address.port}${MCP_HTTP_PATH}`, closed, close };
+}
+
+/** A JSON-RPC error as a whole HTTP answer (id null: it answers no request in particular). */
+function reply(response: ServerResponse, status: number, message: string, code = -32000): void {
+  response.writeHead(status, { "Content-Type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }));
+}
+
+type Body = { ok: true; value: unknown } | { ok: false; status: number; code: number; message: string };
+
+/** The request's JSON body, at most `MAX_CLIENT_MESSAGE_BYTES` (a larger one is read to its end and dropped). */
+function readJsonBody(request: IncomingMessage): Promise<Body> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_CLIENT_MESSAGE_BYTES) chunks.push(chunk);
+      else chunks.length = 0;
+    });
+    request.once("error", reject);
+    request.once("end", () => {
+      if (size > MAX_CLIENT_MESSAGE_BYTES) {
+        resolve({ ok: false, status: 413, code: -32600, message: `message of ${size} bytes is over the limit of ${MAX_CLIENT_MESSAGE_BYTES} bytes; it was dropped` });
+        return;
+      }
+      try {
+        resolve({ ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) as unknown });
+      } catch (error) {
+        resolve({ ok: false, status: 400, code: -32700, message: `Parse error: ${(error as Error).message}` });
+      }
+    });
+  });
+}

@@ -1,0 +1,20 @@
+import type { MediaAttachment, ModelMessage } from "./Model.js";
+
+/** The image types every provider lllm speaks to takes (OpenAI, Anthropic, Gemini): others stay text only. */
+const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+
+/** The images of a tool message a model can be sent; audio and other image types are only noted in its text. */
+export function imagesForModel(message: ModelMessage): MediaAttachment[] {
+  if (message.role !== "tool" || !message.media) return [];
+  return message.media.filter((item) => item.type === "image" && MODEL_IMAGE_TYPES.has(item.mimeType.toLowerCase()));
+}
+
+/** An image as a `data:` URL (OpenAI's form). */
+export function dataUrl(image: MediaAttachment): string {
+  return `data:${image.mimeType};base64,${image.data}`;
+}
+
+/** The text that introduces images sent after a round's results, naming the call they came from. */
+export function imagesCaption(message: ModelMessage & { role: "tool" }, count: number): string {
+  return `${count === 1 ? "The image" : `The ${count} images`} returned by ${message.name ?? "the tool"} (call ${message.toolCallId}):`;
+}

@@ -1,0 +1,81 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
+import { EVERYTHING } from "../mcp/helpers.js";
+import { runCli } from "../helpers/runCli.js";
+import { startHttpFixture } from "../mcp/fixtures/httpServer.js";
+import { tempDir } from "../helpers/tempTree.js";
+
+let server: MockOpenAIServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** A tactic with one agent and the npm server-everything over stdio (run by this node, never npx). */
+function everythingTactic(extra = ""): string {
+  const dir = tempDir("lllm-mcp-hooks-");
+  const file = path.join(dir, "t.yaml");
+  writeFileSync(file, `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: everything, command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(EVERYTHING)}]${extra}}\n`);
+  return file;
+}
+
+describe("lllm run answers what MCP servers ask", () => {
+  it("a sampling request is answered by the agent's own model, and the server's answer reaches the agent", async () => {
+    server = await startMockOpenAIServer({
+      script: [{ tool_calls: [{ name: "trigger-sampling-request", arguments: { prompt: "Name a colour", maxTokens: 20 } }] }, "Teal.", "The server's model said teal."],
+    });
+    const result = await runCli(["run", everythingTactic(), "--input", "Ask the server to sample", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { output: string; usage: { llm_calls: number } };
+    expect(report.output).toBe("The server's model said teal.");
+    // The sampling call counts in the run's usage like the agent's own two calls.
+    expect(report.usage.llm_calls).toBe(3);
+    const posts = server.requests.filter((request) => request.method === "POST");
+    expect(posts).toHaveLength(3);
+    // The second request is the server's: its system prompt and message, with its token limit.
+    expect(posts[1]!.body.messages).toEqual([
+      { role: "system", content: "You are a helpful test server." },
+      { role: "user", content: "Resource trigger-sampling-request context: Name a colour" },
+    ]);
+    expect(posts[1]!.body.max_tokens).toBe(20);
+    const toolMessage = (posts[2]!.body.messages as Array<{ role: string; content: string }>).find((message) => message.role === "tool");
+    expect(toolMessage?.content).toContain("Teal.");
+  });
+
+  it("progress of a tool call is shown on stderr; a question is declined without a terminal", async () => {
+    server = await startMockOpenAIServer({
+      script: [{ tool_calls: [{ name: "trigger-long-running-operation", arguments: { duration: 0.2, steps: 2 } }, { name: "trigger-elicitation-request", arguments: {} }] }, "Done."],
+    });
+    const result = await runCli(["run", everythingTactic(), "--input", "Go"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("Done.\n");
+    expect(result.stderr).toContain("lllm: everything.trigger-long-running-operation: 1/2\n");
+    const posts = server.requests.filter((request) => request.method === "POST");
+    const toolMessages = (posts[1]!.body.messages as Array<{ role: string; content: string }>).filter((message) => message.role === "tool").map((message) => message.content);
+    expect(toolMessages[1]).toContain("declined");
+  });
+
+  it("a bearer token comes from the variable bearer_token_env names and appears in no output", async () => {
+    const fixture = await startHttpFixture();
+    try {
+      server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "whoami", arguments: {} }] }, "Checked."] });
+      const dir = tempDir("lllm-mcp-bearer-");
+      const file = path.join(dir, "t.yaml");
+      writeFileSync(file, `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: calc, url: "${fixture.url}", bearer_token_env: CALC_TOKEN}\n`);
+      const result = await runCli(["run", file, "--input", "who am I?", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, CALC_TOKEN: "calc-s3cret-token" } });
+      expect(result.code).toBe(0);
+      const posts = server.requests.filter((request) => request.method === "POST");
+      // The server received it (the model reads what whoami returned, with the key redacted as every text is)...
+      const toolMessage = (posts[1]!.body.messages as Array<{ role: string; content: string }>).find((message) => message.role === "tool");
+      expect(toolMessage?.content).toMatch(/Bearer /);
+      // ...and it is in no output of lllm.
+      expect(result.stdout).not.toContain("calc-s3cret-token");
+      expect(result.stderr).not.toContain("calc-s3cret-token");
+    } finally {
+      await fixture.close();
+    }
+  });
+});

@@ -1,0 +1,204 @@
+import { request as httpRequest } from "node:http";
+import path from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CallToolResultSchema, CreateMessageRequestSchema, GetPromptResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startMcpServeHttp, type ServingCli } from "../../helpers/mcpServeHttp.js";
+import { ROOT } from "../../helpers/paths.js";
+import { runCli } from "../../helpers/runCli.js";
+
+/** `lllm mcp serve DIR --http` as a user runs it, held to what an MCP client notices (the conformance fixture). */
+
+const FIXTURE = path.join(ROOT, "test/fixtures/mcp-conformance");
+const TOKEN = "s3cret-token-for-the-test";
+
+/** One raw HTTP request (node:http, so that Host can be anything). */
+function post(url: string, body: string, headers: Record<string, string> = {}): Promise<{ status: number; text: string; headers: Record<string, string | string[] | undefined> }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers } }, (response) => {
+      let text = "";
+      response.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, text, headers: response.headers }));
+    });
+    request.once("error", reject);
+    request.end(body);
+  });
+}
+
+const INITIALIZE = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-11-25", capabilities: {}, clientInfo: { name: "raw", version: "1" } } });
+
+async function connect(url: string, options: { token?: string; capabilities?: Record<string, unknown> } = {}): Promise<Client> {
+  const client = new Client({ name: "test", version: "1" }, { capabilities: options.capabilities ?? {} });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), options.token ? { requestInit: { headers: { Authorization: `Bearer ${options.token}` } } } : {}));
+  return client;
+}
+
+describe("lllm mcp serve --http with --token-env", () => {
+  let serving: ServingCli;
+  beforeAll(async () => {
+    serving = await startMcpServeHttp(FIXTURE, { args: ["--token-env", "MCP_TOKEN"], env: { MCP_TOKEN: TOKEN } });
+  }, 90_000);
+  afterAll(() => serving?.cli.killTree());
+
+  it("names the endpoint and the token's variable on stderr, never the token", () => {
+    expect(serving.cli.stderr()).toMatch(/^lllm: serving 14 tools, 4 prompts, 4 resources of package `conformance` at http:\/\/127\.0\.0\.1:\d+\/mcp \(bearer token from \$MCP_TOKEN\)/m);
+    expect(serving.cli.stderr()).not.toContain(TOKEN);
+  });
+
+  it("answers 401 without the token or with a wrong one, and serves with it", async () => {
+    const without = await post(serving.url, INITIALIZE);
+    expect(without.status).toBe(401);
+    expect(without.headers["www-authenticate"]).toMatch(/^Bearer/);
+    expect((await post(serving.url, INITIALIZE, { authorization: "Bearer wrong" })).status).toBe(401);
+    const client = await connect(serving.url, { token: TOKEN });
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("test_simple_text");
+    await client.close();
+  });
+
+  it("refuses a foreign Host or Origin with 403 (DNS rebinding), even with the token", async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const host = await post(serving.url, INITIALIZE, { ...auth, host: "evil.example:80" });
+    expect(host.status).toBe(403);
+    expect(host.text).toContain("Invalid Host: evil.example:80");
+    const origin = await post(serving.url, INITIALIZE, { ...auth, origin: "http://evil.example" });
+    expect(origin.status).toBe(403);
+    expect(origin.text).toContain("Invalid Origin");
+    expect((await post(serving.url, INITIALIZE, { ...auth, origin: "http://localhost:3000" })).status).toBe(200);
+  });
+
+  it("answers a malformed body with a parse error (400) and an unknown session with 404, and goes on serving", async () => {
+    const auth = { authorization: `Bearer ${TOKEN}` };
+    const huge = await post(serving.url, JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping", params: { pad: "x".repeat(11 * 1024 * 1024) } }), auth);
+    expect(huge.status).toBe(413);
+    expect(JSON.parse(huge.text)).toMatchObject({ error: { code: -32600 } });
+    const broken = await post(serving.url, "{not json", auth);
+    expect(broken.status).toBe(400);
+    expect(JSON.parse(broken.text)).toMatchObject({ error: { code: -32700 } });
+    expect((await post(serving.url, JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" }), { ...auth, "mcp-session-id": "no-such-session" })).status).toBe(404);
+    const client = await connect(serving.url, { token: TOKEN });
+    expect(await client.ping()).toEqual({});
+    await client.close();
+  }, 60_000);
+});
+
+describe("what a client gets from `lllm mcp serve --http`", () => {
+  let serving: ServingCli;
+  let client: Client;
+  beforeAll(async () => {
+    serving = await startMcpServeHttp(FIXTURE);
+    client = await connect(serving.url, { capabilities: { sampling: {}, elicitation: { form: {} } } });
+  }, 90_000);
+  afterAll(async () => {
+    await client?.close();
+    serving?.cli.killTree();
+  });
+
+  it("lists schemas as the author wrote them, with annotations", async () => {
+    const { tools } = await client.listTools();
+    const schema = tools.find((tool) => tool.name === "json_schema_2020_12_tool")!.inputSchema;
+    expect(schema).toEqual({
+      $schema: "https://json-schema.org/draft/2020-12/schema",
+      type: "object",
+      $defs: { address: { type: "object", properties: { street: { type: "string" }, city: { type: "string" } } } },
+      properties: { name: { type: "string" }, address: { $ref: "#/$defs/address" } },
+      additionalProperties: false,
+    });
+    expect(schema).not.toHaveProperty("required");
+    expect(tools.find((tool) => tool.name === "test_image_content")!.annotations).toEqual({ readOnlyHint: true });
+  });
+
+  it("answers an unknown tool and malformed params with JSON-RPC -32602, not a tool result", async () => {
+    await expect(client.callTool({ name: "no_such_tool", arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("Unknown tool: no_such_tool") });
+    await expect(client.request({ method: "tools/call", params: { arguments: {} } } as never, CallToolResultSchema)).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("Invalid") });
+    await expect(client.request({ method: "prompts/get", params: { name: 42 } } as never, GetPromptResultSchema)).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("name") });
+    await expect(client.getPrompt({ name: "test_prompt_with_arguments", arguments: { arg1: "x" } })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining("arg2") });
+  });
+
+  it("sends rich results as content blocks", async () => {
+    const result = await client.callTool({ name: "test_multiple_content_types", arguments: {} });
+    expect((result.content as Array<{ type: string }>).map((block) => block.type)).toEqual(["text", "image", "resource"]);
+    expect((result.content as Array<{ mimeType?: string }>)[1]!.mimeType).toBe("image/png");
+  });
+
+  it("sends progress only to a caller that asked, and tool logs at or above the level set", async () => {
+    const progress: Array<[number, number | undefined, string | undefined]> = [];
+    await client.callTool({ name: "test_tool_with_progress", arguments: {} }, undefined, { onprogress: (update) => void progress.push([update.progress, update.total, update.message]) });
+    expect(progress).toEqual([[0, 100, "Starting"], [50, 100, "Halfway"], [100, 100, "Done"]]);
+
+    const logs: unknown[] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logs.push(notification.params));
+    await client.setLoggingLevel("warning");
+    await client.callTool({ name: "test_tool_with_logging", arguments: {} });
+    await client.setLoggingLevel("info");
+    await client.callTool({ name: "test_tool_with_logging", arguments: {} });
+    expect(logs).toEqual([
+      { level: "info", logger: "test_tool_with_logging", data: "Tool execution started" },
+      { level: "info", logger: "test_tool_with_logging", data: "Tool processing data" },
+      { level: "info", logger: "test_tool_with_logging", data: "Tool execution completed" },
+    ]);
+  });
+
+  it("asks the client's model (sampling) and the client's user (elicitation) for a tool", async () => {
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => ({ role: "assistant", content: { type: "text", text: `echo ${(request.params.messages[0]!.content as { text: string }).text}` }, model: "client-model" }));
+    client.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { username: "ada", email: "ada@example.com" } }));
+    expect(await client.callTool({ name: "test_sampling", arguments: { prompt: "hi" } })).toEqual({ content: [{ type: "text", text: "LLM response: echo hi" }] });
+    expect(await client.callTool({ name: "test_elicitation", arguments: { message: "who?" } })).toEqual({ content: [{ type: "text", text: 'User response: action=accept, content={"username":"ada","email":"ada@example.com"}' }] });
+  });
+
+  it("serves prompts with their arguments, completions, and resources with templates", async () => {
+    expect((await client.listPrompts()).prompts.find((prompt) => prompt.name === "test_prompt_with_arguments")).toEqual({
+      name: "test_prompt_with_arguments",
+      title: "Prompt With Arguments",
+      description: "A prompt with required arguments",
+      arguments: [{ name: "arg1", description: "First test argument", required: true }, { name: "arg2", description: "Second test argument", required: true }],
+    });
+    expect((await client.getPrompt({ name: "test_prompt_with_arguments", arguments: { arg1: "a", arg2: "b" } })).messages).toEqual([{ role: "user", content: { type: "text", text: "Prompt with arguments: arg1='a', arg2='b'" } }]);
+    expect((await client.complete({ ref: { type: "ref/prompt", name: "test_prompt_with_arguments" }, argument: { name: "arg1", value: "PAR" } })).completion.values).toEqual(["paris", "park", "party"]);
+    expect((await client.complete({ ref: { type: "ref/resource", uri: "test://template/{id}/data" }, argument: { name: "id", value: "4" } })).completion.values).toEqual(["456"]);
+    expect((await client.listResources()).resources.map((resource) => resource.uri)).toEqual(expect.arrayContaining(["test://static-text", "test://static-binary"]));
+    expect((await client.readResource({ uri: "test://template/42/data" })).contents).toEqual([{ uri: "test://template/42/data", mimeType: "application/json", text: JSON.stringify({ id: "42", templateTest: true, data: "Data for ID: 42" }) }]);
+    await expect(client.readResource({ uri: "test://nothing" })).rejects.toMatchObject({ code: -32002 });
+  });
+
+  it("goes on serving when a client vanishes in the middle of a call", async () => {
+    const leaving = new Client({ name: "leaving", version: "1" }, { capabilities: { elicitation: { form: {} } } });
+    let asked!: () => void;
+    const elicited = new Promise<void>((resolve) => (asked = resolve));
+    leaving.setRequestHandler(ElicitRequestSchema, () => {
+      asked();
+      return new Promise<never>(() => undefined); // the user never answers: the client goes away instead
+    });
+    await leaving.connect(new StreamableHTTPClientTransport(new URL(serving.url)));
+    const call = leaving.callTool({ name: "test_elicitation", arguments: { message: "still there?" } }).catch((error: unknown) => error);
+    await elicited;
+    await leaving.close();
+    expect(await call).toBeInstanceOf(Error);
+    const other = await connect(serving.url);
+    expect(await other.callTool({ name: "test_simple_text", arguments: {} })).toEqual({ content: [{ type: "text", text: "This is a simple text response for testing." }] });
+    await other.close();
+    expect(await serving.cli.exit(100)).toBe("still running");
+  });
+
+  it("stops on SIGTERM: the sessions end and the process exits", async () => {
+    process.kill(serving.cli.pid, "SIGTERM");
+    expect(await serving.cli.exit(30_000)).toBe(143);
+  });
+});
+
+describe("lllm mcp serve --http: usage errors", () => {
+  it("needs the token's variable to be set", async () => {
+    const result = await runCli(["mcp", "serve", FIXTURE, "--http", "127.0.0.1:0", "--token-env", "NO_SUCH_VARIABLE_SET"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("the variable `NO_SUCH_VARIABLE_SET` is not set");
+  });
+
+  it("refuses every interface without a token, and a malformed address", async () => {
+    const open = await runCli(["mcp", "serve", FIXTURE, "--http", "0.0.0.0:0"]);
+    expect(open.code).toBe(2);
+    expect(open.stderr).toContain("needs a token");
+    const bad = await runCli(["mcp", "serve", FIXTURE, "--http", "localhost:port"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("is not [HOST:]PORT");
+  });
+});

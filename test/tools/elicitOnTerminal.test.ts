@@ -1,0 +1,51 @@
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { elicitOnTerminal } from "../../src/tools/elicitOnTerminal.js";
+import type { ElicitRequest } from "../../src/tools/index.js";
+
+/** `ctx.elicit` on a terminal (outside MCP): the user answers each field on a line of stdin; prompts go to stderr. */
+
+const FORM: ElicitRequest = {
+  message: "Book a table",
+  requestedSchema: {
+    type: "object",
+    properties: {
+      name: { type: "string", title: "Your name", default: "Ada" },
+      guests: { type: "integer", description: "how many" },
+      room: { type: "string", oneOf: [{ const: "in", title: "Inside" }, { const: "out", title: "Terrace" }] },
+      extras: { type: "array", items: { type: "string", enum: ["wine", "cake", "candles"] } },
+      vegan: { type: "boolean", default: false },
+    },
+    required: ["guests"],
+  },
+};
+
+async function answer(lines: string[], request: ElicitRequest = FORM): Promise<{ result: unknown; shown: string }> {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let shown = "";
+  output.on("data", (chunk: Buffer) => (shown += chunk.toString()));
+  const pending = elicitOnTerminal(request, { input, output });
+  input.end(lines.map((line) => `${line}\n`).join(""));
+  return { result: await pending, shown };
+}
+
+describe("elicitOnTerminal", () => {
+  it("asks each field, takes defaults on an empty line, numbered choices and comma lists, and asks again after a wrong answer", async () => {
+    const { result, shown } = await answer(["", "two", "4", "2", "1, 3", ""]);
+    expect(result).toEqual({ action: "accept", content: { name: "Ada", guests: 4, room: "out", extras: ["wine", "candles"], vegan: false } });
+    expect(shown).toContain("lllm: Book a table");
+    expect(shown).toContain("Your name [Ada]: ");
+    expect(shown).toContain("guests (how many): ");
+    expect(shown).toContain("answer a whole number");
+    expect(shown).toContain("room 1) Inside, 2) Terrace: ");
+    expect(shown).toContain("extras 1) wine, 2) cake, 3) candles (comma-separated): ");
+    expect(shown).toContain("vegan (y/n) [false]: ");
+  });
+
+  it("declines on !decline, and cancels at the end of input or after three wrong answers", async () => {
+    expect((await answer(["Bob", "!decline"])).result).toEqual({ action: "decline" });
+    expect((await answer(["Bob"])).result).toEqual({ action: "cancel" });
+    expect((await answer(["", "x", "y", "z"])).result).toEqual({ action: "cancel" });
+  });
+});
