@@ -9,6 +9,8 @@ export interface BatchProgressOptions {
   intervalMs?: number;
   /** The number of items, once known (counted in the background); the ETA needs it. */
   total?: () => number | undefined;
+  /** More to show at the end of the line (`--provider-batch`: its jobs). */
+  extra?: () => string | undefined;
 }
 
 /** The batch's progress on stderr: done, failed, in flight, rate, ETA, tokens and cost so far. */
@@ -17,6 +19,7 @@ export class BatchProgress {
   readonly #live: boolean;
   readonly #timer: NodeJS.Timeout;
   readonly #total: () => number | undefined;
+  readonly #extra: () => string | undefined;
   #stats: BatchStats | undefined;
   #drawn = false;
 
@@ -24,6 +27,7 @@ export class BatchProgress {
     this.#stream = options.stream ?? process.stderr;
     this.#live = options.live;
     this.#total = options.total ?? (() => undefined);
+    this.#extra = options.extra ?? (() => undefined);
     this.#timer = setInterval(() => this.#draw(), options.intervalMs ?? (this.#live ? 250 : 5000));
     this.#timer.unref();
   }
@@ -52,9 +56,9 @@ export class BatchProgress {
     const stats = this.#stats;
     if (!stats) return;
     if (this.#live) {
-      this.#stream.write(`\r\u001b[K${progressLine(stats, this.#total(), (this.#stream.columns ?? 120) - 1)}`);
+      this.#stream.write(`\r\u001b[K${progressLine(stats, this.#total(), (this.#stream.columns ?? 120) - 1, this.#extra())}`);
       this.#drawn = true;
-    } else this.#stream.write(`${progressLine(stats, this.#total())}\n`);
+    } else this.#stream.write(`${progressLine(stats, this.#total(), Infinity, this.#extra())}\n`);
   }
 }
 
@@ -63,7 +67,7 @@ export class BatchProgress {
  * (a dataset read from a pipe), no `/500` and no ETA. At most `width` characters: parts that do not fit are left
  * out whole (a cut part could read as another number, or as a bare `$`).
  */
-export function progressLine(stats: BatchStats, total: number | undefined, width = Infinity): string {
+export function progressLine(stats: BatchStats, total: number | undefined, width = Infinity, extra?: string): string {
   const finished = stats.ok + stats.failed;
   const elapsed = (Date.now() - stats.startedAt) / 1000;
   const rate = elapsed > 0 ? finished / elapsed : 0;
@@ -76,6 +80,7 @@ export function progressLine(stats: BatchStats, total: number | undefined, width
   if (remaining !== undefined && rate > 0) parts.push(`ETA ${formatSeconds(remaining / rate)}`);
   parts.push(`${formatCount(stats.promptTokens + stats.completionTokens)} tokens`);
   parts.push(stats.costUnknown > 0 && stats.cost === 0 ? "cost unknown" : `${formatCost(stats.cost)}${stats.costUnknown > 0 ? "+" : ""}`);
+  if (extra) parts.push(extra);
   let line = "lllm batch:";
   for (const [index, part] of parts.entries()) {
     const next = `${line}${index === 0 ? " " : ", "}${part}`;

@@ -26,6 +26,8 @@ export interface BatchStats {
   /** With --max-cost: the first item whose cost was unknown (it stopped the batch). */
   unpricedItem?: string;
   startedAt: number;
+  /** The scheduler is reading or starting items (not waiting for a free slot, not past the dataset's end). */
+  pulling: boolean;
   /** Why the batch stopped starting items before the end of the dataset. */
   stoppedBy?: "interrupted" | "budget" | "fail_fast" | "unpriced";
 }
@@ -46,6 +48,11 @@ export interface RunBatchOptions {
   maxCost?: number;
   maxTokens?: number;
   spentBefore?: BatchSpending;
+  /**
+   * Dollars committed but not yet in any result (`--provider-batch`: requests submitted in jobs still running, turns
+   * answered for items still running): `--max-cost` counts them as spent.
+   */
+  committedCost?: () => number;
   /** Given the live counts once, at the start (the progress line and the Ctrl-C message read them). */
   onStart?: (stats: BatchStats) => void;
   /** Told after each item (the progress line). */
@@ -68,7 +75,7 @@ export const DUPLICATE_IDS_SHOWN = 5;
  * failure is a result; the batch stops early only on Ctrl-C, a budget, or a failure with --fail-fast.
  */
 export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
-  const stats: BatchStats = { ok: 0, failed: 0, skipped: 0, skippedFailed: 0, inFlight: 0, cancelled: 0, promptTokens: 0, completionTokens: 0, cost: 0, costUnknown: 0, duplicates: 0, duplicateIds: [], startedAt: Date.now() };
+  const stats: BatchStats = { ok: 0, failed: 0, skipped: 0, skippedFailed: 0, inFlight: 0, cancelled: 0, promptTokens: 0, completionTokens: 0, cost: 0, costUnknown: 0, duplicates: 0, duplicateIds: [], startedAt: Date.now(), pulling: true };
   const spentBefore = options.spentBefore ?? { promptTokens: 0, completionTokens: 0, cost: 0 };
   const { output, concurrency } = options;
   const maxHeld = options.maxHeldLines ?? 10_000;
@@ -87,7 +94,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
   const stopReason = (): BatchStats["stoppedBy"] => {
     if (options.stopStarting.aborted) return "interrupted";
     if (stats.stoppedBy) return stats.stoppedBy;
-    if (options.maxCost !== undefined && spentBefore.cost + stats.cost >= options.maxCost) return "budget";
+    if (options.maxCost !== undefined && spentBefore.cost + stats.cost + (options.committedCost?.() ?? 0) >= options.maxCost) return "budget";
     if (options.maxTokens !== undefined && spentBefore.promptTokens + spentBefore.completionTokens + stats.promptTokens + stats.completionTokens >= options.maxTokens) return "budget";
     return undefined;
   };
@@ -154,7 +161,9 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
       // reactions would pile up on the long-lived promises, item after item).
       // With --ordered, also while too many finished lines wait for a slow earlier item (it is running: it ends).
       const full = (): boolean => running >= concurrency.limit || (running > 0 && output.held >= maxHeld);
+      stats.pulling = false;
       while (full() && stopReason() === undefined && !broken) await new Promise<void>((resolve) => (wake = resolve));
+      stats.pulling = true;
       if (broken) break;
       // Ctrl-C and --fail-fast stop at once; a budget stops only an item that would run (the rest of the dataset
       // may be done already, or duplicates: then nothing was stopped).
@@ -186,6 +195,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
       start(item);
     }
   } finally {
+    stats.pulling = false;
     options.stopStarting.removeEventListener("abort", wakeUp);
     await drained;
     await iterator.return?.(undefined);

@@ -31,6 +31,7 @@ import { paint, warn, writeErr } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
 import { parseVars } from "./parseVars.js";
+import type { ProviderBatch } from "./providerBatch.js";
 
 export interface BatchCommandOptions {
   inputs?: string;
@@ -57,6 +58,10 @@ export interface BatchCommandOptions {
   queue?: string;
   purge?: boolean;
   verbose?: boolean;
+  providerBatch?: boolean;
+  pollInterval?: string;
+  status?: boolean;
+  cancel?: boolean;
 }
 
 /** `lllm batch TACTIC --inputs FILE`: run one tactic over every item of a dataset, in one process. */
@@ -65,6 +70,13 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
     if (options.queue === undefined) throw new ConfigError("usage_queue", "--purge needs --queue: the Redis to remove batches from", { location: { file: "--purge" }, hint: "lllm batch --queue redis://127.0.0.1:6379 --purge [--out FILE]" });
     queueConnection(options.queue);
     return purgeQueue(options.queue, { ...(options.out !== undefined ? { out: options.out } : {}) });
+  }
+  if (options.status || options.cancel) {
+    const flag = options.status ? "--status" : "--cancel";
+    if (options.out === undefined) throw new ConfigError("usage_out", `${flag} needs --out: the result file whose provider batch jobs to ${options.status ? "show" : "cancel"}`, { location: { file: flag }, hint: `lllm batch ${flag} --out results.jsonl` });
+    if (options.status && options.cancel) throw new ConfigError("usage_out", "--status and --cancel: give one", { location: { file: flag } });
+    const { providerJobsCommand } = await import("./providerBatch.js");
+    return providerJobsCommand(options.out, options.status ? "status" : "cancel");
   }
   if (tacticTarget === undefined) throw new ConfigError("usage_missing_tactic", "missing the tactic to run over the dataset", { hint: "lllm batch TACTIC --inputs items.jsonl --out results.jsonl" });
   const settings = batchSettings(options);
@@ -78,8 +90,10 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   // What the workers are told to find, checked before anything connects: a tactic they cannot have is refused now.
   const queued = options.queue === undefined ? undefined : queuedTactic(prepared, options.model ?? null);
 
+  if (options.providerBatch && options.queue !== undefined) throw new ConfigError("usage_queue", "--provider-batch and --queue: give one (the provider runs the model calls of a provider batch)", { location: { file: "--provider-batch" } });
   const live = Boolean(process.stderr.isTTY);
-  const progress = options.quiet ? undefined : new BatchProgress({ live, total: () => total });
+  let providerBatch: ProviderBatch | undefined;
+  const progress = options.quiet ? undefined : new BatchProgress({ live, total: () => total, extra: () => providerBatch?.progress() });
   const say = (text: string): void => (progress ? progress.print(text) : writeErr(text));
   const gate = new ProviderGate({ ...(settings.rpm !== undefined ? { rpm: settings.rpm } : {}), ...(settings.tpm !== undefined ? { tpm: settings.tpm } : {}) });
   const concurrency = new AdaptiveConcurrency(settings.concurrency);
@@ -93,6 +107,20 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   // Every agent's model is built once before the first item: a missing key fails the batch now (exit 2), not
   // each item. With --queue the workers call the models, with their own keys.
   if (options.queue === undefined) for (const agent of prepared.agents) for (const model of modelChain(agent.config)) createModel({ ...agent.config, model_name: model });
+  if (options.providerBatch) {
+    const { startProviderBatch } = await import("./providerBatch.js");
+    providerBatch = await startProviderBatch({
+      prepared,
+      out: options.out,
+      live: createModel,
+      inFlight: () => stats?.inFlight ?? 0,
+      starting: () => stats?.pulling ?? true,
+      ...(settings.pollIntervalMs !== undefined ? { pollIntervalMs: settings.pollIntervalMs } : {}),
+      ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}),
+      say: (text) => say(paint("dim", `lllm batch: ${text}`)),
+      warn: (text) => say(`${paint("yellow", "lllm: warning:")} ${text}`),
+    });
+  }
 
   const output = await BatchOutput.open({ ...(options.out !== undefined ? { file: options.out } : {}), ordered: Boolean(options.ordered), retryFailed: Boolean(options.retryFailed) });
   let total: number | undefined;
@@ -108,6 +136,12 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   let stats: BatchStats | undefined;
   holdFirstSignal(() => {
     stopStarting.abort();
+    if (providerBatch) {
+      // The items wait for jobs that may take hours: they stop now; the jobs run on at the provider.
+      say("lllm: interrupted: the provider batch jobs keep running; run the same command again to pick them up");
+      void providerBatch.runner.detach();
+      return;
+    }
     say(`lllm: interrupted: no new items; waiting for the ${stats?.inFlight ?? 0} running to finish (Ctrl-C again to cancel them)`);
   });
   try {
@@ -121,6 +155,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
       ...(settings.maxCost !== undefined ? { maxCost: settings.maxCost } : {}),
       ...(settings.maxTokens !== undefined ? { maxTokens: settings.maxTokens } : {}),
       spentBefore: output.spent,
+      ...(providerBatch ? { committedCost: () => providerBatch!.runner.committedCost } : {}),
       onStart: (live) => {
         stats = live;
         progress?.update(live);
@@ -131,17 +166,18 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
         runBatchItem(item, {
           prepared,
           batchId,
-          createModel,
+          createModel: providerBatch ? providerBatch.modelsFor(item.id) : createModel,
           vars: settings.vars,
           ...(settings.maxSteps !== undefined ? { maxSteps: settings.maxSteps } : {}),
           approve,
           signal: cancel,
           ...(options.log !== undefined ? { log: options.log } : {}),
           warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),
-        }),
+        }).finally(() => providerBatch?.itemDone(item.id)),
     });
   } finally {
     progress?.stop();
+    await providerBatch?.close({ complete: stats !== undefined && stats.stoppedBy === undefined && stats.cancelled === 0 });
     try {
       output.close(); // throws when the last lines cannot be written (a full disk)
     } finally {
@@ -204,7 +240,14 @@ interface BatchSettings {
   tpm?: number;
   maxCost?: number;
   maxTokens?: number;
+  pollIntervalMs?: number;
 }
+
+/**
+ * Items running at once with --provider-batch by default: each round's job holds the requests of this many items
+ * (a job of 10,000 requests, not 10,000 calls).
+ */
+const PROVIDER_BATCH_CONCURRENCY = 10_000;
 
 /** Every flag checked before anything runs: a typo must not surface after an hour of paid calls. */
 function batchSettings(options: BatchCommandOptions): BatchSettings {
@@ -224,13 +267,17 @@ function batchSettings(options: BatchCommandOptions): BatchSettings {
   const format: DatasetFormat = options.lines ? "lines" : options.format ?? (path.extname(inputs).toLowerCase() === ".csv" ? "csv" : "jsonl");
   if (options.out !== undefined && path.resolve(options.out) === path.resolve(inputs)) throw new ConfigError("usage_out", "--out is the dataset itself: give another file", { location: { file: "--out" } });
   const maxLineBytes = options.maxLineSize === undefined ? DEFAULT_MAX_LINE_BYTES : sizeInBytes(options.maxLineSize, "--max-line-size");
-  const settings: BatchSettings = { inputs, readTwice, maxLineBytes, format, concurrency: positiveInteger(options.concurrency ?? (options.queue !== undefined ? "100" : "4"), "--concurrency", "e.g. --concurrency 16"), vars: parseVars(options.var ?? []) };
+  const settings: BatchSettings = { inputs, readTwice, maxLineBytes, format, concurrency: positiveInteger(options.concurrency ?? (options.queue !== undefined ? "100" : options.providerBatch ? String(PROVIDER_BATCH_CONCURRENCY) : "4"), "--concurrency", "e.g. --concurrency 16"), vars: parseVars(options.var ?? []) };
   if (options.maxSteps !== undefined) settings.maxSteps = positiveInteger(options.maxSteps, "--max-steps", "e.g. --max-steps 5", 0);
   if (options.timeout !== undefined) settings.timeout = positiveNumber(options.timeout, "--timeout", "seconds, e.g. --timeout 300");
   if (options.rpm !== undefined) settings.rpm = positiveInteger(options.rpm, "--rpm", "model requests per minute, e.g. --rpm 500");
   if (options.tpm !== undefined) settings.tpm = positiveInteger(options.tpm, "--tpm", "tokens per minute, e.g. --tpm 200000");
   if (options.maxCost !== undefined) settings.maxCost = positiveNumber(options.maxCost, "--max-cost", "US dollars, e.g. --max-cost 5");
   if (options.maxTokens !== undefined) settings.maxTokens = positiveInteger(options.maxTokens, "--max-tokens", "e.g. --max-tokens 1000000");
+  if (options.pollInterval !== undefined) {
+    if (!options.providerBatch) throw new ConfigError("usage_number", "--poll-interval is for --provider-batch", { location: { file: "--poll-interval" } });
+    settings.pollIntervalMs = positiveNumber(options.pollInterval, "--poll-interval", "seconds, e.g. --poll-interval 30") * 1000;
+  }
   return settings;
 }
 

@@ -155,6 +155,10 @@ export function buildProgram(): Command {
     .option("--max-line-size <size>", "the longest dataset line (CSV: record) read; a longer one fails its item (default 64M; a bare number is megabytes)")
     .option("--queue <url>", "spread the items over `lllm worker`s through a Redis queue (redis://[:password@]host:port)")
     .option("--purge", "with --queue, no tactic: remove the keys of batches whose `lllm batch` is gone (with --out FILE: of the one writing FILE)")
+    .option("--provider-batch", "send the model requests through the providers' batch APIs (OpenAI, Anthropic, Gemini: about half the price, results within 24 h): each round of the items' requests is one job; needs --out; running the same command again polls the same jobs")
+    .option("--poll-interval <seconds>", "with --provider-batch: poll the jobs this often (default from 10 s growing to 60 s)")
+    .option("--status", "with --out FILE, no tactic: show the provider batch jobs of FILE, their states and counts")
+    .option("--cancel", "with --out FILE, no tactic: cancel the provider batch jobs of FILE still running")
     .option("-q, --quiet", "no progress line; the summary only when something failed")
     .option("--no-log", "do not record the items' runs in the run store")
     .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {

@@ -24,8 +24,8 @@ export interface ProjectSettings {
   log?: boolean;
   /** The largest model reply read: a size such as `64M`, or megabytes (`replySizeBytes` reads it). */
   reply_size?: string | number;
-  /** Model prices in dollars per million tokens, over the shipped table (`input`, `output`, optional `cached_input`, `cache_write`). */
-  prices?: Record<string, { input: number; output: number; cached_input?: number; cache_write?: number }>;
+  /** Model prices in dollars per million tokens, over the shipped table (`input`, `output`, optional `cached_input`, `cache_write`, `batch_input`, `batch_output`). */
+  prices?: Record<string, { input: number; output: number; cached_input?: number; cache_write?: number; batch_input?: number; batch_output?: number }>;
 }
 
 export interface LoadedProjectSettings {

@@ -32,6 +32,8 @@ const SETTINGS_SCHEMA: AnySchemaObject = {
           output: { ...PRICE, description: "A completion token." },
           cached_input: { ...PRICE, description: "A prompt token read from the provider's cache; default: input." },
           cache_write: { ...PRICE, description: "A prompt token written to the provider's cache (Anthropic); default: 1.25 x input." },
+          batch_input: { ...PRICE, description: "An input token through the provider's batch API (`lllm batch --provider-batch`); default: half of input." },
+          batch_output: { ...PRICE, description: "An output token through the provider's batch API; default: half of output." },
         },
       },
     },

@@ -21,6 +21,8 @@ export interface Usage {
   reasoningTokens?: number;
   /** Prompt tokens written to the provider's cache (part of `promptTokens`; Anthropic bills them above the input price). */
   cacheWritePromptTokens?: number;
+  /** The call went through the provider's batch API (billed at the batch price). */
+  batch?: boolean;
 }
 
 /** An image (or audio) a tool returned: base64 data and its MIME type, as MCP's content blocks carry them. */

@@ -9,7 +9,13 @@ export interface ModelPrice {
   cached_input?: number;
   cache_write?: number;
   output: number;
+  /** Through the provider's batch API (`lllm batch --provider-batch`): default half of `input` and `output`. */
+  batch_input?: number;
+  batch_output?: number;
 }
+
+/** What a call through a provider's batch API costs, as a share of the live price, when the table gives none. */
+export const BATCH_PRICE_SHARE = 0.5;
 
 let shipped: { as_of: string; models: Record<string, ModelPrice> } | undefined;
 /** Tables already built, by the overrides they were built with (a table never changes once built). */
@@ -25,6 +31,8 @@ export interface TokenCounts {
   completionTokens: number;
   cachedPromptTokens?: number;
   cacheWritePromptTokens?: number;
+  /** The call went through the provider's batch API: billed at the batch price. */
+  batch?: boolean;
 }
 
 /**
@@ -100,6 +108,13 @@ export class PriceTable {
     const cached = Math.min(tokens.cachedPromptTokens ?? 0, tokens.promptTokens);
     const written = Math.min(tokens.cacheWritePromptTokens ?? 0, tokens.promptTokens - cached);
     const fresh = tokens.promptTokens - cached - written;
+    if (tokens.batch) {
+      // Batch discounts apply to every input token alike (cache reads and writes included: the providers bill them
+      // at their own discounted rates, which the table's batch prices stand for).
+      const input = price.batch_input ?? price.input * BATCH_PRICE_SHARE;
+      const output = price.batch_output ?? price.output * BATCH_PRICE_SHARE;
+      return (tokens.promptTokens * input + tokens.completionTokens * output) / 1_000_000;
+    }
     return (fresh * price.input + cached * (price.cached_input ?? price.input) + written * (price.cache_write ?? price.input * CACHE_WRITE_MULTIPLIER) + tokens.completionTokens * price.output) / 1_000_000;
   }
 }

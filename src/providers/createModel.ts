@@ -53,6 +53,26 @@ export function createModel(options: CreateModelOptions): Model {
     if (file === "") throw new ConfigError("config_invalid_model", "`scripted:` needs a file: `scripted:<file.yaml>`");
     return ScriptedModel.fromFile(file, { name: model, ...(options.cwd ? { cwd: options.cwd } : {}) });
   }
+  const { wire, modelOptions } = modelSetup(options);
+  if (wire === "anthropic") return new AnthropicModel(modelOptions);
+  if (wire === "gemini") return new GeminiModel(modelOptions);
+  return options.apiType === "response" ? new OpenAIResponsesModel(modelOptions) : new OpenAIChatModel(modelOptions);
+}
+
+/** Where a (not scripted) model's calls go and how: the checks of `createModel`, without building the model. */
+export interface ModelSetup {
+  wire: "openai" | "anthropic" | "gemini";
+  /** The route's prefix (`openai` for names without one). */
+  prefix: string;
+  modelOptions: OpenAIModelOptions;
+}
+
+/**
+ * The endpoint, key and options of a model's settings, checked as `createModel` checks them (a missing key is a
+ * `ConfigError`). The batch APIs (`lllm batch --provider-batch`) send to the same endpoint with the same key.
+ */
+export function modelSetup(options: CreateModelOptions): ModelSetup {
+  const { model } = options;
   checkChoice("invoker", options.invoker, INVOKERS);
   checkChoice("api_type", options.apiType, API_TYPES);
   const env = options.env ?? process.env;
@@ -69,9 +89,7 @@ export function createModel(options: CreateModelOptions): Model {
   if (proxies !== undefined || options.maxReplyBytes !== undefined) {
     modelOptions.transport = { ...(proxies ? { proxies } : {}), ...(options.maxReplyBytes !== undefined ? { maxReplyBytes: options.maxReplyBytes } : {}) };
   }
-  if (route.wire === "anthropic") return new AnthropicModel(modelOptions);
-  if (route.wire === "gemini") return new GeminiModel(modelOptions);
-  return options.apiType === "response" ? new OpenAIResponsesModel(modelOptions) : new OpenAIChatModel(modelOptions);
+  return { wire: route.wire ?? "openai", prefix: route.prefix, modelOptions };
 }
 
 /**

@@ -95,4 +95,28 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN test_case TEXT;
   ALTER TABLE runs ADD COLUMN test_status TEXT;
   CREATE INDEX runs_test ON runs (started_at) WHERE test_file IS NOT NULL;`,
+  // 5 (after the 4th of `lllm test`): `lllm batch --provider-batch`, keyed by the absolute path of the --out file:
+  // the provider jobs of a batch and, per model request (its custom id: item and turn), the job it is in, how many
+  // times it was submitted, and its answer once the job ended (a resumed item replays its answered turns from here).
+  `CREATE TABLE provider_batch_jobs (
+    out TEXT NOT NULL,
+    job_id TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    config TEXT NOT NULL,
+    state TEXT NOT NULL,
+    provider_state TEXT,
+    requests INTEGER NOT NULL,
+    committed_cost REAL NOT NULL DEFAULT 0,
+    submitted_at INTEGER NOT NULL,
+    ended_at INTEGER,
+    PRIMARY KEY (out, job_id)
+  );
+  CREATE TABLE provider_batch_requests (
+    out TEXT NOT NULL,
+    custom_id TEXT NOT NULL,
+    job_id TEXT,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    answer TEXT,
+    PRIMARY KEY (out, custom_id)
+  );`,
 ];

@@ -13,3 +13,4 @@ export {
 export { startMockAnthropicServer, type AnthropicFailure, type MockAnthropicServer, type MockAnthropicServerOptions } from "./mockAnthropicServer.js";
 export { startMockGeminiServer, type GeminiFailure, type MockGeminiServer, type MockGeminiServerOptions } from "./mockGeminiServer.js";
 export { expectRun, RunAssertionError, type ExpectRunOptions, type RunExpectation, type RunToCheck } from "./expectRun.js";
+export { MockBatchJobs, type MockBatchJob, type MockBatchOptions, type MockBatchOutcome, type MockBatchResult } from "./MockBatchJobs.js";

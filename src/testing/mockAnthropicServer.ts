@@ -5,8 +5,9 @@ import { setImmediate as nextTick } from "node:timers/promises";
 import { resolveTurn, splitIntoChunks } from "../providers/ScriptedTurn.js";
 import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
 import { MockScript } from "./MockScript.js";
-import type { RecordedRequest } from "./RecordedRequest.js";
+import type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
 import { readMockRequest } from "./readMockRequest.js";
+import { MockBatchJobs, type MockBatchJob, type MockBatchOptions } from "./MockBatchJobs.js";
 
 /** A failure served instead of an answer: an HTTP status in Anthropic's error shape, with `retry-after` when given. */
 export interface AnthropicFailure {
@@ -24,6 +25,10 @@ export interface MockAnthropicServerOptions {
   cacheUsage?: { read: number; write: number };
   /** Thinking text to put before every answer's content (as extended thinking does). */
   thinking?: string;
+  /** Answer every model call from this function (the request body) instead of the script. */
+  handler?: (body: MockRequestBody) => ScriptedTurn;
+  /** Message Batches (`/v1/messages/batches`): when its jobs end, and which requests it refuses. */
+  batch?: MockBatchOptions;
 }
 
 /** A running mock server. Close it in `afterEach`/`afterAll`. */
@@ -31,6 +36,8 @@ export interface MockAnthropicServer {
   /** The base URL (no `/v1`, as `ANTHROPIC_BASE_URL` takes it). */
   readonly url: string;
   readonly requests: RecordedRequest[];
+  /** The Message Batches submitted; make the next ones expire or polls fail. */
+  readonly batches: MockBatchJobs;
   close(): Promise<void>;
 }
 
@@ -46,10 +53,45 @@ export async function startMockAnthropicServer(options: MockAnthropicServerOptio
   const script = new MockScript<AnthropicFailure>(options);
   const requests: RecordedRequest[] = [];
 
+  /** One message as the live API would answer the body. */
+  function message(body: MockRequestBody): Record<string, unknown> | undefined {
+    const turn = options.handler ? options.handler(body) : script.nextTurn();
+    if (turn === undefined) return undefined;
+    const callNumber = script.countAnswer();
+    const resolved = resolveTurn(turn, callNumber, JSON.stringify(body.messages ?? ""));
+    resolved.toolCalls = resolved.toolCalls.map((call) => ({ ...call, id: call.id.replace(/^call_/, "toolu_") }));
+    return { id: `msg_mock_${callNumber}`, type: "message", role: "assistant", model: String(body.model), content: contentOf(resolved, options), stop_reason: stopReason(resolved), stop_sequence: null, usage: usageOf(resolved, options) };
+  }
+  const batches = new MockBatchJobs("msgbatch_mock_", options.batch ?? {}, async (body) => {
+    const invalid = checkMessages(body.messages);
+    if (invalid) return { error: invalid };
+    return message(body) ?? { error: "mock Anthropic server: no scripted turn left" };
+  });
+
+  async function handleBatches(request: IncomingMessage, response: ServerResponse, path: string, body: MockRequestBody, origin: string): Promise<void> {
+    if (request.method === "POST" && path === "/v1/messages/batches") {
+      const list = body["requests"] as Array<{ custom_id: string; params: MockRequestBody }> | undefined;
+      if (!Array.isArray(list) || list.length === 0) return sendError(response, 400, "requests: at least one request is required");
+      const job = batches.create(list.map((entry) => ({ customId: entry.custom_id, body: entry.params })));
+      return sendJson(response, batchObject(job, origin));
+    }
+    const route = /^\/v1\/messages\/batches\/([^/]+)(\/cancel|\/results)?$/.exec(path);
+    if (!route) return sendError(response, 404, `mock Anthropic server: no route ${request.method} ${path}`);
+    const failure = request.method === "GET" && route[2] === undefined ? batches.nextPollFailure() : undefined;
+    if (failure !== undefined) return sendError(response, failure, `mock failure ${failure}`);
+    const job = route[2] === "/cancel" ? batches.cancel(route[1]!) : await batches.current(route[1]!);
+    if (!job) return sendError(response, 404, `batch ${route[1]} not found`);
+    if (route[2] !== "/results") return sendJson(response, batchObject(job, origin));
+    if (job.state === "running") return sendError(response, 400, "the batch is still processing");
+    response.writeHead(200, { "content-type": "application/binary" });
+    response.end(resultLines(job).map((line) => `${JSON.stringify(line)}\n`).join(""));
+  }
+
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const { record, isJson } = await readMockRequest(request, requests);
     if (!isJson) return sendError(response, 400, "mock Anthropic server: the body is not JSON");
     const { path, body } = record;
+    if (path.startsWith("/v1/messages/batches")) return handleBatches(request, response, path, body, `http://127.0.0.1:${listener.port}`);
     if (request.method !== "POST" || path !== "/v1/messages") return sendError(response, 404, `mock Anthropic server: no route ${request.method} ${path}`);
     const failure = script.nextFailure();
     if (failure) return sendError(response, failure.status, failure.message ?? `mock failure ${failure.status}`, failure.retryAfter);
@@ -60,7 +102,7 @@ export async function startMockAnthropicServer(options: MockAnthropicServerOptio
     if (typeof request.headers["anthropic-version"] !== "string") return sendError(response, 400, "anthropic-version header is required");
     const invalid = checkMessages(body.messages);
     if (invalid) return sendError(response, 400, invalid);
-    const turn = script.nextTurn();
+    const turn = options.handler ? options.handler(body) : script.nextTurn();
     if (turn === undefined) return sendError(response, 500, `mock Anthropic server: no scripted turn left for model call #${script.answered + 1}`);
     const callNumber = script.countAnswer();
     const resolved = resolveTurn(turn, callNumber, JSON.stringify(body.messages ?? ""));
@@ -75,7 +117,7 @@ export async function startMockAnthropicServer(options: MockAnthropicServerOptio
     handle(request, response).catch((error: unknown) => sendError(response, 500, `mock Anthropic server failed: ${String(error)}`));
   });
   const listener = await listenOnLoopback(server);
-  return { url: `http://127.0.0.1:${listener.port}`, requests, close: listener.close };
+  return { url: `http://127.0.0.1:${listener.port}`, requests, batches, close: listener.close };
 }
 
 /** The rules of the Messages API that a converter can break: roles alternate from a user turn, content blocks
@@ -167,4 +209,35 @@ function sendError(response: ServerResponse, status: number, message: string, re
   if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter);
   response.writeHead(status, headers);
   response.end(JSON.stringify({ type: "error", error: { type: ERROR_TYPES[status] ?? "api_error", message } }));
+}
+
+function sendJson(response: ServerResponse, body: unknown): void {
+  response.writeHead(200, { "content-type": "application/json" });
+  response.end(JSON.stringify(body));
+}
+
+/** A Message Batch as the API shows it; an ended one has its `results_url`. */
+function batchObject(job: MockBatchJob, origin: string): Record<string, unknown> {
+  const lines = job.state === "running" ? [] : resultLines(job);
+  const count = (type: string): number => lines.filter((line) => line.result.type === type).length;
+  return {
+    id: job.id,
+    type: "message_batch",
+    processing_status: job.state === "running" ? "in_progress" : "ended",
+    request_counts: { processing: job.state === "running" ? job.requests.length : 0, succeeded: count("succeeded"), errored: count("errored"), canceled: count("canceled"), expired: count("expired") },
+    created_at: new Date(job.createdAt).toISOString(),
+    ended_at: job.state === "running" ? null : new Date().toISOString(),
+    results_url: job.state === "running" ? null : `${origin}/v1/messages/batches/${job.id}/results`,
+  };
+}
+
+/** The results JSONL of an ended batch: a job made to fail or expire has every request expired, a cancelled one canceled. */
+function resultLines(job: MockBatchJob): Array<{ custom_id: string; result: { type: string; [key: string]: unknown } }> {
+  if (!job.results) return job.requests.map((request) => ({ custom_id: request.customId, result: { type: job.state === "cancelled" ? "canceled" : "expired" } }));
+  return job.results.map((result) => {
+    const answer = result.ok ? (result.answer as { error?: string }) : undefined;
+    if (result.ok && answer?.error === undefined) return { custom_id: result.customId, result: { type: "succeeded", message: result.answer } };
+    const message = result.ok ? String(answer?.error) : result.message;
+    return { custom_id: result.customId, result: { type: "errored", error: { type: "error", error: { type: "invalid_request_error", message } } } };
+  });
 }

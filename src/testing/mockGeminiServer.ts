@@ -7,6 +7,7 @@ import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
 import { MockScript } from "./MockScript.js";
 import type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
 import { readMockRequest } from "./readMockRequest.js";
+import { MockBatchJobs, type MockBatchJob, type MockBatchOptions } from "./MockBatchJobs.js";
 
 /** A failure served instead of an answer, in Google's error shape; `retryDelaySeconds` adds a RetryInfo detail. */
 export interface GeminiFailure {
@@ -19,12 +20,18 @@ export interface MockGeminiServerOptions {
   /** Turns answered in order, one per model call (the same script format as the OpenAI mock). */
   script?: readonly ScriptedTurn[];
   failures?: GeminiFailure[];
+  /** Answer every model call from this function (the request body) instead of the script. */
+  handler?: (body: MockRequestBody) => ScriptedTurn;
+  /** Batch mode (`:batchGenerateContent` with inline requests, `batches/…`): when its jobs end, which requests it refuses. */
+  batch?: MockBatchOptions;
 }
 
 export interface MockGeminiServer {
   /** The base URL (no version), as `GEMINI_BASE_URL` takes it. */
   readonly url: string;
   readonly requests: RecordedRequest[];
+  /** The batches submitted; make the next ones fail or expire, or polls fail. */
+  readonly batches: MockBatchJobs;
   close(): Promise<void>;
 }
 
@@ -43,10 +50,45 @@ export async function startMockGeminiServer(options: MockGeminiServerOptions = {
   const script = new MockScript<GeminiFailure>(options);
   const requests: RecordedRequest[] = [];
 
+  const batches = new MockBatchJobs("mock", options.batch ?? {}, async (body) => {
+    const invalid = checkBody(body);
+    if (invalid) return { error: { code: 400, message: invalid, status: "INVALID_ARGUMENT" } };
+    const turn = options.handler ? options.handler(body) : script.nextTurn();
+    if (turn === undefined) return { error: { code: 500, message: "mock Gemini server: no scripted turn left", status: "INTERNAL" } };
+    const resolved = resolveTurn(turn, script.countAnswer(), JSON.stringify(body["contents"] ?? ""));
+    return { response: answer(resolved, String(body["model"] ?? "gemini"), partsOf(resolved), finishReasonOf(resolved), true) };
+  });
+  /** The model each batch was submitted for. */
+  const batchModels = new Map<string, string>();
+
+  async function handleBatches(request: IncomingMessage, response: ServerResponse, pathname: string, body: MockRequestBody): Promise<boolean> {
+    const create = /^\/v1beta\/models\/([^/:]+):batchGenerateContent$/.exec(pathname);
+    if (request.method === "POST" && create) {
+      const batch = body["batch"] as { displayName?: string; inputConfig?: { requests?: { requests?: Array<{ request: MockRequestBody; metadata?: { key?: string } }> } } } | undefined;
+      const list = batch?.inputConfig?.requests?.requests;
+      if (!Array.isArray(list) || list.length === 0) return sendError(response, 400, "* BatchGenerateContentRequest.batch.input_config: inline requests are required"), true;
+      const job = batches.create(list.map((entry, index) => ({ customId: entry.metadata?.key ?? String(index), body: entry.request })), batch?.displayName);
+      batchModels.set(job.id, decodeURIComponent(create[1]!));
+      return sendJsonBody(response, operation(job, batchModels.get(job.id)!)), true;
+    }
+    if (request.method === "GET" && pathname === "/v1beta/batches") {
+      return sendJsonBody(response, { operations: [...batches.jobs.values()].reverse().map((job) => operation(job, batchModels.get(job.id) ?? "gemini")) }), true;
+    }
+    const route = /^\/v1beta\/batches\/([^/:]+)(:cancel)?$/.exec(pathname);
+    if (!route) return false;
+    if (typeof request.headers["x-goog-api-key"] !== "string") return sendError(response, 403, "Method doesn't allow unregistered callers."), true;
+    const failure = request.method === "GET" ? batches.nextPollFailure() : undefined;
+    if (failure !== undefined) return sendError(response, failure, `mock failure ${failure}`), true;
+    const job = route[2] ? batches.cancel(route[1]!) : await batches.current(route[1]!);
+    if (!job) return sendError(response, 404, `Batch batches/${route[1]} not found.`), true;
+    return sendJsonBody(response, route[2] ? {} : operation(job, batchModels.get(job.id) ?? "gemini")), true;
+  }
+
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const { url, record, isJson } = await readMockRequest(request, requests);
     if (!isJson) return sendError(response, 400, "Invalid JSON payload received.");
     const { body } = record;
+    if ((url.pathname.includes(":batchGenerateContent") || url.pathname.startsWith("/v1beta/batches")) && (await handleBatches(request, response, url.pathname, body))) return;
     const route = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(url.pathname);
     if (request.method !== "POST" || !route) return sendError(response, 404, `mock Gemini server: no route ${request.method} ${url.pathname}`);
     const failure = script.nextFailure();
@@ -54,7 +96,7 @@ export async function startMockGeminiServer(options: MockGeminiServerOptions = {
     if (typeof request.headers["x-goog-api-key"] !== "string") return sendError(response, 403, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
     const invalid = checkBody(body);
     if (invalid) return sendError(response, 400, invalid);
-    const turn = script.nextTurn();
+    const turn = options.handler ? options.handler(body) : script.nextTurn();
     if (turn === undefined) return sendError(response, 500, `mock Gemini server: no scripted turn left for model call #${script.answered + 1}`);
     const resolved = resolveTurn(turn, script.countAnswer(), JSON.stringify(body["contents"] ?? ""));
     const model = decodeURIComponent(route[1]!);
@@ -70,7 +112,7 @@ export async function startMockGeminiServer(options: MockGeminiServerOptions = {
     handle(request, response).catch((error: unknown) => sendError(response, 500, `mock Gemini server failed: ${String(error)}`));
   });
   const listener = await listenOnLoopback(server);
-  return { url: `http://127.0.0.1:${listener.port}`, requests, close: listener.close };
+  return { url: `http://127.0.0.1:${listener.port}`, requests, batches, close: listener.close };
 }
 
 function checkBody(body: MockRequestBody): string | undefined {
@@ -160,4 +202,40 @@ function sendError(response: ServerResponse, status: number, message: string, re
   const details = retryDelaySeconds === undefined ? [] : [{ "@type": "type.googleapis.com/google.rpc.RetryInfo", retryDelay: `${retryDelaySeconds}s` }];
   response.writeHead(status, { "content-type": "application/json" });
   response.end(JSON.stringify({ error: { code: status, message, status: STATUS_NAMES[status] ?? "UNKNOWN", ...(details.length > 0 ? { details } : {}) } }));
+}
+
+function sendJsonBody(response: ServerResponse, body: unknown): void {
+  response.writeHead(200, { "content-type": "application/json" });
+  response.end(JSON.stringify(body));
+}
+
+const BATCH_STATES: Record<MockBatchJob["state"], string> = { running: "BATCH_STATE_RUNNING", ended: "BATCH_STATE_SUCCEEDED", failed: "BATCH_STATE_FAILED", expired: "BATCH_STATE_EXPIRED", cancelled: "BATCH_STATE_CANCELLED" };
+
+/** A batch as the REST API shows it: an operation whose `metadata` is the batch, with `response` once it succeeded. */
+function operation(job: MockBatchJob, model: string): Record<string, unknown> {
+  const results = job.results ?? [];
+  const inlined = results.map((result, index) => {
+    const key = { key: job.requests[index]!.customId };
+    if (!result.ok) return { error: { code: result.status, message: result.message, status: "INVALID_ARGUMENT" }, metadata: key };
+    const outcome = result.answer as { response?: unknown; error?: unknown };
+    return outcome.error ? { error: outcome.error, metadata: key } : { response: outcome.response, metadata: key };
+  });
+  const failed = inlined.filter((line) => "error" in line).length;
+  const metadata = {
+    "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch",
+    name: `batches/${job.id}`,
+    model: `models/${model}`,
+    displayName: typeof job.label === "string" ? job.label : "batch",
+    state: BATCH_STATES[job.state],
+    createTime: new Date(job.createdAt).toISOString(),
+    batchStats: { requestCount: String(job.requests.length), successfulRequestCount: String(results.length - failed), failedRequestCount: String(failed), pendingRequestCount: String(job.state === "running" ? job.requests.length : 0) },
+  };
+  const done = job.state !== "running";
+  return {
+    name: `batches/${job.id}`,
+    metadata,
+    done,
+    ...(job.state === "ended" ? { response: { "@type": "type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatchOutput", inlinedResponses: { inlinedResponses: inlined } } } : {}),
+    ...(job.state === "failed" ? { error: { code: 13, message: "the mock was told to fail this batch" } } : {}),
+  };
 }

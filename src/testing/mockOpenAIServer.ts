@@ -8,6 +8,7 @@ import type { ResolvedTurn, ScriptedTurn } from "../providers/ScriptedTurn.js";
 import { MockScript } from "./MockScript.js";
 import { readMockRequest } from "./readMockRequest.js";
 import type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
+import { MockBatchJobs, type MockBatchJob, type MockBatchOptions } from "./MockBatchJobs.js";
 
 // The recorded request types live in their own file, shared by every mock; re-exported here, where they were first.
 export type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
@@ -37,6 +38,8 @@ export interface MockOpenAIServerOptions {
   script?: readonly ScriptedTurn[];
   /** Failures served first, one per model call. */
   failures?: InjectedFailure[];
+  /** The Batch API (`/v1/files`, `/v1/batches`): when its jobs end, and which requests it refuses. */
+  batch?: MockBatchOptions;
 }
 
 /** A running mock server. Close it in `afterEach`/`afterAll`. */
@@ -50,6 +53,8 @@ export interface MockOpenAIServer {
   setScript(turns: readonly ScriptedTurn[]): void;
   /** Queue more failures (after any already queued). */
   injectFailure(...failures: InjectedFailure[]): void;
+  /** The Batch API's jobs: how many were submitted, what they held; make the next ones fail or polls fail. */
+  readonly batches: MockBatchJobs;
   /** Stop listening and drop open connections, including slow answers still waiting. Safe to call twice. */
   close(): Promise<void>;
 }
@@ -131,8 +136,64 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
     return sendJSON(response, 200, chatAnswer(resolved, model, modelCalls));
   }
 
+  /** A request of a batch job, answered as a live call (script or handler) would be. */
+  async function answerBatchLine(body: MockRequestBody): Promise<unknown> {
+    const turn = options.handler ? await options.handler(body, { method: "POST", path: "/v1/chat/completions", headers: {}, body }) : script.nextTurn();
+    if (turn === undefined) throw new Error(`mock OpenAI server: no scripted turn left for a batch request; the script has ${script.length} turns`);
+    const modelCalls = script.countAnswer();
+    const resolved = resolveTurn(turn, modelCalls, JSON.stringify(body.messages ?? ""));
+    return chatAnswer(resolved, typeof body.model === "string" ? body.model : "mock-model", modelCalls);
+  }
+  const batches = new MockBatchJobs("batch_mock_", options.batch ?? {}, answerBatchLine);
+  /** Uploaded files and the jobs' output and error files, by id. */
+  const files = new Map<string, string>();
+
+  async function handleBatchApi(request: IncomingMessage, response: ServerResponse, record: RecordedRequest): Promise<boolean> {
+    const { path } = record;
+    if (request.method === "POST" && path === "/v1/files") {
+      const raw = typeof record.body["raw"] === "string" ? record.body["raw"] : "";
+      const form = await new Response(raw, { headers: { "content-type": String(request.headers["content-type"]) } }).formData();
+      const file = form.get("file");
+      if (form.get("purpose") !== "batch" || !(file instanceof Blob)) return sendJSON(response, 400, { error: { message: "mock OpenAI server: a batch file needs purpose=batch and a file", type: "invalid_request_error", param: null, code: null } }), true;
+      const id = `file-mock-${files.size + 1}`;
+      files.set(id, await file.text());
+      return sendJSON(response, 200, { id, object: "file", bytes: file.size, purpose: "batch", filename: "requests.jsonl", created_at: Math.floor(Date.now() / 1000) }), true;
+    }
+    if (request.method === "POST" && path === "/v1/batches") {
+      const content = files.get(String(record.body["input_file_id"]));
+      if (content === undefined) return sendJSON(response, 404, { error: { message: `No such File object: ${String(record.body["input_file_id"])}`, type: "invalid_request_error", param: null, code: null } }), true;
+      const lines = content.split("\n").filter((line) => line.trim() !== "").map((line) => JSON.parse(line) as { custom_id: string; body: MockRequestBody });
+      const job = batches.create(lines.map((line) => ({ customId: line.custom_id, body: line.body })), record.body["metadata"]);
+      await batches.createDelay();
+      return sendJSON(response, 200, batchObject(job, String(record.body["input_file_id"]))), true;
+    }
+    if (request.method === "GET" && path === "/v1/batches") {
+      const data = [...batches.jobs.values()].reverse().map((job) => batchObject(job, ""));
+      return sendJSON(response, 200, { object: "list", data, has_more: false }), true;
+    }
+    const route = /^\/v1\/batches\/([^/]+)(\/cancel)?$/.exec(path);
+    if (route) {
+      const failure = request.method === "GET" ? batches.nextPollFailure() : undefined;
+      if (failure !== undefined) return sendFailure(response, { status: failure }, record.body), true;
+      const job = route[2] ? batches.cancel(route[1]!) : await batches.current(route[1]!);
+      if (!job) return sendJSON(response, 404, { error: { message: `No batch found with id '${route[1]}'.`, type: "invalid_request_error", param: null, code: null } }), true;
+      return sendJSON(response, 200, batchObject(job, "", files)), true;
+    }
+    const content = /^\/v1\/files\/([^/]+)\/content$/.exec(path);
+    if (request.method === "GET" && content) {
+      const text = files.get(content[1]!);
+      if (text === undefined) return sendJSON(response, 404, { error: { message: "No such File object", type: "invalid_request_error", param: null, code: null } }), true;
+      response.writeHead(200, { "content-type": "application/octet-stream" });
+      return response.end(text), true;
+    }
+    return false;
+  }
+
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const { record, isJson } = await readMockRequest(request, requests);
+    if (record.path.startsWith("/v1/files") || record.path.startsWith("/v1/batches")) {
+      if (await handleBatchApi(request, response, record)) return;
+    }
     if (!isJson) return sendJSON(response, 400, { error: { message: "mock OpenAI server: the body is not JSON", type: "invalid_request_error", param: null, code: null } });
     const { path } = record;
     if (request.method === "GET" && path === "/v1/models") {
@@ -162,6 +223,7 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
     injectFailure(...more) {
       script.addFailures(...more);
     },
+    batches,
     close() {
       for (const cancel of [...pendingDelays]) cancel();
       return listener.close();
@@ -256,5 +318,41 @@ function responsesAnswer(turn: ResolvedTurn, model: string, callNumber: number):
       input_tokens_details: { cached_tokens: 0 },
       output_tokens_details: { reasoning_tokens: 0 },
     },
+  };
+}
+
+/**
+ * A job as OpenAI's `/v1/batches` shows it. When it has ended with answers, its output and error files are made
+ * (once) in `files`: one line per request, `response.body` the chat completion or the error.
+ */
+function batchObject(job: MockBatchJob, inputFileId: string, files?: Map<string, string>): Record<string, unknown> {
+  const status = job.state === "running" ? "in_progress" : job.state === "ended" ? "completed" : job.state;
+  const results = job.results ?? [];
+  let outputFileId: string | null = null;
+  let errorFileId: string | null = null;
+  if (files && job.results) {
+    outputFileId = `file-${job.id}-output`;
+    errorFileId = `file-${job.id}-errors`;
+    if (!files.has(outputFileId)) {
+      const line = (index: number, result: (typeof results)[number]): string =>
+        JSON.stringify({ id: `batch_req_${job.id}_${index}`, custom_id: result.customId, response: result.ok ? { status_code: 200, request_id: `req_${index}`, body: result.answer } : { status_code: result.status, request_id: `req_${index}`, body: { error: { message: result.message, type: "invalid_request_error", param: null, code: null } } }, error: null });
+      files.set(outputFileId, results.map((result, index) => (result.ok ? `${line(index, result)}\n` : "")).join(""));
+      files.set(errorFileId, results.map((result, index) => (result.ok ? "" : `${line(index, result)}\n`)).join(""));
+    }
+  }
+  const failed = results.filter((result) => !result.ok).length;
+  return {
+    id: job.id,
+    object: "batch",
+    endpoint: "/v1/chat/completions",
+    input_file_id: inputFileId,
+    completion_window: "24h",
+    status,
+    output_file_id: outputFileId,
+    error_file_id: errorFileId,
+    created_at: Math.floor(job.createdAt / 1000),
+    errors: job.state === "failed" ? { object: "list", data: [{ code: "mock_failure", message: "the mock was told to fail this job", param: null, line: null }] } : null,
+    request_counts: { total: job.requests.length, completed: results.length - failed, failed },
+    metadata: job.label ?? null,
   };
 }

@@ -3,7 +3,7 @@ import { progressLine } from "../../src/batch/BatchProgress.js";
 import type { BatchStats } from "../../src/batch/runBatch.js";
 import { formatCost } from "../../src/store/RunTally.js";
 
-const stats = (cost: number): BatchStats => ({ ok: 120, failed: 3, skipped: 0, skippedFailed: 0, inFlight: 16, cancelled: 0, promptTokens: 40_000, completionTokens: 5_000, cost, costUnknown: 0, duplicates: 0, duplicateIds: [], startedAt: Date.now() - 10_000 });
+const stats = (cost: number): BatchStats => ({ ok: 120, failed: 3, skipped: 0, skippedFailed: 0, inFlight: 16, cancelled: 0, promptTokens: 40_000, completionTokens: 5_000, cost, costUnknown: 0, duplicates: 0, duplicateIds: [], startedAt: Date.now() - 10_000, pulling: false });
 
 describe("the batch progress line", () => {
   it("without a total (a dataset read from a pipe) shows the counts, no total and no ETA", () => {

@@ -170,11 +170,11 @@ describe("lllm CLI", () => {
     expect(bad.stderr).toContain("Allowed choices are tactic, test, package, proxy, settings");
   });
 
-  it("schema settings is the schema the settings are checked against, with cache_write", async () => {
+  it("schema settings is the schema the settings are checked against, with cache_write and the batch prices", async () => {
     const result = await runCliInProcess(["schema", "settings"]);
     const schema = JSON.parse(result.stdout) as { properties: { prices: { additionalProperties: { properties: Record<string, { description?: string }> } } } };
     expect(Object.keys(schema.properties)).toEqual(["model", "packages", "home", "log", "reply_size", "prices"]);
-    expect(Object.keys(schema.properties.prices.additionalProperties.properties)).toEqual(["input", "output", "cached_input", "cache_write"]);
+    expect(Object.keys(schema.properties.prices.additionalProperties.properties)).toEqual(["input", "output", "cached_input", "cache_write", "batch_input", "batch_output"]);
   });
 
   it("a package file may import any public name from lllm, not only tool()", async () => {

@@ -30,8 +30,10 @@ describe("the store's migrations", () => {
       store.close();
     }
     const reopened = new Libsql(file);
-    expect(reopened.prepare("PRAGMA user_version").raw().get()).toEqual([4]);
-    expect(MIGRATIONS).toHaveLength(4);
+    expect(reopened.prepare("PRAGMA user_version").raw().get()).toEqual([MIGRATIONS.length]);
+    expect(MIGRATIONS).toHaveLength(5); // 4: lllm test's columns, 5: --provider-batch's jobs and requests
+    // The provider-batch tables exist too after an upgrade.
+    expect(reopened.prepare("SELECT count(*) FROM provider_batch_jobs").raw().get()).toEqual([0]);
     reopened.close();
   });
 });

@@ -1,0 +1,141 @@
+import { openDatabaseSync, type Database } from "../../store/openDatabase.js";
+import { StoreError } from "../../store/StoreError.js";
+import type { BatchJobState } from "./BatchApi.js";
+
+/** A provider job of a batch, as kept in the run store. */
+export interface StoredJob {
+  jobId: string;
+  provider: string;
+  /** The agent's model settings the job's requests were made for (JSON; no key: keys come from the environment). */
+  config: string;
+  /** `submitting`: recorded before the provider was asked; its `jobId` is then the submission key. */
+  state: BatchJobState | "submitting";
+  providerState: string | null;
+  requests: number;
+  /** The estimated cost of the job's requests, counted by --max-cost as spent from submission on. */
+  committedCost: number;
+  submittedAt: number;
+  endedAt: number | null;
+}
+
+/** A stored answer: the live reply body, or the provider's error for that one request. */
+export type StoredAnswer = { reply: unknown } | { error: { status?: number; message: string } };
+
+/**
+ * Where `lllm batch --provider-batch` keeps its provider jobs and each request's state and answer (the run store,
+ * tables of migration 5), keyed by the absolute path of the --out file: running the same command again finds the
+ * jobs to poll and the answers to replay, instead of submitting again.
+ */
+export class BatchJobStore {
+  readonly #database: Database;
+  readonly #out: string;
+
+  private constructor(database: Database, out: string) {
+    this.#database = database;
+    this.#out = out;
+  }
+
+  static open(file: string, out: string): BatchJobStore {
+    const { database, readOnly } = openDatabaseSync(file);
+    if (readOnly !== undefined) {
+      database.close();
+      throw new StoreError("store_read_only", `--provider-batch keeps its jobs in the run store, which cannot be written: ${readOnly}`, { hint: "make the file writable, or set LLLM_HOME to another folder" });
+    }
+    return new BatchJobStore(database, out);
+  }
+
+  close(): void {
+    this.#database.close();
+  }
+
+  jobs(): StoredJob[] {
+    const rows = this.#database.prepare("SELECT job_id, provider, config, state, provider_state, requests, committed_cost, submitted_at, ended_at FROM provider_batch_jobs WHERE out = ? ORDER BY submitted_at, rowid").raw().all(this.#out) as unknown[][];
+    return rows.map(([jobId, provider, config, state, providerState, requests, committedCost, submittedAt, endedAt]) => ({
+      jobId: String(jobId),
+      provider: String(provider),
+      config: String(config),
+      state: state as BatchJobState | "submitting",
+      providerState: providerState === null ? null : String(providerState),
+      requests: Number(requests),
+      committedCost: Number(committedCost),
+      submittedAt: Number(submittedAt),
+      endedAt: endedAt === null ? null : Number(endedAt),
+    }));
+  }
+
+  /**
+   * Record a job about to be submitted, under its submission key, with its requests marked as in it: killed before
+   * the job's id is known, the next run asks the provider for the key (`BatchApi.find`) instead of submitting again.
+   */
+  addSubmission(job: Omit<StoredJob, "jobId" | "state" | "providerState" | "endedAt">, submission: string, customIds: readonly string[]): void {
+    this.addJob({ ...job, jobId: submission }, customIds);
+    this.#database.prepare("UPDATE provider_batch_jobs SET state = 'submitting' WHERE out = ? AND job_id = ?").run(this.#out, submission);
+  }
+
+  /** The submission got its id from the provider (or was found again under its key). */
+  submitted(submission: string, jobId: string): void {
+    this.#transaction(() => {
+      this.#database.prepare("UPDATE provider_batch_jobs SET job_id = ?, state = 'running' WHERE out = ? AND job_id = ?").run(jobId, this.#out, submission);
+      this.#database.prepare("UPDATE provider_batch_requests SET job_id = ? WHERE out = ? AND job_id = ?").run(jobId, this.#out, submission);
+    });
+  }
+
+  /** The submission never reached the provider: forget it (its requests are submitted again, not counted as tried). */
+  dropSubmission(submission: string): void {
+    this.#transaction(() => {
+      this.#database.prepare("UPDATE provider_batch_requests SET job_id = NULL, attempts = attempts - 1 WHERE out = ? AND job_id = ?").run(this.#out, submission);
+      this.#database.prepare("DELETE FROM provider_batch_jobs WHERE out = ? AND job_id = ?").run(this.#out, submission);
+    });
+  }
+
+  /** Record a submitted job and mark its requests as in it (one transaction: a kill leaves both or neither). */
+  addJob(job: Omit<StoredJob, "state" | "providerState" | "endedAt">, customIds: readonly string[]): void {
+    this.#transaction(() => {
+      this.#database.prepare("INSERT INTO provider_batch_jobs (out, job_id, provider, config, state, requests, committed_cost, submitted_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)").run(this.#out, job.jobId, job.provider, job.config, job.requests, job.committedCost, job.submittedAt);
+      const mark = this.#database.prepare("INSERT INTO provider_batch_requests (out, custom_id, job_id, attempts) VALUES (?, ?, ?, 1) ON CONFLICT (out, custom_id) DO UPDATE SET job_id = excluded.job_id, attempts = attempts + 1");
+      for (const id of customIds) mark.run(this.#out, id, job.jobId);
+    });
+  }
+
+  setJobState(jobId: string, state: BatchJobState, providerState: string): void {
+    this.#database.prepare("UPDATE provider_batch_jobs SET state = ?, provider_state = ?, ended_at = CASE WHEN ? = 'running' THEN NULL ELSE ? END WHERE out = ? AND job_id = ?").run(state, providerState, state, Date.now(), this.#out, jobId);
+  }
+
+  /** Store the answers of an ended job and free its requests without one (to be submitted again). */
+  endJob(jobId: string, answers: ReadonlyMap<string, StoredAnswer>, state: BatchJobState, providerState: string): void {
+    this.#transaction(() => {
+      const save = this.#database.prepare("UPDATE provider_batch_requests SET answer = ?, job_id = NULL WHERE out = ? AND custom_id = ?");
+      for (const [id, answer] of answers) save.run(JSON.stringify(answer), this.#out, id);
+      this.#database.prepare("UPDATE provider_batch_requests SET job_id = NULL WHERE out = ? AND job_id = ?").run(this.#out, jobId);
+      this.setJobState(jobId, state, providerState);
+    });
+  }
+
+  /** A request's answer, its pending job, and how many times it was submitted. */
+  request(customId: string): { answer?: StoredAnswer; jobId?: string; attempts: number } | undefined {
+    const row = this.#database.prepare("SELECT answer, job_id, attempts FROM provider_batch_requests WHERE out = ? AND custom_id = ?").raw().get(this.#out, customId) as [string | null, string | null, number] | undefined;
+    if (!row) return undefined;
+    return { ...(row[0] !== null ? { answer: JSON.parse(row[0]) as StoredAnswer } : {}), ...(row[1] !== null ? { jobId: row[1] } : {}), attempts: Number(row[2]) };
+  }
+
+  /** The requests still in a job: its custom ids. */
+  requestsOf(jobId: string): string[] {
+    return (this.#database.prepare("SELECT custom_id FROM provider_batch_requests WHERE out = ? AND job_id = ?").raw().all(this.#out, jobId) as unknown[][]).map((row) => String(row[0]));
+  }
+
+  /** Drop the stored answers once every item has its result line (the jobs stay, for --status). */
+  forgetAnswers(): void {
+    this.#database.prepare("DELETE FROM provider_batch_requests WHERE out = ? AND job_id IS NULL").run(this.#out);
+  }
+
+  #transaction(body: () => void): void {
+    this.#database.exec("BEGIN IMMEDIATE");
+    try {
+      body();
+      this.#database.exec("COMMIT");
+    } catch (error) {
+      this.#database.exec("ROLLBACK");
+      throw error;
+    }
+  }
+}

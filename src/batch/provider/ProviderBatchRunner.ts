@@ -1,0 +1,388 @@
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { InterruptedError, ProviderError } from "../../errors.js";
+import type { ModelResponse } from "../../providers/Model.js";
+import type { BatchApi, BatchJobStatus, BatchLineResult } from "./BatchApi.js";
+import { BatchHttpError } from "./BatchApi.js";
+import type { BatchJobStore, StoredAnswer } from "./BatchJobStore.js";
+
+/** The requests of one provider endpoint and model settings: they go into the same jobs. */
+export interface BatchGroup {
+  /** The settings as JSON (stored with each job, to poll it again after a restart). */
+  readonly config: string;
+  readonly api: BatchApi;
+  /** The estimated batch cost of a request body of this many bytes (for --max-cost), 0 when unknown. */
+  estimate(bytes: number): number;
+  /** The batch cost of an answer's usage, 0 when unknown. */
+  costOf(usage: ModelResponse["usage"]): number;
+}
+
+export interface ProviderBatchRunnerOptions {
+  store: BatchJobStore;
+  /** The group of a stored job's settings (to poll jobs of an earlier run); undefined when it cannot be built. */
+  groupOf: (config: string) => BatchGroup | undefined;
+  /** `--poll-interval` in ms: polls that often; default from 10 s growing to 60 s. */
+  pollIntervalMs?: number;
+  /** How many items are running now, and whether more are being started: a round is submitted once no more are and they all wait for the model. */
+  inFlight: () => number;
+  starting?: () => boolean;
+  /** How long queued requests wait for the other running items (slow tools) before they go anyway. */
+  maxGatherMs?: number;
+  /** How many times a request is submitted before its item fails (jobs that expire or fail again and again). */
+  maxAttempts?: number;
+  say: (message: string) => void;
+  warn: (message: string) => void;
+}
+
+interface Waiter {
+  group: BatchGroup;
+  body: Record<string, unknown>;
+  resolve: (response: ModelResponse) => void;
+  reject: (error: unknown) => void;
+}
+
+interface Queued {
+  customId: string;
+  group: BatchGroup;
+  body: Record<string, unknown>;
+  bytes: number;
+}
+
+/** Poll delays by default: 10 s, growing by half each time, up to 60 s. */
+const FIRST_POLL_MS = 10_000;
+const LAST_POLL_MS = 60_000;
+
+/**
+ * Turns the model requests of a batch's running items into provider batch jobs. Each item's model asks here
+ * (`ask`) and waits; once every running item waits, the queued requests go out as one job per endpoint (split at
+ * the provider's limits), which is polled until it ends; its answers are stored, then handed to the waiting items,
+ * which run their tools and ask again (the next round). A request already answered (an item resumed after a kill)
+ * is answered from the store at once; one in a job still running at the provider waits for that job: nothing is
+ * submitted twice. Requests a job did not answer (it expired, failed, was cancelled) are submitted again.
+ */
+export class ProviderBatchRunner {
+  readonly #options: ProviderBatchRunnerOptions;
+  readonly #waiters = new Map<string, Waiter>();
+  #queue: Queued[] = [];
+  #queuedSince = 0;
+  #timer: NodeJS.Timeout | undefined;
+  /** Jobs being polled: id -> group and the estimated cost committed by it. */
+  readonly #polling = new Map<string, { group: BatchGroup; committed: number }>();
+  readonly #stop = new AbortController();
+  readonly #pollers = new Set<Promise<void>>();
+  /** Counts for the progress line. */
+  jobsSubmitted = 0;
+  jobsEnded = 0;
+  /** When the oldest job still running was submitted (ms since the epoch). */
+  readonly #submittedAt = new Map<string, number>();
+  /** The batch cost of turns answered for items still running (not yet in their result lines). */
+  readonly #answeredCost = new Map<string, number>();
+
+  constructor(options: ProviderBatchRunnerOptions) {
+    this.#options = options;
+  }
+
+  /** Poll the jobs an earlier run left running (before any item asks). Returns how many. */
+  async resumeJobs(): Promise<number> {
+    let count = 0;
+    for (const job of this.#options.store.jobs()) {
+      if (job.state === "submitting") {
+        // Killed between asking for the job and recording its id: ask the provider whether it has it.
+        const group = this.#options.groupOf(job.config);
+        const found = group?.api.find ? await group.api.find(job.jobId).catch(() => undefined) : undefined;
+        if (found === undefined) {
+          if (group && !group.api.find) this.#options.warn(`a ${job.provider} batch job was being submitted when lllm stopped; ${job.provider} cannot be asked whether it got it, so its ${job.requests} requests are submitted again (if it did, cancel the first job in the provider's console)`);
+          this.#options.store.dropSubmission(job.jobId);
+          continue;
+        }
+        this.#options.store.submitted(job.jobId, found);
+        job.jobId = found;
+        job.state = "running";
+      }
+      if (job.state !== "running") continue;
+      const group = this.#options.groupOf(job.config);
+      if (!group) {
+        this.#options.warn(`cannot poll ${job.provider} job ${job.jobId} again (its model settings are no longer in the tactic); its requests are submitted again`);
+        this.#options.store.endJob(job.jobId, new Map(), "failed", "unknown settings");
+        continue;
+      }
+      this.#poll(job.jobId, group, job.committedCost, job.submittedAt);
+      count += 1;
+    }
+    return count;
+  }
+
+  /** The estimated cost of submitted requests not answered yet, plus that of answered turns of unfinished items. */
+  get committedCost(): number {
+    let total = 0;
+    for (const job of this.#polling.values()) total += job.committed;
+    for (const cost of this.#answeredCost.values()) total += cost;
+    return total;
+  }
+
+  /** Jobs running at the provider now, and since when the oldest one runs. */
+  get running(): { jobs: number; since?: number } {
+    const times = [...this.#submittedAt.values()];
+    return { jobs: this.#polling.size, ...(times.length > 0 ? { since: Math.min(...times) } : {}) };
+  }
+
+  /** Requests waiting for a job to be submitted or to end. */
+  get waiting(): number {
+    return this.#waiters.size;
+  }
+
+  /** An item's result line is written: its answered turns are in its cost now. */
+  itemDone(itemKey: string): void {
+    this.#answeredCost.delete(itemKey);
+  }
+
+  /** The answer to one model request of an item (`customId` names the item and the turn). */
+  ask(group: BatchGroup, customId: string, itemKey: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<ModelResponse> {
+    if (this.#stop.signal.aborted) return Promise.reject(interrupted());
+    const known = this.#options.store.request(customId);
+    if (known?.answer) return Promise.resolve().then(() => this.#read(group, body, known.answer!, itemKey));
+    if (this.#waiters.has(customId)) return Promise.reject(new ProviderError("provider_batch_failed", `two model requests of one item have the id ${customId}`));
+    return new Promise<ModelResponse>((resolve, reject) => {
+      const onAbort = (): void => {
+        this.#waiters.delete(customId);
+        this.#queue = this.#queue.filter((entry) => entry.customId !== customId);
+        reject(signal?.reason ?? interrupted());
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const done = (): void => signal?.removeEventListener("abort", onAbort);
+      this.#waiters.set(customId, {
+        group,
+        body,
+        resolve: (response) => {
+          done();
+          resolve(response);
+        },
+        reject: (error) => {
+          done();
+          reject(error);
+        },
+      });
+      // In a job still running (an earlier run submitted it): its poller delivers the answer.
+      if (known?.jobId !== undefined && this.#polling.has(known.jobId)) return;
+      if ((known?.attempts ?? 0) >= (this.#options.maxAttempts ?? 3)) {
+        this.#waiters.delete(customId);
+        done();
+        return reject(new ProviderError("provider_batch_failed", `the request was submitted ${known?.attempts} times in provider batch jobs that ended without answering it (expired, failed or cancelled)`));
+      }
+      this.#enqueue({ customId, group, body, bytes: JSON.stringify(body).length });
+    });
+  }
+
+  /** Stop: every waiting item is told (it is cancelled, not failed: a rerun picks its job up again). Jobs keep running at the provider. */
+  async detach(): Promise<void> {
+    this.#stop.abort();
+    clearTimeout(this.#timer);
+    this.#queue = [];
+    for (const [id, waiter] of this.#waiters) {
+      this.#waiters.delete(id);
+      waiter.reject(interrupted());
+    }
+    await Promise.allSettled([...this.#pollers]);
+  }
+
+  #enqueue(entry: Queued): void {
+    if (this.#queue.length === 0) this.#queuedSince = Date.now();
+    this.#queue.push(entry);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#timer !== undefined || this.#queue.length === 0) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#check();
+    }, 50);
+  }
+
+  /** Submit the queue once every running item waits (a whole round), or when it has waited too long. */
+  #check(): void {
+    if (this.#queue.length === 0 || this.#stop.signal.aborted) return;
+    const allWaiting = !(this.#options.starting?.() ?? false) && this.#waiters.size >= this.#options.inFlight();
+    const tooLong = Date.now() - this.#queuedSince >= (this.#options.maxGatherMs ?? 30_000);
+    if (!allWaiting && !tooLong) return this.#schedule();
+    const queue = this.#queue;
+    this.#queue = [];
+    const byGroup = new Map<BatchGroup, Queued[]>();
+    for (const entry of queue) byGroup.set(entry.group, [...(byGroup.get(entry.group) ?? []), entry]);
+    for (const [group, entries] of byGroup) {
+      for (const chunk of split(entries, group.api)) this.#track(this.#submit(group, chunk));
+    }
+  }
+
+  #track(work: Promise<void>): void {
+    this.#pollers.add(work);
+    void work.finally(() => this.#pollers.delete(work));
+  }
+
+  async #submit(group: BatchGroup, entries: Queued[]): Promise<void> {
+    const { api } = group;
+    let jobId: string | undefined;
+    const committed = entries.reduce((sum, entry) => sum + group.estimate(entry.bytes), 0);
+    const submittedAt = Date.now();
+    const submission = randomUUID();
+    this.#options.store.addSubmission({ provider: api.provider, config: group.config, requests: entries.length, committedCost: committed, submittedAt }, submission, entries.map((entry) => entry.customId));
+    for (let attempt = 1; jobId === undefined; attempt += 1) {
+      try {
+        jobId = await api.submit(entries.map((entry) => ({ customId: entry.customId, body: entry.body })), submission, this.#stop.signal);
+      } catch (error) {
+        // Stopped while asking: the provider may have the job; the next run asks it (the submission stays recorded).
+        if (this.#stop.signal.aborted) return;
+        const transient = error instanceof BatchHttpError && error.transient;
+        if (!transient || attempt >= 5) {
+          const message = error instanceof Error ? error.message : String(error);
+          this.#options.store.dropSubmission(submission);
+          for (const entry of entries) this.#fail(entry.customId, new ProviderError("provider_batch_failed", `submitting the ${api.provider} batch job failed: ${message}`));
+          return;
+        }
+        this.#options.warn(`submitting a ${api.provider} batch job failed (${error instanceof Error ? error.message : String(error)}); trying again`);
+        await sleep(Math.min(30_000, 500 * 2 ** attempt), undefined, { signal: this.#stop.signal }).catch(() => undefined);
+        if (this.#stop.signal.aborted) return;
+        // The job may have been made before the answer was lost: then it is the one, not a second.
+        jobId = api.find ? await api.find(submission, this.#stop.signal).catch(() => undefined) : undefined;
+      }
+    }
+    this.#options.store.submitted(submission, jobId);
+    this.jobsSubmitted += 1;
+    this.#options.say(`submitted ${api.provider} batch job ${jobId} (${entries.length} request${entries.length === 1 ? "" : "s"})`);
+    this.#poll(jobId, group, committed, submittedAt);
+  }
+
+  #poll(jobId: string, group: BatchGroup, committed: number, submittedAt: number): void {
+    this.#polling.set(jobId, { group, committed });
+    this.#submittedAt.set(jobId, submittedAt);
+    this.#track(
+      this.#pollUntilEnd(jobId, group).finally(() => {
+        this.#polling.delete(jobId);
+        this.#submittedAt.delete(jobId);
+      }),
+    );
+  }
+
+  async #pollUntilEnd(jobId: string, group: BatchGroup): Promise<void> {
+    const { api } = group;
+    let delay = this.#options.pollIntervalMs ?? FIRST_POLL_MS;
+    let lastState = "";
+    let failures = 0;
+    for (;;) {
+      await sleep(delay, undefined, { signal: this.#stop.signal }).catch(() => undefined);
+      if (this.#stop.signal.aborted) return;
+      if (this.#options.pollIntervalMs === undefined) delay = Math.min(LAST_POLL_MS, delay * 1.5);
+      let status: BatchJobStatus;
+      let results: BatchLineResult[] = [];
+      try {
+        status = await api.status(jobId, this.#stop.signal);
+        if (status.state !== "running") results = await api.results(jobId, this.#stop.signal);
+      } catch (error) {
+        if (this.#stop.signal.aborted) return;
+        if (error instanceof BatchHttpError && error.status === 404) {
+          status = { state: "failed", providerState: "not found", message: error.message };
+        } else {
+          // The network, a 5xx, a 429: the job runs on at the provider; poll again later.
+          failures += 1;
+          if (failures === 1 || failures % 10 === 0) this.#options.warn(`polling ${api.provider} batch job ${jobId} failed (${error instanceof Error ? error.message : String(error)}); polling on`);
+          continue;
+        }
+      }
+      failures = 0;
+      if (status.state === "running") {
+        if (status.providerState !== lastState) this.#options.store.setJobState(jobId, "running", status.providerState);
+        lastState = status.providerState;
+        continue;
+      }
+      this.#end(jobId, group, status, results);
+      return;
+    }
+  }
+
+  #end(jobId: string, group: BatchGroup, status: BatchJobStatus, results: BatchLineResult[]): void {
+    const { store } = this.#options;
+    const inJob = store.requestsOf(jobId);
+    const answers = new Map<string, StoredAnswer>();
+    const wanted = new Set(inJob);
+    for (const result of results) {
+      if (!wanted.has(result.customId)) continue;
+      answers.set(result.customId, "reply" in result ? { reply: result.reply } : { error: result.error });
+    }
+    store.endJob(jobId, answers, status.state, status.providerState);
+    this.jobsEnded += 1;
+    const missing = inJob.filter((id) => !answers.has(id));
+    const why = status.state === "ended" ? "" : ` (${status.state}${status.message ? `: ${status.message}` : ""})`;
+    this.#options.say(`${group.api.provider} batch job ${jobId} ended${why}: ${answers.size} answer${answers.size === 1 ? "" : "s"}${missing.length > 0 ? `, ${missing.length} to submit again` : ""}`);
+    for (const [id, answer] of answers) {
+      const waiter = this.#waiters.get(id);
+      if (!waiter) continue; // its item has not started in this run: it finds the answer in the store
+      this.#waiters.delete(id);
+      try {
+        waiter.resolve(this.#read(waiter.group, waiter.body, answer, itemKeyOf(id)));
+      } catch (error) {
+        waiter.reject(error);
+      }
+    }
+    for (const id of missing) {
+      const waiter = this.#waiters.get(id);
+      if (!waiter) continue;
+      const attempts = store.request(id)?.attempts ?? 0;
+      if (attempts >= (this.#options.maxAttempts ?? 3)) {
+        this.#fail(id, new ProviderError("provider_batch_failed", `the ${group.api.provider} batch job ${jobId} ended without answering this request${why}, after ${attempts} submissions`));
+        continue;
+      }
+      this.#enqueue({ customId: id, group: waiter.group, body: waiter.body, bytes: JSON.stringify(waiter.body).length });
+    }
+  }
+
+  #fail(customId: string, error: unknown): void {
+    const waiter = this.#waiters.get(customId);
+    if (!waiter) return;
+    this.#waiters.delete(customId);
+    waiter.reject(error);
+  }
+
+  /** A stored answer as the live code reads it; the provider's refusal of the one request is the item's failure. */
+  #read(group: BatchGroup, body: Record<string, unknown>, answer: StoredAnswer, itemKey: string): ModelResponse {
+    if ("error" in answer) {
+      throw new ProviderError("provider_batch_request", `the provider refused this request in the batch${answer.error.status !== undefined ? ` (HTTP ${answer.error.status})` : ""}: ${answer.error.message}`);
+    }
+    let response: ModelResponse;
+    try {
+      response = group.api.readReply(answer.reply, body);
+    } catch (error) {
+      throw new ProviderError("provider_bad_response", `the batch answer cannot be read: ${error instanceof Error ? error.message : String(error)}`);
+    }
+    const usage = { ...response.usage, batch: true };
+    this.#answeredCost.set(itemKey, (this.#answeredCost.get(itemKey) ?? 0) + group.costOf(usage));
+    return { ...response, usage };
+  }
+}
+
+/** `<item key>-<turn>`: the item's part of a custom id. */
+export function itemKeyOf(customId: string): string {
+  return customId.slice(0, customId.lastIndexOf("-"));
+}
+
+function interrupted(): InterruptedError {
+  return new InterruptedError("interrupted", "interrupted: the provider batch jobs keep running; run the same command again to pick them up");
+}
+
+/** Requests in jobs within the provider's limits of count and bytes. */
+function split(entries: Queued[], api: BatchApi): Queued[][] {
+  const chunks: Queued[][] = [];
+  let current: Queued[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    if (current.length > 0 && (current.length >= api.maxRequests || bytes + entry.bytes + 200 > api.maxBytes)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(entry);
+    bytes += entry.bytes + 200;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}

@@ -1,0 +1,88 @@
+import type { OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
+import type { ModelRequest, ModelResponse } from "../../providers/Model.js";
+import { anthropicRequestBody, ANTHROPIC_OUTPUT_TOOL } from "../../providers/anthropicRequestBody.js";
+import { readAnthropicMessage } from "../../providers/readAnthropicAnswer.js";
+import { BatchHttpError, type BatchApi, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
+import { batchHttp, batchJson, parseJsonLines, type BatchHttpOptions } from "./batchHttp.js";
+import { withJsonArrayFile } from "./jsonlUpload.js";
+
+/** Anthropic's limits of one Message Batch: 100,000 requests, 256 MB. */
+const MAX_REQUESTS = 100_000;
+const MAX_BYTES = 250 * 1024 * 1024;
+const MAX_RESULTS_BYTES = 1024 * 1024 * 1024;
+const ANTHROPIC_VERSION = "2023-06-01";
+
+/**
+ * Anthropic's Message Batches (`/v1/messages/batches`): create with every request's live `params`, poll, read the
+ * results JSONL. Each succeeded result's `message` is read by the live reader.
+ */
+export class AnthropicBatchApi implements BatchApi {
+  readonly provider = "anthropic";
+  readonly maxRequests = MAX_REQUESTS;
+  readonly maxBytes = MAX_BYTES;
+  readonly #root: string;
+  readonly #http: BatchHttpOptions;
+  readonly #download: BatchHttpOptions;
+  readonly #wireModel: string;
+
+  constructor(options: OpenAIModelOptions) {
+    this.#root = `${options.endpoint.baseURL.replace(/\/+$/, "")}/v1/messages/batches`;
+    this.#wireModel = options.model ?? options.name;
+    const headers: Record<string, string> = { "anthropic-version": ANTHROPIC_VERSION };
+    if (options.endpoint.apiKey !== undefined) headers["x-api-key"] = options.endpoint.apiKey;
+    this.#http = { headers, ...(options.transport ? { transport: options.transport } : {}) };
+    this.#download = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
+  }
+
+  async submit(lines: BatchRequestLine[], _submission: string, signal?: AbortSignal): Promise<string> {
+    const items = (function* () {
+      for (const line of lines) yield { custom_id: line.customId, params: line.body };
+    })();
+    const job = await withJsonArrayFile('{"requests":[', items, "]}", (body) => batchJson(this.#http, this.#root, { method: "POST", headers: { "content-type": "application/json" }, body, signal }));
+    const id = job["id"];
+    if (typeof id !== "string" || id === "") throw new BatchHttpError(200, "/v1/messages/batches: the answer has no `id`");
+    return id;
+  }
+
+  async status(jobId: string, signal?: AbortSignal): Promise<BatchJobStatus> {
+    const job = await batchJson(this.#http, `${this.#root}/${encodeURIComponent(jobId)}`, { signal });
+    const providerState = String(job["processing_status"]);
+    const counts = (job["request_counts"] ?? {}) as Record<string, number | undefined>;
+    const failed = (counts["errored"] ?? 0) + (counts["expired"] ?? 0) + (counts["canceled"] ?? 0);
+    const done = (counts["succeeded"] ?? 0) + failed;
+    return { state: providerState === "ended" ? "ended" : "running", providerState, done, failed, total: done + (counts["processing"] ?? 0) };
+  }
+
+  async results(jobId: string, signal?: AbortSignal): Promise<BatchLineResult[]> {
+    const job = await batchJson(this.#http, `${this.#root}/${encodeURIComponent(jobId)}`, { signal });
+    const url = job["results_url"];
+    if (typeof url !== "string" || url === "") return [];
+    const response = await batchHttp(this.#download, url, { signal });
+    const results: BatchLineResult[] = [];
+    for (const raw of parseJsonLines(await response.text())) {
+      const line = raw as { custom_id?: unknown; result?: { type?: string; message?: unknown; error?: { error?: { message?: string; type?: string }; message?: string } } };
+      if (typeof line.custom_id !== "string" || !line.result) continue;
+      const { result } = line;
+      if (result.type === "succeeded") results.push({ customId: line.custom_id, reply: result.message });
+      else if (result.type === "errored") {
+        const inner: { message?: string; type?: string } | undefined = result.error?.error ?? result.error;
+        results.push({ customId: line.custom_id, error: { ...(inner?.type === "invalid_request_error" ? { status: 400 } : {}), message: inner?.message ?? "errored" } });
+      }
+      // canceled, expired: no result; the request is submitted again
+    }
+    return results;
+  }
+
+  async cancel(jobId: string, signal?: AbortSignal): Promise<void> {
+    await batchJson(this.#http, `${this.#root}/${encodeURIComponent(jobId)}/cancel`, { method: "POST", signal });
+  }
+
+  requestBody(request: ModelRequest): Record<string, unknown> {
+    return anthropicRequestBody(this.#wireModel, request);
+  }
+
+  readReply(reply: unknown, request: Record<string, unknown>): ModelResponse {
+    const tools = Array.isArray(request["tools"]) ? (request["tools"] as Array<{ name?: unknown }>) : [];
+    return readAnthropicMessage(reply, tools.some((tool) => tool.name === ANTHROPIC_OUTPUT_TOOL)).response;
+  }
+}

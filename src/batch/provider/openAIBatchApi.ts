@@ -1,0 +1,126 @@
+import type { OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
+import { readChatCompletion } from "../../providers/readChatAnswer.js";
+import type { ModelRequest, ModelResponse } from "../../providers/Model.js";
+import { chatRequestBody } from "../../providers/OpenAIChatModel.js";
+import { BatchHttpError, type BatchApi, type BatchJobState, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
+import { batchHttp, batchJson, parseJsonLines, type BatchHttpOptions } from "./batchHttp.js";
+import { withJsonlFile } from "./jsonlUpload.js";
+
+/** OpenAI's limits of one batch: 50,000 requests, a 200 MB input file (kept under, for the JSONL's framing). */
+const MAX_REQUESTS = 50_000;
+const MAX_BYTES = 190 * 1024 * 1024;
+/** Output files are far larger than one reply: read up to 1 GB. */
+const MAX_RESULTS_BYTES = 1024 * 1024 * 1024;
+
+const STATES: Record<string, BatchJobState> = { validating: "running", in_progress: "running", finalizing: "running", cancelling: "running", completed: "ended", failed: "failed", expired: "expired", cancelled: "cancelled" };
+
+/**
+ * OpenAI's Batch API (`/v1/files` + `/v1/batches`) for chat completions: the JSONL of requests is uploaded, the job
+ * created, polled, and its output and error files read. Each line's `body` is the live request body, each result's
+ * `response.body` is read by the live reader.
+ */
+export class OpenAIBatchApi implements BatchApi {
+  readonly provider = "openai";
+  readonly maxRequests = MAX_REQUESTS;
+  readonly maxBytes = MAX_BYTES;
+  readonly #root: string;
+  readonly #http: BatchHttpOptions;
+  readonly #download: BatchHttpOptions;
+  readonly #wireModel: string;
+
+  constructor(options: OpenAIModelOptions) {
+    const { endpoint } = options;
+    this.#wireModel = options.model ?? options.name;
+    this.#root = endpoint.baseURL.replace(/\/+$/, "");
+    const headers: Record<string, string> = { authorization: `Bearer ${endpoint.apiKey ?? "no-key"}` };
+    if (endpoint.organization) headers["openai-organization"] = endpoint.organization;
+    if (endpoint.project) headers["openai-project"] = endpoint.project;
+    this.#http = { headers, ...(options.transport ? { transport: options.transport } : {}) };
+    this.#download = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
+  }
+
+  async submit(lines: BatchRequestLine[], submission: string, signal?: AbortSignal): Promise<string> {
+    const fileId = await withJsonlFile(
+      (function* () {
+        for (const line of lines) yield { custom_id: line.customId, method: "POST", url: "/v1/chat/completions", body: line.body };
+      })(),
+      async (blob) => {
+        const form = new FormData();
+        form.append("purpose", "batch");
+        form.append("file", blob, "requests.jsonl");
+        const file = await batchJson(this.#http, `${this.#root}/files`, { method: "POST", body: form, signal });
+        return stringField(file, "id", "/files");
+      },
+    );
+    const job = await batchJson(this.#http, `${this.#root}/batches`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ input_file_id: fileId, endpoint: "/v1/chat/completions", completion_window: "24h", metadata: { created_by: "lllm", lllm_submission: submission } }),
+      signal,
+    });
+    return stringField(job, "id", "/batches");
+  }
+
+  async find(submission: string, signal?: AbortSignal): Promise<string | undefined> {
+    // The newest jobs first: the one looked for was created moments before lllm stopped.
+    const list = await batchJson(this.#http, `${this.#root}/batches?limit=100`, { signal });
+    const data = Array.isArray(list["data"]) ? (list["data"] as Array<{ id?: unknown; metadata?: { lllm_submission?: unknown } | null }>) : [];
+    const found = data.find((job) => job.metadata?.lllm_submission === submission);
+    return typeof found?.id === "string" ? found.id : undefined;
+  }
+
+  async status(jobId: string, signal?: AbortSignal): Promise<BatchJobStatus> {
+    const job = await batchJson(this.#http, `${this.#root}/batches/${encodeURIComponent(jobId)}`, { signal });
+    const providerState = String(job["status"]);
+    const counts = (job["request_counts"] ?? {}) as { total?: number; completed?: number; failed?: number };
+    const errors = (job["errors"] as { data?: Array<{ message?: string }> } | null | undefined)?.data;
+    return {
+      state: STATES[providerState] ?? "running",
+      providerState,
+      ...(typeof counts.total === "number" ? { total: counts.total } : {}),
+      ...(typeof counts.completed === "number" ? { done: counts.completed } : {}),
+      ...(typeof counts.failed === "number" ? { failed: counts.failed } : {}),
+      ...(errors && errors.length > 0 ? { message: errors.map((error) => error.message).join("; ") } : {}),
+    };
+  }
+
+  async results(jobId: string, signal?: AbortSignal): Promise<BatchLineResult[]> {
+    const job = await batchJson(this.#http, `${this.#root}/batches/${encodeURIComponent(jobId)}`, { signal });
+    const results: BatchLineResult[] = [];
+    for (const key of ["output_file_id", "error_file_id"]) {
+      const fileId = job[key];
+      if (typeof fileId !== "string" || fileId === "") continue;
+      const response = await batchHttp(this.#download, `${this.#root}/files/${encodeURIComponent(fileId)}/content`, { signal });
+      for (const raw of parseJsonLines(await response.text())) {
+        const line = raw as { custom_id?: unknown; response?: { status_code?: number; body?: unknown } | null; error?: { message?: string; code?: string } | null };
+        if (typeof line.custom_id !== "string") continue;
+        const status = line.response?.status_code;
+        if (line.response && status === 200) results.push({ customId: line.custom_id, reply: line.response.body });
+        else {
+          const body = line.response?.body as { error?: { message?: string } } | undefined;
+          const message = body?.error?.message ?? line.error?.message ?? `HTTP ${status ?? "?"}`;
+          results.push({ customId: line.custom_id, error: { ...(status !== undefined ? { status } : {}), message } });
+        }
+      }
+    }
+    return results;
+  }
+
+  async cancel(jobId: string, signal?: AbortSignal): Promise<void> {
+    await batchJson(this.#http, `${this.#root}/batches/${encodeURIComponent(jobId)}/cancel`, { method: "POST", signal });
+  }
+
+  requestBody(request: ModelRequest): Record<string, unknown> {
+    return chatRequestBody(this.#wireModel, request) as unknown as Record<string, unknown>;
+  }
+
+  readReply(reply: unknown): ModelResponse {
+    return readChatCompletion(reply);
+  }
+}
+
+function stringField(value: Record<string, unknown>, key: string, where: string): string {
+  const field = value[key];
+  if (typeof field !== "string" || field === "") throw new BatchHttpError(200, `${where}: the answer has no \`${key}\``);
+  return field;
+}

@@ -1,0 +1,121 @@
+import { createHash } from "node:crypto";
+import type { AgentConfig } from "../../config/index.js";
+import type { Model } from "../../providers/Model.js";
+import { modelSetup, type ModelSetup } from "../../providers/createModel.js";
+import { PriceTable, BATCH_PRICE_SHARE, type ModelPrice } from "../../store/PriceTable.js";
+import type { BatchApi } from "./BatchApi.js";
+import { OpenAIBatchApi } from "./openAIBatchApi.js";
+import { AnthropicBatchApi } from "./anthropicBatchApi.js";
+import { GeminiBatchApi } from "./geminiBatchApi.js";
+import type { BatchGroup, ProviderBatchRunner } from "./ProviderBatchRunner.js";
+
+/** What a job's settings are stored as: enough to build the endpoint again (no key: keys come from the environment). */
+interface StoredConfig {
+  model_name: string;
+  api_type?: string;
+  invoker_config?: Record<string, unknown>;
+}
+
+export interface BatchGroupFactoryOptions {
+  env?: NodeJS.ProcessEnv;
+  prices?: Record<string, ModelPrice>;
+  maxReplyBytes?: number;
+}
+
+/**
+ * The batch groups of agents' model settings, built once per settings: undefined for a model whose provider has no
+ * batch API (it runs live). A missing key throws the `ConfigError` of `createModel`.
+ */
+export class BatchGroups {
+  readonly #groups = new Map<string, BatchGroup | null>();
+  readonly #options: BatchGroupFactoryOptions;
+
+  constructor(options: BatchGroupFactoryOptions) {
+    this.#options = options;
+  }
+
+  /** The group of an agent's settings, or undefined when its provider has no batch API. */
+  of(config: Pick<AgentConfig, "model_name" | "api_type" | "invoker_config">): BatchGroup | undefined {
+    const stored: StoredConfig = { model_name: config.model_name, ...(config.api_type ? { api_type: config.api_type } : {}), ...(config.invoker_config ? { invoker_config: withoutUnknown(config.invoker_config) } : {}) };
+    return this.fromStored(JSON.stringify(stored));
+  }
+
+  /** The group of a job's stored settings (`--status`, `--cancel`, a resumed run). */
+  fromStored(json: string): BatchGroup | undefined {
+    const known = this.#groups.get(json);
+    if (known !== undefined) return known ?? undefined;
+    const group = this.#build(json);
+    this.#groups.set(json, group ?? null);
+    return group;
+  }
+
+  #build(json: string): BatchGroup | undefined {
+    const config = JSON.parse(json) as StoredConfig;
+    if (config.model_name.startsWith("scripted:")) return undefined;
+    const setup = modelSetup({
+      model: config.model_name,
+      ...(config.api_type === "completion" || config.api_type === "response" ? { apiType: config.api_type } : {}),
+      ...(config.invoker_config ? { invokerConfig: config.invoker_config } : {}),
+      ...(this.#options.env ? { env: this.#options.env } : {}),
+      ...(this.#options.maxReplyBytes !== undefined ? { maxReplyBytes: this.#options.maxReplyBytes } : {}),
+    });
+    const api = batchApiOf(setup, config.api_type);
+    if (!api) return undefined;
+    const table = PriceTable.load(this.#options.prices);
+    const price = table.priceOf(config.model_name);
+    return {
+      config: json,
+      api,
+      // About 4 bytes of JSON a prompt token: what a request will cost at least, before its answer says.
+      estimate: (bytes) => (price ? ((bytes / 4) * (price.batch_input ?? price.input * BATCH_PRICE_SHARE)) / 1_000_000 : 0),
+      costOf: (usage) => table.costOf(config.model_name, { ...usage, batch: true }) ?? 0,
+    };
+  }
+}
+
+/** The batch API of a model's endpoint: OpenAI's chat completions (OpenAI itself or a server given as its base URL), Anthropic's, Gemini's. */
+function batchApiOf(setup: ModelSetup, apiType: string | undefined): BatchApi | undefined {
+  if (setup.wire === "anthropic") return new AnthropicBatchApi(setup.modelOptions);
+  if (setup.wire === "gemini") return new GeminiBatchApi(setup.modelOptions);
+  if (setup.prefix === "openai" && apiType !== "response") return new OpenAIBatchApi(setup.modelOptions);
+  return undefined;
+}
+
+/** invoker_config without what cannot be JSON (it is stored). */
+function withoutUnknown(config: Record<string, unknown>): Record<string, unknown> {
+  return JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
+}
+
+export interface ItemModelsOptions {
+  runner: ProviderBatchRunner;
+  groups: BatchGroups;
+  /** The model of settings without a batch API: the live one. */
+  live: (config: AgentConfig) => Model;
+}
+
+/**
+ * The `createModel` of one item's run: each agent's model sends its requests to the batch runner, numbered in the
+ * order the item makes them (`<item key>-<turn>`), so that a resumed item finds its answered turns again.
+ */
+export function itemModels(itemId: string, options: ItemModelsOptions): (config: AgentConfig) => Model {
+  const key = itemKey(itemId);
+  let turn = 0;
+  return (config) => {
+    const group = options.groups.of(config);
+    if (!group) return options.live(config);
+    return {
+      name: config.model_name,
+      generate: async (request) => {
+        turn += 1;
+        const response = await options.runner.ask(group, `${key}-${turn}`, key, group.api.requestBody(request), request.signal);
+        if (request.onText && response.message.content) request.onText(response.message.content);
+        return response;
+      },
+    };
+  };
+}
+
+/** 24 hex digits of the item's id: custom ids must be short and plain (Anthropic: `[a-zA-Z0-9_-]{1,64}`). */
+export function itemKey(itemId: string): string {
+  return `i${createHash("sha256").update(itemId).digest("hex").slice(0, 24)}`;
+}

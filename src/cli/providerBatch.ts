@@ -1,0 +1,159 @@
+import path from "node:path";
+import type { AgentConfig } from "../config/index.js";
+import { ConfigError } from "../errors.js";
+import type { Model } from "../providers/Model.js";
+import { BatchJobStore, type StoredJob } from "../batch/provider/BatchJobStore.js";
+import { BatchGroups, itemModels, itemKey } from "../batch/provider/providerBatchModels.js";
+import { ProviderBatchRunner } from "../batch/provider/ProviderBatchRunner.js";
+import { loadProjectSettings } from "../config/index.js";
+import { PriceTable } from "../store/PriceTable.js";
+import { storeFile } from "../store/startRunLog.js";
+import type { PreparedTactic } from "../tactics/prepareTactic.js";
+import { writeErr, writeOut } from "./output.js";
+
+export interface ProviderBatch {
+  runner: ProviderBatchRunner;
+  /** The `createModel` of one item's run. */
+  modelsFor(itemId: string): (config: AgentConfig) => Model;
+  /** The item's result line is written. */
+  itemDone(itemId: string): void;
+  /** For the progress line: jobs, and the time since the oldest running one was submitted. */
+  progress(): string | undefined;
+  /** Stop polling; forget the answers when every item is done. */
+  close(options: { complete: boolean }): Promise<void>;
+}
+
+export interface ProviderBatchOptions {
+  prepared: PreparedTactic;
+  out: string | undefined;
+  pollIntervalMs?: number;
+  /** The live models (agents whose provider has no batch API). */
+  live: (config: AgentConfig) => Model;
+  inFlight: () => number;
+  starting: () => boolean;
+  maxReplyBytes?: number;
+  say: (text: string) => void;
+  warn: (text: string) => void;
+}
+
+/**
+ * Set up `--provider-batch`, refusing before anything is submitted what cannot work (exit 2): no --out (the jobs are
+ * kept by it), a missing key, a model not in the price table, a tactic none of whose agents has a batch API.
+ */
+export async function startProviderBatch(options: ProviderBatchOptions): Promise<ProviderBatch> {
+  const { prepared } = options;
+  if (options.out === undefined) throw new ConfigError("usage_out", "--provider-batch needs --out: its jobs are kept by the result file, so that running the same command again polls them", { location: { file: "--provider-batch" }, hint: "lllm batch TACTIC --inputs items.jsonl --out results.jsonl --provider-batch" });
+  const groups = new BatchGroups({ ...(prepared.settings.prices ? { prices: prepared.settings.prices } : {}), ...(options.maxReplyBytes !== undefined ? { maxReplyBytes: options.maxReplyBytes } : {}) });
+  const table = PriceTable.load(prepared.settings.prices);
+  let batched = 0;
+  const liveModels = new Set<string>();
+  for (const agent of prepared.agents) {
+    const group = groups.of(agent.config); // a missing key: the ConfigError of createModel
+    if (!group) {
+      liveModels.add(agent.config.model_name);
+      continue;
+    }
+    if (!table.priceOf(agent.config.model_name)) {
+      throw new ConfigError("config_invalid_model", `model \`${agent.config.model_name}\` (agent \`${agent.config.name}\`) is not in lllm's model table: a batch job for it could fail only hours later, and its batch price is unknown`, {
+        hint: "check the name with `lllm models`; for a new model, give its price in the settings' `prices:` (input, output; batch_input and batch_output default to half)",
+      });
+    }
+    batched += 1;
+  }
+  if (batched === 0) {
+    throw new ConfigError("batch_provider_unsupported", `no agent of the tactic uses a provider with a batch API (${[...liveModels].map((name) => `\`${name}\``).join(", ")})`, {
+      location: { file: "--provider-batch" },
+      hint: "--provider-batch works with OpenAI (chat completions), Anthropic and Gemini models; run without it to call the models live",
+    });
+  }
+  if (liveModels.size > 0) options.warn(`${[...liveModels].map((name) => `\`${name}\``).join(", ")} ha${liveModels.size === 1 ? "s" : "ve"} no provider batch API: ${liveModels.size === 1 ? "its" : "their"} calls run live, at the live price`);
+  const out = path.resolve(options.out);
+  const store = BatchJobStore.open(storeFile(process.env, prepared.settings.home), out);
+  const runner = new ProviderBatchRunner({
+    store,
+    groupOf: (config) => {
+      try {
+        return groups.fromStored(config);
+      } catch {
+        return undefined;
+      }
+    },
+    ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
+    inFlight: options.inFlight,
+    starting: options.starting,
+    say: options.say,
+    warn: options.warn,
+  });
+  const resumed = await runner.resumeJobs();
+  if (resumed > 0) options.say(`polling ${resumed} provider batch job${resumed === 1 ? "" : "s"} submitted by an earlier run`);
+  return {
+    runner,
+    modelsFor: (itemId) => itemModels(itemId, { runner, groups, live: options.live }),
+    itemDone: (itemId) => runner.itemDone(itemKey(itemId)),
+    progress: () => {
+      const { jobs, since } = runner.running;
+      const parts = [`${runner.jobsSubmitted + resumed} job${runner.jobsSubmitted + resumed === 1 ? "" : "s"}`];
+      if (jobs > 0) parts.push(`${jobs} running${since !== undefined ? ` for ${formatAge(Date.now() - since)}` : ""}`);
+      parts.push(`${runner.waiting} waiting`);
+      return parts.join(", ");
+    },
+    close: async ({ complete }) => {
+      await runner.detach();
+      if (complete) store.forgetAnswers();
+      store.close();
+    },
+  };
+}
+
+/** `lllm batch --status --out FILE` and `--cancel`: the jobs of FILE, asked of their providers once (no waiting). */
+export async function providerJobsCommand(out: string, action: "status" | "cancel"): Promise<void> {
+  const { settings } = await loadProjectSettings(process.cwd());
+  const store = BatchJobStore.open(storeFile(process.env, settings.home), path.resolve(out));
+  try {
+    const jobs = store.jobs();
+    if (jobs.length === 0) {
+      writeErr(`lllm batch: no provider batch jobs for ${out}`);
+      return;
+    }
+    const groups = new BatchGroups({ ...(settings.prices ? { prices: settings.prices } : {}) });
+    let cancelled = 0;
+    for (const job of jobs) {
+      let line = describeJob(job);
+      if (job.state === "running") {
+        try {
+          const group = groups.fromStored(job.config);
+          if (!group) throw new Error("its settings have no batch API");
+          if (action === "cancel") {
+            await group.api.cancel(job.jobId);
+            store.setJobState(job.jobId, "running", "cancelling");
+            cancelled += 1;
+            line = describeJob({ ...job, providerState: "cancelling" });
+          } else {
+            const status = await group.api.status(job.jobId);
+            store.setJobState(job.jobId, "running", status.providerState);
+            line = describeJob({ ...job, providerState: status.providerState }, status);
+          }
+        } catch (error) {
+          line += ` (cannot ${action === "cancel" ? "cancel" : "ask"} ${job.provider}: ${error instanceof Error ? error.message : String(error)})`;
+        }
+      }
+      writeOut(`${line}\n`);
+    }
+    if (action === "cancel") writeErr(`lllm batch: ${cancelled} job${cancelled === 1 ? "" : "s"} cancelled at the provider; running the batch again submits their unanswered requests again`);
+  } finally {
+    store.close();
+  }
+}
+
+function describeJob(job: StoredJob, counts?: { done?: number; failed?: number; total?: number }): string {
+  const state = job.state === "running" ? `running (${job.providerState ?? "submitted"})` : job.state;
+  const done = counts?.done !== undefined ? `, ${counts.done}/${counts.total ?? job.requests} done${counts.failed ? ` (${counts.failed} failed)` : ""}` : "";
+  return `${job.provider}\t${job.jobId}\t${state}\t${job.requests} request${job.requests === 1 ? "" : "s"}${done}\tsubmitted ${formatAge(Date.now() - job.submittedAt)} ago`;
+}
+
+function formatAge(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 90) return `${seconds} s`;
+  if (seconds < 5400) return `${Math.round(seconds / 60)} min`;
+  return `${(seconds / 3600).toFixed(1)} h`;
+}

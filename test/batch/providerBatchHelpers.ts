@@ -1,0 +1,78 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { startMockOpenAIServer, type MockBatchOptions, type MockOpenAIServer } from "../../src/testing/index.js";
+import type { MockRequestBody } from "../../src/testing/index.js";
+import type { ScriptedTurn } from "../../src/providers/ScriptedTurn.js";
+import { tempDir, writeTree } from "../helpers/tempTree.js";
+
+/** Usage of every mock answer: priced at gpt-4o-mini's batch price, $0.075 + $0.30 per million. */
+export const TURN_USAGE = { prompt_tokens: 1000, completion_tokens: 100 };
+/** What one item of the three-round tactic costs at gpt-4o-mini's batch price (half its live price). */
+export const ITEM_BATCH_COST = 3 * ((1000 * 0.075 + 100 * 0.3) / 1_000_000);
+
+/** How many tool results a request carries (OpenAI's `tool` messages, Anthropic's `tool_result` blocks, Gemini's `functionResponse` parts). */
+export function toolResultsIn(body: MockRequestBody): string[] {
+  const found: string[] = [];
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) return value.forEach(visit);
+    if (typeof value !== "object" || value === null) return;
+    const record = value as Record<string, unknown>;
+    if (record["role"] === "tool" && typeof record["content"] === "string") found.push(record["content"]);
+    if (record["type"] === "tool_result") found.push(typeof record["content"] === "string" ? record["content"] : JSON.stringify(record["content"]));
+    if (typeof record["functionResponse"] === "object" && record["functionResponse"] !== null) found.push(JSON.stringify((record["functionResponse"] as { response?: unknown }).response));
+    for (const [key, inner] of Object.entries(record)) if (key !== "functionResponse") visit(inner);
+  };
+  visit(body["messages"] ?? body["contents"]);
+  return found;
+}
+
+/** The item's question (`q7`) in a request of any of the three formats. */
+export function questionIn(body: MockRequestBody): string {
+  return /\bq\d+\b/.exec(JSON.stringify(body["messages"] ?? body["contents"]))?.[0] ?? "?";
+}
+
+/**
+ * The three-round agent: the model calls `add` twice (one round each), then answers with the last result.
+ * The answer names the item's question, so a test sees every item got its own answers.
+ */
+export function threeRounds(body: MockRequestBody): ScriptedTurn {
+  const results = toolResultsIn(body);
+  const question = questionIn(body);
+  const usage = TURN_USAGE;
+  if (results.length === 0) return { tool_calls: [{ name: "add", arguments: { a: 1, b: 2 } }], usage };
+  if (results.length === 1) return { tool_calls: [{ name: "add", arguments: { a: lastNumber(results[0]!), b: 10 } }], usage };
+  return { text: `${question}: ${lastNumber(results[1]!)}`, usage };
+}
+
+export interface ProviderBatchSetup {
+  dir: string;
+  home: string;
+  tactic: string;
+  inputs: string;
+  out: string;
+  env: NodeJS.ProcessEnv;
+}
+
+/** A package with the `add` tool and a tactic whose agent uses it with `model`, over `count` items. */
+export function providerBatchProject(options: { model: string; invokerConfig?: string; count: number; extraEnv?: NodeJS.ProcessEnv }): ProviderBatchSetup {
+  const dir = tempDir();
+  const home = path.join(dir, "home");
+  writeTree(dir, {
+    "kit/lllm.toml": '[package]\nname = "kit"\nversion = "1.0.0"\n',
+    "kit/tools/add.mjs": 'export const add = { name: "add", description: "Adds two numbers.", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] }, run: ({ a, b }) => String(a + b) };\n',
+    "tactic.yaml": `name: adder\npackages: [./kit]\nagent_configs:\n  - name: bot\n    model_name: ${options.model}\n${options.invokerConfig ? `    invoker_config: ${options.invokerConfig}\n` : ""}    system_prompt: Add.\n    tools: [kit.tools:add]\n`,
+  });
+  const inputs = path.join(dir, "items.txt");
+  writeFileSync(inputs, Array.from({ length: options.count }, (_, index) => `q${index + 1}`).join("\n"));
+  return { dir, home, tactic: path.join(dir, "tactic.yaml"), inputs, out: path.join(dir, "out.jsonl"), env: { LLLM_HOME: home, LLLM_RETRY_DELAY_MS: "20", ...options.extraEnv } };
+}
+
+/** An OpenAI mock answering the three-round agent, live and in batch jobs. */
+export async function openAIBatchServer(batch: MockBatchOptions = {}): Promise<MockOpenAIServer> {
+  return startMockOpenAIServer({ handler: (body) => threeRounds(body), batch });
+}
+
+/** The last number of a tool result's text (whatever lllm wraps it in). */
+function lastNumber(text: string): number {
+  return Number(/(\d+)\D*$/.exec(text)?.[1] ?? NaN);
+}
