@@ -19,7 +19,7 @@ describe("public exports", () => {
   });
 
   it("lllm/testing", () => {
-    expect(Object.keys(testing).sort()).toEqual(["RunAssertionError", "ScriptedModel", "expectRun", "startMockAnthropicServer", "startMockGeminiServer", "startMockOpenAIServer"]);
+    expect(Object.keys(testing).sort()).toEqual(["MockBatchJobs", "RunAssertionError", "ScriptedModel", "expectRun", "startMockAnthropicServer", "startMockGeminiServer", "startMockOpenAIServer"]);
   });
 
   it("the subpaths resolve through package.json exports (the built files)", async () => {

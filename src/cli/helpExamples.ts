@@ -125,6 +125,44 @@ export const HELP_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [comm
     ["lllm help tactics", "a short guide to tactic files"],
     ["lllm help run", "a command's help, like lllm run --help"],
   ],
+  init: [
+    ["lllm init my-agent", "a package that validates, runs offline and passes its test at once"],
+    ["lllm init my-counter --template code-action", "one Python program over the tools"],
+    ["lllm init . --template proxy --force", "into the current folder, though it is not empty"],
+  ],
+  keys: [
+    ["lllm keys set openai", "store OPENAI_API_KEY (asked for without echo)"],
+    ["lllm keys list", "the names stored, never the values"],
+  ],
+  "keys set": [
+    ["lllm keys set OPENAI_API_KEY", "asked for without echo"],
+    ["printf %s \"$KEY\" | lllm keys set WEATHER_API_KEY", "from standard input, in a script"],
+  ],
+  "keys list": [
+    ["lllm keys list", "one name a line"],
+    ["lllm keys list --json", "with whether the environment overrides each"],
+  ],
+  "keys get": [
+    ["lllm keys get OPENAI_API_KEY", "the value, for scripts"],
+    ["export OPENAI_API_KEY=\"$(lllm keys get openai)\"", "into another program's environment"],
+  ],
+  "keys remove": [
+    ["lllm keys remove OPENAI_API_KEY", "forget a key"],
+    ["lllm keys remove anthropic", "a provider's prefix stands for its variable"],
+  ],
+  "keys path": [
+    ["lllm keys path", "where the keys are kept"],
+    ["ls -l \"$(lllm keys path)\"", "check that only you can read it"],
+  ],
+  doctor: [
+    ["lllm doctor", "what this machine has for lllm, and how to fix what is missing"],
+    ["lllm doctor packages-example/weather/tactics/analyst.yaml", "what this tactic needs: keys, servers, Python, a sandbox (exit 1 if missing)"],
+    ["lllm doctor --queue redis://127.0.0.1:6379 --json", "and a Redis, as JSON for CI"],
+  ],
+  completion: [
+    ["source <(lllm completion bash)", "bash completion now (put it in ~/.bashrc)"],
+    ["lllm completion fish > ~/.config/fish/completions/lllm.fish", "fish completion"],
+  ],
 };
 
 /** The Examples section ending a command's `--help`. */

@@ -14,6 +14,7 @@ import { failureJson, paint, reportError, useColor, writeOut } from "./output.js
 import { addExamples } from "./helpExamples.js";
 import { reserveStdout } from "./reserveStdout.js";
 import { handleSignals } from "./handleSignals.js";
+import { applyEnvironment } from "./applyEnvironment.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
 
 // commander is CommonJS: `require` loads it as such (from its one-file copy when built), where `import` would
@@ -26,7 +27,11 @@ type Command = Commander.Command;
 /** Global flags every command sees. */
 export interface GlobalOptions {
   verbose?: boolean;
+  envFile?: string[];
 }
+
+/** Commands that read `$LLLM_HOME/keys.json` themselves (to show it as it is) or need no keys at all. */
+const OWN_KEYS = new Set(["keys", "doctor", "completion", "init"]);
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -49,6 +54,7 @@ export function buildProgram(): Command {
     .description("Run LLM agents from declarative YAML/JSON tactic files.")
     .version(version(), "-V, --version")
     .option("-v, --verbose", "show stack traces and more detail on stderr")
+    .option("--env-file <file>", "load variables from a dotenv file first; the environment wins (repeatable)", collect)
     .showHelpAfterError("(run with --help for usage)")
     // Global options (--verbose) are listed in every command's help too: `lllm run --help` is where users look.
     // Titles in bold; commander strips the codes when its stream gets no colour (getOutHasColors below).
@@ -358,6 +364,82 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("init")
+    .description("create a package that works at once: tools (TypeScript and command), a tactic, a prompt, an offline script, a test with its cassette, a tsconfig")
+    .argument("[dir]", "the new package's folder (default: the current folder, which must be empty)")
+    .addOption(new Option("-t, --template <name>", "what the package shows").choices(["agent", "code-action", "proxy"]).default("agent"))
+    .option("--force", "write into a folder that is not empty (files of the same names are replaced)")
+    .action(async (dir: string | undefined, options: { template?: string; force?: boolean }) => {
+      const { initCommand } = await import("./init.js");
+      initCommand(dir, options);
+    });
+
+  program
+    .command("completion")
+    .description("print a completion script for bash, zsh or fish (see the README to install it)")
+    .addArgument(new Argument("[shell]", "bash | zsh | fish").choices(["bash", "zsh", "fish"]))
+    .addOption(new Option("--list <what>", "the words a completion asks for: models | tactics").choices(["models", "tactics"]).hideHelp())
+    .addOption(new Option("-p, --package <dir>", "with --list tactics: the packages given on the command line").argParser(collect).hideHelp())
+    .action(async (shell: string | undefined, options: { list?: string; package?: string[] }) => {
+      const { completionCommand } = await import("./completion.js");
+      await completionCommand(shell, program, options);
+    });
+
+  program
+    .command("doctor")
+    .description("check what lllm needs here (Node, python3, sandboxes, $LLLM_HOME, the run store, keys, servers) and how to fix each missing piece; exit 1 when something a given tactic needs is missing")
+    .argument("[tactic]", "also check what this tactic needs: its models' keys and servers, Python and a sandbox for its code")
+    .option("-m, --model <name>", "check for this model instead of each agent's")
+    .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
+    .option("--queue <url>", "also check that this Redis answers (redis://[:password@]host:port)")
+    .option("--json", "print one JSON object: {schema_version, ok, checks: [{name, status, detail, fix}]}")
+    .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {
+      const { doctorCommand } = await import("./doctor.js");
+      await doctorCommand(tactic, command.optsWithGlobals());
+    });
+
+  const keys = program.command("keys").description("keep API keys in $LLLM_HOME/keys.json (0600), used where a key variable is read; the environment wins");
+  keys
+    .command("set")
+    .description("store a key: the value is read from a prompt without echo, or from standard input")
+    .argument("<name>", "the variable it stands for (OPENAI_API_KEY, a tactic's api_key_env), or a provider (openai, anthropic, …)")
+    .action(async (name: string) => {
+      const { keysSetCommand } = await import("./keys.js");
+      await keysSetCommand(name);
+    });
+  keys
+    .command("list")
+    .description("the names of the stored keys (never their values)")
+    .option("--json", "print JSON")
+    .action(async (options: { json?: boolean }) => {
+      const { keysListCommand } = await import("./keys.js");
+      keysListCommand(options);
+    });
+  keys
+    .command("get")
+    .description("print a stored key's value (for scripts)")
+    .argument("<name>", "the variable name, or a provider")
+    .action(async (name: string) => {
+      const { keysGetCommand } = await import("./keys.js");
+      keysGetCommand(name);
+    });
+  keys
+    .command("remove")
+    .description("remove a stored key")
+    .argument("<name>", "the variable name, or a provider")
+    .action(async (name: string) => {
+      const { keysRemoveCommand } = await import("./keys.js");
+      keysRemoveCommand(name);
+    });
+  keys
+    .command("path")
+    .description("print the keys file's path")
+    .action(async () => {
+      const { keysPathCommand } = await import("./keys.js");
+      keysPathCommand();
+    });
+
+  program
     .command("schema")
     .description("print the JSON Schema of a file format, for editors (yaml-language-server)")
     .addArgument(new Argument("<kind>", "tactic | test | package | proxy | settings").choices(["tactic", "test", "package", "proxy", "settings"]))
@@ -417,7 +499,10 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   let json = argv.includes("--json");
   program.hook("preAction", (_program, command) => {
     // With globals: `logs show X --json` gives --json to `logs` (which has it too), not to `show`.
-    json = command.optsWithGlobals().json === true;
+    const options = command.optsWithGlobals<GlobalOptions & { json?: boolean }>();
+    json = options.json === true;
+    const top = command.parent?.parent ? command.parent.name() : command.name();
+    applyEnvironment({ ...(options.envFile ? { envFiles: options.envFile } : {}), keys: !OWN_KEYS.has(top) });
   });
   const stopWatching = failIfLoopDrains({ verbose, json: () => json });
   const signals = handleSignals();

@@ -1,3 +1,4 @@
+import { packagesOrHere } from "./packagesOrHere.js";
 import { displayPath } from "../config/displayPath.js";
 import { ConfigError } from "../errors.js";
 import { ProxyCallError, ProxyManager, type ProxyDefinition } from "../proxies/index.js";
@@ -75,7 +76,7 @@ export async function proxyCallCommand(callPath: string, options: ProxyCallOptio
 }
 
 async function definitionsFor(options: ProxyOptions): Promise<ProxyDefinition[]> {
-  const registry = await loadRegistry(options.package);
+  const registry = await loadRegistry(packagesOrHere(options.package));
   return loadProxies(registry);
 }
 

@@ -1,3 +1,4 @@
+import { packagesOrHere } from "./packagesOrHere.js";
 import { ConfigError, InterruptedError, ToolError } from "../errors.js";
 import { parseRef, type Registry } from "../registry/index.js";
 import { FunctionCall, type FunctionTool } from "../tools/index.js";
@@ -18,7 +19,7 @@ interface ToolsOptions {
 
 /** `lllm tools list`: every tool of the loaded packages, with the ref to use in `tools:`. */
 export async function toolsListCommand(options: ToolsOptions): Promise<void> {
-  const registry = await loadRegistry(options.package);
+  const registry = await loadRegistry(packagesOrHere(options.package));
   const entries = registry.listTools();
   if (options.json) {
     const tools = entries.map((entry) => ({ ref: entry.ref, name: entry.name, package: entry.packageName, kind: entry.kind, description: entry.tool.description, file: entry.file }));
@@ -40,14 +41,14 @@ export async function toolsListCommand(options: ToolsOptions): Promise<void> {
 
 /** `lllm tools show <ref>`: the tool exactly as the model sees it. */
 export async function toolsShowCommand(ref: string, options: ToolsOptions): Promise<void> {
-  const registry = await loadRegistry(options.package);
+  const registry = await loadRegistry(packagesOrHere(options.package));
   const tool = await resolveToolOrTactic(registry, ref);
   writeOut(escapeJsonControlCharacters(JSON.stringify(tool.toTool(), null, 2)));
 }
 
 /** `lllm tools call <ref> --args '{…}'`: run the tool as the loop would and print what the model reads back. */
 export async function toolsCallCommand(ref: string, options: ToolsOptions): Promise<void> {
-  const registry = await loadRegistry(options.package);
+  const registry = await loadRegistry(packagesOrHere(options.package));
   const tool = await resolveToolOrTactic(registry, ref);
   const args = parseJsonObjectFlag(options.args ?? "{}", { flag: "--args", code: "usage_args", example: '{"city": "Paris"}' });
   if (tool.isDeclaration) {

@@ -76,6 +76,30 @@ export function modelSetup(options: CreateModelOptions): ModelSetup {
   checkChoice("invoker", options.invoker, INVOKERS);
   checkChoice("api_type", options.apiType, API_TYPES);
   const env = options.env ?? process.env;
+  const { route, wireModel, endpoint } = modelEndpoint(options);
+  const modelOptions: OpenAIModelOptions = { name: model, model: wireModel, endpoint };
+  const retry = { ...retryFromEnv(env), ...options.retry };
+  if (Object.keys(retry).length > 0) modelOptions.retry = retry;
+  if (options.timeoutMs !== undefined) {
+    if (!(options.timeoutMs > 0) || !Number.isFinite(options.timeoutMs)) throw new ConfigError("config_invalid_timeout", `the model timeout must be a number of seconds above 0, got ${options.timeoutMs / 1000}`);
+    modelOptions.timeoutMs = options.timeoutMs;
+  }
+  if (options.onRetry) modelOptions.onRetry = options.onRetry;
+  const proxies = proxiesOf(env);
+  if (proxies !== undefined || options.maxReplyBytes !== undefined) {
+    modelOptions.transport = { ...(proxies ? { proxies } : {}), ...(options.maxReplyBytes !== undefined ? { maxReplyBytes: options.maxReplyBytes } : {}) };
+  }
+  return { wire: route.wire ?? "openai", prefix: route.prefix, modelOptions };
+}
+
+/**
+ * Where an agent's model is served and with which key: the route, the name sent, the API root and the key (from
+ * `env`). Throws the same errors as `createModel` for a missing base URL or key; no network access. `lllm doctor`
+ * asks it to check a tactic's models without running them.
+ */
+export function modelEndpoint(options: CreateModelOptions): { route: ProviderRoute; wireModel: string; endpoint: OpenAIEndpoint } {
+  const { model } = options;
+  const env = options.env ?? process.env;
   const config = options.invokerConfig ?? {};
   const baseURLOverride = stringSetting(config, "base_url");
   const apiKeyEnvOverride = stringSetting(config, "api_key_env");
@@ -100,7 +124,7 @@ export function modelSetup(options: CreateModelOptions): ModelSetup {
   const keyRequired = apiKeyEnvOverride !== undefined || (route.keyRequired && root === route.defaultBaseURL);
   if (keyRequired && apiKey === undefined) {
     throw new ConfigError("provider_missing_key", `model \`${model}\` needs an API key in ${apiKeyEnv}${route.altApiKeyEnv && apiKeyEnvOverride === undefined ? ` (or ${route.altApiKeyEnv})` : ""}, which is not set`, {
-      hint: `set it with \`export ${apiKeyEnv}=…\`, or name another variable with invoker_config.api_key_env`,
+      hint: `set it with \`export ${apiKeyEnv}=…\` or \`lllm keys set ${apiKeyEnv}\`, or name another variable with invoker_config.api_key_env`,
     });
   }
 
@@ -113,19 +137,7 @@ export function modelSetup(options: CreateModelOptions): ModelSetup {
     if (organization) endpoint.organization = organization;
     if (project) endpoint.project = project;
   }
-  const modelOptions: OpenAIModelOptions = { name: model, model: wireModel, endpoint };
-  const retry = { ...retryFromEnv(env), ...options.retry };
-  if (Object.keys(retry).length > 0) modelOptions.retry = retry;
-  if (options.timeoutMs !== undefined) {
-    if (!(options.timeoutMs > 0) || !Number.isFinite(options.timeoutMs)) throw new ConfigError("config_invalid_timeout", `the model timeout must be a number of seconds above 0, got ${options.timeoutMs / 1000}`);
-    modelOptions.timeoutMs = options.timeoutMs;
-  }
-  if (options.onRetry) modelOptions.onRetry = options.onRetry;
-  const proxies = proxiesOf(env);
-  if (proxies !== undefined || options.maxReplyBytes !== undefined) {
-    modelOptions.transport = { ...(proxies ? { proxies } : {}), ...(options.maxReplyBytes !== undefined ? { maxReplyBytes: options.maxReplyBytes } : {}) };
-  }
-  return { wire: route.wire ?? "openai", prefix: route.prefix, modelOptions };
+  return { route, wireModel, endpoint };
 }
 
 /**

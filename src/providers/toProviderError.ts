@@ -50,7 +50,7 @@ export function httpError(error: APIError, failed: FailedRequest): ProviderError
     }
     const unset = apiKeyEnv ? ` (${apiKeyEnv} is not set)` : "";
     return new ProviderError("provider_auth", `${endpoint.baseURL} refused the request (${status}); no API key was sent${unset}: ${detail}`, {
-      hint: apiKeyEnv ? `set it with \`export ${apiKeyEnv}=…\`, or name another variable with invoker_config.api_key_env` : "if this server needs a key, name its variable with invoker_config.api_key_env",
+      hint: apiKeyEnv ? `set it with \`export ${apiKeyEnv}=…\` or \`lllm keys set ${apiKeyEnv}\`, or name another variable with invoker_config.api_key_env` : "if this server needs a key, name its variable with invoker_config.api_key_env",
       cause: error,
     });
   }

@@ -1,0 +1,31 @@
+import { keysFile, readKeys } from "../config/keysFile.js";
+import { readEnvFile } from "../config/readEnvFile.js";
+import { registerEnvironmentSecrets, registerSecret } from "../util/redact.js";
+
+export interface ApplyEnvironmentOptions {
+  /** `--env-file` files, in the order given: a later file's value wins over an earlier one's. */
+  envFiles?: string[];
+  /** Whether to fill in the keys of `$LLLM_HOME/keys.json` (not for `lllm keys` and `lllm doctor`, which read it themselves). */
+  keys: boolean;
+}
+
+/**
+ * Complete the process's environment before a command runs, so that every reader of a variable (providers,
+ * `api_key_env`, proxies' keys, base URLs) finds it where it always looked: in `process.env`. The environment
+ * wins over `--env-file`, which wins over the keys file; only variables that are unset (or empty) are filled in.
+ * Every key's value joins the redaction set whatever its name (a file's other values only when named like a
+ * credential, as for the environment). Values set here are not in the block `/proc/<pid>/environ` shows.
+ */
+export function applyEnvironment(options: ApplyEnvironmentOptions, env: NodeJS.ProcessEnv = process.env): void {
+  const given = new Set(Object.keys(env).filter((name) => env[name] !== ""));
+  const fromFiles: Record<string, string> = {};
+  for (const file of options.envFiles ?? []) Object.assign(fromFiles, readEnvFile(file));
+  for (const [name, value] of Object.entries(fromFiles)) if (!given.has(name)) env[name] = value;
+  registerEnvironmentSecrets(fromFiles);
+  if (!options.keys) return;
+  // After the env files: one of them may set LLLM_HOME.
+  for (const [name, value] of Object.entries(readKeys(keysFile(env)))) {
+    registerSecret(value);
+    if (env[name] === undefined || env[name] === "") env[name] = value;
+  }
+}

@@ -1,0 +1,46 @@
+import type * as Commander from "commander";
+import { ConfigError } from "../errors.js";
+import { completionData } from "./completionData.js";
+import { bashScript, fishScript, zshScript } from "./completionScripts.js";
+import { writeOut } from "./output.js";
+
+export interface CompletionOptions {
+  list?: string;
+  package?: string[];
+}
+
+/** `lllm completion bash|zsh|fish`: the script; `--list models|tactics` the words it asks lllm for while completing. */
+export async function completionCommand(shell: string | undefined, program: Commander.Command, options: CompletionOptions): Promise<void> {
+  if (options.list !== undefined) {
+    await listWords(options.list, options.package ?? []);
+    return;
+  }
+  const entries = completionData(program);
+  if (shell === "bash") writeOut(bashScript(entries));
+  else if (shell === "zsh") writeOut(zshScript(entries));
+  else if (shell === "fish") writeOut(fishScript(entries));
+  else throw new ConfigError("usage_completion_shell", shell === undefined ? "which shell? lllm completion bash|zsh|fish" : `no completion for \`${shell}\``, { hint: "lllm completion bash, zsh or fish (see the README for where each goes)" });
+}
+
+/** One word a line, quietly: a completion must never print an error into the user's command line. */
+async function listWords(what: string, packages: string[]): Promise<void> {
+  try {
+    if (what === "models") {
+      const { PriceTable } = await import("../store/PriceTable.js");
+      const { providerOfModel } = await import("../providers/modelCatalogue.js");
+      const { PROVIDER_ROUTES } = await import("../providers/providerRoutes.js");
+      const names = PriceTable.load().names().map((name) => {
+        const prefix = providerOfModel(name);
+        return prefix === undefined || prefix === "openai" ? name : `${prefix}/${name}`;
+      });
+      writeOut([...names, ...PROVIDER_ROUTES.map((route) => `${route.prefix}/`)].join("\n"));
+    } else if (what === "tactics") {
+      const { loadRegistry } = await import("./loadRegistry.js");
+      const registry = await loadRegistry(packages, { quiet: true });
+      const refs = registry.list().flatMap((pkg) => [...pkg.entries("tactics").values()].map((entry) => entry.ref));
+      if (refs.length > 0) writeOut(refs.join("\n"));
+    }
+  } catch {
+    // nothing to offer
+  }
+}

@@ -1,0 +1,99 @@
+import { closeSync, constants, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import path from "node:path";
+import { ConfigError } from "../errors.js";
+import { lllmHome } from "./lllmHome.js";
+
+/** An environment variable's name: what a key is stored under, and what every reader of a key asks for. */
+export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `$LLLM_HOME/keys.json`: the keys `lllm keys set` keeps, a JSON object of variable name → value. */
+export function keysFile(env: NodeJS.ProcessEnv = process.env): string {
+  return path.join(lllmHome(env), "keys.json");
+}
+
+/**
+ * The keys kept in `file` (none when it does not exist). The file must be this user's alone: a keys file that the
+ * group or others may read (or write) is refused, not used, with the command that fixes it, as ssh refuses a
+ * private key others can read. Bad JSON, or a value that is not a string, is an error naming the file.
+ */
+export function readKeys(file: string): Record<string, string> {
+  let text: string;
+  try {
+    checkPrivate(file);
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
+    if (error instanceof ConfigError) throw error;
+    throw new ConfigError("keys_file_invalid", `cannot read the keys file ${file}: ${(error as Error).message}`, { hint: "check that it is a file this user may read", cause: error });
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new ConfigError("keys_file_invalid", `the keys file ${file} is not valid JSON: ${(error as Error).message}`, {
+      hint: `fix it (a JSON object: {"OPENAI_API_KEY": "sk-…"}), or remove it and set the keys again with \`lllm keys set NAME\``,
+      location: { file },
+    });
+  }
+  if (typeof data !== "object" || data === null || Array.isArray(data)) {
+    throw new ConfigError("keys_file_invalid", `the keys file ${file} must hold a JSON object of variable names and values`, { hint: `e.g. {"OPENAI_API_KEY": "sk-…"}`, location: { file } });
+  }
+  const keys: Record<string, string> = {};
+  for (const [name, value] of Object.entries(data)) {
+    if (!VARIABLE_NAME.test(name) || typeof value !== "string") {
+      throw new ConfigError("keys_file_invalid", `the keys file ${file} has a bad entry \`${name}\`: each key must be a variable name (letters, digits, _) with a string value`, {
+        hint: `remove it with \`lllm keys remove ${name}\`, or edit the file`,
+        location: { file },
+      });
+    }
+    keys[name] = value;
+  }
+  return keys;
+}
+
+/**
+ * Write the keys to `file`, readable by this user alone (0600, in a folder created 0700): through a new file that
+ * replaces the old one, so that a reader never sees half a file and no moment exists when the keys are readable
+ * by others. An empty set removes the file.
+ */
+export function writeKeys(file: string, keys: Record<string, string>): void {
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  if (Object.keys(keys).length === 0) {
+    rmSync(file, { force: true });
+    return;
+  }
+  const partial = `${file}.${process.pid}.tmp`;
+  const fd = openSync(partial, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+  try {
+    writeSync(fd, `${JSON.stringify(keys, null, 2)}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(partial, file);
+  } catch (error) {
+    rmSync(partial, { force: true });
+    throw error;
+  }
+}
+
+/** Refuse a keys file that someone else may read or write (not on Windows, which has no such modes). */
+function checkPrivate(file: string): void {
+  const stat = statSync(file);
+  if (process.platform === "win32") return;
+  const mode = stat.mode & 0o777;
+  if ((mode & 0o077) !== 0) {
+    throw new ConfigError("keys_file_permissions", `the keys file ${file} may be read by others (mode ${mode.toString(8).padStart(4, "0")}): lllm does not use keys others can read`, {
+      hint: `make it yours alone: chmod 600 ${file}`,
+      location: { file },
+    });
+  }
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) {
+    throw new ConfigError("keys_file_permissions", `the keys file ${file} belongs to another user (uid ${stat.uid}): lllm does not use keys someone else may change`, {
+      hint: `remove it, or set LLLM_HOME to a folder of your own`,
+      location: { file },
+    });
+  }
+}

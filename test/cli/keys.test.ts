@@ -1,0 +1,157 @@
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+// Each case spawns the CLI several times: on a busy machine that takes more than the default 30 s.
+vi.setConfig({ testTimeout: 240_000 });
+import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
+import { EXAMPLE, ROOT, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
+import { tempDir, tempTree } from "../helpers/tempTree.js";
+
+const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
+const FILE_KEY = "sk-from-the-keys-file-0123";
+let server: MockOpenAIServer | undefined;
+let echo: Server | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  await new Promise<void>((resolve) => (echo ? echo.close(() => resolve()) : resolve()));
+  echo = undefined;
+});
+
+/** A home with the given keys stored through `lllm keys set`, as a user would. */
+async function homeWithKeys(keys: Record<string, string>): Promise<string> {
+  const home = tempDir("lllm-keys-home-");
+  for (const [name, value] of Object.entries(keys)) {
+    const result = await runCli(["keys", "set", name], { env: { LLLM_HOME: home }, input: `${value}\n` });
+    expect(result.stderr).toMatch(/^lllm: stored [A-Z_]+ in /);
+    expect(result.code).toBe(0);
+  }
+  return home;
+}
+
+const authorizations = (): Array<string | undefined> => server!.requests.filter((request) => request.method === "POST").map((request) => request.headers.authorization as string | undefined);
+
+describe("lllm keys", () => {
+  it("set (from standard input), list (names only), get, path, remove; the file is 0600 in a 0700 home", async () => {
+    const home = await homeWithKeys({ OPENAI_API_KEY: FILE_KEY, anthropic: "sk-ant-file-key-0456" });
+    const file = path.join(home, "keys.json");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(home).mode & 0o077).toBe(0);
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ OPENAI_API_KEY: FILE_KEY, ANTHROPIC_API_KEY: "sk-ant-file-key-0456" });
+
+    const list = await runCli(["keys", "list"], { env: { LLLM_HOME: home } });
+    expect(list).toMatchObject({ code: 0, stdout: "ANTHROPIC_API_KEY\nOPENAI_API_KEY\n" });
+    const listJson = await runCli(["keys", "list", "--json"], { env: { LLLM_HOME: home, OPENAI_API_KEY: "sk-env-wins-0789" } });
+    expect(JSON.parse(listJson.stdout)).toEqual({ schema_version: 1, file, keys: [{ name: "ANTHROPIC_API_KEY", overridden_by_environment: false }, { name: "OPENAI_API_KEY", overridden_by_environment: true }] });
+    expect(listJson.stdout + listJson.stderr).not.toContain(FILE_KEY);
+
+    expect(await runCli(["keys", "get", "OPENAI_API_KEY"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0, stdout: `${FILE_KEY}\n` });
+    expect(await runCli(["keys", "path"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0, stdout: `${file}\n` });
+
+    expect(await runCli(["keys", "remove", "openai"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0 });
+    const missing = await runCli(["keys", "get", "OPENAI_API_KEY"], { env: { LLLM_HOME: home } });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`no key OPENAI_API_KEY in ${file}`);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it("refuses a bad name and an empty value, storing nothing", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const badName = await runCli(["keys", "set", "my-key"], { env: { LLLM_HOME: home }, input: "value-123456\n" });
+    expect(badName.code).toBe(2);
+    expect(badName.stderr).toContain("`my-key` is not a variable name");
+    const empty = await runCli(["keys", "set", "MY_KEY"], { env: { LLLM_HOME: home }, input: "" });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain("no value given for MY_KEY");
+    expect(existsSync(path.join(home, "keys.json"))).toBe(false);
+  });
+
+  it("a provider reads its key from the file; the environment wins over it", async () => {
+    const home = await homeWithKeys({ OPENAI_API_KEY: FILE_KEY });
+    server = await startMockOpenAIServer({ script: ["one", "two"] });
+    const fromFile = await runCli(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home, OPENAI_BASE_URL: server.url } });
+    expect(fromFile).toMatchObject({ code: 0, stdout: "one\n" });
+    const fromEnvironment = await runCli(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-env-wins-0789" } });
+    expect(fromEnvironment).toMatchObject({ code: 0, stdout: "two\n" });
+    expect(authorizations()).toEqual([`Bearer ${FILE_KEY}`, "Bearer sk-env-wins-0789"]);
+  });
+
+  it("a tactic's api_key_env reads the file too", async () => {
+    const home = await homeWithKeys({ MY_SERVER_KEY: "sk-my-server-key-0321" });
+    server = await startMockOpenAIServer({ script: ["done"] });
+    const dir = tempTree({ "t.yaml": `global: {model_name: gpt-test, invoker_config: {base_url: "${server.url}", api_key_env: MY_SERVER_KEY}}\nagent_configs:\n  - name: a\n    system_prompt: Hi.\n` });
+    const result = await runCli(["run", path.join(dir, "t.yaml"), "-i", "hi"], { env: { LLLM_HOME: home } });
+    expect(result).toMatchObject({ code: 0, stdout: "done\n" });
+    expect(authorizations()).toEqual(["Bearer sk-my-server-key-0321"]);
+  });
+
+  it("a proxy's key comes from the file, and joins the redaction set: a server echoing it shows [redacted]", async () => {
+    const home = await homeWithKeys({ WEATHER_API_KEY: "wk-proxy-key-0654" });
+    const seen: string[] = [];
+    echo = createServer((request, response) => {
+      seen.push(request.url ?? "");
+      response.setHeader("content-type", "application/json");
+      response.end(JSON.stringify({ echoed: request.url }));
+    });
+    await new Promise<void>((resolve) => echo!.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/weather`;
+    const result = await runCli(["proxy", "call", "weather_api/current/Tokyo", "-p", path.join(EXAMPLE, "weather"), "--no-cache"], { env: { LLLM_HOME: home, LLLM_PROXY_WEATHER_API_BASE_URL: base }, timeoutMs: 90_000 });
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    expect(seen).toEqual(["/weather/current/Tokyo?units=metric&api_key=wk-proxy-key-0654"]);
+    expect(result.stdout).toContain("api_key=[redacted]");
+    expect(result.stdout).not.toContain("wk-proxy-key-0654");
+  });
+
+  it("a keys file others may read, or that is not JSON, is refused with the file and the fix (exit 2)", async () => {
+    const home = await homeWithKeys({ OPENAI_API_KEY: FILE_KEY });
+    const file = path.join(home, "keys.json");
+    chmodSync(file, 0o644);
+    for (const args of [["run", loop, "-i", "hi"], ["keys", "list"], ["keys", "set", "OTHER_KEY"]]) {
+      const result = await runCli(args, { env: { LLLM_HOME: home }, input: "v-12345678\n" });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`the keys file ${file} may be read by others (mode 0644)`);
+      expect(result.stderr).toContain(`chmod 600 ${file}`);
+    }
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ OPENAI_API_KEY: FILE_KEY });
+    writeFileSync(file, "{not json", { mode: 0o600 });
+    chmodSync(file, 0o600);
+    const bad = await runCli(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain(`the keys file ${file} is not valid JSON`);
+  });
+});
+
+describe("--env-file", () => {
+  it("loads a dotenv file (quotes, comments, export) for any command; the environment wins over it, it wins over the keys file", async () => {
+    const home = await homeWithKeys({ OPENAI_API_KEY: FILE_KEY });
+    server = await startMockOpenAIServer({ script: ["one", "two", "three"] });
+    const dir = tempTree({ ".env": `# lllm settings\nexport OPENAI_BASE_URL=${server.url}\nOPENAI_API_KEY="sk-env-file-key 0987" # quoted, with a space\nOTHER='x'\n` });
+    const envFile = path.join(dir, ".env");
+    const fromEnvFile = await runCli(["run", loop, "-i", "hi", "--env-file", envFile], { env: { LLLM_HOME: home } });
+    expect(fromEnvFile).toMatchObject({ code: 0, stdout: "one\n" });
+    // Before the command's name too, as a global flag.
+    const environmentWins = await runCli(["--env-file", envFile, "run", loop, "-i", "hi"], { env: { LLLM_HOME: home, OPENAI_API_KEY: "sk-env-wins-0789" } });
+    expect(environmentWins).toMatchObject({ code: 0, stdout: "two\n" });
+    writeFileSync(envFile, `OPENAI_BASE_URL=${server.url}\n`);
+    const keysFileFills = await runCli(["run", loop, "-i", "hi", "--env-file", envFile], { env: { LLLM_HOME: home } });
+    expect(keysFileFills).toMatchObject({ code: 0, stdout: "three\n" });
+    expect(authorizations()).toEqual(["Bearer sk-env-file-key 0987", "Bearer sk-env-wins-0789", `Bearer ${FILE_KEY}`]);
+  });
+
+  // In process: Node 20 itself looks at every `--env-file` of the command line (after the script's name too) and
+  // stops with "node: FILE: not found" (exit 9) before lllm starts; lllm's own check is what later Node versions show.
+  it("a missing or unreadable file is a usage error naming it", async () => {
+    const missing = await runCliInProcess(["models", "--env-file", "/nonexistent/.env"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("--env-file /nonexistent/.env: cannot read it (no such file)");
+    const folder = await runCliInProcess(["models", "--env-file", tempDir()]);
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain("cannot read it (it is a folder)");
+  });
+});
