@@ -28,7 +28,11 @@ export function unsendableParts(config: Record<string, unknown>, model: string |
 function checkAgent(settings: Record<string, unknown>, where: string, parts: string[]): void {
   const servers = Array.isArray(settings.mcp_servers) ? settings.mcp_servers : [];
   servers.forEach((server, index) => {
-    if (isPlainObject(server) && server.command !== undefined) parts.push(`${where}mcp_servers[${index}].command (starts \`${String(server.command)}\` on the worker)`);
+    if (!isPlainObject(server)) return;
+    if (server.command !== undefined) parts.push(`${where}mcp_servers[${index}].command (starts \`${String(server.command)}\` on the worker)`);
+    // Both read variables of the worker (a token, a client secret or key) and send them to the URL the tactic chose.
+    if (server.bearer_token_env !== undefined) parts.push(`${where}mcp_servers[${index}].bearer_token_env (would send a variable of the worker to a server the tactic chose)`);
+    if (server.oauth !== undefined) parts.push(`${where}mcp_servers[${index}].oauth (would send the worker's client secrets to a server the tactic chose)`);
   });
   if (settings.invoker_config !== undefined) parts.push(`${where}invoker_config (would choose where the worker sends its API keys)`);
   if (typeof settings.model_name === "string" && settings.model_name.startsWith("scripted:")) parts.push(`${where}model_name: scripted:… (a file on the worker)`);
