@@ -55,9 +55,11 @@ export class AnthropicBatchApi implements BatchApi {
 
   async results(jobId: string, signal?: AbortSignal): Promise<BatchLineResult[]> {
     const job = await batchJson(this.#http, `${this.#root}/${encodeURIComponent(jobId)}`, { signal });
+    // `results_url` only says that the results are ready: they are read from the API's own address, so that the key
+    // never goes to an origin an answer names.
     const url = job["results_url"];
     if (typeof url !== "string" || url === "") return [];
-    const response = await batchHttp(this.#download, url, { signal });
+    const response = await batchHttp(this.#download, `${this.#root}/${encodeURIComponent(jobId)}/results`, { signal });
     const results: BatchLineResult[] = [];
     for (const raw of parseJsonLines(await response.text())) {
       const line = raw as { custom_id?: unknown; result?: { type?: string; message?: unknown; error?: { error?: { message?: string; type?: string }; message?: string } } };

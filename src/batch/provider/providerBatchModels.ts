@@ -13,7 +13,7 @@ import type { BatchGroup, ProviderBatchRunner } from "./ProviderBatchRunner.js";
 interface StoredConfig {
   model_name: string;
   api_type?: string;
-  invoker_config?: Record<string, unknown>;
+  invoker_config?: { base_url?: string; api_key_env?: string };
 }
 
 export interface BatchGroupFactoryOptions {
@@ -36,7 +36,7 @@ export class BatchGroups {
 
   /** The group of an agent's settings, or undefined when its provider has no batch API. */
   of(config: Pick<AgentConfig, "model_name" | "api_type" | "invoker_config">): BatchGroup | undefined {
-    const stored: StoredConfig = { model_name: config.model_name, ...(config.api_type ? { api_type: config.api_type } : {}), ...(config.invoker_config ? { invoker_config: withoutUnknown(config.invoker_config) } : {}) };
+    const stored: StoredConfig = { model_name: config.model_name, ...(config.api_type ? { api_type: config.api_type } : {}), ...(config.invoker_config ? { invoker_config: endpointKeys(config.invoker_config) } : {}) };
     return this.fromStored(JSON.stringify(stored));
   }
 
@@ -82,8 +82,15 @@ function batchApiOf(setup: ModelSetup, apiType: string | undefined): BatchApi | 
 }
 
 /** invoker_config without what cannot be JSON (it is stored). */
-function withoutUnknown(config: Record<string, unknown>): Record<string, unknown> {
-  return JSON.parse(JSON.stringify(config)) as Record<string, unknown>;
+/**
+ * The `invoker_config` keys that choose where requests go (the only ones `createModel` reads). The rest (litellm's
+ * knobs, and an `api_key` a litellm-style tactic may carry) is never written to the run store with the job.
+ */
+function endpointKeys(config: Record<string, unknown>): { base_url?: string; api_key_env?: string } {
+  return {
+    ...(typeof config["base_url"] === "string" ? { base_url: config["base_url"] } : {}),
+    ...(typeof config["api_key_env"] === "string" ? { api_key_env: config["api_key_env"] } : {}),
+  };
 }
 
 export interface ItemModelsOptions {
