@@ -243,3 +243,18 @@ describe("typing run's arguments", () => {
     expect((await viaInterface.call(new FunctionCall({ name: "typed", arguments: { city: "Oslo", days: 2 } }))).result).toBe("Oslo/2");
   });
 });
+
+describe("outputSchema", () => {
+  const stats = (run: () => unknown, outputSchema: Record<string, unknown> = { type: "object", properties: { high: { type: "number" } }, required: ["high"] }): FunctionTool =>
+    tool({ name: "weather_stats", description: "Highs and lows", parameters: {}, outputSchema, run, source: { file: "/pkg/tools/stats.ts" } } as Parameters<typeof tool>[0]);
+
+  it("refuses a schema that does not compile before the tool runs (no side effect), as a tool_invalid ConfigError naming the file", async () => {
+    const run = vi.fn(() => ({ high: 20 }));
+    const broken = stats(run, { type: "object", properties: { high: { type: "no-such-type" } } });
+    const error = await broken.call(new FunctionCall({ name: "weather_stats", arguments: {} })).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toMatchObject({ code: "tool_invalid", location: { file: "/pkg/tools/stats.ts" } });
+    expect((error as Error).message).toContain("weather_stats`: its outputSchema is not a valid JSON Schema");
+    expect(run).not.toHaveBeenCalled();
+  });
+});
