@@ -4,7 +4,7 @@ import { createArgumentValidator, type ArgumentCheck } from "./createArgumentVal
 import { decideStrict } from "./decideStrict.js";
 import { formatResult } from "./formatResult.js";
 import type { FunctionCall } from "./FunctionCall.js";
-import { isPlainObject, type JsonSchema } from "./JsonSchema.js";
+import { isPlainObject, kindOf, type JsonSchema } from "./JsonSchema.js";
 import { checkRequired } from "./normalizeParameters.js";
 import { checkToolName } from "./toolName.js";
 import { toolInvalid } from "./toolInvalid.js";
@@ -92,7 +92,10 @@ export interface FunctionToolOptions {
   annotations?: ToolAnnotations | undefined;
   /** The parameters' schema as written (see `NormalizedParameters.inputSchema`); default: `parameters`. */
   inputSchema?: JsonSchema | undefined;
-  /** JSON Schema of the result's `structuredContent` (see `toolResult`); checked on every call that returns data. */
+  /**
+   * JSON Schema of the result's `structuredContent` (see `toolResult`): every call that succeeds must return data
+   * (a plain object, or a `toolResult` with `structuredContent`) that fits it.
+   */
   outputSchema?: JsonSchema | undefined;
 }
 
@@ -214,7 +217,7 @@ export class FunctionTool {
    * bound, a schema that does not compile), which the user must fix, or when a limit of the whole run was reached
    * while it ran (`RunLimitError`), which stops the run. The context's missing capabilities get their local meaning
    * (see `ToolRunContext`). A rich result (`toolResult`) with `isError` fails the call with its text; one whose
-   * `structuredContent` does not fit `outputSchema` fails too.
+   * `structuredContent` does not fit `outputSchema` (or that has no data when there is one) fails too.
    */
   async call(call: FunctionCall, context: ToolContext = {}, options: ToolCallOptions = {}): Promise<FunctionCall> {
     const run = this.run;
@@ -250,7 +253,11 @@ export class FunctionTool {
     }
     // The data of the result: a rich result's structuredContent, or a plain object returned as it is.
     const data = rich ? rich.structuredContent : isPlainObject(result) ? result : undefined;
-    if (checkOutput && data !== undefined) {
+    if (checkOutput) {
+      // An MCP client holds a tool with an outputSchema to sending data: without it the client fails the call.
+      if (data === undefined) {
+        return fail(call, `${this.name} declares an outputSchema but returned no data: return an object, or toolResult({ structuredContent: {...} }) (got ${rich ? "a toolResult without structuredContent" : kindOf(result)})`);
+      }
       const misfit = checkOutput(data);
       if (misfit !== undefined) return fail(call, `the result of ${this.name} does not match its outputSchema: ${misfit}`);
     }

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ConfigError, ToolError } from "../../src/errors.js";
-import { declaration, FunctionCall, FunctionTool, tool } from "../../src/tools/index.js";
+import { declaration, FunctionCall, FunctionTool, tool, toolResult } from "../../src/tools/index.js";
 import { toolFailureOf } from "../../src/tools/toolFailure.js";
 
 const getWeather = tool<{ city: string; unit: string }>({
@@ -256,5 +256,20 @@ describe("outputSchema", () => {
     expect(error).toMatchObject({ code: "tool_invalid", location: { file: "/pkg/tools/stats.ts" } });
     expect((error as Error).message).toContain("weather_stats`: its outputSchema is not a valid JSON Schema");
     expect(run).not.toHaveBeenCalled();
+  });
+
+  it("fails a call that returns no data, with a message that says what to return; an error result stays an error", async () => {
+    const text = await stats(() => "20 degrees").call(new FunctionCall({ name: "weather_stats", arguments: {} }));
+    expect(text.error).toContain("weather_stats declares an outputSchema but returned no data");
+    expect(text.error).toContain("(got string)");
+    const richText = await stats(() => toolResult({ content: [{ type: "text", text: "20" }] })).call(new FunctionCall({ name: "weather_stats", arguments: {} }));
+    expect(richText.error).toContain("a toolResult without structuredContent");
+    const failed = await stats(() => toolResult({ content: [{ type: "text", text: "no station" }], isError: true })).call(new FunctionCall({ name: "weather_stats", arguments: {} }));
+    expect(failed.error).toBe("no station");
+    const fits = await stats(() => ({ high: 20 })).call(new FunctionCall({ name: "weather_stats", arguments: {} }));
+    expect(fits.error).toBeUndefined();
+    expect(fits.result).toEqual({ high: 20 });
+    const misfit = await stats(() => toolResult({ structuredContent: { high: "warm" } })).call(new FunctionCall({ name: "weather_stats", arguments: {} }));
+    expect(misfit.error).toContain("does not match its outputSchema: /high must be number");
   });
 });
