@@ -273,3 +273,19 @@ describe("outputSchema", () => {
     expect(misfit.error).toContain("does not match its outputSchema: /high must be number");
   });
 });
+
+describe("ctx.log outside MCP", () => {
+  it("fails the call on an unknown level, with the message an MCP client's call gets, and writes nothing", async () => {
+    const write = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      const chatty = tool({ name: "chatty", description: "Logs", parameters: {}, run: (_args, ctx) => (ctx.log("verbose" as never, "hello"), "done") });
+      const call = await chatty.call(new FunctionCall({ name: "chatty", arguments: {} }));
+      expect(call.error).toBe('ctx.log: unknown level "verbose"; the levels are debug, info, notice, warning, error, critical, alert, emergency');
+      const fine = await tool({ name: "fine", description: "Logs", parameters: {}, run: (_args, ctx) => (ctx.log("notice", "hello"), "done") }).call(new FunctionCall({ name: "fine", arguments: {} }));
+      expect(fine.result).toBe("done");
+      expect(write.mock.calls.map(([text]) => String(text))).toEqual(["notice: hello\n"]);
+    } finally {
+      write.mockRestore();
+    }
+  });
+});
