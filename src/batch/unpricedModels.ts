@@ -13,7 +13,7 @@ export interface UnpricedModel {
  * project's `prices:`): a `--max-cost` cannot count their calls.
  */
 export function unpricedModels(prepared: PreparedTactic): UnpricedModel[] {
-  const table = PriceTable.load(prepared.settings.prices ?? {});
+  const table = PriceTable.load(prepared.settings.prices);
   const found = new Map<string, UnpricedModel>();
   for (const tactic of [prepared, ...prepared.nested.values()]) {
     for (const agent of tactic.agents) {

@@ -83,8 +83,10 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
         const [{ McpConnections }, { sampleWithModel }] = await Promise.all([import("../mcp/McpConnections.js"), import("../mcp/sampleWithModel.js")]);
         // Servers' sampling requests are answered with the model of the first agent that uses MCP servers, and
         // reported as that agent's model calls (under a name of their own), so the run counts, records and prices them.
-        const model = await makeModel(config);
         const agent = `${bound.name} (MCP sampling)`;
+        // Counted by the run's budget like every model call: sampling cannot go past max_cost or max_tokens.
+        const unguarded = await makeModel(config);
+        const model = budget && !options.dryRun ? budget.guardModel(unguarded, agent) : unguarded;
         let round = 0;
         const sample = sampleWithModel(model, {
           signal: options.signal,

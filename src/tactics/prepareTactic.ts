@@ -190,7 +190,7 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
   const prepared: PreparedTactic = { tactic, registry, agents, settings, ...(settingsFile ? { settingsFile } : {}), ...(model ? { model } : {}), nested: context.nested };
   problems.push(...checkRequireApproval(prepared));
   // Its own cost limit counts every model of its run tree (the tactics it uses as tools were bound just above).
-  if (tactic.config.limits?.max_cost !== undefined) problems.push(...unpricedModels(prepared, PriceTable.load(settings.prices ?? {}), tacticLimitSource(prepared)("max_cost")));
+  if (tactic.config.limits?.max_cost !== undefined) problems.push(...unpricedModels(prepared, PriceTable.load(settings.prices), tacticLimitSource(prepared)("max_cost")));
   if (problems.length > 0) throw ConfigError.fromProblems("tactic_unbound", problems);
   // Once every tool is bound: a schema the agent's provider cannot take fails here, for validate, run and batch alike.
   checkProviderTools(agents);

@@ -10,6 +10,7 @@ import { patternFor } from "./patterns/patternFor.js";
 import type { PreparedTactic } from "./prepareTactic.js";
 import { RunScope } from "./RunScope.js";
 import { runModels } from "./runModels.js";
+import { linkedSignal } from "../util/linkedSignal.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import { assertTemplateVariables } from "./templateVariables.js";
 import { startRunBudget } from "./tacticBudget.js";
@@ -34,7 +35,8 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   const dryRun = options.dryRun ? await import("./dryRun.js") : undefined;
   if (dryRun) options = { ...options, createModel: dryRun.dryRunModel };
   // A limit reached anywhere aborts the budget's signal: every part of the run that listens to its signal stops.
-  options = { ...options, budget, signal: options.signal ? AbortSignal.any([options.signal, budget.signal]) : budget.signal };
+  const linked = options.signal ? linkedSignal([options.signal, budget.signal]) : undefined;
+  options = { ...options, budget, signal: linked?.signal ?? budget.signal };
   // One factory for the whole run, nested tactics included (they get these options): a scripted model is shared.
   if (!options.createModel) options = { ...options, createModel: runModels(options, replySizeBytes(prepared.settings.reply_size)) };
   const usage = new UsageCounter();
@@ -81,6 +83,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
     // What stopped the run is the limit, however the part that met it failed (a program killed, a tool aborted).
     throw budget.tripped ?? error;
   } finally {
+    linked?.dispose();
     ownBudget?.close();
     // Written on failure too: the cells that ran are what a person debugging the run wants to see.
     if (options.notebookOut !== undefined && config.tactic_type === "notebook") (await import("./notebookFile.js")).writeNotebook(options.notebookOut, notebookCells);

@@ -26,7 +26,7 @@ export function startRunBudget(prepared: TacticTree, given: RunLimits | undefine
   const limits = { ...own, ...given };
   const fromTactic = tacticLimitSource(prepared);
   const source: LimitSource = (name) => (given?.[KEYS[name]] !== undefined ? FLAGS[name] : fromTactic(name));
-  const prices = PriceTable.load(prepared.settings.prices ?? {});
+  const prices = PriceTable.load(prepared.settings.prices);
   if (limits.maxCost !== undefined) {
     const problems = unpricedModels(prepared, prices, source("max_cost"));
     if (problems.length > 0) throw ConfigError.fromProblems("limit_unpriced_model", problems);

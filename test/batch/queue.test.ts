@@ -47,13 +47,17 @@ describeRedis("lllm batch --queue with lllm worker", () => {
     const env = { ...setup.env, ...QUICK };
     const out = path.join(setup.dir, "out.jsonl");
     const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 40), "--lines", "--out", out, "--queue", redis.url, "--concurrency", "20", "--no-log"], env);
-    startWorker(redis.url, env, { packages: [setup.kit] });
+    const worker = startWorker(redis.url, env, { packages: [setup.kit] });
     await until(() => setup.answered() >= 10);
     await redis.stop();
+    // Redis stays away until both have seen a reconnect fail: a restart quicker than ioredis's first retry (100 ms)
+    // goes unnoticed (nothing was lost), and the test would then see no loss to report.
+    await until(() => producer.stderr().includes("lost Redis") && worker.stderr().includes("lost Redis"));
     await redis.restart();
     expect(await producer.exited).toBe(0);
     expect(producer.stderr()).toMatch(/lost Redis at redis:\/\/127\.0\.0\.1:\d+/);
     expect(producer.stderr()).toContain("is back");
+    await until(() => worker.stderr().includes("is back"));
     expectEveryItemOnce(out, 40);
   }, 180_000);
 

@@ -31,10 +31,12 @@ describe("lllm run answers what MCP servers ask", () => {
     const result = await runCli(["run", everythingTactic(), "--input", "Ask the server to sample", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
-    const report = JSON.parse(result.stdout) as { output: string; usage: { llm_calls: number } };
+    const report = JSON.parse(result.stdout) as { output: string; usage: { llm_calls: number; by_agent: Record<string, { model_calls: number }> } };
     expect(report.output).toBe("The server's model said teal.");
-    // The sampling call counts in the run's usage like the agent's own two calls.
+    // The sampling call counts in the run's usage like the agent's own two calls, and in its budget under a name of its own.
     expect(report.usage.llm_calls).toBe(3);
+    expect(Object.values(report.usage.by_agent).map((entry) => entry.model_calls).sort()).toEqual([1, 2]);
+    expect(Object.keys(report.usage.by_agent).some((name) => name.endsWith("(MCP sampling)"))).toBe(true);
     const posts = server.requests.filter((request) => request.method === "POST");
     expect(posts).toHaveLength(3);
     // The second request is the server's: its system prompt and message, with its token limit.

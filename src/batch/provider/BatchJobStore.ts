@@ -68,8 +68,7 @@ export class BatchJobStore {
    * the job's id is known, the next run asks the provider for the key (`BatchApi.find`) instead of submitting again.
    */
   addSubmission(job: Omit<StoredJob, "jobId" | "state" | "providerState" | "endedAt">, submission: string, customIds: readonly string[]): void {
-    this.addJob({ ...job, jobId: submission }, customIds);
-    this.#database.prepare("UPDATE provider_batch_jobs SET state = 'submitting' WHERE out = ? AND job_id = ?").run(this.#out, submission);
+    this.addJob({ ...job, jobId: submission }, customIds, "submitting");
   }
 
   /** The submission got its id from the provider (or was found again under its key). */
@@ -89,9 +88,9 @@ export class BatchJobStore {
   }
 
   /** Record a submitted job and mark its requests as in it (one transaction: a kill leaves both or neither). */
-  addJob(job: Omit<StoredJob, "state" | "providerState" | "endedAt">, customIds: readonly string[]): void {
+  addJob(job: Omit<StoredJob, "state" | "providerState" | "endedAt">, customIds: readonly string[], state: "running" | "submitting" = "running"): void {
     this.#transaction(() => {
-      this.#database.prepare("INSERT INTO provider_batch_jobs (out, job_id, provider, config, state, requests, committed_cost, submitted_at) VALUES (?, ?, ?, ?, 'running', ?, ?, ?)").run(this.#out, job.jobId, job.provider, job.config, job.requests, job.committedCost, job.submittedAt);
+      this.#database.prepare("INSERT INTO provider_batch_jobs (out, job_id, provider, config, state, requests, committed_cost, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(this.#out, job.jobId, job.provider, job.config, state, job.requests, job.committedCost, job.submittedAt);
       const mark = this.#database.prepare("INSERT INTO provider_batch_requests (out, custom_id, job_id, attempts) VALUES (?, ?, ?, 1) ON CONFLICT (out, custom_id) DO UPDATE SET job_id = excluded.job_id, attempts = attempts + 1");
       for (const id of customIds) mark.run(this.#out, id, job.jobId);
     });

@@ -77,6 +77,8 @@ export class ProviderBatchRunner {
   readonly #submittedAt = new Map<string, number>();
   /** The batch cost of turns answered for items still running (not yet in their result lines). */
   readonly #answeredCost = new Map<string, number>();
+  /** The sum of `#answeredCost`, kept as it changes: `committedCost` is read for every item a batch pulls. */
+  #answeredTotal = 0;
 
   constructor(options: ProviderBatchRunnerOptions) {
     this.#options = options;
@@ -116,8 +118,7 @@ export class ProviderBatchRunner {
   get committedCost(): number {
     let total = 0;
     for (const job of this.#polling.values()) total += job.committed;
-    for (const cost of this.#answeredCost.values()) total += cost;
-    return total;
+    return total + this.#answeredTotal;
   }
 
   /** Jobs running at the provider now, and since when the oldest one runs. */
@@ -133,6 +134,7 @@ export class ProviderBatchRunner {
 
   /** An item's result line is written: its answered turns are in its cost now. */
   itemDone(itemKey: string): void {
+    this.#answeredTotal -= this.#answeredCost.get(itemKey) ?? 0;
     this.#answeredCost.delete(itemKey);
   }
 
@@ -170,7 +172,7 @@ export class ProviderBatchRunner {
         done();
         return reject(new ProviderError("provider_batch_failed", `the request was submitted ${known?.attempts} times in provider batch jobs that ended without answering it (expired, failed or cancelled)`));
       }
-      this.#enqueue({ customId, group, body, bytes: JSON.stringify(body).length });
+      this.#enqueue({ customId, group, body, bytes: Buffer.byteLength(JSON.stringify(body)) });
     });
   }
 
@@ -209,7 +211,11 @@ export class ProviderBatchRunner {
     const queue = this.#queue;
     this.#queue = [];
     const byGroup = new Map<BatchGroup, Queued[]>();
-    for (const entry of queue) byGroup.set(entry.group, [...(byGroup.get(entry.group) ?? []), entry]);
+    for (const entry of queue) {
+      const entries = byGroup.get(entry.group);
+      if (entries) entries.push(entry);
+      else byGroup.set(entry.group, [entry]);
+    }
     for (const [group, entries] of byGroup) {
       for (const chunk of split(entries, group.api)) this.#track(this.#submit(group, chunk));
     }
@@ -332,7 +338,7 @@ export class ProviderBatchRunner {
         this.#fail(id, new ProviderError("provider_batch_failed", `the ${group.api.provider} batch job ${jobId} ended without answering this request${why}, after ${attempts} submissions`));
         continue;
       }
-      this.#enqueue({ customId: id, group: waiter.group, body: waiter.body, bytes: JSON.stringify(waiter.body).length });
+      this.#enqueue({ customId: id, group: waiter.group, body: waiter.body, bytes: Buffer.byteLength(JSON.stringify(waiter.body)) });
     }
   }
 
@@ -355,7 +361,9 @@ export class ProviderBatchRunner {
       throw new ProviderError("provider_bad_response", `the batch answer cannot be read: ${error instanceof Error ? error.message : String(error)}`);
     }
     const usage = { ...response.usage, batch: true };
-    this.#answeredCost.set(itemKey, (this.#answeredCost.get(itemKey) ?? 0) + group.costOf(usage));
+    const cost = group.costOf(usage);
+    this.#answeredCost.set(itemKey, (this.#answeredCost.get(itemKey) ?? 0) + cost);
+    this.#answeredTotal += cost;
     return { ...response, usage };
   }
 }
