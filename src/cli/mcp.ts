@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { ConfigError } from "../errors.js";
 import { loadServedPackage, McpConnections, parseServerSpec, serverFor, serveStdio } from "../mcp/index.js";
-import { isWildcardHost } from "../mcp/serve/httpGuard.js";
+import { isLoopbackHost, isWildcardHost } from "../mcp/serve/httpGuard.js";
 import { serveHttp } from "../mcp/serve/serveHttp.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { mcpClientHooks } from "./mcpClientHooks.js";
@@ -114,11 +114,17 @@ export function parseHttpAddress(text: string): { host: string; port: number } {
   return { host: match[1] ?? "127.0.0.1", port };
 }
 
-/** The token named by `--token-env`, which must be set; a server on every interface must have one. */
+/**
+ * The token named by `--token-env`, which must be set; a server reachable from other machines (any host but a
+ * loopback one: every interface, or one of this machine's network addresses) must have one.
+ */
 function tokenFrom(name: string | undefined, http: { host: string } | undefined): string | undefined {
   if (name !== undefined && !http) throw new ConfigError("usage_mcp_http", "--token-env applies to --http only", { hint: "A stdio server is reached only by the client that started it; drop --token-env, or add --http [HOST:]PORT." });
-  if (http && isWildcardHost(http.host) && name === undefined) {
-    throw new ConfigError("usage_mcp_http", `serving on every interface (${http.host}) needs a token`, { hint: "Add --token-env NAME (the variable holding the token clients must send), or serve on 127.0.0.1." });
+  if (http && !isLoopbackHost(http.host) && name === undefined) {
+    const where = isWildcardHost(http.host) ? `on every interface (${http.host})` : `on ${http.host}`;
+    throw new ConfigError("usage_mcp_http", `serving ${where} needs a token`, {
+      hint: "serving beyond this machine needs a token (--token-env NAME, the variable holding the token clients must send); or serve on 127.0.0.1.",
+    });
   }
   if (name === undefined) return undefined;
   const token = process.env[name];

@@ -7,6 +7,7 @@ import type { ServerTransport } from "./createTransport.js";
 import { createOAuthProvider } from "./oauth/createOAuthProvider.js";
 import type { SignIn } from "./oauth/LllmOAuthProvider.js";
 import { oauthFetch } from "./oauth/oauthFetch.js";
+import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
 
 /** What an HTTP transport needs beyond the config. */
 export interface HttpTransportOptions {
@@ -21,7 +22,8 @@ export interface HttpTransportOptions {
 /**
  * The `fetch` every request to a `url` server goes through: the config's headers, a bearer token read from the
  * environment variable `bearer_token_env` names (never from the file, never printed), and OAuth when the server
- * asks for it (see `oauthFetch`). Built once per connection, shared by the Streamable HTTP and SSE transports.
+ * asks for it (see `oauthFetch`). The headers and token go only to the server's own origin, never along a redirect
+ * elsewhere. Built once per connection, shared by the Streamable HTTP and SSE transports.
  */
 export async function serverFetch(config: McpServerConfig, options: HttpTransportOptions): Promise<FetchLike> {
   const headers: Record<string, string> = { ...config.headers };
@@ -34,10 +36,14 @@ export async function serverFetch(config: McpServerConfig, options: HttpTranspor
     }
     headers.authorization = `Bearer ${token}`;
   }
+  // The config's headers and the token are for the server alone: a request to another origin (an OAuth
+  // authorization server, say) goes without them, and a redirect to another origin is not followed.
+  const origin = new URL(config.url!).origin;
   const base: FetchLike = (input, init) => {
+    if (new URL(input instanceof Request ? input.url : input.toString()).origin !== origin) return fetch(input, init);
     const merged = new Headers(init?.headers);
     for (const [name, value] of Object.entries(headers)) if (!merged.has(name)) merged.set(name, value);
-    return fetch(input, { ...init, headers: merged });
+    return fetchWithinOrigin(fetch, input, { ...init, headers: merged });
   };
   // A fixed token is the whole story; otherwise a 401 starts OAuth.
   if (config.bearer_token_env !== undefined || Object.keys(headers).some((name) => name.toLowerCase() === "authorization")) return base;

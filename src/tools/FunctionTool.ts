@@ -4,7 +4,7 @@ import { createArgumentValidator, type ArgumentCheck } from "./createArgumentVal
 import { decideStrict } from "./decideStrict.js";
 import { formatResult } from "./formatResult.js";
 import type { FunctionCall } from "./FunctionCall.js";
-import { isPlainObject, type JsonSchema } from "./JsonSchema.js";
+import { isPlainObject, kindOf, type JsonSchema } from "./JsonSchema.js";
 import { checkRequired } from "./normalizeParameters.js";
 import { checkToolName } from "./toolName.js";
 import { toolInvalid } from "./toolInvalid.js";
@@ -92,7 +92,10 @@ export interface FunctionToolOptions {
   annotations?: ToolAnnotations | undefined;
   /** The parameters' schema as written (see `NormalizedParameters.inputSchema`); default: `parameters`. */
   inputSchema?: JsonSchema | undefined;
-  /** JSON Schema of the result's `structuredContent` (see `toolResult`); checked on every call that returns data. */
+  /**
+   * JSON Schema of the result's `structuredContent` (see `toolResult`): every call that succeeds must return data
+   * (a plain object, or a `toolResult` with `structuredContent`) that fits it.
+   */
   outputSchema?: JsonSchema | undefined;
 }
 
@@ -214,7 +217,7 @@ export class FunctionTool {
    * bound, a schema that does not compile), which the user must fix, or when a limit of the whole run was reached
    * while it ran (`RunLimitError`), which stops the run. The context's missing capabilities get their local meaning
    * (see `ToolRunContext`). A rich result (`toolResult`) with `isError` fails the call with its text; one whose
-   * `structuredContent` does not fit `outputSchema` fails too.
+   * `structuredContent` does not fit `outputSchema` (or that has no data when there is one) fails too.
    */
   async call(call: FunctionCall, context: ToolContext = {}, options: ToolCallOptions = {}): Promise<FunctionCall> {
     const run = this.run;
@@ -228,6 +231,9 @@ export class FunctionTool {
     delete call.error;
 
     const checked = this.#argumentValidator(options.validate ?? "model")(call.arguments);
+    // Before run: a schema that does not compile is the author's to fix, and the tool's side effects must not
+    // happen first.
+    const checkOutput = this.outputSchema !== undefined ? this.#outputChecker(this.outputSchema) : undefined;
     if (!checked.ok) return fail(call, `Invalid arguments for ${this.name}: ${checked.message}`);
 
     let result: unknown;
@@ -247,8 +253,14 @@ export class FunctionTool {
     }
     // The data of the result: a rich result's structuredContent, or a plain object returned as it is.
     const data = rich ? rich.structuredContent : isPlainObject(result) ? result : undefined;
-    const misfit = data !== undefined && this.outputSchema !== undefined ? this.#checkOutput(data) : undefined;
-    if (misfit !== undefined) return fail(call, `the result of ${this.name} does not match its outputSchema: ${misfit}`);
+    if (checkOutput) {
+      // An MCP client holds a tool with an outputSchema to sending data: without it the client fails the call.
+      if (data === undefined) {
+        return fail(call, `${this.name} declares an outputSchema but returned no data: return an object, or toolResult({ structuredContent: {...} }) (got ${rich ? "a toolResult without structuredContent" : kindOf(result)})`);
+      }
+      const misfit = checkOutput(data);
+      if (misfit !== undefined) return fail(call, `the result of ${this.name} does not match its outputSchema: ${misfit}`);
+    }
     call.result = result;
     try {
       call.resultStr = this.processor ? String(this.processor(result, call)) : formatResult(call);
@@ -268,17 +280,31 @@ export class FunctionTool {
     return this.#validator;
   }
 
-  #outputValidator: ((value: unknown) => boolean) & { errors?: Array<{ instancePath: string; message?: string }> | null | undefined } | undefined;
+  #outputValidator: ((structuredContent: Record<string, unknown>) => string | undefined) | undefined;
 
-  /** Why `structuredContent` does not fit `outputSchema`, or undefined when it fits. */
-  #checkOutput(structuredContent: Record<string, unknown>): string | undefined {
-    if (!this.#outputValidator) {
-      const { $schema: _dialect, ...schema } = this.outputSchema ?? {};
-      this.#outputValidator = compileWithCache(schema);
+  /**
+   * The checker of results against `outputSchema` (compiled on the first call): why `structuredContent` does not
+   * fit, or undefined when it fits. A schema that does not compile is a `tool_invalid` ConfigError naming the file.
+   */
+  #outputChecker(outputSchema: JsonSchema): (structuredContent: Record<string, unknown>) => string | undefined {
+    if (this.#outputValidator) return this.#outputValidator;
+    const { $schema: _dialect, ...schema } = outputSchema;
+    let validate: ReturnType<typeof compileWithCache>;
+    try {
+      validate = compileWithCache(schema);
+    } catch (error) {
+      throw toolInvalid(`tool \`${this.name}\`: its outputSchema is not a valid JSON Schema: ${errorMessage(error)}`, {
+        hint: "Fix the outputSchema (see https://json-schema.org/understanding-json-schema).",
+        file: this.source?.file,
+        cause: error,
+      });
     }
-    // A copy: the validator fills in defaults, and the result goes out as the tool returned it.
-    if (this.#outputValidator(structuredClone(structuredContent))) return undefined;
-    return (this.#outputValidator.errors ?? []).map((error) => `${error.instancePath || "the data"} ${error.message ?? "is not valid"}`).join("; ");
+    this.#outputValidator = (structuredContent) => {
+      // A copy: the validator fills in defaults, and the result goes out as the tool returned it.
+      if (validate(structuredClone(structuredContent))) return undefined;
+      return (validate.errors ?? []).map((error) => `${error.instancePath || "the data"} ${error.message ?? "is not valid"}`).join("; ");
+    };
+    return this.#outputValidator;
   }
 
   /** Run the implementation in its tool scope (see `toolScope`), within `timeout` when the tool has one. */

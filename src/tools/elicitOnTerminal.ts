@@ -1,4 +1,5 @@
 import { createInterface, type Interface } from "node:readline";
+import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 import { isPlainObject, type JsonSchema } from "./JsonSchema.js";
 import type { ElicitRequest, ElicitResult } from "./ToolContext.js";
 
@@ -10,7 +11,9 @@ let queue: Promise<unknown> = Promise.resolve();
 /**
  * Ask the user for an elicitation's fields, one line each, on `output` (stderr) reading `input`: choices are
  * numbered, a default is shown in brackets and taken on an empty line, a wrong answer is asked again (three times
- * at most, then the form is cancelled). The end of input (Ctrl-D) cancels; `!decline` declines.
+ * at most, then the form is cancelled). The end of input (Ctrl-D) cancels; `!decline` declines. The request's text
+ * (message, titles, descriptions, choices, defaults) may be an MCP server's: its control characters are shown as
+ * escapes, so that no escape sequence of theirs drives the terminal or forges a line.
  */
 export function elicitOnTerminal(request: ElicitRequest, streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream; signal?: AbortSignal }): Promise<ElicitResult> {
   const answer = queue.then(() => ask(request, streams));
@@ -23,7 +26,7 @@ async function ask(request: ElicitRequest, streams: { input: NodeJS.ReadableStre
   const lines = lineReader(reader, streams.signal);
   const write = (text: string): void => void streams.output.write(text);
   try {
-    write(`lllm: ${request.message}\n  (Enter keeps [the default]; !decline declines; Ctrl-D cancels.)\n`);
+    write(`lllm: ${clean(request.message)}\n  (Enter keeps [the default]; !decline declines; Ctrl-D cancels.)\n`);
     const required = new Set(request.requestedSchema.required ?? []);
     const content: Record<string, Value> = {};
     for (const [name, schema] of Object.entries(request.requestedSchema.properties ?? {})) {
@@ -75,6 +78,11 @@ function lineReader(reader: Interface, signal: AbortSignal | undefined): { next(
   };
 }
 
+/** Text to show on the terminal: every control character (newlines too) as an escape. */
+function clean(text: string): string {
+  return escapeControlCharacters(text, { all: true });
+}
+
 interface Choice {
   value: string;
   title: string;
@@ -86,7 +94,7 @@ function describeField(name: string, schema: JsonSchema): { label: string; choic
   const choices = choicesOf(schema);
   const listed = choices.length > 0 ? ` ${choices.map((choice, index) => `${index + 1}) ${choice.title}`).join(", ")}${schema.type === "array" ? " (comma-separated)" : ""}` : schema.type === "boolean" ? " (y/n)" : "";
   const shownDefault = "default" in schema ? ` [${Array.isArray(schema.default) ? schema.default.join(", ") : String(schema.default)}]` : "";
-  return { label: `${title}${description}`, choices: listed, shownDefault };
+  return { label: clean(`${title}${description}`), choices: clean(listed), shownDefault: clean(shownDefault) };
 }
 
 /** The choices of a single- or multiple-choice field: `enum` (with legacy `enumNames`), or `oneOf`/`anyOf` of `{const, title}`. */

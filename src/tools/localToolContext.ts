@@ -1,4 +1,5 @@
 import { ToolError } from "../errors.js";
+import { logSeverity } from "./logSeverity.js";
 import type { ElicitRequest, ElicitResult, LogLevel, SampleRequest, SampleResult, ToolContext, ToolRunContext } from "./ToolContext.js";
 
 /**
@@ -22,8 +23,9 @@ function localProgress(done: number, total?: number, message?: string): void {
   process.stderr.write(`progress ${done}${of}${message ? `: ${message}` : ""}\n`);
 }
 
-/** `info: message` on stderr; data as JSON. */
+/** `info: message` on stderr; data as JSON. An unknown level fails, as over MCP. */
 function localLog(level: LogLevel, message: unknown): void {
+  logSeverity(level);
   const text = typeof message === "string" ? message : (JSON.stringify(message) ?? String(message));
   process.stderr.write(`${level}: ${text}\n`);
 }

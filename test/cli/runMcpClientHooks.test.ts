@@ -1,9 +1,11 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
+import { PassThrough } from "node:stream";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { EVERYTHING } from "../mcp/helpers.js";
 import { runCli } from "../helpers/runCli.js";
+import { mcpClientHooks } from "../../src/cli/mcpClientHooks.js";
 import { startHttpFixture } from "../mcp/fixtures/httpServer.js";
 import { tempDir } from "../helpers/tempTree.js";
 
@@ -79,5 +81,36 @@ describe("lllm run answers what MCP servers ask", () => {
     } finally {
       await fixture.close();
     }
+  });
+});
+
+describe("an MCP server's question on the terminal (mcpClientHooks)", () => {
+  async function ask(lines: string[] | "end"): Promise<{ result: unknown; shown: string }> {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let shown = "";
+    output.on("data", (chunk: Buffer) => (shown += chunk.toString()));
+    const hooks = mcpClientHooks({ verbose: false, terminal: { input, output } });
+    const pending = hooks.elicit!({
+      server: "evil\u001b[2J",
+      message: "Pick a size\u001b]0;pwned\u0007\nlllm: forged line",
+      schema: { type: "object", properties: { size: { type: "string", title: "Size\u001b[31m", enum: ["small", "large"] }, count: { type: "integer", default: 1 } }, required: ["size"] },
+    });
+    input.end(lines === "end" ? "" : lines.map((line) => `${line}\n`).join(""));
+    return { result: await pending, shown };
+  }
+
+  it("names the server, escapes its control characters, takes a numbered choice and the default", async () => {
+    const { result, shown } = await ask(["2", ""]);
+    expect(result).toEqual({ action: "accept", content: { size: "large", count: 1 } });
+    expect(shown).toContain("MCP server `evil\\u001b[2J` asks: Pick a size\\u001b]0;pwned\\u0007\\nlllm: forged line");
+    expect(shown).toContain("Size\\u001b[31m 1) small, 2) large: ");
+    expect(shown).not.toContain("\u001b");
+    expect(shown).not.toContain("\nlllm: forged");
+  });
+
+  it("cancels at the end of input (Ctrl-D) and declines on !decline", async () => {
+    expect((await ask("end")).result).toEqual({ action: "cancel" });
+    expect((await ask(["!decline"])).result).toEqual({ action: "decline" });
   });
 });

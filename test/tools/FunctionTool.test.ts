@@ -3,7 +3,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { ConfigError, ToolError } from "../../src/errors.js";
-import { declaration, FunctionCall, FunctionTool, tool } from "../../src/tools/index.js";
+import { declaration, FunctionCall, FunctionTool, tool, toolResult } from "../../src/tools/index.js";
 import { toolFailureOf } from "../../src/tools/toolFailure.js";
 
 const getWeather = tool<{ city: string; unit: string }>({
@@ -241,5 +241,51 @@ describe("typing run's arguments", () => {
     const viaInterface = tool<Query>({ name: "typed", description: "", parameters: schema, run: ({ city, days }) => `${city}/${days}` });
     expect((await typed.call(new FunctionCall({ name: "typed", arguments: { city: "Oslo" } }))).result).toBe("Oslo for 1 day(s)");
     expect((await viaInterface.call(new FunctionCall({ name: "typed", arguments: { city: "Oslo", days: 2 } }))).result).toBe("Oslo/2");
+  });
+});
+
+describe("outputSchema", () => {
+  const stats = (run: () => unknown, outputSchema: Record<string, unknown> = { type: "object", properties: { high: { type: "number" } }, required: ["high"] }): FunctionTool =>
+    tool({ name: "weather_stats", description: "Highs and lows", parameters: {}, outputSchema, run, source: { file: "/pkg/tools/stats.ts" } } as Parameters<typeof tool>[0]);
+
+  it("refuses a schema that does not compile before the tool runs (no side effect), as a tool_invalid ConfigError naming the file", async () => {
+    const run = vi.fn(() => ({ high: 20 }));
+    const broken = stats(run, { type: "object", properties: { high: { type: "no-such-type" } } });
+    const error = await broken.call(new FunctionCall({ name: "weather_stats", arguments: {} })).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error).toMatchObject({ code: "tool_invalid", location: { file: "/pkg/tools/stats.ts" } });
+    expect((error as Error).message).toContain("weather_stats`: its outputSchema is not a valid JSON Schema");
+    expect(run).not.toHaveBeenCalled();
+  });
+
+  it("fails a call that returns no data, with a message that says what to return; an error result stays an error", async () => {
+    const text = await stats(() => "20 degrees").call(new FunctionCall({ name: "weather_stats", arguments: {} }));
+    expect(text.error).toContain("weather_stats declares an outputSchema but returned no data");
+    expect(text.error).toContain("(got string)");
+    const richText = await stats(() => toolResult({ content: [{ type: "text", text: "20" }] })).call(new FunctionCall({ name: "weather_stats", arguments: {} }));
+    expect(richText.error).toContain("a toolResult without structuredContent");
+    const failed = await stats(() => toolResult({ content: [{ type: "text", text: "no station" }], isError: true })).call(new FunctionCall({ name: "weather_stats", arguments: {} }));
+    expect(failed.error).toBe("no station");
+    const fits = await stats(() => ({ high: 20 })).call(new FunctionCall({ name: "weather_stats", arguments: {} }));
+    expect(fits.error).toBeUndefined();
+    expect(fits.result).toEqual({ high: 20 });
+    const misfit = await stats(() => toolResult({ structuredContent: { high: "warm" } })).call(new FunctionCall({ name: "weather_stats", arguments: {} }));
+    expect(misfit.error).toContain("does not match its outputSchema: /high must be number");
+  });
+});
+
+describe("ctx.log outside MCP", () => {
+  it("fails the call on an unknown level, with the message an MCP client's call gets, and writes nothing", async () => {
+    const write = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+    try {
+      const chatty = tool({ name: "chatty", description: "Logs", parameters: {}, run: (_args, ctx) => (ctx.log("verbose" as never, "hello"), "done") });
+      const call = await chatty.call(new FunctionCall({ name: "chatty", arguments: {} }));
+      expect(call.error).toBe('ctx.log: unknown level "verbose"; the levels are debug, info, notice, warning, error, critical, alert, emergency');
+      const fine = await tool({ name: "fine", description: "Logs", parameters: {}, run: (_args, ctx) => (ctx.log("notice", "hello"), "done") }).call(new FunctionCall({ name: "fine", arguments: {} }));
+      expect(fine.result).toBe("done");
+      expect(write.mock.calls.map(([text]) => String(text))).toEqual(["notice: hello\n"]);
+    } finally {
+      write.mockRestore();
+    }
   });
 });

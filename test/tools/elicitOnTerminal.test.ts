@@ -48,4 +48,12 @@ describe("elicitOnTerminal", () => {
     expect((await answer(["Bob"])).result).toEqual({ action: "cancel" });
     expect((await answer(["", "x", "y", "z"])).result).toEqual({ action: "cancel" });
   });
+
+  it("shows control characters of the request's text as escapes (the text may be an MCP server's)", async () => {
+    const { result, shown } = await answer(["1"], { message: "Hi\u001b[2J", requestedSchema: { type: "object", properties: { pick: { type: "string", description: "x\u0007", enum: ["a\u001b[31m"] } } } });
+    expect(result).toEqual({ action: "accept", content: { pick: "a\u001b[31m" } });
+    expect(shown).toContain("lllm: Hi\\u001b[2J");
+    expect(shown).toContain("pick (x\\u0007) 1) a\\u001b[31m: ");
+    expect(shown).not.toContain("\u001b");
+  });
 });

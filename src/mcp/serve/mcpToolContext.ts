@@ -2,6 +2,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { CreateMessageRequest, ServerNotification, ServerRequest, SamplingMessage } from "@modelcontextprotocol/sdk/types.js";
 import { ToolError } from "../../errors.js";
+import { logSeverity } from "../../tools/logSeverity.js";
 import { DEFAULT_SAMPLE_MAX_TOKENS, LOG_LEVELS, type ContentBlock, type LogLevel, type SampleRequest, type SampleResult, type ToolContext } from "../../tools/index.js";
 
 /** How long a tool waits for the client to answer a sampling or elicitation request: a person may be answering. */
@@ -36,8 +37,7 @@ export function mcpToolContext(options: { server: Server; extra: RequestHandlerE
       await extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: done, ...(total !== undefined ? { total } : {}), ...(message !== undefined ? { message } : {}) } });
     },
     log: async (level, message) => {
-      const severity = LOG_LEVELS.indexOf(level);
-      if (severity < 0) throw new ToolError("tool_failed", `ctx.log: unknown level ${JSON.stringify(level)}; the levels are ${LOG_LEVELS.join(", ")}`);
+      const severity = logSeverity(level);
       if (state.logLevel !== undefined && severity < LOG_LEVELS.indexOf(state.logLevel)) return;
       await extra.sendNotification({ method: "notifications/message", params: { level, logger: toolName, data: message } });
     },

@@ -201,4 +201,15 @@ describe("lllm mcp serve --http: usage errors", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("is not [HOST:]PORT");
   });
+
+  it("refuses any address but loopback without a token (a LAN address reaches other machines), before listening", async () => {
+    // The refusal comes before listening, so the address need not be this machine's.
+    for (const host of ["192.168.1.5", "10.0.0.7", "[fe80::1]", "my-host.example"]) {
+      const result = await runCli(["mcp", "serve", FIXTURE, "--http", `${host}:0`]);
+      expect(result.code, host).toBe(2);
+      expect(result.stderr, host).toContain(`serving on ${host} needs a token`);
+      expect(result.stderr, host).toContain("serving beyond this machine needs a token (--token-env NAME");
+      expect(result.stderr, host).not.toContain("lllm: serving");
+    }
+  });
 });
