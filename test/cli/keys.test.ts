@@ -125,6 +125,32 @@ describe("lllm keys", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(`the keys file ${file} is not valid JSON`);
   });
+
+  it("a refused keys file does not stop the commands that never read a key; models warns; run still stops", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const file = path.join(home, "keys.json");
+    for (const [content, mode, problem] of [
+      [`{"OPENAI_API_KEY": "${FILE_KEY}"}\n`, 0o644, "may be read by others (mode 0644)"],
+      ["{not json", 0o600, "is not valid JSON"],
+    ] as const) {
+      writeFileSync(file, content, { mode: 0o600 });
+      chmodSync(file, mode);
+      for (const args of [["help"], ["help", "tactics"], ["schema", "tactic"], ["logs", "path"], ["logs", "-n", "1"], ["keys", "path"], ["completion", "bash"]]) {
+        const result = await runCliInProcess(args, { env: { LLLM_HOME: home } });
+        expect({ args, code: result.code }).toEqual({ args, code: 0 });
+        expect(result.stderr).not.toContain("keys file");
+        expect(result.stdout + result.stderr).not.toBe("");
+      }
+      const models = await runCliInProcess(["models", "--json"], { env: { LLLM_HOME: home } });
+      expect(models.code).toBe(0);
+      expect(models.stderr).toContain(`lllm: warning: the keys file ${file} ${problem}`);
+      const openai = (JSON.parse(models.stdout) as { providers: Array<{ prefix: string; key_set: boolean }> }).providers.find((provider) => provider.prefix === "openai/");
+      expect(openai?.key_set).toBe(false);
+      const run = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`the keys file ${file} ${problem}`);
+    }
+  });
 });
 
 describe("--env-file", () => {
