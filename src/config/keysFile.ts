@@ -1,6 +1,7 @@
 import { closeSync, constants, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "../errors.js";
+import { jsonErrorPosition } from "./jsonErrorPosition.js";
 import { lllmHome } from "./lllmHome.js";
 
 /** An environment variable's name: what a key is stored under, and what every reader of a key asks for. */
@@ -29,8 +30,10 @@ export function readKeys(file: string): Record<string, string> {
   let data: unknown;
   try {
     data = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError("keys_file_invalid", `the keys file ${file} is not valid JSON: ${(error as Error).message}`, {
+  } catch {
+    // Never the parser's message: it quotes the text around the fault, which is part of a key.
+    const position = jsonErrorPosition(text);
+    throw new ConfigError("keys_file_invalid", `the keys file ${file} is not valid JSON${position ? ` (line ${position.line}, column ${position.column})` : ""}`, {
       hint: `fix it (a JSON object: {"OPENAI_API_KEY": "sk-…"}), or remove it and set the keys again with \`lllm keys set NAME\``,
       location: { file },
     });

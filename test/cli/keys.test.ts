@@ -151,6 +151,20 @@ describe("lllm keys", () => {
       expect(run.stderr).toContain(`the keys file ${file} ${problem}`);
     }
   });
+
+  it("a keys file that is not JSON is named with the line and column of the fault, never with any part of a value", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const file = path.join(home, "keys.json");
+    // A value pasted without quotes: Node's JSON.parse message quotes the text around the fault, i.e. the key.
+    const value = "sk-Qz7Wv9XyJk4Lm2NpRt";
+    writeFileSync(file, `{\n  "OPENAI_API_KEY": ${value}\n}\n`, { mode: 0o600 });
+    for (const args of [["run", loop, "-i", "hi"], ["run", loop, "-i", "hi", "--json"], ["keys", "list"], ["doctor"], ["models"]]) {
+      const result = await runCliInProcess([...args, "--verbose"], { env: { LLLM_HOME: home } });
+      const printed = result.stdout + result.stderr;
+      expect(printed, args.join(" ")).toContain(`the keys file ${file} is not valid JSON (line 2, column 21)`);
+      for (let start = 0; start + 4 <= value.length; start++) expect(printed).not.toContain(value.slice(start, start + 4));
+    }
+  });
 });
 
 describe("--env-file", () => {
