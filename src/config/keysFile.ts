@@ -45,7 +45,8 @@ export function readKeys(file: string): Record<string, string> {
   for (const [name, value] of Object.entries(data)) {
     if (!VARIABLE_NAME.test(name) || typeof value !== "string") {
       throw new ConfigError("keys_file_invalid", `the keys file ${file} has a bad entry \`${name}\`: each key must be a variable name (letters, digits, _) with a string value`, {
-        hint: `remove it with \`lllm keys remove ${name}\`, or edit the file`,
+        // Not \`lllm keys remove\`: it reads this same file, and stops on this same entry.
+        hint: `edit the file (\`lllm keys path\` shows where): remove the entry, or give it a string value under a variable name`,
         location: { file },
       });
     }

@@ -165,6 +165,20 @@ describe("lllm keys", () => {
       for (let start = 0; start + 4 <= value.length; start++) expect(printed).not.toContain(value.slice(start, start + 4));
     }
   });
+
+  it("a bad entry's hint is a fix that works on that file: editing it, not `lllm keys remove`", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const file = path.join(home, "keys.json");
+    writeFileSync(file, `{"OPENAI_API_KEY": "${FILE_KEY}", "bad-name": "x"}\n`, { mode: 0o600 });
+    const run = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`the keys file ${file} has a bad entry \`bad-name\``);
+    expect(run.stderr).toContain("edit the file (`lllm keys path` shows where)");
+    expect(run.stderr).not.toContain("lllm keys remove");
+    // What the hint says works: the path is printed even with the bad entry there.
+    const where = await runCliInProcess(["keys", "path"], { env: { LLLM_HOME: home } });
+    expect(where).toMatchObject({ code: 0, stdout: `${file}\n` });
+  });
 });
 
 describe("--env-file", () => {
