@@ -1,3 +1,4 @@
+import { mcpClientHooks } from "./mcpClientHooks.js";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
 import { approveAll, approveNone, noticeFirstRefusal } from "../approval/index.js";
@@ -50,6 +51,8 @@ export async function chatCommand(target: string | undefined, options: ChatComma
     log: options.log,
     // A question on the terminal would fight the chat's own prompt for the keyboard: approval is a flag here.
     approve: options.approve === "all" ? approveAll : options.approve === "none" ? approveNone : noticeFirstRefusal(approveNone, () => warn("a tool that needs approval was refused: lllm chat does not ask (its prompt has the keyboard); start it with --approve all to run such tools")),
+    // As for `lllm run` (progress, logs, sign-in), but a server's question is declined: readline has the keyboard.
+    mcpHooks: mcpClientHooks({ verbose: Boolean(options.verbose), signal: stopSignal(), ask: false }),
     history: continued?.history,
     continuesRun: continued?.id,
   });

@@ -12,12 +12,19 @@ const SIGN_IN_TIMEOUT_MS = 5 * 60_000;
  * server log messages on stderr with --verbose, and an OAuth sign-in in the browser when there is a terminal or a
  * `$BROWSER` (without either, a run uses stored tokens or a machine client and says what to do otherwise).
  */
-export function mcpClientHooks(options: { verbose: boolean; signal?: AbortSignal | undefined; env?: NodeJS.ProcessEnv }): McpClientHooks {
+export function mcpClientHooks(options: {
+  verbose: boolean;
+  signal?: AbortSignal | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** `false`: never ask a server's question on the terminal (`lllm chat`, whose prompt has the keyboard): decline it. */
+  ask?: boolean;
+}): McpClientHooks {
   const env = options.env ?? process.env;
   const terminal = Boolean(process.stdin.isTTY && process.stderr.isTTY);
   const clean = (text: string): string => escapeControlCharacters(text, { all: true });
   return {
-    ...(terminal ? { elicit: (request: ElicitationRequest) => askOnTerminal(request) } : {}),
+    // Without the hook a question is declined (installClientHandlers).
+    ...(terminal && options.ask !== false ? { elicit: (request: ElicitationRequest) => askOnTerminal(request) } : {}),
     onProgress: ({ server, tool, progress, total, message }) => {
       writeErr(`lllm: ${clean(server)}.${clean(tool)}: ${total !== undefined ? `${progress}/${total}` : String(progress)}${message ? ` ${clean(message)}` : ""}`);
     },
