@@ -1,5 +1,5 @@
 import { ConfigError } from "../errors.js";
-import { keysFile, readKeys } from "../config/keysFile.js";
+import { fillFromKeys, keysFile, readKeys } from "../config/keysFile.js";
 import { readEnvFile } from "../config/readEnvFile.js";
 import { registerEnvironmentSecrets, registerSecret } from "../util/redact.js";
 
@@ -35,8 +35,6 @@ export function applyEnvironment(options: ApplyEnvironmentOptions, env: NodeJS.P
     options.onKeysError(error);
     return;
   }
-  for (const [name, value] of Object.entries(keys)) {
-    registerSecret(value);
-    if (env[name] === undefined || env[name] === "") env[name] = value;
-  }
+  for (const value of Object.values(keys)) registerSecret(value);
+  fillFromKeys(env, keys);
 }

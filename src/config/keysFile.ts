@@ -56,6 +56,20 @@ export function readKeys(file: string): Record<string, string> {
 }
 
 /**
+ * Fill the variables `env` leaves unset (or empty) with the stored keys' values: the environment wins over the
+ * keys file. Returns the names filled. What every command sees (applyEnvironment) and what `lllm doctor` reports.
+ */
+export function fillFromKeys(env: NodeJS.ProcessEnv, keys: Record<string, string>): Set<string> {
+  const filled = new Set<string>();
+  for (const [name, value] of Object.entries(keys)) {
+    if ((env[name] ?? "") !== "") continue;
+    env[name] = value;
+    filled.add(name);
+  }
+  return filled;
+}
+
+/**
  * Write the keys to `file`, readable by this user alone (0600, in a folder created 0700): through a new file that
  * replaces the old one, so that a reader never sees half a file and no moment exists when the keys are readable
  * by others. An empty set removes the file.
