@@ -15,7 +15,8 @@ export function keysFile(env: NodeJS.ProcessEnv = process.env): string {
 /**
  * The keys kept in `file` (none when it does not exist). The file must be this user's alone: a keys file that the
  * group or others may read (or write) is refused, not used, with the command that fixes it, as ssh refuses a
- * private key others can read. Bad JSON, or a value that is not a string, is an error naming the file.
+ * private key others can read. Bad JSON, or a value that is not a string, is an error naming the file (in its
+ * message: no `location`, which the CLI would print before it a second time).
  */
 export function readKeys(file: string): Record<string, string> {
   let text: string;
@@ -35,11 +36,10 @@ export function readKeys(file: string): Record<string, string> {
     const position = jsonErrorPosition(text);
     throw new ConfigError("keys_file_invalid", `the keys file ${file} is not valid JSON${position ? ` (line ${position.line}, column ${position.column})` : ""}`, {
       hint: `fix it (a JSON object: {"OPENAI_API_KEY": "sk-…"}), or remove it and set the keys again with \`lllm keys set NAME\``,
-      location: { file },
     });
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
-    throw new ConfigError("keys_file_invalid", `the keys file ${file} must hold a JSON object of variable names and values`, { hint: `e.g. {"OPENAI_API_KEY": "sk-…"}`, location: { file } });
+    throw new ConfigError("keys_file_invalid", `the keys file ${file} must hold a JSON object of variable names and values`, { hint: `e.g. {"OPENAI_API_KEY": "sk-…"}` });
   }
   const keys: Record<string, string> = {};
   for (const [name, value] of Object.entries(data)) {
@@ -47,7 +47,6 @@ export function readKeys(file: string): Record<string, string> {
       throw new ConfigError("keys_file_invalid", `the keys file ${file} has a bad entry \`${name}\`: each key must be a variable name (letters, digits, _) with a string value`, {
         // Not \`lllm keys remove\`: it reads this same file, and stops on this same entry.
         hint: `edit the file (\`lllm keys path\` shows where): remove the entry, or give it a string value under a variable name`,
-        location: { file },
       });
     }
     keys[name] = value;
@@ -104,14 +103,12 @@ function checkPrivate(file: string): void {
   if ((mode & 0o077) !== 0) {
     throw new ConfigError("keys_file_permissions", `the keys file ${file} may be read by others (mode ${mode.toString(8).padStart(4, "0")}): lllm does not use keys others can read`, {
       hint: `make it yours alone: chmod 600 ${file}`,
-      location: { file },
     });
   }
   const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid) {
     throw new ConfigError("keys_file_permissions", `the keys file ${file} belongs to another user (uid ${stat.uid}): lllm does not use keys someone else may change`, {
       hint: `remove it, or set LLLM_HOME to a folder of your own`,
-      location: { file },
     });
   }
 }

@@ -179,6 +179,20 @@ describe("lllm keys", () => {
     const where = await runCliInProcess(["keys", "path"], { env: { LLLM_HOME: home } });
     expect(where).toMatchObject({ code: 0, stdout: `${file}\n` });
   });
+
+  it("a keys-file error names the file once (in its message, not again as a location before it)", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const file = path.join(home, "keys.json");
+    for (const [content, mode] of [[`{"OPENAI_API_KEY": "${FILE_KEY}"}`, 0o644], ["[1]", 0o600], ["{", 0o600], ['{"A": 1}', 0o600]] as const) {
+      writeFileSync(file, content, { mode: 0o600 });
+      chmodSync(file, mode);
+      const result = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
+      expect(result.code).toBe(2);
+      const [first] = result.stderr.split("\n");
+      expect(first).toMatch(/^lllm: error: the keys file /);
+      expect(first!.split(file)).toHaveLength(2);
+    }
+  });
 });
 
 describe("--env-file", () => {
