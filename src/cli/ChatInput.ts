@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface, type Interface } from "node:readline";
+import { redactSecrets } from "../util/redact.js";
 import { paint } from "./output.js";
 
 /** How many inputs the history file keeps. */
@@ -117,7 +118,8 @@ function readHistory(file: string): string[] {
 function writeHistory(file: string, entries: string[]): void {
   try {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-    writeFileSync(file, `${[...entries].reverse().join("\n")}\n`, { mode: 0o600 });
+    // What was typed or pasted may hold a key (the process's keys are registered with the redactor): never on disk.
+    writeFileSync(file, `${[...entries].reverse().map(redactSecrets).join("\n")}\n`, { mode: 0o600 });
     // An older file keeps its mode through writeFileSync: what you typed is yours alone.
     chmodSync(file, 0o600);
   } catch {

@@ -3,6 +3,7 @@ import type { AgentEvent, Message } from "../agent/index.js";
 import type { ModelMessage } from "../providers/Model.js";
 import type { RetryNotice } from "../providers/requestWithRetries.js";
 import type { ApprovalPolicy } from "../approval/index.js";
+import type { McpClientHooks } from "../mcp/McpClientHooks.js";
 import { loadProjectSettings } from "../config/index.js";
 import { ConfigError } from "../errors.js";
 import { prepareTactic, type BoundAgent, type PreparedTactic } from "../tactics/prepareTactic.js";
@@ -29,6 +30,8 @@ export interface ChatSessionOptions {
   /** `false`: record nothing (`--no-log`). */
   log?: boolean | undefined;
   approve: ApprovalPolicy;
+  /** What answers MCP servers' progress, logs and questions (as for `lllm run`). */
+  mcpHooks?: McpClientHooks | undefined;
   /** The dialog to go on with (`--continue`) and the run it ended. */
   history?: Message[] | undefined;
   continuesRun?: string | undefined;
@@ -155,6 +158,7 @@ export class ChatSession {
         options.onEvent(event);
       },
       approve: this.options.approve,
+      ...(this.options.mcpHooks ? { mcpHooks: this.options.mcpHooks } : {}),
       history: this.history,
       ...(this.lastRunId !== undefined ? { continuesRun: this.lastRunId } : {}),
       ...(this.options.log !== undefined ? { log: this.options.log } : {}),

@@ -1,4 +1,5 @@
-import { keysFile, readKeys } from "../config/keysFile.js";
+import { ConfigError } from "../errors.js";
+import { fillFromKeys, keysFile, readKeys } from "../config/keysFile.js";
 import { readEnvFile } from "../config/readEnvFile.js";
 import { registerEnvironmentSecrets, registerSecret } from "../util/redact.js";
 
@@ -7,6 +8,8 @@ export interface ApplyEnvironmentOptions {
   envFiles?: string[];
   /** Whether to fill in the keys of `$LLLM_HOME/keys.json` (not for `lllm keys` and `lllm doctor`, which read it themselves). */
   keys: boolean;
+  /** Given: a keys file lllm refuses (its mode, bad JSON) is passed here and its keys are not used, instead of stopping the command. */
+  onKeysError?: (error: ConfigError) => void;
 }
 
 /**
@@ -24,8 +27,14 @@ export function applyEnvironment(options: ApplyEnvironmentOptions, env: NodeJS.P
   registerEnvironmentSecrets(fromFiles);
   if (!options.keys) return;
   // After the env files: one of them may set LLLM_HOME.
-  for (const [name, value] of Object.entries(readKeys(keysFile(env)))) {
-    registerSecret(value);
-    if (env[name] === undefined || env[name] === "") env[name] = value;
+  let keys: Record<string, string>;
+  try {
+    keys = readKeys(keysFile(env));
+  } catch (error) {
+    if (!(error instanceof ConfigError) || !options.onKeysError) throw error;
+    options.onKeysError(error);
+    return;
   }
+  for (const value of Object.values(keys)) registerSecret(value);
+  fillFromKeys(env, keys);
 }

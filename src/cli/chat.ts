@@ -1,8 +1,10 @@
+import { oneLine, parseCount } from "./runChatShared.js";
+import { mcpClientHooks } from "./mcpClientHooks.js";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
 import { approveAll, approveNone, noticeFirstRefusal } from "../approval/index.js";
 import { lllmHome } from "../config/lllmHome.js";
-import { ConfigError, InterruptedError, isLllmError } from "../errors.js";
+import { InterruptedError, isLllmError } from "../errors.js";
 import { StreamRedactor } from "../util/redact.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
 import { ChatInput } from "./ChatInput.js";
@@ -50,6 +52,8 @@ export async function chatCommand(target: string | undefined, options: ChatComma
     log: options.log,
     // A question on the terminal would fight the chat's own prompt for the keyboard: approval is a flag here.
     approve: options.approve === "all" ? approveAll : options.approve === "none" ? approveNone : noticeFirstRefusal(approveNone, () => warn("a tool that needs approval was refused: lllm chat does not ask (its prompt has the keyboard); start it with --approve all to run such tools")),
+    // As for `lllm run` (progress, logs, sign-in), but a server's question is declined: readline has the keyboard.
+    mcpHooks: mcpClientHooks({ verbose: Boolean(options.verbose), signal: stopSignal(), ask: false }),
     history: continued?.history,
     continuesRun: continued?.id,
   });
@@ -156,21 +160,12 @@ async function answer(session: ChatSession, text: string, signal: AbortSignal, v
 function eventLine(event: AgentEvent, verbose: boolean): string | undefined {
   if (event.type === "warning") return `${paint("yellow", "lllm: warning:")} [${event.agent}] ${event.message}`;
   if (event.type === "tool_call") {
-    const args = verbose ? ` ${oneLine(JSON.stringify(event.call.arguments))}` : "";
-    const failed = event.call.error !== undefined ? ` ${paint("red", `failed: ${oneLine(event.call.error)}`)}` : "";
+    const args = verbose ? ` ${oneLine(JSON.stringify(event.call.arguments), 160)}` : "";
+    const failed = event.call.error !== undefined ? ` ${paint("red", `failed: ${oneLine(event.call.error, 160)}`)}` : "";
     return `${paint("dim", `  ↳ ${event.call.name}${args} (${Math.round(event.durationMs)} ms)`)}${failed}`;
   }
   if (verbose && event.type === "model_reply") return paint("dim", `  [${event.agent}] model reply, ${event.usage.promptTokens}+${event.usage.completionTokens} tokens`);
   return undefined;
 }
 
-function oneLine(text: string, width = 160): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
-}
 
-function parseCount(text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 0) throw new ConfigError("usage_max_steps", `--max-steps must be a whole number >= 0 (got \`${text}\`)`, { location: { file: "--max-steps" } });
-  return value;
-}

@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { formatCost } from "../store/RunTally.js";
+import { summaryLine } from "../util/firstLine.js";
 import { redactSecrets } from "../util/redact.js";
 import type { ChatSession } from "./ChatSession.js";
 import { paint, writeErr } from "./output.js";
@@ -75,15 +76,10 @@ export async function runSlashCommand(command: { name: string; argument: string 
 
 function toolsText(session: ChatSession): string {
   const agent = session.boundAgent;
-  const lines = agent.tools.map(({ tool, ref }) => `  ${tool.name.padEnd(20)} ${paint("dim", `${firstLine(tool.description)} (${ref})`)}`);
+  const lines = agent.tools.map(({ tool, ref }) => `  ${tool.name.padEnd(20)} ${paint("dim", `${summaryLine(tool.description.trim(), 80)} (${ref})`)}`);
   for (const capability of agent.capabilities) lines.push(`  ${capability.ref.padEnd(20)} ${paint("dim", capability.kind === "proxy" ? "a proxy: its API through CALL_API" : "a tactic as a tool")}`);
   for (const server of agent.config.mcp_servers ?? []) lines.push(`  ${String(server.name).padEnd(20)} ${paint("dim", "an MCP server: its tools are listed when it starts")}`);
   return lines.length > 0 ? lines.join("\n") : paint("dim", `The agent ${agent.name} has no tools.`);
-}
-
-function firstLine(text: string): string {
-  const line = text.split("\n")[0]!.trim();
-  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
 }
 
 /** The conversation as Markdown; every secret lllm knows is redacted, as in every other output. */

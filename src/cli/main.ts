@@ -10,7 +10,7 @@ import { useCodeCache } from "../util/codeCache.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
-import { failureJson, paint, reportError, useColor, writeOut } from "./output.js";
+import { failureJson, paint, reportError, useColor, warn, writeOut } from "./output.js";
 import { addExamples } from "./helpExamples.js";
 import { reserveStdout } from "./reserveStdout.js";
 import { handleSignals } from "./handleSignals.js";
@@ -30,8 +30,17 @@ export interface GlobalOptions {
   envFile?: string[];
 }
 
-/** Commands that read `$LLLM_HOME/keys.json` themselves (to show it as it is) or need no keys at all. */
-const OWN_KEYS = new Set(["keys", "doctor", "completion", "init"]);
+/**
+ * Commands that do not apply `$LLLM_HOME/keys.json`: those that read it themselves, to show it as it is (keys,
+ * doctor), and those that never call a model, a proxy or a server, so that no key is read (help, schema, logs,
+ * completion, init). A keys file lllm refuses (others may read it, bad JSON) does not stop them: it is what
+ * `lllm help`, `lllm keys path` and `lllm doctor` are for. `validate` applies it: it loads packages' code, which
+ * sees the variables a run would.
+ */
+const WITHOUT_KEYS = new Set(["keys", "doctor", "completion", "init", "help", "schema", "logs"]);
+
+/** Commands that only say whether keys are set: a keys file lllm refuses is a warning for them, not an error. */
+const KEYS_IF_USABLE = new Set(["models"]);
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string };
@@ -502,7 +511,11 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     const options = command.optsWithGlobals<GlobalOptions & { json?: boolean }>();
     json = options.json === true;
     const top = command.parent?.parent ? command.parent.name() : command.name();
-    applyEnvironment({ ...(options.envFile ? { envFiles: options.envFile } : {}), keys: !OWN_KEYS.has(top) });
+    applyEnvironment({
+      ...(options.envFile ? { envFiles: options.envFile } : {}),
+      keys: !WITHOUT_KEYS.has(top),
+      ...(KEYS_IF_USABLE.has(top) ? { onKeysError: (error: ConfigError) => warn(`${error.message}: its keys count as not set here${error.hint ? ` (${error.hint})` : ""}`) } : {}),
+    });
   });
   const stopWatching = failIfLoopDrains({ verbose, json: () => json });
   const signals = handleSignals();

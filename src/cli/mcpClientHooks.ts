@@ -19,12 +19,15 @@ export function mcpClientHooks(options: {
   env?: NodeJS.ProcessEnv;
   /** Where questions are asked; default stdin and stderr when both are a terminal (else questions are declined). */
   terminal?: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream } | undefined;
+  /** `false`: never ask a server's question on the terminal (`lllm chat`, whose prompt has the keyboard): decline it. */
+  ask?: boolean;
 }): McpClientHooks {
   const env = options.env ?? process.env;
   const terminal = options.terminal ?? (process.stdin.isTTY && process.stderr.isTTY ? { input: process.stdin, output: process.stderr } : undefined);
   const clean = (text: string): string => escapeControlCharacters(text, { all: true });
   return {
-    ...(terminal ? { elicit: (request: ElicitationRequest) => askOnTerminal(request, terminal, options.signal) } : {}),
+    // Without the hook a question is declined (installClientHandlers).
+    ...(terminal && options.ask !== false ? { elicit: (request: ElicitationRequest) => askOnTerminal(request, terminal, options.signal) } : {}),
     onProgress: ({ server, tool, progress, total, message }) => {
       writeErr(`lllm: ${clean(server)}.${clean(tool)}: ${total !== undefined ? `${progress}/${total}` : String(progress)}${message ? ` ${clean(message)}` : ""}`);
     },

@@ -1,3 +1,4 @@
+import { oneLine, parseCount } from "./runChatShared.js";
 import { mcpClientHooks } from "./mcpClientHooks.js";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
@@ -212,11 +213,6 @@ function readInput(options: RunCommandOptions, prompt: string, stepPrompts: stri
 }
 
 
-function parseCount(text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value < 0) throw new ConfigError("usage_max_steps", `--max-steps must be a whole number >= 0 (got \`${text}\`)`, { location: { file: "--max-steps" } });
-  return value;
-}
 
 function parseSeconds(text: string): number {
   const value = Number(text);
@@ -256,7 +252,3 @@ function resultText(call: { error?: string; result?: unknown }): string {
   return typeof call.result === "string" ? call.result : JSON.stringify(call.result ?? null);
 }
 
-function oneLine(text: string, width = 120): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
-}

@@ -1,6 +1,7 @@
 import { closeSync, constants, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "../errors.js";
+import { jsonErrorPosition } from "./jsonErrorPosition.js";
 import { lllmHome } from "./lllmHome.js";
 
 /** An environment variable's name: what a key is stored under, and what every reader of a key asks for. */
@@ -14,7 +15,8 @@ export function keysFile(env: NodeJS.ProcessEnv = process.env): string {
 /**
  * The keys kept in `file` (none when it does not exist). The file must be this user's alone: a keys file that the
  * group or others may read (or write) is refused, not used, with the command that fixes it, as ssh refuses a
- * private key others can read. Bad JSON, or a value that is not a string, is an error naming the file.
+ * private key others can read. Bad JSON, or a value that is not a string, is an error naming the file (in its
+ * message: no `location`, which the CLI would print before it a second time).
  */
 export function readKeys(file: string): Record<string, string> {
   let text: string;
@@ -29,26 +31,41 @@ export function readKeys(file: string): Record<string, string> {
   let data: unknown;
   try {
     data = JSON.parse(text);
-  } catch (error) {
-    throw new ConfigError("keys_file_invalid", `the keys file ${file} is not valid JSON: ${(error as Error).message}`, {
+  } catch {
+    // Never the parser's message: it quotes the text around the fault, which is part of a key.
+    const position = jsonErrorPosition(text);
+    throw new ConfigError("keys_file_invalid", `the keys file ${file} is not valid JSON${position ? ` (line ${position.line}, column ${position.column})` : ""}`, {
       hint: `fix it (a JSON object: {"OPENAI_API_KEY": "sk-…"}), or remove it and set the keys again with \`lllm keys set NAME\``,
-      location: { file },
     });
   }
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
-    throw new ConfigError("keys_file_invalid", `the keys file ${file} must hold a JSON object of variable names and values`, { hint: `e.g. {"OPENAI_API_KEY": "sk-…"}`, location: { file } });
+    throw new ConfigError("keys_file_invalid", `the keys file ${file} must hold a JSON object of variable names and values`, { hint: `e.g. {"OPENAI_API_KEY": "sk-…"}` });
   }
   const keys: Record<string, string> = {};
   for (const [name, value] of Object.entries(data)) {
     if (!VARIABLE_NAME.test(name) || typeof value !== "string") {
       throw new ConfigError("keys_file_invalid", `the keys file ${file} has a bad entry \`${name}\`: each key must be a variable name (letters, digits, _) with a string value`, {
-        hint: `remove it with \`lllm keys remove ${name}\`, or edit the file`,
-        location: { file },
+        // Not \`lllm keys remove\`: it reads this same file, and stops on this same entry.
+        hint: `edit the file (\`lllm keys path\` shows where): remove the entry, or give it a string value under a variable name`,
       });
     }
     keys[name] = value;
   }
   return keys;
+}
+
+/**
+ * Fill the variables `env` leaves unset (or empty) with the stored keys' values: the environment wins over the
+ * keys file. Returns the names filled. What every command sees (applyEnvironment) and what `lllm doctor` reports.
+ */
+export function fillFromKeys(env: NodeJS.ProcessEnv, keys: Record<string, string>): Set<string> {
+  const filled = new Set<string>();
+  for (const [name, value] of Object.entries(keys)) {
+    if ((env[name] ?? "") !== "") continue;
+    env[name] = value;
+    filled.add(name);
+  }
+  return filled;
 }
 
 /**
@@ -86,14 +103,12 @@ function checkPrivate(file: string): void {
   if ((mode & 0o077) !== 0) {
     throw new ConfigError("keys_file_permissions", `the keys file ${file} may be read by others (mode ${mode.toString(8).padStart(4, "0")}): lllm does not use keys others can read`, {
       hint: `make it yours alone: chmod 600 ${file}`,
-      location: { file },
     });
   }
   const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid) {
     throw new ConfigError("keys_file_permissions", `the keys file ${file} belongs to another user (uid ${stat.uid}): lllm does not use keys someone else may change`, {
       hint: `remove it, or set LLLM_HOME to a folder of your own`,
-      location: { file },
     });
   }
 }

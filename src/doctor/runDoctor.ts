@@ -1,4 +1,4 @@
-import { keysFile, readKeys } from "../config/keysFile.js";
+import { fillFromKeys, keysFile, readKeys } from "../config/keysFile.js";
 import { PROVIDER_ROUTES } from "../providers/providerRoutes.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
 import { checkReachable } from "./checkReachable.js";
@@ -41,13 +41,7 @@ function keySources(env: NodeJS.ProcessEnv): KeySources {
     // reported by the keys file check
   }
   const merged: NodeJS.ProcessEnv = { ...env };
-  const fromFile = new Set<string>();
-  for (const [name, value] of Object.entries(stored)) {
-    if ((merged[name] ?? "") !== "") continue;
-    merged[name] = value;
-    fromFile.add(name);
-  }
-  return { env: merged, fromFile };
+  return { env: merged, fromFile: fillFromKeys(merged, stored) };
 }
 
 /** Without a tactic: which providers have a key, and whether the base URLs set in the environment answer. */

@@ -1,3 +1,4 @@
+import { modelChain } from "../config/TacticConfig.js";
 import { modelEndpoint } from "../providers/createModel.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
 import { checkReachable } from "./checkReachable.js";
@@ -21,43 +22,46 @@ export function tacticNeeds(prepared: PreparedTactic): MachineNeeds {
 }
 
 /**
- * For each agent's model: the key it reads (set or not, and where), and its server, reached once. A missing key
- * or base URL, or a server that does not answer, is a `fail`: a run of this tactic would stop there.
+ * For each model of each agent's chain (model_name, then fallback_models): the key it reads (set or not, and where),
+ * and its server, reached once. A missing key or base URL, or a server that does not answer, is a `fail`: a run of
+ * this tactic would stop there (or, for a fallback, on the day the models before it are down).
  */
 export async function tacticChecks(prepared: PreparedTactic, options: { model?: string; keys: KeySources }): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
   const seenKeys = new Set<string>();
   const servers = new Map<string, string>();
   for (const agent of prepared.agents) {
-    const model = options.model ?? agent.config.model_name ?? "";
-    if (model.startsWith("scripted:")) {
-      checks.push({ name: `model ${model}`, status: "ok", detail: `agent ${agent.name}: a scripted model (no key, no server)` });
-      continue;
-    }
-    try {
-      const { endpoint } = modelEndpoint({
-        model,
-        ...(agent.config.invoker_config ? { invokerConfig: agent.config.invoker_config } : {}),
-        env: options.keys.env,
-      });
-      if (endpoint.apiKeyEnv !== undefined && !seenKeys.has(endpoint.apiKeyEnv)) {
-        seenKeys.add(endpoint.apiKeyEnv);
-        const source = options.keys.fromFile.has(endpoint.apiKeyEnv) ? "keys file" : "environment";
-        checks.push(
-          endpoint.apiKey !== undefined
-            ? { name: `key ${endpoint.apiKeyEnv}`, status: "ok", detail: `set (${source}), for ${model}` }
-            : { name: `key ${endpoint.apiKeyEnv}`, status: "ok", detail: `not set: optional for ${endpoint.baseURL}, which may not need one` },
-        );
-      }
-      if (!servers.has(endpoint.baseURL)) servers.set(endpoint.baseURL, model);
-    } catch (error) {
-      const hint = (error as { hint?: string }).hint;
-      checks.push({ name: `model ${model}`, status: "fail", detail: `agent ${agent.name}: ${(error as Error).message}`, ...(hint ? { fix: hint } : {}) });
-    }
+    // Every model of the chain: a fallback's missing key would show only on the day the first model is down.
+    const chain = options.model ? [options.model] : modelChain(agent.config);
+    for (const model of chain.length > 0 ? chain : [""]) checks.push(...modelChecks(agent, model, options.keys, seenKeys, servers));
   }
   checks.push(...(await proxyKeyChecks(prepared, options.keys, seenKeys)));
   const reached = await Promise.all([...servers].map(([url, model]) => checkReachable(url, { env: options.keys.env, needed: true, what: `the server of ${model}` })));
   return [...checks, ...reached];
+}
+
+/** One model of an agent: its key (set or not, and where), once per variable; its server joins `servers`. */
+function modelChecks(agent: PreparedTactic["agents"][number], model: string, keys: KeySources, seenKeys: Set<string>, servers: Map<string, string>): DoctorCheck[] {
+  if (model.startsWith("scripted:")) return [{ name: `model ${model}`, status: "ok", detail: `agent ${agent.name}: a scripted model (no key, no server)` }];
+  try {
+    const { endpoint } = modelEndpoint({
+      model,
+      ...(agent.config.invoker_config ? { invokerConfig: agent.config.invoker_config } : {}),
+      env: keys.env,
+    });
+    if (!servers.has(endpoint.baseURL)) servers.set(endpoint.baseURL, model);
+    if (endpoint.apiKeyEnv === undefined || seenKeys.has(endpoint.apiKeyEnv)) return [];
+    seenKeys.add(endpoint.apiKeyEnv);
+    const source = keys.fromFile.has(endpoint.apiKeyEnv) ? "keys file" : "environment";
+    return [
+      endpoint.apiKey !== undefined
+        ? { name: `key ${endpoint.apiKeyEnv}`, status: "ok", detail: `set (${source}), for ${model}` }
+        : { name: `key ${endpoint.apiKeyEnv}`, status: "ok", detail: `not set: optional for ${endpoint.baseURL}, which may not need one` },
+    ];
+  } catch (error) {
+    const hint = (error as { hint?: string }).hint;
+    return [{ name: `model ${model}`, status: "fail", detail: `agent ${agent.name}: ${(error as Error).message}`, ...(hint ? { fix: hint } : {}) }];
+  }
 }
 
 /** The keys of the proxies the agents activate (read when the model calls them: a run would fail there). */

@@ -114,6 +114,21 @@ describe("lllm chat at a terminal (tmux)", { timeout: 240_000 }, () => {
     keys(second, "C-d");
     await until(second, (text) => text.includes("EXIT=0"), "the exit");
   });
+
+  it("writes the history file with every known secret redacted (a key pasted into the chat)", async () => {
+    server = await startMockOpenAIServer({ handler: () => "noted" });
+    const home = tempDir();
+    const key = "sk-history-secret-0123456";
+    const session = startChat(["--model", "gpt-test"], { LLLM_HOME: home, OPENAI_API_KEY: key, OPENAI_BASE_URL: server.url }, home);
+    await until(session, (text) => text.includes("/help for commands"), "the banner");
+    type(session, `my key is ${key}, keep it`);
+    keys(session, "Enter");
+    await until(session, (text) => text.includes("noted"), "the answer");
+    keys(session, "C-d");
+    await until(session, (text) => text.includes("EXIT=0"), "the exit");
+    const history = readFileSync(path.join(home, "chat_history"), "utf8");
+    expect(history).toBe("my key is [redacted], keep it\n");
+  });
 });
 
 function isAlive(pid: number): boolean {

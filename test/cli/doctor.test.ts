@@ -110,6 +110,15 @@ describe("lllm doctor", () => {
     expect(check(loose.report, "keys file")).toMatchObject({ status: "fail", fix: `make it yours alone: chmod 600 ${path.join(home, "keys.json")}` });
   });
 
+  it("checks every model of an agent's chain: a fallback model's missing key is a failure", async () => {
+    server = await startMockOpenAIServer({ script: [] });
+    const dir = tempTree({ "t.yaml": `agent_configs:\n  - name: main\n    system_prompt: Hi.\n    model_name: gpt-4o-mini\n    fallback_models: [anthropic/claude-sonnet-4]\n` });
+    const result = await doctor([path.join(dir, "t.yaml")], { LLLM_HOME: tempDir("lllm-doctor-home-"), OPENAI_API_KEY: "sk-doctor-0123", OPENAI_BASE_URL: server.url });
+    expect(check(result.report, "key OPENAI_API_KEY")).toMatchObject({ status: "ok" });
+    expect(check(result.report, "model anthropic/claude-sonnet-4")).toMatchObject({ status: "fail", fix: expect.stringContaining("ANTHROPIC_API_KEY") });
+    expect(result.code).toBe(1);
+  });
+
   it("--queue to a Redis that is not there fails with how to fix it", async () => {
     const url = `redis://127.0.0.1:${await freePort()}`;
     const result = await doctor(["--queue", url]);

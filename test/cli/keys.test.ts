@@ -125,6 +125,74 @@ describe("lllm keys", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(`the keys file ${file} is not valid JSON`);
   });
+
+  it("a refused keys file does not stop the commands that never read a key; models warns; run still stops", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const file = path.join(home, "keys.json");
+    for (const [content, mode, problem] of [
+      [`{"OPENAI_API_KEY": "${FILE_KEY}"}\n`, 0o644, "may be read by others (mode 0644)"],
+      ["{not json", 0o600, "is not valid JSON"],
+    ] as const) {
+      writeFileSync(file, content, { mode: 0o600 });
+      chmodSync(file, mode);
+      for (const args of [["help"], ["help", "tactics"], ["schema", "tactic"], ["logs", "path"], ["logs", "-n", "1"], ["keys", "path"], ["completion", "bash"]]) {
+        const result = await runCliInProcess(args, { env: { LLLM_HOME: home } });
+        expect({ args, code: result.code }).toEqual({ args, code: 0 });
+        expect(result.stderr).not.toContain("keys file");
+        expect(result.stdout + result.stderr).not.toBe("");
+      }
+      const models = await runCliInProcess(["models", "--json"], { env: { LLLM_HOME: home } });
+      expect(models.code).toBe(0);
+      expect(models.stderr).toContain(`lllm: warning: the keys file ${file} ${problem}`);
+      const openai = (JSON.parse(models.stdout) as { providers: Array<{ prefix: string; key_set: boolean }> }).providers.find((provider) => provider.prefix === "openai/");
+      expect(openai?.key_set).toBe(false);
+      const run = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
+      expect(run.code).toBe(2);
+      expect(run.stderr).toContain(`the keys file ${file} ${problem}`);
+    }
+  });
+
+  it("a keys file that is not JSON is named with the line and column of the fault, never with any part of a value", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const file = path.join(home, "keys.json");
+    // A value pasted without quotes: Node's JSON.parse message quotes the text around the fault, i.e. the key.
+    const value = "sk-Qz7Wv9XyJk4Lm2NpRt";
+    writeFileSync(file, `{\n  "OPENAI_API_KEY": ${value}\n}\n`, { mode: 0o600 });
+    for (const args of [["run", loop, "-i", "hi"], ["run", loop, "-i", "hi", "--json"], ["keys", "list"], ["doctor"], ["models"]]) {
+      const result = await runCliInProcess([...args, "--verbose"], { env: { LLLM_HOME: home } });
+      const printed = result.stdout + result.stderr;
+      expect(printed, args.join(" ")).toContain(`the keys file ${file} is not valid JSON (line 2, column 21)`);
+      for (let start = 0; start + 4 <= value.length; start++) expect(printed).not.toContain(value.slice(start, start + 4));
+    }
+  });
+
+  it("a bad entry's hint is a fix that works on that file: editing it, not `lllm keys remove`", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const file = path.join(home, "keys.json");
+    writeFileSync(file, `{"OPENAI_API_KEY": "${FILE_KEY}", "bad-name": "x"}\n`, { mode: 0o600 });
+    const run = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain(`the keys file ${file} has a bad entry \`bad-name\``);
+    expect(run.stderr).toContain("edit the file (`lllm keys path` shows where)");
+    expect(run.stderr).not.toContain("lllm keys remove");
+    // What the hint says works: the path is printed even with the bad entry there.
+    const where = await runCliInProcess(["keys", "path"], { env: { LLLM_HOME: home } });
+    expect(where).toMatchObject({ code: 0, stdout: `${file}\n` });
+  });
+
+  it("a keys-file error names the file once (in its message, not again as a location before it)", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const file = path.join(home, "keys.json");
+    for (const [content, mode] of [[`{"OPENAI_API_KEY": "${FILE_KEY}"}`, 0o644], ["[1]", 0o600], ["{", 0o600], ['{"A": 1}', 0o600]] as const) {
+      writeFileSync(file, content, { mode: 0o600 });
+      chmodSync(file, mode);
+      const result = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
+      expect(result.code).toBe(2);
+      const [first] = result.stderr.split("\n");
+      expect(first).toMatch(/^lllm: error: the keys file /);
+      expect(first!.split(file)).toHaveLength(2);
+    }
+  });
 });
 
 describe("--env-file", () => {

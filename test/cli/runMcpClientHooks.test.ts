@@ -62,6 +62,19 @@ describe("lllm run answers what MCP servers ask", () => {
     expect(toolMessages[1]).toContain("declined");
   });
 
+  it("lllm chat shows a tool call's progress as run does, and declines a question (its prompt has the keyboard)", async () => {
+    server = await startMockOpenAIServer({
+      script: [{ tool_calls: [{ name: "trigger-long-running-operation", arguments: { duration: 0.2, steps: 2 } }, { name: "trigger-elicitation-request", arguments: {} }] }, "Done."],
+    });
+    const result = await runCli(["chat", everythingTactic(), "--no-log"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: "Go\n" });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("Done.\n");
+    expect(result.stderr).toContain("lllm: everything.trigger-long-running-operation: 1/2\n");
+    const posts = server.requests.filter((request) => request.method === "POST");
+    const toolMessages = (posts[1]!.body.messages as Array<{ role: string; content: string }>).filter((message) => message.role === "tool").map((message) => message.content);
+    expect(toolMessages[1]).toContain("declined");
+  });
+
   it("a bearer token comes from the variable bearer_token_env names and appears in no output", async () => {
     const fixture = await startHttpFixture();
     try {

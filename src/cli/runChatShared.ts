@@ -1,0 +1,16 @@
+import { ConfigError } from "../errors.js";
+
+/** What `lllm run` and `lllm chat` share: their `--max-steps` flag, and event text cut to one line. */
+
+/** `--max-steps N`: a whole number >= 0. */
+export function parseCount(text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) throw new ConfigError("usage_max_steps", `--max-steps must be a whole number >= 0 (got \`${text}\`)`, { location: { file: "--max-steps" } });
+  return value;
+}
+
+/** A text on one line (every run of whitespace one space), cut to `width` characters with `…`. */
+export function oneLine(text: string, width = 120): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
+}
