@@ -30,6 +30,8 @@ export interface BatchStats {
   pulling: boolean;
   /** Why the batch stopped starting items before the end of the dataset. */
   stoppedBy?: "interrupted" | "budget" | "fail_fast" | "unpriced";
+  /** With `committedCost`: the dollars committed (not yet in any result) when --max-cost stopped the batch. */
+  committedAtStop?: number;
 }
 
 export interface RunBatchOptions {
@@ -94,7 +96,13 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
   const stopReason = (): BatchStats["stoppedBy"] => {
     if (options.stopStarting.aborted) return "interrupted";
     if (stats.stoppedBy) return stats.stoppedBy;
-    if (options.maxCost !== undefined && spentBefore.cost + stats.cost + (options.committedCost?.() ?? 0) >= options.maxCost) return "budget";
+    if (options.maxCost !== undefined) {
+      const committed = options.committedCost?.() ?? 0;
+      if (spentBefore.cost + stats.cost + committed >= options.maxCost) {
+        if (committed > 0) stats.committedAtStop = committed;
+        return "budget";
+      }
+    }
     if (options.maxTokens !== undefined && spentBefore.promptTokens + spentBefore.completionTokens + stats.promptTokens + stats.completionTokens >= options.maxTokens) return "budget";
     return undefined;
   };

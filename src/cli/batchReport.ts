@@ -43,9 +43,11 @@ export function budgetError(stats: BatchStats, limits: { maxCost?: number; maxTo
     if (earlier.amount === 0) return `${total} ${verb}`;
     return now === 0 ? `${where} ${verb} ${total}` : `${total} ${verb}, ${earlier.text} of it by ${where}`;
   };
+  // --provider-batch: requests in jobs still running count as spent before their answers come back.
+  const committed = stats.committedAtStop ?? 0;
   const reached =
-    limits.maxCost !== undefined && cost >= limits.maxCost
-      ? `--max-cost ${limits.maxCost} reached: ${spent("spent", formatCost(cost), { amount: before.cost, text: formatCost(before.cost) }, stats.cost)}`
+    limits.maxCost !== undefined && cost + committed >= limits.maxCost
+      ? `--max-cost ${limits.maxCost} reached: ${spent("spent", formatCost(cost), { amount: before.cost, text: formatCost(before.cost) }, stats.cost)}${committed > 0 ? `, and ${formatCost(committed)} committed (the estimated batch price of requests in provider jobs not answered yet)` : ""}`
       : `--max-tokens ${limits.maxTokens} reached: ${spent("used", `${formatCount(tokens)} tokens`, { amount: beforeTokens, text: formatCount(beforeTokens) }, stats.promptTokens + stats.completionTokens)}`;
   return new BudgetError("batch_budget", `the batch stopped starting items: ${reached}`, { hint: "The limits count what the results already in --out spent. Raise the limit and run the same command again: items already done are skipped." });
 }

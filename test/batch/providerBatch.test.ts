@@ -146,6 +146,33 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(after.stdout).toContain("batch_mock_1\tcancelled");
   }, 180_000);
 
+  it("--max-cost counts the estimated price of requests in jobs still running: a rerun under a lower limit submits nothing more", async () => {
+    const options: MockBatchOptions = { delayMs: 3_600_000 };
+    const server = await openAIBatchServer(options);
+    servers.push(server);
+    const project = openAIProject(server, 40);
+    const args = [project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"];
+    const first = spawnBatch(args, project.env);
+    await waitUntil(() => first.stderr().includes("submitted openai batch job batch_mock_1"), 60_000);
+    first.child.kill("SIGKILL");
+    await first.done;
+    // Nothing is spent yet (no result line), but round 1 of 40 items is at the provider: at least its prompts'
+    // price, about 40 x 150 tokens x $0.075 per million, some $0.0005.
+    options.delayMs = 0;
+    const capped = await batch([...args, "--max-cost", "0.0002"], project.env);
+    expect(capped.code).toBe(3);
+    expect(capped.stderr).toMatch(/--max-cost 0\.0002 reached: \$0(\.0+)? spent, and \$[0-9.]+ committed \(the estimated batch price of requests in provider jobs not answered yet\)/);
+    expect(server.batches.count).toBe(1);
+    expect(readResults(project.out)).toHaveLength(0);
+    // Raised, the same command takes the job's answers (not submitted again) and finishes at the batch price.
+    const raised = await batch([...args, "--max-cost", "1"], project.env);
+    expect(raised.code).toBe(0);
+    expect(server.batches.count).toBe(3);
+    const lines = readResults(project.out);
+    expect(lines).toHaveLength(40);
+    expect(lines.every((line) => line.status === "ok" && Math.abs((line.cost ?? 0) - ITEM_BATCH_COST) < 1e-12)).toBe(true);
+  }, 180_000);
+
   it("killed after the job was made but before its id came back: the next run finds the job by its label instead of submitting it again", async () => {
     const options: MockBatchOptions = { createDelayMs: 60_000 };
     const server = await openAIBatchServer(options);
