@@ -100,6 +100,35 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
       const responseHeaders = new Headers();
       const raw = response.rawHeaders;
       for (let index = 0; index + 1 < raw.length; index += 2) responseHeaders.append(raw[index]!, raw[index + 1]!);
+      const make = (body: ReadableStream<Uint8Array> | Uint8Array | null): Response => {
+        const result = new Response(body, { status, statusText: response.statusMessage ?? "", headers: responseHeaders });
+        // A Response made here has no URL of its own; the SDK names it in its debug log.
+        Object.defineProperty(result, "url", { value: url.href });
+        return result;
+      };
+      if (method !== "HEAD" && !NULL_BODY_STATUSES.has(status) && isSmallPlainBody(response, maxReplyBytes)) {
+        // A small answer of known length, not compressed and not a stream of events (a model's whole reply): read
+        // it here and hand over bytes. Web streams over the socket cost a batch more CPU than the rest of the
+        // answer's reading; the bytes come in one or two chunks anyway.
+        const chunks: Buffer[] = [];
+        response.on("data", (chunk: Buffer) => chunks.push(chunk));
+        response.once("end", () => {
+          if (settled) return;
+          settled = true;
+          resolve(make(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+        });
+        response.once("error", (error) => {
+          if (settled) return;
+          settled = true;
+          reject(new TypeError("fetch failed", { cause: error }));
+        });
+        response.once("close", () => {
+          if (settled) return;
+          settled = true;
+          reject(new TypeError("fetch failed", { cause: new Error("the connection closed before the whole answer came") }));
+        });
+        return;
+      }
       let stream: Readable | null = response;
       if (method === "HEAD" || NULL_BODY_STATUSES.has(status)) {
         response.resume();
@@ -110,11 +139,8 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
         // Counted after decoding: a small gzip body may inflate to gigabytes.
         limitBytes(stream, maxReplyBytes);
       }
-      const result = new Response(stream === null ? null : (Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>), { status, statusText: response.statusMessage ?? "", headers: responseHeaders });
-      // A Response made here has no URL of its own; the SDK names it in its debug log.
-      Object.defineProperty(result, "url", { value: url.href });
       settled = true;
-      resolve(result);
+      resolve(make(stream === null ? null : (Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>)));
     });
     request.on("error", (error) => {
       done();
@@ -150,6 +176,21 @@ function tunnelThrough(proxy: URL): TunnelAgent {
     tunnels.set(proxy.href, agent);
   }
   return agent;
+}
+
+/** Bodies read whole before the `Response` resolves: at most this many bytes, as the server declared them. */
+const SMALL_BODY_BYTES = 1024 * 1024;
+
+/**
+ * An answer whose body may be read whole at once: its length declared and small (within the cap, so `ReplyTooLarge`
+ * cannot arise), not compressed, and not a stream of events (whose parts the caller reads as they come).
+ */
+function isSmallPlainBody(response: http.IncomingMessage, maxReplyBytes: number): boolean {
+  const length = Number(response.headers["content-length"] ?? Number.NaN);
+  if (!Number.isSafeInteger(length) || length > Math.min(SMALL_BODY_BYTES, maxReplyBytes)) return false;
+  const encoding = response.headers["content-encoding"]?.trim().toLowerCase();
+  if (encoding !== undefined && encoding !== "" && encoding !== "identity") return false;
+  return !(response.headers["content-type"] ?? "").toLowerCase().includes("text/event-stream");
 }
 
 /**

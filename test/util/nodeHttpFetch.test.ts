@@ -121,6 +121,39 @@ describe("nodeHttpFetch (the model clients' transport)", () => {
     await expect(reader.read()).rejects.toMatchObject({ name: "AbortError" });
   });
 
+  it("a small answer of known length arrives whole; one cut short fails as fetch fails, and an abort before it ends rejects with the reason", async () => {
+    const whole = await serve((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json", "content-length": "11" });
+      response.write('{"a":');
+      setTimeout(() => response.end("[1,2]}"), 20);
+    });
+    const answer = await nodeHttpFetch(whole.url, manual());
+    expect(answer.headers.get("content-type")).toBe("application/json");
+    expect(answer.url).toBe(new URL(whole.url).href);
+    expect(await answer.json()).toEqual({ a: [1, 2] });
+
+    const cut = await serve((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+      response.write('{"a":');
+      setTimeout(() => response.socket?.destroy(), 20);
+    });
+    const failed = await nodeHttpFetch(cut.url, manual()).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(TypeError);
+    expect((failed as Error).message).toBe("fetch failed");
+
+    const stalled = await serve((_request, response) => {
+      response.writeHead(200, { "content-type": "application/json", "content-length": "100" });
+      response.write('{"a":');
+    });
+    const controller = new AbortController();
+    const pending = nodeHttpFetch(stalled.url, manual({ signal: controller.signal }));
+    // The head has come (the server wrote it): abort while the body is still on its way.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const reason = new Error("stop now");
+    controller.abort(reason);
+    await expect(pending).rejects.toBe(reason);
+  });
+
   it("carries the OpenAI models' calls instead of Node's fetch, and says when a request is on the wire", async () => {
     const answer = { id: "c", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
     const server = await serve((_request, response) => {
