@@ -1,4 +1,4 @@
-import type { OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
+import { NO_KEY, type OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
 import { readChatCompletion } from "../../providers/readChatAnswer.js";
 import { chatRequestBody } from "../../providers/OpenAIChatModel.js";
 import { BatchHttpError, type BatchApi, type BatchDialog, type BatchJobState, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
@@ -31,7 +31,7 @@ export class OpenAIBatchApi implements BatchApi {
     const { endpoint } = options;
     this.#wireModel = options.model ?? options.name;
     this.#root = endpoint.baseURL.replace(/\/+$/, "");
-    const headers: Record<string, string> = { authorization: `Bearer ${endpoint.apiKey ?? "no-key"}` };
+    const headers: Record<string, string> = { authorization: `Bearer ${endpoint.apiKey ?? NO_KEY}` };
     if (endpoint.organization) headers["openai-organization"] = endpoint.organization;
     if (endpoint.project) headers["openai-project"] = endpoint.project;
     this.#http = { headers, ...(options.transport ? { transport: options.transport } : {}) };
