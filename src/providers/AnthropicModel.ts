@@ -1,7 +1,7 @@
 import type Anthropic from "@anthropic-ai/sdk";
 import type { Model, ModelRequest, ModelResponse } from "./Model.js";
 import { DEFAULT_TIMEOUT_MS, modelFetch, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
-import { anthropicRequestBody } from "./anthropicRequestBody.js";
+import { AnthropicDialog } from "./AnthropicDialog.js";
 import { AnthropicStreamReader, readAnthropicMessage, type AnthropicAnswer } from "./readAnthropicAnswer.js";
 import { requestWithRetries, retryContextFor, type Attempt } from "./requestWithRetries.js";
 import { toOpenAIError, type ForeignSdkErrors } from "./toOpenAIError.js";
@@ -18,8 +18,6 @@ function loadAnthropic(): Promise<AnthropicModule> {
 
 /** Sent when a server needs no key (a local proxy): the SDK insists on one. */
 const NO_KEY = "no-key";
-/** How many tool calls' thinking blocks are kept to send back (a run rarely has more rounds). */
-const THINKING_KEPT = 256;
 
 /**
  * A `Model` over Anthropic's Messages API (`anthropic/<model>`), through the official SDK. Retries, timeouts,
@@ -31,17 +29,18 @@ export class AnthropicModel implements Model {
   private readonly options: OpenAIModelOptions;
   private client: Promise<Anthropic> | undefined;
   /** Extended thinking with tools: the thinking that led to a tool call must come back with its result. */
-  private readonly thinkingByCall = new Map<string, Array<Record<string, unknown>>>();
+  private readonly dialog: AnthropicDialog;
 
   constructor(options: OpenAIModelOptions) {
     this.name = options.name;
     this.options = options;
+    this.dialog = new AnthropicDialog(options.model ?? options.name);
     secrets.add(options.endpoint.apiKey);
   }
 
   /** The request body this model sends (what `--dry-run` prints). */
   requestBody(request: ModelRequest): Record<string, unknown> {
-    return anthropicRequestBody(this.options.model ?? this.name, request, { thinkingFor: (id) => this.thinkingByCall.get(id) });
+    return this.dialog.requestBody(request);
   }
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
@@ -62,11 +61,7 @@ export class AnthropicModel implements Model {
         throw await toOpenAIError(error, errors);
       }
     });
-    if (answer.thinking.length > 0) {
-      for (const call of answer.response.toolCalls) this.thinkingByCall.set(call.id, answer.thinking);
-      while (this.thinkingByCall.size > THINKING_KEPT) this.thinkingByCall.delete(this.thinkingByCall.keys().next().value as string);
-    }
-    return answer.response;
+    return this.dialog.take(answer);
   }
 }
 

@@ -1,14 +1,11 @@
 import type { Model, ModelRequest, ModelResponse } from "./Model.js";
 import { BadProviderAnswer, classifyReadError } from "./BadProviderAnswer.js";
 import { DEFAULT_TIMEOUT_MS, loadOpenAI, modelFetch, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
-import { geminiRequestBody } from "./geminiRequestBody.js";
-import { GeminiAnswerReader, type GeminiAnswer } from "./readGeminiAnswer.js";
+import { GeminiDialog } from "./GeminiDialog.js";
+import type { GeminiAnswerReader } from "./readGeminiAnswer.js";
 import { requestWithRetries, retryContextFor, type Attempt } from "./requestWithRetries.js";
 import { secrets } from "../util/redact.js";
 import { postWithSdkErrors, type ModelFetch } from "./postWithSdkErrors.js";
-
-/** Tool calls' original parts kept to send back (with their thought signatures). */
-const PARTS_KEPT = 256;
 
 /**
  * A `Model` over Gemini's `generateContent` REST API (`gemini/<model>`). It speaks HTTP itself rather than through
@@ -19,8 +16,8 @@ const PARTS_KEPT = 256;
 export class GeminiModel implements Model {
   readonly name: string;
   private readonly options: OpenAIModelOptions;
-  private readonly partsByCall = new Map<string, Record<string, unknown>>();
-  private calls = 0;
+  /** Tool calls' parts (thought signatures, Gemini's call ids) to send back, and the ids lllm made up. */
+  private readonly dialog = new GeminiDialog();
   /** The same transport as the SDK clients' (proxies, size cap); redirects within the origin only. */
   private readonly fetch: ModelFetch;
 
@@ -33,7 +30,7 @@ export class GeminiModel implements Model {
 
   /** The request body this model sends (what `--dry-run` prints). */
   requestBody(request: ModelRequest): Record<string, unknown> {
-    return geminiRequestBody(request, { partFor: (id) => this.partsByCall.get(id) });
+    return this.dialog.requestBody(request);
   }
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
@@ -48,20 +45,14 @@ export class GeminiModel implements Model {
     const headers: Record<string, string> = { "content-type": "application/json" };
     if (options.endpoint.apiKey !== undefined) headers["x-goog-api-key"] = options.endpoint.apiKey;
     const answer = await requestWithRetries(context, async (attempt) => {
-      const reader = new GeminiAnswerReader(() => `call_gemini_${(this.calls += 1)}`);
+      const reader = this.dialog.reader();
       const response = await send(this.fetch, url, { method: "POST", headers, body, signal: attempt.signal });
       attempt.keepAlive();
       if (stream) await readStream(response, reader, attempt, request.onText!);
       else reader.add(await readJson(response));
       return reader.finish();
     });
-    this.remember(answer);
-    return answer.response;
-  }
-
-  private remember(answer: GeminiAnswer): void {
-    for (const [id, part] of answer.parts) this.partsByCall.set(id, part);
-    while (this.partsByCall.size > PARTS_KEPT) this.partsByCall.delete(this.partsByCall.keys().next().value as string);
+    return this.dialog.take(answer);
   }
 }
 

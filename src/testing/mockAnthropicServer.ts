@@ -23,7 +23,11 @@ export interface MockAnthropicServerOptions {
   failures?: AnthropicFailure[];
   /** Cache tokens to report in every answer's usage (`cache_read_input_tokens`, `cache_creation_input_tokens`). */
   cacheUsage?: { read: number; write: number };
-  /** Thinking text to put before every answer's content (as extended thinking does). */
+  /**
+   * Thinking text to put before every answer's content (as extended thinking does), signed `sig-mock-<call number>`.
+   * A request that sends back a thinking block with a signature this server did not give is refused (400), and so
+   * is one with thinking on whose last assistant turn has tool calls but no thinking block first, as the API does.
+   */
   thinking?: string;
   /** Answer every model call from this function (the request body) instead of the script. */
   handler?: (body: MockRequestBody) => ScriptedTurn;
@@ -52,23 +56,32 @@ const ERROR_TYPES: Record<number, string> = { 400: "invalid_request_error", 401:
 export async function startMockAnthropicServer(options: MockAnthropicServerOptions = {}): Promise<MockAnthropicServer> {
   const script = new MockScript<AnthropicFailure>(options);
   const requests: RecordedRequest[] = [];
+  /** The thinking signatures given out: only these may come back. */
+  const signatures = new Set<string>();
 
-  /** One message as the live API would answer the body. */
-  function message(body: MockRequestBody): Record<string, unknown> | undefined {
+  /** A model call's body checked and answered as the live API would (a live call and a batch request alike). */
+  function modelCall(body: MockRequestBody): { failure: { status: number; message: string } } | { turn: ResolvedTurn; callNumber: number } {
+    const missing = ["model", "max_tokens", "messages"].filter((key) => body[key] === undefined);
+    if (missing.length > 0) return { failure: { status: 400, message: `${missing.join(", ")}: Field required` } };
+    const invalid = checkMessages(body.messages) ?? checkThinking(body, signatures);
+    if (invalid) return { failure: { status: 400, message: invalid } };
     const turn = options.handler ? options.handler(body) : script.nextTurn();
-    if (turn === undefined) return undefined;
+    if (turn === undefined) return { failure: { status: 500, message: `mock Anthropic server: no scripted turn left for model call #${script.answered + 1}` } };
     const callNumber = script.countAnswer();
     const resolved = resolveTurn(turn, callNumber, JSON.stringify(body.messages ?? ""));
     resolved.toolCalls = resolved.toolCalls.map((call) => ({ ...call, id: call.id.replace(/^call_/, "toolu_") }));
-    return { id: `msg_mock_${callNumber}`, type: "message", role: "assistant", model: String(body.model), content: contentOf(resolved, options), stop_reason: stopReason(resolved), stop_sequence: null, usage: usageOf(resolved, options) };
+    if (options.thinking !== undefined) signatures.add(signatureOf(callNumber));
+    return { turn: resolved, callNumber };
   }
   const batches = new MockBatchJobs("msgbatch_mock_", options.batch ?? {}, async (body) => {
-    const invalid = checkMessages(body.messages);
-    if (invalid) return { error: invalid };
-    return message(body) ?? { error: "mock Anthropic server: no scripted turn left" };
+    const call = modelCall(body);
+    if ("failure" in call) return { error: call.failure.message };
+    return messageOf(call.turn, String(body.model), call.callNumber, options);
   });
 
   async function handleBatches(request: IncomingMessage, response: ServerResponse, path: string, body: MockRequestBody, origin: string): Promise<void> {
+    const refused = keyRefusal(request);
+    if (refused) return sendError(response, refused.status, refused.message);
     if (request.method === "POST" && path === "/v1/messages/batches") {
       const list = body["requests"] as Array<{ custom_id: string; params: MockRequestBody }> | undefined;
       if (!Array.isArray(list) || list.length === 0) return sendError(response, 400, "requests: at least one request is required");
@@ -95,22 +108,14 @@ export async function startMockAnthropicServer(options: MockAnthropicServerOptio
     if (request.method !== "POST" || path !== "/v1/messages") return sendError(response, 404, `mock Anthropic server: no route ${request.method} ${path}`);
     const failure = script.nextFailure();
     if (failure) return sendError(response, failure.status, failure.message ?? `mock failure ${failure.status}`, failure.retryAfter);
-    const missing = ["model", "max_tokens", "messages"].filter((key) => body[key] === undefined);
-    if (missing.length > 0) return sendError(response, 400, `${missing.join(", ")}: Field required`);
-    // The SDK (1.x) sends the key as a bearer token; older clients send `x-api-key`. The API takes both.
-    if (typeof request.headers["x-api-key"] !== "string" && !/^Bearer \S/.test(request.headers.authorization ?? "")) return sendError(response, 401, "x-api-key or authorization header is required");
-    if (typeof request.headers["anthropic-version"] !== "string") return sendError(response, 400, "anthropic-version header is required");
-    const invalid = checkMessages(body.messages);
-    if (invalid) return sendError(response, 400, invalid);
-    const turn = options.handler ? options.handler(body) : script.nextTurn();
-    if (turn === undefined) return sendError(response, 500, `mock Anthropic server: no scripted turn left for model call #${script.answered + 1}`);
-    const callNumber = script.countAnswer();
-    const resolved = resolveTurn(turn, callNumber, JSON.stringify(body.messages ?? ""));
-    resolved.toolCalls = resolved.toolCalls.map((call) => ({ ...call, id: call.id.replace(/^call_/, "toolu_") }));
+    const refused = keyRefusal(request);
+    if (refused) return sendError(response, refused.status, refused.message);
+    const call = modelCall(body);
+    if ("failure" in call) return sendError(response, call.failure.status, call.failure.message);
     const model = String(body.model);
-    if (body.stream === true) return sendStream(response, resolved, model, callNumber, options);
+    if (body.stream === true) return sendStream(response, call.turn, model, call.callNumber, options);
     response.writeHead(200, { "content-type": "application/json" });
-    response.end(JSON.stringify({ id: `msg_mock_${callNumber}`, type: "message", role: "assistant", model, content: contentOf(resolved, options), stop_reason: stopReason(resolved), stop_sequence: null, usage: usageOf(resolved, options) }));
+    response.end(JSON.stringify(messageOf(call.turn, model, call.callNumber, options)));
   }
 
   const server = createServer((request, response) => {
@@ -118,6 +123,46 @@ export async function startMockAnthropicServer(options: MockAnthropicServerOptio
   });
   const listener = await listenOnLoopback(server);
   return { url: `http://127.0.0.1:${listener.port}`, requests, batches, close: listener.close };
+}
+
+/** What every route of the API insists on: the key (`x-api-key` or a bearer token) and `anthropic-version`. */
+function keyRefusal(request: IncomingMessage): { status: number; message: string } | undefined {
+  // The SDK (1.x) sends the key as a bearer token; older clients send `x-api-key`. The API takes both.
+  if (typeof request.headers["x-api-key"] !== "string" && !/^Bearer \S/.test(request.headers.authorization ?? "")) return { status: 401, message: "x-api-key or authorization header is required" };
+  if (typeof request.headers["anthropic-version"] !== "string") return { status: 400, message: "anthropic-version header is required" };
+  return undefined;
+}
+
+/** A whole Messages API answer of a turn (a live call's, a batch request's). */
+function messageOf(turn: ResolvedTurn, model: string, callNumber: number, options: MockAnthropicServerOptions): Record<string, unknown> {
+  return { id: `msg_mock_${callNumber}`, type: "message", role: "assistant", model, content: contentOf(turn, callNumber, options), stop_reason: stopReason(turn), stop_sequence: null, usage: usageOf(turn, options) };
+}
+
+function signatureOf(callNumber: number): string {
+  return `sig-mock-${callNumber}`;
+}
+
+/**
+ * Extended thinking's rules: a thinking block sent back must carry a signature the server gave; with thinking on,
+ * the last assistant turn, when it has tool calls, must start with its thinking (the API refuses the request else).
+ */
+function checkThinking(body: MockRequestBody, signatures: Set<string>): string | undefined {
+  const messages = (body.messages ?? []) as Array<{ role?: unknown; content?: unknown }>;
+  let lastAssistant = -1;
+  for (const [index, message] of messages.entries()) {
+    if (message.role === "assistant") lastAssistant = index;
+    const blocks = Array.isArray(message.content) ? (message.content as Array<Record<string, unknown>>) : [];
+    for (const [position, block] of blocks.entries()) {
+      if (block["type"] === "thinking" && !signatures.has(String(block["signature"]))) return `messages.${index}.content.${position}: Invalid \`signature\` in \`thinking\` block`;
+    }
+  }
+  const thinking = body["thinking"] as { type?: unknown } | undefined;
+  if (thinking?.type !== "enabled" || lastAssistant < 0) return undefined;
+  const blocks = messages[lastAssistant]!.content as Array<Record<string, unknown>>;
+  if (!blocks.some((block) => block["type"] === "tool_use")) return undefined;
+  const first = String(blocks[0]?.["type"]);
+  if (first === "thinking" || first === "redacted_thinking") return undefined;
+  return `messages.${lastAssistant}.content.0.type: Expected \`thinking\` or \`redacted_thinking\`, but found \`${first}\`. When \`thinking\` is enabled, a final \`assistant\` message must start with a thinking block (preceeding the lastmost set of \`tool_use\` and \`tool_result\` blocks).`;
 }
 
 /** The rules of the Messages API that a converter can break: roles alternate from a user turn, content blocks
@@ -159,9 +204,9 @@ function usageOf(turn: ResolvedTurn, options: MockAnthropicServerOptions): Recor
   return { input_tokens: Math.max(0, turn.usage.promptTokens - read - write), output_tokens: turn.usage.completionTokens, cache_read_input_tokens: read, cache_creation_input_tokens: write };
 }
 
-function contentOf(turn: ResolvedTurn, options: MockAnthropicServerOptions): Array<Record<string, unknown>> {
+function contentOf(turn: ResolvedTurn, callNumber: number, options: MockAnthropicServerOptions): Array<Record<string, unknown>> {
   const blocks: Array<Record<string, unknown>> = [];
-  if (options.thinking !== undefined) blocks.push({ type: "thinking", thinking: options.thinking, signature: "sig-mock" });
+  if (options.thinking !== undefined) blocks.push({ type: "thinking", thinking: options.thinking, signature: signatureOf(callNumber) });
   if (turn.text) blocks.push({ type: "text", text: turn.text });
   for (const call of turn.toolCalls) blocks.push({ type: "tool_use", id: call.id, name: call.name, input: JSON.parse(call.arguments) as unknown });
   return blocks;
@@ -177,7 +222,7 @@ async function sendStream(response: ServerResponse, turn: ResolvedTurn, model: s
   if (options.thinking !== undefined) {
     events.push({ type: "content_block_start", index, content_block: { type: "thinking", thinking: "", signature: "" } });
     events.push({ type: "content_block_delta", index, delta: { type: "thinking_delta", thinking: options.thinking } });
-    events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: "sig-mock" } });
+    events.push({ type: "content_block_delta", index, delta: { type: "signature_delta", signature: signatureOf(callNumber) } });
     events.push({ type: "content_block_stop", index });
     index += 1;
   }

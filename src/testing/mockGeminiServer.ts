@@ -24,6 +24,14 @@ export interface MockGeminiServerOptions {
   handler?: (body: MockRequestBody) => ScriptedTurn;
   /** Batch mode (`:batchGenerateContent` with inline requests, `batches/…`): when its jobs end, which requests it refuses. */
   batch?: MockBatchOptions;
+  /**
+   * Function call parts carry a `thoughtSignature` (`sig-<call number>-<index>`, base64), as Gemini 3 sends them. A
+   * request whose current turn has a step of function calls without its signature, or that sends back a signature
+   * this server did not give, is refused (400), as Gemini 3 does.
+   */
+  thoughtSignatures?: boolean;
+  /** Function calls carry an `id` (`fc-<call number>-<index>`); the function responses that answer them must name it. */
+  functionCallIds?: boolean;
 }
 
 export interface MockGeminiServer {
@@ -49,19 +57,32 @@ const SCHEMA_KEYS = new Set(["type", "format", "description", "title", "nullable
 export async function startMockGeminiServer(options: MockGeminiServerOptions = {}): Promise<MockGeminiServer> {
   const script = new MockScript<GeminiFailure>(options);
   const requests: RecordedRequest[] = [];
+  /** The thought signatures given out: only these may come back. */
+  const signatures = new Set<string>();
+
+  /** A model call's body checked and answered as the live API would (a live call and a batch request alike). */
+  function modelCall(body: MockRequestBody): { failure: { status: number; message: string } } | { turn: ResolvedTurn; parts: Array<Record<string, unknown>> } {
+    const invalid = checkBody(body) ?? checkCallParts(body, signatures, options);
+    if (invalid) return { failure: { status: 400, message: invalid } };
+    const turn = options.handler ? options.handler(body) : script.nextTurn();
+    if (turn === undefined) return { failure: { status: 500, message: `mock Gemini server: no scripted turn left for model call #${script.answered + 1}` } };
+    const callNumber = script.countAnswer();
+    const resolved = resolveTurn(turn, callNumber, JSON.stringify(body["contents"] ?? ""));
+    const parts = partsOf(resolved, callNumber, options);
+    for (const part of parts) if (typeof part["thoughtSignature"] === "string") signatures.add(part["thoughtSignature"]);
+    return { turn: resolved, parts };
+  }
 
   const batches = new MockBatchJobs("mock", options.batch ?? {}, async (body) => {
-    const invalid = checkBody(body);
-    if (invalid) return { error: { code: 400, message: invalid, status: "INVALID_ARGUMENT" } };
-    const turn = options.handler ? options.handler(body) : script.nextTurn();
-    if (turn === undefined) return { error: { code: 500, message: "mock Gemini server: no scripted turn left", status: "INTERNAL" } };
-    const resolved = resolveTurn(turn, script.countAnswer(), JSON.stringify(body["contents"] ?? ""));
-    return { response: answer(resolved, String(body["model"] ?? "gemini"), partsOf(resolved), finishReasonOf(resolved), true) };
+    const call = modelCall(body);
+    if ("failure" in call) return { error: { code: call.failure.status, message: call.failure.message, status: STATUS_NAMES[call.failure.status] ?? "UNKNOWN" } };
+    return { response: answer(call.turn, String(body["model"] ?? "gemini"), call.parts, finishReasonOf(call.turn), true) };
   });
   /** The model each batch was submitted for. */
   const batchModels = new Map<string, string>();
 
   async function handleBatches(request: IncomingMessage, response: ServerResponse, pathname: string, body: MockRequestBody): Promise<boolean> {
+    if (!hasKey(request)) return sendError(response, 403, NO_KEY), true;
     const create = /^\/v1beta\/models\/([^/:]+):batchGenerateContent$/.exec(pathname);
     if (request.method === "POST" && create) {
       const batch = body["batch"] as { displayName?: string; inputConfig?: { requests?: { requests?: Array<{ request: MockRequestBody; metadata?: { key?: string } }> } } } | undefined;
@@ -76,7 +97,6 @@ export async function startMockGeminiServer(options: MockGeminiServerOptions = {
     }
     const route = /^\/v1beta\/batches\/([^/:]+)(:cancel)?$/.exec(pathname);
     if (!route) return false;
-    if (typeof request.headers["x-goog-api-key"] !== "string") return sendError(response, 403, "Method doesn't allow unregistered callers."), true;
     const failure = request.method === "GET" ? batches.nextPollFailure() : undefined;
     if (failure !== undefined) return sendError(response, failure, `mock failure ${failure}`), true;
     const job = route[2] ? batches.cancel(route[1]!) : await batches.current(route[1]!);
@@ -93,19 +113,16 @@ export async function startMockGeminiServer(options: MockGeminiServerOptions = {
     if (request.method !== "POST" || !route) return sendError(response, 404, `mock Gemini server: no route ${request.method} ${url.pathname}`);
     const failure = script.nextFailure();
     if (failure) return sendError(response, failure.status, failure.message ?? `mock failure ${failure.status}`, failure.retryDelaySeconds);
-    if (typeof request.headers["x-goog-api-key"] !== "string") return sendError(response, 403, "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.");
-    const invalid = checkBody(body);
-    if (invalid) return sendError(response, 400, invalid);
-    const turn = options.handler ? options.handler(body) : script.nextTurn();
-    if (turn === undefined) return sendError(response, 500, `mock Gemini server: no scripted turn left for model call #${script.answered + 1}`);
-    const resolved = resolveTurn(turn, script.countAnswer(), JSON.stringify(body["contents"] ?? ""));
+    if (!hasKey(request)) return sendError(response, 403, NO_KEY);
+    const call = modelCall(body);
+    if ("failure" in call) return sendError(response, call.failure.status, call.failure.message);
     const model = decodeURIComponent(route[1]!);
     if (route[2] === "streamGenerateContent") {
       if (url.searchParams.get("alt") !== "sse") return sendError(response, 400, "mock Gemini server: only alt=sse streaming is served");
-      return sendStream(response, resolved, model);
+      return sendStream(response, call.turn, call.parts, model);
     }
     response.writeHead(200, { "content-type": "application/json" });
-    response.end(JSON.stringify(answer(resolved, model, partsOf(resolved), finishReasonOf(resolved), true)));
+    response.end(JSON.stringify(answer(call.turn, model, call.parts, finishReasonOf(call.turn), true)));
   }
 
   const server = createServer((request, response) => {
@@ -113,6 +130,41 @@ export async function startMockGeminiServer(options: MockGeminiServerOptions = {
   });
   const listener = await listenOnLoopback(server);
   return { url: `http://127.0.0.1:${listener.port}`, requests, batches, close: listener.close };
+}
+
+const NO_KEY = "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.";
+
+/** Every route of the API, batches included, wants the key. */
+function hasKey(request: IncomingMessage): boolean {
+  return typeof request.headers["x-goog-api-key"] === "string";
+}
+
+/**
+ * What the call parts sent back must keep, when this server gives them (`thoughtSignatures`, `functionCallIds`):
+ * Gemini 3 refuses a current turn (since the last user text) whose steps of function calls lack the signature on
+ * their first call, and any signature it did not give; a function response must name the id of its call.
+ */
+function checkCallParts(body: MockRequestBody, signatures: Set<string>, options: MockGeminiServerOptions): string | undefined {
+  const contents = body["contents"] as Array<{ role: string; parts: Array<Record<string, unknown>> }>;
+  let turnStart = 0;
+  contents.forEach((content, index) => {
+    if (content.role === "user" && content.parts.some((part) => "text" in part) && !content.parts.some((part) => "functionResponse" in part)) turnStart = index;
+  });
+  let callIds: unknown[] = [];
+  for (const [index, content] of contents.entries()) {
+    for (const part of content.parts) if (part["thoughtSignature"] !== undefined && !signatures.has(String(part["thoughtSignature"]))) return `* GenerateContentRequest.contents[${index}]: Corrupted thought signature.`;
+    const calls = content.parts.filter((part) => "functionCall" in part);
+    if (options.thoughtSignatures && index > turnStart && calls.length > 0 && calls[0]!["thoughtSignature"] === undefined) {
+      const name = String((calls[0]!["functionCall"] as { name?: unknown }).name);
+      return `Function call is missing a thought_signature in functionCall parts. This is required for tools to work correctly, and missing thought_signature may lead to degraded model performance. Additional data, function call \`default_api:${name}\` , position ${index + 1}.`;
+    }
+    if (options.functionCallIds && content.role === "user" && callIds.length > 0) {
+      const answered = content.parts.filter((part) => "functionResponse" in part).map((part) => (part["functionResponse"] as { id?: unknown }).id);
+      if (JSON.stringify(answered) !== JSON.stringify(callIds)) return `* GenerateContentRequest.contents[${index}].parts: the function responses name ids ${JSON.stringify(answered)}, the calls had ${JSON.stringify(callIds)}`;
+    }
+    callIds = content.role === "model" ? calls.map((part) => (part["functionCall"] as { id?: unknown }).id) : [];
+  }
+  return undefined;
 }
 
 function checkBody(body: MockRequestBody): string | undefined {
@@ -163,10 +215,13 @@ function checkSchema(schema: unknown, where: string): string | undefined {
   return undefined;
 }
 
-function partsOf(turn: ResolvedTurn): Array<Record<string, unknown>> {
+function partsOf(turn: ResolvedTurn, callNumber: number, options: MockGeminiServerOptions): Array<Record<string, unknown>> {
   const parts: Array<Record<string, unknown>> = [];
   if (turn.text) parts.push({ text: turn.text });
-  for (const call of turn.toolCalls) parts.push({ functionCall: { name: call.name, args: JSON.parse(call.arguments) as unknown } });
+  turn.toolCalls.forEach((call, index) => {
+    const functionCall = { ...(options.functionCallIds ? { id: `fc-${callNumber}-${index}` } : {}), name: call.name, args: JSON.parse(call.arguments) as unknown };
+    parts.push({ functionCall, ...(options.thoughtSignatures ? { thoughtSignature: Buffer.from(`sig-${callNumber}-${index}`).toString("base64") } : {}) });
+  });
   return parts;
 }
 
@@ -183,10 +238,10 @@ function answer(turn: ResolvedTurn, model: string, parts: Array<Record<string, u
   };
 }
 
-async function sendStream(response: ServerResponse, turn: ResolvedTurn, model: string): Promise<void> {
+async function sendStream(response: ServerResponse, turn: ResolvedTurn, parts: Array<Record<string, unknown>>, model: string): Promise<void> {
   response.writeHead(200, { "content-type": "text/event-stream" });
   const chunks = splitIntoChunks(turn.text ?? "").map((piece) => answer(turn, model, [{ text: piece }], undefined, false));
-  const calls = partsOf(turn).filter((part) => "functionCall" in part);
+  const calls = parts.filter((part) => "functionCall" in part);
   // Function calls come whole, in the last chunk, with the finish reason and the usage.
   chunks.push(answer(turn, model, calls.length > 0 ? calls : [{ text: "" }], finishReasonOf(turn), true));
   for (const chunk of chunks) {

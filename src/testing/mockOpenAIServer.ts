@@ -40,6 +40,11 @@ export interface MockOpenAIServerOptions {
   failures?: InjectedFailure[];
   /** The Batch API (`/v1/files`, `/v1/batches`): when its jobs end, and which requests it refuses. */
   batch?: MockBatchOptions;
+  /**
+   * The key every route wants (`authorization: Bearer <apiKey>`), the Batch API's included: a request without it is
+   * answered 401, as OpenAI does. Default: no key checked (a local server).
+   */
+  apiKey?: string;
 }
 
 /** A running mock server. Close it in `afterEach`/`afterAll`. */
@@ -95,6 +100,16 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
       response.on("close", cancel);
     });
 
+  /** The turn that answers a model call (a live one, a batch request), numbered; undefined when the script is spent. */
+  async function nextTurn(body: MockRequestBody, record: RecordedRequest): Promise<{ turn: ResolvedTurn; modelCalls: number } | undefined> {
+    const turn = options.handler ? await options.handler(body, record) : script.nextTurn();
+    if (turn === undefined) return undefined;
+    const modelCalls = script.countAnswer();
+    const problems = checkTurns([turn]);
+    if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "mock handler turn "));
+    return { turn: resolveTurn(turn, modelCalls, JSON.stringify(body.messages ?? body.input ?? "")), modelCalls };
+  }
+
   async function answerModelCall(record: RecordedRequest, response: ServerResponse, api: "chat" | "responses"): Promise<void> {
     modelRequests += 1;
     const failure = script.nextFailure();
@@ -108,16 +123,13 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
       if ("cut" in failure && failure.cut === "reset") return void response.socket?.destroy();
     }
     const cut = failure && "cut" in failure && failure.cut !== "reset" ? failure.cut : undefined;
-    const turn = options.handler ? await options.handler(record.body, record) : script.nextTurn();
-    if (turn === undefined) {
+    const next = await nextTurn(record.body, record);
+    if (next === undefined) {
       // x-should-retry: false, so that a client with retries reports this at once instead of retrying it.
       const message = `mock OpenAI server: no scripted turn left for model call #${modelRequests} (${record.path}); the script has ${script.length} turns`;
       return sendJSON(response, 500, { error: { message, type: "server_error", param: null, code: "script_exhausted" } }, { "x-should-retry": "false" });
     }
-    const modelCalls = script.countAnswer();
-    const problems = checkTurns([turn]);
-    if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "mock handler turn "));
-    const resolved = resolveTurn(turn, modelCalls, JSON.stringify(record.body.messages ?? record.body.input ?? ""));
+    const { turn: resolved, modelCalls } = next;
     const model = typeof record.body.model === "string" ? record.body.model : "mock-model";
     if (api === "responses") {
       if (record.body.stream === true) return sendJSON(response, 400, { error: { message: "mock OpenAI server: streaming is not supported on /v1/responses", type: "invalid_request_error", param: "stream", code: null } });
@@ -138,11 +150,9 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
 
   /** A request of a batch job, answered as a live call (script or handler) would be. */
   async function answerBatchLine(body: MockRequestBody): Promise<unknown> {
-    const turn = options.handler ? await options.handler(body, { method: "POST", path: "/v1/chat/completions", headers: {}, body }) : script.nextTurn();
-    if (turn === undefined) throw new Error(`mock OpenAI server: no scripted turn left for a batch request; the script has ${script.length} turns`);
-    const modelCalls = script.countAnswer();
-    const resolved = resolveTurn(turn, modelCalls, JSON.stringify(body.messages ?? ""));
-    return chatAnswer(resolved, typeof body.model === "string" ? body.model : "mock-model", modelCalls);
+    const next = await nextTurn(body, { method: "POST", path: "/v1/chat/completions", headers: {}, body });
+    if (next === undefined) throw new Error(`mock OpenAI server: no scripted turn left for a batch request; the script has ${script.length} turns`);
+    return chatAnswer(next.turn, typeof body.model === "string" ? body.model : "mock-model", next.modelCalls);
   }
   const batches = new MockBatchJobs("batch_mock_", options.batch ?? {}, answerBatchLine);
   /** Uploaded files and the jobs' output and error files, by id. */
@@ -191,6 +201,9 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const { record, isJson } = await readMockRequest(request, requests);
+    if (options.apiKey !== undefined && request.headers.authorization !== `Bearer ${options.apiKey}`) {
+      return sendJSON(response, 401, { error: { message: "Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.", type: "invalid_request_error", param: null, code: "invalid_api_key" } });
+    }
     if (record.path.startsWith("/v1/files") || record.path.startsWith("/v1/batches")) {
       if (await handleBatchApi(request, response, record)) return;
     }

@@ -4,7 +4,7 @@ import { waitUntil } from "../helpers/waitUntil.js";
 import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
 import { runCli } from "../helpers/runCli.js";
 import type { MockBatchOptions } from "../../src/testing/index.js";
-import { ITEM_BATCH_COST, openAIBatchServer, providerBatchProject, questionIn, toolResultsIn } from "./providerBatchHelpers.js";
+import { ITEM_BATCH_COST, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject, questionIn, toolResultsIn } from "./providerBatchHelpers.js";
 
 let servers: MockOpenAIServer[] = [];
 afterEach(async () => {
@@ -19,7 +19,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
   it("runs a three-round tool-using tactic as three batch jobs, tools run locally between rounds, at the batch price", async () => {
     const server = await openAIBatchServer();
     servers.push(server);
-    const project = providerBatchProject({ model: "gpt-4o-mini", invokerConfig: `{base_url: "${server.url}", api_key_env: MOCK_KEY}`, count: 40, extraEnv: { MOCK_KEY: "sk-mock-provider-batch" } });
+    const project = providerBatchProject({ model: "gpt-4o-mini", invokerConfig: `{base_url: "${server.url}", api_key_env: MOCK_KEY}`, count: 40, extraEnv: { MOCK_KEY: OPENAI_BATCH_KEY } });
     const result = await batch([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05"], project.env);
     expect(result.stderr).toContain("submitted openai batch job");
     expect(result.code).toBe(0);
@@ -36,7 +36,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(modelCalls(server)).toBe(0);
     const uploads = server.requests.filter((request) => request.path === "/v1/files");
     expect(uploads).toHaveLength(3);
-    expect(uploads.every((request) => request.headers.authorization === "Bearer sk-mock-provider-batch")).toBe(true);
+    expect(uploads.every((request) => request.headers.authorization === `Bearer ${OPENAI_BATCH_KEY}`)).toBe(true);
     expect(result.stderr).toContain(`$${(40 * ITEM_BATCH_COST).toPrecision(2)}`);
   }, 120_000);
 
@@ -192,5 +192,5 @@ async function killedAfterFirstJob(count: number): Promise<{ options: MockBatchO
 }
 
 function openAIProject(server: MockOpenAIServer, count: number): ReturnType<typeof providerBatchProject> {
-  return providerBatchProject({ model: "gpt-4o-mini", invokerConfig: `{base_url: "${server.url}", api_key_env: MOCK_KEY}`, count, extraEnv: { MOCK_KEY: "sk-mock-provider-batch" } });
+  return providerBatchProject({ model: "gpt-4o-mini", invokerConfig: `{base_url: "${server.url}", api_key_env: MOCK_KEY}`, count, extraEnv: { MOCK_KEY: OPENAI_BATCH_KEY } });
 }

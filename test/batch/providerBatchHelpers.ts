@@ -53,23 +53,26 @@ export interface ProviderBatchSetup {
   env: NodeJS.ProcessEnv;
 }
 
-/** A package with the `add` tool and a tactic whose agent uses it with `model`, over `count` items. */
-export function providerBatchProject(options: { model: string; invokerConfig?: string; count: number; extraEnv?: NodeJS.ProcessEnv }): ProviderBatchSetup {
+/** A package with the `add` tool and a tactic whose agent uses it with `model` (and `modelArgs`, YAML flow), over `count` items. */
+export function providerBatchProject(options: { model: string; invokerConfig?: string; modelArgs?: string; count: number; extraEnv?: NodeJS.ProcessEnv }): ProviderBatchSetup {
   const dir = tempDir();
   const home = path.join(dir, "home");
   writeTree(dir, {
     "kit/lllm.toml": '[package]\nname = "kit"\nversion = "1.0.0"\n',
     "kit/tools/add.mjs": 'export const add = { name: "add", description: "Adds two numbers.", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] }, run: ({ a, b }) => String(a + b) };\n',
-    "tactic.yaml": `name: adder\npackages: [./kit]\nagent_configs:\n  - name: bot\n    model_name: ${options.model}\n${options.invokerConfig ? `    invoker_config: ${options.invokerConfig}\n` : ""}    system_prompt: Add.\n    tools: [kit.tools:add]\n`,
+    "tactic.yaml": `name: adder\npackages: [./kit]\nagent_configs:\n  - name: bot\n    model_name: ${options.model}\n${options.invokerConfig ? `    invoker_config: ${options.invokerConfig}\n` : ""}${options.modelArgs ? `    model_args: ${options.modelArgs}\n` : ""}    system_prompt: Add.\n    tools: [kit.tools:add]\n`,
   });
   const inputs = path.join(dir, "items.txt");
   writeFileSync(inputs, Array.from({ length: options.count }, (_, index) => `q${index + 1}`).join("\n"));
   return { dir, home, tactic: path.join(dir, "tactic.yaml"), inputs, out: path.join(dir, "out.jsonl"), env: { LLLM_HOME: home, LLLM_RETRY_DELAY_MS: "20", ...options.extraEnv } };
 }
 
-/** An OpenAI mock answering the three-round agent, live and in batch jobs. */
+/** The key the OpenAI mock wants on every route (the projects pass it as `MOCK_KEY`). */
+export const OPENAI_BATCH_KEY = "sk-mock-provider-batch";
+
+/** An OpenAI mock answering the three-round agent, live and in batch jobs; every route wants `OPENAI_BATCH_KEY`. */
 export async function openAIBatchServer(batch: MockBatchOptions = {}): Promise<MockOpenAIServer> {
-  return startMockOpenAIServer({ handler: (body) => threeRounds(body), batch });
+  return startMockOpenAIServer({ handler: (body) => threeRounds(body), batch, apiKey: OPENAI_BATCH_KEY });
 }
 
 /** The last number of a tool result's text (whatever lllm wraps it in). */

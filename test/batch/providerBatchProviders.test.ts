@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { startMockAnthropicServer, startMockGeminiServer, type MockBatchJobs, type MockBatchOptions } from "../../src/testing/index.js";
+import { startMockAnthropicServer, startMockGeminiServer, type MockBatchJobs, type MockBatchOptions, type MockRequestBody } from "../../src/testing/index.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
 import { providerBatchProject, threeRounds, TURN_USAGE } from "./providerBatchHelpers.js";
@@ -18,8 +18,8 @@ const COUNT = 30;
  * round 2's job runs, run again: the job is polled again (three jobs in all), every item is written once, at the
  * provider's batch price.
  */
-async function killAndResume(options: { provider: string; model: string; env: NodeJS.ProcessEnv; batches: MockBatchJobs; batchOptions: MockBatchOptions; price: { input: number; output: number }; liveCalls: () => number }): Promise<void> {
-  const project = providerBatchProject({ model: options.model, count: COUNT, extraEnv: options.env });
+async function killAndResume(options: { provider: string; model: string; modelArgs?: string; env: NodeJS.ProcessEnv; batches: MockBatchJobs; batchOptions: MockBatchOptions; price: { input: number; output: number }; liveCalls: () => number }): Promise<void> {
+  const project = providerBatchProject({ model: options.model, count: COUNT, extraEnv: options.env, ...(options.modelArgs ? { modelArgs: options.modelArgs } : {}) });
   const args = [project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"];
   const first = spawnBatch(args, project.env);
   await waitUntil(() => (first.stderr().match(new RegExp(`submitted ${options.provider} batch job`, "g")) ?? []).length === 2, 60_000);
@@ -42,14 +42,43 @@ async function killAndResume(options: { provider: string; model: string; env: No
   expect(options.liveCalls()).toBe(0);
 }
 
+/** The model turns of a request: Anthropic's assistant messages' blocks, Gemini's model contents' parts. */
+const anthropicTurns = (body: MockRequestBody): unknown[] => (body.messages ?? []).filter((message) => message["role"] === "assistant").map((message) => message["content"]);
+const geminiTurns = (body: MockRequestBody): unknown[] => ((body["contents"] ?? []) as Array<{ role: string; parts: unknown }>).filter((content) => content.role === "model").map((content) => content.parts);
+
+/**
+ * Every later request of an item carries its earlier answers back unchanged, as the live model sends them: each
+ * model turn is exactly the content of the answer it was (thinking blocks with their signatures, Gemini's call parts
+ * with their thoughtSignature and id), in order. Returns how many requests were checked.
+ */
+function expectAnswersSentBack(batches: MockBatchJobs, turnsOf: (body: MockRequestBody) => unknown[], contentOf: (answer: unknown) => unknown): number {
+  const answers = new Map<string, unknown>();
+  for (const job of batches.jobs.values()) for (const result of job.results ?? []) if (result.ok) answers.set(result.customId, contentOf(result.answer));
+  let checked = 0;
+  for (const job of batches.jobs.values()) {
+    for (const request of job.requests) {
+      const dash = request.customId.lastIndexOf("-");
+      const [item, round] = [request.customId.slice(0, dash), Number(request.customId.slice(dash + 1))];
+      expect(turnsOf(request.body), request.customId).toEqual(Array.from({ length: round - 1 }, (_, index) => answers.get(`${item}-${index + 1}`)));
+      checked += 1;
+    }
+  }
+  return checked;
+}
+
+const anthropicContent = (answer: unknown): unknown => (answer as { content: unknown }).content;
+const geminiParts = (answer: unknown): unknown => (answer as { response: { candidates: Array<{ content: { parts: unknown } }> } }).response.candidates[0]!.content.parts;
+
 describe("lllm batch --provider-batch over Anthropic's and Gemini's batch APIs", () => {
-  it("Anthropic Message Batches: three rounds, killed during round 2 and resumed, at half the price", async () => {
+  it("Anthropic Message Batches with extended thinking: three rounds, killed during round 2 and resumed, at half the price; each round sends the thinking blocks back with their signatures", async () => {
     const batchOptions: MockBatchOptions = { delayMs: 1000 };
-    const server = await startMockAnthropicServer({ handler: threeRounds, batch: batchOptions });
+    // The mock refuses a round whose last tool-calling turn lacks its thinking, or carries a signature it did not give.
+    const server = await startMockAnthropicServer({ handler: threeRounds, batch: batchOptions, thinking: "I add them." });
     closers.push(() => server.close());
     await killAndResume({
       provider: "anthropic",
       model: "anthropic/claude-haiku-4-5",
+      modelArgs: "{thinking: {budget_tokens: 1024}}",
       env: { ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: "sk-ant-mock-batch-key" },
       batches: server.batches,
       batchOptions,
@@ -58,11 +87,16 @@ describe("lllm batch --provider-batch over Anthropic's and Gemini's batch APIs",
     });
     const created = server.requests.filter((request) => request.method === "POST" && request.path === "/v1/messages/batches");
     expect(created.every((request) => request.headers["x-api-key"] === "sk-ant-mock-batch-key" && request.headers["anthropic-version"] === "2023-06-01")).toBe(true);
+    expect(expectAnswersSentBack(server.batches, anthropicTurns, anthropicContent)).toBe(3 * COUNT);
+    const roundThree = [...server.batches.jobs.values()][2]!.requests[0]!.body;
+    expect(roundThree["thinking"]).toEqual({ type: "enabled", budget_tokens: 1024 });
+    expect(anthropicTurns(roundThree).map((blocks) => (blocks as Array<Record<string, unknown>>)[0])).toEqual([expect.objectContaining({ type: "thinking", thinking: "I add them." }), expect.objectContaining({ type: "thinking", thinking: "I add them." })]);
   }, 180_000);
 
-  it("Gemini batch mode: three rounds, killed during round 2 and resumed, at half the price", async () => {
+  it("Gemini batch mode (thought signatures, no call ids): three rounds, killed during round 2 and resumed, at half the price; each round sends the call parts back as they came", async () => {
     const batchOptions: MockBatchOptions = { delayMs: 1000 };
-    const server = await startMockGeminiServer({ handler: threeRounds, batch: batchOptions });
+    // The mock refuses a round whose function calls lack their thoughtSignature or carry one it did not give.
+    const server = await startMockGeminiServer({ handler: threeRounds, batch: batchOptions, thoughtSignatures: true });
     closers.push(() => server.close());
     await killAndResume({
       provider: "gemini",
@@ -73,5 +107,27 @@ describe("lllm batch --provider-batch over Anthropic's and Gemini's batch APIs",
       price: { input: 0.3, output: 2.5 },
       liveCalls: () => server.requests.filter((request) => /:(stream)?generateContent$/i.test(request.path)).length,
     });
+    // Round 3 carries round 1's and round 2's call parts, each its own (lllm's ids for calls without one never repeat in an item).
+    expect(expectAnswersSentBack(server.batches, geminiTurns, geminiParts)).toBe(3 * COUNT);
   }, 180_000);
+
+  it("Gemini batch mode with call ids: each function response names its call's id, and the calls go back with their thoughtSignature", async () => {
+    const server = await startMockGeminiServer({ handler: threeRounds, batch: {}, thoughtSignatures: true, functionCallIds: true });
+    closers.push(() => server.close());
+    const project = providerBatchProject({ model: "gemini/gemini-2.5-flash", count: 3, extraEnv: { GEMINI_BASE_URL: server.url, GEMINI_API_KEY: "gm-mock-batch-key" } });
+    const result = await batch([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
+    expect(result.stderr).not.toContain("refused");
+    expect(result.code).toBe(0);
+    expect(readResults(project.out).map((line) => line.output).sort()).toEqual(["q1: 13", "q2: 13", "q3: 13"]);
+    expect(server.batches.count).toBe(3);
+    expect(expectAnswersSentBack(server.batches, geminiTurns, geminiParts)).toBe(9);
+    for (const request of [...server.batches.jobs.values()][2]!.requests) {
+      const contents = request.body["contents"] as Array<{ role: string; parts: Array<Record<string, { id?: unknown; name?: unknown }>> }>;
+      const calls = contents.flatMap((content) => content.parts).flatMap((part) => (part["functionCall"] ? [part["functionCall"].id] : []));
+      const responses = contents.flatMap((content) => content.parts).flatMap((part) => (part["functionResponse"] ? [part["functionResponse"].id] : []));
+      expect(calls).toHaveLength(2);
+      expect(calls.every((id) => typeof id === "string" && id.startsWith("fc-"))).toBe(true);
+      expect(responses).toEqual(calls);
+    }
+  }, 120_000);
 });

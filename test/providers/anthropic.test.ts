@@ -165,7 +165,7 @@ describe("AnthropicModel request details", () => {
       modelArgs: { thinking: { budget_tokens: 2000 } },
     });
     const assistant = messagesOf(1)[1]!.content as Block[];
-    expect(assistant[0]).toEqual({ type: "thinking", thinking: "Let me check.", signature: "sig-mock" });
+    expect(assistant[0]).toEqual({ type: "thinking", thinking: "Let me check.", signature: "sig-mock-1" });
     expect(assistant[1]).toMatchObject({ type: "tool_use", id: "toolu_1_0" });
   });
 

@@ -6,6 +6,24 @@ export interface BatchRequestLine {
   body: Record<string, unknown>;
 }
 
+/**
+ * One model request of an item, as a job carries it: the live request body, and the live reading of its reply. The
+ * reading may change what the item's next requests send (Anthropic's thinking blocks, Gemini's call parts).
+ */
+export interface BatchTurn {
+  body: Record<string, unknown>;
+  read(reply: unknown): ModelResponse;
+}
+
+/**
+ * The model requests of one item's agent, in order: what the live model of that agent would send and keep between
+ * its calls (the same code: `AnthropicDialog`, `GeminiDialog`). A resumed item reads its answered turns again in
+ * order, so its dialog is rebuilt as it was.
+ */
+export interface BatchDialog {
+  turn(request: ModelRequest): BatchTurn;
+}
+
 /** A job's state as lllm tracks it: running at the provider, or ended one way or another. */
 export type BatchJobState = "running" | "ended" | "failed" | "expired" | "cancelled";
 
@@ -26,7 +44,7 @@ export type BatchLineResult = { customId: string; reply: unknown } | { customId:
 
 /**
  * A provider's batch API, as `lllm batch --provider-batch` uses it. The answers are the raw reply bodies of the
- * live API (`reply`), read by the same code as a live reply (`readReply`).
+ * live API (`reply`), read by the same code as a live reply (a `BatchDialog`'s turns).
  */
 export interface BatchApi {
   /** `openai`, `anthropic`, `gemini`. */
@@ -46,10 +64,8 @@ export interface BatchApi {
   /** The results of an ended (or failed, expired, cancelled: what finished of it) job. */
   results(jobId: string, signal?: AbortSignal): Promise<BatchLineResult[]>;
   cancel(jobId: string, signal?: AbortSignal): Promise<void>;
-  /** The live request body of a model request (byte for byte what the live model sends). */
-  requestBody(request: ModelRequest): Record<string, unknown>;
-  /** The live code's reading of a reply body. */
-  readReply(reply: unknown, request: Record<string, unknown>): ModelResponse;
+  /** A new dialog: one per agent of an item, as the live run has one model per agent. */
+  dialog(): BatchDialog;
 }
 
 /** An HTTP failure of a batch API call: `status` 0 for a connection failure. Retried while polling when 5xx/0/429. */

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { InterruptedError, ProviderError } from "../../errors.js";
 import type { ModelResponse } from "../../providers/Model.js";
-import type { BatchApi, BatchJobStatus, BatchLineResult } from "./BatchApi.js";
+import type { BatchApi, BatchJobStatus, BatchLineResult, BatchTurn } from "./BatchApi.js";
 import { BatchHttpError } from "./BatchApi.js";
 import type { BatchJobStore, StoredAnswer } from "./BatchJobStore.js";
 
@@ -36,7 +36,7 @@ export interface ProviderBatchRunnerOptions {
 
 interface Waiter {
   group: BatchGroup;
-  body: Record<string, unknown>;
+  turn: BatchTurn;
   resolve: (response: ModelResponse) => void;
   reject: (error: unknown) => void;
 }
@@ -139,10 +139,10 @@ export class ProviderBatchRunner {
   }
 
   /** The answer to one model request of an item (`customId` names the item and the turn). */
-  ask(group: BatchGroup, customId: string, itemKey: string, body: Record<string, unknown>, signal?: AbortSignal): Promise<ModelResponse> {
+  ask(group: BatchGroup, customId: string, itemKey: string, turn: BatchTurn, signal?: AbortSignal): Promise<ModelResponse> {
     if (this.#stop.signal.aborted) return Promise.reject(interrupted());
     const known = this.#options.store.request(customId);
-    if (known?.answer) return Promise.resolve().then(() => this.#read(group, body, known.answer!, itemKey));
+    if (known?.answer) return Promise.resolve().then(() => this.#read(group, turn, known.answer!, itemKey));
     if (this.#waiters.has(customId)) return Promise.reject(new ProviderError("provider_batch_failed", `two model requests of one item have the id ${customId}`));
     return new Promise<ModelResponse>((resolve, reject) => {
       const onAbort = (): void => {
@@ -155,7 +155,7 @@ export class ProviderBatchRunner {
       const done = (): void => signal?.removeEventListener("abort", onAbort);
       this.#waiters.set(customId, {
         group,
-        body,
+        turn,
         resolve: (response) => {
           done();
           resolve(response);
@@ -172,7 +172,7 @@ export class ProviderBatchRunner {
         done();
         return reject(new ProviderError("provider_batch_failed", `the request was submitted ${known?.attempts} times in provider batch jobs that ended without answering it (expired, failed or cancelled)`));
       }
-      this.#enqueue({ customId, group, body, bytes: Buffer.byteLength(JSON.stringify(body)) });
+      this.#enqueue({ customId, group, body: turn.body, bytes: Buffer.byteLength(JSON.stringify(turn.body)) });
     });
   }
 
@@ -325,7 +325,7 @@ export class ProviderBatchRunner {
       if (!waiter) continue; // its item has not started in this run: it finds the answer in the store
       this.#waiters.delete(id);
       try {
-        waiter.resolve(this.#read(waiter.group, waiter.body, answer, itemKeyOf(id)));
+        waiter.resolve(this.#read(waiter.group, waiter.turn, answer, itemKeyOf(id)));
       } catch (error) {
         waiter.reject(error);
       }
@@ -338,7 +338,7 @@ export class ProviderBatchRunner {
         this.#fail(id, new ProviderError("provider_batch_failed", `the ${group.api.provider} batch job ${jobId} ended without answering this request${why}, after ${attempts} submissions`));
         continue;
       }
-      this.#enqueue({ customId: id, group: waiter.group, body: waiter.body, bytes: Buffer.byteLength(JSON.stringify(waiter.body)) });
+      this.#enqueue({ customId: id, group: waiter.group, body: waiter.turn.body, bytes: Buffer.byteLength(JSON.stringify(waiter.turn.body)) });
     }
   }
 
@@ -350,13 +350,13 @@ export class ProviderBatchRunner {
   }
 
   /** A stored answer as the live code reads it; the provider's refusal of the one request is the item's failure. */
-  #read(group: BatchGroup, body: Record<string, unknown>, answer: StoredAnswer, itemKey: string): ModelResponse {
+  #read(group: BatchGroup, turn: BatchTurn, answer: StoredAnswer, itemKey: string): ModelResponse {
     if ("error" in answer) {
       throw new ProviderError("provider_batch_request", `the provider refused this request in the batch${answer.error.status !== undefined ? ` (HTTP ${answer.error.status})` : ""}: ${answer.error.message}`);
     }
     let response: ModelResponse;
     try {
-      response = group.api.readReply(answer.reply, body);
+      response = turn.read(answer.reply);
     } catch (error) {
       throw new ProviderError("provider_bad_response", `the batch answer cannot be read: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -1,8 +1,6 @@
 import type { OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
-import type { ModelRequest, ModelResponse } from "../../providers/Model.js";
-import { anthropicRequestBody, ANTHROPIC_OUTPUT_TOOL } from "../../providers/anthropicRequestBody.js";
-import { readAnthropicMessage } from "../../providers/readAnthropicAnswer.js";
-import { BatchHttpError, type BatchApi, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
+import { AnthropicDialog } from "../../providers/AnthropicDialog.js";
+import { BatchHttpError, type BatchApi, type BatchDialog, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
 import { batchHttp, batchJson, parseJsonLines, type BatchHttpOptions } from "./batchHttp.js";
 import { withJsonArrayFile } from "./jsonlUpload.js";
 
@@ -79,12 +77,8 @@ export class AnthropicBatchApi implements BatchApi {
     await batchJson(this.#http, `${this.#root}/${encodeURIComponent(jobId)}/cancel`, { method: "POST", signal });
   }
 
-  requestBody(request: ModelRequest): Record<string, unknown> {
-    return anthropicRequestBody(this.#wireModel, request);
-  }
-
-  readReply(reply: unknown, request: Record<string, unknown>): ModelResponse {
-    const tools = Array.isArray(request["tools"]) ? (request["tools"] as Array<{ name?: unknown }>) : [];
-    return readAnthropicMessage(reply, tools.some((tool) => tool.name === ANTHROPIC_OUTPUT_TOOL)).response;
+  dialog(): BatchDialog {
+    const dialog = new AnthropicDialog(this.#wireModel);
+    return { turn: (request) => ({ body: dialog.requestBody(request), read: (reply) => dialog.readReply(reply, request) }) };
   }
 }

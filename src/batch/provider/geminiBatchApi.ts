@@ -1,8 +1,6 @@
 import type { OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
-import type { ModelRequest, ModelResponse } from "../../providers/Model.js";
-import { geminiRequestBody } from "../../providers/geminiRequestBody.js";
-import { GeminiAnswerReader } from "../../providers/readGeminiAnswer.js";
-import { BatchHttpError, type BatchApi, type BatchJobState, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
+import { GeminiDialog } from "../../providers/GeminiDialog.js";
+import { BatchHttpError, type BatchApi, type BatchDialog, type BatchJobState, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
 import { batchJson, type BatchHttpOptions } from "./batchHttp.js";
 import { withJsonArrayFile } from "./jsonlUpload.js";
 
@@ -97,15 +95,9 @@ export class GeminiBatchApi implements BatchApi {
     await batchJson(this.#http, `${this.#root}/batches/${encodeURIComponent(jobId)}:cancel`, { method: "POST", signal });
   }
 
-  requestBody(request: ModelRequest): Record<string, unknown> {
-    return geminiRequestBody(request);
-  }
-
-  readReply(reply: unknown, _request: Record<string, unknown>): ModelResponse {
-    let calls = 0;
-    const reader = new GeminiAnswerReader(() => `call_gemini_${(calls += 1)}`);
-    reader.add(reply);
-    return reader.finish().response;
+  dialog(): BatchDialog {
+    const dialog = new GeminiDialog();
+    return { turn: (request) => ({ body: dialog.requestBody(request), read: (reply) => dialog.readReply(reply) }) };
   }
 
   #get(jobId: string, signal?: AbortSignal): Promise<Record<string, unknown>> {

@@ -1,8 +1,7 @@
-import type { OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
+import { NO_KEY, type OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
 import { readChatCompletion } from "../../providers/readChatAnswer.js";
-import type { ModelRequest, ModelResponse } from "../../providers/Model.js";
 import { chatRequestBody } from "../../providers/OpenAIChatModel.js";
-import { BatchHttpError, type BatchApi, type BatchJobState, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
+import { BatchHttpError, type BatchApi, type BatchDialog, type BatchJobState, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
 import { batchHttp, batchJson, parseJsonLines, type BatchHttpOptions } from "./batchHttp.js";
 import { withJsonlFile } from "./jsonlUpload.js";
 
@@ -32,7 +31,7 @@ export class OpenAIBatchApi implements BatchApi {
     const { endpoint } = options;
     this.#wireModel = options.model ?? options.name;
     this.#root = endpoint.baseURL.replace(/\/+$/, "");
-    const headers: Record<string, string> = { authorization: `Bearer ${endpoint.apiKey ?? "no-key"}` };
+    const headers: Record<string, string> = { authorization: `Bearer ${endpoint.apiKey ?? NO_KEY}` };
     if (endpoint.organization) headers["openai-organization"] = endpoint.organization;
     if (endpoint.project) headers["openai-project"] = endpoint.project;
     this.#http = { headers, ...(options.transport ? { transport: options.transport } : {}) };
@@ -110,12 +109,9 @@ export class OpenAIBatchApi implements BatchApi {
     await batchJson(this.#http, `${this.#root}/batches/${encodeURIComponent(jobId)}/cancel`, { method: "POST", signal });
   }
 
-  requestBody(request: ModelRequest): Record<string, unknown> {
-    return chatRequestBody(this.#wireModel, request) as unknown as Record<string, unknown>;
-  }
-
-  readReply(reply: unknown): ModelResponse {
-    return readChatCompletion(reply);
+  /** Chat completions carry nothing from one answer to the next request (tool call ids are in the messages). */
+  dialog(): BatchDialog {
+    return { turn: (request) => ({ body: chatRequestBody(this.#wireModel, request) as unknown as Record<string, unknown>, read: readChatCompletion }) };
   }
 }
 

@@ -110,11 +110,13 @@ export function itemModels(itemId: string, options: ItemModelsOptions): (config:
   return (config) => {
     const group = options.groups.of(config);
     if (!group) return options.live(config);
+    // What this agent's live model would keep between its calls (thinking blocks, call parts), rebuilt in order by a resumed item.
+    const dialog = group.api.dialog();
     return {
       name: config.model_name,
       generate: async (request) => {
         turn += 1;
-        const response = await options.runner.ask(group, `${key}-${turn}`, key, group.api.requestBody(request), request.signal);
+        const response = await options.runner.ask(group, `${key}-${turn}`, key, dialog.turn(request), request.signal);
         if (request.onText && response.message.content) request.onText(response.message.content);
         return response;
       },

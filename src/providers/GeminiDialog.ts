@@ -1,0 +1,43 @@
+import type { ModelRequest, ModelResponse } from "./Model.js";
+import { geminiRequestBody } from "./geminiRequestBody.js";
+import { GeminiAnswerReader, type GeminiAnswer } from "./readGeminiAnswer.js";
+
+type Part = Record<string, unknown>;
+
+/** Tool calls' original parts kept to send back (with their thought signatures). */
+const PARTS_KEPT = 256;
+
+/**
+ * What one model's calls of `generateContent` carry from an answer to the next requests: each tool call's original
+ * part (with its `thoughtSignature` and Gemini's call id, which the function response must name), and the ids lllm
+ * makes up for calls Gemini sent without one, numbered across the whole dialog so that no two calls share one. The
+ * live model and the batch path (`lllm batch --provider-batch`) both go through one of these, so they send the same.
+ */
+export class GeminiDialog {
+  readonly #partsByCall = new Map<string, Part>();
+  #calls = 0;
+
+  /** The request body, with each earlier tool call as the part it came in. */
+  requestBody(request: ModelRequest): Record<string, unknown> {
+    return geminiRequestBody(request, { partFor: (id) => this.#partsByCall.get(id) });
+  }
+
+  /** A reader of one answer (whole or streamed), naming calls without an id in this dialog's sequence. */
+  reader(): GeminiAnswerReader {
+    return new GeminiAnswerReader(() => `call_gemini_${(this.#calls += 1)}`);
+  }
+
+  /** Take an answer: its tool calls' parts are kept. Returns its response. */
+  take(answer: GeminiAnswer): ModelResponse {
+    for (const [id, part] of answer.parts) this.#partsByCall.set(id, part);
+    while (this.#partsByCall.size > PARTS_KEPT) this.#partsByCall.delete(this.#partsByCall.keys().next().value as string);
+    return answer.response;
+  }
+
+  /** A whole answer read and taken (what a batch job returns for a request). */
+  readReply(reply: unknown): ModelResponse {
+    const reader = this.reader();
+    reader.add(reply);
+    return this.take(reader.finish());
+  }
+}
