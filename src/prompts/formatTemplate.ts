@@ -9,7 +9,26 @@ type Piece = { text: string } | { name: string };
 
 const PLACEHOLDER = /\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-function pieces(template: string): Piece[] {
+/**
+ * Templates already split, by their text: a batch fills the same few templates for every item. Bounded (cleared
+ * when full) so that templates made from data cannot grow it; long ones are not kept.
+ */
+const split = new Map<string, readonly Piece[]>();
+const SPLIT_KEPT = 256;
+const SPLIT_LONGEST = 64 * 1024;
+
+function pieces(template: string): readonly Piece[] {
+  const known = split.get(template);
+  if (known) return known;
+  const result = splitTemplate(template);
+  if (template.length <= SPLIT_LONGEST) {
+    if (split.size >= SPLIT_KEPT) split.clear();
+    split.set(template, result);
+  }
+  return result;
+}
+
+function splitTemplate(template: string): Piece[] {
   const result: Piece[] = [];
   let text = "";
   let last = 0;

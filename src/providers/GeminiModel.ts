@@ -5,6 +5,7 @@ import { geminiRequestBody } from "./geminiRequestBody.js";
 import { GeminiAnswerReader, type GeminiAnswer } from "./readGeminiAnswer.js";
 import { requestWithRetries, retryContextFor, type Attempt } from "./requestWithRetries.js";
 import { secrets } from "../util/redact.js";
+import { postWithSdkErrors, type ModelFetch } from "./postWithSdkErrors.js";
 
 /** Tool calls' original parts kept to send back (with their thought signatures). */
 const PARTS_KEPT = 256;
@@ -21,7 +22,7 @@ export class GeminiModel implements Model {
   private readonly partsByCall = new Map<string, Record<string, unknown>>();
   private calls = 0;
   /** The same transport as the SDK clients' (proxies, size cap); redirects within the origin only. */
-  private readonly fetch: (url: string, init: RequestInit) => Promise<Response>;
+  private readonly fetch: ModelFetch;
 
   constructor(options: OpenAIModelOptions) {
     this.name = options.name;
@@ -64,29 +65,17 @@ export class GeminiModel implements Model {
   }
 }
 
-/** POST, with HTTP failures and connection errors as the `openai` SDK's errors. */
-async function send(fetch: (url: string, init: RequestInit) => Promise<Response>, url: string, init: RequestInit): Promise<Response> {
+/** POST, with HTTP failures and connection errors as the `openai` SDK's errors; Gemini's wait in the body becomes `retry-after`. */
+async function send(fetch: ModelFetch, url: string, init: RequestInit): Promise<Response> {
   const sdk = await loadOpenAI();
-  let response: Response;
-  try {
-    response = await fetch(url, init);
-  } catch (error) {
-    if (error instanceof Error && error.name === "AbortError") throw error;
-    throw new sdk.APIConnectionError({ message: "Connection error.", cause: error instanceof Error ? error : new Error(String(error)) });
-  }
-  if (response.ok) return response;
-  const text = await response.text().catch(() => "");
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = { error: { message: text.slice(0, 500) || response.statusText } };
-  }
-  const headers = new Headers(response.headers);
-  const retryDelay = retryInfoSeconds(parsed);
-  if (!headers.has("retry-after") && retryDelay !== undefined) headers.set("retry-after", String(retryDelay));
-  const error = (parsed as { error?: { message?: unknown } }).error;
-  return Promise.reject(sdk.APIError.generate(response.status, parsed as object, typeof error?.message === "string" ? error.message : undefined, headers));
+  return postWithSdkErrors(fetch, url, init, (response, parsed, text) => {
+    const body = parsed ?? { error: { message: text.slice(0, 500) || response.statusText } };
+    const headers = new Headers(response.headers);
+    const retryDelay = retryInfoSeconds(body);
+    if (!headers.has("retry-after") && retryDelay !== undefined) headers.set("retry-after", String(retryDelay));
+    const error = (body as { error?: { message?: unknown } }).error;
+    return sdk.APIError.generate(response.status, body, typeof error?.message === "string" ? error.message : undefined, headers);
+  });
 }
 
 /** Gemini says how long to wait in the body: `details: [{"@type": "…RetryInfo", retryDelay: "30s"}]`. */

@@ -4,7 +4,8 @@ import type OpenAI from "openai";
 import type { ChatCompletionChunk, ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
 import type { ModelRequest, ModelResponse } from "./Model.js";
 import { classifyReadError } from "./BadProviderAnswer.js";
-import { loadOpenAI } from "./OpenAIEndpoint.js";
+import { loadOpenAI, modelFetch, NO_KEY, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
+import { postWithSdkErrors, readSdkBody, type ModelFetch } from "./postWithSdkErrors.js";
 import { ChatStreamReader, readChatCompletion } from "./readChatAnswer.js";
 import { requestWithRetries, type Attempt } from "./requestWithRetries.js";
 import { toChatCompletionMessages } from "./toChatCompletionMessages.js";
@@ -14,11 +15,38 @@ import { toChatCompletionMessages } from "./toChatCompletionMessages.js";
  * OpenRouter, …) speaks. Streams when the request has `onText`; retries 429 / 5xx / connection failures itself.
  */
 export class OpenAIChatModel extends OpenAIClientModel {
+  #direct: DirectEndpoint | undefined;
+
   async generate(request: ModelRequest): Promise<ModelResponse> {
-    const { client, context } = await this.prepare(request);
-    const body = chatRequestBody(context.wireModel, request);
-    return requestWithRetries(context, (attempt) => (request.onText ? streamCompletion(client, body, attempt, request.onText) : completeOnce(client, body, attempt)));
+    const body = chatRequestBody(this.options.model ?? this.options.name, request);
+    if (request.onText) {
+      const { client, context } = await this.prepare(request);
+      return requestWithRetries(context, (attempt) => streamCompletion(client, body, attempt, request.onText!));
+    }
+    // A whole answer is asked for without the SDK: its request and answer layers cost a batch item more CPU than
+    // lllm's own bookkeeping. Sent and read as the SDK would, with its errors (postWithSdkErrors).
+    const context = this.retryContext(request);
+    const direct = (this.#direct ??= directEndpoint(this.options));
+    const text = JSON.stringify({ ...body, stream: false });
+    return requestWithRetries(context, (attempt) => completeOnce(direct, text, attempt));
   }
+}
+
+/** Where the whole-answer requests go, and the headers the SDK would send with them. */
+interface DirectEndpoint {
+  url: string;
+  headers: Record<string, string>;
+  fetch: ModelFetch;
+}
+
+function directEndpoint(options: OpenAIModelOptions): DirectEndpoint {
+  const { endpoint } = options;
+  const headers: Record<string, string> = { "content-type": "application/json", accept: "application/json", authorization: `Bearer ${endpoint.apiKey ?? NO_KEY}` };
+  if (endpoint.organization) headers["openai-organization"] = endpoint.organization;
+  if (endpoint.project) headers["openai-project"] = endpoint.project;
+  // The SDK's own joining of the base URL and the path (a trailing slash is not doubled).
+  const url = `${endpoint.baseURL.replace(/\/$/, "")}/chat/completions`;
+  return { url, headers, fetch: modelFetch(options.transport) };
 }
 
 /**
@@ -49,11 +77,13 @@ function requestOptions(attempt: Attempt): { signal: AbortSignal; maxRetries: 0 
   return { signal: attempt.signal, maxRetries: 0 };
 }
 
-async function completeOnce(client: OpenAI, body: ChatCompletionCreateParamsBase, attempt: Attempt): Promise<ModelResponse> {
+async function completeOnce(direct: DirectEndpoint, body: string, attempt: Attempt): Promise<ModelResponse> {
   const sdk = await loadOpenAI();
   let completion: unknown;
   try {
-    completion = await client.chat.completions.create({ ...body, stream: false }, requestOptions(attempt));
+    const response = await postWithSdkErrors(direct.fetch, direct.url, { headers: direct.headers, body, signal: attempt.signal });
+    attempt.keepAlive();
+    completion = await readSdkBody(response);
   } catch (error) {
     throw classifyReadError(error, sdk);
   }

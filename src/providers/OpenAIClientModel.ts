@@ -25,9 +25,14 @@ export abstract class OpenAIClientModel implements Model {
   /** The client and the retry context for one request. */
   protected async prepare(request: ModelRequest): Promise<{ client: OpenAI; context: RetryContext }> {
     const { options } = this;
-    const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    this.client ??= createOpenAIClient(options.endpoint, timeoutMs, options.transport);
-    const context = retryContextFor({ modelName: this.name, options, timeoutMs, signal: request.signal });
+    this.client ??= createOpenAIClient(options.endpoint, options.timeoutMs ?? DEFAULT_TIMEOUT_MS, options.transport);
+    const context = this.retryContext(request);
     return { client: await this.client, context };
+  }
+
+  /** The retry context of one request. */
+  protected retryContext(request: ModelRequest): RetryContext {
+    const { options } = this;
+    return retryContextFor({ modelName: this.name, options, timeoutMs: options.timeoutMs ?? DEFAULT_TIMEOUT_MS, signal: request.signal });
   }
 }

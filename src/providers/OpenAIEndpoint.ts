@@ -36,7 +36,7 @@ export interface OpenAIModelOptions {
 export const DEFAULT_TIMEOUT_MS = 120_000;
 
 /** Sent when a server needs no key: the SDK insists on one, and such servers ignore the header. */
-const NO_KEY = "no-key";
+export const NO_KEY = "no-key";
 
 type OpenAIModule = typeof import("openai");
 let openAIModule: Promise<OpenAIModule> | undefined;

@@ -87,18 +87,20 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
   const usage = given ?? new UsageCounter();
   let runLog: RunLog | undefined;
   let budget: RunBudget | undefined;
-  const totals = (): RecordedRunTotals => {
+  /** `head` with the run's totals. */
+  const withTotals = <T extends object>(head: T): T & RecordedRunTotals => {
     const stored = runLog?.tally.usage;
-    return {
+    const run: T & RecordedRunTotals = Object.assign(head, {
       usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, totalTokens: usage.totalTokens, llmCalls: usage.llmCalls, cachedPromptTokens: stored?.cachedPromptTokens ?? 0, reasoningTokens: stored?.reasoningTokens ?? 0 },
       cost: runLog?.tally.cost ?? null,
       ...(runLog?.recorder ? { runId: runLog.recorder.id } : {}),
       ...(budget ? { spend: budget.report() } : {}),
       ...(budget && hasLimits(budget.limits) ? { limits: budget.limits } : {}),
-    };
+    });
+    return run;
   };
-  /** Kept with the run's record: where the spend went, and the limits it ran under. */
-  const spendDetails = (): Record<string, unknown> => (budget ? { spend: spendJson(budget.report(), budget.limits) } : {});
+  /** Kept with the run's record (when there is one): where the spend went, and the limits it ran under. */
+  const spendDetails = (): Record<string, unknown> => (budget && runLog?.recorder ? { spend: spendJson(budget.report(), budget.limits) } : {});
   try {
     assertTemplateVariables(prepared, { ...(runOptions.vars ?? {}) }, missingVariableHint ? { hint: missingVariableHint } : {});
     // Before the record opens: a model without a price under a cost limit stops the run before it starts.
@@ -124,14 +126,34 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
       },
     });
     await runLog?.finish({ output: result.output, details: { ...programDetailsJson(result), ...spendDetails() } });
-    return { ok: true, result, summary: runLog ? runLog.tally.summary(result.durationMs) : "", ...totals() };
+    const run = withTotals({ ok: true as const, result, summary: "" });
+    // Made when read (`lllm run --verbose`), not for every batch item.
+    lazy(run, "summary", () => (runLog ? runLog.tally.summary(result.durationMs) : ""));
+    return run;
   } catch (caught) {
     const signal = runOptions.signal;
     const error = signal?.aborted ? (signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: caught })) : caught;
     const codeAction = caught instanceof CodeActionError ? caught.report : undefined;
     await runLog?.finish({ error, details: { ...(codeAction !== undefined ? { code_action: codeActionReportJson(codeAction) } : {}), ...spendDetails() } });
-    return { ok: false, error, ...(codeAction !== undefined && error === caught ? { codeAction } : {}), ...totals() };
+    return withTotals({ ok: false as const, error, ...(codeAction !== undefined && error === caught ? { codeAction } : {}) });
   } finally {
     if (!runOptions.budget) budget?.close();
   }
+}
+
+/** Define `key` on `target` as a value computed on first read (enumerable, as a plain property is). */
+function lazy<T extends object, K extends keyof T>(target: T, key: K, compute: () => T[K]): void {
+  let value: T[K] | undefined;
+  let done = false;
+  Object.defineProperty(target, key, {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      if (!done) {
+        value = compute();
+        done = true;
+      }
+      return value as T[K];
+    },
+  });
 }

@@ -53,8 +53,9 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
   let recorder: RunRecorder | undefined;
   let redactor: SecretRedactor | undefined;
   // The process-wide redactor knows the keys lllm used; the store also knows the keys the tactic's proxies name.
-  const secrets = (): SecretRedactor => (redactor ??= storeRedactor([...environmentValues(prepared, env, options.batchId), ...[...keyVariables(prepared)].map((name) => env[name])]));
-  const tacticName = prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, "");
+  const secrets = (): SecretRedactor => (redactor ??= runRedactor(prepared, env, options.batchId));
+  const memo = tacticMemo(prepared);
+  const tacticName = (memo.name ??= prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, ""));
   if (enabled) {
     recorder = RunRecorder.begin({
       file: storeFile(env, prepared.settings.home),
@@ -67,7 +68,7 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
         configDigest: configDigest(prepared),
         input: options.input,
         vars: options.vars,
-        models: [...new Set(prepared.agents.map((agent) => agent.config.model_name).filter((name): name is string => typeof name === "string"))],
+        models: (memo.models ??= [...new Set(prepared.agents.map((agent) => agent.config.model_name).filter((name): name is string => typeof name === "string"))]),
         lllmVersion: lllmVersion(),
         ...(options.continuesRun !== undefined ? { continuesRun: options.continuesRun } : {}),
         ...(options.batchId !== undefined ? { batchId: options.batchId } : {}),
@@ -114,8 +115,10 @@ const ofTactic = new WeakMap<PreparedTactic, TacticMemo>();
 interface TacticMemo {
   keyVariables?: Set<string>;
   digest?: string;
-  /** The environment's credentials as the first item of a batch read them. */
-  batch?: { id: string; env: NodeJS.ProcessEnv; values: string[] };
+  name?: string;
+  models?: string[];
+  /** The environment's credentials as the first item of a batch read them, and the redactor of the batch's runs. */
+  batch?: { id: string; env: NodeJS.ProcessEnv; values: string[]; redactor?: SecretRedactor };
 }
 
 function tacticMemo(prepared: PreparedTactic): TacticMemo {
@@ -134,6 +137,18 @@ function environmentValues(prepared: PreparedTactic, env: NodeJS.ProcessEnv, bat
   const memo = tacticMemo(prepared);
   if (memo.batch?.id !== batchId || memo.batch.env !== env) memo.batch = { id: batchId, env, values: environmentSecrets(env) };
   return memo.batch.values;
+}
+
+/**
+ * What a run's record is redacted of: the environment's credentials and the values of the tactic's key variables.
+ * Within a batch the first item's redactor serves every item (the same environment, the same tactic).
+ */
+function runRedactor(prepared: PreparedTactic, env: NodeJS.ProcessEnv, batchId: string | undefined): SecretRedactor {
+  const make = (): SecretRedactor => storeRedactor([...environmentValues(prepared, env, batchId), ...[...keyVariables(prepared)].map((name) => env[name])]);
+  if (batchId === undefined) return make();
+  const memo = tacticMemo(prepared);
+  environmentValues(prepared, env, batchId); // (re)sets memo.batch for this batch and environment
+  return (memo.batch!.redactor ??= make());
 }
 
 /**

@@ -119,15 +119,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
   }, 120_000);
 
   it("--status shows the jobs of an --out file without waiting; --cancel cancels them at the provider; a rerun submits the cancelled requests again", async () => {
-    const options: MockBatchOptions = { delayMs: 3_600_000 };
-    const server = await openAIBatchServer(options);
-    servers.push(server);
-    const project = openAIProject(server, 4);
-    const args = [project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"];
-    const first = spawnBatch(args, project.env);
-    await waitUntil(() => first.stderr().includes("submitted openai batch job batch_mock_1"), 60_000);
-    first.child.kill("SIGKILL");
-    await first.done;
+    const { options, server, project, args } = await killedAfterFirstJob(4);
     const status = await runCli(["batch", "--status", "--out", project.out], { env: project.env });
     expect(status.stderr).toBe("");
     expect(status.code).toBe(0);
@@ -147,15 +139,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
   }, 180_000);
 
   it("--max-cost counts the estimated price of requests in jobs still running: a rerun under a lower limit submits nothing more", async () => {
-    const options: MockBatchOptions = { delayMs: 3_600_000 };
-    const server = await openAIBatchServer(options);
-    servers.push(server);
-    const project = openAIProject(server, 40);
-    const args = [project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"];
-    const first = spawnBatch(args, project.env);
-    await waitUntil(() => first.stderr().includes("submitted openai batch job batch_mock_1"), 60_000);
-    first.child.kill("SIGKILL");
-    await first.done;
+    const { options, server, project, args } = await killedAfterFirstJob(40);
     // Nothing is spent yet (no result line), but round 1 of 40 items is at the provider: at least its prompts'
     // price, about 40 x 150 tokens x $0.075 per million, some $0.0005.
     options.delayMs = 0;
@@ -192,6 +176,20 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(readResults(project.out).filter((line) => line.status === "ok")).toHaveLength(5);
   }, 120_000);
 });
+
+/** A batch of `count` items killed once its first job (which the mock keeps running) is submitted. */
+async function killedAfterFirstJob(count: number): Promise<{ options: MockBatchOptions; server: MockOpenAIServer; project: ReturnType<typeof providerBatchProject>; args: string[] }> {
+  const options: MockBatchOptions = { delayMs: 3_600_000 };
+  const server = await openAIBatchServer(options);
+  servers.push(server);
+  const project = openAIProject(server, count);
+  const args = [project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"];
+  const first = spawnBatch(args, project.env);
+  await waitUntil(() => first.stderr().includes("submitted openai batch job batch_mock_1"), 60_000);
+  first.child.kill("SIGKILL");
+  await first.done;
+  return { options, server, project, args };
+}
 
 function openAIProject(server: MockOpenAIServer, count: number): ReturnType<typeof providerBatchProject> {
   return providerBatchProject({ model: "gpt-4o-mini", invokerConfig: `{base_url: "${server.url}", api_key_env: MOCK_KEY}`, count, extraEnv: { MOCK_KEY: "sk-mock-provider-batch" } });
