@@ -35,7 +35,7 @@ async function inProcessLoop({ runs, root }) {
   const spool = await dist("store/RunSpool.js").catch(() => undefined);
   const { RunStore } = await dist("store/RunStore.js");
   const { RunTally } = await dist("store/RunTally.js");
-  const { PriceTable } = await dist("store/PriceTable.js");
+  const { PriceTable } = await dist("providers/PriceTable.js");
   const { environmentSecrets, redactorOf } = await dist("util/redact.js");
   const rounds = 100;
   const echo = tool({ name: "echo", description: "Echo", parameters: { n: { type: "integer" } }, run: ({ n }) => `n=${n}` });

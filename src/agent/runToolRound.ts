@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { approveNone, type ApprovalPolicy } from "../approval/index.js";
+import { approveNone, guardToolCall, type ApprovalPolicy } from "../approval/index.js";
 import type { ToolBudget } from "../limits/ToolBudget.js";
 import type { ToolCallRequest } from "../providers/Model.js";
 import { FunctionCall, type FunctionTool, type ToolContext } from "../tools/index.js";
@@ -59,20 +59,25 @@ export async function runToolRound(options: ToolRoundOptions): Promise<FunctionC
     onEvent?.({ type: "tool_call", agent, call, durationMs: performance.now() - started, repeated, ...(refused ? { refused } : {}) });
     return call;
   };
-  const { budget } = options;
   /** Ask for approval when the tool needs it, check the budget, run the call, count it. */
   const run = async (tool: FunctionTool, call: FunctionCall, started: number): Promise<FunctionCall> => {
-    if (tool.approval === "required") {
-      const allowed = await (options.approve ?? approveNone)({ tool: call.name, arguments: call.arguments, agent, ...(options.signal ? { signal: options.signal } : {}) });
-      if (!allowed) {
-        const error = refusalText(call.name);
-        return emit(new FunctionCall({ id: call.id, name: call.name, arguments: call.arguments, error, resultStr: `Error: ${error}` }), started, false, true);
-      }
+    const guarded = await guardToolCall({
+      tool: call.name,
+      arguments: call.arguments,
+      needsApproval: tool.approval === "required",
+      approve: options.approve ?? approveNone,
+      agent,
+      budget: options.budget,
+      signal: options.signal,
+      started,
+      run: () => tool.call(call, options.context),
+      failed: (done) => done.error !== undefined,
+    });
+    if (guarded.refused) {
+      const error = refusalText(call.name);
+      return emit(new FunctionCall({ id: call.id, name: call.name, arguments: call.arguments, error, resultStr: `Error: ${error}` }), started, false, true);
     }
-    budget?.beforeToolCall({ agent, tool: call.name });
-    const done = await tool.call(call, options.context);
-    budget?.afterToolCall({ agent, tool: call.name, durationMs: performance.now() - started, failed: done.error !== undefined });
-    return emit(done, started, false);
+    return emit(guarded.result, started, false);
   };
 
   const pending = options.requests.map(async (request): Promise<FunctionCall> => {

@@ -2,7 +2,7 @@ import type { Model } from "../providers/index.js";
 import type { AgentConfig } from "../config/index.js";
 import { ConfigError, isLllmError } from "../errors.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
-import type { ApprovalPolicy } from "../codeaction/approval.js";
+import type { ApprovalPolicy } from "../approval/index.js";
 import { runRecorded } from "../run/runRecorded.js";
 import type { BatchItem, BatchResult } from "./BatchItem.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";

@@ -1,4 +1,4 @@
-import { PriceTable } from "../store/PriceTable.js";
+import { PriceTable } from "../providers/PriceTable.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
 import { modelChain } from "../config/index.js";
 

@@ -31,6 +31,7 @@ import { paint, warn, writeErr } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
 import { parseVars } from "./parseVars.js";
+import { positiveInteger } from "./positiveInteger.js";
 import type { ProviderBatch } from "./providerBatch.js";
 
 export interface BatchCommandOptions {
@@ -279,12 +280,6 @@ function batchSettings(options: BatchCommandOptions): BatchSettings {
     settings.pollIntervalMs = positiveNumber(options.pollInterval, "--poll-interval", "seconds, e.g. --poll-interval 30") * 1000;
   }
   return settings;
-}
-
-function positiveInteger(text: string, flag: string, hint: string, minimum = 1): number {
-  const value = Number(text);
-  if (text.trim() === "" || !Number.isInteger(value) || value < minimum) throw new ConfigError("usage_number", `${flag} must be a whole number >= ${minimum} (got \`${text}\`)`, { location: { file: flag }, hint });
-  return value;
 }
 
 function positiveNumber(text: string, flag: string, hint: string): number {

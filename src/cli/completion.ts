@@ -26,7 +26,7 @@ export async function completionCommand(shell: string | undefined, program: Comm
 async function listWords(what: string, packages: string[]): Promise<void> {
   try {
     if (what === "models") {
-      const { PriceTable } = await import("../store/PriceTable.js");
+      const { PriceTable } = await import("../providers/PriceTable.js");
       const { providerOfModel } = await import("../providers/modelCatalogue.js");
       const { PROVIDER_ROUTES } = await import("../providers/providerRoutes.js");
       const names = PriceTable.load().names().map((name) => {

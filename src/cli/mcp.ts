@@ -4,8 +4,9 @@ import type { Readable, Writable } from "node:stream";
 import { ConfigError } from "../errors.js";
 import { loadServedPackage, McpConnections, parseServerSpec, serverFor, serveStdio } from "../mcp/index.js";
 import { isLoopbackHost, isWildcardHost } from "../mcp/serve/httpGuard.js";
-import { serveHttp } from "../mcp/serve/serveHttp.js";
+import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT_MS, serveHttp } from "../mcp/serve/serveHttp.js";
 import { loadRegistry } from "./loadRegistry.js";
+import { positiveInteger } from "./positiveInteger.js";
 import { mcpClientHooks } from "./mcpClientHooks.js";
 import { packageTacticTools } from "../tactics/packageTacticTools.js";
 import { stopSignal } from "./handleSignals.js";
@@ -58,6 +59,10 @@ export interface McpServeOptions {
   http?: string;
   /** The environment variable holding the bearer token HTTP clients must send. */
   tokenEnv?: string;
+  /** With `--http`: the most sessions open at once (default 100); a new one past it is refused (503). */
+  maxSessions?: string;
+  /** With `--http`: seconds a session may stay idle (no request, no open stream) before it is closed (default 1800). */
+  idleTimeout?: string;
   /** The protocol streams; default the process's stdin and stdout (tests pass their own). */
   stdin?: Readable;
   stdout?: Writable;
@@ -71,6 +76,7 @@ export interface McpServeOptions {
 export async function mcpServeCommand(dir: string, options: McpServeOptions = {}): Promise<void> {
   const http = options.http === undefined ? undefined : parseHttpAddress(options.http);
   const token = tokenFrom(options.tokenEnv, http);
+  const sessionLimits = sessionLimitsFrom(options, http !== undefined);
   const absolute = path.resolve(dir);
   if (!existsSync(absolute) || !statSync(absolute).isDirectory()) {
     throw new ConfigError("package_not_found", `package folder \`${dir}\` does not exist`, { hint: "Give the folder of a package: the one with lllm.toml, lllm.yaml or a tools/ folder." });
@@ -90,7 +96,7 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
   const what = `${counts.join(", ")} of package \`${pkg.name}\``;
 
   if (http) {
-    const service = await serveHttp({ ...http, newServer: () => serverFor(served), ...(token !== undefined ? { token } : {}), signal: stopSignal() });
+    const service = await serveHttp({ ...http, ...sessionLimits, newServer: () => serverFor(served), ...(token !== undefined ? { token } : {}), signal: stopSignal() });
     writeErr(`lllm: serving ${what} at ${service.url}${token !== undefined ? ` (bearer token from $${options.tokenEnv})` : ""} (${names.join(", ")}); Ctrl-C stops`);
     await service.closed;
     return;
@@ -130,6 +136,17 @@ function tokenFrom(name: string | undefined, http: { host: string } | undefined)
   const token = process.env[name];
   if (token === undefined || token.trim() === "") throw new ConfigError("mcp_serve_token_missing", `--token-env ${name}: the variable \`${name}\` is not set (or empty)`, { hint: `Set it to the token clients must send (Authorization: Bearer …), e.g. export ${name}=$(openssl rand -hex 32).` });
   return token.trim();
+}
+
+/** `--max-sessions` and `--idle-timeout`, which apply to `--http` only. */
+function sessionLimitsFrom(options: McpServeOptions, http: boolean): { maxSessions: number; sessionIdleTimeoutMs: number } {
+  for (const [flag, value] of [["--max-sessions", options.maxSessions], ["--idle-timeout", options.idleTimeout]] as const) {
+    if (value !== undefined && !http) throw new ConfigError("usage_mcp_http", `${flag} applies to --http only`, { hint: `A stdio server has one session, its client's; drop ${flag}, or add --http [HOST:]PORT.` });
+  }
+  return {
+    maxSessions: options.maxSessions === undefined ? DEFAULT_MAX_SESSIONS : positiveInteger(options.maxSessions, "--max-sessions", "e.g. --max-sessions 100"),
+    sessionIdleTimeoutMs: options.idleTimeout === undefined ? DEFAULT_SESSION_IDLE_TIMEOUT_MS : positiveInteger(options.idleTimeout, "--idle-timeout", "seconds, e.g. --idle-timeout 1800 (30 minutes)") * 1000,
+  };
 }
 
 function plural(count: number, noun: string): string {

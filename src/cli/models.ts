@@ -1,6 +1,6 @@
 import { modelChain } from "../config/index.js";
 import { formatLocation, type SourceLocation } from "../errors.js";
-import { PriceTable, type ModelPrice } from "../store/PriceTable.js";
+import { PriceTable, type ModelPrice } from "../providers/PriceTable.js";
 import { providerOfModel, unknownModelWarning } from "../providers/modelCatalogue.js";
 import { PROVIDER_ROUTES } from "../providers/providerRoutes.js";
 import { SCHEMA_VERSION, writeOut } from "./output.js";

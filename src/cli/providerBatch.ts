@@ -6,7 +6,7 @@ import { BatchJobStore, type StoredJob } from "../batch/provider/BatchJobStore.j
 import { BatchGroups, itemModels, itemKey } from "../batch/provider/providerBatchModels.js";
 import { ProviderBatchRunner } from "../batch/provider/ProviderBatchRunner.js";
 import { loadProjectSettings } from "../config/index.js";
-import { PriceTable } from "../store/PriceTable.js";
+import { PriceTable } from "../providers/PriceTable.js";
 import { storeFile } from "../store/startRunLog.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
 import { writeErr, writeOut } from "./output.js";

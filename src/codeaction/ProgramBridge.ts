@@ -4,7 +4,7 @@ import { canonicalJson } from "../util/canonicalJson.js";
 import { BridgeError, type HostFunction } from "../sandbox/index.js";
 import { FunctionCall, FunctionTool, type ToolContext } from "../tools/index.js";
 import { isPlainObject } from "../tools/JsonSchema.js";
-import type { ApprovalPolicy } from "../approval/index.js";
+import { guardToolCall, type ApprovalPolicy } from "../approval/index.js";
 import type { ToolBudget } from "../limits/ToolBudget.js";
 import type { ArtifactRecord, ArtifactStore } from "./ArtifactStore.js";
 import type { BridgedCallRecord, BridgedCallStatus } from "./CodeActionReport.js";
@@ -133,14 +133,22 @@ export class ProgramBridge {
     const ledger = tool.sideEffects ? this.options.ledger : undefined;
     const recorded = ledger?.replay(key);
     if (recorded) return this.#finish(call, "replayed", recorded);
-    const { agent, budget } = this.options;
-    if (tool.approval === "required" && !(await this.options.approval({ tool: toolName, arguments: resolved, ...(agent !== undefined ? { agent } : {}), ...(this.options.context.signal ? { signal: this.options.context.signal } : {}) }))) {
-      return this.#finish(call, "denied", fail("ToolApprovalDenied", "APPROVAL_DENIED", `${toolName} needs approval, and the call was refused; it did not run`));
-    }
-    // A limit of the run reached here stops the whole run (the budget aborts its signal, which kills the program).
-    budget?.beforeToolCall({ agent: agent ?? "program", tool: toolName });
-    const envelope = await this.#run(tool, resolved);
-    budget?.afterToolCall({ agent: agent ?? "program", tool: toolName, durationMs: performance.now() - started, failed: !envelope.ok });
+    // A limit of the run reached in the budget's check stops the whole run (the budget aborts its signal, which
+    // kills the program).
+    const guarded = await guardToolCall({
+      tool: toolName,
+      arguments: resolved,
+      needsApproval: tool.approval === "required",
+      approve: this.options.approval,
+      agent: this.options.agent,
+      budget: this.options.budget,
+      signal: this.options.context.signal,
+      started,
+      run: () => this.#run(tool, resolved),
+      failed: (envelope) => !envelope.ok,
+    });
+    if (guarded.refused) return this.#finish(call, "denied", fail("ToolApprovalDenied", "APPROVAL_DENIED", `${toolName} needs approval, and the call was refused; it did not run`));
+    const envelope = guarded.result;
     ledger?.record(key, envelope);
     return this.#finish(call, envelope.ok ? "ok" : "error", envelope);
   }

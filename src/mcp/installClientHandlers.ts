@@ -1,12 +1,11 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { CreateMessageRequestSchema, ElicitRequestSchema, ErrorCode, ListRootsRequestSchema, LoggingMessageNotificationSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../config/TacticConfig.js";
+import { DEFAULT_SAMPLE_MAX_TOKENS } from "../tools/ToolContext.js";
 import type { McpClientHooks } from "./McpClientHooks.js";
 
 /** Sampling requests answered per server and run when the config does not say. */
 export const DEFAULT_SAMPLING_MAX_REQUESTS = 10;
-/** The most tokens one sampling answer may have when the config does not say. */
-export const DEFAULT_SAMPLING_MAX_TOKENS = 1024;
 
 /**
  * The client side of what servers may ask: questions for the user (elicitation: the hook, or declined; URL mode
@@ -24,7 +23,7 @@ export function installClientHandlers(client: Client, options: { config: McpServ
   });
 
   let samplingLeft = config.sampling?.max_requests ?? DEFAULT_SAMPLING_MAX_REQUESTS;
-  const maxTokens = config.sampling?.max_tokens ?? DEFAULT_SAMPLING_MAX_TOKENS;
+  const maxTokens = config.sampling?.max_tokens ?? DEFAULT_SAMPLE_MAX_TOKENS;
   const sample = hooks.sample;
   // Without a model (or with max_requests: 0) the capability is not declared, and the SDK refuses for lllm.
   if (sample && samplingLeft > 0) client.setRequestHandler(CreateMessageRequestSchema, async (request) => {

@@ -3,7 +3,8 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { newRunId } from "../util/newRunId.js";
 import type { SpoolEntry, SpoolHeader } from "./SpoolEntry.js";
-import { privateStoreFolder, spoolFolder } from "./storeFiles.js";
+import { spoolFolder } from "./storeFiles.js";
+import { makePrivateFolder } from "../util/privateFolder.js";
 
 /** The format of the spool's lines; a merger leaves a file of a version it does not know for the lllm that does. */
 export const SPOOL_VERSION = 1;
@@ -140,8 +141,8 @@ export class RunSpool {
 
   #begin(): number {
     // The store's folder (LLLM_HOME) first: made 0700, or tightened when it is ours and others can read it.
-    privateStoreFolder(path.dirname(this.folder));
-    privateStoreFolder(this.folder);
+    makePrivateFolder(path.dirname(this.folder));
+    makePrivateFolder(this.folder);
     const file = path.join(this.folder, `${newRunId()}-${process.pid}.jsonl`);
     // Exclusive: the name is new; 0600: the lines hold transcripts.
     const fd = openSync(file, "ax", 0o600);

@@ -1,5 +1,5 @@
 import type { AgentEvent } from "../agent/index.js";
-import type { PriceTable } from "./PriceTable.js";
+import type { PriceTable } from "../providers/PriceTable.js";
 import { formatCount } from "../util/formatCount.js";
 
 /** Token counts of a run, as the providers reported them (cached prompt and reasoning tokens are parts of the totals). */

@@ -5,7 +5,8 @@ import { pathToFileURL } from "node:url";
 import type Libsql from "libsql";
 import { MIGRATIONS } from "./migrations.js";
 import { StoreError } from "./StoreError.js";
-import { privateStoreFile, privateStoreFolder } from "./storeFiles.js";
+import { privateStoreFile } from "./storeFiles.js";
+import { makePrivateFolder } from "../util/privateFolder.js";
 
 export type Database = Libsql.Database;
 
@@ -41,7 +42,7 @@ export function openDatabaseSync(file: string): OpenedDatabase {
 }
 
 function openWritable(Database: typeof Libsql, file: string): OpenedDatabase {
-  privateStoreFolder(path.dirname(file));
+  makePrivateFolder(path.dirname(file));
   if (!existsSync(file)) closeSync(openSync(file, "a", 0o600));
   const database = new Database(file, { timeout: BUSY_TIMEOUT_MS });
   try {

@@ -6,7 +6,7 @@ import type { RetryNotice } from "../providers/requestWithRetries.js";
 import { lllmHome } from "../registry/index.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
 import { canonicalJson } from "../util/canonicalJson.js";
-import { PriceTable } from "./PriceTable.js";
+import { PriceTable } from "../providers/PriceTable.js";
 import { proxyKeyVariables } from "./proxyKeyVariables.js";
 import { environmentSecrets, redactorOf, type SecretRedactor } from "../util/redact.js";
 import { describe, RunRecorder, runStatusOf } from "./RunRecorder.js";

@@ -1,12 +1,13 @@
-import { chmodSync, lstatSync, mkdirSync, readdirSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import path from "node:path";
+import { tightenPrivate } from "../util/privateFolder.js";
 
 /**
  * The files of a run store and who may read them. The store holds transcripts (prompts, answers, tool results), so
  * everything lllm writes for it is this user's alone: folders 0700, files 0600, whatever the umask. An existing
  * folder or file of this user's that others can read (a home made 0755 by hand or by an older lllm, a log made 0644)
- * is tightened when the store is next written; one that belongs to someone else is left as it is (lllm's own files
- * in it are still 0600).
+ * is tightened when the store is next written (`makePrivateFolder`); one that belongs to someone else is left as it
+ * is (lllm's own files in it are still 0600).
  */
 
 /** `logs.spool/` beside `logs.db`: the files runs are appended to before they are merged into the database. */
@@ -28,24 +29,7 @@ export function spoolFiles(folder: string): string[] {
 /** `<ULID>-<pid>.jsonl`: sorted by name, files are in the order they were begun. */
 export const SPOOL_FILE = /^[0-9A-Z]{26}-\d+\.jsonl$/;
 
-/** Make `folder` (and the missing folders above it) readable by this user alone; tighten an existing one of ours. */
-export function privateStoreFolder(folder: string): void {
-  mkdirSync(folder, { recursive: true, mode: 0o700 });
-  tighten(folder, 0o700);
-}
-
 /** Tighten a file of the store (and, for the database, its `-wal` and `-shm`) to 0600 when it is ours and others can read it. */
 export function privateStoreFile(file: string, companions: readonly string[] = []): void {
-  for (const name of [file, ...companions.map((suffix) => file + suffix)]) tighten(name, 0o600);
-}
-
-function tighten(target: string, most: number): void {
-  try {
-    const stat = lstatSync(target);
-    const uid = process.getuid?.();
-    if (uid !== undefined && stat.uid !== uid) return;
-    if ((stat.mode & 0o077) !== 0 && !stat.isSymbolicLink()) chmodSync(target, stat.mode & most);
-  } catch {
-    // Missing (a -wal not yet made) or not ours to change: opening it says what is wrong, if anything.
-  }
+  for (const name of [file, ...companions.map((suffix) => file + suffix)]) tightenPrivate(name, 0o600);
 }

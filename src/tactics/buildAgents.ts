@@ -12,6 +12,7 @@ import { FallbackModel, fallbackMessage } from "../providers/FallbackModel.js";
 import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
 import { tacticTool } from "./tacticTools.js";
 import { agentTool } from "./agentTool.js";
+import { mcpSamplingHook } from "./mcpSamplingHook.js";
 import type { RunBudget } from "../limits/index.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
 import type { RunScope } from "./RunScope.js";
@@ -80,22 +81,14 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     if (servers.length > 0) {
       if (!connections) {
         // Loaded only when a tactic has MCP servers: the SDK is the heaviest dependency of a run.
-        const [{ McpConnections }, { sampleWithModel }] = await Promise.all([import("../mcp/McpConnections.js"), import("../mcp/sampleWithModel.js")]);
+        const { McpConnections } = await import("../mcp/McpConnections.js");
         // Servers' sampling requests are answered with the model of the first agent that uses MCP servers, and
         // reported as that agent's model calls (under a name of their own), so the run counts, records and prices them.
         const agent = `${bound.name} (MCP sampling)`;
         // Counted by the run's budget like every model call: sampling cannot go past max_cost or max_tokens.
         const unguarded = await makeModel(config);
         const model = budget && !options.dryRun ? budget.guardModel(unguarded, agent) : unguarded;
-        let round = 0;
-        const sample = sampleWithModel(model, {
-          signal: options.signal,
-          observer: {
-            onCall: (messages) => onEvent({ type: "model_call", agent, round, messages: messages.length, tools: [], model: model.name, sent: messages }),
-            onReply: (response, latencyMs) =>
-              onEvent({ type: "model_reply", agent, round: round++, text: response.message.content ?? "", toolCalls: [], usage: response.usage, model: model.name, latencyMs, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}) }),
-          },
-        });
+        const sample = mcpSamplingHook(model, { agent, signal: options.signal, onEvent });
         const created = new McpConnections({
           cwd: path.dirname(prepared.tactic.file),
           hooks: { sample: (request) => sample(request), ...(options.env ? { env: options.env } : {}), ...options.mcpHooks },

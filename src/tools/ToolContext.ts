@@ -13,7 +13,10 @@ export interface SampleMessage {
   content: string | ContentBlock | ContentBlock[];
 }
 
-/** The answer length of a sampling request that names none (MCP requires one). */
+/**
+ * The answer length of a sampling request that names none (MCP requires one), and the cap on the answers to an MCP
+ * server's sampling requests when its config gives no `sampling.max_tokens`.
+ */
 export const DEFAULT_SAMPLE_MAX_TOKENS = 1024;
 
 /** A request for one model answer (`ctx.sample`). */

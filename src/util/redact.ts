@@ -55,7 +55,11 @@ export class SecretRedactor {
     return inherited.replace(this.pattern, REDACTED);
   }
 
-  /** A copy of a JSON-like value with every string (object keys included) redacted. */
+  /**
+   * A JSON-like value with every string (object keys included) redacted: a copy of the arrays and plain objects in
+   * which something changed, and the value itself (not a copy) when nothing did, e.g. when no secret is registered
+   * and no string holds a URL with credentials: most answers, walked without allocating anything.
+   */
   redactValue<T>(value: T): T {
     return walk(value, (text) => this.redact(text)) as T;
   }
@@ -190,11 +194,33 @@ export function redactSecrets(text: string): string {
   return secrets.redact(text);
 }
 
+/** `value` redacted, copied only from the first thing that changes: what is unchanged is returned as it is. */
 function walk(value: unknown, redact: (text: string) => string): unknown {
   if (typeof value === "string") return redact(value);
-  if (Array.isArray(value)) return value.map((item) => walk(item, redact));
-  if (value !== null && typeof value === "object" && (Object.getPrototypeOf(value) === Object.prototype || Object.getPrototypeOf(value) === null)) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [redact(key), walk(item, redact)]));
+  if (value === null || typeof value !== "object") return value;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      const redacted = walk(item, redact);
+      if (!Object.is(redacted, item)) return [...value.slice(0, index), redacted, ...value.slice(index + 1).map((rest: unknown) => walk(rest, redact))];
+    }
+    return value;
+  }
+  const prototype: unknown = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  const record = value as Record<string, unknown>;
+  const keys = Object.keys(record);
+  for (let index = 0; index < keys.length; index++) {
+    const key = keys[index]!;
+    const redactedKey = redact(key);
+    const redacted = walk(record[key], redact);
+    if (redactedKey !== key || !Object.is(redacted, record[key])) {
+      // Entries, not assignment: a key such as `__proto__` must stay an own property of the copy.
+      const entries: Array<[string, unknown]> = keys.slice(0, index).map((before) => [before, record[before]]);
+      entries.push([redactedKey, redacted]);
+      for (const after of keys.slice(index + 1)) entries.push([redact(after), walk(record[after], redact)]);
+      return Object.fromEntries(entries);
+    }
   }
   return value;
 }

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadProjectSettings } from "../../src/config/index.js";
-import { PriceTable } from "../../src/store/PriceTable.js";
+import { PriceTable } from "../../src/providers/PriceTable.js";
 import { configError } from "./fixtures/helpers.js";
 import { ROOT } from "../helpers/paths.js";
 import { tempDir } from "../helpers/tempTree.js";

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, ToolError } from "../../src/errors.js";
 import { McpConnections, type McpClientHooks } from "../../src/mcp/index.js";
-import { sampleWithModel } from "../../src/mcp/sampleWithModel.js";
+import { mcpSamplingHook } from "../../src/tactics/mcpSamplingHook.js";
 import { ScriptedModel } from "../../src/testing/index.js";
 import { freePort } from "../helpers/freePort.js";
 import { waitUntil } from "../helpers/waitUntil.js";
@@ -86,7 +86,7 @@ describe("what the npm server-everything asks of its client", () => {
 
   it("sampling is answered by the agent's model, up to sampling.max_requests per run", async () => {
     const model = new ScriptedModel(["The sky is blue because of Rayleigh scattering."]);
-    const sample = sampleWithModel(model);
+    const sample = mcpSamplingHook(model, { agent: "sampler" });
     const connections = new McpConnections({ hooks: { sample: (request) => sample(request) } });
     try {
       const config = { ...everything, sampling: { max_requests: 1 } };

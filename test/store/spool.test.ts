@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { PriceTable } from "../../src/store/PriceTable.js";
+import { PriceTable } from "../../src/providers/PriceTable.js";
 import { RunRecorder } from "../../src/store/RunRecorder.js";
 import { RunSpool } from "../../src/store/RunSpool.js";
 import { RunStore } from "../../src/store/RunStore.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PriceTable } from "../../src/store/PriceTable.js";
+import { PriceTable } from "../../src/providers/PriceTable.js";
 import { RunTally } from "../../src/store/RunTally.js";
 import { parseAge } from "../../src/store/parseAge.js";
 import { environmentSecrets, redactorOf } from "../../src/util/redact.js";

@@ -36,6 +36,23 @@ describe("SecretRedactor", () => {
     expect(error.stack).not.toContain(KEY);
     expect((error.cause as Error).message).toBe(`inner ${REDACTED}`);
   });
+
+  it("returns a value with nothing to redact as it is, and copies only what changed, leaving the original whole", () => {
+    const redactor = new SecretRedactor();
+    const answer = { city: "Paris", days: [{ t: 21, note: "sunny" }, { t: 19 }], link: "https://example.com/a@b" };
+    expect(redactor.redactValue(answer)).toBe(answer); // no secret registered, no URL credentials: nothing to copy
+    redactor.add(KEY);
+    expect(redactor.redactValue(answer)).toBe(answer);
+
+    const nested = { keep: { deep: [1, "two"] }, list: ["a", `key ${KEY}`, "c"], ["__proto__"]: { x: KEY }, last: `https://user:pw@host/` };
+    const before = structuredClone(nested);
+    const redacted = redactor.redactValue(nested);
+    expect(redacted).toEqual({ keep: { deep: [1, "two"] }, list: ["a", `key ${REDACTED}`, "c"], ["__proto__"]: { x: REDACTED }, last: `https://${REDACTED}@host/` });
+    expect(Object.getPrototypeOf(redacted)).toBe(Object.prototype);
+    expect(Object.hasOwn(redacted, "__proto__")).toBe(true);
+    expect(redacted.keep).toBe(nested.keep); // unchanged parts are shared, not copied
+    expect(nested).toEqual(before); // the original is not touched
+  });
 });
 
 describe("registerEnvironmentSecrets", () => {

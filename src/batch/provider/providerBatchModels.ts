@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { AgentConfig } from "../../config/index.js";
 import type { Model } from "../../providers/Model.js";
 import { modelSetup, type ModelSetup } from "../../providers/createModel.js";
-import { PriceTable, BATCH_PRICE_SHARE, type ModelPrice } from "../../store/PriceTable.js";
+import { PriceTable, BATCH_PRICE_SHARE, type ModelPrice } from "../../providers/PriceTable.js";
 import type { BatchApi } from "./BatchApi.js";
 import { OpenAIBatchApi } from "./openAIBatchApi.js";
 import { AnthropicBatchApi } from "./anthropicBatchApi.js";

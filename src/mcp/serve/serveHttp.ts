@@ -13,6 +13,10 @@ import { MAX_CLIENT_MESSAGE_BYTES } from "./StdioServerLines.js";
 export const MCP_HTTP_PATH = "/mcp";
 /** What a client is told to wait before reconnecting a broken stream (SSE `retry`), in milliseconds. */
 export const SSE_RETRY_MS = 1000;
+/** How many sessions are kept open at once by default; a new one past it is refused (503). */
+export const DEFAULT_MAX_SESSIONS = 100;
+/** How long a session may go without a request or an open stream before it is closed, by default: 30 minutes. */
+export const DEFAULT_SESSION_IDLE_TIMEOUT_MS = 30 * 60_000;
 
 /** Options of `serveHttp`. */
 export interface ServeHttpOptions {
@@ -24,6 +28,18 @@ export interface ServeHttpOptions {
   newServer: () => Server;
   /** When set, every request must carry `Authorization: Bearer <token>` (401 otherwise). */
   token?: string;
+  /**
+   * The most sessions open at once (`DEFAULT_MAX_SESSIONS` by default): each holds an MCP server and its recent
+   * events, so a client that opens sessions without end would otherwise exhaust memory. An `initialize` past it
+   * is answered 503 with a JSON-RPC error.
+   */
+  maxSessions?: number;
+  /**
+   * Milliseconds a session may go without a request in flight or a stream open before it is closed
+   * (`DEFAULT_SESSION_IDLE_TIMEOUT_MS` by default), so that clients that vanish without `DELETE` do not hold
+   * places for ever. The client's next request gets 404, on which MCP clients start a new session.
+   */
+  sessionIdleTimeoutMs?: number;
   /** Where problems are reported (stderr by default). */
   log?: (text: string) => void;
   /** Stops serving: sessions close, then the listener. */
@@ -42,6 +58,10 @@ export interface HttpService {
 interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
+  /** Requests of this session whose response is still open (an SSE stream, a tool call running). */
+  inFlight: number;
+  /** Closes the session once it has been idle long enough; set while nothing is in flight. */
+  idleTimer?: NodeJS.Timeout;
 }
 
 /**
@@ -49,7 +69,8 @@ interface Session {
  * stopping), SSE streams that a client can resume with `Last-Event-ID` (each session keeps its recent events),
  * DNS-rebinding protection (a `Host` or `Origin` that is not the served host is refused, 403, before anything
  * else), and an optional bearer token (401 without it). A malformed body is a JSON-RPC parse error (400), one over
- * 10 MB is refused (413), an unknown session is 404; none of them stops the service.
+ * 10 MB is refused (413), an unknown session is 404; none of them stops the service. At most `maxSessions` sessions
+ * are open at once (a new one past it is refused, 503), and a session idle for `sessionIdleTimeoutMs` is closed.
  */
 export async function serveHttp(options: ServeHttpOptions): Promise<HttpService> {
   const { StreamableHTTPServerTransport } = requireNow<typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js")>("@modelcontextprotocol/sdk/server/streamableHttp.js");
@@ -58,6 +79,36 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpService>
   const allowed = allowedHostNames(host);
   const log = options.log ?? ((text: string) => void process.stderr.write(`${text}\n`));
   const sessions = new Map<string, Session>();
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  // setTimeout fires at once for a delay past 2^31-1 ms (24.8 days): a longer timeout is that long.
+  const idleTimeoutMs = Math.min(options.sessionIdleTimeoutMs ?? DEFAULT_SESSION_IDLE_TIMEOUT_MS, 2 ** 31 - 1);
+  // Sessions being opened count against the limit too: initializes that arrive together cannot pass it.
+  let opening = 0;
+  let refusing = false;
+
+  const endSession = async (session: Session): Promise<void> => {
+    clearTimeout(session.idleTimer);
+    const id = session.transport.sessionId;
+    if (id !== undefined && sessions.get(id) === session) sessions.delete(id);
+    await session.transport.close();
+    await session.server.close();
+  };
+
+  /** Counts the request as in flight until its response closes; the idle clock of the session starts at zero. */
+  const track = (session: Session, response: ServerResponse): void => {
+    session.inFlight++;
+    clearTimeout(session.idleTimer);
+    session.idleTimer = undefined;
+    response.once("close", () => {
+      session.inFlight--;
+      const id = session.transport.sessionId;
+      if (session.inFlight > 0 || id === undefined || sessions.get(id) !== session) return;
+      session.idleTimer = setTimeout(() => {
+        endSession(session).catch((error: unknown) => log(`lllm: closing idle session ${id} failed: ${error instanceof Error ? error.message : String(error)}`));
+      }, idleTimeoutMs);
+      session.idleTimer.unref();
+    });
+  };
 
   const openSession = async (): Promise<Session> => {
     const server = options.newServer();
@@ -69,9 +120,10 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpService>
       onsessioninitialized: (id) => void sessions.set(id, session),
       onsessionclosed: (id) => void sessions.delete(id),
     });
-    const session: Session = { transport, server };
+    const session: Session = { transport, server, inFlight: 0 };
     const previous = server.onclose;
     server.onclose = () => {
+      clearTimeout(session.idleTimer);
       if (transport.sessionId) sessions.delete(transport.sessionId);
       previous?.();
     };
@@ -95,17 +147,35 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpService>
         if (body.status === 413) log(`lllm: ${body.message}; still serving`);
         return reply(response, body.status, body.message, body.code);
       }
-      if (known) return known.transport.handleRequest(request, response, body.value);
+      if (known) {
+        track(known, response);
+        return known.transport.handleRequest(request, response, body.value);
+      }
       if (typeof sessionId === "string") return reply(response, 404, `Session not found: ${sessionId}; start a new one with initialize`, -32001);
       if (!(Array.isArray(body.value) ? body.value.some((message) => isInitializeRequest(message)) : isInitializeRequest(body.value))) {
         return reply(response, 400, "Bad Request: no session; send initialize first, then the Mcp-Session-Id it returns");
       }
-      const session = await openSession();
-      return session.transport.handleRequest(request, response, body.value);
+      if (sessions.size + opening >= maxSessions) {
+        if (!refusing) log(`lllm: ${maxSessions} MCP sessions are open, the most kept (--max-sessions); new ones are refused (503) until one ends`);
+        refusing = true;
+        return reply(response, 503, `Service Unavailable: ${maxSessions} sessions are open, the most this server keeps; retry later, or end a session (DELETE) first`);
+      }
+      opening++;
+      try {
+        const session = await openSession();
+        track(session, response);
+        await session.transport.handleRequest(request, response, body.value);
+      } finally {
+        opening--;
+      }
+      // A session could be opened, so the server was below its limit: the next refusal is news again.
+      refusing = false;
+      return;
     }
     if (request.method === "GET" || request.method === "DELETE") {
       if (typeof sessionId !== "string") return reply(response, 400, "Bad Request: the Mcp-Session-Id header is missing");
       if (!known) return reply(response, 404, `Session not found: ${sessionId}`, -32001);
+      track(known, response);
       return known.transport.handleRequest(request, response);
     }
     response.setHeader("Allow", "GET, POST, DELETE");
@@ -139,10 +209,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpService>
       options.signal?.removeEventListener("abort", onAbort);
       const open = [...sessions.values()];
       sessions.clear();
-      await Promise.allSettled(open.map(async ({ transport, server }) => {
-        await transport.close();
-        await server.close();
-      }));
+      await Promise.allSettled(open.map(endSession));
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections();

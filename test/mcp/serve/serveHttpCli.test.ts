@@ -1,11 +1,12 @@
 import { request as httpRequest } from "node:http";
 import path from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema, CreateMessageRequestSchema, GetPromptResultSchema, ElicitRequestSchema, LoggingMessageNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMcpServeHttp, type ServingCli } from "../../helpers/mcpServeHttp.js";
 import { ROOT } from "../../helpers/paths.js";
+import { waitUntil } from "../../helpers/waitUntil.js";
 import { runCli } from "../../helpers/runCli.js";
 
 /** `lllm mcp serve DIR --http` as a user runs it, held to what an MCP client notices (the conformance fixture). */
@@ -186,11 +187,106 @@ describe("what a client gets from `lllm mcp serve --http`", () => {
   });
 });
 
+/** Ask `probe` again until it holds or `ms` pass (for conditions only a request can see); returns whether it held. */
+async function eventually(probe: () => Promise<boolean>, ms = 60_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await probe()) return true;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return probe();
+}
+
+describe("lllm mcp serve --http keeps a bounded number of sessions", () => {
+  it("refuses a session past --max-sessions with 503 and a JSON-RPC error the SDK client shows, and takes one again once a session ends", async () => {
+    const serving = await startMcpServeHttp(FIXTURE, { args: ["--max-sessions", "2"] });
+    const clients: Client[] = [];
+    try {
+      const first = new StreamableHTTPClientTransport(new URL(serving.url));
+      clients.push(new Client({ name: "first", version: "1" }));
+      await clients[0]!.connect(first);
+      clients.push(await connect(serving.url));
+      const third = new Client({ name: "third", version: "1" });
+      clients.push(third);
+      const refused = await third.connect(new StreamableHTTPClientTransport(new URL(serving.url))).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(StreamableHTTPError);
+      expect((refused as StreamableHTTPError).code).toBe(503);
+      const body = JSON.parse((refused as Error).message.replace(/^.*?Error POSTing to endpoint: /s, "")) as { error: { code: number; message: string } };
+      expect(body.error).toEqual({ code: -32000, message: "Service Unavailable: 2 sessions are open, the most this server keeps; retry later, or end a session (DELETE) first" });
+      const refusal = "lllm: 2 MCP sessions are open, the most kept (--max-sessions); new ones are refused (503) until one ends";
+      await waitUntil(() => serving.cli.stderr().includes(refusal));
+      expect(serving.cli.stderr()).toContain(refusal);
+      // The two open sessions still work.
+      expect(await clients[1]!.ping()).toEqual({});
+
+      await first.terminateSession();
+      await clients[0]!.close();
+      const again = await connect(serving.url);
+      clients.push(again);
+      expect(await again.callTool({ name: "test_simple_text", arguments: {} })).toEqual({ content: [{ type: "text", text: "This is a simple text response for testing." }] });
+    } finally {
+      await Promise.allSettled(clients.map((client) => client.close()));
+      serving.cli.killTree();
+    }
+  }, 120_000);
+
+  it("closes a session left idle for --idle-timeout, so a client that vanished holds no place", async () => {
+    const serving = await startMcpServeHttp(FIXTURE, { args: ["--max-sessions", "1", "--idle-timeout", "1"] });
+    try {
+      // A client that initializes, then goes away without DELETE (and without a stream open).
+      const vanished = await post(serving.url, INITIALIZE);
+      expect(vanished.status).toBe(200);
+      const sessionId = vanished.headers["mcp-session-id"] as string;
+      expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      // The one place is taken until the idle session is closed; asking for a new session does not touch it.
+      expect((await post(serving.url, INITIALIZE)).status).toBe(503);
+      let next: Awaited<ReturnType<typeof post>> | undefined;
+      expect(await eventually(async () => (next = await post(serving.url, INITIALIZE)).status === 200)).toBe(true);
+      const ping = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" });
+      expect((await post(serving.url, ping, { "mcp-session-id": sessionId })).status).toBe(404);
+      expect(next!.headers["mcp-session-id"]).toMatch(/^[0-9a-f-]{36}$/);
+      expect(next!.headers["mcp-session-id"]).not.toBe(sessionId);
+    } finally {
+      serving.cli.killTree();
+    }
+  }, 120_000);
+
+  it("keeps a session whose client holds a stream open, however long it stays quiet", async () => {
+    const serving = await startMcpServeHttp(FIXTURE, { args: ["--max-sessions", "1", "--idle-timeout", "1"] });
+    const client = new Client({ name: "quiet", version: "1" });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(serving.url)));
+      // While its GET stream is open, the one place stays taken: new sessions are refused. Wait for the refusal line
+      // a few times over the idle timeout (an event, not a clock), then check that the quiet client still works.
+      for (let attempt = 0; attempt < 3; attempt++) {
+        expect((await post(serving.url, INITIALIZE)).status).toBe(503);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+      expect(await client.ping()).toEqual({});
+    } finally {
+      await client.close();
+      serving.cli.killTree();
+    }
+  }, 120_000);
+});
+
 describe("lllm mcp serve --http: usage errors", () => {
   it("needs the token's variable to be set", async () => {
     const result = await runCli(["mcp", "serve", FIXTURE, "--http", "127.0.0.1:0", "--token-env", "NO_SUCH_VARIABLE_SET"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("the variable `NO_SUCH_VARIABLE_SET` is not set");
+  });
+
+  it("takes --max-sessions and --idle-timeout as whole numbers, with --http only", async () => {
+    const zero = await runCli(["mcp", "serve", FIXTURE, "--http", "127.0.0.1:0", "--max-sessions", "0"]);
+    expect(zero.code).toBe(2);
+    expect(zero.stderr).toContain("--max-sessions must be a whole number >= 1 (got `0`)");
+    const words = await runCli(["mcp", "serve", FIXTURE, "--http", "127.0.0.1:0", "--idle-timeout", "soon"]);
+    expect(words.code).toBe(2);
+    expect(words.stderr).toContain("--idle-timeout must be a whole number >= 1 (got `soon`)");
+    const stdio = await runCli(["mcp", "serve", FIXTURE, "--max-sessions", "5"]);
+    expect(stdio.code).toBe(2);
+    expect(stdio.stderr).toContain("--max-sessions applies to --http only");
   });
 
   it("refuses every interface without a token, and a malformed address", async () => {
