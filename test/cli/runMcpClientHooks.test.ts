@@ -49,30 +49,26 @@ describe("lllm run answers what MCP servers ask", () => {
     expect(toolMessage?.content).toContain("Teal.");
   });
 
-  it("progress of a tool call is shown on stderr; a question is declined without a terminal", async () => {
+  /** `args` (run or chat over the everything server) calls a tool that reports progress, then one that asks the user. */
+  async function progressThenQuestion(args: string[], input?: string): Promise<void> {
     server = await startMockOpenAIServer({
       script: [{ tool_calls: [{ name: "trigger-long-running-operation", arguments: { duration: 0.2, steps: 2 } }, { name: "trigger-elicitation-request", arguments: {} }] }, "Done."],
     });
-    const result = await runCli(["run", everythingTactic(), "--input", "Go"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    const result = await runCli(args, { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, ...(input !== undefined ? { input } : {}) });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("Done.\n");
     expect(result.stderr).toContain("lllm: everything.trigger-long-running-operation: 1/2\n");
     const posts = server.requests.filter((request) => request.method === "POST");
     const toolMessages = (posts[1]!.body.messages as Array<{ role: string; content: string }>).filter((message) => message.role === "tool").map((message) => message.content);
     expect(toolMessages[1]).toContain("declined");
+  }
+
+  it("progress of a tool call is shown on stderr; a question is declined without a terminal", async () => {
+    await progressThenQuestion(["run", everythingTactic(), "--input", "Go"]);
   });
 
   it("lllm chat shows a tool call's progress as run does, and declines a question (its prompt has the keyboard)", async () => {
-    server = await startMockOpenAIServer({
-      script: [{ tool_calls: [{ name: "trigger-long-running-operation", arguments: { duration: 0.2, steps: 2 } }, { name: "trigger-elicitation-request", arguments: {} }] }, "Done."],
-    });
-    const result = await runCli(["chat", everythingTactic(), "--no-log"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: "Go\n" });
-    expect(result.code).toBe(0);
-    expect(result.stdout).toBe("Done.\n");
-    expect(result.stderr).toContain("lllm: everything.trigger-long-running-operation: 1/2\n");
-    const posts = server.requests.filter((request) => request.method === "POST");
-    const toolMessages = (posts[1]!.body.messages as Array<{ role: string; content: string }>).filter((message) => message.role === "tool").map((message) => message.content);
-    expect(toolMessages[1]).toContain("declined");
+    await progressThenQuestion(["chat", everythingTactic(), "--no-log"], "Go\n");
   });
 
   it("a bearer token comes from the variable bearer_token_env names and appears in no output", async () => {
