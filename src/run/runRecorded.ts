@@ -90,14 +90,13 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
   /** `head` with the run's totals. */
   const withTotals = <T extends object>(head: T): T & RecordedRunTotals => {
     const stored = runLog?.tally.usage;
-    const run: T & RecordedRunTotals = Object.assign(head, {
+    return Object.assign(head, {
       usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, totalTokens: usage.totalTokens, llmCalls: usage.llmCalls, cachedPromptTokens: stored?.cachedPromptTokens ?? 0, reasoningTokens: stored?.reasoningTokens ?? 0 },
       cost: runLog?.tally.cost ?? null,
       ...(runLog?.recorder ? { runId: runLog.recorder.id } : {}),
       ...(budget ? { spend: budget.report() } : {}),
       ...(budget && hasLimits(budget.limits) ? { limits: budget.limits } : {}),
     });
-    return run;
   };
   /** Kept with the run's record (when there is one): where the spend went, and the limits it ran under. */
   const spendDetails = (): Record<string, unknown> => (budget && runLog?.recorder ? { spend: spendJson(budget.report(), budget.limits) } : {});
@@ -126,10 +125,15 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
       },
     });
     await runLog?.finish({ output: result.output, details: { ...programDetailsJson(result), ...spendDetails() } });
-    const run = withTotals({ ok: true as const, result, summary: "" });
-    // Made when read (`lllm run --verbose`), not for every batch item.
-    lazy(run, "summary", () => (runLog ? runLog.tally.summary(result.durationMs) : ""));
-    return run;
+    // The summary is made when read (`lllm run --verbose`), not for every batch item.
+    const finished = runLog;
+    return withTotals({
+      ok: true as const,
+      result,
+      get summary(): string {
+        return finished ? finished.tally.summary(result.durationMs) : "";
+      },
+    });
   } catch (caught) {
     const signal = runOptions.signal;
     const error = signal?.aborted ? (signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: caught })) : caught;
@@ -139,21 +143,4 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
   } finally {
     if (!runOptions.budget) budget?.close();
   }
-}
-
-/** Define `key` on `target` as a value computed on first read (enumerable, as a plain property is). */
-function lazy<T extends object, K extends keyof T>(target: T, key: K, compute: () => T[K]): void {
-  let value: T[K] | undefined;
-  let done = false;
-  Object.defineProperty(target, key, {
-    enumerable: true,
-    configurable: true,
-    get: () => {
-      if (!done) {
-        value = compute();
-        done = true;
-      }
-      return value as T[K];
-    },
-  });
 }

@@ -144,11 +144,12 @@ function environmentValues(prepared: PreparedTactic, env: NodeJS.ProcessEnv, bat
  * Within a batch the first item's redactor serves every item (the same environment, the same tactic).
  */
 function runRedactor(prepared: PreparedTactic, env: NodeJS.ProcessEnv, batchId: string | undefined): SecretRedactor {
-  const make = (): SecretRedactor => storeRedactor([...environmentValues(prepared, env, batchId), ...[...keyVariables(prepared)].map((name) => env[name])]);
+  const values = environmentValues(prepared, env, batchId);
+  const make = (): SecretRedactor => storeRedactor([...values, ...[...keyVariables(prepared)].map((name) => env[name])]);
   if (batchId === undefined) return make();
-  const memo = tacticMemo(prepared);
-  environmentValues(prepared, env, batchId); // (re)sets memo.batch for this batch and environment
-  return (memo.batch!.redactor ??= make());
+  // environmentValues has just kept this batch's values in the memo: its redactor goes beside them.
+  const batch = tacticMemo(prepared).batch!;
+  return (batch.redactor ??= make());
 }
 
 /**
