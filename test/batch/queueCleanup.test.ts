@@ -22,7 +22,8 @@ describeRedis("a queued batch leaves nothing in Redis", () => {
     expect((await batchKeys(client)).length).toBeGreaterThan(5);
     producer.child.kill("SIGKILL");
     await eventually(async () => (await batchKeys(client)).length === 0, { state: () => batchKeys(client) });
-    expect(worker.stderr()).toMatch(/removed batch \w+ from Redis: its `lllm batch` is gone/);
+    // The worker says so after the last key is gone: wait for its line to come through the pipe.
+    await eventually(() => /removed batch \w+ from Redis: its `lllm batch` is gone/.test(worker.stderr()), { state: () => worker.stderr() });
     worker.child.kill("SIGINT");
     expect(await worker.exited).toBe(130);
   }, 120_000);
