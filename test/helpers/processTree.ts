@@ -41,7 +41,10 @@ export interface RunningCli {
   pid: number;
   stdout(): string;
   stderr(): string;
-  /** Resolves with the exit code (or the signal that killed it), or "still running" after `ms`. */
+  /**
+   * Resolves with the exit code (or the signal that killed it), or "still running" after `ms`. Once it resolves with
+   * a code, `stdout()` and `stderr()` hold all the CLI wrote (see `drained`).
+   */
   exit(ms?: number): Promise<number | NodeJS.Signals | "still running">;
   /**
    * Resolves once the CLI's stdout has ended (all it wrote has been read), or "still open" after `ms`: on a busy
@@ -63,13 +66,16 @@ export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.P
   // "exit", not "close": a process that outlives the CLI and holds its stdout must not hide the CLI's own exit.
   const exited = new Promise<number | NodeJS.Signals>((resolve) => child.once("exit", (code, signal) => resolve(code ?? signal ?? -1)));
   const ended = new Promise<"ended">((resolve) => child.stdout.once("close", () => resolve("ended")));
+  const bothClosed = Promise.all([ended, new Promise<void>((resolve) => child.stderr.once("close", () => resolve()))]);
   return {
     pid: child.pid!,
     stdout: () => stdout,
     stderr: () => stderr,
-    exit: (ms = 15_000) => {
+    exit: async (ms = 15_000) => {
       let timer: NodeJS.Timeout | undefined;
-      return Promise.race([exited, new Promise<"still running">((resolve) => (timer = setTimeout(() => resolve("still running"), ms)))]).finally(() => clearTimeout(timer));
+      const code = await Promise.race([exited, new Promise<"still running">((resolve) => (timer = setTimeout(() => resolve("still running"), ms)))]).finally(() => clearTimeout(timer));
+      if (code !== "still running") await drained(bothClosed);
+      return code;
     },
     stdoutEnded: (ms = 15_000) => {
       let timer: NodeJS.Timeout | undefined;
@@ -85,6 +91,17 @@ export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.P
       }
     },
   };
+}
+
+/**
+ * After a child's "exit" event, what it wrote last may still be in its pipes (the event can come first on a busy
+ * machine): wait until both pipes have closed or, when a process it left behind holds them open, a moment; then
+ * let the loop turn twice, so that its poll phase reads what is already in the pipes.
+ */
+async function drained(closed: Promise<unknown>): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([closed, new Promise((resolve) => (timer = setTimeout(resolve, 2000)))]).finally(() => clearTimeout(timer));
+  for (let turn = 0; turn < 2; turn += 1) await new Promise((resolve) => setImmediate(resolve));
 }
 
 /**

@@ -25,7 +25,11 @@ export function emptyHome(): string {
   return tempDir("lllm-home-");
 }
 
-/** Run the built CLI as a user would, with a clean environment: no colour, no keys, an empty LLLM_HOME. */
+/**
+ * Run the built CLI as a user would, with a clean environment: no colour, no keys, an empty LLLM_HOME. A CLI still
+ * running after `timeoutMs` (default a minute: a run with a sandbox or MCP servers takes seconds on an idle machine,
+ * far longer on a busy one) is killed, and its result has code null.
+ */
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...options.env };
@@ -34,7 +38,7 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 20_000);
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 60_000);
     child.on("error", reject);
     child.on("close", (code) => {
       clearTimeout(timer);
