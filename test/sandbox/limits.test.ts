@@ -8,13 +8,14 @@ afterAll(() => closeAllKernels());
 
 describe.skipIf(backends.length === 0).each(backends)("limits under %s", (backend) => {
   it("a cell stopped by its time limit takes every process in the sandbox with it; the namespace survives", async () => {
-    const kernel = await PythonKernel.start({ isolation: { backend }, timeout: 1 });
+    // Only the cell under test has the short limit: the others may take as long as a busy machine needs.
+    const kernel = await PythonKernel.start({ isolation: { backend } });
     await kernel.run("kept = 42");
-    const result = await kernel.execute('import subprocess, time\nsubprocess.Popen(["sleep", "100"])\ntime.sleep(30)');
+    const result = await kernel.execute('import subprocess, time\nsubprocess.Popen(["sleep", "100"])\ntime.sleep(30)', { timeout: 1 });
     expect(result.error?.type).toBe("TimeoutError");
     expect(await kernel.run('import os\nprint(kept, [p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid()) and open(f"/proc/{p}/cmdline", "rb").read().startswith(b"sleep")])')).toBe("42 []\n");
     await kernel.close();
-  });
+  }, 120_000);
 
   it("workspaceMb makes /workspace a private folder of that size", async () => {
     const kernel = await PythonKernel.start({ isolation: { backend, workspaceMb: 2 } });
