@@ -1,14 +1,22 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { progressLine } from "../../src/batch/BatchProgress.js";
 import type { BatchStats } from "../../src/batch/runBatch.js";
 import { formatCost } from "../../src/store/RunTally.js";
 
 const stats = (cost: number): BatchStats => ({ ok: 120, failed: 3, skipped: 0, skippedFailed: 0, inFlight: 16, cancelled: 0, promptTokens: 40_000, completionTokens: 5_000, cost, costUnknown: 0, duplicates: 0, duplicateIds: [], startedAt: Date.now() - 10_000, pulling: false });
 
+// The rate and the ETA come from the clock: stopped, so that a busy machine's pause between two lines cannot change them.
+beforeEach(() => {
+  vi.useFakeTimers({ toFake: ["Date"] });
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
 describe("the batch progress line", () => {
   it("without a total (a dataset read from a pipe) shows the counts, no total and no ETA", () => {
-    expect(progressLine(stats(0.012), undefined)).toMatch(/^lllm batch: 123 done \(3 failed\), 16 running, 12\.\d items\/s, 45,000 tokens, \$0\.012$/);
-    expect(progressLine(stats(0.012), 500)).toMatch(/^lllm batch: 123\/500 done \(3 failed\), 16 running, 12\.\d items\/s, ETA \d+ s, 45,000 tokens, \$0\.012$/);
+    expect(progressLine(stats(0.012), undefined)).toMatch(/^lllm batch: 123 done \(3 failed\), 16 running, 12\.3 items\/s, 45,000 tokens, \$0\.012$/);
+    expect(progressLine(stats(0.012), 500)).toMatch(/^lllm batch: 123\/500 done \(3 failed\), 16 running, 12\.3 items\/s, ETA 31 s, 45,000 tokens, \$0\.012$/);
   });
 
   it("too wide for the terminal, leaves parts out whole: never a bare `$` or half a number", () => {

@@ -76,6 +76,14 @@ export function readResults(file: string): ResultLine[] {
   return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as ResultLine);
 }
 
+/**
+ * How many whole lines a results file has so far: for polling while a batch writes it (a reader can meet the last
+ * line half written, which `readResults` rightly reports as torn).
+ */
+export function wholeLines(file: string): number {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").length - 1 : 0;
+}
+
 export function parseLines(text: string): ResultLine[] {
   return text.split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as ResultLine);
 }

@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { readResults, until } from "./batchTestHelpers.js";
-import { copyPackage, describeRedis, eventually, expectedIds, itemsFile, kitSetup, okIds, QUICK, startBatch, startRedis, startWorker, trackQueueTests } from "./queueTestHelpers.js";
+import { copyPackage, describeRedis, eventually, expectedIds, itemsFile, kitSetup, okIds, QUICK, SHORT_LOCK, startBatch, startRedis, startWorker, trackQueueTests } from "./queueTestHelpers.js";
 
 trackQueueTests();
 
@@ -17,7 +17,7 @@ describeRedis("lllm batch --queue with lllm worker", () => {
   it("two workers, one killed with SIGKILL mid-run: every item appears exactly once, and Redis is left empty", async () => {
     const redis = await startRedis();
     const setup = await kitSetup({ delayMs: 600 });
-    const env = { ...setup.env, ...QUICK };
+    const env = { ...setup.env, ...QUICK, ...SHORT_LOCK };
     const out = path.join(setup.dir, "out.jsonl");
     const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 60), "--lines", "--out", out, "--queue", redis.url, "--no-log"], env);
     const doomed = startWorker(redis.url, env, { packages: [setup.kit] });

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { freePort } from "../helpers/freePort.js";
-import { readResults } from "./batchTestHelpers.js";
+import { readResults, wholeLines } from "./batchTestHelpers.js";
 import { describeRedis, eventually, itemsFile, kitSetup, QUICK, startBatch, startRedis, startWorker, trackQueueTests } from "./queueTestHelpers.js";
 
 trackQueueTests();
@@ -50,7 +50,7 @@ describeRedis("Redis unreachable, lost, or refusing the password", () => {
     const out = path.join(setup.dir, "out.jsonl");
     const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 60), "--lines", "--out", out, "--queue", redis.url, "--concurrency", "8", "--no-log"], env);
     const worker = startWorker(redis.url, env, { packages: [setup.kit], concurrency: 2 });
-    await eventually(() => readResults(out).length >= 5);
+    await eventually(() => wholeLines(out) >= 5);
     await redis.stop();
     expect(await producer.exited).toBe(1);
     expect(producer.stderr()).toContain(`lost Redis at ${redis.url}`);

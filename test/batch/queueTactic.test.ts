@@ -24,7 +24,8 @@ describeRedis("a queued batch names its tactic so that workers elsewhere find th
     expect(stderr).toContain("this worker has no package `kit` (the batch runs `kit.tactics:echo`)");
     expect(stderr).toContain(`Start the worker with a copy of \`kit\` (${setup.kit} on the machine that runs \`lllm batch\`): lllm worker --queue URL -p DIR`);
     expect(stderr).toMatch(/lllm batch: 0 ok, 0 failed, \d+ cancelled/);
-    expect(worker.stderr()).toContain("refused: this worker has no package `kit`");
+    // The worker's line comes through its own pipe, which the batch's exit does not wait for.
+    await eventually(() => worker.stderr().includes("refused: this worker has no package `kit`"), { state: () => worker.stderr() });
     expect(setup.answered()).toBe(0);
     // The failed batch removed its keys; only the live worker's heartbeat is left.
     const client = redis.client();

@@ -10,7 +10,7 @@ import { RunSpool } from "../../src/store/RunSpool.js";
 import { RunStore } from "../../src/store/RunStore.js";
 import { RunTally } from "../../src/store/RunTally.js";
 import { redactorOf } from "../../src/util/redact.js";
-import { echoSetup, readResults, spawnBatch } from "../batch/batchTestHelpers.js";
+import { echoSetup, readResults, spawnBatch, wholeLines } from "../batch/batchTestHelpers.js";
 import { BIN, ROOT } from "../helpers/runCli.js";
 import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
 import { waitUntil } from "../helpers/waitUntil.js";
@@ -129,7 +129,7 @@ describe("recording never loads SQLite", { timeout: 180_000 }, () => {
     writeFileSync(inputs, Array.from({ length: 200 }, (_, index) => `item ${index}`).join("\n"));
     const out = path.join(setup.dir, "out.jsonl");
     const batch = spawnBatch([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "4", "--quiet"], setup.env);
-    expect(await waitUntil(() => readResults(out).length >= 20, 60_000)).toBe(true);
+    expect(await waitUntil(() => wholeLines(out) >= 20, 60_000)).toBe(true);
     batch.child.kill("SIGKILL");
     await batch.done;
     const written = readResults(out);
