@@ -199,9 +199,9 @@ describe("OpenAIChatModel over HTTP", () => {
   });
 
   it("stops during the wait between retries when the signal aborts", async () => {
-    const { model, server } = await modelOnMock({ failures: [{ status: 429, retryAfter: 30 }], script: ["too late"] });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(new Error("user pressed Ctrl-C")), 100);
+    // Abort once the 429 came back and the 30 s wait began (an event, not a timer: the first request may take longer).
+    const { model, server } = await modelOnMock({ failures: [{ status: 429, retryAfter: 30 }], script: ["too late"] }, { onRetry: () => setImmediate(() => controller.abort(new Error("user pressed Ctrl-C"))) });
     await expect(model.generate({ ...ASK, signal: controller.signal })).rejects.toThrow("user pressed Ctrl-C");
     expect(server.requests).toHaveLength(1);
   });
