@@ -133,7 +133,8 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+    // "close": the exit code, and all the CLI wrote (on a busy machine its last lines can come after "exit").
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
     try {
       child.stdin.write("sleep\n");
       const pidFile = path.join(tools, "sleeper.pid");

@@ -1,9 +1,12 @@
 import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import Module from "node:module";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { EXAMPLE, runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+// The CLI is spawned several times: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 // On Node before 22.1 (no compile cache of its own) the CLI keeps V8's compiled code of its one-file
 // dependencies in $LLLM_HOME/cache/v8. What a user must see: the same results, whatever state that folder is in.

@@ -1,9 +1,12 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ROOT, emptyHome } from "../helpers/runCli.js";
 import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
+
+// npm install -g, then the installed CLI (each allowed a minute): on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 /** Using lllm as a user outside the clone would, following the README. */
 afterEach(() => removeTempDirs());

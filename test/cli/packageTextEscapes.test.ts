@@ -1,6 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { BIN, runCli } from "../helpers/runCli.js";
 import { tempTree } from "../helpers/tempTree.js";
+
+// Each case spawns the CLI, some with an MCP server: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 // Issue 19 item 20: text from a package or an MCP server (tool names and descriptions, results, errors, proxy docs)
 // reached the terminal with its raw escapes: a description could set the window title, clear the screen, recolour

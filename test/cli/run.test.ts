@@ -1,9 +1,13 @@
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn, type InjectedFailure } from "../../src/testing/index.js";
 import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
 import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+// Each case spawns the CLI (or loads its commands in-process the first time), some with a sandboxed program:
+// on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 const fixtures = path.join(ROOT, "test/fixtures/run");
 let server: MockOpenAIServer | undefined;

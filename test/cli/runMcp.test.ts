@@ -1,9 +1,12 @@
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
 import { orphanedProcesses } from "../helpers/processTree.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+// Each case spawns the CLI and MCP servers: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {

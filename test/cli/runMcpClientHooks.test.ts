@@ -1,13 +1,16 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { PassThrough } from "node:stream";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { EVERYTHING } from "../mcp/helpers.js";
 import { runCli } from "../helpers/runCli.js";
 import { mcpClientHooks } from "../../src/cli/mcpClientHooks.js";
 import { startHttpFixture } from "../mcp/fixtures/httpServer.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+// Each case spawns the CLI and MCP servers: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {

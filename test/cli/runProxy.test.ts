@@ -1,10 +1,13 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+// Each case spawns the CLI, most with a Python kernel: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 let model: MockOpenAIServer | undefined;
 let api: Server | undefined;

@@ -1,7 +1,10 @@
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
 import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
+
+// Each case spawns the CLI, some several times: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {

@@ -1,10 +1,14 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { FIXTURE } from "../mcp/helpers.js";
 import { commandName, isRunning, processTree, startCli, waitUntil, type RunningCli } from "../helpers/processTree.js";
 import { ROOT } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+// Each case starts the CLI, most of them with a sandboxed kernel or MCP servers, before the signal: on a busy
+// machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 // lllm must exit within seconds of finishing, of Ctrl-C or of SIGTERM, whatever its children do, and leave no
 // process and no kernel folder behind. Each test waits on the CLI's exit event with a generous bound (15 s): a
@@ -47,13 +51,16 @@ function nodeFixture(...flags: string[]): { command: string; args: string[] } {
   return { command: process.execPath, args: [FIXTURE, ...flags] };
 }
 
-/** The processes below the CLI, once `ready` holds for them; remembered for clean-up. */
+/**
+ * The processes below the CLI, once `ready` holds for them (the CLI starts, and then a kernel or a server: on a busy
+ * machine that takes far longer than the bounds on its exit); remembered for clean-up.
+ */
 async function descendantsWhen(ready: (pids: number[]) => boolean): Promise<number[]> {
   let pids: number[] = [];
   const ok = await waitUntil(() => {
     pids = processTree(cli!.pid).slice(1);
     return ready(pids);
-  });
+  }, 60_000);
   seen.push(...pids);
   expect(ok, `processes below the CLI: ${pids.map((pid) => `${pid} ${commandName(pid)}`).join(", ")}\nstderr: ${cli!.stderr()}`).toBe(true);
   return pids;
@@ -75,7 +82,7 @@ describe("an MCP server whose child inherits its stdio", () => {
   ])("does not keep lllm alive after the answer (%s)", async (_name, server) => {
     const pidsFile = path.join(dir, "pids");
     cli = startCli(mcpTactic([{ tool_calls: [{ name: "count", arguments: {} }] }, "Done."], server(pidsFile)));
-    await waitUntil(() => existsSync(pidsFile) && readFileSync(pidsFile, "utf8").includes(" "));
+    expect(await waitUntil(() => existsSync(pidsFile) && readFileSync(pidsFile, "utf8").includes(" "), 60_000), cli.stderr()).toBe(true);
     const pids = readFileSync(pidsFile, "utf8").split(" ").map(Number);
     seen.push(...pids);
     expect(await cli.exit()).toBe(0);
@@ -105,7 +112,7 @@ describe("signals during an MCP call", () => {
   ] as const)("%s stops the run, exits %i, and kills a server that ignores SIGTERM and its child", async (signal, code) => {
     const mark = path.join(dir, "calling");
     cli = startCli(mcpTactic([{ tool_calls: [{ name: "hang", arguments: { mark } }] }, "never"], nodeFixture("--ignore-sigterm", "--spawn-child")), { env: { TMPDIR: dir } });
-    expect(await waitUntil(() => existsSync(mark))).toBe(true);
+    expect(await waitUntil(() => existsSync(mark), 60_000), cli.stderr()).toBe(true);
     const pids = await descendantsWhen(hasSleep);
     process.kill(cli.pid, signal);
     expect(await cli.exit()).toBe(code);

@@ -1,9 +1,12 @@
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
 import { runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+// Each case spawns the CLI, some several times: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 /**
  * What a package's own tool code does to the CLI, end to end through the built `lllm`: a tool that never
