@@ -231,7 +231,9 @@ describe("lllm mcp serve --http keeps a bounded number of sessions", () => {
   }, 120_000);
 
   it("closes a session left idle for --idle-timeout, so a client that vanished holds no place", async () => {
-    const serving = await startMcpServeHttp(FIXTURE, { args: ["--max-sessions", "1", "--idle-timeout", "1"] });
+    // 5 s, not 1: the refusal below must come before the idle session is closed, and on a busy machine a second can
+    // pass between two requests.
+    const serving = await startMcpServeHttp(FIXTURE, { args: ["--max-sessions", "1", "--idle-timeout", "5"] });
     try {
       // A client that initializes, then goes away without DELETE (and without a stream open).
       const vanished = await post(serving.url, INITIALIZE);
