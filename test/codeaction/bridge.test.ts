@@ -1,10 +1,13 @@
 import { existsSync, readFileSync } from "node:fs";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { approveAll } from "../../src/codeaction/index.js";
 import { McpToolError } from "../../src/mcp/index.js";
 import { closeAllKernels } from "../../src/sandbox/index.js";
 import { tool } from "../../src/tools/index.js";
 import { program, tempStore } from "./helpers.js";
+
+// Each case runs sandboxed programs: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 afterAll(async () => {
   await closeAllKernels();

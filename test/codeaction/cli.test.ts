@@ -1,12 +1,15 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { BUDGET_REPAIR_PROMPT, CANNOT_FINISH } from "../../src/codeaction/index.js";
 import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
 import { employees } from "../fixtures/codeaction/employees/data/directory.js";
 import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
 import { orphanedProcesses } from "../helpers/processTree.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+// Each case spawns the CLI, which runs one or more sandboxed programs: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 const fixtures = path.join(ROOT, "test/fixtures/codeaction");
 let server: MockOpenAIServer | undefined;

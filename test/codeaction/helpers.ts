@@ -17,12 +17,15 @@ export function tempStore(): ArtifactStore {
   return new ArtifactStore(path.join(tempDir("lllm-artifacts-"), "artifacts"));
 }
 
-/** Run one program over `tools` as code-action would, with small limits. */
+/**
+ * Run one program over `tools` as code-action would, with a small cap on tool calls and a time limit far above what
+ * a busy machine needs (a fork or memory bomb, a gVisor start, take many seconds there).
+ */
 export function program(code: string, tools: FunctionTool[], options: { maxToolCalls?: number; execTimeout?: number; backend?: ResolvedBackend; approval?: ApprovalPolicy; artifacts?: ArtifactStore } = {}): Promise<ProgramOutcome> {
   return runProgram(code, {
     tools,
     maxToolCalls: options.maxToolCalls ?? 20,
-    execTimeout: options.execTimeout ?? 20,
+    execTimeout: options.execTimeout ?? 120,
     isolation: { backend: options.backend ?? FAST, workspaceMb: 64 },
     maxOutputChars: 100_000,
     approval: options.approval ?? approveNone,

@@ -1,10 +1,13 @@
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { notebookParser } from "../../src/tactics/notebookParser.js";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { emptyHome, ROOT, runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+// Each case spawns the CLI, which runs a kernel: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {

@@ -24,7 +24,7 @@ function setup(turns: string[], options: { maxRepairs?: number; maxToolCalls?: n
     tools,
     task: "Count to three.",
     promptArgs: { who: "the tests" },
-    settings: { execTimeout: 20, maxRepairs: options.maxRepairs ?? 1, maxToolCalls: options.maxToolCalls ?? 10 },
+    settings: { execTimeout: 120, maxRepairs: options.maxRepairs ?? 1, maxToolCalls: options.maxToolCalls ?? 10 },
     isolation: { backend: FAST },
     maxOutputChars: 10_000,
     artifacts: tempStore(),

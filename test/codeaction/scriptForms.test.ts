@@ -1,7 +1,10 @@
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { closeAllKernels } from "../../src/sandbox/index.js";
 import { tool } from "../../src/tools/index.js";
 import { program, tempStore } from "./helpers.js";
+
+// Each case runs sandboxed programs: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 // Seed 001's script API beside seed 002's: a model that follows either seed's examples must not fail.
 afterAll(async () => {

@@ -7,6 +7,10 @@ import { startCanaryServer, type CanaryServer } from "../helpers/canaryServer.js
 import { tempDir } from "../helpers/tempTree.js";
 import { BACKENDS, program } from "./helpers.js";
 
+// Each case runs programs in a sandbox (a fork bomb, a memory bomb; gVisor starts slowly): on a busy machine more
+// than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
+
 // Attacks from inside a code-action program, under every isolating backend this machine has. Each must fail,
 // and the host (this process) must go on running programs.
 const SECRET = "sk-codeaction-secret-9b2e";

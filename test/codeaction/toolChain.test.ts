@@ -1,8 +1,11 @@
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { employees } from "../fixtures/codeaction/employees/data/directory.js";
 import { emptyHome, ROOT, runCli } from "../helpers/runCli.js";
+
+// Each case spawns the CLI, which runs a sandboxed script: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {

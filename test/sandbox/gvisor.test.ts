@@ -25,7 +25,8 @@ describe("detectGvisor", () => {
   });
 });
 
-describe.skipIf(!gvisor.available)("PythonKernel under gVisor", () => {
+// A gVisor kernel starts in seconds, and a fork bomb in it takes many more, on a busy machine: generous limits.
+describe.skipIf(!gvisor.available)("PythonKernel under gVisor", { timeout: 180_000 }, () => {
   let kernel: PythonKernel;
   let canary: CanaryServer;
   let port = 0;
@@ -35,8 +36,8 @@ describe.skipIf(!gvisor.available)("PythonKernel under gVisor", () => {
     vi.stubEnv("SECRET_TEST_KEY", SECRET);
     canary = await startCanaryServer();
     port = canary.port;
-    kernel = await PythonKernel.start({ isolation: { backend: "gvisor" }, timeout: 20 });
-  });
+    kernel = await PythonKernel.start({ isolation: { backend: "gvisor" }, timeout: 120 });
+  }, 120_000);
 
   afterAll(async () => {
     vi.unstubAllEnvs();

@@ -22,7 +22,8 @@ describe("detectIsolation", () => {
   });
 });
 
-describe.skipIf(support.backend !== "bwrap")("PythonKernel under bubblewrap", () => {
+// A fork bomb, a memory bomb, new kernels: many seconds each on a busy machine, hence the generous limits.
+describe.skipIf(support.backend !== "bwrap")("PythonKernel under bubblewrap", { timeout: 120_000 }, () => {
   let kernel: PythonKernel;
   let canary: CanaryServer;
   let port = 0;
@@ -32,7 +33,7 @@ describe.skipIf(support.backend !== "bwrap")("PythonKernel under bubblewrap", ()
     vi.stubEnv("SECRET_TEST_KEY", SECRET);
     canary = await startCanaryServer();
     port = canary.port;
-    kernel = await PythonKernel.start({ isolation: { backend: "bwrap" }, timeout: 20 });
+    kernel = await PythonKernel.start({ isolation: { backend: "bwrap" }, timeout: 120 });
   });
 
   afterAll(async () => {
