@@ -157,9 +157,10 @@ describe("script checks", { timeout: 120_000 }, () => {
 
   it("a script that hangs is killed with what it started; a missing program is named", async () => {
     const pidFile = path.join(folder, "sleeper.pid");
-    const hangs = await check("script", `sh -c 'sleep 60 & echo $! > ${pidFile}; wait'`, { timeoutMs: 1500 });
+    // 5 s: long enough for the shell to start its child and write the pid on a busy machine, before the kill.
+    const hangs = await check("script", `sh -c 'sleep 60 & echo $! > ${pidFile}; wait'`, { timeoutMs: 5000 });
     expect(hangs).toMatchObject({ pass: false, broken: true });
-    expect(hangs.reason).toContain("did not finish within 1.5 s and was killed");
+    expect(hangs.reason).toContain("did not finish within 5 s and was killed");
     const sleeper = Number(readFileSync(pidFile, "utf8"));
     expect(sleeper).toBeGreaterThan(0);
     expect(await waitUntil(() => !isRunning(sleeper))).toBe(true);

@@ -94,10 +94,11 @@ describe("a model_name list is a fallback chain", () => {
   it("a model that does not answer within the timeout, or a 429 past the retries, falls back too", async () => {
     openai = await startMockOpenAIServer({ script: ["never"], failures: Array.from({ length: 5 }, () => ({ delayMs: 60_000 })) });
     anthropic = await startMockAnthropicServer({ script: ["From Claude."] });
-    const result = await cli(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--timeout", "1", "--json", "--no-stream"], { env: env() });
+    // --timeout holds for the fallback's call too: 5 s, so that its answer is in time on a busy machine.
+    const result = await cli(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--timeout", "5", "--json", "--no-stream"], { env: env() });
     expect(result.code).toBe(0);
     expect((JSON.parse(result.stdout) as { output: string; model_calls: Array<{ model: string }> }).model_calls.map((call) => call.model)).toEqual(["anthropic/claude-test"]);
-    expect(result.stderr).toMatch(/^lllm: warning: anthropic\/claude-test answers instead of gpt-test from now on \(gpt-test: no answer from .* within 1 s\)\n$/);
+    expect(result.stderr).toMatch(/^lllm: warning: anthropic\/claude-test answers instead of gpt-test from now on \(gpt-test: no answer from .* within 5 s\)\n$/);
     await Promise.all([openai.close(), anthropic.close()]);
 
     // A 429 that the retries did not mend: the next model answers.
