@@ -63,7 +63,7 @@ function runScenario(node: string, scenario: string, options: { command?: string
   const out = tempDir("lllm-conformance-");
   const home = options.home ?? tempDir("lllm-conformance-home-");
   return new Promise((resolve, reject) => {
-    const child = spawn(node, [SUITE, "client", "--command", options.command ?? `${node} ${CLIENT}`, "--scenario", scenario, "--timeout", "60000", "-o", out], {
+    const child = spawn(node, [SUITE, "client", "--command", options.command ?? `${node} ${CLIENT}`, "--scenario", scenario, "--timeout", "180000", "-o", out], {
       cwd: ROOT,
       // The client finds Node 22 first on PATH too; its OAuth state goes to a home of its own.
       env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ""}`, LLLM_HOME: home, ...options.env },
@@ -117,7 +117,8 @@ describe.skipIf(missing)("MCP conformance suite, client scenarios (lllm as a cli
     expect([...scenarios].sort()).toEqual([...EXPECTED_TO_PASS, ...Object.keys(NOT_APPLICABLE)].sort());
   }, 60_000);
 
-  // Concurrently (vitest's maxConcurrency bounds it): each scenario is mostly waiting on local HTTP round trips.
+  // Concurrently (vitest's maxConcurrency bounds it): each scenario is mostly waiting on local HTTP round trips. Five
+  // at once, each with two Node processes, took 36 s a scenario on a loaded machine: the client gets 180 s, the test 300.
   it.concurrent.each(EXPECTED_TO_PASS)("%s passes", async (scenario) => {
     const { output, checks } = await runScenario(NODE22!, scenario);
     // The suite's own log is long; the client's stderr is at its end when something failed.
@@ -125,7 +126,7 @@ describe.skipIf(missing)("MCP conformance suite, client scenarios (lllm as a cli
     expect(checks.length, tail).toBeGreaterThan(0);
     const failures = checks.filter(isRealFailure).map((check) => `${check.name}: ${check.errorMessage ?? check.status}`);
     expect(failures, tail).toEqual([]);
-  }, 120_000);
+  }, 300_000);
 });
 
 describe.skipIf(missing)("`lllm mcp tools` against an OAuth-protected server (the suite's auth/metadata-default)", () => {
@@ -152,12 +153,12 @@ describe.skipIf(missing)("`lllm mcp tools` against an OAuth-protected server (th
     const token = stored.tokens?.access_token;
     expect(typeof token === "string" && token.length > 0).toBe(true);
     expect(clientOutput).not.toContain(token!);
-  }, 120_000);
+  }, 300_000);
 
   it("without a terminal or $BROWSER, says the server needs a sign-in and how to do it", async () => {
     const { clientOutput } = await runScenario(NODE22!, "auth/metadata-default", { command: `${NODE22} ${BIN} mcp tools`, env: { BROWSER: "" } });
     expect(clientOutput).toContain("needs a sign-in (OAuth), and there is no terminal to sign in from");
     expect(clientOutput).toContain("lllm mcp tools <url>");
     expect(clientOutput).not.toContain("Open this URL");
-  }, 120_000);
+  }, 300_000);
 });

@@ -122,7 +122,8 @@ describe("mcpServeCommand", () => {
   });
 
   it("runs as a stdio server process that lllm's own client uses", async () => {
-    const connections = new McpConnections();
+    // The server compiles lllm's sources through jiti as it starts: 24 s on a loaded machine, near the default 30 s.
+    const connections = new McpConnections({ startTimeoutMs: 180_000 });
     try {
       const tools = await connections.get({ name: "weather", command: process.execPath, args: [JITI, fileURLToPath(new URL("./fixtures/serveRunner.ts", import.meta.url)), WEATHER] });
       expect(tools.map((tool) => tool.name)).toEqual(["divide", "draw", "forecast", "get_weather", "to_fahrenheit", "weather_brief", "web_search", "analyst", "briefing", "desk", "weather"]);
@@ -135,7 +136,7 @@ describe("mcpServeCommand", () => {
     } finally {
       await connections.closeAll();
     }
-  });
+  }, 240_000);
 
   it("is served by `lllm mcp serve`, and lllm's own client uses it", async () => {
     const connections = new McpConnections();

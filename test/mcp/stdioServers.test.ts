@@ -182,7 +182,8 @@ describe("server-filesystem over stdio", () => {
   });
 });
 
-describe("closing", () => {
+// The orphan cases start a runner through jiti, which compiles lllm's sources first: seconds on a busy machine.
+describe("closing", { timeout: 120_000 }, () => {
   it("leaves no server process behind after closeAll", async () => {
     const connections = new McpConnections();
     await connections.get(nodeServer("everything", EVERYTHING));
