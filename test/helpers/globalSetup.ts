@@ -11,7 +11,9 @@ import path from "node:path";
 let root: string | undefined;
 
 export function setup(): void {
-  root = mkdtempSync(path.join(tmpdir(), "lllm-test-"));
+  removeRootsOfEndedRuns();
+  // The folder names the run's process, so that a later run can tell that a run killed before its teardown is over.
+  root = mkdtempSync(path.join(tmpdir(), `lllm-test-${process.pid}-`));
   process.env.TMPDIR = root;
   // A backstop: library code run in the workers, and any child that inherits their environment, uses an LLLM_HOME
   // in that folder, never the developer's ~/.lllm. CLI spawns still get an empty home of their own (emptyHome).
@@ -25,5 +27,30 @@ export function teardown(): void {
   rmSync(root, { recursive: true, force: true });
   if (leftovers.length > 0) {
     throw new Error(`lllm left ${leftovers.length} kernel folder(s) in the temp dir: ${leftovers.slice(0, 5).join(", ")}`);
+  }
+}
+
+/**
+ * The folders of earlier runs whose process is gone: a run killed (Ctrl-C twice, a CI time limit) never reaches its
+ * teardown. A folder of a run still going (another `npm test` beside this one) is left alone.
+ */
+function removeRootsOfEndedRuns(): void {
+  for (const name of readdirSync(tmpdir())) {
+    const pid = Number(/^lllm-test-(\d+)-/.exec(name)?.[1]);
+    if (!pid || pid === process.pid || running(pid)) continue;
+    try {
+      rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
+    } catch {
+      // what cannot be removed (a folder a test made read-only, as another user) is not worth failing this run for
+    }
+  }
+}
+
+function running(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"; // someone else's process: not ours to judge
   }
 }
