@@ -1,8 +1,10 @@
 import { createHash } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SandboxError, ToolError } from "../../src/errors.js";
 import { BridgeError, closeAllKernels, PythonKernel, type PythonKernelOptions } from "../../src/sandbox/index.js";
+import { tempDir } from "../helpers/tempTree.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 
 // Semantics of the interpreter (seed 000, Step 13) in a plain child process; isolation.test.ts covers bubblewrap.
@@ -269,8 +271,12 @@ describe("PythonKernel lifecycle", () => {
 
   it("notices a kernel that died between cells and says so in the next cell", async () => {
     const kernel = await start();
-    await kernel.run("import os, threading, time\nthreading.Thread(target=lambda: (time.sleep(0.2), os._exit(1))).start()");
+    // The kernel ends itself once the cell is over and the test says so (a file appears), not after a delay: on a busy
+    // machine the cell's own result could come later than a delay, and the death would be this cell's.
+    const signal = path.join(tempDir("lllm-kernel-exit-"), "now");
+    await kernel.run(`import os, threading, time\ndef end():\n    while not os.path.exists(${JSON.stringify(signal)}):\n        time.sleep(0.01)\n    os._exit(1)\nthreading.Thread(target=end).start()`);
     const pid = kernel.pid!;
+    writeFileSync(signal, "");
     expect(await waitUntil(() => !isAlive(pid))).toBe(true);
     // The host has handled the exit (it forgets the process) before the next cell: no timer guesses when.
     expect(await waitUntil(() => kernel.pid === undefined)).toBe(true);
