@@ -1,9 +1,12 @@
 import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it, vi } from "vitest";
 import { runCli } from "../helpers/runCli.js";
 import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir } from "../helpers/tempTree.js";
+
+// Some cases spawn the CLI on large files: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 // Small hostile or broken config files must fail like any other bad file (exit 2, file and line, what limit),
 // never abort node, take quadratic time, or flood the terminal; keys from the file never reach it raw.

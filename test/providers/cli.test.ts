@@ -1,11 +1,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type InjectedFailure, type MockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
 import { runCli, type CliResult } from "../helpers/runCli.js";
 import { freePort } from "../helpers/freePort.js";
 import { leaksOf } from "../helpers/secretEncodings.js";
+
+// Each case spawns the CLI, some several times: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 /** End to end through the built CLI against a local mock server: what a user sees when a provider misbehaves. */
 

@@ -1,8 +1,11 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { runCli } from "../helpers/runCli.js";
+
+// Each case spawns the CLI several times (the first transpiles): on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
 
 const made: string[] = [];
 afterEach(() => {
