@@ -254,15 +254,16 @@ describe("lllm mcp serve --http keeps a bounded number of sessions", () => {
   }, 120_000);
 
   it("keeps a session whose client holds a stream open, however long it stays quiet", async () => {
-    const serving = await startMcpServeHttp(FIXTURE, { args: ["--max-sessions", "1", "--idle-timeout", "1"] });
+    // 3 s: the client opens its GET stream just after it connects, and a busy machine must not make that gap look idle.
+    const serving = await startMcpServeHttp(FIXTURE, { args: ["--max-sessions", "1", "--idle-timeout", "3"] });
     const client = new Client({ name: "quiet", version: "1" });
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(serving.url)));
-      // While its GET stream is open, the one place stays taken: new sessions are refused. Wait for the refusal line
-      // a few times over the idle timeout (an event, not a clock), then check that the quiet client still works.
+      // While its GET stream is open, the one place stays taken: new sessions are refused, for twice the idle timeout
+      // (a slow machine only makes the wait longer); then the quiet client still works.
       for (let attempt = 0; attempt < 3; attempt++) {
         expect((await post(serving.url, INITIALIZE)).status).toBe(503);
-        await new Promise((resolve) => setTimeout(resolve, 1000));
+        await new Promise((resolve) => setTimeout(resolve, 2000));
       }
       expect(await client.ping()).toEqual({});
     } finally {
