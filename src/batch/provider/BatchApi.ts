@@ -52,8 +52,11 @@ export interface BatchApi {
   /** The largest job: requests and bytes of request bodies. */
   readonly maxRequests: number;
   readonly maxBytes: number;
-  /** Submit a job, labelled with `submission` (a key lllm recorded before: see `find`); returns its id. */
-  submit(lines: BatchRequestLine[], submission: string, signal?: AbortSignal): Promise<string>;
+  /**
+   * Submit a job, labelled with `submission` (a key lllm recorded before: see `find`); returns its id. `lines` is read
+   * once, as the upload is written (their bodies may come from the store one by one).
+   */
+  submit(lines: Iterable<BatchRequestLine>, submission: string, signal?: AbortSignal): Promise<string>;
   /**
    * The id of the job submitted with this key, if the provider has it: lllm killed between submitting a job and
    * recording its id finds it again instead of submitting it twice. Undefined when not found; `find` absent when the

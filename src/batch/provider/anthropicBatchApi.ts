@@ -32,7 +32,7 @@ export class AnthropicBatchApi implements BatchApi {
     this.#download = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
   }
 
-  async submit(lines: BatchRequestLine[], _submission: string, signal?: AbortSignal): Promise<string> {
+  async submit(lines: Iterable<BatchRequestLine>, _submission: string, signal?: AbortSignal): Promise<string> {
     const items = (function* () {
       for (const line of lines) yield { custom_id: line.customId, params: line.body };
     })();

@@ -41,9 +41,13 @@ export class GeminiBatchApi implements BatchApi {
     this.#http = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
   }
 
-  async submit(lines: BatchRequestLine[], submission: string, signal?: AbortSignal): Promise<string> {
+  async submit(lines: Iterable<BatchRequestLine>, submission: string, signal?: AbortSignal): Promise<string> {
+    const keys: string[] = [];
     const items = (function* () {
-      for (const line of lines) yield { request: line.body, metadata: { key: line.customId } };
+      for (const line of lines) {
+        keys.push(line.customId);
+        yield { request: line.body, metadata: { key: line.customId } };
+      }
     })();
     const head = `{"batch":{"displayName":${JSON.stringify(`lllm ${submission}`)},"inputConfig":{"requests":{"requests":[`;
     const url = `${this.#root}/models/${encodeURIComponent(this.#wireModel)}:batchGenerateContent`;
@@ -51,7 +55,7 @@ export class GeminiBatchApi implements BatchApi {
     const name = operation["name"];
     if (typeof name !== "string" || !name.startsWith("batches/")) throw new BatchHttpError(200, ":batchGenerateContent: the answer has no `name` (batches/…)");
     const id = name.slice("batches/".length);
-    this.#keys.set(id, lines.map((line) => line.customId));
+    this.#keys.set(id, keys);
     return id;
   }
 

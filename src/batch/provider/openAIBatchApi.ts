@@ -38,7 +38,7 @@ export class OpenAIBatchApi implements BatchApi {
     this.#download = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
   }
 
-  async submit(lines: BatchRequestLine[], submission: string, signal?: AbortSignal): Promise<string> {
+  async submit(lines: Iterable<BatchRequestLine>, submission: string, signal?: AbortSignal): Promise<string> {
     const fileId = await withJsonlFile(
       (function* () {
         for (const line of lines) yield { custom_id: line.customId, method: "POST", url: "/v1/chat/completions", body: line.body };
