@@ -64,8 +64,8 @@ export interface BatchApi {
    */
   find?(submission: string, signal?: AbortSignal): Promise<string | undefined>;
   status(jobId: string, signal?: AbortSignal): Promise<BatchJobStatus>;
-  /** The results of an ended (or failed, expired, cancelled: what finished of it) job. */
-  results(jobId: string, signal?: AbortSignal): Promise<BatchLineResult[]>;
+  /** The results of an ended (or failed, expired, cancelled: what finished of it) job, read as they arrive. */
+  results(jobId: string, signal?: AbortSignal): AsyncIterable<BatchLineResult>;
   cancel(jobId: string, signal?: AbortSignal): Promise<void>;
   /** A new dialog: one per agent of an item, as the live run has one model per agent. */
   dialog(): BatchDialog;

@@ -118,6 +118,14 @@ export class BatchJobStore {
     });
   }
 
+  /** Store answers of a job as they are read (the job itself ends with `endJob`). */
+  saveAnswers(answers: ReadonlyMap<string, StoredAnswer>): void {
+    this.#transaction(() => {
+      const save = this.#prepare("UPDATE provider_batch_requests SET answer = ?, job_id = NULL, body = NULL WHERE out = ? AND custom_id = ?");
+      for (const [id, answer] of answers) save.run(JSON.stringify(answer), this.#out, id);
+    });
+  }
+
   /** A request's answer, its pending job, and how many times it was submitted. */
   request(customId: string): { answer?: StoredAnswer; jobId?: string; attempts: number } | undefined {
     const row = this.#prepare("SELECT answer, job_id, attempts FROM provider_batch_requests WHERE out = ? AND custom_id = ?").raw().get(this.#out, customId) as [string | null, string | null, number] | undefined;

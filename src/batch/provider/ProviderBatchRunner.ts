@@ -73,6 +73,8 @@ export class ProviderBatchRunner {
   readonly #parked = new Map<string, { group: BatchGroup; bytes: number }>();
   /** Bodies of parked requests not yet in the store: written together, a few times a second. */
   #newBodies: Array<{ customId: string; body: string }> = [];
+  /** Jobs whose answers are being read: the items they wake ask again soon, into the same round's job. */
+  #taking = 0;
   #queue: Queued[] = [];
   #queuedSince = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -244,7 +246,7 @@ export class ProviderBatchRunner {
   #check(): void {
     this.#keepBodies();
     if (this.#queue.length === 0 || this.#stop.signal.aborted) return;
-    const allWaiting = !(this.#options.starting?.() ?? false) && this.#waiters.size >= this.#options.inFlight();
+    const allWaiting = this.#taking === 0 && !(this.#options.starting?.() ?? false) && this.#waiters.size >= this.#options.inFlight();
     const tooLong = Date.now() - this.#queuedSince >= (this.#options.maxGatherMs ?? 30_000);
     if (!allWaiting && !tooLong) return this.#schedule();
     const queue = this.#queue;
@@ -335,10 +337,10 @@ export class ProviderBatchRunner {
       if (this.#stop.signal.aborted) return;
       if (this.#options.pollIntervalMs === undefined) delay = Math.min(LAST_POLL_MS, delay * 1.5);
       let status: BatchJobStatus;
-      let results: BatchLineResult[] = [];
+      let answered = 0;
       try {
         status = await api.status(jobId, this.#stop.signal);
-        if (status.state !== "running") results = await api.results(jobId, this.#stop.signal);
+        if (status.state !== "running") answered = await this.#take(jobId, group, api.results(jobId, this.#stop.signal));
       } catch (error) {
         if (this.#stop.signal.aborted) return;
         if (error instanceof BatchHttpError && error.status === 404) {
@@ -356,25 +358,45 @@ export class ProviderBatchRunner {
         lastState = status.providerState;
         continue;
       }
-      this.#end(jobId, group, status, results);
+      this.#end(jobId, group, status, answered);
       return;
     }
   }
 
-  #end(jobId: string, group: BatchGroup, status: BatchJobStatus, results: BatchLineResult[]): void {
-    const { store } = this.#options;
-    const inJob = store.requestsOf(jobId);
-    const answers = new Map<string, StoredAnswer>();
-    const wanted = new Set(inJob);
-    for (const result of results) {
-      if (!wanted.has(result.customId)) continue;
-      answers.set(result.customId, "reply" in result ? { reply: result.reply } : { error: result.error });
+  /**
+   * Store an ended job's answers as they are read, a few hundred at a time, and hand each to its item: a job of
+   * 50,000 answers is never all in memory. Read again after a failure, the answers already stored are skipped.
+   */
+  async #take(jobId: string, group: BatchGroup, results: AsyncIterable<BatchLineResult>): Promise<number> {
+    const wanted = new Set(this.#options.store.requestsOf(jobId));
+    let chunk = new Map<string, StoredAnswer>();
+    let count = 0;
+    this.#taking += 1;
+    const flush = (): void => {
+      if (chunk.size === 0) return;
+      this.#options.store.saveAnswers(chunk);
+      count += chunk.size;
+      this.#deliver(group, chunk);
+      chunk = new Map();
+    };
+    try {
+      for await (const result of results) {
+        if (!wanted.delete(result.customId)) continue;
+        chunk.set(result.customId, "reply" in result ? { reply: result.reply } : { error: result.error });
+        if (chunk.size >= 500) {
+          flush();
+          // Let the items it woke run (and ask again) before the next chunk wakes more.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+      flush();
+    } finally {
+      this.#taking -= 1;
     }
-    store.endJob(jobId, answers, status.state, status.providerState);
-    this.jobsEnded += 1;
-    const missing = inJob.filter((id) => !answers.has(id));
-    const why = status.state === "ended" ? "" : ` (${status.state}${status.message ? `: ${status.message}` : ""})`;
-    this.#options.say(`${group.api.provider} batch job ${jobId} ended${why}: ${answers.size} answer${answers.size === 1 ? "" : "s"}${missing.length > 0 ? `, ${missing.length} to submit again` : ""}`);
+    return count;
+  }
+
+  #deliver(group: BatchGroup, answers: ReadonlyMap<string, StoredAnswer>): void {
     for (const [id, answer] of answers) {
       if (this.#parked.delete(id)) {
         this.#options.onReady?.(itemKeyOf(id));
@@ -389,6 +411,16 @@ export class ProviderBatchRunner {
         waiter.reject(error);
       }
     }
+  }
+
+  /** A job ended, its answers taken: its requests without one are submitted again (or given up). */
+  #end(jobId: string, group: BatchGroup, status: BatchJobStatus, answered: number): void {
+    const { store } = this.#options;
+    const missing = store.requestsOf(jobId);
+    store.endJob(jobId, new Map(), status.state, status.providerState);
+    this.jobsEnded += 1;
+    const why = status.state === "ended" ? "" : ` (${status.state}${status.message ? `: ${status.message}` : ""})`;
+    this.#options.say(`${group.api.provider} batch job ${jobId} ended${why}: ${answered} answer${answered === 1 ? "" : "s"}${missing.length > 0 ? `, ${missing.length} to submit again` : ""}`);
     for (const id of missing) {
       const parked = this.#parked.get(id);
       const waiter = this.#waiters.get(id);
