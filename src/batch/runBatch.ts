@@ -2,6 +2,7 @@ import { InterruptedError } from "../errors.js";
 import type { AdaptiveConcurrency } from "./AdaptiveConcurrency.js";
 import { failedBatchResult, type BatchItem, type BatchResult, type BatchSpending } from "./BatchItem.js";
 import type { BatchOutput } from "./BatchOutput.js";
+import type { ParkedEntry, ParkedItems, ParkedRun } from "./ParkedItems.js";
 
 /** Counts of a batch so far (the progress line and the summary read them). */
 export interface BatchStats {
@@ -38,7 +39,16 @@ export interface RunBatchOptions {
   items: AsyncIterable<BatchItem>;
   output: BatchOutput;
   concurrency: AdaptiveConcurrency;
-  runItem: (item: BatchItem) => Promise<BatchResult>;
+  /**
+   * Run an item; `parked` when it runs again after it parked. It may park (`ParkedRun`): it is then kept in `parked`
+   * and run again when its answer comes, before any new item.
+   */
+  runItem: (item: BatchItem, parked?: ParkedEntry) => Promise<BatchResult | ParkedRun>;
+  /**
+   * Items waiting for a provider batch job as data (`lllm batch --provider-batch`): they do not hold a slot while
+   * they wait. A budget stops new items, not these; a Ctrl-C or --fail-fast leaves them (cancelled: a rerun runs them).
+   */
+  parked?: ParkedItems;
   /** Aborted on the first Ctrl-C: start no more items; the running ones finish. */
   stopStarting: AbortSignal;
   failFast?: boolean;
@@ -107,6 +117,8 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
     return undefined;
   };
   options.stopStarting.addEventListener("abort", wakeUp, { once: true });
+  const { parked } = options;
+  if (parked) parked.onReady = wakeUp;
   /** Settled when every started item has finished. */
   let drained: Promise<void> = Promise.resolve();
   let drainedResolve: (() => void) | undefined;
@@ -132,14 +144,20 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
     options.onResult?.(result, stats);
   };
 
-  const start = (item: BatchItem): void => {
+  const start = (item: BatchItem, again?: ParkedEntry): void => {
     stats.inFlight += 1;
     if (running === 0) drained = new Promise<void>((resolve) => (drainedResolve = resolve));
     running += 1;
+    const startedAt = again?.startedAt ?? performance.now();
     void options
-      .runItem(item)
+      .runItem(item, again)
       .then(
         (result) => {
+          if ("parked" in result) {
+            parked!.park({ item, startedAt, ...(result.recordId !== undefined ? { recordId: result.recordId } : again?.recordId !== undefined ? { recordId: again.recordId } : {}) });
+            return;
+          }
+          parked?.settled(item.id);
           if (result.status === "ok") concurrency.succeeded();
           record(item, result);
         },
@@ -163,14 +181,19 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
 
   const iterator = options.items[Symbol.asyncIterator]();
   let stoppedBy: BatchStats["stoppedBy"];
+  /** No new item starts (the dataset's end, or a budget with parked items): only parked items run again. */
+  let exhausted = false;
   try {
     for (;;) {
       // One waiter at a time, woken by the next item that finishes (not a race over every running item, whose
       // reactions would pile up on the long-lived promises, item after item).
       // With --ordered, also while too many finished lines wait for a slow earlier item (it is running: it ends).
       const full = (): boolean => running >= concurrency.limit || (running > 0 && output.held >= maxHeld);
+      // Past the last new item: wait for a parked item's answer while any item runs or waits.
+      const idle = (): boolean => exhausted && !parked?.hasReady && (running > 0 || (parked?.size ?? 0) > 0);
+      const stopsNow = (): boolean => (exhausted ? options.stopStarting.aborted || (stats.stoppedBy !== undefined && stats.stoppedBy !== "budget") : stopReason() !== undefined);
       stats.pulling = false;
-      while (full() && stopReason() === undefined && !broken) await new Promise<void>((resolve) => (wake = resolve));
+      while ((full() || idle()) && !stopsNow() && !broken) await new Promise<void>((resolve) => (wake = resolve));
       stats.pulling = true;
       if (broken) break;
       // Ctrl-C and --fail-fast stop at once; a budget stops only an item that would run (the rest of the dataset
@@ -180,8 +203,18 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
         stoppedBy = early;
         break;
       }
+      const again = parked?.next();
+      if (again) {
+        start(again.item, again);
+        continue;
+      }
+      if (exhausted) break;
       const next = await iterator.next();
-      if (next.done) break;
+      if (next.done) {
+        if (!parked) break;
+        exhausted = true;
+        continue;
+      }
       const item = next.value;
       if (seen?.has(item.id)) {
         // Results and resume are keyed by id: a second item with the id could be neither written nor told apart.
@@ -199,6 +232,11 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
         continue;
       }
       stoppedBy = stopReason();
+      if (stoppedBy === "budget" && parked) {
+        // Parked items are paid for already (their jobs are submitted): they finish; no new item starts.
+        exhausted = true;
+        continue;
+      }
       if (stoppedBy !== undefined) break;
       start(item);
     }
@@ -207,6 +245,11 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
     options.stopStarting.removeEventListener("abort", wakeUp);
     await drained;
     await iterator.return?.(undefined);
+    // Stopped by a Ctrl-C or --fail-fast: the parked items are not written, as cancelled ones (a rerun runs them).
+    if (parked) {
+      stats.cancelled += parked.size;
+      parked.onReady = undefined;
+    }
   }
   if (broken) throw broken.error;
   // Only a stop that left items unstarted counts: a budget reached by the very last item stopped nothing.

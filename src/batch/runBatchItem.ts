@@ -6,6 +6,8 @@ import type { ApprovalPolicy } from "../approval/index.js";
 import { runRecorded } from "../run/runRecorded.js";
 import type { BatchItem, BatchResult } from "./BatchItem.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
+import type { FunctionTool } from "../tools/index.js";
+import type { ParkedRun } from "./ParkedItems.js";
 
 export interface RunBatchItemOptions {
   prepared: PreparedTactic;
@@ -20,6 +22,13 @@ export interface RunBatchItemOptions {
   /** `--no-log`. */
   log?: boolean;
   warn: (message: string) => void;
+  /** Wraps the agents' tools (`RunOptions.wrapTool`). */
+  wrapTool?: (tool: FunctionTool, agent: string) => FunctionTool;
+  /**
+   * For an item whose attempts may park (`lllm batch --provider-batch`): whether this attempt parked, the record
+   * of its first attempt, and when that one started.
+   */
+  attempt?: { parked: () => boolean; recordId?: string; startedAt?: number };
 }
 
 /**
@@ -27,8 +36,8 @@ export interface RunBatchItemOptions {
  * store (with the batch id). A failure is the item's result, never an exception; only a cancel (second Ctrl-C)
  * rejects, with an `InterruptedError`.
  */
-export async function runBatchItem(item: BatchItem, options: RunBatchItemOptions): Promise<BatchResult> {
-  const started = performance.now();
+export async function runBatchItem(item: BatchItem, options: RunBatchItemOptions): Promise<BatchResult | ParkedRun> {
+  const started = options.attempt?.startedAt ?? performance.now();
   const usage = new UsageCounter();
   const line = (outcome: Pick<BatchResult, "status" | "output" | "error">, recorded: { cost: number | null; runId?: string } = { cost: null }): BatchResult => ({
     id: item.id,
@@ -51,7 +60,11 @@ export async function runBatchItem(item: BatchItem, options: RunBatchItemOptions
     warn: options.warn,
     missingVariableHint: () => `Give it in the item's vars (a CSV column, "vars" in JSONL) or with --var.`,
     usage,
+    ...(options.wrapTool ? { wrapTool: options.wrapTool } : {}),
+    ...(options.attempt ? { parked: options.attempt.parked } : {}),
+    ...(options.attempt?.recordId !== undefined ? { recordId: options.attempt.recordId } : {}),
   });
+  if (!run.ok && options.attempt?.parked()) return { parked: true, ...(run.runId !== undefined ? { recordId: run.runId } : {}) };
   if (run.ok) return line({ status: "ok", output: run.result.output, error: null }, run);
   // A cancelled item is not reported at all, so that a rerun runs it again.
   if (options.signal.aborted) throw run.error;

@@ -33,6 +33,7 @@ import { retryReporter } from "./retryReporter.js";
 import { parseVars } from "./parseVars.js";
 import { positiveInteger } from "./positiveInteger.js";
 import type { ProviderBatch } from "./providerBatch.js";
+import { whyNotParkable } from "../batch/provider/whyNotParkable.js";
 
 export interface BatchCommandOptions {
   inputs?: string;
@@ -96,6 +97,10 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   let providerBatch: ProviderBatch | undefined;
   const progress = options.quiet ? undefined : new BatchProgress({ live, total: () => total, extra: () => providerBatch?.progress() });
   const say = (text: string): void => (progress ? progress.print(text) : writeErr(text));
+  // With --provider-batch, items whose state is all in their dialog wait for their jobs as data (parked), and
+  // --concurrency is then how many run (replay, tools) at once; the others wait in memory, a window at a time.
+  const park = Boolean(options.providerBatch) && whyNotParkable(prepared) === undefined;
+  if (park && options.concurrency === undefined) settings.concurrency = PARKED_CONCURRENCY;
   const gate = new ProviderGate({ ...(settings.rpm !== undefined ? { rpm: settings.rpm } : {}), ...(settings.tpm !== undefined ? { tpm: settings.tpm } : {}) });
   const concurrency = new AdaptiveConcurrency(settings.concurrency);
   const cancel = stopSignal();
@@ -118,6 +123,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
       starting: () => stats?.pulling ?? true,
       ...(settings.pollIntervalMs !== undefined ? { pollIntervalMs: settings.pollIntervalMs } : {}),
       ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}),
+      park,
       say: (text) => say(paint("dim", `lllm batch: ${text}`)),
       warn: (text) => say(`${paint("yellow", "lllm: warning:")} ${text}`),
     });
@@ -161,20 +167,28 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
         stats = live;
         progress?.update(live);
       },
+      ...(providerBatch?.parked ? { parked: providerBatch.parked } : {}),
       runItem: dispatcher
         ? (item) => dispatcher.run(item)
-        : (item) =>
-        runBatchItem(item, {
-          prepared,
-          batchId,
-          createModel: providerBatch ? providerBatch.modelsFor(item.id) : createModel,
-          vars: settings.vars,
-          ...(settings.maxSteps !== undefined ? { maxSteps: settings.maxSteps } : {}),
-          approve,
-          signal: cancel,
-          ...(options.log !== undefined ? { log: options.log } : {}),
-          warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),
-        }).finally(() => providerBatch?.itemDone(item.id)),
+        : (item, again) => {
+            const attempt = providerBatch?.parked ? providerBatch.attempt(item.id, cancel) : undefined;
+            return runBatchItem(item, {
+              prepared,
+              batchId,
+              createModel: attempt ? attempt.createModel : providerBatch ? providerBatch.modelsFor(item.id) : createModel,
+              vars: settings.vars,
+              ...(settings.maxSteps !== undefined ? { maxSteps: settings.maxSteps } : {}),
+              approve,
+              signal: attempt ? attempt.signal : cancel,
+              ...(options.log !== undefined ? { log: options.log } : {}),
+              warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),
+              ...(attempt ? { wrapTool: attempt.wrapTool, attempt: { parked: () => attempt.parked, ...(again?.recordId !== undefined ? { recordId: again.recordId } : {}), ...(again ? { startedAt: again.startedAt } : {}) } } : {}),
+            }).finally(() => {
+              attempt?.dispose();
+              // A parked item's answered turns stay committed until its line is written.
+              if (!attempt?.parked) providerBatch?.itemDone(item.id);
+            });
+          },
     });
   } finally {
     progress?.stop();
@@ -249,6 +263,12 @@ interface BatchSettings {
  * (a job of 10,000 requests, not 10,000 calls).
  */
 const PROVIDER_BATCH_CONCURRENCY = 10_000;
+
+/**
+ * Items running at once with --provider-batch when they wait as data (parked): those replaying their answered turns
+ * or running their tools. Waiting items hold no slot, so every item's request can go into the same round's job.
+ */
+const PARKED_CONCURRENCY = 100;
 
 /** Every flag checked before anything runs: a typo must not surface after an hour of paid calls. */
 function batchSettings(options: BatchCommandOptions): BatchSettings {

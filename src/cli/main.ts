@@ -145,7 +145,7 @@ export function buildProgram(): Command {
     .argument("[tactic]", "tactic file, or a package ref")
     .option("--inputs <file>", "the dataset: JSONL (a string, or {input, vars, id} per line), CSV (header row; `input` column) or text lines; a file, a pipe or a FIFO such as <(command), read once as a stream; `-` for standard input")
     .option("-o, --out <file>", "append the results here (NDJSON); running the same command again skips the items already done (default: standard output)")
-    .option("--concurrency <n>", "items running at once (default 4; lowered on 429s and grown back; with --provider-batch 10000: each round's jobs hold that many items' requests, and each waiting item keeps some 20 KB in memory)")
+    .option("--concurrency <n>", "items running at once (default 4; lowered on 429s and grown back; with --provider-batch 100: items replaying their answered turns or calling tools, while the waiting ones hold no slot; 10000 for tactics whose items wait in memory, see README)")
     .option("--ordered", "write the results in input order")
     .option("--lines", "the dataset is text lines, each line an input")
     .addOption(new Option("--format <format>", "the dataset's format (default: from the extension, .csv or else JSONL)").choices(["jsonl", "csv", "lines"]))

@@ -3,7 +3,8 @@ import type { AgentConfig } from "../config/index.js";
 import { ConfigError } from "../errors.js";
 import type { Model } from "../providers/Model.js";
 import { BatchJobStore, type StoredJob } from "../batch/provider/BatchJobStore.js";
-import { BatchGroups, itemModels, itemKey } from "../batch/provider/providerBatchModels.js";
+import { BatchGroups, itemAttempt, itemModels, itemKey, type ItemAttempt } from "../batch/provider/providerBatchModels.js";
+import { ParkedItems } from "../batch/ParkedItems.js";
 import { ProviderBatchRunner } from "../batch/provider/ProviderBatchRunner.js";
 import { loadProjectSettings } from "../config/index.js";
 import { PriceTable } from "../providers/PriceTable.js";
@@ -13,8 +14,12 @@ import { writeErr, writeOut } from "./output.js";
 
 export interface ProviderBatch {
   runner: ProviderBatchRunner;
-  /** The `createModel` of one item's run. */
+  /** The `createModel` of one item's run (items that wait in memory). */
   modelsFor(itemId: string): (config: AgentConfig) => Model;
+  /** The items waiting as data, when the tactic's items can (see `whyNotParkable`); then each run is an `attempt`. */
+  parked?: ParkedItems;
+  /** One attempt of an item that parks at its first request without an answer. */
+  attempt(itemId: string, cancel: AbortSignal): ItemAttempt;
   /** The item's result line is written. */
   itemDone(itemId: string): void;
   /** For the progress line: jobs, and the time since the oldest running one was submitted. */
@@ -32,6 +37,8 @@ export interface ProviderBatchOptions {
   inFlight: () => number;
   starting: () => boolean;
   maxReplyBytes?: number;
+  /** Items wait for their jobs as data, not as suspended runs (see `whyNotParkable`). */
+  park: boolean;
   say: (text: string) => void;
   warn: (text: string) => void;
 }
@@ -69,6 +76,9 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
   if (liveModels.size > 0) options.warn(`${[...liveModels].map((name) => `\`${name}\``).join(", ")} ha${liveModels.size === 1 ? "s" : "ve"} no provider batch API: ${liveModels.size === 1 ? "its" : "their"} calls run live, at the live price`);
   const out = path.resolve(options.out);
   const store = BatchJobStore.open(storeFile(process.env, prepared.settings.home), out);
+  const parked = options.park ? new ParkedItems() : undefined;
+  /** The items that ran, by key (the runner names an item by the key in its requests' ids). */
+  const ids = new Map<string, string>();
   const runner = new ProviderBatchRunner({
     store,
     groupOf: (config) => {
@@ -81,6 +91,14 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
     ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
     inFlight: options.inFlight,
     starting: options.starting,
+    ...(parked
+      ? {
+          onReady: (key: string) => {
+            const id = ids.get(key);
+            if (id !== undefined) parked.ready(id);
+          },
+        }
+      : {}),
     say: options.say,
     warn: options.warn,
   });
@@ -89,7 +107,17 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
   return {
     runner,
     modelsFor: (itemId) => itemModels(itemId, { runner, groups, live: options.live }),
-    itemDone: (itemId) => runner.itemDone(itemKey(itemId)),
+    ...(parked ? { parked } : {}),
+    attempt: (itemId, cancel) => {
+      const key = itemKey(itemId);
+      ids.set(key, itemId);
+      return itemAttempt(itemId, { runner, groups, live: options.live, results: store, cancel });
+    },
+    itemDone: (itemId) => {
+      const key = itemKey(itemId);
+      ids.delete(key);
+      runner.itemDone(key);
+    },
     progress: () => {
       const { jobs, since } = runner.running;
       const parts = [`${runner.jobsSubmitted + resumed} job${runner.jobsSubmitted + resumed === 1 ? "" : "s"}`];

@@ -21,6 +21,16 @@ export interface RecordedRunOptions extends RunOptions {
   batchId?: string;
   /** The test case this run is (`lllm test`): its test file and name, kept in its record. */
   test?: { file: string; case: string };
+  /**
+   * Record under this id: that of an earlier attempt of the same run, which this one repeats from its start (a batch
+   * item run again when its provider batch job ends). Its lines are written again and merged once.
+   */
+  recordId?: string;
+  /**
+   * Asked when the run fails: `true` leaves its record open (still running), because the run is not over but parked,
+   * and a later attempt under the same `recordId` closes it.
+   */
+  parked?: () => boolean;
   /** Told when the run store cannot be written (the run goes on unrecorded). */
   warn: (message: string) => void;
   /** How the caller's user gives a missing template variable a value (the error's hint); default: `--var`. */
@@ -83,7 +93,7 @@ export type RecordedRun = RecordedRunSuccess | RecordedRunFailure;
  * its own shape; a run stopped by `signal` fails with an `InterruptedError`. A dry run (`dryRun`) is not recorded.
  */
 export async function runRecorded(prepared: PreparedTactic, options: RecordedRunOptions): Promise<RecordedRun> {
-  const { log, continuesRun, batchId, test, warn, missingVariableHint, usage: given, ...runOptions } = options;
+  const { log, continuesRun, batchId, test, recordId, parked, warn, missingVariableHint, usage: given, ...runOptions } = options;
   const usage = given ?? new UsageCounter();
   let runLog: RunLog | undefined;
   let budget: RunBudget | undefined;
@@ -106,7 +116,7 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
     budget = runOptions.budget ?? startRunBudget(prepared, runOptions.limits);
     if (!runOptions.dryRun) {
       const input = typeof runOptions.input === "string" ? runOptions.input : JSON.stringify(runOptions.input);
-      runLog = await startRunLog({ prepared, input, vars: runOptions.vars ?? {}, ...(log !== undefined ? { log } : {}), ...(continuesRun !== undefined ? { continuesRun } : {}), ...(batchId !== undefined ? { batchId } : {}), ...(test !== undefined ? { test } : {}), ...(runOptions.env ? { env: runOptions.env } : {}), warn });
+      runLog = await startRunLog({ prepared, input, vars: runOptions.vars ?? {}, ...(log !== undefined ? { log } : {}), ...(continuesRun !== undefined ? { continuesRun } : {}), ...(batchId !== undefined ? { batchId } : {}), ...(test !== undefined ? { test } : {}), ...(recordId !== undefined ? { recordId } : {}), ...(runOptions.env ? { env: runOptions.env } : {}), warn });
     }
     const runId = runLog?.recorder?.id;
     const result = await runTactic(prepared, {
@@ -138,7 +148,7 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
     const signal = runOptions.signal;
     const error = signal?.aborted ? (signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: caught })) : caught;
     const codeAction = caught instanceof CodeActionError ? caught.report : undefined;
-    await runLog?.finish({ error, details: { ...(codeAction !== undefined ? { code_action: codeActionReportJson(codeAction) } : {}), ...spendDetails() } });
+    if (!parked?.()) await runLog?.finish({ error, details: { ...(codeAction !== undefined ? { code_action: codeActionReportJson(codeAction) } : {}), ...spendDetails() } });
     return withTotals({ ok: false as const, error, ...(codeAction !== undefined && error === caught ? { codeAction } : {}) });
   } finally {
     if (!runOptions.budget) budget?.close();

@@ -18,6 +18,11 @@ export interface RunRecorderOptions {
   tally: RunTally;
   /** Told once (per process) when the store cannot be written; the run goes on. */
   warn: (message: string) => void;
+  /**
+   * The id to record under, when a run is run again from its start under the id of its first attempt (a batch item
+   * waiting for a provider batch job): the same lines are written again and merged once. Default: a new id.
+   */
+  id?: string;
 }
 
 interface PendingCall {
@@ -57,7 +62,7 @@ export class RunRecorder {
 
   private constructor(options: RunRecorderOptions) {
     this.#options = options;
-    this.id = newRunId(this.#started);
+    this.id = options.id ?? newRunId(this.#started);
     this.#spool = RunSpool.of(options.file);
   }
 

@@ -119,4 +119,15 @@ export const MIGRATIONS: readonly string[] = [
     answer TEXT,
     PRIMARY KEY (out, custom_id)
   );`,
+  // 6: an item waiting for a provider batch job is kept as data, not as a suspended run: its request body waits
+  // here until the job is submitted (and for a resubmission), and the results of the tool calls it made are kept,
+  // so that running it again from its start when its answer comes (or after a kill) replays them instead of running
+  // them twice.
+  `ALTER TABLE provider_batch_requests ADD COLUMN body TEXT;
+  CREATE TABLE provider_batch_tool_results (
+    out TEXT NOT NULL,
+    key TEXT NOT NULL,
+    result TEXT NOT NULL,
+    PRIMARY KEY (out, key)
+  );`,
 ];

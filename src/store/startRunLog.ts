@@ -24,6 +24,8 @@ export interface StartRunLogOptions {
   batchId?: string;
   /** The test case this run is (`lllm test`). */
   test?: { file: string; case: string };
+  /** Record under this id (the record of an earlier attempt of the same run: see `RunRecorderOptions.id`). */
+  recordId?: string;
   env?: NodeJS.ProcessEnv;
   warn: (message: string) => void;
 }
@@ -58,6 +60,7 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
   const tacticName = (memo.name ??= prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, ""));
   if (enabled) {
     recorder = RunRecorder.begin({
+      ...(options.recordId !== undefined ? { id: options.recordId } : {}),
       file: storeFile(env, prepared.settings.home),
       tally,
       redactor: secrets(),

@@ -6,6 +6,7 @@ import type { AgentConfig } from "../config/index.js";
 import type { RunBudget, RunLimits, SpendReport } from "../limits/index.js";
 import type { FallbackNotice } from "../providers/FallbackModel.js";
 import type { Model } from "../providers/Model.js";
+import type { FunctionTool } from "../tools/index.js";
 import type { RetryNotice } from "../providers/requestWithRetries.js";
 import type { PreparedTactic } from "./prepareTactic.js";
 
@@ -72,6 +73,11 @@ export interface RunOptions {
   onEvent?: (event: AgentEvent) => void;
   /** Builds the model of an agent; default: `createModel` from the agent's config. */
   createModel?: (config: AgentConfig) => Model | Promise<Model>;
+  /**
+   * Wraps each tool an agent is offered, as `createModel` wraps its model: `lllm batch --provider-batch` keeps the
+   * results of an item's calls, so that the item run again from its start replays them instead of running them twice.
+   */
+  wrapTool?: (tool: FunctionTool, agent: string) => FunctionTool;
   /** Seconds a model request may go without progress, for every agent (over their `timeout`); `--timeout`. */
   modelTimeout?: number;
   /** Told before each retry of a failed model request (`--verbose` prints each). */

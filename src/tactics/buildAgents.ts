@@ -149,6 +149,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     const toolChainFor = config.tool_chain ? (await import("./toolChainFor.js")).toolChainFor : undefined;
     const chain = config.tool_chain && toolChainFor ? await toolChainFor({ prepared, agent: bound.name, config: config.tool_chain, tools, options, run: toolChain, onWarning: (message) => onEvent({ type: "warning", agent: bound.name, message }) }) : undefined;
     if (chain) addTools(tools, [chain], { agent: bound.name, source: "`tool_chain`" });
+    if (options.wrapTool) tools.forEach((tool, index) => (tools[index] = options.wrapTool!(tool, bound.name)));
     const systemPrompt = new Prompt({
       path: bound.systemPrompt.ref ?? `${bound.name}/system`,
       prompt: systemText,

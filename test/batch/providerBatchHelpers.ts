@@ -54,13 +54,15 @@ export interface ProviderBatchSetup {
 }
 
 /** A package with the `add` tool and a tactic whose agent uses it with `model` (and `modelArgs`, YAML flow), over `count` items. */
-export function providerBatchProject(options: { model: string; invokerConfig?: string; modelArgs?: string; count: number; extraEnv?: NodeJS.ProcessEnv }): ProviderBatchSetup {
+export function providerBatchProject(options: { model: string; invokerConfig?: string; modelArgs?: string; count: number; extraEnv?: NodeJS.ProcessEnv; extraTools?: string[] }): ProviderBatchSetup {
   const dir = tempDir();
   const home = path.join(dir, "home");
+  const tools = ["kit.tools:add", ...(options.extraTools ?? [])].join(", ");
   writeTree(dir, {
     "kit/lllm.toml": '[package]\nname = "kit"\nversion = "1.0.0"\n',
-    "kit/tools/add.mjs": 'export const add = { name: "add", description: "Adds two numbers.", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] }, run: ({ a, b }) => String(a + b) };\n',
-    "tactic.yaml": `name: adder\npackages: [./kit]\nagent_configs:\n  - name: bot\n    model_name: ${options.model}\n${options.invokerConfig ? `    invoker_config: ${options.invokerConfig}\n` : ""}${options.modelArgs ? `    model_args: ${options.modelArgs}\n` : ""}    system_prompt: Add.\n    tools: [kit.tools:add]\n`,
+    // Each call is noted in $CALLS_FILE when it is set: a test counts how many times the tool really ran.
+    "kit/tools/add.mjs": 'import { appendFileSync } from "node:fs";\nexport const add = { name: "add", description: "Adds two numbers.", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] }, run: ({ a, b }) => { if (process.env.CALLS_FILE) appendFileSync(process.env.CALLS_FILE, `${a}+${b}\\n`); return String(a + b); } };\n',
+    "tactic.yaml": `name: adder\npackages: [./kit]\nagent_configs:\n  - name: bot\n    model_name: ${options.model}\n${options.invokerConfig ? `    invoker_config: ${options.invokerConfig}\n` : ""}${options.modelArgs ? `    model_args: ${options.modelArgs}\n` : ""}    system_prompt: Add.\n    tools: [${tools}]\n${options.extraTools?.includes("agent:helper") ? `  - name: helper\n    description: Helps.\n    model_name: ${options.model}\n${options.invokerConfig ? `    invoker_config: ${options.invokerConfig}\n` : ""}    system_prompt: Help.\n` : ""}`,
   });
   const inputs = path.join(dir, "items.txt");
   writeFileSync(inputs, Array.from({ length: options.count }, (_, index) => `q${index + 1}`).join("\n"));

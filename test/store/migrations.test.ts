@@ -31,9 +31,10 @@ describe("the store's migrations", () => {
     }
     const reopened = new Libsql(file);
     expect(reopened.prepare("PRAGMA user_version").raw().get()).toEqual([MIGRATIONS.length]);
-    expect(MIGRATIONS).toHaveLength(5); // 4: lllm test's columns, 5: --provider-batch's jobs and requests
+    expect(MIGRATIONS).toHaveLength(6); // 4: lllm test's columns, 5: --provider-batch's jobs and requests, 6: their bodies and tool results
     // The provider-batch tables exist too after an upgrade.
     expect(reopened.prepare("SELECT count(*) FROM provider_batch_jobs").raw().get()).toEqual([0]);
+    expect(reopened.prepare("SELECT count(*) FROM provider_batch_tool_results").raw().get()).toEqual([0]);
     reopened.close();
   });
 });

@@ -52,8 +52,11 @@ export interface BatchApi {
   /** The largest job: requests and bytes of request bodies. */
   readonly maxRequests: number;
   readonly maxBytes: number;
-  /** Submit a job, labelled with `submission` (a key lllm recorded before: see `find`); returns its id. */
-  submit(lines: BatchRequestLine[], submission: string, signal?: AbortSignal): Promise<string>;
+  /**
+   * Submit a job, labelled with `submission` (a key lllm recorded before: see `find`); returns its id. `lines` is read
+   * once, as the upload is written (their bodies may come from the store one by one).
+   */
+  submit(lines: Iterable<BatchRequestLine>, submission: string, signal?: AbortSignal): Promise<string>;
   /**
    * The id of the job submitted with this key, if the provider has it: lllm killed between submitting a job and
    * recording its id finds it again instead of submitting it twice. Undefined when not found; `find` absent when the
@@ -61,8 +64,8 @@ export interface BatchApi {
    */
   find?(submission: string, signal?: AbortSignal): Promise<string | undefined>;
   status(jobId: string, signal?: AbortSignal): Promise<BatchJobStatus>;
-  /** The results of an ended (or failed, expired, cancelled: what finished of it) job. */
-  results(jobId: string, signal?: AbortSignal): Promise<BatchLineResult[]>;
+  /** The results of an ended (or failed, expired, cancelled: what finished of it) job, read as they arrive. */
+  results(jobId: string, signal?: AbortSignal): AsyncIterable<BatchLineResult>;
   cancel(jobId: string, signal?: AbortSignal): Promise<void>;
   /** A new dialog: one per agent of an item, as the live run has one model per agent. */
   dialog(): BatchDialog;

@@ -1,3 +1,4 @@
+import type Libsql from "libsql";
 import { openDatabaseSync, type Database } from "../../store/openDatabase.js";
 import { StoreError } from "../../store/StoreError.js";
 import type { BatchJobState } from "./BatchApi.js";
@@ -18,8 +19,13 @@ export interface StoredJob {
   endedAt: number | null;
 }
 
-/** A stored answer: the live reply body, or the provider's error for that one request. */
-export type StoredAnswer = { reply: unknown } | { error: { status?: number; message: string } };
+/**
+ * A stored answer: the live reply body, the provider's error for that one request, or why lllm gave the request up
+ * (its job could not be submitted, or ended without answering it too many times).
+ */
+export type StoredAnswer = { reply: unknown } | { error: { status?: number; message: string } } | { failed: string };
+
+type Statement = Libsql.Statement<unknown[]>;
 
 /**
  * Where `lllm batch --provider-batch` keeps its provider jobs and each request's state and answer (the run store,
@@ -29,6 +35,8 @@ export type StoredAnswer = { reply: unknown } | { error: { status?: number; mess
 export class BatchJobStore {
   readonly #database: Database;
   readonly #out: string;
+  /** Statements prepared once: an item's requests and tool calls are read and written thousands of times a round. */
+  readonly #statements = new Map<string, Statement>();
 
   private constructor(database: Database, out: string) {
     this.#database = database;
@@ -103,18 +111,59 @@ export class BatchJobStore {
   /** Store the answers of an ended job and free its requests without one (to be submitted again). */
   endJob(jobId: string, answers: ReadonlyMap<string, StoredAnswer>, state: BatchJobState, providerState: string): void {
     this.#transaction(() => {
-      const save = this.#database.prepare("UPDATE provider_batch_requests SET answer = ?, job_id = NULL WHERE out = ? AND custom_id = ?");
+      const save = this.#database.prepare("UPDATE provider_batch_requests SET answer = ?, job_id = NULL, body = NULL WHERE out = ? AND custom_id = ?");
       for (const [id, answer] of answers) save.run(JSON.stringify(answer), this.#out, id);
       this.#database.prepare("UPDATE provider_batch_requests SET job_id = NULL WHERE out = ? AND job_id = ?").run(this.#out, jobId);
       this.setJobState(jobId, state, providerState);
     });
   }
 
+  /** Store answers of a job as they are read (the job itself ends with `endJob`). */
+  saveAnswers(answers: ReadonlyMap<string, StoredAnswer>): void {
+    this.#transaction(() => {
+      const save = this.#prepare("UPDATE provider_batch_requests SET answer = ?, job_id = NULL, body = NULL WHERE out = ? AND custom_id = ?");
+      for (const [id, answer] of answers) save.run(JSON.stringify(answer), this.#out, id);
+    });
+  }
+
   /** A request's answer, its pending job, and how many times it was submitted. */
   request(customId: string): { answer?: StoredAnswer; jobId?: string; attempts: number } | undefined {
-    const row = this.#database.prepare("SELECT answer, job_id, attempts FROM provider_batch_requests WHERE out = ? AND custom_id = ?").raw().get(this.#out, customId) as [string | null, string | null, number] | undefined;
+    const row = this.#prepare("SELECT answer, job_id, attempts FROM provider_batch_requests WHERE out = ? AND custom_id = ?").raw().get(this.#out, customId) as [string | null, string | null, number] | undefined;
     if (!row) return undefined;
     return { ...(row[0] !== null ? { answer: JSON.parse(row[0]) as StoredAnswer } : {}), ...(row[1] !== null ? { jobId: row[1] } : {}), attempts: Number(row[2]) };
+  }
+
+  /**
+   * Keep the bodies of requests waiting to be submitted (one transaction for many): an item waiting for its answer
+   * is not in memory, and neither is its request.
+   */
+  keepBodies(requests: ReadonlyArray<{ customId: string; body: string }>): void {
+    if (requests.length === 0) return;
+    this.#transaction(() => {
+      const keep = this.#prepare("INSERT INTO provider_batch_requests (out, custom_id, body) VALUES (?, ?, ?) ON CONFLICT (out, custom_id) DO UPDATE SET body = excluded.body");
+      for (const request of requests) keep.run(this.#out, request.customId, request.body);
+    });
+  }
+
+  /** The body of a request kept by `keepBodies` (JSON), until its answer is stored. */
+  body(customId: string): string | undefined {
+    const row = this.#prepare("SELECT body FROM provider_batch_requests WHERE out = ? AND custom_id = ?").raw().get(this.#out, customId) as [string | null] | undefined;
+    return row?.[0] ?? undefined;
+  }
+
+  /** Give a request up: the item reads the reason as its answer, and fails. */
+  giveUp(customId: string, reason: string): void {
+    this.#database.prepare("INSERT INTO provider_batch_requests (out, custom_id, answer) VALUES (?, ?, ?) ON CONFLICT (out, custom_id) DO UPDATE SET answer = excluded.answer, job_id = NULL, body = NULL").run(this.#out, customId, JSON.stringify({ failed: reason } satisfies StoredAnswer));
+  }
+
+  /** The outcome of a tool call an item made (see `ToolJournal`), as JSON. */
+  toolResult(key: string): string | undefined {
+    const row = this.#prepare("SELECT result FROM provider_batch_tool_results WHERE out = ? AND key = ?").raw().get(this.#out, key) as [string] | undefined;
+    return row?.[0];
+  }
+
+  keepToolResult(key: string, outcome: string): void {
+    this.#prepare("INSERT OR REPLACE INTO provider_batch_tool_results (out, key, result) VALUES (?, ?, ?)").run(this.#out, key, outcome);
   }
 
   /** The requests still in a job: its custom ids. */
@@ -125,6 +174,13 @@ export class BatchJobStore {
   /** Drop the stored answers once every item has its result line (the jobs stay, for --status). */
   forgetAnswers(): void {
     this.#database.prepare("DELETE FROM provider_batch_requests WHERE out = ? AND job_id IS NULL").run(this.#out);
+    this.#database.prepare("DELETE FROM provider_batch_tool_results WHERE out = ?").run(this.#out);
+  }
+
+  #prepare(sql: string): Statement {
+    let statement = this.#statements.get(sql);
+    if (!statement) this.#statements.set(sql, (statement = this.#database.prepare(sql)));
+    return statement;
   }
 
   #transaction(body: () => void): void {

@@ -30,6 +30,11 @@ export interface ProviderBatchRunnerOptions {
   maxGatherMs?: number;
   /** How many times a request is submitted before its item fails (jobs that expire or fail again and again). */
   maxAttempts?: number;
+  /**
+   * Told when a parked request (see `park`) has its answer, or was given up: its item can run again from its start
+   * and find it.
+   */
+  onReady?: (itemKey: string) => void;
   say: (message: string) => void;
   warn: (message: string) => void;
 }
@@ -44,7 +49,8 @@ interface Waiter {
 interface Queued {
   customId: string;
   group: BatchGroup;
-  body: Record<string, unknown>;
+  /** Absent for a parked request: its body waits in the store. */
+  body?: Record<string, unknown>;
   bytes: number;
 }
 
@@ -63,6 +69,12 @@ const LAST_POLL_MS = 60_000;
 export class ProviderBatchRunner {
   readonly #options: ProviderBatchRunnerOptions;
   readonly #waiters = new Map<string, Waiter>();
+  /** Requests of parked items (kept as data, not waiting in memory), and their groups. */
+  readonly #parked = new Map<string, { group: BatchGroup; bytes: number }>();
+  /** Bodies of parked requests not yet in the store: written together, a few times a second. */
+  #newBodies: Array<{ customId: string; body: string }> = [];
+  /** Jobs whose answers are being read: the items they wake ask again soon, into the same round's job. */
+  #taking = 0;
   #queue: Queued[] = [];
   #queuedSince = 0;
   #timer: NodeJS.Timeout | undefined;
@@ -75,7 +87,7 @@ export class ProviderBatchRunner {
   jobsEnded = 0;
   /** When the oldest job still running was submitted (ms since the epoch). */
   readonly #submittedAt = new Map<string, number>();
-  /** The batch cost of turns answered for items still running (not yet in their result lines). */
+  /** The batch cost of turns answered for items still running or parked (not yet in their result lines). */
   readonly #answeredCost = new Map<string, number>();
   /** The sum of `#answeredCost`, kept as it changes: `committedCost` is read for every item a batch pulls. */
   #answeredTotal = 0;
@@ -129,13 +141,41 @@ export class ProviderBatchRunner {
 
   /** Requests waiting for a job to be submitted or to end. */
   get waiting(): number {
-    return this.#waiters.size;
+    return this.#waiters.size + this.#parked.size;
   }
 
   /** An item's result line is written: its answered turns are in its cost now. */
   itemDone(itemKey: string): void {
     this.#answeredTotal -= this.#answeredCost.get(itemKey) ?? 0;
     this.#answeredCost.delete(itemKey);
+  }
+
+  /** A parked item runs again from its start: it reads its answered turns again, and they are counted again. */
+  itemRestarts(itemKey: string): void {
+    this.itemDone(itemKey);
+  }
+
+  /**
+   * The answer to one model request of an item that does not wait for it in memory: the stored answer at once, or
+   * `undefined` when the request is now in (or on its way to) a job. The item then stops (it is parked), and
+   * `onReady` says when to run it again from its start: its answered requests are then answered here, in order.
+   */
+  park(group: BatchGroup, customId: string, itemKey: string, turn: BatchTurn): ModelResponse | undefined {
+    if (this.#stop.signal.aborted) throw interrupted();
+    const known = this.#options.store.request(customId);
+    if (known?.answer) return this.#read(group, turn, known.answer, itemKey);
+    if (this.#parked.has(customId) || this.#waiters.has(customId)) throw new ProviderError("provider_batch_failed", `two model requests of one item have the id ${customId}`);
+    const body = JSON.stringify(turn.body);
+    this.#parked.set(customId, { group, bytes: Buffer.byteLength(body) });
+    // In a job still running (an earlier run submitted it): its poller tells.
+    if (known?.jobId !== undefined && this.#polling.has(known.jobId)) return undefined;
+    if ((known?.attempts ?? 0) >= (this.#options.maxAttempts ?? 3)) {
+      this.#parked.delete(customId);
+      throw new ProviderError("provider_batch_failed", `the request was submitted ${known?.attempts} times in provider batch jobs that ended without answering it (expired, failed or cancelled)`);
+    }
+    this.#newBodies.push({ customId, body });
+    this.#enqueue({ customId, group, bytes: Buffer.byteLength(body) });
+    return undefined;
   }
 
   /** The answer to one model request of an item (`customId` names the item and the turn). */
@@ -204,8 +244,9 @@ export class ProviderBatchRunner {
 
   /** Submit the queue once every running item waits (a whole round), or when it has waited too long. */
   #check(): void {
+    this.#keepBodies();
     if (this.#queue.length === 0 || this.#stop.signal.aborted) return;
-    const allWaiting = !(this.#options.starting?.() ?? false) && this.#waiters.size >= this.#options.inFlight();
+    const allWaiting = this.#taking === 0 && !(this.#options.starting?.() ?? false) && this.#waiters.size >= this.#options.inFlight();
     const tooLong = Date.now() - this.#queuedSince >= (this.#options.maxGatherMs ?? 30_000);
     if (!allWaiting && !tooLong) return this.#schedule();
     const queue = this.#queue;
@@ -219,6 +260,14 @@ export class ProviderBatchRunner {
     for (const [group, entries] of byGroup) {
       for (const chunk of split(entries, group.api)) this.#track(this.#submit(group, chunk));
     }
+  }
+
+  /** Write the bodies of newly parked requests to the store, in one transaction. */
+  #keepBodies(): void {
+    if (this.#newBodies.length === 0) return;
+    const bodies = this.#newBodies;
+    this.#newBodies = [];
+    this.#options.store.keepBodies(bodies);
   }
 
   #track(work: Promise<void>): void {
@@ -235,7 +284,7 @@ export class ProviderBatchRunner {
     this.#options.store.addSubmission({ provider: api.provider, config: group.config, requests: entries.length, committedCost: committed, submittedAt }, submission, entries.map((entry) => entry.customId));
     for (let attempt = 1; jobId === undefined; attempt += 1) {
       try {
-        jobId = await api.submit(entries.map((entry) => ({ customId: entry.customId, body: entry.body })), submission, this.#stop.signal);
+        jobId = await api.submit(this.#lines(entries), submission, this.#stop.signal);
       } catch (error) {
         // Stopped while asking: the provider may have the job; the next run asks it (the submission stays recorded).
         if (this.#stop.signal.aborted) return;
@@ -259,6 +308,14 @@ export class ProviderBatchRunner {
     this.#poll(jobId, group, committed, submittedAt);
   }
 
+  /** A job's lines, read as the upload is written: a parked request's body comes from the store then. */
+  *#lines(entries: Queued[]): Iterable<{ customId: string; body: Record<string, unknown> }> {
+    for (const entry of entries) {
+      const kept = entry.body ? undefined : this.#options.store.body(entry.customId);
+      yield { customId: entry.customId, body: entry.body ?? (JSON.parse(kept ?? "{}") as Record<string, unknown>) };
+    }
+  }
+
   #poll(jobId: string, group: BatchGroup, committed: number, submittedAt: number): void {
     this.#polling.set(jobId, { group, committed });
     this.#submittedAt.set(jobId, submittedAt);
@@ -280,10 +337,10 @@ export class ProviderBatchRunner {
       if (this.#stop.signal.aborted) return;
       if (this.#options.pollIntervalMs === undefined) delay = Math.min(LAST_POLL_MS, delay * 1.5);
       let status: BatchJobStatus;
-      let results: BatchLineResult[] = [];
+      let answered = 0;
       try {
         status = await api.status(jobId, this.#stop.signal);
-        if (status.state !== "running") results = await api.results(jobId, this.#stop.signal);
+        if (status.state !== "running") answered = await this.#take(jobId, group, api.results(jobId, this.#stop.signal));
       } catch (error) {
         if (this.#stop.signal.aborted) return;
         if (error instanceof BatchHttpError && error.status === 404) {
@@ -301,26 +358,50 @@ export class ProviderBatchRunner {
         lastState = status.providerState;
         continue;
       }
-      this.#end(jobId, group, status, results);
+      this.#end(jobId, group, status, answered);
       return;
     }
   }
 
-  #end(jobId: string, group: BatchGroup, status: BatchJobStatus, results: BatchLineResult[]): void {
-    const { store } = this.#options;
-    const inJob = store.requestsOf(jobId);
-    const answers = new Map<string, StoredAnswer>();
-    const wanted = new Set(inJob);
-    for (const result of results) {
-      if (!wanted.has(result.customId)) continue;
-      answers.set(result.customId, "reply" in result ? { reply: result.reply } : { error: result.error });
+  /**
+   * Store an ended job's answers as they are read, a few hundred at a time, and hand each to its item: a job of
+   * 50,000 answers is never all in memory. Read again after a failure, the answers already stored are skipped.
+   */
+  async #take(jobId: string, group: BatchGroup, results: AsyncIterable<BatchLineResult>): Promise<number> {
+    const wanted = new Set(this.#options.store.requestsOf(jobId));
+    let chunk = new Map<string, StoredAnswer>();
+    let count = 0;
+    this.#taking += 1;
+    const flush = (): void => {
+      if (chunk.size === 0) return;
+      this.#options.store.saveAnswers(chunk);
+      count += chunk.size;
+      this.#deliver(group, chunk);
+      chunk = new Map();
+    };
+    try {
+      for await (const result of results) {
+        if (!wanted.delete(result.customId)) continue;
+        chunk.set(result.customId, "reply" in result ? { reply: result.reply } : { error: result.error });
+        if (chunk.size >= 500) {
+          flush();
+          // Let the items it woke run (and ask again) before the next chunk wakes more.
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+      }
+      flush();
+    } finally {
+      this.#taking -= 1;
     }
-    store.endJob(jobId, answers, status.state, status.providerState);
-    this.jobsEnded += 1;
-    const missing = inJob.filter((id) => !answers.has(id));
-    const why = status.state === "ended" ? "" : ` (${status.state}${status.message ? `: ${status.message}` : ""})`;
-    this.#options.say(`${group.api.provider} batch job ${jobId} ended${why}: ${answers.size} answer${answers.size === 1 ? "" : "s"}${missing.length > 0 ? `, ${missing.length} to submit again` : ""}`);
+    return count;
+  }
+
+  #deliver(group: BatchGroup, answers: ReadonlyMap<string, StoredAnswer>): void {
     for (const [id, answer] of answers) {
+      if (this.#parked.delete(id)) {
+        this.#options.onReady?.(itemKeyOf(id));
+        continue;
+      }
       const waiter = this.#waiters.get(id);
       if (!waiter) continue; // its item has not started in this run: it finds the answer in the store
       this.#waiters.delete(id);
@@ -330,19 +411,37 @@ export class ProviderBatchRunner {
         waiter.reject(error);
       }
     }
+  }
+
+  /** A job ended, its answers taken: its requests without one are submitted again (or given up). */
+  #end(jobId: string, group: BatchGroup, status: BatchJobStatus, answered: number): void {
+    const { store } = this.#options;
+    const missing = store.requestsOf(jobId);
+    store.endJob(jobId, new Map(), status.state, status.providerState);
+    this.jobsEnded += 1;
+    const why = status.state === "ended" ? "" : ` (${status.state}${status.message ? `: ${status.message}` : ""})`;
+    this.#options.say(`${group.api.provider} batch job ${jobId} ended${why}: ${answered} answer${answered === 1 ? "" : "s"}${missing.length > 0 ? `, ${missing.length} to submit again` : ""}`);
     for (const id of missing) {
+      const parked = this.#parked.get(id);
       const waiter = this.#waiters.get(id);
-      if (!waiter) continue;
+      if (!waiter && !parked) continue;
       const attempts = store.request(id)?.attempts ?? 0;
       if (attempts >= (this.#options.maxAttempts ?? 3)) {
         this.#fail(id, new ProviderError("provider_batch_failed", `the ${group.api.provider} batch job ${jobId} ended without answering this request${why}, after ${attempts} submissions`));
         continue;
       }
-      this.#enqueue({ customId: id, group: waiter.group, body: waiter.turn.body, bytes: Buffer.byteLength(JSON.stringify(waiter.turn.body)) });
+      if (parked) this.#enqueue({ customId: id, group: parked.group, bytes: parked.bytes });
+      else if (waiter) this.#enqueue({ customId: id, group: waiter.group, body: waiter.turn.body, bytes: Buffer.byteLength(JSON.stringify(waiter.turn.body)) });
     }
   }
 
   #fail(customId: string, error: unknown): void {
+    if (this.#parked.delete(customId)) {
+      // The item reads the reason as its answer when it runs again, and fails with it.
+      this.#options.store.giveUp(customId, error instanceof Error ? error.message : String(error));
+      this.#options.onReady?.(itemKeyOf(customId));
+      return;
+    }
     const waiter = this.#waiters.get(customId);
     if (!waiter) return;
     this.#waiters.delete(customId);
@@ -351,6 +450,7 @@ export class ProviderBatchRunner {
 
   /** A stored answer as the live code reads it; the provider's refusal of the one request is the item's failure. */
   #read(group: BatchGroup, turn: BatchTurn, answer: StoredAnswer, itemKey: string): ModelResponse {
+    if ("failed" in answer) throw new ProviderError("provider_batch_failed", answer.failed);
     if ("error" in answer) {
       throw new ProviderError("provider_batch_request", `the provider refused this request in the batch${answer.error.status !== undefined ? ` (HTTP ${answer.error.status})` : ""}: ${answer.error.message}`);
     }
@@ -370,7 +470,7 @@ export class ProviderBatchRunner {
 
 /** `<item key>-<turn>`: the item's part of a custom id. */
 export function itemKeyOf(customId: string): string {
-  return customId.slice(0, customId.lastIndexOf("-"));
+  return customId.slice(0, customId.indexOf("-"));
 }
 
 function interrupted(): InterruptedError {

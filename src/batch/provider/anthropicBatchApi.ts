@@ -1,7 +1,7 @@
 import type { OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
 import { AnthropicDialog } from "../../providers/AnthropicDialog.js";
 import { BatchHttpError, type BatchApi, type BatchDialog, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
-import { batchHttp, batchJson, parseJsonLines, type BatchHttpOptions } from "./batchHttp.js";
+import { batchHttp, batchJson, jsonLinesOf, type BatchHttpOptions } from "./batchHttp.js";
 import { withJsonArrayFile } from "./jsonlUpload.js";
 
 /** Anthropic's limits of one Message Batch: 100,000 requests, 256 MB. */
@@ -32,7 +32,7 @@ export class AnthropicBatchApi implements BatchApi {
     this.#download = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
   }
 
-  async submit(lines: BatchRequestLine[], _submission: string, signal?: AbortSignal): Promise<string> {
+  async submit(lines: Iterable<BatchRequestLine>, _submission: string, signal?: AbortSignal): Promise<string> {
     const items = (function* () {
       for (const line of lines) yield { custom_id: line.customId, params: line.body };
     })();
@@ -51,26 +51,24 @@ export class AnthropicBatchApi implements BatchApi {
     return { state: providerState === "ended" ? "ended" : "running", providerState, done, failed, total: done + (counts["processing"] ?? 0) };
   }
 
-  async results(jobId: string, signal?: AbortSignal): Promise<BatchLineResult[]> {
+  async *results(jobId: string, signal?: AbortSignal): AsyncGenerator<BatchLineResult> {
     const job = await batchJson(this.#http, `${this.#root}/${encodeURIComponent(jobId)}`, { signal });
     // `results_url` only says that the results are ready: they are read from the API's own address, so that the key
     // never goes to an origin an answer names.
     const url = job["results_url"];
-    if (typeof url !== "string" || url === "") return [];
+    if (typeof url !== "string" || url === "") return;
     const response = await batchHttp(this.#download, `${this.#root}/${encodeURIComponent(jobId)}/results`, { signal });
-    const results: BatchLineResult[] = [];
-    for (const raw of parseJsonLines(await response.text())) {
+    for await (const raw of jsonLinesOf(response)) {
       const line = raw as { custom_id?: unknown; result?: { type?: string; message?: unknown; error?: { error?: { message?: string; type?: string }; message?: string } } };
       if (typeof line.custom_id !== "string" || !line.result) continue;
       const { result } = line;
-      if (result.type === "succeeded") results.push({ customId: line.custom_id, reply: result.message });
+      if (result.type === "succeeded") yield { customId: line.custom_id, reply: result.message };
       else if (result.type === "errored") {
         const inner: { message?: string; type?: string } | undefined = result.error?.error ?? result.error;
-        results.push({ customId: line.custom_id, error: { ...(inner?.type === "invalid_request_error" ? { status: 400 } : {}), message: inner?.message ?? "errored" } });
+        yield { customId: line.custom_id, error: { ...(inner?.type === "invalid_request_error" ? { status: 400 } : {}), message: inner?.message ?? "errored" } };
       }
       // canceled, expired: no result; the request is submitted again
     }
-    return results;
   }
 
   async cancel(jobId: string, signal?: AbortSignal): Promise<void> {

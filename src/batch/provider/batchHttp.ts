@@ -1,3 +1,10 @@
+import { createReadStream, createWriteStream } from "node:fs";
+import { mkdtemp, rm } from "node:fs/promises";
+import os from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { Readable } from "node:stream";
+import { pipeline } from "node:stream/promises";
 import { modelFetch } from "../../providers/OpenAIEndpoint.js";
 import type { HttpTransport } from "../../util/nodeHttpFetch.js";
 import { secrets } from "../../util/redact.js";
@@ -41,16 +48,30 @@ export async function batchJson(options: BatchHttpOptions, url: string, init: Pa
   return value as Record<string, unknown>;
 }
 
-/** The lines of a JSONL text, parsed; a line that is not JSON is skipped (its request is then resubmitted). */
-export function parseJsonLines(text: string): unknown[] {
-  const lines: unknown[] = [];
-  for (const line of text.split("\n")) {
-    if (line.trim() === "") continue;
-    try {
-      lines.push(JSON.parse(line));
-    } catch {
-      // a damaged line: its request has no result and runs again
+/**
+ * The lines of a JSONL answer, parsed one by one (a job's results file of 50,000 answers is never one string in
+ * memory); a line that is not JSON is skipped (its request is then resubmitted). The answer is saved to a temporary
+ * file first, at the network's pace: the lines are then read at the pace of the items they wake, and a slow reader
+ * cannot make the connection time out. The file is removed when the lines are read (or the reader stops).
+ */
+export async function* jsonLinesOf(response: Response): AsyncGenerator<unknown> {
+  if (!response.body) return;
+  const folder = await mkdtemp(path.join(os.tmpdir(), "lllm-batch-"));
+  try {
+    const file = path.join(folder, "results.jsonl");
+    await pipeline(Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>), createWriteStream(file, { mode: 0o600 }));
+    const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+    for await (const line of lines) {
+      if (line.trim() === "") continue;
+      let value: unknown;
+      try {
+        value = JSON.parse(line);
+      } catch {
+        continue; // a damaged line: its request has no result and runs again
+      }
+      yield value;
     }
+  } finally {
+    await rm(folder, { recursive: true, force: true });
   }
-  return lines;
 }

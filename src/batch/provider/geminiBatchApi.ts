@@ -41,9 +41,13 @@ export class GeminiBatchApi implements BatchApi {
     this.#http = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
   }
 
-  async submit(lines: BatchRequestLine[], submission: string, signal?: AbortSignal): Promise<string> {
+  async submit(lines: Iterable<BatchRequestLine>, submission: string, signal?: AbortSignal): Promise<string> {
+    const keys: string[] = [];
     const items = (function* () {
-      for (const line of lines) yield { request: line.body, metadata: { key: line.customId } };
+      for (const line of lines) {
+        keys.push(line.customId);
+        yield { request: line.body, metadata: { key: line.customId } };
+      }
     })();
     const head = `{"batch":{"displayName":${JSON.stringify(`lllm ${submission}`)},"inputConfig":{"requests":{"requests":[`;
     const url = `${this.#root}/models/${encodeURIComponent(this.#wireModel)}:batchGenerateContent`;
@@ -51,7 +55,7 @@ export class GeminiBatchApi implements BatchApi {
     const name = operation["name"];
     if (typeof name !== "string" || !name.startsWith("batches/")) throw new BatchHttpError(200, ":batchGenerateContent: the answer has no `name` (batches/…)");
     const id = name.slice("batches/".length);
-    this.#keys.set(id, lines.map((line) => line.customId));
+    this.#keys.set(id, keys);
     return id;
   }
 
@@ -75,20 +79,19 @@ export class GeminiBatchApi implements BatchApi {
     return { state: STATES[providerState] ?? "running", providerState, done, ...(count("failedRequestCount") !== undefined ? { failed: count("failedRequestCount")! } : {}), ...(total !== undefined ? { total } : {}), ...(error?.message ? { message: error.message } : {}) };
   }
 
-  async results(jobId: string, signal?: AbortSignal): Promise<BatchLineResult[]> {
+  // Inline responses come in the job's own JSON: read whole (Gemini's inline jobs are capped at 20 MB anyway).
+  async *results(jobId: string, signal?: AbortSignal): AsyncGenerator<BatchLineResult> {
     const operation = await this.#get(jobId, signal);
     const response = (operation["response"] ?? batchOf(operation)["output"] ?? {}) as { inlinedResponses?: { inlinedResponses?: unknown[] } };
     const list = response.inlinedResponses?.inlinedResponses ?? [];
     const keys = this.#keys.get(jobId);
-    const results: BatchLineResult[] = [];
-    list.forEach((raw, index) => {
+    for (const [index, raw] of list.entries()) {
       const line = raw as { response?: unknown; error?: { code?: number; message?: string }; metadata?: { key?: unknown } };
       const key = typeof line.metadata?.key === "string" ? line.metadata.key : keys?.[index];
-      if (key === undefined) return;
-      if (line.error) results.push({ customId: key, error: { ...(typeof line.error.code === "number" ? { status: line.error.code } : {}), message: line.error.message ?? "error" } });
-      else if (line.response !== undefined) results.push({ customId: key, reply: line.response });
-    });
-    return results;
+      if (key === undefined) continue;
+      if (line.error) yield { customId: key, error: { ...(typeof line.error.code === "number" ? { status: line.error.code } : {}), message: line.error.message ?? "error" } };
+      else if (line.response !== undefined) yield { customId: key, reply: line.response };
+    }
   }
 
   async cancel(jobId: string, signal?: AbortSignal): Promise<void> {

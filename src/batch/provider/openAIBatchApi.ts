@@ -2,7 +2,7 @@ import { NO_KEY, type OpenAIModelOptions } from "../../providers/OpenAIEndpoint.
 import { readChatCompletion } from "../../providers/readChatAnswer.js";
 import { chatRequestBody } from "../../providers/OpenAIChatModel.js";
 import { BatchHttpError, type BatchApi, type BatchDialog, type BatchJobState, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
-import { batchHttp, batchJson, parseJsonLines, type BatchHttpOptions } from "./batchHttp.js";
+import { batchHttp, batchJson, jsonLinesOf, type BatchHttpOptions } from "./batchHttp.js";
 import { withJsonlFile } from "./jsonlUpload.js";
 
 /** OpenAI's limits of one batch: 50,000 requests, a 200 MB input file (kept under, for the JSONL's framing). */
@@ -38,7 +38,7 @@ export class OpenAIBatchApi implements BatchApi {
     this.#download = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
   }
 
-  async submit(lines: BatchRequestLine[], submission: string, signal?: AbortSignal): Promise<string> {
+  async submit(lines: Iterable<BatchRequestLine>, submission: string, signal?: AbortSignal): Promise<string> {
     const fileId = await withJsonlFile(
       (function* () {
         for (const line of lines) yield { custom_id: line.customId, method: "POST", url: "/v1/chat/completions", body: line.body };
@@ -83,26 +83,24 @@ export class OpenAIBatchApi implements BatchApi {
     };
   }
 
-  async results(jobId: string, signal?: AbortSignal): Promise<BatchLineResult[]> {
+  async *results(jobId: string, signal?: AbortSignal): AsyncGenerator<BatchLineResult> {
     const job = await batchJson(this.#http, `${this.#root}/batches/${encodeURIComponent(jobId)}`, { signal });
-    const results: BatchLineResult[] = [];
     for (const key of ["output_file_id", "error_file_id"]) {
       const fileId = job[key];
       if (typeof fileId !== "string" || fileId === "") continue;
       const response = await batchHttp(this.#download, `${this.#root}/files/${encodeURIComponent(fileId)}/content`, { signal });
-      for (const raw of parseJsonLines(await response.text())) {
+      for await (const raw of jsonLinesOf(response)) {
         const line = raw as { custom_id?: unknown; response?: { status_code?: number; body?: unknown } | null; error?: { message?: string; code?: string } | null };
         if (typeof line.custom_id !== "string") continue;
         const status = line.response?.status_code;
-        if (line.response && status === 200) results.push({ customId: line.custom_id, reply: line.response.body });
+        if (line.response && status === 200) yield { customId: line.custom_id, reply: line.response.body };
         else {
           const body = line.response?.body as { error?: { message?: string } } | undefined;
           const message = body?.error?.message ?? line.error?.message ?? `HTTP ${status ?? "?"}`;
-          results.push({ customId: line.custom_id, error: { ...(status !== undefined ? { status } : {}), message } });
+          yield { customId: line.custom_id, error: { ...(status !== undefined ? { status } : {}), message } };
         }
       }
     }
-    return results;
   }
 
   async cancel(jobId: string, signal?: AbortSignal): Promise<void> {

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { AgentConfig } from "../../config/index.js";
-import type { Model } from "../../providers/Model.js";
+import type { Model, ModelResponse } from "../../providers/Model.js";
 import { modelSetup, type ModelSetup } from "../../providers/createModel.js";
 import { PriceTable, BATCH_PRICE_SHARE, type ModelPrice } from "../../providers/PriceTable.js";
 import type { BatchApi } from "./BatchApi.js";
@@ -8,6 +8,10 @@ import { OpenAIBatchApi } from "./openAIBatchApi.js";
 import { AnthropicBatchApi } from "./anthropicBatchApi.js";
 import { GeminiBatchApi } from "./geminiBatchApi.js";
 import type { BatchGroup, ProviderBatchRunner } from "./ProviderBatchRunner.js";
+import { InterruptedError } from "../../errors.js";
+import type { FunctionTool } from "../../tools/index.js";
+import { linkedSignal } from "../../util/linkedSignal.js";
+import { ToolJournal, type ToolResults } from "./ToolJournal.js";
 
 /** What a job's settings are stored as: enough to build the endpoint again (no key: keys come from the environment). */
 interface StoredConfig {
@@ -121,6 +125,68 @@ export function itemModels(itemId: string, options: ItemModelsOptions): (config:
         return response;
       },
     };
+  };
+}
+
+/** One run of an item, from its start, that stops (parks) at the first request without an answer yet. */
+export interface ItemAttempt {
+  createModel: (config: AgentConfig) => Model;
+  /** Keeps the results of the item's tool calls, so that a later attempt replays them (see `ToolJournal`). */
+  wrapTool: (tool: FunctionTool, agent: string) => FunctionTool;
+  /** The run's signal: the batch's cancel, and the park. */
+  signal: AbortSignal;
+  /** The attempt stopped because a request waits for a provider batch job (not a failure: the item runs again). */
+  readonly parked: boolean;
+  /** Unhook the signal (the attempt is over). */
+  dispose(): void;
+}
+
+/**
+ * An attempt of an item whose requests are parked, not awaited (`ProviderBatchRunner.park`): its answered requests
+ * are answered at once, in order, and its tool calls replayed; at the first request without an answer the attempt
+ * aborts its run, which ends, and keeps nothing in memory but the item. The runner says when the answer came
+ * (`onReady`); the item then runs again from its start.
+ */
+export function itemAttempt(itemId: string, options: ItemModelsOptions & { results: ToolResults; cancel: AbortSignal }): ItemAttempt {
+  const key = itemKey(itemId);
+  const turns = { count: 0 };
+  const park = new AbortController();
+  const linked = linkedSignal([options.cancel, park.signal]);
+  const journal = new ToolJournal(options.results, key, turns);
+  options.runner.itemRestarts(key);
+  return {
+    signal: linked.signal,
+    get parked() {
+      return park.signal.aborted;
+    },
+    dispose: linked.dispose,
+    wrapTool: (tool, agent) => journal.wrap(tool, agent),
+    createModel: (config) => {
+      const group = options.groups.of(config);
+      if (!group) return options.live(config);
+      const dialog = group.api.dialog();
+      return {
+        name: config.model_name,
+        generate: async (request) => {
+          turns.count += 1;
+          let response: ModelResponse | undefined;
+          try {
+            response = options.runner.park(group, `${key}-${turns.count}`, key, dialog.turn(request));
+          } catch (error) {
+            // The batch stopped (Ctrl-C): the item is not failed but left, as a parked one, for a rerun.
+            if (error instanceof InterruptedError) park.abort(error);
+            throw error;
+          }
+          if (response) {
+            if (request.onText && response.message.content) request.onText(response.message.content);
+            return response;
+          }
+          const reason = new InterruptedError("interrupted", "the item waits for its provider batch job");
+          park.abort(reason);
+          throw reason;
+        },
+      };
+    },
   };
 }
 

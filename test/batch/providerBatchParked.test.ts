@@ -1,0 +1,84 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { MockOpenAIServer } from "../../src/testing/index.js";
+import { runCli } from "../helpers/runCli.js";
+import { waitUntil } from "../helpers/waitUntil.js";
+import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
+import { ITEM_BATCH_COST, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject } from "./providerBatchHelpers.js";
+
+let servers: MockOpenAIServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+  servers = [];
+  removeTempDirs();
+});
+
+/** How many times the `add` tool really ran (it notes each call in $CALLS_FILE). */
+function toolRuns(file: string): number {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0;
+}
+
+/** The requests of each job, in the order they were submitted. */
+function jobSizes(server: MockOpenAIServer): number[] {
+  return [...server.batches.jobs.values()].map((job) => job.requests.length);
+}
+
+async function project(count: number, options: { extraTools?: string[] } = {}) {
+  const server = await openAIBatchServer({ delayMs: 300 });
+  servers.push(server);
+  const setup = providerBatchProject({ model: "gpt-4o-mini", invokerConfig: `{base_url: "${server.url}", api_key_env: MOCK_KEY}`, count, ...options, extraEnv: { MOCK_KEY: OPENAI_BATCH_KEY } });
+  const calls = path.join(setup.dir, "calls.txt");
+  return { server, setup, calls, env: { ...setup.env, CALLS_FILE: calls } };
+}
+
+describe("lllm batch --provider-batch: items wait for their jobs as data", () => {
+  it("every item's request of a round goes into one job whatever --concurrency is; each tool call runs once, though items run again from their start; one record per item", async () => {
+    const { server, setup, calls, env } = await project(60);
+    // --concurrency 5: five items run at once (replaying, running tools); the waiting ones hold no slot.
+    const result = await batch([setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05", "--concurrency", "5"], env);
+    expect(result.code).toBe(0);
+    expect(jobSizes(server)).toEqual([60, 60, 60]);
+    expect(toolRuns(calls)).toBe(120);
+    const lines = readResults(setup.out);
+    expect(lines).toHaveLength(60);
+    expect(lines.every((line) => line.status === "ok" && line.output === `q${line.id}: 13` && line.usage.llm_calls === 3 && Math.abs((line.cost ?? 0) - ITEM_BATCH_COST) < 1e-12)).toBe(true);
+    // Each item's three attempts wrote one record, closed by the last: ok, with its three model calls and two tool calls.
+    const runIds = new Set(lines.map((line) => line.run_id));
+    expect(runIds.size).toBe(60);
+    const listed = await runCli(["logs", "--json", "-n", "500"], { env: setup.env });
+    const { runs } = JSON.parse(listed.stdout) as { runs: Array<{ id: string; status: string; llm_calls: number }> };
+    expect(runs).toHaveLength(60);
+    expect(runs.every((run) => runIds.has(run.id) && run.status === "ok" && run.llm_calls === 3)).toBe(true);
+    const shown = await runCli(["logs", "show", lines[0]!.run_id!], { env: setup.env });
+    expect(shown.stdout.match(/^.*\badd\b.*$/gm)?.length ?? 0).toBeGreaterThanOrEqual(2);
+  }, 180_000);
+
+  it("killed during a round and run again: the tools of the answered rounds are not run again", async () => {
+    const { server, setup, calls, env } = await project(40);
+    const args = [setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05"];
+    const first = spawnBatch(args, env);
+    await waitUntil(() => (first.stderr().match(/submitted openai batch job/g) ?? []).length === 2, 60_000);
+    first.child.kill("SIGKILL");
+    await first.done;
+    expect(toolRuns(calls)).toBe(40);
+    const again = await batch(args, env);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain("polling 1 provider batch job submitted by an earlier run");
+    expect(jobSizes(server)).toEqual([40, 40, 40]);
+    expect(toolRuns(calls)).toBe(80);
+    const lines = readResults(setup.out);
+    expect(lines).toHaveLength(40);
+    expect(lines.every((line) => line.status === "ok" && line.output === `q${line.id}: 13`)).toBe(true);
+  }, 180_000);
+
+  it("a tactic whose tools keep state of their own (here an agent used as a tool) waits in memory, --concurrency items per round", async () => {
+    const { server, setup, calls, env } = await project(12, { extraTools: ["agent:helper"] });
+    const result = await batch([setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05", "--concurrency", "6", "--no-log"], env);
+    expect(result.code).toBe(0);
+    expect(jobSizes(server).reduce((sum, size) => sum + size, 0)).toBe(36);
+    expect(Math.max(...jobSizes(server))).toBeLessThanOrEqual(6);
+    expect(toolRuns(calls)).toBe(24);
+    expect(readResults(setup.out).every((line) => line.status === "ok" && line.output === `q${line.id}: 13`)).toBe(true);
+  }, 180_000);
+});
