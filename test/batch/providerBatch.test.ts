@@ -4,7 +4,7 @@ import { waitUntil } from "../helpers/waitUntil.js";
 import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
 import { runCli } from "../helpers/runCli.js";
 import type { MockBatchOptions } from "../../src/testing/index.js";
-import { ITEM_BATCH_COST, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject, questionIn, toolResultsIn } from "./providerBatchHelpers.js";
+import { ITEM_BATCH_COST, killDuringRoundTwo, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject, questionIn, toolResultsIn } from "./providerBatchHelpers.js";
 
 let servers: MockOpenAIServer[] = [];
 afterEach(async () => {
@@ -49,9 +49,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     const first = spawnBatch(args, project.env);
     // Round 1 answered (its answers stored), round 2 submitted (and recorded: lllm says so once it is): kill lllm
     // while the job runs at the provider.
-    await waitUntil(() => (first.stderr().match(/submitted openai batch job/g) ?? []).length === 2, 60_000);
-    first.child.kill("SIGKILL");
-    await first.done;
+    await killDuringRoundTwo(first, server.batches, options, "openai");
     expect(readResults(project.out)).toHaveLength(0);
     const again = await batch(args, project.env);
     expect(again.stderr).toContain("polling 1 provider batch job submitted by an earlier run");

@@ -1,6 +1,9 @@
+import type { ChildProcess } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
-import { startMockOpenAIServer, type MockBatchOptions, type MockOpenAIServer } from "../../src/testing/index.js";
+import { expect } from "vitest";
+import { startMockOpenAIServer, type MockBatchJobs, type MockBatchOptions, type MockOpenAIServer } from "../../src/testing/index.js";
+import { waitUntil } from "../helpers/waitUntil.js";
 import type { MockRequestBody } from "../../src/testing/index.js";
 import type { ScriptedTurn } from "../../src/providers/ScriptedTurn.js";
 import { tempDir, writeTree } from "../helpers/tempTree.js";
@@ -80,4 +83,25 @@ export async function openAIBatchServer(batch: MockBatchOptions = {}): Promise<M
 /** The last number of a tool result's text (whatever lllm wraps it in). */
 function lastNumber(text: string): number {
   return Number(/(\d+)\D*$/.exec(text)?.[1] ?? NaN);
+}
+
+/**
+ * Kill a running `lllm batch --provider-batch` (SIGKILL) while its round-2 job runs at the provider: once the mock
+ * has made that job and lllm has said it submitted it (it says so once it has recorded the job). From the moment the
+ * job exists, checked in this process, `options` (the mock's, shared) holds every job back, so that no busy machine
+ * can let it end and the next round start before the kill; afterwards the jobs end after `options.delayMs` again.
+ */
+export async function killDuringRoundTwo(run: { child: ChildProcess; stderr: () => string; done: Promise<unknown> }, jobs: MockBatchJobs, options: MockBatchOptions, provider: string): Promise<void> {
+  const delayMs = options.delayMs;
+  const made = await waitUntil(() => {
+    if (jobs.count >= 2) options.delayMs = 3_600_000;
+    return jobs.count >= 2;
+  }, 60_000);
+  expect(made, run.stderr()).toBe(true);
+  const said = await waitUntil(() => (run.stderr().match(new RegExp(`submitted ${provider} batch job`, "g")) ?? []).length === 2, 60_000);
+  expect(said, run.stderr()).toBe(true);
+  run.child.kill("SIGKILL");
+  await run.done;
+  expect(jobs.count).toBe(2);
+  options.delayMs = delayMs;
 }

@@ -1,11 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { MockOpenAIServer } from "../../src/testing/index.js";
+import type { MockBatchOptions, MockOpenAIServer } from "../../src/testing/index.js";
 import { runCli } from "../helpers/runCli.js";
-import { waitUntil } from "../helpers/waitUntil.js";
 import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
-import { ITEM_BATCH_COST, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject } from "./providerBatchHelpers.js";
+import { ITEM_BATCH_COST, killDuringRoundTwo, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject } from "./providerBatchHelpers.js";
 
 let servers: MockOpenAIServer[] = [];
 afterEach(async () => {
@@ -25,11 +24,12 @@ function jobSizes(server: MockOpenAIServer): number[] {
 }
 
 async function project(count: number, options: { extraTools?: string[] } = {}) {
-  const server = await openAIBatchServer({ delayMs: 300 });
+  const jobs: MockBatchOptions = { delayMs: 300 };
+  const server = await openAIBatchServer(jobs);
   servers.push(server);
   const setup = providerBatchProject({ model: "gpt-4o-mini", invokerConfig: `{base_url: "${server.url}", api_key_env: MOCK_KEY}`, count, ...options, extraEnv: { MOCK_KEY: OPENAI_BATCH_KEY } });
   const calls = path.join(setup.dir, "calls.txt");
-  return { server, setup, calls, env: { ...setup.env, CALLS_FILE: calls } };
+  return { server, jobs, setup, calls, env: { ...setup.env, CALLS_FILE: calls } };
 }
 
 describe("lllm batch --provider-batch: items wait for their jobs as data", () => {
@@ -55,12 +55,10 @@ describe("lllm batch --provider-batch: items wait for their jobs as data", () =>
   }, 180_000);
 
   it("killed during a round and run again: the tools of the answered rounds are not run again", async () => {
-    const { server, setup, calls, env } = await project(40);
+    const { server, jobs, setup, calls, env } = await project(40);
     const args = [setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05"];
     const first = spawnBatch(args, env);
-    await waitUntil(() => (first.stderr().match(/submitted openai batch job/g) ?? []).length === 2, 60_000);
-    first.child.kill("SIGKILL");
-    await first.done;
+    await killDuringRoundTwo(first, server.batches, jobs, "openai");
     expect(toolRuns(calls)).toBe(40);
     const again = await batch(args, env);
     expect(again.code).toBe(0);

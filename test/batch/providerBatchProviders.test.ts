@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropicServer, startMockGeminiServer, type MockBatchJobs, type MockBatchOptions, type MockRequestBody } from "../../src/testing/index.js";
-import { waitUntil } from "../helpers/waitUntil.js";
 import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
-import { providerBatchProject, threeRounds, TURN_USAGE } from "./providerBatchHelpers.js";
+import { killDuringRoundTwo, providerBatchProject, threeRounds, TURN_USAGE } from "./providerBatchHelpers.js";
 
 let closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -22,9 +21,7 @@ async function killAndResume(options: { provider: string; model: string; modelAr
   const project = providerBatchProject({ model: options.model, count: COUNT, extraEnv: options.env, ...(options.modelArgs ? { modelArgs: options.modelArgs } : {}) });
   const args = [project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"];
   const first = spawnBatch(args, project.env);
-  await waitUntil(() => (first.stderr().match(new RegExp(`submitted ${options.provider} batch job`, "g")) ?? []).length === 2, 60_000);
-  first.child.kill("SIGKILL");
-  await first.done;
+  await killDuringRoundTwo(first, options.batches, options.batchOptions, options.provider);
   const again = await batch(args, project.env);
   expect(again.stderr).toContain("polling 1 provider batch job submitted by an earlier run");
   expect(again.code).toBe(0);
