@@ -33,7 +33,6 @@ import { retryReporter } from "./retryReporter.js";
 import { parseVars } from "./parseVars.js";
 import { positiveInteger } from "./positiveInteger.js";
 import type { ProviderBatch } from "./providerBatch.js";
-import { whyNotParkable } from "../batch/provider/whyNotParkable.js";
 
 export interface BatchCommandOptions {
   inputs?: string;
@@ -99,7 +98,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   const say = (text: string): void => (progress ? progress.print(text) : writeErr(text));
   // With --provider-batch, items whose state is all in their dialog wait for their jobs as data (parked), and
   // --concurrency is then how many run (replay, tools) at once; the others wait in memory, a window at a time.
-  const park = Boolean(options.providerBatch) && whyNotParkable(prepared) === undefined;
+  const park = Boolean(options.providerBatch) && (await import("./providerBatch.js")).itemsCanPark(prepared);
   if (park && options.concurrency === undefined) settings.concurrency = PARKED_CONCURRENCY;
   const gate = new ProviderGate({ ...(settings.rpm !== undefined ? { rpm: settings.rpm } : {}), ...(settings.tpm !== undefined ? { tpm: settings.tpm } : {}) });
   const concurrency = new AdaptiveConcurrency(settings.concurrency);

@@ -5,6 +5,7 @@ import type { Model } from "../providers/Model.js";
 import { BatchJobStore, type StoredJob } from "../batch/provider/BatchJobStore.js";
 import { BatchGroups, itemAttempt, itemModels, itemKey, type ItemAttempt } from "../batch/provider/providerBatchModels.js";
 import { ParkedItems } from "../batch/ParkedItems.js";
+import { whyNotParkable } from "../batch/provider/whyNotParkable.js";
 import { ProviderBatchRunner } from "../batch/provider/ProviderBatchRunner.js";
 import { loadProjectSettings } from "../config/index.js";
 import { PriceTable } from "../providers/PriceTable.js";
@@ -41,6 +42,16 @@ export interface ProviderBatchOptions {
   park: boolean;
   say: (text: string) => void;
   warn: (text: string) => void;
+}
+
+/**
+ * Whether the tactic's items can wait for their jobs as data (see `whyNotParkable`): also, every agent's model must
+ * have a batch API, as a model called live would be called again at every attempt of a parked item.
+ */
+export function itemsCanPark(prepared: PreparedTactic): boolean {
+  if (whyNotParkable(prepared) !== undefined) return false;
+  const groups = new BatchGroups(prepared.settings.prices ? { prices: prepared.settings.prices } : {});
+  return prepared.agents.every((agent) => groups.of(agent.config) !== undefined);
 }
 
 /**

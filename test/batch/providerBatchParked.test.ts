@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MockBatchOptions, MockOpenAIServer } from "../../src/testing/index.js";
 import { runCli } from "../helpers/runCli.js";
+import { waitUntil } from "../helpers/waitUntil.js";
 import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
 import { ITEM_BATCH_COST, killDuringRoundTwo, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject } from "./providerBatchHelpers.js";
 
@@ -23,11 +24,11 @@ function jobSizes(server: MockOpenAIServer): number[] {
   return [...server.batches.jobs.values()].map((job) => job.requests.length);
 }
 
-async function project(count: number, options: { extraTools?: string[] } = {}) {
-  const jobs: MockBatchOptions = { delayMs: 300 };
+async function project(count: number, options: { extraTools?: string[]; batch?: MockBatchOptions } = {}) {
+  const jobs: MockBatchOptions = options.batch ?? { delayMs: 300 };
   const server = await openAIBatchServer(jobs);
   servers.push(server);
-  const setup = providerBatchProject({ model: "gpt-4o-mini", invokerConfig: `{base_url: "${server.url}", api_key_env: MOCK_KEY}`, count, ...options, extraEnv: { MOCK_KEY: OPENAI_BATCH_KEY } });
+  const setup = providerBatchProject({ model: "gpt-4o-mini", invokerConfig: `{base_url: "${server.url}", api_key_env: MOCK_KEY}`, count, ...(options.extraTools ? { extraTools: options.extraTools } : {}), extraEnv: { MOCK_KEY: OPENAI_BATCH_KEY } });
   const calls = path.join(setup.dir, "calls.txt");
   return { server, jobs, setup, calls, env: { ...setup.env, CALLS_FILE: calls } };
 }
@@ -68,6 +69,27 @@ describe("lllm batch --provider-batch: items wait for their jobs as data", () =>
     const lines = readResults(setup.out);
     expect(lines).toHaveLength(40);
     expect(lines.every((line) => line.status === "ok" && line.output === `q${line.id}: 13`)).toBe(true);
+  }, 180_000);
+
+  it("Ctrl-C while the items wait: exit 130 at once, nothing written, the job kept; the same command then finishes every item", async () => {
+    // The mock's jobs end only once the test says so (it reads the delay at each poll).
+    const timing: MockBatchOptions = { delayMs: 600_000 };
+    const { server, setup, calls, env } = await project(20, { batch: timing });
+    const args = [setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05"];
+    const first = spawnBatch(args, env);
+    await waitUntil(() => first.stderr().includes("submitted openai batch job"), 60_000);
+    first.child.kill("SIGINT");
+    const stopped = await first.done;
+    expect(stopped.code).toBe(130);
+    expect(stopped.stderr).toContain("the provider batch jobs keep running; run the same command again to pick them up");
+    expect(readResults(setup.out)).toHaveLength(0);
+    timing.delayMs = 0;
+    const again = await batch(args, env);
+    expect(again.code).toBe(0);
+    expect(again.stderr).toContain("polling 1 provider batch job submitted by an earlier run");
+    expect(jobSizes(server)).toEqual([20, 20, 20]);
+    expect(toolRuns(calls)).toBe(40);
+    expect(readResults(setup.out).every((line) => line.status === "ok" && line.output === `q${line.id}: 13`)).toBe(true);
   }, 180_000);
 
   it("a tactic whose tools keep state of their own (here an agent used as a tool) waits in memory, --concurrency items per round", async () => {

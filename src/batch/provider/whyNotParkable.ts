@@ -1,3 +1,4 @@
+import { modelChain } from "../../config/TacticConfig.js";
 import type { PreparedTactic } from "../../tactics/prepareTactic.js";
 
 /**
@@ -6,7 +7,8 @@ import type { PreparedTactic } from "../../tactics/prepareTactic.js";
  * and its tools' kept results; that gives the same run only when all its state is in its dialog: one agent's tool
  * loop, or a pipeline of them, with tools that are plain calls. A tool with state of its own between calls (a Python
  * kernel, a sandboxed program, an MCP server's session), or a tactic or agent used as a tool, is not replayed that
- * way: such items wait in memory instead, a window of them at a time.
+ * way, nor is a model called live (no batch API; a fallback chain's other models): such items wait in memory
+ * instead, a window of them at a time. (Models without a batch API are checked by the caller, which knows them.)
  */
 export function whyNotParkable(prepared: PreparedTactic): string | undefined {
   const type = prepared.tactic.config.tactic_type;
@@ -19,6 +21,7 @@ export function whyNotParkable(prepared: PreparedTactic): string | undefined {
     const composite = agent.capabilities.find((capability) => capability.kind === "tactic" || capability.kind === "proxy");
     if (composite) return `agent \`${agent.name}\` uses \`${composite.ref}\``;
     if (agent.agentTools.length > 0) return `agent \`${agent.name}\` uses agents as tools`;
+    if (modelChain(config).length > 1) return `agent \`${agent.name}\` has fallback models`;
     const unbound = agent.tools.find((entry) => entry.tool.isDeclaration);
     if (unbound) return `agent \`${agent.name}\`'s tool \`${unbound.tool.name}\` is bound only when the run starts`;
   }
