@@ -273,7 +273,8 @@ describe("lllm mcp serve --http keeps a bounded number of sessions", () => {
   }, 120_000);
 });
 
-describe("lllm mcp serve --http: usage errors", () => {
+// Each case spawns the CLI two to four times: 8-9 s on a loaded machine, against the default 30 s.
+describe("lllm mcp serve --http: usage errors", { timeout: 120_000 }, () => {
   it("needs the token's variable to be set", async () => {
     const result = await runCli(["mcp", "serve", FIXTURE, "--http", "127.0.0.1:0", "--token-env", "NO_SUCH_VARIABLE_SET"]);
     expect(result.code).toBe(2);
