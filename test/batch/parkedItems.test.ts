@@ -1,19 +1,20 @@
 import { describe, expect, it } from "vitest";
-import { ParkedItems } from "../../src/batch/ParkedItems.js";
+import { memoryParkedStorage, ParkedItems } from "../../src/batch/ParkedItems.js";
 
 const item = (id: string) => ({ id, index: Number(id), input: `q${id}`, vars: {} });
 
 describe("ParkedItems", () => {
   it("runs parked items again in the order their answers came, and one said ready while its attempt was still ending", () => {
-    const parked = new ParkedItems();
+    const parked = new ParkedItems(memoryParkedStorage(), (id) => `k${id}`);
     let woken = 0;
     parked.onReady = () => (woken += 1);
+    for (const id of ["1", "2", "3"]) parked.started(id);
     parked.park({ item: item("1"), startedAt: 1 });
     parked.park({ item: item("2"), startedAt: 2, recordId: "R2" });
     expect(parked.hasReady).toBe(false);
-    parked.ready("2");
-    parked.ready("3"); // its attempt has not parked yet
-    parked.ready("1");
+    parked.ready(["k2"]);
+    parked.ready(["k3", "k9"]); // 3's attempt has not parked yet; 9 is not in this run
+    parked.ready(["k1"]);
     expect(parked.next()).toEqual({ item: item("2"), startedAt: 2, recordId: "R2" });
     expect(parked.next()?.item.id).toBe("1");
     expect(parked.next()).toBeUndefined();

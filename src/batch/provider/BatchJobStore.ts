@@ -2,6 +2,7 @@ import type Libsql from "libsql";
 import { openDatabaseSync, type Database } from "../../store/openDatabase.js";
 import { StoreError } from "../../store/StoreError.js";
 import type { BatchJobState } from "./BatchApi.js";
+import type { ParkedEntry, ParkedStorage } from "../ParkedItems.js";
 
 /** A provider job of a batch, as kept in the run store. */
 export interface StoredJob {
@@ -32,11 +33,13 @@ type Statement = Libsql.Statement<unknown[]>;
  * tables of migration 5), keyed by the absolute path of the --out file: running the same command again finds the
  * jobs to poll and the answers to replay, instead of submitting again.
  */
-export class BatchJobStore {
+export class BatchJobStore implements ParkedStorage {
   readonly #database: Database;
   readonly #out: string;
   /** Statements prepared once: an item's requests and tool calls are read and written thousands of times a round. */
   readonly #statements = new Map<string, Statement>();
+  /** The order parked items became ready in (`markReady`). */
+  #readySeq = 0;
 
   private constructor(database: Database, out: string) {
     this.#database = database;
@@ -154,6 +157,44 @@ export class BatchJobStore {
   /** Give a request up: the item reads the reason as its answer, and fails. */
   giveUp(customId: string, reason: string): void {
     this.#database.prepare("INSERT INTO provider_batch_requests (out, custom_id, answer) VALUES (?, ?, ?) ON CONFLICT (out, custom_id) DO UPDATE SET answer = excluded.answer, job_id = NULL, body = NULL").run(this.#out, customId, JSON.stringify({ failed: reason } satisfies StoredAnswer));
+  }
+
+  /** Parked items (see `ParkedItems`): an item waiting for its answer is a row, not memory. */
+  park(entries: ReadonlyArray<{ key: string; entry: ParkedEntry }>): void {
+    this.#transaction(() => {
+      const add = this.#prepare("INSERT OR REPLACE INTO provider_batch_parked (out, item_key, entry, ready_seq) VALUES (?, ?, ?, NULL)");
+      for (const { key, entry } of entries) add.run(this.#out, key, JSON.stringify(entry));
+    });
+  }
+
+  markReady(keys: readonly string[]): string[] {
+    const marked: string[] = [];
+    this.#transaction(() => {
+      const mark = this.#prepare("UPDATE provider_batch_parked SET ready_seq = ? WHERE out = ? AND item_key = ? AND ready_seq IS NULL");
+      for (const key of keys) {
+        this.#readySeq += 1;
+        if (mark.run(this.#readySeq, this.#out, key).changes > 0) marked.push(key);
+      }
+    });
+    return marked;
+  }
+
+  takeReady(limit: number): ParkedEntry[] {
+    const taken: ParkedEntry[] = [];
+    this.#transaction(() => {
+      const rows = this.#prepare("SELECT item_key, entry FROM provider_batch_parked WHERE out = ? AND ready_seq IS NOT NULL ORDER BY ready_seq LIMIT ?").raw().all(this.#out, limit) as Array<[string, string]>;
+      const remove = this.#prepare("DELETE FROM provider_batch_parked WHERE out = ? AND item_key = ?");
+      for (const [key, entry] of rows) {
+        remove.run(this.#out, key);
+        taken.push(JSON.parse(entry) as ParkedEntry);
+      }
+    });
+    return taken;
+  }
+
+  /** Forget the parked items of an earlier run (a rerun runs every unfinished item from the dataset again). */
+  clearParked(): void {
+    this.#database.prepare("DELETE FROM provider_batch_parked WHERE out = ?").run(this.#out);
   }
 
   /** The outcome of a tool call an item made (see `ToolJournal`), as JSON. */

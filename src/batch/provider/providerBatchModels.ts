@@ -137,6 +137,8 @@ export interface ItemAttempt {
   signal: AbortSignal;
   /** The attempt stopped because a request waits for a provider batch job (not a failure: the item runs again). */
   readonly parked: boolean;
+  /** Once parked: what the item's answered turns cost, kept with the parked item (see `ProviderBatchRunner.itemParks`). */
+  readonly parkedCost: number;
   /** Unhook the signal (the attempt is over). */
   dispose(): void;
 }
@@ -147,17 +149,25 @@ export interface ItemAttempt {
  * aborts its run, which ends, and keeps nothing in memory but the item. The runner says when the answer came
  * (`onReady`); the item then runs again from its start.
  */
-export function itemAttempt(itemId: string, options: ItemModelsOptions & { results: ToolResults; cancel: AbortSignal }): ItemAttempt {
+export function itemAttempt(itemId: string, options: ItemModelsOptions & { results: ToolResults; cancel: AbortSignal; parkedCost?: number }): ItemAttempt {
   const key = itemKey(itemId);
   const turns = { count: 0 };
   const park = new AbortController();
   const linked = linkedSignal([options.cancel, park.signal]);
   const journal = new ToolJournal(options.results, key, turns);
-  options.runner.itemRestarts(key);
+  options.runner.itemRestarts(key, options.parkedCost ?? 0);
+  let parkedCost = 0;
+  const stop = (reason: InterruptedError): void => {
+    parkedCost = options.runner.itemParks(key);
+    park.abort(reason);
+  };
   return {
     signal: linked.signal,
     get parked() {
       return park.signal.aborted;
+    },
+    get parkedCost() {
+      return parkedCost;
     },
     dispose: linked.dispose,
     wrapTool: (tool, agent) => journal.wrap(tool, agent),
@@ -174,7 +184,7 @@ export function itemAttempt(itemId: string, options: ItemModelsOptions & { resul
             response = options.runner.park(group, `${key}-${turns.count}`, key, dialog.turn(request));
           } catch (error) {
             // The batch stopped (Ctrl-C): the item is not failed but left, as a parked one, for a rerun.
-            if (error instanceof InterruptedError) park.abort(error);
+            if (error instanceof InterruptedError) stop(error);
             throw error;
           }
           if (response) {
@@ -182,7 +192,7 @@ export function itemAttempt(itemId: string, options: ItemModelsOptions & { resul
             return response;
           }
           const reason = new InterruptedError("interrupted", "the item waits for its provider batch job");
-          park.abort(reason);
+          stop(reason);
           throw reason;
         },
       };
