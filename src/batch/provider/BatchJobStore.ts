@@ -40,6 +40,9 @@ export class BatchJobStore implements ParkedStorage {
   readonly #statements = new Map<string, Statement>();
   /** The order parked items became ready in (`markReady`). */
   #readySeq = 0;
+  /** Tool outcomes not yet written (`keepToolResult`). */
+  #pendingTools = new Map<string, string>();
+  #toolsTimer: NodeJS.Timeout | undefined;
 
   private constructor(database: Database, out: string) {
     this.#database = database;
@@ -56,6 +59,7 @@ export class BatchJobStore implements ParkedStorage {
   }
 
   close(): void {
+    this.#flushTools();
     this.#database.close();
   }
 
@@ -197,14 +201,40 @@ export class BatchJobStore implements ParkedStorage {
     this.#database.prepare("DELETE FROM provider_batch_parked WHERE out = ?").run(this.#out);
   }
 
-  /** The outcome of a tool call an item made (see `ToolJournal`), as JSON. */
-  toolResult(key: string): string | undefined {
-    const row = this.#prepare("SELECT result FROM provider_batch_tool_results WHERE out = ? AND key = ?").raw().get(this.#out, key) as [string] | undefined;
-    return row?.[0];
+  /** The outcomes of an item's tool calls (see `ToolJournal`; their keys start with the item's key and a slash), as JSON. */
+  toolResultsOf(itemKey: string): Map<string, string> {
+    const rows = this.#prepare("SELECT key, result FROM provider_batch_tool_results WHERE out = ? AND key > ? AND key < ?").raw().all(this.#out, `${itemKey}/`, `${itemKey}0`) as Array<[string, string]>;
+    const found = new Map(rows);
+    for (const [key, outcome] of this.#pendingTools) if (key.startsWith(`${itemKey}/`)) found.set(key, outcome);
+    return found;
   }
 
+  /**
+   * Keep a call's outcome: written with others a moment later, in one transaction (a kill in that moment makes the
+   * call run again when its item is run again, as before it was kept).
+   */
   keepToolResult(key: string, outcome: string): void {
-    this.#prepare("INSERT OR REPLACE INTO provider_batch_tool_results (out, key, result) VALUES (?, ?, ?)").run(this.#out, key, outcome);
+    this.#pendingTools.set(key, outcome);
+    if (this.#pendingTools.size >= 200) this.#flushTools();
+    else this.#toolsTimer ??= setTimeout(() => this.#flushTools(), 50).unref();
+  }
+
+  #flushTools(): void {
+    clearTimeout(this.#toolsTimer);
+    this.#toolsTimer = undefined;
+    if (this.#pendingTools.size === 0) return;
+    const pending = this.#pendingTools;
+    this.#pendingTools = new Map();
+    this.#transaction(() => {
+      const keep = this.#prepare("INSERT OR REPLACE INTO provider_batch_tool_results (out, key, result) VALUES (?, ?, ?)");
+      for (const [key, outcome] of pending) keep.run(this.#out, key, outcome);
+    });
+  }
+
+  /** The answers an item's requests already have (their ids start with the item's key and a dash), by custom id. */
+  answersOf(itemKey: string): Map<string, StoredAnswer> {
+    const rows = this.#prepare("SELECT custom_id, answer FROM provider_batch_requests WHERE out = ? AND custom_id > ? AND custom_id < ? AND answer IS NOT NULL").raw().all(this.#out, `${itemKey}-`, `${itemKey}.`) as Array<[string, string]>;
+    return new Map(rows.map(([id, answer]) => [id, JSON.parse(answer) as StoredAnswer]));
   }
 
   /** The requests still in a job: its custom ids. */

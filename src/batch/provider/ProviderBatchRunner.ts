@@ -169,8 +169,9 @@ export class ProviderBatchRunner {
    * `undefined` when the request is now in (or on its way to) a job. The item then stops (it is parked), and
    * `onReady` says when to run it again from its start: its answered requests are then answered here, in order.
    */
-  park(group: BatchGroup, customId: string, itemKey: string, turn: BatchTurn): ModelResponse | undefined {
+  park(group: BatchGroup, customId: string, itemKey: string, turn: BatchTurn, answered?: StoredAnswer): ModelResponse | undefined {
     if (this.#stop.signal.aborted) throw interrupted();
+    if (answered) return this.#read(group, turn, answered, itemKey);
     const known = this.#options.store.request(customId);
     if (known?.answer) return this.#read(group, turn, known.answer, itemKey);
     if (this.#waiters.has(customId)) throw new ProviderError("provider_batch_failed", `two model requests of one item have the id ${customId}`);
