@@ -149,12 +149,14 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
     if (running === 0) drained = new Promise<void>((resolve) => (drainedResolve = resolve));
     running += 1;
     const startedAt = again?.startedAt ?? performance.now();
+    parked?.started(item.id);
     void options
       .runItem(item, again)
       .then(
         (result) => {
           if ("parked" in result) {
-            parked!.park({ item, startedAt, ...(result.recordId !== undefined ? { recordId: result.recordId } : again?.recordId !== undefined ? { recordId: again.recordId } : {}) });
+            const recordId = result.recordId ?? again?.recordId;
+            parked!.park({ item, startedAt, ...(recordId !== undefined ? { recordId } : {}), ...(result.cost ? { cost: result.cost } : {}) });
             return;
           }
           parked?.settled(item.id);
@@ -162,6 +164,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
           record(item, result);
         },
         (error: unknown) => {
+          parked?.settled(item.id);
           if (error instanceof InterruptedError) stats.cancelled += 1;
           // runItem turns failures into results; anything else is a bug, still reported as this item's failure.
           else record(item, failedBatchResult(item.id, { code: "internal_error", message: error instanceof Error ? error.message : String(error) }));

@@ -170,7 +170,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
       runItem: dispatcher
         ? (item) => dispatcher.run(item)
         : (item, again) => {
-            const attempt = providerBatch?.parked ? providerBatch.attempt(item.id, cancel) : undefined;
+            const attempt = providerBatch?.parked ? providerBatch.attempt(item.id, cancel, again?.cost) : undefined;
             return runBatchItem(item, {
               prepared,
               batchId,
@@ -182,11 +182,13 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
               ...(options.log !== undefined ? { log: options.log } : {}),
               warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),
               ...(attempt ? { wrapTool: attempt.wrapTool, attempt: { parked: () => attempt.parked, ...(again?.recordId !== undefined ? { recordId: again.recordId } : {}), ...(again ? { startedAt: again.startedAt } : {}) } } : {}),
-            }).finally(() => {
-              attempt?.dispose();
-              // A parked item's answered turns stay committed until its line is written.
-              if (!attempt?.parked) providerBatch?.itemDone(item.id);
-            });
+            })
+              .then((result) => (attempt && "parked" in result ? { ...result, cost: attempt.parkedCost } : result))
+              .finally(() => {
+                attempt?.dispose();
+                // A parked item's answered turns stay committed until its line is written.
+                if (!attempt?.parked) providerBatch?.itemDone(item.id);
+              });
           },
     });
   } finally {

@@ -20,7 +20,7 @@ export interface ProviderBatch {
   /** The items waiting as data, when the tactic's items can (see `whyNotParkable`); then each run is an `attempt`. */
   parked?: ParkedItems;
   /** One attempt of an item that parks at its first request without an answer. */
-  attempt(itemId: string, cancel: AbortSignal): ItemAttempt;
+  attempt(itemId: string, cancel: AbortSignal, parkedCost?: number): ItemAttempt;
   /** The item's result line is written. */
   itemDone(itemId: string): void;
   /** For the progress line: jobs, and the time since the oldest running one was submitted. */
@@ -87,9 +87,9 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
   if (liveModels.size > 0) options.warn(`${[...liveModels].map((name) => `\`${name}\``).join(", ")} ha${liveModels.size === 1 ? "s" : "ve"} no provider batch API: ${liveModels.size === 1 ? "its" : "their"} calls run live, at the live price`);
   const out = path.resolve(options.out);
   const store = BatchJobStore.open(storeFile(process.env, prepared.settings.home), out);
-  const parked = options.park ? new ParkedItems() : undefined;
-  /** The items that ran, by key (the runner names an item by the key in its requests' ids). */
-  const ids = new Map<string, string>();
+  // A rerun runs every unfinished item from the dataset again: the parked items of a killed run are stale.
+  store.clearParked();
+  const parked = options.park ? new ParkedItems(store, itemKey) : undefined;
   const runner = new ProviderBatchRunner({
     store,
     groupOf: (config) => {
@@ -104,10 +104,7 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
     starting: options.starting,
     ...(parked
       ? {
-          onReady: (key: string) => {
-            const id = ids.get(key);
-            if (id !== undefined) parked.ready(id);
-          },
+          onReady: (keys: string[]) => parked.ready(keys),
         }
       : {}),
     say: options.say,
@@ -119,25 +116,18 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
     runner,
     modelsFor: (itemId) => itemModels(itemId, { runner, groups, live: options.live }),
     ...(parked ? { parked } : {}),
-    attempt: (itemId, cancel) => {
-      const key = itemKey(itemId);
-      ids.set(key, itemId);
-      return itemAttempt(itemId, { runner, groups, live: options.live, results: store, cancel });
-    },
-    itemDone: (itemId) => {
-      const key = itemKey(itemId);
-      ids.delete(key);
-      runner.itemDone(key);
-    },
+    attempt: (itemId, cancel, parkedCost) => itemAttempt(itemId, { runner, groups, live: options.live, results: store, cancel, ...(parkedCost !== undefined ? { parkedCost } : {}) }),
+    itemDone: (itemId) => runner.itemDone(itemKey(itemId)),
     progress: () => {
       const { jobs, since } = runner.running;
       const parts = [`${runner.jobsSubmitted + resumed} job${runner.jobsSubmitted + resumed === 1 ? "" : "s"}`];
       if (jobs > 0) parts.push(`${jobs} running${since !== undefined ? ` for ${formatAge(Date.now() - since)}` : ""}`);
-      parts.push(`${runner.waiting} waiting`);
+      parts.push(`${runner.waiting + (parked?.size ?? 0)} waiting`);
       return parts.join(", ");
     },
     close: async ({ complete }) => {
       await runner.detach();
+      store.clearParked();
       if (complete) store.forgetAnswers();
       store.close();
     },

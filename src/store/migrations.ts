@@ -129,5 +129,13 @@ export const MIGRATIONS: readonly string[] = [
     key TEXT NOT NULL,
     result TEXT NOT NULL,
     PRIMARY KEY (out, key)
-  );`,
+  );
+  CREATE TABLE provider_batch_parked (
+    out TEXT NOT NULL,
+    item_key TEXT NOT NULL,
+    entry TEXT NOT NULL,
+    ready_seq INTEGER,
+    PRIMARY KEY (out, item_key)
+  );
+  CREATE INDEX provider_batch_parked_ready ON provider_batch_parked (out, ready_seq) WHERE ready_seq IS NOT NULL;`,
 ];

@@ -2,6 +2,7 @@ import type Libsql from "libsql";
 import { openDatabaseSync, type Database } from "../../store/openDatabase.js";
 import { StoreError } from "../../store/StoreError.js";
 import type { BatchJobState } from "./BatchApi.js";
+import type { ParkedEntry, ParkedStorage } from "../ParkedItems.js";
 
 /** A provider job of a batch, as kept in the run store. */
 export interface StoredJob {
@@ -32,11 +33,16 @@ type Statement = Libsql.Statement<unknown[]>;
  * tables of migration 5), keyed by the absolute path of the --out file: running the same command again finds the
  * jobs to poll and the answers to replay, instead of submitting again.
  */
-export class BatchJobStore {
+export class BatchJobStore implements ParkedStorage {
   readonly #database: Database;
   readonly #out: string;
   /** Statements prepared once: an item's requests and tool calls are read and written thousands of times a round. */
   readonly #statements = new Map<string, Statement>();
+  /** The order parked items became ready in (`markReady`). */
+  #readySeq = 0;
+  /** Tool outcomes not yet written (`keepToolResult`). */
+  #pendingTools = new Map<string, string>();
+  #toolsTimer: NodeJS.Timeout | undefined;
 
   private constructor(database: Database, out: string) {
     this.#database = database;
@@ -53,6 +59,7 @@ export class BatchJobStore {
   }
 
   close(): void {
+    this.#flushTools();
     this.#database.close();
   }
 
@@ -156,14 +163,78 @@ export class BatchJobStore {
     this.#database.prepare("INSERT INTO provider_batch_requests (out, custom_id, answer) VALUES (?, ?, ?) ON CONFLICT (out, custom_id) DO UPDATE SET answer = excluded.answer, job_id = NULL, body = NULL").run(this.#out, customId, JSON.stringify({ failed: reason } satisfies StoredAnswer));
   }
 
-  /** The outcome of a tool call an item made (see `ToolJournal`), as JSON. */
-  toolResult(key: string): string | undefined {
-    const row = this.#prepare("SELECT result FROM provider_batch_tool_results WHERE out = ? AND key = ?").raw().get(this.#out, key) as [string] | undefined;
-    return row?.[0];
+  /** Parked items (see `ParkedItems`): an item waiting for its answer is a row, not memory. */
+  park(entries: ReadonlyArray<{ key: string; entry: ParkedEntry }>): void {
+    this.#transaction(() => {
+      const add = this.#prepare("INSERT OR REPLACE INTO provider_batch_parked (out, item_key, entry, ready_seq) VALUES (?, ?, ?, NULL)");
+      for (const { key, entry } of entries) add.run(this.#out, key, JSON.stringify(entry));
+    });
   }
 
+  markReady(keys: readonly string[]): string[] {
+    const marked: string[] = [];
+    this.#transaction(() => {
+      const mark = this.#prepare("UPDATE provider_batch_parked SET ready_seq = ? WHERE out = ? AND item_key = ? AND ready_seq IS NULL");
+      for (const key of keys) {
+        this.#readySeq += 1;
+        if (mark.run(this.#readySeq, this.#out, key).changes > 0) marked.push(key);
+      }
+    });
+    return marked;
+  }
+
+  takeReady(limit: number): ParkedEntry[] {
+    const taken: ParkedEntry[] = [];
+    this.#transaction(() => {
+      const rows = this.#prepare("SELECT item_key, entry FROM provider_batch_parked WHERE out = ? AND ready_seq IS NOT NULL ORDER BY ready_seq LIMIT ?").raw().all(this.#out, limit) as Array<[string, string]>;
+      const remove = this.#prepare("DELETE FROM provider_batch_parked WHERE out = ? AND item_key = ?");
+      for (const [key, entry] of rows) {
+        remove.run(this.#out, key);
+        taken.push(JSON.parse(entry) as ParkedEntry);
+      }
+    });
+    return taken;
+  }
+
+  /** Forget the parked items of an earlier run (a rerun runs every unfinished item from the dataset again). */
+  clearParked(): void {
+    this.#database.prepare("DELETE FROM provider_batch_parked WHERE out = ?").run(this.#out);
+  }
+
+  /** The outcomes of an item's tool calls (see `ToolJournal`; their keys start with the item's key and a slash), as JSON. */
+  toolResultsOf(itemKey: string): Map<string, string> {
+    const rows = this.#prepare("SELECT key, result FROM provider_batch_tool_results WHERE out = ? AND key > ? AND key < ?").raw().all(this.#out, `${itemKey}/`, `${itemKey}0`) as Array<[string, string]>;
+    const found = new Map(rows);
+    for (const [key, outcome] of this.#pendingTools) if (key.startsWith(`${itemKey}/`)) found.set(key, outcome);
+    return found;
+  }
+
+  /**
+   * Keep a call's outcome: written with others a moment later, in one transaction (a kill in that moment makes the
+   * call run again when its item is run again, as before it was kept).
+   */
   keepToolResult(key: string, outcome: string): void {
-    this.#prepare("INSERT OR REPLACE INTO provider_batch_tool_results (out, key, result) VALUES (?, ?, ?)").run(this.#out, key, outcome);
+    this.#pendingTools.set(key, outcome);
+    if (this.#pendingTools.size >= 200) this.#flushTools();
+    else this.#toolsTimer ??= setTimeout(() => this.#flushTools(), 50).unref();
+  }
+
+  #flushTools(): void {
+    clearTimeout(this.#toolsTimer);
+    this.#toolsTimer = undefined;
+    if (this.#pendingTools.size === 0) return;
+    const pending = this.#pendingTools;
+    this.#pendingTools = new Map();
+    this.#transaction(() => {
+      const keep = this.#prepare("INSERT OR REPLACE INTO provider_batch_tool_results (out, key, result) VALUES (?, ?, ?)");
+      for (const [key, outcome] of pending) keep.run(this.#out, key, outcome);
+    });
+  }
+
+  /** The answers an item's requests already have (their ids start with the item's key and a dash), by custom id. */
+  answersOf(itemKey: string): Map<string, StoredAnswer> {
+    const rows = this.#prepare("SELECT custom_id, answer FROM provider_batch_requests WHERE out = ? AND custom_id > ? AND custom_id < ? AND answer IS NOT NULL").raw().all(this.#out, `${itemKey}-`, `${itemKey}.`) as Array<[string, string]>;
+    return new Map(rows.map(([id, answer]) => [id, JSON.parse(answer) as StoredAnswer]));
   }
 
   /** The requests still in a job: its custom ids. */

@@ -31,10 +31,10 @@ export interface ProviderBatchRunnerOptions {
   /** How many times a request is submitted before its item fails (jobs that expire or fail again and again). */
   maxAttempts?: number;
   /**
-   * Told when a parked request (see `park`) has its answer, or was given up: its item can run again from its start
-   * and find it.
+   * Told when parked requests (see `park`) have their answers, or were given up, by item key: their items can run
+   * again from their start and find them. It may name items that did not park in this run (resumed jobs): ignore them.
    */
-  onReady?: (itemKey: string) => void;
+  onReady?: (itemKeys: string[]) => void;
   say: (message: string) => void;
   warn: (message: string) => void;
 }
@@ -69,8 +69,6 @@ const LAST_POLL_MS = 60_000;
 export class ProviderBatchRunner {
   readonly #options: ProviderBatchRunnerOptions;
   readonly #waiters = new Map<string, Waiter>();
-  /** Requests of parked items (kept as data, not waiting in memory), and their groups. */
-  readonly #parked = new Map<string, { group: BatchGroup; bytes: number }>();
   /** Bodies of parked requests not yet in the store: written together, a few times a second. */
   #newBodies: Array<{ customId: string; body: string }> = [];
   /** Jobs whose answers are being read: the items they wake ask again soon, into the same round's job. */
@@ -139,9 +137,9 @@ export class ProviderBatchRunner {
     return { jobs: this.#polling.size, ...(times.length > 0 ? { since: Math.min(...times) } : {}) };
   }
 
-  /** Requests waiting for a job to be submitted or to end. */
+  /** Requests waiting in memory for a job to be submitted or to end (parked items are counted by the batch). */
   get waiting(): number {
-    return this.#waiters.size + this.#parked.size;
+    return this.#waiters.size;
   }
 
   /** An item's result line is written: its answered turns are in its cost now. */
@@ -150,9 +148,20 @@ export class ProviderBatchRunner {
     this.#answeredCost.delete(itemKey);
   }
 
-  /** A parked item runs again from its start: it reads its answered turns again, and they are counted again. */
-  itemRestarts(itemKey: string): void {
+  /**
+   * A parked item runs again from its start: it reads its answered turns again, and they are counted again.
+   * `parkedCost` is what they cost, as `itemParks` gave it when the item parked.
+   */
+  itemRestarts(itemKey: string, parkedCost: number): void {
+    this.#answeredTotal -= parkedCost;
     this.itemDone(itemKey);
+  }
+
+  /** An item parks: the cost of its answered turns, kept with it (not here) and still counted as committed. */
+  itemParks(itemKey: string): number {
+    const cost = this.#answeredCost.get(itemKey) ?? 0;
+    this.#answeredCost.delete(itemKey);
+    return cost;
   }
 
   /**
@@ -160,17 +169,16 @@ export class ProviderBatchRunner {
    * `undefined` when the request is now in (or on its way to) a job. The item then stops (it is parked), and
    * `onReady` says when to run it again from its start: its answered requests are then answered here, in order.
    */
-  park(group: BatchGroup, customId: string, itemKey: string, turn: BatchTurn): ModelResponse | undefined {
+  park(group: BatchGroup, customId: string, itemKey: string, turn: BatchTurn, answered?: StoredAnswer): ModelResponse | undefined {
     if (this.#stop.signal.aborted) throw interrupted();
+    if (answered) return this.#read(group, turn, answered, itemKey);
     const known = this.#options.store.request(customId);
     if (known?.answer) return this.#read(group, turn, known.answer, itemKey);
-    if (this.#parked.has(customId) || this.#waiters.has(customId)) throw new ProviderError("provider_batch_failed", `two model requests of one item have the id ${customId}`);
-    const body = JSON.stringify(turn.body);
-    this.#parked.set(customId, { group, bytes: Buffer.byteLength(body) });
+    if (this.#waiters.has(customId)) throw new ProviderError("provider_batch_failed", `two model requests of one item have the id ${customId}`);
     // In a job still running (an earlier run submitted it): its poller tells.
     if (known?.jobId !== undefined && this.#polling.has(known.jobId)) return undefined;
+    const body = JSON.stringify(turn.body);
     if ((known?.attempts ?? 0) >= (this.#options.maxAttempts ?? 3)) {
-      this.#parked.delete(customId);
       throw new ProviderError("provider_batch_failed", `the request was submitted ${known?.attempts} times in provider batch jobs that ended without answering it (expired, failed or cancelled)`);
     }
     this.#newBodies.push({ customId, body });
@@ -397,13 +405,14 @@ export class ProviderBatchRunner {
   }
 
   #deliver(group: BatchGroup, answers: ReadonlyMap<string, StoredAnswer>): void {
+    const parked: string[] = [];
     for (const [id, answer] of answers) {
-      if (this.#parked.delete(id)) {
-        this.#options.onReady?.(itemKeyOf(id));
+      const waiter = this.#waiters.get(id);
+      if (!waiter) {
+        // A parked item's (or one not started in this run, which finds the answer in the store when it starts).
+        parked.push(itemKeyOf(id));
         continue;
       }
-      const waiter = this.#waiters.get(id);
-      if (!waiter) continue; // its item has not started in this run: it finds the answer in the store
       this.#waiters.delete(id);
       try {
         waiter.resolve(this.#read(waiter.group, waiter.turn, answer, itemKeyOf(id)));
@@ -411,6 +420,7 @@ export class ProviderBatchRunner {
         waiter.reject(error);
       }
     }
+    if (parked.length > 0) this.#options.onReady?.(parked);
   }
 
   /** A job ended, its answers taken: its requests without one are submitted again (or given up). */
@@ -422,28 +432,28 @@ export class ProviderBatchRunner {
     const why = status.state === "ended" ? "" : ` (${status.state}${status.message ? `: ${status.message}` : ""})`;
     this.#options.say(`${group.api.provider} batch job ${jobId} ended${why}: ${answered} answer${answered === 1 ? "" : "s"}${missing.length > 0 ? `, ${missing.length} to submit again` : ""}`);
     for (const id of missing) {
-      const parked = this.#parked.get(id);
       const waiter = this.#waiters.get(id);
-      if (!waiter && !parked) continue;
+      // A parked request's body waits in the store (a suspended item's request from an earlier run has none: its item asks again).
+      const kept = waiter ? undefined : store.body(id);
+      if (!waiter && kept === undefined) continue;
       const attempts = store.request(id)?.attempts ?? 0;
       if (attempts >= (this.#options.maxAttempts ?? 3)) {
         this.#fail(id, new ProviderError("provider_batch_failed", `the ${group.api.provider} batch job ${jobId} ended without answering this request${why}, after ${attempts} submissions`));
         continue;
       }
-      if (parked) this.#enqueue({ customId: id, group: parked.group, bytes: parked.bytes });
+      if (kept !== undefined) this.#enqueue({ customId: id, group, bytes: Buffer.byteLength(kept) });
       else if (waiter) this.#enqueue({ customId: id, group: waiter.group, body: waiter.turn.body, bytes: Buffer.byteLength(JSON.stringify(waiter.turn.body)) });
     }
   }
 
   #fail(customId: string, error: unknown): void {
-    if (this.#parked.delete(customId)) {
-      // The item reads the reason as its answer when it runs again, and fails with it.
+    const waiter = this.#waiters.get(customId);
+    if (!waiter) {
+      // A parked item reads the reason as its answer when it runs again, and fails with it.
       this.#options.store.giveUp(customId, error instanceof Error ? error.message : String(error));
-      this.#options.onReady?.(itemKeyOf(customId));
+      this.#options.onReady?.([itemKeyOf(customId)]);
       return;
     }
-    const waiter = this.#waiters.get(customId);
-    if (!waiter) return;
     this.#waiters.delete(customId);
     waiter.reject(error);
   }

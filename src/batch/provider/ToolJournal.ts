@@ -2,9 +2,10 @@ import { FunctionCall, FunctionTool, type ToolContext } from "../../tools/index.
 import type { ToolCallOptions } from "../../tools/FunctionTool.js";
 import { asToolResult, toolResult } from "../../tools/toolResult.js";
 
-/** Where the outcomes are kept: the batch's job store (`BatchJobStore.toolResult` / `keepToolResult`). */
+/** Where the outcomes are kept: the batch's job store (`BatchJobStore.toolResultsOf` / `keepToolResult`). */
 export interface ToolResults {
-  toolResult(key: string): string | undefined;
+  /** The kept outcomes of an item's calls, by key (one read for the attempt, not one per call). */
+  toolResultsOf(itemKey: string): ReadonlyMap<string, string>;
   keepToolResult(key: string, outcome: string): void;
 }
 
@@ -31,6 +32,8 @@ export class ToolJournal {
   readonly #itemKey: string;
   /** How many times this attempt saw each agent and call id (a scripted model may repeat an id). */
   readonly #seen = new Map<string, number>();
+  /** The outcomes kept by earlier attempts, read at the first call. */
+  #kept: ReadonlyMap<string, string> | undefined;
 
   /** The item's model turns so far (the turn counter of its models): read around a call, moved on at a replay. */
   readonly #turns: { count: number };
@@ -48,7 +51,8 @@ export class ToolJournal {
     return new (class extends FunctionTool {
       override async call(call: FunctionCall, context: ToolContext = {}, options: ToolCallOptions = {}): Promise<FunctionCall> {
         const key = journal.#keyOf(agent, call.id);
-        const kept = journal.#results.toolResult(key);
+        journal.#kept ??= journal.#results.toolResultsOf(journal.#itemKey);
+        const kept = journal.#kept.get(key);
         if (kept !== undefined) {
           const outcome = JSON.parse(kept) as KeptOutcome;
           journal.#turns.count += outcome.turns ?? 0;
@@ -62,12 +66,14 @@ export class ToolJournal {
     })({ ...tool });
   }
 
+  /** `<item key>/["agent","call id",n]`: no NUL (libsql cuts a text at one), and one range of keys per item. */
   #keyOf(agent: string, callId: string): string {
-    const seen = `${agent}\u0000${callId}`;
+    const seen = JSON.stringify([agent, callId]);
     const count = (this.#seen.get(seen) ?? 0) + 1;
     this.#seen.set(seen, count);
-    return `${this.#itemKey}\u0000${seen}\u0000${count}`;
+    return `${this.#itemKey}/${JSON.stringify([agent, callId, count])}`;
   }
+
 }
 
 function outcomeOf(call: FunctionCall, turns: number): KeptOutcome {

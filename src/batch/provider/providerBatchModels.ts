@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import type { AgentConfig } from "../../config/index.js";
-import type { Model, ModelResponse } from "../../providers/Model.js";
+import type { Model, ModelRequest, ModelResponse } from "../../providers/Model.js";
 import { modelSetup, type ModelSetup } from "../../providers/createModel.js";
 import { PriceTable, BATCH_PRICE_SHARE, type ModelPrice } from "../../providers/PriceTable.js";
-import type { BatchApi } from "./BatchApi.js";
+import type { BatchApi, BatchTurn } from "./BatchApi.js";
 import { OpenAIBatchApi } from "./openAIBatchApi.js";
 import { AnthropicBatchApi } from "./anthropicBatchApi.js";
 import { GeminiBatchApi } from "./geminiBatchApi.js";
@@ -12,6 +12,7 @@ import { InterruptedError } from "../../errors.js";
 import type { FunctionTool } from "../../tools/index.js";
 import { linkedSignal } from "../../util/linkedSignal.js";
 import { ToolJournal, type ToolResults } from "./ToolJournal.js";
+import type { StoredAnswer } from "./BatchJobStore.js";
 
 /** What a job's settings are stored as: enough to build the endpoint again (no key: keys come from the environment). */
 interface StoredConfig {
@@ -111,16 +112,26 @@ export interface ItemModelsOptions {
 export function itemModels(itemId: string, options: ItemModelsOptions): (config: AgentConfig) => Model {
   const key = itemKey(itemId);
   let turn = 0;
+  return turnModels(options, (group, batchTurn, request) => {
+    turn += 1;
+    return options.runner.ask(group, `${key}-${turn}`, key, batchTurn, request.signal);
+  });
+}
+
+/**
+ * The `createModel` of an item's agents: a model with a batch API gets each request answered by `answer` (as the
+ * item's next turn, through the agent's own dialog: what its live model would keep between its calls, thinking
+ * blocks and call parts, rebuilt in order by an item run again); one without runs live.
+ */
+function turnModels(options: ItemModelsOptions, answer: (group: BatchGroup, turn: BatchTurn, request: ModelRequest) => Promise<ModelResponse>): (config: AgentConfig) => Model {
   return (config) => {
     const group = options.groups.of(config);
     if (!group) return options.live(config);
-    // What this agent's live model would keep between its calls (thinking blocks, call parts), rebuilt in order by a resumed item.
     const dialog = group.api.dialog();
     return {
       name: config.model_name,
       generate: async (request) => {
-        turn += 1;
-        const response = await options.runner.ask(group, `${key}-${turn}`, key, dialog.turn(request), request.signal);
+        const response = await answer(group, dialog.turn(request), request);
         if (request.onText && response.message.content) request.onText(response.message.content);
         return response;
       },
@@ -137,6 +148,8 @@ export interface ItemAttempt {
   signal: AbortSignal;
   /** The attempt stopped because a request waits for a provider batch job (not a failure: the item runs again). */
   readonly parked: boolean;
+  /** Once parked: what the item's answered turns cost, kept with the parked item (see `ProviderBatchRunner.itemParks`). */
+  readonly parkedCost: number;
   /** Unhook the signal (the attempt is over). */
   dispose(): void;
 }
@@ -147,46 +160,46 @@ export interface ItemAttempt {
  * aborts its run, which ends, and keeps nothing in memory but the item. The runner says when the answer came
  * (`onReady`); the item then runs again from its start.
  */
-export function itemAttempt(itemId: string, options: ItemModelsOptions & { results: ToolResults; cancel: AbortSignal }): ItemAttempt {
+export function itemAttempt(itemId: string, options: ItemModelsOptions & { results: ToolResults & { answersOf(itemKey: string): ReadonlyMap<string, StoredAnswer> }; cancel: AbortSignal; parkedCost?: number }): ItemAttempt {
   const key = itemKey(itemId);
+  // Read once: an item run again for its third round replays two answered turns, without a query for each.
+  const answered = options.results.answersOf(key);
   const turns = { count: 0 };
   const park = new AbortController();
   const linked = linkedSignal([options.cancel, park.signal]);
   const journal = new ToolJournal(options.results, key, turns);
-  options.runner.itemRestarts(key);
+  options.runner.itemRestarts(key, options.parkedCost ?? 0);
+  let parkedCost = 0;
+  const stop = (reason: InterruptedError): void => {
+    parkedCost = options.runner.itemParks(key);
+    park.abort(reason);
+  };
   return {
     signal: linked.signal,
     get parked() {
       return park.signal.aborted;
     },
+    get parkedCost() {
+      return parkedCost;
+    },
     dispose: linked.dispose,
     wrapTool: (tool, agent) => journal.wrap(tool, agent),
-    createModel: (config) => {
-      const group = options.groups.of(config);
-      if (!group) return options.live(config);
-      const dialog = group.api.dialog();
-      return {
-        name: config.model_name,
-        generate: async (request) => {
-          turns.count += 1;
-          let response: ModelResponse | undefined;
-          try {
-            response = options.runner.park(group, `${key}-${turns.count}`, key, dialog.turn(request));
-          } catch (error) {
-            // The batch stopped (Ctrl-C): the item is not failed but left, as a parked one, for a rerun.
-            if (error instanceof InterruptedError) park.abort(error);
-            throw error;
-          }
-          if (response) {
-            if (request.onText && response.message.content) request.onText(response.message.content);
-            return response;
-          }
-          const reason = new InterruptedError("interrupted", "the item waits for its provider batch job");
-          park.abort(reason);
-          throw reason;
-        },
-      };
-    },
+    createModel: turnModels(options, async (group, batchTurn) => {
+      turns.count += 1;
+      let response: ModelResponse | undefined;
+      try {
+        const customId = `${key}-${turns.count}`;
+        response = options.runner.park(group, customId, key, batchTurn, answered.get(customId));
+      } catch (error) {
+        // The batch stopped (Ctrl-C): the item is not failed but left, as a parked one, for a rerun.
+        if (error instanceof InterruptedError) stop(error);
+        throw error;
+      }
+      if (response) return response;
+      const reason = new InterruptedError("interrupted", "the item waits for its provider batch job");
+      stop(reason);
+      throw reason;
+    }),
   };
 }
 
