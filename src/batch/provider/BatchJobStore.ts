@@ -115,11 +115,9 @@ export class BatchJobStore implements ParkedStorage {
     this.#database.prepare("UPDATE provider_batch_jobs SET state = ?, provider_state = ?, ended_at = CASE WHEN ? = 'running' THEN NULL ELSE ? END WHERE out = ? AND job_id = ?").run(state, providerState, state, Date.now(), this.#out, jobId);
   }
 
-  /** Store the answers of an ended job and free its requests without one (to be submitted again). */
-  endJob(jobId: string, answers: ReadonlyMap<string, StoredAnswer>, state: BatchJobState, providerState: string): void {
+  /** End a job (its answers are stored already, by `saveAnswers`): free its requests without one, to be submitted again. */
+  endJob(jobId: string, state: BatchJobState, providerState: string): void {
     this.#transaction(() => {
-      const save = this.#database.prepare("UPDATE provider_batch_requests SET answer = ?, job_id = NULL, body = NULL WHERE out = ? AND custom_id = ?");
-      for (const [id, answer] of answers) save.run(JSON.stringify(answer), this.#out, id);
       this.#database.prepare("UPDATE provider_batch_requests SET job_id = NULL WHERE out = ? AND job_id = ?").run(this.#out, jobId);
       this.setJobState(jobId, state, providerState);
     });

@@ -115,7 +115,7 @@ export class ProviderBatchRunner {
       const group = this.#options.groupOf(job.config);
       if (!group) {
         this.#options.warn(`cannot poll ${job.provider} job ${job.jobId} again (its model settings are no longer in the tactic); its requests are submitted again`);
-        this.#options.store.endJob(job.jobId, new Map(), "failed", "unknown settings");
+        this.#options.store.endJob(job.jobId, "failed", "unknown settings");
         continue;
       }
       this.#poll(job.jobId, group, job.committedCost, job.submittedAt);
@@ -427,7 +427,7 @@ export class ProviderBatchRunner {
   #end(jobId: string, group: BatchGroup, status: BatchJobStatus, answered: number): void {
     const { store } = this.#options;
     const missing = store.requestsOf(jobId);
-    store.endJob(jobId, new Map(), status.state, status.providerState);
+    store.endJob(jobId, status.state, status.providerState);
     this.jobsEnded += 1;
     const why = status.state === "ended" ? "" : ` (${status.state}${status.message ? `: ${status.message}` : ""})`;
     this.#options.say(`${group.api.provider} batch job ${jobId} ended${why}: ${answered} answer${answered === 1 ? "" : "s"}${missing.length > 0 ? `, ${missing.length} to submit again` : ""}`);
