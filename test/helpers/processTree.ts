@@ -107,7 +107,9 @@ async function drained(closed: Promise<unknown>): Promise<void> {
 /**
  * Processes whose command line matches `pattern` and that no running lllm owns: their parent is not an lllm CLI
  * (a server lllm failed to stop is re-parented to init or a subreaper). Servers that concurrent tests' CLIs are
- * still using have an lllm parent and do not count, so the check holds while other tests run beside it.
+ * still using have an lllm parent, and servers that other test files start themselves (test/mcp spawns
+ * server-everything from its vitest worker) have a vitest parent: neither counts, so the check holds while other
+ * tests run beside it.
  */
 export function orphanedProcesses(pattern: string): number[] {
   let pids: number[];
@@ -119,7 +121,8 @@ export function orphanedProcesses(pattern: string): number[] {
   return pids.filter((pid) => {
     const parent = parentPid(pid);
     if (parent === undefined || !isRunning(pid)) return false;
-    return !commandLine(parent).includes("bin/lllm.js");
+    const parentCommand = commandLine(parent);
+    return !parentCommand.includes("bin/lllm.js") && !parentCommand.includes("/vitest/");
   });
 }
 
