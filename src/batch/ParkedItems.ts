@@ -1,4 +1,5 @@
 import type { BatchItem } from "./BatchItem.js";
+import type { ItemHistory } from "./provider/ItemHistory.js";
 
 /** What an attempt of an item that parked hands to the next one. */
 export interface ParkedRun {
@@ -17,6 +18,8 @@ export interface ParkedEntry {
   startedAt: number;
   /** See `ParkedRun.cost`. */
   cost?: number;
+  /** What the store knows of the item, read with it when it is taken to run again (never stored with it). */
+  history?: ItemHistory;
 }
 
 /**
@@ -27,7 +30,7 @@ export interface ParkedStorage {
   park(entries: ReadonlyArray<{ key: string; entry: ParkedEntry }>): void;
   /** Mark these items ready; returns the keys that were parked (and not ready yet). */
   markReady(keys: readonly string[]): string[];
-  /** Up to `limit` ready items, the first made ready first, removed from the storage. */
+  /** Up to `limit` ready items, the first made ready first, removed from the storage (with their `history`, when it keeps one). */
   takeReady(limit: number): ParkedEntry[];
 }
 

@@ -170,7 +170,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
       runItem: dispatcher
         ? (item) => dispatcher.run(item)
         : (item, again) => {
-            const attempt = providerBatch?.parked ? providerBatch.attempt(item.id, cancel, again?.cost) : undefined;
+            const attempt = providerBatch?.parked ? providerBatch.attempt(item.id, cancel, again) : undefined;
             return runBatchItem(item, {
               prepared,
               batchId,

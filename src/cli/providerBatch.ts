@@ -4,7 +4,7 @@ import { ConfigError } from "../errors.js";
 import type { Model } from "../providers/Model.js";
 import { BatchJobStore, type StoredJob } from "../batch/provider/BatchJobStore.js";
 import { BatchGroups, itemAttempt, itemModels, itemKey, type ItemAttempt } from "../batch/provider/providerBatchModels.js";
-import { ParkedItems } from "../batch/ParkedItems.js";
+import { ParkedItems, type ParkedEntry } from "../batch/ParkedItems.js";
 import { whyNotParkable } from "../batch/provider/whyNotParkable.js";
 import { ProviderBatchRunner } from "../batch/provider/ProviderBatchRunner.js";
 import { loadProjectSettings } from "../config/index.js";
@@ -20,7 +20,7 @@ export interface ProviderBatch {
   /** The items waiting as data, when the tactic's items can (see `whyNotParkable`); then each run is an `attempt`. */
   parked?: ParkedItems;
   /** One attempt of an item that parks at its first request without an answer. */
-  attempt(itemId: string, cancel: AbortSignal, parkedCost?: number): ItemAttempt;
+  attempt(itemId: string, cancel: AbortSignal, again?: ParkedEntry): ItemAttempt;
   /** The item's result line is written. */
   itemDone(itemId: string): void;
   /** For the progress line: jobs, and the time since the oldest running one was submitted. */
@@ -116,7 +116,7 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
     runner,
     modelsFor: (itemId) => itemModels(itemId, { runner, groups, live: options.live }),
     ...(parked ? { parked } : {}),
-    attempt: (itemId, cancel, parkedCost) => itemAttempt(itemId, { runner, groups, live: options.live, results: store, cancel, ...(parkedCost !== undefined ? { parkedCost } : {}) }),
+    attempt: (itemId, cancel, again) => itemAttempt(itemId, { runner, groups, live: options.live, store, cancel, ...(again?.cost !== undefined ? { parkedCost: again.cost } : {}), ...(again?.history ? { history: again.history } : {}) }),
     itemDone: (itemId) => runner.itemDone(itemKey(itemId)),
     progress: () => {
       const { jobs, since } = runner.running;

@@ -138,4 +138,7 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (out, item_key)
   );
   CREATE INDEX provider_batch_parked_ready ON provider_batch_parked (out, ready_seq) WHERE ready_seq IS NOT NULL;`,
+  // 7: a job's requests found without reading every request of the batch (submitting, ending, re-submitting a job:
+  // at 100,000 items each was a scan of 300,000 rows).
+  `CREATE INDEX provider_batch_requests_job ON provider_batch_requests (out, job_id) WHERE job_id IS NOT NULL;`,
 ];

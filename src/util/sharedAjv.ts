@@ -58,14 +58,27 @@ export function compileWithCache(schema: Record<string, unknown>): ValidateFunct
     cacheFolder = privateFolder(cacheFolder);
   }
   if (typeof schema.$id === "string" || cacheFolder === undefined) return sharedAjv().compile(schema);
+  const known = bySchema.get(schema);
+  if (known) return known;
   const file = cacheFile(schema, cacheFolder);
-  const cached = file === undefined ? undefined : loadCached(file);
-  if (cached) return cached;
-  const ajv = sharedAjv();
-  const validate = ajv.compile(schema);
-  if (file !== undefined) store(file, ajv, validate);
+  let validate = file === undefined ? undefined : (loaded.get(file) ?? loadCached(file));
+  if (!validate) {
+    const ajv = sharedAjv();
+    validate = ajv.compile(schema);
+    if (file !== undefined) store(file, ajv, validate);
+  }
+  if (file !== undefined) loaded.set(file, validate);
+  bySchema.set(schema, validate);
   return validate;
 }
+
+/**
+ * Validators already made in this process, by schema object and by cache file: a tool's copies (one per run of a
+ * batch item, each with its own schema objects or the same ones) get the one validator, without reading and
+ * evaluating its file again. Both stay small: one entry per distinct schema a process meets.
+ */
+const bySchema = new WeakMap<object, ValidateFunction>();
+const loaded = new Map<string, ValidateFunction>();
 
 function cacheFile(schema: Record<string, unknown>, folder: string): string | undefined {
   let json: string;

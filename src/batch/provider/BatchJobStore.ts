@@ -3,6 +3,7 @@ import { openDatabaseSync, type Database } from "../../store/openDatabase.js";
 import { StoreError } from "../../store/StoreError.js";
 import type { BatchJobState } from "./BatchApi.js";
 import type { ParkedEntry, ParkedStorage } from "../ParkedItems.js";
+import type { ItemHistory, KnownRequest } from "./ItemHistory.js";
 
 /** A provider job of a batch, as kept in the run store. */
 export interface StoredJob {
@@ -28,6 +29,9 @@ export type StoredAnswer = { reply: unknown } | { error: { status?: number; mess
 
 type Statement = Libsql.Statement<unknown[]>;
 
+/** Ids in one `IN (...)` query (SQLite allows 32,766 parameters). */
+const IDS_AT_ONCE = 500;
+
 /**
  * Where `lllm batch --provider-batch` keeps its provider jobs and each request's state and answer (the run store,
  * tables of migration 5), keyed by the absolute path of the --out file: running the same command again finds the
@@ -43,10 +47,17 @@ export class BatchJobStore implements ParkedStorage {
   /** Tool outcomes not yet written (`keepToolResult`). */
   #pendingTools = new Map<string, string>();
   #toolsTimer: NodeJS.Timeout | undefined;
+  /**
+   * The store held no request and no tool outcome of this --out file when it was opened: an item's first attempt
+   * then has nothing to read back (`historyOf` is not asked).
+   */
+  readonly startedEmpty: boolean;
 
   private constructor(database: Database, out: string) {
     this.#database = database;
     this.#out = out;
+    const row = database.prepare("SELECT EXISTS (SELECT 1 FROM provider_batch_requests WHERE out = ?1) OR EXISTS (SELECT 1 FROM provider_batch_tool_results WHERE out = ?1)").raw().get(out) as [number];
+    this.startedEmpty = Number(row[0]) === 0;
   }
 
   static open(file: string, out: string): BatchJobStore {
@@ -132,10 +143,9 @@ export class BatchJobStore implements ParkedStorage {
   }
 
   /** A request's answer, its pending job, and how many times it was submitted. */
-  request(customId: string): { answer?: StoredAnswer; jobId?: string; attempts: number } | undefined {
+  request(customId: string): KnownRequest | undefined {
     const row = this.#prepare("SELECT answer, job_id, attempts FROM provider_batch_requests WHERE out = ? AND custom_id = ?").raw().get(this.#out, customId) as [string | null, string | null, number] | undefined;
-    if (!row) return undefined;
-    return { ...(row[0] !== null ? { answer: JSON.parse(row[0]) as StoredAnswer } : {}), ...(row[1] !== null ? { jobId: row[1] } : {}), attempts: Number(row[2]) };
+    return row ? knownRequest(...row) : undefined;
   }
 
   /**
@@ -156,6 +166,19 @@ export class BatchJobStore implements ParkedStorage {
     return row?.[0] ?? undefined;
   }
 
+  /** The bodies of these requests (kept by `keepBodies`), by custom id: one query per 500 ids. */
+  bodies(customIds: readonly string[]): Map<string, string> {
+    const found = new Map<string, string>();
+    for (let start = 0; start < customIds.length; start += IDS_AT_ONCE) {
+      const ids = customIds.slice(start, start + IDS_AT_ONCE);
+      // One statement for every chunk: a short one is filled up with its last id (an id twice is found once).
+      while (ids.length < IDS_AT_ONCE) ids.push(ids[ids.length - 1]!);
+      const rows = this.#prepare(`SELECT custom_id, body FROM provider_batch_requests WHERE out = ? AND custom_id IN (${"?, ".repeat(IDS_AT_ONCE - 1)}?) AND body IS NOT NULL`).raw().all(this.#out, ...ids) as Array<[string, string]>;
+      for (const [id, body] of rows) found.set(id, body);
+    }
+    return found;
+  }
+
   /** Give a request up: the item reads the reason as its answer, and fails. */
   giveUp(customId: string, reason: string): void {
     this.#database.prepare("INSERT INTO provider_batch_requests (out, custom_id, answer) VALUES (?, ?, ?) ON CONFLICT (out, custom_id) DO UPDATE SET answer = excluded.answer, job_id = NULL, body = NULL").run(this.#out, customId, JSON.stringify({ failed: reason } satisfies StoredAnswer));
@@ -165,7 +188,7 @@ export class BatchJobStore implements ParkedStorage {
   park(entries: ReadonlyArray<{ key: string; entry: ParkedEntry }>): void {
     this.#transaction(() => {
       const add = this.#prepare("INSERT OR REPLACE INTO provider_batch_parked (out, item_key, entry, ready_seq) VALUES (?, ?, ?, NULL)");
-      for (const { key, entry } of entries) add.run(this.#out, key, JSON.stringify(entry));
+      for (const { key, entry } of entries) add.run(this.#out, key, JSON.stringify({ ...entry, history: undefined }));
     });
   }
 
@@ -181,17 +204,36 @@ export class BatchJobStore implements ParkedStorage {
     return marked;
   }
 
+  /**
+   * Up to `limit` ready items, the first made ready first, each with its history (`ItemHistory`): a few queries for
+   * the whole chunk, not a few per item.
+   */
   takeReady(limit: number): ParkedEntry[] {
+    this.#flushTools();
     const taken: ParkedEntry[] = [];
     this.#transaction(() => {
-      const rows = this.#prepare("SELECT item_key, entry FROM provider_batch_parked WHERE out = ? AND ready_seq IS NOT NULL ORDER BY ready_seq LIMIT ?").raw().all(this.#out, limit) as Array<[string, string]>;
-      const remove = this.#prepare("DELETE FROM provider_batch_parked WHERE out = ? AND item_key = ?");
-      for (const [key, entry] of rows) {
-        remove.run(this.#out, key);
-        taken.push(JSON.parse(entry) as ParkedEntry);
+      const rows = this.#prepare("SELECT item_key, entry, ready_seq FROM provider_batch_parked WHERE out = ? AND ready_seq IS NOT NULL ORDER BY ready_seq LIMIT ?").raw().all(this.#out, limit) as Array<[string, string, number]>;
+      if (rows.length === 0) return;
+      // Ready items are numbered in order (`markReady`): these are all of them up to the last one's number.
+      const last = rows[rows.length - 1]![2];
+      const histories = new Map<string, { requests: Map<string, KnownRequest>; tools: Map<string, string> }>();
+      for (const [key] of rows) histories.set(key, { requests: new Map(), tools: new Map() });
+      const requests = this.#prepare(`SELECT p.item_key, r.custom_id, r.answer, r.job_id, r.attempts FROM provider_batch_parked p JOIN provider_batch_requests r ON r.out = p.out AND r.custom_id > p.item_key || '-' AND r.custom_id < p.item_key || '.' WHERE p.out = ? AND p.ready_seq IS NOT NULL AND p.ready_seq <= ?`);
+      for (const [key, customId, answer, jobId, attempts] of requests.raw().iterate(this.#out, last) as Iterable<[string, string, string | null, string | null, number]>) {
+        histories.get(key)?.requests.set(customId, knownRequest(answer, jobId, attempts));
       }
+      const tools = this.#prepare(`SELECT p.item_key, t.key, t.result FROM provider_batch_parked p JOIN provider_batch_tool_results t ON t.out = p.out AND t.key > p.item_key || '/' AND t.key < p.item_key || '0' WHERE p.out = ? AND p.ready_seq IS NOT NULL AND p.ready_seq <= ?`);
+      for (const [key, toolKey, result] of tools.raw().iterate(this.#out, last) as Iterable<[string, string, string]>) histories.get(key)?.tools.set(toolKey, result);
+      this.#prepare("DELETE FROM provider_batch_parked WHERE out = ? AND ready_seq IS NOT NULL AND ready_seq <= ?").run(this.#out, last);
+      for (const [key, entry] of rows) taken.push({ ...(JSON.parse(entry) as ParkedEntry), history: histories.get(key)! });
     });
     return taken;
+  }
+
+  /** What the store knows of one item (`ItemHistory`): two queries. */
+  historyOf(itemKey: string): ItemHistory {
+    const rows = this.#prepare("SELECT custom_id, answer, job_id, attempts FROM provider_batch_requests WHERE out = ? AND custom_id > ? AND custom_id < ?").raw().all(this.#out, `${itemKey}-`, `${itemKey}.`) as Array<[string, string | null, string | null, number]>;
+    return { requests: new Map(rows.map(([customId, answer, jobId, attempts]) => [customId, knownRequest(answer, jobId, attempts)])), tools: this.toolResultsOf(itemKey) };
   }
 
   /** Forget the parked items of an earlier run (a rerun runs every unfinished item from the dataset again). */
@@ -229,12 +271,6 @@ export class BatchJobStore implements ParkedStorage {
     });
   }
 
-  /** The answers an item's requests already have (their ids start with the item's key and a dash), by custom id. */
-  answersOf(itemKey: string): Map<string, StoredAnswer> {
-    const rows = this.#prepare("SELECT custom_id, answer FROM provider_batch_requests WHERE out = ? AND custom_id > ? AND custom_id < ? AND answer IS NOT NULL").raw().all(this.#out, `${itemKey}-`, `${itemKey}.`) as Array<[string, string]>;
-    return new Map(rows.map(([id, answer]) => [id, JSON.parse(answer) as StoredAnswer]));
-  }
-
   /** The requests still in a job: its custom ids. */
   requestsOf(jobId: string): string[] {
     return (this.#database.prepare("SELECT custom_id FROM provider_batch_requests WHERE out = ? AND job_id = ?").raw().all(this.#out, jobId) as unknown[][]).map((row) => String(row[0]));
@@ -262,4 +298,8 @@ export class BatchJobStore implements ParkedStorage {
       throw error;
     }
   }
+}
+
+function knownRequest(answer: string | null, jobId: string | null, attempts: number): KnownRequest {
+  return { ...(answer !== null ? { answer: JSON.parse(answer) as StoredAnswer } : {}), ...(jobId !== null ? { jobId } : {}), attempts: Number(attempts) };
 }

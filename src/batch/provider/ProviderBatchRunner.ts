@@ -5,6 +5,7 @@ import type { ModelResponse } from "../../providers/Model.js";
 import type { BatchApi, BatchJobStatus, BatchLineResult, BatchTurn } from "./BatchApi.js";
 import { BatchHttpError } from "./BatchApi.js";
 import type { BatchJobStore, StoredAnswer } from "./BatchJobStore.js";
+import type { KnownRequest } from "./ItemHistory.js";
 
 /** The requests of one provider endpoint and model settings: they go into the same jobs. */
 export interface BatchGroup {
@@ -53,6 +54,9 @@ interface Queued {
   body?: Record<string, unknown>;
   bytes: number;
 }
+
+/** Parked requests' bodies read from the store in one query for a job's upload (see `BatchJobStore.bodies`). */
+const BODIES_AT_ONCE = 500;
 
 /** Poll delays by default: 10 s, growing by half each time, up to 60 s. */
 const FIRST_POLL_MS = 10_000;
@@ -168,11 +172,12 @@ export class ProviderBatchRunner {
    * The answer to one model request of an item that does not wait for it in memory: the stored answer at once, or
    * `undefined` when the request is now in (or on its way to) a job. The item then stops (it is parked), and
    * `onReady` says when to run it again from its start: its answered requests are then answered here, in order.
+   * `history` is what the store knew of the request when the attempt started (see `ItemHistory`).
    */
-  park(group: BatchGroup, customId: string, itemKey: string, turn: BatchTurn, answered?: StoredAnswer): ModelResponse | undefined {
+  park(group: BatchGroup, customId: string, itemKey: string, turn: BatchTurn, history: KnownRequest | undefined): ModelResponse | undefined {
     if (this.#stop.signal.aborted) throw interrupted();
-    if (answered) return this.#read(group, turn, answered, itemKey);
-    const known = this.#options.store.request(customId);
+    // In a job when the history was read (one an earlier run submitted): it may have ended since.
+    const known = history?.jobId !== undefined && history.answer === undefined ? (this.#options.store.request(customId) ?? history) : history;
     if (known?.answer) return this.#read(group, turn, known.answer, itemKey);
     if (this.#waiters.has(customId)) throw new ProviderError("provider_batch_failed", `two model requests of one item have the id ${customId}`);
     // In a job still running (an earlier run submitted it): its poller tells.
@@ -316,11 +321,12 @@ export class ProviderBatchRunner {
     this.#poll(jobId, group, committed, submittedAt);
   }
 
-  /** A job's lines, read as the upload is written: a parked request's body comes from the store then. */
+  /** A job's lines, read as the upload is written: parked requests' bodies come from the store then, a chunk at a time. */
   *#lines(entries: Queued[]): Iterable<{ customId: string; body: Record<string, unknown> }> {
-    for (const entry of entries) {
-      const kept = entry.body ? undefined : this.#options.store.body(entry.customId);
-      yield { customId: entry.customId, body: entry.body ?? (JSON.parse(kept ?? "{}") as Record<string, unknown>) };
+    for (let start = 0; start < entries.length; start += BODIES_AT_ONCE) {
+      const chunk = entries.slice(start, start + BODIES_AT_ONCE);
+      const kept = this.#options.store.bodies(chunk.filter((entry) => !entry.body).map((entry) => entry.customId));
+      for (const entry of chunk) yield { customId: entry.customId, body: entry.body ?? (JSON.parse(kept.get(entry.customId) ?? "{}") as Record<string, unknown>) };
     }
   }
 

@@ -32,38 +32,40 @@ export class ToolJournal {
   readonly #itemKey: string;
   /** How many times this attempt saw each agent and call id (a scripted model may repeat an id). */
   readonly #seen = new Map<string, number>();
-  /** The outcomes kept by earlier attempts, read at the first call. */
+  /** The outcomes kept by earlier attempts. */
   #kept: ReadonlyMap<string, string> | undefined;
 
   /** The item's model turns so far (the turn counter of its models): read around a call, moved on at a replay. */
   readonly #turns: { count: number };
 
-  constructor(results: ToolResults, itemKey: string, turns: { count: number }) {
+  /** `kept`: the item's kept outcomes when the caller read them already (see `ItemHistory`); else read at the first call. */
+  constructor(results: ToolResults, itemKey: string, turns: { count: number }, kept?: ReadonlyMap<string, string>) {
     this.#results = results;
     this.#itemKey = itemKey;
     this.#turns = turns;
+    this.#kept = kept;
   }
 
   /** The tool, its calls kept (a declaration, which cannot run, is left as it is). */
   wrap(tool: FunctionTool, agent: string): FunctionTool {
     if (tool.isDeclaration) return tool;
-    const journal = this;
-    return new (class extends FunctionTool {
-      override async call(call: FunctionCall, context: ToolContext = {}, options: ToolCallOptions = {}): Promise<FunctionCall> {
-        const key = journal.#keyOf(agent, call.id);
-        journal.#kept ??= journal.#results.toolResultsOf(journal.#itemKey);
-        const kept = journal.#kept.get(key);
-        if (kept !== undefined) {
-          const outcome = JSON.parse(kept) as KeptOutcome;
-          journal.#turns.count += outcome.turns ?? 0;
-          return replay(call, outcome);
-        }
-        const before = journal.#turns.count;
-        const done = await super.call(call, context, options);
-        if (!context.signal?.aborted) journal.#results.keepToolResult(key, JSON.stringify(outcomeOf(done, journal.#turns.count - before)));
-        return done;
-      }
-    })({ ...tool });
+    return new JournaledTool(tool, (call, context, options) => this.#call(tool, agent, call, context, options));
+  }
+
+  async #call(tool: FunctionTool, agent: string, call: FunctionCall, context: ToolContext, options: ToolCallOptions): Promise<FunctionCall> {
+    const key = this.#keyOf(agent, call.id);
+    this.#kept ??= this.#results.toolResultsOf(this.#itemKey);
+    const kept = this.#kept.get(key);
+    if (kept !== undefined) {
+      const outcome = JSON.parse(kept) as KeptOutcome;
+      this.#turns.count += outcome.turns ?? 0;
+      return replay(call, outcome);
+    }
+    const before = this.#turns.count;
+    // The tool itself runs the call: its argument validator is compiled once, not once per attempt.
+    const done = await tool.call(call, context, options);
+    if (!context.signal?.aborted) this.#results.keepToolResult(key, JSON.stringify(outcomeOf(done, this.#turns.count - before)));
+    return done;
   }
 
   /** `<item key>/["agent","call id",n]`: no NUL (libsql cuts a text at one), and one range of keys per item. */
@@ -74,6 +76,23 @@ export class ToolJournal {
     return `${this.#itemKey}/${JSON.stringify([agent, callId, count])}`;
   }
 
+}
+
+/**
+ * A copy of a tool whose calls go through a journal. One class for every copy (a class made per wrap costs more
+ * than the replayed call it wraps).
+ */
+class JournaledTool extends FunctionTool {
+  readonly #call: (call: FunctionCall, context: ToolContext, options: ToolCallOptions) => Promise<FunctionCall>;
+
+  constructor(tool: FunctionTool, call: (call: FunctionCall, context: ToolContext, options: ToolCallOptions) => Promise<FunctionCall>) {
+    super({ ...tool });
+    this.#call = call;
+  }
+
+  override call(call: FunctionCall, context: ToolContext = {}, options: ToolCallOptions = {}): Promise<FunctionCall> {
+    return this.#call(call, context, options);
+  }
 }
 
 function outcomeOf(call: FunctionCall, turns: number): KeptOutcome {

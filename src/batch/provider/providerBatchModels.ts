@@ -12,7 +12,14 @@ import { InterruptedError } from "../../errors.js";
 import type { FunctionTool } from "../../tools/index.js";
 import { linkedSignal } from "../../util/linkedSignal.js";
 import { ToolJournal, type ToolResults } from "./ToolJournal.js";
-import type { StoredAnswer } from "./BatchJobStore.js";
+import { EMPTY_HISTORY, type ItemHistory } from "./ItemHistory.js";
+
+/** What an attempt reads from the batch's job store (`BatchJobStore`) and keeps there. */
+export interface ItemStore extends ToolResults {
+  /** See `BatchJobStore.startedEmpty`. */
+  readonly startedEmpty: boolean;
+  historyOf(itemKey: string): ItemHistory;
+}
 
 /** What a job's settings are stored as: enough to build the endpoint again (no key: keys come from the environment). */
 interface StoredConfig {
@@ -160,14 +167,15 @@ export interface ItemAttempt {
  * aborts its run, which ends, and keeps nothing in memory but the item. The runner says when the answer came
  * (`onReady`); the item then runs again from its start.
  */
-export function itemAttempt(itemId: string, options: ItemModelsOptions & { results: ToolResults & { answersOf(itemKey: string): ReadonlyMap<string, StoredAnswer> }; cancel: AbortSignal; parkedCost?: number }): ItemAttempt {
+export function itemAttempt(itemId: string, options: ItemModelsOptions & { store: ItemStore; history?: ItemHistory; cancel: AbortSignal; parkedCost?: number }): ItemAttempt {
   const key = itemKey(itemId);
-  // Read once: an item run again for its third round replays two answered turns, without a query for each.
-  const answered = options.results.answersOf(key);
+  // Read once (or with the item, when it was parked): an item run again for its third round replays two answered
+  // turns and two calls without a query for each.
+  const history = options.history ?? (options.store.startedEmpty ? EMPTY_HISTORY : options.store.historyOf(key));
   const turns = { count: 0 };
   const park = new AbortController();
   const linked = linkedSignal([options.cancel, park.signal]);
-  const journal = new ToolJournal(options.results, key, turns);
+  const journal = new ToolJournal(options.store, key, turns, history.tools);
   options.runner.itemRestarts(key, options.parkedCost ?? 0);
   let parkedCost = 0;
   const stop = (reason: InterruptedError): void => {
@@ -189,7 +197,7 @@ export function itemAttempt(itemId: string, options: ItemModelsOptions & { resul
       let response: ModelResponse | undefined;
       try {
         const customId = `${key}-${turns.count}`;
-        response = options.runner.park(group, customId, key, batchTurn, answered.get(customId));
+        response = options.runner.park(group, customId, key, batchTurn, history.requests.get(customId));
       } catch (error) {
         // The batch stopped (Ctrl-C): the item is not failed but left, as a parked one, for a rerun.
         if (error instanceof InterruptedError) stop(error);
