@@ -87,8 +87,6 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
   if (liveModels.size > 0) options.warn(`${[...liveModels].map((name) => `\`${name}\``).join(", ")} ha${liveModels.size === 1 ? "s" : "ve"} no provider batch API: ${liveModels.size === 1 ? "its" : "their"} calls run live, at the live price`);
   const out = path.resolve(options.out);
   const store = BatchJobStore.open(storeFile(process.env, prepared.settings.home), out);
-  // A rerun runs every unfinished item from the dataset again: the parked items of a killed run are stale.
-  store.clearParked();
   const parked = options.park ? new ParkedItems(store, itemKey) : undefined;
   const runner = new ProviderBatchRunner({
     store,
@@ -111,6 +109,9 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
     warn: options.warn,
   });
   const resumed = await runner.resumeJobs();
+  // A rerun runs every unfinished item from the dataset again: the parked items of a killed run are stale, and so
+  // are the bodies of its requests that wait for no job (those of a submission the provider never got included).
+  store.clearParked();
   if (resumed > 0) options.say(`polling ${resumed} provider batch job${resumed === 1 ? "" : "s"} submitted by an earlier run`);
   return {
     runner,

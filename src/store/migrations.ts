@@ -138,7 +138,12 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (out, item_key)
   );
   CREATE INDEX provider_batch_parked_ready ON provider_batch_parked (out, ready_seq) WHERE ready_seq IS NOT NULL;`,
-  // 7: a job's requests found without reading every request of the batch (submitting, ending, re-submitting a job:
-  // at 100,000 items each was a scan of 300,000 rows).
-  `CREATE INDEX provider_batch_requests_job ON provider_batch_requests (out, job_id) WHERE job_id IS NOT NULL;`,
+  // 7: the requests of parked items wait for their job here, not in memory: `grp` is the batch group (of the running
+  // lllm) a waiting body belongs to, `bytes` its size (jobs are cut at the provider's limits). A job's requests and
+  // the waiting ones are found through indexes, not by reading every request of the batch (at 100,000 items, a scan
+  // of 300,000 rows each time a job was submitted or ended).
+  `ALTER TABLE provider_batch_requests ADD COLUMN grp INTEGER;
+  ALTER TABLE provider_batch_requests ADD COLUMN bytes INTEGER;
+  CREATE INDEX provider_batch_requests_job ON provider_batch_requests (out, job_id, custom_id) WHERE job_id IS NOT NULL;
+  CREATE INDEX provider_batch_requests_waiting ON provider_batch_requests (out, grp, custom_id, bytes) WHERE job_id IS NULL AND body IS NOT NULL;`,
 ];

@@ -29,8 +29,13 @@ export type StoredAnswer = { reply: unknown } | { error: { status?: number; mess
 
 type Statement = Libsql.Statement<unknown[]>;
 
-/** Ids in one `IN (...)` query (SQLite allows 32,766 parameters). */
-const IDS_AT_ONCE = 500;
+/** Waiting requests of a batch group that go into one job (`BatchJobStore.waiting`). */
+export interface WaitingRange {
+  first: string;
+  last: string;
+  count: number;
+  bytes: number;
+}
 
 /**
  * Where `lllm batch --provider-batch` keeps its provider jobs and each request's state and answer (the run store,
@@ -126,20 +131,28 @@ export class BatchJobStore implements ParkedStorage {
     this.#database.prepare("UPDATE provider_batch_jobs SET state = ?, provider_state = ?, ended_at = CASE WHEN ? = 'running' THEN NULL ELSE ? END WHERE out = ? AND job_id = ?").run(state, providerState, state, Date.now(), this.#out, jobId);
   }
 
-  /** End a job (its answers are stored already, by `saveAnswers`): free its requests without one, to be submitted again. */
-  endJob(jobId: string, state: BatchJobState, providerState: string): void {
+  /**
+   * End a job (its answers are stored already, by `saveAnswers`): free its requests without one, to be submitted
+   * again. Those whose body is kept wait again (`waiting`), in batch group `group`.
+   */
+  endJob(jobId: string, state: BatchJobState, providerState: string, group?: number): void {
     this.#transaction(() => {
-      this.#database.prepare("UPDATE provider_batch_requests SET job_id = NULL WHERE out = ? AND job_id = ?").run(this.#out, jobId);
+      this.#database.prepare("UPDATE provider_batch_requests SET job_id = NULL, grp = CASE WHEN body IS NULL THEN grp ELSE ? END WHERE out = ? AND job_id = ?").run(group ?? null, this.#out, jobId);
       this.setJobState(jobId, state, providerState);
     });
   }
 
-  /** Store answers of a job as they are read (the job itself ends with `endJob`). */
-  saveAnswers(answers: ReadonlyMap<string, StoredAnswer>): void {
+  /**
+   * Store answers of job `jobId` as they are read (the job itself ends with `endJob`). Returns the ids answered now:
+   * not those of another job, unknown, or answered already (the job's results read again after a failure).
+   */
+  saveAnswers(jobId: string, answers: ReadonlyMap<string, StoredAnswer>): string[] {
+    const saved: string[] = [];
     this.#transaction(() => {
-      const save = this.#prepare("UPDATE provider_batch_requests SET answer = ?, job_id = NULL, body = NULL WHERE out = ? AND custom_id = ?");
-      for (const [id, answer] of answers) save.run(JSON.stringify(answer), this.#out, id);
+      const save = this.#prepare("UPDATE provider_batch_requests SET answer = ?, job_id = NULL, body = NULL, grp = NULL, bytes = NULL WHERE out = ? AND custom_id = ? AND job_id = ?");
+      for (const [id, answer] of answers) if (save.run(JSON.stringify(answer), this.#out, id, jobId).changes > 0) saved.push(id);
     });
+    return saved;
   }
 
   /** A request's answer, its pending job, and how many times it was submitted. */
@@ -149,15 +162,54 @@ export class BatchJobStore implements ParkedStorage {
   }
 
   /**
-   * Keep the bodies of requests waiting to be submitted (one transaction for many): an item waiting for its answer
-   * is not in memory, and neither is its request.
+   * Keep the bodies of requests waiting to be submitted (one transaction for many), in their batch group (a number
+   * the running lllm gives each): an item waiting for its answer is not in memory, and neither is its request,
+   * before, during or after its job. They wait (`waiting`) until a job takes them (`addWaitingJob`).
    */
-  keepBodies(requests: ReadonlyArray<{ customId: string; body: string }>): void {
+  keepBodies(requests: ReadonlyArray<{ customId: string; body: string; bytes: number; group: number }>): void {
     if (requests.length === 0) return;
     this.#transaction(() => {
-      const keep = this.#prepare("INSERT INTO provider_batch_requests (out, custom_id, body) VALUES (?, ?, ?) ON CONFLICT (out, custom_id) DO UPDATE SET body = excluded.body");
-      for (const request of requests) keep.run(this.#out, request.customId, request.body);
+      const keep = this.#prepare("INSERT INTO provider_batch_requests (out, custom_id, body, bytes, grp) VALUES (?, ?, ?, ?, ?) ON CONFLICT (out, custom_id) DO UPDATE SET body = excluded.body, bytes = excluded.bytes, grp = excluded.grp");
+      for (const request of requests) keep.run(this.#out, request.customId, request.body, request.bytes, request.group);
     });
+  }
+
+  /**
+   * The requests of batch group `group` waiting for a job, cut into jobs of at most `maxRequests` requests and
+   * `maxBytes` bytes (each request counted `overhead` bytes more): each as its first and last custom id (in order),
+   * how many, and their bytes. Reads the waiting ids once; keeps none.
+   */
+  waiting(group: number, limits: { maxRequests: number; maxBytes: number; overhead: number }): WaitingRange[] {
+    const ranges: WaitingRange[] = [];
+    let current: WaitingRange | undefined;
+    const rows = this.#prepare("SELECT custom_id, bytes FROM provider_batch_requests WHERE out = ? AND grp = ? AND job_id IS NULL AND body IS NOT NULL ORDER BY custom_id").raw().iterate(this.#out, group) as Iterable<[string, number | null]>;
+    for (const [customId, stored] of rows) {
+      const bytes = Number(stored ?? 0) + limits.overhead;
+      if (current && (current.count >= limits.maxRequests || current.bytes + bytes > limits.maxBytes)) current = undefined;
+      if (!current) ranges.push((current = { first: customId, last: customId, count: 0, bytes: 0 }));
+      current.last = customId;
+      current.count += 1;
+      current.bytes += bytes;
+    }
+    return ranges;
+  }
+
+  /**
+   * Record a job about to be submitted (as `addSubmission`) for the waiting requests of `group` from `range.first`
+   * to `range.last`, marked as in it. Returns how many were marked.
+   */
+  addWaitingSubmission(job: Omit<StoredJob, "jobId" | "state" | "providerState" | "endedAt">, submission: string, group: number, range: WaitingRange): number {
+    let marked = 0;
+    this.#transaction(() => {
+      this.#database.prepare("INSERT INTO provider_batch_jobs (out, job_id, provider, config, state, requests, committed_cost, submitted_at) VALUES (?, ?, ?, ?, 'submitting', ?, ?, ?)").run(this.#out, submission, job.provider, job.config, job.requests, job.committedCost, job.submittedAt);
+      marked = this.#prepare("UPDATE provider_batch_requests SET job_id = ?, attempts = attempts + 1 WHERE out = ? AND grp = ? AND job_id IS NULL AND body IS NOT NULL AND custom_id >= ? AND custom_id <= ?").run(submission, this.#out, group, range.first, range.last).changes;
+    });
+    return marked;
+  }
+
+  /** The kept bodies of a job's requests (JSON), in custom id order, `limit` after `after`. */
+  bodiesOf(jobId: string, after: string, limit: number): Array<[customId: string, body: string]> {
+    return this.#prepare("SELECT custom_id, body FROM provider_batch_requests WHERE out = ? AND job_id = ? AND custom_id > ? AND body IS NOT NULL ORDER BY custom_id LIMIT ?").raw().all(this.#out, jobId, after, limit) as Array<[string, string]>;
   }
 
   /** The body of a request kept by `keepBodies` (JSON), until its answer is stored. */
@@ -166,22 +218,9 @@ export class BatchJobStore implements ParkedStorage {
     return row?.[0] ?? undefined;
   }
 
-  /** The bodies of these requests (kept by `keepBodies`), by custom id: one query per 500 ids. */
-  bodies(customIds: readonly string[]): Map<string, string> {
-    const found = new Map<string, string>();
-    for (let start = 0; start < customIds.length; start += IDS_AT_ONCE) {
-      const ids = customIds.slice(start, start + IDS_AT_ONCE);
-      // One statement for every chunk: a short one is filled up with its last id (an id twice is found once).
-      while (ids.length < IDS_AT_ONCE) ids.push(ids[ids.length - 1]!);
-      const rows = this.#prepare(`SELECT custom_id, body FROM provider_batch_requests WHERE out = ? AND custom_id IN (${"?, ".repeat(IDS_AT_ONCE - 1)}?) AND body IS NOT NULL`).raw().all(this.#out, ...ids) as Array<[string, string]>;
-      for (const [id, body] of rows) found.set(id, body);
-    }
-    return found;
-  }
-
   /** Give a request up: the item reads the reason as its answer, and fails. */
   giveUp(customId: string, reason: string): void {
-    this.#database.prepare("INSERT INTO provider_batch_requests (out, custom_id, answer) VALUES (?, ?, ?) ON CONFLICT (out, custom_id) DO UPDATE SET answer = excluded.answer, job_id = NULL, body = NULL").run(this.#out, customId, JSON.stringify({ failed: reason } satisfies StoredAnswer));
+    this.#database.prepare("INSERT INTO provider_batch_requests (out, custom_id, answer) VALUES (?, ?, ?) ON CONFLICT (out, custom_id) DO UPDATE SET answer = excluded.answer, job_id = NULL, body = NULL, grp = NULL, bytes = NULL").run(this.#out, customId, JSON.stringify({ failed: reason } satisfies StoredAnswer));
   }
 
   /** Parked items (see `ParkedItems`): an item waiting for its answer is a row, not memory. */
@@ -236,9 +275,15 @@ export class BatchJobStore implements ParkedStorage {
     return { requests: new Map(rows.map(([customId, answer, jobId, attempts]) => [customId, knownRequest(answer, jobId, attempts)])), tools: this.toolResultsOf(itemKey) };
   }
 
-  /** Forget the parked items of an earlier run (a rerun runs every unfinished item from the dataset again). */
+  /**
+   * Forget the parked items of an earlier run, and the bodies of their requests that wait for no job (a rerun runs
+   * every unfinished item from the dataset again: they park again, in this run's batch groups).
+   */
   clearParked(): void {
-    this.#database.prepare("DELETE FROM provider_batch_parked WHERE out = ?").run(this.#out);
+    this.#transaction(() => {
+      this.#database.prepare("DELETE FROM provider_batch_parked WHERE out = ?").run(this.#out);
+      this.#database.prepare("UPDATE provider_batch_requests SET body = NULL, grp = NULL, bytes = NULL WHERE out = ? AND job_id IS NULL AND body IS NOT NULL").run(this.#out);
+    });
   }
 
   /** The outcomes of an item's tool calls (see `ToolJournal`; their keys start with the item's key and a slash), as JSON. */

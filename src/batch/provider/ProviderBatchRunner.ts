@@ -4,7 +4,7 @@ import { InterruptedError, ProviderError } from "../../errors.js";
 import type { ModelResponse } from "../../providers/Model.js";
 import type { BatchApi, BatchJobStatus, BatchLineResult, BatchTurn } from "./BatchApi.js";
 import { BatchHttpError } from "./BatchApi.js";
-import type { BatchJobStore, StoredAnswer } from "./BatchJobStore.js";
+import type { BatchJobStore, StoredAnswer, WaitingRange } from "./BatchJobStore.js";
 import type { KnownRequest } from "./ItemHistory.js";
 
 /** The requests of one provider endpoint and model settings: they go into the same jobs. */
@@ -47,16 +47,19 @@ interface Waiter {
   reject: (error: unknown) => void;
 }
 
+/** A request waiting in memory for its job (an item that waits in memory, `ask`). */
 interface Queued {
   customId: string;
   group: BatchGroup;
-  /** Absent for a parked request: its body waits in the store. */
-  body?: Record<string, unknown>;
+  body: Record<string, unknown>;
   bytes: number;
 }
 
-/** Parked requests' bodies read from the store in one query for a job's upload (see `BatchJobStore.bodies`). */
+/** Parked requests' bodies read from the store in one query for a job's upload, and written in one transaction. */
 const BODIES_AT_ONCE = 500;
+
+/** What a request adds to a job's size beyond its body (its line's custom id and envelope), counted against the limit. */
+const LINE_OVERHEAD = 200;
 
 /** Poll delays by default: 10 s, growing by half each time, up to 60 s. */
 const FIRST_POLL_MS = 10_000;
@@ -74,7 +77,11 @@ export class ProviderBatchRunner {
   readonly #options: ProviderBatchRunnerOptions;
   readonly #waiters = new Map<string, Waiter>();
   /** Bodies of parked requests not yet in the store: written together, a few times a second. */
-  #newBodies: Array<{ customId: string; body: string }> = [];
+  #newBodies: Array<{ customId: string; body: string; bytes: number; group: number }> = [];
+  /** How many parked requests wait in the store for a job, by batch group (their ids are not kept here). */
+  readonly #waitingInStore = new Map<BatchGroup, number>();
+  /** The number of each batch group in the store (`BatchJobStore.keepBodies`): 1, 2, … in the order first seen. */
+  readonly #groupNumbers = new Map<BatchGroup, number>();
   /** Jobs whose answers are being read: the items they wake ask again soon, into the same round's job. */
   #taking = 0;
   #queue: Queued[] = [];
@@ -182,12 +189,13 @@ export class ProviderBatchRunner {
     if (this.#waiters.has(customId)) throw new ProviderError("provider_batch_failed", `two model requests of one item have the id ${customId}`);
     // In a job still running (an earlier run submitted it): its poller tells.
     if (known?.jobId !== undefined && this.#polling.has(known.jobId)) return undefined;
-    const body = JSON.stringify(turn.body);
     if ((known?.attempts ?? 0) >= (this.#options.maxAttempts ?? 3)) {
       throw new ProviderError("provider_batch_failed", `the request was submitted ${known?.attempts} times in provider batch jobs that ended without answering it (expired, failed or cancelled)`);
     }
-    this.#newBodies.push({ customId, body });
-    this.#enqueue({ customId, group, bytes: Buffer.byteLength(body) });
+    const body = JSON.stringify(turn.body);
+    this.#newBodies.push({ customId, body, bytes: Buffer.byteLength(body), group: this.#numberOf(group) });
+    if (this.#newBodies.length >= BODIES_AT_ONCE) this.#keepBodies();
+    this.#waitInStore(group, 1);
     return undefined;
   }
 
@@ -234,6 +242,7 @@ export class ProviderBatchRunner {
     this.#stop.abort();
     clearTimeout(this.#timer);
     this.#queue = [];
+    this.#waitingInStore.clear();
     for (const [id, waiter] of this.#waiters) {
       this.#waiters.delete(id);
       waiter.reject(interrupted());
@@ -242,13 +251,30 @@ export class ProviderBatchRunner {
   }
 
   #enqueue(entry: Queued): void {
-    if (this.#queue.length === 0) this.#queuedSince = Date.now();
+    if (this.#nothingQueued) this.#queuedSince = Date.now();
     this.#queue.push(entry);
     this.#schedule();
   }
 
+  /** `count` more parked requests of `group` wait in the store. */
+  #waitInStore(group: BatchGroup, count: number): void {
+    if (this.#nothingQueued) this.#queuedSince = Date.now();
+    this.#waitingInStore.set(group, (this.#waitingInStore.get(group) ?? 0) + count);
+    this.#schedule();
+  }
+
+  get #nothingQueued(): boolean {
+    return this.#queue.length === 0 && this.#waitingInStore.size === 0;
+  }
+
+  #numberOf(group: BatchGroup): number {
+    let number = this.#groupNumbers.get(group);
+    if (number === undefined) this.#groupNumbers.set(group, (number = this.#groupNumbers.size + 1));
+    return number;
+  }
+
   #schedule(): void {
-    if (this.#timer !== undefined || this.#queue.length === 0) return;
+    if (this.#timer !== undefined || this.#nothingQueued) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#check();
@@ -258,7 +284,7 @@ export class ProviderBatchRunner {
   /** Submit the queue once every running item waits (a whole round), or when it has waited too long. */
   #check(): void {
     this.#keepBodies();
-    if (this.#queue.length === 0 || this.#stop.signal.aborted) return;
+    if (this.#nothingQueued || this.#stop.signal.aborted) return;
     const allWaiting = this.#taking === 0 && !(this.#options.starting?.() ?? false) && this.#waiters.size >= this.#options.inFlight();
     const tooLong = Date.now() - this.#queuedSince >= (this.#options.maxGatherMs ?? 30_000);
     if (!allWaiting && !tooLong) return this.#schedule();
@@ -272,6 +298,13 @@ export class ProviderBatchRunner {
     }
     for (const [group, entries] of byGroup) {
       for (const chunk of split(entries, group.api)) this.#track(this.#submit(group, chunk));
+    }
+    const waiting = [...this.#waitingInStore.keys()];
+    this.#waitingInStore.clear();
+    for (const group of waiting) {
+      const number = this.#numberOf(group);
+      const ranges = this.#options.store.waiting(number, { maxRequests: group.api.maxRequests, maxBytes: group.api.maxBytes, overhead: LINE_OVERHEAD });
+      for (const range of ranges) this.#track(this.#submitWaiting(group, number, range));
     }
   }
 
@@ -288,24 +321,44 @@ export class ProviderBatchRunner {
     void work.finally(() => this.#pollers.delete(work));
   }
 
+  /** Submit requests waiting in memory. */
   async #submit(group: BatchGroup, entries: Queued[]): Promise<void> {
-    const { api } = group;
-    let jobId: string | undefined;
     const committed = entries.reduce((sum, entry) => sum + group.estimate(entry.bytes), 0);
     const submittedAt = Date.now();
     const submission = randomUUID();
-    this.#options.store.addSubmission({ provider: api.provider, config: group.config, requests: entries.length, committedCost: committed, submittedAt }, submission, entries.map((entry) => entry.customId));
+    this.#options.store.addSubmission({ provider: group.api.provider, config: group.config, requests: entries.length, committedCost: committed, submittedAt }, submission, entries.map((entry) => entry.customId));
+    await this.#send(group, submission, { count: entries.length, committed, submittedAt }, () => entries.map((entry) => ({ customId: entry.customId, body: entry.body })), () => entries.map((entry) => entry.customId));
+  }
+
+  /** Submit a range of the parked requests waiting in the store: their bodies are read from it as the upload is written. */
+  async #submitWaiting(group: BatchGroup, number: number, range: WaitingRange): Promise<void> {
+    const committed = group.estimate(range.bytes - range.count * LINE_OVERHEAD);
+    const submittedAt = Date.now();
+    const submission = randomUUID();
+    const count = this.#options.store.addWaitingSubmission({ provider: group.api.provider, config: group.config, requests: range.count, committedCost: committed, submittedAt }, submission, number, range);
+    if (count === 0) return this.#options.store.dropSubmission(submission);
+    await this.#send(group, submission, { count, committed, submittedAt }, () => this.#storedLines(submission), () => this.#options.store.requestsOf(submission));
+  }
+
+  /**
+   * Send a recorded submission to the provider (its `lines` read again for each try), trying again on a transient
+   * failure; then poll the job. A submission that cannot be made fails its requests (`ids`).
+   */
+  async #send(group: BatchGroup, submission: string, job: { count: number; committed: number; submittedAt: number }, lines: () => Iterable<{ customId: string; body: Record<string, unknown> }>, ids: () => string[]): Promise<void> {
+    const { api } = group;
+    let jobId: string | undefined;
     for (let attempt = 1; jobId === undefined; attempt += 1) {
       try {
-        jobId = await api.submit(this.#lines(entries), submission, this.#stop.signal);
+        jobId = await api.submit(lines(), submission, this.#stop.signal);
       } catch (error) {
         // Stopped while asking: the provider may have the job; the next run asks it (the submission stays recorded).
         if (this.#stop.signal.aborted) return;
         const transient = error instanceof BatchHttpError && error.transient;
         if (!transient || attempt >= 5) {
           const message = error instanceof Error ? error.message : String(error);
+          const failed = ids();
           this.#options.store.dropSubmission(submission);
-          for (const entry of entries) this.#fail(entry.customId, new ProviderError("provider_batch_failed", `submitting the ${api.provider} batch job failed: ${message}`));
+          for (const id of failed) this.#fail(id, new ProviderError("provider_batch_failed", `submitting the ${api.provider} batch job failed: ${message}`));
           return;
         }
         this.#options.warn(`submitting a ${api.provider} batch job failed (${error instanceof Error ? error.message : String(error)}); trying again`);
@@ -317,16 +370,17 @@ export class ProviderBatchRunner {
     }
     this.#options.store.submitted(submission, jobId);
     this.jobsSubmitted += 1;
-    this.#options.say(`submitted ${api.provider} batch job ${jobId} (${entries.length} request${entries.length === 1 ? "" : "s"})`);
-    this.#poll(jobId, group, committed, submittedAt);
+    this.#options.say(`submitted ${api.provider} batch job ${jobId} (${job.count} request${job.count === 1 ? "" : "s"})`);
+    this.#poll(jobId, group, job.committed, job.submittedAt);
   }
 
-  /** A job's lines, read as the upload is written: parked requests' bodies come from the store then, a chunk at a time. */
-  *#lines(entries: Queued[]): Iterable<{ customId: string; body: Record<string, unknown> }> {
-    for (let start = 0; start < entries.length; start += BODIES_AT_ONCE) {
-      const chunk = entries.slice(start, start + BODIES_AT_ONCE);
-      const kept = this.#options.store.bodies(chunk.filter((entry) => !entry.body).map((entry) => entry.customId));
-      for (const entry of chunk) yield { customId: entry.customId, body: entry.body ?? (JSON.parse(kept.get(entry.customId) ?? "{}") as Record<string, unknown>) };
+  /** The lines of a submission of parked requests, their bodies read from the store a chunk at a time. */
+  *#storedLines(submission: string): Iterable<{ customId: string; body: Record<string, unknown> }> {
+    for (let after = ""; ; ) {
+      const rows = this.#options.store.bodiesOf(submission, after, BODIES_AT_ONCE);
+      for (const [customId, body] of rows) yield { customId, body: JSON.parse(body) as Record<string, unknown> };
+      if (rows.length < BODIES_AT_ONCE) return;
+      after = rows[rows.length - 1]![0];
     }
   }
 
@@ -382,20 +436,19 @@ export class ProviderBatchRunner {
    * 50,000 answers is never all in memory. Read again after a failure, the answers already stored are skipped.
    */
   async #take(jobId: string, group: BatchGroup, results: AsyncIterable<BatchLineResult>): Promise<number> {
-    const wanted = new Set(this.#options.store.requestsOf(jobId));
     let chunk = new Map<string, StoredAnswer>();
     let count = 0;
     this.#taking += 1;
     const flush = (): void => {
       if (chunk.size === 0) return;
-      this.#options.store.saveAnswers(chunk);
-      count += chunk.size;
-      this.#deliver(group, chunk);
+      // Only the job's requests still without an answer are saved (and handed on): the store tells which.
+      const saved = this.#options.store.saveAnswers(jobId, chunk);
+      count += saved.length;
+      this.#deliver(group, saved, chunk);
       chunk = new Map();
     };
     try {
       for await (const result of results) {
-        if (!wanted.delete(result.customId)) continue;
         chunk.set(result.customId, "reply" in result ? { reply: result.reply } : { error: result.error });
         if (chunk.size >= 500) {
           flush();
@@ -410,9 +463,10 @@ export class ProviderBatchRunner {
     return count;
   }
 
-  #deliver(group: BatchGroup, answers: ReadonlyMap<string, StoredAnswer>): void {
+  #deliver(group: BatchGroup, ids: readonly string[], answers: ReadonlyMap<string, StoredAnswer>): void {
     const parked: string[] = [];
-    for (const [id, answer] of answers) {
+    for (const id of ids) {
+      const answer = answers.get(id)!;
       const waiter = this.#waiters.get(id);
       if (!waiter) {
         // A parked item's (or one not started in this run, which finds the answer in the store when it starts).
@@ -433,23 +487,25 @@ export class ProviderBatchRunner {
   #end(jobId: string, group: BatchGroup, status: BatchJobStatus, answered: number): void {
     const { store } = this.#options;
     const missing = store.requestsOf(jobId);
-    store.endJob(jobId, status.state, status.providerState);
+    store.endJob(jobId, status.state, status.providerState, this.#numberOf(group));
     this.jobsEnded += 1;
     const why = status.state === "ended" ? "" : ` (${status.state}${status.message ? `: ${status.message}` : ""})`;
     this.#options.say(`${group.api.provider} batch job ${jobId} ended${why}: ${answered} answer${answered === 1 ? "" : "s"}${missing.length > 0 ? `, ${missing.length} to submit again` : ""}`);
+    let waitAgain = 0;
     for (const id of missing) {
       const waiter = this.#waiters.get(id);
-      // A parked request's body waits in the store (a suspended item's request from an earlier run has none: its item asks again).
-      const kept = waiter ? undefined : store.body(id);
-      if (!waiter && kept === undefined) continue;
+      // A parked request's body waits in the store again (a suspended item's request from an earlier run has none: its item asks again).
+      const kept = waiter ? false : store.body(id) !== undefined;
+      if (!waiter && !kept) continue;
       const attempts = store.request(id)?.attempts ?? 0;
       if (attempts >= (this.#options.maxAttempts ?? 3)) {
         this.#fail(id, new ProviderError("provider_batch_failed", `the ${group.api.provider} batch job ${jobId} ended without answering this request${why}, after ${attempts} submissions`));
         continue;
       }
-      if (kept !== undefined) this.#enqueue({ customId: id, group, bytes: Buffer.byteLength(kept) });
+      if (kept) waitAgain += 1;
       else if (waiter) this.#enqueue({ customId: id, group: waiter.group, body: waiter.turn.body, bytes: Buffer.byteLength(JSON.stringify(waiter.turn.body)) });
     }
+    if (waitAgain > 0) this.#waitInStore(group, waitAgain);
   }
 
   #fail(customId: string, error: unknown): void {
@@ -499,13 +555,13 @@ function split(entries: Queued[], api: BatchApi): Queued[][] {
   let current: Queued[] = [];
   let bytes = 0;
   for (const entry of entries) {
-    if (current.length > 0 && (current.length >= api.maxRequests || bytes + entry.bytes + 200 > api.maxBytes)) {
+    if (current.length > 0 && (current.length >= api.maxRequests || bytes + entry.bytes + LINE_OVERHEAD > api.maxBytes)) {
       chunks.push(current);
       current = [];
       bytes = 0;
     }
     current.push(entry);
-    bytes += entry.bytes + 200;
+    bytes += entry.bytes + LINE_OVERHEAD;
   }
   if (current.length > 0) chunks.push(current);
   return chunks;
