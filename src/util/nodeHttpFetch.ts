@@ -4,6 +4,7 @@ import https from "node:https";
 import { pipeline, Readable } from "node:stream";
 import zlib from "node:zlib";
 import { proxyAuthorization, proxyFor, proxyOrigin, type ProxyEnvironment } from "./proxyEnvironment.js";
+import { FileBody } from "./FileBody.js";
 import { ReplyTooLarge } from "./ReplyTooLarge.js";
 import { REQUEST_SENT_CHANNEL } from "./requestSentChannel.js";
 import { ProxyFailed, TunnelAgent } from "./TunnelAgent.js";
@@ -54,11 +55,13 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
  * reason.
  */
 export function nodeHttpFetch(input: string | URL | Request, init: RequestInit = {}, transport: HttpTransport = {}): Promise<Response> {
-  const body = init.body;
-  const plainBody = body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array || body instanceof ArrayBuffer;
-  if (input instanceof Request || !plainBody || init.redirect !== "manual") return globalThis.fetch(input, init);
-  const url = input instanceof URL ? input : new URL(input);
-  if (url.protocol !== "http:" && url.protocol !== "https:") return globalThis.fetch(input, init);
+  const body = init.body as RequestInit["body"] | FileBody;
+  const fileBody = body instanceof FileBody ? body : undefined;
+  const plainBody = body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array || body instanceof ArrayBuffer || fileBody !== undefined;
+  const url = input instanceof Request ? undefined : input instanceof URL ? input : new URL(input);
+  if (url === undefined || !plainBody || init.redirect !== "manual" || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    return fileBody ? fileBody.toBlob().then((blob) => globalThis.fetch(input, { ...init, body: blob })) : globalThis.fetch(input, init);
+  }
   const maxReplyBytes = transport.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
   const signal = init.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(abortReason(signal));
@@ -68,8 +71,12 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
   // What `fetch` adds: answers may come compressed (and are decoded below); any type is accepted.
   headers["accept-encoding"] ??= "gzip, deflate";
   headers["accept"] ??= "*/*";
-  const payload = body === undefined || body === null ? undefined : typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body instanceof ArrayBuffer ? new Uint8Array(body) : body);
+  const payload = body === undefined || body === null || body instanceof FileBody ? undefined : typeof body === "string" ? Buffer.from(body, "utf8") : Buffer.from(body instanceof ArrayBuffer ? new Uint8Array(body) : (body as Uint8Array));
   if (payload !== undefined) headers["content-length"] = String(payload.length);
+  if (fileBody) {
+    headers["content-length"] = String(fileBody.size);
+    headers["content-type"] ??= fileBody.type;
+  }
   const method = (init.method ?? "GET").toUpperCase();
 
   return new Promise<Response>((resolve, reject) => {
@@ -150,7 +157,15 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
     });
     signal?.addEventListener("abort", onAbort, { once: true });
     if (requestSent.hasSubscribers) request.once("finish", () => requestSent.publish({ url: url.href }));
-    request.end(payload);
+    if (!fileBody) {
+      request.end(payload);
+      return;
+    }
+    // A failed write is the request's error too (its "error" event rejects, or the answer's stream fails).
+    fileBody.writeTo(request).then(
+      () => request.end(),
+      (error: unknown) => request.destroy(error instanceof Error ? error : new Error(String(error))),
+    );
   });
 }
 

@@ -3,6 +3,7 @@ import { AnthropicDialog } from "../../providers/AnthropicDialog.js";
 import { BatchHttpError, type BatchApi, type BatchDialog, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
 import { batchHttp, batchJson, jsonLinesOf, type BatchHttpOptions } from "./batchHttp.js";
 import { withJsonArrayFile } from "./jsonlUpload.js";
+import { FileBody } from "../../util/FileBody.js";
 
 /** Anthropic's limits of one Message Batch: 100,000 requests, 256 MB. */
 const MAX_REQUESTS = 100_000;
@@ -36,7 +37,7 @@ export class AnthropicBatchApi implements BatchApi {
     const items = (function* () {
       for (const line of lines) yield { custom_id: line.customId, params: line.body };
     })();
-    const job = await withJsonArrayFile('{"requests":[', items, "]}", (body) => batchJson(this.#http, this.#root, { method: "POST", headers: { "content-type": "application/json" }, body, signal }));
+    const job = await withJsonArrayFile('{"requests":[', items, "]}", (requests) => batchJson(this.#http, this.#root, { method: "POST", headers: { "content-type": "application/json" }, body: new FileBody([requests], "application/json"), signal }));
     const id = job["id"];
     if (typeof id !== "string" || id === "") throw new BatchHttpError(200, "/v1/messages/batches: the answer has no `id`");
     return id;

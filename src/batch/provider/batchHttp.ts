@@ -7,6 +7,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { modelFetch } from "../../providers/OpenAIEndpoint.js";
 import type { HttpTransport } from "../../util/nodeHttpFetch.js";
+import type { FileBody } from "../../util/FileBody.js";
 import { secrets } from "../../util/redact.js";
 import { BatchHttpError } from "./BatchApi.js";
 
@@ -19,11 +20,11 @@ export interface BatchHttpOptions {
  * One call of a batch API over the model clients' fetch (the key never follows a redirect to another origin). A
  * failure is a `BatchHttpError` whose text is the provider's message, redacted.
  */
-export async function batchHttp(options: BatchHttpOptions, url: string, init: { method?: string; body?: string | Blob | FormData; headers?: Record<string, string>; signal?: AbortSignal | undefined } = {}): Promise<Response> {
+export async function batchHttp(options: BatchHttpOptions, url: string, init: { method?: string; body?: string | FileBody; headers?: Record<string, string>; signal?: AbortSignal | undefined } = {}): Promise<Response> {
   const send = modelFetch(options.transport);
   let response: Response;
   try {
-    response = await send(url, { method: init.method ?? "GET", headers: { ...options.headers, ...init.headers }, ...(init.body !== undefined ? { body: init.body } : {}), ...(init.signal ? { signal: init.signal } : {}) });
+    response = await send(url, { method: init.method ?? "GET", headers: { ...options.headers, ...init.headers }, ...(init.body !== undefined ? { body: init.body as RequestInit["body"] } : {}), ...(init.signal ? { signal: init.signal } : {}) });
   } catch (error) {
     if (init.signal?.aborted) throw error;
     throw new BatchHttpError(0, secrets.redact(`cannot reach ${new URL(url).origin}: ${error instanceof Error ? error.message : String(error)}`));

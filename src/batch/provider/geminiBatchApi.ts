@@ -3,6 +3,7 @@ import { GeminiDialog } from "../../providers/GeminiDialog.js";
 import { BatchHttpError, type BatchApi, type BatchDialog, type BatchJobState, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
 import { batchJson, type BatchHttpOptions } from "./batchHttp.js";
 import { withJsonArrayFile } from "./jsonlUpload.js";
+import { FileBody } from "../../util/FileBody.js";
 
 /** Gemini's inline batch requests: up to 20 MB in all. */
 const MAX_REQUESTS = 50_000;
@@ -51,7 +52,7 @@ export class GeminiBatchApi implements BatchApi {
     })();
     const head = `{"batch":{"displayName":${JSON.stringify(`lllm ${submission}`)},"inputConfig":{"requests":{"requests":[`;
     const url = `${this.#root}/models/${encodeURIComponent(this.#wireModel)}:batchGenerateContent`;
-    const operation = await withJsonArrayFile(head, items, "]}}}}", (body) => batchJson(this.#http, url, { method: "POST", headers: { "content-type": "application/json" }, body, signal }));
+    const operation = await withJsonArrayFile(head, items, "]}}}}", (requests) => batchJson(this.#http, url, { method: "POST", headers: { "content-type": "application/json" }, body: new FileBody([requests], "application/json"), signal }));
     const name = operation["name"];
     if (typeof name !== "string" || !name.startsWith("batches/")) throw new BatchHttpError(200, ":batchGenerateContent: the answer has no `name` (batches/…)");
     const id = name.slice("batches/".length);

@@ -4,6 +4,7 @@ import { chatRequestBody } from "../../providers/OpenAIChatModel.js";
 import { BatchHttpError, type BatchApi, type BatchDialog, type BatchJobState, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
 import { batchHttp, batchJson, jsonLinesOf, type BatchHttpOptions } from "./batchHttp.js";
 import { withJsonlFile } from "./jsonlUpload.js";
+import { FileBody } from "../../util/FileBody.js";
 
 /** OpenAI's limits of one batch: 50,000 requests, a 200 MB input file (kept under, for the JSONL's framing). */
 const MAX_REQUESTS = 50_000;
@@ -43,10 +44,8 @@ export class OpenAIBatchApi implements BatchApi {
       (function* () {
         for (const line of lines) yield { custom_id: line.customId, method: "POST", url: "/v1/chat/completions", body: line.body };
       })(),
-      async (blob) => {
-        const form = new FormData();
-        form.append("purpose", "batch");
-        form.append("file", blob, "requests.jsonl");
+      async (requests) => {
+        const form = FileBody.multipart({ purpose: "batch" }, { field: "file", name: "requests.jsonl", type: "application/jsonl", ...requests });
         const file = await batchJson(this.#http, `${this.#root}/files`, { method: "POST", body: form, signal });
         return stringField(file, "id", "/files");
       },
