@@ -3,11 +3,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
-import { Readable } from "node:stream";
+import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { modelFetch } from "../../providers/OpenAIEndpoint.js";
 import type { HttpTransport } from "../../util/nodeHttpFetch.js";
 import type { FileBody } from "../../util/FileBody.js";
+import { collectYoungGarbage } from "../../util/collectYoungGarbage.js";
 import { secrets } from "../../util/redact.js";
 import { BatchHttpError } from "./BatchApi.js";
 
@@ -60,7 +61,7 @@ export async function* jsonLinesOf(response: Response): AsyncGenerator<unknown> 
   const folder = await mkdtemp(path.join(os.tmpdir(), "lllm-batch-"));
   try {
     const file = path.join(folder, "results.jsonl");
-    await pipeline(Readable.fromWeb(response.body as import("node:stream/web").ReadableStream<Uint8Array>), createWriteStream(file, { mode: 0o600 }));
+    await saveTo(file, response.body as import("node:stream/web").ReadableStream<Uint8Array>);
     const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
     for await (const line of lines) {
       if (line.trim() === "") continue;
@@ -75,4 +76,26 @@ export async function* jsonLinesOf(response: Response): AsyncGenerator<unknown> 
   } finally {
     await rm(folder, { recursive: true, force: true });
   }
+}
+
+/** Bytes of a download between two young-generation collections (see `collectYoungGarbage`). */
+const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
+
+/** Save a download to `file`, its chunks' memory freed as it goes (a results file of 50 MB left 30 MB of them behind). */
+async function saveTo(file: string, body: import("node:stream/web").ReadableStream<Uint8Array>): Promise<void> {
+  let sinceCollect = 0;
+  await pipeline(
+    Readable.fromWeb(body),
+    new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        sinceCollect += chunk.length;
+        if (sinceCollect >= COLLECT_EVERY_BYTES) {
+          sinceCollect = 0;
+          collectYoungGarbage();
+        }
+        done(null, chunk);
+      },
+    }),
+    createWriteStream(file, { mode: 0o600 }),
+  );
 }
