@@ -26,24 +26,38 @@ function toolResults(body) {
 }
 const last = (text) => Number(/(\d+)\D*$/.exec(text)?.[1] ?? 0);
 const usage = { prompt_tokens: 1000, completion_tokens: 100 };
-const mock = await startMockOpenAIServer({
-  handler: (body) => {
-    const results = toolResults(body);
-    if (results.length === 0) return { tool_calls: [{ name: "add", arguments: { a: 1, b: 2 } }], usage };
-    if (results.length === 1) return { tool_calls: [{ name: "add", arguments: { a: last(results[0]), b: 10 } }], usage };
-    return { text: `sum ${last(results[1])}`, usage };
-  },
-  batch: { delayMs: 0 },
-});
+/**
+ * A mock per run: it keeps every job's requests and answers (for tests to look at), which over several runs of
+ * 100,000 items would fill this process's memory.
+ */
+const startMock = () =>
+  startMockOpenAIServer({
+    handler: (body) => {
+      const results = toolResults(body);
+      if (results.length === 0) return { tool_calls: [{ name: "add", arguments: { a: 1, b: 2 } }], usage };
+      if (results.length === 1) return { tool_calls: [{ name: "add", arguments: { a: last(results[0]), b: 10 } }], usage };
+      return { text: `sum ${last(results[1])}`, usage };
+    },
+    batch: { delayMs: 0 },
+  });
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-bench-provider-batch-"));
 mkdirSync(path.join(dir, "kit", "tools"), { recursive: true });
 writeFileSync(path.join(dir, "kit", "lllm.toml"), '[package]\nname = "kit"\nversion = "1.0.0"\n');
 writeFileSync(path.join(dir, "kit", "tools", "add.mjs"), 'export const add = { name: "add", description: "Adds.", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } } }, run: ({ a, b }) => String(a + b) };\n');
 const tactic = path.join(dir, "tactic.yaml");
-writeFileSync(tactic, `name: adder\npackages: [./kit]\nagent_configs:\n  - name: bot\n    model_name: gpt-4o-mini\n    invoker_config: {base_url: "${mock.url}", api_key_env: MOCK_KEY}\n    system_prompt: Add.\n    tools: [kit.tools:add]\n`);
 
-function run(count, mode) {
+async function run(count, mode) {
+  const mock = await startMock();
+  writeFileSync(tactic, `name: adder\npackages: [./kit]\nagent_configs:\n  - name: bot\n    model_name: gpt-4o-mini\n    invoker_config: {base_url: "${mock.url}", api_key_env: MOCK_KEY}\n    system_prompt: Add.\n    tools: [kit.tools:add]\n`);
+  try {
+    return await runAgainst(count, mode);
+  } finally {
+    await mock.close();
+  }
+}
+
+function runAgainst(count, mode) {
   const inputs = path.join(dir, `items-${count}.txt`);
   writeFileSync(inputs, Array.from({ length: count }, (_, index) => `q${index + 1}`).join("\n"));
   const home = mkdtempSync(path.join(dir, "home-"));
@@ -63,22 +77,24 @@ function run(count, mode) {
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-async function measure(count, mode) {
-  const samples = [];
-  for (let index = 0; index < repeat; index += 1) samples.push(await run(count, mode));
-  return { rssMib: median(samples.map((sample) => sample.rssMib)), cpuMs: median(samples.map((sample) => sample.cpuMs)) };
+/** Both modes, taking turns (a machine that gets busier part-way is busier for both), the median of each. */
+async function measure(count) {
+  const samples = { live: [], provider: [] };
+  for (let index = 0; index < repeat; index += 1) {
+    for (const mode of ["live", "provider"]) samples[mode].push(await run(count, mode));
+  }
+  const summary = (list) => ({ rssMib: median(list.map((sample) => sample.rssMib)), cpuMs: median(list.map((sample) => sample.cpuMs)) });
+  return { live: summary(samples.live), provider: summary(samples.provider) };
 }
 
 try {
   console.log(`\nlllm batch --provider-batch vs live (three rounds, two tool calls per item; live --concurrency ${liveConcurrency}; median of ${repeat})`);
-  const base = { live: await measure(small, "live"), provider: await measure(small, "provider") };
+  const base = await measure(small);
   for (const count of sizes) {
-    const live = await measure(count, "live");
-    const provider = await measure(count, "provider");
+    const { live, provider } = await measure(count);
     const perItem = (result, mode) => (result.cpuMs - base[mode].cpuMs) / (count - small) / 3;
     console.log(`  ${String(count).padStart(7)} items: peak RSS live ${live.rssMib.toFixed(0)} MiB, provider batch ${provider.rssMib.toFixed(0)} MiB (${(provider.rssMib / live.rssMib).toFixed(2)}x live); CPU live ${(live.cpuMs / 1000).toFixed(1)} s, provider batch ${(provider.cpuMs / 1000).toFixed(1)} s (${(provider.cpuMs / live.cpuMs).toFixed(2)}x); per item per round: live ${perItem(live, "live").toFixed(3)} ms, provider batch ${perItem(provider, "provider").toFixed(3)} ms`);
   }
 } finally {
-  await mock.close();
   rmSync(dir, { recursive: true, force: true });
 }
