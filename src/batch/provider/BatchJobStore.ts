@@ -3,7 +3,7 @@ import { openDatabaseSync, type Database } from "../../store/openDatabase.js";
 import { StoreError } from "../../store/StoreError.js";
 import type { BatchJobState } from "./BatchApi.js";
 import type { ParkedEntry, ParkedStorage } from "../ParkedItems.js";
-import type { ItemHistory, KnownRequest } from "./ItemHistory.js";
+import type { ItemHistory, KnownRequest, StoredAnswer } from "./ItemHistory.js";
 
 /** A provider job of a batch, as kept in the run store. */
 export interface StoredJob {
@@ -21,11 +21,7 @@ export interface StoredJob {
   endedAt: number | null;
 }
 
-/**
- * A stored answer: the live reply body, the provider's error for that one request, or why lllm gave the request up
- * (its job could not be submitted, or ended without answering it too many times).
- */
-export type StoredAnswer = { reply: unknown } | { error: { status?: number; message: string } } | { failed: string };
+export type { StoredAnswer } from "./ItemHistory.js";
 
 type Statement = Libsql.Statement<unknown[]>;
 

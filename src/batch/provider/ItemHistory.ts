@@ -1,4 +1,8 @@
-import type { StoredAnswer } from "./BatchJobStore.js";
+/**
+ * A stored answer: the live reply body, the provider's error for that one request, or why lllm gave the request up
+ * (its job could not be submitted, or ended without answering it too many times).
+ */
+export type StoredAnswer = { reply: unknown } | { error: { status?: number; message: string } } | { failed: string };
 
 /** What the store knows of one request of an item: its answer, the job it is in, how many times it was submitted. */
 export interface KnownRequest {
