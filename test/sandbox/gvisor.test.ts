@@ -11,6 +11,13 @@ import { waitUntil } from "../helpers/waitUntil.js";
 
 const gvisor = await detectGvisor();
 
+// The gVisor tests skip where runsc cannot run; CI installs it, so there the skip would hide them.
+describe.runIf(process.env["CI"] === "true")("gVisor under CI", () => {
+  it("is available (.ci/run installs runsc), so the gVisor tests below run", () => {
+    expect(gvisor.available).toBe(true);
+  });
+});
+
 /** The cgroups (v1 hierarchies or v2) named after a container id. */
 function cgroupsNamed(container: string): string[] {
   const roots = existsSync("/sys/fs/cgroup") ? readdirSync("/sys/fs/cgroup").map((name) => path.join("/sys/fs/cgroup", name)) : [];

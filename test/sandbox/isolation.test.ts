@@ -16,6 +16,12 @@ describe("detectIsolation", () => {
     else expect(support.reason).toBeUndefined();
   });
 
+  // The isolation tests below skip where bubblewrap cannot run; CI installs it, so there the skip would hide them.
+  it.runIf(process.env["CI"] === "true")("has bubblewrap under CI (.ci/run installs it), so the isolation tests below run", () => {
+    expect(support.reason ?? "").toBe("");
+    expect(support.backend).toBe("bwrap");
+  });
+
   it("probes once and caches the answer", async () => {
     expect(detectIsolation()).toBe(detectIsolation());
     expect(await detectIsolation()).toEqual(support);

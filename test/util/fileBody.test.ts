@@ -52,7 +52,7 @@ describe("FileBody: a batch job's upload sent from its file", () => {
     const server = await serve();
     const requests = requestsFile(500);
     const body = FileBody.multipart({ purpose: "batch" }, { field: "file", name: "requests.jsonl", type: "application/jsonl", ...requests });
-    const response = await nodeHttpFetch(`${server.url}/upload`, { method: "POST", body: body as unknown as BodyInit, redirect: "manual" });
+    const response = await nodeHttpFetch(`${server.url}/upload`, { method: "POST", body: body as unknown as RequestInit["body"], redirect: "manual" });
     expect(await response.text()).toBe("ok");
     const [seen] = server.seen;
     expect(seen!.headers["content-length"]).toBe(String(body.size));
@@ -69,7 +69,7 @@ describe("FileBody: a batch job's upload sent from its file", () => {
     const server = await serve();
     const requests = requestsFile(200);
     const body = new FileBody([requests], "application/json");
-    const response = await fetchWithinOrigin((url, init) => nodeHttpFetch(url, init), `${server.url}/moved`, { method: "POST", body: body as unknown as BodyInit });
+    const response = await fetchWithinOrigin((url, init) => nodeHttpFetch(url, init), `${server.url}/moved`, { method: "POST", body: body as unknown as RequestInit["body"] });
     expect(response.status).toBe(200);
     expect(server.seen.map((seen) => seen.url)).toEqual(["/moved", "/upload"]);
     expect(server.seen[1]!.body.toString()).toBe(requests.text);
@@ -80,14 +80,14 @@ describe("FileBody: a batch job's upload sent from its file", () => {
     const server = await serve();
     const requests = requestsFile(10);
     const body = new FileBody([{ file: requests.file, size: requests.size + 1000 }], "application/json");
-    await expect(nodeHttpFetch(`${server.url}/upload`, { method: "POST", body: body as unknown as BodyInit, redirect: "manual" })).rejects.toThrow();
+    await expect(nodeHttpFetch(`${server.url}/upload`, { method: "POST", body: body as unknown as RequestInit["body"], redirect: "manual" })).rejects.toThrow();
     expect(server.seen).toHaveLength(0);
   });
 
   it("through Node's fetch (a request nodeHttpFetch does not make itself), it is sent as a Blob", async () => {
     const server = await serve();
     const requests = requestsFile(20);
-    const response = await nodeHttpFetch(`${server.url}/upload`, { method: "POST", body: new FileBody([Buffer.from("["), requests], "application/json") as unknown as BodyInit });
+    const response = await nodeHttpFetch(`${server.url}/upload`, { method: "POST", body: new FileBody([Buffer.from("["), requests], "application/json") as unknown as RequestInit["body"] });
     expect(response.status).toBe(200);
     expect(server.seen[0]!.body.toString()).toBe(`[${requests.text}`);
   });
