@@ -27,11 +27,8 @@ async function serve(): Promise<{ url: string; seen: Seen[] }> {
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       seen.push({ ...(request.url !== undefined ? { url: request.url } : {}), headers: request.headers, body: Buffer.concat(chunks) });
-      if (request.url === "/moved") {
-        response.writeHead(307, { location: "/upload" });
-        return response.end();
-      }
-      response.end("ok");
+      if (request.url === "/moved") response.writeHead(307, { location: "/upload" }).end();
+      else response.end("ok");
     });
   });
   servers.push(server);
