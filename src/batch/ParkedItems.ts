@@ -1,5 +1,4 @@
 import type { BatchItem } from "./BatchItem.js";
-import type { ItemHistory } from "./provider/ItemHistory.js";
 
 /** What an attempt of an item that parked hands to the next one. */
 export interface ParkedRun {
@@ -18,8 +17,11 @@ export interface ParkedEntry {
   startedAt: number;
   /** See `ParkedRun.cost`. */
   cost?: number;
-  /** What the store knows of the item, read with it when it is taken to run again (never stored with it). */
-  history?: ItemHistory;
+  /**
+   * What the storage read with the item when it was taken to run again, in the storage's own terms (the provider
+   * batch's store gives an `ItemHistory`); never stored with it.
+   */
+  history?: unknown;
 }
 
 /**

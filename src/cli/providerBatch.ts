@@ -5,6 +5,7 @@ import type { Model } from "../providers/Model.js";
 import { BatchJobStore, type StoredJob } from "../batch/provider/BatchJobStore.js";
 import { BatchGroups, itemAttempt, itemModels, itemKey, type ItemAttempt } from "../batch/provider/providerBatchModels.js";
 import { ParkedItems, type ParkedEntry } from "../batch/ParkedItems.js";
+import type { ItemHistory } from "../batch/provider/ItemHistory.js";
 import { whyNotParkable } from "../batch/provider/whyNotParkable.js";
 import { ProviderBatchRunner } from "../batch/provider/ProviderBatchRunner.js";
 import { loadProjectSettings } from "../config/index.js";
@@ -117,7 +118,7 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
     runner,
     modelsFor: (itemId) => itemModels(itemId, { runner, groups, live: options.live }),
     ...(parked ? { parked } : {}),
-    attempt: (itemId, cancel, again) => itemAttempt(itemId, { runner, groups, live: options.live, store, cancel, ...(again?.cost !== undefined ? { parkedCost: again.cost } : {}), ...(again?.history ? { history: again.history } : {}) }),
+    attempt: (itemId, cancel, again) => itemAttempt(itemId, { runner, groups, live: options.live, store, cancel, ...(again?.cost !== undefined ? { parkedCost: again.cost } : {}), ...(again?.history ? { history: again.history as ItemHistory } : {}) }),
     itemDone: (itemId) => runner.itemDone(itemKey(itemId)),
     progress: () => {
       const { jobs, since } = runner.running;

@@ -117,10 +117,14 @@ export class BatchJobStore implements ParkedStorage {
   /** Record a submitted job and mark its requests as in it (one transaction: a kill leaves both or neither). */
   addJob(job: Omit<StoredJob, "state" | "providerState" | "endedAt">, customIds: readonly string[], state: "running" | "submitting" = "running"): void {
     this.#transaction(() => {
-      this.#database.prepare("INSERT INTO provider_batch_jobs (out, job_id, provider, config, state, requests, committed_cost, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(this.#out, job.jobId, job.provider, job.config, state, job.requests, job.committedCost, job.submittedAt);
+      this.#insertJob(job, state);
       const mark = this.#database.prepare("INSERT INTO provider_batch_requests (out, custom_id, job_id, attempts) VALUES (?, ?, ?, 1) ON CONFLICT (out, custom_id) DO UPDATE SET job_id = excluded.job_id, attempts = attempts + 1");
       for (const id of customIds) mark.run(this.#out, id, job.jobId);
     });
+  }
+
+  #insertJob(job: Omit<StoredJob, "state" | "providerState" | "endedAt">, state: "running" | "submitting"): void {
+    this.#database.prepare("INSERT INTO provider_batch_jobs (out, job_id, provider, config, state, requests, committed_cost, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(this.#out, job.jobId, job.provider, job.config, state, job.requests, job.committedCost, job.submittedAt);
   }
 
   setJobState(jobId: string, state: BatchJobState, providerState: string): void {
@@ -160,7 +164,7 @@ export class BatchJobStore implements ParkedStorage {
   /**
    * Keep the bodies of requests waiting to be submitted (one transaction for many), in their batch group (a number
    * the running lllm gives each): an item waiting for its answer is not in memory, and neither is its request,
-   * before, during or after its job. They wait (`waiting`) until a job takes them (`addWaitingJob`).
+   * before, during or after its job. They wait (`waiting`) until a job takes them (`addWaitingSubmission`).
    */
   keepBodies(requests: ReadonlyArray<{ customId: string; body: string; bytes: number; group: number }>): void {
     if (requests.length === 0) return;
@@ -197,7 +201,7 @@ export class BatchJobStore implements ParkedStorage {
   addWaitingSubmission(job: Omit<StoredJob, "jobId" | "state" | "providerState" | "endedAt">, submission: string, group: number, range: WaitingRange): number {
     let marked = 0;
     this.#transaction(() => {
-      this.#database.prepare("INSERT INTO provider_batch_jobs (out, job_id, provider, config, state, requests, committed_cost, submitted_at) VALUES (?, ?, ?, ?, 'submitting', ?, ?, ?)").run(this.#out, submission, job.provider, job.config, job.requests, job.committedCost, job.submittedAt);
+      this.#insertJob({ ...job, jobId: submission }, "submitting");
       marked = this.#prepare("UPDATE provider_batch_requests SET job_id = ?, attempts = attempts + 1 WHERE out = ? AND grp = ? AND job_id IS NULL AND body IS NOT NULL AND custom_id >= ? AND custom_id <= ?").run(submission, this.#out, group, range.first, range.last).changes;
     });
     return marked;
