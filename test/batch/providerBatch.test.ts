@@ -4,7 +4,7 @@ import { waitUntil } from "../helpers/waitUntil.js";
 import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
 import { runCli } from "../helpers/runCli.js";
 import type { MockBatchOptions } from "../../src/testing/index.js";
-import { ITEM_BATCH_COST, killDuringRoundTwo, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject, questionIn, toolResultsIn } from "./providerBatchHelpers.js";
+import { expectSummaryCost, ITEM_BATCH_COST, killDuringRoundTwo, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject, questionIn, toolResultsIn } from "./providerBatchHelpers.js";
 
 let servers: MockOpenAIServer[] = [];
 afterEach(async () => {
@@ -40,11 +40,11 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(result.stderr).toContain(`$${(40 * ITEM_BATCH_COST).toPrecision(2)}`);
   }, 120_000);
 
-  it("killed during a round and run again: polls the same job (no duplicate submission), every item written once", async () => {
+  it("1,000 items killed during a round and run again: polls the same job (no duplicate submission), every item written once", async () => {
     const options: MockBatchOptions = { delayMs: 1500 };
     const server = await openAIBatchServer(options);
     servers.push(server);
-    const project = openAIProject(server, 40);
+    const project = openAIProject(server, 1000);
     const args = [project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05"];
     const first = spawnBatch(args, project.env);
     // Round 1 answered (its answers stored), round 2 submitted (and recorded: lllm says so once it is): kill lllm
@@ -58,11 +58,13 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(server.batches.count).toBe(3);
     const submitted = [...server.batches.jobs.values()].flatMap((job) => job.requests.map((request) => request.customId));
     expect(new Set(submitted).size).toBe(submitted.length);
-    expect(submitted).toHaveLength(120);
+    expect(submitted).toHaveLength(3000);
     const lines = readResults(project.out);
-    expect(lines.map((line) => line.id).sort()).toEqual(Array.from({ length: 40 }, (_, index) => String(index + 1)).sort());
+    expect(lines.map((line) => Number(line.id)).sort((a, b) => a - b)).toEqual(Array.from({ length: 1000 }, (_, index) => index + 1));
     expect(lines.every((line) => line.status === "ok" && line.output === `q${line.id}: 13`)).toBe(true);
     expect(lines.every((line) => Math.abs((line.cost ?? 0) - ITEM_BATCH_COST) < 1e-12)).toBe(true);
+    // The summary counts the whole batch, the rounds of the killed run too, at the batch price.
+    expectSummaryCost(again.stderr, 1000, 1000 * ITEM_BATCH_COST);
   }, 180_000);
 
   it("a request the provider refuses in a job fails that item only, with the provider's message", async () => {

@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect } from "vitest";
 import { startMockOpenAIServer, type MockBatchJobs, type MockBatchOptions, type MockOpenAIServer } from "../../src/testing/index.js";
@@ -63,8 +63,20 @@ export function providerBatchProject(options: { model: string; invokerConfig?: s
   const tools = ["kit.tools:add", ...(options.extraTools ?? [])].join(", ");
   writeTree(dir, {
     "kit/lllm.toml": '[package]\nname = "kit"\nversion = "1.0.0"\n',
-    // Each call is noted in $CALLS_FILE when it is set: a test counts how many times the tool really ran.
-    "kit/tools/add.mjs": 'import { appendFileSync } from "node:fs";\nexport const add = { name: "add", description: "Adds two numbers.", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] }, run: ({ a, b }) => { if (process.env.CALLS_FILE) appendFileSync(process.env.CALLS_FILE, `${a}+${b}\\n`); return String(a + b); } };\n',
+    // Each call is noted in $CALLS_FILE when it is set: a test counts how many times the tool really ran. From the
+    // $HOLD_AT-th call on, a call is noted as `held` too and never returns: a test kills lllm while tools run.
+    "kit/tools/add.mjs": [
+      'import { appendFileSync, existsSync, readFileSync } from "node:fs";',
+      "const runs = () => (existsSync(process.env.CALLS_FILE) ? readFileSync(process.env.CALLS_FILE, 'utf8').split('\\n').filter((line) => /^\\d/.test(line)).length : 0);",
+      'const run = ({ a, b }) => {',
+      '  if (!process.env.CALLS_FILE) return String(a + b);',
+      '  appendFileSync(process.env.CALLS_FILE, `${a}+${b}\\n`);',
+      '  if (process.env.HOLD_AT && runs() >= Number(process.env.HOLD_AT)) { appendFileSync(process.env.CALLS_FILE, "held\\n"); return new Promise(() => {}); }',
+      '  return String(a + b);',
+      '};',
+      'export const add = { name: "add", description: "Adds two numbers.", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] }, run };',
+      "",
+    ].join("\n"),
     "tactic.yaml": `name: adder\npackages: [./kit]\nagent_configs:\n  - name: bot\n    model_name: ${options.model}\n${options.invokerConfig ? `    invoker_config: ${options.invokerConfig}\n` : ""}${options.modelArgs ? `    model_args: ${options.modelArgs}\n` : ""}    system_prompt: Add.\n    tools: [${tools}]\n${options.extraTools?.includes("agent:helper") ? `  - name: helper\n    description: Helps.\n    model_name: ${options.model}\n${options.invokerConfig ? `    invoker_config: ${options.invokerConfig}\n` : ""}    system_prompt: Help.\n` : ""}`,
   });
   const inputs = path.join(dir, "items.txt");
@@ -78,6 +90,21 @@ export const OPENAI_BATCH_KEY = "sk-mock-provider-batch";
 /** An OpenAI mock answering the three-round agent, live and in batch jobs; every route wants `OPENAI_BATCH_KEY`. */
 export async function openAIBatchServer(batch: MockBatchOptions = {}): Promise<MockOpenAIServer> {
   return startMockOpenAIServer({ handler: (body) => threeRounds(body), batch, apiKey: OPENAI_BATCH_KEY });
+}
+
+/**
+ * The cost in the summary line that ends a batch (`1000 ok, 0 failed in 5.3 s; 3,300,000 tokens, $0.32; batch …`),
+ * checked against `expected` to its two significant digits: the live price is twice the batch price, far outside.
+ */
+export function expectSummaryCost(stderr: string, okCount: number, expected: number): void {
+  const summary = new RegExp(`${okCount} ok, 0 failed in [0-9.]+ s; [0-9,]+ tokens, \\$([0-9.]+);`).exec(stderr);
+  expect(summary, stderr.slice(-2000)).not.toBeNull();
+  expect(Math.abs(Number(summary![1]) - expected) / expected).toBeLessThan(0.03);
+}
+
+/** How many times the `add` tool really ran (it notes each call in $CALLS_FILE). */
+export function toolRuns(file: string): number {
+  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter((line) => /^\d/.test(line)).length : 0;
 }
 
 /** The last number of a tool result's text (whatever lllm wraps it in). */

@@ -1,11 +1,12 @@
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MockBatchOptions, MockOpenAIServer } from "../../src/testing/index.js";
 import { runCli } from "../helpers/runCli.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
-import { ITEM_BATCH_COST, killDuringRoundTwo, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject } from "./providerBatchHelpers.js";
+import { expectSummaryCost, ITEM_BATCH_COST, killDuringRoundTwo, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject, toolRuns } from "./providerBatchHelpers.js";
 
 let servers: MockOpenAIServer[] = [];
 afterEach(async () => {
@@ -14,9 +15,24 @@ afterEach(async () => {
   removeTempDirs();
 });
 
-/** How many times the `add` tool really ran (it notes each call in $CALLS_FILE). */
-function toolRuns(file: string): number {
-  return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean).length : 0;
+/** The tool's notes in $CALLS_FILE: calls that returned, and calls held (never returning, see `HOLD_AT`). */
+function readCalls(file: string): { completed: number; held: number } {
+  const lines = existsSync(file) ? readFileSync(file, "utf8").split("\n") : [];
+  const held = lines.filter((line) => line === "held").length;
+  return { completed: lines.filter((line) => /^\d/.test(line)).length - held, held };
+}
+
+/** How many tool outcomes the run store keeps for provider batches (read as lllm writes them: SQLite in WAL mode). */
+function keptToolResults(home: string): number {
+  const Database = createRequire(import.meta.url)("libsql") as typeof import("libsql");
+  const database = new Database(path.join(home, "logs.db"), { readonly: true });
+  try {
+    return Number((database.prepare("SELECT count(*) FROM provider_batch_tool_results").raw().get() as [number])[0]);
+  } catch {
+    return -1;
+  } finally {
+    database.close();
+  }
 }
 
 /** The requests of each job, in the order they were submitted. */
@@ -70,6 +86,34 @@ describe("lllm batch --provider-batch: items wait for their jobs as data", () =>
     expect(lines).toHaveLength(40);
     expect(lines.every((line) => line.status === "ok" && line.output === `q${line.id}: 13`)).toBe(true);
   }, 180_000);
+
+  it("1,000 items killed while round 1's tools run: the next run submits nothing twice, loses no item, and runs again only the calls whose outcome was not kept", async () => {
+    const { server, setup, calls, env } = await project(1000, { batch: { delayMs: 0 } });
+    const args = [setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05"];
+    // From the 500th call on, the tool never returns: half the items have their round-2 request kept, the others
+    // are stuck in their tool call (or wait for a slot) when lllm is killed.
+    const first = spawnBatch(args, { ...env, HOLD_AT: "500" });
+    const held = await waitUntil(() => readCalls(calls).held > 0, 120_000);
+    expect(held, first.stderr()).toBe(true);
+    // Wait for the outcomes of the calls that returned to be kept (they are written 50 ms or 200 at a time).
+    const { completed } = readCalls(calls);
+    expect(await waitUntil(() => keptToolResults(setup.home) === completed, 60_000)).toBe(true);
+    first.child.kill("SIGKILL");
+    await first.done;
+    expect(server.batches.count).toBe(1);
+    const again = await batch(args, env);
+    expect(again.code).toBe(0);
+    // Round 1's job was answered before the kill: its answers are read back, not asked for again.
+    expect(jobSizes(server)).toEqual([1000, 1000, 1000]);
+    const submitted = [...server.batches.jobs.values()].flatMap((job) => job.requests.map((request) => request.customId));
+    expect(new Set(submitted).size).toBe(3000);
+    // Each call ran once, but for those cut off by the kill (their outcome was never known): they ran again.
+    expect(toolRuns(calls) - readCalls(calls).held).toBe(2000);
+    const lines = readResults(setup.out);
+    expect(lines.map((line) => Number(line.id)).sort((a, b) => a - b)).toEqual(Array.from({ length: 1000 }, (_, index) => index + 1));
+    expect(lines.every((line) => line.status === "ok" && line.output === `q${line.id}: 13` && Math.abs((line.cost ?? 0) - ITEM_BATCH_COST) < 1e-12)).toBe(true);
+    expectSummaryCost(again.stderr, 1000, 1000 * ITEM_BATCH_COST);
+  }, 240_000);
 
   it("Ctrl-C while the items wait: exit 130 at once, nothing written, the job kept; the same command then finishes every item", async () => {
     // The mock's jobs end only once the test says so (it reads the delay at each poll).

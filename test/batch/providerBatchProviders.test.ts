@@ -1,7 +1,8 @@
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropicServer, startMockGeminiServer, type MockBatchJobs, type MockBatchOptions, type MockRequestBody } from "../../src/testing/index.js";
 import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
-import { killDuringRoundTwo, providerBatchProject, threeRounds, TURN_USAGE } from "./providerBatchHelpers.js";
+import { expectSummaryCost, killDuringRoundTwo, providerBatchProject, threeRounds, toolRuns, TURN_USAGE } from "./providerBatchHelpers.js";
 
 let closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -10,7 +11,7 @@ afterEach(async () => {
   removeTempDirs();
 });
 
-const COUNT = 30;
+const COUNT = 1000;
 
 /**
  * The same three-round tool-using tactic through Anthropic's Message Batches and Gemini's batch mode: killed while
@@ -19,10 +20,13 @@ const COUNT = 30;
  */
 async function killAndResume(options: { provider: string; model: string; modelArgs?: string; env: NodeJS.ProcessEnv; batches: MockBatchJobs; batchOptions: MockBatchOptions; price: { input: number; output: number }; liveCalls: () => number }): Promise<void> {
   const project = providerBatchProject({ model: options.model, count: COUNT, extraEnv: options.env, ...(options.modelArgs ? { modelArgs: options.modelArgs } : {}) });
+  const calls = path.join(project.dir, "calls.txt");
+  const env = { ...project.env, CALLS_FILE: calls };
   const args = [project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"];
-  const first = spawnBatch(args, project.env);
+  const first = spawnBatch(args, env);
   await killDuringRoundTwo(first, options.batches, options.batchOptions, options.provider);
-  const again = await batch(args, project.env);
+  expect(toolRuns(calls)).toBe(COUNT);
+  const again = await batch(args, env);
   expect(again.stderr).toContain("polling 1 provider batch job submitted by an earlier run");
   expect(again.code).toBe(0);
   expect(options.batches.count).toBe(3);
@@ -36,6 +40,10 @@ async function killAndResume(options: { provider: string; model: string; modelAr
     expect(line.output).toBe(`q${line.id}: 13`);
     expect(line.cost).toBeCloseTo(cost, 12);
   }
+  // The summary counts the whole batch, the rounds of the killed run too, at the batch price.
+  expectSummaryCost(again.stderr, COUNT, COUNT * cost);
+  // Round 1's tools ran in the killed run, round 2's in this one: each call once.
+  expect(toolRuns(calls)).toBe(2 * COUNT);
   expect(options.liveCalls()).toBe(0);
 }
 
@@ -67,7 +75,7 @@ const anthropicContent = (answer: unknown): unknown => (answer as { content: unk
 const geminiParts = (answer: unknown): unknown => (answer as { response: { candidates: Array<{ content: { parts: unknown } }> } }).response.candidates[0]!.content.parts;
 
 describe("lllm batch --provider-batch over Anthropic's and Gemini's batch APIs", () => {
-  it("Anthropic Message Batches with extended thinking: three rounds, killed during round 2 and resumed, at half the price; each round sends the thinking blocks back with their signatures", async () => {
+  it("Anthropic Message Batches with extended thinking: 1,000 items, three rounds, killed during round 2 and resumed, at half the price; each round sends the thinking blocks back with their signatures", async () => {
     const batchOptions: MockBatchOptions = { delayMs: 1000 };
     // The mock refuses a round whose last tool-calling turn lacks its thinking, or carries a signature it did not give.
     const server = await startMockAnthropicServer({ handler: threeRounds, batch: batchOptions, thinking: "I add them." });
@@ -90,7 +98,7 @@ describe("lllm batch --provider-batch over Anthropic's and Gemini's batch APIs",
     expect(anthropicTurns(roundThree).map((blocks) => (blocks as Array<Record<string, unknown>>)[0])).toEqual([expect.objectContaining({ type: "thinking", thinking: "I add them." }), expect.objectContaining({ type: "thinking", thinking: "I add them." })]);
   }, 180_000);
 
-  it("Gemini batch mode (thought signatures, no call ids): three rounds, killed during round 2 and resumed, at half the price; each round sends the call parts back as they came", async () => {
+  it("Gemini batch mode (thought signatures, no call ids): 1,000 items, three rounds, killed during round 2 and resumed, at half the price; each round sends the call parts back as they came", async () => {
     const batchOptions: MockBatchOptions = { delayMs: 1000 };
     // The mock refuses a round whose function calls lack their thoughtSignature or carry one it did not give.
     const server = await startMockGeminiServer({ handler: threeRounds, batch: batchOptions, thoughtSignatures: true });

@@ -168,6 +168,9 @@ export class BatchJobStore implements ParkedStorage {
    */
   keepBodies(requests: ReadonlyArray<{ customId: string; body: string; bytes: number; group: number }>): void {
     if (requests.length === 0) return;
+    // A request carries its item's tool results: they are kept first. Else a kill could leave a job at the provider
+    // with a result that a rerun, running the tool again, might not give, and its answer would follow another history.
+    this.#flushTools();
     this.#transaction(() => {
       const keep = this.#prepare("INSERT INTO provider_batch_requests (out, custom_id, body, bytes, grp) VALUES (?, ?, ?, ?, ?) ON CONFLICT (out, custom_id) DO UPDATE SET body = excluded.body, bytes = excluded.bytes, grp = excluded.grp");
       for (const request of requests) keep.run(this.#out, request.customId, request.body, request.bytes, request.group);
