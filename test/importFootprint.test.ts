@@ -28,7 +28,7 @@ function modulesLoadedBy(code: string, name: string): Promise<{ modules: string[
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ["--import", pathToFileURL(register).href, "--input-type=module", "-e", code], {
       cwd: dir,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_MODULE_LIST: list },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_MODULE_LIST: list },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

@@ -1,9 +1,9 @@
 import { execFile } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import path from "node:path";
 import { onPath } from "./detectIsolation.js";
 import { runscArguments, writeGvisorBundle } from "./gvisorBundle.js";
+import { processTempDir } from "../util/processTempDir.js";
 
 /** Whether gVisor can run a sandbox here. */
 export interface GvisorSupport {
@@ -32,7 +32,7 @@ async function runProbe(): Promise<GvisorSupport> {
   const runsc = onPath("runsc");
   if (runsc === undefined) return { available: false, reason: "runsc is not installed" };
   const rootless = process.getuid?.() !== 0;
-  const folder = mkdtempSync(path.join(tmpdir(), "lllm-gvisor-probe-"));
+  const folder = processTempDir("lllm-gvisor-probe-");
   try {
     writeGvisorBundle(folder, { readOnly: [], tmpMb: 1, workspaceMb: 1, uid: 65534, command: ["true"] });
     const args = runscArguments(folder, path.join(folder, "state"), `lllm-probe-${process.pid}`, rootless);

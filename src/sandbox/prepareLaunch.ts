@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import { chownSync, lchownSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chownSync, lchownSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -12,6 +12,7 @@ import { hideEnvironmentSecrets } from "./hideEnvironmentSecrets.js";
 import { runscArguments, writeGvisorBundle } from "./gvisorBundle.js";
 import { seccompFilter } from "./seccompFilter.js";
 import { resolveLimits, type IsolationOptions, type ResolvedBackend, type SandboxLimits } from "./IsolationOptions.js";
+import { processTempDir } from "../util/processTempDir.js";
 
 /** Everything needed to start (and restart) one kernel's process, and to clean up after it. */
 export interface KernelLaunch {
@@ -55,21 +56,19 @@ const KERNEL_FILE = fileURLToPath(new URL("../sandbox/kernel.py", import.meta.ur
 const PYTHON_FLAGS = ["-I", "-S", "-B", "-u", "-X", "utf8"];
 /** Private user ids for kernels run by root: far above any account, one per kernel. */
 const SANDBOX_UID_BASE = 1_800_000_000;
-/** Temporary folders are named after the host's pid, so that a later host can tell which ones were orphaned. */
+/** Temporary folders are named after the host's pid (`processTempDir`), so that a later host can tell which ones were orphaned. */
 const RUNTIME_PREFIX = "lllm-kernel-";
 /** Where spawnKernel puts `fdFiles` for bwrap: after the bridge's fds 3 and 4. */
 const BWRAP_ARGS_FD = 5;
 const BWRAP_SECCOMP_FD = 6;
 let warned = false;
-let swept = false;
 
 /** Pick the backend, find Python, make the workspace, and build the command line of a kernel. */
 export async function prepareLaunch(options: PrepareLaunchOptions): Promise<KernelLaunch> {
   const backend = await chooseBackend(options);
   const python = await findPython(options.python);
   const limits = resolveLimits(options.isolation, backend.backend);
-  sweepStaleRuntimes();
-  const runtime = mkdtempSync(path.join(tmpdir(), `${RUNTIME_PREFIX}${process.pid}-`));
+  const runtime = processTempDir(RUNTIME_PREFIX);
   const callerWorkspace = options.isolation.workspace === undefined ? undefined : path.resolve(options.isolation.workspace);
   const workspace = callerWorkspace ?? path.join(runtime, "workspace");
   mkdirSync(workspace, { recursive: true });
@@ -235,35 +234,3 @@ function giveBack(file: string, uid: number, ownerUid: number, ownerGid: number)
   }
 }
 
-/**
- * Remove the temporary folders of hosts that died without cleaning up (SIGKILL leaves no chance to), once per
- * process. Best effort: a pid reused by another program keeps its folder until a later sweep.
- */
-function sweepStaleRuntimes(): void {
-  if (swept) return;
-  swept = true;
-  let names: string[];
-  try {
-    names = readdirSync(tmpdir());
-  } catch {
-    return;
-  }
-  for (const name of names) {
-    const owner = Number(new RegExp(`^${RUNTIME_PREFIX}(\\d+)-`).exec(name)?.[1]);
-    if (!owner || owner === process.pid || isRunning(owner)) continue;
-    try {
-      rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
-    } catch {
-      // another user's: not ours to remove
-    }
-  }
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"; // alive, but another user's
-  }
-}

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { damaged, isDamage, openDatabaseSync, type Database } from "./openDatabase.js";
 import { mergeSpool } from "./mergeSpool.js";
-import { processAlive } from "./processAlive.js";
+import { processAlive } from "../util/processAlive.js";
 import type { ModelCallRecord, RunRecord, RunStatus, RunSummary } from "./RunRecord.js";
 import { host } from "./RunSpool.js";
 import { StoreError } from "./StoreError.js";

@@ -2,7 +2,7 @@ import { closeSync, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
 import path from "node:path";
 import type Libsql from "libsql";
 import type { Database } from "./openDatabase.js";
-import { processAlive } from "./processAlive.js";
+import { processAlive } from "../util/processAlive.js";
 import { host, SPOOL_VERSION } from "./RunSpool.js";
 import type { RunCalls, RunEnd, RunStart, SpoolEntry, SpoolHeader } from "./SpoolEntry.js";
 import { spoolFiles } from "./storeFiles.js";

@@ -1,4 +1,3 @@
-import { isPlainObject } from "../util/isPlainObject.js";
 /**
  * A JSON Schema object, as the model sees it. Kept as an open record: tool authors may use any keyword, and the
  * schema passes through to the provider unchanged apart from the normalisation in `normalizeParameters`.

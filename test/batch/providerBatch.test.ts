@@ -1,3 +1,8 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MockOpenAIServer } from "../../src/testing/index.js";
 import { waitUntil } from "../helpers/waitUntil.js";
@@ -20,6 +25,10 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     const server = await openAIBatchServer();
     servers.push(server);
     const project = providerBatchProject({ model: "gpt-4o-mini", invokerConfig: `{base_url: "${server.url}", api_key_env: MOCK_KEY}`, count: 40, extraEnv: { MOCK_KEY: OPENAI_BATCH_KEY } });
+    // The upload folder of an lllm killed with SIGKILL (its pid is gone): this run removes it before making its own.
+    const orphan = path.join(tmpdir(), `lllm-batch-${await endedPid()}-Xy12Zw`);
+    mkdirSync(orphan);
+    writeFileSync(path.join(orphan, "requests.jsonl"), "{}\n");
     const result = await batch([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05"], project.env);
     expect(result.stderr).toContain("submitted openai batch job");
     expect(result.code).toBe(0);
@@ -38,6 +47,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(uploads).toHaveLength(3);
     expect(uploads.every((request) => request.headers.authorization === `Bearer ${OPENAI_BATCH_KEY}`)).toBe(true);
     expect(result.stderr).toContain(`$${(40 * ITEM_BATCH_COST).toPrecision(2)}`);
+    expect(existsSync(orphan)).toBe(false);
   }, 120_000);
 
   it("1,000 items killed during a round and run again: polls the same job (no duplicate submission), every item written once", async () => {
@@ -176,6 +186,13 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(readResults(project.out).filter((line) => line.status === "ok")).toHaveLength(5);
   }, 120_000);
 });
+
+/** The pid of a process that has ended. */
+async function endedPid(): Promise<number> {
+  const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+  await once(child, "exit");
+  return child.pid!;
+}
 
 /** A batch of `count` items killed once its first job (which the mock keeps running) is submitted. */
 async function killedAfterFirstJob(count: number): Promise<{ options: MockBatchOptions; server: MockOpenAIServer; project: ReturnType<typeof providerBatchProject>; args: string[] }> {

@@ -18,7 +18,7 @@ afterEach(async () => {
   server = undefined;
 });
 
-const cleanEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...extra });
+const cleanEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...extra });
 const DESCRIPTION = "Run LLM agents from declarative YAML/JSON tactic files.";
 
 /** A copy of what the build reads, with the clone's built dist/ and its node_modules (linked). */

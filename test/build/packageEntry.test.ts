@@ -7,7 +7,7 @@ import { tempDir } from "../helpers/tempTree.js";
 
 /** What a project that installs lllm gets: its entry points from CommonJS as from ESM, and its licence. */
 
-const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: emptyHome(), NO_COLOR: "1" });
+const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1" });
 
 describe("the package", () => {
   it("require(\"lllm\") and require(\"lllm/testing\") work from a CommonJS file", () => {

@@ -10,7 +10,7 @@ vi.setConfig({ testTimeout: 120_000 });
 
 /** Using lllm as a user outside the clone would, following the README. */
 afterEach(() => removeTempDirs());
-const cleanEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...extra });
+const cleanEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...extra });
 
 describe("lllm outside the clone", () => {
   it("npm install -g <clone> gives an lllm that runs an own package's .ts tool from any folder", () => {

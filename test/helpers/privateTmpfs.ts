@@ -26,7 +26,7 @@ export function inPrivateTmpfs(options: PrivateTmpfsOptions): Promise<{ code: nu
   }
   const script = `set -u\nmount -t tmpfs -o size="$SIZE" tmpfs "$MOUNT" || exit 99\n${options.script}`;
   return new Promise((resolve, reject) => {
-    const child = spawn("unshare", [...unshare, "bash", "-c", script], { cwd: options.cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...options.env, MOUNT: options.mountPoint, SIZE: options.size }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("unshare", [...unshare, "bash", "-c", script], { cwd: options.cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, ...options.env, MOUNT: options.mountPoint, SIZE: options.size }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

@@ -23,7 +23,7 @@ type Write = (chunk: string | Uint8Array, encoding?: unknown, callback?: unknown
  * reads it (`run` without `-i`) needs `runCli`. Calls must not overlap (one at a time per test file).
  */
 export async function runCliInProcess(args: string[], options: InProcessOptions = {}): Promise<CliResult> {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...options.env };
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...options.env };
   const restore: Array<() => void> = [];
   let stdout = "";
   let stderr = "";

@@ -10,7 +10,7 @@ import { Registry } from "../../src/registry/index.js";
 import { tacticAsFunction } from "../../src/tactics/tacticAsFunction.js";
 import { FunctionCall, type FunctionTool } from "../../src/tools/index.js";
 import { BIN, emptyHome } from "../helpers/runCli.js";
-import { JITI, ROOT } from "./helpers.js";
+import { JITI } from "./helpers.js";
 
 const WEATHER = fileURLToPath(new URL("../../packages-example/weather", import.meta.url));
 let registryForNames: Registry | undefined;

@@ -106,7 +106,7 @@ describe("recording never loads SQLite", { timeout: 180_000 }, () => {
     const lllm = (args: string[]) =>
       new Promise<{ code: number | null; stdout: string }>((resolve) => {
         writeFileSync(list, "");
-        const child = spawn(process.execPath, ["--import", pathToFileURL(register).href, BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, LLLM_HOME: home, NO_COLOR: "1", MODULE_LIST: list }, stdio: ["ignore", "pipe", "ignore"] });
+        const child = spawn(process.execPath, ["--import", pathToFileURL(register).href, BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: home, NO_COLOR: "1", MODULE_LIST: list }, stdio: ["ignore", "pipe", "ignore"] });
         let stdout = "";
         child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
         child.on("close", (code) => resolve({ code, stdout }));

@@ -3,7 +3,8 @@ import type { ModelRequest, ModelResponse } from "../../providers/Model.js";
 /** One model request of a batch job: the live request body, under an id that finds its item and turn again. */
 export interface BatchRequestLine {
   customId: string;
-  body: Record<string, unknown>;
+  /** The live request body as JSON text: a parked request's is read from the store and sent as it was kept. */
+  body: string;
 }
 
 /**

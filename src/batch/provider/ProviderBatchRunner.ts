@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { InterruptedError, ProviderError } from "../../errors.js";
 import type { ModelResponse } from "../../providers/Model.js";
-import type { BatchApi, BatchJobStatus, BatchLineResult, BatchTurn } from "./BatchApi.js";
+import type { BatchApi, BatchJobStatus, BatchLineResult, BatchRequestLine, BatchTurn } from "./BatchApi.js";
 import { BatchHttpError } from "./BatchApi.js";
 import type { BatchJobStore, StoredAnswer, WaitingRange } from "./BatchJobStore.js";
 import type { KnownRequest } from "./ItemHistory.js";
@@ -51,8 +51,14 @@ interface Waiter {
 interface Queued {
   customId: string;
   group: BatchGroup;
-  body: Record<string, unknown>;
+  /** The request body's JSON text. */
+  body: string;
   bytes: number;
+}
+
+function queued(customId: string, group: BatchGroup, turn: BatchTurn): Queued {
+  const body = JSON.stringify(turn.body);
+  return { customId, group, body, bytes: Buffer.byteLength(body) };
 }
 
 /** Parked requests' bodies read from the store in one query for a job's upload, and written in one transaction. */
@@ -233,7 +239,7 @@ export class ProviderBatchRunner {
         done();
         return reject(new ProviderError("provider_batch_failed", `the request was submitted ${known?.attempts} times in provider batch jobs that ended without answering it (expired, failed or cancelled)`));
       }
-      this.#enqueue({ customId, group, body: turn.body, bytes: Buffer.byteLength(JSON.stringify(turn.body)) });
+      this.#enqueue(queued(customId, group, turn));
     });
   }
 
@@ -327,7 +333,7 @@ export class ProviderBatchRunner {
     const submittedAt = Date.now();
     const submission = randomUUID();
     this.#options.store.addSubmission({ provider: group.api.provider, config: group.config, requests: entries.length, committedCost: committed, submittedAt }, submission, entries.map((entry) => entry.customId));
-    await this.#send(group, submission, { count: entries.length, committed, submittedAt }, () => entries.map((entry) => ({ customId: entry.customId, body: entry.body })), () => entries.map((entry) => entry.customId));
+    await this.#send(group, submission, { count: entries.length, committed, submittedAt }, () => entries, () => entries.map((entry) => entry.customId));
   }
 
   /** Submit a range of the parked requests waiting in the store: their bodies are read from it as the upload is written. */
@@ -344,7 +350,7 @@ export class ProviderBatchRunner {
    * Send a recorded submission to the provider (its `lines` read again for each try), trying again on a transient
    * failure; then poll the job. A submission that cannot be made fails its requests (`ids`).
    */
-  async #send(group: BatchGroup, submission: string, job: { count: number; committed: number; submittedAt: number }, lines: () => Iterable<{ customId: string; body: Record<string, unknown> }>, ids: () => string[]): Promise<void> {
+  async #send(group: BatchGroup, submission: string, job: { count: number; committed: number; submittedAt: number }, lines: () => Iterable<BatchRequestLine>, ids: () => string[]): Promise<void> {
     const { api } = group;
     let jobId: string | undefined;
     for (let attempt = 1; jobId === undefined; attempt += 1) {
@@ -375,10 +381,10 @@ export class ProviderBatchRunner {
   }
 
   /** The lines of a submission of parked requests, their bodies read from the store a chunk at a time. */
-  *#storedLines(submission: string): Iterable<{ customId: string; body: Record<string, unknown> }> {
+  *#storedLines(submission: string): Iterable<BatchRequestLine> {
     for (let after = ""; ; ) {
       const rows = this.#options.store.bodiesOf(submission, after, BODIES_AT_ONCE);
-      for (const [customId, body] of rows) yield { customId, body: JSON.parse(body) as Record<string, unknown> };
+      for (const [customId, body] of rows) yield { customId, body };
       if (rows.length < BODIES_AT_ONCE) return;
       after = rows[rows.length - 1]![0];
     }
@@ -503,7 +509,7 @@ export class ProviderBatchRunner {
         continue;
       }
       if (kept) waitAgain += 1;
-      else if (waiter) this.#enqueue({ customId: id, group: waiter.group, body: waiter.turn.body, bytes: Buffer.byteLength(JSON.stringify(waiter.turn.body)) });
+      else if (waiter) this.#enqueue(queued(id, waiter.group, waiter.turn));
     }
     if (waitAgain > 0) this.#waitInStore(group, waitAgain);
   }

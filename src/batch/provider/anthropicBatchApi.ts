@@ -35,7 +35,7 @@ export class AnthropicBatchApi implements BatchApi {
 
   async submit(lines: Iterable<BatchRequestLine>, _submission: string, signal?: AbortSignal): Promise<string> {
     const items = (function* () {
-      for (const line of lines) yield { custom_id: line.customId, params: line.body };
+      for (const line of lines) yield `{"custom_id":${JSON.stringify(line.customId)},"params":${line.body}}`;
     })();
     const job = await withJsonArrayFile('{"requests":[', items, "]}", (requests) => batchJson(this.#http, this.#root, { method: "POST", headers: { "content-type": "application/json" }, body: new FileBody([requests], "application/json"), signal }));
     const id = job["id"];

@@ -1,8 +1,6 @@
-import { createReadStream, createWriteStream } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
+import { createWriteStream } from "node:fs";
+import { rm } from "node:fs/promises";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { modelFetch } from "../../providers/OpenAIEndpoint.js";
@@ -11,6 +9,8 @@ import type { FileBody } from "../../util/FileBody.js";
 import { collectYoungGarbage } from "../../util/collectYoungGarbage.js";
 import { secrets } from "../../util/redact.js";
 import { BatchHttpError } from "./BatchApi.js";
+import { processTempDir } from "../../util/processTempDir.js";
+import { readFileLines } from "../../util/readFileLines.js";
 
 export interface BatchHttpOptions {
   headers: Record<string, string>;
@@ -58,12 +58,11 @@ export async function batchJson(options: BatchHttpOptions, url: string, init: Pa
  */
 export async function* jsonLinesOf(response: Response): AsyncGenerator<unknown> {
   if (!response.body) return;
-  const folder = await mkdtemp(path.join(os.tmpdir(), "lllm-batch-"));
+  const folder = processTempDir("lllm-batch-");
   try {
     const file = path.join(folder, "results.jsonl");
     await saveTo(file, response.body as import("node:stream/web").ReadableStream<Uint8Array>);
-    const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
-    for await (const line of lines) {
+    for await (const line of readFileLines(file)) {
       if (line.trim() === "") continue;
       let value: unknown;
       try {

@@ -47,7 +47,7 @@ export class GeminiBatchApi implements BatchApi {
     const items = (function* () {
       for (const line of lines) {
         keys.push(line.customId);
-        yield { request: line.body, metadata: { key: line.customId } };
+        yield `{"request":${line.body},"metadata":{"key":${JSON.stringify(line.customId)}}}`;
       }
     })();
     const head = `{"batch":{"displayName":${JSON.stringify(`lllm ${submission}`)},"inputConfig":{"requests":{"requests":[`;

@@ -42,7 +42,7 @@ export class OpenAIBatchApi implements BatchApi {
   async submit(lines: Iterable<BatchRequestLine>, submission: string, signal?: AbortSignal): Promise<string> {
     const fileId = await withJsonlFile(
       (function* () {
-        for (const line of lines) yield { custom_id: line.customId, method: "POST", url: "/v1/chat/completions", body: line.body };
+        for (const line of lines) yield `{"custom_id":${JSON.stringify(line.customId)},"method":"POST","url":"/v1/chat/completions","body":${line.body}}`;
       })(),
       async (requests) => {
         const form = FileBody.multipart({ purpose: "batch" }, { field: "file", name: "requests.jsonl", type: "application/jsonl", ...requests });

@@ -1,6 +1,6 @@
 import { setMaxListeners } from "node:events";
-import { mkdtempSync, rmSync } from "node:fs";
-import { hostname, tmpdir } from "node:os";
+import { rmSync } from "node:fs";
+import { hostname } from "node:os";
 import path from "node:path";
 import type { Worker } from "bullmq";
 import { approveAll, approveNone, noticeFirstRefusal } from "../../approval/index.js";
@@ -15,6 +15,7 @@ import { producerAlive, removeBatch } from "./batchesOnRedis.js";
 import { prepareQueuedTactic, readAnnouncement, Refusal } from "./prepareQueuedTactic.js";
 import { aliveKey, BATCHES_KEY, batchKey, loadBullmq, queueConnection, queueName, queueTimings, workerKey, type QueueItem } from "./queueConnection.js";
 import { RedisLink } from "./RedisLink.js";
+import { processTempDir } from "../../util/processTempDir.js";
 
 export interface RunWorkerOptions {
   url: string;
@@ -79,7 +80,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     let announcement;
     try {
       announcement = readAnnouncement(text);
-      prepared = await prepareQueuedTactic(announcement, { registry: options.registry, packages: options.packages, scratch: () => (scratch ??= mkdtempSync(path.join(tmpdir(), "lllm-worker-"))) });
+      prepared = await prepareQueuedTactic(announcement, { registry: options.registry, packages: options.packages, scratch: () => (scratch ??= processTempDir("lllm-worker-")) });
     } catch (error) {
       return refuse(batchId, error instanceof Refusal ? error.message : `this worker could not prepare the tactic: ${(error as Error).message}`);
     }

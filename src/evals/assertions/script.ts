@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { splitCommandLine } from "../../mcp/splitCommandLine.js";
 import { answerText, caseRunJson } from "../CaseRun.js";
 import { outputTail, runCheckProcess } from "../runCheckProcess.js";
 import type { AssertionHandler } from "./AssertionHandler.js";
+import { processTempDir } from "../../util/processTempDir.js";
 
 /**
  * `script: python3 checks/verify.py`: a program decides, run in the test file's folder (no shell) within the
@@ -14,7 +14,7 @@ import type { AssertionHandler } from "./AssertionHandler.js";
 export const script: AssertionHandler = async (value, { run, folder, timeoutMs, signal }) => {
   const command = splitCommandLine(value as string);
   const label = value as string;
-  const scratch = mkdtempSync(path.join(tmpdir(), "lllm-check-"));
+  const scratch = processTempDir("lllm-check-");
   try {
     const runFile = path.join(scratch, "run.json");
     writeFileSync(runFile, JSON.stringify(caseRunJson(run), null, 2));
