@@ -78,7 +78,7 @@ export async function* jsonLinesOf(response: Response): AsyncGenerator<unknown> 
 }
 
 /** Bytes of a download between two young-generation collections (see `collectYoungGarbage`). */
-const COLLECT_EVERY_BYTES = 4 * 1024 * 1024;
+const COLLECT_EVERY_BYTES = 1024 * 1024;
 
 /** Save a download to `file`, its chunks' memory freed as it goes (a results file of 50 MB left 30 MB of them behind). */
 async function saveTo(file: string, body: import("node:stream/web").ReadableStream<Uint8Array>): Promise<void> {
