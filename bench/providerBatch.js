@@ -76,6 +76,8 @@ function runAgainst(count, mode) {
   });
 }
 
+/** The lowest and highest of several runs (a single run: nothing). */
+const range = (values) => (values.length < 2 ? "" : ` [${Math.min(...values).toFixed(0)}-${Math.max(...values).toFixed(0)}]`);
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 /** Both modes, taking turns (a machine that gets busier part-way is busier for both), the median of each. */
 async function measure(count) {
@@ -83,7 +85,7 @@ async function measure(count) {
   for (let index = 0; index < repeat; index += 1) {
     for (const mode of ["live", "provider"]) samples[mode].push(await run(count, mode));
   }
-  const summary = (list) => ({ rssMib: median(list.map((sample) => sample.rssMib)), cpuMs: median(list.map((sample) => sample.cpuMs)) });
+  const summary = (list) => ({ rssMib: median(list.map((sample) => sample.rssMib)), cpuMs: median(list.map((sample) => sample.cpuMs)), rssRange: range(list.map((sample) => sample.rssMib)) });
   return { live: summary(samples.live), provider: summary(samples.provider) };
 }
 
@@ -93,7 +95,7 @@ try {
   for (const count of sizes) {
     const { live, provider } = await measure(count);
     const perItem = (result, mode) => (result.cpuMs - base[mode].cpuMs) / (count - small) / 3;
-    console.log(`  ${String(count).padStart(7)} items: peak RSS live ${live.rssMib.toFixed(0)} MiB, provider batch ${provider.rssMib.toFixed(0)} MiB (${(provider.rssMib / live.rssMib).toFixed(2)}x live); CPU live ${(live.cpuMs / 1000).toFixed(1)} s, provider batch ${(provider.cpuMs / 1000).toFixed(1)} s (${(provider.cpuMs / live.cpuMs).toFixed(2)}x); per item per round: live ${perItem(live, "live").toFixed(3)} ms, provider batch ${perItem(provider, "provider").toFixed(3)} ms`);
+    console.log(`  ${String(count).padStart(7)} items: peak RSS live ${live.rssMib.toFixed(0)} MiB${live.rssRange}, provider batch ${provider.rssMib.toFixed(0)} MiB${provider.rssRange} (${(provider.rssMib / live.rssMib).toFixed(2)}x live); CPU live ${(live.cpuMs / 1000).toFixed(1)} s, provider batch ${(provider.cpuMs / 1000).toFixed(1)} s (${(provider.cpuMs / live.cpuMs).toFixed(2)}x); per item per round: live ${perItem(live, "live").toFixed(3)} ms, provider batch ${perItem(provider, "provider").toFixed(3)} ms`);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });
