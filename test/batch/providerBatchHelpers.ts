@@ -64,15 +64,16 @@ export function providerBatchProject(options: { model: string; invokerConfig?: s
   writeTree(dir, {
     "kit/lllm.toml": '[package]\nname = "kit"\nversion = "1.0.0"\n',
     // Each call is noted in $CALLS_FILE when it is set: a test counts how many times the tool really ran. From the
-    // $HOLD_AT-th call on, a call is noted as `held` too and never returns: a test kills lllm while tools run.
+    // $HOLD_AT-th call on, a call is noted `held` and never returns: a test kills lllm while tools run.
     "kit/tools/add.mjs": [
       'import { appendFileSync, existsSync, readFileSync } from "node:fs";',
       "const runs = () => (existsSync(process.env.CALLS_FILE) ? readFileSync(process.env.CALLS_FILE, 'utf8').split('\\n').filter((line) => /^\\d/.test(line)).length : 0);",
       'const run = ({ a, b }) => {',
       '  if (!process.env.CALLS_FILE) return String(a + b);',
-      '  appendFileSync(process.env.CALLS_FILE, `${a}+${b}\\n`);',
-      '  if (process.env.HOLD_AT && runs() >= Number(process.env.HOLD_AT)) { appendFileSync(process.env.CALLS_FILE, "held\\n"); return new Promise(() => {}); }',
-      '  return String(a + b);',
+      // One write per call (a reader never sees a held call without its mark).
+      '  const held = process.env.HOLD_AT !== undefined && runs() + 1 >= Number(process.env.HOLD_AT);',
+      '  appendFileSync(process.env.CALLS_FILE, `${a}+${b}${held ? " held" : ""}\\n`);',
+      '  return held ? new Promise(() => {}) : String(a + b);',
       '};',
       'export const add = { name: "add", description: "Adds two numbers.", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] }, run };',
       "",

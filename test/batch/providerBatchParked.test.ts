@@ -18,7 +18,7 @@ afterEach(async () => {
 /** The tool's notes in $CALLS_FILE: calls that returned, and calls held (never returning, see `HOLD_AT`). */
 function readCalls(file: string): { completed: number; held: number } {
   const lines = existsSync(file) ? readFileSync(file, "utf8").split("\n") : [];
-  const held = lines.filter((line) => line === "held").length;
+  const held = lines.filter((line) => line.endsWith(" held")).length;
   return { completed: lines.filter((line) => /^\d/.test(line)).length - held, held };
 }
 
