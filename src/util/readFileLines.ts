@@ -7,7 +7,8 @@ const CHUNK_BYTES = 64 * 1024;
 /**
  * The lines of a UTF-8 file (split on `\n`; a `\r` before it stays), read through one reused buffer. A read stream
  * makes a new 64 KB Buffer per chunk, allocated in the C heap: reading a results file of 50 MB piled them up faster
- * than the garbage collector freed them, and the C heap keeps its size once grown.
+ * than the garbage collector freed them, and the C heap keeps its size once grown. (`batch/readLines` splits a
+ * stream's own chunks, keeping pieces of them across chunks: it cannot read into a buffer that is reused.)
  */
 export async function* readFileLines(file: string): AsyncGenerator<string> {
   const handle = await open(file, "r");

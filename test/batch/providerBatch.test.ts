@@ -1,9 +1,8 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { endedPid } from "../helpers/endedPid.js";
 import type { MockOpenAIServer } from "../../src/testing/index.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
@@ -186,13 +185,6 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(readResults(project.out).filter((line) => line.status === "ok")).toHaveLength(5);
   }, 120_000);
 });
-
-/** The pid of a process that has ended. */
-async function endedPid(): Promise<number> {
-  const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
-  await once(child, "exit");
-  return child.pid!;
-}
 
 /** A batch of `count` items killed once its first job (which the mock keeps running) is submitted. */
 async function killedAfterFirstJob(count: number): Promise<{ options: MockBatchOptions; server: MockOpenAIServer; project: ReturnType<typeof providerBatchProject>; args: string[] }> {

@@ -1,6 +1,7 @@
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { processAlive } from "../../src/util/processAlive.js";
 
 /**
  * Every test, and every CLI it spawns, writes its temporary files under one folder of its own (TMPDIR is inherited
@@ -37,20 +38,11 @@ export function teardown(): void {
 function removeRootsOfEndedRuns(): void {
   for (const name of readdirSync(tmpdir())) {
     const pid = Number(/^lllm-test-(\d+)-/.exec(name)?.[1]);
-    if (!pid || pid === process.pid || running(pid)) continue;
+    if (!pid || pid === process.pid || processAlive(pid)) continue;
     try {
       rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
     } catch {
       // what cannot be removed (a folder a test made read-only, as another user) is not worth failing this run for
     }
-  }
-}
-
-function running(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM"; // someone else's process: not ours to judge
   }
 }

@@ -1,17 +1,9 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { endedPid } from "../helpers/endedPid.js";
 import { processTempDir } from "../../src/util/processTempDir.js";
-
-/** The pid of a process that has ended (a node that exits at once). */
-async function endedPid(): Promise<number> {
-  const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
-  await once(child, "exit");
-  return child.pid!;
-}
 
 describe("processTempDir", () => {
   it("names its folder after this process, and first removes the folders of its prefix left by processes that are gone", async () => {
