@@ -170,7 +170,9 @@ export async function providerJobsCommand(out: string, action: "status" | "cance
       }
       writeOut(`${line}\n`);
     }
-    if (action === "cancel") writeErr(`lllm batch: ${cancelled} job${cancelled === 1 ? "" : "s"} cancelled at the provider; running the batch again submits their unanswered requests again`);
+    if (action === "cancel") {
+      writeErr(cancelled === 0 ? "lllm batch: no job of this --out file is running at the provider: nothing to cancel" : `lllm batch: ${cancelled} job${cancelled === 1 ? "" : "s"} cancelled at the provider; running the batch again submits their unanswered requests again`);
+    }
   } finally {
     store.close();
   }

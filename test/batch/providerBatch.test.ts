@@ -143,6 +143,9 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(again.stderr).toMatch(/batch_mock_1 ended \(cancelled\): 0 answers, 4 to submit again/);
     expect(readResults(project.out).filter((line) => line.status === "ok")).toHaveLength(4);
     const after = await runCli(["batch", "--status", "--out", project.out], { env: project.env });
+    const nothing = await runCli(["batch", "--cancel", "--out", project.out], { env: project.env });
+    expect(nothing.code).toBe(0);
+    expect(nothing.stderr).toContain("no job of this --out file is running at the provider: nothing to cancel");
     expect(after.stdout.split("\n").filter(Boolean)).toHaveLength(4);
     expect(after.stdout).toContain("batch_mock_1\tcancelled");
   }, 180_000);
