@@ -205,9 +205,13 @@ export function argumentsDigest(tool: string, args: unknown): string {
   return createHash("sha256").update(tool).update("\0").update(canonicalJson(args)).digest("hex").slice(0, 16);
 }
 
-/** An error the program raises as `<type>: <code>: <message>` (seed 002's `MCPToolError: NOT_FOUND: …`). */
+/**
+ * An error the program raises: `<code>: <message>` as its text (`str(e)`), the budget's without a code. An MCP
+ * error's text is seed 002's `MCPToolError: NOT_FOUND: …`, which its traceback shows after `RuntimeError: `.
+ */
 function fail(type: ProgramErrorType, code: string, message: string): ToolEnvelope {
-  return { ok: false, error: { type, code, message: type === "ToolBudgetExceeded" ? message : `${code}: ${message}` } };
+  const text = type === "ToolBudgetExceeded" ? message : type === "MCPToolError" ? `MCPToolError: ${code}: ${message}` : `${code}: ${message}`;
+  return { ok: false, error: { type, code, message: text } };
 }
 
 /** An McpToolError from any copy of the module: recognised by its typed fields. */

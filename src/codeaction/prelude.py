@@ -26,7 +26,8 @@ class ToolError(RuntimeError):
 
 
 class MCPToolError(ToolError):
-    """An MCP server answered with an error result: str(error) is `<code>: <message>`, as the server gave them."""
+    """An MCP server answered with an error result: str(error) is `MCPToolError: <code>: <message>`, with the
+    server's code and message, and its traceback ends `RuntimeError: MCPToolError: <code>: <message>` (seed 002)."""
 
 
 class ToolApprovalDenied(ToolError):
@@ -40,6 +41,10 @@ class ToolBudgetExceeded(RuntimeError):
 for _lllm_class in (ToolError, MCPToolError, ToolApprovalDenied, ToolBudgetExceeded):
     _lllm_class.__module__ = "builtins"  # tracebacks print `ToolBudgetExceeded: ...`, not `__main__.ToolBudgetExceeded`
 del _lllm_class
+# Tracebacks name a class by its qualified name: seed 002 shows an MCP error as `RuntimeError: MCPToolError: ...`.
+# The class keeps its own __name__ (type(e).__name__, the cell's error type) and is caught as MCPToolError or
+# RuntimeError alike.
+MCPToolError.__qualname__ = "RuntimeError"
 
 _LLLM_ERRORS = {"ToolError": ToolError, "MCPToolError": MCPToolError, "ToolApprovalDenied": ToolApprovalDenied,
                 "ToolBudgetExceeded": ToolBudgetExceeded}

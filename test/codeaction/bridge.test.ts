@@ -58,7 +58,7 @@ print(a["salary"] + b["salary"], type(a).__name__, b["detail"], repr(json_text()
     expect(outcome.bridge.calls[0]!.argumentsDigest).toMatch(/^[0-9a-f]{16}$/);
   });
 
-  it("raise the tool's error with its code and message; MCP errors as MCPToolError: <code>: <message>", async () => {
+  it("raise the tool's error with its code and message; MCP errors as seed 002's RuntimeError: MCPToolError: <code>: <message>", async () => {
     const outcome = await program(
       `for call in (lambda: get_employee("Nobody"), lambda: get_employee(nam="x"), lambda: lookup(), lambda: tools.nope()):
     try:
@@ -71,10 +71,10 @@ lookup()`,
     const lines = outcome.output.split("\n");
     expect(lines[0]).toBe("ToolError TOOL_FAILED | TOOL_FAILED: no employee named Nobody");
     expect(lines[1]).toMatch(/^ToolError INVALID_ARGUMENTS \| INVALID_ARGUMENTS: Invalid arguments for get_employee: /);
-    expect(lines[2]).toBe("MCPToolError NOT_FOUND | NOT_FOUND: no such record");
+    expect(lines[2]).toBe("MCPToolError NOT_FOUND | MCPToolError: NOT_FOUND: no such record");
     expect(lines[3]).toMatch(/^ToolError UNKNOWN_TOOL \| UNKNOWN_TOOL: there is no function named nope; the functions are: big, get_employee, /);
     expect(outcome.status).toBe("error");
-    expect(outcome.error).toMatch(/lookup\(\)\nMCPToolError: NOT_FOUND: no such record$/);
+    expect(outcome.error).toMatch(/lookup\(\)\nRuntimeError: MCPToolError: NOT_FOUND: no such record$/);
     expect(outcome.bridge.toolCalls).toBe(5); // failed and unknown calls count
   });
 

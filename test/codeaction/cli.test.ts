@@ -164,17 +164,35 @@ print("partial", total)`);
     expect(outboxLines(approved.outbox)).toEqual(["deleted Ada Lovelace"]);
   });
 
-  it("gets an MCP tool's JSON text as data, other text as str, and its errors as MCPToolError: <code>: <message>", async () => {
+  it("gets an MCP tool's JSON text as data, other text as str, and its errors as seed 002's RuntimeError: MCPToolError: <code>: <message>", async () => {
     const code = python(`orders = list_orders(month="2026-09")
 print(type(orders).__name__, sum(order["total"] for order in orders), count() + 1, repr(greet(name="Ada")))
 for call in (lambda: find_order(id=7), fail):
     try:
         call()
     except MCPToolError as error:
-        print(error.code, "|", error)`);
+        print(error.code, "|", error)
+try:
+    find_order(id=8)
+except RuntimeError as error:
+    print("RuntimeError |", error)
+import traceback
+try:
+    fail()
+except Exception:
+    print(traceback.format_exc().splitlines()[-1])`);
     const result = await run("mcp.yaml", [code]);
     expect(result.stderr).toBe("");
-    expect(result.stdout).toBe("list 29.5 43 'Hello, Ada!'\nNOT_FOUND | NOT_FOUND: no order 7\nTOOL_ERROR | TOOL_ERROR: disk on fire\n");
+    expect(result.stdout).toBe(
+      [
+        "list 29.5 43 'Hello, Ada!'",
+        "NOT_FOUND | MCPToolError: NOT_FOUND: no order 7",
+        "TOOL_ERROR | MCPToolError: TOOL_ERROR: disk on fire",
+        "RuntimeError | MCPToolError: NOT_FOUND: no order 8",
+        "RuntimeError: MCPToolError: TOOL_ERROR: disk on fire",
+        "",
+      ].join("\n"),
+    );
   });
 });
 
