@@ -30,6 +30,8 @@ async function run(tactic: string, script: ScriptedTurn[], extra: string[] = [])
   return { ...result, home, outbox };
 }
 
+/** Seed 002: "Prose-string tools still work — the model is told to parse them". */
+const PROSE_RULE = "A function that returns prose (a str of text rather than data) must be parsed by your program: extract the fields and numbers you need in code (string methods, re), never by reading the text yourself.";
 const python = (code: string): string => `Here is the program:\n\n\`\`\`python\n${code}\n\`\`\``;
 type WireMessage = { role: string; content: string };
 const requests = (): Array<{ messages: WireMessage[]; tools?: unknown[] }> => server!.requests.filter((request) => request.method === "POST").map((request) => request.body as never);
@@ -64,6 +66,7 @@ describe("lllm run: code-action", () => {
     expect(system).toContain("You answer questions about the company.");
     expect(system).toContain('def get_employee(name: str):\n    """Return {name, department, salary} for an employee.');
     expect(system).toContain("Results are plain Python values: dicts, lists, numbers and strings.");
+    expect(system).toContain(PROSE_RULE);
     expect(system).toContain("never skip, sample or truncate records, never count your own calls, and never stop early");
     expect(system).toContain("Each program has a cap on function calls.");
     expect(system).toContain("let it raise");
