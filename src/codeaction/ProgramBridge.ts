@@ -6,6 +6,7 @@ import { FunctionCall, FunctionTool, type ToolContext } from "../tools/index.js"
 import { isPlainObject } from "../tools/JsonSchema.js";
 import { guardToolCall, type ApprovalPolicy } from "../approval/index.js";
 import type { ToolBudget } from "../limits/ToolBudget.js";
+import { answerValue } from "./answerValue.js";
 import type { ArtifactRecord, ArtifactStore } from "./ArtifactStore.js";
 import type { BridgedCallRecord, BridgedCallStatus } from "./CodeActionReport.js";
 import { resolveArtifacts } from "./resolveArtifacts.js";
@@ -96,7 +97,7 @@ export class ProgramBridge {
       },
       lllm_final_answer: (args) => {
         const value = isPlainObject(args) ? args.value : undefined;
-        this.finalAnswer = { value: resolveArtifacts(value ?? null, artifacts) };
+        this.finalAnswer = { value: answerValue(value ?? null, artifacts) };
         return null;
       },
     };
