@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { approveAll } from "../../src/codeaction/index.js";
 import { McpToolError } from "../../src/mcp/index.js";
 import { closeAllKernels } from "../../src/sandbox/index.js";
-import { tool } from "../../src/tools/index.js";
+import { tool, toolResult } from "../../src/tools/index.js";
 import { program, tempStore } from "./helpers.js";
 
 // Each case runs sandboxed programs: on a busy machine more than the default 30 s.
@@ -146,6 +146,57 @@ print(measure(data=stored)["length"], stored.text)`,
   it("a ref the run does not hold is an argument error", async () => {
     const outcome = await program('print(measure(data={"$artifact": "a0000"}))', [measure]);
     expect(outcome.error).toMatch(/ToolError: INVALID_ARGUMENTS: no artifact "a0000" in this run/);
+  });
+});
+
+describe("media a tool returns (seed 001's .files)", () => {
+  const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex"); // the start of a PNG file
+  const chart = tool({
+    name: "chart",
+    description: "A chart, its data, and a link to more.",
+    run: () =>
+      toolResult({
+        content: [
+          { type: "text", text: "A chart of 3 points" },
+          { type: "image", data: PNG, mimeType: "image/png" },
+          { type: "resource", resource: { uri: "file:///data/points.csv", mimeType: "text/csv", text: "x,y\n1,2\n" } },
+          { type: "resource_link", uri: "https://example.com/full.csv", name: "full.csv" },
+        ],
+      }),
+  });
+  const summary = tool({ name: "summary", description: "Data and a picture.", run: () => toolResult({ structuredContent: { points: 3 }, content: [{ type: "text", text: "3 points" }, { type: "audio", data: "AAAA", mimeType: "audio/wav" }] }) });
+
+  it("are file handles in .files: images, audio and embedded resources stored as artifacts, links as dicts; the text stays the value", async () => {
+    const artifacts = tempStore();
+    const outcome = await program(
+      `r = chart()
+print(type(r).__name__, r.splitlines()[0], len(r.files))
+image, table, link = r.files
+print(type(image).__name__, image.mime, image.size, open(image.materialize(), "rb").read()[:4] == b"\\x89PNG")
+print(table.mime, repr(table.load()))
+print(link)
+s = summary()
+print(s["points"], s.structured, [(f.mime, f.size) for f in s.files])
+final_answer({"image": image, "link": link})`,
+      [chart, summary],
+      { artifacts },
+    );
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.output).toBe(
+      [
+        "str A chart of 3 points 3",
+        "ToolResult image/png 16 True",
+        "text/csv 'x,y\\n1,2\\n'",
+        "{'type': 'resource_link', 'uri': 'https://example.com/full.csv', 'name': 'full.csv'}",
+        "3 {'points': 3} [('audio/wav', 3)]",
+        "",
+      ].join("\n"),
+    );
+    const stored = artifacts.list();
+    expect(stored.map((record) => [record.source, record.mime, record.size])).toEqual([["chart", "image/png", 16], ["chart", "text/csv", 8], ["summary", "audio/wav", 3]]);
+    expect(readFileSync(stored[0]!.path)).toEqual(PNG);
+    expect(stored[1]!.path.endsWith(".csv")).toBe(true);
+    expect(outcome.answer).toEqual({ image: { $artifact: stored[0]!.ref }, link: { type: "resource_link", uri: "https://example.com/full.csv", name: "full.csv" } });
   });
 });
 

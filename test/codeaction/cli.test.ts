@@ -223,6 +223,23 @@ describe("lllm run: code-action, more from the CLI", () => {
     expect(long.stdout.trim().length).toBeGreaterThan(500);
   });
 
+  it("an image an MCP server returns is in the result's .files (seed 001), a file the program can write out, and stays a reference in the answer", async () => {
+    const program = `img = get_tiny_image()
+image = img.files[0]
+data = open(image.materialize(), "rb").read()
+final_answer({"text": str(img), "files": len(img.files), "mime": image.mime, "png": data[:8] == b"\\x89PNG\\r\\n\\x1a\\n", "same": len(data) == image.size, "image": image})`;
+    const result = await run("everything.yaml", [python(program)], ["--json"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { output: Record<string, unknown>; artifacts: Array<{ ref: string; path: string; size: number; mime: string; source: string }> };
+    const [stored] = report.artifacts;
+    expect(report.artifacts).toHaveLength(1);
+    expect(stored).toMatchObject({ mime: "image/png", source: "get-tiny-image" });
+    expect(report.output).toEqual({ text: expect.stringMatching(/^Here's the image you requested:\n\[image image\/png, \d+ bytes\]\nThe image above is the MCP logo\.$/), files: 1, mime: "image/png", png: true, same: true, image: { $artifact: stored!.ref } });
+    expect(readFileSync(stored!.path).subarray(0, 4).toString("latin1")).toBe("\x89PNG");
+    expect(orphanedProcesses("server-everything/dist/index.js")).toEqual([]);
+  });
+
   it("a program calls a real MCP server from npm (server-everything) and no server process is left", async () => {
     const program = "echoed = echo(message='hi')\nsums = [get_sum(a=a, b=b) for a, b in [(1, 2), (3, 4)]]\nfinal_answer({'echo': echoed, 'sums': sums})";
     const result = await run("everything.yaml", [python(program)], ["--json"]);
