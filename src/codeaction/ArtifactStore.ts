@@ -115,6 +115,11 @@ export class ArtifactStore {
     return data.toString("base64");
   }
 
+  /** Whether `load()` gives the artifact's own value (JSON data or text), rather than its bytes as base64. */
+  holdsData(record: ArtifactRecord): boolean {
+    return record.mime === "application/json" || isText(record.mime);
+  }
+
   /** The start of the artifact as text, for a handle's `.text`. */
   preview(record: ArtifactRecord): string {
     if (!isText(record.mime) && record.mime !== "application/json") return `(${record.size} bytes of ${record.mime})`;

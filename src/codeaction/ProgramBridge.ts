@@ -1,16 +1,18 @@
 import { createHash } from "node:crypto";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { canonicalJson } from "../util/canonicalJson.js";
 import { BridgeError, type HostFunction } from "../sandbox/index.js";
-import { FunctionCall, FunctionTool, type ToolContext } from "../tools/index.js";
+import { asToolResult, fileBlocks, FunctionCall, FunctionTool, RESULT_FILES, toolResultText, type ContentBlock, type ResultFilesSink, type ToolContext } from "../tools/index.js";
 import { isPlainObject } from "../tools/JsonSchema.js";
 import { guardToolCall, type ApprovalPolicy } from "../approval/index.js";
 import type { ToolBudget } from "../limits/ToolBudget.js";
+import { answerValue } from "./answerValue.js";
 import type { ArtifactRecord, ArtifactStore } from "./ArtifactStore.js";
 import type { BridgedCallRecord, BridgedCallStatus } from "./CodeActionReport.js";
 import { resolveArtifacts } from "./resolveArtifacts.js";
 import type { SideEffectLedger } from "./SideEffectLedger.js";
-import type { ProgramErrorType, ToolEnvelope } from "./ToolEnvelope.js";
+import type { HandleInfo, ProgramErrorType, ProgramFile, ToolEnvelope } from "./ToolEnvelope.js";
 
 /** Results larger than this many bytes (as JSON, or as UTF-8 text) reach the program as a handle. */
 export const DEFAULT_REFERENCE_THRESHOLD = 4096;
@@ -92,11 +94,11 @@ export class ProgramBridge {
         const { name, mime, data } = isPlainObject(args) ? args : {};
         if (typeof data !== "string") throw new BridgeError("TypeError", "artifacts.put needs the file's content");
         const record = artifacts.putBytes(Buffer.from(data, "base64"), { mime: typeof mime === "string" ? mime : "application/octet-stream", source: "artifacts.put", ...(typeof name === "string" ? { name } : {}) });
-        return { ref: record.ref, size: record.size, mime: record.mime, text: artifacts.preview(record) };
+        return handleOf(record, artifacts);
       },
       lllm_final_answer: (args) => {
         const value = isPlainObject(args) ? args.value : undefined;
-        this.finalAnswer = { value: resolveArtifacts(value ?? null, artifacts) };
+        this.finalAnswer = { value: answerValue(value ?? null, artifacts) };
         return null;
       },
     };
@@ -155,23 +157,56 @@ export class ProgramBridge {
 
   async #run(tool: FunctionTool, args: Record<string, unknown>): Promise<ToolEnvelope> {
     const slot: { thrown?: unknown } = {};
-    const context = { ...this.options.context, [ProgramBridge.#capture]: slot } as ToolContext;
+    // The files an MCP tool hands over beside its value (see RESULT_FILES).
+    const handed: ContentBlock[] = [];
+    const sink: ResultFilesSink = (files) => void handed.push(...files);
+    const context = { ...this.options.context, [ProgramBridge.#capture]: slot, [RESULT_FILES]: sink } as ToolContext;
     const call = await tool.call(new FunctionCall({ name: tool.name, arguments: args }), context);
     if (call.error !== undefined) {
       const { thrown } = slot;
       if (isMcpToolError(thrown)) return fail("MCPToolError", thrown.mcpCode, thrown.mcpMessage);
       return fail("ToolError", call.error.startsWith(`Invalid arguments for ${tool.name}:`) ? "INVALID_ARGUMENTS" : "TOOL_FAILED", call.error);
     }
-    return this.#answer(tool.name, call.result);
+    // A rich result (toolResult(), MCP's shape) is seed 001's: its data, else its text, is the value, and its other
+    // blocks are the files.
+    const rich = asToolResult(call.result);
+    const value = rich ? (rich.structuredContent ?? toolResultText(rich)) : call.result;
+    return this.#answer(tool.name, value, [...(rich ? fileBlocks(rich) : []), ...handed]);
   }
 
-  /** A value, or a handle when it is larger than the threshold (the data stays in the store). */
-  #answer(toolName: string, result: unknown): ToolEnvelope {
-    const { value, size } = jsonValue(result);
-    if (size <= (this.options.referenceThreshold ?? DEFAULT_REFERENCE_THRESHOLD)) return { ok: true, value };
+  /** A value, or a handle when it is larger than the threshold (the data stays in the store); and its files. */
+  #answer(toolName: string, result: unknown, blocks: readonly ContentBlock[]): ToolEnvelope {
     const { artifacts } = this.options;
+    const files = blocks.map((block) => this.#file(toolName, block));
+    const withFiles = files.length > 0 ? { files } : {};
+    const { value, size } = jsonValue(result);
+    if (size <= (this.options.referenceThreshold ?? DEFAULT_REFERENCE_THRESHOLD)) return { ok: true, value, ...withFiles };
     const record = artifacts.putValue(value, toolName);
-    return { ok: true, handle: { ref: record.ref, size: record.size, mime: record.mime, text: artifacts.preview(record) } };
+    return { ok: true, handle: handleOf(record, artifacts), ...withFiles };
+  }
+
+  /**
+   * A file of a result, for the program: its bytes stored as an artifact (they never pass through the program
+   * unless it asks, and an answer that names the file keeps the reference); a resource link as it is.
+   */
+  #file(toolName: string, block: ContentBlock): ProgramFile {
+    const { artifacts } = this.options;
+    const store = (data: Buffer, mime: string, name?: string): ProgramFile => handleOf(artifacts.putBytes(data, { mime, source: toolName, ...(name ? { name } : {}) }), artifacts);
+    switch (block.type) {
+      case "image":
+      case "audio":
+        return store(Buffer.from(block.data, "base64"), block.mimeType);
+      case "resource": {
+        const { resource } = block;
+        const name = path.posix.basename(resource.uri.replace(/[?#].*$/, ""));
+        if ("text" in resource) return store(Buffer.from(resource.text, "utf8"), resource.mimeType ?? "text/plain", name);
+        return store(Buffer.from(resource.blob, "base64"), resource.mimeType ?? "application/octet-stream", name);
+      }
+      case "resource_link":
+        return block;
+      case "text":
+        return store(Buffer.from(block.text, "utf8"), "text/plain");
+    }
   }
 
   #finish(call: CallStart, status: BridgedCallStatus, envelope: ToolEnvelope): ToolEnvelope {
@@ -200,14 +235,23 @@ export class ProgramBridge {
   }
 }
 
+/** What the program's handle of an artifact is made from. */
+function handleOf(record: ArtifactRecord, artifacts: ArtifactStore): HandleInfo {
+  return { ref: record.ref, size: record.size, mime: record.mime, text: artifacts.preview(record) };
+}
+
 /** SHA-256 of the tool and its arguments (keys sorted), first 16 hex digits. */
 export function argumentsDigest(tool: string, args: unknown): string {
   return createHash("sha256").update(tool).update("\0").update(canonicalJson(args)).digest("hex").slice(0, 16);
 }
 
-/** An error the program raises as `<type>: <code>: <message>` (seed 002's `MCPToolError: NOT_FOUND: …`). */
+/**
+ * An error the program raises: `<code>: <message>` as its text (`str(e)`), the budget's without a code. An MCP
+ * error's text is seed 002's `MCPToolError: NOT_FOUND: …`, which its traceback shows after `RuntimeError: `.
+ */
 function fail(type: ProgramErrorType, code: string, message: string): ToolEnvelope {
-  return { ok: false, error: { type, code, message: type === "ToolBudgetExceeded" ? message : `${code}: ${message}` } };
+  const text = type === "ToolBudgetExceeded" ? message : type === "MCPToolError" ? `MCPToolError: ${code}: ${message}` : `${code}: ${message}`;
+  return { ok: false, error: { type, code, message: text } };
 }
 
 /** An McpToolError from any copy of the module: recognised by its typed fields. */

@@ -1,3 +1,5 @@
+import type { ResourceLinkBlock } from "../tools/index.js";
+
 /** A large result, as the program's handle sees it (`ToolResult` in the prelude). */
 export interface HandleInfo {
   ref: string;
@@ -7,6 +9,12 @@ export interface HandleInfo {
   text: string;
 }
 
+/**
+ * One of a result's files (seed 001's `.files`): an image, audio or embedded resource stored as an artifact (a
+ * handle in the program), or a link to a resource, which has no bytes to store (a dict in the program).
+ */
+export type ProgramFile = HandleInfo | ResourceLinkBlock;
+
 /** The error classes a bridged call can raise in the program (defined by the prelude). */
 export type ProgramErrorType = "ToolError" | "MCPToolError" | "ToolApprovalDenied" | "ToolBudgetExceeded";
 
@@ -15,6 +23,6 @@ export type ProgramErrorType = "ToolError" | "MCPToolError" | "ToolApprovalDenie
  * it raises with `.code`. Tool errors travel as answers, not bridge errors, so that they keep their code.
  */
 export type ToolEnvelope =
-  | { ok: true; value: unknown }
-  | { ok: true; handle: HandleInfo }
+  | { ok: true; value: unknown; files?: ProgramFile[] }
+  | { ok: true; handle: HandleInfo; files?: ProgramFile[] }
   | { ok: false; error: { type: ProgramErrorType; code: string; message: string } };

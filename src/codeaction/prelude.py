@@ -3,8 +3,9 @@
 Run once in the program's namespace before the program (see PythonKernel's `prelude`). `_LLLM_TOOLS` is set just
 before this file by the host: [[python_name, tool_name, [parameter, ...], bare], ...]. Every tool call goes to the
 host over the bridge as `lllm_tool`; the host validates the arguments, enforces the call budget and approval, runs
-the real tool, and answers with an envelope: {"ok": true, "value": v} | {"ok": true, "handle": {...}} |
-{"ok": false, "error": {"type", "code", "message"}}. Exceptions are raised here, so that they carry `.code`.
+the real tool, and answers with an envelope: {"ok": true, "value": v} | {"ok": true, "handle": {...}} (either with
+"files": [handle | resource link, ...] when the result had images or resources) | {"ok": false, "error": {"type",
+"code", "message"}}. Exceptions are raised here, so that they carry `.code`.
 
 Both seeds' script forms work. Seed 002: results are plain values, the answer goes to final_answer() or is printed.
 Seed 001: a result has `.text`, `.structured`, `.ref`, `.files` and `await .materialize()`, and the script may end
@@ -26,7 +27,8 @@ class ToolError(RuntimeError):
 
 
 class MCPToolError(ToolError):
-    """An MCP server answered with an error result: str(error) is `<code>: <message>`, as the server gave them."""
+    """An MCP server answered with an error result: str(error) is `MCPToolError: <code>: <message>`, with the
+    server's code and message, and its traceback ends `RuntimeError: MCPToolError: <code>: <message>` (seed 002)."""
 
 
 class ToolApprovalDenied(ToolError):
@@ -40,6 +42,10 @@ class ToolBudgetExceeded(RuntimeError):
 for _lllm_class in (ToolError, MCPToolError, ToolApprovalDenied, ToolBudgetExceeded):
     _lllm_class.__module__ = "builtins"  # tracebacks print `ToolBudgetExceeded: ...`, not `__main__.ToolBudgetExceeded`
 del _lllm_class
+# Tracebacks name a class by its qualified name: seed 002 shows an MCP error as `RuntimeError: MCPToolError: ...`.
+# The class keeps its own __name__ (type(e).__name__, the cell's error type) and is caught as MCPToolError or
+# RuntimeError alike.
+MCPToolError.__qualname__ = "RuntimeError"
 
 _LLLM_ERRORS = {"ToolError": ToolError, "MCPToolError": MCPToolError, "ToolApprovalDenied": ToolApprovalDenied,
                 "ToolBudgetExceeded": ToolBudgetExceeded}
@@ -51,15 +57,17 @@ class ToolResult:
     It behaves like its value when used (iterate it, index it, len() it, call its methods): the value is loaded
     on first use. `.text` is a preview, `.ref` the artifact's id, `.size` its size in bytes, `.mime` its type;
     `.load()` returns the value, `.materialize()` writes it to a file in the workspace and returns the path.
-    Passing the handle to a tool sends only the reference: the host hands the data to the tool directly.
+    Passing the handle to a tool sends only the reference: the host hands the data to the tool directly. The
+    files of a result (`.files`) are handles too.
     """
 
-    __slots__ = ("ref", "size", "mime", "text", "_value", "_loaded")
+    __slots__ = ("ref", "size", "mime", "text", "_value", "_loaded", "_files")
 
-    def __init__(self, ref, size, mime, text):
+    def __init__(self, ref, size, mime, text, files=()):
         self.ref, self.size, self.mime, self.text = ref, size, mime, text
         self._loaded = False
         self._value = None
+        self._files = tuple(files)
 
     def load(self):
         if not self._loaded:
@@ -86,8 +94,8 @@ class ToolResult:
 
     @property
     def files(self):
-        """Media blocks (images, files): lllm's tools return values, so there are none."""
-        return []
+        """The result's media (seed 001): images, audio and embedded resources as handles, resource links as dicts."""
+        return list(self._files)
 
     def __repr__(self):
         return f"<ToolResult ref={self.ref!r} size={self.size} mime={self.mime!r}>"
@@ -132,10 +140,12 @@ class _LllmValue:
     """Seed 001's result attributes on a small result, which stays its plain value (seed 002): a dict result is a
     dict (isinstance, indexing, json.dumps and == behave as usual) that also has `.text` (the text the model would
     read: the string itself, or JSON), `.structured` (the dict or list, else None), `.ref` (None: nothing was
-    stored), `.files` ([]), `.load()` and `.materialize()` (the value written to a file in the workspace)."""
+    stored), `.files` (the result's images and resources, see ToolResult.files), `.load()` and `.materialize()`
+    (the value written to a file in the workspace)."""
 
     __slots__ = ()
     ref = None
+    _lllm_files = ()  # an instance with files has its own (the subclasses keep a __dict__ for it)
 
     @property
     def text(self):
@@ -149,7 +159,7 @@ class _LllmValue:
 
     @property
     def files(self):
-        return []
+        return list(self._lllm_files)
 
     def load(self):
         return self
@@ -171,23 +181,23 @@ class _LllmValue:
 
 
 class ToolDict(_LllmValue, dict):
-    __slots__ = ()
+    pass
 
 
 class ToolList(_LllmValue, list):
-    __slots__ = ()
+    pass
 
 
 class ToolStr(_LllmValue, str):
-    __slots__ = ()
+    pass
 
 
 class ToolInt(_LllmValue, int):
-    __slots__ = ()
+    pass
 
 
 class ToolFloat(_LllmValue, float):
-    __slots__ = ()
+    pass
 
 
 # Named after their base: type(result).__name__ is "dict" and error messages read "'dict' object ...", as for a
@@ -200,11 +210,17 @@ del _lllm_class
 _LLLM_VALUE_TYPES = ((bool, None), (dict, ToolDict), (list, ToolList), (str, ToolStr), (int, ToolInt), (float, ToolFloat))
 
 
-def _lllm_value(value):
-    """A small result as its plain value with seed 001's attributes; True, False and None cannot carry them."""
+def _lllm_value(value, files=()):
+    """A small result as its plain value with seed 001's attributes; True, False and None cannot carry them (a
+    result with files is never one of them: its value is its data or its text)."""
     for base, kind in _LLLM_VALUE_TYPES:
         if type(value) is base:
-            return value if kind is None else kind(value)
+            if kind is None:
+                return value
+            result = kind(value)
+            if files:
+                result._lllm_files = tuple(files)
+            return result
     return value
 
 
@@ -271,12 +287,20 @@ def _lllm_wire(value):
     return value
 
 
+def _lllm_file(info):
+    """One of a result's files: a handle to the stored bytes, or a resource link's dict {type, uri, name, ...}."""
+    if "ref" in info:
+        return ToolResult(info["ref"], info["size"], info["mime"], info["text"])
+    return dict(info)
+
+
 def _lllm_unwrap(envelope, tool):
     if envelope.get("ok"):
+        files = [_lllm_file(info) for info in envelope.get("files") or ()]
         handle = envelope.get("handle")
         if handle is not None:
-            return ToolResult(handle["ref"], handle["size"], handle["mime"], handle["text"])
-        return _lllm_value(envelope.get("value"))
+            return ToolResult(handle["ref"], handle["size"], handle["mime"], handle["text"], files)
+        return _lllm_value(envelope.get("value"), files)
     error = envelope.get("error") or {}
     kind = _LLLM_ERRORS.get(error.get("type"), ToolError)
     message = error.get("message", "")

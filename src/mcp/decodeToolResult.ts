@@ -1,4 +1,6 @@
+import type { ContentBlock } from "../tools/ContentBlock.js";
 import { isPlainObject } from "../tools/JsonSchema.js";
+import { fileBlocksOf } from "../tools/resultFiles.js";
 import { jsonRpcCodeName } from "./jsonRpcCodeName.js";
 import { McpToolError } from "./McpToolError.js";
 
@@ -17,6 +19,8 @@ export interface DecodedToolResult {
   value: unknown;
   /** The text content as the server wrote it (non-text blocks as placeholders). */
   text: string;
+  /** The non-text blocks (images, audio, resources, resource links), for programs' `.files` (seed 001). */
+  files: ContentBlock[];
 }
 
 /**
@@ -26,11 +30,12 @@ export interface DecodedToolResult {
  *   programs should get the data (seed 002). Other text stays a string.
  * - as text (`text`), what the model should read: the server wrote it for a model (a file's content reads
  *   better as itself than as an escaped JSON string inside `structuredContent`).
- * Images, audio and resources are not useful to a text model as base64, so they become a short placeholder.
+ * Images, audio and resources are not useful to a text model as base64, so they become a short placeholder in the
+ * text; `files` keeps them, for a program (seed 001's `.files`).
  * An error result (`isError: true`, or a `{"error": {"code", "message"}}` envelope) throws `McpToolError`.
  */
 export function decodeToolResult(result: McpCallResult, where: { server: string; tool: string }): DecodedToolResult {
-  if (result.toolResult !== undefined && result.content === undefined) return { value: result.toolResult, text: "" };
+  if (result.toolResult !== undefined && result.content === undefined) return { value: result.toolResult, text: "", files: [] };
   const text = contentText(result.content);
   if (result.isError === true) {
     // Servers that follow lllm's convention (`lllm mcp serve`) start the text with "Error: "; the loop adds it.
@@ -42,12 +47,13 @@ export function decodeToolResult(result: McpCallResult, where: { server: string;
     const mcpMessage = prefixed ? prefixed[2]! : message || `tool \`${where.tool}\` of MCP server \`${where.server}\` failed without a message`;
     throw new McpToolError(message || mcpMessage, { ...where, mcpCode, mcpMessage });
   }
-  if (result.structuredContent !== undefined && result.structuredContent !== null) return { value: result.structuredContent, text };
+  const files = fileBlocksOf(result.content);
+  if (result.structuredContent !== undefined && result.structuredContent !== null) return { value: result.structuredContent, text, files };
   const decoded = parseJson(text);
-  if (decoded === undefined) return { value: text, text };
+  if (decoded === undefined) return { value: text, text, files };
   const envelope = errorEnvelope(decoded);
   if (envelope) throw new McpToolError(`${envelope.code}: ${envelope.message}`, { ...where, mcpCode: envelope.code, mcpMessage: envelope.message });
-  return { value: decoded.value, text };
+  return { value: decoded.value, text, files };
 }
 
 /** The content blocks as text: text blocks as they are, other blocks as a one-line placeholder. */

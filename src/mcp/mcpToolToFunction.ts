@@ -3,6 +3,7 @@ import { formatResult } from "../tools/formatResult.js";
 import { FunctionTool } from "../tools/FunctionTool.js";
 import { isPlainObject } from "../tools/JsonSchema.js";
 import { normalizeParameters } from "../tools/normalizeParameters.js";
+import { reportResultFiles } from "../tools/resultFiles.js";
 import { TOOL_NAME_PATTERN } from "../tools/toolName.js";
 import type { McpConnection, McpToolInfo } from "./McpConnection.js";
 
@@ -39,8 +40,10 @@ export function mcpToolToFunction(connection: McpConnection, tool: McpToolInfo, 
     description: tool.description ?? tool.title ?? tool.annotations?.title ?? "",
     ...parameters,
     run: async (args, context) => {
-      const { value, text } = await connection.callTool(tool.name, args, { timeoutMs: options.callTimeoutMs, signal: context.signal });
+      const { value, text, files } = await connection.callTool(tool.name, args, { timeoutMs: options.callTimeoutMs, signal: context.signal });
       if (typeof value === "object" && value !== null && text !== "") serverTexts.set(value, text);
+      // A program gets the images and resources as the result's `.files`; the model reads their placeholders.
+      reportResultFiles(context, files);
       return value;
     },
     // The model reads the server's text; programs get the data (`call.result`).

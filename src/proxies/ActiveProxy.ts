@@ -64,9 +64,10 @@ export class ActiveProxy {
     const { endpoint } = match;
     const label = `${definition.path}/${endpoint.endpoint}`;
     let values: Record<string, unknown> = { ...definition.defaults, ...endpoint.defaults, ...params, ...match.pathParams };
-    this.checkRequired(endpoint, values, label);
-    // Every proxy refuses a missing, empty, `.` or `..` placeholder value, also one that computes its answer.
+    // Every proxy refuses a missing, empty, `.` or `..` placeholder value, also one that computes its answer; first,
+    // so that a bad path value is always that error (seed Step 12's ValueError), never a missing parameter.
     fillTemplate(endpoint.endpoint, values, label);
+    this.checkRequired(endpoint, values, label);
     values = applyCutoff(endpoint.params, values, this.options.cutoffDate, label);
     const signal = AbortSignal.timeout(this.options.timeoutMs);
     const context: ProxyCallContext = {

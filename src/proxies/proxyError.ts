@@ -10,9 +10,15 @@ import type { ErrorCode } from "../errors.js";
 export class ProxyCallError extends ToolError {
   /** The HTTP status, for `proxy_http_error`. */
   readonly status: number | undefined;
+  /**
+   * The exception CALL_API raises in Python (see `answerCall`): a bad path value is seed 000's `ValueError`
+   * (Step 12), so that `except ValueError` catches it; anything else is a `ProxyCallError` (a RuntimeError).
+   */
+  readonly pythonType: string;
 
   constructor(code: ErrorCode, message: string, options: { status?: number; cause?: unknown } = {}) {
     super(code, message, options.cause === undefined ? {} : { cause: options.cause });
     this.status = options.status;
+    this.pythonType = code === "proxy_path_value" ? "ValueError" : "ProxyCallError";
   }
 }

@@ -25,8 +25,14 @@ export async function answerCall(functions: Readonly<Record<string, HostFunction
   }
 }
 
+/**
+ * The Python exception for what a host function threw: a `BridgeError`'s choice, or any error's own `pythonType`
+ * (a proxy's bad path value is `ValueError`, see ProxyCallError), else its lllm error name, else `ToolError`.
+ */
 function pythonTypeOf(error: unknown): string {
   if (error instanceof BridgeError) return error.pythonType;
+  const named = error instanceof Error ? (error as { pythonType?: unknown }).pythonType : undefined;
+  if (typeof named === "string" && named !== "") return named;
   if (error instanceof LllmError) return error.name;
   return "ToolError";
 }

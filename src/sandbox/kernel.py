@@ -550,29 +550,32 @@ def _result(message, printed, overflow, error):
     elif not report:
         output = printed[:limit] + indicator
     else:
-        # The end of a traceback says what went wrong: it keeps its place, the printed head gets the room left,
-        # and the indicator marks the cut; the whole stays within the limit, like output without an error.
+        # Cut as plain output is, the head kept and the indicator after it; but the end of a traceback says what
+        # went wrong, so its last lines follow the indicator. Together they stay within the limit.
         newline = "" if indicator.endswith("\n") else "\n"
-        tail = _report_tail(report, summary["type"], max(1, limit - len(newline)))
-        room = max(0, limit - len(newline) - len(tail))
-        output = printed[:room] + indicator + newline + tail
+        room = max(1, limit - len(newline))
+        tail = _report_tail(report, summary["type"], room // 2, room)
+        output = (printed + report)[:max(0, room - len(tail))] + indicator + newline + tail
     return {"type": "result", "id": message.get("id"), "output": output, "error": summary, "timedOut": _alarm.fired,
             "outputCut": cut}
 
 
-def _report_tail(report, name, limit):
-    """At most `limit` characters of the end of a traceback, whose last line keeps the error's name
-    (`TimeoutError: ...`), so that a small limit never leaves only the end of the message."""
-    if len(report) <= limit:
-        return report
-    last = report.rstrip("\n").rsplit("\n", 1)[-1]
-    if len(last) + 1 < limit:
-        return report[-limit:]  # the cut is above the last line, which stays whole
+def _report_tail(report, name, share, limit):
+    """The last whole lines of a traceback within `share` characters, and always its last line: whole when it fits
+    `limit`, else `Name: ...` and the message's end, so that a small limit never loses the error's name."""
+    lines = report.splitlines(True)
+    tail = ""
+    for line in reversed(lines):
+        if tail and len(tail) + len(line) > share:
+            break
+        tail = line + tail
+    if len(tail) <= limit:
+        return tail
     prefix = name + ": ..."
     room = limit - len(prefix) - 1  # the message's end, between the name and the final newline
     if room < 1:
         return name + "\n"  # the name alone, even past a tiny limit
-    return prefix + last[-room:] + "\n"
+    return prefix + lines[-1].rstrip("\n")[-room:] + "\n"
 
 
 def _too_much_output_note():

@@ -1,5 +1,5 @@
 import type { Agent } from "../agent/index.js";
-import { Prompt, templatePlaceholders } from "../prompts/index.js";
+import { formatTemplate, Prompt, templatePlaceholders } from "../prompts/index.js";
 import type { ProxyManager } from "../proxies/index.js";
 import { PythonKernel } from "../sandbox/index.js";
 import { notebookParser, type NotebookReply } from "./notebookParser.js";
@@ -59,7 +59,7 @@ export async function runNotebookPattern(
 
   const analyst = notebookAgent(base, Boolean(manager));
   // Step 16's own system prompt ends in `{api_directory}`: every endpoint of the agent's proxies, empty without any.
-  const promptArgs = { [API_DIRECTORY]: manager ? manager.retrieveApiDocs() : "", ...vars };
+  const promptArgs = { [API_DIRECTORY]: apiDirectory(analyst, manager), ...vars };
   const taskTurn = new Prompt({ path: `${config.name ?? "notebook"}/task`, prompt: config.prompt, parser: notebookParser });
   const resultsTurn = new Prompt({ path: `${config.name ?? "notebook"}/results`, prompt: "Cell outputs:\n\n{outputs}", parser: notebookParser });
   analyst.open("main", { promptArgs });
@@ -84,6 +84,19 @@ export async function runNotebookPattern(
     analyst.receivePrompt(resultsTurn, { outputs: outputs.join("\n---\n") || "(no code cells)" });
   }
   return { output: notebook.join("\n\n"), cells: options.cells };
+}
+
+/**
+ * What fills `{api_directory}`: every endpoint of the agent's proxies, unless the system prompt holds them already.
+ * The proxy block appends its instructions with the directory (Step 14) unless its `prompt_template` leaves it out;
+ * a prompt that also places `{api_directory}` (Step 16) would otherwise list every endpoint twice.
+ */
+function apiDirectory(agent: Agent, manager: ProxyManager | undefined): string {
+  if (!manager) return "";
+  const directory = manager.retrieveApiDocs();
+  const template = agent.systemPrompt.prompt;
+  const literal = formatTemplate(template, Object.fromEntries(templatePlaceholders(template).map((name) => [name, ""])), { path: agent.systemPrompt.path });
+  return literal.includes(directory) ? "" : directory;
 }
 
 /**

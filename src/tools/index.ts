@@ -1,6 +1,7 @@
 export { FunctionTool, TOOL_BRAND, type FunctionToolOptions, type ResultProcessor, type ToolAnnotations, type ToolCallOptions, type ToolRun, type ToolSource } from "./FunctionTool.js";
 export { LOG_LEVELS, DEFAULT_SAMPLE_MAX_TOKENS, type ToolContext, type ToolRunContext, type LogLevel, type SampleRequest, type SampleMessage, type SampleResult, type ElicitRequest, type ElicitResult } from "./ToolContext.js";
 export { toolResult, asToolResult, toolResultText, toolResultMedia, TOOL_RESULT_BRAND, type ToolResult, type ToolResultSpec } from "./toolResult.js";
+export { RESULT_FILES, reportResultFiles, fileBlocks, fileBlocksOf, type ResultFilesSink } from "./resultFiles.js";
 export { blockText, type ContentBlock, type ContentBlockInput, type TextBlock, type ImageBlock, type AudioBlock, type EmbeddedResourceBlock, type ResourceLinkBlock, type ResourceContents } from "./ContentBlock.js";
 export { completeToolContext } from "./localToolContext.js";
 export { FunctionCall, type FunctionCallOptions } from "./FunctionCall.js";

@@ -64,6 +64,37 @@ describe("lllm run with proxies: query_api_doc, then run_python with CALL_API", 
     expect(result).toMatchObject({ code: 0, stdout: "2 19\n" });
   });
 
+  it("a bad path value raises ValueError in CALL_API (seed 000, Step 12) before anything is sent", async () => {
+    const weatherApi = await startWeatherApi();
+    const code = [
+      'for path, params in [("weather_api/current/..", {}), ("weather_api/current/{city}", {"city": "."}), ("weather_api/current/{city}", {"city": ""}), ("weather_api/current/{city}", {})]:',
+      "    try:",
+      "        CALL_API(path, params)",
+      "    except ValueError as error:",
+      '        print("ValueError:", error)',
+      'print(CALL_API("weather_api/current/BRK%2FA", {})["condition"])',
+      "",
+    ].join("\n");
+    const result = await runCli(["exec", "--proxy", "weather_api", "-p", "packages-example/weather"], {
+      input: code,
+      env: { WEATHER_API_KEY: "k", LLLM_PROXY_WEATHER_API_BASE_URL: weatherApi.url },
+    });
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toBe(
+      [
+        "ValueError: `{city}` of weather_api/current/{city} cannot be `..`: a path value names one item",
+        "ValueError: `{city}` of weather_api/current/{city} cannot be `.`: a path value names one item",
+        'ValueError: `{city}` of weather_api/current/{city} needs a value: write it in the path or pass it in params, e.g. {"city": "..."}',
+        'ValueError: `{city}` of weather_api/current/{city} needs a value: write it in the path or pass it in params, e.g. {"city": "..."}',
+        "sunny",
+        "",
+      ].join("\n"),
+    );
+    expect(result.code).toBe(0);
+    // Only the good call reached the API.
+    expect(weatherApi.seen).toEqual(["/weather/current/BRK%2FA?units=metric&api_key=k"]);
+  });
+
   it("lllm proxy docs prints the documentation of Step 13 exactly", async () => {
     const result = await runCli(["proxy", "docs", "weather", "-p", "packages-example/weather"]);
     expect(result.stdout).toBe(

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it, vi } from "vitest";
 import { approveAll } from "../../src/codeaction/index.js";
 import { McpToolError } from "../../src/mcp/index.js";
 import { closeAllKernels } from "../../src/sandbox/index.js";
-import { tool } from "../../src/tools/index.js";
+import { tool, toolResult } from "../../src/tools/index.js";
 import { program, tempStore } from "./helpers.js";
 
 // Each case runs sandboxed programs: on a busy machine more than the default 30 s.
@@ -58,7 +58,7 @@ print(a["salary"] + b["salary"], type(a).__name__, b["detail"], repr(json_text()
     expect(outcome.bridge.calls[0]!.argumentsDigest).toMatch(/^[0-9a-f]{16}$/);
   });
 
-  it("raise the tool's error with its code and message; MCP errors as MCPToolError: <code>: <message>", async () => {
+  it("raise the tool's error with its code and message; MCP errors as seed 002's RuntimeError: MCPToolError: <code>: <message>", async () => {
     const outcome = await program(
       `for call in (lambda: get_employee("Nobody"), lambda: get_employee(nam="x"), lambda: lookup(), lambda: tools.nope()):
     try:
@@ -71,10 +71,10 @@ lookup()`,
     const lines = outcome.output.split("\n");
     expect(lines[0]).toBe("ToolError TOOL_FAILED | TOOL_FAILED: no employee named Nobody");
     expect(lines[1]).toMatch(/^ToolError INVALID_ARGUMENTS \| INVALID_ARGUMENTS: Invalid arguments for get_employee: /);
-    expect(lines[2]).toBe("MCPToolError NOT_FOUND | NOT_FOUND: no such record");
+    expect(lines[2]).toBe("MCPToolError NOT_FOUND | MCPToolError: NOT_FOUND: no such record");
     expect(lines[3]).toMatch(/^ToolError UNKNOWN_TOOL \| UNKNOWN_TOOL: there is no function named nope; the functions are: big, get_employee, /);
     expect(outcome.status).toBe("error");
-    expect(outcome.error).toMatch(/lookup\(\)\nMCPToolError: NOT_FOUND: no such record$/);
+    expect(outcome.error).toMatch(/lookup\(\)\nRuntimeError: MCPToolError: NOT_FOUND: no such record$/);
     expect(outcome.bridge.toolCalls).toBe(5); // failed and unknown calls count
   });
 
@@ -146,6 +146,57 @@ print(measure(data=stored)["length"], stored.text)`,
   it("a ref the run does not hold is an argument error", async () => {
     const outcome = await program('print(measure(data={"$artifact": "a0000"}))', [measure]);
     expect(outcome.error).toMatch(/ToolError: INVALID_ARGUMENTS: no artifact "a0000" in this run/);
+  });
+});
+
+describe("media a tool returns (seed 001's .files)", () => {
+  const PNG = Buffer.from("89504e470d0a1a0a0000000d49484452", "hex"); // the start of a PNG file
+  const chart = tool({
+    name: "chart",
+    description: "A chart, its data, and a link to more.",
+    run: () =>
+      toolResult({
+        content: [
+          { type: "text", text: "A chart of 3 points" },
+          { type: "image", data: PNG, mimeType: "image/png" },
+          { type: "resource", resource: { uri: "file:///data/points.csv", mimeType: "text/csv", text: "x,y\n1,2\n" } },
+          { type: "resource_link", uri: "https://example.com/full.csv", name: "full.csv" },
+        ],
+      }),
+  });
+  const summary = tool({ name: "summary", description: "Data and a picture.", run: () => toolResult({ structuredContent: { points: 3 }, content: [{ type: "text", text: "3 points" }, { type: "audio", data: "AAAA", mimeType: "audio/wav" }] }) });
+
+  it("are file handles in .files: images, audio and embedded resources stored as artifacts, links as dicts; the text stays the value", async () => {
+    const artifacts = tempStore();
+    const outcome = await program(
+      `r = chart()
+print(type(r).__name__, r.splitlines()[0], len(r.files))
+image, table, link = r.files
+print(type(image).__name__, image.mime, image.size, open(image.materialize(), "rb").read()[:4] == b"\\x89PNG")
+print(table.mime, repr(table.load()))
+print(link)
+s = summary()
+print(s["points"], s.structured, [(f.mime, f.size) for f in s.files])
+final_answer({"image": image, "link": link})`,
+      [chart, summary],
+      { artifacts },
+    );
+    expect(outcome.error).toBeUndefined();
+    expect(outcome.output).toBe(
+      [
+        "str A chart of 3 points 3",
+        "ToolResult image/png 16 True",
+        "text/csv 'x,y\\n1,2\\n'",
+        "{'type': 'resource_link', 'uri': 'https://example.com/full.csv', 'name': 'full.csv'}",
+        "3 {'points': 3} [('audio/wav', 3)]",
+        "",
+      ].join("\n"),
+    );
+    const stored = artifacts.list();
+    expect(stored.map((record) => [record.source, record.mime, record.size])).toEqual([["chart", "image/png", 16], ["chart", "text/csv", 8], ["summary", "audio/wav", 3]]);
+    expect(readFileSync(stored[0]!.path)).toEqual(PNG);
+    expect(stored[1]!.path.endsWith(".csv")).toBe(true);
+    expect(outcome.answer).toEqual({ image: { $artifact: stored[0]!.ref }, link: { type: "resource_link", uri: "https://example.com/full.csv", name: "full.csv" } });
   });
 });
 

@@ -30,6 +30,8 @@ async function run(tactic: string, script: ScriptedTurn[], extra: string[] = [])
   return { ...result, home, outbox };
 }
 
+/** Seed 002: "Prose-string tools still work — the model is told to parse them". */
+const PROSE_RULE = "A function that returns prose (a str of text rather than data) must be parsed by your program: extract the fields and numbers you need in code (string methods, re), never by reading the text yourself.";
 const python = (code: string): string => `Here is the program:\n\n\`\`\`python\n${code}\n\`\`\``;
 type WireMessage = { role: string; content: string };
 const requests = (): Array<{ messages: WireMessage[]; tools?: unknown[] }> => server!.requests.filter((request) => request.method === "POST").map((request) => request.body as never);
@@ -64,6 +66,7 @@ describe("lllm run: code-action", () => {
     expect(system).toContain("You answer questions about the company.");
     expect(system).toContain('def get_employee(name: str):\n    """Return {name, department, salary} for an employee.');
     expect(system).toContain("Results are plain Python values: dicts, lists, numbers and strings.");
+    expect(system).toContain(PROSE_RULE);
     expect(system).toContain("never skip, sample or truncate records, never count your own calls, and never stop early");
     expect(system).toContain("Each program has a cap on function calls.");
     expect(system).toContain("let it raise");
@@ -164,17 +167,35 @@ print("partial", total)`);
     expect(outboxLines(approved.outbox)).toEqual(["deleted Ada Lovelace"]);
   });
 
-  it("gets an MCP tool's JSON text as data, other text as str, and its errors as MCPToolError: <code>: <message>", async () => {
+  it("gets an MCP tool's JSON text as data, other text as str, and its errors as seed 002's RuntimeError: MCPToolError: <code>: <message>", async () => {
     const code = python(`orders = list_orders(month="2026-09")
 print(type(orders).__name__, sum(order["total"] for order in orders), count() + 1, repr(greet(name="Ada")))
 for call in (lambda: find_order(id=7), fail):
     try:
         call()
     except MCPToolError as error:
-        print(error.code, "|", error)`);
+        print(error.code, "|", error)
+try:
+    find_order(id=8)
+except RuntimeError as error:
+    print("RuntimeError |", error)
+import traceback
+try:
+    fail()
+except Exception:
+    print(traceback.format_exc().splitlines()[-1])`);
     const result = await run("mcp.yaml", [code]);
     expect(result.stderr).toBe("");
-    expect(result.stdout).toBe("list 29.5 43 'Hello, Ada!'\nNOT_FOUND | NOT_FOUND: no order 7\nTOOL_ERROR | TOOL_ERROR: disk on fire\n");
+    expect(result.stdout).toBe(
+      [
+        "list 29.5 43 'Hello, Ada!'",
+        "NOT_FOUND | MCPToolError: NOT_FOUND: no order 7",
+        "TOOL_ERROR | MCPToolError: TOOL_ERROR: disk on fire",
+        "RuntimeError | MCPToolError: NOT_FOUND: no order 8",
+        "RuntimeError: MCPToolError: TOOL_ERROR: disk on fire",
+        "",
+      ].join("\n"),
+    );
   });
 });
 
@@ -200,6 +221,23 @@ describe("lllm run: code-action, more from the CLI", () => {
     expect(long.code).toBe(0);
     expect(long.stdout.trim().length).toBeLessThanOrEqual(1100);
     expect(long.stdout.trim().length).toBeGreaterThan(500);
+  });
+
+  it("an image an MCP server returns is in the result's .files (seed 001), a file the program can write out, and stays a reference in the answer", async () => {
+    const program = `img = get_tiny_image()
+image = img.files[0]
+data = open(image.materialize(), "rb").read()
+final_answer({"text": str(img), "files": len(img.files), "mime": image.mime, "png": data[:8] == b"\\x89PNG\\r\\n\\x1a\\n", "same": len(data) == image.size, "image": image})`;
+    const result = await run("everything.yaml", [python(program)], ["--json"]);
+    expect(result.stderr).toBe("");
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { output: Record<string, unknown>; artifacts: Array<{ ref: string; path: string; size: number; mime: string; source: string }> };
+    const [stored] = report.artifacts;
+    expect(report.artifacts).toHaveLength(1);
+    expect(stored).toMatchObject({ mime: "image/png", source: "get-tiny-image" });
+    expect(report.output).toEqual({ text: expect.stringMatching(/^Here's the image you requested:\n\[image image\/png, \d+ bytes\]\nThe image above is the MCP logo\.$/), files: 1, mime: "image/png", png: true, same: true, image: { $artifact: stored!.ref } });
+    expect(readFileSync(stored!.path).subarray(0, 4).toString("latin1")).toBe("\x89PNG");
+    expect(orphanedProcesses("server-everything/dist/index.js")).toEqual([]);
   });
 
   it("a program calls a real MCP server from npm (server-everything) and no server process is left", async () => {

@@ -53,6 +53,7 @@ describe("lllm run: notebook", () => {
     expect(system).toContain("You are a data analyst.");
     expect(system).toContain("Write code in <python_cell>...</python_cell> tags");
     expect(system).toContain("CALL_API(path, params)");
+    expect(system.split("## Weather API (weather)")).toHaveLength(2); // the API directory, once
     expect(posts[1]!.at(-1)!.content).toBe(`Error: ${NO_CELLS} Please fix.`);
     expect(posts[2]!.at(-1)!.content).toBe("Cell outputs:\n\n18\n");
     expect(posts[3]!.at(-1)!.content).toMatch(/^Cell outputs:\n\nTraceback \(most recent call last\):\n[\s\S]*ZeroDivisionError: division by zero\n$/);
@@ -84,6 +85,28 @@ describe("lllm run: notebook", () => {
     // The user's template is the whole prompt: the built-in instructions are not appended a second time.
     expect(posts[0]![0]!.content.trim()).toBe(SEED_SYSTEM);
     expect(posts[1]!.at(-1)!.content).toBe("Cell outputs:\n\n42\n");
+  });
+
+  it("with a proxy block and Step 16's {api_directory}, the API directory appears once in the system prompt", async () => {
+    const dir = tempDir("lllm-nb-once-");
+    const file = path.join(dir, "tactic.yaml");
+    const source = readFileSync(path.join(ROOT, "test/fixtures/codeaction/notebook-directory.yaml"), "utf8")
+      .replace("notebook: {max_steps: 3}", `notebook: {max_steps: 3}\npackages: [${JSON.stringify(path.join(ROOT, "packages-example/weather"))}]`)
+      .replace("  - name: analyst\n", "  - name: analyst\n    proxy: {activate_proxies: [weather], use_cache: false}\n");
+    writeFileSync(file, source);
+    try {
+      server = await startMockOpenAIServer({ script: ["<markdown_cell>Nothing to do.</markdown_cell>\n<TERMINATE_NOTEBOOK>"] });
+      const result = await runCli(["run", file, "--input", "Hello"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
+      expect(result.stderr).toBe("");
+      expect(result.code).toBe(0);
+      const system = (server.requests.find((request) => request.method === "POST")!.body.messages as Array<{ content: string }>)[0]!.content;
+      expect(system.startsWith(SEED_SYSTEM)).toBe(true);
+      expect(system.split("## Weather API (weather)")).toHaveLength(2);
+      expect(system.split("- **current/{city}** [GET]")).toHaveLength(2);
+      expect(system).toContain("query_api_doc(proxy_name)"); // the proxy block's instructions are still there
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("fills {api_directory} with every endpoint of the agent's proxies", async () => {

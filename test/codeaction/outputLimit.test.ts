@@ -2,7 +2,8 @@ import { afterAll, describe, expect, it } from "vitest";
 import { closeAllKernels, PythonKernel, type PythonKernelOptions } from "../../src/sandbox/index.js";
 
 // Output that ends in an exception follows the same limit as other output (seed 000, Step 13): at most
-// max_output_chars characters and the truncation indicator, with the end of the traceback (what went wrong) kept.
+// max_output_chars characters and the truncation indicator, its head kept as for plain output, and the last lines of
+// the traceback (what went wrong) after the indicator.
 afterAll(async () => {
   await closeAllKernels();
 });
@@ -22,12 +23,30 @@ describe("the output limit when a cell ends in an exception", () => {
     expect(result.error).toEqual({ type: "ValueError", message: "the last line says what went wrong" });
   });
 
-  it("a traceback longer than the limit alone keeps its end, marked with the indicator", async () => {
-    const kernel = await start({ maxOutputChars: 120, truncationIndicator: "[cut]" });
-    const result = await kernel.execute("def f(n):\n    return f(n + 1) if n < 30 else 1 / 0\nf(0)");
-    expect(result.output.length).toBeLessThanOrEqual(120 + "[cut]".length);
-    expect(result.output.startsWith("[cut]\n")).toBe(true);
-    expect(result.output.trimEnd().endsWith("ZeroDivisionError: division by zero")).toBe(true);
+  it("a traceback longer than the limit keeps its head and its last whole lines, the indicator between them", async () => {
+    // Two functions calling each other: frames that differ, so that Python does not fold them into one line.
+    const code = "def a(n):\n    return b(n + 1) if n < 30 else 1 / 0\ndef b(n):\n    return a(n + 1)\na(0)";
+    const full = (await (await start({ maxOutputChars: 0 })).execute(code)).output;
+    const result = await (await start({ maxOutputChars: 400, truncationIndicator: "[cut]" })).execute(code);
+    expect(full.length).toBeGreaterThan(1000);
+    expect(result.output.length).toBeLessThanOrEqual(400 + "[cut]".length);
+    const [head, tail] = result.output.split("[cut]\n") as [string, string];
+    // The head: the output's start, as for plain output (here the traceback's first lines).
+    expect(head.startsWith("Traceback (most recent call last):\n  File \"<cell-")).toBe(true);
+    expect(full.startsWith(head)).toBe(true);
+    // The tail: the traceback's last lines, whole, down to the error.
+    expect(full.endsWith(tail)).toBe(true);
+    expect(full.at(-tail.length - 1)).toBe("\n");
+    expect(tail.split("\n").length).toBeGreaterThan(3);
+    expect(tail).toContain("    return b(n + 1) if n < 30 else 1 / 0\n");
+    expect(tail.endsWith("\nZeroDivisionError: division by zero\n")).toBe(true);
+  });
+
+  it("printed output before a long traceback leads the head", async () => {
+    const code = 'print("the cell printed this first")\ndef a(n):\n    return b(n + 1) if n < 30 else 1 / 0\ndef b(n):\n    return a(n + 1)\na(0)';
+    const result = await (await start({ maxOutputChars: 400 })).execute(code);
+    expect(result.output.length).toBeLessThanOrEqual(400 + "... (truncated)".length);
+    expect(result.output).toMatch(/^the cell printed this first\nTraceback \(most recent call last\):\n[\s\S]*\.\.\. \(truncated\)\n[\s\S]*\n {2}File "<cell-\d+>", line \d, in [ab]\n[\s\S]*\nZeroDivisionError: division by zero\n$/);
   });
 
   it("a short output with an exception is not cut", async () => {

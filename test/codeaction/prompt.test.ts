@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import { extractProgram, programPrompt, pythonSignature } from "../../src/codeaction/index.js";
 import { tool } from "../../src/tools/index.js";
 
+/** Seed 002: "Prose-string tools still work — the model is told to parse them". */
+const PROSE_RULE = "A function that returns prose (a str of text rather than data) must be parsed by your program: extract the fields and numbers you need in code (string methods, re), never by reading the text yourself.";
 const weather = tool({
   name: "get_weather",
   description: "Get the current weather for a city",
@@ -42,6 +44,8 @@ describe("programPrompt", () => {
     const prompt = programPrompt([weather]);
     expect(prompt).toContain("def get_weather(city: str");
     expect(prompt).toContain("Results are plain Python values");
+    // Seed 002: prose-string tools still work, "the model is told to parse them".
+    expect(prompt).toContain(PROSE_RULE);
     expect(prompt).toContain("Use all the data the question needs: never skip, sample or truncate records, never count your own calls, and never stop early.");
     expect(prompt).toContain("Each program has a cap on function calls. If a call goes past it, the call raises ToolBudgetExceeded: do not catch it, let it raise.");
     expect(prompt).not.toMatch(/cap[^.]*\d/);

@@ -44,14 +44,30 @@ import json
 rows = json.load(open(path))
 open("/workspace/chart.png", "wb").write(b"\\x89PNG fake")
 chart_ref = artifacts.put("/workspace/chart.png", "image/png")
-return {"summary": summary.text, "rows": len(rows), "chart": chart_ref.ref is not None, "files": data.files, "structured": len(data.structured)}`,
+return {"summary": summary.text, "rows": len(rows), "chart": chart_ref, "files": data.files, "structured": len(data.structured)}`,
       tools,
       { artifacts },
     );
     expect(outcome.error).toBeUndefined();
-    expect(outcome).toMatchObject({ status: "ok", answer: { summary: "300 events", rows: 300, chart: true, files: [], structured: 300 } });
+    // The chart stays a reference in the returned dict (seed 001's `"chart": chart_ref`), not its bytes pasted in.
+    const chart = artifacts.list().find((record) => record.source === "artifacts.put")!;
+    expect(chart).toMatchObject({ mime: "image/png", size: 9 });
+    expect(outcome).toMatchObject({ status: "ok", answer: { summary: "300 events", rows: 300, chart: { $artifact: chart.ref }, files: [], structured: 300 } });
     expect(outcome.output).toBe(""); // ending inside top-level await leaves no noise from asyncio
     expect(seen[0]).toHaveLength(300); // the handle went to the tool by reference
+  });
+
+  it("references stay references in what a program returns, at any depth; an answer that is one large value is that value", async () => {
+    const artifacts = tempStore();
+    const nested = await program('data = tools.query_db(query="SELECT * FROM events LIMIT 1000")\nreturn {"data": data, "all": [data], "n": len(data)}', tools, { artifacts });
+    expect(nested.error).toBeUndefined();
+    const [stored] = artifacts.list();
+    expect(stored).toMatchObject({ source: "query_db", mime: "application/json" });
+    expect(nested.answer).toEqual({ data: { $artifact: stored!.ref }, all: [{ $artifact: stored!.ref }], n: 300 });
+    const whole = await program('return tools.query_db(query="SELECT * FROM events LIMIT 1000")', tools);
+    expect(whole.answer).toHaveLength(300);
+    const fake = await program('return {"chart": {"$artifact": "a0000"}}', tools);
+    expect(fake.error).toMatch(/KeyError: 'no artifact "a0000" in this run/);
   });
 
   it("a small result is its plain value (seed 002) and has seed 001's .text, .structured, .ref and .files", async () => {

@@ -16,7 +16,7 @@ function failure(result: Parameters<typeof decodeToolResult>[0]): McpToolError {
 
 describe("decodeToolResult", () => {
   it("decodes JSON text and keeps other text", () => {
-    expect(decodeToolResult({ content: [text('{"a": [1, 2.5]}')] }, where)).toEqual({ value: { a: [1, 2.5] }, text: '{"a": [1, 2.5]}' });
+    expect(decodeToolResult({ content: [text('{"a": [1, 2.5]}')] }, where)).toEqual({ value: { a: [1, 2.5] }, text: '{"a": [1, 2.5]}', files: [] });
     expect(decodeToolResult({ content: [text("3.5")] }, where).value).toBe(3.5);
     expect(decodeToolResult({ content: [text("null")] }, where).value).toBeNull();
     expect(decodeToolResult({ content: [text("plain words")] }, where).value).toBe("plain words");
@@ -25,11 +25,15 @@ describe("decodeToolResult", () => {
   });
 
   it("prefers structuredContent, keeping the text for the model", () => {
-    expect(decodeToolResult({ content: [text("It is 20 degrees")], structuredContent: { temperature: 20 } }, where)).toEqual({ value: { temperature: 20 }, text: "It is 20 degrees" });
+    expect(decodeToolResult({ content: [text("It is 20 degrees")], structuredContent: { temperature: 20 } }, where)).toEqual({ value: { temperature: 20 }, text: "It is 20 degrees", files: [] });
   });
 
-  it("describes non-text content in a line instead of base64", () => {
-    expect(decodeToolResult({ content: [text("chart:"), { type: "image", data: "AAAA", mimeType: "image/png" }, { type: "resource_link", uri: "file:///a.csv", name: "a.csv" }] }, where).value).toBe("chart:\n[image image/png, 3 bytes]\n[resource link file:///a.csv (a.csv)]");
+  it("describes non-text content in a line instead of base64, and keeps the blocks as files for programs", () => {
+    const image = { type: "image", data: "AAAA", mimeType: "image/png" };
+    const link = { type: "resource_link", uri: "file:///a.csv", name: "a.csv" };
+    const decoded = decodeToolResult({ content: [text("chart:"), image, link, { type: "hologram" }, { type: "audio", data: 7 }] }, where);
+    expect(decoded.value).toBe("chart:\n[image image/png, 3 bytes]\n[resource link file:///a.csv (a.csv)]\n[hologram content]\n[audio , 0 bytes]");
+    expect(decoded.files).toEqual([image, link]); // blocks lllm cannot read are left out
   });
 
   it("raises error results with the server's code and message", () => {

@@ -95,7 +95,8 @@ describe("ProxyManager.call over HTTP", () => {
     ["empty", "stocks/profile/{symbol}", { symbol: "" }],
   ])("refuses a %s placeholder value before sending anything", async (_what, path, params) => {
     const error = await failure(manager().call(path, params));
-    expect(error.code).toMatch(/^proxy_(path_value|param_missing)$/);
+    expect(error.code).toBe("proxy_path_value");
+    expect(error.pythonType).toBe("ValueError"); // what CALL_API raises in Python (seed 000, Step 12)
     expect(error.message).toContain("symbol");
     expect(server.requests).toHaveLength(0);
   });
