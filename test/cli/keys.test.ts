@@ -212,6 +212,31 @@ describe("--env-file", () => {
     expect(authorizations()).toEqual(["Bearer sk-env-file-key 0987", "Bearer sk-env-wins-0789", `Bearer ${FILE_KEY}`]);
   });
 
+  it("variables that load code (NODE_OPTIONS, BASH_ENV, LD_PRELOAD) are dropped with a warning: command tools never get them (issue 29, point 6)", async () => {
+    const dir = tempTree({
+      "pkg/tools/node_probe.yaml": "name: node_probe\ndescription: Run node\ncommand: [node, -e, \"process.stdout.write('node ok')\"]\n",
+      "pkg/tools/bash_probe.yaml": "name: bash_probe\ndescription: Run bash\ncommand: [bash, -c, \"printf 'bash ok'\"]\n",
+    });
+    // Marks which process ran it: lllm's own (Node applies an --env-file's NODE_OPTIONS before lllm starts, which
+    // nothing in lllm can prevent), or a child lllm started.
+    writeFileSync(path.join(dir, "evil.cjs"), `const own = String(process.argv[1]).endsWith("lllm.js");\nrequire("node:fs").writeFileSync(${JSON.stringify(dir)} + (own ? "/ran-in-lllm" : "/ran-in-tool"), "x");\n`);
+    writeFileSync(path.join(dir, "evil.sh"), `echo x > ${dir}/ran-in-bash\n`);
+    const envFile = path.join(dir, ".env");
+    writeFileSync(envFile, `NODE_OPTIONS="--require ${dir}/evil.cjs"\nBASH_ENV=${dir}/evil.sh\nLD_PRELOAD=${dir}/nothing.so\nWEATHER_KEY=kept\n`);
+    for (const tool of ["node_probe", "bash_probe"]) {
+      const called = await runCli(["tools", "call", tool, "-p", path.join(dir, "pkg"), "--args", "{}", "--env-file", envFile]);
+      expect(called.code).toBe(0);
+      expect(called.stdout).toContain(tool === "node_probe" ? "node ok" : "bash ok");
+      expect(called.stderr).toContain(
+        `lllm: warning: --env-file ${envFile}: ignored BASH_ENV, LD_PRELOAD, NODE_OPTIONS: a variable that makes programs load code is never taken from a dotenv file (nor passed to command tools, MCP servers or kernels). Node itself applied that NODE_OPTIONS to lllm's own process before lllm started: remove it from the file`,
+      );
+    }
+    expect(existsSync(path.join(dir, "ran-in-tool"))).toBe(false);
+    expect(existsSync(path.join(dir, "ran-in-bash"))).toBe(false);
+    // What the warning says of Node (README, Keys and --env-file): lllm's own process ran it.
+    expect(existsSync(path.join(dir, "ran-in-lllm"))).toBe(true);
+  });
+
   // In process: Node 20 itself looks at every `--env-file` of the command line (after the script's name too) and
   // stops with "node: FILE: not found" (exit 9) before lllm starts; lllm's own check is what later Node versions show.
   it("a missing or unreadable file is a usage error naming it", async () => {
