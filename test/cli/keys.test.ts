@@ -71,6 +71,20 @@ describe("lllm keys", () => {
     expect(existsSync(path.join(home, "keys.json"))).toBe(false);
   });
 
+  it("a name close to a provider's (opnai, OPENAI) is refused with the provider it is close to; nothing is stored (issue 30)", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const typo = await runCli(["keys", "set", "opnai"], { env: { LLLM_HOME: home }, input: "sk-typo-123456\n" });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe("lllm: error: `opnai` is not a provider: did you mean `openai` (stored as OPENAI_API_KEY)?\n  lllm keys set openai; a key is stored under the variable its readers ask for, such as OPENAI_API_KEY\n");
+    const upper = await runCli(["keys", "set", "ANTHROPIC"], { env: { LLLM_HOME: home }, input: "sk-typo-123456\n" });
+    expect(upper.code).toBe(2);
+    expect(upper.stderr).toContain("did you mean `anthropic` (stored as ANTHROPIC_API_KEY)?");
+    expect(existsSync(path.join(home, "keys.json"))).toBe(false);
+    // Any other variable name is stored as given (a proxy's api_key_env may be anything).
+    const other = await runCli(["keys", "set", "weather_key"], { env: { LLLM_HOME: home }, input: "wk-123456\n" });
+    expect(other).toMatchObject({ code: 0, stderr: `lllm: stored weather_key in ${path.join(home, "keys.json")}\n` });
+  });
+
   it("a provider reads its key from the file; the environment wins over it", async () => {
     const home = await homeWithKeys({ OPENAI_API_KEY: FILE_KEY });
     server = await startMockOpenAIServer({ script: ["one", "two"] });
