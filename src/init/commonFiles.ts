@@ -88,7 +88,7 @@ lllm validate tactics/${options.tactic}.yaml                                   #
 lllm run tactics/${options.tactic}.yaml --model scripted:scripted/demo.yaml -i "Count: ${DEMO_TEXT}"   # offline, no key
 lllm test tests --offline                                             # the test, replayed from its cassette
 lllm run ${ref} -p . -i "How many words are in 'a b c'?"          # a real model (OPENAI_API_KEY, or lllm keys set openai)
-npx --yes -p typescript@${TYPESCRIPT_MAJOR} tsc -p .                                  # type-check the tools against lllm's types
+npx --yes -p typescript@${TYPESCRIPT_MAJOR} tsc -p .                                     # type-check the tools against lllm's types
 \`\`\`
 ${options.needs ? `\n${options.needs}\n` : ""}
 \`tsc\` finds lllm's types in \`node_modules/lllm\`: \`lllm init\` made it a link to the lllm that made this package. In
