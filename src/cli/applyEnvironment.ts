@@ -1,6 +1,8 @@
 import { ConfigError } from "../errors.js";
 import { fillFromKeys, keysFile, readKeys } from "../config/keysFile.js";
 import { readEnvFile } from "../config/readEnvFile.js";
+import { isCodeLoadingVariable } from "../config/codeLoadingVariable.js";
+import { warn } from "./output.js";
 import { registerEnvironmentSecrets, registerSecret } from "../util/redact.js";
 
 export interface ApplyEnvironmentOptions {
@@ -17,12 +19,21 @@ export interface ApplyEnvironmentOptions {
  * `api_key_env`, proxies' keys, base URLs) finds it where it always looked: in `process.env`. The environment
  * wins over `--env-file`, which wins over the keys file; only variables that are unset (or empty) are filled in.
  * Every key's value joins the redaction set whatever its name (a file's other values only when named like a
- * credential, as for the environment). Values set here are not in the block `/proc/<pid>/environ` shows.
+ * credential, as for the environment). Values set here are not in the block `/proc/<pid>/environ` shows. Variables
+ * that load code (`NODE_OPTIONS`, `LD_PRELOAD`, `BASH_ENV`…: see `isCodeLoadingVariable`) are dropped from the
+ * files, with a warning: lllm and the programs it starts (command tools, MCP servers, kernels) never get them so.
  */
 export function applyEnvironment(options: ApplyEnvironmentOptions, env: NodeJS.ProcessEnv = process.env): void {
   const given = new Set(Object.keys(env).filter((name) => env[name] !== ""));
   const fromFiles: Record<string, string> = {};
-  for (const file of options.envFiles ?? []) Object.assign(fromFiles, readEnvFile(file));
+  for (const file of options.envFiles ?? []) {
+    const dropped: string[] = [];
+    for (const [name, value] of Object.entries(readEnvFile(file))) {
+      if (isCodeLoadingVariable(name)) dropped.push(name);
+      else fromFiles[name] = value;
+    }
+    if (dropped.length > 0) warn(droppedWarning(file, dropped, env));
+  }
   for (const [name, value] of Object.entries(fromFiles)) if (!given.has(name)) env[name] = value;
   registerEnvironmentSecrets(fromFiles);
   if (!options.keys) return;
@@ -37,4 +48,15 @@ export function applyEnvironment(options: ApplyEnvironmentOptions, env: NodeJS.P
   }
   for (const value of Object.values(keys)) registerSecret(value);
   fillFromKeys(env, keys);
+}
+
+function droppedWarning(file: string, names: string[], env: NodeJS.ProcessEnv): string {
+  const listed = names.join(", ");
+  let text = `--env-file ${file}: ignored ${listed}: a variable that makes programs load code is never taken from a dotenv file (nor passed to command tools, MCP servers or kernels)`;
+  // Node reads the file itself at start-up (every \`--env-file\` of its command line, up to a \`--\`) and applies its
+  // NODE_OPTIONS unless the environment has one: that happened to this process before lllm could look.
+  if (names.some((name) => name.toUpperCase() === "NODE_OPTIONS") && env.NODE_OPTIONS === undefined) {
+    text += `. Node itself applied that NODE_OPTIONS to lllm's own process before lllm started: remove it from the file`;
+  }
+  return text;
 }

@@ -11,9 +11,9 @@ export interface InitCommandOptions {
 /** `lllm init [DIR]`: a new package that validates, runs offline and passes its test at once. */
 export function initCommand(dir: string | undefined, options: InitCommandOptions): void {
   const target = dir ?? ".";
-  // dist/cli/init.js (or the bundle's dist/bundle/cli.js): the package root is two folders up, its types in dist/.
+  // dist/cli/init.js (or the bundle's dist/bundle/cli.js): the package root is two folders up.
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
-  const result = scaffoldPackage({ dir: target, ...(options.template ? { template: options.template } : {}), ...(options.force ? { force: true } : {}), lllmTypes: path.join(root, "dist", "index.d.ts") });
+  const result = scaffoldPackage({ dir: target, ...(options.template ? { template: options.template } : {}), ...(options.force ? { force: true } : {}), lllmRoot: root });
   writeOut(result.files.sort().join("\n"));
   const shown = path.relative(process.cwd(), path.resolve(target)) || ".";
   const cd = shown === "." ? "" : `cd ${shown} && `;

@@ -1,3 +1,4 @@
+import { distance } from "fastest-levenshtein";
 import { keysFile, readKeys, VARIABLE_NAME, writeKeys } from "../config/keysFile.js";
 import { ConfigError, InterruptedError } from "../errors.js";
 import { PROVIDER_ROUTES } from "../providers/providerRoutes.js";
@@ -28,7 +29,24 @@ export interface KeysSetOptions {
   stdin?: NodeJS.ReadStream;
 }
 
+/**
+ * A name that looks like a provider mistyped (`opnai`, `OPENAI`) would be stored as a variable no one reads: refused
+ * before a value is asked for, with the provider it is close to. Only for `set`: `get` and `remove` must still
+ * reach a key stored so before.
+ */
+function refuseProviderTypo(name: string): void {
+  const lower = name.toLowerCase();
+  if (name === lower && PROVIDER_ROUTES.some((route) => route.prefix === lower)) return;
+  const near = PROVIDER_ROUTES.filter((route) => route.apiKeyEnv !== undefined && distance(lower, route.prefix) <= Math.min(2, Math.floor(route.prefix.length / 3)));
+  if (near.length === 0) return;
+  const choices = near.map((route) => `\`${route.prefix}\` (stored as ${route.apiKeyEnv})`).join(" or ");
+  throw new ConfigError("usage_key_name", `\`${name}\` is not a provider: did you mean ${choices}?`, {
+    hint: `lllm keys set ${near[0]!.prefix}; a key is stored under the variable its readers ask for, such as ${near[0]!.apiKeyEnv}`,
+  });
+}
+
 export async function keysSetCommand(name: string, options: KeysSetOptions = {}): Promise<void> {
+  refuseProviderTypo(name);
   const variable = variableOf(name);
   const file = keysFile();
   const keys = readKeys(file); // a bad file is reported before a value is asked for

@@ -1,11 +1,11 @@
 import type * as Commander from "commander";
 import { readFileSync } from "node:fs";
-import { homedir } from "node:os";
 import path from "node:path";
 import { useValidatorCache } from "../util/sharedAjv.js";
 import { requireVendored } from "../util/lazyModule.js";
 import { useTranspileCache } from "../registry/transpileCache.js";
 import { useParsedYamlCache } from "../config/parsedYamlCache.js";
+import { lllmHome } from "../config/lllmHome.js";
 import { useCodeCache } from "../util/codeCache.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
@@ -498,7 +498,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   registerEnvironmentSecrets(process.env);
   reserveStdout();
   // Tools' argument validators are kept as generated code between runs (ajv's compiler is slow to load).
-  const cache = path.join(process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm"), "cache");
+  const cache = path.join(lllmHome(), "cache"); // not in an LLLM_HOME of another user's (see lllmHome)
   useValidatorCache(path.join(cache, "validators"));
   // TypeScript package files are transpiled once, into a folder of this user's own (not the shared temp folder).
   useTranspileCache(path.join(cache, "jiti"));

@@ -1,21 +1,46 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
+import { distrustFile, distrustFolder, trustHint } from "../config/distrust.js";
+import { warn } from "./output.js";
+
+/** What makes a folder a package: a manifest, or one of the sections (README: "Every part is optional"). */
+const MANIFESTS = ["lllm.toml", "lllm.yaml", "lllm.yml"];
+const SECTIONS = ["tools", "tactics", "proxies", "prompts"];
 
 /**
  * The `--package` folders given, or, when none is, the current folder if it is a package (a manifest: lllm.toml,
- * lllm.yaml, or package.json with an `lllm` key): `lllm tools list` inside a package lists that package, as
- * `-p .` would.
+ * lllm.yaml, or package.json with an `lllm` key; or, with no manifest, a tools/, tactics/, proxies/ or prompts/
+ * folder): `lllm tools list` inside a package lists that package, as `-p .` would. A folder that is not this
+ * user's (see `distrustFolder`), as `/tmp` is not, is no package unless named with `-p`: its code would run.
  */
 export function packagesOrHere(packages: string[] | undefined, cwd = process.cwd()): string[] | undefined {
   if (packages !== undefined && packages.length > 0) return packages;
-  return isPackageFolder(cwd) ? [cwd] : packages;
+  const marker = packageMarker(cwd);
+  if (marker === undefined) return packages;
+  const markerDistrust = distrustFile(marker);
+  const distrust = distrustFolder(cwd) ?? (markerDistrust === undefined ? undefined : `its ${path.basename(marker)}: ${markerDistrust}`);
+  if (distrust === undefined) return [cwd];
+  warn(`${cwd} is not taken as a package without -p: ${distrust} (${trustHint(cwd)})`);
+  return packages;
 }
 
-function isPackageFolder(dir: string): boolean {
-  if (["lllm.toml", "lllm.yaml", "lllm.yml"].some((name) => existsSync(path.join(dir, name)))) return true;
+/** The manifest or section that makes `dir` a package, or undefined. */
+function packageMarker(dir: string): string | undefined {
+  const manifest = MANIFESTS.map((name) => path.join(dir, name)).find((file) => existsSync(file));
+  if (manifest !== undefined) return manifest;
+  const packageJson = path.join(dir, "package.json");
   try {
-    const data = JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")) as { lllm?: unknown };
-    return typeof data === "object" && data !== null && data.lllm !== undefined;
+    const data = JSON.parse(readFileSync(packageJson, "utf8")) as { lllm?: unknown };
+    if (typeof data === "object" && data !== null && data.lllm !== undefined) return packageJson;
+  } catch {
+    // no package.json, or not one of lllm's
+  }
+  return SECTIONS.map((name) => path.join(dir, name)).find((folder) => isFolder(folder));
+}
+
+function isFolder(target: string): boolean {
+  try {
+    return statSync(target).isDirectory();
   } catch {
     return false;
   }

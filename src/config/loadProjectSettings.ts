@@ -1,9 +1,11 @@
+import { existsSync, realpathSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { ConfigError } from "../errors.js";
 import { displayPath } from "./displayPath.js";
+import { distrustFile, distrustFolder, trustHint } from "./distrust.js";
 import { isPlainObject } from "./deepMerge.js";
 import { fileLocator } from "./fileLocator.js";
 import { replySizeBytes } from "./replySizeBytes.js";
@@ -11,6 +13,7 @@ import { settingsSchema } from "./settingsSchema.js";
 import { SourceDocument } from "./SourceDocument.js";
 import type { DataPath, SourceLocator } from "./SourceDocument.js";
 import { validateAgainstSchema } from "./validateAgainstSchema.js";
+import { warnOnce } from "./warnOnce.js";
 
 /** Project-wide defaults, from the nearest settings file above the working directory. */
 export interface ProjectSettings {
@@ -50,24 +53,26 @@ const SEARCH_PLACES = [
 // not project settings, and must not stop `lllm` from running inside the package's folder.
 const MANIFEST_KEYS = ["package", "name", "version", "description", "dependencies"];
 
+export interface LoadProjectSettingsOptions {
+  /** Told what is ignored (another user's settings file, a `home:` others may write to); default: stderr, once per process. */
+  warn?: (message: string) => void;
+  /** Where `LLLM_TRUSTED_PATHS` (and, under sudo, `SUDO_UID`) are read; default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+}
+
 /**
  * The project settings that apply in `cwd`: the first of `package.json#lllm`, `.lllmrc` (YAML or JSON),
  * `.lllmrc.json`, `.lllmrc.yaml`, `.lllmrc.yml`, `lllm.config.json`, `lllm.config.yaml`, `lllm.config.js`,
- * `lllm.config.mjs`, looking in `cwd` and then each parent folder up to the filesystem root. Relative `packages`
- * and `home` are resolved against the settings file. Throws a `ConfigError` for a file that does not parse or
- * holds unknown keys. No settings file is not an error: `{ settings: {} }`.
+ * `lllm.config.mjs`, looking in `cwd` and then each parent folder, up to the repository's root (a folder with
+ * `.git`), the user's home folder, or the filesystem root, whichever comes first. A settings file of another user
+ * (see `distrustFile`) is ignored with a warning, and so is a `home:` others may write to (`distrustFolder`).
+ * Relative `packages` and `home` are resolved against the settings file. Throws a `ConfigError` for a file that
+ * does not parse or holds unknown keys. No settings file is not an error: `{ settings: {} }`.
  */
-export async function loadProjectSettings(cwd: string = process.cwd()): Promise<LoadedProjectSettings> {
-  const start = path.resolve(cwd);
-  let found: { file: string; config: unknown; locator: SourceLocator } | undefined;
-  // The nearest folder first, each name in turn; stops at the filesystem root (never the user's config folder).
-  for (let folder = start; !found; folder = path.dirname(folder)) {
-    for (const name of SEARCH_PLACES) {
-      found = await readSettingsFile(path.join(folder, name));
-      if (found) break;
-    }
-    if (path.dirname(folder) === folder) break;
-  }
+export async function loadProjectSettings(cwd: string = process.cwd(), options: LoadProjectSettingsOptions = {}): Promise<LoadedProjectSettings> {
+  const env = options.env ?? process.env;
+  const warn = options.warn ?? warnOnce;
+  const found = await findSettingsFile(path.resolve(cwd), { env, warn });
   if (!found || isEmptySettings(found.config)) return { settings: {} };
   const { file, config, locator } = found;
   const isPackageJson = path.basename(file) === "package.json";
@@ -75,14 +80,53 @@ export async function loadProjectSettings(cwd: string = process.cwd()): Promise<
   if (problems.length > 0) throw ConfigError.fromProblems("config_invalid", problems);
   const settings = resolvePaths(config as ProjectSettings, path.dirname(file));
   replySizeBytes(settings.reply_size, file); // a size the schema lets through but that means nothing fails here, at load
+  const homeDistrust = settings.home === undefined ? undefined : distrustFolder(settings.home, env);
+  if (homeDistrust !== undefined) {
+    warn(`ignored \`home: ${settings.home}\` of ${file}: ${homeDistrust}; lllm keeps no runs, keys or packages there (${trustHint(settings.home!)})`);
+    delete settings.home;
+  }
   return { settings, file };
+}
+
+/** The nearest settings file of the walk up from `start`, skipping (with a warning) those lllm does not trust. */
+async function findSettingsFile(start: string, options: { env: NodeJS.ProcessEnv; warn: (message: string) => void }): Promise<SettingsFile | undefined> {
+  const home = homeFolder();
+  for (let folder = start; ; folder = path.dirname(folder)) {
+    for (const name of SEARCH_PLACES) {
+      const read = await readSettingsFile(path.join(folder, name), options.env);
+      if (read === undefined) continue;
+      if ("distrust" in read) {
+        options.warn(`ignored the settings file ${read.file}: ${read.distrust}; lllm reads settings of yours (or root's) alone (${trustHint(read.file)})`);
+        continue;
+      }
+      return read;
+    }
+    // The repository's root and the home folder are as far as a project goes: what is above them is someone else's.
+    if (path.dirname(folder) === folder || folder === home || existsSync(path.join(folder, ".git"))) return undefined;
+  }
+}
+
+/** The user's home folder, resolved (the working folder is, so that the two compare). */
+function homeFolder(): string {
+  try {
+    return realpathSync(homedir());
+  } catch {
+    return path.resolve(homedir());
+  }
+}
+
+interface SettingsFile {
+  file: string;
+  config: unknown;
+  locator: SourceLocator;
 }
 
 /**
  * The settings in `file`, or undefined when it does not exist or holds none (a package.json without an `lllm`
- * key, or whose `lllm` key is the package's own manifest): the search then goes on.
+ * key, or whose `lllm` key is the package's own manifest): the search then goes on. A file lllm does not trust is
+ * `{file, distrust}`, before any of its code is run.
  */
-async function readSettingsFile(file: string): Promise<{ file: string; config: unknown; locator: SourceLocator } | undefined> {
+async function readSettingsFile(file: string, env: NodeJS.ProcessEnv): Promise<SettingsFile | { file: string; distrust: string } | undefined> {
   let text: string;
   try {
     text = await readFile(file, "utf8");
@@ -90,6 +134,7 @@ async function readSettingsFile(file: string): Promise<{ file: string; config: u
     return undefined; // missing, a folder, unreadable: not a settings file
   }
   const name = path.basename(file);
+  const distrust = distrustFile(file, env);
   if (name === "package.json") {
     let data: unknown;
     try {
@@ -99,8 +144,10 @@ async function readSettingsFile(file: string): Promise<{ file: string; config: u
     }
     const settings = isPlainObject(data) ? data.lllm : undefined;
     if (settings === undefined || isPackageManifest(settings)) return undefined;
+    if (distrust !== undefined) return { file, distrust };
     return { file, config: settings, locator: prefixed(SourceDocument.parse(text, displayPath(file)), ["lllm"]) };
   }
+  if (distrust !== undefined) return { file, distrust };
   if (name.endsWith(".js") || name.endsWith(".mjs")) {
     const loaded = (await import(pathToFileURL(file).href)) as { default?: unknown };
     return { file, config: loaded.default ?? loaded, locator: fileLocator(displayPath(file)) };

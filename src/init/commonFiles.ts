@@ -1,15 +1,17 @@
 /**
  * The files every template of `lllm init` shares: the manifest, a TypeScript tool with zod parameters, a command
- * tool (any language; here Node, which every lllm user has), a tsconfig that type-checks the tools against the
- * running lllm's own types, and a README.
+ * tool (any language; here Node, which every lllm user has), a tsconfig that type-checks the tools against lllm's
+ * types (found in `node_modules/lllm`, as any package's: no path of this machine in a file that is shared), and a
+ * README.
  */
 
 export interface TemplateContext {
   /** The package's name (from the folder's name, made an identifier). */
   name: string;
-  /** The running lllm's `dist/index.d.ts`, for the tsconfig's `paths`. */
-  lllmTypes: string;
 }
+
+/** The major version of TypeScript lllm's own types are checked with: what the README's `npx` pins. */
+export const TYPESCRIPT_MAJOR = 5;
 
 /** A test case's input and the answer its cassette replays: one place, so the test, cassette and script agree. */
 export const DEMO_TEXT = "the quick brown fox";
@@ -55,25 +57,25 @@ process.stdin.on("end", () => {
 });
 `;
 
-export function tsconfig(context: TemplateContext): string {
-  return `${JSON.stringify(
-    {
-      compilerOptions: {
-        strict: true,
-        module: "nodenext",
-        moduleResolution: "nodenext",
-        target: "es2022",
-        noEmit: true,
-        skipLibCheck: true,
-        // The types of the lllm that made this package; \`npm i -D lllm\` in this folder would do the same.
-        paths: { lllm: [context.lllmTypes] },
-      },
-      include: ["tools", "proxies", "tactics"],
+// No \`paths\`: \`import … from "lllm"\` finds node_modules/lllm, as for any package, wherever the folder is checked out.
+export const tsconfig = `${JSON.stringify(
+  {
+    compilerOptions: {
+      strict: true,
+      module: "nodenext",
+      moduleResolution: "nodenext",
+      target: "es2022",
+      noEmit: true,
+      skipLibCheck: true,
     },
-    null,
-    2,
-  )}\n`;
-}
+    include: ["tools", "proxies", "tactics"],
+  },
+  null,
+  2,
+)}\n`;
+
+/** Written only where there is none: \`node_modules/lllm\` is a link to this machine's lllm, not for the repository. */
+export const gitignore = "node_modules/\n";
 
 export function readme(context: TemplateContext, options: { tactic: string; what: string; needs?: string }): string {
   const ref = `${context.name}.tactics:${options.tactic}`;
@@ -86,9 +88,13 @@ lllm validate tactics/${options.tactic}.yaml                                   #
 lllm run tactics/${options.tactic}.yaml --model scripted:scripted/demo.yaml -i "Count: ${DEMO_TEXT}"   # offline, no key
 lllm test tests --offline                                             # the test, replayed from its cassette
 lllm run ${ref} -p . -i "How many words are in 'a b c'?"          # a real model (OPENAI_API_KEY, or lllm keys set openai)
-npx -p typescript tsc -p .                                            # type-check the tools against lllm's types
+npx --yes -p typescript@${TYPESCRIPT_MAJOR} tsc -p .                                     # type-check the tools against lllm's types
 \`\`\`
 ${options.needs ? `\n${options.needs}\n` : ""}
+\`tsc\` finds lllm's types in \`node_modules/lllm\`: \`lllm init\` made it a link to the lllm that made this package. In
+another checkout (a teammate's, CI) make it once: \`npm link lllm\` (when lllm was installed with \`npm link\` or
+\`npm install -g\`), or \`npm i -D /path/to/lllm\`. It is kept out of git (\`.gitignore\`).
+
 Edit \`tools/\`, \`prompts/\` and \`tactics/\`; after a change of behaviour, record the test again with a real model:
 \`lllm test tests --update\`.
 `;

@@ -12,8 +12,8 @@ export function templateFiles(template: TemplateName, context: TemplateContext):
 }
 
 /** Files every template has: the tools (a TypeScript one, a command one) and the tsconfig. */
-function toolFiles(context: TemplateContext): Record<string, string> {
-  return { "tools/count_words.ts": countWordsTool, "tools/shout.yaml": shoutTool, "scripts/shout.mjs": shoutScript, "tsconfig.json": tsconfig(context) };
+function toolFiles(): Record<string, string> {
+  return { "tools/count_words.ts": countWordsTool, "tools/shout.yaml": shoutTool, "scripts/shout.mjs": shoutScript, "tsconfig.json": tsconfig };
 }
 
 /** A test file with one case, and its cassette: the same turns as the `scripted:` demo. */
@@ -42,7 +42,7 @@ function agentFiles(context: TemplateContext): Record<string, string> {
 `;
   return {
     "lllm.toml": manifest(context, "An agent with a TypeScript tool and a command tool."),
-    ...toolFiles(context),
+    ...toolFiles(),
     "prompts/system.md": "You are a helpful assistant. Count words with count_words, and shout the count with shout. Answer in one sentence.\n",
     "tactics/assistant.yaml": `# An agent: the model calls the tools in a loop until it answers.
 name: assistant
@@ -75,7 +75,7 @@ function codeActionFiles(context: TemplateContext): Record<string, string> {
 `;
   return {
     "lllm.toml": manifest(context, "A code-action tactic: one Python program over the tools."),
-    ...toolFiles(context),
+    ...toolFiles(),
     "prompts/system.md": "You answer questions about texts with the tools.\n",
     "tactics/counter.yaml": `# Code-action: in one turn the model writes one Python program over the tools; it runs in a sandbox (bubblewrap or
 # gVisor) and what it passes to final_answer(...) is the answer.
@@ -116,7 +116,7 @@ function proxyFiles(context: TemplateContext): Record<string, string> {
 `;
   return {
     "lllm.toml": manifest(context, "A data-API proxy used from Python by an agent."),
-    ...toolFiles(context),
+    ...toolFiles(),
     "proxies/words.ts": `import { proxy } from "lllm";
 
 /**

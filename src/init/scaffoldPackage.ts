@@ -1,6 +1,7 @@
-import { accessSync, constants, mkdirSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { accessSync, closeSync, constants, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, statSync, symlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "../errors.js";
+import { gitignore } from "./commonFiles.js";
 import { templateFiles, TEMPLATES, type TemplateName } from "./packageTemplates.js";
 
 export interface ScaffoldOptions {
@@ -9,8 +10,8 @@ export interface ScaffoldOptions {
   template?: string;
   /** Write into a folder that is not empty (files of the same names are replaced; others stay). */
   force?: boolean;
-  /** The running lllm's `dist/index.d.ts`, for the tsconfig. */
-  lllmTypes: string;
+  /** The running lllm's package folder: `node_modules/lllm` links to it, for the tools' types. */
+  lllmRoot: string;
 }
 
 export interface ScaffoldResult {
@@ -22,9 +23,13 @@ export interface ScaffoldResult {
 /** Manifests that make a folder a package already: `init` never writes over one without --force. */
 const MANIFESTS = ["lllm.toml", "lllm.yaml", "lllm.yml"];
 
+/** Where the tools' types are found (see commonFiles' tsconfig): a link made when the folder has none. */
+const TYPES_LINK = "node_modules/lllm";
+
 /**
  * Write a new package into `dir`. Refused (exit 2, with the reason) when `dir` is a file, holds anything (a
- * package above all) unless `force`, or cannot be written to.
+ * package above all) unless `force`, cannot be written to, or (with `force`) has a symbolic link where a file of
+ * the template would go: lllm writes files in the folder, never through a link to somewhere else.
  */
 export function scaffoldPackage(options: ScaffoldOptions): ScaffoldResult {
   const template = (options.template ?? "agent") as TemplateName;
@@ -48,18 +53,74 @@ export function scaffoldPackage(options: ScaffoldOptions): ScaffoldResult {
     throw new ConfigError("init_target_invalid", `cannot write to ${writable}: permission denied`, { hint: "choose a folder you may write to" });
   }
   const name = packageName(dir);
-  const files = templateFiles(template, { name, lllmTypes: options.lllmTypes });
+  const files = templateFiles(template, { name });
+  if (!existsSync(path.join(dir, ".gitignore"))) files[".gitignore"] = gitignore;
+  if (existing !== undefined) refuseLinks(dir, options.dir, [...Object.keys(files), TYPES_LINK]);
+  const written = Object.keys(files);
   try {
     makeFolder(dir);
     for (const [relative, text] of Object.entries(files)) {
       const file = path.join(dir, relative);
       mkdirSync(path.dirname(file), { recursive: true });
-      writeFileSync(file, text);
+      writeNoFollow(file, text);
     }
+    if (linkTypes(dir, options.lllmRoot)) written.push(TYPES_LINK);
   } catch (error) {
     throw new ConfigError("init_target_invalid", `cannot write the package into ${options.dir}: ${(error as Error).message}`, { hint: "choose a folder you may write to", cause: error });
   }
-  return { name, template, files: Object.keys(files) };
+  return { name, template, files: written };
+}
+
+/**
+ * Refuse, before anything is written, when a file of the template, or a folder on its way (`scripts/`, `tools/`),
+ * is a symbolic link in `dir`: writing it would write wherever the link points (a clone's \`tools -> ~/.ssh\`).
+ * `node_modules/lllm` itself may be a link (it is one: see linkTypes), but not the folder above it.
+ */
+function refuseLinks(dir: string, shown: string, relatives: string[]): void {
+  const links = new Set<string>();
+  for (const relative of relatives) {
+    const parts = relative.split("/");
+    const checked = relative === TYPES_LINK ? parts.length - 1 : parts.length;
+    for (let depth = 1; depth <= checked; depth += 1) {
+      const part = parts.slice(0, depth).join("/");
+      if (isLink(path.join(dir, part))) links.add(part);
+    }
+  }
+  if (links.size === 0) return;
+  const listed = [...links].sort().map((part) => `${part} -> ${readlinkSync(path.join(dir, part))}`);
+  throw new ConfigError("init_target_invalid", `${shown} has symbolic links where the template writes: ${listed.join(", ")}; lllm init does not write through links`, {
+    hint: `remove ${links.size === 1 ? "it" : "them"} (rm ${[...links].sort().map((part) => path.join(shown, part)).join(" ")}), or give a new folder`,
+  });
+}
+
+function isLink(target: string): boolean {
+  try {
+    return lstatSync(target).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** Create or replace `file`, refusing (ELOOP) when it became a link after the check: never written through. */
+function writeNoFollow(file: string, text: string): void {
+  const fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0), 0o666);
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * `node_modules/lllm` -> the running lllm, as `npm link lllm` makes it, so that `tsc` finds lllm's types at once;
+ * a folder that has one already (a link, an installed lllm) keeps it. Whether it was made.
+ */
+function linkTypes(dir: string, lllmRoot: string): boolean {
+  const link = path.join(dir, TYPES_LINK);
+  if (isLink(link) || existsSync(link)) return false;
+  mkdirSync(path.dirname(link), { recursive: true });
+  symlinkSync(lllmRoot, link, "junction");
+  return true;
 }
 
 /**

@@ -5,6 +5,7 @@ import { newRunId } from "../util/newRunId.js";
 import type { SpoolEntry, SpoolHeader } from "./SpoolEntry.js";
 import { spoolFolder } from "./storeFiles.js";
 import { makePrivateFolder } from "../util/privateFolder.js";
+import { distrustFolder } from "../config/distrust.js";
 
 /** The format of the spool's lines; a merger leaves a file of a version it does not know for the lllm that does. */
 export const SPOOL_VERSION = 1;
@@ -142,6 +143,9 @@ export class RunSpool {
   #begin(): number {
     // The store's folder (LLLM_HOME) first: made 0700, or tightened when it is ours and others can read it.
     makePrivateFolder(path.dirname(this.folder));
+    // Runs hold prompts and answers: never into a folder of someone else's, nor one others may write to.
+    const distrust = distrustFolder(this.folder);
+    if (distrust !== undefined) throw new Error(distrust);
     makePrivateFolder(this.folder);
     const file = path.join(this.folder, `${newRunId()}-${process.pid}.jsonl`);
     // Exclusive: the name is new; 0600: the lines hold transcripts.

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { damaged, isDamage, openDatabaseSync, type Database } from "./openDatabase.js";
+import { damaged, isDamage, openDatabaseSync, type Database, type OpenedDatabase } from "./openDatabase.js";
 import { mergeSpool } from "./mergeSpool.js";
 import { processAlive } from "../util/processAlive.js";
 import type { ModelCallRecord, RunRecord, RunStatus, RunSummary } from "./RunRecord.js";
@@ -34,13 +34,16 @@ export class RunStore {
   readonly file: string;
   readonly #database: Database;
   readonly #readOnly: string | undefined;
+  /** The log could not be opened nor made: the store is in memory, and holds the spool's runs (its files kept). */
+  readonly #inMemory: boolean;
   readonly #warn: ((message: string) => void) | undefined;
   #warned = false;
 
-  private constructor(file: string, database: Database, readOnly: string | undefined, options: RunStoreOptions) {
+  private constructor(file: string, opened: OpenedDatabase, options: RunStoreOptions) {
     this.file = file;
-    this.#database = database;
-    this.#readOnly = readOnly;
+    this.#database = opened.database;
+    this.#readOnly = opened.readOnly;
+    this.#inMemory = opened.inMemory === true;
     this.#warn = options.warn;
   }
 
@@ -51,8 +54,9 @@ export class RunStore {
 
   /** `open`, at once (libsql is synchronous). */
   static openSync(file: string, options: RunStoreOptions = {}): RunStore {
-    const { database, readOnly } = openDatabaseSync(file);
-    const store = new RunStore(file, database, readOnly, options);
+    const opened = openDatabaseSync(file);
+    const { database } = opened;
+    const store = new RunStore(file, opened, options);
     try {
       store.#reading(() => undefined);
     } catch (error) {
@@ -180,13 +184,13 @@ export class RunStore {
   }
 
   #refresh(): void {
-    if (this.#readOnly !== undefined) {
+    if (this.#readOnly !== undefined && !this.#inMemory) {
       const waiting = spoolFiles(spoolFolder(this.file)).length;
       if (waiting > 0) this.#warnOnce(`runs recorded in ${spoolFolder(this.file)} (${waiting} file${waiting === 1 ? "" : "s"}) are not shown: ${this.#readOnly}`);
       return;
     }
     try {
-      mergeSpool(this.#database, spoolFolder(this.file));
+      mergeSpool(this.#database, spoolFolder(this.file), { keepFiles: this.#inMemory });
     } catch (error) {
       if (isDamage(error)) throw error;
       // Busy past the wait, or a full disk: show what the database holds; the next read merges again.

@@ -16,13 +16,14 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
  * from where the last merge stopped (`spool_progress` holds the offset, updated in the same transaction as the rows,
  * so a line is never merged twice), complete lines only: a writer may be appending the next line right now. A file
  * is deleted once merged to its end and its writer is done with it (a `close` line, or its process is gone from this
- * host). A file of a spool version this lllm does not know is left for the lllm that wrote it.
+ * host). A file of a spool version this lllm does not know is left for the lllm that wrote it. With `keepFiles`
+ * (a copy in memory, for a reader who cannot write the log) no file is deleted.
  */
-export function mergeSpool(database: Database, folder: string): void {
+export function mergeSpool(database: Database, folder: string, options: { keepFiles?: boolean } = {}): void {
   const names = spoolFiles(folder);
   if (names.length === 0) return;
   const statements = statementsOf(database);
-  for (const name of names) mergeFile(database, statements, path.join(folder, name), name);
+  for (const name of names) mergeFile(database, statements, path.join(folder, name), name, options.keepFiles === true);
 }
 
 interface Progress {
@@ -31,7 +32,7 @@ interface Progress {
   closed: boolean;
 }
 
-function mergeFile(database: Database, statements: Statements, file: string, name: string): void {
+function mergeFile(database: Database, statements: Statements, file: string, name: string, keepFiles: boolean): void {
   let fd: number;
   try {
     fd = openSync(file, "r");
@@ -54,7 +55,7 @@ function mergeFile(database: Database, statements: Statements, file: string, nam
   if (!progress.header || progress.header.spool > SPOOL_VERSION) return;
   const { pid, host: writerHost } = progress.header;
   const writerGone = progress.closed || (writerHost === host() && pid !== process.pid && !processAlive(pid));
-  if (!writerGone) return;
+  if (!writerGone || keepFiles) return;
   // A writer killed in the middle of a line left a tail without its newline: nothing more will complete it.
   try {
     unlinkSync(file);

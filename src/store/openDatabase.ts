@@ -6,6 +6,7 @@ import type Libsql from "libsql";
 import { MIGRATIONS } from "./migrations.js";
 import { StoreError } from "./StoreError.js";
 import { privateStoreFile } from "./storeFiles.js";
+import { distrustFile } from "../config/distrust.js";
 import { makePrivateFolder } from "../util/privateFolder.js";
 
 export type Database = Libsql.Database;
@@ -15,6 +16,11 @@ export interface OpenedDatabase {
   database: Database;
   /** Why nothing may be written (the file is read-only to this user, or its schema is newer than this lllm's); undefined when lllm may write. */
   readOnly: string | undefined;
+  /**
+   * There is no file, and none can be made (a home this user may only read): `database` is an empty store in
+   * memory, into which a reader may merge the spool's runs (keeping its files).
+   */
+  inMemory?: true;
 }
 
 /** Parallel writers wait this long for another's write instead of failing with "database is locked". */
@@ -23,15 +29,22 @@ const BUSY_TIMEOUT_MS = 10_000;
 /**
  * Open (or create) the store's SQLite file and bring its schema up to date. A new file is made 0600 in a 0700
  * folder (SQLite gives its `-wal` and `-shm` the database's mode), an existing one of ours that others can read is
- * tightened. A file this user cannot write is opened read-only, and one whose schema is newer than this lllm's is
- * not written to (`readOnly` says why): its runs are still read. A damaged file is a `StoreError` that says how to
+ * tightened. A file this user cannot write, or another user's (see `distrustFile`), is opened read-only (none at
+ * all: an empty one in memory), and one whose schema is newer than this lllm's is not written to (`readOnly` says
+ * why): its runs are still read. A damaged file is a `StoreError` that says how to
  * recover. libsql is loaded here, on demand: only commands that read the log load its native module.
  */
 export function openDatabaseSync(file: string): OpenedDatabase {
   // CommonJS, so `require`: `import()` would scan it for export names first (Node's CommonJS lexer).
   const Database = createRequire(import.meta.url)("libsql") as typeof import("libsql");
   if (existsSync(file)) privateStoreFile(file, ["-wal", "-shm"]);
-  if (!writable(file)) return { database: openReadOnly(Database, file), readOnly: `${file} is read-only to you` };
+  // Another user's log is read, never written: this user's runs must not go into a file someone else reads.
+  const distrust = distrustFile(file);
+  if (distrust !== undefined) return { database: openReadOnly(Database, file), readOnly: `${file} is not yours (${distrust})` };
+  if (!writable(file)) {
+    if (existsSync(file)) return { database: openReadOnly(Database, file), readOnly: `${file} is read-only to you` };
+    return { database: openInMemory(Database), readOnly: `${path.dirname(file)} is read-only to you`, inMemory: true };
+  }
   try {
     return openWritable(Database, file);
   } catch (error) {
@@ -81,6 +94,13 @@ function openReadOnly(Database: typeof Libsql, file: string): Database {
     }
   }
   throw unreadable(file, lastError);
+}
+
+/** An empty store in memory, with the current schema: what a reader sees of a log that does not exist. */
+function openInMemory(Database: typeof Libsql): Database {
+  const database = new Database(":memory:");
+  migrate(database);
+  return database;
 }
 
 function writable(file: string): boolean {

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
@@ -46,19 +46,54 @@ describe("lllm init", () => {
     expect(proxies.stdout).toContain('"words"');
   }, 120_000);
 
-  it("the tsconfig type-checks the tools against lllm's own types", async () => {
+  it("the tsconfig type-checks the tools against lllm's own types, in a teammate's checkout too (no path of this machine in it)", async () => {
     const dir = path.join(tempDir("lllm-init-"), "typed");
-    expect((await runCli(["init", dir])).code).toBe(0);
+    const created = await runCli(["init", dir]);
+    expect(created.code).toBe(0);
+    expect(created.stdout.split("\n")).toEqual(expect.arrayContaining([".gitignore", "node_modules/lllm"]));
+    // Issue 30: the shared files name no place of this machine; node_modules/lllm (git-ignored) is the link to lllm.
+    expect(readFileSync(path.join(dir, "tsconfig.json"), "utf8")).not.toContain(ROOT);
+    expect(readFileSync(path.join(dir, ".gitignore"), "utf8")).toBe("node_modules/\n");
+    expect(realpathSync(path.join(dir, "node_modules", "lllm"))).toBe(realpathSync(ROOT));
+    expect(readFileSync(path.join(dir, "README.md"), "utf8")).toContain("npx --yes -p typescript@5 tsc -p .");
     const tsc = path.join(ROOT, "node_modules", "typescript", "bin", "tsc");
-    const clean = spawnSync(process.execPath, [tsc, "-p", dir], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    // A teammate's checkout: the files without node_modules, somewhere else, and the link its README says to make.
+    const checkout = path.join(tempDir("lllm-checkout-"), "typed");
+    cpSync(dir, checkout, { recursive: true, filter: (source) => !source.includes(`${path.sep}node_modules`) });
+    mkdirSync(path.join(checkout, "node_modules"));
+    symlinkSync(ROOT, path.join(checkout, "node_modules", "lllm")); // what `npm link lllm` makes
+    const clean = spawnSync(process.execPath, [tsc, "-p", checkout], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
     expect(clean.stdout + clean.stderr).toBe("");
     expect(clean.status).toBe(0);
-    // A check that can fail: the zod parameters type `run`'s arguments.
+    // A check that can fail, in the folder init made: the zod parameters type `run`'s arguments.
     const tool = path.join(dir, "tools", "count_words.ts");
     writeFileSync(tool, readFileSync(tool, "utf8").replace("text.split", "text.nope"));
     const broken = spawnSync(process.execPath, [tsc, "-p", dir], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
     expect(broken.stdout).toContain("Property 'nope' does not exist on type 'string'");
   }, 300_000);
+
+  it("--force never writes through a symbolic link: a linked file or folder of the template is refused, before anything is written (issue 29, point 7)", async () => {
+    const parent = tempDir("lllm-init-");
+    const outside = tempDir("lllm-outside-");
+    writeFileSync(path.join(outside, "precious.toml"), "mine\n");
+    mkdirSync(path.join(outside, "folder"));
+    const dir = path.join(parent, "pkg");
+    mkdirSync(dir);
+    symlinkSync(path.join(outside, "precious.toml"), path.join(dir, "lllm.toml"));
+    symlinkSync(path.join(outside, "folder"), path.join(dir, "scripts"));
+    const forced = await runCli(["init", "pkg", "--force"], { cwd: parent });
+    expect(forced.code).toBe(2);
+    expect(forced.stderr).toContain(`lllm: error: pkg has symbolic links where the template writes: lllm.toml -> ${path.join(outside, "precious.toml")}, scripts -> ${path.join(outside, "folder")}; lllm init does not write through links`);
+    expect(readFileSync(path.join(outside, "precious.toml"), "utf8")).toBe("mine\n");
+    expect(readdirSync(path.join(outside, "folder"))).toEqual([]);
+    expect(readdirSync(dir).sort()).toEqual(["lllm.toml", "scripts"]);
+    // A link the template does not write to is left alone.
+    rmSync(path.join(dir, "lllm.toml"));
+    rmSync(path.join(dir, "scripts"));
+    symlinkSync(path.join(outside, "folder"), path.join(dir, "data"));
+    expect((await runCli(["init", "pkg", "--force"], { cwd: parent })).code).toBe(0);
+    expect(readdirSync(path.join(outside, "folder"))).toEqual([]);
+  }, 120_000);
 
   it("refuses a file, a package, a folder that is not empty (unless --force), and one it cannot write to: exit 2 with the reason", async () => {
     const parent = tempDir("lllm-init-");

@@ -71,6 +71,20 @@ describe("lllm keys", () => {
     expect(existsSync(path.join(home, "keys.json"))).toBe(false);
   });
 
+  it("a name close to a provider's (opnai, OPENAI) is refused with the provider it is close to; nothing is stored (issue 30)", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const typo = await runCli(["keys", "set", "opnai"], { env: { LLLM_HOME: home }, input: "sk-typo-123456\n" });
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe("lllm: error: `opnai` is not a provider: did you mean `openai` (stored as OPENAI_API_KEY)?\n  lllm keys set openai; a key is stored under the variable its readers ask for, such as OPENAI_API_KEY\n");
+    const upper = await runCli(["keys", "set", "ANTHROPIC"], { env: { LLLM_HOME: home }, input: "sk-typo-123456\n" });
+    expect(upper.code).toBe(2);
+    expect(upper.stderr).toContain("did you mean `anthropic` (stored as ANTHROPIC_API_KEY)?");
+    expect(existsSync(path.join(home, "keys.json"))).toBe(false);
+    // Any other variable name is stored as given (a proxy's api_key_env may be anything).
+    const other = await runCli(["keys", "set", "weather_key"], { env: { LLLM_HOME: home }, input: "wk-123456\n" });
+    expect(other).toMatchObject({ code: 0, stderr: `lllm: stored weather_key in ${path.join(home, "keys.json")}\n` });
+  });
+
   it("a provider reads its key from the file; the environment wins over it", async () => {
     const home = await homeWithKeys({ OPENAI_API_KEY: FILE_KEY });
     server = await startMockOpenAIServer({ script: ["one", "two"] });
@@ -210,6 +224,31 @@ describe("--env-file", () => {
     const keysFileFills = await runCli(["run", loop, "-i", "hi", "--env-file", envFile], { env: { LLLM_HOME: home } });
     expect(keysFileFills).toMatchObject({ code: 0, stdout: "three\n" });
     expect(authorizations()).toEqual(["Bearer sk-env-file-key 0987", "Bearer sk-env-wins-0789", `Bearer ${FILE_KEY}`]);
+  });
+
+  it("variables that load code (NODE_OPTIONS, BASH_ENV, LD_PRELOAD) are dropped with a warning: command tools never get them (issue 29, point 6)", async () => {
+    const dir = tempTree({
+      "pkg/tools/node_probe.yaml": "name: node_probe\ndescription: Run node\ncommand: [node, -e, \"process.stdout.write('node ok')\"]\n",
+      "pkg/tools/bash_probe.yaml": "name: bash_probe\ndescription: Run bash\ncommand: [bash, -c, \"printf 'bash ok'\"]\n",
+    });
+    // Marks which process ran it: lllm's own (Node applies an --env-file's NODE_OPTIONS before lllm starts, which
+    // nothing in lllm can prevent), or a child lllm started.
+    writeFileSync(path.join(dir, "evil.cjs"), `const own = String(process.argv[1]).endsWith("lllm.js");\nrequire("node:fs").writeFileSync(${JSON.stringify(dir)} + (own ? "/ran-in-lllm" : "/ran-in-tool"), "x");\n`);
+    writeFileSync(path.join(dir, "evil.sh"), `echo x > ${dir}/ran-in-bash\n`);
+    const envFile = path.join(dir, ".env");
+    writeFileSync(envFile, `NODE_OPTIONS="--require ${dir}/evil.cjs"\nBASH_ENV=${dir}/evil.sh\nLD_PRELOAD=${dir}/nothing.so\nWEATHER_KEY=kept\n`);
+    for (const tool of ["node_probe", "bash_probe"]) {
+      const called = await runCli(["tools", "call", tool, "-p", path.join(dir, "pkg"), "--args", "{}", "--env-file", envFile]);
+      expect(called.code).toBe(0);
+      expect(called.stdout).toContain(tool === "node_probe" ? "node ok" : "bash ok");
+      expect(called.stderr).toContain(
+        `lllm: warning: --env-file ${envFile}: ignored BASH_ENV, LD_PRELOAD, NODE_OPTIONS: a variable that makes programs load code is never taken from a dotenv file (nor passed to command tools, MCP servers or kernels). Node itself applied that NODE_OPTIONS to lllm's own process before lllm started: remove it from the file`,
+      );
+    }
+    expect(existsSync(path.join(dir, "ran-in-tool"))).toBe(false);
+    expect(existsSync(path.join(dir, "ran-in-bash"))).toBe(false);
+    // What the warning says of Node (README, Keys and --env-file): lllm's own process ran it.
+    expect(existsSync(path.join(dir, "ran-in-lllm"))).toBe(true);
   });
 
   // In process: Node 20 itself looks at every `--env-file` of the command line (after the script's name too) and

@@ -1,0 +1,69 @@
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "../helpers/runCli.js";
+import { AS_ROOT, NOBODY, openToOthers, runCliAs } from "../helpers/runCliAs.js";
+import { tempDir } from "../helpers/tempTree.js";
+import { cli, listRuns } from "./storeTestHelpers.js";
+
+// Issue 29, points 2 and 13: this user's runs never go into a store another user owns, and a home this user may
+// only read still shows the runs waiting in its spool. Only root can give a file to another user or run as one:
+// CI runs the suite as root, so there these tests never skip; a developer's run as anyone else says it skipped.
+const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");
+const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-tokyo.yaml");
+const run = (input: string): string[] => ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", input, "--no-stream"];
+
+describe.skipIf(!AS_ROOT && process.env.CI !== "true")("the run store of another user", { timeout: 240_000 }, () => {
+  it("a logs.db another user owns is read, never written: the runs of this user stay in the spool, with a warning", async () => {
+    expect(AS_ROOT, "this test needs root (it chowns the log to nobody); CI runs the suite as root").toBe(true);
+    const home = tempDir();
+    expect((await cli(home, run("before"))).code).toBe(0);
+    expect(await listRuns(home)).toHaveLength(1); // merged: logs.db made
+    const file = path.join(home, "logs.db");
+    for (const name of readdirSync(home).filter((entry) => entry.startsWith("logs.db"))) chownSync(path.join(home, name), NOBODY, NOBODY);
+
+    expect((await cli(home, run("after"))).code).toBe(0);
+    const listing = await cli(home, ["logs", "--json"]);
+    expect(listing.code).toBe(0);
+    expect(JSON.parse(listing.stdout).runs.map((entry: { input: string }) => entry.input)).toEqual(["before"]);
+    expect(listing.stderr).toContain(`lllm: warning: runs recorded in ${path.join(home, "logs.spool")} (1 file) are not shown: ${file} is not yours (it belongs to another user (uid ${NOBODY}))`);
+  });
+
+  it("a logs.spool/ another user owns gets no run: the run goes on, with a warning", async () => {
+    expect(AS_ROOT, "this test needs root (it chowns the spool to nobody); CI runs the suite as root").toBe(true);
+    const home = tempDir();
+    const spool = path.join(home, "logs.spool");
+    mkdirSync(spool, { mode: 0o700 });
+    chownSync(spool, NOBODY, NOBODY);
+    const result = await cli(home, run("x"));
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
+    expect(result.stderr).toContain(`lllm: warning: the run log ${path.join(home, "logs.db")} cannot be written (${spool}), the rest of this run is not logged: it belongs to another user (uid ${NOBODY})`);
+    expect(readdirSync(spool)).toEqual([]);
+  });
+
+  it("lllm logs on a home this user may only read, whose runs are only in the spool, lists them and keeps the spool (13)", async () => {
+    expect(AS_ROOT, "this test runs the CLI as nobody; CI runs the suite as root").toBe(true);
+    const home = path.join(tempDir(), "home");
+    mkdirSync(home, { mode: 0o700 });
+    chownSync(home, NOBODY, NOBODY);
+    const undo = openToOthers(path.dirname(home));
+    try {
+      const env = { PATH: process.env.PATH, HOME: home, LLLM_HOME: home, NO_COLOR: "1" };
+      expect((await runCliAs(NOBODY, run("spooled"), { env })).code).toBe(0);
+      expect(existsSync(path.join(home, "logs.db"))).toBe(false);
+      chmodSync(home, 0o500); // its owner may read it, not write it
+      const listing = await runCliAs(NOBODY, ["logs", "--json"], { env });
+      expect(listing.stderr).not.toContain("ConnectionFailed");
+      expect(listing.code).toBe(0);
+      expect(JSON.parse(listing.stdout).runs).toMatchObject([{ input: "spooled", status: "ok" }]);
+      const shown = await runCliAs(NOBODY, ["logs", "show", "last"], { env });
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toContain("[user] spooled");
+      expect(readdirSync(path.join(home, "logs.spool"))).toHaveLength(1);
+    } finally {
+      chmodSync(home, 0o700);
+      undo();
+    }
+  });
+});
