@@ -46,6 +46,6 @@ function report(checks: DoctorCheck[], ok: boolean, tactic: string | undefined):
     return `${paint(colour, mark, process.stdout)}  ${check.name.padEnd(width)}  ${check.detail}${fix}`;
   });
   const failed = checks.filter((check) => check.status === "fail").length;
-  lines.push("", ok ? `Everything ${tactic ? "this tactic needs" : "lllm needs"} is here.` : `${failed} problem${failed === 1 ? "" : "s"} ${tactic ? "stop this tactic" : "to fix"} (exit 1).`);
+  lines.push("", ok ? `Everything ${tactic ? "this tactic needs" : "lllm needs"} is here.` : `${failed} problem${failed === 1 ? "" : "s"} ${tactic ? `stop${failed === 1 ? "s" : ""} this tactic` : "to fix"} (exit 1).`);
   return lines.join("\n");
 }
