@@ -12,6 +12,7 @@ import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
 import { failureJson, paint, reportError, useColor, warn, writeOut } from "./output.js";
 import { addExamples } from "./helpExamples.js";
+import { checkCommandWords } from "./checkCommandWords.js";
 import { reserveStdout } from "./reserveStdout.js";
 import { handleSignals } from "./handleSignals.js";
 import { applyEnvironment } from "./applyEnvironment.js";
@@ -468,7 +469,7 @@ export function buildProgram(): Command {
       helpCommand(words, program);
     });
 
-  program.addOption(new Option("--no-color", "disable colour (NO_COLOR is honoured too)").hideHelp());
+  program.addOption(new Option("--no-color", "disable colour (NO_COLOR is honoured too)"));
   addExamples(program, paint);
   return program;
 }
@@ -522,6 +523,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   const stopWatching = failIfLoopDrains({ verbose, json: () => json });
   const signals = handleSignals();
   try {
+    checkCommandWords(program, argv.slice(2));
     await program.parseAsync(argv);
   } catch (error) {
     if (error instanceof cli().CommanderError) {
