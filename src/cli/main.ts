@@ -276,7 +276,7 @@ export function buildProgram(): Command {
     .option("--proxy <name>", "a proxy to activate (repeatable; default: all)", collect)
     .option("-f, --file <file>", "the Python file to run (default: standard input)")
     .option("-p, --package <dir>", "package folders to load (repeatable)", collect)
-    .option("--sandbox <backend>", "auto | bwrap | gvisor | none", "auto")
+    .addOption(new Option("--sandbox <backend>", "the isolation of the code").choices(["auto", "bwrap", "gvisor", "none"]).default("auto"))
     .option("--timeout <seconds>", "time limit of the code", "60")
     .option("--no-cache", "do not read or write the proxies' response cache")
     .action(async (options: Record<string, unknown>, command: Command) => {
@@ -390,7 +390,7 @@ export function buildProgram(): Command {
     .command("completion")
     .description("print a completion script for bash, zsh or fish (see the README to install it)")
     .addArgument(new Argument("[shell]", "bash | zsh | fish").choices(["bash", "zsh", "fish"]))
-    .addOption(new Option("--list <what>", "the words a completion asks for: models | tactics").choices(["models", "tactics"]).hideHelp())
+    .addOption(new Option("--list <what>", "the words a completion asks for: models | tactics | runs").choices(["models", "tactics", "runs"]).hideHelp())
     .addOption(new Option("-p, --package <dir>", "with --list tactics: the packages given on the command line").argParser(collect).hideHelp())
     .action(async (shell: string | undefined, options: { list?: string; package?: string[] }) => {
       const { completionCommand } = await import("./completion.js");

@@ -1,3 +1,4 @@
+import { statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
@@ -32,6 +33,17 @@ export interface LoadedProjectSettings {
   settings: ProjectSettings;
   /** The settings file, absolute; undefined when none was found. */
   file?: string;
+  /** The settings file is code (`.js`, `.mjs`) and was not run (`runCode: false`): its settings are unknown. */
+  notRun?: true;
+}
+
+export interface LoadProjectSettingsOptions {
+  /**
+   * `false`: a settings file that is code (`lllm.config.js`, `.mjs`) is not imported, and its settings are left
+   * out (`notRun`): for commands that must run nothing from the folder they are started in (shell completion,
+   * `lllm logs`, `lllm doctor`). Default true.
+   */
+  runCode?: boolean;
 }
 
 const SEARCH_PLACES = [
@@ -57,13 +69,15 @@ const MANIFEST_KEYS = ["package", "name", "version", "description", "dependencie
  * and `home` are resolved against the settings file. Throws a `ConfigError` for a file that does not parse or
  * holds unknown keys. No settings file is not an error: `{ settings: {} }`.
  */
-export async function loadProjectSettings(cwd: string = process.cwd()): Promise<LoadedProjectSettings> {
+export async function loadProjectSettings(cwd: string = process.cwd(), options: LoadProjectSettingsOptions = {}): Promise<LoadedProjectSettings> {
   const start = path.resolve(cwd);
   let found: { file: string; config: unknown; locator: SourceLocator } | undefined;
   // The nearest folder first, each name in turn; stops at the filesystem root (never the user's config folder).
   for (let folder = start; !found; folder = path.dirname(folder)) {
     for (const name of SEARCH_PLACES) {
-      found = await readSettingsFile(path.join(folder, name));
+      const file = path.join(folder, name);
+      if (options.runCode === false && /\.m?js$/.test(name) && statSync(file, { throwIfNoEntry: false })?.isFile()) return { settings: {}, file, notRun: true };
+      found = await readSettingsFile(file);
       if (found) break;
     }
     if (path.dirname(folder) === folder) break;
