@@ -4,6 +4,7 @@ import { runDoctor } from "../doctor/runDoctor.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { paint, SCHEMA_VERSION, writeOut } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
+import { settingsWithoutCode } from "./settingsWithoutCode.js";
 
 export interface DoctorCommandOptions {
   package?: string[];
@@ -20,7 +21,8 @@ const MARKS = { ok: ["ok  ", "green"], warn: ["warn", "yellow"], fail: ["FAIL", 
  * data (stdout); `--json` prints it as one object.
  */
 export async function doctorCommand(tactic: string | undefined, options: DoctorCommandOptions): Promise<void> {
-  const { settings } = await loadProjectSettings(process.cwd());
+  // Without a tactic nothing of the folder runs (a clone's lllm.config.mjs included); a tactic loads as a run would.
+  const settings = tactic === undefined ? await settingsWithoutCode("doctor") : (await loadProjectSettings(process.cwd())).settings;
   // A tactic that does not load is reported as usual (exit 2): there is nothing to check it against.
   const prepared = tactic === undefined ? undefined : await prepareTactic(await resolveTacticTarget(tactic, options.package), { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   const checks = await runDoctor({
@@ -46,6 +48,6 @@ function report(checks: DoctorCheck[], ok: boolean, tactic: string | undefined):
     return `${paint(colour, mark, process.stdout)}  ${check.name.padEnd(width)}  ${check.detail}${fix}`;
   });
   const failed = checks.filter((check) => check.status === "fail").length;
-  lines.push("", ok ? `Everything ${tactic ? "this tactic needs" : "lllm needs"} is here.` : `${failed} problem${failed === 1 ? "" : "s"} ${tactic ? "stop this tactic" : "to fix"} (exit 1).`);
+  lines.push("", ok ? `Everything ${tactic ? "this tactic needs" : "lllm needs"} is here.` : `${failed} problem${failed === 1 ? "" : "s"} ${tactic ? `stop${failed === 1 ? "s" : ""} this tactic` : "to fix"} (exit 1).`);
   return lines.join("\n");
 }

@@ -4,16 +4,28 @@ import { formatProblem } from "../errors.js";
 import { Registry } from "../registry/index.js";
 import { warn } from "./output.js";
 
+export interface LoadRegistryOptions {
+  /** No warnings for tool files that did not load. */
+  quiet?: boolean;
+  /**
+   * `false`: run no code of the folder: neither a settings file that is code (`lllm.config.mjs`) nor the packages'
+   * tool files (the registry then lists prompts, tactics and proxies, no tools). For shell completion.
+   */
+  runCode?: boolean;
+}
+
 /** The registry for commands that work on packages without a tactic: `--package` folders, settings, discovery. */
-export async function loadRegistry(packages: string[] | undefined, options: { quiet?: boolean } = {}): Promise<Registry> {
+export async function loadRegistry(packages: string[] | undefined, options: LoadRegistryOptions = {}): Promise<Registry> {
   const cwd = process.cwd();
-  const { settings, file } = await loadProjectSettings(cwd);
+  const runCode = options.runCode !== false;
+  const { settings, file } = await loadProjectSettings(cwd, { runCode });
   const registry = await Registry.load({
     packages: [
       ...(packages ?? []).map((dir) => ({ dir: path.resolve(cwd, dir), location: { file: "--package" } })),
       ...(settings.packages ?? []).map((dir) => ({ dir, ...(file ? { location: { file } } : {}) })),
     ],
     cwd,
+    importTools: runCode,
   });
   if (!options.quiet) warnBrokenFiles(registry);
   return registry;

@@ -1,7 +1,6 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "../errors.js";
-import { loadProjectSettings } from "../config/index.js";
 import { formatDuration, formatTime, formatTranscript } from "../store/formatTranscript.js";
 import { parseAge } from "../store/parseAge.js";
 import type { RunStatus, RunSummary } from "../store/RunRecord.js";
@@ -10,6 +9,7 @@ import { formatCost } from "../store/RunTally.js";
 import { storeFile } from "../store/startRunLog.js";
 import { toReplayScript } from "../store/toReplayScript.js";
 import { paint, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
+import { settingsWithoutCode } from "./settingsWithoutCode.js";
 
 export interface LogsListOptions {
   number?: string;
@@ -20,16 +20,19 @@ export interface LogsListOptions {
   json?: boolean;
 }
 
-/** The store's file: the project settings' `home:`, else `$LLLM_HOME`, else `~/.lllm`. */
+/** The store's file: the project settings' `home:` (from a data settings file: no code runs), else `$LLLM_HOME`, else `~/.lllm`. */
 async function logsFile(): Promise<string> {
-  const { settings } = await loadProjectSettings(process.cwd());
+  const settings = await settingsWithoutCode("logs");
   return storeFile(process.env, settings.home);
 }
 
-/** Open the store when anything was recorded; `undefined` when nothing was logged yet. A damaged file is a `StoreError` (exit 1) that says how to recover. */
-async function openStore(): Promise<RunStore | undefined> {
+/**
+ * The store's file, and the store open when anything was recorded (`undefined` when nothing was logged yet). A
+ * damaged file is a `StoreError` (exit 1) that says how to recover.
+ */
+async function openStore(): Promise<{ file: string; store: RunStore | undefined }> {
   const file = await logsFile();
-  return RunStore.exists(file) ? RunStore.open(file, { warn }) : undefined;
+  return { file, store: RunStore.exists(file) ? await RunStore.open(file, { warn }) : undefined };
 }
 
 /** `lllm logs`: the runs, newest first. */
@@ -42,7 +45,7 @@ export async function logsListCommand(options: LogsListOptions): Promise<void> {
     if (age === undefined) throw new ConfigError("usage_logs_since", `--since \`${options.since}\` is not an age`, { location: { file: "--since" }, hint: "Give a number and a unit: 90s, 15m, 2h, 30d, 1w." });
     since = Date.now() - age;
   }
-  const store = await openStore();
+  const { file, store } = await openStore();
   const runs = store
     ? withStore(store, (open) =>
         open.listRuns({ limit, ...(options.tactic !== undefined ? { tactic: options.tactic } : {}), ...(options.status !== undefined ? { status: options.status } : {}), ...(since !== undefined ? { since } : {}), ...(options.search !== undefined ? { search: options.search } : {}) }),
@@ -54,10 +57,16 @@ export async function logsListCommand(options: LogsListOptions): Promise<void> {
     return;
   }
   if (runs.length === 0) {
-    writeErr(store ? "lllm: no runs match" : `lllm: no runs logged yet (${await logsFile()})`);
+    writeErr(store ? "lllm: no runs match" : `lllm: no runs logged yet (${file})`);
     return;
   }
   writeOut(formatTable(runs));
+}
+
+/** The ids of the latest runs, newest first, for shell completion; none when nothing was logged yet. */
+export async function recentRunIds(limit = 50): Promise<string[]> {
+  const { store } = await openStore();
+  return store ? withStore(store, (open) => open.listRuns({ limit }).map((run) => run.id)) : [];
 }
 
 /** `lllm logs show ID|last`. */
@@ -80,7 +89,7 @@ export async function logsPruneCommand(options: { olderThan?: string }): Promise
   if (options.olderThan === undefined) throw new ConfigError("usage_logs_prune", "say which runs to delete: --older-than AGE", { location: { file: "--older-than" }, hint: "e.g. lllm logs prune --older-than 30d" });
   const age = parseAge(options.olderThan);
   if (age === undefined) throw new ConfigError("usage_logs_prune", `--older-than \`${options.olderThan}\` is not an age`, { location: { file: "--older-than" }, hint: "Give a number and a unit: 90s, 15m, 2h, 30d, 1w." });
-  const store = await openStore();
+  const { store } = await openStore();
   const removed = store ? withStore(store, (open) => open.prune(Date.now() - age)) : 0;
   writeErr(`lllm: deleted ${removed} run${removed === 1 ? "" : "s"} older than ${options.olderThan}`);
 }
@@ -131,8 +140,8 @@ export async function logsReplayCommand(id: string, options: { output?: string }
 }
 
 async function findRun(id: string): Promise<NonNullable<ReturnType<RunStore["getRun"]>>> {
-  const store = await openStore();
-  if (!store) throw new ConfigError("store_run_not_found", `no run \`${id}\`: no runs logged yet (${await logsFile()})`);
+  const { file, store } = await openStore();
+  if (!store) throw new ConfigError("store_run_not_found", `no run \`${id}\`: no runs logged yet (${file})`);
   const run = withStore(store, (open) => {
     try {
       return open.getRun(id);

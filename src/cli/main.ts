@@ -12,6 +12,7 @@ import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
 import { failureJson, paint, reportError, useColor, warn, writeOut } from "./output.js";
 import { addExamples } from "./helpExamples.js";
+import { checkCommandWords } from "./checkCommandWords.js";
 import { reserveStdout } from "./reserveStdout.js";
 import { handleSignals } from "./handleSignals.js";
 import { applyEnvironment } from "./applyEnvironment.js";
@@ -275,7 +276,7 @@ export function buildProgram(): Command {
     .option("--proxy <name>", "a proxy to activate (repeatable; default: all)", collect)
     .option("-f, --file <file>", "the Python file to run (default: standard input)")
     .option("-p, --package <dir>", "package folders to load (repeatable)", collect)
-    .option("--sandbox <backend>", "auto | bwrap | gvisor | none", "auto")
+    .addOption(new Option("--sandbox <backend>", "the isolation of the code").choices(["auto", "bwrap", "gvisor", "none"]).default("auto"))
     .option("--timeout <seconds>", "time limit of the code", "60")
     .option("--no-cache", "do not read or write the proxies' response cache")
     .action(async (options: Record<string, unknown>, command: Command) => {
@@ -389,7 +390,7 @@ export function buildProgram(): Command {
     .command("completion")
     .description("print a completion script for bash, zsh or fish (see the README to install it)")
     .addArgument(new Argument("[shell]", "bash | zsh | fish").choices(["bash", "zsh", "fish"]))
-    .addOption(new Option("--list <what>", "the words a completion asks for: models | tactics").choices(["models", "tactics"]).hideHelp())
+    .addOption(new Option("--list <what>", "the words a completion asks for: models | tactics | runs").choices(["models", "tactics", "runs"]).hideHelp())
     .addOption(new Option("-p, --package <dir>", "with --list tactics: the packages given on the command line").argParser(collect).hideHelp())
     .action(async (shell: string | undefined, options: { list?: string; package?: string[] }) => {
       const { completionCommand } = await import("./completion.js");
@@ -468,7 +469,7 @@ export function buildProgram(): Command {
       helpCommand(words, program);
     });
 
-  program.addOption(new Option("--no-color", "disable colour (NO_COLOR is honoured too)").hideHelp());
+  program.addOption(new Option("--no-color", "disable colour (NO_COLOR is honoured too)"));
   addExamples(program, paint);
   return program;
 }
@@ -522,6 +523,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   const stopWatching = failIfLoopDrains({ verbose, json: () => json });
   const signals = handleSignals();
   try {
+    checkCommandWords(program, argv.slice(2));
     await program.parseAsync(argv);
   } catch (error) {
     if (error instanceof cli().CommanderError) {

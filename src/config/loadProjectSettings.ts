@@ -1,4 +1,4 @@
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import path from "node:path";
@@ -35,6 +35,17 @@ export interface LoadedProjectSettings {
   settings: ProjectSettings;
   /** The settings file, absolute; undefined when none was found. */
   file?: string;
+  /** The settings file is code (`.js`, `.mjs`) and was not run (`runCode: false`): its settings are unknown. */
+  notRun?: true;
+}
+
+export interface LoadProjectSettingsOptions {
+  /**
+   * `false`: a settings file that is code (`lllm.config.js`, `.mjs`) is not imported, and its settings are left
+   * out (`notRun`): for commands that must run nothing from the folder they are started in (shell completion,
+   * `lllm logs`, `lllm doctor`). Default true.
+   */
+  runCode?: boolean;
 }
 
 const SEARCH_PLACES = [
@@ -72,7 +83,8 @@ export interface LoadProjectSettingsOptions {
 export async function loadProjectSettings(cwd: string = process.cwd(), options: LoadProjectSettingsOptions = {}): Promise<LoadedProjectSettings> {
   const env = options.env ?? process.env;
   const warn = options.warn ?? warnOnce;
-  const found = await findSettingsFile(path.resolve(cwd), { env, warn });
+  const found = await findSettingsFile(path.resolve(cwd), { env, warn, runCode: options.runCode !== false });
+  if (found !== undefined && "notRun" in found) return { settings: {}, file: found.file, notRun: true };
   if (!found || isEmptySettings(found.config)) return { settings: {} };
   const { file, config, locator } = found;
   const isPackageJson = path.basename(file) === "package.json";
@@ -89,11 +101,17 @@ export async function loadProjectSettings(cwd: string = process.cwd(), options: 
 }
 
 /** The nearest settings file of the walk up from `start`, skipping (with a warning) those lllm does not trust. */
-async function findSettingsFile(start: string, options: { env: NodeJS.ProcessEnv; warn: (message: string) => void }): Promise<SettingsFile | undefined> {
+async function findSettingsFile(
+  start: string,
+  options: { env: NodeJS.ProcessEnv; warn: (message: string) => void; runCode: boolean },
+): Promise<SettingsFile | { file: string; notRun: true } | undefined> {
   const home = homeFolder();
   for (let folder = start; ; folder = path.dirname(folder)) {
     for (const name of SEARCH_PLACES) {
-      const read = await readSettingsFile(path.join(folder, name), options.env);
+      const file = path.join(folder, name);
+      // Code is not even looked at (trusted or not) when the caller must run nothing of the folder.
+      if (!options.runCode && /\.m?js$/.test(name) && statSync(file, { throwIfNoEntry: false })?.isFile()) return { file, notRun: true };
+      const read = await readSettingsFile(file, options.env);
       if (read === undefined) continue;
       if ("distrust" in read) {
         options.warn(`ignored the settings file ${read.file}: ${read.distrust}; lllm reads settings of yours (or root's) alone (${trustHint(read.file)})`);

@@ -80,10 +80,13 @@ export class Package {
     return section === "prompts" ? this.prompts : section === "tactics" ? this.tactics : this.proxies;
   }
 
-  /** Read the sections from disk. Every problem of the package is collected and thrown at once. */
-  async load(): Promise<void> {
+  /**
+   * Read the sections from disk. Every problem of the package is collected and thrown at once. `importTools:
+   * false` leaves the tools out, so that none of the package's code runs.
+   */
+  async load(options: { importTools?: boolean } = {}): Promise<void> {
     const problems: ConfigProblem[] = [];
-    await this.loadTools(problems);
+    if (options.importTools !== false) await this.loadTools(problems);
     this.indexFiles("prompts", PROMPT, this.prompts, problems);
     this.indexFiles("tactics", DATA_OR_CODE, this.tactics, problems);
     this.indexFiles("proxies", DATA_OR_CODE, this.proxies, problems);

@@ -24,6 +24,11 @@ export interface RegistryOptions {
   home?: string;
   /** Look in `./lllm_packages` and `$LLLM_HOME/packages`. Default true. */
   discover?: boolean;
+  /**
+   * `false`: index the packages without importing their tool files, so that no package code runs (a listing of
+   * tactics for shell completion); the packages then offer no tools. Default true.
+   */
+  importTools?: boolean;
 }
 
 /** One package to load, and the state of the load it is part of. */
@@ -39,6 +44,8 @@ interface LoadOneOptions {
   problems: ConfigProblem[];
   /** Listed by the user or as a dependency (a discovered package is shadowed by an explicit one of its name). */
   explicit: boolean;
+  /** Whether tool files are imported (`RegistryOptions.importTools`). */
+  importTools: boolean;
 }
 
 /** How `lookup` finds an entry of one section. */
@@ -264,18 +271,19 @@ export class Registry {
     const problems: ConfigProblem[] = [];
     const byDir = this.byDir;
     const explicit: PackageSource[] = (options.packages ?? []).map((item) => (typeof item === "string" ? { dir: item } : item));
-    for (const source of explicit) await this.loadOne({ source, chain: [], byDir, problems, explicit: true });
+    const importTools = options.importTools !== false;
+    for (const source of explicit) await this.loadOne({ source, chain: [], byDir, problems, explicit: true, importTools });
     if (options.discover !== false && !this.discovered) {
       this.discovered = true;
       const roots = [path.join(options.cwd ?? process.cwd(), "lllm_packages"), path.join(options.home ?? lllmHome(), "packages")];
       for (const root of roots) {
-        for (const dir of subfolders(root)) await this.loadOne({ source: { dir }, chain: [], byDir, problems, explicit: false });
+        for (const dir of subfolders(root)) await this.loadOne({ source: { dir }, chain: [], byDir, problems, explicit: false, importTools });
       }
     }
     if (problems.length > 0) throw ConfigError.fromProblems("package_invalid", problems);
   }
 
-  private async loadOne({ source, alias, chain, byDir, problems, explicit }: LoadOneOptions): Promise<Package | undefined> {
+  private async loadOne({ source, alias, chain, byDir, problems, explicit, importTools }: LoadOneOptions): Promise<Package | undefined> {
     const absolute = path.resolve(source.dir);
     if (!existsSync(absolute) || !statSync(absolute).isDirectory()) {
       problems.push({
@@ -309,10 +317,10 @@ export class Registry {
       this.packages.set(name, pkg);
       for (const dependency of manifest.dependencies) {
         const dependencyDir = path.resolve(real, dependency.path);
-        const loaded = await this.loadOne({ source: { dir: dependencyDir, location: dependency.location }, ...(dependency.alias ? { alias: dependency.alias } : {}), chain: [...chain, real], byDir, problems, explicit: true });
+        const loaded = await this.loadOne({ source: { dir: dependencyDir, location: dependency.location }, ...(dependency.alias ? { alias: dependency.alias } : {}), chain: [...chain, real], byDir, problems, explicit: true, importTools });
         if (loaded) pkg.dependencies.set(dependency.alias ?? loaded.name, loaded);
       }
-      await collectProblemsAsync(problems, () => pkg!.load());
+      await collectProblemsAsync(problems, () => pkg!.load({ importTools }));
     }
     if (alias && alias !== pkg.name) {
       const clash = this.packages.get(alias);

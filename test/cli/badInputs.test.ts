@@ -46,6 +46,12 @@ const cases: Array<{ name: string; files: Record<string, string>; args?: string[
     expected: ["nope.yaml", /not found|does not exist|no such/i],
   },
   {
+    name: "a missing tactic file with a near name beside it, as the test loader says",
+    files: { "weather.yaml": AGENT },
+    args: ["wether.yaml"],
+    expected: ["lllm: error: tactic file not found: wether.yaml\n  did you mean `weather.yaml`?"],
+  },
+  {
     name: "a missing base file",
     files: { "tactic.yaml": `base: ./parent.yaml\n${AGENT}` },
     expected: ["parent.yaml", "tactic.yaml:1"],
@@ -157,6 +163,15 @@ describe("bad inputs: exit 2 with a message that says what, where and how to fix
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--args is not valid JSON");
     expect(result.stderr).toContain(`--args '{"city": "Paris"}'`);
+  });
+
+  it("run, chat and doctor name the near tactic file too", async () => {
+    const dir = tempTree({ "weather.yaml": AGENT });
+    for (const command of ["run", "chat", "doctor"]) {
+      const result = await runCliInProcess([command, "wether.yaml"], { cwd: dir });
+      expect(result.code, command).toBe(2);
+      expect(result.stderr, command).toContain("lllm: error: tactic file not found: wether.yaml\n  did you mean `weather.yaml`?");
+    }
   });
 
   // The cases above run in-process (runCliInProcess); these spawn the built binary, end to end.

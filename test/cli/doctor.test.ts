@@ -119,6 +119,16 @@ describe("lllm doctor", () => {
     expect(result.code).toBe(1);
   });
 
+  it("counts one problem in the singular, in the text report", async () => {
+    server = await startMockOpenAIServer({ script: [] });
+    const dir = tempTree({ "t.yaml": `agent_configs:\n  - name: main\n    system_prompt: Hi.\n    model_name: gpt-4o-mini\n    fallback_models: [anthropic/claude-sonnet-4]\n` });
+    const env = { LLLM_HOME: tempDir("lllm-doctor-home-"), OPENAI_API_KEY: "sk-doctor-0123", OPENAI_BASE_URL: server.url };
+    const result = await runCli(["doctor", path.join(dir, "t.yaml")], { env, timeoutMs: 60_000 });
+    expect(result.code).toBe(1);
+    expect(result.stdout.match(/^FAIL /gm)).toHaveLength(1);
+    expect(result.stdout.trimEnd().split("\n").at(-1)).toBe("1 problem stops this tactic (exit 1).");
+  });
+
   it("--queue to a Redis that is not there fails with how to fix it", async () => {
     const url = `redis://127.0.0.1:${await freePort()}`;
     const result = await doctor(["--queue", url]);

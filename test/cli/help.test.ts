@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { afterAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/main.js";
+import { checkCommandWords } from "../../src/cli/checkCommandWords.js";
 import { commandPath, HELP_EXAMPLES } from "../../src/cli/helpExamples.js";
 import { HELP_TOPICS } from "../../src/cli/helpTopics.js";
 import { BIN, ROOT, runCli } from "../helpers/runCli.js";
@@ -75,6 +76,54 @@ describe("help that teaches", { timeout: 300_000 }, () => {
     const wrong = await runCliInProcess(["help", "tacticz"]);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain("no help topic or command `tacticz`: did you mean `tactics`?");
+  });
+});
+
+describe("words that name no command", { timeout: 180_000 }, () => {
+  it("an unknown command is a usage error with --help too (not the program's help, exit 0), with the closest command", async () => {
+    for (const args of [["rn", "--help"], ["rn"], ["--verbose", "rn", "-h"]]) {
+      const result = await runCliInProcess(args);
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stdout, args.join(" ")).toBe("");
+      expect(result.stderr, args.join(" ")).toContain("lllm: error: unknown command 'rn'\n(did you mean `run`?)");
+    }
+    // A subcommand too: `tools lst --help` is not `tools --help`.
+    const nested = await runCliInProcess(["tools", "lst", "--help"]);
+    expect(nested.code).toBe(2);
+    expect(nested.stderr).toContain("lllm: error: unknown command 'tools lst'\n(did you mean `list`?)");
+    // Nothing close: said so plainly; `--json` still gets one JSON object.
+    const far = await runCliInProcess(["zzzzzz", "--help", "--json"]);
+    expect(far.code).toBe(2);
+    expect(far.stderr).toContain("lllm: error: unknown command 'zzzzzz'\n(run with --help for usage)");
+    expect(JSON.parse(far.stdout)).toMatchObject({ error: { code: "usage" } });
+    // Arguments and flag values are not commands.
+    expect((await runCliInProcess(["--env-file", "/dev/null", "help", "run"])).code).toBe(0);
+    expect((await runCliInProcess(["logs", "-n", "3", "path"])).code).toBe(0);
+  });
+
+  it("takes the names from the command tree, so a command added later is known and suggested", () => {
+    const program = buildProgram().exitOverride();
+    program.command("serve").description("a command added after this test was written");
+    for (const command of program.commands) command.configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+    program.configureOutput({ writeErr: () => undefined, writeOut: () => undefined });
+    expect(() => checkCommandWords(program, ["serve", "--help"])).not.toThrow();
+    expect(() => checkCommandWords(program, ["serv", "--help"])).toThrow("unknown command 'serv'\n(did you mean `serve`?)");
+  });
+
+  it("`lllm -v` alone says that -v is --verbose and the version is -V", async () => {
+    const result = await runCliInProcess(["-v"]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("lllm: error: no command given: -v is --verbose (with a command: lllm -v run …); the version is lllm -V (--version)");
+    const version = await runCliInProcess(["-V"]);
+    expect(version.code).toBe(0);
+    expect(version.stdout).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it("lists --no-color among the global flags", async () => {
+    for (const args of [["--help"], ["run", "--help"]]) {
+      const result = await runCliInProcess(args);
+      expect(result.stdout, args.join(" ")).toMatch(/^ {2}--no-color +disable colour \(NO_COLOR is honoured too\)$/m);
+    }
   });
 });
 

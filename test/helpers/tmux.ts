@@ -39,9 +39,9 @@ export class Tmux {
     this.run("send-keys", "-t", name, ...keys);
   }
 
-  /** Type text as it is. */
+  /** Type text as it is (text that starts with `-` too). */
   type(name: string, text: string): void {
-    this.run("send-keys", "-t", name, "-l", text);
+    this.run("send-keys", "-t", name, "-l", "--", text);
   }
 
   /** Wait until the screen satisfies `check`; fails the test with the screen when it does not within a minute. */

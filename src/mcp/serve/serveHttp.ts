@@ -156,9 +156,9 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpService>
         return reply(response, 400, "Bad Request: no session; send initialize first, then the Mcp-Session-Id it returns");
       }
       if (sessions.size + opening >= maxSessions) {
-        if (!refusing) log(`lllm: ${maxSessions} MCP sessions are open, the most kept (--max-sessions); new ones are refused (503) until one ends`);
+        if (!refusing) log(`lllm: ${sessionsOpen(maxSessions, "MCP session")}, the most kept (--max-sessions); new ones are refused (503) until one ends`);
         refusing = true;
-        return reply(response, 503, `Service Unavailable: ${maxSessions} sessions are open, the most this server keeps; retry later, or end a session (DELETE) first`);
+        return reply(response, 503, `Service Unavailable: ${sessionsOpen(maxSessions, "session")}, the most this server keeps; retry later, or end a session (DELETE) first`);
       }
       opening++;
       try {
@@ -257,4 +257,9 @@ function readJsonBody(request: IncomingMessage): Promise<Body> {
       }
     });
   });
+}
+
+/** `1 session is open`, `2 sessions are open`. */
+function sessionsOpen(count: number, noun: string): string {
+  return count === 1 ? `1 ${noun} is open` : `${count} ${noun}s are open`;
 }

@@ -241,7 +241,12 @@ describe("lllm mcp serve --http keeps a bounded number of sessions", () => {
       const sessionId = vanished.headers["mcp-session-id"] as string;
       expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
       // The one place is taken until the idle session is closed; asking for a new session does not touch it.
-      expect((await post(serving.url, INITIALIZE)).status).toBe(503);
+      const refused = await post(serving.url, INITIALIZE);
+      expect(refused.status).toBe(503);
+      // One session, in the singular.
+      expect(refused.text).toContain("Service Unavailable: 1 session is open, the most this server keeps");
+      await waitUntil(() => serving.cli.stderr().includes("lllm: 1 MCP session is open, the most kept (--max-sessions)"));
+      expect(serving.cli.stderr()).toContain("lllm: 1 MCP session is open, the most kept (--max-sessions)");
       let next: Awaited<ReturnType<typeof post>> | undefined;
       expect(await eventually(async () => (next = await post(serving.url, INITIALIZE)).status === 200)).toBe(true);
       const ping = JSON.stringify({ jsonrpc: "2.0", id: 2, method: "ping" });
