@@ -65,10 +65,10 @@ try {
   };
   await run([path.join(root, "bin/lllm.js"), "test", one, "--record"], { LLLM_HOME: home(), OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-bench" });
   await server.close();
-  const recorded = path.join(one, "__cassettes__", "bench.test", "case-0.yaml");
+  const recorded = path.join(one, "__cassettes__", "bench.test.yaml", "case-0.yaml");
   const many = path.join(tests, "many");
   writeTests(many, cases);
-  const cassettes = path.join(many, "__cassettes__", "bench.test");
+  const cassettes = path.join(many, "__cassettes__", "bench.test.yaml");
   mkdirSync(cassettes, { recursive: true });
   for (let index = 0; index < cases; index += 1) copyFileSync(recorded, path.join(cassettes, `case-${index}.yaml`));
   const tactic = path.join(dir, "weather", "tactics", "weather.yaml");

@@ -31,11 +31,16 @@ async function main(): Promise<void> {
     report({ broken: "the check file exports no function: export default (result) => boolean | string | {pass, score, reason}" });
     return;
   }
+  // A promise that never settles leaves node with nothing to wait on: it would exit at once (code 13) instead of
+  // running into the assertion's timeout, which says what happened. This timer keeps it waiting until then.
+  const keepAlive = setInterval(() => {}, 1 << 30);
   try {
     const value: unknown = await (check as (result: unknown) => unknown)(run);
     report({ value: value === undefined ? null : value });
   } catch (error) {
     report({ broken: `the check threw: ${error instanceof Error ? error.message : String(error)}` });
+  } finally {
+    clearInterval(keepAlive);
   }
 }
 

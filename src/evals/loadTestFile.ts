@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { displayPath, readSourceDocument, sortProblems, validateAgainstSchema, type SourceDocument } from "../config/index.js";
-import { ConfigError, ERROR_CODES, type ConfigProblem } from "../errors.js";
+import { collectProblemsAsync, ConfigError, ERROR_CODES, type ConfigProblem } from "../errors.js";
 import { Registry } from "../registry/index.js";
 import { looksLikeQualifiedRef } from "../registry/ref.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
@@ -36,40 +36,59 @@ export const ERROR_CLASSES = [
 ];
 
 /**
- * Read a test file, check it (its schema, then what a schema cannot say: one type per assertion, unique case
- * names, regexes and schemas that compile, files that exist, the tactic) and prepare its tactic, so that a bad file
- * fails before any case runs. Every problem is reported at once, with `file:line:col` and a did-you-mean.
+ * Read a test file, check it (its schema, then what a schema cannot say: one type per assertion, case names that
+ * make files of their own, regexes and schemas that compile, files that exist, turns that exist, the tactic) and
+ * prepare its tactic, so that a bad file fails before any case runs. Every problem is reported at once, the
+ * schema's and the others', with `file:line:col` and a did-you-mean, as for tactic files: the checks after the
+ * schema look only at the values of the right shape.
  */
 export async function loadTestFile(file: string): Promise<TestFile> {
   const absolute = path.resolve(file);
   const document = await readSourceDocument(absolute, { what: "test file" });
-  const schemaProblems = validateAgainstSchema(document.data, "test", document);
-  if (schemaProblems.length > 0) throw ConfigError.fromProblems("test_invalid", schemaProblems);
+  const problems = validateAgainstSchema(document.data, "test", document);
+  if (!isPlainObject(document.data)) throw ConfigError.fromProblems("test_invalid", problems);
   const data = document.data as unknown as RawTestFile;
-  const problems: ConfigProblem[] = [];
   const folder = path.dirname(absolute);
   const fileVars = stringVars(data.vars);
-  const cases = data.cases.map((raw, index) => readCase(raw, index, { document, folder, fileVars, problems }));
-  const names = new Map<string, number>();
-  cases.forEach((entry, index) => {
-    // Two names that make the same file name would share a cassette.
-    const key = cassetteName(entry.name);
-    const first = names.get(key);
-    if (first !== undefined) problems.push({ message: `cases[${first}] and cases[${index}] have the same name for their cassette (\`${key}\`); each case needs a name of its own`, location: document.locate(["cases", index, "name"]) });
-    else names.set(key, index);
-  });
-  const tacticFile = await resolveTactic(data, document, folder, problems);
-  if (problems.length > 0 || tacticFile === undefined) throw ConfigError.fromProblems("test_invalid", sortProblems(problems));
-  const packages = (data.packages ?? []).map((dir) => path.resolve(folder, dir));
-  const prepared = await prepareTactic(tacticFile, { ...(data.model !== undefined ? { model: data.model } : {}), ...(packages.length > 0 ? { packages } : {}) });
-  const pattern = prepared.tactic.config.tactic_type ?? "agent";
-  cases.forEach((entry, index) => {
+  const cases = (Array.isArray(data.cases) ? data.cases : []).flatMap((raw, index) => (isPlainObject(raw) ? [readCase(raw, index, { document, folder, fileVars, problems })] : []));
+  problems.push(...nameProblems(cases, document));
+  const tacticFile = typeof data.tactic === "string" && data.tactic !== "" ? await resolveTactic(data, document, folder, problems) : undefined;
+  // The tactic's own problems join the file's: one run shows everything to fix.
+  const packages = (Array.isArray(data.packages) ? data.packages : []).filter((dir): dir is string => typeof dir === "string").map((dir) => path.resolve(folder, dir));
+  const prepared = tacticFile === undefined ? undefined : await collectProblemsAsync(problems, () => prepareTactic(tacticFile, { ...(typeof data.model === "string" ? { model: data.model } : {}), ...(packages.length > 0 ? { packages } : {}) }));
+  const pattern = prepared?.tactic.config.tactic_type ?? "agent";
+  cases.forEach((entry) => {
     if (entry.conversation && entry.inputs.length > 1 && pattern !== "agent") {
-      problems.push({ message: `case \`${entry.name}\` has several turns, but the tactic's tactic_type is \`${pattern}\`: a conversation continues the dialog of an agent-pattern tactic`, location: document.locate(["cases", index, "turns"]) });
+      problems.push({ message: `case \`${entry.name}\` has several turns, but the tactic's tactic_type is \`${pattern}\`: a conversation continues the dialog of an agent-pattern tactic`, location: document.locate(["cases", entry.index, "turns"]) });
     }
   });
-  if (problems.length > 0) throw ConfigError.fromProblems("test_invalid", problems);
-  return { file: absolute, shown: displayPath(absolute), tactic: data.tactic, prepared, ...(data.model !== undefined ? { model: data.model } : {}), cases };
+  if (problems.length > 0 || prepared === undefined) throw ConfigError.fromProblems("test_invalid", sortProblems(problems));
+  return { file: absolute, shown: displayPath(absolute), tactic: data.tactic, prepared, ...(data.model !== undefined ? { model: data.model } : {}), cases: cases.map(({ index: _index, ...testCase }) => testCase) };
+}
+
+/**
+ * Two cases whose names make one cassette file name: the same once made safe for a file name, or differing only by
+ * case (one file on macOS and Windows, whose file systems ignore case).
+ */
+function nameProblems(cases: ReadonlyArray<TestCase & { index: number }>, document: SourceDocument): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const names = new Map<string, TestCase & { index: number }>();
+  for (const entry of cases) {
+    if (typeof entry.name !== "string") continue;
+    const file = `${cassetteName(entry.name)}.yaml`;
+    const key = file.toLowerCase();
+    const first = names.get(key);
+    if (!first) {
+      names.set(key, entry);
+      continue;
+    }
+    const why = first.name === entry.name ? "the same name" : cassetteName(first.name) === cassetteName(entry.name) ? "names that make the same file name" : "names that differ only by case, which make one file on macOS and Windows";
+    problems.push({
+      message: `cases[${first.index}] (\`${first.name}\`) and cases[${entry.index}] (\`${entry.name}\`) have ${why}: they would share a cassette (\`${file}\`); each case needs a name of its own`,
+      location: document.locate(["cases", entry.index, "name"]),
+    });
+  }
+  return problems;
 }
 
 interface RawTestFile {
@@ -87,24 +106,26 @@ interface ReadContext {
   problems: ConfigProblem[];
 }
 
-function readCase(raw: Record<string, unknown>, index: number, context: ReadContext): TestCase {
+function readCase(raw: Record<string, unknown>, index: number, context: ReadContext): TestCase & { index: number } {
   const { document, problems } = context;
   const name = raw["name"] as string;
   const conversation = Array.isArray(raw["turns"]);
   const inputs = conversation ? (raw["turns"] as unknown[]) : [raw["input"]];
   const assertions: AssertionSpec[] = [];
-  ((raw["assert"] as unknown[] | undefined) ?? []).forEach((assertion, position) => {
+  (Array.isArray(raw["assert"]) ? (raw["assert"] as unknown[]) : []).forEach((assertion, position) => {
+    if (!isPlainObject(assertion)) return; // the schema said so
     const read = readAssertion(assertion, ["cases", index, "assert", position], context, false);
     if (!read) return;
-    if (read.turn !== undefined && read.turn > inputs.length) problems.push({ message: `turn ${read.turn}: case \`${name}\` has ${inputs.length} turn${inputs.length === 1 ? "" : "s"}`, location: document.locate(["cases", index, "assert", position, "turn"]) });
+    if (typeof read.turn === "number" && read.turn > inputs.length) problems.push({ message: `turn ${read.turn}: case \`${name}\` has ${inputs.length} turn${inputs.length === 1 ? "" : "s"}`, location: document.locate(["cases", index, "assert", position, "turn"]) });
     assertions.push(read);
   });
-  const expectError = raw["expect-error"] as string | undefined;
+  const expectError = typeof raw["expect-error"] === "string" ? raw["expect-error"] : undefined;
   if (expectError !== undefined && !ERROR_CLASSES.includes(expectError) && !(ERROR_CODES as readonly string[]).includes(expectError)) {
     const hint = didYouMean(expectError, [...ERROR_CLASSES, ...ERROR_CODES]);
     problems.push({ message: `expect-error \`${expectError}\` is not an error class or code of lllm`, location: document.locate(["cases", index, "expect-error"]), hint: hint || `error classes: ${ERROR_CLASSES.join(", ")}; or an error code such as tool_rounds_exhausted` });
   }
   return {
+    index,
     name,
     inputs,
     conversation,
@@ -133,6 +154,7 @@ function readAssertion(raw: unknown, at: Array<string | number>, context: ReadCo
   const key = types[0]!;
   const common = { weight: (record["weight"] as number | undefined) ?? 1, ...(record["turn"] !== undefined ? { turn: record["turn"] as number } : {}), timeoutMs: ((record["timeout"] as number | undefined) ?? DEFAULT_CHECK_TIMEOUT_S) * 1000 };
   if (key === "not") {
+    if (!isPlainObject(record["not"])) return undefined; // the schema said so
     const inner = readAssertion(record["not"], [...at, "not"], context, !negated);
     return inner ? { ...inner, ...common, label: `not: {${inner.label}}` } : undefined;
   }
@@ -146,16 +168,16 @@ function readAssertion(raw: unknown, at: Array<string | number>, context: ReadCo
 
 /** What the schema cannot check about a value: a regex that compiles, a JSON Schema that compiles, a file that exists. */
 function checkValue(type: AssertionType, value: unknown, at: Array<string | number>, { document, folder, problems }: ReadContext): void {
-  if (type === "regex") {
+  if (type === "regex" && typeof value === "string") {
     const parsed = parseRegex(value as string);
     if (!parsed.ok) problems.push({ message: `regex ${JSON.stringify(value)} does not compile: ${parsed.reason}`, location: document.locate(at) });
-  } else if (type === "json-schema") {
+  } else if (type === "json-schema" && (isPlainObject(value) || typeof value === "boolean")) {
     try {
       sharedAjv().compile(value as object);
     } catch (error) {
       problems.push({ message: `json-schema is not a valid JSON Schema: ${(error as Error).message}`, location: document.locate(at) });
     }
-  } else if (type === "javascript") {
+  } else if (type === "javascript" && typeof value === "string") {
     const file = path.resolve(folder, value as string);
     if (!existsSync(file)) {
       const hint = didYouMean(path.basename(file), siblings(path.dirname(file)));

@@ -6,10 +6,12 @@ import { ScriptedModel } from "../providers/ScriptedModel.js";
 import { proxyKeyVariables } from "../store/proxyKeyVariables.js";
 import { defaultModel } from "../tactics/runModels.js";
 import { environmentSecrets, redactorOf, secrets } from "../util/redact.js";
-import type { CaseMode, CaseResult } from "./CaseResult.js";
+import { displayPath } from "../config/displayPath.js";
+import type { CaseMode, CaseProblem, CaseResult } from "./CaseResult.js";
 import type { CaseRun } from "./CaseRun.js";
 import { CassetteRecording, type Redaction } from "./cassettes/CassetteRecording.js";
 import type { Cassette } from "./cassettes/readCassette.js";
+import { ReplayGuard } from "./cassettes/ReplayGuard.js";
 import { evaluateCase, type Evaluation } from "./evaluateCase.js";
 import type { CaseStatusLog } from "./CaseStatusLog.js";
 import { runTurns } from "./runTurns.js";
@@ -47,7 +49,7 @@ export async function runCase(setup: CaseSetup): Promise<CaseResult> {
   const { testFile, testCase, mode } = setup;
   const started = performance.now();
   const rerecordHint = `Record it again if the change is intended: lllm test ${quoteArgument(testFile.shown)} --update --filter ${quoteArgument(testCase.name)}`;
-  const judgeDefault = testFile.model ?? testFile.prepared.agents.find((agent) => typeof agent.config.model_name === "string")?.config.model_name ?? "gpt-4o-mini";
+  const judgeDefault = judgeDefaultModel(testFile);
   const providerModel = (name: string | undefined): Model => createProviderModel({ model: name ?? judgeDefault, ...(setup.env ? { env: setup.env } : {}) });
   const repetitions: Repetition[] = [];
   const count = mode === "replay" ? 1 : testCase.repeat;
@@ -55,13 +57,15 @@ export async function runCase(setup: CaseSetup): Promise<CaseResult> {
     let createModel: ((config: AgentConfig) => Model) | undefined;
     let judgeModel = providerModel;
     let recording: CassetteRecording | undefined;
+    let guard: ReplayGuard | undefined;
     if (mode === "replay") {
-      // One model for the whole case (every turn, nested tactics, judges): each agent answered from its own turns.
-      const scripted = new ScriptedModel(setup.cassette!.script, { name: `scripted:${setup.cassette!.file}`, rerecordHint });
-      // Named as the agent's own model, so the recorded usage is priced as it was live.
-      const named = (name: string): Model => ({ name, generate: (request) => scripted.generate(request) });
-      createModel = (config) => named(config.model_name ?? "scripted");
-      judgeModel = (name) => named(name ?? judgeDefault);
+      // One model for the whole case (every turn, nested tactics, judges): each agent answered from its own turns,
+      // each call checked against the setup it was recorded with (the model, the tools as the model read them).
+      const { script, file } = setup.cassette!;
+      const scripted = new ScriptedModel(script, { name: `scripted:${file}`, rerecordHint });
+      const checked = (guard = new ReplayGuard({ scripted, script, setup: setup.cassette!.setup, redactValue: (value) => replayRedactor(testFile, setup.env ?? process.env).redactValue(value), rerecordHint }));
+      createModel = (config) => checked.model(config.model_name ?? "scripted");
+      judgeModel = (name) => checked.model(name ?? judgeDefault);
     } else if (mode === "record") {
       const kept = (recording = new CassetteRecording());
       createModel = (config) => kept.model(defaultModel(config, { input: null, ...(setup.env ? { env: setup.env } : {}) }, replySizeBytes(testFile.prepared.settings.reply_size)));
@@ -77,29 +81,41 @@ export async function runCase(setup: CaseSetup): Promise<CaseResult> {
       ...(setup.env ? { env: setup.env } : {}),
       warn: setup.warn,
     });
-    const evaluation = await evaluateCase(testCase, runs, { folder: path.dirname(testFile.file), judgeModel, replayed: mode === "replay", rerecordHint, ...(setup.signal ? { signal: setup.signal } : {}) });
+    let evaluation = await evaluateCase(testCase, runs, { folder: path.dirname(testFile.file), judgeModel, replayed: mode === "replay", rerecordHint, ...(setup.signal ? { signal: setup.signal } : {}) });
+    // Checked after the judges, whose calls are in the cassette too.
+    const unused = guard && !evaluation.problem && !setup.signal?.aborted ? guard.unusedTurns() : undefined;
+    if (unused) evaluation = { ...evaluation, pass: false, problem: { kind: "diverged", message: unused, hint: rerecordHint } };
     setup.statusLog.add(testFile, runs, evaluation.pass);
     repetitions.push({ runs, evaluation, ...(recording ? { recording } : {}) });
   }
   const passed = repetitions.filter((repetition) => repetition.evaluation.pass).length;
-  const pass = repetitions.length > 0 && passed / count >= testCase.threshold && !(setup.signal?.aborted && repetitions.length < count);
+  let pass = repetitions.length > 0 && passed / count >= testCase.threshold && !(setup.signal?.aborted && repetitions.length < count);
   const reported = (pass ? repetitions.find((repetition) => repetition.evaluation.pass) : repetitions.find((repetition) => !repetition.evaluation.pass)) ?? repetitions[0]!;
+  const { evaluation } = reported;
+  let problem = evaluation.problem;
   let cassette = mode === "replay" ? setup.cassette!.file : undefined;
   if (mode === "record") {
     const kept = repetitions.find((repetition) => repetition.evaluation.pass) ?? repetitions[0]!;
     if (writable(kept)) {
-      kept.recording!.write(setup.cassetteFile, { tactic: tacticName(testFile), test: path.basename(testFile.file), case: testCase.name }, cassetteRedactor(testFile, setup.env ?? process.env));
-      cassette = setup.cassetteFile;
+      try {
+        kept.recording!.write(setup.cassetteFile, { tactic: tacticName(testFile), test: path.basename(testFile.file), case: testCase.name }, cassetteRedactor(testFile, setup.env ?? process.env));
+        cassette = setup.cassetteFile;
+      } catch (error) {
+        // Recording is what was asked: a case whose cassette could not be written fails (the run goes on).
+        const unwritten: CaseProblem = { kind: "error", message: `no cassette written to ${displayPath(setup.cassetteFile)}: ${error instanceof Error ? error.message : String(error)}` };
+        if (problem) setup.warn(`case \`${testCase.name}\` of ${testFile.shown}: ${unwritten.message}`);
+        else problem = unwritten;
+        pass = false;
+      }
     } else setup.warn(`case \`${testCase.name}\` of ${testFile.shown}: no cassette written (${kept.runs.at(-1)?.error?.message ?? "no model call was made"})`);
   }
   const allRuns = repetitions.flatMap((repetition) => repetition.runs);
-  const { evaluation } = reported;
   return {
     file: testFile.shown,
     name: testCase.name,
     status: pass ? "passed" : "failed",
     mode,
-    ...(evaluation.problem ? { problem: evaluation.problem } : {}),
+    ...(problem ? { problem } : {}),
     assertions: evaluation.assertions,
     score: evaluation.score,
     error: reported.runs.at(-1)?.error ?? null,
@@ -124,6 +140,11 @@ function writable(repetition: Repetition): boolean {
   return !error || !(error.classes.includes("ProviderError") || error.classes.includes("InterruptedError"));
 }
 
+/** The model a judge calls when it names none: the test file's `model`, else the tactic's first agent's. */
+export function judgeDefaultModel(testFile: TestFile): string {
+  return testFile.model ?? testFile.prepared.agents.find((agent) => typeof agent.config.model_name === "string")?.config.model_name ?? "gpt-4o-mini";
+}
+
 /** The name a cassette records its tactic under (and is checked against). */
 export function tacticName(testFile: TestFile): string {
   return testFile.prepared.tactic.config.name ?? path.basename(testFile.prepared.tactic.file).replace(/\.(ya?ml|json|[cm]?[jt]s)$/, "");
@@ -142,6 +163,21 @@ function cassetteRedactor(testFile: TestFile, env: NodeJS.ProcessEnv): Redaction
   const own = redactorOf([...environmentSecrets(env), ...[...names].map((name) => env[name])]);
   return { redact: (text) => secrets.redact(own.redact(text)), redactValue: (value) => secrets.redactValue(own.redactValue(value)) };
 }
+
+/**
+ * The cassette redaction a replay applies to the tools offered now before comparing them with the recorded ones:
+ * one per test file and environment, made on first use (a thousand replayed cases of one file share it). A
+ * recording makes its own when it writes, so that it knows every secret of that moment.
+ */
+function replayRedactor(testFile: TestFile, env: NodeJS.ProcessEnv): Redaction {
+  const known = replayRedactors.get(testFile);
+  if (known?.env === env) return known.redaction;
+  const redaction = cassetteRedactor(testFile, env);
+  replayRedactors.set(testFile, { env, redaction });
+  return redaction;
+}
+
+const replayRedactors = new WeakMap<TestFile, { env: NodeJS.ProcessEnv; redaction: Redaction }>();
 
 function sum(runs: CaseRun[], value: (run: CaseRun) => number): number {
   return runs.reduce((total, run) => total + value(run), 0);

@@ -1,14 +1,15 @@
 import { availableParallelism } from "node:os";
+import { displayPath } from "../config/displayPath.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
-import type { CaseMode, CaseResult } from "./CaseResult.js";
+import type { CaseResult } from "./CaseResult.js";
 import { CaseStatusLog } from "./CaseStatusLog.js";
-import { cassetteFile } from "./cassettes/cassetteFile.js";
-import { readCassette, type Cassette } from "./cassettes/readCassette.js";
+import { checkLiveModels } from "./checkLiveModels.js";
 import { findTestFiles } from "./findTestFiles.js";
 import { loadTestFile } from "./loadTestFile.js";
+import { planCases, type Plan, type PlannedCase } from "./planCases.js";
 import type { Reporter, TestRunSummary } from "./reporters/Reporter.js";
-import { runCase, tacticName } from "./runCase.js";
-import type { TestCase, TestFile } from "./TestFile.js";
+import { runCase } from "./runCase.js";
+import type { TestFile } from "./TestFile.js";
 
 export interface RunTestsOptions {
   /** Test files and folders (searched for `*.test.yaml`, `*.test.yml`, `*.test.json`); default the working folder. */
@@ -41,18 +42,11 @@ export interface TestRun extends TestRunSummary {
   ok: boolean;
 }
 
-interface PlannedCase {
-  testFile: TestFile;
-  testCase: TestCase;
-  mode: CaseMode;
-  cassette?: Cassette;
-  cassetteFile: string;
-}
-
 /**
- * `lllm test`: load every test file and check it, with its tactic and cassettes, before anything runs (a bad file
- * is a `ConfigError`, exit 2, nothing run); then run the cases, at most `concurrency` at once, each replayed from
- * its cassette when it has one and live otherwise (see the options), and tell the reporters.
+ * `lllm test`: load every test file and check it, with its tactic and cassettes, and the keys of the models the
+ * live cases call, before anything runs (a bad file or a missing key is a `ConfigError`, exit 2, nothing run); then
+ * run the cases, at most `concurrency` at once, each replayed from its cassette when it has one and live otherwise
+ * (see the options), and tell the reporters. A `filter` that matches no case is a failed run (`ok: false`).
  */
 export async function runTests(options: RunTestsOptions = {}): Promise<TestRun> {
   if (options.offline && (options.record || options.update)) {
@@ -61,7 +55,10 @@ export async function runTests(options: RunTestsOptions = {}): Promise<TestRun> 
   const started = performance.now();
   const warn = options.warn ?? ((message: string) => process.stderr.write(`lllm: warning: ${message}\n`));
   const files = await loadAll(findTestFiles(options.paths ?? [], options.cwd));
-  const { planned, filteredOut } = plan(files, options);
+  const plan = planCases(files, options);
+  const { planned, filteredOut } = plan;
+  if (!options.offline) checkLiveModels(planned, options.env ?? process.env);
+  notePlan(plan, warn);
   const concurrency = Math.max(1, options.concurrency ?? availableParallelism());
   const reporters = options.reporters ?? [];
   const modes = { replay: 0, live: 0, record: 0 };
@@ -80,7 +77,7 @@ export async function runTests(options: RunTestsOptions = {}): Promise<TestRun> 
   const worker = async (): Promise<void> => {
     while (next < planned.length && !bailed && !options.signal?.aborted) {
       const index = next++;
-      report(index, await runPlanned(planned[index]!, options, warn, statusLog));
+      report(index, await runPlanned(planned[index]!, options, warn, statusLog).catch((error: unknown) => internalError(planned[index]!, error)));
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, planned.length) }, worker));
@@ -88,9 +85,10 @@ export async function runTests(options: RunTestsOptions = {}): Promise<TestRun> 
   const interrupted = options.signal?.aborted ?? false;
   const all = results.map((result, index) => result ?? skipped(planned[index]!, interrupted ? "interrupted" : "not run: --bail after a failure"));
   for (const [index, result] of all.entries()) if (results[index] === undefined) for (const reporter of reporters) reporter.onCaseResult?.(result);
-  const summary = summarize(all, { durationMs: Math.round(performance.now() - started), bailed, interrupted, filteredOut });
+  const unmatched = options.filter !== undefined && planned.length === 0 ? { unmatchedFilter: options.filter } : {};
+  const summary = summarize(all, { durationMs: Math.round(performance.now() - started), bailed, interrupted, filteredOut, ...unmatched });
   for (const reporter of reporters) await reporter.onRunEnd?.(summary);
-  return { ...summary, ok: summary.failed === 0 && !interrupted };
+  return { ...summary, ok: summary.failed === 0 && !interrupted && summary.unmatchedFilter === undefined };
 }
 
 /** Load every file; the problems of all of them are reported together. */
@@ -112,36 +110,27 @@ async function loadAll(paths: string[]): Promise<TestFile[]> {
   return files;
 }
 
-/** Which cases run, and how: each case's cassette is read (and checked) now, so a corrupt one stops everything. */
-function plan(files: TestFile[], options: RunTestsOptions): { planned: PlannedCase[]; filteredOut: number } {
-  const filter = options.filter?.toLowerCase();
-  const planned: PlannedCase[] = [];
-  let filteredOut = 0;
-  const problems: ConfigProblem[] = [];
-  let code: ConstructorParameters<typeof ConfigError>[0] = "test_cassette_invalid";
-  for (const testFile of files) {
-    for (const testCase of testFile.cases) {
-      if (filter !== undefined && !`${testFile.shown} › ${testCase.name}`.toLowerCase().includes(filter)) {
-        filteredOut += 1;
-        continue;
-      }
-      const file = cassetteFile(testFile.file, testCase.name);
-      let cassette: Cassette | undefined;
-      if (!options.update) {
-        try {
-          cassette = readCassette(file, { tactic: tacticName(testFile), testFile: testFile.file });
-        } catch (error) {
-          if (!(error instanceof ConfigError)) throw error;
-          problems.push(...error.problems);
-          code = error.code;
-        }
-      }
-      const mode: CaseMode = options.update ? "record" : cassette ? "replay" : options.record ? "record" : "live";
-      planned.push({ testFile, testCase, mode, ...(cassette ? { cassette } : {}), cassetteFile: file });
-    }
+/**
+ * What the plan says about cassettes that replay with less than today's checks: folders of the old name (read, to be
+ * renamed), and cassettes recorded before the model and the tools offered were kept (their replays cannot check them).
+ */
+function notePlan(plan: Plan, warn: (message: string) => void): void {
+  for (const [old, now] of plan.legacyFolders) {
+    warn(`cassettes read from ${displayPath(old)}, the folder's old name; rename it so that \`--record\` and \`--update\` write beside them: mv ${displayPath(old)} ${displayPath(now)}`);
   }
-  if (problems.length > 0) throw ConfigError.fromProblems(code, problems);
-  return { planned, filteredOut };
+  const unchecked = plan.planned.filter((entry) => entry.mode === "replay" && entry.cassette?.withoutSetup);
+  if (unchecked.length === 0) return;
+  const files = [...new Set(unchecked.map((entry) => entry.testFile.shown))];
+  const shown = unchecked.slice(0, 3).map((entry) => displayPath(entry.cassette!.file)).join(", ") + (unchecked.length > 3 ? ` and ${unchecked.length - 3} more` : "");
+  warn(
+    `${unchecked.length === 1 ? "a cassette was" : `${unchecked.length} cassettes were`} recorded before lllm kept each agent's model and the tools as the model read them (${shown}): ` +
+      `their replays check the messages and the tool results, not the model or the tools' descriptions and parameters. Record again to check those too: lllm test ${files.join(" ")} --update`,
+  );
+}
+
+/** A case the runner itself failed on (a bug): the case fails with the reason, the other cases and the reports go on. */
+function internalError(entry: PlannedCase, error: unknown): CaseResult {
+  return { ...skipped(entry, ""), status: "failed", problem: { kind: "error", message: `internal error: ${error instanceof Error ? error.message : String(error)}`, hint: "Report it if it is a bug." } };
 }
 
 async function runPlanned(entry: PlannedCase, options: RunTestsOptions, warn: (message: string) => void, statusLog: CaseStatusLog): Promise<CaseResult> {
@@ -183,7 +172,7 @@ function skipped(entry: PlannedCase, reason: string): CaseResult {
   };
 }
 
-function summarize(results: CaseResult[], extra: Pick<TestRunSummary, "durationMs" | "bailed" | "interrupted" | "filteredOut">): TestRunSummary {
+function summarize(results: CaseResult[], extra: Pick<TestRunSummary, "durationMs" | "bailed" | "interrupted" | "filteredOut" | "unmatchedFilter">): TestRunSummary {
   const count = (status: CaseResult["status"]): number => results.filter((result) => result.status === status).length;
   const total = (value: (result: CaseResult) => number): number => results.reduce((sum, result) => sum + value(result), 0);
   return {

@@ -30,7 +30,7 @@ cases:
     input: "${options.input}"
     assert:
 ${options.asserts.replace(/^(?=.)/gm, "      ")}`,
-    [`tests/__cassettes__/${options.tactic}.test/counts-words.yaml`]: cassette({ tactic: options.tactic, testFile, caseName, agent: options.agent, turns: indented }),
+    [`tests/__cassettes__/${testFile}/counts-words.yaml`]: cassette({ tactic: options.tactic, testFile, caseName, agent: options.agent, turns: indented }),
   };
 }
 

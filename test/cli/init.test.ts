@@ -19,7 +19,7 @@ describe("lllm init", () => {
       const created = await runCli(["init", dir, "--template", template]);
       expect(created.code).toBe(0);
       expect(created.stderr).toContain(`created package \`my_${template.replace("-", "_")}\` (template ${template})`);
-      expect(created.stdout.split("\n")).toEqual(expect.arrayContaining(["lllm.toml", "tsconfig.json", "README.md", "tools/count_words.ts", "tools/shout.yaml", `tactics/${tactic}.yaml`, "scripted/demo.yaml", `tests/${tactic}.test.yaml`, `tests/__cassettes__/${tactic}.test/counts-words.yaml`]));
+      expect(created.stdout.split("\n")).toEqual(expect.arrayContaining(["lllm.toml", "tsconfig.json", "README.md", "tools/count_words.ts", "tools/shout.yaml", `tactics/${tactic}.yaml`, "scripted/demo.yaml", `tests/${tactic}.test.yaml`, `tests/__cassettes__/${tactic}.test.yaml/counts-words.yaml`]));
 
       const validated = await runCli(["validate", `tactics/${tactic}.yaml`], { cwd: dir });
       expect(validated.stderr).toBe("");

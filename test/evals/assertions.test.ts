@@ -125,7 +125,10 @@ describe("javascript checks run in a process of their own", { timeout: 120_000 }
     expect(exits.reason).toContain("exits.mjs ended without an answer (exit 7");
     // A busy loop: only another process can be stopped from outside.
     const hangs = await check("javascript", write("hangs.mjs", "export default () => { for (;;) {} };\n"), { timeoutMs: 1500 });
-    expect(hangs).toMatchObject({ pass: false, broken: true, reason: "hangs.mjs did not finish within 1.5 s (give the assertion a longer `timeout`)" });
+    expect(hangs).toMatchObject({ pass: false, broken: true, reason: "hangs.mjs did not finish within 1.5 s and was killed (give the assertion a longer `timeout`)" });
+    // A promise that never settles leaves node nothing to wait on: it runs into the timeout too, told the same way as a script's.
+    const never = await check("javascript", write("never.mjs", "export default () => new Promise(() => {});\n"), { timeoutMs: 1500 });
+    expect(never).toMatchObject({ pass: false, broken: true, reason: "never.mjs did not finish within 1.5 s and was killed (give the assertion a longer `timeout`)" });
     const odd = await check("javascript", write("odd.mjs", "export default () => 42;\n"));
     expect(odd.reason).toContain("odd.mjs returned 42; a check returns true or false");
     const none = await check("javascript", write("none.mjs", "export const x = 1;\n"));

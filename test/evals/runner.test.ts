@@ -143,7 +143,7 @@ describe("runTests", { timeout: 240_000 }, () => {
     const env = await live();
     const recorded = await runTests({ paths: [dir], record: true, env });
     expect(recorded.results[0]).toMatchObject({ status: "passed", mode: "record" });
-    const folder = path.join(dir, "__cassettes__", "who.test");
+    const folder = path.join(dir, "__cassettes__", "who.test.yaml");
     const cassette = readFileSync(path.join(folder, readdirSync(folder)[0]!), "utf8");
     expect(cassette).toContain("[redacted]");
     expect(leaksOf(cassette, token)).toEqual([]);
@@ -166,7 +166,7 @@ describe("runTests", { timeout: 240_000 }, () => {
     });
     const recorded = await runTests({ paths: [path.join(dir, "tests")], record: true, env: await live() });
     expect(recorded.results[0]).toMatchObject({ status: "passed", mode: "record" });
-    expect(readFileSync(path.join(dir, "tests/__cassettes__/ref.test/by-ref.yaml"), "utf8")).toContain("tactic: crew\n");
+    expect(readFileSync(path.join(dir, "tests/__cassettes__/ref.test.yaml/by-ref.yaml"), "utf8")).toContain("tactic: crew\n");
     const replayed = await runTests({ paths: [path.join(dir, "tests")], offline: true });
     expect(replayed.results[0]).toMatchObject({ status: "passed", mode: "replay" });
   });

@@ -10,7 +10,7 @@ export interface WeatherProject {
   weather: string;
   /** `weather/tests`: the package's test file and checks. */
   tests: string;
-  /** `weather/tests/__cassettes__/weather.test`. */
+  /** `weather/tests/__cassettes__/weather.test.yaml`. */
   cassettes: string;
 }
 
@@ -23,5 +23,5 @@ export function weatherProject(options: { withCassettes?: boolean } = {}): Weath
   for (const name of ["weather", "search"]) cpSync(path.join(EXAMPLE, name), path.join(dir, name), { recursive: true });
   const tests = path.join(dir, "weather", "tests");
   if (!options.withCassettes) rmSync(path.join(tests, "__cassettes__"), { recursive: true, force: true });
-  return { dir, weather: path.join(dir, "weather"), tests, cassettes: path.join(tests, "__cassettes__", "weather.test") };
+  return { dir, weather: path.join(dir, "weather"), tests, cassettes: path.join(tests, "__cassettes__", "weather.test.yaml") };
 }

@@ -21,7 +21,7 @@ export const javascript: AssertionHandler = async (value, { run, folder, timeout
     ...(signal ? { signal } : {}),
   });
   const name = path.basename(file);
-  if (outcome.kind === "timeout") return broken(`${name} did not finish within ${timeoutMs / 1000} s (give the assertion a longer \`timeout\`)`);
+  if (outcome.kind === "timeout") return broken(`${name} did not finish within ${timeoutMs / 1000} s and was killed (give the assertion a longer \`timeout\`)`);
   if (outcome.kind !== "exited") return broken(`${name} could not run: ${outcome.kind === "not_found" ? `${outcome.program} was not found` : outcome.message}`);
   const verdict = readVerdict(outcome.stdout);
   if (!verdict) return broken(`${name} ended without an answer (exit ${outcome.code ?? outcome.signal}${outcome.stderr ? `): ${outputTail(outcome.stderr)}` : ")"}`);

@@ -28,6 +28,8 @@ export interface TestRunSummary {
   interrupted: boolean;
   /** Cases left out by `--filter`. */
   filteredOut: number;
+  /** The `--filter` given, when it matched no case (a failed run, as in jest and vitest). */
+  unmatchedFilter?: string;
 }
 
 /**

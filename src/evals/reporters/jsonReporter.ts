@@ -17,13 +17,14 @@ export function jsonReporter(options: { write: (text: string) => void }): Report
 export function testRunJson(summary: TestRunSummary): Record<string, unknown> {
   return {
     schema_version: TEST_JSON_VERSION,
-    ok: summary.failed === 0 && !summary.interrupted,
+    ok: summary.failed === 0 && !summary.interrupted && summary.unmatchedFilter === undefined,
     summary: {
       total: summary.results.length,
       passed: summary.passed,
       failed: summary.failed,
       skipped: summary.skipped,
       filtered_out: summary.filteredOut,
+      ...(summary.unmatchedFilter !== undefined ? { unmatched_filter: summary.unmatchedFilter } : {}),
       duration_ms: summary.durationMs,
       usage: { prompt_tokens: summary.usage.promptTokens, completion_tokens: summary.usage.completionTokens, total_tokens: summary.usage.totalTokens, llm_calls: summary.usage.llmCalls },
       cost: summary.cost,

@@ -1,19 +1,47 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { ConfigError } from "../../errors.js";
 import type { CaseResult } from "../CaseResult.js";
 import type { Reporter, TestRunSummary } from "./Reporter.js";
 
 /**
  * `--junit FILE`: JUnit XML as CI systems read it (GitHub Actions test reporters, GitLab's `artifacts:reports:junit`):
  * a `<testsuite>` per test file, a `<testcase>` per case, with `<failure>` (what failed, and why) or `<skipped>`.
+ * A path that cannot be a file (a folder, or under a file) is a `ConfigError` now, before any case runs; one that
+ * cannot be written at the end is one too.
  */
 export function junitReporter(options: { file: string }): Reporter {
+  checkReportPath(options.file);
   return {
     onRunEnd(summary) {
-      mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
-      writeFileSync(options.file, junitXml(summary));
+      try {
+        mkdirSync(path.dirname(path.resolve(options.file)), { recursive: true });
+        writeFileSync(options.file, junitXml(summary));
+      } catch (error) {
+        throw new ConfigError("test_usage", `--junit: cannot write ${options.file}: ${(error as Error).message}`, { location: { file: "--junit" }, hint: "Give a file in a folder you can write, e.g. --junit reports/junit.xml.", cause: error });
+      }
     },
   };
+}
+
+/** The report's path: not a folder, and no file where a folder above it must be. */
+function checkReportPath(file: string): void {
+  const absolute = path.resolve(file);
+  const problem = (message: string): ConfigError => new ConfigError("test_usage", `--junit ${message}`, { location: { file: "--junit" }, hint: "Give the report's file, e.g. --junit reports/junit.xml (its folders are made when missing)." });
+  if (kindOf(absolute) === "folder") throw problem(`names a folder (${file}): it takes the file to write the JUnit XML to`);
+  for (let folder = path.dirname(absolute); ; folder = path.dirname(folder)) {
+    const kind = kindOf(folder);
+    if (kind === "file") throw problem(`${file}: ${folder} is a file, not a folder`);
+    if (kind === "folder" || folder === path.dirname(folder)) return;
+  }
+}
+
+function kindOf(file: string): "file" | "folder" | undefined {
+  try {
+    return statSync(file).isDirectory() ? "folder" : "file";
+  } catch {
+    return undefined;
+  }
 }
 
 export function junitXml(summary: TestRunSummary): string {

@@ -35,6 +35,7 @@ export function textReporter(options: TextReporterOptions): Reporter {
     },
     onRunEnd(summary) {
       line();
+      if (summary.unmatchedFilter !== undefined) line(paint("red", `no case matches --filter ${JSON.stringify(summary.unmatchedFilter)} (${summary.filteredOut} case${summary.filteredOut === 1 ? "" : "s"} left out); it matches text in \`<file> › <case name>\`, ignoring case`));
       line(summaryLine(summary, paint));
     },
   };
