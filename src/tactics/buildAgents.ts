@@ -1,6 +1,6 @@
 import path from "node:path";
 import { Agent, type AgentEvent } from "../agent/index.js";
-import { modelChain, replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig } from "../config/index.js";
+import { chainMember, modelChain, replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig } from "../config/index.js";
 import type { ProxyDefinition, ProxyManager } from "../proxies/index.js";
 import { ConfigError } from "../errors.js";
 import { MCP } from "../mcp/MCP.js";
@@ -63,7 +63,8 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
    */
   const agentModel = async (config: AgentConfig, scope: RunBudget | undefined = budget): Promise<Model> => {
     const name = runName(config.name);
-    const chain = await Promise.all(modelChain(config).map((name, position) => makeModel(position === 0 ? config : { ...config, model_name: name, fallback_models: [] })));
+    // Each model of the chain with its own settings: base_url and api_key_env are the first model's (see chainMember).
+    const chain = await Promise.all(modelChain(config).map((_, position) => makeModel(chainMember(config, position))));
     // A dry run sends nothing: nothing to count, and no price needed.
     const counted = scope && !options.dryRun ? chain.map((model) => scope.guardModel(model, name)) : chain;
     if (counted.length === 1) return counted[0]!;
