@@ -1,14 +1,14 @@
 import { performance } from "node:perf_hooks";
 import { ConfigError, RunLimitError, type ErrorCode, type RunLimitName } from "../errors.js";
-import type { Model, ModelRequest, ModelResponse, Usage } from "../providers/Model.js";
+import type { Model, ModelRequest, ModelResponse } from "../providers/Model.js";
 import type { ModelPrice, PriceTable } from "../providers/PriceTable.js";
+import { limitNode, roomsFor, type LimitNode, type LimitSource, type Room } from "./LimitNode.js";
 import { maxAnswerTokens, MIN_ANSWER_TOKENS, PromptSizer } from "./requestSize.js";
 import { formatDollars, formatLimit, type RunLimits } from "./RunLimits.js";
-import { addCost, describeSpend, type AgentSpend, type SpendReport, type ToolSpend } from "./SpendReport.js";
+import { countModelCall, describeSpend, type AgentSpend, type SpendReport, type ToolSpend } from "./SpendReport.js";
 import type { ToolBudget } from "./ToolBudget.js";
 
-/** Says where a limit was set, for messages: `--max-cost`, `limits.max_cost of research.yaml:4:9`. */
-export type LimitSource = (name: RunLimitName) => string;
+export type { LimitSource } from "./LimitNode.js";
 
 export interface RunBudgetOptions {
   limits?: RunLimits;
@@ -25,23 +25,6 @@ const ESTIMATE_MARGIN = 1.1;
 /** What a `scripted:` model costs: it replays turns and calls no provider. */
 const FREE: ModelPrice = { input: 0, output: 0 };
 
-/** One set of limits and what was spent under it: the run's, or a nested tactic's own (both count every call within). */
-interface LimitNode {
-  limits: RunLimits;
-  source: LimitSource;
-  parent: LimitNode | undefined;
-  cost: number;
-  tokens: number;
-  toolCalls: number;
-  /** The worst cases of the requests on their way (their prompts and answer rooms), held until their answers are counted. */
-  reservedCost: number;
-  reservedTokens: number;
-  startedAt: number;
-  /** `performance.now()` when `max_duration` runs out. */
-  deadline?: number;
-  timer?: NodeJS.Timeout;
-}
-
 /** What every scope of one run tree shares. */
 interface BudgetState {
   readonly controller: AbortController;
@@ -52,6 +35,8 @@ interface BudgetState {
   readonly byTool: Map<string, ToolSpend>;
   /** Prompt tokens per character, by model, from its latest answer: how the next prompt is estimated. */
   readonly tokensPerCharacter: Map<string, number>;
+  /** Requests let through and not answered yet (their worst cases held). */
+  onTheirWay: number;
   /** Requests waiting for the reservations of requests on their way to be released (see `#admit`). */
   readonly waiting: Set<() => void>;
 }
@@ -71,16 +56,6 @@ interface Admission {
   worstCost: number;
   /** The limit that cut the answer room, when one did: named when the answer comes back cut off. */
   cutBy?: { node: LimitNode; limit: "max_cost" | "max_tokens" };
-}
-
-/** How much room a limit leaves a request's answer, in answer tokens. */
-interface Room {
-  node: LimitNode;
-  limit: "max_cost" | "max_tokens";
-  /** With the requests on their way holding their worst cases. */
-  now: number;
-  /** Once they are all answered (and counted as if they had spent nothing more). */
-  idle: number;
 }
 
 /**
@@ -128,6 +103,7 @@ export class RunBudget implements ToolBudget {
       byAgent: new Map(),
       byTool: new Map(),
       tokensPerCharacter: new Map(),
+      onTheirWay: 0,
       waiting: new Set(),
     };
     const node = limitNode(options.limits ?? {}, options.source, undefined);
@@ -236,14 +212,15 @@ export class RunBudget implements ToolBudget {
     const requestedTokens = maxAnswerTokens(request, model);
     const least = Math.min(MIN_ANSWER_TOKENS, requestedTokens);
     for (;;) {
-      const rooms = this.#rooms(promptTokens, price);
+      this.#throwIfStopped();
+      if (request.signal?.aborted) throw request.signal.reason;
+      const rooms = roomsFor(this.#node, promptTokens, price);
       const short = rooms.filter((room) => room.now < least);
       if (short.length > 0) {
         // What the requests on their way hold may come back (they answer with less than their worst case): wait for
         // them before stopping, so that their answers are counted, and then see again.
-        if (short.some((room) => room.idle >= least) || this.#inFlight()) {
+        if (this.#state.onTheirWay > 0) {
           await this.#released(request.signal);
-          this.#throwIfStopped();
           continue;
         }
         throw this.#tooLittleLeft(short[0]!, model, promptTokens, least, price);
@@ -261,36 +238,12 @@ export class RunBudget implements ToolBudget {
         node.reservedCost += worstCost;
         node.reservedTokens += promptTokens + answerTokens;
       }
+      this.#state.onTheirWay += 1;
       return { characters, promptTokens, requestedTokens, answerTokens, worstCost, ...(cutBy ? { cutBy } : {}) };
     }
   }
 
-  /** The answer room each cost and token limit of this scope and the enclosing ones leaves a prompt of `promptTokens`. */
-  #rooms(promptTokens: number, price: ModelPrice): Room[] {
-    const rooms: Room[] = [];
-    for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
-      const { maxCost, maxTokens } = node.limits;
-      if (maxTokens !== undefined) {
-        const idle = maxTokens - node.tokens - promptTokens;
-        rooms.push({ node, limit: "max_tokens", now: idle - node.reservedTokens, idle });
-      }
-      if (maxCost !== undefined) {
-        const idleDollars = maxCost - node.cost - (promptTokens * price.input) / 1_000_000;
-        const tokens = (dollars: number): number => (price.output > 0 ? (dollars * 1_000_000) / price.output : dollars >= 0 ? Number.POSITIVE_INFINITY : -1);
-        rooms.push({ node, limit: "max_cost", now: tokens(idleDollars - node.reservedCost), idle: tokens(idleDollars) });
-      }
-    }
-    return rooms;
-  }
-
-  /** Whether a request of this run tree is on its way (its reservation held at the top). */
-  #inFlight(): boolean {
-    let top = this.#node;
-    while (top.parent) top = top.parent;
-    return top.reservedTokens > 0 || top.reservedCost > 0;
-  }
-
-  /** Resolves when a request on its way is answered (or failed), or the run stops or is cancelled. */
+  /** Resolves when a request on its way is answered (or failed), or the run stops or is cancelled (the caller checks which). */
   #released(signal: AbortSignal | undefined): Promise<void> {
     return new Promise<void>((resolve) => {
       const done = (): void => {
@@ -302,8 +255,6 @@ export class RunBudget implements ToolBudget {
       this.#state.waiting.add(done);
       this.signal.addEventListener("abort", done);
       signal?.addEventListener("abort", done);
-    }).then(() => {
-      if (signal?.aborted) throw signal.reason;
     });
   }
 
@@ -327,6 +278,7 @@ export class RunBudget implements ToolBudget {
       // Sums of floats: what is left when nothing is on its way is rounding, not a reservation.
       if (node.reservedCost < 1e-12) node.reservedCost = 0;
     }
+    this.#state.onTheirWay -= 1;
     for (const wake of [...this.#state.waiting]) wake();
   }
 
@@ -340,9 +292,9 @@ export class RunBudget implements ToolBudget {
     const { total } = this.#state;
     const cost = model.startsWith("scripted:") ? 0 : this.#state.prices.costOf(model, usage);
     if (admission && usage.promptTokens > 0 && admission.characters > 0) this.#state.tokensPerCharacter.set(model, usage.promptTokens / admission.characters);
-    count(total, usage, cost);
-    count(this.#agent(agent), usage, cost);
-    for (const tool of this.#tools) count(this.#tool(tool), usage, cost);
+    countModelCall(total, usage, cost);
+    countModelCall(this.#agent(agent), usage, cost);
+    for (const tool of this.#tools) countModelCall(this.#tool(tool), usage, cost);
     const tokens = usage.promptTokens + usage.completionTokens;
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
       node.tokens += tokens;
@@ -427,18 +379,6 @@ export class RunBudget implements ToolBudget {
     this.#state.controller.abort(error);
     return error;
   }
-}
-
-/** Count one model call in a spend: an agent's, a tool's, the run's. */
-function count(spend: { modelCalls: number; promptTokens: number; completionTokens: number; cost: number | null }, usage: Usage, cost: number | null): void {
-  spend.modelCalls += 1;
-  spend.promptTokens += usage.promptTokens;
-  spend.completionTokens += usage.completionTokens;
-  spend.cost = addCost(spend.cost, cost);
-}
-
-function limitNode(limits: RunLimits, source: LimitSource | undefined, parent: LimitNode | undefined): LimitNode {
-  return { limits, source: source ?? ((name) => `limits.${name}`), parent, cost: 0, tokens: 0, toolCalls: 0, reservedCost: 0, reservedTokens: 0, startedAt: performance.now() };
 }
 
 const LIMIT_KEYS: Record<RunLimitName, keyof RunLimits> = { max_cost: "maxCost", max_tokens: "maxTokens", max_tool_calls: "maxToolCalls", max_duration: "maxDuration" };
