@@ -119,7 +119,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
       continue;
     }
 
-    assertComplete(agent, response.finishReason);
+    assertComplete(agent, response.finishReason, response.refusal);
     const message: Message = { role: "assistant", content: text, name: agent, usage: response.usage };
     let result: { parsed: unknown } | undefined;
     try {
@@ -140,13 +140,20 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
 }
 
 /**
- * A final answer that the provider cut off (its output token limit) or withheld (its content filter) is not an
- * answer: printing the part that came would be a silent success with a wrong answer.
+ * A final answer that the provider cut off (its output token limit) or withheld (its content filter, or the model's
+ * refusal: OpenAI's `refusal`, Anthropic's `stop_reason: refusal`, Gemini's `SAFETY` all arrive as `content_filter`)
+ * is not an answer: printing the part that came would be a silent success with a wrong answer. A refusal is the
+ * model's answer to this request, so it is neither retried nor sent to a fallback model: the run fails (exit 1).
  */
-function assertComplete(agent: string, finishReason: string | undefined): void {
+function assertComplete(agent: string, finishReason: string | undefined, refusal: string | undefined): void {
   if (finishReason === "length") {
     throw new BudgetError("answer_truncated", `agent \`${agent}\`'s answer was cut off at the model's output token limit (finish_reason: length)`, {
       hint: "Raise `max_tokens` in the agent's `model_args` (or `global.model_args`), or ask for a shorter answer.",
+    });
+  }
+  if (finishReason === "content_filter" && refusal !== undefined) {
+    throw new ModelBehaviorError("answer_filtered", `agent \`${agent}\`'s model refused to answer: ${JSON.stringify(refusal.length > 300 ? `${refusal.slice(0, 300)}…` : refusal)}`, {
+      hint: "Rephrase the prompt or the input; a refusal is the model's answer, so the same request is not sent again.",
     });
   }
   if (finishReason === "content_filter") {

@@ -5,7 +5,7 @@ import path from "node:path";
 import { ConfigError, type LllmError } from "../errors.js";
 import { approveAll, approveNone, noticeFirstRefusal } from "../approval/index.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
-import { modelChain } from "../config/index.js";
+import { chainMember, modelChain } from "../config/index.js";
 import { newRunId } from "../util/newRunId.js";
 import { AdaptiveConcurrency } from "../batch/AdaptiveConcurrency.js";
 import { BatchOutput } from "../batch/BatchOutput.js";
@@ -111,7 +111,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   const createModel = batchModelFactory({ gate, concurrency, signal: cancel, onRetry: reporter, ...(settings.timeout !== undefined ? { modelTimeout: settings.timeout } : {}), ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}) });
   // Every agent's model is built once before the first item: a missing key fails the batch now (exit 2), not
   // each item. With --queue the workers call the models, with their own keys.
-  if (options.queue === undefined) for (const agent of prepared.agents) for (const model of modelChain(agent.config)) createModel({ ...agent.config, model_name: model });
+  if (options.queue === undefined) for (const agent of prepared.agents) modelChain(agent.config).forEach((_, position) => createModel(chainMember(agent.config, position)));
   if (options.providerBatch) {
     const { startProviderBatch } = await import("./providerBatch.js");
     providerBatch = await startProviderBatch({

@@ -3,6 +3,7 @@ import { formatLocation, type SourceLocation } from "../errors.js";
 import { PriceTable, type ModelPrice } from "../providers/PriceTable.js";
 import { providerOfModel, unknownModelWarning } from "../providers/modelCatalogue.js";
 import { PROVIDER_ROUTES } from "../providers/providerRoutes.js";
+import { maskUrlCredentials } from "../util/urlCredentials.js";
 import { SCHEMA_VERSION, writeOut } from "./output.js";
 
 export interface ModelsCommandOptions {
@@ -44,9 +45,10 @@ export function modelsCommand(options: ModelsCommandOptions, env: NodeJS.Process
 }
 
 /**
- * Warn (on stderr, before any call) about each agent's model name that the price table does not know for its
- * provider, naming the closest known ones, at its place in the file when `locate` finds it. A base URL of the
- * user's (OPENAI_BASE_URL, `invoker_config.base_url`) makes any bare name plausible, so those are not checked.
+ * Warn (on stderr, before any call), once for each model name, about each model of each agent's chain that looks
+ * like a typo (see `unknownModelWarning`), at its place in the file when `locate` finds it. A base URL of the user's
+ * (OPENAI_BASE_URL, or the agent's `invoker_config.base_url`, which is its first model's) takes names as they are:
+ * the warning says where such a name goes.
  */
 export function warnUnknownModels(
   agents: ReadonlyArray<{ config: { model_name?: string | string[] | undefined; fallback_models?: string[] | undefined; invoker_config?: Record<string, unknown> | undefined } }>,
@@ -57,13 +59,14 @@ export function warnUnknownModels(
   const env = options.env ?? process.env;
   const table = PriceTable.load(prices);
   const seen = new Set<string>();
+  const baseURL = (env["OPENAI_BASE_URL"] ?? "").trim();
   agents.forEach((agent, agentIndex) => {
     // Every model of a fallback chain: a typo in the second one shows only on the day the first is down.
     modelChain(agent.config).forEach((model, position) => {
       if (seen.has(model)) return;
       seen.add(model);
-      const customServer = (env["OPENAI_BASE_URL"] ?? "").trim() !== "" || typeof agent.config.invoker_config?.["base_url"] === "string";
-      const text = unknownModelWarning(model, table, customServer);
+      const server = position === 0 && typeof agent.config.invoker_config?.["base_url"] === "string" ? `invoker_config.base_url (${maskUrlCredentials(agent.config.invoker_config["base_url"])})` : baseURL !== "" ? `OPENAI_BASE_URL (${maskUrlCredentials(baseURL)})` : undefined;
+      const text = unknownModelWarning(model, table, server);
       if (!text) return;
       const where = options.locate?.(agentIndex, position);
       warn(where ? `${formatLocation(where)}: ${text}` : text);

@@ -121,6 +121,23 @@ export function modelChain(config: { model_name?: string | string[] | undefined;
   return [...first, ...(config.fallback_models ?? [])];
 }
 
+/**
+ * The settings of the model at `position` in an agent's chain (see `modelChain`): the agent's own for its first model;
+ * for a fallback, the same with that model's name, no chain, and no `base_url` or `api_key_env` in `invoker_config`.
+ * Those say where one model's requests go and with which key: written for the first model, they would send a
+ * fallback's requests (and its provider's key) to the first model's server, or that server's key to the fallback's
+ * provider. A fallback goes where its own name says (its prefix's server and key variable).
+ */
+export function chainMember<T extends { model_name?: string | string[] | undefined; fallback_models?: string[] | undefined; invoker_config?: InvokerConfig | undefined }>(config: T, position: number): T {
+  if (position === 0) return config;
+  const name = modelChain(config)[position];
+  if (name === undefined) throw new RangeError(`the chain has no model at position ${position}`);
+  const { base_url: _baseURL, api_key_env: _apiKeyEnv, ...rest } = config.invoker_config ?? {};
+  const member: T = { ...config, model_name: name, fallback_models: [] };
+  if (config.invoker_config !== undefined) member.invoker_config = rest;
+  return member;
+}
+
 /** Settings of the model client; unknown keys are passed through to it. */
 export interface InvokerConfig {
   /** Base URL of an OpenAI-compatible endpoint. */

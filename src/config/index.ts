@@ -21,7 +21,7 @@ export type { LoadedProjectSettings, ProjectSettings } from "./loadProjectSettin
 export { replySizeBytes } from "./replySizeBytes.js";
 export { tacticSchema } from "./tacticSchema.js";
 export { packageSchema } from "./packageSchema.js";
-export { BUILT_IN_TACTIC_TYPES, modelChain, type BuiltInTacticType, type LimitsConfig } from "./TacticConfig.js";
+export { BUILT_IN_TACTIC_TYPES, chainMember, modelChain, type BuiltInTacticType, type LimitsConfig } from "./TacticConfig.js";
 export type {
   AgentConfig,
   AgentSettings,

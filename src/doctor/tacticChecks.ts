@@ -1,4 +1,4 @@
-import { modelChain } from "../config/TacticConfig.js";
+import { chainMember, modelChain, type InvokerConfig } from "../config/TacticConfig.js";
 import { modelEndpoint } from "../providers/createModel.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
 import { checkReachable } from "./checkReachable.js";
@@ -33,7 +33,11 @@ export async function tacticChecks(prepared: PreparedTactic, options: { model?: 
   for (const agent of prepared.agents) {
     // Every model of the chain: a fallback's missing key would show only on the day the first model is down.
     const chain = options.model ? [options.model] : modelChain(agent.config);
-    for (const model of chain.length > 0 ? chain : [""]) checks.push(...modelChecks(agent, model, options.keys, seenKeys, servers));
+    (chain.length > 0 ? chain : [""]).forEach((model, position) => {
+      // A fallback goes to its own prefix's server with its own key: the agent's base_url and api_key_env are its first model's.
+      const invokerConfig = options.model || position === 0 ? agent.config.invoker_config : chainMember(agent.config, position).invoker_config;
+      checks.push(...modelChecks(agent, model, invokerConfig, options.keys, seenKeys, servers));
+    });
   }
   checks.push(...(await proxyKeyChecks(prepared, options.keys, seenKeys)));
   const reached = await Promise.all([...servers].map(([url, model]) => checkReachable(url, { env: options.keys.env, needed: true, what: `the server of ${model}` })));
@@ -41,12 +45,12 @@ export async function tacticChecks(prepared: PreparedTactic, options: { model?: 
 }
 
 /** One model of an agent: its key (set or not, and where), once per variable; its server joins `servers`. */
-function modelChecks(agent: PreparedTactic["agents"][number], model: string, keys: KeySources, seenKeys: Set<string>, servers: Map<string, string>): DoctorCheck[] {
+function modelChecks(agent: PreparedTactic["agents"][number], model: string, invokerConfig: InvokerConfig | undefined, keys: KeySources, seenKeys: Set<string>, servers: Map<string, string>): DoctorCheck[] {
   if (model.startsWith("scripted:")) return [{ name: `model ${model}`, status: "ok", detail: `agent ${agent.name}: a scripted model (no key, no server)` }];
   try {
     const { endpoint } = modelEndpoint({
       model,
-      ...(agent.config.invoker_config ? { invokerConfig: agent.config.invoker_config } : {}),
+      ...(invokerConfig ? { invokerConfig } : {}),
       env: keys.env,
     });
     if (!servers.has(endpoint.baseURL)) servers.set(endpoint.baseURL, model);

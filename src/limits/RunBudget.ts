@@ -1,14 +1,14 @@
 import { performance } from "node:perf_hooks";
 import { ConfigError, RunLimitError, type ErrorCode, type RunLimitName } from "../errors.js";
-import type { Model, ModelRequest, Usage } from "../providers/Model.js";
+import type { Model, ModelRequest, ModelResponse } from "../providers/Model.js";
 import type { ModelPrice, PriceTable } from "../providers/PriceTable.js";
-import { maxAnswerTokens, PromptSizer } from "./requestSize.js";
+import { limitNode, roomsFor, type LimitNode, type LimitSource, type Room } from "./LimitNode.js";
+import { maxAnswerTokens, MIN_ANSWER_TOKENS, PromptSizer } from "./requestSize.js";
 import { formatDollars, formatLimit, type RunLimits } from "./RunLimits.js";
-import { addCost, describeSpend, type AgentSpend, type SpendReport, type ToolSpend } from "./SpendReport.js";
+import { countModelCall, describeSpend, type AgentSpend, type SpendReport, type ToolSpend } from "./SpendReport.js";
 import type { ToolBudget } from "./ToolBudget.js";
 
-/** Says where a limit was set, for messages: `--max-cost`, `limits.max_cost of research.yaml:4:9`. */
-export type LimitSource = (name: RunLimitName) => string;
+export type { LimitSource } from "./LimitNode.js";
 
 export interface RunBudgetOptions {
   limits?: RunLimits;
@@ -25,23 +25,6 @@ const ESTIMATE_MARGIN = 1.1;
 /** What a `scripted:` model costs: it replays turns and calls no provider. */
 const FREE: ModelPrice = { input: 0, output: 0 };
 
-/** One set of limits and what was spent under it: the run's, or a nested tactic's own (both count every call within). */
-interface LimitNode {
-  limits: RunLimits;
-  source: LimitSource;
-  parent: LimitNode | undefined;
-  cost: number;
-  tokens: number;
-  toolCalls: number;
-  /** The worst cases of the requests on their way (parallel calls), held until their answers are counted. */
-  reservedCost: number;
-  reservedTokens: number;
-  startedAt: number;
-  /** `performance.now()` when `max_duration` runs out. */
-  deadline?: number;
-  timer?: NodeJS.Timeout;
-}
-
 /** What every scope of one run tree shares. */
 interface BudgetState {
   readonly controller: AbortController;
@@ -52,45 +35,60 @@ interface BudgetState {
   readonly byTool: Map<string, ToolSpend>;
   /** Prompt tokens per character, by model, from its latest answer: how the next prompt is estimated. */
   readonly tokensPerCharacter: Map<string, number>;
+  /** Requests let through and not answered yet (their worst cases held). */
+  onTheirWay: number;
+  /** Requests waiting for the reservations of requests on their way to be released (see `#admit`). */
+  readonly waiting: Set<() => void>;
 }
 
 /**
- * A request's estimated size and worst case, kept from the check before it: the worst case is held against the
- * limits until the answer is counted, and the estimate is calibrated with the answer's usage.
+ * A request let through: its estimated prompt and the answer room it is sent with, held against the limits until
+ * its answer is counted (its worst case), and the estimate calibrated with the answer's usage.
  */
-interface RequestEstimate {
+interface Admission {
   characters: number;
   promptTokens: number;
+  /** The answer tokens the request asked for: its `model_args`' limit, or the assumed default. */
+  requestedTokens: number;
+  /** The answer tokens it is sent with: the requested ones, cut to what every limit can still pay. */
   answerTokens: number;
+  /** Its worst cost: the prompt and `answerTokens` at the model's prices. */
   worstCost: number;
+  /** The limit that cut the answer room, when one did: named when the answer comes back cut off. */
+  cutBy?: { node: LimitNode; limit: "max_cost" | "max_tokens" };
 }
 
 /**
  * The budget of one run tree: it counts every model call and tool call of the run, of its nested tactics, code-action
  * programs, agents used as tools and judges, attributes them to agents and tools, and is asked before each model
- * request and each tool call. A request is refused when its worst case (the estimated prompt, plus `max_tokens`
- * answer tokens, at the model's price) would cross a limit, so the run stops before it crosses the line, not
- * after; each answer is checked too. A limit reached anywhere stops the whole run: the budget aborts its `signal`
- * with the `RunLimitError`, so that every part of the run (programs, nested runs, tools that listen) stops, and
- * throws it.
+ * request and each tool call.
+ *
+ * Under `max_cost` or `max_tokens`, each request is sent with the answer room the budget can pay: its `max_tokens`
+ * (the `model_args`' limit, else `ASSUMED_MAX_ANSWER_TOKENS`) cut to what is left once its estimated prompt is paid
+ * (`ModelRequest.maxAnswerTokens`, which each provider sends in its own field). The prompt and that room are held
+ * against the limits while the request is on its way, so calls in parallel cannot cross the line together; a request
+ * that would get less than `MIN_ANSWER_TOKENS` waits for the requests on their way to be answered, and the run stops
+ * (before the call) when even that minimum cannot be paid. Each answer is counted when it comes: one that brings the
+ * spend past a limit (a prompt larger than estimated, a server that ignores `max_tokens`) or that was cut off at a
+ * room the budget cut (`finish_reason: length`: not a complete answer) stops the run, but is returned first, so
+ * that the run's listeners count and record it. A limit reached anywhere stops the whole run: the budget aborts its
+ * `signal` with the `RunLimitError`, so that every part of the run (programs, nested runs, tools that listen) stops,
+ * and throws it at the next request or tool call.
  *
  * Each instance is a scope of the tree: `child()` gives the scope of a nested tactic or an agent used as a tool
- * (its agents named under the tool, its spend counted for the tool, with limits of its own if it has them).
+ * (its spend counted for the tool, with limits of its own if it has them).
  */
 export class RunBudget implements ToolBudget {
   readonly #state: BudgetState;
   readonly #node: LimitNode;
   readonly #ownsNode: boolean;
-  /** Prefix of the agents' names in this scope: `` at the top, `<tool>/` in a nested tactic. */
-  readonly #agentPrefix: string;
   /** The tools whose calls this scope runs inside, outermost first. */
   readonly #tools: readonly string[];
 
-  private constructor(state: BudgetState, node: LimitNode, ownsNode: boolean, agentPrefix: string, tools: readonly string[]) {
+  private constructor(state: BudgetState, node: LimitNode, ownsNode: boolean, tools: readonly string[]) {
     this.#state = state;
     this.#node = node;
     this.#ownsNode = ownsNode;
-    this.#agentPrefix = agentPrefix;
     this.#tools = tools;
     if (ownsNode) this.#startTimer(node);
   }
@@ -105,9 +103,11 @@ export class RunBudget implements ToolBudget {
       byAgent: new Map(),
       byTool: new Map(),
       tokensPerCharacter: new Map(),
+      onTheirWay: 0,
+      waiting: new Set(),
     };
     const node = limitNode(options.limits ?? {}, options.source, undefined);
-    return new RunBudget(state, node, true, "", []);
+    return new RunBudget(state, node, true, []);
   }
 
   /** Aborted, with the `RunLimitError` as its reason, when a limit is reached: the run's parts stop on it. */
@@ -126,14 +126,13 @@ export class RunBudget implements ToolBudget {
   }
 
   /**
-   * The scope of a call inside this one: a nested tactic or an agent used as a tool. `tool` is the tool whose
-   * call it is (its spend is counted for that tool too); `agentPrefix` names its agents (`briefing/` → the agent
-   * `briefing/reporter`); `limits` are its own, checked besides every enclosing scope's.
+   * The scope of a call inside this one: a nested tactic or an agent used as a tool. `tool` is the tool whose call it
+   * is (its spend is counted for that tool too); `limits` are its own, checked besides every enclosing scope's. The
+   * agents of the scope are counted under the names they are given (a nested tactic's run names them `<tool>/<agent>`).
    */
-  child(options: { tool?: string; agentPrefix?: string; limits?: RunLimits; source?: LimitSource }): RunBudget {
+  child(options: { tool?: string; limits?: RunLimits; source?: LimitSource }): RunBudget {
     const node = options.limits ? limitNode(options.limits, options.source, this.#node) : this.#node;
-    const prefix = options.agentPrefix === undefined ? this.#agentPrefix : `${this.#agentPrefix}${options.agentPrefix}`;
-    return new RunBudget(this.#state, node, options.limits !== undefined, prefix, options.tool === undefined ? this.#tools : [...this.#tools, options.tool]);
+    return new RunBudget(this.#state, node, options.limits !== undefined, options.tool === undefined ? this.#tools : [...this.#tools, options.tool]);
   }
 
   /** Stop this scope's timer (a nested tactic's `max_duration`, or the run's); the counts stay readable. */
@@ -142,32 +141,23 @@ export class RunBudget implements ToolBudget {
   }
 
   /**
-   * `model` for `agent` of this scope: each request is checked before it is sent and counted when it is answered,
-   * at the price of the model that answered (`response.model`, for a fallback chain).
+   * `model` for `agent`: each request is let through (with the answer room the budget can pay) before it is sent,
+   * and counted when it is answered, at the price of the model that answered (`response.model`, for a fallback chain).
    */
   guardModel(model: Model, agent: string): Model {
-    const name = `${this.#agentPrefix}${agent}`;
     const sizer = new PromptSizer();
     return {
       name: model.name,
-      generate: (request) => {
-        let estimate: RequestEstimate | undefined;
+      generate: async (request) => {
+        const admission = await this.#admit(model.name, request, sizer);
+        let response: ModelResponse;
         try {
-          estimate = this.#beforeModelCall(model.name, request, sizer);
-        } catch (error) {
-          return Promise.reject(error);
+          response = await model.generate(admission ? { ...request, maxAnswerTokens: admission.answerTokens } : request);
+        } finally {
+          this.#release(admission);
         }
-        return model.generate(request).then(
-          (response) => {
-            this.#release(estimate);
-            this.#afterModelCall(name, response.model ?? model.name, response.usage, estimate);
-            return response;
-          },
-          (error: unknown) => {
-            this.#release(estimate);
-            throw error;
-          },
-        );
+        this.#afterModelCall(agent, response, model.name, admission);
+        return response;
       },
     };
   }
@@ -177,12 +167,12 @@ export class RunBudget implements ToolBudget {
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
       const max = node.limits.maxToolCalls;
       if (max !== undefined && node.toolCalls + 1 > max) {
-        throw this.#trip("limit_max_tool_calls", node, node.toolCalls, `the run has made ${formatLimit("max_tool_calls", node.toolCalls)}, its limit; \`${call.tool}\` (agent \`${this.#agentPrefix}${call.agent}\`) was not run`);
+        throw this.#trip("limit_max_tool_calls", node, node.toolCalls, `the run has made ${formatLimit("max_tool_calls", node.toolCalls)}, its limit; \`${call.tool}\` (agent \`${call.agent}\`) was not run`);
       }
     }
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) node.toolCalls += 1;
     this.#state.total.toolCalls += 1;
-    this.#agent(`${this.#agentPrefix}${call.agent}`).toolCalls += 1;
+    this.#agent(call.agent).toolCalls += 1;
     this.#tool(call.tool).calls += 1;
   }
 
@@ -198,50 +188,113 @@ export class RunBudget implements ToolBudget {
     return { ...total, byAgent: Object.fromEntries([...byAgent].map(([name, spend]) => [name, { ...spend }])), byTool: Object.fromEntries([...byTool].map(([name, spend]) => [name, { ...spend }])) };
   }
 
-  #beforeModelCall(model: string, request: ModelRequest, sizer: PromptSizer): RequestEstimate | undefined {
+  /**
+   * Let a request through with the answer room every limit can pay (undefined when no cost or token limit applies),
+   * holding its prompt and that room against the limits; wait while the requests on their way hold what it needs;
+   * stop the run when even `MIN_ANSWER_TOKENS` (or the request's own smaller limit) cannot be paid.
+   */
+  async #admit(model: string, request: ModelRequest, sizer: PromptSizer): Promise<Admission | undefined> {
     this.#throwIfStopped();
-    let estimate: RequestEstimate | undefined;
+    let limited = false;
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
-      const { maxCost, maxTokens } = node.limits;
-      if (maxCost === undefined && maxTokens === undefined) continue;
-      estimate ??= this.#estimate(model, request, sizer, this.#price(model));
-      const worstTokens = estimate.promptTokens + estimate.answerTokens;
-      // Requests on their way count with their worst cases: parallel calls cannot cross the line together.
-      if (maxTokens !== undefined && node.tokens + node.reservedTokens + worstTokens > maxTokens) {
-        throw this.#trip("limit_max_tokens", node, node.tokens, `${formatLimit("max_tokens", node.tokens)} used${inFlight(node.reservedTokens > 0)}, and the next call to ${model} could use up to ${worstTokens.toLocaleString("en-US")} more (about ${estimate.promptTokens.toLocaleString("en-US")} prompt tokens, up to ${estimate.answerTokens.toLocaleString("en-US")} answer tokens); stopped before it`);
+      if (node.limits.maxTokens !== undefined) limited = true;
+      // A model without a price cannot be counted under a cost limit: the user's to fix (exit 2), before any spend.
+      if (node.limits.maxCost !== undefined) {
+        this.#priceOf(model, "max_cost", node);
+        limited = true;
       }
-      if (maxCost !== undefined) {
-        this.#priceOf(model, "max_cost", node); // a model without a price cannot be counted: the user's to fix
-        if (node.cost + node.reservedCost + estimate.worstCost > maxCost) {
-          throw this.#trip("limit_max_cost", node, node.cost, `${formatDollars(node.cost)} spent${inFlight(node.reservedCost > 0)}, and the next call to ${model} could cost up to ${formatDollars(estimate.worstCost)} (about ${estimate.promptTokens.toLocaleString("en-US")} prompt tokens, up to ${estimate.answerTokens.toLocaleString("en-US")} answer tokens); stopped before it`);
+    }
+    if (!limited) return undefined;
+    const price = this.#price(model) ?? FREE;
+    const characters = sizer.measure(request);
+    const ratio = this.#state.tokensPerCharacter.get(model) ?? FIRST_TOKENS_PER_CHARACTER;
+    const promptTokens = Math.ceil(characters * ratio * ESTIMATE_MARGIN);
+    const requestedTokens = maxAnswerTokens(request, model);
+    const least = Math.min(MIN_ANSWER_TOKENS, requestedTokens);
+    for (;;) {
+      this.#throwIfStopped();
+      if (request.signal?.aborted) throw request.signal.reason;
+      const rooms = roomsFor(this.#node, promptTokens, price);
+      const short = rooms.filter((room) => room.now < least);
+      if (short.length > 0) {
+        // What the requests on their way hold may come back (they answer with less than their worst case): wait for
+        // them before stopping, so that their answers are counted, and then see again.
+        if (this.#state.onTheirWay > 0) {
+          await this.#released(request.signal);
+          continue;
+        }
+        throw this.#tooLittleLeft(short[0]!, model, promptTokens, least, price);
+      }
+      let answerTokens = requestedTokens;
+      let cutBy: Admission["cutBy"];
+      for (const room of rooms) {
+        if (room.now < answerTokens) {
+          answerTokens = Math.floor(room.now);
+          cutBy = { node: room.node, limit: room.limit };
         }
       }
-    }
-    if (estimate) {
+      const worstCost = (promptTokens * price.input + answerTokens * price.output) / 1_000_000;
       for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
-        node.reservedCost += estimate.worstCost;
-        node.reservedTokens += estimate.promptTokens + estimate.answerTokens;
+        node.reservedCost += worstCost;
+        node.reservedTokens += promptTokens + answerTokens;
       }
+      this.#state.onTheirWay += 1;
+      return { characters, promptTokens, requestedTokens, answerTokens, worstCost, ...(cutBy ? { cutBy } : {}) };
     }
-    return estimate;
   }
 
-  /** The request was answered (or failed): its worst case no longer holds a place. */
-  #release(estimate: RequestEstimate | undefined): void {
-    if (!estimate) return;
+  /** Resolves when a request on its way is answered (or failed), or the run stops or is cancelled (the caller checks which). */
+  #released(signal: AbortSignal | undefined): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.#state.waiting.delete(done);
+        this.signal.removeEventListener("abort", done);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      this.#state.waiting.add(done);
+      this.signal.addEventListener("abort", done);
+      signal?.addEventListener("abort", done);
+    });
+  }
+
+  /** The stop of a request that cannot get even the smallest answer room: before it is sent. */
+  #tooLittleLeft(room: Room, model: string, promptTokens: number, least: number, price: ModelPrice): RunLimitError {
+    const { node } = room;
+    const needs = `about ${promptTokens.toLocaleString("en-US")} prompt tokens and ${least.toLocaleString("en-US")} answer tokens, the least a call is sent with`;
+    if (room.limit === "max_tokens") {
+      return this.#trip("limit_max_tokens", node, node.tokens, `${formatLimit("max_tokens", node.tokens)} used, and the next call to ${model} needs ${(promptTokens + least).toLocaleString("en-US")} more (${needs}); stopped before it`);
+    }
+    const least$ = (promptTokens * price.input + least * price.output) / 1_000_000;
+    return this.#trip("limit_max_cost", node, node.cost, `${formatDollars(node.cost)} spent, and the next call to ${model} needs ${formatDollars(least$)} more (${needs}); stopped before it`);
+  }
+
+  /** The request was answered (or failed): its worst case no longer holds a place, and waiting requests see again. */
+  #release(admission: Admission | undefined): void {
+    if (!admission) return;
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
-      node.reservedCost -= estimate.worstCost;
-      node.reservedTokens -= estimate.promptTokens + estimate.answerTokens;
+      node.reservedCost -= admission.worstCost;
+      node.reservedTokens -= admission.promptTokens + admission.answerTokens;
+      // Sums of floats: what is left when nothing is on its way is rounding, not a reservation.
+      if (node.reservedCost < 1e-12) node.reservedCost = 0;
     }
+    this.#state.onTheirWay -= 1;
+    for (const wake of [...this.#state.waiting]) wake();
   }
 
-  #afterModelCall(agent: string, model: string, usage: Usage, estimate: RequestEstimate | undefined): void {
+  /**
+   * Count an answer. One that brought the spend past a limit, or that was cut off at an answer room a limit cut,
+   * stops the run (the signal aborts; the next request or tool call throws), but it is returned all the same.
+   */
+  #afterModelCall(agent: string, response: ModelResponse, asked: string, admission: Admission | undefined): void {
+    const model = response.model ?? asked;
+    const { usage } = response;
     const { total } = this.#state;
     const cost = model.startsWith("scripted:") ? 0 : this.#state.prices.costOf(model, usage);
-    if (estimate && usage.promptTokens > 0 && estimate.characters > 0) this.#state.tokensPerCharacter.set(model, usage.promptTokens / estimate.characters);
-    count(total, usage, cost);
-    count(this.#agent(agent), usage, cost);
-    for (const tool of this.#tools) count(this.#tool(tool), usage, cost);
+    if (admission && usage.promptTokens > 0 && admission.characters > 0) this.#state.tokensPerCharacter.set(model, usage.promptTokens / admission.characters);
+    countModelCall(total, usage, cost);
+    countModelCall(this.#agent(agent), usage, cost);
+    for (const tool of this.#tools) countModelCall(this.#tool(tool), usage, cost);
     const tokens = usage.promptTokens + usage.completionTokens;
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
       node.tokens += tokens;
@@ -249,19 +302,14 @@ export class RunBudget implements ToolBudget {
     }
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
       const { maxCost, maxTokens } = node.limits;
-      if (maxTokens !== undefined && node.tokens > maxTokens) throw this.#trip("limit_max_tokens", node, node.tokens, `${formatLimit("max_tokens", node.tokens)} used after the answer of ${model} (agent \`${agent}\`)`);
-      if (maxCost !== undefined && node.cost > maxCost) throw this.#trip("limit_max_cost", node, node.cost, `${formatDollars(node.cost)} spent after the answer of ${model} (agent \`${agent}\`)`);
+      if (maxTokens !== undefined && node.tokens > maxTokens) return void this.#trip("limit_max_tokens", node, node.tokens, `${formatLimit("max_tokens", node.tokens)} used after the answer of ${model} (agent \`${agent}\`)`);
+      if (maxCost !== undefined && node.cost > maxCost) return void this.#trip("limit_max_cost", node, node.cost, `${formatDollars(node.cost)} spent after the answer of ${model} (agent \`${agent}\`)`);
     }
-  }
-
-  #estimate(model: string, request: ModelRequest, sizer: PromptSizer, price: ModelPrice | undefined): RequestEstimate {
-    const characters = sizer.measure(request);
-    const ratio = this.#state.tokensPerCharacter.get(model) ?? FIRST_TOKENS_PER_CHARACTER;
-    const promptTokens = Math.ceil(characters * ratio * ESTIMATE_MARGIN);
-    const answerTokens = maxAnswerTokens(request, model);
-    // An unknown price matters only under a cost limit, which refuses the model before this.
-    const worstCost = price ? (promptTokens * price.input + answerTokens * price.output) / 1_000_000 : 0;
-    return { characters, promptTokens, answerTokens, worstCost };
+    const cut = admission?.cutBy;
+    if (cut && response.finishReason === "length") {
+      const code = cut.limit === "max_cost" ? "limit_max_cost" : "limit_max_tokens";
+      this.#trip(code, cut.node, cut.limit === "max_cost" ? cut.node.cost : cut.node.tokens, `the answer of ${model} (agent \`${agent}\`) was cut off at ${admission.answerTokens.toLocaleString("en-US")} answer tokens, all that was left could pay (it asked for up to ${admission.requestedTokens.toLocaleString("en-US")}), and a cut answer is not a complete one`);
+    }
   }
 
   #price(model: string): ModelPrice | undefined {
@@ -331,23 +379,6 @@ export class RunBudget implements ToolBudget {
     this.#state.controller.abort(error);
     return error;
   }
-}
-
-/** Count one model call in a spend: an agent's, a tool's, the run's. */
-function count(spend: { modelCalls: number; promptTokens: number; completionTokens: number; cost: number | null }, usage: Usage, cost: number | null): void {
-  spend.modelCalls += 1;
-  spend.promptTokens += usage.promptTokens;
-  spend.completionTokens += usage.completionTokens;
-  spend.cost = addCost(spend.cost, cost);
-}
-
-function limitNode(limits: RunLimits, source: LimitSource | undefined, parent: LimitNode | undefined): LimitNode {
-  return { limits, source: source ?? ((name) => `limits.${name}`), parent, cost: 0, tokens: 0, toolCalls: 0, reservedCost: 0, reservedTokens: 0, startedAt: performance.now() };
-}
-
-/** Said of what was spent when other requests are still on their way (their worst cases count too). */
-function inFlight(any: boolean): string {
-  return any ? " (and calls still on their way may cost up to their worst case)" : "";
 }
 
 const LIMIT_KEYS: Record<RunLimitName, keyof RunLimits> = { max_cost: "maxCost", max_tokens: "maxTokens", max_tool_calls: "maxToolCalls", max_duration: "maxDuration" };

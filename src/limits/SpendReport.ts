@@ -1,3 +1,4 @@
+import type { Usage } from "../providers/Model.js";
 import { formatDollars } from "./RunLimits.js";
 
 /** What one agent of a run spent. Agents of nested tactics are named `<tool>/<agent>`. */
@@ -39,6 +40,14 @@ export interface SpendReport {
 /** A cost that stays unknown once one part is. */
 export function addCost(total: number | null, cost: number | null): number | null {
   return total === null || cost === null ? null : total + cost;
+}
+
+/** Count one model call in a spend: an agent's, a tool's, the run's. */
+export function countModelCall(spend: { modelCalls: number; promptTokens: number; completionTokens: number; cost: number | null }, usage: Usage, cost: number | null): void {
+  spend.modelCalls += 1;
+  spend.promptTokens += usage.promptTokens;
+  spend.completionTokens += usage.completionTokens;
+  spend.cost = addCost(spend.cost, cost);
 }
 
 /** `usage.by_agent` of `lllm run --json`: snake_case, like every JSON lllm writes. */

@@ -6,6 +6,12 @@ import type { ModelRequest, ToolSchema } from "../providers/Model.js";
  * otherwise), so theirs is exact; set `max_tokens` to make it exact on the other providers too.
  */
 export const ASSUMED_MAX_ANSWER_TOKENS = 4096;
+/**
+ * The fewest answer tokens a request is sent with under a cost or token limit: a call the rest of the budget cannot
+ * give this much room (or the request's own smaller `max_tokens`) is not made, and the run stops. Less would buy
+ * answers cut off mid-sentence, which are not answers.
+ */
+export const MIN_ANSWER_TOKENS = 256;
 /** What Anthropic is sent when `model_args` set no `max_tokens` (see anthropicRequestBody). */
 const ANTHROPIC_MAX_ANSWER_TOKENS = 8192;
 /** The `model_args` keys that bound an answer's length, in the spellings the providers take. */

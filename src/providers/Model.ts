@@ -79,6 +79,13 @@ export interface ModelRequest {
   responseFormat?: ResponseFormat;
   /** Extra request fields passed through unchanged (`model_args`: temperature, max_tokens, …). */
   modelArgs?: Record<string, unknown>;
+  /**
+   * The most answer tokens the run's budget can pay for this request (`RunBudget.guardModel` sets it under a cost or
+   * token limit). Each provider sends it in its own field (`max_tokens` or `max_completion_tokens`, Anthropic's
+   * `max_tokens`, Gemini's `maxOutputTokens`, the Responses API's `max_output_tokens`), lowering any limit `modelArgs`
+   * set; it never raises one.
+   */
+  maxAnswerTokens?: number;
   signal?: AbortSignal;
   /** When set, the provider streams and calls this with each piece of answer text as it arrives. */
   onText?: (delta: string) => void;
@@ -89,6 +96,11 @@ export interface ModelResponse {
   toolCalls: ToolCallRequest[];
   usage: Usage;
   finishReason?: string;
+  /**
+   * The model's or the provider's reason for withholding the answer (OpenAI's `refusal`), when it gave one; such an
+   * answer has `finishReason: "content_filter"`, whatever the provider called it.
+   */
+  refusal?: string;
   /** The model that answered, when it is not the one asked by name: a fallback chain says which of its models did. */
   model?: string;
 }

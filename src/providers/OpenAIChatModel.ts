@@ -70,8 +70,21 @@ export function chatRequestBody(model: string, request: ModelRequest): ChatCompl
   if (format?.type === "json_schema") {
     body["response_format"] = { type: "json_schema", json_schema: { name: format.name, schema: format.schema, ...(format.strict === undefined ? {} : { strict: format.strict }) } };
   } else if (format?.type === "json_object") body["response_format"] = { type: "json_object" };
-  return { ...body, ...modelArgs } as unknown as ChatCompletionCreateParamsBase;
+  const sent: Record<string, unknown> = { ...body, ...modelArgs };
+  if (request.maxAnswerTokens !== undefined) {
+    // The budget's cut lowers the limits the model_args set, in their spelling; without one, the field the model
+    // takes: OpenAI's reasoning models refuse `max_tokens`, which every other compatible server knows.
+    const keys = CHAT_ANSWER_LIMITS.filter((key) => typeof sent[key] === "number");
+    if (keys.length === 0) keys.push(REASONING_MODEL.test(model) ? "max_completion_tokens" : "max_tokens");
+    for (const key of keys) sent[key] = Math.min(typeof sent[key] === "number" ? sent[key] : Number.POSITIVE_INFINITY, request.maxAnswerTokens);
+  }
+  return sent as unknown as ChatCompletionCreateParamsBase;
 }
+
+/** The chat-completions fields that bound an answer's length. */
+const CHAT_ANSWER_LIMITS = ["max_tokens", "max_completion_tokens"];
+/** OpenAI's reasoning models (o1, o3, o4-mini, gpt-5…), which take `max_completion_tokens` only. */
+const REASONING_MODEL = /^(openai\/)?(o\d|gpt-5)/;
 
 function requestOptions(attempt: Attempt): { signal: AbortSignal; maxRetries: 0 } {
   return { signal: attempt.signal, maxRetries: 0 };

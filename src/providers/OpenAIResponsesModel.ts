@@ -60,7 +60,10 @@ export function responsesRequestBody(model: string, request: ModelRequest): Resp
   if (format?.type === "json_schema") {
     body["text"] = { format: { type: "json_schema", name: format.name, schema: format.schema, ...(format.strict === undefined ? {} : { strict: format.strict }) } };
   } else if (format?.type === "json_object") body["text"] = { format: { type: "json_object" } };
-  return { ...body, ...modelArgs, stream: false } as unknown as ResponseCreateParamsNonStreaming;
+  const sent: Record<string, unknown> = { ...body, ...modelArgs, stream: false };
+  // The budget's cut: it lowers a limit the model_args set, never raises it.
+  if (request.maxAnswerTokens !== undefined) sent["max_output_tokens"] = Math.min(typeof sent["max_output_tokens"] === "number" ? sent["max_output_tokens"] : Number.POSITIVE_INFINITY, request.maxAnswerTokens);
+  return sent as unknown as ResponseCreateParamsNonStreaming;
 }
 
 /** The shape `fromResponse` relies on: an object whose `output` is a list of objects. */
@@ -85,29 +88,42 @@ function fromResponse(response: Response, context: RetryContext): ModelResponse 
     throw new ProviderError("provider_http", `${context.endpoint.baseURL} failed the response for model \`${context.wireModel}\`: ${response.error.message} (${response.error.code})`);
   }
   let text = "";
+  let refusal = "";
   const toolCalls: ToolCallRequest[] = [];
   for (const item of response.output ?? []) {
     if (item.type === "message") {
-      for (const part of item.content ?? []) if (part.type === "output_text" && typeof part.text === "string") text += part.text;
+      for (const part of item.content ?? []) {
+        if (part.type === "output_text" && typeof part.text === "string") text += part.text;
+        else if (part.type === "refusal" && typeof part.refusal === "string") refusal += part.refusal;
+      }
     } else if (item.type === "function_call") {
       if (typeof item.name !== "string" || item.name === "") throw new BadProviderAnswer("bad_response", "a function_call item has no name: a tool call needs the tool's name", { retryable: false });
       toolCalls.push({ id: item.call_id, name: item.name, arguments: typeof item.arguments === "string" ? item.arguments : JSON.stringify(item.arguments ?? {}) });
     }
   }
   const incomplete = response.status === "incomplete" ? (response.incomplete_details?.reason ?? "incomplete") : undefined;
+  const usage = responsesUsage(response);
+  // A refusal is an answer withheld, not a failure to retry (see readChatAnswer's `refused`).
+  if (refusal.trim() !== "" && text.trim() === "" && toolCalls.length === 0) return { message: { role: "assistant", content: null }, toolCalls, usage, finishReason: "content_filter", refusal };
+  const finishReason = incomplete !== undefined ? (INCOMPLETE_REASONS[incomplete] ?? incomplete) : toolCalls.length > 0 ? "tool_calls" : "stop";
   if (text.trim() === "" && toolCalls.length === 0) {
+    // Cut off or withheld before any text: the loop fails it as such (exit 3, or answer_filtered); retried, it would be again.
+    if (finishReason === "length" || finishReason === "content_filter") return { message: { role: "assistant", content: null }, toolCalls, usage, finishReason };
     throw new BadProviderAnswer("incomplete", `the reply has no text and no tool calls${incomplete ? ` (incomplete: ${incomplete})` : ""}`, { retryable: true });
   }
-  const finishReason = incomplete !== undefined ? (INCOMPLETE_REASONS[incomplete] ?? incomplete) : toolCalls.length > 0 ? "tool_calls" : "stop";
   return {
     message: { role: "assistant", content: text === "" && toolCalls.length > 0 ? null : text },
     toolCalls,
-    usage: {
-      promptTokens: response.usage?.input_tokens ?? 0,
-      completionTokens: response.usage?.output_tokens ?? 0,
-      ...(response.usage?.input_tokens_details?.cached_tokens ? { cachedPromptTokens: response.usage.input_tokens_details.cached_tokens } : {}),
-      ...(response.usage?.output_tokens_details?.reasoning_tokens ? { reasoningTokens: response.usage.output_tokens_details.reasoning_tokens } : {}),
-    },
+    usage,
     finishReason,
+  };
+}
+
+function responsesUsage(response: Response): ModelResponse["usage"] {
+  return {
+    promptTokens: response.usage?.input_tokens ?? 0,
+    completionTokens: response.usage?.output_tokens ?? 0,
+    ...(response.usage?.input_tokens_details?.cached_tokens ? { cachedPromptTokens: response.usage.input_tokens_details.cached_tokens } : {}),
+    ...(response.usage?.output_tokens_details?.reasoning_tokens ? { reasoningTokens: response.usage.output_tokens_details.reasoning_tokens } : {}),
   };
 }

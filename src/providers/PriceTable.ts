@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { modelRoute, providerOfModel } from "./modelCatalogue.js";
 
 /**
  * Prices of one model, in US dollars per million tokens. `cached_input` (a prompt token read from the provider's
@@ -50,12 +51,16 @@ const CACHE_WRITE_MULTIPLIER = 1.25;
 export class PriceTable {
   readonly asOf: string;
   readonly #prices: Map<string, ModelPrice>;
+  /** The names the project's `prices:` gives: what the user says a model costs, wherever it is served. */
+  readonly #own: Set<string>;
   /** Lookups by configured name (a run asks for the same few models on every call). */
   readonly #found = new Map<string, ModelPrice | undefined>();
 
-  constructor(prices: Record<string, ModelPrice>, asOf: string) {
+  /** `own`: the names of `prices` that are the project's (`prices:`), not the shipped table's. */
+  constructor(prices: Record<string, ModelPrice>, asOf: string, own: Iterable<string> = []) {
     this.#prices = new Map(Object.entries(prices));
     this.asOf = asOf;
+    this.#own = new Set(own);
   }
 
   /** The shipped table, with `overrides` (the project settings' `prices:`) replacing or adding models. */
@@ -66,7 +71,7 @@ export class PriceTable {
     if (known) return known;
     // The path goes through the folder's name: it holds from dist/<folder>/ and from the bundle in dist/bundle/ alike.
     const data = (shipped ??= JSON.parse(readFileSync(new URL("../providers/prices.json", import.meta.url), "utf8")) as { as_of: string; models: Record<string, ModelPrice> });
-    const table = new PriceTable({ ...data.models, ...overrides }, data.as_of);
+    const table = new PriceTable({ ...data.models, ...overrides }, data.as_of, Object.keys(overrides ?? {}));
     loaded.set(key, table);
     return table;
   }
@@ -74,6 +79,12 @@ export class PriceTable {
   /**
    * The price of a model name as configured: `openai/gpt-4o` and `gpt-4o-2024-08-06` find `gpt-4o`; a name with
    * another suffix (`gpt-4o-audio-preview`) is a different model and finds nothing.
+   *
+   * A request is priced only by the provider it goes to: the shipped price of a model is its maker's, so it is not
+   * used for a name routed elsewhere (`groq/gpt-4o`, `claude-sonnet-4-5` without its prefix, which goes to OpenAI's
+   * route) nor for a name whose first segment is no provider prefix (`anthropc/claude-…`, sent whole to an
+   * OpenAI-compatible server). The project's `prices:` say what a name costs wherever it goes: the name as written
+   * first, then without its prefix.
    */
   priceOf(model: string): ModelPrice | undefined {
     if (this.#found.has(model)) return this.#found.get(model);
@@ -83,17 +94,19 @@ export class PriceTable {
   }
 
   #lookUp(model: string): ModelPrice | undefined {
-    const candidates = [model, model.slice(model.indexOf("/") + 1)];
-    for (const name of candidates) {
-      const exact = this.#prices.get(name);
-      if (exact) return exact;
+    if (this.#own.has(model)) return this.#prices.get(model);
+    const route = modelRoute(model);
+    if (!route) return undefined;
+    const { bare } = route;
+    let key: string | undefined = this.#prices.has(bare) ? bare : undefined;
+    if (key === undefined) {
+      for (const name of this.#prices.keys()) {
+        if (bare.startsWith(name) && /^-(\d|latest)/.test(bare.slice(name.length)) && (key === undefined || name.length > key.length)) key = name;
+      }
     }
-    const bare = candidates[1]!;
-    let best: string | undefined;
-    for (const key of this.#prices.keys()) {
-      if (bare.startsWith(key) && /^-(\d|latest)/.test(bare.slice(key.length)) && (best === undefined || key.length > best.length)) best = key;
-    }
-    return best === undefined ? undefined : this.#prices.get(best);
+    if (key === undefined) return undefined;
+    const maker = this.#own.has(key) ? undefined : providerOfModel(key);
+    return maker === undefined || maker === route.route.prefix ? this.#prices.get(key) : undefined;
   }
 
   /** Every model the table prices, in its order (the shipped table first, then the project's additions). */

@@ -110,6 +110,12 @@ export class ScriptedModel implements Model {
     const agent = request.agent;
     const own = agent === undefined ? undefined : this.lists.get(agent);
     if (own) return { list: own, agent };
+    // An agent of a tactic used as a tool asks as `<tool>/<agent>`; scripts written before it was named so list it
+    // by its own name (`writer` for `brief/writer`, then `inner/writer` for `outer/inner/writer`, …).
+    for (let slash = agent?.indexOf("/") ?? -1; agent !== undefined && slash >= 0; slash = agent.indexOf("/", slash + 1)) {
+      const shorter = this.lists.get(agent.slice(slash + 1));
+      if (shorter) return { list: shorter, agent: agent.slice(slash + 1) };
+    }
     // A caller that does not name its agent (a model used on its own): the one list, or the list that recorded this request.
     if (agent === undefined) {
       if (this.lists.size === 1) {

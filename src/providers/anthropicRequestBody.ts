@@ -48,7 +48,7 @@ export function anthropicRequestBody(model: string, request: ModelRequest, optio
     toolChoice = thinkingOn ? { type: "auto" } : tools.length > 1 ? { type: "any" } : { type: "tool", name: ANTHROPIC_OUTPUT_TOOL };
   }
   const cacheOn = cache === undefined ? estimateTokens(systemText, tools) >= CACHE_MIN_TOKENS : cache !== false;
-  const body: Record<string, unknown> = { model, max_tokens: maxTokens ?? defaultMaxTokens(thinking) };
+  const body: Record<string, unknown> = { model, max_tokens: answerLimit(maxTokens ?? defaultMaxTokens(thinking), request.maxAnswerTokens) };
   if (systemText !== "") body["system"] = cacheOn ? [{ type: "text", text: systemText, cache_control: { type: "ephemeral" } }] : systemText;
   body["messages"] = toAnthropicMessages(request.messages, options);
   if (tools.length > 0) {
@@ -57,8 +57,33 @@ export function anthropicRequestBody(model: string, request: ModelRequest, optio
     body["tools"] = tools;
     if (toolChoice) body["tool_choice"] = toolChoice;
   }
-  if (thinking !== undefined && thinking !== null && thinking !== false) body["thinking"] = toThinking(thinking);
+  if (thinking !== undefined && thinking !== null && thinking !== false) {
+    const asked = toThinking(thinking);
+    const fitted = request.maxAnswerTokens === undefined ? asked : fitThinking(asked, body["max_tokens"] as number);
+    if (fitted) body["thinking"] = fitted;
+  }
   return { ...body, ...modelArgs };
+}
+
+/** `max_tokens` lowered to the budget's cut (`ModelRequest.maxAnswerTokens`), when there is one. */
+function answerLimit(value: unknown, cut: number | undefined): unknown {
+  if (cut === undefined) return value;
+  return typeof value === "number" ? Math.min(value, cut) : cut;
+}
+
+/** Anthropic's smallest thinking budget. */
+const MIN_THINKING_TOKENS = 1024;
+
+/**
+ * Thinking that fits under the budget's cut `max_tokens`, which must exceed its budget: a budget the cut leaves no room
+ * above is lowered to half of it (at least Anthropic's 1024), or, when even that does not fit, thinking is left off
+ * for this call rather than sent as a request Anthropic refuses.
+ */
+function fitThinking(thinking: Record<string, unknown>, maxTokens: number): Record<string, unknown> | undefined {
+  const budget = thinking["budget_tokens"];
+  if (typeof budget !== "number" || budget < maxTokens) return thinking;
+  const lowered = Math.max(MIN_THINKING_TOKENS, Math.floor(maxTokens / 2));
+  return lowered < maxTokens ? { ...thinking, budget_tokens: lowered } : undefined;
 }
 
 function defaultMaxTokens(thinking: unknown): number {

@@ -13,6 +13,7 @@ import type { RetryNotice } from "./requestWithRetries.js";
 import type { RetryPolicy } from "./RetryPolicy.js";
 import { proxyCredentials, proxyEnvironment, ProxySettingInvalid, type ProxyEnvironment } from "../util/proxyEnvironment.js";
 import { secrets } from "../util/redact.js";
+import { maskUrlCredentials } from "../util/urlCredentials.js";
 
 /** The `invoker` values accepted: LLLM configs say `litellm`; both route the same way. */
 export const INVOKERS = ["litellm", "openai"] as const;
@@ -128,6 +129,8 @@ export function modelEndpoint(options: CreateModelOptions): { route: ProviderRou
     });
   }
 
+  if (apiKeyEnvOverride !== undefined && baseURLOverride === undefined) assertOwnServer({ model, apiKeyEnv: apiKeyEnvOverride, route, root, env });
+
   const endpoint: OpenAIEndpoint = { baseURL: root };
   if (apiKey !== undefined) endpoint.apiKey = apiKey;
   if (apiKeyEnv !== undefined) endpoint.apiKeyEnv = apiKeyEnv;
@@ -138,6 +141,31 @@ export function modelEndpoint(options: CreateModelOptions): { route: ProviderRou
     if (project) endpoint.project = project;
   }
   return { route, wireModel, endpoint };
+}
+
+/**
+ * A provider's own key variable (`OPENROUTER_API_KEY`, `ANTHROPIC_API_KEY`, …) named by `invoker_config.api_key_env`
+ * for a model of another provider goes to that provider's server only: its usual URL or its base-URL variable's.
+ * Sent to another server (OpenAI's, for a bare model name), the key would leak to a party that has no business with
+ * it. A `base_url` written beside `api_key_env` says where the key goes, and is the user's to judge.
+ */
+function assertOwnServer(options: { model: string; apiKeyEnv: string; route: ProviderRoute; root: string; env: NodeJS.ProcessEnv }): void {
+  const { model, apiKeyEnv, route, root, env } = options;
+  const owner = PROVIDER_ROUTES.find((candidate) => candidate.apiKeyEnv === apiKeyEnv || candidate.altApiKeyEnv === apiKeyEnv);
+  if (!owner || owner.prefix === route.prefix) return;
+  const servers = [owner.defaultBaseURL, owner.baseURLEnv ? nonEmpty(env[owner.baseURLEnv]) : undefined].filter((url): url is string => url !== undefined);
+  if (servers.some((url) => originOf(url) === originOf(root))) return;
+  throw new ConfigError("config_invalid_invoker_config", `invoker_config.api_key_env names ${apiKeyEnv}, the key of \`${owner.prefix}/\` models, but model \`${model}\` is sent to ${maskUrlCredentials(root)}: the key would go to a server that is not ${owner.prefix}'s`, {
+    hint: `name the model with its prefix (\`${owner.prefix}/…\`), which sends it to ${owner.prefix} with ${apiKeyEnv}; or, for a server that takes that key, give its base_url beside api_key_env; or keep the key in a variable of its own`,
+  });
+}
+
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
 }
 
 /**

@@ -70,6 +70,11 @@ export function geminiRequestBody(request: ModelRequest, options: GeminiBodyOpti
     else if (key === "generationConfig" && typeof value === "object" && value !== null) Object.assign(generationConfig, value);
     else body[key] = value;
   }
+  // The budget's cut: it lowers a limit the model_args set, never raises it.
+  if (request.maxAnswerTokens !== undefined) {
+    const asked = generationConfig["maxOutputTokens"];
+    generationConfig["maxOutputTokens"] = Math.min(typeof asked === "number" ? asked : Number.POSITIVE_INFINITY, request.maxAnswerTokens);
+  }
   if (Object.keys(generationConfig).length > 0) body["generationConfig"] = generationConfig;
   return body;
 }

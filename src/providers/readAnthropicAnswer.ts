@@ -41,9 +41,12 @@ function toAnswer(blocks: Block[], stopReason: unknown, usage: Usage, structured
   if (typeof stopReason !== "string") throw new BadProviderAnswer("incomplete", `the answer has no stop_reason (${stopReason === null ? "null" : "missing"}): it may be cut off`, { retryable: true });
   const finishReason = FINISH_REASONS[stopReason] ?? stopReason;
   if (output !== undefined) return { response: { message: { role: "assistant", content: output }, toolCalls: [], usage, finishReason: finishReason === "tool_calls" ? "stop" : finishReason }, thinking };
-  if (text === "" && toolCalls.length === 0) {
-    const why = stopReason === "max_tokens" ? " (stopped at max_tokens: raise model_args.max_tokens)" : ` (stop_reason ${stopReason})`;
-    throw new BadProviderAnswer("incomplete", `the answer has no text and no tool calls${why}`, { retryable: stopReason !== "max_tokens" && stopReason !== "refusal" });
+  // A refusal is an answer withheld, with or without text: not retried, failed by the loop (`answer_filtered`), as
+  // OpenAI's `refusal` and Gemini's `SAFETY` are.
+  if (stopReason === "refusal") return { response: { message: { role: "assistant", content: text === "" ? null : text }, toolCalls: [], usage, finishReason: "content_filter", ...(text.trim() !== "" ? { refusal: text } : {}) }, thinking };
+  // Cut off before any text (thinking spent the room): the loop fails it as a cut answer (exit 3), as with some text.
+  if (text === "" && toolCalls.length === 0 && finishReason !== "length") {
+    throw new BadProviderAnswer("incomplete", `the answer has no text and no tool calls (stop_reason ${stopReason})`, { retryable: true });
   }
   return { response: { message: { role: "assistant", content: text === "" ? null : text }, toolCalls, usage, finishReason }, thinking };
 }

@@ -36,6 +36,8 @@ export function readChatCompletion(value: unknown): ModelResponse {
     toolCalls.push({ id: id || `call_${index}`, name: toolName(fn["name"], `${where}.function.name`), arguments: toolArguments(fn["arguments"], `${where}.function.arguments`) });
   }
   const text = typeof content === "string" ? content : null;
+  const refusal = message["refusal"];
+  if (typeof refusal === "string" && refusal.trim() !== "" && toolCalls.length === 0) return refused(refusal, readUsage(completion["usage"]));
   assertSomething(text, toolCalls, finishReason);
   // Every answer says why it stopped; one that does not may be cut off, and its text taken for a whole answer.
   if (!finishReason) throw new BadProviderAnswer("incomplete", `the answer has no finish_reason (${choice["finish_reason"] === null ? "null" : "missing"}): it may be cut off`, { retryable: true });
@@ -45,6 +47,8 @@ export function readChatCompletion(value: unknown): ModelResponse {
 /** Collects a streamed chat completion chunk by chunk, checking each, and says whether it ended properly. */
 export class ChatStreamReader {
   text = "";
+  /** OpenAI's `refusal`, which comes in pieces as the text does. */
+  refusal = "";
   usage: Usage = { promptTokens: 0, completionTokens: 0 };
   finishReason: string | undefined;
   /** Tool calls arrive in pieces keyed by `index`: the id and name first, then the arguments a few characters at a time. */
@@ -82,6 +86,7 @@ export class ChatStreamReader {
       if (args !== undefined && args !== null) call.arguments += typeof args === "string" ? args : JSON.stringify(args);
       this.calls.set(index, call);
     }
+    if (typeof delta["refusal"] === "string") this.refusal += delta["refusal"];
     if (typeof content === "string") this.text += content;
     return typeof content === "string" ? content : "";
   }
@@ -97,14 +102,29 @@ export class ChatStreamReader {
       throw new BadProviderAnswer("incomplete", `the streamed answer ended before it was complete (no finish_reason and no [DONE]; got ${got})`, { retryable: true });
     }
     for (const [index, call] of toolCalls.entries()) toolName(call.name, `streamed tool call #${index + 1}'s name`);
+    if (this.refusal.trim() !== "" && toolCalls.length === 0) return refused(this.refusal, this.usage);
     const text = this.text === "" ? null : this.text;
     assertSomething(text, toolCalls, this.finishReason);
     return { message: { role: "assistant", content: text }, toolCalls, usage: this.usage, finishReason: this.finishReason };
   }
 }
 
-/** An answer with neither text nor tool calls is no answer: it must not become an empty success. */
+/**
+ * The model refused (OpenAI's `refusal`, with `content` null): an answer, not a failure of the server, so it is not
+ * retried (the same request is refused again) but withheld, as Anthropic's `stop_reason: refusal` and Gemini's
+ * `SAFETY` are: the loop fails a run that ends on it (`answer_filtered`, exit 1).
+ */
+function refused(refusal: string, usage: Usage): ModelResponse {
+  return { message: { role: "assistant", content: null }, toolCalls: [], usage, finishReason: "content_filter", refusal };
+}
+
+/**
+ * An answer with neither text nor tool calls is no answer: it must not become an empty success. One cut off at the
+ * output token limit before any text (a reasoning model that spent its room thinking) is returned as it is, for the
+ * loop to fail as a cut answer (exit 3) as it does with a little text, rather than retried: it would be cut again.
+ */
 function assertSomething(text: string | null, toolCalls: ToolCallRequest[], finishReason: string | undefined): void {
+  if (finishReason === "length") return;
   if ((text === null || text.trim() === "") && toolCalls.length === 0) {
     const why = finishReason && finishReason !== "stop" ? ` (finish_reason: ${finishReason})` : "";
     throw new BadProviderAnswer("incomplete", `the reply has no text and no tool calls${why}`, { retryable: true });

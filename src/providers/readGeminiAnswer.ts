@@ -63,13 +63,16 @@ export class GeminiAnswerReader {
 
   finish(): GeminiAnswer {
     const usage = readGeminiUsage(this.usage);
-    if (this.blockReason) throw new BadProviderAnswer("incomplete", `Gemini blocked the prompt (${this.blockReason})`, { retryable: false });
+    // A blocked prompt or a withheld answer is not retried (it would be withheld again): the loop fails a run that
+    // ends on it (`answer_filtered`), as Anthropic's and OpenAI's refusals.
+    if (this.blockReason) return { response: { message: { role: "assistant", content: null }, toolCalls: [], usage, finishReason: "content_filter", refusal: `Gemini blocked the prompt (${this.blockReason})` }, parts: this.parts };
     if (this.finishReason === undefined) throw new BadProviderAnswer("incomplete", "the answer ended before it was complete (no finishReason)", { retryable: true });
-    if (this.text === "" && this.toolCalls.length === 0) {
-      const why = this.finishReason === "MAX_TOKENS" ? " (stopped at MAX_TOKENS: raise model_args.max_tokens)" : ` (finishReason ${this.finishReason})`;
-      throw new BadProviderAnswer("incomplete", `the answer has no text and no tool calls${why}`, { retryable: this.finishReason !== "MAX_TOKENS" && this.finishReason !== "SAFETY" });
-    }
     const finishReason = this.finishReason === "STOP" && this.toolCalls.length > 0 ? "tool_calls" : (FINISH_REASONS[this.finishReason] ?? this.finishReason);
+    if (finishReason === "content_filter" && this.toolCalls.length === 0) return { response: { message: { role: "assistant", content: this.text === "" ? null : this.text }, toolCalls: [], usage, finishReason, refusal: `Gemini withheld the answer (finishReason ${this.finishReason})` }, parts: this.parts };
+    // Cut off before any text (thinking spent the room): the loop fails it as a cut answer (exit 3), as with some text.
+    if (this.text === "" && this.toolCalls.length === 0 && finishReason !== "length") {
+      throw new BadProviderAnswer("incomplete", `the answer has no text and no tool calls (finishReason ${this.finishReason})`, { retryable: true });
+    }
     const response: ModelResponse = { message: { role: "assistant", content: this.text === "" ? null : this.text }, toolCalls: this.toolCalls, usage, finishReason };
     return { response, parts: this.parts };
   }

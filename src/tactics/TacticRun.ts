@@ -118,6 +118,12 @@ export interface RunOptions {
    * passes it. Default: a new one with the tactic's `limits:` and `limits`.
    */
   budget?: RunBudget;
+  /**
+   * What this run's agents are named under, everywhere their name goes (events, `tool_calls`, `model_calls`,
+   * `usage.by_agent`, the run store, cassettes, scripted replays): `<tool>/` for a tactic used as a tool, so that its
+   * agent `writer` is `brief/writer` (nested twice: `outer/inner/writer`). Set by the tactic tool; default none.
+   */
+  agentPrefix?: string;
   /** Told when a fallback chain's model failed and a later one answered for an agent (default: a warning event). */
   onModelFallback?: (notice: FallbackNotice & { agent: string }) => void;
   /**

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { Agent, type AgentEvent } from "../agent/index.js";
-import { modelChain, replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig } from "../config/index.js";
+import { chainMember, modelChain, replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig } from "../config/index.js";
 import type { ProxyDefinition, ProxyManager } from "../proxies/index.js";
 import { ConfigError } from "../errors.js";
 import { MCP } from "../mcp/MCP.js";
@@ -55,18 +55,22 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     return model;
   };
   const { budget } = options;
+  /** The name an agent goes by in everything the run reports: `<tool>/<agent>` inside a tactic used as a tool. */
+  const runName = (agent: string): string => `${options.agentPrefix ?? ""}${agent}`;
   /**
    * The agent's model: each model of its chain counted by the run's budget under the agent's name, and a chain of
    * more than one as a FallbackModel (one per agent: which model answers is the agent's own state).
    */
   const agentModel = async (config: AgentConfig, scope: RunBudget | undefined = budget): Promise<Model> => {
-    const chain = await Promise.all(modelChain(config).map((name, position) => makeModel(position === 0 ? config : { ...config, model_name: name, fallback_models: [] })));
+    const name = runName(config.name);
+    // Each model of the chain with its own settings: base_url and api_key_env are the first model's (see chainMember).
+    const chain = await Promise.all(modelChain(config).map((_, position) => makeModel(chainMember(config, position))));
     // A dry run sends nothing: nothing to count, and no price needed.
-    const counted = scope && !options.dryRun ? chain.map((model) => scope.guardModel(model, config.name)) : chain;
+    const counted = scope && !options.dryRun ? chain.map((model) => scope.guardModel(model, name)) : chain;
     if (counted.length === 1) return counted[0]!;
     return new FallbackModel({
       models: counted,
-      onFallback: (notice) => (options.onModelFallback ? options.onModelFallback({ ...notice, agent: config.name }) : onEvent({ type: "warning", agent: config.name, message: fallbackMessage(notice) })),
+      onFallback: (notice) => (options.onModelFallback ? options.onModelFallback({ ...notice, agent: name }) : onEvent({ type: "warning", agent: name, message: fallbackMessage(notice) })),
     });
   };
   const needsApproval = new Set(prepared.tactic.config.require_approval ?? []);
@@ -84,7 +88,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
         const { McpConnections } = await import("../mcp/McpConnections.js");
         // Servers' sampling requests are answered with the model of the first agent that uses MCP servers, and
         // reported as that agent's model calls (under a name of their own), so the run counts, records and prices them.
-        const agent = `${bound.name} (MCP sampling)`;
+        const agent = `${runName(bound.name)} (MCP sampling)`;
         // Counted by the run's budget like every model call: sampling cannot go past max_cost or max_tokens.
         const unguarded = await makeModel(config);
         const model = budget && !options.dryRun ? budget.guardModel(unguarded, agent) : unguarded;
@@ -136,7 +140,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
         // before any model call).
         isolation: proxyConfig.exec_env === "interpreter" ? await requireIsolation(isolation, `run_python of agent \`${bound.name}\``) : isolation,
         scope,
-        onWarning: (message) => onEvent({ type: "warning", agent: bound.name, message }),
+        onWarning: (message) => onEvent({ type: "warning", agent: runName(bound.name), message }),
       });
       // The system prompt is a template (filled at open()); the API docs are literal text with {placeholders}.
       systemText += added.instructions.replaceAll("{", "{{").replaceAll("}", "}}");
@@ -147,9 +151,9 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
       if (needsApproval.has(tool.name) && tool.approval !== "required") tools[index] = new FunctionTool({ ...tool, approval: "required" });
     });
     const toolChainFor = config.tool_chain ? (await import("./toolChainFor.js")).toolChainFor : undefined;
-    const chain = config.tool_chain && toolChainFor ? await toolChainFor({ prepared, agent: bound.name, config: config.tool_chain, tools, options, run: toolChain, onWarning: (message) => onEvent({ type: "warning", agent: bound.name, message }) }) : undefined;
+    const chain = config.tool_chain && toolChainFor ? await toolChainFor({ prepared, agent: runName(bound.name), config: config.tool_chain, tools, options, run: toolChain, onWarning: (message) => onEvent({ type: "warning", agent: runName(bound.name), message }) }) : undefined;
     if (chain) addTools(tools, [chain], { agent: bound.name, source: "`tool_chain`" });
-    if (options.wrapTool) tools.forEach((tool, index) => (tools[index] = options.wrapTool!(tool, bound.name)));
+    if (options.wrapTool) tools.forEach((tool, index) => (tools[index] = options.wrapTool!(tool, runName(bound.name))));
     const systemPrompt = new Prompt({
       path: bound.systemPrompt.ref ?? `${bound.name}/system`,
       prompt: systemText,
@@ -159,7 +163,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     agents.set(
       bound.name,
       new Agent({
-        name: bound.name,
+        name: runName(bound.name),
         systemPrompt,
         model: await agentModel(config),
         ...(config.model_args ? { modelArgs: config.model_args } : {}),

@@ -13,8 +13,9 @@ export function checkModelChains(tactic: LoadedTactic, agents: TacticTree["agent
   const problems: ConfigProblem[] = [];
   const customServer = (process.env["OPENAI_BASE_URL"] ?? "").trim() !== "";
   agents.forEach((agent, index) => {
-    const customBaseURL = customServer || typeof agent.config.invoker_config?.base_url === "string";
     modelChain(agent.config).forEach((model, position) => {
+      // The agent's base_url is its first model's (see chainMember): a fallback's name must route on its own.
+      const customBaseURL = customServer || (position === 0 && typeof agent.config.invoker_config?.base_url === "string");
       try {
         checkModelName(model, { customBaseURL });
       } catch (error) {

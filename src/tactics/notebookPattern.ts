@@ -4,7 +4,7 @@ import type { ProxyManager } from "../proxies/index.js";
 import { PythonKernel } from "../sandbox/index.js";
 import { notebookParser, type NotebookReply } from "./notebookParser.js";
 import type { RanCell } from "./notebookFile.js";
-import { patternAgent } from "./patternAgent.js";
+import { patternAgent, patternAgentName } from "./patternAgent.js";
 import type { PreparedTactic } from "./prepareTactic.js";
 import { programSandbox } from "./programSandbox.js";
 import { callApiKernelOptions, PROXY_DEFAULTS } from "./proxyTools.js";
@@ -45,7 +45,8 @@ export async function runNotebookPattern(
 ): Promise<NotebookRun> {
   const { config } = prepared.tactic;
   const base = patternAgent(prepared, agents);
-  const proxyConfig = prepared.agents.find((agent) => agent.name === base.name)?.config.proxy;
+  // By its name in the tactic: the built agent's name has the run's prefix inside a tactic used as a tool.
+  const proxyConfig = prepared.agents.find((agent) => agent.name === patternAgentName(prepared))?.config.proxy;
   const { isolation } = await programSandbox(prepared, "the notebook pattern");
   const manager = options.proxies;
   const kernel = await PythonKernel.start({

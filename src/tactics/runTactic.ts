@@ -66,6 +66,9 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
     const agents = await buildAgents({ prepared, options, onEvent, scope, runner: tacticRunner, only: withAgentTools(pattern.agentsUsed(prepared), prepared.agents), toolChain: { artifacts, onScript: (record) => toolChains.push(record) }, proxyManagers });
     const vars: Record<string, unknown> = { ...(config.vars ?? {}), ...(options.vars ?? {}), input };
     const { output, codeAction } = await pattern.run({ prepared, agents, vars, input, options, scope, artifacts, proxyManagers, notebookCells });
+    // The last answer may have brought the spend past a limit (a prompt larger than estimated) or been cut off at the
+    // room the budget could pay: counted and recorded, it is still no answer within the limits.
+    if (budget.tripped) throw budget.tripped;
     return {
       output,
       usage: usage.toReport(),

@@ -34,10 +34,10 @@ export function startRunBudget(prepared: TacticTree, given: RunLimits | undefine
   return RunBudget.start({ ...(hasLimits(limits) ? { limits } : {}), prices, source });
 }
 
-/** The scope of one call of a tactic used as a tool (`tool`): its agents named under the tool, its own limits checked too. */
+/** The scope of one call of a tactic used as a tool (`tool`): its spend counted for the tool, its own limits checked too. */
 export function nestedRunBudget(parent: RunBudget, nested: TacticTree, tool: string): RunBudget {
   const limits = limitsFromConfig(nested.tactic.config.limits);
-  return parent.child({ tool, agentPrefix: `${tool}/`, ...(hasLimits(limits) ? { limits, source: tacticLimitSource(nested) } : {}) });
+  return parent.child({ tool, ...(hasLimits(limits) ? { limits, source: tacticLimitSource(nested) } : {}) });
 }
 
 /**

@@ -28,10 +28,11 @@ export async function tacticTool({ nested, capability, options: parentOptions, o
   const { config } = nested.tactic;
   const name = config.name ?? capability.entry.key;
   const run = async (input: unknown, signal: AbortSignal | undefined): Promise<unknown> => {
-    // Each call counts in the run's budget under this tool, its agents named `<tool>/<agent>`, with the nested tactic's own limits.
+    // Each call counts in the run's budget under this tool, with the nested tactic's own limits; its agents are named
+    // `<tool>/<agent>` in everything the run reports (the prefix nests).
     const budget = options.budget ? nestedRunBudget(options.budget, nested, name) : undefined;
     try {
-      return (await runner.run(nested, { ...options, input, ...(signal ? { signal } : {}), ...(budget ? { budget } : {}), onEvent })).output;
+      return (await runner.run(nested, { ...options, input, ...(signal ? { signal } : {}), ...(budget ? { budget } : {}), agentPrefix: `${options.agentPrefix ?? ""}${name}/`, onEvent })).output;
     } finally {
       budget?.close();
     }
@@ -58,7 +59,7 @@ export async function tacticTool({ nested, capability, options: parentOptions, o
       // A tool method gets fresh agents like a whole call: run the tactic with a call that invokes the method.
       const budget = options.budget ? nestedRunBudget(options.budget, nested, capability.member!) : undefined;
       try {
-        return await runner.withAgents({ prepared: nested, options: { ...options, ...(budget ? { budget } : {}) }, onEvent }, async (agents) =>
+        return await runner.withAgents({ prepared: nested, options: { ...options, ...(budget ? { budget } : {}), agentPrefix: `${options.agentPrefix ?? ""}${capability.member}/` }, onEvent }, async (agents) =>
           await member.run(args, { agents: Object.fromEntries(agents), vars: { ...(nested.tactic.config.vars ?? {}) }, ...(context.signal ? { signal: context.signal } : {}), tool: context }),
         );
       } finally {

@@ -35,7 +35,8 @@ describe("tactics as tools", () => {
     expect(report.output).toBe("Today: Paris: sunny, 22 degrees.");
     expect(report.usage.llm_calls).toBe(4);
     expect(report.tool_calls.map((call) => [call.agent, call.name])).toEqual([
-      ["reporter", "get_weather"],
+      // The code tactic's agent, named under the tool that ran it, as in usage.by_agent.
+      ["briefing/reporter", "get_weather"],
       ["editor", "briefing"],
     ]);
     expect([0, 1, 2, 3].map(systemOf).map((text) => text.split(".")[0])).toEqual(["You edit the weather page", "You write short weather briefings", "You write short weather briefings", "You edit the weather page"]);

@@ -8,13 +8,15 @@ import { waitUntil } from "../helpers/waitUntil.js";
 /** $1 per million prompt tokens, $4 per million answer tokens: round numbers to check sums by hand. */
 const prices = PriceTable.load({ "test-model": { input: 1, output: 4 }, "other-model": { input: 10, output: 40 } });
 
-/** A model that answers at once with the usage it is given, and counts its calls. */
-function fakeModel(name: string, usage = { promptTokens: 1000, completionTokens: 100 }): Model & { calls: number } {
+/** A model that answers at once with the usage it is given, and keeps the requests it was sent. */
+function fakeModel(name: string, usage = { promptTokens: 1000, completionTokens: 100 }): Model & { calls: number; sent: ModelRequest[] } {
   const model = {
     name,
     calls: 0,
-    generate: async (): Promise<ModelResponse> => {
+    sent: [] as ModelRequest[],
+    generate: async (sent: ModelRequest): Promise<ModelResponse> => {
       model.calls += 1;
+      model.sent.push(sent);
       return { message: { role: "assistant", content: "ok" }, toolCalls: [], usage };
     },
   };
@@ -30,21 +32,23 @@ async function stopped(promise: Promise<unknown>): Promise<RunLimitError> {
 }
 
 describe("RunBudget", () => {
-  it("refuses a request whose worst case would cross max_cost, before sending it, and aborts its signal", async () => {
-    // Each call costs 1000 x $1/M + 100 x $4/M = $0.0014; the worst case of the next is its prompt plus 100 answer tokens.
+  it("sends each request with the answer room it can pay, and stops before one that cannot get its least (exit 3), aborting its signal", async () => {
+    // Each call costs 1000 x $1/M + 100 x $4/M = $0.0014. After one, the prompt is estimated at the model's own
+    // tokens per character (plus 10%): 1,100 tokens, $0.0011.
     const budget = RunBudget.start({ limits: { maxCost: 0.004 }, prices });
     const model = fakeModel("test-model");
     const guarded = budget.guardModel(model, "bot");
     await guarded.generate(request("hello"));
     await guarded.generate(request("hello"));
     const error = await stopped(guarded.generate(request("hello")));
-    // $0.0028 spent; one more call ($0.0014 when it comes) would reach $0.0042: not sent.
+    // $0.0028 spent; the next call needs $0.0011 for its prompt and $0.0004 for its 100 answer tokens: not sent.
     expect(model.calls).toBe(2);
+    expect(model.sent.map((sent) => sent.maxAnswerTokens)).toEqual([100, 100]);
     expect(error.code).toBe("limit_max_cost");
     expect(error.exitCode).toBe(3);
     expect(error.limit).toBe("max_cost");
     expect(error.spent).toBeCloseTo(0.0028, 10);
-    expect(error.message).toMatch(/^max_cost reached \(\$0\.004, limits\.max_cost\): \$0\.0028 spent, and the next call to test-model could cost up to \$0\.001\d+ /);
+    expect(error.message).toMatch(/^max_cost reached \(\$0\.004, limits\.max_cost\): \$0\.0028 spent, and the next call to test-model needs \$0\.0015 more \(about 1,100 prompt tokens and 100 answer tokens, the least a call is sent with\); stopped before it\./);
     expect(error.message).toContain("by agent: bot $0.0028 (2 model calls)");
     expect(budget.signal.aborted).toBe(true);
     expect(budget.signal.reason).toBe(error);
@@ -53,20 +57,58 @@ describe("RunBudget", () => {
     expect(() => budget.beforeToolCall({ agent: "bot", tool: "t" })).toThrow(error);
   });
 
-  it("takes the worst answer from max_tokens, so a request that may answer at length is refused sooner", async () => {
+  it("cuts a request's answer room to what the budget can still pay, instead of refusing the call", async () => {
     const budget = RunBudget.start({ limits: { maxCost: 0.01 }, prices });
-    const guarded = budget.guardModel(fakeModel("test-model"), "bot");
+    const model = fakeModel("test-model");
+    const guarded = budget.guardModel(model, "bot");
     await guarded.generate(request("hello", 100));
-    // 2,000 answer tokens could cost $0.008 more: with $0.0014 spent, that crosses $0.01.
-    await stopped(guarded.generate(request("hello", 2000)));
+    // 2,000 answer tokens could cost $0.008: with $0.0014 spent and $0.0011 for the prompt, $0.0075 pays 1,875 of them.
+    await guarded.generate(request("hello", 2000));
+    expect(model.sent.map((sent) => sent.maxAnswerTokens)).toEqual([100, 1875]);
+    // Without max_tokens, a request asks for the assumed 4,096 and gets what is left, down to 256 tokens.
+    const tight = RunBudget.start({ limits: { maxTokens: 1000 }, prices });
+    const other = fakeModel("test-model", { promptTokens: 20, completionTokens: 30 });
+    await tight.guardModel(other, "bot").generate({ messages: [{ role: "user", content: "hi" }] });
+    expect(other.sent[0]!.maxAnswerTokens).toBe(1000 - Math.ceil((2 + 12) * 0.5 * 1.1));
+    // Without a cost or token limit nothing is cut.
+    const free = fakeModel("test-model");
+    await RunBudget.start({ limits: { maxToolCalls: 3 }, prices }).guardModel(free, "bot").generate({ messages: [{ role: "user", content: "hi" }] });
+    expect(free.sent[0]!.maxAnswerTokens).toBeUndefined();
   });
 
-  it("checks each answer too: an answer that brings the spend over the limit stops the run", async () => {
+  it("stops when the smallest answer (256 tokens) cannot be paid, for a request that asked for more", async () => {
+    const budget = RunBudget.start({ limits: { maxTokens: 300 }, prices });
+    const model = fakeModel("test-model");
+    const error = await stopped(budget.guardModel(model, "bot").generate({ messages: [{ role: "user", content: "x".repeat(100) }] }));
+    expect(model.calls).toBe(0);
+    expect(error.message).toContain("0 tokens used, and the next call to test-model needs 318 more (about 62 prompt tokens and 256 answer tokens, the least a call is sent with)");
+  });
+
+  it("counts an answer that brings the spend over the limit and returns it, then stops the run", async () => {
     const budget = RunBudget.start({ limits: { maxTokens: 1500 }, prices });
     const guarded = budget.guardModel(fakeModel("test-model", { promptTokens: 1200, completionTokens: 400 }), "bot");
-    const error = await stopped(guarded.generate(request("hi", 10)));
+    const answer = await guarded.generate(request("hi", 10));
+    // The run's listeners (the tool loop's events, the run store) see it: it was paid for.
+    expect(answer.message.content).toBe("ok");
+    expect(budget.report()).toMatchObject({ modelCalls: 1, promptTokens: 1200, completionTokens: 400 });
+    const error = budget.tripped!;
     expect(error.code).toBe("limit_max_tokens");
     expect(error.spent).toBe(1600);
+    expect(budget.signal.reason).toBe(error);
+    await expect(guarded.generate(request("hi", 10))).rejects.toBe(error);
+  });
+
+  it("an answer cut off at a room the budget cut is not complete: the run stops, naming the limit", async () => {
+    const budget = RunBudget.start({ limits: { maxCost: 0.004 }, prices });
+    const cut: Model = { name: "test-model", generate: async (sent) => ({ message: { role: "assistant", content: "The answer is" }, toolCalls: [], usage: { promptTokens: 10, completionTokens: sent.maxAnswerTokens ?? 0 }, finishReason: "length" }) };
+    await budget.guardModel(cut, "bot").generate({ messages: [{ role: "user", content: "Write a long essay." }] });
+    const error = budget.tripped!;
+    expect(error.code).toBe("limit_max_cost");
+    expect(error.message).toMatch(/^max_cost reached \(\$0\.004, limits\.max_cost\): the answer of test-model \(agent `bot`\) was cut off at 9\d\d answer tokens, all that was left could pay \(it asked for up to 4,096\), and a cut answer is not a complete one\./);
+    // An answer cut at the request's own max_tokens is the tool loop's to judge (it says to raise max_tokens).
+    const roomy = RunBudget.start({ limits: { maxCost: 1 }, prices });
+    await roomy.guardModel(cut, "bot").generate(request("Write a long essay.", 50));
+    expect(roomy.tripped).toBeUndefined();
   });
 
   it("counts tool calls and refuses the one past max_tool_calls without running it", () => {
@@ -98,13 +140,13 @@ describe("RunBudget", () => {
     budget.close();
   });
 
-  it("attributes a nested scope's spend to its agents under the tool's name and to the tool; its own limits hold too", async () => {
+  it("attributes a nested scope's spend to its agents, by the names they are given, and to the tool; its own limits hold too", async () => {
     const budget = RunBudget.start({ prices });
     await budget.guardModel(fakeModel("test-model"), "main").generate(request("a"));
-    const nested = budget.child({ tool: "briefing", agentPrefix: "briefing/", limits: { maxToolCalls: 1 } });
-    await nested.guardModel(fakeModel("other-model"), "reporter").generate(request("b"));
-    nested.beforeToolCall({ agent: "reporter", tool: "get_weather" });
-    expect(() => nested.beforeToolCall({ agent: "reporter", tool: "get_weather" })).toThrow(RunLimitError);
+    const nested = budget.child({ tool: "briefing", limits: { maxToolCalls: 1 } });
+    await nested.guardModel(fakeModel("other-model"), "briefing/reporter").generate(request("b"));
+    nested.beforeToolCall({ agent: "briefing/reporter", tool: "get_weather" });
+    expect(() => nested.beforeToolCall({ agent: "briefing/reporter", tool: "get_weather" })).toThrow(RunLimitError);
     // A limit of the nested tactic stops the whole run: the shared signal aborts.
     expect(budget.signal.aborted).toBe(true);
     const report = budget.report();
@@ -147,7 +189,7 @@ describe("RunBudget", () => {
     await (await calibrated()).generate(request("y".repeat(30_000)));
     const error = await stopped((await calibrated()).generate(request("y".repeat(40_000))));
     expect(error.code).toBe("limit_max_tokens");
-    expect(error.message).toContain("about 11,004 prompt tokens, up to 100 answer tokens");
+    expect(error.message).toContain("about 11,004 prompt tokens and 100 answer tokens");
   });
 });
 
@@ -168,9 +210,9 @@ describe("PromptSizer", () => {
 });
 
 describe("RunBudget with calls in parallel", () => {
-  it("holds the worst case of each request on its way, so that parallel calls cannot cross the line together", async () => {
-    // Each request's worst case is $0.0024 at most (its prompt, up to 100 answer tokens at $4/M = $0.0004, plus
-    // the prompt at $1/M): two fit under $0.005 together, a third on its way would not.
+  it("holds the worst case of each request on its way, so that parallel calls cannot cross the line together: one that does not fit waits", async () => {
+    // Each request's worst case is about $0.0024 (its prompt, about 1,600 tokens at $1/M, and 100 answer tokens at
+    // $4/M): two fit under $0.005 together, a third waits for their answers, which leave room (20 tokens each).
     const budget = RunBudget.start({ limits: { maxCost: 0.005 }, prices });
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
@@ -178,14 +220,38 @@ describe("RunBudget with calls in parallel", () => {
     const slow: Model = { name: "test-model", generate: async () => (sent += 1, await gate, { message: { role: "assistant", content: "ok" }, toolCalls: [], usage: { promptTokens: 10, completionTokens: 10 } }) };
     const guarded = budget.guardModel(slow, "bot");
     const prompt = request("x".repeat(3000));
+    const calls = [guarded.generate(prompt), guarded.generate(prompt), guarded.generate(prompt)];
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(sent).toBe(2); // the third has not reached the model
+    release();
+    await Promise.all(calls);
+    expect(sent).toBe(3);
+    expect(budget.tripped).toBeUndefined();
+    expect(budget.report().modelCalls).toBe(3);
+  });
+
+  it("a request that cannot fit waits for those on their way to be counted before it stops the run", async () => {
+    // Three parallel requests of about 1,600 prompt tokens under 4,000 tokens: two go; the third cannot get its 100
+    // answer tokens, and stops the run only once the two answers (3,000 tokens each, more than estimated) are counted.
+    const budget = RunBudget.start({ limits: { maxTokens: 4000 }, prices });
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const slow: Model = { name: "test-model", generate: async () => (await gate, { message: { role: "assistant", content: "ok" }, toolCalls: [], usage: { promptTokens: 1500, completionTokens: 1500 } }) };
+    const guarded = budget.guardModel(slow, "bot");
+    const prompt = request("x".repeat(3000));
     const first = guarded.generate(prompt);
     const second = guarded.generate(prompt);
     const third = guarded.generate(prompt);
     third.catch(() => undefined);
-    expect(sent).toBe(2); // the third never reached the model
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(budget.tripped).toBeUndefined();
     release();
-    await stopped(third);
-    await Promise.allSettled([first, second]);
+    // Both answers come back to their callers and are counted, although the second brings the spend over the line.
+    await expect(first).resolves.toMatchObject({ message: { content: "ok" } });
+    await expect(second).resolves.toMatchObject({ message: { content: "ok" } });
+    const error = await stopped(third);
+    expect(error.code).toBe("limit_max_tokens");
+    expect(budget.report()).toMatchObject({ modelCalls: 2, promptTokens: 3000, completionTokens: 3000 });
   });
 
   it("releases the worst case of a request that failed", async () => {

@@ -56,7 +56,7 @@ describe("limits of the whole run", () => {
     expect(result.code).toBe(3);
     const report = JSON.parse(result.stdout) as Failure;
     expect(report.error.code).toBe("limit_max_cost");
-    expect(report.error.message).toMatch(/^max_cost reached \(\$0\.50, limits\.max_cost of parent\.yaml:3:20\): \$0\.\d+ spent, and the next call to gpt-test could cost up to \$0\.\d+/);
+    expect(report.error.message).toMatch(/^max_cost reached \(\$0\.50, limits\.max_cost of parent\.yaml:3:20\): \$0\.\d+ spent, and the next call to gpt-test needs \$0\.\d+ more \(about [\d,]+ prompt tokens and 50 answer tokens, the least a call is sent with\); stopped before it\./);
     expect(report.limits).toEqual({ max_cost: 0.5 });
     // Stopped before the line: what the answered calls cost is below the cap, and is what the budget counted.
     expect(report.limit!.spent).toBeLessThan(0.5);
@@ -77,6 +77,27 @@ describe("limits of the whole run", () => {
     const inside = (report.usage.by_tool["brief"]!.cost ?? 0) + (report.usage.by_tool["sum"]!.cost ?? 0);
     expect(inside + (report.usage.by_agent["planner"]!.cost ?? 0)).toBeCloseTo(report.cost!, 8);
     expect(result.stderr).toContain("lllm: error: max_cost reached");
+  }, 300_000);
+
+  it("a nested tactic's agent has one name everywhere: `brief/writer` in by_agent, tool_calls, model_calls and the run store", async () => {
+    const home = tempDir("lllm-home-");
+    server = await startMockOpenAIServer({
+      handler: (body) => {
+        const messages = (body.messages ?? []) as WireMessage[];
+        if (agentOf(body) === "planner") return messages.at(-1)?.role === "tool" ? "Briefed." : { tool_calls: [{ name: "brief", arguments: { task: "rain" } }] };
+        return messages.at(-1)?.role === "tool" ? "A short brief." : lookup("rain");
+      },
+    });
+    const result = await cli(["run", path.join(fixtures, "parent.yaml"), "--input", "go", "--json"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home } });
+    expect(result.code, result.stderr).toBe(0);
+    type Named = { agent: string; name?: string };
+    const report = JSON.parse(result.stdout) as { tool_calls: Named[]; model_calls: Named[]; usage: Usage };
+    expect(report.tool_calls.map((call) => `${call.agent}:${call.name}`)).toEqual(["brief/writer:lookup", "planner:brief"]);
+    expect(report.model_calls.map((call) => call.agent)).toEqual(["planner", "brief/writer", "brief/writer", "planner"]);
+    expect(Object.keys(report.usage.by_agent).sort()).toEqual(["brief/writer", "planner"]);
+    const stored = JSON.parse((await cli(["logs", "show", "last", "--json"], { env: { LLLM_HOME: home } })).stdout) as { tool_calls: Named[]; model_calls: Named[] };
+    expect(stored.tool_calls.map((call) => call.agent)).toEqual(["brief/writer", "planner"]);
+    expect(stored.model_calls.map((call) => call.agent)).toEqual(["planner", "brief/writer", "brief/writer", "planner"]);
   }, 300_000);
 
   it("a limit reached inside a nested tactic stops the whole run: the parent does not read it as a failed tool", async () => {
@@ -133,6 +154,34 @@ describe("limits of the whole run", () => {
   }, 300_000);
 });
 
+describe("limits with calls in parallel", () => {
+  it("five sub-agents at once under --max-tokens: every answered call is in usage.total_tokens, and the total stays under the cap", async () => {
+    // Realistic usage: a prompt is a quarter of the characters sent; a summary is 350 tokens (of the 400 allowed).
+    const served: number[] = [];
+    let rounds = 0;
+    const result = await run("crew.yaml", (agent, messages) => {
+      const prompt = Math.ceil(JSON.stringify(messages).length / 4) + 40;
+      const turn: ScriptedTurn =
+        agent === "lead"
+          ? { tool_calls: Array.from({ length: 5 }, (_, index) => ({ name: "summarizer", arguments: { input: `Summarize part ${rounds}.${index} of the report.` } })), usage: { prompt_tokens: prompt, completion_tokens: 80 } }
+          : { text: "A summary of the part.", usage: { prompt_tokens: prompt, completion_tokens: 350 } };
+      if (agent === "lead") rounds += 1;
+      served.push(prompt + (agent === "lead" ? 80 : 350));
+      return turn;
+    }, ["--max-tokens", "2000", "--json"]);
+    expect(result.code, result.stderr).toBe(3);
+    const report = JSON.parse(result.stdout) as Failure & { usage: { total_tokens: number } };
+    expect(report.error.code).toBe("limit_max_tokens");
+    const billed = served.reduce((sum, tokens) => sum + tokens, 0);
+    // The last answered call is counted too (the one that may have brought the total to the line).
+    expect(report.usage.total_tokens).toBe(billed);
+    expect(report.usage.llm_calls).toBe(served.length);
+    // Each call held its prompt and its 400-token answer room before it went: together they stay under the cap.
+    expect(report.usage.total_tokens).toBeLessThanOrEqual(2000);
+    expect(report.usage.by_agent["summarizer"]!.model_calls + report.usage.by_agent["lead"]!.model_calls).toBe(served.length);
+  }, 300_000);
+});
+
 describe("limits on the native providers", () => {
   it("max_cost stops a run on Anthropic and on Gemini before it crosses the line (their mocks)", async () => {
     const turns = Array.from({ length: 40 }, (_, index) => lookup(`key ${index}`));
@@ -147,7 +196,7 @@ describe("limits on the native providers", () => {
         expect(result.code, model).toBe(3);
         const report = JSON.parse(result.stdout) as Failure;
         expect(report.error.code, model).toBe("limit_max_cost");
-        expect(report.error.message, model).toContain(`the next call to ${model} could cost up to`);
+        expect(report.error.message, model).toContain(`the next call to ${model} needs $`);
         expect(report.limit!.spent, model).toBeLessThan(0.2);
         expect(report.usage.by_agent["bot"]!.model_calls, model).toBeGreaterThan(1);
       }

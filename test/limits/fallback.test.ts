@@ -26,13 +26,17 @@ type Block = Record<string, unknown>;
 const lookup: ScriptedTurn = { tool_calls: [{ name: "lookup", arguments: { key: "paris" } }] };
 const posts = (server: { requests: Array<{ method: string }> } | undefined): number => server?.requests.filter((request) => request.method === "POST").length ?? 0;
 
-/** A tactic whose agent's model is the chain `models` (a `model_name` list). */
-function chainTactic(models: string[]): string {
+/** A tactic whose agent's model is the chain `models` (a `model_name` list), with the agent's `invoker_config` if given. */
+function chainTactic(models: string[], invokerConfig?: Record<string, string>): string {
   const dir = tempDir("lllm-chain-");
   const file = path.join(dir, "chain.yaml");
-  writeFileSync(file, `name: chain\npackages: [${path.join(fixtures, "runtree")}]\nagent_configs:\n  - name: bot\n    model_name: ${JSON.stringify(models)}\n    system_prompt: You are the bot.\n    tools: [lookup]\n`);
+  const invoker = invokerConfig ? `    invoker_config: ${JSON.stringify(invokerConfig)}\n` : "";
+  writeFileSync(file, `name: chain\npackages: [${path.join(fixtures, "runtree")}]\nagent_configs:\n  - name: bot\n    model_name: ${JSON.stringify(models)}\n${invoker}    system_prompt: You are the bot.\n    tools: [lookup]\n`);
   return file;
 }
+
+/** Every header value of every request a mock received, joined: where a key would show if it was sent there. */
+const headersOf = (server: { requests: Array<{ headers: Record<string, string | string[] | undefined> }> }): string => server.requests.map((request) => JSON.stringify(request.headers)).join("\n");
 
 function env(home = tempDir("lllm-home-")): NodeJS.ProcessEnv {
   return {
@@ -131,6 +135,37 @@ describe("a model_name list is a fallback chain", () => {
     const result = await cli(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--stream"], { env: env() });
     expect(result.code).toBe(1);
     expect(posts(anthropic)).toBe(0);
+  }, 300_000);
+
+  it("an agent's base_url is its first model's: a fallback goes to its own provider with its own key, never to that server", async () => {
+    // The agent's own server (base_url) fails; the Anthropic fallback must go to ANTHROPIC_BASE_URL, not to it.
+    const own = await startMockOpenAIServer({ failures: Array.from({ length: 5 }, () => ({ status: 503 })) });
+    anthropic = await startMockAnthropicServer({ script: ["From Claude."] });
+    try {
+      const result = await cli(["run", chainTactic(["gpt-test", "anthropic/claude-test"], { base_url: own.url }), "--input", "Hi", "--no-stream"], { env: env() });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toBe("From Claude.\n");
+      expect(posts(own)).toBe(5);
+      expect(headersOf(own)).not.toContain("sk-ant-test");
+      expect(posts(anthropic)).toBe(1);
+      expect(JSON.stringify(anthropic.requests.find((request) => request.method === "POST")!.headers)).toContain("sk-ant-test");
+    } finally {
+      await own.close();
+    }
+  }, 300_000);
+
+  it("an agent's api_key_env is its first model's, and a provider's own key variable goes to that provider's server only (exit 2 before any call)", async () => {
+    openai = await startMockOpenAIServer({ script: ["never"] });
+    // [gpt-4o-mini, openrouter/x] with OPENROUTER_API_KEY: it would send the OpenRouter key to the OpenAI URL.
+    const result = await cli(["run", chainTactic(["gpt-test", "openrouter/meta/llama-3-8b"], { api_key_env: "OPENROUTER_API_KEY" }), "--input", "Hi"], { env: { ...env(), OPENROUTER_API_KEY: "sk-or-secret-1234" } });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(`lllm: error: invoker_config.api_key_env names OPENROUTER_API_KEY, the key of \`openrouter/\` models, but model \`gpt-test\` is sent to ${openai.url}`);
+    expect(result.stderr).not.toContain("sk-or-secret");
+    expect(openai.requests).toHaveLength(0);
+    // With the key written beside the server it is for, the user said where it goes.
+    const besides = await cli(["run", chainTactic(["gpt-test"], { api_key_env: "OPENROUTER_API_KEY", base_url: openai.url }), "--input", "Hi", "--no-stream"], { env: { ...env(), OPENROUTER_API_KEY: "sk-or-secret-1234" } });
+    expect(besides.code, besides.stderr).toBe(0);
+    expect(openai.requests[0]!.headers["authorization"]).toBe("Bearer sk-or-secret-1234");
   }, 300_000);
 
   it("validate checks every model of the chain (exit 2 at its line) and shows the chain", async () => {

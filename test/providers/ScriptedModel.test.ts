@@ -164,6 +164,14 @@ describe("ScriptedModel by agent, with recorded requests", () => {
     expect(missing).toMatchObject({ code: "provider_script_no_agent", message: "the script has no turns for agent `editor`; it has turns for `writer`, `summarizer`" });
   });
 
+  it("answers a nested tactic's agent (`brief/writer`) from its own list, else from a list under its plain name (scripts written before)", async () => {
+    const model = new ScriptedModel({ agents: { "brief/writer": ["nested 1"], writer: ["plain 1"], "outer/inner/editor": ["deep 1"], editor: ["editor 1"] } });
+    expect((await model.generate({ messages: [], agent: "brief/writer" })).message.content).toBe("nested 1");
+    expect((await model.generate({ messages: [], agent: "other/writer" })).message.content).toBe("plain 1");
+    expect((await model.generate({ messages: [], agent: "outer/inner/editor" })).message.content).toBe("deep 1");
+    expect((await model.generate({ messages: [], agent: "x/inner/editor" })).message.content).toBe("editor 1");
+  });
+
   it("gives two dialogs of one agent that run at once their own recorded turns, by what they send", async () => {
     const model = new ScriptedModel({ agents: { bot: [...recordedBot("alpha"), ...recordedBot("beta")] } });
     // beta starts first and the two interleave: each still gets the turns recorded for its own request.

@@ -89,6 +89,19 @@ describe("createModel", () => {
     expect(error.message).toContain("MY_OLLAMA_KEY");
   });
 
+  it("sends a provider's own key variable, named by api_key_env, to that provider's server only", () => {
+    const env = { ANTHROPIC_API_KEY: "sk-ant-1", OPENROUTER_API_KEY: "sk-or-1", GEMINI_API_KEY: "g-1" };
+    const error = thrown(() => createModel({ model: "gpt-4o-mini", invokerConfig: { api_key_env: "ANTHROPIC_API_KEY" }, env }));
+    expect(error.code).toBe("config_invalid_invoker_config");
+    expect(error.message).toBe("invoker_config.api_key_env names ANTHROPIC_API_KEY, the key of `anthropic/` models, but model `gpt-4o-mini` is sent to https://api.openai.com/v1: the key would go to a server that is not anthropic's");
+    expect(thrown(() => createModel({ model: "groq/llama3-70b", invokerConfig: { api_key_env: "GEMINI_API_KEY" }, env })).code).toBe("config_invalid_invoker_config");
+    // Its own provider's server, by prefix or by the variable that moves it; a base_url written beside it; a variable of the user's.
+    expect(() => createModel({ model: "openrouter/meta/llama-3-8b", invokerConfig: { api_key_env: "OPENROUTER_API_KEY" }, env })).not.toThrow();
+    expect(() => createModel({ model: "gpt-4o-mini", invokerConfig: { api_key_env: "OPENROUTER_API_KEY" }, env: { ...env, OPENAI_BASE_URL: "https://openrouter.ai/api/v1" } })).not.toThrow();
+    expect(() => createModel({ model: "gpt-4o-mini", invokerConfig: { api_key_env: "ANTHROPIC_API_KEY", base_url: "https://gateway.example/v1" }, env })).not.toThrow();
+    expect(() => createModel({ model: "gpt-4o-mini", invokerConfig: { api_key_env: "MY_KEY" }, env: { MY_KEY: "k" } })).not.toThrow();
+  });
+
   it("rejects an unknown invoker or api_type, listing the valid ones", () => {
     const invoker = thrown(() => createModel({ model: "gpt-4o", invoker: "langchain", env: { OPENAI_API_KEY: "k" } }));
     expect(invoker.message).toContain("litellm, openai");

@@ -101,3 +101,113 @@ describe("a whole (not streamed) answer without a stop reason is incomplete, for
     });
   }
 });
+
+describe("a refusal is one rule on every provider: not retried, not a success (exit 1, answer_filtered)", { timeout: 120_000 }, () => {
+  let server: Server | undefined;
+  let posts = 0;
+  afterEach(async () => {
+    server?.closeAllConnections();
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    server = undefined;
+  });
+
+  /** A server whose first answer is `first` (JSON, or SSE when the request streams), and every later one `then`. */
+  async function serve(first: (stream: boolean) => { type: string; body: string }, then: unknown): Promise<string> {
+    posts = 0;
+    server = createServer((request, response) => {
+      let text = "";
+      request.on("data", (chunk: Buffer) => (text += chunk.toString()));
+      request.on("end", () => {
+        posts += 1;
+        const stream = /"stream":\s*true|alt=sse/.test(text + (request.url ?? ""));
+        const answer = posts === 1 ? first(stream) : { type: "application/json", body: JSON.stringify(then) };
+        response.writeHead(200, { "content-type": answer.type });
+        response.end(answer.body);
+      });
+    });
+    await new Promise<void>((resolve) => server!.listen(0, "127.0.0.1", resolve));
+    return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  }
+
+  const json = (body: unknown) => () => ({ type: "application/json", body: JSON.stringify(body) });
+  const openAIAnswer = { id: "c", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "Sunny." }, finish_reason: "stop" }], usage: { prompt_tokens: 3, completion_tokens: 2 } };
+  const cases = [
+    {
+      name: "OpenAI's message.refusal (whole)",
+      model: "gpt-4o-mini",
+      args: ["--no-stream", "--json"],
+      env: (url: string) => ({ OPENAI_API_KEY: "k", OPENAI_BASE_URL: `${url}/v1` }),
+      first: json({ ...openAIAnswer, choices: [{ index: 0, message: { role: "assistant", content: null, refusal: "I can't help with that." }, finish_reason: "stop" }] }),
+      then: openAIAnswer,
+      says: 'refused to answer: "I can\'t help with that."',
+    },
+    {
+      name: "OpenAI's refusal, streamed",
+      model: "gpt-4o-mini",
+      args: ["--stream"],
+      env: (url: string) => ({ OPENAI_API_KEY: "k", OPENAI_BASE_URL: `${url}/v1` }),
+      first: () => ({
+        type: "text/event-stream",
+        body: [{ choices: [{ index: 0, delta: { role: "assistant", content: null, refusal: "I can't " } }] }, { choices: [{ index: 0, delta: { refusal: "help with that." } }] }, { choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }, { choices: [], usage: { prompt_tokens: 3, completion_tokens: 5 } }]
+          .map((chunk) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", created: 0, model: "m", ...chunk })}\n\n`)
+          .join("") + "data: [DONE]\n\n",
+      }),
+      then: openAIAnswer,
+      says: 'refused to answer: "I can\'t help with that."',
+    },
+    {
+      name: "Anthropic's stop_reason refusal",
+      model: "anthropic/claude-haiku-4-5",
+      args: ["--no-stream", "--json"],
+      env: (url: string) => ({ ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: url }),
+      first: json({ type: "message", id: "m", role: "assistant", model: "x", content: [], stop_reason: "refusal", usage: { input_tokens: 3, output_tokens: 0 } }),
+      then: { type: "message", id: "m", role: "assistant", model: "x", content: [{ type: "text", text: "Sunny." }], stop_reason: "end_turn", usage: { input_tokens: 3, output_tokens: 2 } },
+      says: "withheld by the provider's content filter",
+    },
+    {
+      name: "Gemini's SAFETY",
+      model: "gemini/gemini-2.5-flash",
+      args: ["--no-stream", "--json"],
+      env: (url: string) => ({ GEMINI_API_KEY: "k", GEMINI_BASE_URL: url }),
+      first: json({ candidates: [{ content: { role: "model", parts: [] }, finishReason: "SAFETY" }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 0 } }),
+      then: { candidates: [{ content: { role: "model", parts: [{ text: "Sunny." }] }, finishReason: "STOP" }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2 } },
+      says: "Gemini withheld the answer (finishReason SAFETY)",
+    },
+    {
+      name: "Gemini's blocked prompt",
+      model: "gemini/gemini-2.5-flash",
+      args: ["--no-stream", "--json"],
+      env: (url: string) => ({ GEMINI_API_KEY: "k", GEMINI_BASE_URL: url }),
+      first: json({ promptFeedback: { blockReason: "SAFETY" }, usageMetadata: { promptTokenCount: 3 } }),
+      then: { candidates: [{ content: { role: "model", parts: [{ text: "Sunny." }] }, finishReason: "STOP" }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2 } },
+      says: "Gemini blocked the prompt (SAFETY)",
+    },
+  ];
+
+  it("an answer cut off before any text (the room spent on reasoning) is a cut answer (exit 3) on the first request, not retried", async () => {
+    const url = await serve(json({ ...openAIAnswer, choices: [{ index: 0, message: { role: "assistant", content: null }, finish_reason: "length" }], usage: { prompt_tokens: 3, completion_tokens: 256, completion_tokens_details: { reasoning_tokens: 256 } } }), openAIAnswer);
+    const result = await runCli(["run", loop, "--model", "o4-mini", "--input", "Weather in Paris?", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: `${url}/v1`, LLLM_RETRY_DELAY_MS: "1" }, timeoutMs: 60_000 });
+    expect(result.code, result.stderr).toBe(3);
+    expect((JSON.parse(result.stdout) as { error: { code: string } }).error.code).toBe("answer_truncated");
+    expect(posts).toBe(1);
+  });
+
+  for (const provider of cases) {
+    it(`${provider.name}: one request, exit 1`, async () => {
+      const url = await serve(provider.first, provider.then);
+      const result = await runCli(["run", loop, "--model", provider.model, "--input", "Weather in Paris?", ...provider.args], { env: { ...provider.env(url), LLLM_RETRY_DELAY_MS: "1" }, timeoutMs: 60_000 });
+      expect(result.code, result.stderr).toBe(1);
+      if (provider.args.includes("--json")) {
+        const report = JSON.parse(result.stdout) as { output: unknown; error: { code: string; message: string } };
+        expect(report.output).toBeNull();
+        expect(report.error.code).toBe("answer_filtered");
+        expect(report.error.message).toContain(provider.says);
+      } else {
+        // Streamed to a terminal's stdout: nothing was printed, and stderr says why.
+        expect(result.stdout).toBe("");
+        expect(result.stderr).toContain(provider.says);
+      }
+      expect(posts).toBe(1);
+    });
+  }
+});

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { startMockAnthropicServer } from "../../src/testing/mockAnthropicServer.js";
+import { startMockOpenAIServer } from "../../src/testing/mockOpenAIServer.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
 import { runCliInProcess } from "../helpers/runCliInProcess.js";
 
@@ -90,6 +91,30 @@ describe("model names in lllm run", () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toContain("`anthropic/claude-haiku-4-5`");
   }, 60_000);
+
+  it("with OPENAI_BASE_URL, a prefix typo goes whole to that server with one warning, and is not priced as the prefix says", async () => {
+    const server = await startMockOpenAIServer({ script: ["Done.", "Done."] });
+    try {
+      const team = path.join(ROOT, "test/fixtures/limits/team.yaml");
+      const env = { ...base, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url };
+      // Two agents with the same model: the warning says it once.
+      const result = await runCli(["run", team, "--model", "anthropc/claude-sonnet-4-5", "--input", "hi", "--json"], { env });
+      expect(result.code, result.stderr).toBe(0);
+      const warnings = result.stderr.split("\n").filter((line) => line.startsWith("lllm: warning:"));
+      expect(warnings).toEqual([`lllm: warning: model \`anthropc/claude-sonnet-4-5\`: \`anthropc/\` is not a provider prefix lllm knows, so the whole name goes to the server of OPENAI_BASE_URL (${server.url}) and its calls have no price; did you mean \`anthropic/claude-sonnet-4-5\`? If the name is right for that server, ignore this (\`prices:\` in the project settings gives it a price).`]);
+      expect(server.requests.find((request) => request.method === "POST")!.body.model).toBe("anthropc/claude-sonnet-4-5");
+      // It went to the OpenAI-compatible server: Anthropic's price does not apply, so its cost is unknown, and a cost limit refuses it.
+      expect((JSON.parse(result.stdout) as { cost: number | null }).cost).toBeNull();
+      const limited = await runCli(["run", team, "--model", "anthropc/claude-sonnet-4-5", "--input", "hi", "--max-cost", "1"], { env });
+      expect(limited.code).toBe(2);
+      expect(limited.stderr).toContain("model `anthropc/claude-sonnet-4-5` has no known price, so --max-cost cannot count what it costs");
+      // A model typo is a word worth saying there too.
+      const typo = await runCli(["run", loop, "--model", "gpt-4o-mni", "--input", "hi", "--dry-run"], { env });
+      expect(typo.stderr).toContain("model `gpt-4o-mni` is not in lllm's model table");
+    } finally {
+      await server.close();
+    }
+  }, 90_000);
 
   it("no warning for a known name, a dated one, a local server's model, or a name like no known one", async () => {
     for (const model of ["anthropic/claude-haiku-4-5", "gpt-4o-2024-08-06", "ollama/llama3", "my-finetune"]) {

@@ -109,13 +109,14 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
     expect(replayed.stderr).not.toContain("error");
     expect(replayed).toMatchObject({ code: 0, stdout: recorded.stdout });
     const record = await showRun(home, "last");
-    expect(record.model_calls.map((call) => call.agent)).toEqual(["writer", "summarizer", "summarizer", "writer"]);
+    // The nested tactic's agent under the tool that runs it, as usage.by_agent names it.
+    expect(record.model_calls.map((call) => call.agent)).toEqual(["writer", "summarize/summarizer", "summarize/summarizer", "writer"]);
 
     project.setStats("4 words!");
     const diverged = await cli(home, [...args.slice(0, 2), "--model", `scripted:${script}`, ...args.slice(2)]);
     expect(diverged).toMatchObject({ code: 1, stdout: "" });
     // The cause, in the nested agent, not its echo in the writer's tool result.
-    expect(diverged.stderr).toContain("the replay diverged at agent `summarizer`'s turn 2 of 2");
+    expect(diverged.stderr).toContain("the replay diverged at agent `summarize/summarizer`'s turn 2 of 2");
     expect(diverged.stderr).toContain('message 4 (the result of word_stats({"text":"the quick brown fox"})) differs:');
     expect(diverged.stderr).toMatch(/- 4 words\n\s+\+ 4 words!/);
   });

@@ -12,10 +12,24 @@ describe("PriceTable", () => {
     expect(table.priceOf("gpt-4o-mini")).toMatchObject({ input: 0.15, output: 0.6 });
     expect(table.priceOf("openai/gpt-4o-mini")).toEqual(table.priceOf("gpt-4o-mini"));
     expect(table.priceOf("gpt-4o-2024-08-06")).toEqual(table.priceOf("gpt-4o"));
-    expect(table.priceOf("claude-sonnet-4-5-20250929")).toEqual(table.priceOf("claude-sonnet-4-5"));
+    expect(table.priceOf("anthropic/claude-sonnet-4-5-20250929")).toMatchObject({ input: 3, output: 15 });
+    expect(table.priceOf("anthropic/claude-sonnet-4-5-20250929")).toEqual(table.priceOf("anthropic/claude-sonnet-4-5"));
     expect(table.priceOf("gpt-4o-audio-preview")).toBeUndefined();
     expect(table.priceOf("ollama/llama3")).toBeUndefined();
     expect(table.asOf).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+
+  it("prices a request only by the provider it goes to: never a maker's price for a name routed elsewhere or with a prefix lllm does not know", () => {
+    // Sent whole to an OpenAI-compatible server (OPENAI_BASE_URL): not Anthropic's price, whatever the name says.
+    expect(table.priceOf("anthropc/claude-sonnet-4-5")).toBeUndefined();
+    // Without its prefix a Claude name goes to OpenAI's route; through Groq, OpenAI's model is not at OpenAI's price.
+    expect(table.priceOf("claude-sonnet-4-5")).toBeUndefined();
+    expect(table.priceOf("groq/gpt-4o")).toBeUndefined();
+    expect(table.priceOf("deepseek/deepseek-chat")).toBeDefined();
+    // What the project's prices say holds wherever the name goes: as written, then without its prefix.
+    const custom = PriceTable.load({ "anthropc/claude-sonnet-4-5": { input: 1, output: 1 }, "llama-3-8b": { input: 0.1, output: 0.1 } });
+    expect(custom.priceOf("anthropc/claude-sonnet-4-5")).toEqual({ input: 1, output: 1 });
+    expect(custom.priceOf("groq/llama-3-8b")).toEqual({ input: 0.1, output: 0.1 });
   });
 
   it("prices cached prompt tokens at the cached rate; an unknown model costs null, never 0", () => {
