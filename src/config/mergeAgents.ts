@@ -63,6 +63,7 @@ export function mergeAgents(config: TacticConfig, options: MergeAgentsOptions): 
     }
     if (options.modelOverride !== undefined) {
       // `--model` names the one model of every agent: no chain of the file's after it.
+      if (merged.model_name !== undefined && !sameProvider(merged.model_name, options.modelOverride)) dropEndpoint(merged);
       merged.model_name = options.modelOverride;
       delete merged.fallback_models;
     } else if (merged.model_name === undefined && options.defaultModel !== undefined) merged.model_name = options.defaultModel;
@@ -106,4 +107,27 @@ export function mergeAgents(config: TacticConfig, options: MergeAgentsOptions): 
 
   if (problems.length > 0) throw ConfigError.fromProblems("config_invalid", sortProblems(problems));
   return agents;
+}
+
+/** The provider prefix of a model name (`anthropic` of `anthropic/claude-…`); `""` for a name without one. */
+function providerPrefix(model: string): string {
+  const slash = model.indexOf("/");
+  return slash < 0 ? "" : model.slice(0, slash);
+}
+
+function sameProvider(fileModel: string, override: string): boolean {
+  return providerPrefix(fileModel) === providerPrefix(override);
+}
+
+/**
+ * An agent's `base_url` and `api_key_env` say where the model the file names is served and with which key (as for a
+ * fallback, see `chainMember`). `--model` naming another provider's model goes where its own name says: keeping the
+ * file's server would send that provider's key (`ANTHROPIC_API_KEY` for `--model anthropic/…`) to a server written
+ * for another model. Another model of the same provider (`--model ollama/qwen` for `ollama/llama3`, or a bare name
+ * on the same custom server) keeps them, so trying another model on one's own server still works.
+ */
+function dropEndpoint(agent: AgentSettings): void {
+  if (agent.invoker_config === undefined) return;
+  const { base_url: _baseURL, api_key_env: _apiKeyEnv, ...rest } = agent.invoker_config;
+  agent.invoker_config = rest;
 }

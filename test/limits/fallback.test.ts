@@ -154,6 +154,26 @@ describe("a model_name list is a fallback chain", () => {
     }
   }, 300_000);
 
+  it("--model of another provider goes to that provider with its key, never to the base_url the file wrote for its own model", async () => {
+    const own = await startMockOpenAIServer({ script: ["From the file's server."] });
+    anthropic = await startMockAnthropicServer({ script: ["From Claude."] });
+    try {
+      const tactic = chainTactic(["gpt-test"], { base_url: own.url });
+      const result = await cli(["run", tactic, "--model", "anthropic/claude-test", "--input", "Hi", "--no-stream"], { env: env() });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toBe("From Claude.\n");
+      expect(own.requests).toHaveLength(0);
+      expect(JSON.stringify(anthropic.requests.find((request) => request.method === "POST")!.headers)).toContain("sk-ant-test");
+      // Another model on the file's own server keeps it.
+      const same = await cli(["run", tactic, "--model", "gpt-other", "--input", "Hi", "--no-stream"], { env: env() });
+      expect(same.code, same.stderr).toBe(0);
+      expect(same.stdout).toBe("From the file's server.\n");
+      expect(posts(own)).toBe(1);
+    } finally {
+      await own.close();
+    }
+  }, 300_000);
+
   it("an agent's api_key_env is its first model's, and a provider's own key variable goes to that provider's server only (exit 2 before any call)", async () => {
     openai = await startMockOpenAIServer({ script: ["never"] });
     // [gpt-4o-mini, openrouter/x] with OPENROUTER_API_KEY: it would send the OpenRouter key to the OpenAI URL.
