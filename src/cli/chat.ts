@@ -96,8 +96,9 @@ export async function chatCommand(target: string | undefined, options: ChatComma
         try {
           if ((await runSlashCommand(command, session)) === "exit") break;
         } catch (error) {
-          // A bad /model or an unwritable /save file: said, and the session goes on.
-          reportError(error, Boolean(options.verbose));
+          // A bad /model or an unwritable /save file: said, and the session goes on (a script learns it at the end).
+          const code = reportError(error, Boolean(options.verbose));
+          failure ??= code;
         }
         continue;
       }
