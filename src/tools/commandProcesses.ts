@@ -43,8 +43,7 @@ export function untrackCommand(pid: number): void {
  * that left the group and session, orphaned). Without /proc (macOS) only the group.
  */
 export function killCommandTree(pid: number, mark: string): void {
-  signalGroup(pid);
-  sweep({ roots: [pid], marked: (value) => value === mark });
+  killTrees({ roots: [pid], marked: (value) => value === mark });
 }
 
 /**
@@ -53,8 +52,7 @@ export function killCommandTree(pid: number, mark: string): void {
  */
 export function killAllCommandProcesses(): void {
   if (calls === 0) return;
-  for (const pid of running.keys()) signalGroup(pid);
-  sweep({ roots: [...running.keys()], marked: (value) => value.startsWith(`${instance}.`) });
+  killTrees({ roots: [...running.keys()], marked: (value) => value.startsWith(`${instance}.`) });
 }
 
 function signalGroup(pid: number): void {
@@ -66,19 +64,24 @@ function signalGroup(pid: number): void {
 }
 
 /**
- * Two passes over /proc: processes forked while the first pass was killing are found by the second (a process
- * killed with SIGKILL forks no more).
+ * The tree is read before anything is killed (a child that cleared its environment is found through its parent
+ * while that parent lives); then the roots' groups and what was found are killed, and /proc is read once more for
+ * what was forked meanwhile (a process killed with SIGKILL forks no more).
  */
-function sweep(target: { roots: number[]; marked: (value: string) => boolean }): void {
-  for (let pass = 0; pass < 2; pass += 1) {
-    const found = findProcesses(target);
-    if (found.length === 0) return;
-    for (const pid of found) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // gone meanwhile
-      }
+function killTrees(target: { roots: number[]; marked: (value: string) => boolean }): void {
+  const found = findProcesses(target);
+  for (const pid of target.roots) signalGroup(pid);
+  if (found.length === 0) return;
+  killAll(found);
+  killAll(findProcesses(target));
+}
+
+function killAll(pids: number[]): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone meanwhile
     }
   }
 }

@@ -34,14 +34,16 @@ afterEach(() => {
 });
 
 /**
- * A package with two command tools: `linger` runs until killed, with a child in its group and a `setsid` grandchild
- * out of it; `daemon` starts a `setsid` grandchild and returns at once (its shell exits: the grandchild is orphaned).
+ * A package with two command tools: `linger` runs until killed, with a child in its group and `setsid` grandchildren
+ * out of it (one with the environment cleared); `daemon` starts a `setsid` grandchild and returns at once (its shell exits: the grandchild is orphaned).
  * Each writes the pids it started into `pids/`; `t.yaml` calls the one the model's turns name.
  */
 function fixture(tool: "linger" | "daemon"): { dir: string; pids: string } {
   const pids = tempDir("lllm-pids-");
   const quiet = "</dev/null >/dev/null 2>&1";
-  const linger = `setsid sleep 600 ${quiet} & echo $! > ${pids}/orphan.pid; sleep 600 ${quiet} & echo $! > ${pids}/child.pid; echo $$ > ${pids}/shell.pid; wait`;
+  // `cleared`: out of the session and without the environment (so without the mark): found through its parent.
+  const cleared = `env -i "$(command -v setsid)" "$(command -v sleep)" 600 ${quiet} & echo $! > ${pids}/cleared.pid`;
+  const linger = `setsid sleep 600 ${quiet} & echo $! > ${pids}/orphan.pid; ${cleared}; sleep 600 ${quiet} & echo $! > ${pids}/child.pid; echo $$ > ${pids}/shell.pid; wait`;
   const daemon = `setsid sleep 600 ${quiet} & echo $! > ${pids}/orphan.pid; echo started`;
   const dir = tempTree({
     "lllm.yaml": "name: lingering\nversion: 0.1.0\n",
@@ -69,7 +71,7 @@ async function expectAllEnded(pids: number[]): Promise<void> {
   expect(await waitUntil(() => pids.every((pid) => !isRunning(pid)), 15_000), `still running: ${pids.filter(isRunning).join(", ")}`).toBe(true);
 }
 
-const LINGERING = ["shell", "child", "orphan"];
+const LINGERING = ["shell", "child", "orphan", "cleared"];
 
 describe("a command tool's processes end with lllm", () => {
   it.each([
