@@ -100,10 +100,10 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
 
   if (http) {
     const service = await serveHttp({ ...http, ...sessionLimits, newServer: () => serverFor(served), ...(token.value !== undefined ? { token: token.value } : {}), signal: stopSignal() });
+    if (token.from === "none") warn("serving with --no-auth: any user of this machine can call these tools and tactics, with your keys");
     writeErr(`lllm: serving ${what} at ${service.url}${token.from === "env" ? ` (bearer token from $${options.tokenEnv})` : ""} (${names.join(", ")}); Ctrl-C stops`);
     // The one place a made token is shown: whoever has it can call these tools with this user's keys.
     if (token.from === "made") writeErr(`lllm: clients must send the header \`Authorization: Bearer ${token.value}\` (a token made for this session: do not share it; --token-env NAME to choose one)`);
-    if (token.from === "none") warn("serving with --no-auth: any user of this machine can call these tools and tactics, with your keys");
     await service.closed;
     return;
   }
