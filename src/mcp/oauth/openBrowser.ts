@@ -8,7 +8,11 @@ import { splitCommandLine } from "../splitCommandLine.js";
  */
 export function openBrowser(url: string, options: { env: NodeJS.ProcessEnv; write: (line: string) => void }): void {
   // Only web addresses go to a browser program: xdg-open would open `smb://` or `file:` with whatever handles it.
-  if (!/^https?:\/\//i.test(url)) throw new Error(`refused to open ${JSON.stringify(url)}: not an http(s) address`);
+  // (The sign-in refuses such an address before it gets here; this holds for any other caller.)
+  if (!/^https?:\/\//i.test(url)) {
+    options.write(`lllm: not opening ${JSON.stringify(url)}: not an http(s) address`);
+    return;
+  }
   options.write(`Open this URL to sign in: ${url}`);
   const browser = options.env.BROWSER?.trim();
   const argv = browser ? splitCommandLine(browser) : process.platform === "darwin" ? ["open"] : options.env.DISPLAY || options.env.WAYLAND_DISPLAY ? ["xdg-open"] : undefined;
