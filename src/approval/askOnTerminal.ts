@@ -1,8 +1,13 @@
 import { createInterface } from "node:readline";
+import { escapeControlCharacters, escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
 import type { ApprovalPolicy, ApprovalRequest } from "./ApprovalPolicy.js";
 
-/** The arguments shown in the question are cut past this many characters. */
-const SHOWN_ARGUMENTS = 400;
+/** Arguments whose JSON is at most this long are shown on the question's line; longer ones one per line. */
+const ONE_LINE_ARGUMENTS = 160;
+/** A value longer than this is shown with its length, so a long one is seen for what it is. */
+const LONG_VALUE = 200;
+/** Resets colours and attributes (a concealing `ESC[8m` left by anything before the question). */
+const RESET = "\u001b[0m";
 
 /**
  * Ask a person, on a terminal: the call (agent, tool and arguments) is shown on `output` (stderr) and a line is
@@ -27,10 +32,29 @@ export function askOnTerminal(streams: { input: NodeJS.ReadableStream; output: N
   };
 }
 
+/**
+ * The call as the question shows it, every argument whole: on the question's line when short, else one argument a
+ * line, the shortest first, so that a long argument (padding) can neither push another off the screen's line nor
+ * hide it in a cut; each long value says how long it is. The model wrote all of it: control characters are escapes
+ * (JSON leaves DEL, C1 and bidirectional controls raw), and the tool and agent names are escaped as well.
+ */
+export function approvalQuestion(request: Pick<ApprovalRequest, "tool" | "arguments" | "agent">): string {
+  const name = (text: string): string => escapeControlCharacters(text, { all: true });
+  const who = request.agent !== undefined ? `agent \`${name(request.agent)}\`` : "the program";
+  const json = (value: unknown): string => escapeJsonControlCharacters(JSON.stringify(value) ?? "null");
+  const ask = "Allow it? [y]es / [n]o / [a]lways for this run: ";
+  const whole = json(request.arguments);
+  if (whole.length <= ONE_LINE_ARGUMENTS) return `lllm: ${who} wants to call ${name(request.tool)}(${whole}). ${ask}`;
+  const entries = Object.entries(request.arguments).map(([key, value]) => ({ key: json(key), value: json(value) }));
+  entries.sort((a, b) => a.value.length - b.value.length);
+  const lines = entries.map(({ key, value }) => `  ${key}${value.length > LONG_VALUE ? ` (${value.length.toLocaleString("en-US")} characters)` : ""}: ${value}`);
+  return `lllm: ${who} wants to call ${name(request.tool)} with ${entries.length} argument${entries.length === 1 ? "" : "s"}, each whole, shortest first:\n${lines.join("\n")}\n${ask}`;
+}
+
 function ask(request: ApprovalRequest, streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }): Promise<"yes" | "no" | "always"> {
-  const shown = JSON.stringify(request.arguments);
-  const text = shown.length > SHOWN_ARGUMENTS ? `${shown.slice(0, SHOWN_ARGUMENTS - 1)}…` : shown;
-  const who = request.agent !== undefined ? `agent \`${request.agent}\`` : "the program";
+  // On a terminal, whatever came before (a tool's own output) cannot leave the question hidden or recoloured.
+  const reset = (streams.output as { isTTY?: boolean }).isTTY ? RESET : "";
+  const question = `${reset}${approvalQuestion(request)}`;
   return new Promise((resolve) => {
     const reader = createInterface({ input: streams.input, output: streams.output, terminal: false });
     let settled = false;
@@ -46,7 +70,7 @@ function ask(request: ApprovalRequest, streams: { input: NodeJS.ReadableStream; 
       finish("no");
     };
     request.signal?.addEventListener("abort", onAbort, { once: true });
-    reader.question(`lllm: ${who} wants to call ${request.tool}(${text}). Allow it? [y]es / [n]o / [a]lways for this run: `, (line) => {
+    reader.question(question, (line) => {
       const word = line.trim().toLowerCase();
       finish(word === "y" || word === "yes" ? "yes" : word === "a" || word === "always" ? "always" : "no");
     });

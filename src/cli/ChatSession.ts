@@ -1,13 +1,14 @@
 import { fileURLToPath } from "node:url";
 import type { AgentEvent, Message } from "../agent/index.js";
-import type { ModelMessage } from "../providers/Model.js";
+import type { Model, ModelMessage } from "../providers/Model.js";
 import type { RetryNotice } from "../providers/requestWithRetries.js";
 import type { ApprovalPolicy } from "../approval/index.js";
 import type { McpClientHooks } from "../mcp/McpClientHooks.js";
-import { loadProjectSettings } from "../config/index.js";
+import { loadProjectSettings, replySizeBytes, type AgentConfig } from "../config/index.js";
 import { ConfigError } from "../errors.js";
 import { prepareTactic, type BoundAgent, type PreparedTactic } from "../tactics/prepareTactic.js";
-import { runRecorded, type RecordedRun } from "../run/runRecorded.js";
+import { runRecorded, type RecordedRun, type RecordedRunOptions } from "../run/runRecorded.js";
+import { runModels } from "../tactics/runModels.js";
 import { assertTemplateVariables } from "../tactics/templateVariables.js";
 import { didYouMean } from "../util/closest.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
@@ -71,6 +72,11 @@ export class ChatSession {
   lastRunId: string | undefined;
   /** Totals of the session, failed turns included: what `/cost` prints. */
   readonly spent = { llmCalls: 0, promptTokens: 0, completionTokens: 0, cost: 0 as number | null };
+  /**
+   * The session's `scripted:` models, by name: a script is the whole conversation's, so each turn goes on from the
+   * turns the earlier ones used (a run of its own would replay the first turn again every time).
+   */
+  private readonly scriptedModels = new Map<string, Model>();
 
   private constructor(
     private prepared: PreparedTactic,
@@ -145,7 +151,7 @@ export class ChatSession {
   async turn(input: string, options: TurnOptions): Promise<RecordedRun> {
     let lastSent: ModelMessage[] | undefined;
     const toolCalls: ChatToolCall[] = [];
-    const run = await runRecorded(this.chatTactic(), {
+    const runOptions: RecordedRunOptions = {
       input,
       vars: this.options.vars ?? {},
       ...(this.options.maxSteps !== undefined ? { maxSteps: this.options.maxSteps } : {}),
@@ -164,7 +170,10 @@ export class ChatSession {
       ...(this.options.log !== undefined ? { log: this.options.log } : {}),
       missingVariableHint: (name) => `Pass it with --var ${name}=VALUE when starting lllm chat.`,
       warn,
-    });
+    };
+    const ofThisRun = runModels(runOptions, replySizeBytes(this.prepared.settings.reply_size));
+    runOptions.createModel = (config) => this.sessionModel(config, ofThisRun);
+    const run = await runRecorded(this.chatTactic(), runOptions);
     this.spent.llmCalls += run.usage.llmCalls;
     this.spent.promptTokens += run.usage.promptTokens;
     this.spent.completionTokens += run.usage.completionTokens;
@@ -176,6 +185,15 @@ export class ChatSession {
       if (run.runId !== undefined) this.lastRunId = run.runId;
     }
     return run;
+  }
+
+  /** A `scripted:` model is the session's (made once, then shared by every turn); any other is the run's own. */
+  private sessionModel(config: AgentConfig, ofThisRun: (config: AgentConfig) => Model): Model {
+    const name = config.model_name ?? "";
+    if (!name.startsWith("scripted:")) return ofThisRun(config);
+    let model = this.scriptedModels.get(name);
+    if (!model) this.scriptedModels.set(name, (model = ofThisRun(config)));
+    return model;
   }
 
   /**

@@ -15,6 +15,7 @@ import { paint, reportError, warn, writeErr } from "./output.js";
 import { parseVars } from "./parseVars.js";
 import { retryReporter } from "./retryReporter.js";
 import { StreamedLine } from "./StreamedLine.js";
+import { terminalText } from "../util/terminalText.js";
 
 export interface ChatCommandOptions {
   agent?: string;
@@ -96,8 +97,9 @@ export async function chatCommand(target: string | undefined, options: ChatComma
         try {
           if ((await runSlashCommand(command, session)) === "exit") break;
         } catch (error) {
-          // A bad /model or an unwritable /save file: said, and the session goes on.
-          reportError(error, Boolean(options.verbose));
+          // A bad /model or an unwritable /save file: said, and the session goes on (a script learns it at the end).
+          const code = reportError(error, Boolean(options.verbose));
+          failure ??= code;
         }
         continue;
       }
@@ -119,14 +121,13 @@ export async function chatCommand(target: string | undefined, options: ChatComma
 
 /** One turn: stream the answer to stdout, a dim line per tool call on stderr; the exit code of the turn. */
 async function answer(session: ChatSession, text: string, signal: AbortSignal, verbose: boolean, terminal: boolean): Promise<number> {
-  const line = new StreamedLine(Boolean(process.stdout.isTTY && process.stderr.isTTY));
+  const line = new StreamedLine();
   const redactor = new StreamRedactor();
   let written = "";
   const show = (piece: string): void => {
     if (piece === "") return;
     written += piece;
-    line.text(piece);
-    writeOwnStdout(piece);
+    writeOwnStdout(line.text(piece));
   };
   const run = await session.turn(text, {
     signal,
@@ -158,11 +159,11 @@ async function answer(session: ChatSession, text: string, signal: AbortSignal, v
 
 /** A tool call as one dim line (its arguments with --verbose); warnings always; model rounds with --verbose. */
 function eventLine(event: AgentEvent, verbose: boolean): string | undefined {
-  if (event.type === "warning") return `${paint("yellow", "lllm: warning:")} [${event.agent}] ${event.message}`;
+  if (event.type === "warning") return `${paint("yellow", "lllm: warning:")} [${event.agent}] ${terminalText(event.message)}`;
   if (event.type === "tool_call") {
     const args = verbose ? ` ${oneLine(JSON.stringify(event.call.arguments), 160)}` : "";
     const failed = event.call.error !== undefined ? ` ${paint("red", `failed: ${oneLine(event.call.error, 160)}`)}` : "";
-    return `${paint("dim", `  ↳ ${event.call.name}${args} (${Math.round(event.durationMs)} ms)`)}${failed}`;
+    return `${paint("dim", `  ↳ ${terminalText(event.call.name)}${args} (${Math.round(event.durationMs)} ms)`)}${failed}`;
   }
   if (verbose && event.type === "model_reply") return paint("dim", `  [${event.agent}] model reply, ${event.usage.promptTokens}+${event.usage.completionTokens} tokens`);
   return undefined;

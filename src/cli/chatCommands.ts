@@ -1,5 +1,6 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
+import { ConfigError } from "../errors.js";
 import { formatCost } from "../store/RunTally.js";
 import { summaryLine } from "../util/firstLine.js";
 import { redactSecrets } from "../util/redact.js";
@@ -64,13 +65,27 @@ export async function runSlashCommand(command: { name: string; argument: string 
         return undefined;
       }
       const file = path.resolve(command.argument);
-      writeFileSync(file, transcriptMarkdown(session));
+      saveTranscript(file, command.argument, transcriptMarkdown(session));
       writeErr(paint("dim", `Saved ${session.turns.length} turn${session.turns.length === 1 ? "" : "s"} to ${file}`));
       return undefined;
     }
     default:
       writeErr(`${paint("yellow", "lllm:")} unknown command /${command.name}: /help lists them (start a line with // to send one beginning with /)`);
       return undefined;
+  }
+}
+
+/** Write the transcript; a folder, a missing folder or a refusal is said as such (the session goes on). */
+function saveTranscript(file: string, given: string, text: string): void {
+  try {
+    writeFileSync(file, text);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    const where = { location: { file: "/save" }, cause: error };
+    if (code === "EISDIR") throw new ConfigError("usage_file", `/save ${given}: that is a folder, not a file`, { ...where, hint: `Name a file, e.g. /save ${path.join(given, "chat.md")}` });
+    if (code === "ENOENT" || code === "ENOTDIR") throw new ConfigError("usage_file", `/save ${given}: the folder ${path.dirname(file)} does not exist`, { ...where, hint: "Create the folder first, or name a file in a folder that exists, e.g. /save chat.md" });
+    if (code === "EACCES" || code === "EPERM" || code === "EROFS") throw new ConfigError("usage_file", `/save ${given}: ${file} cannot be written here (${code === "EROFS" ? "a read-only file system" : "permission denied"})`, { ...where, hint: "Name a file in a folder you can write to, e.g. /save chat.md" });
+    throw new ConfigError("usage_file", `/save ${given}: ${file} could not be written: ${(error as Error).message}`, where);
   }
 }
 

@@ -2,6 +2,7 @@ import { constants } from "node:os";
 import { InterruptedError } from "../errors.js";
 import { terminateTrackedChildren } from "../mcp/childProcesses.js";
 import { closeAllKernels } from "../sandbox/liveKernels.js";
+import { killAllCommandProcesses } from "../tools/commandProcesses.js";
 import { writeErr } from "./output.js";
 
 /** The signals that stop the CLI. SIGHUP too: a closed terminal must not leave servers and kernels behind. */
@@ -56,9 +57,10 @@ export function holdFirstSignal(onFirst: (signal: StopSignal) => void): void {
 
 /**
  * The one place where the CLI turns SIGINT, SIGTERM and SIGHUP into an abort. The first signal aborts
- * `signal` (commands pass it down to the run), closes every kernel and stops every MCP server's process group
- * (SIGTERM, then SIGKILL), and exits with 128 + the signal's number after a short grace if the command has not
- * finished by then. A second signal exits at once (the `exit` hooks still kill every process group).
+ * `signal` (commands pass it down to the run), kills every command tool's processes, closes every kernel and stops
+ * every MCP server's process group (SIGTERM, then SIGKILL), and exits with 128 + the signal's number after a short
+ * grace if the command has not finished by then. A second signal exits at once (the `exit` hooks still kill every
+ * process group).
  */
 export function handleSignals(): SignalHandling {
   const controller = new AbortController();
@@ -86,6 +88,9 @@ export function handleSignals(): SignalHandling {
     process.exitCode = code;
     writeErr(signal === "SIGINT" ? "lllm: interrupted; stopping (Ctrl-C again to quit at once)" : `lllm: received ${signal}; stopping`);
     controller.abort(new InterruptedError("interrupted", signal === "SIGINT" ? "interrupted by the user" : `stopped by ${signal}`, { exitCode: code }));
+    // Command tools' programs are killed now, with whatever they started (a `setsid` grandchild included): a run
+    // hands them the abort, but `batch`, `test` and `mcp serve` may have calls the signal does not reach.
+    killAllCommandProcesses();
     void Promise.allSettled([closeAllKernels(), terminateTrackedChildren()]);
     // unref: when the command finishes in time the process exits on its own; this only ends a run that does not.
     setTimeout(() => process.exit(code), STOP_GRACE_MS).unref();

@@ -303,7 +303,8 @@ export function buildProgram(): Command {
     .argument("<dir>", "the package folder")
     .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
     .option("--http <[host:]port>", "serve over Streamable HTTP at http://HOST:PORT/mcp (host 127.0.0.1 by default; port 0: any free port)")
-    .option("--token-env <name>", "with --http: clients must send the token in this environment variable (Authorization: Bearer)")
+    .option("--token-env <name>", "with --http: clients must send the token in this environment variable (Authorization: Bearer); without it a token is made and printed")
+    .option("--no-auth", "with --http on 127.0.0.1: require no token (any user of this machine can then call the tools)")
     .option("--max-sessions <n>", "with --http: the most client sessions open at once; a new one past it is refused with 503 (default 100)")
     .option("--idle-timeout <seconds>", "with --http: close a session after this many seconds without a request or an open stream (default 1800)")
     .action(async (dir: string, options: Record<string, unknown>, command: Command) => {

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
@@ -57,8 +58,10 @@ export interface McpServeOptions {
   package?: string[];
   /** `[HOST:]PORT`: serve over Streamable HTTP instead of stdio (host 127.0.0.1 by default; port 0 picks one). */
   http?: string;
-  /** The environment variable holding the bearer token HTTP clients must send. */
+  /** The environment variable holding the bearer token HTTP clients must send; without it a token is made. */
   tokenEnv?: string;
+  /** `--no-auth` sets it false: serve on loopback with no token at all (any user of the machine may call). */
+  auth?: boolean;
   /** With `--http`: the most sessions open at once (default 100); a new one past it is refused (503). */
   maxSessions?: string;
   /** With `--http`: seconds a session may stay idle (no request, no open stream) before it is closed (default 1800). */
@@ -75,7 +78,7 @@ export interface McpServeOptions {
  */
 export async function mcpServeCommand(dir: string, options: McpServeOptions = {}): Promise<void> {
   const http = options.http === undefined ? undefined : parseHttpAddress(options.http);
-  const token = tokenFrom(options.tokenEnv, http);
+  const token = tokenFrom(options.tokenEnv, options.auth !== false, http);
   const sessionLimits = sessionLimitsFrom(options, http !== undefined);
   const absolute = path.resolve(dir);
   if (!existsSync(absolute) || !statSync(absolute).isDirectory()) {
@@ -96,8 +99,11 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
   const what = `${counts.join(", ")} of package \`${pkg.name}\``;
 
   if (http) {
-    const service = await serveHttp({ ...http, ...sessionLimits, newServer: () => serverFor(served), ...(token !== undefined ? { token } : {}), signal: stopSignal() });
-    writeErr(`lllm: serving ${what} at ${service.url}${token !== undefined ? ` (bearer token from $${options.tokenEnv})` : ""} (${names.join(", ")}); Ctrl-C stops`);
+    const service = await serveHttp({ ...http, ...sessionLimits, newServer: () => serverFor(served), ...(token.value !== undefined ? { token: token.value } : {}), signal: stopSignal() });
+    if (token.from === "none") warn("serving with --no-auth: any user of this machine can call these tools and tactics, with your keys");
+    writeErr(`lllm: serving ${what} at ${service.url}${token.from === "env" ? ` (bearer token from $${options.tokenEnv})` : ""} (${names.join(", ")}); Ctrl-C stops`);
+    // The one place a made token is shown: whoever has it can call these tools with this user's keys.
+    if (token.from === "made") writeErr(`lllm: clients must send the header \`Authorization: Bearer ${token.value}\` (a token made for this session: do not share it; --token-env NAME to choose one)`);
     await service.closed;
     return;
   }
@@ -121,21 +127,30 @@ export function parseHttpAddress(text: string): { host: string; port: number } {
 }
 
 /**
- * The token named by `--token-env`, which must be set; a server reachable from other machines (any host but a
- * loopback one: every interface, or one of this machine's network addresses) must have one.
+ * The bearer token HTTP clients must send: the one named by `--token-env`, which must be set; else, on a loopback
+ * address, one made for this session (any user of the machine can reach 127.0.0.1, and would otherwise call the
+ * tools with this user's keys), unless `--no-auth` says none. A server reachable from other machines (any host but
+ * a loopback one: every interface, or one of this machine's network addresses) needs `--token-env`.
  */
-function tokenFrom(name: string | undefined, http: { host: string } | undefined): string | undefined {
+function tokenFrom(name: string | undefined, auth: boolean, http: { host: string } | undefined): { value?: string; from: "env" | "made" | "none" | "stdio" } {
   if (name !== undefined && !http) throw new ConfigError("usage_mcp_http", "--token-env applies to --http only", { hint: "A stdio server is reached only by the client that started it; drop --token-env, or add --http [HOST:]PORT." });
-  if (http && !isLoopbackHost(http.host) && name === undefined) {
+  if (!auth) {
+    if (!http) throw new ConfigError("usage_mcp_http", "--no-auth applies to --http only", { hint: "A stdio server is reached only by the client that started it; drop --no-auth." });
+    if (name !== undefined) throw new ConfigError("usage_mcp_http", "--no-auth and --token-env contradict each other", { hint: "Give --token-env NAME to require that token, or --no-auth to require none." });
+    if (!isLoopbackHost(http.host)) throw new ConfigError("usage_mcp_http", `--no-auth serves on this machine only, not on ${http.host}`, { hint: "Serving beyond this machine needs a token (--token-env NAME); or serve on 127.0.0.1." });
+    return { from: "none" };
+  }
+  if (!http) return { from: "stdio" };
+  if (!isLoopbackHost(http.host) && name === undefined) {
     const where = isWildcardHost(http.host) ? `on every interface (${http.host})` : `on ${http.host}`;
     throw new ConfigError("usage_mcp_http", `serving ${where} needs a token`, {
       hint: "serving beyond this machine needs a token (--token-env NAME, the variable holding the token clients must send); or serve on 127.0.0.1.",
     });
   }
-  if (name === undefined) return undefined;
+  if (name === undefined) return { value: randomBytes(32).toString("base64url"), from: "made" };
   const token = process.env[name];
   if (token === undefined || token.trim() === "") throw new ConfigError("mcp_serve_token_missing", `--token-env ${name}: the variable \`${name}\` is not set (or empty)`, { hint: `Set it to the token clients must send (Authorization: Bearer …), e.g. export ${name}=$(openssl rand -hex 32).` });
-  return token.trim();
+  return { value: token.trim(), from: "env" };
 }
 
 /** `--max-sessions` and `--idle-timeout`, which apply to `--http` only. */

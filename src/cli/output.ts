@@ -1,6 +1,7 @@
 import { ConfigError, formatLocation, isLllmError, type ErrorCode, type LllmError } from "../errors.js";
 import { redactSecrets } from "../util/redact.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
+import { terminalText } from "../util/terminalText.js";
 
 /**
  * stdout carries only the answer (data for pipelines); everything else goes to stderr. The one decision for colour,
@@ -24,14 +25,33 @@ export function paint(style: Style, text: string, stream: NodeJS.WriteStream = p
   return `\u001b[${open}m${text}\u001b[${close}m`;
 }
 
-/** Everything printed passes the one redaction: no key a provider or proxy used is ever shown, in any encoding. */
+/**
+ * Everything printed passes the one redaction: no key a provider or proxy used is ever shown, in any encoding.
+ * stdout is data: written byte for byte into a pipe or a file; on a terminal, control characters other than
+ * lllm's own colours are shown as escapes (see `terminalText`), so that text a model or a tool produced cannot
+ * drive the terminal.
+ */
 export function writeOut(text: string): void {
   const safe = redactSecrets(text);
-  writeOwnStdout(safe.endsWith("\n") ? safe : `${safe}\n`);
+  const shown = process.stdout.isTTY ? terminalText(safe, { keepOwnStyles: true }) : safe;
+  writeOwnStdout(shown.endsWith("\n") ? shown : `${shown}\n`);
 }
 
+/**
+ * An answer (or data) that a model or a tool produced: byte for byte into a pipe or a file; on a terminal every
+ * control character is shown as an escape, colours too, since none of them is lllm's own.
+ */
+export function writeAnswer(text: string): void {
+  writeOut(process.stdout.isTTY ? terminalText(text) : text);
+}
+
+/**
+ * stderr is for people, wherever it goes: its control characters other than lllm's own colours are always shown as
+ * escapes. This is the last line of defence; what a model or a tool wrote is escaped where it is composed into a
+ * line, before it is painted (`terminalText`), so that not even a colour of its own gets through.
+ */
 export function writeErr(text: string): void {
-  const safe = redactSecrets(text);
+  const safe = terminalText(redactSecrets(text), { keepOwnStyles: true });
   process.stderr.write(safe.endsWith("\n") ? safe : `${safe}\n`);
 }
 

@@ -1,5 +1,6 @@
 import { currentToolScope, setShowCommandStderr, type ToolScope } from "../tools/toolScope.js";
 import { isOwnStdoutWrite } from "../util/ownStdout.js";
+import { terminalText } from "../util/terminalText.js";
 
 type Write = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((error?: Error | null) => void), callback?: (error?: Error | null) => void) => boolean;
 
@@ -33,12 +34,16 @@ export function reserveStdout(): void {
   setShowCommandStderr(true);
 }
 
-/** `[label] ` at the start of every line the scope writes; a line written in several pieces is marked once. */
+/**
+ * `[label] ` at the start of every line the scope writes; a line written in several pieces is marked once. The
+ * tool's text has its control characters shown as escapes: it cannot recolour, clear or retitle the terminal, nor
+ * move the cursor back over lllm's own lines (an approval question).
+ */
 export function markLines(scope: ToolScope, text: string): string {
   let marked = "";
   for (const piece of text.split(/(?<=\n)/)) {
     if (piece === "") continue;
-    marked += scope.atLineStart ? `[${scope.label}] ${piece}` : piece;
+    marked += scope.atLineStart ? `[${terminalText(scope.label)}] ${terminalText(piece)}` : terminalText(piece);
     scope.atLineStart = piece.endsWith("\n");
   }
   return marked;

@@ -18,7 +18,8 @@ import { StreamRedactor } from "../util/redact.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
 import { StreamedLine } from "./StreamedLine.js";
 import { toolFailureText } from "./toolFailureText.js";
-import { addFailureDetails, paint, SCHEMA_VERSION, setRunningDetails, warn, writeErr, writeOut } from "./output.js";
+import { addFailureDetails, paint, SCHEMA_VERSION, setRunningDetails, warn, writeAnswer, writeErr, writeOut } from "./output.js";
+import { terminalText } from "../util/terminalText.js";
 import { runRecorded } from "../run/runRecorded.js";
 import { recordedRunJson, recordedUsageJson } from "../run/recordedRunJson.js";
 import { runUsageJson } from "../tactics/tacticResultJson.js";
@@ -71,13 +72,12 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
 
   const stream = options.stream ?? Boolean(process.stdout.isTTY);
   let streamed = false;
-  const line = new StreamedLine(Boolean(process.stdout.isTTY && process.stderr.isTTY));
+  const line = new StreamedLine();
   // A key that a tool echoed and the model repeated is redacted in the stream too, even split across pieces.
   const redactor = new StreamRedactor();
   const show = (text: string): void => {
     if (text === "") return;
-    line.text(text);
-    writeOwnStdout(text);
+    writeOwnStdout(line.text(text));
   };
   const onText = stream && !options.json && !options.dryRun
     ? (delta: string): void => {
@@ -118,7 +118,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       reportEvent(event, Boolean(options.verbose));
     },
     ...(options.dryRun ? { dryRun: true } : {}),
-    approve: approvalPolicy(options.approve, () => {
+    approve: approvalPolicy(options.approve, () => process.stderr.write(line.breakForLog()), () => {
       process.stderr.write(line.breakForLog());
       warn("a tool that needs approval was refused: nobody can be asked here (stdin or stderr is not a terminal); pass --approve all to run such tools, or --approve none to refuse them without this warning");
     }),
@@ -156,7 +156,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     show(redactor.flush());
     writeOwnStdout(line.end());
   } else {
-    writeOut(typeof result.output === "string" ? result.output : JSON.stringify(result.output, null, 2));
+    writeAnswer(typeof result.output === "string" ? result.output : JSON.stringify(result.output, null, 2));
   }
 }
 
@@ -164,10 +164,16 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
  * `--approve` decides; without it a person at a terminal is asked, and with nobody to ask nothing is approved (and
  * stderr says so at the first refusal).
  */
-function approvalPolicy(approve: "all" | "none" | undefined, onRefusedByDefault: () => void): ApprovalPolicy {
+function approvalPolicy(approve: "all" | "none" | undefined, beforeQuestion: () => void, onRefusedByDefault: () => void): ApprovalPolicy {
   if (approve === "all") return approveAll;
   if (approve === "none") return approveNone;
-  return process.stdin.isTTY && process.stderr.isTTY ? askOnTerminal() : noticeFirstRefusal(approveNone, onRefusedByDefault);
+  if (!process.stdin.isTTY || !process.stderr.isTTY) return noticeFirstRefusal(approveNone, onRefusedByDefault);
+  const ask = askOnTerminal();
+  // The question starts a line of its own, not the end of the answer being streamed.
+  return (request) => {
+    beforeQuestion();
+    return ask(request);
+  };
 }
 
 /** `--max-cost USD`, `--max-tokens N`, `--max-tool-calls N`, `--max-duration SECONDS`: over the tactic's `limits:`. */
@@ -223,7 +229,7 @@ function parseSeconds(text: string): number {
 /** Progress on stderr: warnings always; each round with --verbose. */
 function reportEvent(event: AgentEvent, verbose: boolean): void {
   if (event.type === "warning") {
-    warn(`[${event.agent}] ${event.message}`);
+    warn(`[${event.agent}] ${terminalText(event.message)}`);
     return;
   }
   if (!verbose) return;
@@ -236,7 +242,7 @@ function reportEvent(event: AgentEvent, verbose: boolean): void {
       writeErr(`${tag} reply: ${event.toolCalls.length > 0 ? `${event.toolCalls.length} tool call(s)` : oneLine(event.text)} (${event.usage.promptTokens}+${event.usage.completionTokens} tokens)`);
       break;
     case "tool_call": {
-      writeErr(`${tag} ${event.call.name}(${oneLine(JSON.stringify(event.call.arguments))}) -> ${oneLine(resultText(event.call))}${event.repeated ? " (repeated, not run)" : ""} ${paint("dim", `${Math.round(event.durationMs)} ms`)}`);
+      writeErr(`${tag} ${terminalText(event.call.name)}(${oneLine(JSON.stringify(event.call.arguments))}) -> ${oneLine(resultText(event.call))}${event.repeated ? " (repeated, not run)" : ""} ${paint("dim", `${Math.round(event.durationMs)} ms`)}`);
       const failure = toolFailureText(event.call);
       if (failure) writeErr(failure);
       break;

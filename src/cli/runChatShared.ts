@@ -1,4 +1,5 @@
 import { ConfigError } from "../errors.js";
+import { terminalText } from "../util/terminalText.js";
 
 /** What `lllm run` and `lllm chat` share: their `--max-steps` flag, and event text cut to one line. */
 
@@ -9,8 +10,11 @@ export function parseCount(text: string): number {
   return value;
 }
 
-/** A text on one line (every run of whitespace one space), cut to `width` characters with `…`. */
+/**
+ * A text a model or a tool produced, for a line on stderr: on one line (every run of whitespace one space), its
+ * control characters shown as escapes (see `terminalText`), cut to `width` characters with `…`.
+ */
 export function oneLine(text: string, width = 120): string {
-  const flat = text.replace(/\s+/g, " ").trim();
+  const flat = terminalText(text.replace(/\s+/g, " ").trim());
   return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
 }

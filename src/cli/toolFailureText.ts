@@ -1,5 +1,6 @@
 import { formatLocation } from "../errors.js";
 import { toolFailureOf, type FunctionCall } from "../tools/index.js";
+import { terminalText } from "../util/terminalText.js";
 import { paint } from "./output.js";
 
 /**
@@ -9,9 +10,10 @@ import { paint } from "./output.js";
 export function toolFailureText(call: FunctionCall): string {
   const failure = toolFailureOf(call);
   if (!failure) return "";
-  const lines = [`  tool \`${call.name}\` threw${failure.location ? ` at ${formatLocation(failure.location)}` : ""}`];
+  const lines = [`  tool \`${terminalText(call.name)}\` threw${failure.location ? ` at ${formatLocation(failure.location)}` : ""}`];
   const stack = typeof failure.error === "object" && failure.error !== null ? (failure.error as { stack?: unknown }).stack : undefined;
-  if (typeof stack === "string") lines.push(paint("dim", stack.replace(/^/gm, "    ")));
-  else lines.push(paint("dim", `    thrown value (not an Error): ${String(failure.error)}`));
+  // The tool's own text, escaped before it is painted: not even a colour of its own reaches the terminal.
+  if (typeof stack === "string") lines.push(paint("dim", terminalText(stack).replace(/^/gm, "    ")));
+  else lines.push(paint("dim", `    thrown value (not an Error): ${terminalText(String(failure.error))}`));
   return lines.join("\n");
 }

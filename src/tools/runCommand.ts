@@ -1,6 +1,9 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
+import { StringDecoder } from "node:string_decoder";
 import { ToolError } from "../errors.js";
+import { terminalText } from "../util/terminalText.js";
+import { COMMAND_MARK_VARIABLE, killCommandTree, newCommandMark, trackCommand, untrackCommand } from "./commandProcesses.js";
 import { showsCommandStderr } from "./toolScope.js";
 
 /** How to run a command tool's program. */
@@ -24,8 +27,9 @@ const STDERR_CHARS = 2000;
 /**
  * Run a program, feed it `input` on stdin, and resolve with its stdout. A failure rejects with a ToolError whose
  * message is meant for the model: the tail of stderr for a non-zero exit, or what happened (not found, timed
- * out, cancelled). The program runs in its own process group so that a timeout or an abort also kills whatever
- * it started (a shell script's children would otherwise keep the pipes open).
+ * out, cancelled). The program runs in its own process group, with a mark in its environment (see
+ * `commandProcesses`): a timeout or an abort kills the group, everything below the program and everything carrying
+ * the mark (a `setsid` grandchild included), and what it leaves behind ends when lllm does.
  */
 export function runCommand(options: RunCommandOptions): Promise<string> {
   const label = options.command.join(" ");
@@ -35,19 +39,17 @@ export function runCommand(options: RunCommandOptions): Promise<string> {
       return;
     }
     const [program, ...args] = options.command;
-    const child = spawn(program!, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"], detached: process.platform !== "win32" });
+    const mark = newCommandMark();
+    const child = spawn(program!, args, { cwd: options.cwd, env: { ...(options.env ?? process.env), [COMMAND_MARK_VARIABLE]: mark }, stdio: ["pipe", "pipe", "pipe"], detached: process.platform !== "win32" });
+    if (child.pid !== undefined) trackCommand(child.pid, mark);
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
     let stopped: ToolError | undefined;
     let settled = false;
 
     const kill = (): void => {
-      try {
-        if (child.pid !== undefined && process.platform !== "win32") process.kill(-child.pid, "SIGKILL");
-        else child.kill("SIGKILL");
-      } catch {
-        child.kill("SIGKILL"); // the group is already gone; make sure the child is too
-      }
+      if (child.pid !== undefined) killCommandTree(child.pid, mark);
+      child.kill("SIGKILL"); // the group may be gone already; make sure the child is too
     };
     const stop = (error: ToolError): void => {
       stopped ??= error;
@@ -70,17 +72,20 @@ export function runCommand(options: RunCommandOptions): Promise<string> {
     };
 
     child.stdout.on("data", (chunk: Buffer) => stdout.push(chunk));
+    // Whole characters only: a chunk may end inside one.
+    const decoder = new StringDecoder("utf8");
     child.stderr.on("data", (chunk: Buffer) => {
       stderr.push(chunk);
       // The program's stderr is its log: shown as it comes when asked (the CLI marks each line with the tool's
-      // name); its tail is also the error message when the program fails.
-      if (showsCommandStderr()) process.stderr.write(chunk);
+      // name), with its control characters escaped; its tail is also the error message when the program fails.
+      if (showsCommandStderr()) process.stderr.write(terminalText(decoder.write(chunk)));
     });
     // A program that does not read its input closes stdin early; that is not an error.
     child.stdin.on("error", () => {});
     child.stdin.end(options.input);
 
     child.on("error", (error: NodeJS.ErrnoException) => {
+      if (child.pid !== undefined) untrackCommand(child.pid);
       finish(() => {
         if (error.code === "ENOENT") {
           const missingDir = !existsSync(options.cwd);
@@ -94,6 +99,10 @@ export function runCommand(options: RunCommandOptions): Promise<string> {
       });
     });
 
+    // "exit": the pid may be reused from now on. What the program left running is still found by its mark.
+    child.on("exit", () => {
+      if (child.pid !== undefined) untrackCommand(child.pid);
+    });
     child.on("close", (code, signal) => {
       finish(() => {
         if (stopped) return reject(stopped);

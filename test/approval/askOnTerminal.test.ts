@@ -27,6 +27,25 @@ describe("askOnTerminal", () => {
     expect(await second).toBe(false);
   });
 
+  it("shows every argument whole, the shortest first, however long one is; what the model wrote cannot drive the terminal", async () => {
+    const { ask, input, shown } = terminal();
+    const padding = "x".repeat(5000);
+    const asked = ask({ tool: "write_file\u001b[8m", arguments: { content: padding, path: "/home/victim", mode: "\u001b[8mhidden\u009b2J\u202eevil" }, agent: "clerk\u001b]0;title\u0007" });
+    await waitUntil(() => shown().includes("Allow it?"));
+    const question = shown();
+    // Nothing raw a terminal acts on: ESC, BEL, C1 (CSI), bidi overrides.
+    expect(question).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(question).toContain("lllm: agent `clerk\\u001b]0;title\\u0007` wants to call write_file\\u001b[8m with 3 arguments, each whole, shortest first:");
+    const lines = question.split("\n");
+    expect(lines[1]).toBe('  "path": "/home/victim"');
+    expect(lines[2]).toBe('  "mode": "\\u001b[8mhidden\\u009b2J\\u202eevil"');
+    // The long one last, whole (not cut), with its length said.
+    expect(lines[3]).toBe(`  "content" (5,002 characters): "${padding}"`);
+    expect(lines[4]).toBe("Allow it? [y]es / [n]o / [a]lways for this run: ");
+    input.write("n\n");
+    expect(await asked).toBe(false);
+  });
+
   it("`always` runs that tool without asking again in this run; other tools are still asked", async () => {
     const { ask, input, shown } = terminal();
     const first = ask({ tool: "send_email", arguments: { to: "a" } });

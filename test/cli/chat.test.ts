@@ -110,6 +110,29 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     expect(server.requests.length).toBe(before);
   });
 
+  it("walks through a scripted model's turns, one a line (each turn does not replay the script from its start)", async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, "turns.yaml"), "- first answer\n- second answer\n- third answer\n");
+    const result = await cli(tempDir(), ["chat", "--model", "scripted:turns.yaml"], { cwd: dir, input: "one\ntwo\nthree\n" });
+    expect(result.stderr).not.toContain("error");
+    expect(result).toMatchObject({ code: 0, stdout: "first answer\nsecond answer\nthird answer\n" });
+  });
+
+  it("/save naming a folder, or a file in a missing folder, says so; the session goes on and a script learns of it", async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, "turns.yaml"), "- first answer\n- second answer\n");
+    mkdirSync(path.join(dir, "notes"));
+    const script = ["one", "/save notes", "/save missing/chat.md", "two", "/save notes/chat.md", ""].join("\n");
+    const result = await cli(tempDir(), ["chat", "--model", "scripted:turns.yaml"], { cwd: dir, input: script });
+    expect(result.stderr).not.toContain("internal error");
+    expect(result.stderr).toContain("lllm: error: /save notes: that is a folder, not a file");
+    expect(result.stderr).toContain("Name a file, e.g. /save notes/chat.md");
+    expect(result.stderr).toContain(`lllm: error: /save missing/chat.md: the folder ${path.join(dir, "missing")} does not exist`);
+    expect(result.stdout).toBe("first answer\nsecond answer\n");
+    expect(readFileSync(path.join(dir, "notes", "chat.md"), "utf8")).toContain("second answer");
+    expect(result.code).toBe(2);
+  });
+
   it("goes on after a failed turn, and a script learns of it from the exit code", async () => {
     server = await echoServer();
     server.injectFailure({ status: 400, message: "This request is not valid." });

@@ -5,7 +5,7 @@ import { BIN, ROOT, emptyHome, runCli } from "../helpers/runCli.js";
 
 describe("StreamedLine", () => {
   it("ends an open streamed line before a log line, only when both streams are one terminal", () => {
-    const terminal = new StreamedLine(true);
+    const terminal = new StreamedLine({ stdout: true, stderr: true });
     expect(terminal.breakForLog()).toBe("");
     terminal.text("It is sun");
     terminal.text("ny.");
@@ -14,10 +14,15 @@ describe("StreamedLine", () => {
     expect(terminal.end()).toBe("");
     terminal.text("More");
     expect(terminal.end()).toBe("\n");
-    const piped = new StreamedLine(false);
+    const piped = new StreamedLine({ stdout: false, stderr: true });
     piped.text("partial");
     expect(piped.breakForLog()).toBe("");
     expect(piped.end()).toBe("\n");
+  });
+
+  it("shows the answer's control characters as escapes on a terminal; into a pipe the answer is written as it is", () => {
+    expect(new StreamedLine({ stdout: true, stderr: false }).text("a\u001b[8mb\tc\n")).toBe("a\\u001b[8mb\tc\n");
+    expect(new StreamedLine({ stdout: false, stderr: true }).text("a\u001b[8mb\n")).toBe("a\u001b[8mb\n");
   });
 });
 

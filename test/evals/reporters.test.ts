@@ -50,7 +50,7 @@ describe("reporters", () => {
       [
         "lllm test: 3 cases in 1 file (replay 3), 2 at once",
         " ✓ tests/w.test.yaml › passes  (replay, 12 ms)",
-        ' ✗ tests/w.test.yaml › fails <with> "quotes" & \u001b[31mcolour  (replay, 12 ms)',
+        ' ✗ tests/w.test.yaml › fails <with> "quotes" & \\u001b[31mcolour  (replay, 12 ms)',
         "     ✗ equals: …",
         "       the answer is not the expected text",
         "         Paris: sunny, 22 degrees.",

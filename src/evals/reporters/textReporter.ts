@@ -1,4 +1,5 @@
 import { formatCost } from "../../store/RunTally.js";
+import { terminalText } from "../../util/terminalText.js";
 import { textDiff } from "../../util/textDiff.js";
 import type { CaseResult } from "../CaseResult.js";
 import type { AssertionOutcome } from "../checkAssertion.js";
@@ -30,7 +31,7 @@ export function textReporter(options: TextReporterOptions): Reporter {
     onCaseResult(result) {
       const mark = result.status === "passed" ? paint("green", "✓") : result.status === "skipped" ? paint("yellow", "-") : paint("red", "✗");
       const how = result.status === "skipped" ? result.skipReason ?? "skipped" : `${result.mode === "record" ? "recorded" : result.problem?.kind === "no_cassette" ? "no cassette" : result.mode}, ${formatDuration(result.durationMs)}${result.repeat ? `, ${result.repeat.passed}/${result.repeat.runs} runs passed` : ""}`;
-      line(` ${mark} ${result.file} › ${result.name}  ${paint("dim", `(${how})`)}`);
+      line(` ${mark} ${result.file} › ${terminalText(result.name)}  ${paint("dim", `(${how})`)}`);
       if (result.status === "failed" || options.verbose) for (const text of details(result, paint, result.status === "failed")) line(`     ${text}`);
     },
     onRunEnd(summary) {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { checkOAuthUrl } from "./checkOAuthUrl.js";
 import { freeLoopbackPort, waitForCallback } from "./LoopbackCallback.js";
 import type { OAuthStore } from "./OAuthStore.js";
 
@@ -90,6 +91,8 @@ export class LllmOAuthProvider implements OAuthClientProvider {
   async redirectToAuthorization(authorizationUrl: URL): Promise<void> {
     const signIn = this.#signIn;
     if (!signIn) throw new SignInNeeded("a browser sign-in is needed");
+    // The address comes from the server's metadata: only https (http on this machine) reaches the browser.
+    checkOAuthUrl(authorizationUrl, "the authorization endpoint");
     const state = authorizationUrl.searchParams.get("state") ?? this.#state ?? "";
     this.#code = await waitForCallback({ port: this.#port, state, timeoutMs: signIn.timeoutMs, signal: signIn.signal, onListening: () => signIn.open(authorizationUrl.toString()) });
   }

@@ -1,5 +1,6 @@
 import { auth, extractWWWAuthenticateParams, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { checkOAuthUrl } from "./checkOAuthUrl.js";
 import { SignInNeeded } from "./LllmOAuthProvider.js";
 
 /** A step of the OAuth flow failed (discovery, registration, the token request): the cause says which and why. */
@@ -37,7 +38,13 @@ export function oauthFetch(provider: Provider, serverUrl: URL, next: FetchLike, 
       if (stepUp && challenge === lastChallenge) break;
       lastChallenge = challenge;
       await response.body?.cancel().catch(() => {});
-      const request = { serverUrl, resourceMetadataUrl, scope: scope ?? options.scope, fetchFn: next };
+      // Every address of the flow (metadata, registration, token), however the server's metadata names it: https, or
+      // http on this machine. A refusal is thrown, not answered: the SDK would take a failed discovery for "none".
+      const guarded: FetchLike = (url, init) => {
+        checkOAuthUrl(url instanceof Request ? url.url : url, "the authorization server's address");
+        return next(url, init);
+      };
+      const request = { serverUrl, resourceMetadataUrl, scope: scope ?? options.scope, fetchFn: guarded };
       let result;
       try {
         result = await auth(provider, request);

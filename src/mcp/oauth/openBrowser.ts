@@ -7,6 +7,12 @@ import { splitCommandLine } from "../splitCommandLine.js";
  * The URL holds no secret (PKCE keeps the verifier here); it is printed so a person can act on it.
  */
 export function openBrowser(url: string, options: { env: NodeJS.ProcessEnv; write: (line: string) => void }): void {
+  // Only web addresses go to a browser program: xdg-open would open `smb://` or `file:` with whatever handles it.
+  // (The sign-in refuses such an address before it gets here; this holds for any other caller.)
+  if (!/^https?:\/\//i.test(url)) {
+    options.write(`lllm: not opening ${JSON.stringify(url)}: not an http(s) address`);
+    return;
+  }
   options.write(`Open this URL to sign in: ${url}`);
   const browser = options.env.BROWSER?.trim();
   const argv = browser ? splitCommandLine(browser) : process.platform === "darwin" ? ["open"] : options.env.DISPLAY || options.env.WAYLAND_DISPLAY ? ["xdg-open"] : undefined;

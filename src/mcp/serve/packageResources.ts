@@ -1,5 +1,5 @@
-import { existsSync, readdirSync, statSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { constants, existsSync, lstatSync, readdirSync, statSync } from "node:fs";
+import { open } from "node:fs/promises";
 import path from "node:path";
 import type { ResourceContents } from "../../tools/ContentBlock.js";
 import { toResourceDefinition, type ResourceDefinition, type ResourceReadResult } from "../../packageApi/resource.js";
@@ -50,8 +50,11 @@ export async function packageResources(pkg: Package, proxies: readonly ProxyDefi
   const resources: ServedResource[] = [];
   const templates: ServedTemplate[] = [];
   const skipped: Array<{ file: string; reason: string }> = [];
-  const documents = [path.join(pkg.dir, "README.md"), ...listFiles(path.join(pkg.dir, "docs")), ...listFiles(path.join(pkg.dir, "resources")).filter((file) => !isCodeFile(file))];
-  for (const file of documents.filter((candidate) => existsSync(candidate)).slice(0, MAX_DOCUMENTS)) resources.push(documentResource(pkg, file));
+  // Regular files only, as in docs/ and resources/: a symlink (README.md -> ~/.ssh/id_rsa) would serve whatever
+  // it points to, outside the package, to every client.
+  const readme = path.join(pkg.dir, "README.md");
+  const documents = [...(isRegularFile(readme) ? [readme] : []), ...listFiles(path.join(pkg.dir, "docs")), ...listFiles(path.join(pkg.dir, "resources")).filter((file) => !isCodeFile(file))];
+  for (const file of documents.slice(0, MAX_DOCUMENTS)) resources.push(documentResource(pkg, file));
   for (const definition of proxies) {
     resources.push({
       uri: `lllm://${pkg.name}/proxies/${encodePath(definition.path)}`,
@@ -90,7 +93,7 @@ function documentResource(pkg: Package, file: string): ServedResource {
     mimeType,
     file,
     read: async () => {
-      const bytes = await readFile(file);
+      const bytes = await readRegularFile(file);
       return [isTextType(mimeType) ? { uri, mimeType, text: bytes.toString("utf8") } : { uri, mimeType, blob: bytes.toString("base64") }];
     },
   };
@@ -146,7 +149,29 @@ function contents(uri: string, value: ResourceReadResult, mimeType: string | und
   throw new Error(`resource ${uri}: read() must return text, bytes, {text} or {blob}`);
 }
 
-/** Files under `dir` (recursively unless `deep` is false), skipping hidden ones, sorted. */
+/** Whether `file` is a regular file itself (not a symlink to one). */
+function isRegularFile(file: string): boolean {
+  try {
+    return lstatSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The bytes of a listed document, read without following a symlink: a file replaced by a link after it was listed
+ * is refused (ELOOP) rather than read through.
+ */
+async function readRegularFile(file: string): Promise<Buffer> {
+  const handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Files under `dir` (recursively unless `deep` is false), skipping hidden ones and symlinks, sorted. */
 function listFiles(dir: string, deep = true): string[] {
   if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
   const out: string[] = [];

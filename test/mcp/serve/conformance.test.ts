@@ -49,7 +49,7 @@ describe.skipIf(missing !== undefined && process.env.CI !== "true")("the MCP con
   let serving: ServingCli;
   beforeAll(async () => {
     if (missing) throw new Error(`cannot run the MCP conformance suite: ${missing}`);
-    serving = await startMcpServeHttp(FIXTURE);
+    serving = await startMcpServeHttp(FIXTURE, { args: ["--no-auth"] });
   }, 90_000);
   afterAll(() => serving?.cli.killTree());
 

@@ -83,11 +83,55 @@ describe("lllm mcp serve --http with --token-env", () => {
   }, 60_000);
 });
 
+describe("lllm mcp serve --http on 127.0.0.1 without --token-env", () => {
+  let serving: ServingCli;
+  beforeAll(async () => {
+    serving = await startMcpServeHttp(FIXTURE);
+  }, 90_000);
+  afterAll(() => serving?.cli.killTree());
+
+  it("makes a token and prints it with the address; other local users without it get 401", async () => {
+    expect(serving.cli.stderr()).toMatch(/^lllm: serving 14 tools, 4 prompts, 4 resources of package `conformance` at http:\/\/127\.0\.0\.1:\d+\/mcp \(/m);
+    expect(serving.cli.stderr()).toMatch(/^lllm: clients must send the header `Authorization: Bearer [\w-]{43}` \(a token made for this session/m);
+    const without = await post(serving.url, INITIALIZE);
+    expect(without.status).toBe(401);
+    expect((await post(serving.url, INITIALIZE, { authorization: "Bearer guessed" })).status).toBe(401);
+    const client = await connect(serving.url, { token: serving.token! });
+    expect((await client.listTools()).tools.map((tool) => tool.name)).toContain("test_simple_text");
+    await client.close();
+  });
+});
+
+describe("lllm mcp serve --http --no-auth", { timeout: 120_000 }, () => {
+  it("serves on loopback without a token, and says that any local user can call the tools", async () => {
+    const serving = await startMcpServeHttp(FIXTURE, { args: ["--no-auth"] });
+    try {
+      expect(serving.token).toBeUndefined();
+      expect(serving.cli.stderr()).toContain("lllm: warning: serving with --no-auth: any user of this machine can call these tools and tactics");
+      expect((await post(serving.url, INITIALIZE)).status).toBe(200);
+    } finally {
+      serving.cli.killTree();
+    }
+  });
+
+  it("is refused beyond this machine, with --token-env, and without --http", async () => {
+    const wide = await runCli(["mcp", "serve", FIXTURE, "--http", "0.0.0.0:0", "--no-auth"]);
+    expect(wide.code).toBe(2);
+    expect(wide.stderr).toContain("--no-auth serves on this machine only, not on 0.0.0.0");
+    const both = await runCli(["mcp", "serve", FIXTURE, "--http", "127.0.0.1:0", "--no-auth", "--token-env", "MCP_TOKEN"], { env: { MCP_TOKEN: TOKEN } });
+    expect(both.code).toBe(2);
+    expect(both.stderr).toContain("--no-auth and --token-env contradict each other");
+    const stdio = await runCli(["mcp", "serve", FIXTURE, "--no-auth"]);
+    expect(stdio.code).toBe(2);
+    expect(stdio.stderr).toContain("--no-auth applies to --http only");
+  });
+});
+
 describe("what a client gets from `lllm mcp serve --http`", () => {
   let serving: ServingCli;
   let client: Client;
   beforeAll(async () => {
-    serving = await startMcpServeHttp(FIXTURE);
+    serving = await startMcpServeHttp(FIXTURE, { args: ["--no-auth"] });
     client = await connect(serving.url, { capabilities: { sampling: {}, elicitation: { form: {} } } });
   }, 90_000);
   afterAll(async () => {
@@ -199,7 +243,7 @@ async function eventually(probe: () => Promise<boolean>, ms = 60_000): Promise<b
 
 describe("lllm mcp serve --http keeps a bounded number of sessions", () => {
   it("refuses a session past --max-sessions with 503 and a JSON-RPC error the SDK client shows, and takes one again once a session ends", async () => {
-    const serving = await startMcpServeHttp(FIXTURE, { args: ["--max-sessions", "2"] });
+    const serving = await startMcpServeHttp(FIXTURE, { args: ["--no-auth", "--max-sessions", "2"] });
     const clients: Client[] = [];
     try {
       const first = new StreamableHTTPClientTransport(new URL(serving.url));
@@ -233,7 +277,7 @@ describe("lllm mcp serve --http keeps a bounded number of sessions", () => {
   it("closes a session left idle for --idle-timeout, so a client that vanished holds no place", async () => {
     // 5 s, not 1: the refusal below must come before the idle session is closed, and on a busy machine a second can
     // pass between two requests.
-    const serving = await startMcpServeHttp(FIXTURE, { args: ["--max-sessions", "1", "--idle-timeout", "5"] });
+    const serving = await startMcpServeHttp(FIXTURE, { args: ["--no-auth", "--max-sessions", "1", "--idle-timeout", "5"] });
     try {
       // A client that initializes, then goes away without DELETE (and without a stream open).
       const vanished = await post(serving.url, INITIALIZE);
@@ -260,7 +304,7 @@ describe("lllm mcp serve --http keeps a bounded number of sessions", () => {
 
   it("keeps a session whose client holds a stream open, however long it stays quiet", async () => {
     // 3 s: the client opens its GET stream just after it connects, and a busy machine must not make that gap look idle.
-    const serving = await startMcpServeHttp(FIXTURE, { args: ["--max-sessions", "1", "--idle-timeout", "3"] });
+    const serving = await startMcpServeHttp(FIXTURE, { args: ["--no-auth", "--max-sessions", "1", "--idle-timeout", "3"] });
     const client = new Client({ name: "quiet", version: "1" });
     try {
       await client.connect(new StreamableHTTPClientTransport(new URL(serving.url)));

@@ -1,0 +1,86 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import path from "node:path";
+import { describe, expect, it, vi } from "vitest";
+import { BIN, ROOT, emptyHome, runCli } from "../helpers/runCli.js";
+import { tempTree } from "../helpers/tempTree.js";
+
+// Each case spawns the CLI: on a busy machine more than the default 30 s.
+vi.setConfig({ testTimeout: 120_000 });
+
+// Issue 29 item 3: what a model or a tool wrote reached the terminal with its raw escapes, in `run` and `chat`: an
+// answer's `ESC[8m` concealed the approval question printed after it, an OSC sequence retitled the window. On a
+// terminal (and on stderr wherever it goes) such characters are shown as escapes; stdout into a pipe stays the
+// answer, byte for byte.
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/;
+const fixtures = path.join(ROOT, "test/fixtures/limits");
+const SCRIPT = [
+  // A text before a tool call that needs approval: conceal, then set the title.
+  '- text: "Looks harmless\\e[8m hidden \\e]0;pwned\\a"',
+  '  tool_calls: [{name: erase, arguments: {key: "a"}}]',
+  '- "Done \\e[31mred\\e[39m \\u009b2J."',
+  "",
+].join("\n");
+
+/** `script` (util-linux) gives the CLI a real terminal for stdin, stdout and stderr. */
+const hasScript = spawnSync("script", ["--version"]).status === 0;
+
+describe("a model's text, printed", () => {
+  it.skipIf(!hasScript && process.env.CI !== "true")("on a terminal: the streamed answer and the approval question with their escapes written out", () => {
+    const dir = tempTree({ "turns.yaml": SCRIPT });
+    const command = [process.execPath, BIN, "run", "approve.yaml", "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--input", "hi", "--no-log"].map((word) => `'${word}'`).join(" ");
+    // "n": the person refuses the call; the terminal shows everything the CLI wrote, stdout and stderr.
+    const output = execFileSync("script", ["-qec", command, "/dev/null"], { cwd: fixtures, input: "n\n", env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", TERM: "dumb" }, encoding: "utf8", timeout: 60_000 });
+    const lines = output.replace(/\r/g, "").split("\n");
+    expect(lines).toContain("Looks harmless\\u001b[8m hidden \\u001b]0;pwned\\u0007");
+    // The question starts a line of its own (after the reset of any attribute left on), visible.
+    expect(lines.some((line) => /^(\u001b\[0m)?lllm: agent `clerk` wants to call erase\(\{"key":"a"\}\)\. Allow it\?/.test(line))).toBe(true);
+    expect(output).toContain("Done \\u001b[31mred\\u001b[39m \\u009b2J.");
+    // Only the reset lllm writes before its question is a raw escape.
+    expect(output.replaceAll("\u001b[0m", "").replace(/\r/g, "")).not.toMatch(RAW_CONTROL);
+  });
+
+  it.skipIf(!hasScript && process.env.CI !== "true")("on a terminal, in `lllm chat` too", () => {
+    const dir = tempTree({ "turns.yaml": '- "Chat \\e[8mhidden\\e]0;t\\a end"\n' });
+    const command = [process.execPath, BIN, "chat", "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--no-log"].map((word) => `'${word}'`).join(" ");
+    // A line, then Ctrl-D ends the session.
+    const output = execFileSync("script", ["-qec", command, "/dev/null"], { cwd: dir, input: "hi\n\u0004", env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", TERM: "dumb" }, encoding: "utf8", timeout: 60_000 });
+    expect(output).toContain("Chat \\u001b[8mhidden\\u001b]0;t\\u0007 end");
+    expect(output).not.toContain("\u001b[8m");
+    expect(output).not.toContain("\u001b]0;");
+  });
+
+  it("into a pipe: the answer is data, byte for byte; stderr (--verbose) has the escapes written out", async () => {
+    const dir = tempTree({ "turns.yaml": SCRIPT });
+    const result = await runCli(["run", "approve.yaml", "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--input", "hi", "--no-log", "--approve", "none", "--verbose"], { cwd: fixtures });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe("Done \u001b[31mred\u001b[39m \u009b2J.\n");
+    expect(result.stderr).not.toMatch(RAW_CONTROL);
+    expect(result.stderr).toContain("reply: Done \\u001b[31mred\\u001b[39m \\u009b2J.");
+  });
+
+  it("a tool's own lines (console, a command's stderr) and a failing tool's stack reach stderr with their escapes written out", async () => {
+    const dir = tempTree({
+      "lllm.yaml": "name: noisy\nversion: 0.1.0\n",
+      "tools/noisy.mjs": `import { tool } from "lllm";
+export const noisy = tool({
+  name: "noisy",
+  description: "Talks.",
+  parameters: {},
+  run: () => {
+    console.error("log\\u001b]0;pwned\\u0007 \\u001b[2J line");
+    throw new Error("boom\\u001b[8m hidden");
+  },
+});
+`,
+      "tools/shout.yaml": `name: shout\ndescription: Shouts.\ncommand: [${JSON.stringify(process.execPath)}, -e, "process.stderr.write('cmd\\\\u001b[8m concealed\\\\n'); process.stdout.write('ok')"]\nparameters: {}\n`,
+      "t.yaml": "name: t\npackages: [.]\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    tools: [noisy, shout]\n",
+      "turns.yaml": "- tool_calls: [{name: noisy, arguments: {}}, {name: shout, arguments: {}}]\n- Fine.\n",
+    });
+    const result = await runCli(["run", "t.yaml", "--model", "scripted:turns.yaml", "--input", "hi", "--no-log", "--verbose"], { cwd: dir });
+    expect(result.code).toBe(0);
+    expect(result.stderr).not.toMatch(RAW_CONTROL);
+    expect(result.stderr).toContain("[noisy] log\\u001b]0;pwned\\u0007 \\u001b[2J line");
+    expect(result.stderr).toContain("cmd\\u001b[8m concealed");
+    expect(result.stderr).toContain("boom\\u001b[8m hidden");
+  });
+});
