@@ -112,6 +112,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   // Every agent's model is built once before the first item: a missing key fails the batch now (exit 2), not
   // each item. With --queue the workers call the models, with their own keys.
   if (options.queue === undefined) for (const agent of prepared.agents) for (const model of modelChain(agent.config)) createModel({ ...agent.config, model_name: model });
+  const stopStarting = new AbortController();
   if (options.providerBatch) {
     const { startProviderBatch } = await import("./providerBatch.js");
     providerBatch = await startProviderBatch({
@@ -123,6 +124,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
       ...(settings.pollIntervalMs !== undefined ? { pollIntervalMs: settings.pollIntervalMs } : {}),
       ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}),
       park,
+      onStop: () => stopStarting.abort(),
       say: (text) => say(paint("dim", `lllm batch: ${text}`)),
       warn: (text) => say(`${paint("yellow", "lllm: warning:")} ${text}`),
     });
@@ -137,7 +139,6 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   const batchId = newRunId();
   // Nobody is asked in a batch: --approve decides, default none, and the first refusal says so.
   const approve = options.approve === "all" ? approveAll : options.approve === "none" ? approveNone : noticeFirstRefusal(approveNone, (request) => say(`${paint("yellow", "lllm: warning:")} \`${request.tool}\` needs approval and was refused: a batch asks nobody; pass --approve all to run such tools (or --approve none to refuse them without this warning)`));
-  const stopStarting = new AbortController();
   const dispatcher = options.queue === undefined || queued === undefined ? undefined : await startQueue({ url: options.queue, batchId, tacticTarget, queued, prepared, options, settings, cancel, say, onFailure: () => stopStarting.abort() });
   let stats: BatchStats | undefined;
   holdFirstSignal(() => {
@@ -191,6 +192,8 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
               });
           },
     });
+    // Stopped by --max-cost before their items started: the jobs an earlier run left at the provider are paid for.
+    if (stats.stoppedBy === "budget") await providerBatch?.collect();
   } finally {
     progress?.stop();
     await providerBatch?.close({ complete: stats !== undefined && stats.stoppedBy === undefined && stats.cancelled === 0 });
@@ -202,9 +205,11 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   }
   const out = options.out;
   if (stats.duplicates > 0) say(`${paint("yellow", "lllm: warning:")} ${duplicatesWarning(stats)}`);
-  reportSummary(stats, { batchId, ...(out !== undefined ? { out } : {}), quiet: Boolean(options.quiet) });
+  reportSummary(stats, { batchId, ...(out !== undefined ? { out } : {}), quiet: Boolean(options.quiet), notes: providerBatch?.summaryNotes() ?? [] });
   // Redis gone for too long, or every worker refuses the batch: the items not done are not written (a rerun runs them).
   if (dispatcher?.failure) throw dispatcher.failure;
+  // A provider job cancelled while the batch ran: it stopped (the items not done are not written).
+  if (providerBatch?.failure) throw providerBatch.failure;
   if (stats.unpricedItem !== undefined) throw unpricedError(prepared, `item ${stats.unpricedItem} called a model that has no known price, so the batch stopped starting items`);
   if (stats.stoppedBy === "budget") throw budgetError(stats, { ...settings, spentBefore: output.spent, ...(out !== undefined ? { out } : {}) });
   if (stats.stoppedBy === "interrupted") return; // the signal handler's exit code (130) stands
