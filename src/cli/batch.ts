@@ -230,7 +230,7 @@ async function startQueue(context: { url: string; batchId: string; tacticTarget:
       batchId: context.batchId,
       tactic: context.tacticTarget,
       queued: context.queued,
-      packages: prepared.registry.list().map((pkg) => ({ name: pkg.name, dir: pkg.dir })),
+      packages: prepared.registry.list().map((pkg) => ({ name: pkg.name, version: pkg.manifest.version ?? null })),
       model: options.model ?? null,
       digest: queueDigest(prepared),
       vars: settings.vars,
@@ -243,9 +243,18 @@ async function startQueue(context: { url: string; batchId: string; tacticTarget:
   });
   const needs = context.queued.kind === "ref" ? [context.queued.ref.slice(0, context.queued.ref.indexOf(".tactics:"))] : context.queued.packageNames;
   const packages = needs.length > 0 ? ` (with a copy of ${needs.map((name) => `\`${name}\``).join(", ")}: -p DIR)` : "";
-  context.say(paint("dim", `lllm batch: batch ${context.batchId} is on ${shownUrl}; start \`lllm worker --queue ${shownUrl}\`${packages} to run its items`));
+  // Told once a worker had a second to come (one started with the batch, or running already): a user whose workers
+  // are there is not told to start one. The items go to the queue meanwhile. A worker that refuses the batch says why.
+  void dispatcher.liveWorkers(FIRST_WORKER_MS).then((live) => {
+    if (live === undefined) return;
+    const where = `lllm batch: batch ${context.batchId} is on ${shownUrl}`;
+    context.say(paint("dim", live > 0 ? `${where}; ${live} worker${live === 1 ? " is" : "s are"} connected` : `${where}; start \`lllm worker --queue ${shownUrl}\`${packages} to run its items`));
+  });
   return dispatcher;
 }
+
+/** How long a queued batch waits for a first worker before it says how to start one. */
+const FIRST_WORKER_MS = 1000;
 
 interface BatchSettings {
   inputs: string;
