@@ -84,6 +84,7 @@ export const ERROR_CODES = [
   "prompt_not_found",
   "provider_auth",
   "provider_bad_response",
+  "provider_batch_cancelled",
   "provider_batch_failed",
   "provider_batch_request",
   "provider_connection",

@@ -112,6 +112,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   // Every agent's model is built once before the first item: a missing key fails the batch now (exit 2), not
   // each item. With --queue the workers call the models, with their own keys.
   if (options.queue === undefined) for (const agent of prepared.agents) modelChain(agent.config).forEach((_, position) => createModel(chainMember(agent.config, position)));
+  const stopStarting = new AbortController();
   if (options.providerBatch) {
     const { startProviderBatch } = await import("./providerBatch.js");
     providerBatch = await startProviderBatch({
@@ -123,6 +124,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
       ...(settings.pollIntervalMs !== undefined ? { pollIntervalMs: settings.pollIntervalMs } : {}),
       ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}),
       park,
+      onStop: () => stopStarting.abort(),
       say: (text) => say(paint("dim", `lllm batch: ${text}`)),
       warn: (text) => say(`${paint("yellow", "lllm: warning:")} ${text}`),
     });
@@ -137,7 +139,6 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   const batchId = newRunId();
   // Nobody is asked in a batch: --approve decides, default none, and the first refusal says so.
   const approve = options.approve === "all" ? approveAll : options.approve === "none" ? approveNone : noticeFirstRefusal(approveNone, (request) => say(`${paint("yellow", "lllm: warning:")} \`${request.tool}\` needs approval and was refused: a batch asks nobody; pass --approve all to run such tools (or --approve none to refuse them without this warning)`));
-  const stopStarting = new AbortController();
   const dispatcher = options.queue === undefined || queued === undefined ? undefined : await startQueue({ url: options.queue, batchId, tacticTarget, queued, prepared, options, settings, cancel, say, onFailure: () => stopStarting.abort() });
   let stats: BatchStats | undefined;
   holdFirstSignal(() => {
@@ -191,6 +192,8 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
               });
           },
     });
+    // Stopped by --max-cost before their items started: the jobs an earlier run left at the provider are paid for.
+    if (stats.stoppedBy === "budget") await providerBatch?.collect();
   } finally {
     progress?.stop();
     await providerBatch?.close({ complete: stats !== undefined && stats.stoppedBy === undefined && stats.cancelled === 0 });
@@ -202,9 +205,11 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   }
   const out = options.out;
   if (stats.duplicates > 0) say(`${paint("yellow", "lllm: warning:")} ${duplicatesWarning(stats)}`);
-  reportSummary(stats, { batchId, ...(out !== undefined ? { out } : {}), quiet: Boolean(options.quiet) });
+  reportSummary(stats, { batchId, ...(out !== undefined ? { out } : {}), quiet: Boolean(options.quiet), notes: providerBatch?.summaryNotes() ?? [] });
   // Redis gone for too long, or every worker refuses the batch: the items not done are not written (a rerun runs them).
   if (dispatcher?.failure) throw dispatcher.failure;
+  // A provider job cancelled while the batch ran: it stopped (the items not done are not written).
+  if (providerBatch?.failure) throw providerBatch.failure;
   if (stats.unpricedItem !== undefined) throw unpricedError(prepared, `item ${stats.unpricedItem} called a model that has no known price, so the batch stopped starting items`);
   if (stats.stoppedBy === "budget") throw budgetError(stats, { ...settings, spentBefore: output.spent, ...(out !== undefined ? { out } : {}) });
   if (stats.stoppedBy === "interrupted") return; // the signal handler's exit code (130) stands
@@ -225,7 +230,7 @@ async function startQueue(context: { url: string; batchId: string; tacticTarget:
       batchId: context.batchId,
       tactic: context.tacticTarget,
       queued: context.queued,
-      packages: prepared.registry.list().map((pkg) => ({ name: pkg.name, dir: pkg.dir })),
+      packages: prepared.registry.list().map((pkg) => ({ name: pkg.name, version: pkg.manifest.version ?? null })),
       model: options.model ?? null,
       digest: queueDigest(prepared),
       vars: settings.vars,
@@ -238,9 +243,18 @@ async function startQueue(context: { url: string; batchId: string; tacticTarget:
   });
   const needs = context.queued.kind === "ref" ? [context.queued.ref.slice(0, context.queued.ref.indexOf(".tactics:"))] : context.queued.packageNames;
   const packages = needs.length > 0 ? ` (with a copy of ${needs.map((name) => `\`${name}\``).join(", ")}: -p DIR)` : "";
-  context.say(paint("dim", `lllm batch: batch ${context.batchId} is on ${shownUrl}; start \`lllm worker --queue ${shownUrl}\`${packages} to run its items`));
+  // Told once a worker had a second to come (one started with the batch, or running already): a user whose workers
+  // are there is not told to start one. The items go to the queue meanwhile. A worker that refuses the batch says why.
+  void dispatcher.liveWorkers(FIRST_WORKER_MS).then((live) => {
+    if (live === undefined) return;
+    const where = `lllm batch: batch ${context.batchId} is on ${shownUrl}`;
+    context.say(paint("dim", live > 0 ? `${where}; ${live} worker${live === 1 ? " is" : "s are"} connected` : `${where}; start \`lllm worker --queue ${shownUrl}\`${packages} to run its items`));
+  });
   return dispatcher;
 }
+
+/** How long a queued batch waits for a first worker before it says how to start one. */
+const FIRST_WORKER_MS = 1000;
 
 interface BatchSettings {
   inputs: string;

@@ -8,7 +8,7 @@ import { formatCount } from "../util/formatCount.js";
 import { writeErr } from "./output.js";
 
 /** The summary on stderr at the end of a batch (with --quiet, only when something needs the user's attention). */
-export function reportSummary(stats: BatchStats, context: { batchId: string; out?: string; quiet: boolean }): void {
+export function reportSummary(stats: BatchStats, context: { batchId: string; out?: string; quiet: boolean; notes?: string[] }): void {
   const seconds = ((Date.now() - stats.startedAt) / 1000).toFixed(1);
   const tokens = formatCount(stats.promptTokens + stats.completionTokens);
   const cost = stats.costUnknown > 0 && stats.cost === 0 ? "cost unknown" : `${formatCost(stats.cost)}${stats.costUnknown > 0 ? " (+ items of unknown cost)" : ""}`;
@@ -20,8 +20,11 @@ export function reportSummary(stats: BatchStats, context: { batchId: string; out
   const failedTotal = stats.failed + stats.skippedFailed;
   if (failedTotal > 0) lines.push(`  ${failedTotal} item${failedTotal === 1 ? "" : "s"} failed: the lines with "status":"error" in ${context.out ?? "the output"} say why${context.out ? "; --retry-failed runs them again" : ""}`);
   if (stats.stoppedBy === "interrupted" || stats.stoppedBy === "fail_fast") lines.push(`  stopped before the end${stats.stoppedBy === "fail_fast" ? " (--fail-fast)" : ""}: ${context.out ? "run the same command again to go on" : "give --out FILE to be able to resume"}`);
+  // Something the run met that the counts do not show (answers of provider jobs refused).
+  const notes = context.notes ?? [];
+  for (const note of notes) lines.push(`  ${note}`);
   // The summary is the one line --quiet keeps only when something needs the user's attention.
-  if (context.quiet && failedTotal === 0 && stats.duplicates === 0 && stats.stoppedBy === undefined) return;
+  if (context.quiet && failedTotal === 0 && stats.duplicates === 0 && stats.stoppedBy === undefined && notes.length === 0) return;
   for (const line of lines) writeErr(line);
 }
 

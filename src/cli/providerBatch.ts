@@ -1,6 +1,6 @@
 import path from "node:path";
 import type { AgentConfig } from "../config/index.js";
-import { ConfigError } from "../errors.js";
+import { ConfigError, type ProviderError } from "../errors.js";
 import type { Model } from "../providers/Model.js";
 import { BatchJobStore, type StoredJob } from "../batch/provider/BatchJobStore.js";
 import { BatchGroups, itemAttempt, itemModels, itemKey, type ItemAttempt } from "../batch/provider/providerBatchModels.js";
@@ -26,6 +26,15 @@ export interface ProviderBatch {
   itemDone(itemId: string): void;
   /** For the progress line: jobs, and the time since the oldest running one was submitted. */
   progress(): string | undefined;
+  /** Why the batch had to stop (a job cancelled while it ran): the CLI's error, after the summary. */
+  readonly failure: ProviderError | undefined;
+  /**
+   * After --max-cost stopped the batch: wait for the jobs still at the provider (an earlier run's, whose items did not
+   * start) to end, their answers stored for the next run (Ctrl-C stops waiting).
+   */
+  collect(): Promise<void>;
+  /** What the summary adds: answers of jobs that were not used. */
+  summaryNotes(): string[];
   /** Stop polling; forget the answers when every item is done. */
   close(options: { complete: boolean }): Promise<void>;
 }
@@ -41,6 +50,8 @@ export interface ProviderBatchOptions {
   maxReplyBytes?: number;
   /** Items wait for their jobs as data, not as suspended runs (see `whyNotParkable`). */
   park: boolean;
+  /** The batch must stop (see `ProviderBatchRunnerOptions.onStop`): start no more items. */
+  onStop: () => void;
   say: (text: string) => void;
   warn: (text: string) => void;
 }
@@ -106,6 +117,7 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
           onReady: (keys: string[]) => parked.ready(keys),
         }
       : {}),
+    onStop: options.onStop,
     say: options.say,
     warn: options.warn,
   });
@@ -126,6 +138,24 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
       if (jobs > 0) parts.push(`${jobs} running${since !== undefined ? ` for ${formatAge(Date.now() - since)}` : ""}`);
       parts.push(`${runner.waiting + (parked?.size ?? 0)} waiting`);
       return parts.join(", ");
+    },
+    get failure() {
+      return runner.failure;
+    },
+    collect: async () => {
+      const { jobs } = runner.running;
+      if (jobs === 0) return;
+      const one = jobs === 1;
+      options.say(`--max-cost stops the batch; waiting for the ${jobs} provider batch job${one ? "" : "s"} already submitted to end (${one ? "it is" : "they are"} paid for); Ctrl-C leaves ${one ? "it" : "them"} running at the provider`);
+      const ended = runner.jobsEnded;
+      await runner.collect();
+      if (runner.running.jobs === 0) options.say(`${runner.jobsEnded - ended} job${runner.jobsEnded - ended === 1 ? "" : "s"} ended: ${one ? "its" : "their"} answers are kept, and the same command with a higher --max-cost uses them instead of submitting again`);
+    },
+    summaryNotes: () => {
+      const { twice, foreign } = runner.refused;
+      if (twice + foreign === 0) return [];
+      const parts = [...(twice > 0 ? [`${twice} request${twice === 1 ? "" : "s"} whose id came more than once (asked again)`] : []), ...(foreign > 0 ? [`${foreign} answer${foreign === 1 ? "" : "s"} with the id of no request of ${foreign === 1 ? "its" : "their"} job`] : [])];
+      return [`answers of provider batch jobs refused: ${parts.join("; ")}: the warnings above name them`];
     },
     close: async ({ complete }) => {
       await runner.detach();
@@ -150,15 +180,16 @@ export async function providerJobsCommand(out: string, action: "status" | "cance
     let cancelled = 0;
     for (const job of jobs) {
       let line = describeJob(job);
-      if (job.state === "running") {
+      if (job.state === "running" || job.state === "cancelling") {
         try {
           const group = groups.fromStored(job.config);
           if (!group) throw new Error("its settings have no batch API");
           if (action === "cancel") {
             await group.api.cancel(job.jobId);
-            store.setJobState(job.jobId, "running", "cancelling");
+            // Marked for a batch running on this --out file: it stops at its next poll instead of submitting again.
+            store.cancelRequested(job.jobId, "cancelling");
             cancelled += 1;
-            line = describeJob({ ...job, providerState: "cancelling" });
+            line = describeJob({ ...job, state: "cancelling", providerState: "cancelling" });
           } else {
             const status = await group.api.status(job.jobId);
             store.setJobState(job.jobId, "running", status.providerState);
@@ -171,7 +202,12 @@ export async function providerJobsCommand(out: string, action: "status" | "cance
       writeOut(`${line}\n`);
     }
     if (action === "cancel") {
-      writeErr(cancelled === 0 ? "lllm batch: no job of this --out file is running at the provider: nothing to cancel" : `lllm batch: ${cancelled} job${cancelled === 1 ? "" : "s"} cancelled at the provider; running the batch again submits their unanswered requests again`);
+      const one = cancelled === 1;
+      writeErr(
+        cancelled === 0
+          ? "lllm batch: no job of this --out file is running at the provider: nothing to cancel"
+          : `lllm batch: ${cancelled} job${one ? "" : "s"} cancelled at the provider. An \`lllm batch\` running on ${out} stops at its next poll, and submits nothing again. Running the same command again takes what ${one ? "the job" : "the jobs"} answered before ${one ? "it was" : "they were"} cancelled, and submits ${one ? "its" : "their"} other requests again, in new jobs (paid again).`,
+      );
     }
   } finally {
     store.close();
@@ -179,7 +215,7 @@ export async function providerJobsCommand(out: string, action: "status" | "cance
 }
 
 function describeJob(job: StoredJob, counts?: { done?: number; failed?: number; total?: number }): string {
-  const state = job.state === "running" ? `running (${job.providerState ?? "submitted"})` : job.state;
+  const state = job.state === "running" || job.state === "cancelling" ? `${job.state} (${job.providerState ?? "submitted"})` : job.state;
   const done = counts?.done !== undefined ? `, ${counts.done}/${counts.total ?? job.requests} done${counts.failed ? ` (${counts.failed} failed)` : ""}` : "";
   return `${job.provider}\t${job.jobId}\t${state}\t${job.requests} request${job.requests === 1 ? "" : "s"}${done}\tsubmitted ${formatAge(Date.now() - job.submittedAt)} ago`;
 }

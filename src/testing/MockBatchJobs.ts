@@ -7,6 +7,12 @@ export interface MockBatchOptions {
   reject?: (body: MockRequestBody) => string | undefined;
   /** Answer a job's creation this much later (the job exists meanwhile): a client killed in between must find it again. */
   createDelayMs?: number;
+  /**
+   * Rewrite an ended job's results as served, to try a client on damaged ones: each line is one result as the
+   * provider writes it (a line of OpenAI's output file, of Anthropic's results file, or one of Gemini's inline
+   * responses as JSON). What comes back is served as is, one per line (Gemini's inside its JSON array).
+   */
+  resultLines?: (lines: string[], job: MockBatchJob) => string[];
 }
 
 /** What the next submitted job does instead of ending with answers: fail, expire, or be cancelled (no answers). */
@@ -65,6 +71,11 @@ export class MockBatchJobs {
   /** The next status polls answer these HTTP statuses (500, 503: the client must poll on). */
   failPolls(...statuses: number[]): void {
     this.#pollFailures.push(...statuses);
+  }
+
+  /** The lines of a job's results as served: `resultLines` applied, when given. */
+  served(lines: string[], job: MockBatchJob): string[] {
+    return this.#options.resultLines ? this.#options.resultLines(lines, job) : lines;
   }
 
   /** The status a poll fails with, if one was asked for. */

@@ -97,7 +97,7 @@ export async function startMockAnthropicServer(options: MockAnthropicServerOptio
     if (route[2] !== "/results") return sendJson(response, batchObject(job, origin));
     if (job.state === "running") return sendError(response, 400, "the batch is still processing");
     response.writeHead(200, { "content-type": "application/binary" });
-    response.end(resultLines(job).map((line) => `${JSON.stringify(line)}\n`).join(""));
+    response.end(batches.served(resultLines(job).map((line) => JSON.stringify(line)), job).map((line) => `${line}\n`).join(""));
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -101,7 +101,8 @@ export async function startMockGeminiServer(options: MockGeminiServerOptions = {
     if (failure !== undefined) return sendError(response, failure, `mock failure ${failure}`), true;
     const job = route[2] ? batches.cancel(route[1]!) : await batches.current(route[1]!);
     if (!job) return sendError(response, 404, `Batch batches/${route[1]} not found.`), true;
-    return sendJsonBody(response, route[2] ? {} : operation(job, batchModels.get(job.id) ?? "gemini")), true;
+    if (route[2]) return sendJsonBody(response, {}), true;
+    return sendOperation(response, operation(job, batchModels.get(job.id) ?? "gemini"), batches.served.bind(batches), job), true;
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -262,6 +263,17 @@ function sendError(response: ServerResponse, status: number, message: string, re
 function sendJsonBody(response: ServerResponse, body: unknown): void {
   response.writeHead(200, { "content-type": "application/json" });
   response.end(JSON.stringify(body));
+}
+
+/** An operation, its inline responses as `served` gives them (spliced in as text: a test may serve what is not JSON). */
+function sendOperation(response: ServerResponse, body: Record<string, unknown>, served: MockBatchJobs["served"], job: MockBatchJob): void {
+  const list = (body["response"] as { inlinedResponses?: { inlinedResponses?: unknown[] } } | undefined)?.inlinedResponses;
+  if (!list?.inlinedResponses) return sendJsonBody(response, body);
+  const lines = served(list.inlinedResponses.map((entry) => JSON.stringify(entry)), job);
+  const marker = `inline responses of ${job.id}`;
+  list.inlinedResponses = marker as unknown as unknown[];
+  response.writeHead(200, { "content-type": "application/json" });
+  response.end(JSON.stringify(body).replace(JSON.stringify(marker), `[${lines.join(",")}]`));
 }
 
 const BATCH_STATES: Record<MockBatchJob["state"], string> = { running: "BATCH_STATE_RUNNING", ended: "BATCH_STATE_SUCCEEDED", failed: "BATCH_STATE_FAILED", expired: "BATCH_STATE_EXPIRED", cancelled: "BATCH_STATE_CANCELLED" };

@@ -187,7 +187,7 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
       if (failure !== undefined) return sendFailure(response, { status: failure }, record.body), true;
       const job = route[2] ? batches.cancel(route[1]!) : await batches.current(route[1]!);
       if (!job) return sendJSON(response, 404, { error: { message: `No batch found with id '${route[1]}'.`, type: "invalid_request_error", param: null, code: null } }), true;
-      return sendJSON(response, 200, batchObject(job, "", files)), true;
+      return sendJSON(response, 200, batchObject(job, "", { files, batches })), true;
     }
     const content = /^\/v1\/files\/([^/]+)\/content$/.exec(path);
     if (request.method === "GET" && content) {
@@ -336,20 +336,23 @@ function responsesAnswer(turn: ResolvedTurn, model: string, callNumber: number):
 
 /**
  * A job as OpenAI's `/v1/batches` shows it. When it has ended with answers, its output and error files are made
- * (once) in `files`: one line per request, `response.body` the chat completion or the error.
+ * (once) in `files`: one line per request, `response.body` the chat completion or the error (the output file's
+ * lines as `batches.served` gives them).
  */
-function batchObject(job: MockBatchJob, inputFileId: string, files?: Map<string, string>): Record<string, unknown> {
+function batchObject(job: MockBatchJob, inputFileId: string, made?: { files: Map<string, string>; batches: MockBatchJobs }): Record<string, unknown> {
   const status = job.state === "running" ? "in_progress" : job.state === "ended" ? "completed" : job.state;
   const results = job.results ?? [];
   let outputFileId: string | null = null;
   let errorFileId: string | null = null;
-  if (files && job.results) {
+  if (made && job.results) {
+    const { files } = made;
     outputFileId = `file-${job.id}-output`;
     errorFileId = `file-${job.id}-errors`;
     if (!files.has(outputFileId)) {
       const line = (index: number, result: (typeof results)[number]): string =>
         JSON.stringify({ id: `batch_req_${job.id}_${index}`, custom_id: result.customId, response: result.ok ? { status_code: 200, request_id: `req_${index}`, body: result.answer } : { status_code: result.status, request_id: `req_${index}`, body: { error: { message: result.message, type: "invalid_request_error", param: null, code: null } } }, error: null });
-      files.set(outputFileId, results.map((result, index) => (result.ok ? `${line(index, result)}\n` : "")).join(""));
+      const output = results.flatMap((result, index) => (result.ok ? [line(index, result)] : []));
+      files.set(outputFileId, made.batches.served(output, job).map((text) => `${text}\n`).join(""));
       files.set(errorFileId, results.map((result, index) => (result.ok ? "" : `${line(index, result)}\n`)).join(""));
     }
   }

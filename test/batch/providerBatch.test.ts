@@ -150,7 +150,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(after.stdout).toContain("batch_mock_1\tcancelled");
   }, 180_000);
 
-  it("--max-cost counts the estimated price of requests in jobs still running: a rerun under a lower limit submits nothing more", async () => {
+  it("--max-cost counts the estimated price of requests in jobs still running: a rerun under a lower limit submits nothing more, and collects the job already submitted before it stops", async () => {
     const { options, server, project, args } = await killedAfterFirstJob(40);
     // Nothing is spent yet (no result line), but round 1 of 40 items is at the provider: at least its prompts'
     // price, about 40 x 150 tokens x $0.075 per million, some $0.0005.
@@ -160,8 +160,16 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(capped.stderr).toMatch(/--max-cost 0\.0002 reached: \$0(\.0+)? spent, and \$[0-9.]+ committed \(the estimated batch price of requests in provider jobs not answered yet\)/);
     expect(server.batches.count).toBe(1);
     expect(readResults(project.out)).toHaveLength(0);
-    // Raised, the same command takes the job's answers (not submitted again) and finishes at the batch price.
+    // The job is paid for: the capped run waited for it and took its answers (it used to leave it at the provider).
+    expect(capped.stderr).toContain("--max-cost stops the batch; waiting for the 1 provider batch job already submitted to end (it is paid for)");
+    expect(capped.stderr).toContain("openai batch job batch_mock_1 ended: 40 answers");
+    expect(capped.stderr).toContain("1 job ended: its answers are kept, and the same command with a higher --max-cost uses them instead of submitting again");
+    const downloads = (): number => server.requests.filter((request) => request.path === "/v1/files/file-batch_mock_1-output/content").length;
+    expect(downloads()).toBe(1);
+    // Raised, the same command uses the job's answers (not submitted again, not polled again) and finishes at the batch price.
     const raised = await batch([...args, "--max-cost", "1"], project.env);
+    expect(raised.stderr).not.toContain("polling 1 provider batch job submitted by an earlier run");
+    expect(downloads()).toBe(1);
     expect(raised.code).toBe(0);
     expect(server.batches.count).toBe(3);
     const lines = readResults(project.out);

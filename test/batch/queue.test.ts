@@ -14,6 +14,34 @@ function expectEveryItemOnce(out: string, count: number): void {
 }
 
 describeRedis("lllm batch --queue with lllm worker", () => {
+  it("with a worker connected, the batch says so instead of telling the user to start one", async () => {
+    const redis = await startRedis();
+    const setup = await kitSetup();
+    const env = { ...setup.env, ...QUICK };
+    startWorker(redis.url, env, { packages: [setup.kit] });
+    const client = redis.client();
+    await eventually(async () => (await client.keys("lllm:worker:*")).length === 1);
+    const out = path.join(setup.dir, "out.jsonl");
+    const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 3), "--lines", "--out", out, "--queue", redis.url, "--no-log"], env);
+    expect(await producer.exited).toBe(0);
+    expect(producer.stderr()).toMatch(/lllm batch: batch \w+ is on redis:\/\/127\.0\.0\.1:\d+; 1 worker is connected\n/);
+    expect(producer.stderr()).not.toContain("start `lllm worker");
+    expectEveryItemOnce(out, 3);
+  }, 120_000);
+
+  it("with no worker, the batch says how to start one (once it had a second to come)", async () => {
+    const redis = await startRedis();
+    const setup = await kitSetup();
+    const env = { ...setup.env, ...QUICK };
+    const out = path.join(setup.dir, "out.jsonl");
+    const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 3), "--lines", "--out", out, "--queue", redis.url, "--no-log"], env);
+    await eventually(() => producer.stderr().includes("to run its items"), { state: () => producer.stderr() });
+    expect(producer.stderr()).toMatch(/lllm batch: batch \w+ is on redis:\/\/127\.0\.0\.1:\d+; start `lllm worker --queue redis:\/\/127\.0\.0\.1:\d+` \(with a copy of `kit`: -p DIR\) to run its items/);
+    startWorker(redis.url, env, { packages: [setup.kit] });
+    expect(await producer.exited).toBe(0);
+    expectEveryItemOnce(out, 3);
+  }, 120_000);
+
   it("two workers, one killed with SIGKILL mid-run: every item appears exactly once, and Redis is left empty", async () => {
     const redis = await startRedis();
     const setup = await kitSetup({ delayMs: 600 });
@@ -73,7 +101,8 @@ describeRedis("lllm batch --queue with lllm worker", () => {
     const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 3), "--lines", "--queue", redis.url, "--no-log"], env);
     expect(await producer.exited).toBe(1);
     expect(producer.stderr()).toMatch(/every worker on redis:\/\/127\.0\.0\.1:\d+ refuses this batch/);
-    expect(producer.stderr()).toContain("differs from this worker's copy");
+    expect(producer.stderr()).toContain("its tactic `kit.tactics:echo` differs from this worker's copy (kit/tactics/echo.yaml); give the worker the same version of package `kit` (1.0.0) as the machine that runs `lllm batch`");
+    expect(producer.stderr()).not.toContain(theirs);
     expect(producer.stderr()).toMatch(/lllm batch: 0 ok, 0 failed, \d+ cancelled/);
     expect(producer.stdout()).toBe("");
     expect(setup.answered()).toBe(0);
@@ -92,7 +121,8 @@ describeRedis("lllm batch --queue with lllm worker", () => {
     expect(await producer.exited).toBe(1);
     expect(producer.stderr()).toMatch(/every worker on redis:\/\/127\.0\.0\.1:\d+ refuses this batch/);
     // The worker compares its copy's bytes before it parses anything: it refuses, and stays responsive.
-    expect(producer.stderr()).toContain("differs from this worker's copy");
+    expect(producer.stderr()).toContain("its tactic `kit.tactics:echo` differs from this worker's copy (kit/tactics/echo.yaml); give the worker the same version of package `kit` (1.0.0) as the machine that runs `lllm batch`");
+    expect(producer.stderr()).not.toContain(theirs);
     worker.child.kill("SIGINT");
     expect(await worker.exited).toBe(130);
     expect(setup.answered()).toBe(0);

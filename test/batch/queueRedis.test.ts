@@ -88,8 +88,10 @@ describeRedis("Redis unreachable, lost, or refusing the password", () => {
     const setup = await kitSetup();
     const env = { ...setup.env, ...QUICK };
     const out = path.join(setup.dir, "out.jsonl");
-    const worker = startWorker(redis.url, env, { packages: [setup.kit], log: true });
+    // The worker comes after the batch has said how to start one (it says so when none is connected).
     const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 3), "--lines", "--out", out, "--queue", redis.url], env);
+    await eventually(() => producer.stderr().includes("to run its items"), { state: () => producer.stderr() });
+    const worker = startWorker(redis.url, env, { packages: [setup.kit], log: true });
     expect(await producer.exited).toBe(0);
     worker.child.kill("SIGINT");
     expect(await worker.exited).toBe(130);

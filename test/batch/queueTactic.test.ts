@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { freePort } from "../helpers/freePort.js";
@@ -22,7 +23,10 @@ describeRedis("a queued batch names its tactic so that workers elsewhere find th
     const stderr = producer.stderr();
     expect(stderr).toMatch(/every worker on redis:\/\/127\.0\.0\.1:\d+ refuses this batch/);
     expect(stderr).toContain("this worker has no package `kit` (the batch runs `kit.tactics:echo`)");
-    expect(stderr).toContain(`Start the worker with a copy of \`kit\` (${setup.kit} on the machine that runs \`lllm batch\`): lllm worker --queue URL -p DIR`);
+    expect(stderr).toContain("Start the worker with a copy of `kit` 1.0.0: lllm worker --queue URL -p DIR (DIR: the package's folder, with its manifest)");
+    // The folder of the machine that runs the batch means nothing to a worker elsewhere: it is never named.
+    expect(stderr).not.toContain(setup.kit);
+    expect(worker.stderr()).not.toContain(setup.kit);
     expect(stderr).toMatch(/lllm batch: 0 ok, 0 failed, \d+ cancelled/);
     // The worker's line comes through its own pipe, which the batch's exit does not wait for.
     await eventually(() => worker.stderr().includes("refused: this worker has no package `kit`"), { state: () => worker.stderr() });
@@ -66,6 +70,30 @@ describeRedis("a queued batch names its tactic so that workers elsewhere find th
     expect(await producer.exited).toBe(0);
     expect(okIds(out)).toEqual(expectedIds(3));
   }, 120_000);
+
+  it("a worker that cannot load the tactic names the files from their packages, never by its own folders", async () => {
+    const redis = await startRedis();
+    const setup = await kitSetup();
+    const env = { ...setup.env, ...QUICK, OPENAI_BASE_URL: setup.server.url, OPENAI_API_KEY: "sk-mock-worker" };
+    // The batch's tactic (sent as data) uses kit's `shout` tool; the worker's copy of kit lacks the tool's file.
+    mkdirSync(path.join(setup.kit, "tools"));
+    writeFileSync(path.join(setup.kit, "tools", "shout.mjs"), 'export const shout = { name: "shout", description: "Shouts.", parameters: { type: "object", properties: {} }, run: () => "HEY" };\n');
+    const theirs = copyPackage(setup.kit);
+    rmSync(path.join(theirs, "tools", "shout.mjs"));
+    mkdirSync(path.join(setup.dir, "project"));
+    writeFileSync(path.join(setup.dir, "project", "ask.yaml"), "name: ask\npackages: [../kit]\nagent_configs:\n  - name: bot\n    model_name: gpt-4o-mini\n    system_prompt: Answer.\n    tools: [kit.tools:shout]\n");
+    const worker = startWorker(redis.url, env, { cwd: tempDir(), packages: [theirs] });
+    await eventually(() => worker.stderr().includes("waiting for batches"));
+    const producer = startBatch(["project/ask.yaml", "--inputs", itemsFile(setup.dir, 2), "--lines", "--queue", redis.url, "--no-log"], env, { cwd: setup.dir });
+    expect(await producer.exited).toBe(1);
+    const stderr = producer.stderr();
+    // The file the worker wrote for the tactic is named as the batch names it, without that file's line and column.
+    expect(stderr).toContain("this worker cannot load the tactic `project/ask.yaml`: project/ask.yaml: tool `kit.tools:shout` not found in package `kit` (kit)");
+    // Neither the worker's copy of the package nor the file it wrote for the tactic is named by its folder.
+    expect(stderr).not.toContain(theirs);
+    expect(stderr).not.toContain("lllm-worker-");
+    expect(stderr).not.toContain(tmpdir());
+  }, 120_000);
 });
 
 describeRedis("a worker loads code only from its own packages, whatever Redis says", () => {
@@ -83,11 +111,11 @@ describeRedis("a worker loads code only from its own packages, whatever Redis sa
     const announcements: Record<string, Record<string, unknown>> = {
       // As an older lllm announced a batch: the producer's tactic file and package folders.
       old: { ...common, tacticFile: path.join(evil, "tactics", "t.yaml"), packages: [evil] },
-      ref: { ...common, queued: { kind: "ref", ref: "evil.tactics:t", contentDigest: "x" }, packages: [{ name: "evil", dir: evil }] },
+      ref: { ...common, queued: { kind: "ref", ref: "evil.tactics:t", contentDigest: "x" }, packages: [{ name: "evil", version: null }] },
       data: { ...common, queued: { kind: "data", file: "t.yaml", data: { name: "t", packages: [evil], agent_configs: [agent] }, packageNames: [] }, packages: [] },
       base: { ...common, queued: { kind: "data", file: "t.yaml", data: { name: "t", base: path.join(evil, "tactics", "t.yaml"), agent_configs: [agent] }, packageNames: [] }, packages: [] },
       // The worker's own tactic, byte for byte, but another resolved configuration than the batch says.
-      differs: { ...common, tactic: "kit.tactics:echo", queued: { kind: "ref", ref: "kit.tactics:echo", contentDigest: createHash("sha256").update(readFileSync(setup.tactic)).digest("hex") }, packages: [{ name: "kit", dir: setup.kit }] },
+      differs: { ...common, tactic: "kit.tactics:echo", queued: { kind: "ref", ref: "kit.tactics:echo", contentDigest: createHash("sha256").update(readFileSync(setup.tactic)).digest("hex") }, packages: [{ name: "kit", version: "1.0.0" }] },
     };
     const client = redis.client();
     for (const [batchId, announcement] of Object.entries(announcements)) {
@@ -109,6 +137,19 @@ describeRedis("a worker loads code only from its own packages, whatever Redis sa
     expect(worker.stderr()).not.toContain("joined batch");
   }, 120_000);
 });
+
+it("--model scripted:FILE with --queue is refused at submission (exit 2), before connecting, whatever names the tactic", async () => {
+  const setup = await kitSetup();
+  const turns = path.join(setup.dir, "turns.yaml");
+  writeFileSync(turns, "- text: scripted answer\n");
+  // The tactic in a package goes by ref; outside a package, as data: either way a worker would read its own file.
+  for (const tactic of [setup.tactic, path.join(setup.dir, "echo.yaml")]) {
+    const result = await batch([tactic, "--inputs", itemsFile(setup.dir, 2), "--lines", "--queue", `redis://127.0.0.1:${await freePort()}`, "--model", `scripted:${turns}`, "--no-log"], { ...setup.env, LLLM_QUEUE_RECONNECT_MS: "0" });
+    expect(result.code, result.stderr).toBe(2);
+    expect(result.stderr).toContain(`the workers cannot run this batch as it is: \`--model scripted:${turns}\` names a file of this machine, and a worker takes no file from a batch`);
+    expect(result.stderr).not.toContain("Redis");
+  }
+}, 60_000);
 
 it("a tactic in no package that would choose where a worker sends its keys is refused at submission, with the fix, before connecting", async () => {
   const setup = await kitSetup();

@@ -44,6 +44,22 @@ export interface BatchJobStatus {
 export type BatchLineResult = { customId: string; reply: unknown } | { customId: string; error: { status?: number; message: string } };
 
 /**
+ * The results of an ended job, fetched once and kept (in temporary files) until `close`: read once to check them
+ * all, then again to store the answers, so that no answer of a job is used before the whole job's are known good.
+ */
+export interface BatchResults {
+  /** The results in order; throws a `BatchResultsError` at one that is not a result. */
+  read(): AsyncIterable<BatchLineResult>;
+  close(): Promise<void>;
+}
+
+/**
+ * A job's results that cannot be read as results: a line that is not a JSON object, is longer than any reply may be,
+ * or has no custom id; a results file past its size limit. The job is then treated as failed, with this message.
+ */
+export class BatchResultsError extends Error {}
+
+/**
  * A provider's batch API, as `lllm batch --provider-batch` uses it. The answers are the raw reply bodies of the
  * live API (`reply`), read by the same code as a live reply (a `BatchDialog`'s turns).
  */
@@ -65,8 +81,8 @@ export interface BatchApi {
    */
   find?(submission: string, signal?: AbortSignal): Promise<string | undefined>;
   status(jobId: string, signal?: AbortSignal): Promise<BatchJobStatus>;
-  /** The results of an ended (or failed, expired, cancelled: what finished of it) job, read as they arrive. */
-  results(jobId: string, signal?: AbortSignal): AsyncIterable<BatchLineResult>;
+  /** The results of an ended (or failed, expired, cancelled: what finished of it) job. */
+  results(jobId: string, signal?: AbortSignal): Promise<BatchResults>;
   cancel(jobId: string, signal?: AbortSignal): Promise<void>;
   /** A new dialog: one per agent of an item, as the live run has one model per agent. */
   dialog(): BatchDialog;

@@ -11,8 +11,11 @@ export interface StoredJob {
   provider: string;
   /** The agent's model settings the job's requests were made for (JSON; no key: keys come from the environment). */
   config: string;
-  /** `submitting`: recorded before the provider was asked; its `jobId` is then the submission key. */
-  state: BatchJobState | "submitting";
+  /**
+   * `submitting`: recorded before the provider was asked; its `jobId` is then the submission key. `cancelling`:
+   * running, and cancelled by `lllm batch --cancel` (a running batch that sees it stops).
+   */
+  state: BatchJobState | "submitting" | "cancelling";
   providerState: string | null;
   requests: number;
   /** The estimated cost of the job's requests, counted by --max-cost as spent from submission on. */
@@ -81,7 +84,7 @@ export class BatchJobStore implements ParkedStorage {
       jobId: String(jobId),
       provider: String(provider),
       config: String(config),
-      state: state as BatchJobState | "submitting",
+      state: state as StoredJob["state"],
       providerState: providerState === null ? null : String(providerState),
       requests: Number(requests),
       committedCost: Number(committedCost),
@@ -127,8 +130,21 @@ export class BatchJobStore implements ParkedStorage {
     this.#database.prepare("INSERT INTO provider_batch_jobs (out, job_id, provider, config, state, requests, committed_cost, submitted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)").run(this.#out, job.jobId, job.provider, job.config, state, job.requests, job.committedCost, job.submittedAt);
   }
 
+  /** A job's state as the provider says it; a job cancelled by `--cancel` stays `cancelling` until it ends. */
   setJobState(jobId: string, state: BatchJobState, providerState: string): void {
-    this.#database.prepare("UPDATE provider_batch_jobs SET state = ?, provider_state = ?, ended_at = CASE WHEN ? = 'running' THEN NULL ELSE ? END WHERE out = ? AND job_id = ?").run(state, providerState, state, Date.now(), this.#out, jobId);
+    this.#database
+      .prepare("UPDATE provider_batch_jobs SET state = CASE WHEN ?1 = 'running' AND state = 'cancelling' THEN state ELSE ?1 END, provider_state = ?2, ended_at = CASE WHEN ?1 = 'running' THEN NULL ELSE ?3 END WHERE out = ?4 AND job_id = ?5")
+      .run(state, providerState, Date.now(), this.#out, jobId);
+  }
+
+  /** `lllm batch --cancel` asked the provider to cancel a running job: it is final for a batch running now. */
+  cancelRequested(jobId: string, providerState: string): void {
+    this.#database.prepare("UPDATE provider_batch_jobs SET state = 'cancelling', provider_state = ? WHERE out = ? AND job_id = ? AND state IN ('running', 'cancelling')").run(providerState, this.#out, jobId);
+  }
+
+  /** Whether `lllm batch --cancel` cancelled this job (see `cancelRequested`). */
+  isCancelling(jobId: string): boolean {
+    return this.#prepare("SELECT 1 FROM provider_batch_jobs WHERE out = ? AND job_id = ? AND state = 'cancelling'").raw().get(this.#out, jobId) !== undefined;
   }
 
   /**

@@ -2,8 +2,11 @@ import { randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { InterruptedError, ProviderError } from "../../errors.js";
 import type { ModelResponse } from "../../providers/Model.js";
-import type { BatchApi, BatchJobStatus, BatchLineResult, BatchRequestLine, BatchTurn } from "./BatchApi.js";
+import type { BatchApi, BatchJobStatus, BatchRequestLine, BatchTurn } from "./BatchApi.js";
 import { BatchHttpError } from "./BatchApi.js";
+import { describeRefused, type RefusedAnswers } from "./checkResults.js";
+import { pollJob } from "./pollJob.js";
+import { JobCancellations } from "./JobCancellations.js";
 import type { BatchJobStore, StoredAnswer, WaitingRange } from "./BatchJobStore.js";
 import type { KnownRequest } from "./ItemHistory.js";
 
@@ -36,6 +39,11 @@ export interface ProviderBatchRunnerOptions {
    * again from their start and find them. It may name items that did not park in this run (resumed jobs): ignore them.
    */
   onReady?: (itemKeys: string[]) => void;
+  /**
+   * The batch must stop: a job was cancelled while it ran (`lllm batch --cancel`, the provider's console). Its
+   * requests are not submitted again by this run; waiting items are cancelled (`failure` says why).
+   */
+  onStop?: (error: ProviderError) => void;
   say: (message: string) => void;
   warn: (message: string) => void;
 }
@@ -67,17 +75,14 @@ const BODIES_AT_ONCE = 500;
 /** What a request adds to a job's size beyond its body (its line's custom id and envelope), counted against the limit. */
 const LINE_OVERHEAD = 200;
 
-/** Poll delays by default: 10 s, growing by half each time, up to 60 s. */
-const FIRST_POLL_MS = 10_000;
-const LAST_POLL_MS = 60_000;
-
 /**
  * Turns the model requests of a batch's running items into provider batch jobs. Each item's model asks here
  * (`ask`) and waits; once every running item waits, the queued requests go out as one job per endpoint (split at
  * the provider's limits), which is polled until it ends; its answers are stored, then handed to the waiting items,
  * which run their tools and ask again (the next round). A request already answered (an item resumed after a kill)
  * is answered from the store at once; one in a job still running at the provider waits for that job: nothing is
- * submitted twice. Requests a job did not answer (it expired, failed, was cancelled) are submitted again.
+ * submitted twice. Requests a job did not answer (it expired, failed, was cancelled before this run, its answers
+ * were refused) are submitted again; a job cancelled while this run polls it stops the run instead (`onStop`).
  */
 export class ProviderBatchRunner {
   readonly #options: ProviderBatchRunnerOptions;
@@ -106,9 +111,16 @@ export class ProviderBatchRunner {
   readonly #answeredCost = new Map<string, number>();
   /** The sum of `#answeredCost`, kept as it changes: `committedCost` is read for every item a batch pulls. */
   #answeredTotal = 0;
+  readonly #cancellations: JobCancellations;
+  /** Only the jobs at the provider are polled to their end: nothing is submitted (`collect`). */
+  #collecting = false;
+  #failure: ProviderError | undefined;
+  /** Answers of ended jobs not used, over the batch (the summary says so). */
+  readonly refused = { twice: 0, foreign: 0 };
 
   constructor(options: ProviderBatchRunnerOptions) {
     this.#options = options;
+    this.#cancellations = new JobCancellations((jobId) => options.store.isCancelling(jobId));
   }
 
   /** Poll the jobs an earlier run left running (before any item asks). Returns how many. */
@@ -128,7 +140,8 @@ export class ProviderBatchRunner {
         job.jobId = found;
         job.state = "running";
       }
-      if (job.state !== "running") continue;
+      if (job.state !== "running" && job.state !== "cancelling") continue;
+      this.#cancellations.resumed(job.jobId, job.state === "cancelling");
       const group = this.#options.groupOf(job.config);
       if (!group) {
         this.#options.warn(`cannot poll ${job.provider} job ${job.jobId} again (its model settings are no longer in the tactic); its requests are submitted again`);
@@ -152,6 +165,22 @@ export class ProviderBatchRunner {
   get running(): { jobs: number; since?: number } {
     const times = [...this.#submittedAt.values()];
     return { jobs: this.#polling.size, ...(times.length > 0 ? { since: Math.min(...times) } : {}) };
+  }
+
+  /** Why the batch had to stop (a job cancelled while it ran), once it had to. */
+  get failure(): ProviderError | undefined {
+    return this.#failure;
+  }
+
+  /**
+   * Poll the jobs at the provider until they end and store their answers (they are paid for: a rerun uses them),
+   * submitting nothing: a batch that --max-cost stopped before it started their items. Resolves at once after
+   * `detach` (Ctrl-C: the jobs keep running at the provider).
+   */
+  async collect(): Promise<void> {
+    this.#collecting = true;
+    clearTimeout(this.#timer);
+    while (this.#pollers.size > 0 && !this.#stop.signal.aborted) await Promise.allSettled([...this.#pollers]);
   }
 
   /** Requests waiting in memory for a job to be submitted or to end (parked items are counted by the batch). */
@@ -280,7 +309,7 @@ export class ProviderBatchRunner {
   }
 
   #schedule(): void {
-    if (this.#timer !== undefined || this.#nothingQueued) return;
+    if (this.#timer !== undefined || this.#nothingQueued || this.#collecting) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
       this.#check();
@@ -290,7 +319,7 @@ export class ProviderBatchRunner {
   /** Submit the queue once every running item waits (a whole round), or when it has waited too long. */
   #check(): void {
     this.#keepBodies();
-    if (this.#nothingQueued || this.#stop.signal.aborted) return;
+    if (this.#nothingQueued || this.#stop.signal.aborted || this.#collecting) return;
     const allWaiting = this.#taking === 0 && !(this.#options.starting?.() ?? false) && this.#waiters.size >= this.#options.inFlight();
     const tooLong = Date.now() - this.#queuedSince >= (this.#options.maxGatherMs ?? 30_000);
     if (!allWaiting && !tooLong) return this.#schedule();
@@ -393,86 +422,61 @@ export class ProviderBatchRunner {
   #poll(jobId: string, group: BatchGroup, committed: number, submittedAt: number): void {
     this.#polling.set(jobId, { group, committed });
     this.#submittedAt.set(jobId, submittedAt);
+    const polled = pollJob({
+      jobId,
+      api: group.api,
+      store: this.#options.store,
+      ...(this.#options.pollIntervalMs !== undefined ? { pollIntervalMs: this.#options.pollIntervalMs } : {}),
+      signal: this.#stop.signal,
+      cancellations: this.#cancellations,
+      deliver: (customIds) => this.#deliver(customIds),
+      taking: (delta) => (this.#taking += delta),
+      onRefused: (refused) => this.#tellRefused(jobId, group, refused),
+      warn: this.#options.warn,
+    });
     this.#track(
-      this.#pollUntilEnd(jobId, group).finally(() => {
-        this.#polling.delete(jobId);
-        this.#submittedAt.delete(jobId);
-      }),
+      polled
+        .then((outcome) => {
+          if (outcome.kind === "ended") this.#end(jobId, group, outcome.status, outcome);
+          else if (outcome.kind === "cancelled") this.#stopForCancel(jobId, group, outcome.status);
+        })
+        .finally(() => {
+          this.#polling.delete(jobId);
+          this.#submittedAt.delete(jobId);
+        }),
     );
   }
 
-  async #pollUntilEnd(jobId: string, group: BatchGroup): Promise<void> {
-    const { api } = group;
-    let delay = this.#options.pollIntervalMs ?? FIRST_POLL_MS;
-    let lastState = "";
-    let failures = 0;
-    for (;;) {
-      await sleep(delay, undefined, { signal: this.#stop.signal }).catch(() => undefined);
-      if (this.#stop.signal.aborted) return;
-      if (this.#options.pollIntervalMs === undefined) delay = Math.min(LAST_POLL_MS, delay * 1.5);
-      let status: BatchJobStatus;
-      let answered = 0;
-      try {
-        status = await api.status(jobId, this.#stop.signal);
-        if (status.state !== "running") answered = await this.#take(jobId, group, api.results(jobId, this.#stop.signal));
-      } catch (error) {
-        if (this.#stop.signal.aborted) return;
-        if (error instanceof BatchHttpError && error.status === 404) {
-          status = { state: "failed", providerState: "not found", message: error.message };
-        } else {
-          // The network, a 5xx, a 429: the job runs on at the provider; poll again later.
-          failures += 1;
-          if (failures === 1 || failures % 10 === 0) this.#options.warn(`polling ${api.provider} batch job ${jobId} failed (${error instanceof Error ? error.message : String(error)}); polling on`);
-          continue;
-        }
-      }
-      failures = 0;
-      if (status.state === "running") {
-        if (status.providerState !== lastState) this.#options.store.setJobState(jobId, "running", status.providerState);
-        lastState = status.providerState;
-        continue;
-      }
-      this.#end(jobId, group, status, answered);
-      return;
-    }
-  }
-
   /**
-   * Store an ended job's answers as they are read, a few hundred at a time, and hand each to its item: a job of
-   * 50,000 answers is never all in memory. Read again after a failure, the answers already stored are skipped.
+   * A job cancelled while the batch ran is final: nothing is submitted again in this run, which stops (the user
+   * cancelled to stop paying). A rerun polls the job again, takes what it answered, and submits the rest.
    */
-  async #take(jobId: string, group: BatchGroup, results: AsyncIterable<BatchLineResult>): Promise<number> {
-    let chunk = new Map<string, StoredAnswer>();
-    let count = 0;
-    this.#taking += 1;
-    const flush = (): void => {
-      if (chunk.size === 0) return;
-      // Only the job's requests still without an answer are saved (and handed on): the store tells which.
-      const saved = this.#options.store.saveAnswers(jobId, chunk);
-      count += saved.length;
-      this.#deliver(group, saved, chunk);
-      chunk = new Map();
-    };
-    try {
-      for await (const result of results) {
-        chunk.set(result.customId, "reply" in result ? { reply: result.reply } : { error: result.error });
-        if (chunk.size >= 500) {
-          flush();
-          // Let the items it woke run (and ask again) before the next chunk wakes more.
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      }
-      flush();
-    } finally {
-      this.#taking -= 1;
-    }
-    return count;
+  #stopForCancel(jobId: string, group: BatchGroup, status: BatchJobStatus): void {
+    const provider = group.api.provider;
+    // Left to the next run to poll (even ended at the provider): it takes what the job answered.
+    this.#options.store.setJobState(jobId, "running", status.providerState);
+    if (this.#failure) return;
+    this.#failure = new ProviderError("provider_batch_cancelled", `the ${provider} batch job ${jobId} was cancelled while this batch ran (lllm batch --cancel, or the provider's console): the batch stopped, and submitted nothing again`, {
+      hint: "Run the same command again to go on: it takes what the cancelled job answered, and submits its other requests again in a new job (paid again).",
+    });
+    this.#options.say(`${provider} batch job ${jobId} was cancelled: the batch stops (its requests are not submitted again)`);
+    this.#options.onStop?.(this.#failure);
+    void this.detach();
   }
 
-  #deliver(group: BatchGroup, ids: readonly string[], answers: ReadonlyMap<string, StoredAnswer>): void {
+  /** Say which answers of a job are not used, and count them for the summary. */
+  #tellRefused(jobId: string, group: BatchGroup, refused: RefusedAnswers): void {
+    const text = describeRefused(refused);
+    if (text === undefined) return;
+    this.refused.twice += refused.twice.size;
+    this.refused.foreign += refused.foreign;
+    this.#options.warn(`${group.api.provider} batch job ${jobId}: answers refused: ${text}`);
+  }
+
+  /** Hand stored answers to their items: waiting in memory (read back from the store), or parked (told ready). */
+  #deliver(ids: readonly string[]): void {
     const parked: string[] = [];
     for (const id of ids) {
-      const answer = answers.get(id)!;
       const waiter = this.#waiters.get(id);
       if (!waiter) {
         // A parked item's (or one not started in this run, which finds the answer in the store when it starts).
@@ -481,6 +485,8 @@ export class ProviderBatchRunner {
       }
       this.#waiters.delete(id);
       try {
+        const answer = this.#options.store.request(id)?.answer;
+        if (!answer) throw new ProviderError("provider_batch_failed", `the answer to request ${id} is not in the run store`);
         waiter.resolve(this.#read(waiter.group, waiter.turn, answer, itemKeyOf(id)));
       } catch (error) {
         waiter.reject(error);
@@ -490,8 +496,9 @@ export class ProviderBatchRunner {
   }
 
   /** A job ended, its answers taken: its requests without one are submitted again (or given up). */
-  #end(jobId: string, group: BatchGroup, status: BatchJobStatus, answered: number): void {
+  #end(jobId: string, group: BatchGroup, status: BatchJobStatus, taken: { answered: number; refused: ReadonlySet<string> }): void {
     const { store } = this.#options;
+    const { answered } = taken;
     const missing = store.requestsOf(jobId);
     store.endJob(jobId, status.state, status.providerState, this.#numberOf(group));
     this.jobsEnded += 1;
@@ -505,7 +512,8 @@ export class ProviderBatchRunner {
       if (!waiter && !kept) continue;
       const attempts = store.request(id)?.attempts ?? 0;
       if (attempts >= (this.#options.maxAttempts ?? 3)) {
-        this.#fail(id, new ProviderError("provider_batch_failed", `the ${group.api.provider} batch job ${jobId} ended without answering this request${why}, after ${attempts} submissions`));
+        const unanswered = taken.refused.has(id) ? ", its id coming more than once in the job's results (no answer of it used)" : why;
+        this.#fail(id, new ProviderError("provider_batch_failed", `the ${group.api.provider} batch job ${jobId} ended without answering this request${unanswered}, after ${attempts} submissions`));
         continue;
       }
       if (kept) waitAgain += 1;

@@ -1,7 +1,8 @@
 import type { OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
 import { AnthropicDialog } from "../../providers/AnthropicDialog.js";
-import { BatchHttpError, type BatchApi, type BatchDialog, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
-import { batchHttp, batchJson, jsonLinesOf, type BatchHttpOptions } from "./batchHttp.js";
+import { BatchHttpError, BatchResultsError, type BatchApi, type BatchDialog, type BatchJobStatus, type BatchLineResult, type BatchRequestLine, type BatchResults } from "./BatchApi.js";
+import { batchHttp, batchJson, type BatchHttpOptions } from "./batchHttp.js";
+import { downloadResults, resultLineLimit } from "./downloadResults.js";
 import { withJsonArrayFile } from "./jsonlUpload.js";
 import { FileBody } from "../../util/FileBody.js";
 
@@ -23,6 +24,7 @@ export class AnthropicBatchApi implements BatchApi {
   readonly #http: BatchHttpOptions;
   readonly #download: BatchHttpOptions;
   readonly #wireModel: string;
+  readonly #maxLineBytes: number;
 
   constructor(options: OpenAIModelOptions) {
     this.#root = `${options.endpoint.baseURL.replace(/\/+$/, "")}/v1/messages/batches`;
@@ -31,6 +33,7 @@ export class AnthropicBatchApi implements BatchApi {
     if (options.endpoint.apiKey !== undefined) headers["x-api-key"] = options.endpoint.apiKey;
     this.#http = { headers, ...(options.transport ? { transport: options.transport } : {}) };
     this.#download = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
+    this.#maxLineBytes = resultLineLimit(options.transport);
   }
 
   async submit(lines: Iterable<BatchRequestLine>, _submission: string, signal?: AbortSignal): Promise<string> {
@@ -49,27 +52,18 @@ export class AnthropicBatchApi implements BatchApi {
     const counts = (job["request_counts"] ?? {}) as Record<string, number | undefined>;
     const failed = (counts["errored"] ?? 0) + (counts["expired"] ?? 0) + (counts["canceled"] ?? 0);
     const done = (counts["succeeded"] ?? 0) + failed;
-    return { state: providerState === "ended" ? "ended" : "running", providerState, done, failed, total: done + (counts["processing"] ?? 0) };
+    // A batch cancelled (by lllm batch --cancel, or in the console) ends as any other, its cancelled requests counted.
+    const state = providerState !== "ended" ? "running" : (counts["canceled"] ?? 0) > 0 ? "cancelled" : "ended";
+    return { state, providerState, done, failed, total: done + (counts["processing"] ?? 0) };
   }
 
-  async *results(jobId: string, signal?: AbortSignal): AsyncGenerator<BatchLineResult> {
+  async results(jobId: string, signal?: AbortSignal): Promise<BatchResults> {
     const job = await batchJson(this.#http, `${this.#root}/${encodeURIComponent(jobId)}`, { signal });
     // `results_url` only says that the results are ready: they are read from the API's own address, so that the key
     // never goes to an origin an answer names.
     const url = job["results_url"];
-    if (typeof url !== "string" || url === "") return;
-    const response = await batchHttp(this.#download, `${this.#root}/${encodeURIComponent(jobId)}/results`, { signal });
-    for await (const raw of jsonLinesOf(response)) {
-      const line = raw as { custom_id?: unknown; result?: { type?: string; message?: unknown; error?: { error?: { message?: string; type?: string }; message?: string } } };
-      if (typeof line.custom_id !== "string" || !line.result) continue;
-      const { result } = line;
-      if (result.type === "succeeded") yield { customId: line.custom_id, reply: result.message };
-      else if (result.type === "errored") {
-        const inner: { message?: string; type?: string } | undefined = result.error?.error ?? result.error;
-        yield { customId: line.custom_id, error: { ...(inner?.type === "invalid_request_error" ? { status: 400 } : {}), message: inner?.message ?? "errored" } };
-      }
-      // canceled, expired: no result; the request is submitted again
-    }
+    const downloads = typeof url === "string" && url !== "" ? [{ name: "the results", fetch: () => batchHttp(this.#download, `${this.#root}/${encodeURIComponent(jobId)}/results`, { signal }) }] : [];
+    return downloadResults(downloads, { maxLineBytes: this.#maxLineBytes, toResult: readResultLine });
   }
 
   async cancel(jobId: string, signal?: AbortSignal): Promise<void> {
@@ -80,4 +74,19 @@ export class AnthropicBatchApi implements BatchApi {
     const dialog = new AnthropicDialog(this.#wireModel);
     return { turn: (request) => ({ body: dialog.requestBody(request), read: (reply) => dialog.readReply(reply, request) }) };
   }
+}
+
+/** A line of the results: `{custom_id, result: {type: succeeded | errored | canceled | expired, …}}`. */
+function readResultLine(line: Record<string, unknown>, where: string): BatchLineResult | undefined {
+  const customId = line["custom_id"];
+  const result = line["result"] as { type?: unknown; message?: unknown; error?: { error?: { message?: unknown; type?: unknown }; message?: unknown; type?: unknown } | null } | null | undefined;
+  if (typeof customId !== "string" || customId === "") throw new BatchResultsError(`${where} has no \`custom_id\``);
+  if (typeof result !== "object" || result === null) throw new BatchResultsError(`${where} has no \`result\``);
+  if (result.type === "succeeded") return { customId, reply: result.message };
+  if (result.type === "errored") {
+    const inner = result.error?.error ?? result.error;
+    return { customId, error: { ...(inner?.type === "invalid_request_error" ? { status: 400 } : {}), message: typeof inner?.message === "string" ? inner.message : "errored" } };
+  }
+  if (result.type === "canceled" || result.type === "expired") return undefined; // no answer: the request is submitted again
+  throw new BatchResultsError(`${where} has a result of unknown type ${JSON.stringify(result.type)}`);
 }

@@ -1,6 +1,8 @@
 import type { OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
 import { GeminiDialog } from "../../providers/GeminiDialog.js";
-import { BatchHttpError, type BatchApi, type BatchDialog, type BatchJobState, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
+import { BatchHttpError, BatchResultsError, type BatchApi, type BatchDialog, type BatchJobState, type BatchJobStatus, type BatchRequestLine, type BatchResults } from "./BatchApi.js";
+import { resultLineLimit } from "./downloadResults.js";
+import { describeBytes } from "../../util/ReplyTooLarge.js";
 import { batchJson, type BatchHttpOptions } from "./batchHttp.js";
 import { withJsonArrayFile } from "./jsonlUpload.js";
 import { FileBody } from "../../util/FileBody.js";
@@ -33,6 +35,7 @@ export class GeminiBatchApi implements BatchApi {
   readonly #wireModel: string;
   /** The keys of a job's requests in order, for responses that come without their metadata. */
   readonly #keys = new Map<string, string[]>();
+  readonly #maxLineBytes: number;
 
   constructor(options: OpenAIModelOptions) {
     this.#root = `${options.endpoint.baseURL.replace(/\/+$/, "")}/v1beta`;
@@ -40,6 +43,7 @@ export class GeminiBatchApi implements BatchApi {
     const headers: Record<string, string> = {};
     if (options.endpoint.apiKey !== undefined) headers["x-goog-api-key"] = options.endpoint.apiKey;
     this.#http = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
+    this.#maxLineBytes = resultLineLimit(options.transport);
   }
 
   async submit(lines: Iterable<BatchRequestLine>, submission: string, signal?: AbortSignal): Promise<string> {
@@ -81,18 +85,28 @@ export class GeminiBatchApi implements BatchApi {
   }
 
   // Inline responses come in the job's own JSON: read whole (Gemini's inline jobs are capped at 20 MB anyway).
-  async *results(jobId: string, signal?: AbortSignal): AsyncGenerator<BatchLineResult> {
+  async results(jobId: string, signal?: AbortSignal): Promise<BatchResults> {
     const operation = await this.#get(jobId, signal);
-    const response = (operation["response"] ?? batchOf(operation)["output"] ?? {}) as { inlinedResponses?: { inlinedResponses?: unknown[] } };
+    const response = (operation["response"] ?? batchOf(operation)["output"] ?? {}) as { inlinedResponses?: { inlinedResponses?: unknown } };
     const list = response.inlinedResponses?.inlinedResponses ?? [];
+    if (!Array.isArray(list)) throw new BatchResultsError("its `inlinedResponses` is not a list");
     const keys = this.#keys.get(jobId);
-    for (const [index, raw] of list.entries()) {
-      const line = raw as { response?: unknown; error?: { code?: number; message?: string }; metadata?: { key?: unknown } };
-      const key = typeof line.metadata?.key === "string" ? line.metadata.key : keys?.[index];
-      if (key === undefined) continue;
-      if (line.error) yield { customId: key, error: { ...(typeof line.error.code === "number" ? { status: line.error.code } : {}), message: line.error.message ?? "error" } };
-      else if (line.response !== undefined) yield { customId: key, reply: line.response };
-    }
+    const maxBytes = this.#maxLineBytes;
+    return {
+      read: async function* () {
+        for (const [index, raw] of list.entries()) {
+          const where = `inline response ${index + 1}`;
+          if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw new BatchResultsError(`${where} is not a JSON object`);
+          if (JSON.stringify(raw).length > maxBytes) throw new BatchResultsError(`${where} is longer than ${describeBytes(maxBytes)} (a reply is at most \`reply_size\`)`);
+          const line = raw as { response?: unknown; error?: { code?: unknown; message?: unknown } | null; metadata?: { key?: unknown } | null };
+          const key = typeof line.metadata?.key === "string" ? line.metadata.key : keys?.[index];
+          if (key === undefined || key === "") throw new BatchResultsError(`${where} has no \`metadata.key\``);
+          if (line.error) yield { customId: key, error: { ...(typeof line.error.code === "number" ? { status: line.error.code } : {}), message: typeof line.error.message === "string" ? line.error.message : "error" } };
+          else if (line.response !== undefined) yield { customId: key, reply: line.response };
+        }
+      },
+      close: async () => undefined,
+    };
   }
 
   async cancel(jobId: string, signal?: AbortSignal): Promise<void> {

@@ -1,8 +1,9 @@
 import { NO_KEY, type OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
 import { readChatCompletion } from "../../providers/readChatAnswer.js";
 import { chatRequestBody } from "../../providers/OpenAIChatModel.js";
-import { BatchHttpError, type BatchApi, type BatchDialog, type BatchJobState, type BatchJobStatus, type BatchLineResult, type BatchRequestLine } from "./BatchApi.js";
-import { batchHttp, batchJson, jsonLinesOf, type BatchHttpOptions } from "./batchHttp.js";
+import { BatchHttpError, BatchResultsError, type BatchApi, type BatchDialog, type BatchJobState, type BatchJobStatus, type BatchLineResult, type BatchRequestLine, type BatchResults } from "./BatchApi.js";
+import { batchHttp, batchJson, type BatchHttpOptions } from "./batchHttp.js";
+import { downloadResults, resultLineLimit, type ResultsDownload } from "./downloadResults.js";
 import { withJsonlFile } from "./jsonlUpload.js";
 import { FileBody } from "../../util/FileBody.js";
 
@@ -27,6 +28,7 @@ export class OpenAIBatchApi implements BatchApi {
   readonly #http: BatchHttpOptions;
   readonly #download: BatchHttpOptions;
   readonly #wireModel: string;
+  readonly #maxLineBytes: number;
 
   constructor(options: OpenAIModelOptions) {
     const { endpoint } = options;
@@ -37,6 +39,7 @@ export class OpenAIBatchApi implements BatchApi {
     if (endpoint.project) headers["openai-project"] = endpoint.project;
     this.#http = { headers, ...(options.transport ? { transport: options.transport } : {}) };
     this.#download = { headers, transport: { ...options.transport, maxReplyBytes: MAX_RESULTS_BYTES } };
+    this.#maxLineBytes = resultLineLimit(options.transport);
   }
 
   async submit(lines: Iterable<BatchRequestLine>, submission: string, signal?: AbortSignal): Promise<string> {
@@ -82,24 +85,15 @@ export class OpenAIBatchApi implements BatchApi {
     };
   }
 
-  async *results(jobId: string, signal?: AbortSignal): AsyncGenerator<BatchLineResult> {
+  async results(jobId: string, signal?: AbortSignal): Promise<BatchResults> {
     const job = await batchJson(this.#http, `${this.#root}/batches/${encodeURIComponent(jobId)}`, { signal });
-    for (const key of ["output_file_id", "error_file_id"]) {
+    const downloads: ResultsDownload[] = [];
+    for (const [key, name] of [["output_file_id", "the output file"], ["error_file_id", "the error file"]] as const) {
       const fileId = job[key];
       if (typeof fileId !== "string" || fileId === "") continue;
-      const response = await batchHttp(this.#download, `${this.#root}/files/${encodeURIComponent(fileId)}/content`, { signal });
-      for await (const raw of jsonLinesOf(response)) {
-        const line = raw as { custom_id?: unknown; response?: { status_code?: number; body?: unknown } | null; error?: { message?: string; code?: string } | null };
-        if (typeof line.custom_id !== "string") continue;
-        const status = line.response?.status_code;
-        if (line.response && status === 200) yield { customId: line.custom_id, reply: line.response.body };
-        else {
-          const body = line.response?.body as { error?: { message?: string } } | undefined;
-          const message = body?.error?.message ?? line.error?.message ?? `HTTP ${status ?? "?"}`;
-          yield { customId: line.custom_id, error: { ...(status !== undefined ? { status } : {}), message } };
-        }
-      }
+      downloads.push({ name: `${name} ${fileId}`, fetch: () => batchHttp(this.#download, `${this.#root}/files/${encodeURIComponent(fileId)}/content`, { signal }) });
     }
+    return downloadResults(downloads, { maxLineBytes: this.#maxLineBytes, toResult: readResultLine });
   }
 
   async cancel(jobId: string, signal?: AbortSignal): Promise<void> {
@@ -110,6 +104,19 @@ export class OpenAIBatchApi implements BatchApi {
   dialog(): BatchDialog {
     return { turn: (request) => ({ body: chatRequestBody(this.#wireModel, request) as unknown as Record<string, unknown>, read: readChatCompletion }) };
   }
+}
+
+/** A line of an output or error file: `{custom_id, response: {status_code, body}, error}`. */
+function readResultLine(line: Record<string, unknown>, where: string): BatchLineResult {
+  const customId = line["custom_id"];
+  if (typeof customId !== "string" || customId === "") throw new BatchResultsError(`${where} has no \`custom_id\``);
+  const response = line["response"] as { status_code?: unknown; body?: unknown } | null | undefined;
+  const error = line["error"] as { message?: unknown } | null | undefined;
+  const status = typeof response?.status_code === "number" ? response.status_code : undefined;
+  if (response && status === 200) return { customId, reply: response.body };
+  const body = response?.body as { error?: { message?: unknown } } | null | undefined;
+  const message = [body?.error?.message, error?.message].find((text) => typeof text === "string") as string | undefined;
+  return { customId, error: { ...(status !== undefined ? { status } : {}), message: message ?? `HTTP ${status ?? "?"}` } };
 }
 
 function stringField(value: Record<string, unknown>, key: string, where: string): string {

@@ -4,7 +4,7 @@ import { failedBatchResult, type BatchItem, type BatchResult } from "../BatchIte
 import { batchesOnRedis, removeBatch } from "./batchesOnRedis.js";
 import { aliveKey, BATCHES_KEY, batchKey, jobIdOf, loadBullmq, queueName, queueTimings, type BatchAnnouncement, type QueueItem, type QueueTimings } from "./queueConnection.js";
 import { RedisLink } from "./RedisLink.js";
-import { WorkerWatch } from "./WorkerWatch.js";
+import { liveWorkers, WorkerWatch } from "./WorkerWatch.js";
 
 interface Pending {
   item: QueueItem;
@@ -32,6 +32,9 @@ export interface QueueDispatcherOptions {
 
 /** How soon to poll again after a poll that collected finished jobs. */
 const BUSY_POLL_MS = 5;
+
+/** How often `liveWorkers` looks for a first worker. */
+const WORKER_LOOK_MS = 50;
 
 /** Attempts of a job: a worker cancelled mid-item (its second Ctrl-C) fails the job, and another worker retries. */
 const JOB_ATTEMPTS = 3;
@@ -105,6 +108,20 @@ export class QueueDispatcher {
     this.#heartbeat = setInterval(() => {
       if (this.#link.isUp) void this.#link.client.set(aliveKey(this.#options.announcement.batchId), String(Date.now()), "PX", this.#timings.aliveMs).catch(() => undefined);
     }, this.#timings.heartbeatMs);
+  }
+
+  /**
+   * How many workers are live, waiting up to `withinMs` for a first one (a worker started with the batch says it is
+   * alive within its first heartbeat): 0 when none came or Redis is away; undefined when the batch ended meanwhile.
+   */
+  async liveWorkers(withinMs: number): Promise<number | undefined> {
+    const deadline = Date.now() + withinMs;
+    for (;;) {
+      if (this.#closed || this.#failure || this.#options.cancel.aborted) return undefined;
+      const live = await this.#link.guard(liveWorkers(this.#link.client)).then((workers) => workers.size, () => 0);
+      if (live > 0 || Date.now() >= deadline) return live;
+      await new Promise((resolve) => setTimeout(resolve, WORKER_LOOK_MS));
+    }
   }
 
   /** Why the batch could not go on, once it could not. */

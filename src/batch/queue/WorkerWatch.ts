@@ -61,7 +61,7 @@ export class WorkerWatch {
 }
 
 /** The ids of the workers whose heartbeat has not expired. */
-async function liveWorkers(redis: Redis): Promise<Set<string>> {
+export async function liveWorkers(redis: Redis): Promise<Set<string>> {
   const workers = new Set<string>();
   let cursor = "0";
   do {

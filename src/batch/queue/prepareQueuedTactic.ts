@@ -35,7 +35,8 @@ export async function prepareQueuedTactic(announcement: BatchAnnouncement, conte
     prepared = await prepareTactic(file, { packages: context.packages, ...(announcement.model !== null ? { model: announcement.model } : {}) });
   } catch (error) {
     const missing = announcement.packages.filter((pkg) => !context.registry.packages.has(pkg.name));
-    throw new Refusal(`this worker cannot load the tactic \`${announcement.tactic}\`: ${error instanceof LllmError ? error.message : String(error)}${missing.length > 0 ? `\n  ${startWith(missing)}` : ""}`);
+    const why = packageRelative(error instanceof LllmError ? error.message : String(error), { registry: context.registry, ...(queued.kind === "data" ? { written: file } : {}), tactic: announcement.tactic });
+    throw new Refusal(`this worker cannot load the tactic \`${announcement.tactic}\`: ${why}${missing.length > 0 ? `\n  ${startWith(missing)}` : ""}`);
   }
   if (queueDigest(prepared) !== announcement.digest) {
     // The worker's own digest stays here: written to Redis, it would tell anyone there what to announce.
@@ -51,12 +52,14 @@ function ownTacticFile(announcement: BatchAnnouncement, queued: Extract<BatchAnn
   const pkg = registry.packages.get(ref.package);
   if (!pkg) {
     const from = announcement.packages.find((item) => item.name === ref.package);
-    throw new Refusal(`this worker has no package \`${ref.package}\` (the batch runs \`${queued.ref}\`)\n  ${startWith([from ?? { name: ref.package, dir: "" }])}`);
+    throw new Refusal(`this worker has no package \`${ref.package}\` (the batch runs \`${queued.ref}\`)\n  ${startWith([from ?? { name: ref.package, version: null }])}`);
   }
   const entry = pkg.entries("tactics").get(ref.key);
-  if (!entry) throw new Refusal(`this worker's package \`${pkg.name}\` (${pkg.dir}) has no tactic \`${ref.key}\`: give the worker the same version of the package as the machine that runs \`lllm batch\``);
+  const version = announcement.packages.find((item) => item.name === pkg.name)?.version;
+  const same = `give the worker the same version of package \`${pkg.name}\`${version ? ` (${version})` : ""} as the machine that runs \`lllm batch\``;
+  if (!entry) throw new Refusal(`this worker's copy of package \`${pkg.name}\`${pkg.manifest.version ? ` (${pkg.manifest.version})` : ""} has no tactic \`${ref.key}\`: ${same}`);
   if (contentDigest(readFileSync(entry.file)) !== queued.contentDigest) {
-    throw new Refusal(`its tactic \`${queued.ref}\` differs from this worker's copy (${entry.file}); give every worker the same version of package \`${pkg.name}\` as the machine that runs \`lllm batch\``);
+    throw new Refusal(`its tactic \`${queued.ref}\` differs from this worker's copy (${inPackage(pkg.dir, pkg.name, entry.file)}); ${same}`);
   }
   return entry.file;
 }
@@ -68,7 +71,7 @@ function writeDataTactic(announcement: BatchAnnouncement, queued: Extract<BatchA
   if (parts.length > 0) throw new Refusal(`its tactic, sent as data (it is in no package), sets what a worker takes only from its own packages: ${parts.join("; ")}; move it into a package the workers have (lllm worker -p DIR)`);
   const missing = queued.packageNames.filter((name) => !context.registry.packages.has(name));
   if (missing.length > 0) {
-    throw new Refusal(`its tactic uses package${missing.length === 1 ? "" : "s"} this worker does not have: ${missing.map((name) => `\`${name}\``).join(", ")}\n  ${startWith(missing.map((name) => announcement.packages.find((item) => item.name === name) ?? { name, dir: "" }))}`);
+    throw new Refusal(`its tactic uses package${missing.length === 1 ? "" : "s"} this worker does not have: ${missing.map((name) => `\`${name}\``).join(", ")}\n  ${startWith(missing.map((name) => announcement.packages.find((item) => item.name === name) ?? { name, version: null }))}`);
   }
   const packages = queued.packageNames.map((name) => context.registry.packages.get(name)!.dir);
   const file = path.join(context.scratch(), `${announcement.batchId.replace(/[^A-Za-z0-9_-]/g, "_")}.json`);
@@ -76,10 +79,34 @@ function writeDataTactic(announcement: BatchAnnouncement, queued: Extract<BatchA
   return file;
 }
 
-/** How to start a worker that has these packages. */
-function startWith(packages: Array<{ name: string; dir: string }>): string {
-  const list = packages.map((pkg) => `\`${pkg.name}\`${pkg.dir ? ` (${pkg.dir} on the machine that runs \`lllm batch\`)` : ""}`).join(", ");
-  return `Start the worker with a copy of ${list}: lllm worker --queue URL -p DIR`;
+/** How to start a worker that has these packages (by name and version: the folders of another machine mean nothing here). */
+function startWith(packages: Array<{ name: string; version: string | null }>): string {
+  const list = packages.map((pkg) => `\`${pkg.name}\`${pkg.version ? ` ${pkg.version}` : ""}`).join(", ");
+  return `Start the worker with a copy of ${list}: lllm worker --queue URL -p DIR (DIR: the package's folder, with its manifest)`;
+}
+
+/** `kit/tactics/echo.yaml`: a file of a package, named from the package (not where this worker keeps it). */
+function inPackage(dir: string, name: string, file: string): string {
+  const relative = path.relative(dir, file);
+  return relative.startsWith("..") || path.isAbsolute(relative) ? path.basename(file) : `${name}/${relative.split(path.sep).join("/")}`;
+}
+
+/**
+ * A worker's error text with its paths named from their packages (`kit/tools/add.mjs`, `kit`), and the file it wrote
+ * for a tactic sent as data (`written`) named as the batch names the tactic (without a line and column of that file,
+ * which are not the user's): the text goes to the machine that runs `lllm batch`, where this worker's folders mean
+ * nothing.
+ */
+function packageRelative(text: string, context: { registry: Registry; written?: string; tactic: string }): string {
+  let result = context.written ? text.replace(new RegExp(`${escapeRegExp(context.written)}(:\\d+){0,2}`, "g"), context.tactic) : text;
+  // The deepest folders first: a package inside another's folder is named from its own.
+  const packages = [...context.registry.list()].sort((a, b) => b.dir.length - a.dir.length);
+  for (const pkg of packages) result = result.split(pkg.dir).join(pkg.name);
+  return result;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
 /** The announcement as read from Redis: anything else is refused, not half-used. */
@@ -96,7 +123,7 @@ export function readAnnouncement(text: string): BatchAnnouncement {
   const strings = (list: unknown): boolean => Array.isArray(list) && list.every((item) => typeof item === "string");
   const validQueued = (queued.kind === "ref" && typeof queued.ref === "string" && typeof queued.contentDigest === "string") || (queued.kind === "data" && typeof queued.file === "string" && isPlainObject(queued.data) && strings(queued.packageNames));
   if (!validQueued) throw unknownShape();
-  if (!value.packages.every((item) => isPlainObject(item) && typeof item.name === "string" && typeof item.dir === "string")) throw unknownShape();
+  if (!value.packages.every((item) => isPlainObject(item) && typeof item.name === "string" && (item.version === null || typeof item.version === "string"))) throw unknownShape();
   if ((value.model !== null && typeof value.model !== "string") || !isPlainObject(value.vars) || !Object.values(value.vars).every((item) => typeof item === "string")) throw unknownShape();
   if ((value.maxSteps !== null && typeof value.maxSteps !== "number") || (value.timeout !== null && typeof value.timeout !== "number") || (value.approve !== "all" && value.approve !== "none")) throw unknownShape();
   return value as unknown as BatchAnnouncement;

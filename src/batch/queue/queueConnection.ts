@@ -26,10 +26,10 @@ export interface BatchAnnouncement {
   tactic: string;
   queued: QueuedTactic;
   /**
-   * The packages of the producer's run, by name, with their folders on the producer's machine: for the message of a
-   * worker that lacks one (`lllm worker -p DIR`). Never loaded by a worker.
+   * The packages of the producer's run, by name and version: for the message of a worker that lacks one (`lllm
+   * worker -p DIR`). No folder: a worker never loads one named in Redis, and the producer's are not the worker's.
    */
-  packages: Array<{ name: string; dir: string }>;
+  packages: Array<{ name: string; version: string | null }>;
   model: string | null;
   /** The resolved configuration's digest (`queueDigest`): a worker runs items only when its own has the same. */
   digest: string;

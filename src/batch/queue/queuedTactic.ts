@@ -14,8 +14,16 @@ import { unsendableParts } from "./unsendableParts.js";
  * - any other tactic file: as data, its resolved configuration (`base` chain merged), naming its packages by name.
  *   Such a tactic may not set what a worker takes only from its own packages (`unsendableParts`): that is refused
  *   here, at submission, with the fix.
+ * Either way `--model scripted:FILE` is refused here: a worker would read a file of its own by that name.
  */
 export function queuedTactic(prepared: PreparedTactic, model: string | null): QueuedTactic {
+  // Whatever names the tactic: a worker would read a file of its own by that name (and every worker refuses it).
+  if (model?.startsWith("scripted:")) {
+    throw new ConfigError("queue_tactic_unsendable", `the workers cannot run this batch as it is: \`--model ${model}\` names a file of this machine, and a worker takes no file from a batch`, {
+      location: { file: "--model" },
+      hint: "Run a scripted model without --queue; with --queue, name a model the workers call with their own keys (e.g. --model gpt-4o-mini).",
+    });
+  }
   const file = prepared.tactic.file;
   const entry = tacticEntryOf(prepared.registry, file);
   if (entry) return { kind: "ref", ref: entry.ref, contentDigest: contentDigest(readFileSync(file)) };
