@@ -16,14 +16,15 @@ export type { YamlProblem } from "./YamlProblem.js";
  * many keys. Aliases the data could not hold (a cycle, no anchor, too many repeats: see aliasProblems) are problems
  * too. Returns the document and every problem (syntax errors, duplicate keys, aliases), by position.
  */
-export function parseYamlDocument(text: string, options: { file: string; lineCounter: LineCounter }): { document: Document.Parsed; problems: YamlProblem[] } {
+export function parseYamlDocument(
+  text: string,
+  options: { file: string; lineCounter: LineCounter; maxBytes?: { bytes: number; what: string; hint: string } },
+): { document: Document.Parsed; problems: YamlProblem[] } {
   const { file, lineCounter } = options;
+  const limit = options.maxBytes ?? { bytes: CONFIG_LIMITS.maxBytes, what: "a config file", hint: "split it (a `base:` file, package tools and prompt files) or move long texts into prompt files" };
   const bytes = Buffer.byteLength(text, "utf8");
-  if (bytes > CONFIG_LIMITS.maxBytes) {
-    throw new ConfigError("config_too_large", `${file}: the file is ${formatBytes(bytes)}; a config file may be at most ${formatBytes(CONFIG_LIMITS.maxBytes)}`, {
-      location: { file },
-      hint: "split it (a `base:` file, package tools and prompt files) or move long texts into prompt files",
-    });
+  if (bytes > limit.bytes) {
+    throw new ConfigError("config_too_large", `${file}: the file is ${formatBytes(bytes)}; ${limit.what} may be at most ${formatBytes(limit.bytes)}`, { location: { file }, hint: limit.hint });
   }
   const tokens = [...new yaml.Parser(lineCounter.addNewLine).parse(text)];
   const tooDeep = deepestOffset(tokens, CONFIG_LIMITS.maxDepth);
@@ -48,7 +49,7 @@ export function parseYamlDocument(text: string, options: { file: string; lineCou
   // compose(…, true, …) always yields a document, empty for an empty text.
   const parsed = document as Document.Parsed;
   for (const error of parsed.errors) problems.push({ offset: error.pos[0], code: error.code, message: error.message });
-  problems.push(...duplicateKeys(parsed), ...aliasProblems(parsed));
+  for (const problem of [...duplicateKeys(parsed), ...aliasProblems(parsed)]) problems.push(problem);
   problems.sort((a, b) => a.offset - b.offset);
   return { document: parsed, problems };
 }
@@ -79,7 +80,8 @@ function duplicateKeys(document: Document.Parsed): YamlProblem[] {
   const stack: unknown[] = [document.contents];
   while (stack.length > 0) {
     const node = stack.pop();
-    if (yaml.isSeq(node)) stack.push(...node.items);
+    // One at a time, not push(...items): a list of some 100,000 items would overflow the call stack.
+    if (yaml.isSeq(node)) for (const item of node.items) stack.push(item);
     else if (yaml.isMap(node)) {
       const seen = new Set<unknown>();
       for (const pair of node.items) {

@@ -77,7 +77,7 @@ function keepable(data: unknown): boolean {
       if (!Number.isFinite(value)) return false;
       continue;
     }
-    if (Array.isArray(value)) stack.push(...(value as unknown[]));
+    if (Array.isArray(value)) for (const item of value as unknown[]) stack.push(item); // not push(...): a long list overflows the stack
     else if (isPlainObject(value)) {
       for (const [key, item] of Object.entries(value)) {
         if ((key === "headers" || key === "env") && isPlainObject(item) && Object.keys(item).length > 0) return false;

@@ -1,13 +1,20 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import type { Document, LineCounter } from "yaml";
-import { aliasProblems } from "../config/aliasProblems.js";
 import { CONFIG_LIMITS } from "../config/configLimits.js";
+import { parseYamlDocument } from "../config/parseYamlDocument.js";
 import { readParsedYaml, storeParsedYaml } from "../config/parsedYamlCache.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { firstLine } from "../util/firstLine.js";
 import { isPlainObject } from "../util/isPlainObject.js";
 import { yaml } from "../util/lazyYaml.js";
 import { checkTurns, formatScriptPath, type Script, type ScriptedTurn, type ScriptProblem } from "./ScriptedTurn.js";
+
+/**
+ * Bytes a model script (`--model scripted:`, a cassette, a `lllm logs replay` script) may have. Far above a real
+ * one (a dialog cannot outgrow its model's context window), it keeps a hostile or broken file from taking lllm down
+ * or holding it deaf to Ctrl-C and SIGTERM while the parser runs (16 MB took some 9 s on a busy machine).
+ */
+export const SCRIPT_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
  * Read a `scripted:` model file (YAML or JSON; `file` is absolute): the script and the file's whole data (a
@@ -18,8 +25,12 @@ export function readScriptFile(file: string, options: { what?: string } = {}): {
   const what = options.what ?? "model script";
   let text: string;
   try {
+    // Checked before reading, so a huge file is refused without being read into memory.
+    const size = statSync(file).size;
+    if (size > SCRIPT_MAX_BYTES) throw tooLarge(file, what, size);
     text = readFileSync(file, "utf8");
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     const reason = code === "ENOENT" ? "not found" : code === "EISDIR" ? "is a folder, not a file" : `cannot be read: ${(error as Error).message}`;
     throw new ConfigError("config_not_found", `${what} ${file} ${reason}`, {
@@ -34,23 +45,20 @@ export function readScriptFile(file: string, options: { what?: string } = {}): {
     if (problems.length === 0) return { script: script!, data: cached as Record<string, unknown> | unknown[] };
   }
   const lineCounter = new yaml.LineCounter();
-  const document = yaml.parseDocument(text, { lineCounter });
-  if (document.errors.length > 0) {
+  // Within the size limit and the config files' nesting depth (the composer recurses); duplicate keys and aliases
+  // the data could not hold (a cycle, a "billion laughs") are problems, as in tactic files.
+  const { document, problems: yamlProblems } = parseYamlDocument(text, { file, lineCounter, maxBytes: scriptLimit(what) });
+  if (yamlProblems.length > 0) {
     throw ConfigError.fromProblems(
       "config_invalid_script",
-      document.errors.map((error) => ({
+      yamlProblems.map((problem) => {
+        const { line, col } = lineCounter.linePos(problem.offset);
         // The location is reported separately, so yaml's own "at line L, column C" is cut.
-        message: `${what} is not valid YAML/JSON: ${firstLine(error.message).replace(/ at line \d+, column \d+:?$/, "")}`,
-        location: { file, ...(error.linePos ? { line: error.linePos[0].line, column: error.linePos[0].col } : {}) },
-      })),
+        const message = firstLine(problem.message).replace(/ at line \d+, column \d+:?$/, "");
+        return { message: problem.code.includes("ALIAS") ? `${what}: ${message}` : `${what} is not valid YAML/JSON: ${message}`, location: { file, line, column: col } };
+      }),
     );
   }
-  // A self-referencing alias would make the turns contain themselves, and every walk over them endless.
-  const aliases = aliasProblems(document).map((problem) => {
-    const { line, col } = lineCounter.linePos(problem.offset);
-    return { message: `${what}: ${problem.message}`, location: { file, line, column: col } };
-  });
-  if (aliases.length > 0) throw ConfigError.fromProblems("config_invalid_script", aliases);
   const data = scriptData(document, file, what);
   const { script, problems } = readScript(data);
   if (problems.length > 0) {
@@ -102,4 +110,14 @@ function locateProblem(problem: ScriptProblem, file: string, document: Document,
     }
   }
   return { message: `${where}${problem.message}`, location: { file } };
+}
+
+function scriptLimit(what: string): { bytes: number; what: string; hint: string } {
+  return { bytes: SCRIPT_MAX_BYTES, what: `a ${what}`, hint: "a script holds the model's turns of one run; record a shorter run, or split the cases" };
+}
+
+function tooLarge(file: string, what: string, size: number): ConfigError {
+  const megabytes = (bytes: number): string => `${(Math.ceil((bytes / (1024 * 1024)) * 10) / 10).toString()} MB`;
+  const limit = scriptLimit(what);
+  return new ConfigError("config_too_large", `${what} ${file} is ${megabytes(size)}; ${limit.what} may be at most ${megabytes(SCRIPT_MAX_BYTES)}`, { location: { file }, hint: limit.hint });
 }

@@ -44,7 +44,7 @@ export function urlCredentialsIn(value: unknown): string[] {
   while (stack.length > 0) {
     const item = stack.pop();
     if (typeof item === "string") found.push(...urlCredentials(item));
-    else if (Array.isArray(item)) stack.push(...(item as unknown[]));
+    else if (Array.isArray(item)) for (const element of item as unknown[]) stack.push(element); // not push(...): a long list overflows the stack
     else if (item !== null && typeof item === "object") {
       for (const [key, entry] of Object.entries(item)) {
         found.push(...urlCredentials(key));
