@@ -342,6 +342,7 @@ export function buildProgram(): Command {
     .addOption(new Option("--status <status>", "only runs that ended so").choices(["running", "ok", "error", "interrupted", "budget", "crashed"]))
     .option("--since <age>", "only runs started in the last AGE (90s, 15m, 2h, 30d, 1w)")
     .option("--search <text>", "only runs whose input or output holds these words")
+    .option("--served", "only runs `lllm serve` ran (requests to a served model)")
     .option("--json", "print the runs as JSON")
     .action(async (options: Record<string, unknown>, command: Command) => {
       const { logsListCommand } = await import("./logs.js");
