@@ -35,9 +35,9 @@ export interface RunSpec {
  * Run a request: a new run of the model, or the paused run its tool results continue. Waits for a place to run
  * (429 when the line is full), starts or resumes the run with `listener` receiving the streamed text, and returns
  * when the run pauses at its client's tool calls (kept for the next request) or ends. `onAdmitted` is called once
- * the request has a place (a stream's headers go then). A closed connection cancels the run.
+ * the request has a place and its run (a stream's headers go then). A closed connection cancels the run.
  */
-export async function runRequest(request: RouteRequest, context: ServeContext, spec: RunSpec, listener: RunListener | undefined, onAdmitted?: () => void): Promise<{ run: ServedRun; outcome: RunOutcome }> {
+export async function runRequest(request: RouteRequest, context: ServeContext, spec: RunSpec, listener: RunListener | undefined, onAdmitted?: (run: ServedRun) => void): Promise<{ run: ServedRun; outcome: RunOutcome }> {
   if (context.draining) throw new HttpError(503, "the server is stopping and takes no new runs", { code: "server_stopping", headers: { "Retry-After": "5", Connection: "close" } });
   const { conversation } = spec;
   let run: ServedRun | undefined;
@@ -56,8 +56,8 @@ export async function runRequest(request: RouteRequest, context: ServeContext, s
     throw error;
   }
   try {
-    onAdmitted?.();
     if (!run) run = startRun(request, context, spec, limits ?? {});
+    onAdmitted?.(run);
     const current = run;
     const onClose = (): void => current.abort(new InterruptedError("interrupted", "the client closed the connection"));
     request.closed.addEventListener("abort", onClose, { once: true });

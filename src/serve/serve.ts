@@ -4,11 +4,13 @@ import { availableParallelism } from "node:os";
 import { approveAll, approveNone } from "../approval/index.js";
 import { ConfigError, InterruptedError } from "../errors.js";
 import type { RunLimits } from "../limits/index.js";
+import { storeFile } from "../store/startRunLog.js";
 import { prepareTactic, type PreparedTactic } from "../tactics/prepareTactic.js";
 import { Admission } from "./Admission.js";
 import { createServeHandler } from "./createServeHandler.js";
 import { chatProtocol } from "./openai/chatRoutes.js";
 import { modelProtocol } from "./openai/modelRoutes.js";
+import { responsesProtocol } from "./responses/responsesRoutes.js";
 import { PausedRuns } from "./PausedRuns.js";
 import type { Protocol } from "./Route.js";
 import type { ServeContext } from "./ServeContext.js";
@@ -18,7 +20,7 @@ import { ServeMetrics } from "./ServeMetrics.js";
 import { ServedResponses } from "./responses/ServedResponses.js";
 
 /** The protocols served, each a folder of its own: adding one is adding its routes here. */
-const PROTOCOLS: Protocol[] = [modelProtocol, chatProtocol];
+const PROTOCOLS: Protocol[] = [modelProtocol, chatProtocol, responsesProtocol];
 
 /** Defaults of `serve()` (and `lllm serve`). */
 export const SERVE_DEFAULTS = {
@@ -108,7 +110,7 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
     admission,
     paused,
     metrics: new ServeMetrics(() => ({ inFlight: admission.running, waiting: admission.waiting, paused: paused.size })),
-    responses: new ServedResponses(),
+    responses: new ServedResponses({ ...(options.log !== false ? { storeFile: storeFile(process.env, tactics[0]!.prepared.settings.home) } : {}), warn }),
     runs,
     limits: options.limits ?? {},
     approve: options.approve === "all" ? approveAll : approveNone,

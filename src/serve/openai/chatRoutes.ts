@@ -28,7 +28,11 @@ async function chatCompletions(request: RouteRequest, context: ServeContext): Pr
   const redactor = new StreamRedactor();
   const { run, outcome } = await runRequest(request, context, spec, { text: (delta) => stream.content(redactor.push(delta)) }, () => stream.open());
   stream.content(redactor.flush());
-  if (outcome.type === "paused") return stream.finish(outcome.calls, usageOf(run));
+  if (outcome.type === "paused") {
+    // The round's text, when the run was not streaming it (it began with a request that did not stream).
+    if (run.streamedSinceCall === "") stream.content(outcome.text);
+    return stream.finish(outcome.calls, usageOf(run));
+  }
   if (!outcome.run.ok) return stream.fail(runErrorToHttp(outcome.run.error, run.lastText));
   stream.content(unstreamedRest(outcome.run, run));
   stream.finish([], usageOf(run));
