@@ -68,7 +68,9 @@ describe("the Vercel AI SDK (@ai-sdk/openai-compatible)", () => {
 
 describe("OpenAI Agents JS with lllm as its model", () => {
   const addToCart = (added: string[]) => agentTool({ name: "add_to_cart", description: "Add an item to the cart", parameters: z.object({ item: z.string() }), execute: async ({ item }) => (added.push(item), `${item} added`) });
-  const openai = () => new OpenAI({ baseURL: `${serving.url}/v1`, apiKey: serving.token!, maxRetries: 0 });
+  // The Agents SDK's types name the openai package's CommonJS build; the client is the same at run time.
+  type AgentsClient = ConstructorParameters<typeof OpenAIResponsesModel>[0];
+  const openai = (): AgentsClient => new OpenAI({ baseURL: `${serving.url}/v1`, apiKey: serving.token!, maxRetries: 0 }) as unknown as AgentsClient;
 
   it("runs an agent on the Responses API whose function tool the lllm run calls", async () => {
     answer = cartModel;

@@ -98,6 +98,8 @@ describe("lllm serve: stopping", () => {
     const listed = await runCli(["logs", "--served", "--json"], { env: { LLLM_HOME: home } });
     const runs = (JSON.parse(listed.stdout) as { runs: Array<{ status: string; served: { route: string; model: string } }> }).runs;
     expect(runs.map((run) => [run.status, run.served.route, run.served.model])).toEqual([["ok", "chat.completions", "shop"]]);
+    const shown = await runCli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
+    expect(shown.stdout).toMatch(/^served chat\.completions as model shop · chatcmpl-[0-9a-f]+$/m);
     // Served runs replay like any other: their script, run offline.
     const script = await runCli(["logs", "replay", "last"], { env: { LLLM_HOME: home } });
     expect(script.code).toBe(0);
