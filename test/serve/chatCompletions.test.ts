@@ -186,3 +186,25 @@ describe("chat completions with the openai SDK", () => {
     ).rejects.toMatchObject({ status: 400, code: "tool_call_not_found", param: "messages" });
   });
 });
+
+describe("a tactic that uses another as a tool", () => {
+  it("streams only its own answer: the nested tactic's answer is a tool result, not text for the client", async () => {
+    const outer = 'name: errands\npackages: [..]\nprompt: "{input}"\nagent_configs:\n  - name: runner\n    system_prompt: You run errands.\n    model_name: gpt-test\n    invoker_config: {base_url: "' + mock.url + '"}\n    tools: [shop.tactics:shop]\n';
+    const dir = shopPackage(mock.url, { errands: outer });
+    const nested = await serveInProcess({ tactics: [path.join(dir, "tactics/errands.yaml")], token: "secret-token" });
+    try {
+      answer = (body) => {
+        const messages = messagesOf(body);
+        if (messages[0]!.content === "You are a shop clerk.") return "NESTED ANSWER about prices";
+        return lastOf(body).role === "tool" ? "Errand done." : { tool_calls: [{ name: "shop", arguments: { task: "price of tea?" } }] };
+      };
+      const stream = await new OpenAI({ baseURL: `${nested.url}/v1`, apiKey: "secret-token", maxRetries: 0 }).chat.completions.create({ model: "errands", messages: [{ role: "user", content: "buy tea" }], stream: true });
+      let text = "";
+      for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? "";
+      expect(text).toBe("Errand done.");
+      expect(JSON.stringify(messagesOf(posts().at(-1)!))).toContain("NESTED ANSWER about prices");
+    } finally {
+      await nested.server.stop({ drainTimeoutMs: 0 });
+    }
+  });
+});
