@@ -37,6 +37,8 @@ export interface ServeOptions {
   tactics: Array<string | PreparedTactic | TacticToServe>;
   /** Package folders to load for tactics given as files (as `--package`). */
   packages?: string[];
+  /** The model of every agent of the tactics given as files (as `--model`). */
+  model?: string;
   /** The bearer token every route but `/healthz` wants; none: no token (keep such a server on loopback). */
   token?: string;
   /** The address served on, for the Host and Origin checks and for `listen()`; default 127.0.0.1. */
@@ -94,7 +96,7 @@ export interface LllmServer {
 export async function serve(options: ServeOptions): Promise<LllmServer> {
   const tactics: TacticToServe[] = [];
   for (const entry of options.tactics) {
-    if (typeof entry === "string") tactics.push({ prepared: await prepareTactic(entry, { ...(options.packages ? { packages: options.packages } : {}) }) });
+    if (typeof entry === "string") tactics.push({ prepared: await prepareTactic(entry, { ...(options.packages ? { packages: options.packages } : {}), ...(options.model !== undefined ? { model: options.model } : {}) }) });
     else if ("prepared" in entry) tactics.push(entry);
     else tactics.push({ prepared: entry });
   }
