@@ -133,5 +133,8 @@ export type { RunOptions, TacticResult, ToolCallRecord, RunUsage } from "./tacti
 // One recorded run, as `lllm run` and each item of `lllm batch` make it: checks, the run store's record, usage and cost.
 export { runRecorded, type RecordedRunOptions, type RecordedRun, type RecordedRunSuccess, type RecordedRunFailure, type RecordedUsage } from "./run/runRecorded.js";
 
+// Serving tactics over HTTP as OpenAI-compatible models (`lllm serve`): a node:http handler, or a server of its own.
+export { serve, type ServeOptions, type LllmServer } from "./serve/serve.js";
+
 // `lllm test` from code: test files, cassettes, assertions, reporters (vitest helpers are in `lllm/testing`).
 export { runTests, textReporter, jsonReporter, junitReporter, testRunJson, junitXml, type RunTestsOptions, type TestRun, type Reporter, type TestRunStart, type TestRunSummary, type CaseResult, type CaseMode, type CaseProblem, type AssertionOutcome, type TextReporterOptions } from "./evals/index.js";

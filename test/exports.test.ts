@@ -12,7 +12,7 @@ describe("public exports", () => {
         "REPEATED_CALL_TEXT", "ROUND_LIMIT_TEXT", "Registry", "SandboxError", "ToolError", "UnknownToolError", "createModel",
         "declaration", "formatLocation", "functionFromDeclaration", "lllmHome", "loadProjectSettings", "loadTacticFile",
         "normalizeParameters", "packageSchema", "parseRef", "prepareTactic", "readManifest", "runRecorded", "runTactic", "tacticSchema",
-        "runTests", "textReporter", "jsonReporter", "junitReporter", "testRunJson", "junitXml",
+        "serve", "runTests", "textReporter", "jsonReporter", "junitReporter", "testRunJson", "junitXml",
         "toFunctionTool", "tool", "toolResult", "resource", "resourceTemplate", "z",
       ].sort(),
     );

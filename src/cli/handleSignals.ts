@@ -34,6 +34,17 @@ let heldFirst: ((signal: StopSignal) => void) | undefined;
 let held = false;
 /** A command that takes every Ctrl-C itself while it runs (see `takeInterrupts`). */
 let interrupts: (() => void) | undefined;
+/** A command that stops gracefully on the first signal of any kind (see `takeFirstStop`). */
+let firstStop: ((signal: StopSignal) => void) | undefined;
+
+/**
+ * Let the running command take the first SIGINT, SIGTERM or SIGHUP itself as a request to stop gracefully (`lllm
+ * serve`: stop accepting, let the runs in flight finish, exit 0). Nothing is aborted and no exit code is set; the
+ * second signal does what a first one would have done (abort, exit after the grace), and a third exits at once.
+ */
+export function takeFirstStop(onStop: (signal: StopSignal) => void): void {
+  firstStop = onStop;
+}
 
 /**
  * Let the running command take every SIGINT itself for as long as it holds them (`lllm chat`: Ctrl-C cancels the
@@ -68,6 +79,13 @@ export function handleSignals(): SignalHandling {
   const onSignal = (signal: StopSignal): void => {
     if (signal === "SIGINT" && interrupts && received === undefined) {
       interrupts();
+      return;
+    }
+    if (received === undefined && firstStop && !held) {
+      const onStop = firstStop;
+      firstStop = undefined;
+      held = true;
+      onStop(signal);
       return;
     }
     const code = 128 + constants.signals[signal];

@@ -88,6 +88,10 @@ export const HELP_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [comm
     ["lllm mcp serve packages-example/weather", "the weather package's tools and tactics over stdio"],
     ["lllm mcp serve packages-example/weather -p packages-example/search", "with another package loaded"],
   ],
+  serve: [
+    ["lllm serve packages-example/weather", "its tactics as models at http://127.0.0.1:8080/v1 (a token is printed), its tools at /mcp"],
+    ["LLLM_TOKEN=… lllm serve weather.yaml --http 0.0.0.0:8080 --token-env LLLM_TOKEN --max-cost 0.10", "beyond this machine, with a token and a ceiling per request"],
+  ],
   logs: [
     ["lllm logs --since 1d --status error", "what failed today"],
     ["lllm logs show last", "the transcript of the last run"],

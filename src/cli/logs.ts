@@ -17,6 +17,8 @@ export interface LogsListOptions {
   status?: RunStatus;
   since?: string;
   search?: string;
+  /** Only the runs `lllm serve` ran. */
+  served?: boolean;
   json?: boolean;
 }
 
@@ -48,7 +50,7 @@ export async function logsListCommand(options: LogsListOptions): Promise<void> {
   const { file, store } = await openStore();
   const runs = store
     ? withStore(store, (open) =>
-        open.listRuns({ limit, ...(options.tactic !== undefined ? { tactic: options.tactic } : {}), ...(options.status !== undefined ? { status: options.status } : {}), ...(since !== undefined ? { since } : {}), ...(options.search !== undefined ? { search: options.search } : {}) }),
+        open.listRuns({ limit, ...(options.tactic !== undefined ? { tactic: options.tactic } : {}), ...(options.status !== undefined ? { status: options.status } : {}), ...(since !== undefined ? { since } : {}), ...(options.search !== undefined ? { search: options.search } : {}), ...(options.served ? { served: true } : {}) }),
       )
     : [];
   if (options.json) {

@@ -312,6 +312,30 @@ export function buildProgram(): Command {
       await mcpServeCommand(dir, command.optsWithGlobals());
     });
 
+  program
+    .command("serve")
+    .description("serve tactics over HTTP as OpenAI-compatible models (chat completions, responses), and packages' tools over MCP at /mcp")
+    .argument("[targets...]", "tactic files, package refs (pkg.tactics:name) or package folders (all their tactics); default: the package in the current folder")
+    .option("--http <[host:]port>", "the address to listen on (default 127.0.0.1:8080; port 0 picks a free one)")
+    .option("--token-env <name>", "the variable holding the bearer token clients must send (default: a token made for the session, printed once)")
+    .option("--no-auth", "no token at all (loopback only): any user of this machine can run the tactics")
+    .option("--concurrency <n>", "runs at once (default: 4 times the CPU count)")
+    .option("--max-waiting <n>", "requests waiting for a place past --concurrency before more are refused with 429 (default 100)")
+    .option("--pending-ttl <seconds>", "how long a run paused at a client's tool calls waits for the results (default 600)")
+    .option("--max-cost <usd>", "the most a request's run may spend, in US dollars (a client may lower it, never raise it)")
+    .option("--max-tokens <n>", "the most tokens a request's run may use (a client may lower it)")
+    .option("--max-duration <seconds>", "the longest a request's run may take (a client may lower it)")
+    .addOption(new Option("--approve <which>", "calls to tools that need approval: run all, or refuse them to the model (default: none)").choices(["all", "none"]))
+    .option("--cors-origin <origin>", "let browsers call from this origin (default: no CORS)")
+    .option("--drain-timeout <seconds>", "on SIGTERM or Ctrl-C, how long runs in flight may finish before they are cancelled (default 30)")
+    .option("-m, --model <name>", "use this model for every agent of every served tactic")
+    .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
+    .option("--no-log", "do not record the requests' runs in the run store")
+    .action(async (targets: string[], options: Record<string, unknown>, command: Command) => {
+      const { serveCommand } = await import("./serve.js");
+      await serveCommand(targets, command.optsWithGlobals());
+    });
+
   const logs = program
     .command("logs")
     .description("the run log: list runs newest first; show, replay, prune them")
@@ -320,6 +344,7 @@ export function buildProgram(): Command {
     .addOption(new Option("--status <status>", "only runs that ended so").choices(["running", "ok", "error", "interrupted", "budget", "crashed"]))
     .option("--since <age>", "only runs started in the last AGE (90s, 15m, 2h, 30d, 1w)")
     .option("--search <text>", "only runs whose input or output holds these words")
+    .option("--served", "only runs `lllm serve` ran (requests to a served model)")
     .option("--json", "print the runs as JSON")
     .action(async (options: Record<string, unknown>, command: Command) => {
       const { logsListCommand } = await import("./logs.js");

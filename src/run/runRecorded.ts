@@ -11,6 +11,7 @@ import { UsageCounter } from "../tactics/UsageCounter.js";
 import { startRunBudget } from "../tactics/tacticBudget.js";
 import { hasLimits, type RunBudget, type RunLimits, type SpendReport } from "../limits/index.js";
 import { spendJson } from "./spendJson.js";
+import type { ServedRunInfo } from "../store/RunRecord.js";
 
 export interface RecordedRunOptions extends RunOptions {
   /** `false` records nothing (`--no-log`); `LLLM_LOG=0` and `log: false` in the project settings do the same. */
@@ -21,6 +22,8 @@ export interface RecordedRunOptions extends RunOptions {
   batchId?: string;
   /** The test case this run is (`lllm test`): its test file and name, kept in its record. */
   test?: { file: string; case: string };
+  /** How `lllm serve` was asked for this run (route, model, client, ids), kept in its record. */
+  served?: ServedRunInfo;
   /**
    * Record under this id: that of an earlier attempt of the same run, which this one repeats from its start (a batch
    * item run again when its provider batch job ends). Its lines are written again and merged once.
@@ -93,7 +96,7 @@ export type RecordedRun = RecordedRunSuccess | RecordedRunFailure;
  * its own shape; a run stopped by `signal` fails with an `InterruptedError`. A dry run (`dryRun`) is not recorded.
  */
 export async function runRecorded(prepared: PreparedTactic, options: RecordedRunOptions): Promise<RecordedRun> {
-  const { log, continuesRun, batchId, test, recordId, parked, warn, missingVariableHint, usage: given, ...runOptions } = options;
+  const { log, continuesRun, batchId, test, served, recordId, parked, warn, missingVariableHint, usage: given, ...runOptions } = options;
   const usage = given ?? new UsageCounter();
   let runLog: RunLog | undefined;
   let budget: RunBudget | undefined;
@@ -116,7 +119,7 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
     budget = runOptions.budget ?? startRunBudget(prepared, runOptions.limits);
     if (!runOptions.dryRun) {
       const input = typeof runOptions.input === "string" ? runOptions.input : JSON.stringify(runOptions.input);
-      runLog = await startRunLog({ prepared, input, vars: runOptions.vars ?? {}, ...(log !== undefined ? { log } : {}), ...(continuesRun !== undefined ? { continuesRun } : {}), ...(batchId !== undefined ? { batchId } : {}), ...(test !== undefined ? { test } : {}), ...(recordId !== undefined ? { recordId } : {}), ...(runOptions.env ? { env: runOptions.env } : {}), warn });
+      runLog = await startRunLog({ prepared, input, vars: runOptions.vars ?? {}, ...(log !== undefined ? { log } : {}), ...(continuesRun !== undefined ? { continuesRun } : {}), ...(batchId !== undefined ? { batchId } : {}), ...(test !== undefined ? { test } : {}), ...(served !== undefined ? { served } : {}), ...(recordId !== undefined ? { recordId } : {}), ...(runOptions.env ? { env: runOptions.env } : {}), warn });
     }
     const runId = runLog?.recorder?.id;
     const result = await runTactic(prepared, {

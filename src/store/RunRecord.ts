@@ -41,8 +41,22 @@ export interface RunSummary extends StoredUsage {
   test_case: string | null;
   /** Whether the test case passed (`passed`, `failed`); null until it is decided, and for other runs. */
   test_status: "passed" | "failed" | null;
+  /** How the run was asked for, when `lllm serve` ran it. */
+  served: ServedRunInfo | null;
   pid: number | null;
   cwd: string | null;
+}
+
+/**
+ * How a served run was asked for (`lllm serve`): the route and the model (the tactic's id there), who asked (the
+ * request's `user`, `metadata` and address), and the ids of its response and conversation on the wire.
+ */
+export interface ServedRunInfo {
+  route: string;
+  model: string;
+  client?: { user?: string; metadata?: Record<string, string>; address?: string; user_agent?: string };
+  response_id?: string;
+  conversation_id?: string;
 }
 
 /** A message as sent to the model (the chat format of `ModelMessage`, stored as JSON). */

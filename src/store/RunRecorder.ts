@@ -89,6 +89,7 @@ export class RunRecorder {
           ...(run.continuesRun !== undefined ? { continuesRun: run.continuesRun } : {}),
           ...(run.batchId !== undefined ? { batchId: run.batchId } : {}),
           ...(run.test !== undefined ? { test: run.test } : {}),
+          ...(run.served !== undefined ? { served: run.served } : {}),
           cwd: process.cwd(),
         },
       },

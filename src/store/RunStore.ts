@@ -6,6 +6,7 @@ import type { ModelCallRecord, RunRecord, RunStatus, RunSummary } from "./RunRec
 import { host } from "./RunSpool.js";
 import { StoreError } from "./StoreError.js";
 import { spoolFiles, spoolFolder } from "./storeFiles.js";
+import type { ServedResponse } from "./SpoolEntry.js";
 import { decodeRow, integer, MODEL_CALL_COLUMNS, RUN_COLUMNS, scalar, toModelCall, toSummary, toToolCall, TOOL_CALL_COLUMNS, type Row } from "./storedRows.js";
 
 /** Filters of `lllm logs`. */
@@ -17,6 +18,8 @@ export interface RunFilter {
   since?: number;
   /** Full-text search over inputs and outputs (FTS5 query syntax). */
   search?: string;
+  /** Only the runs \`lllm serve\` ran (\`lllm logs --served\`). */
+  served?: boolean;
 }
 
 export interface RunStoreOptions {
@@ -97,6 +100,7 @@ export class RunStore {
         where.push("started_at >= ?");
         values.push(filter.since);
       }
+      if (filter.served) where.push("served IS NOT NULL");
       if (filter.search !== undefined) {
         where.push("id IN (SELECT run_id FROM runs_text WHERE runs_text MATCH ?)");
         values.push(ftsQuery(filter.search));
@@ -135,6 +139,16 @@ export class RunStore {
         .all(id)
         .map((entry) => toToolCall(decodeRow(entry)));
       return { ...toSummary(row), details: parseDetails(row.details), model_calls: modelCalls, tool_calls: toolCalls };
+    });
+  }
+
+  /** A response `lllm serve`'s Responses API kept (`GET /v1/responses/{id}`, `previous_response_id`), by its id. */
+  getResponse(id: string): ServedResponse | undefined {
+    return this.#reading(() => {
+      const row = this.#database.prepare("SELECT CAST(id AS BLOB) AS id, CAST(run_id AS BLOB) AS run_id, created_at, CAST(body AS BLOB) AS body, CAST(history AS BLOB) AS history FROM served_responses WHERE id = ?").get(id) as Row | undefined;
+      if (!row) return undefined;
+      const decoded = decodeRow(row);
+      return { id: String(decoded.id), run: typeof decoded.run_id === "string" ? decoded.run_id : null, createdAt: Number(decoded.created_at), body: String(decoded.body), history: typeof decoded.history === "string" ? decoded.history : null };
     });
   }
 

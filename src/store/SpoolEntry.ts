@@ -1,4 +1,4 @@
-import type { ModelCallRecord, RunStatus, ToolCallStoredRecord } from "./RunRecord.js";
+import type { ModelCallRecord, RunStatus, ServedRunInfo, ToolCallStoredRecord } from "./RunRecord.js";
 import type { TokenTotals } from "./RunTally.js";
 
 /** What is known when a run starts. */
@@ -19,6 +19,20 @@ export interface RunStart {
   cwd?: string;
   /** The test case this run is (`lllm test`): the test file and the case's name. */
   test?: { file: string; case: string };
+  /** How `lllm serve` was asked for this run. */
+  served?: ServedRunInfo;
+}
+
+/** A response of `lllm serve`'s Responses API, kept for `previous_response_id` and `GET /v1/responses/{id}`. */
+export interface ServedResponse {
+  id: string;
+  /** The run that answered it. */
+  run: string | null;
+  createdAt: number;
+  /** The wire object (JSON) as it was sent. */
+  body: string;
+  /** The dialog after it (JSON `Message[]`), what a request naming it as `previous_response_id` continues. */
+  history: string | null;
 }
 
 /** How a run ended. */
@@ -62,5 +76,9 @@ export type SpoolEntry =
   | { finish: { run: string; end: RunEnd; calls?: RunCalls } }
   /** The test case these runs are (`lllm test`) passed or failed: known once its assertions are checked, after the runs' ends. */
   | { test: { runs: string[]; status: "passed" | "failed" } }
+  /** A response of `lllm serve`'s Responses API, kept (its texts already redacted). */
+  | { response: ServedResponse }
+  /** `DELETE /v1/responses/{id}`. */
+  | { responseDeleted: { id: string } }
   /** The writer closed the file (its process ended, or the file grew past its size): nothing more comes. */
   | { close: true };

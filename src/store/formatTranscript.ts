@@ -23,6 +23,7 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
   lines.push(dim(`tactic ${run.tactic_path ?? "?"}`));
   lines.push(dim(`models ${run.models.join(", ") || "-"} · ${run.llm_calls} calls · ${tokens(run)} · cost ${formatCost(run.cost)}`));
   if (run.continues_run) lines.push(dim(`continues run ${run.continues_run}`));
+  if (run.served) lines.push(dim(`served ${run.served.route} as model ${run.served.model}${run.served.client?.user !== undefined ? ` for ${run.served.client.user}` : ""}${run.served.response_id !== undefined ? ` · ${run.served.response_id}` : ""}`));
   if (Object.keys(run.vars).length > 0) lines.push(dim(`vars ${Object.entries(run.vars).map(([key, value]) => `${key}=${value}`).join(" ")}`));
   lines.push(...spendLines(run.details?.spend).map(dim));
 

@@ -142,7 +142,7 @@ function parseEntry(line: string): SpoolEntry | undefined {
 function apply(statements: Statements, entry: Exclude<SpoolEntry, { close: true }>, header: SpoolHeader): void {
   if ("begin" in entry) {
     const run: RunStart = entry.begin;
-    statements.begin.run(run.id, run.startedAt, run.tacticPath, run.tacticName, run.configDigest, run.input, JSON.stringify(run.vars), JSON.stringify(run.models), run.lllmVersion, run.parentRun ?? null, run.continuesRun ?? null, run.batchId ?? null, header.pid, header.host, run.cwd ?? null, run.test?.file ?? null, run.test?.case ?? null);
+    statements.begin.run(run.id, run.startedAt, run.tacticPath, run.tacticName, run.configDigest, run.input, JSON.stringify(run.vars), JSON.stringify(run.models), run.lllmVersion, run.parentRun ?? null, run.continuesRun ?? null, run.batchId ?? null, header.pid, header.host, run.cwd ?? null, run.test?.file ?? null, run.test?.case ?? null, run.served ? JSON.stringify(run.served) : null);
   } else if ("calls" in entry) {
     insertCalls(statements, entry.calls.run, entry.calls);
   } else if ("finish" in entry) {
@@ -151,6 +151,11 @@ function apply(statements: Statements, entry: Exclude<SpoolEntry, { close: true 
     finish(statements, id, end);
   } else if ("test" in entry) {
     for (const id of entry.test.runs) statements.testStatus.run(entry.test.status, id);
+  } else if ("response" in entry) {
+    const { id, run, createdAt, body, history } = entry.response;
+    statements.response.run(id, run, createdAt, body, history);
+  } else if ("responseDeleted" in entry) {
+    statements.deleteResponse.run(entry.responseDeleted.id);
   }
 }
 
@@ -195,8 +200,8 @@ function prepare(database: Database) {
     forget: statement("DELETE FROM spool_progress WHERE name = ?"),
     // OR IGNORE: a line merged by an older database copy, or twice after a crash between a delete and its row, is harmless.
     begin: statement(
-      `INSERT OR IGNORE INTO runs (id, started_at, status, tactic_path, tactic_name, config_digest, input, vars, models, lllm_version, parent_run, continues_run, batch_id, pid, host, cwd, test_file, test_case)
-       VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO runs (id, started_at, status, tactic_path, tactic_name, config_digest, input, vars, models, lllm_version, parent_run, continues_run, batch_id, pid, host, cwd, test_file, test_case, served)
+       VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     modelCall: statement(
       `INSERT OR IGNORE INTO model_calls (run_id, seq, step, agent, round, model, started_at, latency_ms, messages_kept, messages, tools, reply, tool_calls, finish_reason, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost, retries)
@@ -207,6 +212,8 @@ function prepare(database: Database) {
       `UPDATE runs SET ended_at = ?, status = ?, exit_code = ?, error_code = ?, error_message = ?, output = ?, details = ?, models = ?, prompt_tokens = ?, cached_prompt_tokens = ?,
        completion_tokens = ?, reasoning_tokens = ?, llm_calls = ?, cost = ?, duration_ms = ? WHERE id = ?`,
     ),
+    response: statement("INSERT OR REPLACE INTO served_responses (id, run_id, created_at, body, history) VALUES (?, ?, ?, ?, ?)"),
+    deleteResponse: statement("DELETE FROM served_responses WHERE id = ?"),
     testStatus: statement("UPDATE runs SET test_status = ? WHERE id = ? AND test_file IS NOT NULL"),
     // As a blob: a text that is not UTF-8 (a damaged page) would abort the process inside libsql.
     open: statement("SELECT CAST(status AS BLOB) FROM runs WHERE id = ?"),

@@ -146,4 +146,16 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE provider_batch_requests ADD COLUMN bytes INTEGER;
   CREATE INDEX provider_batch_requests_job ON provider_batch_requests (out, job_id, custom_id) WHERE job_id IS NOT NULL;
   CREATE INDEX provider_batch_requests_waiting ON provider_batch_requests (out, grp, custom_id, bytes) WHERE job_id IS NULL AND body IS NOT NULL;`,
+  // 8: `lllm serve`: how a served run was asked for (`served`, JSON: the route, the model, the client, the response and
+  // conversation ids), listed by `lllm logs --served` from an index of them alone; and the Responses API's responses
+  // (`previous_response_id`, `GET /v1/responses/{id}`), each the wire object as it was sent, with its run.
+  `ALTER TABLE runs ADD COLUMN served TEXT;
+  CREATE INDEX runs_served ON runs (started_at) WHERE served IS NOT NULL;
+  CREATE TABLE served_responses (
+    id TEXT PRIMARY KEY,
+    run_id TEXT,
+    created_at INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    history TEXT
+  );`,
 ];

@@ -11,6 +11,7 @@ import { proxyKeyVariables } from "./proxyKeyVariables.js";
 import { environmentSecrets, redactorOf, type SecretRedactor } from "../util/redact.js";
 import { describe, RunRecorder, runStatusOf } from "./RunRecorder.js";
 import { RunTally } from "./RunTally.js";
+import type { ServedRunInfo } from "./RunRecord.js";
 
 export interface StartRunLogOptions {
   prepared: PreparedTactic;
@@ -24,6 +25,8 @@ export interface StartRunLogOptions {
   batchId?: string;
   /** The test case this run is (`lllm test`). */
   test?: { file: string; case: string };
+  /** How `lllm serve` was asked for this run. */
+  served?: ServedRunInfo;
   /** Record under this id (the record of an earlier attempt of the same run: see `RunRecorderOptions.id`). */
   recordId?: string;
   env?: NodeJS.ProcessEnv;
@@ -76,6 +79,7 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
         ...(options.continuesRun !== undefined ? { continuesRun: options.continuesRun } : {}),
         ...(options.batchId !== undefined ? { batchId: options.batchId } : {}),
         ...(options.test !== undefined ? { test: options.test } : {}),
+        ...(options.served !== undefined ? { served: options.served } : {}),
       },
     });
   }

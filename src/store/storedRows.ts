@@ -10,7 +10,7 @@ export type Row = Record<string, unknown>;
 
 /** The columns of each table as lllm reads them, text ones as blobs (see above). */
 export const RUN_COLUMNS = columns(
-  ["id", "status", "error_code", "error_message", "tactic_path", "tactic_name", "config_digest", "input", "vars", "output", "details", "models", "lllm_version", "parent_run", "continues_run", "batch_id", "host", "cwd", "test_file", "test_case", "test_status"],
+  ["id", "status", "error_code", "error_message", "tactic_path", "tactic_name", "config_digest", "input", "vars", "output", "details", "models", "lllm_version", "parent_run", "continues_run", "batch_id", "host", "cwd", "test_file", "test_case", "test_status", "served"],
   ["started_at", "ended_at", "exit_code", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens", "llm_calls", "cost", "duration_ms", "pid"],
 );
 export const MODEL_CALL_COLUMNS = columns(
@@ -109,6 +109,7 @@ export function toSummary(row: Row): RunSummary {
     test_file: text(row.test_file),
     test_case: text(row.test_case),
     test_status: row.test_status === "passed" || row.test_status === "failed" ? row.test_status : null,
+    served: json(row.served, null),
     pid: integer(row.pid),
     cwd: text(row.cwd),
   };

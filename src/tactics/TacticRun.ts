@@ -5,7 +5,7 @@ import type { ArtifactRecord, CodeActionReport, ProgramRecord } from "../codeact
 import type { AgentConfig } from "../config/index.js";
 import type { RunBudget, RunLimits, SpendReport } from "../limits/index.js";
 import type { FallbackNotice } from "../providers/FallbackModel.js";
-import type { Model } from "../providers/Model.js";
+import type { Model, ResponseFormat } from "../providers/Model.js";
 import type { FunctionTool } from "../tools/index.js";
 import type { RetryNotice } from "../providers/requestWithRetries.js";
 import type { PreparedTactic } from "./prepareTactic.js";
@@ -103,6 +103,16 @@ export interface RunOptions {
    */
   history?: Message[];
   /**
+   * Model arguments under every agent's `model_args` (an agent's own win), nested tactics' agents included: `lllm
+   * serve` passes a client's `temperature`, `top_p`, `seed`, `stop` and answer-token limit where the tactic sets none.
+   */
+  modelArgs?: Record<string, unknown>;
+  /**
+   * The agent pattern: the caller's additions to this run's turn of its agent (not passed on to tactics used as
+   * tools). `lllm serve` offers a client's own function tools here and asks for its response format.
+   */
+  turn?: TurnOptions;
+  /**
    * Build the first model request and answer it as `dryRunRequest` instead of sending it (`lllm run --dry-run`):
    * no model is called, no key is needed.
    */
@@ -137,6 +147,16 @@ export interface RunOptions {
    * `sample` hook is given; roots default to the run's working folder.
    */
   mcpHooks?: McpClientHooks;
+}
+
+/** What a caller adds to the one turn of the agent pattern's agent (see `RunOptions.turn`). */
+export interface TurnOptions {
+  /** Offered on this turn beside the agent's own tools (the turn's version wins on a name clash). */
+  tools?: FunctionTool[];
+  /** Asked for when the tactic declares no `output` schema (one that does answers in its own). */
+  responseFormat?: ResponseFormat;
+  /** Wraps the agent's model for this turn (a caller's `tool_choice`). */
+  wrapModel?: (model: Model) => Model;
 }
 
 /** A prepared tactic to build fresh agents for, with the run's options and event sink. */

@@ -166,7 +166,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
         name: runName(bound.name),
         systemPrompt,
         model: await agentModel(config),
-        ...(config.model_args ? { modelArgs: config.model_args } : {}),
+        ...(config.model_args || options.modelArgs ? { modelArgs: { ...options.modelArgs, ...config.model_args } } : {}),
         ...(options.maxSteps !== undefined ? { maxInterruptSteps: options.maxSteps } : config.max_interrupt_steps !== undefined ? { maxInterruptSteps: config.max_interrupt_steps } : {}),
         ...(config.max_exception_retry !== undefined ? { maxExceptionRetry: config.max_exception_retry } : {}),
         resolveTool: (name) => prepared.registry.resolveTool(name).tool,

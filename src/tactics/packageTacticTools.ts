@@ -41,7 +41,7 @@ async function standaloneTacticTool(registry: Registry, capability: BoundCapabil
 }
 
 /** A YAML tactic file with no agents, no `base` and no pattern of its own only holds defaults for others. */
-function isDefaultsFile(file: string): boolean {
+export function isDefaultsFile(file: string): boolean {
   if (isCodeTactic(file)) return false;
   try {
     const data: unknown = parseConfigData(readFileSync(file, "utf8"), file);

@@ -23,8 +23,9 @@ export interface TacticToolOptions {
  * prepared with its parent, so a broken one fails before the run starts; its model calls count in the run's usage.
  */
 export async function tacticTool({ nested, capability, options: parentOptions, onEvent, runner }: TacticToolOptions): Promise<FunctionTool> {
-  // The run's start hook and its limits are the parent's alone: the run's budget (passed on) holds for the nested run.
-  const { onStart: _parentStart, limits: _parentLimits, ...options } = parentOptions;
+  // The run's start hook, its limits, its turn's additions and its streamed answer are the parent's alone (a nested
+  // answer is a tool result, not text for the user): the run's budget (passed on) holds for the nested run.
+  const { onStart: _parentStart, limits: _parentLimits, turn: _parentTurn, onText: _parentText, ...options } = parentOptions;
   const { config } = nested.tactic;
   const name = config.name ?? capability.entry.key;
   const run = async (input: unknown, signal: AbortSignal | undefined): Promise<unknown> => {

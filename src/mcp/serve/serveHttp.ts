@@ -72,7 +72,7 @@ interface Session {
  * 10 MB is refused (413), an unknown session is 404; none of them stops the service. At most `maxSessions` sessions
  * are open at once (a new one past it is refused, 503), and a session idle for `sessionIdleTimeoutMs` is closed.
  */
-export async function serveHttp(options: ServeHttpOptions): Promise<HttpService> {
+export function mcpHttpHandler(options: Omit<ServeHttpOptions, "port" | "signal">): McpHttpHandler {
   const { StreamableHTTPServerTransport } = requireNow<typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js")>("@modelcontextprotocol/sdk/server/streamableHttp.js");
   const { isInitializeRequest } = requireNow<typeof import("@modelcontextprotocol/sdk/types.js")>("@modelcontextprotocol/sdk/types.js");
   const host = options.host ?? "127.0.0.1";
@@ -182,6 +182,26 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpService>
     return reply(response, 405, `Method not allowed: ${request.method ?? "?"}`);
   };
 
+  const closeSessions = async (): Promise<void> => {
+    const open = [...sessions.values()];
+    sessions.clear();
+    await Promise.allSettled(open.map(endSession));
+  };
+  return { handle, closeSessions };
+}
+
+/** The MCP endpoint as a request handler, to mount in another server (`lllm serve` mounts it at `/mcp`). */
+export interface McpHttpHandler {
+  handle(request: IncomingMessage, response: ServerResponse): Promise<void>;
+  /** End every session. */
+  closeSessions(): Promise<void>;
+}
+
+/** Serve `mcpHttpHandler` on its own server (`lllm mcp serve --http`), until the signal or `close()`. */
+export async function serveHttp(options: ServeHttpOptions): Promise<HttpService> {
+  const host = options.host ?? "127.0.0.1";
+  const log = options.log ?? ((text: string) => void process.stderr.write(`${text}\n`));
+  const { handle, closeSessions } = mcpHttpHandler(options);
   const http = createServer((request, response) => {
     handle(request, response).catch((error: unknown) => {
       log(`lllm: an HTTP request failed: ${error instanceof Error ? error.message : String(error)}; still serving`);
@@ -207,9 +227,7 @@ export async function serveHttp(options: ServeHttpOptions): Promise<HttpService>
   const close = (): Promise<void> => {
     stopping ??= (async () => {
       options.signal?.removeEventListener("abort", onAbort);
-      const open = [...sessions.values()];
-      sessions.clear();
-      await Promise.allSettled(open.map(endSession));
+      await closeSessions();
       await new Promise<void>((resolve) => {
         http.close(() => resolve());
         http.closeAllConnections();

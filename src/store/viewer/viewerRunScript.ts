@@ -51,6 +51,7 @@ function runView(run) {
     run.batch_id ? el("span", {}, " · batch ", batchLink(run.batch_id)) : null,
     run.test_case !== null ? el("span", { id: "run-test" }, " · test case ", el("span", { class: "test " + (run.test_status || "undecided") }, run.test_case + " " + (run.test_status || "(not decided)")), " of " + (run.test_file || "?")) : null,
     run.continues_run ? el("span", {}, " · continues ", runLink(run.continues_run)) : null,
+    run.served ? el("span", { id: "run-served" }, " · served: " + run.served.route + " as model " + run.served.model + (run.served.client && run.served.client.user ? " for " + run.served.client.user : "") + (run.served.response_id ? " · " + run.served.response_id : "")) : null,
     run.parent_run ? el("span", {}, " · inside ", runLink(run.parent_run)) : null,
     Object.keys(run.vars || {}).length ? el("span", {}, " · vars " + Object.entries(run.vars).map(([key, value]) => key + "=" + value).join(" ")) : null,
   ];

@@ -8,9 +8,12 @@ export const agentPattern: Pattern = {
   agentsUsed: singleAgent,
   async run({ prepared, agents, vars, options }: PatternContext): Promise<PatternOutcome> {
     const { config } = prepared.tactic;
-    const agent = patternAgent(prepared, agents);
+    const added = options.turn;
+    const own = patternAgent(prepared, agents);
+    const agent = added?.wrapModel ? own.with({ model: added.wrapModel(own.model) }) : own;
     const contract = config.output ? outputContract(config.output as Record<string, unknown>, config.name ?? "output") : undefined;
-    const turn = new Prompt({ path: `${config.name ?? "tactic"}/input`, prompt: config.prompt, ...(contract ? { parser: contract.parser } : {}) });
+    const responseFormat = contract?.responseFormat ?? added?.responseFormat;
+    const turn = new Prompt({ path: `${config.name ?? "tactic"}/input`, prompt: config.prompt, ...(contract ? { parser: contract.parser } : {}), ...(added?.tools ? { functionList: added.tools } : {}) });
     const dialog = agent.open("main", { promptArgs: vars });
     for (const message of options.history ?? []) dialog.add(message);
     agent.receivePrompt(turn, vars);
@@ -18,7 +21,7 @@ export const agentPattern: Pattern = {
       ...(options.signal ? { signal: options.signal } : {}),
       // Structured output is printed whole at the end, never streamed.
       ...(options.onText && !contract ? { onText: options.onText } : {}),
-      ...(contract ? { responseFormat: contract.responseFormat } : {}),
+      ...(responseFormat ? { responseFormat } : {}),
     });
     return { output: contract ? message.parsed : message.content };
   },

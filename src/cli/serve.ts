@@ -1,0 +1,182 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, realpathSync, statSync } from "node:fs";
+import path from "node:path";
+import { ConfigError } from "../errors.js";
+import type { RunLimits } from "../limits/index.js";
+import { loadServedPackage } from "../mcp/serve/createPackageServer.js";
+import { isLoopbackHost, isWildcardHost } from "../mcp/serve/httpGuard.js";
+import type { ServedPackage } from "../mcp/serve/ServedPackage.js";
+import type { Registry } from "../registry/index.js";
+import { mcpEndpoint, type McpEndpoint } from "../serve/mcpEndpoint.js";
+import { serve, SERVE_DEFAULTS } from "../serve/serve.js";
+import type { TacticToServe } from "../serve/ServedModels.js";
+import { isDefaultsFile, packageTacticTools } from "../tactics/packageTacticTools.js";
+import { prepareTactic } from "../tactics/prepareTactic.js";
+import { assertTemplateVariables } from "../tactics/templateVariables.js";
+import { startRunBudget } from "../tactics/tacticBudget.js";
+import { stopSignal, takeFirstStop } from "./handleSignals.js";
+import { loadRegistry } from "./loadRegistry.js";
+import { parseHttpAddress } from "./mcp.js";
+import { warn, writeErr } from "./output.js";
+import { packagesOrHere } from "./packagesOrHere.js";
+import { positiveInteger } from "./positiveInteger.js";
+import { resolveTacticTarget } from "./resolveTacticTarget.js";
+
+/** Flags of `lllm serve`. */
+export interface ServeCommandOptions {
+  /** `[HOST:]PORT`, default 127.0.0.1:8080. */
+  http?: string;
+  tokenEnv?: string;
+  /** `--no-auth` sets it false. */
+  auth?: boolean;
+  concurrency?: string;
+  maxWaiting?: string;
+  pendingTtl?: string;
+  maxCost?: string;
+  maxTokens?: string;
+  maxDuration?: string;
+  approve?: "all" | "none";
+  corsOrigin?: string;
+  drainTimeout?: string;
+  package?: string[];
+  model?: string;
+  /** `--no-log` sets it false. */
+  log?: boolean;
+}
+
+/**
+ * `lllm serve [TACTIC | PKG_DIR]...`: serve tactics as OpenAI-compatible models over HTTP (and the packages' tools
+ * over MCP at /mcp) until a signal: the first stops accepting and lets the runs in flight finish (`--drain-timeout`),
+ * then exits 0; a second cancels them.
+ */
+export async function serveCommand(targets: string[], options: ServeCommandOptions): Promise<void> {
+  const http = parseHttpAddress(options.http ?? "127.0.0.1:8080");
+  const token = serveToken(options, http.host);
+  const limits = limitFlags(options);
+  const concurrency = options.concurrency === undefined ? undefined : positiveInteger(options.concurrency, "--concurrency", "e.g. --concurrency 16");
+  const maxWaiting = options.maxWaiting === undefined ? undefined : wholeNumber(options.maxWaiting, "--max-waiting", "e.g. --max-waiting 100 (0: refuse when every place is taken)");
+  const pendingTtlMs = options.pendingTtl === undefined ? undefined : seconds(options.pendingTtl, "--pending-ttl", "600") * 1000;
+  const drainTimeoutMs = options.drainTimeout === undefined ? SERVE_DEFAULTS.drainTimeoutMs : seconds(options.drainTimeout, "--drain-timeout", "30", true) * 1000;
+  if (options.corsOrigin !== undefined && !/^https?:\/\/[^/\s]+$/.test(options.corsOrigin)) throw new ConfigError("usage_serve", `--cors-origin ${JSON.stringify(options.corsOrigin)} is not an origin`, { hint: "Give scheme, host and port, no path: --cors-origin https://app.example.com" });
+
+  const { tactics, packages } = await servedTactics(targets, options);
+  for (const { prepared } of tactics) {
+    // A tactic that needs --var values cannot be served (clients give only messages); under a cost ceiling every
+    // model needs a price. Both are found now, not at the first request.
+    assertTemplateVariables(prepared, {}, { hint: (name) => `Give it a default in the tactic's \`vars:\` (a served tactic gets no --var), or write {{${name}}} for literal braces.` });
+    if (limits.maxCost !== undefined) startRunBudget(prepared, { maxCost: limits.maxCost }).close();
+  }
+  let mcp: McpEndpoint | undefined;
+  if (packages.length > 0) {
+    const loaded: ServedPackage[] = [];
+    for (const { registry, name } of packages) {
+      const tools = await packageTacticTools(registry, name);
+      loaded.push(await loadServedPackage(registry, name, { extraTools: tools.tools }));
+    }
+    mcp = mcpEndpoint(loaded, { host: http.host, ...(token.value !== undefined ? { token: token.value } : {}) });
+  }
+  const server = await serve({
+    tactics,
+    ...(token.value !== undefined ? { token: token.value } : {}),
+    host: http.host,
+    ...(concurrency !== undefined ? { concurrency } : {}),
+    ...(maxWaiting !== undefined ? { maxWaiting } : {}),
+    ...(pendingTtlMs !== undefined ? { pendingTtlMs } : {}),
+    limits,
+    ...(options.approve ? { approve: options.approve } : {}),
+    ...(options.corsOrigin !== undefined ? { corsOrigin: options.corsOrigin } : {}),
+    ...(options.log === false ? { log: false } : {}),
+    ...(mcp ? { mcp: mcp.handle } : {}),
+    warn,
+  });
+  const url = await server.listen(http.port);
+  writeErr(`lllm: serving ${server.models.length === 1 ? "1 model" : `${server.models.length} models`} (${server.models.join(", ")}) at ${url}/v1${mcp ? `, MCP at ${url}/mcp` : ""}${token.from === "env" ? ` (bearer token from $${options.tokenEnv})` : ""}; Ctrl-C stops`);
+  // The one place a made token is shown: whoever has it runs these tactics with this user's keys.
+  if (token.from === "made") writeErr(`lllm: clients must send the header \`Authorization: Bearer ${token.value}\` (a token made for this session: do not share it; --token-env NAME to choose one)`);
+  if (token.from === "none") warn("serving with --no-auth: any user of this machine can run these tactics, with your keys");
+
+  const stopped = new Promise<void>((resolve) => {
+    takeFirstStop((signal) => {
+      writeErr(`lllm: ${signal === "SIGINT" ? "interrupted" : `received ${signal}`}; no new requests, letting the runs in flight finish (up to ${Math.round(drainTimeoutMs / 1000)} s; Ctrl-C again cancels them)`);
+      void server.stop({ drainTimeoutMs }).then(resolve);
+    });
+  });
+  // A second signal: cancel the runs now (they are recorded as interrupted).
+  stopSignal().addEventListener("abort", () => server.cancel(), { once: true });
+  await stopped;
+  await mcp?.close();
+}
+
+/**
+ * The bearer token, by `lllm mcp serve --http`'s rule: `--token-env`'s, which must be set; else on a loopback
+ * address one made for this session, unless `--no-auth`; a server reachable from other machines needs `--token-env`.
+ */
+function serveToken(options: ServeCommandOptions, host: string): { value?: string; from: "env" | "made" | "none" } {
+  if (options.auth === false) {
+    if (options.tokenEnv !== undefined) throw new ConfigError("usage_serve", "--no-auth and --token-env contradict each other", { hint: "Give --token-env NAME to require that token, or --no-auth to require none." });
+    if (!isLoopbackHost(host)) throw new ConfigError("usage_serve", `--no-auth serves on this machine only, not on ${host}`, { hint: "Serving beyond this machine needs a token (--token-env NAME); or serve on 127.0.0.1." });
+    return { from: "none" };
+  }
+  if (options.tokenEnv === undefined) {
+    if (!isLoopbackHost(host)) {
+      const where = isWildcardHost(host) ? `on every interface (${host})` : `on ${host}`;
+      throw new ConfigError("usage_serve", `serving ${where} needs a token`, { hint: "Serving beyond this machine needs a token (--token-env NAME, the variable holding the token clients must send); or serve on 127.0.0.1." });
+    }
+    return { value: randomBytes(32).toString("base64url"), from: "made" };
+  }
+  const value = process.env[options.tokenEnv];
+  if (value === undefined || value.trim() === "") throw new ConfigError("serve_token_missing", `--token-env ${options.tokenEnv}: the variable \`${options.tokenEnv}\` is not set (or empty)`, { hint: `Set it to the token clients must send (Authorization: Bearer …), e.g. export ${options.tokenEnv}=$(openssl rand -hex 32).` });
+  return { value: value.trim(), from: "env" };
+}
+
+/**
+ * The tactics to serve: each TACTIC (a file or `pkg.tactics:name`), and every tactic of each PKG_DIR (shared
+ * defaults files left out); with no argument, the package in the current folder. Package folders are also served
+ * over MCP.
+ */
+async function servedTactics(targets: string[], options: ServeCommandOptions): Promise<{ tactics: TacticToServe[]; packages: Array<{ registry: Registry; name: string }> }> {
+  const given = targets.length > 0 ? targets : (packagesOrHere(undefined) ?? []);
+  if (given.length === 0) throw new ConfigError("usage_serve", "nothing to serve: give tactic files or package folders, or run lllm serve inside a package", { hint: "e.g. lllm serve packages-example/weather, or lllm serve weather.yaml" });
+  const dirs = given.filter((target) => existsSync(target) && statSync(target).isDirectory());
+  const prepareOptions = { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) };
+  const tactics: TacticToServe[] = [];
+  const packages: Array<{ registry: Registry; name: string }> = [];
+  const registry = dirs.length > 0 ? await loadRegistry([...dirs, ...(options.package ?? [])]) : undefined;
+  for (const target of given) {
+    if (!dirs.includes(target)) {
+      tactics.push({ prepared: await prepareTactic(await resolveTacticTarget(target, options.package), prepareOptions) });
+      continue;
+    }
+    const real = realpathSync(path.resolve(target));
+    const pkg = registry!.list().find((candidate) => realpathSync(candidate.dir) === real);
+    if (!pkg) throw new ConfigError("package_not_found", `no package was loaded from \`${target}\``, { hint: "Check that the folder is a package (lllm.toml, lllm.yaml, package.json#lllm, or a tools/ folder)." });
+    packages.push({ registry: registry!, name: pkg.name });
+    const entries = [...pkg.tactics.values()].filter((entry) => !isDefaultsFile(entry.file));
+    if (entries.length === 0) warn(`package \`${pkg.name}\` has no tactics: only its tools are served (at /mcp)`);
+    for (const entry of entries) tactics.push({ prepared: await prepareTactic(entry.file, { ...prepareOptions, registry: registry! }), ref: entry.ref });
+  }
+  return { tactics, packages };
+}
+
+/** `--max-cost USD`, `--max-tokens N`, `--max-duration SECONDS`: ceilings over every request's limits. */
+function limitFlags(options: ServeCommandOptions): RunLimits {
+  const limits: RunLimits = {};
+  if (options.maxCost !== undefined) limits.maxCost = number(options.maxCost, "--max-cost", "a number of US dollars above 0", "0.50", (value) => value > 0);
+  if (options.maxTokens !== undefined) limits.maxTokens = number(options.maxTokens, "--max-tokens", "a whole number of tokens above 0", "200000", (value) => Number.isInteger(value) && value > 0);
+  if (options.maxDuration !== undefined) limits.maxDuration = number(options.maxDuration, "--max-duration", "a number of seconds above 0", "300", (value) => value > 0);
+  return limits;
+}
+
+function seconds(text: string, flag: string, example: string, zero = false): number {
+  return number(text, flag, `a number of seconds ${zero ? ">= 0" : "above 0"}`, example, (value) => (zero ? value >= 0 : value > 0));
+}
+
+function wholeNumber(text: string, flag: string, hint: string): number {
+  return number(text, flag, "a whole number >= 0", hint.replace(/^e\.g\. \S+ /, ""), (value) => Number.isInteger(value) && value >= 0);
+}
+
+function number(text: string, flag: string, what: string, example: string, valid: (value: number) => boolean): number {
+  const value = Number(text);
+  if (text.trim() === "" || !Number.isFinite(value) || !valid(value)) throw new ConfigError("usage_serve", `${flag} must be ${what} (got \`${text}\`)`, { location: { file: flag }, hint: `e.g. ${flag} ${example}` });
+  return value;
+}

@@ -1,0 +1,65 @@
+import { InterruptedError } from "../errors.js";
+import type { ServedRun } from "./ServedRun.js";
+
+/**
+ * The runs paused at their client's tool calls, by the calls' ids on the wire: the request that brings the results
+ * names them. A run left waiting longer than `ttlMs` (`--pending-ttl`) is cancelled, and recorded as interrupted.
+ */
+export class PausedRuns {
+  readonly #ttlMs: number;
+  readonly #byCallId = new Map<string, ServedRun>();
+  readonly #timers = new Map<ServedRun, { timer: NodeJS.Timeout; ids: string[] }>();
+
+  constructor(options: { ttlMs: number }) {
+    // setTimeout fires at once for a delay past 2^31-1 ms (24.8 days): a longer wait is that long.
+    this.#ttlMs = Math.min(options.ttlMs, 2 ** 31 - 1);
+  }
+
+  /** How many runs wait. */
+  get size(): number {
+    return this.#timers.size;
+  }
+
+  has(id: string): boolean {
+    return this.#byCallId.has(id);
+  }
+
+  /** Keep `run`, waiting for the results of `ids`. */
+  add(run: ServedRun, ids: string[]): void {
+    for (const id of ids) this.#byCallId.set(id, run);
+    const timer = setTimeout(() => {
+      this.#remove(run);
+      run.abort(new InterruptedError("interrupted", `the client's tool results did not come within ${Math.round(this.#ttlMs / 1000)} s (--pending-ttl)`));
+    }, this.#ttlMs);
+    timer.unref();
+    this.#timers.set(run, { timer, ids });
+  }
+
+  /** The run waiting for the call `id`, taken out of the waiting (its other calls' ids with it). */
+  take(id: string): ServedRun | undefined {
+    const run = this.#byCallId.get(id);
+    if (run) this.#remove(run);
+    return run;
+  }
+
+  /** Put a run taken by `take` back, as it was (the request that took it could not go on). */
+  putBack(run: ServedRun): void {
+    this.add(run, run.waitingFor.map((call) => call.id));
+  }
+
+  /** Cancel every waiting run (the server stops). */
+  abortAll(reason: unknown): void {
+    for (const run of [...this.#timers.keys()]) {
+      this.#remove(run);
+      run.abort(reason);
+    }
+  }
+
+  #remove(run: ServedRun): void {
+    const entry = this.#timers.get(run);
+    if (!entry) return;
+    clearTimeout(entry.timer);
+    this.#timers.delete(run);
+    for (const id of entry.ids) if (this.#byCallId.get(id) === run) this.#byCallId.delete(id);
+  }
+}

@@ -1,0 +1,28 @@
+import type { ApprovalPolicy } from "../approval/index.js";
+import type { RunLimits } from "../limits/index.js";
+import type { Admission } from "./Admission.js";
+import type { PausedRuns } from "./PausedRuns.js";
+import type { ServedModels } from "./ServedModels.js";
+import type { ServedRun } from "./ServedRun.js";
+import type { ServeMetrics } from "./ServeMetrics.js";
+import type { ServedResponses } from "./responses/ServedResponses.js";
+
+/** What every route shares: the models, the places to run, the paused runs, the metrics and the settings. */
+export interface ServeContext {
+  models: ServedModels;
+  admission: Admission;
+  paused: PausedRuns;
+  metrics: ServeMetrics;
+  /** Responses kept for `previous_response_id` and `GET /v1/responses/{id}`. */
+  responses: ServedResponses;
+  /** The runs going on (paused ones included), so that stopping can wait for them and then cancel them. */
+  runs: Set<ServedRun>;
+  /** The server's ceilings over every request's limits. */
+  limits: RunLimits;
+  approve: ApprovalPolicy;
+  /** `false`: record no run (`--no-log`). */
+  log: boolean;
+  warn: (message: string) => void;
+  /** Whether the server is stopping: new runs are refused (503). */
+  readonly draining: boolean;
+}

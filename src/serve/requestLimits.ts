@@ -1,0 +1,40 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { limitsFromConfig, type RunLimits } from "../limits/index.js";
+import type { PreparedTactic } from "../tactics/prepareTactic.js";
+import { badRequest } from "./HttpError.js";
+
+/** The headers a client lowers its request's limits with, and the `metadata` keys that do the same. */
+export const LIMIT_HEADERS = { maxCost: "x-lllm-max-cost", maxTokens: "x-lllm-max-tokens", maxDuration: "x-lllm-max-duration" } as const;
+export const LIMIT_METADATA = { maxCost: "lllm_max_cost", maxTokens: "lllm_max_tokens", maxDuration: "lllm_max_duration" } as const;
+
+type LimitKey = keyof typeof LIMIT_HEADERS;
+
+/**
+ * The limits of one request's run: the tactic's `limits:`, the server's ceilings (`--max-cost`, `--max-tokens`,
+ * `--max-duration`) and the client's own (`X-Lllm-Max-Cost: 0.05`, or `metadata.lllm_max_cost`), each the lowest
+ * of those set: a client can lower a limit for its request, never raise it.
+ */
+export function requestLimits(options: { prepared: PreparedTactic; server: RunLimits; headers: IncomingHttpHeaders; metadata: Record<string, string> | undefined }): RunLimits {
+  const own = limitsFromConfig(options.prepared.tactic.config.limits);
+  const limits: RunLimits = { ...own };
+  for (const key of Object.keys(LIMIT_HEADERS) as LimitKey[]) {
+    const candidates = [own[key], options.server[key], clientLimit(options.headers, options.metadata, key)].filter((value): value is number => value !== undefined);
+    if (candidates.length > 0) limits[key] = Math.min(...candidates);
+  }
+  return limits;
+}
+
+function clientLimit(headers: IncomingHttpHeaders, metadata: Record<string, string> | undefined, key: LimitKey): number | undefined {
+  const header = headers[LIMIT_HEADERS[key]];
+  const fromHeader = typeof header === "string" ? header : undefined;
+  const fromMetadata = metadata?.[LIMIT_METADATA[key]];
+  const text = fromHeader ?? fromMetadata;
+  if (text === undefined) return undefined;
+  const value = Number(text);
+  const where = fromHeader !== undefined ? `header ${LIMIT_HEADERS[key]}` : `metadata.${LIMIT_METADATA[key]}`;
+  const whole = key === "maxTokens";
+  if (text.trim() === "" || !Number.isFinite(value) || value <= 0 || (whole && !Number.isInteger(value))) {
+    throw badRequest(`${where} must be ${whole ? "a whole number of tokens" : key === "maxCost" ? "a number of US dollars" : "a number of seconds"} above 0 (got ${JSON.stringify(text)})`, fromHeader !== undefined ? null : `metadata.${LIMIT_METADATA[key]}`, "invalid_limit");
+  }
+  return value;
+}

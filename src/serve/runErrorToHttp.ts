@@ -1,0 +1,21 @@
+import { BudgetError, InterruptedError, LllmError, ModelBehaviorError, ProviderError, RunLimitError } from "../errors.js";
+import { redactSecrets } from "../util/redact.js";
+import { HttpError } from "./HttpError.js";
+
+/**
+ * A failed run as the client reads it. A limit reached is a 400 whose `code` names the limit (`max_cost`,
+ * `max_tokens`, `max_tool_calls`, `max_duration`; `tool_rounds_exhausted` for an agent's round cap) with the
+ * answer so far in `partial_output`; a model that failed or misbehaved is a 502; a run stopped by the server
+ * (stopping, or a client that never sent its tool results) a 503; anything else a 500. Messages are lllm's own,
+ * redacted of every known secret, never a stack.
+ */
+export function runErrorToHttp(error: unknown, partialOutput: string): HttpError {
+  const message = redactSecrets(error instanceof Error ? error.message : String(error));
+  const partial = partialOutput === "" ? {} : { partial_output: redactSecrets(partialOutput) };
+  if (error instanceof RunLimitError) return new HttpError(400, message, { type: "limit_reached", code: error.limit, extra: { ...partial, limit: { name: error.limit, value: error.value, spent: error.spent } } });
+  if (error instanceof BudgetError) return new HttpError(400, message, { type: "limit_reached", code: error.code, extra: partial });
+  if (error instanceof InterruptedError) return new HttpError(503, message, { code: "run_cancelled" });
+  if (error instanceof ProviderError || error instanceof ModelBehaviorError) return new HttpError(502, message, { type: "upstream_error", code: error.code });
+  if (error instanceof LllmError) return new HttpError(500, message, { code: error.code });
+  return new HttpError(500, "internal error: the run failed unexpectedly; see the server's log", { code: "internal_error" });
+}
