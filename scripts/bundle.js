@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Bundle the compiled code (dist/) into a few files in dist/bundle/, which the CLI and `import "lllm"` load.
 // Node 20 has no compile cache and pays for every module it resolves and links: `lllm run` loaded about 460 files
-// (ours, yaml, openai), `import "lllm"` about 200. Lazy imports stay lazy: each becomes a chunk loaded on first use.
+// (ours, yaml, openai), `import "lllm"` about 200. Lazy imports stay lazy: each becomes a chunk loaded on first use;
+// what a command always loads together is one chunk (scripts/startupGroups.js).
 // Kept out of the bundle: native code (libsql), what loads its own files at run time (jiti), and large optional
 // parts that load only in their own commands (MCP SDK, OpenTelemetry, BullMQ); dependencies reached through
 // `require` are not seen by the bundler: zod, yaml and commander get a one-file copy each in dist/vendor/
@@ -14,6 +15,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
+import { startupGroups } from "./startupGroups.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outIndex = process.argv.indexOf("--out");
@@ -48,6 +50,8 @@ const { output } = await build({
   external: [/^node:/, "libsql", "jiti", /^@modelcontextprotocol\//, /^@opentelemetry\//, "bullmq", "ioredis", "playwright-core"],
   // A dynamic import of a module that is also imported statically stays where it is: said by design, not a problem.
   checks: { ineffectiveDynamicImport: false },
+  // The groups (startupGroups) leave each entry module alone in its chunk: its exports are its own.
+  preserveEntrySignatures: "allow-extension",
   output: {
     dir: bundle,
     format: "esm",
@@ -56,7 +60,7 @@ const { output } = await build({
     sourcemap: true,
     // Each dependency in a chunk named after it (dep-openai-….js): it loads when first imported, as from
     // node_modules, and a test can tell which dependencies a command loaded.
-    codeSplitting: { groups: [{ debugName: "dependencies", name: (id) => dependencyOf(id), test: /[\\/]node_modules[\\/]/ }] },
+    codeSplitting: { groups: [{ debugName: "dependencies", name: (id) => dependencyOf(id), test: /[\\/]node_modules[\\/]/ }, ...startupGroups(out)] },
   },
   logLevel: "warn",
 });
