@@ -6,7 +6,7 @@ import { BadProviderAnswer } from "./BadProviderAnswer.js";
 import { badAnswerError, connectionError, httpError, serverMessage, timeoutError, tlsFailureOf } from "./toProviderError.js";
 import { RedirectRefused } from "../util/fetchWithinOrigin.js";
 import { replyTooLargeIn } from "../util/ReplyTooLarge.js";
-import { ProxyFailed } from "../util/TunnelAgent.js";
+import { ProxyFailed } from "../util/ProxyFailed.js";
 import { secrets } from "../util/redact.js";
 import type { FailedRequest } from "./toProviderError.js";
 import { abortableSleep as sleep } from "../util/abortableSleep.js";

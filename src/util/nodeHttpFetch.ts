@@ -1,13 +1,15 @@
 import diagnostics_channel from "node:diagnostics_channel";
 import http from "node:http";
-import https from "node:https";
+import type https from "node:https";
 import { pipeline, Readable } from "node:stream";
-import zlib from "node:zlib";
+import type zlib from "node:zlib";
 import { proxyAuthorization, proxyFor, proxyOrigin, type ProxyEnvironment } from "./proxyEnvironment.js";
 import { FileBody } from "./FileBody.js";
 import { ReplyTooLarge } from "./ReplyTooLarge.js";
 import { REQUEST_SENT_CHANNEL } from "./requestSentChannel.js";
-import { ProxyFailed, TunnelAgent } from "./TunnelAgent.js";
+import { ProxyFailed } from "./ProxyFailed.js";
+import type { TunnelAgent } from "./TunnelAgent.js";
+import { requireNow } from "./lazyModule.js";
 import { ResponseHeaders } from "./ResponseHeaders.js";
 import { WholeResponse } from "./WholeResponse.js";
 
@@ -16,12 +18,17 @@ import { WholeResponse } from "./WholeResponse.js";
  * of Node's `fetch` shares its global dispatcher. Most recently used sockets first (`lifo`), so that the idle ones
  * are those a server may close, not those about to be reused.
  */
-const agents = {
-  "http:": new http.Agent({ keepAlive: true, scheduling: "lifo" }),
-  "https:": new https.Agent({ keepAlive: true, scheduling: "lifo" }),
-};
+const httpAgent = new http.Agent({ keepAlive: true, scheduling: "lifo" });
+let httpsAgent: https.Agent | undefined;
 /** One pool of tunnelled connections per proxy (its URL, credentials included, is the key). */
 const tunnels = new Map<string, TunnelAgent>();
+/** The tunnel's module, imported before the first request through a proxy's tunnel (it brings tls). */
+let tunnelModule: typeof import("./TunnelAgent.js") | undefined;
+
+// https and zlib are `require`d when first needed: a run against a local server over plain HTTP, answering
+// uncompressed, loads neither (the TLS stack alone costs a one-round run's start-up several milliseconds).
+const httpsModule = (): typeof https => requireNow<typeof https>("node:https");
+const zlibModule = (): typeof zlib => requireNow<typeof zlib>("node:zlib");
 
 /** The default cap of a decoded answer body: far above any model reply, far below what fills memory. */
 export const DEFAULT_MAX_REPLY_BYTES = 64 * 1024 * 1024;
@@ -67,6 +74,13 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
     return fileBody ? fileBody.toBlob().then((blob) => globalThis.fetch(input, { ...init, body: blob })) : globalThis.fetch(input, init);
   }
   const maxReplyBytes = transport.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+  const viaProxy = proxyFor(transport.proxies, url);
+  if (viaProxy !== undefined && url.protocol === "https:" && tunnelModule === undefined) {
+    return import("./TunnelAgent.js").then((loaded) => {
+      tunnelModule = loaded;
+      return nodeHttpFetch(url, init, transport);
+    });
+  }
   const signal = init.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(abortReason(signal));
 
@@ -97,7 +111,6 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
       }
     };
     const done = (): void => signal?.removeEventListener("abort", onAbort);
-    const viaProxy = proxyFor(transport.proxies, url);
     const request = send(url, method, headers, viaProxy, (response) => {
       answer = response;
       response.once("close", done);
@@ -215,19 +228,19 @@ function requestHeaders(init: RequestInit["headers"]): Record<string, string> {
  */
 function send(url: URL, method: string, headers: Record<string, string>, proxy: URL | undefined, onResponse: (response: http.IncomingMessage) => void): http.ClientRequest {
   if (url.protocol === "https:") {
-    const agent = proxy === undefined ? agents["https:"] : tunnelThrough(proxy);
-    return https.request(url, { method, headers, agent }, onResponse);
+    const agent = proxy === undefined ? (httpsAgent ??= new (httpsModule().Agent)({ keepAlive: true, scheduling: "lifo" })) : tunnelThrough(proxy);
+    return httpsModule().request(url, { method, headers, agent }, onResponse);
   }
-  if (proxy === undefined) return http.request(url, { method, headers, agent: agents["http:"] }, onResponse);
+  if (proxy === undefined) return http.request(url, { method, headers, agent: httpAgent }, onResponse);
   const authorization = proxyAuthorization(proxy);
   const proxyHeaders = { ...headers, host: url.host, ...(authorization ? { "proxy-authorization": authorization } : {}) };
-  return http.request({ host: proxy.hostname.replace(/^\[|\]$/g, ""), port: Number(proxy.port || 80), path: url.href, method, headers: proxyHeaders, agent: agents["http:"] }, onResponse);
+  return http.request({ host: proxy.hostname.replace(/^\[|\]$/g, ""), port: Number(proxy.port || 80), path: url.href, method, headers: proxyHeaders, agent: httpAgent }, onResponse);
 }
 
 function tunnelThrough(proxy: URL): TunnelAgent {
   let agent = tunnels.get(proxy.href);
   if (agent === undefined) {
-    agent = new TunnelAgent(proxy, { keepAlive: true, scheduling: "lifo" });
+    agent = new tunnelModule!.TunnelAgent(proxy, { keepAlive: true, scheduling: "lifo" });
     tunnels.set(proxy.href, agent);
   }
   return agent;
@@ -271,7 +284,8 @@ function abortReason(signal: AbortSignal): unknown {
 /** The decoder of a compressed answer (the encodings asked for above), or none. */
 function decoderFor(encoding: string | undefined): zlib.Gunzip | zlib.Inflate | undefined {
   const name = encoding?.trim().toLowerCase();
-  if (name === "gzip" || name === "x-gzip") return zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH });
-  if (name === "deflate") return zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH });
-  return undefined;
+  if (name !== "gzip" && name !== "x-gzip" && name !== "deflate") return undefined;
+  const codec = zlibModule();
+  const options = { flush: codec.constants.Z_SYNC_FLUSH, finishFlush: codec.constants.Z_SYNC_FLUSH };
+  return name === "deflate" ? codec.createInflate(options) : codec.createGunzip(options);
 }
