@@ -1,5 +1,6 @@
-import { createInterface } from "node:readline";
+import type readline from "node:readline";
 import type { ApprovalPolicy, ApprovalRequest } from "./ApprovalPolicy.js";
+import { requireNow } from "../util/lazyModule.js";
 
 /** The arguments shown in the question are cut past this many characters. */
 const SHOWN_ARGUMENTS = 400;
@@ -32,6 +33,8 @@ function ask(request: ApprovalRequest, streams: { input: NodeJS.ReadableStream; 
   const text = shown.length > SHOWN_ARGUMENTS ? `${shown.slice(0, SHOWN_ARGUMENTS - 1)}…` : shown;
   const who = request.agent !== undefined ? `agent \`${request.agent}\`` : "the program";
   return new Promise((resolve) => {
+    // readline is `require`d with the first question: a run that asks none does not load it.
+    const { createInterface } = requireNow<typeof readline>("node:readline");
     const reader = createInterface({ input: streams.input, output: streams.output, terminal: false });
     let settled = false;
     const finish = (reply: "yes" | "no" | "always"): void => {

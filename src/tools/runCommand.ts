@@ -1,7 +1,8 @@
-import { spawn } from "node:child_process";
+import type childProcess from "node:child_process";
 import { existsSync } from "node:fs";
 import { ToolError } from "../errors.js";
 import { showsCommandStderr } from "./toolScope.js";
+import { requireNow } from "../util/lazyModule.js";
 
 /** How to run a command tool's program. */
 export interface RunCommandOptions {
@@ -35,6 +36,8 @@ export function runCommand(options: RunCommandOptions): Promise<string> {
       return;
     }
     const [program, ...args] = options.command;
+    // child_process is `require`d with the first command tool a run calls: most runs call none.
+    const { spawn } = requireNow<typeof childProcess>("node:child_process");
     const child = spawn(program!, args, { cwd: options.cwd, env: options.env ?? process.env, stdio: ["pipe", "pipe", "pipe"], detached: process.platform !== "win32" });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
