@@ -2,12 +2,13 @@
 // it loads (a resolution, a read, a compilation and a link: about half a millisecond each on a busy 2-core machine,
 // for a chunk of a few hundred bytes as for one of 500 KB). Left to itself the bundler cuts a chunk for every
 // different set of entries and lazy imports that reach a module: a `lllm run` loaded some 60 files, `import "lllm"`
-// as many. Modules that are always loaded together go into one chunk each instead:
-// - cli: what cli/main.js imports statically (every command loads it);
-// - run: what the `run` command (cli/run.js) imports statically and the CLI does not: config, registry, tools,
-//   tactics, agent, providers, the run store: the hot path of `lllm run`, and most of `validate`, `chat`, `batch`;
-//   with the `lllm` that package files import (packageApi/), which a run's TypeScript tools load;
-// - library: the rest of what `import "lllm"` (and lllm/testing, and a package's `import … from "lllm"`) loads.
+// as many. Modules that are always loaded together go into one chunk each instead, in layers, each layer what its
+// starting points import statically and no earlier layer holds:
+// - cli: cli/main.js's imports (every command loads them);
+// - tactic: loading, checking and binding a tactic (`lllm validate`, and the first half of every run), with the
+//   `lllm` that package files import (packageApi/), which TypeScript tools load;
+// - run: the rest of the `run` command: the agent loop, patterns, providers' calls, the run store;
+// - library: the rest of what `import "lllm"` and lllm/testing load.
 // A module reached only through `import()` is in none of them: it stays in a chunk of its own, loaded on first use.
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
@@ -29,18 +30,26 @@ function staticClosure(out, entry) {
   return seen;
 }
 
+/** The layers: a group's name and the modules it starts from (their static imports come with them). */
+const LAYERS = [
+  ["cli", ["cli/main.js"]],
+  ["tactic", ["cli/validate.js", "packageApi/index.js"]],
+  ["run", ["cli/run.js"]],
+  ["library", ["index.js", "packageApi/index.js", "testing/index.js"]],
+];
+/** The entries of the bundle: each stays alone in its chunk, which then exports exactly its own names. */
+const ENTRIES = ["cli/main.js", "index.js", "packageApi/index.js", "testing/index.js"];
+
 /** `codeSplitting.groups` entries for the modules of the build in `out`; each module in one group at most. */
 export function startupGroups(out) {
-  const cliEntry = path.resolve(out, "cli/main.js");
-  const libraryEntries = ["index.js", "packageApi/index.js", "testing/index.js"];
-  const runEntries = ["cli/run.js", "packageApi/index.js"];
-  // The entry modules stay in their entry chunks, which then export exactly their own names.
-  const entries = new Set([cliEntry, ...libraryEntries.map((entry) => path.resolve(out, entry))]);
-  const cli = new Set([...staticClosure(out, "cli/main.js")].filter((file) => !entries.has(file)));
-  const run = new Set(runEntries.flatMap((entry) => [...staticClosure(out, entry)]).filter((file) => !cli.has(file) && !entries.has(file)));
-  const library = new Set(libraryEntries.flatMap((entry) => [...staticClosure(out, entry)]).filter((file) => !cli.has(file) && !run.has(file) && !entries.has(file)));
-  if (run.size === 0) throw new Error("startupGroups: cli/run.js has no static imports in the build: has it moved?");
-  // Together the sets hold every module their members import statically: the bundler need not pull any in.
-  const group = (name, members) => ({ name, test: (id) => members.has(id), includeDependenciesRecursively: false });
-  return [group("cli", cli), group("run", run), group("library", library)];
+  const taken = new Set(ENTRIES.map((entry) => path.resolve(out, entry)));
+  const groups = [];
+  for (const [name, starts] of LAYERS) {
+    const members = new Set(starts.flatMap((start) => [...staticClosure(out, start)]).filter((file) => !taken.has(file)));
+    if (members.size === 0) throw new Error(`startupGroups: ${starts.join(", ")} import nothing in the build: has a file moved?`);
+    for (const file of members) taken.add(file);
+    // Together the layers hold every module their members import statically: the bundler need not pull any in.
+    groups.push({ name, test: (id) => members.has(id), includeDependenciesRecursively: false });
+  }
+  return groups;
 }
