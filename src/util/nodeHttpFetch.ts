@@ -1,5 +1,5 @@
-import diagnostics_channel from "node:diagnostics_channel";
-import http from "node:http";
+import type diagnostics_channel from "node:diagnostics_channel";
+import type http from "node:http";
 import type https from "node:https";
 import { pipeline, Readable } from "node:stream";
 import type zlib from "node:zlib";
@@ -18,15 +18,17 @@ import { WholeResponse } from "./WholeResponse.js";
  * of Node's `fetch` shares its global dispatcher. Most recently used sockets first (`lifo`), so that the idle ones
  * are those a server may close, not those about to be reused.
  */
-const httpAgent = new http.Agent({ keepAlive: true, scheduling: "lifo" });
+let httpAgent: http.Agent | undefined;
 let httpsAgent: https.Agent | undefined;
 /** One pool of tunnelled connections per proxy (its URL, credentials included, is the key). */
 const tunnels = new Map<string, TunnelAgent>();
 /** The tunnel's module, imported before the first request through a proxy's tunnel (it brings tls). */
 let tunnelModule: typeof import("./TunnelAgent.js") | undefined;
 
-// https and zlib are `require`d when first needed: a run against a local server over plain HTTP, answering
-// uncompressed, loads neither (the TLS stack alone costs a one-round run's start-up several milliseconds).
+// http, https and zlib are `require`d when first needed: `lllm validate` loads none of them, a run against a local
+// server over plain HTTP, answering uncompressed, neither TLS nor zlib (the TLS stack alone costs a one-round run's
+// start-up several milliseconds).
+const httpModule = (): typeof http => requireNow<typeof http>("node:http");
 const httpsModule = (): typeof https => requireNow<typeof https>("node:https");
 const zlibModule = (): typeof zlib => requireNow<typeof zlib>("node:zlib");
 
@@ -42,7 +44,7 @@ export interface HttpTransport {
 }
 
 /** Told when a request has been written to the socket (its headers and body handed to the system). */
-const requestSent = diagnostics_channel.channel(REQUEST_SENT_CHANNEL);
+let requestSent: diagnostics_channel.Channel | undefined;
 
 /** Statuses whose responses have no body (`new Response` refuses one). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
@@ -191,7 +193,9 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
       reject(new TypeError("fetch failed", { cause: viaProxy !== undefined && url.protocol === "http:" ? new ProxyFailed(proxyOrigin(viaProxy), undefined, `cannot be reached: ${error.message}`, { cause: error }) : error }));
     });
     signal?.addEventListener("abort", onAbort, { once: true });
-    if (requestSent.hasSubscribers) request.once("finish", () => requestSent.publish({ url: url.href }));
+    requestSent ??= requireNow<typeof diagnostics_channel>("node:diagnostics_channel").channel(REQUEST_SENT_CHANNEL);
+    const channel = requestSent;
+    if (channel.hasSubscribers) request.once("finish", () => channel.publish({ url: url.href }));
     if (!fileBody) {
       request.end(payload);
       return;
@@ -231,10 +235,12 @@ function send(url: URL, method: string, headers: Record<string, string>, proxy: 
     const agent = proxy === undefined ? (httpsAgent ??= new (httpsModule().Agent)({ keepAlive: true, scheduling: "lifo" })) : tunnelThrough(proxy);
     return httpsModule().request(url, { method, headers, agent }, onResponse);
   }
-  if (proxy === undefined) return http.request(url, { method, headers, agent: httpAgent }, onResponse);
+  const plain = httpModule();
+  httpAgent ??= new plain.Agent({ keepAlive: true, scheduling: "lifo" });
+  if (proxy === undefined) return plain.request(url, { method, headers, agent: httpAgent }, onResponse);
   const authorization = proxyAuthorization(proxy);
   const proxyHeaders = { ...headers, host: url.host, ...(authorization ? { "proxy-authorization": authorization } : {}) };
-  return http.request({ host: proxy.hostname.replace(/^\[|\]$/g, ""), port: Number(proxy.port || 80), path: url.href, method, headers: proxyHeaders, agent: httpAgent }, onResponse);
+  return plain.request({ host: proxy.hostname.replace(/^\[|\]$/g, ""), port: Number(proxy.port || 80), path: url.href, method, headers: proxyHeaders, agent: httpAgent }, onResponse);
 }
 
 function tunnelThrough(proxy: URL): TunnelAgent {
