@@ -29,6 +29,21 @@ function dependencyOf(id) {
   return names.length ? `dep-${names.at(-1)[1].replace(/^@/, "").replace(/[\\/]/g, "-")}` : null;
 }
 
+/**
+ * commander requires node:child_process when it loads, for the executable subcommands lllm has none of: with it come
+ * net, dgram and their bindings, in every command's start-up. Its one-file copy requires it when it spawns. A
+ * commander whose source no longer has the line fails the build here, rather than quietly loading it again.
+ */
+const commanderSpawnsLazily = {
+  name: "lllm:commander-spawns-lazily",
+  transform(code, id) {
+    if (!/[\\/]commander[\\/]lib[\\/]command\.js$/.test(id)) return null;
+    const eager = "const childProcess = require('node:child_process');";
+    if (!code.includes(eager)) this.error(`scripts/bundle.js: commander's lib/command.js no longer has \`${eager}\`: update commanderSpawnsLazily`);
+    return code.replace(eager, "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };");
+  },
+};
+
 rmSync(bundle, { recursive: true, force: true });
 rmSync(dist("vendor"), { recursive: true, force: true });
 for (const name of ["zod", "yaml", "commander"]) {
@@ -37,6 +52,7 @@ for (const name of ["zod", "yaml", "commander"]) {
     platform: "node",
     cwd: out,
     external: [/^node:/],
+    plugins: name === "commander" ? [commanderSpawnsLazily] : [],
     output: { dir: dist("vendor"), format: "cjs", exports: "named", entryFileNames: "[name].cjs" },
     logLevel: "warn",
   });
