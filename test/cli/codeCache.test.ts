@@ -48,7 +48,7 @@ describe("the code cache of a file lllm requires compiled", () => {
   // neither (commander's parsing, the validators, the zod a tool used). Seen from outside: the data is larger than
   // V8's for the top level alone, and loading it again is accepted.
   it(nodeHasCompileCache ? "is Node's own compile cache's business on this Node" : "holds the functions the run called, not only the top level", async () => {
-    if (nodeHasCompileCache) return expect(Module.enableCompileCache).toBeTypeOf("function");
+    if (nodeHasCompileCache) return expect((Module as { enableCompileCache?: unknown }).enableCompileCache).toBeTypeOf("function");
     const folder = path.join(dir, "functions");
     const file = path.join(folder, "called.cjs");
     mkdirSync(path.join(folder, "cache"), { recursive: true, mode: 0o700 });
