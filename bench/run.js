@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Benchmarks of lllm, reported as ratios against a baseline measured in the same run (never absolute timings
 // in tests: these machines are shared and noisy). Usage: npm run bench [-- --runs N] [-- --only NAME]
+// `npm run bench -- --check`: the start-up pairs alone (coldStart.js), exit 1 when a ratio passes its limit.
 import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
@@ -169,7 +170,13 @@ async function kernelSuite() {
 }
 
 const suites = {
-  coldstart: async () => (await import("./coldStart.js")).coldStartSuite({ root, benchRoot, runs }),
+  coldstart: async () => {
+    const failures = await (await import("./coldStart.js")).coldStartSuite({ root, benchRoot, runs });
+    if (failures.length > 0) {
+      console.log(`\nStart-up over its limits:\n${failures.map((failure) => `  ${failure}`).join("\n")}`);
+      process.exitCode = 1;
+    }
+  },
   startup: () =>
     compare("Start-up: the CLI against a bare node process", [
       { name: "node -e 0 (baseline)", command: process.execPath, args: ["-e", "0"] },
@@ -193,6 +200,7 @@ const suites = {
   },
 };
 
+const check = args.includes("--check");
 for (const [name, suite] of Object.entries(suites)) {
-  if (!only || only === name) await suite();
+  if (check ? name === "coldstart" : !only || only === name) await suite();
 }

@@ -1,20 +1,19 @@
 #!/usr/bin/env node
 // Thin launcher: everything lives in the built CLI (one bundle, scripts/bundle.js) so start-up stays one import.
 import { lstatSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
-import path from "node:path";
-import module from "node:module";
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   // Answered here, as the CLI would: scripts call it often, and it needs nothing else loaded.
   process.stdout.write(`${JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version}\n`);
 } else {
-  enableCompileCache();
-  loadCli().then((cli) => cli.main(process.argv)).catch((error) => {
-    process.stderr.write(`lllm: could not start: ${error?.message ?? error}\nRun \`npm run build\` in the lllm folder first.\n`);
-    process.exitCode = 1;
-  });
+  enableCompileCache()
+    .then(loadCli)
+    .then((cli) => cli.main(process.argv))
+    .catch((error) => {
+      process.stderr.write(`lllm: could not start: ${error?.message ?? error}\nRun \`npm run build\` in the lllm folder first.\n`);
+      process.exitCode = 1;
+    });
 }
 
 // A build swaps its new dist/ in with two renames (scripts/build.js): for an instant between them there is none.
@@ -41,7 +40,9 @@ function buildUnderWay() {
 // Node 22.1+ keeps compiled code of lllm and its dependencies on disk between runs, here in a folder of this
 // user's own: in the shared temp folder (Node's default) another local user could plant compiled code for lllm's
 // files. Older Node versions have no such cache: lllm keeps one for its one-file dependencies (util/codeCache.ts).
-function enableCompileCache() {
+// Its modules are imported here, not at the top: `--version` above needs none of them (each costs a start-up).
+async function enableCompileCache() {
+  const [{ homedir }, { default: path }, { default: module }] = await Promise.all([import("node:os"), import("node:path"), import("node:module")]);
   if (!module.enableCompileCache || process.env.NODE_COMPILE_CACHE) return;
   const cache = path.join(process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm"), "cache", "node");
   try {

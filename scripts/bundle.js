@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Bundle the compiled code (dist/) into a few files in dist/bundle/, which the CLI and `import "lllm"` load.
 // Node 20 has no compile cache and pays for every module it resolves and links: `lllm run` loaded about 460 files
-// (ours, yaml, openai), `import "lllm"` about 200. Lazy imports stay lazy: each becomes a chunk loaded on first use.
+// (ours, yaml, openai), `import "lllm"` about 200. Lazy imports stay lazy: each becomes a chunk loaded on first use;
+// what a command always loads together is one chunk (scripts/startupGroups.js).
 // Kept out of the bundle: native code (libsql), what loads its own files at run time (jiti), and large optional
 // parts that load only in their own commands (MCP SDK, OpenTelemetry, BullMQ); dependencies reached through
 // `require` are not seen by the bundler: zod, yaml and commander get a one-file copy each in dist/vendor/
@@ -14,6 +15,7 @@ import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
+import { startupGroups } from "./startupGroups.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const outIndex = process.argv.indexOf("--out");
@@ -27,6 +29,21 @@ function dependencyOf(id) {
   return names.length ? `dep-${names.at(-1)[1].replace(/^@/, "").replace(/[\\/]/g, "-")}` : null;
 }
 
+/**
+ * commander requires node:child_process when it loads, for the executable subcommands lllm has none of: with it come
+ * net, dgram and their bindings, in every command's start-up. Its one-file copy requires it when it spawns. A
+ * commander whose source no longer has the line fails the build here, rather than quietly loading it again.
+ */
+const commanderSpawnsLazily = {
+  name: "lllm:commander-spawns-lazily",
+  transform(code, id) {
+    if (!/[\\/]commander[\\/]lib[\\/]command\.js$/.test(id)) return null;
+    const eager = "const childProcess = require('node:child_process');";
+    if (!code.includes(eager)) this.error(`scripts/bundle.js: commander's lib/command.js no longer has \`${eager}\`: update commanderSpawnsLazily`);
+    return code.replace(eager, "const childProcess = { spawn: (...args) => require('node:child_process').spawn(...args) };");
+  },
+};
+
 rmSync(bundle, { recursive: true, force: true });
 rmSync(dist("vendor"), { recursive: true, force: true });
 for (const name of ["zod", "yaml", "commander"]) {
@@ -35,6 +52,7 @@ for (const name of ["zod", "yaml", "commander"]) {
     platform: "node",
     cwd: out,
     external: [/^node:/],
+    plugins: name === "commander" ? [commanderSpawnsLazily] : [],
     output: { dir: dist("vendor"), format: "cjs", exports: "named", entryFileNames: "[name].cjs" },
     logLevel: "warn",
   });
@@ -48,6 +66,8 @@ const { output } = await build({
   external: [/^node:/, "libsql", "jiti", /^@modelcontextprotocol\//, /^@opentelemetry\//, "bullmq", "ioredis", "playwright-core"],
   // A dynamic import of a module that is also imported statically stays where it is: said by design, not a problem.
   checks: { ineffectiveDynamicImport: false },
+  // The groups (startupGroups) leave each entry module alone in its chunk: its exports are its own.
+  preserveEntrySignatures: "allow-extension",
   output: {
     dir: bundle,
     format: "esm",
@@ -56,7 +76,7 @@ const { output } = await build({
     sourcemap: true,
     // Each dependency in a chunk named after it (dep-openai-….js): it loads when first imported, as from
     // node_modules, and a test can tell which dependencies a command loaded.
-    codeSplitting: { groups: [{ debugName: "dependencies", name: (id) => dependencyOf(id), test: /[\\/]node_modules[\\/]/ }] },
+    codeSplitting: { groups: [{ debugName: "dependencies", name: (id) => dependencyOf(id), test: /[\\/]node_modules[\\/]/ }, ...startupGroups(out)] },
   },
   logLevel: "warn",
 });

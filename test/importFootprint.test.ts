@@ -3,12 +3,14 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
-import { ROOT } from "./helpers/runCli.js";
-import { tempDir } from "./helpers/tempTree.js";
+import { startMockOpenAIServer } from "../src/testing/index.js";
+import { BIN, ROOT } from "./helpers/runCli.js";
+import { tempDir, tempTree } from "./helpers/tempTree.js";
 
-// `import "lllm"` must stay light for library users: the heavy dependencies load when first used. Checked on the
+// `import "lllm"` and a plain `lllm run` must stay light: the heavy dependencies load when first used. Checked on the
 // built package (dist/) in a fresh node, with a module hook that lists every ES module loaded and, at exit, every
-// CommonJS module in the require cache.
+// CommonJS module in the require cache and every module of Node's own it loaded (`process.moduleLoadList`: Node's
+// fetch is one, internal/deps/undici/undici).
 const dir = tempDir("lllm-footprint-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -18,17 +20,22 @@ const register = path.join(dir, "register.mjs");
 writeFileSync(
   register,
   `import { appendFileSync } from "node:fs";\nimport { createRequire, register } from "node:module";\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n` +
-    'const require = createRequire(import.meta.url);\nprocess.on("exit", () => appendFileSync(process.env.LLLM_MODULE_LIST, Object.keys(require.cache).join("\\n") + "\\n"));\n',
+    'const require = createRequire(import.meta.url);\nprocess.on("exit", () => appendFileSync(process.env.LLLM_MODULE_LIST, [...Object.keys(require.cache), ...process.moduleLoadList].join("\\n") + "\\n"));\n',
 );
 
 /** Run `code` as an ES module in a fresh node; returns every module it loaded and what it printed. */
 function modulesLoadedBy(code: string, name: string): Promise<{ modules: string[]; stdout: string; stderr: string; code: number | null }> {
+  return modulesLoadedByNode(["--input-type=module", "-e", code], name);
+}
+
+/** Run node with `args` (and the hook) in a clean environment plus `env`; returns every module it loaded and what it printed. */
+function modulesLoadedByNode(args: string[], name: string, env: NodeJS.ProcessEnv = {}): Promise<{ modules: string[]; stdout: string; stderr: string; code: number | null }> {
   const list = path.join(dir, `${name}.txt`);
   writeFileSync(list, "");
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", pathToFileURL(register).href, "--input-type=module", "-e", code], {
+    const child = spawn(process.execPath, ["--import", pathToFileURL(register).href, ...args], {
       cwd: dir,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_MODULE_LIST: list },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NO_COLOR: "1", ...env, LLLM_MODULE_LIST: list },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
@@ -77,5 +84,73 @@ describe('import "lllm"', () => {
     expect(result.stdout).toBe("ok\n");
     expect(loaded(result.modules, "openai")).toBe(true);
     expect(loaded(result.modules, "@anthropic-ai/sdk")).toBe(false);
+  });
+});
+
+// What a plain run must not load, and why each would be there: Node's fetch (undici, with http2, tls and perf_hooks
+// behind it) for a model call over plain HTTP; jiti when no TypeScript file is imported (a warm transpile cache
+// serves the rest); OpenTelemetry without LLLM_OTEL; the MCP SDK without an MCP server; BullMQ and Redis without a
+// queue; libsql (the run store's database: a run only appends to its spool); the openai and Anthropic SDKs for a
+// call that succeeds (their error classes load with the first failure).
+const NOT_ON_A_PLAIN_RUN = ["undici", "jiti", "@opentelemetry/", "@modelcontextprotocol/sdk", "bullmq", "ioredis", "libsql", "openai", "@anthropic-ai/sdk"];
+/** Which of NOT_ON_A_PLAIN_RUN the modules hold: Node's own undici is in moduleLoadList; a scope (`@x/`) stands for its packages. */
+const heavyIn = (modules: string[]): string[] =>
+  NOT_ON_A_PLAIN_RUN.filter((name) =>
+    name === "undici"
+      ? modules.some((module) => module.includes("internal/deps/undici/") || module.includes("/node_modules/undici/"))
+      : name.endsWith("/")
+        ? modules.some((module) => module.includes(`/node_modules/${name}`) || module.includes(`/dist/bundle/dep-${name.slice(1, -1)}-`))
+        : loaded(modules, name),
+  );
+/** lllm's own files among the modules: the launcher, its bundle's chunks, its one-file dependencies. */
+const ownFiles = (modules: string[]): string[] => modules.filter((module) => module.startsWith(pathToFileURL(path.join(ROOT, "bin")).href) || module.startsWith(pathToFileURL(path.join(ROOT, "dist")).href) || module.startsWith(path.join(ROOT, "dist")));
+
+describe("a plain `lllm run` (the guard of start-up: npm run bench -- --check measures it)", () => {
+  const tool = 'import { tool } from "lllm";\nexport default tool({ name: "get_weather", description: "Get the weather", parameters: { city: { type: "string", description: "The city" } }, run: ({ city }) => `Sunny in ${city}` });\n';
+  const project = (extension: string): string =>
+    tempTree({
+      [`tools/get_weather.${extension}`]: tool,
+      "tactic.yaml": "name: plain\ndescription: One tool.\npackages: [.]\nglobal:\n  tools: [get_weather]\nagent_configs:\n  - name: bot\n    system_prompt: You answer weather questions.\n",
+      "turns.yaml": "- tool_calls:\n    - {name: get_weather, arguments: {city: Paris}}\n- text: Sunny in Paris.\n",
+    });
+
+  it("a scripted model and .mjs tools: none of undici, jiti (once its transpile cache is warm), OpenTelemetry, the MCP SDK, BullMQ, libsql, the SDKs", async () => {
+    const folder = project("mjs");
+    const home = tempDir("lllm-home-");
+    const args = [BIN, "run", path.join(folder, "tactic.yaml"), "--model", `scripted:${path.join(folder, "turns.yaml")}`, "--input", "Paris?"];
+    // The first run fills the caches (jiti transpiles the .mjs tool once): it is the list's own proof that it sees jiti.
+    const cold = await modulesLoadedByNode(args, "run-cold", { LLLM_HOME: home });
+    expect(cold.stdout).toBe("Sunny in Paris.\n");
+    expect(cold.code).toBe(0);
+    expect(heavyIn(cold.modules)).toContain("jiti");
+    const warm = await modulesLoadedByNode(args, "run-warm", { LLLM_HOME: home });
+    expect(warm.stdout).toBe("Sunny in Paris.\n");
+    expect(warm.code).toBe(0);
+    expect(ownFiles(warm.modules).length).toBeGreaterThan(0);
+    expect(heavyIn(warm.modules)).toEqual([]);
+  });
+
+  it("an OpenAI-compatible server over HTTP and a TypeScript tool: no Node's fetch (undici), no openai SDK, none of the rest; a dozen of lllm's own files", async () => {
+    // Stateless, so that the same answers come to both runs: a tool call, then the text once the tool has answered.
+    const server = await startMockOpenAIServer({
+      handler: (body) => ((body.messages ?? []).some((message) => message.role === "tool") ? "Sunny in Paris." : { tool_calls: [{ name: "get_weather", arguments: { city: "Paris" } }] }),
+    });
+    try {
+      const folder = project("ts");
+      const home = tempDir("lllm-home-");
+      const args = [BIN, "run", path.join(folder, "tactic.yaml"), "--model", "gpt-4o-mini", "--input", "Paris?"];
+      const env = { LLLM_HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-footprint-test" };
+      const cold = await modulesLoadedByNode(args, "http-cold", env);
+      expect(cold.stdout).toBe("Sunny in Paris.\n");
+      const warm = await modulesLoadedByNode(args, "http-warm", env);
+      expect(warm.stderr).toBe("");
+      expect(warm.stdout).toBe("Sunny in Paris.\n");
+      expect(heavyIn(warm.modules)).toEqual([]);
+      // Each ES module costs Node a resolution, a read and a link: the run's code comes in a few chunks
+      // (scripts/startupGroups.js), not one per shared helper as it did (some 60).
+      expect(ownFiles(warm.modules).length).toBeLessThanOrEqual(15);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
-import { createInterface } from "node:readline";
+import type readline from "node:readline";
 import { escapeControlCharacters, escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
 import type { ApprovalPolicy, ApprovalRequest } from "./ApprovalPolicy.js";
+import { requireNow } from "../util/lazyModule.js";
 
 /** Arguments whose JSON is at most this long are shown on the question's line; longer ones one per line. */
 const ONE_LINE_ARGUMENTS = 160;
@@ -56,6 +57,8 @@ function ask(request: ApprovalRequest, streams: { input: NodeJS.ReadableStream; 
   const reset = (streams.output as { isTTY?: boolean }).isTTY ? RESET : "";
   const question = `${reset}${approvalQuestion(request)}`;
   return new Promise((resolve) => {
+    // readline is `require`d with the first question: a run that asks none does not load it.
+    const { createInterface } = requireNow<typeof readline>("node:readline");
     const reader = createInterface({ input: streams.input, output: streams.output, terminal: false });
     let settled = false;
     const finish = (reply: "yes" | "no" | "always"): void => {

@@ -58,8 +58,7 @@ export class GeminiModel implements Model {
 
 /** POST, with HTTP failures and connection errors as the `openai` SDK's errors; Gemini's wait in the body becomes `retry-after`. */
 async function send(fetch: ModelFetch, url: string, init: RequestInit): Promise<Response> {
-  const sdk = await loadOpenAI();
-  return postWithSdkErrors(fetch, url, init, (response, parsed, text) => {
+  return postWithSdkErrors(fetch, url, init, (response, parsed, text, sdk) => {
     const body = parsed ?? { error: { message: text.slice(0, 500) || response.statusText } };
     const headers = new Headers(response.headers);
     const retryDelay = retryInfoSeconds(body);
@@ -81,12 +80,11 @@ function retryInfoSeconds(body: unknown): number | undefined {
 }
 
 async function readJson(response: Response): Promise<unknown> {
-  const sdk = await loadOpenAI();
   let text: string;
   try {
     text = await response.text();
   } catch (error) {
-    throw classifyReadError(error, sdk);
+    throw classifyReadError(error, await loadOpenAI());
   }
   try {
     return JSON.parse(text) as unknown;

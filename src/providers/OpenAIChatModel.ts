@@ -91,14 +91,14 @@ function requestOptions(attempt: Attempt): { signal: AbortSignal; maxRetries: 0 
 }
 
 async function completeOnce(direct: DirectEndpoint, body: string, attempt: Attempt): Promise<ModelResponse> {
-  const sdk = await loadOpenAI();
   let completion: unknown;
   try {
     const response = await postWithSdkErrors(direct.fetch, direct.url, { headers: direct.headers, body, signal: attempt.signal });
     attempt.keepAlive();
     completion = await readSdkBody(response);
   } catch (error) {
-    throw classifyReadError(error, sdk);
+    // The SDK (its error classes) only for a failure: a whole answer that comes as it should never loads it.
+    throw classifyReadError(error, await loadOpenAI());
   }
   return readChatCompletion(completion);
 }

@@ -6,7 +6,7 @@ import { BadProviderAnswer } from "./BadProviderAnswer.js";
 import { badAnswerError, connectionError, httpError, serverMessage, timeoutError, tlsFailureOf } from "./toProviderError.js";
 import { RedirectRefused } from "../util/fetchWithinOrigin.js";
 import { replyTooLargeIn } from "../util/ReplyTooLarge.js";
-import { ProxyFailed } from "../util/TunnelAgent.js";
+import { ProxyFailed } from "../util/ProxyFailed.js";
 import { secrets } from "../util/redact.js";
 import type { FailedRequest } from "./toProviderError.js";
 import { abortableSleep as sleep } from "../util/abortableSleep.js";
@@ -73,7 +73,6 @@ export async function requestWithRetries<T>(context: RetryContext, attempt: (att
 }
 
 async function attemptWithRetries<T>(context: RetryContext, attempt: (attempt: Attempt) => Promise<T>): Promise<T> {
-  const sdk = await loadOpenAI();
   const { signal, policy } = context;
   const started = Date.now();
   for (let retry = 0; ; retry += 1) {
@@ -97,6 +96,8 @@ async function attemptWithRetries<T>(context: RetryContext, attempt: (attempt: A
     } catch (caught) {
       clearTimeout(timer);
       signal?.throwIfAborted();
+      // The SDK's error classes, loaded at the first failure: a run whose requests all succeed never loads the SDK.
+      const sdk = await loadOpenAI();
       // However an SDK wrapped it, an answer cut at the size cap is one: the same request would bring it again.
       const tooLarge = caught instanceof BadProviderAnswer && caught.kind === "too_large" ? undefined : replyTooLargeIn(caught);
       const error = tooLarge ? new BadProviderAnswer("too_large", tooLarge.message, { retryable: false, cause: caught }) : caught;

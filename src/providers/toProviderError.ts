@@ -3,7 +3,7 @@ import { ProviderError } from "../errors.js";
 import type { BadProviderAnswer } from "./BadProviderAnswer.js";
 import type { OpenAIEndpoint } from "./OpenAIEndpoint.js";
 import { RedirectRefused } from "../util/fetchWithinOrigin.js";
-import { ProxyFailed } from "../util/TunnelAgent.js";
+import { ProxyFailed } from "../util/ProxyFailed.js";
 
 /** What a provider error message needs to say where the failure happened. */
 export interface FailedRequest {

@@ -3,11 +3,13 @@ import { readFileSync } from "node:fs";
 import Module, { createRequire, isBuiltin } from "node:module";
 import path from "node:path";
 import { runInThisContext } from "node:vm";
+import { isCodeFile } from "../util/codeFile.js";
 
 /**
- * Import a TypeScript package file from jiti's transpile cache without loading jiti (a fifth of a warm
- * `lllm validate`'s own start-up): when jiti wrote the file's code there earlier and the file imports nothing but
- * `lllm`, `zod` and Node's built-in modules (a typical tool file). The code is run as jiti runs it (the same
+ * Import a package's code file from jiti's transpile cache without loading jiti (a fifth of a warm `lllm validate`'s
+ * own start-up): when jiti wrote the file's code there earlier and the file imports nothing but `lllm`, `zod` and
+ * Node's built-in modules (a typical tool file). TypeScript, and JavaScript modules too: jiti rewrites an `.mjs`
+ * file's `import … from "lllm"` as it does a `.ts` file's, and keeps the result in the same cache. The code is run as jiti runs it (the same
  * wrapper, file name and module record), so stack traces, `import.meta.url` and `tool()` objects are the same.
  * Anything else (a relative or package import, `require`, a stale or missing entry) is `undefined`: jiti imports
  * the file as before.
@@ -16,7 +18,7 @@ import { runInThisContext } from "node:vm";
  * package.json). A jiti with another format simply never matches.
  */
 export async function importFromTranspileCache(file: string, options: { folder: string; virtualModules: Record<string, unknown> }): Promise<Record<string, unknown> | undefined> {
-  if (!/\.[cm]?ts$/.test(file)) return undefined;
+  if (!isCodeFile(file)) return undefined;
   const known = (Module as unknown as { _cache: Record<string, Module | undefined> })._cache[file];
   if (known?.loaded) return known.exports as Record<string, unknown>;
   let code: string;

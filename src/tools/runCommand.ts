@@ -1,10 +1,11 @@
-import { spawn } from "node:child_process";
+import type childProcess from "node:child_process";
 import { existsSync } from "node:fs";
 import { StringDecoder } from "node:string_decoder";
 import { ToolError } from "../errors.js";
 import { terminalText } from "../util/terminalText.js";
 import { COMMAND_MARK_VARIABLE, killCommandTree, newCommandMark, trackCommand, untrackCommand } from "./commandProcesses.js";
 import { showsCommandStderr } from "./toolScope.js";
+import { requireNow } from "../util/lazyModule.js";
 
 /** How to run a command tool's program. */
 export interface RunCommandOptions {
@@ -40,6 +41,8 @@ export function runCommand(options: RunCommandOptions): Promise<string> {
     }
     const [program, ...args] = options.command;
     const mark = newCommandMark();
+    // child_process is `require`d with the first command tool a run calls: most runs call none.
+    const { spawn } = requireNow<typeof childProcess>("node:child_process");
     const child = spawn(program!, args, { cwd: options.cwd, env: { ...(options.env ?? process.env), [COMMAND_MARK_VARIABLE]: mark }, stdio: ["pipe", "pipe", "pipe"], detached: process.platform !== "win32" });
     if (child.pid !== undefined) trackCommand(child.pid, mark);
     const stdout: Buffer[] = [];

@@ -3,27 +3,16 @@ import net from "node:net";
 import type { Duplex } from "node:stream";
 import tls from "node:tls";
 import { proxyAuthorization, proxyOrigin } from "./proxyEnvironment.js";
+import { ProxyFailed } from "./ProxyFailed.js";
+
+// Where ProxyFailed was first defined. This module (https and tls with it) loads when a request first goes
+// through a proxy's tunnel (nodeHttpFetch): what only needs the error imports ProxyFailed.js.
+export { ProxyFailed } from "./ProxyFailed.js";
 
 /** The longest proxy answer to a CONNECT read before giving up on it. */
 const MAX_CONNECT_ANSWER = 64 * 1024;
 /** How long a proxy may take to open a tunnel. */
 const CONNECT_TIMEOUT_MS = 30_000;
-
-/**
- * An HTTP proxy (HTTPS_PROXY, HTTP_PROXY) that could not be reached, or that answered CONNECT with anything but
- * 200 (`status`): no tunnel, and nothing of the request was sent.
- */
-export class ProxyFailed extends Error {
-  constructor(
-    readonly proxy: string,
-    readonly status: number | undefined,
-    detail: string,
-    options?: { cause: unknown },
-  ) {
-    super(`the proxy ${proxy} ${detail}`, options);
-    this.name = "ProxyFailed";
-  }
-}
 
 /**
  * A keep-alive pool of TLS connections to https:// servers through an HTTP proxy's CONNECT tunnel. The proxy sees

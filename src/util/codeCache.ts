@@ -63,8 +63,24 @@ export function requireCompiled(file: string, fallback: (file: string) => unknow
     throw error;
   }
   module.loaded = true;
-  if (!cachedData || script.cachedDataRejected === true) store(cacheFile, script);
+  if (!cachedData || script.cachedDataRejected === true) storeAtExit(cacheFile, script);
   return module.exports;
+}
+
+/** Code caches to write when the process ends. */
+const unsaved = new Map<string, Script>();
+
+/**
+ * Write the file's code cache when the process exits, not once its top level has run: V8 compiles a function when
+ * it is first called, and the data then holds every function this run called (commander's parsing, the validators,
+ * the zod a tool used), which the next run then need not compile either.
+ */
+function storeAtExit(cacheFile: string, script: Script): void {
+  if (unsaved.size === 0) process.once("exit", () => {
+    for (const [file, compiled] of unsaved) store(file, compiled);
+    unsaved.clear();
+  });
+  unsaved.set(cacheFile, script);
 }
 
 function store(cacheFile: string, script: Script): void {

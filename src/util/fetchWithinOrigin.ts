@@ -22,13 +22,16 @@ export class RedirectRefused extends Error {
  * As browsers do, 303 (and 301/302 after a POST) continue as a GET without a body; 307/308 repeat the request.
  */
 export async function fetchWithinOrigin(fetchImpl: typeof globalThis.fetch, input: string | URL | Request, init: RequestInit = {}): Promise<Response> {
-  let current = new URL(input instanceof Request ? input.url : input.toString());
+  // A string or a URL is never a `Request`, and is not asked: reading `Request` (or `Headers`) loads Node's fetch,
+  // which the model clients' transport spares a plain run (see WholeResponse).
+  const request = typeof input === "string" || input instanceof URL ? undefined : input;
+  let current = new URL(request ? request.url : input.toString());
   const origin = current.origin;
-  let method = (init.method ?? (input instanceof Request ? input.method : "GET")).toUpperCase();
+  let method = (init.method ?? request?.method ?? "GET").toUpperCase();
   let body = init.body;
-  const headers = new Headers(init.headers ?? (input instanceof Request ? input.headers : undefined));
+  let headers = init.headers ?? request?.headers;
   for (let hop = 0; ; hop += 1) {
-    const response = await fetchImpl(hop === 0 && input instanceof Request ? input : current, { ...init, method, headers, ...(body !== undefined && body !== null ? { body } : { body: null }), redirect: "manual" });
+    const response = await fetchImpl(hop === 0 && request ? request : current, { ...init, method, ...(headers !== undefined ? { headers } : {}), ...(body !== undefined && body !== null ? { body } : { body: null }), redirect: "manual" });
     const location = response.headers.get("location");
     if (!REDIRECT_STATUSES.has(response.status) || location === null) return response;
     await response.body?.cancel().catch(() => undefined);
@@ -49,8 +52,10 @@ export async function fetchWithinOrigin(fetchImpl: typeof globalThis.fetch, inpu
     if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === "POST")) {
       method = "GET";
       body = undefined;
-      headers.delete("content-type");
-      headers.delete("content-length");
+      const without = new Headers(headers);
+      without.delete("content-type");
+      without.delete("content-length");
+      headers = without;
     }
     current = next;
   }

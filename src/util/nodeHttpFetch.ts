@@ -1,25 +1,36 @@
-import diagnostics_channel from "node:diagnostics_channel";
-import http from "node:http";
-import https from "node:https";
+import type diagnostics_channel from "node:diagnostics_channel";
+import type http from "node:http";
+import type https from "node:https";
 import { pipeline, Readable } from "node:stream";
-import zlib from "node:zlib";
+import type zlib from "node:zlib";
 import { proxyAuthorization, proxyFor, proxyOrigin, type ProxyEnvironment } from "./proxyEnvironment.js";
 import { FileBody } from "./FileBody.js";
 import { ReplyTooLarge } from "./ReplyTooLarge.js";
 import { REQUEST_SENT_CHANNEL } from "./requestSentChannel.js";
-import { ProxyFailed, TunnelAgent } from "./TunnelAgent.js";
+import { ProxyFailed } from "./ProxyFailed.js";
+import type { TunnelAgent } from "./TunnelAgent.js";
+import { requireNow } from "./lazyModule.js";
+import { ResponseHeaders } from "./ResponseHeaders.js";
+import { WholeResponse } from "./WholeResponse.js";
 
 /**
  * Keep-alive connection pools, one per scheme for the process: every model client shares them, as every caller
  * of Node's `fetch` shares its global dispatcher. Most recently used sockets first (`lifo`), so that the idle ones
  * are those a server may close, not those about to be reused.
  */
-const agents = {
-  "http:": new http.Agent({ keepAlive: true, scheduling: "lifo" }),
-  "https:": new https.Agent({ keepAlive: true, scheduling: "lifo" }),
-};
+let httpAgent: http.Agent | undefined;
+let httpsAgent: https.Agent | undefined;
 /** One pool of tunnelled connections per proxy (its URL, credentials included, is the key). */
 const tunnels = new Map<string, TunnelAgent>();
+/** The tunnel's module, imported before the first request through a proxy's tunnel (it brings tls). */
+let tunnelModule: typeof import("./TunnelAgent.js") | undefined;
+
+// http, https and zlib are `require`d when first needed: `lllm validate` loads none of them, a run against a local
+// server over plain HTTP, answering uncompressed, neither TLS nor zlib (the TLS stack alone costs a one-round run's
+// start-up several milliseconds).
+const httpModule = (): typeof http => requireNow<typeof http>("node:http");
+const httpsModule = (): typeof https => requireNow<typeof https>("node:https");
+const zlibModule = (): typeof zlib => requireNow<typeof zlib>("node:zlib");
 
 /** The default cap of a decoded answer body: far above any model reply, far below what fills memory. */
 export const DEFAULT_MAX_REPLY_BYTES = 64 * 1024 * 1024;
@@ -33,7 +44,7 @@ export interface HttpTransport {
 }
 
 /** Told when a request has been written to the socket (its headers and body handed to the system). */
-const requestSent = diagnostics_channel.channel(REQUEST_SENT_CHANNEL);
+let requestSent: diagnostics_channel.Channel | undefined;
 
 /** Statuses whose responses have no body (`new Response` refuses one). */
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
@@ -58,16 +69,24 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
   const body = init.body as RequestInit["body"] | FileBody;
   const fileBody = body instanceof FileBody ? body : undefined;
   const plainBody = body === undefined || body === null || typeof body === "string" || body instanceof Uint8Array || body instanceof ArrayBuffer || fileBody !== undefined;
-  const url = input instanceof Request ? undefined : input instanceof URL ? input : new URL(input);
+  // Nothing here touches `Request`, `Headers` or `Response` on the way of a whole answer: each would load Node's
+  // fetch (undici), the start-up cost this transport exists to spare (WholeResponse).
+  const url = typeof input === "string" ? new URL(input) : input instanceof URL ? input : undefined;
   if (url === undefined || !plainBody || init.redirect !== "manual" || (url.protocol !== "http:" && url.protocol !== "https:")) {
     return fileBody ? fileBody.toBlob().then((blob) => globalThis.fetch(input, { ...init, body: blob })) : globalThis.fetch(input, init);
   }
   const maxReplyBytes = transport.maxReplyBytes ?? DEFAULT_MAX_REPLY_BYTES;
+  const viaProxy = proxyFor(transport.proxies, url);
+  if (viaProxy !== undefined && url.protocol === "https:" && tunnelModule === undefined) {
+    return import("./TunnelAgent.js").then((loaded) => {
+      tunnelModule = loaded;
+      return nodeHttpFetch(url, init, transport);
+    });
+  }
   const signal = init.signal ?? undefined;
   if (signal?.aborted) return Promise.reject(abortReason(signal));
 
-  const headers: Record<string, string> = {};
-  new Headers(init.headers).forEach((value, name) => (headers[name] = value));
+  const headers = requestHeaders(init.headers);
   // What `fetch` adds: answers may come compressed (and are decoded below); any type is accepted.
   headers["accept-encoding"] ??= "gzip, deflate";
   headers["accept"] ??= "*/*";
@@ -94,7 +113,6 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
       }
     };
     const done = (): void => signal?.removeEventListener("abort", onAbort);
-    const viaProxy = proxyFor(transport.proxies, url);
     const request = send(url, method, headers, viaProxy, (response) => {
       answer = response;
       response.once("close", done);
@@ -104,50 +122,69 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
         settled = true;
         return reject(new TypeError("fetch failed", { cause: new Error(`the server answered with an invalid HTTP status (${status})`) }));
       }
-      const responseHeaders = new Headers();
-      const raw = response.rawHeaders;
-      for (let index = 0; index + 1 < raw.length; index += 2) responseHeaders.append(raw[index]!, raw[index + 1]!);
-      const make = (body: ReadableStream<Uint8Array> | Uint8Array | null): Response => {
+      const make = (body: ReadableStream<Uint8Array> | null): Response => {
+        const responseHeaders = new Headers();
+        const raw = response.rawHeaders;
+        for (let index = 0; index + 1 < raw.length; index += 2) responseHeaders.append(raw[index]!, raw[index + 1]!);
         const result = new Response(body, { status, statusText: response.statusMessage ?? "", headers: responseHeaders });
         // A Response made here has no URL of its own; the SDK names it in its debug log.
         Object.defineProperty(result, "url", { value: url.href });
         return result;
       };
-      if (method !== "HEAD" && !NULL_BODY_STATUSES.has(status) && isSmallPlainBody(response, maxReplyBytes)) {
-        // A small answer of known length, not compressed and not a stream of events (a model's whole reply): read
-        // it here and hand over bytes. Web streams over the socket cost a batch more CPU than the rest of the
-        // answer's reading; the bytes come in one or two chunks anyway.
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.once("end", () => {
-          if (settled) return;
-          settled = true;
-          resolve(make(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
-        });
-        response.once("error", (error) => {
-          if (settled) return;
-          settled = true;
-          reject(new TypeError("fetch failed", { cause: error }));
-        });
-        response.once("close", () => {
-          if (settled) return;
-          settled = true;
-          reject(new TypeError("fetch failed", { cause: new Error("the connection closed before the whole answer came") }));
-        });
-        return;
-      }
-      let stream: Readable | null = response;
       if (method === "HEAD" || NULL_BODY_STATUSES.has(status)) {
         response.resume();
-        stream = null;
-      } else {
-        const decoder = decoderFor(response.headers["content-encoding"]);
-        if (decoder) stream = pipeline(response, decoder, () => undefined);
+        settled = true;
+        return resolve(make(null));
+      }
+      const decoder = decoderFor(response.headers["content-encoding"]);
+      const stream: Readable = decoder ? pipeline(response, decoder, () => undefined) : response;
+      const streamed = (): void => {
         // Counted after decoding: a small gzip body may inflate to gigabytes.
         limitBytes(stream, maxReplyBytes);
-      }
-      settled = true;
-      resolve(make(stream === null ? null : (Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>)));
+        settled = true;
+        resolve(make(Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>));
+      };
+      const readAhead = Math.min(SMALL_BODY_BYTES, maxReplyBytes);
+      if (!mayReadWhole(response, readAhead)) return streamed();
+      // A model's whole reply (chunked, compressed or of a known small length): read here and handed over as bytes
+      // (WholeResponse). Web streams over the socket cost a batch more CPU than the rest of the answer's reading,
+      // and a `Response` of Node's own would load its fetch. An answer that goes past the read-ahead is a stream
+      // after all, the bytes read so far first.
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const detach = (): void => {
+        stream.off("data", onData);
+        stream.off("end", onEnd);
+        stream.off("error", onFail);
+        stream.off("close", onClose);
+      };
+      const onData = (chunk: Buffer): void => {
+        chunks.push(chunk);
+        size += chunk.length;
+        if (size <= readAhead) return;
+        stream.pause();
+        detach();
+        stream.unshift(Buffer.concat(chunks));
+        streamed();
+      };
+      const onEnd = (): void => {
+        detach();
+        if (settled) return;
+        settled = true;
+        const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+        resolve(new WholeResponse(bytes, { status, statusText: response.statusMessage ?? "", headers: new ResponseHeaders(response.rawHeaders), url: url.href }));
+      };
+      const onFail = (error?: Error): void => {
+        detach();
+        if (settled) return;
+        settled = true;
+        reject(new TypeError("fetch failed", { cause: error ?? new Error("the connection closed before the whole answer came") }));
+      };
+      const onClose = (): void => onFail();
+      stream.on("data", onData);
+      stream.once("end", onEnd);
+      stream.once("error", onFail);
+      stream.once("close", onClose);
     });
     request.on("error", (error) => {
       done();
@@ -156,7 +193,9 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
       reject(new TypeError("fetch failed", { cause: viaProxy !== undefined && url.protocol === "http:" ? new ProxyFailed(proxyOrigin(viaProxy), undefined, `cannot be reached: ${error.message}`, { cause: error }) : error }));
     });
     signal?.addEventListener("abort", onAbort, { once: true });
-    if (requestSent.hasSubscribers) request.once("finish", () => requestSent.publish({ url: url.href }));
+    requestSent ??= requireNow<typeof diagnostics_channel>("node:diagnostics_channel").channel(REQUEST_SENT_CHANNEL);
+    const channel = requestSent;
+    if (channel.hasSubscribers) request.once("finish", () => channel.publish({ url: url.href }));
     if (!fileBody) {
       request.end(payload);
       return;
@@ -170,42 +209,62 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
 }
 
 /**
+ * The request's headers as node:http takes them, read as `new Headers(init)` would read them (names in lower case,
+ * values trimmed, repeated names joined with ", ") but without it: `Headers` would load Node's fetch.
+ */
+function requestHeaders(init: RequestInit["headers"]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const add = (name: string, value: unknown): void => {
+    const key = name.toLowerCase();
+    const text = String(value).replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+    headers[key] = key in headers ? `${headers[key]}, ${text}` : text;
+  };
+  if (init === undefined || init === null) return headers;
+  if (Array.isArray(init)) for (const [name, value] of init) add(String(name), value);
+  else if (typeof (init as Headers).forEach === "function") (init as Headers).forEach((value, name) => add(name, value));
+  else for (const [name, value] of Object.entries(init)) add(name, value);
+  return headers;
+}
+
+/**
  * The request: straight to the server, or through the environment's proxy for it (a CONNECT tunnel for https,
  * an absolute-form request to the proxy for http, with the proxy's credentials on it and not the target's).
  */
 function send(url: URL, method: string, headers: Record<string, string>, proxy: URL | undefined, onResponse: (response: http.IncomingMessage) => void): http.ClientRequest {
   if (url.protocol === "https:") {
-    const agent = proxy === undefined ? agents["https:"] : tunnelThrough(proxy);
-    return https.request(url, { method, headers, agent }, onResponse);
+    const agent = proxy === undefined ? (httpsAgent ??= new (httpsModule().Agent)({ keepAlive: true, scheduling: "lifo" })) : tunnelThrough(proxy);
+    return httpsModule().request(url, { method, headers, agent }, onResponse);
   }
-  if (proxy === undefined) return http.request(url, { method, headers, agent: agents["http:"] }, onResponse);
+  const plain = httpModule();
+  httpAgent ??= new plain.Agent({ keepAlive: true, scheduling: "lifo" });
+  if (proxy === undefined) return plain.request(url, { method, headers, agent: httpAgent }, onResponse);
   const authorization = proxyAuthorization(proxy);
   const proxyHeaders = { ...headers, host: url.host, ...(authorization ? { "proxy-authorization": authorization } : {}) };
-  return http.request({ host: proxy.hostname.replace(/^\[|\]$/g, ""), port: Number(proxy.port || 80), path: url.href, method, headers: proxyHeaders, agent: agents["http:"] }, onResponse);
+  return plain.request({ host: proxy.hostname.replace(/^\[|\]$/g, ""), port: Number(proxy.port || 80), path: url.href, method, headers: proxyHeaders, agent: httpAgent }, onResponse);
 }
 
 function tunnelThrough(proxy: URL): TunnelAgent {
   let agent = tunnels.get(proxy.href);
   if (agent === undefined) {
-    agent = new TunnelAgent(proxy, { keepAlive: true, scheduling: "lifo" });
+    agent = new tunnelModule!.TunnelAgent(proxy, { keepAlive: true, scheduling: "lifo" });
     tunnels.set(proxy.href, agent);
   }
   return agent;
 }
 
-/** Bodies read whole before the `Response` resolves: at most this many bytes, as the server declared them. */
+/** Answers read whole before the `Response` resolves: at most this many bytes (decoded); a longer one streams. */
 const SMALL_BODY_BYTES = 1024 * 1024;
 
 /**
- * An answer whose body may be read whole at once: its length declared and small (within the cap, so `ReplyTooLarge`
- * cannot arise), not compressed, and not a stream of events (whose parts the caller reads as they come).
+ * An answer whose body may be read whole before it is handed over: not a stream of events (whose parts the caller
+ * reads as they come), and not declared longer than the read-ahead.
  */
-function isSmallPlainBody(response: http.IncomingMessage, maxReplyBytes: number): boolean {
+function mayReadWhole(response: http.IncomingMessage, readAhead: number): boolean {
+  if ((response.headers["content-type"] ?? "").toLowerCase().includes("text/event-stream")) return false;
   const length = Number(response.headers["content-length"] ?? Number.NaN);
-  if (!Number.isSafeInteger(length) || length > Math.min(SMALL_BODY_BYTES, maxReplyBytes)) return false;
   const encoding = response.headers["content-encoding"]?.trim().toLowerCase();
-  if (encoding !== undefined && encoding !== "" && encoding !== "identity") return false;
-  return !(response.headers["content-type"] ?? "").toLowerCase().includes("text/event-stream");
+  const plain = encoding === undefined || encoding === "" || encoding === "identity";
+  return !(plain && Number.isSafeInteger(length) && length > readAhead);
 }
 
 /**
@@ -231,7 +290,8 @@ function abortReason(signal: AbortSignal): unknown {
 /** The decoder of a compressed answer (the encodings asked for above), or none. */
 function decoderFor(encoding: string | undefined): zlib.Gunzip | zlib.Inflate | undefined {
   const name = encoding?.trim().toLowerCase();
-  if (name === "gzip" || name === "x-gzip") return zlib.createGunzip({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH });
-  if (name === "deflate") return zlib.createInflate({ flush: zlib.constants.Z_SYNC_FLUSH, finishFlush: zlib.constants.Z_SYNC_FLUSH });
-  return undefined;
+  if (name !== "gzip" && name !== "x-gzip" && name !== "deflate") return undefined;
+  const codec = zlibModule();
+  const options = { flush: codec.constants.Z_SYNC_FLUSH, finishFlush: codec.constants.Z_SYNC_FLUSH };
+  return name === "deflate" ? codec.createInflate(options) : codec.createGunzip(options);
 }

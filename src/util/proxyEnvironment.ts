@@ -1,4 +1,8 @@
-import net from "node:net";
+import type net from "node:net";
+import { requireNow } from "./lazyModule.js";
+
+/** node:net, `require`d when an address is first looked at (NO_PROXY rules, a proxy's host): most runs set no proxy. */
+const netModule = (): typeof net => requireNow<typeof net>("node:net");
 
 /**
  * The HTTP proxies an environment asks for, as curl reads them: `https_proxy` for https:// targets, `http_proxy` for
@@ -117,16 +121,16 @@ function parseNoProxy(text: string): NoProxyRule[] {
     if (slash > 0) {
       const address = entry.slice(0, slash).replace(/^\[|\]$/g, "");
       const prefix = Number(entry.slice(slash + 1));
-      const family = net.isIP(address);
+      const family = netModule().isIP(address);
       if (family !== 0 && Number.isInteger(prefix) && prefix >= 0 && prefix <= (family === 4 ? 32 : 128)) {
-        const list = new net.BlockList();
+        const list = new (netModule().BlockList)();
         list.addSubnet(address, prefix, family === 4 ? "ipv4" : "ipv6");
         rules.push({ kind: "subnet", list });
       }
       continue;
     }
     const { host, port } = splitPort(entry);
-    if (net.isIP(host) !== 0) {
+    if (netModule().isIP(host) !== 0) {
       rules.push({ kind: "ip", ip: host, ...(port !== undefined ? { port } : {}) });
       continue;
     }
@@ -142,7 +146,7 @@ function parseNoProxy(text: string): NoProxyRule[] {
 function splitPort(entry: string): { host: string; port?: number } {
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(entry);
   if (bracketed) return { host: bracketed[1]!, ...(bracketed[2] ? { port: Number(bracketed[2]) } : {}) };
-  if (net.isIP(entry) === 6) return { host: entry };
+  if (netModule().isIP(entry) === 6) return { host: entry };
   const match = /^(.*):(\d+)$/.exec(entry);
   return match ? { host: match[1]!, port: Number(match[2]) } : { host: entry };
 }
@@ -152,11 +156,11 @@ function bypasses(rule: NoProxyRule, host: string, port: number): boolean {
     case "all":
       return true;
     case "subnet": {
-      const family = net.isIP(host);
+      const family = netModule().isIP(host);
       return family !== 0 && rule.list.check(host, family === 4 ? "ipv4" : "ipv6");
     }
     case "ip":
-      return (rule.port === undefined || rule.port === port) && net.isIP(host) !== 0 && sameAddress(rule.ip, host);
+      return (rule.port === undefined || rule.port === port) && netModule().isIP(host) !== 0 && sameAddress(rule.ip, host);
     case "host": {
       if (rule.port !== undefined && rule.port !== port) return false;
       if (host.endsWith(`.${rule.host}`)) return true;
@@ -167,8 +171,8 @@ function bypasses(rule: NoProxyRule, host: string, port: number): boolean {
 
 function sameAddress(a: string, b: string): boolean {
   if (a === b) return true;
-  const list = new net.BlockList();
-  const family = net.isIP(a) === 4 ? "ipv4" : "ipv6";
+  const list = new (netModule().BlockList)();
+  const family = netModule().isIP(a) === 4 ? "ipv4" : "ipv6";
   list.addAddress(a, family);
-  return list.check(b, net.isIP(b) === 4 ? "ipv4" : "ipv6");
+  return list.check(b, netModule().isIP(b) === 4 ? "ipv4" : "ipv6");
 }

@@ -1,8 +1,11 @@
-import { existsSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import Module from "node:module";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { Script } from "node:vm";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import { EXAMPLE, runCli } from "../helpers/runCli.js";
+import { EXAMPLE, ROOT, runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
 
 // The CLI is spawned several times: on a busy machine more than the default 30 s.
@@ -37,5 +40,36 @@ describe("the code cache of lllm's dependencies", () => {
     for (const file of files) writeFileSync(path.join(folder, file), "not code");
     expect(await validate()).toEqual(first);
     expect(readdirSync(folder).sort()).toEqual(files.sort());
+  });
+});
+
+describe("the code cache of a file lllm requires compiled", () => {
+  // Written when the process ends, it holds what the run called, not the top level alone: the next run compiles
+  // neither (commander's parsing, the validators, the zod a tool used). Seen from outside: the data is larger than
+  // V8's for the top level alone, and loading it again is accepted.
+  it(nodeHasCompileCache ? "is Node's own compile cache's business on this Node" : "holds the functions the run called, not only the top level", async () => {
+    if (nodeHasCompileCache) return expect((Module as { enableCompileCache?: unknown }).enableCompileCache).toBeTypeOf("function");
+    const folder = path.join(dir, "functions");
+    const file = path.join(folder, "called.cjs");
+    mkdirSync(path.join(folder, "cache"), { recursive: true, mode: 0o700 });
+    // A function with a large body, called after the top level has run.
+    const body = Array.from({ length: 400 }, (_, index) => `  total += Math.sqrt(${index} + n) * ${index};`).join("\n");
+    writeFileSync(file, `exports.work = function work(n) {\n  let total = 0;\n${body}\n  return total;\n};\n`);
+    const codeCache = pathToFileURL(path.join(ROOT, "dist", "util", "codeCache.js")).href;
+    const script = `const { useCodeCache, requireCompiled } = await import(${JSON.stringify(codeCache)});
+const { createRequire } = await import("node:module");
+useCodeCache(${JSON.stringify(path.join(folder, "cache"))});
+const loaded = requireCompiled(${JSON.stringify(file)}, createRequire(import.meta.url));
+console.log(loaded.work(2) > 0 ? "called" : "wrong");`;
+    const once = () => spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" });
+    expect(once().stdout).toBe("called\n");
+    const [stored] = readdirSync(path.join(folder, "cache"));
+    const data = readFileSync(path.join(folder, "cache", stored!));
+    const topLevelOnly = new Script(Module.wrap(readFileSync(file, "utf8")), { filename: file }).createCachedData();
+    expect(data.length).toBeGreaterThan(topLevelOnly.length * 2);
+    // The next run loads it (V8 accepts it: the file is not written again) and gets the same result.
+    const before = statSync(path.join(folder, "cache", stored!)).mtimeMs;
+    expect(once().stdout).toBe("called\n");
+    expect(statSync(path.join(folder, "cache", stored!)).mtimeMs).toBe(before);
   });
 });

@@ -154,6 +154,53 @@ describe("nodeHttpFetch (the model clients' transport)", () => {
     await expect(pending).rejects.toBe(reason);
   });
 
+  it("a whole answer of unknown length (chunked, or gzip) is read as fetch reads it: headers by name, the body once", async () => {
+    const server = await serve((request, response) => {
+      response.setHeader("content-type", "application/json");
+      response.setHeader("set-cookie", ["a=1", "b=2"]);
+      response.setHeader("x-multi", ["one", "two"]);
+      if (request.url === "/gzip") {
+        response.setHeader("content-encoding", "gzip");
+        return void response.end(gzipSync('\uFEFF{"text":"zipped"}'));
+      }
+      response.write('{"text":');
+      setTimeout(() => response.end('"chunked"}'), 20);
+    });
+    const chunked = await nodeHttpFetch(`${server.url}/`, manual());
+    expect(chunked.ok).toBe(true);
+    expect(chunked.headers.get("Content-Type")).toBe("application/json");
+    expect(chunked.headers.get("x-multi")).toBe("one, two");
+    expect(chunked.headers.getSetCookie()).toEqual(["a=1", "b=2"]);
+    expect([...chunked.headers].map(([name]) => name)).toEqual([...new Response(null, { headers: [...chunked.headers] }).headers].map(([name]) => name));
+    expect(() => chunked.headers.set("x", "y")).toThrow(TypeError);
+    const copy = chunked.clone();
+    expect(await chunked.json()).toEqual({ text: "chunked" });
+    expect(chunked.bodyUsed).toBe(true);
+    await expect(chunked.text()).rejects.toBeInstanceOf(TypeError);
+    expect(await new Response(copy.body).text()).toBe('{"text":"chunked"}');
+    // Decoded, and the byte order mark dropped, as fetch's text() does.
+    expect(await (await nodeHttpFetch(`${server.url}/gzip`, manual())).json()).toEqual({ text: "zipped" });
+  });
+
+  it("an answer longer than the read-ahead (1 MB, chunked) streams, every byte in order", async () => {
+    const part = Buffer.alloc(256 * 1024, "x");
+    const server = await serve((_request, response) => {
+      response.writeHead(200, { "content-type": "application/octet-stream" });
+      let sent = 0;
+      const next = (): void => {
+        if (sent === 6) return void response.end("end");
+        sent += 1;
+        response.write(part, next);
+      };
+      next();
+    });
+    const response = await nodeHttpFetch(server.url, manual());
+    const bytes = Buffer.from(await response.arrayBuffer());
+    expect(bytes.length).toBe(6 * part.length + 3);
+    expect(bytes.subarray(-3).toString()).toBe("end");
+    expect(bytes.subarray(0, -3).every((byte) => byte === 0x78)).toBe(true);
+  });
+
   it("carries the OpenAI models' calls instead of Node's fetch, and says when a request is on the wire", async () => {
     const answer = { id: "c", object: "chat.completion", created: 0, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "hi" }, finish_reason: "stop" }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } };
     const server = await serve((_request, response) => {

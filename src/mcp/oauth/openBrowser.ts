@@ -1,4 +1,5 @@
-import { spawn } from "node:child_process";
+import type childProcess from "node:child_process";
+import { requireNow } from "../../util/lazyModule.js";
 import { splitCommandLine } from "../splitCommandLine.js";
 
 /**
@@ -18,6 +19,8 @@ export function openBrowser(url: string, options: { env: NodeJS.ProcessEnv; writ
   const argv = browser ? splitCommandLine(browser) : process.platform === "darwin" ? ["open"] : options.env.DISPLAY || options.env.WAYLAND_DISPLAY ? ["xdg-open"] : undefined;
   if (!argv || argv.length === 0) return;
   const [command, ...args] = argv;
+  // child_process is `require`d here, not imported: the CLI's MCP hooks are set up for every run, a browser rarely opened.
+  const { spawn } = requireNow<typeof childProcess>("node:child_process");
   const child = spawn(command!, [...args, url], { stdio: "ignore", env: options.env });
   child.on("error", () => {}); // the URL is on stderr already
   child.unref();
