@@ -1,8 +1,8 @@
-import path from "node:path";
 import { loadProjectSettings } from "../config/index.js";
 import { formatProblem } from "../errors.js";
 import { Registry } from "../registry/index.js";
 import { warn } from "./output.js";
+import { resolvePackageEntry } from "../config/packageSource.js";
 
 /** The registry for commands that work on packages without a tactic: `--package` folders, settings, discovery. */
 export async function loadRegistry(packages: string[] | undefined, options: { quiet?: boolean } = {}): Promise<Registry> {
@@ -10,7 +10,7 @@ export async function loadRegistry(packages: string[] | undefined, options: { qu
   const { settings, file } = await loadProjectSettings(cwd);
   const registry = await Registry.load({
     packages: [
-      ...(packages ?? []).map((dir) => ({ dir: path.resolve(cwd, dir), location: { file: "--package" } })),
+      ...(packages ?? []).map((dir) => ({ dir: resolvePackageEntry(dir, cwd), location: { file: "--package" } })),
       ...(settings.packages ?? []).map((dir) => ({ dir, ...(file ? { location: { file } } : {}) })),
     ],
     cwd,

@@ -451,6 +451,47 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("add")
+    .description("fetch a package (npm:NAME[@RANGE], git+URL[#REF][:SUBDIR], oci://REGISTRY/REPO:TAG, a tarball) into the cache; record it in the manifest and lllm.lock")
+    .argument("<source>", "the package to add")
+    .option("--as <alias>", "the name the project knows it by (in refs: alias.tools:name)")
+    .option("--trust", "accept the code the package carries without asking (for scripts; read it first)")
+    .option("--json", "print one JSON object")
+    .action(async (source: string, options: { as?: string; trust?: boolean; json?: boolean }) => {
+      const { addCommand } = await import("./packages.js");
+      await addCommand(source, options);
+    });
+  program
+    .command("install")
+    .description("fetch every package the manifest lists, as lllm.lock pins it, into the cache")
+    .option("--frozen", "fail when the manifest and lllm.lock disagree, and never write the lock (for CI)")
+    .option("--trust", "accept the code of packages not trusted in this home yet, without asking")
+    .option("--json", "print one JSON object")
+    .action(async (options: { frozen?: boolean; trust?: boolean; json?: boolean }) => {
+      const { installCommand } = await import("./packages.js");
+      await installCommand(options);
+    });
+  program
+    .command("remove")
+    .description("remove a package from the manifest and lllm.lock")
+    .argument("<name>", "its alias, name or source")
+    .option("--json", "print one JSON object")
+    .action(async (name: string, options: { json?: boolean }) => {
+      const { removeCommand } = await import("./packages.js");
+      await removeCommand(name, options);
+    });
+  program
+    .command("update")
+    .description("resolve a package (or all) again within its range or ref, and lock what it gives now")
+    .argument("[name]", "its alias, name or source (default: every package)")
+    .option("--trust", "accept new or changed code without asking")
+    .option("--json", "print one JSON object")
+    .action(async (name: string | undefined, options: { trust?: boolean; json?: boolean }) => {
+      const { updateCommand } = await import("./packages.js");
+      await updateCommand(name, options);
+    });
+
+  program
     .command("schema")
     .description("print the JSON Schema of a file format, for editors (yaml-language-server)")
     .addArgument(new Argument("<kind>", "tactic | test | package | proxy | settings").choices(["tactic", "test", "package", "proxy", "settings"]))

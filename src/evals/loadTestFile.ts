@@ -11,6 +11,7 @@ import { sharedAjv } from "../util/sharedAjv.js";
 import { parseRegex } from "./assertions/parseRegex.js";
 import { cassetteName } from "./cassettes/cassetteFile.js";
 import { ASSERTION_TYPES, type AssertionSpec, type AssertionType, type TestCase, type TestFile } from "./TestFile.js";
+import { resolvePackageEntry } from "../config/packageSource.js";
 
 /** Keys an assertion may have besides its type. */
 const COMMON_KEYS = ["weight", "turn", "timeout"];
@@ -60,7 +61,7 @@ export async function loadTestFile(file: string): Promise<TestFile> {
   });
   const tacticFile = await resolveTactic(data, document, folder, problems);
   if (problems.length > 0 || tacticFile === undefined) throw ConfigError.fromProblems("test_invalid", sortProblems(problems));
-  const packages = (data.packages ?? []).map((dir) => path.resolve(folder, dir));
+  const packages = (data.packages ?? []).map((dir) => resolvePackageEntry(dir, folder));
   const prepared = await prepareTactic(tacticFile, { ...(data.model !== undefined ? { model: data.model } : {}), ...(packages.length > 0 ? { packages } : {}) });
   const pattern = prepared.tactic.config.tactic_type ?? "agent";
   cases.forEach((entry, index) => {
@@ -171,7 +172,7 @@ async function resolveTactic(data: RawTestFile, document: SourceDocument, folder
   if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
   if (looksLikeQualifiedRef(data.tactic)) {
     const registry = new Registry();
-    await registry.add({ packages: (data.packages ?? []).map((dir) => ({ dir: path.resolve(folder, dir), location: document.locate(["packages"]) })), cwd: folder });
+    await registry.add({ packages: (data.packages ?? []).map((dir) => ({ dir: resolvePackageEntry(dir, folder), location: document.locate(["packages"]) })), cwd: folder });
     try {
       return registry.resolveEntry("tactics", data.tactic, { where: location }).file;
     } catch (error) {
