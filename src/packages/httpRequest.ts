@@ -42,7 +42,7 @@ export async function httpRequest(url: string, options: HttpRequestOptions): Pro
       response = await fetch(current, { method, headers, redirect: "manual", ...(body !== undefined ? { body } : {}) });
     } catch (error) {
       const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-      const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+      const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause instanceof Error ? cause.message : undefined);
       throw new PackageFetchError("package_fetch_failed", `cannot reach ${options.what} at ${current.origin}${code ? ` (${code})` : ""}`, {
         hint: "Check the address and that the registry is up. Packages already installed keep working: runs use the cache and never reach the network.",
         cause: error,
