@@ -492,6 +492,27 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("pack")
+    .description("pack a package folder into NAME-VERSION.tgz (every file listed; dot files, node_modules and links never packed); prints its path")
+    .argument("[dir]", "the package's folder (default: the current one)")
+    .option("-o, --out <file>", "where to write the archive")
+    .option("--json", "print one JSON object")
+    .action(async (dir: string | undefined, options: { out?: string; json?: boolean }) => {
+      const { packCommand } = await import("./packages.js");
+      await packCommand(dir, options);
+    });
+  program
+    .command("publish")
+    .description("publish a package folder to npm (with npm's own publish) or to an OCI registry; prints the source to add it by")
+    .argument("[dir]", "the package's folder (default: the current one)")
+    .requiredOption("--to <target>", "npm | oci://REGISTRY/REPO[:TAG]")
+    .option("--json", "print one JSON object")
+    .action(async (dir: string | undefined, options: { to: string; json?: boolean }) => {
+      const { publishCommand } = await import("./packages.js");
+      await publishCommand(dir, options);
+    });
+
+  program
     .command("schema")
     .description("print the JSON Schema of a file format, for editors (yaml-language-server)")
     .addArgument(new Argument("<kind>", "tactic | test | package | proxy | settings").choices(["tactic", "test", "package", "proxy", "settings"]))

@@ -61,3 +61,28 @@ export async function updateCommand(name: string | undefined, flags: ConsentFlag
   }
   for (const change of changes) writeErr(`lllm: ${change.source}: ${change.from === change.to ? `${change.to} (unchanged)` : `${change.from ?? "not locked"} -> ${change.to}`}`);
 }
+
+export async function packCommand(dir: string | undefined, flags: { out?: string; json?: boolean }): Promise<void> {
+  const { packPackage } = await import("../packages/packPackage.js");
+  const { writeFileSync } = await import("node:fs");
+  const path = await import("node:path");
+  const packed = await packPackage(dir ?? ".");
+  const file = path.resolve(flags.out ?? packed.fileName);
+  writeFileSync(file, packed.archive);
+  if (flags.json) {
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, file, files: packed.files, bytes: packed.archive.length }, null, 2));
+    return;
+  }
+  writeErr(`lllm: ${packed.files.length} file${packed.files.length === 1 ? "" : "s"} packed (${packed.archive.length} bytes):\n${packed.files.map((name) => `  ${name}`).join("\n")}`);
+  writeOut(file);
+}
+
+export async function publishCommand(dir: string | undefined, flags: { to: string; json?: boolean }): Promise<void> {
+  const { publishPackage } = await import("../packages/publishPackage.js");
+  const published = await publishPackage(dir ?? ".", flags.to, { write: writeErr });
+  if (flags.json) {
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, source: published.source, files: published.files }, null, 2));
+    return;
+  }
+  writeOut(published.source);
+}

@@ -50,7 +50,8 @@ export async function httpRequest(url: string, options: HttpRequestOptions): Pro
     }
     const location = response.headers.get("location");
     if (!REDIRECTS.has(response.status) || location === null) {
-      return { status: response.status, headers: response.headers, body: await readBody(response, options), url: current.toString() };
+      const answerBody = method === "HEAD" ? Buffer.alloc(0) : await readBody(response, options);
+      return { status: response.status, headers: response.headers, body: answerBody, url: current.toString() };
     }
     await response.body?.cancel().catch(() => undefined);
     if (hop >= MAX_REDIRECTS) throw new PackageFetchError("package_fetch_failed", `${options.what} redirected more than ${MAX_REDIRECTS} times (last to ${new URL(location, current).origin})`);
