@@ -492,6 +492,22 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("list")
+    .description("the project's packages: from where, at which version, the code they carry, who trusted it, and whether the cache holds them unchanged")
+    .option("--json", "print one JSON object")
+    .action(async (options: { json?: boolean }) => {
+      const { listCommand } = await import("./packages.js");
+      await listCommand(options);
+    });
+  program
+    .command("outdated")
+    .description("the packages whose source gives something newer than the lock has (npm versions, git refs, OCI tags)")
+    .option("--json", "print one JSON object")
+    .action(async (options: { json?: boolean }) => {
+      const { outdatedCommand } = await import("./packages.js");
+      await outdatedCommand(options);
+    });
+  program
     .command("pack")
     .description("pack a package folder into NAME-VERSION.tgz (every file listed; dot files, node_modules and links never packed); prints its path")
     .argument("[dir]", "the package's folder (default: the current one)")

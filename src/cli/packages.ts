@@ -86,3 +86,36 @@ export async function publishCommand(dir: string | undefined, flags: { to: strin
   }
   writeOut(published.source);
 }
+
+export async function listCommand(flags: { json?: boolean }): Promise<void> {
+  const { listPackages } = await import("../packages/listPackages.js");
+  const rows = await listPackages({ cwd: process.cwd(), home: lllmHome() });
+  if (flags.json) {
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, packages: rows }, null, 2));
+    return;
+  }
+  if (rows.length === 0) {
+    writeErr("lllm: the project has no packages to fetch (`lllm add SOURCE` adds one)");
+    return;
+  }
+  writeOut(table(["NAME", "SOURCE", "VERSION", "CODE", "TRUSTED BY", "STATE"], rows.map((row) => [row.dependencyOf ? `  ${row.name} (of ${row.dependencyOf})` : row.name, row.source, row.version ?? "-", row.code.length === 0 ? "none" : `${row.code.length} file${row.code.length === 1 ? "" : "s"}`, row.trustedBy ?? "-", row.state])));
+}
+
+export async function outdatedCommand(flags: { json?: boolean }): Promise<void> {
+  const { outdatedPackages } = await import("../packages/outdatedPackages.js");
+  const rows = await outdatedPackages({ cwd: process.cwd() });
+  if (flags.json) {
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, outdated: rows }, null, 2));
+    return;
+  }
+  if (rows.length === 0) {
+    writeErr("lllm: every package is as new as its source gives");
+    return;
+  }
+  writeOut(table(["NAME", "SOURCE", "CURRENT", "WANTED", "LATEST"], rows.map((row) => [row.name, row.source, row.current, row.wanted, row.latest ?? "-"])));
+}
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  return [header, ...rows].map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join("  ")).join("\n");
+}

@@ -39,7 +39,7 @@ export async function fetchGit(source: GitSource, context: FetchContext, locked?
 }
 
 /** The commit a ref names on the remote: a branch, a tag (peeled), HEAD, or a commit id as is. */
-async function resolveRef(source: GitSource): Promise<string> {
+export async function resolveRef(source: GitSource): Promise<string> {
   if (source.ref !== undefined && COMMIT.test(source.ref)) return source.ref;
   const listing = (await git(["ls-remote", source.url], source)).toString("utf8");
   const refs = new Map(listing.split("\n").filter(Boolean).map((line) => {
