@@ -7,7 +7,7 @@ import { freePort } from "../helpers/freePort.js";
 import { packageTarball } from "../helpers/tarball.js";
 import { tempDir } from "../helpers/tempTree.js";
 import { startVerdaccio, type Verdaccio } from "../helpers/verdaccio.js";
-import { cacheOf, lllm, project, PROMPT_PACKAGE, writeFile } from "./packageFixtures.js";
+import { cacheOf, lllm, project, writeFile } from "./packageFixtures.js";
 
 // npm: sources against a real npm registry (verdaccio) started here, configured through .npmrc as npm reads it.
 
