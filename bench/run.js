@@ -182,6 +182,7 @@ const suites = {
   store: async () => (await import("./store.js")).storeSuite({ runs, root }),
   viewer: async () => (await import("./viewer.js")).viewerSuite({ runs, root }),
   reader: async () => (await import("./batchReader.js")).batchReaderSuite({ runs }),
+  packages: async () => (await import("./packages.js")).packagesSuite({ root, runs }),
   memory: () => {
     const scripted = "scripted:packages-example/weather/scripted/paris-tokyo.yaml";
     const base = median(Array.from({ length: 5 }, () => peakMemory(["-e", "0"])));

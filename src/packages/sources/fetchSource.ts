@@ -6,26 +6,9 @@ import type { RemoteSource, TarballSource } from "../../config/packageSource.js"
 import type { LockEntry } from "../../registry/installed/lockFile.js";
 import { httpRequest } from "../httpRequest.js";
 import { formatBytes, PACKAGE_LIMITS } from "../limits.js";
-import type { NpmSettings } from "./npmConfig.js";
+import { nameFrom, type Fetched, type FetchContext } from "./Fetched.js";
 
-/** A package archive fetched from its source, and what the lock records of where it came from. */
-export interface Fetched {
-  /** A tar archive (gzipped or not) of the package. */
-  archive: Buffer;
-  /** Whether the archive's one top folder is the package (npm's `package/`). */
-  stripTopFolder: boolean;
-  /** The lock's fields for it: version, resolved, commit, digest, tarball. */
-  fields: Pick<LockEntry, "version" | "resolved" | "commit" | "digest" | "tarball">;
-  /** The name the package goes by when its manifest gives none. */
-  defaultName: string;
-}
-
-/** What fetching needs: npm's settings (loaded on first use), the working folder for git. */
-export interface FetchContext {
-  npmSettings(): Promise<NpmSettings>;
-  /** A temporary folder for clones, made on first use and removed when the installer closes. */
-  scratch(): string;
-}
+export type { Fetched, FetchContext } from "./Fetched.js";
 
 /**
  * Fetch a source: what `locked` pins when given (the exact tarball, commit or digest of the lock, so that an
@@ -73,10 +56,4 @@ async function fetchTarball(source: TarballSource, locked: LockEntry | undefined
   }
   const base = path.basename(source.url !== undefined ? new URL(source.url).pathname : source.file!).replace(/\.(?:tgz|tar\.gz|tar)$/i, "").replace(/-v?\d+\.\d+\.\d+.*$/, "");
   return { archive, stripTopFolder: true, fields: { resolved: source.url ?? source.text, tarball }, defaultName: nameFrom(base) };
-}
-
-/** A package name from a source's last word: letters, digits, `_` and `-`. */
-export function nameFrom(text: string): string {
-  const name = text.replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^[-\d]+/, "");
-  return name === "" ? "package" : name;
 }

@@ -5,7 +5,7 @@ import { ConfigError, PackageFetchError } from "../../errors.js";
 import type { GitSource } from "../../config/packageSource.js";
 import type { LockEntry } from "../../registry/installed/lockFile.js";
 import { PACKAGE_LIMITS } from "../limits.js";
-import { nameFrom, type Fetched, type FetchContext } from "./fetchSource.js";
+import { nameFrom, type Fetched, type FetchContext } from "./Fetched.js";
 
 const COMMIT = /^[0-9a-f]{40}$/;
 

@@ -1,7 +1,7 @@
 import type { OciSource } from "../../config/packageSource.js";
 import type { LockEntry } from "../../registry/installed/lockFile.js";
 import { OciRegistry } from "../oci/OciRegistry.js";
-import { nameFrom, type Fetched } from "./fetchSource.js";
+import { nameFrom, type Fetched } from "./Fetched.js";
 
 /** A package from an OCI registry: the manifest (by the lock's digest when pinned, else the tag), then its one layer. */
 export async function fetchOci(source: OciSource, locked?: LockEntry): Promise<Fetched> {
