@@ -43,8 +43,8 @@ export function terminalQuestion(): ConsentOptions["ask"] {
     new Promise((resolve) => {
       const reader = createInterface({ input: process.stdin, output: process.stderr });
       reader.question(question, (answer) => {
+        resolve(answer); // before close(), whose "close" event answers "" (for a terminal that ends: no)
         reader.close();
-        resolve(answer);
       });
       reader.on("close", () => resolve(""));
     });
