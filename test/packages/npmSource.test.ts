@@ -160,3 +160,34 @@ describe("npm credentials", () => {
     }
   }, 120_000);
 });
+
+describe("dependencies of a shared package", () => {
+  it("are fetched, cached and locked with it; a tactic's packages: and -p name shared packages too, through the lock", async () => {
+    await registry.publish(
+      "@acme/desk",
+      "1.0.0",
+      packageTarball({ "package.json": JSON.stringify({ name: "@acme/desk", version: "1.0.0" }), "lllm.toml": '[package]\nname = "desk"\nversion = "1.0.0"\n\n[dependencies]\npackages = ["npm:@acme/greet@~1.0.0 as hi"]\n', "prompts/desk.md": "Desk." }),
+    );
+    const dir = npmProject();
+    const home = tempDir("lllm-home-");
+    const added = await lllm(["add", "npm:@acme/desk"], { cwd: dir, home });
+    expect(added.code).toBe(0);
+    const lock = JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages;
+    expect(lock["npm:@acme/desk@^1.0.0"].dependencies).toEqual(["npm:@acme/greet@~1.0.0"]);
+    expect(lock["npm:@acme/greet@~1.0.0"]).toMatchObject({ name: "greet", version: "1.0.0" });
+    // The dependency is known by its alias inside the package's tree.
+    writeFile(path.join(dir, "tactic.yaml"), readFileSync(path.join(dir, "tactic.yaml"), "utf8").replace("greet.prompts:system", "hi.prompts:system"));
+    expect((await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home })).stdout).toContain("Version one.");
+
+    // The same source in a tactic's packages: (and with -p), with no manifest entry: resolved through the lock.
+    const other = tempDir("lllm-tactics-");
+    writeFile(path.join(other, "t.yaml"), ["name: t", 'prompt: "{input}"', 'packages: ["npm:@acme/greet@~1.0.0"]', "agent_configs:", "  - name: a", "    system_prompt_path: greet.prompts:system", ""].join("\n"));
+    writeFile(path.join(other, "p.yaml"), ["name: p", 'prompt: "{input}"', "agent_configs:", "  - name: a", "    system_prompt_path: desk.prompts:desk", ""].join("\n"));
+    expect((await lllm(["run", path.join(other, "t.yaml"), "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home })).stdout).toContain("Version one.");
+    const flagged = await lllm(["run", path.join(other, "p.yaml"), "-p", "npm:@acme/desk@^1.0.0", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home });
+    expect(flagged.stdout).toContain("Desk.");
+    const unlocked = await lllm(["run", path.join(other, "p.yaml"), "-p", "npm:@acme/other@^1", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
+    expect(unlocked.code).toBe(2);
+    expect(unlocked.stderr).toContain("package `npm:@acme/other@^1` is not installed");
+  }, 120_000);
+});

@@ -1,4 +1,6 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { makeTarball, packageTarball } from "../helpers/tarball.js";
@@ -80,6 +82,30 @@ describe("a tarball package", () => {
     expect(added.code).toBe(2);
     expect(added.stderr).toContain("tools/extra.ts was added");
   }, 180_000);
+});
+
+describe("a tarball at a URL", () => {
+  it("is fetched over HTTP, locked with its sha512, and a changed tarball at the same URL is refused by install", async () => {
+    let archive = packageTarball(PROMPT_PACKAGE);
+    const server = createServer((request, response) => (request.url === "/greet-1.0.0.tgz" ? response.end(archive) : response.writeHead(404).end()));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/greet-1.0.0.tgz`;
+    try {
+      const dir = project();
+      const home = tempDir("lllm-home-");
+      expect((await lllm(["add", url], { cwd: dir, home })).code).toBe(0);
+      expect(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages[url]).toMatchObject({ name: "greet", resolved: url, tarball: expect.stringMatching(/^sha512-/) });
+      archive = packageTarball({ ...PROMPT_PACKAGE, "prompts/system.md": "Changed." });
+      const changed = await lllm(["install"], { cwd: dir, home: tempDir("lllm-home-") });
+      expect(changed.code).toBe(2);
+      expect(changed.stderr).toContain(`the tarball ${url} is not the one lllm.lock pins`);
+      const missing = await lllm(["add", url.replace("greet-1.0.0", "none")], { cwd: dir, home });
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain("HTTP 404");
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 120_000);
 });
 
 describe("a refused archive", () => {
