@@ -95,6 +95,11 @@ export class PackageInstaller {
     const staged = await inspectStaged(staging, { home: this.options.home, label: key, defaultName: fetched.defaultName, ...(locked !== undefined ? { expected: locked.integrity } : {}) });
     let trusted: LockTrust | undefined;
     try {
+      if (source.kind === "npm" && !staged.hasManifest) {
+        throw new ConfigError("package_source_invalid", `${key} is an npm package, but not an lllm package: it has no lllm.toml, lllm.yaml or "lllm" key in its package.json`, {
+          hint: "Add an lllm manifest to the package (`lllm pack` and `lllm publish --to npm` make one), or check the name.",
+        });
+      }
       if (staged.code.length > 0) {
         // The same files trusted before in this home need no second yes; new or changed code does.
         trusted = staged.cached ? readStoreRecord(storeFolder(this.options.home, staged.integrity))?.trusted : undefined;

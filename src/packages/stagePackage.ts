@@ -25,6 +25,8 @@ export interface StagedPackage {
   dependencies: DependencySpec[];
   /** Already in the cache (a package with the same files was fetched before). */
   cached: boolean;
+  /** It has a manifest of lllm's (lllm.toml, lllm.yaml, or package.json with an `lllm` key). */
+  hasManifest: boolean;
 }
 
 /** A fresh staging folder in the cache (on its file system, so that committing is a rename). */
@@ -59,7 +61,7 @@ export async function inspectStaged(dir: string, options: { home: string; label:
     const manifest = await readManifest(dir, { defaultName: options.defaultName });
     const dependencies = manifest.dependencies.filter((dependency) => isRemoteSource(dependency.path));
     const cached = existsSync(storeFolder(options.home, integrity.integrity));
-    return { dir, integrity: integrity.integrity, files: integrity.files, code: codeOf(dir), name: manifest.name, ...(manifest.version !== undefined ? { version: manifest.version } : {}), dependencies, cached };
+    return { dir, integrity: integrity.integrity, files: integrity.files, code: codeOf(dir), name: manifest.name, ...(manifest.version !== undefined ? { version: manifest.version } : {}), dependencies, cached, hasManifest: manifest.file !== undefined };
   } catch (error) {
     rmSync(dir, { recursive: true, force: true });
     throw error;

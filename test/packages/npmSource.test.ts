@@ -50,6 +50,11 @@ describe("an npm package", () => {
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("npm package `@acme/greet` has no version matching `^3`");
     expect(unknown.stderr).toContain("Its versions: 2.0.0-beta.1, 1.1.0, 1.0.0; its tags: latest (1.1.0), next (2.0.0-beta.1)");
+    await registry.publish("@acme/plain", "1.0.0", packageTarball({ "package.json": JSON.stringify({ name: "@acme/plain", version: "1.0.0" }), "index.js": "module.exports = 1;\n" }));
+    const plain = await lllm(["add", "npm:@acme/plain"], { cwd: dir, home });
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain("is an npm package, but not an lllm package");
+    expect(cacheOf(home).other).toEqual([]);
     const missing = await lllm(["add", "npm:@acme/nothing"], { cwd: dir, home });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`there is no npm package \`@acme/nothing\` in ${registry.url}`);
