@@ -92,9 +92,14 @@ export async function extractArchive(archive: Buffer, target: string, options: E
   }
   for (const file of files) {
     const destination = path.join(target, ...relative(file.path).split("/"));
-    mkdirSync(path.dirname(destination), { recursive: true });
-    writeFileSync(destination, file.data, { flag: "wx" });
-    chmodSync(destination, file.executable ? 0o755 : 0o644);
+    try {
+      mkdirSync(path.dirname(destination), { recursive: true });
+      writeFileSync(destination, file.data, { flag: "wx" });
+      chmodSync(destination, file.executable ? 0o755 : 0o644);
+    } catch (error) {
+      // A file where a folder must be (`a` and `a/b`), or a name the file system refuses.
+      throw refuse(`\`${file.path}\` cannot be unpacked (${(error as NodeJS.ErrnoException).code ?? String(error)})`, "Make the archive of the package's folder with `lllm pack`.");
+    }
   }
   return { files: files.length, bytes };
 }

@@ -116,6 +116,7 @@ describe("a refused archive", () => {
     ["a hard link", makeTarball([{ path: "package/lllm.toml", content: 'name = "x"\n' }, { path: "package/prompts/p.md", type: "link", linkpath: "package/lllm.toml" }]), "is a hard link"],
     ["a huge file", makeTarball([{ path: "package/lllm.toml", content: 'name = "x"\n' }, { path: "package/data.bin", declaredSize: 4 * 1024 * 1024 * 1024 }]), "unpacks to more than 128 MiB (at `package/data.bin`)"],
     ["no archive at all", Buffer.from("this is not a tarball"), "not a readable tar archive"],
+    ["a file where a folder must be", makeTarball([{ path: "package/lllm.toml", content: 'name = "x"\n' }, { path: "package/tools", content: "x" }, { path: "package/tools/a.ts", content: "x" }]), "`package/tools/a.ts` cannot be unpacked"],
   ];
   it.each(cases)("(%s) is a clear error, and nothing is installed", async (_name, archive, message) => {
     const dir = tempDir("lllm-project-");
