@@ -137,6 +137,9 @@ export class ToolError extends LllmError {}
 /** The sandbox could not be started or used. Exit 1. */
 export class SandboxError extends LllmError {}
 
+/** A package could not be fetched or published: a registry that is down, refuses, or answers nonsense. Exit 1. */
+export class PackageFetchError extends LllmError {}
+
 /** The model provider failed: HTTP, auth, rate limit. Exit 1 (2 for a missing key, which is configuration). */
 export class ProviderError extends LllmError {}
 

@@ -167,6 +167,39 @@ export const HELP_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [comm
     ["source <(lllm completion bash)", "bash completion now (put it in ~/.bashrc)"],
     ["lllm completion fish > ~/.config/fish/completions/lllm.fish", "fish completion"],
   ],
+  add: [
+    ["lllm add npm:@acme/weather", "the newest version from npm (recorded as ^VERSION in lllm.toml, pinned in lllm.lock)"],
+    ["lllm add git+https://github.com/acme/agents.git#v1.0.0:packages/search --as search", "a tag of a git repository, a sub-folder of it, under another name"],
+    ["lllm add oci://ghcr.io/acme/weather:1.0.0 --trust", "an OCI artifact, its code trusted without a question (a script)"],
+  ],
+  install: [
+    ["lllm install", "fetch what lllm.lock pins into the cache"],
+    ["lllm install --frozen --trust", "in CI: fail if the manifest and the lock disagree"],
+  ],
+  remove: [
+    ["lllm remove weather", "out of the manifest and the lock (by alias or name)"],
+    ["lllm remove npm:@acme/weather@^1.2.0", "by its source"],
+  ],
+  update: [
+    ["lllm update", "every package, within its range or ref"],
+    ["lllm update weather", "one package (new code asks again)"],
+  ],
+  list: [
+    ["lllm list", "the project's packages: source, version, code, who trusted it"],
+    ["lllm list --json", "the same as JSON"],
+  ],
+  outdated: [
+    ["lllm outdated", "what `lllm update` would change"],
+    ["lllm outdated --json", "the same as JSON"],
+  ],
+  pack: [
+    ["lllm pack packages-example/search", "a .tgz of a package, its files listed"],
+    ["lllm pack -o /tmp/search.tgz packages-example/search", "written where you say"],
+  ],
+  publish: [
+    ["lllm publish --to npm", "with npm's own publish (its registry and login)"],
+    ["lllm publish packages-example/search --to oci://ghcr.io/acme/search:0.1.0", "to an OCI registry"],
+  ],
 };
 
 /** The Examples section ending a command's `--help`. */

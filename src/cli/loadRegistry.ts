@@ -1,8 +1,8 @@
-import path from "node:path";
 import { loadProjectSettings } from "../config/index.js";
 import { formatProblem } from "../errors.js";
 import { Registry } from "../registry/index.js";
 import { warn } from "./output.js";
+import { resolvePackageEntry } from "../config/packageSource.js";
 
 export interface LoadRegistryOptions {
   /** No warnings for tool files that did not load. */
@@ -21,7 +21,7 @@ export async function loadRegistry(packages: string[] | undefined, options: Load
   const { settings, file } = await loadProjectSettings(cwd, { runCode });
   const registry = await Registry.load({
     packages: [
-      ...(packages ?? []).map((dir) => ({ dir: path.resolve(cwd, dir), location: { file: "--package" } })),
+      ...(packages ?? []).map((dir) => ({ dir: resolvePackageEntry(dir, cwd), location: { file: "--package" } })),
       ...(settings.packages ?? []).map((dir) => ({ dir, ...(file ? { location: { file } } : {}) })),
     ],
     cwd,

@@ -478,6 +478,84 @@ export function buildProgram(): Command {
     });
 
   program
+    .command("add")
+    .description("fetch a package (npm:NAME[@RANGE], git+URL[#REF][:SUBDIR], oci://REGISTRY/REPO:TAG, a tarball) into the cache; record it in the manifest and lllm.lock")
+    .argument("<source>", "the package to add")
+    .option("--as <alias>", "the name the project knows it by (in refs: alias.tools:name)")
+    .option("--trust", "accept the code the package carries without asking (for scripts; read it first)")
+    .option("--json", "print one JSON object")
+    .action(async (source: string, options: { as?: string; trust?: boolean; json?: boolean }) => {
+      const { addCommand } = await import("./packages.js");
+      await addCommand(source, options);
+    });
+  program
+    .command("install")
+    .description("fetch every package the manifest lists, as lllm.lock pins it, into the cache")
+    .option("--frozen", "fail when the manifest and lllm.lock disagree, and never write the lock (for CI)")
+    .option("--trust", "accept the code of packages not trusted in this home yet, without asking")
+    .option("--json", "print one JSON object")
+    .action(async (options: { frozen?: boolean; trust?: boolean; json?: boolean }) => {
+      const { installCommand } = await import("./packages.js");
+      await installCommand(options);
+    });
+  program
+    .command("remove")
+    .description("remove a package from the manifest and lllm.lock")
+    .argument("<name>", "its alias, name or source")
+    .option("--json", "print one JSON object")
+    .action(async (name: string, options: { json?: boolean }) => {
+      const { removeCommand } = await import("./packages.js");
+      await removeCommand(name, options);
+    });
+  program
+    .command("update")
+    .description("resolve a package (or all) again within its range or ref, and lock what it gives now")
+    .argument("[name]", "its alias, name or source (default: every package)")
+    .option("--trust", "accept new or changed code without asking")
+    .option("--json", "print one JSON object")
+    .action(async (name: string | undefined, options: { trust?: boolean; json?: boolean }) => {
+      const { updateCommand } = await import("./packages.js");
+      await updateCommand(name, options);
+    });
+
+  program
+    .command("list")
+    .description("the project's packages: from where, at which version, the code they carry, who trusted it, and whether the cache holds them unchanged")
+    .option("--json", "print one JSON object")
+    .action(async (options: { json?: boolean }) => {
+      const { listCommand } = await import("./packages.js");
+      await listCommand(options);
+    });
+  program
+    .command("outdated")
+    .description("the packages whose source gives something newer than the lock has (npm versions, git refs, OCI tags)")
+    .option("--json", "print one JSON object")
+    .action(async (options: { json?: boolean }) => {
+      const { outdatedCommand } = await import("./packages.js");
+      await outdatedCommand(options);
+    });
+  program
+    .command("pack")
+    .description("pack a package folder into NAME-VERSION.tgz (every file listed; dot files, node_modules and links never packed); prints its path")
+    .argument("[dir]", "the package's folder (default: the current one)")
+    .option("-o, --out <file>", "where to write the archive")
+    .option("--json", "print one JSON object")
+    .action(async (dir: string | undefined, options: { out?: string; json?: boolean }) => {
+      const { packCommand } = await import("./packages.js");
+      await packCommand(dir, options);
+    });
+  program
+    .command("publish")
+    .description("publish a package folder to npm (with npm's own publish) or to an OCI registry; prints the source to add it by")
+    .argument("[dir]", "the package's folder (default: the current one)")
+    .requiredOption("--to <target>", "npm | oci://REGISTRY/REPO[:TAG]")
+    .option("--json", "print one JSON object")
+    .action(async (dir: string | undefined, options: { to: string; json?: boolean }) => {
+      const { publishCommand } = await import("./packages.js");
+      await publishCommand(dir, options);
+    });
+
+  program
     .command("schema")
     .description("print the JSON Schema of a file format, for editors (yaml-language-server)")
     .addArgument(new Argument("<kind>", "tactic | test | package | proxy | settings").choices(["tactic", "test", "package", "proxy", "settings"]))

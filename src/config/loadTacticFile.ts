@@ -13,6 +13,7 @@ import { SourceDocument } from "./SourceDocument.js";
 import { sortProblems } from "./sortProblems.js";
 import type { TacticConfig } from "./TacticConfig.js";
 import { validateTactic } from "./validateTactic.js";
+import { resolvePackageEntry } from "./packageSource.js";
 
 export interface LoadTacticOptions {
   /**
@@ -120,5 +121,5 @@ function nextBase(document: SourceDocument, file: string, options: LoadTacticOpt
 function withAbsolutePackages(data: Record<string, unknown>, folder: string): Record<string, unknown> {
   const packages = data.packages;
   if (!Array.isArray(packages)) return data;
-  return { ...data, packages: packages.map((item: unknown) => (typeof item === "string" ? path.resolve(folder, item) : item)) };
+  return { ...data, packages: packages.map((item: unknown) => (typeof item === "string" ? resolvePackageEntry(item, folder) : item)) };
 }

@@ -11,7 +11,7 @@ const SETTINGS_SCHEMA: AnySchemaObject = {
   additionalProperties: false,
   properties: {
     model: { type: "string", minLength: 1, description: "The model of agents that name none (`--model` still wins), e.g. gpt-4o-mini." },
-    packages: { type: "array", items: { type: "string", minLength: 1 }, description: "Package folders to load, relative to this file." },
+    packages: { type: "array", items: { type: "string", minLength: 1 }, description: "Packages to load: folders relative to this file, or shared packages (npm:…, git+…, oci://…, a tarball) installed with `lllm add` / `lllm install`." },
     home: { type: "string", minLength: 1, description: "lllm's folder (run log, caches), relative to this file; default $LLLM_HOME, else ~/.lllm." },
     log: { type: "boolean", description: "false: runs are not recorded in the run log." },
     reply_size: {

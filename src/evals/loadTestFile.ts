@@ -11,6 +11,7 @@ import { sharedAjv } from "../util/sharedAjv.js";
 import { parseRegex } from "./assertions/parseRegex.js";
 import { cassetteName } from "./cassettes/cassetteFile.js";
 import { ASSERTION_TYPES, type AssertionSpec, type AssertionType, type TestCase, type TestFile } from "./TestFile.js";
+import { resolvePackageEntry } from "../config/packageSource.js";
 
 /** Keys an assertion may have besides its type. */
 const COMMON_KEYS = ["weight", "turn", "timeout"];
@@ -54,7 +55,7 @@ export async function loadTestFile(file: string): Promise<TestFile> {
   problems.push(...nameProblems(cases, document));
   const tacticFile = typeof data.tactic === "string" && data.tactic !== "" ? await resolveTactic(data, document, folder, problems) : undefined;
   // The tactic's own problems join the file's: one run shows everything to fix.
-  const packages = (Array.isArray(data.packages) ? data.packages : []).filter((dir): dir is string => typeof dir === "string").map((dir) => path.resolve(folder, dir));
+  const packages = (Array.isArray(data.packages) ? data.packages : []).filter((dir): dir is string => typeof dir === "string").map((dir) => resolvePackageEntry(dir, folder));
   const prepared = tacticFile === undefined ? undefined : await collectProblemsAsync(problems, () => prepareTactic(tacticFile, { ...(typeof data.model === "string" ? { model: data.model } : {}), ...(packages.length > 0 ? { packages } : {}) }));
   const pattern = prepared?.tactic.config.tactic_type ?? "agent";
   cases.forEach((entry) => {
@@ -193,7 +194,7 @@ async function resolveTactic(data: RawTestFile, document: SourceDocument, folder
   if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
   if (looksLikeQualifiedRef(data.tactic)) {
     const registry = new Registry();
-    await registry.add({ packages: (data.packages ?? []).map((dir) => ({ dir: path.resolve(folder, dir), location: document.locate(["packages"]) })), cwd: folder });
+    await registry.add({ packages: (data.packages ?? []).map((dir) => ({ dir: resolvePackageEntry(dir, folder), location: document.locate(["packages"]) })), cwd: folder });
     try {
       return registry.resolveEntry("tactics", data.tactic, { where: location }).file;
     } catch (error) {

@@ -1,18 +1,26 @@
 import { existsSync, realpathSync, statSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { collectProblemsAsync, ConfigError, formatLocation, type ConfigProblem, type SourceLocation } from "../errors.js";
+import { collectProblems, collectProblemsAsync, ConfigError, formatLocation, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { toFunctionTool, type FunctionTool } from "../tools/index.js";
 import { closest } from "../util/closest.js";
 import { lllmHome } from "../config/lllmHome.js";
 import { readManifest } from "./manifest.js";
+import { isRemoteSource } from "../config/packageSource.js";
+import { findProject } from "./installed/findProject.js";
+import { installedPackage } from "./installed/installedPackage.js";
 import { Package, type FileEntry, type ToolEntry } from "./Package.js";
 import { parseRef, type Ref, type Section } from "./ref.js";
 import { firstLine } from "../util/firstLine.js";
 
-/** A package folder to load, and where it was named (for messages). */
+/**
+ * A package to load, and where it was named (for messages): a folder, or a remote source (`npm:…`, `git+…`,
+ * `oci://…`, a tarball) that the project's lllm.lock resolves to its folder in the cache (never fetched here).
+ */
 export interface PackageSource {
   dir: string;
   location?: SourceLocation;
+  /** The folder a relative tarball path is resolved against; default: the working directory. */
+  from?: string;
 }
 
 export interface RegistryOptions {
@@ -83,6 +91,8 @@ export class Registry {
   /** Packages by real folder path, so a folder reached twice (listed, and as a dependency) loads once. */
   private readonly byDir = new Map<string, Package>();
   private discovered = false;
+  /** Where remote sources are resolved: the project's lock (from `cwd`) and the cache (in `home`). */
+  private where: { cwd: string; home?: string } = { cwd: process.cwd() };
 
   /** Load packages and their dependencies. All problems found are thrown together as one ConfigError. */
   static async load(options: RegistryOptions = {}): Promise<Registry> {
@@ -270,11 +280,16 @@ export class Registry {
   async add(options: RegistryOptions): Promise<void> {
     const problems: ConfigProblem[] = [];
     const byDir = this.byDir;
+    this.where = { cwd: options.cwd ?? this.where.cwd, ...(options.home !== undefined ? { home: options.home } : this.where.home !== undefined ? { home: this.where.home } : {}) };
     const explicit: PackageSource[] = (options.packages ?? []).map((item) => (typeof item === "string" ? { dir: item } : item));
     const importTools = options.importTools !== false;
     for (const source of explicit) await this.loadOne({ source, chain: [], byDir, problems, explicit: true, importTools });
     if (options.discover !== false && !this.discovered) {
       this.discovered = true;
+      // The packages the project added (`lllm add`): its manifest's remote dependencies, from the cache.
+      for (const dependency of await collectProblemsAsync(problems, () => projectDependencies(this.where.cwd)) ?? []) {
+        await this.loadOne({ source: { dir: dependency.path, location: dependency.location, from: dependency.from }, ...(dependency.alias ? { alias: dependency.alias } : {}), chain: [], byDir, problems, explicit: true, importTools });
+      }
       const roots = [path.join(options.cwd ?? process.cwd(), "lllm_packages"), path.join(options.home ?? lllmHome(), "packages")];
       for (const root of roots) {
         for (const dir of subfolders(root)) await this.loadOne({ source: { dir }, chain: [], byDir, problems, explicit: false, importTools });
@@ -284,6 +299,15 @@ export class Registry {
   }
 
   private async loadOne({ source, alias, chain, byDir, problems, explicit, importTools }: LoadOneOptions): Promise<Package | undefined> {
+    let defaultName: string | undefined;
+    if (isRemoteSource(source.dir)) {
+      const installed = collectProblems(problems, () =>
+        installedPackage(source.dir, { cwd: this.where.cwd, home: this.where.home ?? lllmHome(), ...(source.from !== undefined ? { from: source.from } : {}), ...(source.location ? { location: source.location } : {}) }),
+      );
+      if (installed === undefined) return undefined;
+      defaultName = installed.entry.name;
+      source = { ...source, dir: installed.dir };
+    }
     const absolute = path.resolve(source.dir);
     if (!existsSync(absolute) || !statSync(absolute).isDirectory()) {
       problems.push({
@@ -302,7 +326,7 @@ export class Registry {
     }
     let pkg = byDir.get(real);
     if (!pkg) {
-      const manifest = await collectProblemsAsync(problems, () => readManifest(real));
+      const manifest = await collectProblemsAsync(problems, () => readManifest(real, defaultName !== undefined ? { defaultName } : {}));
       if (!manifest) return undefined;
       const name = manifest.name;
       const clash = this.packages.get(name);
@@ -316,8 +340,8 @@ export class Registry {
       byDir.set(real, pkg);
       this.packages.set(name, pkg);
       for (const dependency of manifest.dependencies) {
-        const dependencyDir = path.resolve(real, dependency.path);
-        const loaded = await this.loadOne({ source: { dir: dependencyDir, location: dependency.location }, ...(dependency.alias ? { alias: dependency.alias } : {}), chain: [...chain, real], byDir, problems, explicit: true, importTools });
+        const dependencyDir = isRemoteSource(dependency.path) ? dependency.path : path.resolve(real, dependency.path);
+        const loaded = await this.loadOne({ source: { dir: dependencyDir, location: dependency.location, from: real }, ...(dependency.alias ? { alias: dependency.alias } : {}), chain: [...chain, real], byDir, problems, explicit: true, importTools });
         if (loaded) pkg.dependencies.set(dependency.alias ?? loaded.name, loaded);
       }
       await collectProblemsAsync(problems, () => pkg!.load({ importTools }));
@@ -329,6 +353,14 @@ export class Registry {
     }
     return pkg;
   }
+}
+
+/** The remote dependencies of the project's manifest (what `lllm add` recorded), with the folder they are relative to. */
+async function projectDependencies(cwd: string): Promise<Array<{ path: string; alias?: string; location: SourceLocation; from: string }>> {
+  const project = findProject(cwd);
+  if (project?.manifest === undefined) return [];
+  const manifest = await readManifest(project.dir);
+  return manifest.dependencies.filter((dependency) => isRemoteSource(dependency.path)).map((dependency) => ({ ...dependency, from: project.dir }));
 }
 
 function subfolders(root: string): string[] {

@@ -37,7 +37,7 @@ const NAME = /^[A-Za-z0-9_][A-Za-z0-9_-]*$/;
  * `package.json`. Both the sectioned form (`[package] name=…`, `[dependencies] packages=[…]`) and a flat form
  * (`name: …`, `dependencies: […]`) are accepted. Without a manifest the name is the folder's name.
  */
-export async function readManifest(dir: string): Promise<PackageManifest> {
+export async function readManifest(dir: string, options: { defaultName?: string } = {}): Promise<PackageManifest> {
   for (const fileName of MANIFEST_FILES) {
     const file = path.join(dir, fileName);
     if (!existsSync(file)) continue;
@@ -59,11 +59,11 @@ export async function readManifest(dir: string): Promise<PackageManifest> {
       if (lllm === undefined) continue; // an ordinary package.json: keep looking, then fall back to defaults
       // npm's name stands in only when it is a valid package name (not `@scope/name`); else the folder's name.
       const npmName = isPlainObject(data) && typeof data.name === "string" && NAME.test(data.name) ? data.name : undefined;
-      return interpretManifest(lllm, { dir, file, fallbackName: npmName, locate: manifestLocator({ file, text, toml: false, prefix: ["lllm"] }) });
+      return interpretManifest(lllm, { dir, file, fallbackName: npmName ?? options.defaultName, locate: manifestLocator({ file, text, toml: false, prefix: ["lllm"] }) });
     }
-    return interpretManifest(data ?? {}, { dir, file, locate: manifestLocator({ file, text, toml: fileName.endsWith(".toml") }) });
+    return interpretManifest(data ?? {}, { dir, file, ...(options.defaultName !== undefined ? { fallbackName: options.defaultName } : {}), locate: manifestLocator({ file, text, toml: fileName.endsWith(".toml") }) });
   }
-  return { name: defaultName(dir), dependencies: [], dir };
+  return { name: options.defaultName ?? defaultName(dir), dependencies: [], dir };
 }
 
 async function parseManifestText(fileName: string, text: string): Promise<unknown> {

@@ -16,6 +16,7 @@ import { AGENT_TOOL_PREFIX, checkAgentTools, type AgentToolRef } from "./checkAg
 import { checkModelChains, checkRequireApproval } from "./checkModelChains.js";
 import { tacticLimitSource, unpricedModels } from "./tacticBudget.js";
 import { PriceTable } from "../providers/PriceTable.js";
+import { resolvePackageEntry } from "../config/packageSource.js";
 
 /** A tool bound for an agent, with the place in the tactic that asked for it. */
 export interface BoundTool extends ResolvedTool {
@@ -85,7 +86,7 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
   const absolute = path.resolve(cwd, file);
   const { settings, file: settingsFile } = await loadProjectSettings(cwd);
   const registry = options.registry ?? new Registry();
-  const flagPackages = (options.packages ?? []).map((dir) => ({ dir: path.resolve(cwd, dir), location: { file: "--package" } }));
+  const flagPackages = (options.packages ?? []).map((dir) => ({ dir: resolvePackageEntry(dir, cwd), location: { file: "--package" } }));
   // A `base:` ref needs the packages before the tactic is fully loaded: load the ones the file itself lists first.
   await registry.add({
     packages: [...flagPackages, ...(settings.packages ?? []).map((dir) => ({ dir, ...(settingsFile ? { location: { file: settingsFile } } : {}) })), ...earlyPackages(absolute)],
@@ -309,7 +310,7 @@ function earlyPackages(file: string): Array<{ dir: string; location: SourceLocat
     const data: unknown = parseConfigData(readFileSync(file, "utf8"), file);
     const list = typeof data === "object" && data !== null ? (data as { packages?: unknown; base?: unknown }) : {};
     if (!(typeof list.base === "string" && looksLikeQualifiedRef(list.base))) return [];
-    return Array.isArray(list.packages) ? list.packages.filter((dir): dir is string => typeof dir === "string").map((dir) => ({ dir: path.resolve(path.dirname(file), dir), location: { file } })) : [];
+    return Array.isArray(list.packages) ? list.packages.filter((dir): dir is string => typeof dir === "string").map((dir) => ({ dir: resolvePackageEntry(dir, path.dirname(file)), location: { file } })) : [];
   } catch {
     return [];
   }

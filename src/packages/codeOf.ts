@@ -1,0 +1,75 @@
+import { lstatSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { parseConfigData } from "../config/parseConfigData.js";
+import { listPackageFiles } from "../registry/installed/filesIntegrity.js";
+import { isCodeFile } from "../util/codeFile.js";
+import { isPlainObject } from "../util/isPlainObject.js";
+
+const DATA = /\.(?:ya?ml|json)$/i;
+const LANGUAGES: Array<[RegExp, string]> = [
+  [/\.(?:ts|mts|cts)$/i, "TypeScript"],
+  [/\.(?:js|mjs|cjs)$/i, "JavaScript"],
+  [/\.py$/i, "Python"],
+  [/\.(?:sh|bash)$/i, "a shell script"],
+];
+
+/**
+ * The code a package folder carries, one line per file: what lllm would run or load from it. Read from the files
+ * alone (nothing is imported or executed): tool, proxy and tactic code, helper modules, Python and shell scripts,
+ * executable files, and the commands that YAML declares (command tools, MCP stdio servers). Empty for a package of
+ * prompts and YAML tactics alone, which needs no consent.
+ */
+export function codeOf(dir: string): string[] {
+  const lines: string[] = [];
+  for (const relative of listPackageFiles(dir)) {
+    const file = path.join(dir, ...relative.split("/"));
+    const section = relative.split("/")[0];
+    if (isCodeFile(relative) && !relative.endsWith(".d.ts")) {
+      const language = LANGUAGES.find(([pattern]) => pattern.test(relative))![1];
+      const role = section === "tools" ? "tool code, run when the package loads" : section === "proxies" ? "proxy code, run when the package loads" : section === "tactics" ? "a tactic in code, run when used" : "code that the package's modules may load";
+      lines.push(`${relative}: ${language}, ${role}`);
+      continue;
+    }
+    const language = LANGUAGES.find(([pattern]) => pattern.test(relative));
+    if (language !== undefined) {
+      lines.push(`${relative}: ${language[1]}`);
+      continue;
+    }
+    if ((lstatSync(file).mode & 0o111) !== 0) {
+      lines.push(`${relative}: an executable file`);
+      continue;
+    }
+    if (DATA.test(relative) && relative !== "package.json") {
+      for (const command of commandsIn(file)) lines.push(`${relative}: ${command}`);
+    }
+  }
+  return lines;
+}
+
+/** The commands a YAML or JSON file declares: `command:` of a tool, of an MCP server, anywhere in the file. */
+function commandsIn(file: string): string[] {
+  let data: unknown;
+  try {
+    data = parseConfigData(readFileSync(file, "utf8"), file);
+  } catch {
+    return []; // a file that does not parse runs nothing: loading it fails
+  }
+  const found: string[] = [];
+  const walk = (value: unknown, key: string | undefined): void => {
+    if (Array.isArray(value)) {
+      for (const item of value) walk(item, key);
+      return;
+    }
+    if (!isPlainObject(value)) return;
+    const command = value.command;
+    if (typeof command === "string" || (Array.isArray(command) && command.every((part) => typeof part === "string"))) {
+      const args = Array.isArray(value.args) ? value.args.filter((part): part is string => typeof part === "string") : [];
+      const words = [...(Array.isArray(command) ? command : [command]), ...args].join(" ");
+      const what = key !== undefined && /mcp/i.test(key) ? "an MCP server started with" : "runs";
+      found.push(`${what} \`${words}\``);
+    }
+    for (const [childKey, child] of Object.entries(value)) walk(child, childKey === "command" ? key : childKey);
+  };
+  walk(data, undefined);
+  return found;
+}

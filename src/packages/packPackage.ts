@@ -1,0 +1,79 @@
+import { copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ConfigError } from "../errors.js";
+import { readManifest, type PackageManifest } from "../registry/manifest.js";
+import { formatBytes, PACKAGE_LIMITS } from "./limits.js";
+
+/** A packed package: the archive, and the files in it. */
+export interface Packed {
+  archive: Buffer;
+  /** The files, `/`-separated, as they are under `package/` in the archive. */
+  files: string[];
+  manifest: PackageManifest;
+  /** `NAME-VERSION.tgz`. */
+  fileName: string;
+  /** The name and version npm knows it by (its package.json's). */
+  npm: { name: string; version: string };
+}
+
+/** Folders and files never packed: version control, installed dependencies, and dot files (`.env`, `.npmrc`: secrets). */
+const SKIPPED = /^(?:\..*|node_modules|__pycache__)$/;
+
+/**
+ * Pack a package folder into a `.tgz` as npm lays one out (every file under `package/`), so the same archive is
+ * an npm package, an OCI layer and a tarball source. Only plain files inside the folder are packed: a link is an
+ * error (it could bring in a file from outside), and dot files, `node_modules` and `.git` are left out. A package
+ * with no package.json gets one (its name and version from the manifest), which npm needs to publish it. The
+ * archive is the same for the same files (no times, owners or modes beyond the executable bit).
+ */
+export async function packPackage(dir: string): Promise<Packed> {
+  const root = path.resolve(dir);
+  if (!existsSync(root) || !statSync(root).isDirectory()) throw new ConfigError("package_not_found", `${dir} is not a folder`, { hint: "Give the package's folder (default: the current one)." });
+  const manifest = await readManifest(root);
+  const files = listPackable(root);
+  const staging = mkdtempSync(path.join(tmpdir(), "lllm-pack-"));
+  try {
+    let bytes = 0;
+    for (const relative of files) {
+      const target = path.join(staging, "package", ...relative.split("/"));
+      mkdirSync(path.dirname(target), { recursive: true });
+      copyFileSync(path.join(root, ...relative.split("/")), target);
+      bytes += statSync(target).size;
+    }
+    if (bytes > PACKAGE_LIMITS.unpackedBytes) throw new ConfigError("package_too_large", `${dir} holds ${formatBytes(bytes)}: more than a package may (${formatBytes(PACKAGE_LIMITS.unpackedBytes)})`, { hint: "Keep large data out of packages." });
+    let npm = { name: manifest.name.toLowerCase(), version: manifest.version ?? "0.0.0" };
+    if (files.includes("package.json")) {
+      const data = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")) as { name?: unknown; version?: unknown };
+      npm = { name: typeof data.name === "string" ? data.name : npm.name, version: typeof data.version === "string" ? data.version : npm.version };
+    } else {
+      writeFileSync(path.join(staging, "package", "package.json"), `${JSON.stringify({ ...npm, ...(manifest.description ? { description: manifest.description } : {}), ...(manifest.file === undefined ? { lllm: { name: manifest.name } } : {}) }, null, 2)}\n`);
+      files.push("package.json");
+      files.sort();
+    }
+    const { create } = await import("tar");
+    const out = path.join(staging, "package.tgz");
+    await create({ gzip: true, cwd: staging, file: out, portable: true, mtime: new Date(0), noDirRecurse: true }, files.map((file) => `package/${file}`));
+    const archive = readFileSync(out);
+    return { archive, files, manifest, fileName: `${manifest.name}-${manifest.version ?? "0.0.0"}.tgz`, npm };
+  } finally {
+    rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+function listPackable(root: string): string[] {
+  const found: string[] = [];
+  const walk = (folder: string, prefix: string): void => {
+    for (const name of readdirSync(folder).sort()) {
+      if (SKIPPED.test(name) || (prefix === "" && /\.tgz$/.test(name))) continue;
+      const file = path.join(folder, name);
+      const relative = prefix === "" ? name : `${prefix}/${name}`;
+      const stat = lstatSync(file);
+      if (stat.isSymbolicLink()) throw new ConfigError("package_archive_invalid", `${relative} is a link: a package holds plain files only`, { location: { file }, hint: "Copy the file into the package instead (a link could bring in a file from outside it)." });
+      if (stat.isDirectory()) walk(file, relative);
+      else if (stat.isFile()) found.push(relative);
+    }
+  };
+  walk(root, "");
+  return found;
+}

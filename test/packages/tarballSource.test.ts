@@ -1,0 +1,203 @@
+import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { makeTarball, packageTarball } from "../helpers/tarball.js";
+import { tempDir } from "../helpers/tempTree.js";
+import { cacheOf, lllm, project, PROMPT_PACKAGE, TOOL_PACKAGE, writeFile } from "./packageFixtures.js";
+
+// Packages from tarball files: the cache, lllm.lock, integrity, consent, offline runs and refused archives, all
+// through the CLI a user types.
+
+describe("a tarball package", () => {
+  it("is added into the cache, the manifest and the lock, and a tactic runs from it offline, on a second home after install --frozen", async () => {
+    const dir = project();
+    writeFile(path.join(dir, "greet-1.0.0.tgz"), packageTarball(PROMPT_PACKAGE));
+    const home = tempDir("lllm-home-");
+    const added = await lllm(["add", "./greet-1.0.0.tgz"], { cwd: dir, home });
+    expect(added.stderr).toContain("no code");
+    expect(added.code).toBe(0);
+    expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).toContain('packages = [\n  "greet-1.0.0.tgz",\n]');
+    const lock = JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8"));
+    expect(lock.packages["file:greet-1.0.0.tgz"]).toMatchObject({ name: "greet", version: "1.0.0", code: [], integrity: expect.stringMatching(/^sha512-/), tarball: expect.stringMatching(/^sha512-/) });
+    expect(cacheOf(home)).toEqual({ packages: [expect.any(String)], other: [] });
+
+    const run = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--json"], { cwd: dir, home });
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout).output).toBe("greeted");
+
+    // Another machine: a fresh home has nothing cached; the run says what to do, install --frozen fetches it.
+    const other = tempDir("lllm-home-");
+    const missing = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home: other });
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("package `greet-1.0.0.tgz` is not installed");
+    expect(missing.stderr).toContain("run `lllm install`".replace("run ", "Run "));
+    const installed = await lllm(["install", "--frozen"], { cwd: dir, home: other });
+    expect(installed.code).toBe(0);
+    expect(installed.stderr).toContain("1 package installed (1 fetched)");
+    expect((await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home: other })).stdout).toBe("greeted\n");
+    // The tarball gone (as if offline): the cache serves.
+    writeFileSync(path.join(dir, "greet-1.0.0.tgz"), "");
+    const again = await lllm(["install", "--frozen"], { cwd: dir, home: other });
+    expect(again.stderr).toContain("all from the cache");
+    expect(again.code).toBe(0);
+  }, 180_000);
+
+  it("with code needs consent: refused without a terminal or --trust (nothing written), locked as trusted with --trust", async () => {
+    const dir = project({ withTool: true });
+    writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
+    writeFile(path.join(dir, "hello.tgz"), packageTarball(TOOL_PACKAGE));
+    const home = tempDir("lllm-home-");
+    const refused = await lllm(["add", "hello.tgz"], { cwd: dir, home });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("carries code that lllm would run:\n  tools/hello.ts: TypeScript, tool code, run when the package loads");
+    expect(refused.stderr).toContain("--trust");
+    expect(existsSync(path.join(dir, "lllm.lock"))).toBe(false);
+    expect(existsSync(path.join(dir, "lllm.toml"))).toBe(false);
+    expect(cacheOf(home)).toEqual({ packages: [], other: [] });
+
+    expect((await lllm(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
+    const trusted = await lllm(["add", "hello.tgz", "--trust"], { cwd: dir, home });
+    expect(trusted.code).toBe(0);
+    const entry = JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages["file:hello.tgz"];
+    expect(entry.code).toEqual(["tools/hello.ts: TypeScript, tool code, run when the package loads"]);
+    expect(entry.trusted).toEqual({ by: expect.any(String), how: "--trust" });
+    const run = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--json"], { cwd: dir, home });
+    expect(JSON.parse(run.stdout).tool_calls).toEqual([expect.objectContaining({ name: "hello", result: "Hello, Ada!" })]);
+
+    // A cached file changed afterwards: refused, never run, naming the file.
+    const folder = path.join(home, "packages", ".store", cacheOf(home).packages.find((name) => existsSync(path.join(home, "packages", ".store", name, "tools")))!);
+    const file = path.join(folder, "tools", "hello.ts");
+    chmodSync(file, 0o644);
+    writeFileSync(file, `${readFileSync(file, "utf8")}process.exit(7);\n`);
+    const tampered = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
+    expect(tampered.code).toBe(2);
+    expect(tampered.stderr).toContain("no longer matches lllm.lock: tools/hello.ts was changed");
+    // The file put back, another added beside it is refused too (the registry would load it).
+    writeFileSync(file, TOOL_PACKAGE["tools/hello.ts"]);
+    chmodSync(file, 0o444);
+    writeFileSync(path.join(folder, "tools", "extra.ts"), "process.exit(7);\n");
+    const added = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
+    expect(added.code).toBe(2);
+    expect(added.stderr).toContain("tools/extra.ts was added");
+  }, 180_000);
+});
+
+describe("a tarball at a URL", () => {
+  it("is fetched over HTTP, locked with its sha512, and a changed tarball at the same URL is refused by install", async () => {
+    let archive = packageTarball(PROMPT_PACKAGE);
+    const server = createServer((request, response) => (request.url === "/greet-1.0.0.tgz" ? response.end(archive) : response.writeHead(404).end()));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/greet-1.0.0.tgz`;
+    try {
+      const dir = project();
+      const home = tempDir("lllm-home-");
+      expect((await lllm(["add", url], { cwd: dir, home })).code).toBe(0);
+      expect(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages[url]).toMatchObject({ name: "greet", resolved: url, tarball: expect.stringMatching(/^sha512-/) });
+      archive = packageTarball({ ...PROMPT_PACKAGE, "prompts/system.md": "Changed." });
+      const changed = await lllm(["install"], { cwd: dir, home: tempDir("lllm-home-") });
+      expect(changed.code).toBe(2);
+      expect(changed.stderr).toContain(`the tarball ${url} is not the one lllm.lock pins`);
+      const missing = await lllm(["add", url.replace("greet-1.0.0", "none")], { cwd: dir, home });
+      expect(missing.code).toBe(1);
+      expect(missing.stderr).toContain("HTTP 404");
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 120_000);
+});
+
+describe("a refused archive", () => {
+  const cases: Array<[string, Buffer, string]> = [
+    ["a path that climbs out", makeTarball([{ path: "package/lllm.toml", content: 'name = "x"\n' }, { path: "package/../../evil.txt", content: "x" }]), "climbs out of the package (`..`)"],
+    ["an absolute path", makeTarball([{ path: "/tmp/evil.txt", content: "x" }]), "is an absolute path"],
+    ["a symbolic link", makeTarball([{ path: "package/lllm.toml", content: 'name = "x"\n' }, { path: "package/prompts/p.md", type: "symlink", linkpath: "/etc/passwd" }]), "is a symbolic link (to `/etc/passwd`)"],
+    ["a hard link", makeTarball([{ path: "package/lllm.toml", content: 'name = "x"\n' }, { path: "package/prompts/p.md", type: "link", linkpath: "package/lllm.toml" }]), "is a hard link"],
+    ["a huge file", makeTarball([{ path: "package/lllm.toml", content: 'name = "x"\n' }, { path: "package/data.bin", declaredSize: 4 * 1024 * 1024 * 1024 }]), "unpacks to more than 128 MiB (at `package/data.bin`)"],
+    ["no archive at all", Buffer.from("this is not a tarball"), "not a readable tar archive"],
+    ["a file where a folder must be", makeTarball([{ path: "package/lllm.toml", content: 'name = "x"\n' }, { path: "package/tools", content: "x" }, { path: "package/tools/a.ts", content: "x" }]), "`package/tools/a.ts` cannot be unpacked"],
+  ];
+  it.each(cases)("(%s) is a clear error, and nothing is installed", async (_name, archive, message) => {
+    const dir = tempDir("lllm-project-");
+    writeFile(path.join(dir, "bad.tgz"), archive);
+    const home = tempDir("lllm-home-");
+    const result = await lllm(["add", "bad.tgz"], { cwd: dir, home });
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).not.toContain("    at ");
+    expect(result.code).toBe(2);
+    expect(readdirSync(dir)).toEqual(["bad.tgz"]);
+    expect(cacheOf(home)).toEqual({ packages: [], other: [] });
+    expect(existsSync(path.join(path.dirname(dir), "evil.txt"))).toBe(false);
+  });
+});
+
+describe("lllm.lock", () => {
+  it("edited by hand is a clear error: bad JSON at its line; a changed integrity refuses the fetched files", async () => {
+    const dir = project();
+    writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
+    const home = tempDir("lllm-home-");
+    expect((await lllm(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
+    const lockFile = path.join(dir, "lllm.lock");
+    const good = readFileSync(lockFile, "utf8");
+    writeFileSync(lockFile, good.replace('"name": "greet",', '"name": "greet"'));
+    const broken = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
+    expect(broken.code).toBe(2);
+    expect(broken.stderr).toMatch(/lllm\.lock:6:\d+: lllm\.lock is not valid JSON/);
+
+    const lock = JSON.parse(good);
+    const entry = lock.packages["file:greet.tgz"];
+    entry.integrity = `sha512-${Buffer.alloc(64, 7).toString("base64")}`;
+    writeFileSync(lockFile, JSON.stringify(lock, null, 2));
+    const fresh = tempDir("lllm-home-");
+    const install = await lllm(["install"], { cwd: dir, home: fresh });
+    expect(install.code).toBe(2);
+    expect(install.stderr).toContain("its files do not match lllm.lock");
+    expect(cacheOf(fresh)).toEqual({ packages: [], other: [] });
+
+    delete entry.integrity;
+    entry.code = "none";
+    writeFileSync(lockFile, JSON.stringify(lock, null, 2));
+    const invalid = await lllm(["install"], { cwd: dir, home: fresh });
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain("`integrity` of `file:greet.tgz` must be a sha512 integrity");
+    expect(invalid.stderr).toContain("`code` of `file:greet.tgz` must be a list of strings");
+  }, 120_000);
+
+  it("--frozen fails when the manifest and the lock disagree, and never writes the lock", async () => {
+    const dir = project();
+    writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
+    writeFile(path.join(dir, "other.tgz"), packageTarball({ ...PROMPT_PACKAGE, "lllm.toml": '[package]\nname = "other"\n' }));
+    const home = tempDir("lllm-home-");
+    expect((await lllm(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
+    const manifest = path.join(dir, "lllm.toml");
+    writeFileSync(manifest, readFileSync(manifest, "utf8").replace('"greet.tgz",', '"greet.tgz",\n  "other.tgz",'));
+    const lock = readFileSync(path.join(dir, "lllm.lock"), "utf8");
+    const frozen = await lllm(["install", "--frozen"], { cwd: dir, home });
+    expect(frozen.code).toBe(2);
+    expect(frozen.stderr).toContain("the manifest lists `other.tgz`, which lllm.lock does not lock");
+    expect(readFileSync(path.join(dir, "lllm.lock"), "utf8")).toBe(lock);
+    expect((await lllm(["install"], { cwd: dir, home })).code).toBe(0);
+    expect(Object.keys(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages)).toEqual(["file:greet.tgz", "file:other.tgz"]);
+    expect((await lllm(["remove", "other"], { cwd: dir, home })).code).toBe(0);
+    expect(Object.keys(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages)).toEqual(["file:greet.tgz"]);
+  }, 120_000);
+
+  it("refuses two packages of one name; --as gives the second another", async () => {
+    const dir = project();
+    writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
+    writeFile(path.join(dir, "greet2.tgz"), packageTarball({ ...PROMPT_PACKAGE, "prompts/system.md": "Other." }));
+    const home = tempDir("lllm-home-");
+    expect((await lllm(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
+    const clash = await lllm(["add", "greet2.tgz"], { cwd: dir, home });
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toContain("two packages of the project would be named `greet`");
+    expect(clash.stderr).toContain("--as greet2");
+    expect(Object.keys(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages)).toEqual(["file:greet.tgz"]);
+    const aliased = await lllm(["add", "greet2.tgz", "--as", "other"], { cwd: dir, home });
+    expect(aliased.code).toBe(0);
+    expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).toContain('"greet2.tgz as other"');
+    const taken = await lllm(["add", "greet2.tgz", "--as", "greet"], { cwd: dir, home });
+    expect(taken.code).toBe(2);
+  }, 120_000);
+});
