@@ -131,7 +131,7 @@ describe("the documentation's runnable examples", () => {
   const pages = documentationPages().filter((page) => fencedBlocks(readPage(page)).some(isRunnable));
 
   it("are found on the pages that teach with them", () => {
-    expect(pages).toEqual(expect.arrayContaining(["docs/getting-started.md"]));
+    expect(pages).toEqual(expect.arrayContaining(["README.md", "docs/getting-started.md"]));
   });
 
   it.each(pages)("%s: run offline, and print what the page shows", { timeout: 600_000 }, async (page) => {
