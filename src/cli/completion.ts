@@ -15,18 +15,18 @@ export async function completionCommand(shell: string | undefined, program: Comm
     await listWords(options.list, options.package ?? []);
     return;
   }
-  const { HELP_TOPICS } = await import("./helpTopics.js");
+  const { helpTopics } = await import("./helpTopics.js");
   const { PROVIDER_ROUTES } = await import("../providers/providerRoutes.js");
   const commands = program.commands.filter((command) => !(command as unknown as { _hidden?: boolean })._hidden).map((command) => command.name());
   // A key's NAME is any variable; the providers' prefixes stand for theirs (`lllm keys set anthropic`).
   const providers = PROVIDER_ROUTES.filter((route) => route.apiKeyEnv !== undefined).map((route) => route.prefix);
   const entries = completionData(program, {
-    argumentWords: { help: [...new Set([...Object.keys(HELP_TOPICS), ...commands])], "keys set": providers, "keys get": providers, "keys remove": providers },
+    argumentWords: { help: [...new Set([...Object.keys(helpTopics()), ...commands])], "keys set": providers, "keys get": providers, "keys remove": providers },
   });
   if (shell === "bash") writeOut(bashScript(entries));
   else if (shell === "zsh") writeOut(zshScript(entries));
   else if (shell === "fish") writeOut(fishScript(entries));
-  else throw new ConfigError("usage_completion_shell", shell === undefined ? "which shell? lllm completion bash|zsh|fish" : `no completion for \`${shell}\``, { hint: "lllm completion bash, zsh or fish (see the README for where each goes)" });
+  else throw new ConfigError("usage_completion_shell", shell === undefined ? "which shell? lllm completion bash|zsh|fish" : `no completion for \`${shell}\``, { hint: "lllm completion bash, zsh or fish (lllm help getting-started says where each goes)" });
 }
 
 /**

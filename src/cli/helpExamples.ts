@@ -11,7 +11,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [comm
   "": [
     ["lllm run packages-example/weather/tactics/weather.yaml --model scripted:packages-example/weather/scripted/paris-tokyo.yaml --input \"Weather in Paris?\"", "a first run, offline"],
     ["lllm chat packages-example/weather/tactics/weather.yaml --model gpt-4o-mini", "talk with a tactic's agent"],
-    ["lllm help tactics", "a short guide (topics: tactics, packages, proxies, code-action, batch, testing)"],
+    ["lllm help getting-started", "a first run, a first package, a first test (lllm help lists every topic)"],
   ],
   validate: [
     ["lllm validate packages-example/weather/tactics/weather.yaml", "check a tactic and bind its tools"],
@@ -126,7 +126,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [comm
     ["lllm schema settings > lllmrc.schema.json", "the project settings' schema"],
   ],
   help: [
-    ["lllm help tactics", "a short guide to tactic files"],
+    ["lllm help tactics", "the page on tactic files, in the terminal"],
     ["lllm help run", "a command's help, like lllm run --help"],
   ],
   init: [

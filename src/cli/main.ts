@@ -146,7 +146,7 @@ export function buildProgram(): Command {
     .argument("[tactic]", "tactic file, or a package ref")
     .option("--inputs <file>", "the dataset: JSONL (a string, or {input, vars, id} per line), CSV (header row; `input` column) or text lines; a file, a pipe or a FIFO such as <(command), read once as a stream; `-` for standard input")
     .option("-o, --out <file>", "append the results here (NDJSON); running the same command again skips the items already done (default: standard output)")
-    .option("--concurrency <n>", "items running at once (default 4; lowered on 429s and grown back; with --provider-batch 100: items replaying their answered turns or calling tools, while the waiting ones hold no slot; 10000 for tactics whose items wait in memory, see README)")
+    .option("--concurrency <n>", "items running at once (default 4; lowered on 429s and grown back; with --provider-batch 100: items replaying their answered turns or calling tools, while the waiting ones hold no slot; 10000 for tactics whose items wait in memory: lllm help provider-batch)")
     .option("--ordered", "write the results in input order")
     .option("--lines", "the dataset is text lines, each line an input")
     .addOption(new Option("--format <format>", "the dataset's format (default: from the extension, .csv or else JSONL)").choices(["jsonl", "csv", "lines"]))
@@ -414,7 +414,7 @@ export function buildProgram(): Command {
 
   program
     .command("completion")
-    .description("print a completion script for bash, zsh or fish (see the README to install it)")
+    .description("print a completion script for bash, zsh or fish (lllm help getting-started says where each goes)")
     .addArgument(new Argument("[shell]", "bash | zsh | fish").choices(["bash", "zsh", "fish"]))
     .addOption(new Option("--list <what>", "the words a completion asks for: models | tactics | runs").choices(["models", "tactics", "runs"]).hideHelp())
     .addOption(new Option("-p, --package <dir>", "with --list tactics: the packages given on the command line").argParser(collect).hideHelp())
@@ -566,7 +566,7 @@ export function buildProgram(): Command {
 
   program
     .command("help")
-    .description("a short guide to a topic (tactics, packages, proxies, code-action, batch, testing), or a command's help")
+    .description("a page of the documentation, cut for a terminal (lllm help lists the topics: getting-started, tactics, batch, testing, …), or a command's help")
     .argument("[topic...]", "a topic, or a command such as `run` or `tools list`")
     .action(async (words: string[]) => {
       const { helpCommand } = await import("./help.js");

@@ -13,7 +13,7 @@ const FILL = 0x2a; // "*"
  * reading the same value), then its bytes in the block are overwritten through `/proc/self/mem`, which a process
  * may write in its own memory. This closes `/proc/<pid>/environ`, not everything: memory is readable by a process
  * that may trace lllm (same user, unless the kernel's Yama ptrace_scope forbids it, or root), and the user's own
- * files stay readable; see the README on `backend: none`.
+ * files stay readable; see docs/code-action.md on `backend: none`.
  *
  * Returns undefined when the block holds no credential (any more), else why it could not be hidden. Not Linux:
  * there is no such block to read (undefined).

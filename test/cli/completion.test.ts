@@ -68,8 +68,9 @@ describe("lllm completion bash", () => {
   });
 
   it("completes help topics and commands, providers for keys, and run ids from the run store", async () => {
-    expect(complete("lllm help ")).toEqual(expect.arrayContaining(["batch", "code-action", "packages", "proxies", "run", "tactics", "testing", "tools"]));
-    expect(complete("lllm help te")).toEqual(["test", "testing"]);
+    expect(complete("lllm help ")).toEqual(expect.arrayContaining(["batch", "code-action", "getting-started", "packages", "proxies", "run", "tactics", "testing", "tools"]));
+    // The topics are the documentation's pages (docs/README.md lists them): a page's topic and a command alike.
+    expect(complete("lllm help te")).toEqual(["test", "test-file", "testing"]);
     expect(complete("lllm keys set an")).toEqual(["anthropic"]);
     expect(complete("lllm keys remove o")).toEqual(["openai", "openrouter"]);
     const home = tempDir("lllm-home-");

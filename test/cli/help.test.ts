@@ -6,13 +6,13 @@ import { afterAll, describe, expect, it } from "vitest";
 import { buildProgram } from "../../src/cli/main.js";
 import { checkCommandWords } from "../../src/cli/checkCommandWords.js";
 import { commandPath, HELP_EXAMPLES } from "../../src/cli/helpExamples.js";
-import { HELP_TOPICS } from "../../src/cli/helpTopics.js";
+import { helpTopics, renderMarkdown } from "../../src/cli/helpTopics.js";
+import { documentationPages, fencedBlocks } from "../helpers/markdown.js";
 import { BIN, ROOT, runCli } from "../helpers/runCli.js";
 import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir } from "../helpers/tempTree.js";
 import { Tmux } from "../helpers/tmux.js";
 
-const README = readFileSync(path.join(ROOT, "README.md"), "utf8");
 const ESCAPE = "\u001b[";
 
 function allCommands(command: Command): Command[] {
@@ -53,29 +53,51 @@ describe("help that teaches", { timeout: 300_000 }, () => {
     }
   });
 
-  it("prints each topic's guide from the README's own text", async () => {
-    const plain = (text: string): string => text.replaceAll("**", "");
-    for (const topic of Object.keys(HELP_TOPICS)) {
-      expect(README, topic).toContain(`<!-- help:${topic} -->`);
+  it("prints each topic's page of docs/, cut for a terminal", async () => {
+    const topics = helpTopics();
+    for (const [topic, { page, what }] of Object.entries(topics)) {
       const result = await runCliInProcess(["help", topic]);
       expect(result.code, topic).toBe(0);
       const lines = result.stdout.split("\n");
-      expect(lines[0]).toBe(`lllm help ${topic}: ${HELP_TOPICS[topic]}`);
-      expect(lines.at(-2)).toMatch(/^More in the README, section "[^"]+"\.$/);
-      const body = lines.slice(1, -2).filter((line) => line.trim() !== "");
-      expect(body.length, topic).toBeGreaterThan(5);
-      for (const line of body) expect(plain(README), `${topic}: ${line}`).toContain(line.startsWith("    ") ? line.slice(4) : line);
+      expect(lines[0]).toBe(`lllm help ${topic}: ${what}`);
+      expect(lines.at(-2)).toBe(`The page: ${path.join(ROOT, "docs", page)}`);
+      const markdown = readFileSync(path.join(ROOT, "docs", page), "utf8");
+      // Every line of the page's code blocks, indented; no Markdown link, comment or table escape left in the prose.
+      for (const block of fencedBlocks(markdown)) for (const line of block.text.split("\n")) expect(lines, `${topic}: ${line}`).toContain(`    ${line}`);
+      const prose = lines.filter((line) => !line.startsWith("    "));
+      expect(prose.filter((line) => /\]\([^)]*\)|<!--|&lt;|\\\|/.test(line)), topic).toEqual([]);
+      expect(lines.length, topic).toBeGreaterThan(10);
     }
+    // Links say where they lead; the tables' escapes read as the characters they stand for.
+    expect((await runCliInProcess(["help", "batch"])).stdout).toContain("Through the providers' batch APIs, at half the price: Provider batch (lllm help provider-batch).");
+    expect((await runCliInProcess(["help", "cli"])).stdout).toMatch(/\| `--inputs <file>` \| the dataset: .* a FIFO such as <\(command\), read once/);
   });
 
-  it("lists the topics, and answers an unknown one with the closest", async () => {
+  it("lists every page of docs/ as a topic, the index's words beside each, and keeps the topics of before", async () => {
+    const topics = helpTopics();
+    const pages = documentationPages().filter((page) => page.startsWith("docs/") && page !== "docs/README.md");
+    expect(Object.values(topics).map((topic) => `docs/${topic.page}`).sort()).toEqual(pages.sort());
+    expect(Object.keys(topics)).toEqual(expect.arrayContaining(["getting-started", "tactics", "packages", "proxies", "code-action", "batch", "testing", "cli", "error-codes"]));
     const all = await runCliInProcess(["help"]);
     expect(all.code).toBe(0);
     expect(all.stdout).toContain("Usage: lllm");
-    for (const topic of Object.keys(HELP_TOPICS)) expect(all.stdout).toContain(`  ${topic}`);
+    for (const [topic, { what }] of Object.entries(topics)) expect(all.stdout).toContain(`  ${topic.padEnd(Math.max(...Object.keys(topics).map((name) => name.length)) + 2)}${what}\n`);
     const wrong = await runCliInProcess(["help", "tacticz"]);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain("no help topic or command `tacticz`: did you mean `tactics`?");
+  });
+
+  it("takes a page added to the index as a topic, named after its file", () => {
+    expect(helpTopics("# Index\n\n- [Serving](serve.md): lllm serve\n- [Keys](reference/keys.md): every key\nnot a page line [x](y.md): z\n")).toEqual({
+      serve: { page: "serve.md", what: "lllm serve" },
+      keys: { page: "reference/keys.md", what: "every key" },
+    });
+  });
+
+  it("renders links, anchors, comments and table escapes for a terminal", () => {
+    const plain = { bold: (text: string) => `*${text}*`, dim: (text: string) => text };
+    const markdown = '<!-- generated -->\n## Title\n\nSee [Batch](batch.md#resume), [here](#title), [the spec](https://example.com/spec) and **this**.\n<a id="x"></a>A \\| B &lt;file>\n\n```sh run\nlllm run [x](y.md)\n```\n';
+    expect(renderMarkdown(markdown, plain, { batch: { page: "batch.md", what: "" } })).toBe("*Title*\n\nSee Batch (lllm help batch), here, the spec (https://example.com/spec) and *this*.\nA | B <file>\n\n    lllm run [x](y.md)");
   });
 });
 

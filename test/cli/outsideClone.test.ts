@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ROOT, emptyHome } from "../helpers/runCli.js";
@@ -8,7 +8,7 @@ import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
 // npm install -g, then the installed CLI (each allowed a minute): on a busy machine more than the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
 
-/** Using lllm as a user outside the clone would, following the README. */
+/** Using lllm as a user outside the clone would, following docs/getting-started.md (the library example of docs/library.md runs in test/docs/examples.test.ts). */
 afterEach(() => removeTempDirs());
 const cleanEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...extra });
 
@@ -29,18 +29,5 @@ describe("lllm outside the clone", () => {
     const ran = spawnSync(lllm, ["run", "tactic.yaml", "--model", "scripted:turns.yaml", "--input", "x", "--json"], { cwd: work, env: cleanEnv(), encoding: "utf8", timeout: 60_000 });
     expect(ran.status).toBe(0);
     expect(JSON.parse(ran.stdout)).toMatchObject({ output: "done", tool_calls: [{ name: "shout", result: "HELLO" }] });
-  });
-
-  it("the README's example of ScriptedModel and the mock server in runTactic runs as printed", () => {
-    const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
-    const start = readme.indexOf("Put either into a tactic run with `runTactic`'s `createModel` option");
-    const block = /```ts\n([\s\S]*?)```/.exec(readme.slice(start));
-    expect(start).toBeGreaterThan(0);
-    const dir = tempDir("lllm-readme-");
-    mkdirSync(path.join(dir, "node_modules"));
-    symlinkSync(ROOT, path.join(dir, "node_modules", "lllm"), "dir");
-    writeFileSync(path.join(dir, "example.mjs"), block![1]!);
-    const output = execFileSync(process.execPath, [path.join(dir, "example.mjs")], { cwd: ROOT, env: cleanEnv(), encoding: "utf8", timeout: 60_000 });
-    expect(output).toBe("Sunny in Paris. [ 'get_weather' ]\nRain in Oslo. 1\n");
   });
 });

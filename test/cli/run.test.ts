@@ -255,7 +255,7 @@ describe("lllm run: more ways in", () => {
   });
 });
 
-describe("the README's code-action example", () => {
+describe("the code-action example of docs/code-action.md", () => {
   it("answers seed 002's salary question with one sandboxed program and the exact sum", async () => {
     const result = await runCli(["run", "packages-example/company/tactics/salary.yaml", "--model", "scripted:packages-example/company/scripted/salary.yaml", "--input", "What is the combined salary of everyone in Engineering?", "--json"]);
     expect(result.code).toBe(0);
@@ -273,7 +273,7 @@ describe("the README's code-action example", () => {
   });
 });
 
-describe("the README's first command", () => {
+describe("the first command of the README and docs/getting-started.md", () => {
   it("runs the weather example offline with the scripted model, and says so", async () => {
     const result = await runCli(["run", "packages-example/weather/tactics/weather.yaml", "--model", "scripted:packages-example/weather/scripted/paris-tokyo.yaml", "--input", "What is the weather in Paris and Tokyo?"]);
     expect(result.code).toBe(0);

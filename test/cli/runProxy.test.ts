@@ -147,7 +147,7 @@ describe("the proxy block's options, seen in the first request (--dry-run)", () 
   });
 });
 
-describe("the README's proxy example", () => {
+describe("the proxy example of docs/proxies.md", () => {
   it("runs the analyst tactic offline: docs, two Python cells sharing variables, an answer", async () => {
     const result = await runCli(["run", "packages-example/weather/tactics/analyst.yaml", "--model", "scripted:packages-example/weather/scripted/analyst.yaml", "--input", "Compare Tokyo and Paris", "--json"]);
     expect(result.code).toBe(0);

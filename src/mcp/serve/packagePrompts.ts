@@ -35,7 +35,7 @@ const KEYS = ["prompt", "messages", "description", "title", "arguments"];
 /**
  * The prompts of a package's `prompts/` folder as MCP prompts. A Markdown or text prompt is one user message; its
  * `{placeholders}` are its arguments (all required) and its first line its description. A YAML prompt may say
- * more (see README, "MCP"): `description`, `title`, `arguments` (each with `description`, `required`, `default`
+ * more (see docs/mcp.md): `description`, `title`, `arguments` (each with `description`, `required`, `default`
  * and `completions`) and, in place of `prompt`, `messages`: a list of `{role, content}` where content is text or
  * a content block (an image may name a `file` of the package). Text anywhere is a template. A prompt file that
  * is not valid is left out, with the reason in `skipped`.
