@@ -1,4 +1,10 @@
-#!/usr/bin/env node
+#!/bin/sh
+":" //; exec node -- "$0" "$@"
+// The two lines above are read by sh, then by Node as a string and a comment: the `lllm` command runs this file as
+// `node -- lllm.js ARGS`. Without the `--`, Node itself reads every `--env-file FILE` of the command line, after the
+// script's name too, and applies that file's NODE_OPTIONS (`--require evil.cjs`) to lllm's own process before any
+// of lllm runs: a hostile .env in a cloned repository would run code (issue 29, point 6). `#!/usr/bin/env -S node --`
+// would do the same where env has -S, which busybox's (Alpine) has not; sh is everywhere.
 // Thin launcher: everything lives in the built CLI (one bundle, scripts/bundle.js) so start-up stays one import.
 import { lstatSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 

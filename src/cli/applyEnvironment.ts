@@ -53,10 +53,10 @@ export function applyEnvironment(options: ApplyEnvironmentOptions, env: NodeJS.P
 function droppedWarning(file: string, names: string[], env: NodeJS.ProcessEnv): string {
   const listed = names.join(", ");
   let text = `--env-file ${file}: ignored ${listed}: a variable that makes programs load code is never taken from a dotenv file (nor passed to command tools, MCP servers or kernels)`;
-  // Node reads the file itself at start-up (every \`--env-file\` of its command line, up to a \`--\`) and applies its
-  // NODE_OPTIONS unless the environment has one: that happened to this process before lllm could look.
+  // Node reads every `--env-file` of its command line itself, up to a `--`, and applies the file's NODE_OPTIONS to
+  // its own process: the `lllm` command starts Node with that `--` (bin/lllm.js), `node …/lllm.js --env-file` does not.
   if (names.some((name) => name.toUpperCase() === "NODE_OPTIONS") && env.NODE_OPTIONS === undefined) {
-    text += `. Node itself applied that NODE_OPTIONS to lllm's own process before lllm started: remove it from the file`;
+    text += `. Started as \`node …/lllm.js\` (not as the \`lllm\` command), Node itself applies that NODE_OPTIONS to lllm's own process before lllm starts: remove it from the file`;
   }
   return text;
 }

@@ -136,7 +136,7 @@ describe.skipIf(!HAS_FISH)("completion in fish", { timeout: 240_000 }, () => {
     // fish offers every file for a tactic (the other shells: YAML and JSON files).
     expect(fishComplete("lllm run ", repo.dir)).toEqual(["$(touch PWNED_FILE).yaml", ...HOSTILE_REFS, "lllm.config.mjs", "lllm_packages/"].sort());
     expect(fishComplete(`lllm run -p ${weather} weather.tactics:w`, repo.dir)).toContain("weather.tactics:weather");
-    expect(fishComplete("lllm help te", repo.dir)).toEqual(["test", "testing"]);
+    expect(fishComplete("lllm help te", repo.dir)).toEqual(["test", "test-file", "testing"]);
     expect(fishComplete("lllm keys set an", repo.dir)).toEqual(["anthropic"]);
     expect(fishComplete("lllm exec --sandbox ", repo.dir)).toEqual(["auto", "bwrap", "gvisor", "none"]);
     expect(fishComplete("lllm logs show ", repo.dir)).toEqual(["last"]);

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -9,6 +10,7 @@ vi.setConfig({ testTimeout: 240_000 });
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { EXAMPLE, ROOT, runCli } from "../helpers/runCli.js";
 import { runCliInProcess } from "../helpers/runCliInProcess.js";
+import { BIN } from "../helpers/paths.js";
 import { tempDir, tempTree } from "../helpers/tempTree.js";
 
 const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
@@ -231,23 +233,27 @@ describe("--env-file", () => {
       "pkg/tools/node_probe.yaml": "name: node_probe\ndescription: Run node\ncommand: [node, -e, \"process.stdout.write('node ok')\"]\n",
       "pkg/tools/bash_probe.yaml": "name: bash_probe\ndescription: Run bash\ncommand: [bash, -c, \"printf 'bash ok'\"]\n",
     });
-    // Marks which process ran it: lllm's own (Node applies an --env-file's NODE_OPTIONS before lllm starts, which
-    // nothing in lllm can prevent), or a child lllm started.
+    // Marks which process ran it: lllm's own (Node applies an --env-file's NODE_OPTIONS itself when it reads the
+    // file), or a child lllm started.
     writeFileSync(path.join(dir, "evil.cjs"), `const own = String(process.argv[1]).endsWith("lllm.js");\nrequire("node:fs").writeFileSync(${JSON.stringify(dir)} + (own ? "/ran-in-lllm" : "/ran-in-tool"), "x");\n`);
     writeFileSync(path.join(dir, "evil.sh"), `echo x > ${dir}/ran-in-bash\n`);
     const envFile = path.join(dir, ".env");
     writeFileSync(envFile, `NODE_OPTIONS="--require ${dir}/evil.cjs"\nBASH_ENV=${dir}/evil.sh\nLD_PRELOAD=${dir}/nothing.so\nWEATHER_KEY=kept\n`);
+    const warning = `lllm: warning: --env-file ${envFile}: ignored BASH_ENV, LD_PRELOAD, NODE_OPTIONS: a variable that makes programs load code is never taken from a dotenv file (nor passed to command tools, MCP servers or kernels). Started as \`node …/lllm.js\` (not as the \`lllm\` command), Node itself applies that NODE_OPTIONS to lllm's own process before lllm starts: remove it from the file`;
     for (const tool of ["node_probe", "bash_probe"]) {
-      const called = await runCli(["tools", "call", tool, "-p", path.join(dir, "pkg"), "--args", "{}", "--env-file", envFile]);
-      expect(called.code).toBe(0);
+      // As a user's shell runs it: the `lllm` command itself (bin/lllm.js, executable), with node on the PATH.
+      const called = await runCommand(BIN, ["tools", "call", tool, "-p", path.join(dir, "pkg"), "--args", "{}", "--env-file", envFile]);
+      expect(called.code, called.stderr).toBe(0);
       expect(called.stdout).toContain(tool === "node_probe" ? "node ok" : "bash ok");
-      expect(called.stderr).toContain(
-        `lllm: warning: --env-file ${envFile}: ignored BASH_ENV, LD_PRELOAD, NODE_OPTIONS: a variable that makes programs load code is never taken from a dotenv file (nor passed to command tools, MCP servers or kernels). Node itself applied that NODE_OPTIONS to lllm's own process before lllm started: remove it from the file`,
-      );
+      expect(called.stderr).toContain(warning);
     }
     expect(existsSync(path.join(dir, "ran-in-tool"))).toBe(false);
     expect(existsSync(path.join(dir, "ran-in-bash"))).toBe(false);
-    // What the warning says of Node (README, Keys and --env-file): lllm's own process ran it.
+    // The `lllm` command starts Node with `--` before its script, so Node never reads the file itself.
+    expect(existsSync(path.join(dir, "ran-in-lllm"))).toBe(false);
+    // `node bin/lllm.js --env-file` (what the warning names) is not protected: Node applies the file's NODE_OPTIONS.
+    const direct = await runCli(["models", "--env-file", envFile]);
+    expect(direct.stderr).toContain(warning);
     expect(existsSync(path.join(dir, "ran-in-lllm"))).toBe(true);
   });
 
@@ -262,3 +268,17 @@ describe("--env-file", () => {
     expect(folder.stderr).toContain("cannot read it (it is a folder)");
   });
 });
+
+/** Run `file` as a program (its shebang decides how), in a clean environment with this Node on the PATH. */
+function runCommand(file: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const env = { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, HOME: tempDir("lllm-home-"), TMPDIR: process.env.TMPDIR, LLLM_HOME: tempDir("lllm-home-"), NO_COLOR: "1" };
+    const child = spawn(file, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
