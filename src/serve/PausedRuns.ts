@@ -9,6 +9,8 @@ export class PausedRuns {
   readonly #ttlMs: number;
   readonly #byCallId = new Map<string, ServedRun>();
   readonly #timers = new Map<ServedRun, { timer: NodeJS.Timeout; ids: string[] }>();
+  /** The ids a run taken out was kept under, for `putBack`. */
+  readonly #taken = new WeakMap<ServedRun, string[]>();
 
   constructor(options: { ttlMs: number }) {
     // setTimeout fires at once for a delay past 2^31-1 ms (24.8 days): a longer wait is that long.
@@ -38,13 +40,16 @@ export class PausedRuns {
   /** The run waiting for the call `id`, taken out of the waiting (its other calls' ids with it). */
   take(id: string): ServedRun | undefined {
     const run = this.#byCallId.get(id);
-    if (run) this.#remove(run);
+    if (run) {
+      this.#taken.set(run, this.#timers.get(run)?.ids ?? [id]);
+      this.#remove(run);
+    }
     return run;
   }
 
   /** Put a run taken by `take` back, as it was (the request that took it could not go on). */
   putBack(run: ServedRun): void {
-    this.add(run, run.waitingFor.map((call) => call.id));
+    this.add(run, this.#taken.get(run) ?? run.waitingFor.map((call) => call.id));
   }
 
   /** Cancel every waiting run (the server stops). */

@@ -20,6 +20,10 @@ export interface ServeContext {
   /** The server's ceilings over every request's limits. */
   limits: RunLimits;
   approve: ApprovalPolicy;
+  /** Whether clients must send the bearer token (the agent card names the scheme). */
+  auth: boolean;
+  /** The base URL clients reach the server at, when not the address of the request (`--public-url`: behind a proxy). */
+  publicUrl?: string;
   /** `false`: record no run (`--no-log`). */
   log: boolean;
   warn: (message: string) => void;

@@ -19,3 +19,8 @@ export function runErrorToHttp(error: unknown, partialOutput: string): HttpError
   if (error instanceof LllmError) return new HttpError(500, message, { code: error.code });
   return new HttpError(500, "internal error: the run failed unexpectedly; see the server's log", { code: "internal_error" });
 }
+
+/** An outcome a route never asks for (an approval pause outside A2A): a defect, answered as a 500. */
+export function unexpected(outcome: string): HttpError {
+  return new HttpError(500, `internal error: the run paused (${outcome}) where it cannot; see the server's log`, { code: "internal_error" });
+}

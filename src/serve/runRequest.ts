@@ -31,41 +31,64 @@ export interface RunSpec {
   responseId: string;
 }
 
+/** How a protocol runs a request, besides what it asks. */
+export interface RunRequestOptions {
+  /** Receives the streamed text (and agent events) until the run pauses or ends. */
+  listener?: RunListener;
+  /** Called once the request has a place and its run (a stream's headers go then). */
+  onAdmitted?: (run: ServedRun) => void;
+  /**
+   * A paused run to go on with, which the caller took from the paused runs (an A2A task's approval), and how to
+   * resume it once the request has a place; put back when the request cannot wait for one.
+   */
+  continuing?: { run: ServedRun; resume: (run: ServedRun) => void };
+  /** The id a run paused at a call that needs approval is kept under in the paused runs (`askApproval`). */
+  approvalId?: string;
+  /** Ask the client to approve calls the server's --approve refuses (A2A's input-required). */
+  askApproval?: boolean;
+  /** The client going away cancels the run; default true (an A2A task sent to run in the background: false). */
+  cancelOnClose?: boolean;
+}
+
 /**
- * Run a request: a new run of the model, or the paused run its tool results continue. Waits for a place to run
- * (429 when the line is full), starts or resumes the run with `listener` receiving the streamed text, and returns
- * when the run pauses at its client's tool calls (kept for the next request) or ends. `onAdmitted` is called once
- * the request has a place and its run (a stream's headers go then). A closed connection cancels the run.
+ * Run a request: a new run of the model, or the paused run its tool results (or its approval) continue. Waits for
+ * a place to run (429 when the line is full), starts or resumes the run with the listener receiving the streamed
+ * text, and returns when the run pauses (kept for the next request: at its client's tool calls, or at a call that
+ * waits for approval) or ends. A closed connection cancels the run.
  */
-export async function runRequest(request: RouteRequest, context: ServeContext, spec: RunSpec, listener: RunListener | undefined, onAdmitted?: (run: ServedRun) => void): Promise<{ run: ServedRun; outcome: RunOutcome }> {
+export async function runRequest(request: RouteRequest, context: ServeContext, spec: RunSpec, options: RunRequestOptions = {}): Promise<{ run: ServedRun; outcome: RunOutcome }> {
   if (context.draining) throw new HttpError(503, "the server is stopping and takes no new runs", { code: "server_stopping", headers: { "Retry-After": "5", Connection: "close" } });
   const { conversation } = spec;
-  let run: ServedRun | undefined;
+  let run: ServedRun | undefined = options.continuing?.run;
   // Checked before the request waits for a place: a bad limit header is a 400, whatever the server's load.
-  const limits = conversation.toolResults ? undefined : requestLimits({ prepared: spec.model.prepared, server: context.limits, headers: request.request.headers, metadata: spec.metadata });
-  if (conversation.toolResults) {
+  const limits = conversation.toolResults || run ? undefined : requestLimits({ prepared: spec.model.prepared, server: context.limits, headers: request.request.headers, metadata: spec.metadata });
+  if (run) {
+    // The caller took it.
+  } else if (conversation.toolResults) {
     run = continuedRun(context, spec);
   } else if (conversation.input === undefined) {
     throw badRequest("the conversation has no user turn to answer: the last message must be the user's (or the results of the tool calls the model asked for)", conversation.param, "no_user_message");
   }
   let release: (() => void) | undefined;
   try {
-    release = await context.admission.acquire(request.closed);
+    release = await context.admission.acquire(options.cancelOnClose === false ? undefined : request.closed);
   } catch (error) {
     if (run) context.paused.putBack(run);
     throw error;
   }
   try {
-    if (!run) run = startRun(request, context, spec, limits ?? {});
-    onAdmitted?.(run);
+    if (!run) run = startRun(request, context, spec, limits ?? {}, options.askApproval === true);
+    options.onAdmitted?.(run);
     const current = run;
     const onClose = (): void => current.abort(new InterruptedError("interrupted", "the client closed the connection"));
-    request.closed.addEventListener("abort", onClose, { once: true });
-    const next = run.next(listener);
-    if (conversation.toolResults) run.resume(conversation.toolResults);
+    if (options.cancelOnClose !== false) request.closed.addEventListener("abort", onClose, { once: true });
+    const next = run.next(options.listener);
+    if (options.continuing) options.continuing.resume(run);
+    else if (conversation.toolResults) run.resume(conversation.toolResults);
     const outcome = await next;
     request.closed.removeEventListener("abort", onClose);
     if (outcome.type === "paused") context.paused.add(run, outcome.calls.map((call) => call.id));
+    else if (outcome.type === "approval" && options.approvalId !== undefined) context.paused.add(run, [options.approvalId]);
     return { run, outcome };
   } finally {
     release();
@@ -90,7 +113,7 @@ function continuedRun(context: ServeContext, spec: RunSpec): ServedRun {
   return run;
 }
 
-function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, limits: RunLimits): ServedRun {
+function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, limits: RunLimits, askApproval: boolean): ServedRun {
   const served: ServedRunInfo = {
     route: spec.route,
     model: spec.model.id,
@@ -115,6 +138,7 @@ function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, l
     limits,
     served,
     approve: context.approve,
+    ...(askApproval ? { askApproval } : {}),
     stream: spec.stream,
     log: context.log,
     warn: context.warn,

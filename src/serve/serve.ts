@@ -11,6 +11,7 @@ import { createServeHandler } from "./createServeHandler.js";
 import { chatProtocol } from "./openai/chatRoutes.js";
 import { modelProtocol } from "./openai/modelRoutes.js";
 import { responsesProtocol } from "./responses/responsesRoutes.js";
+import { a2aProtocol } from "./a2a/a2aRoutes.js";
 import { PausedRuns } from "./PausedRuns.js";
 import type { Protocol } from "./Route.js";
 import type { ServeContext } from "./ServeContext.js";
@@ -20,7 +21,7 @@ import { ServeMetrics } from "./ServeMetrics.js";
 import { ServedResponses } from "./responses/ServedResponses.js";
 
 /** The protocols served, each a folder of its own: adding one is adding its routes here. */
-const PROTOCOLS: Protocol[] = [modelProtocol, chatProtocol, responsesProtocol];
+const PROTOCOLS: Protocol[] = [modelProtocol, chatProtocol, responsesProtocol, a2aProtocol];
 
 /** Defaults of `serve()` (and `lllm serve`). */
 export const SERVE_DEFAULTS = {
@@ -55,6 +56,11 @@ export interface ServeOptions {
   approve?: "all" | "none";
   /** The one origin browsers may call from (CORS); default none. */
   corsOrigin?: string;
+  /**
+   * The base URL clients reach the server at (`https://agents.example.com`), for the A2A agent card's endpoint; by
+   * default the address each request came to (its Host header).
+   */
+  publicUrl?: string;
   /** The largest request body, in bytes; default 10 MB. */
   maxBodyBytes?: number;
   /** How long a request's headers and its body may each take to arrive, in milliseconds; default 30 s. */
@@ -89,8 +95,9 @@ export interface LllmServer {
 }
 
 /**
- * Serve tactics over HTTP as OpenAI-compatible models: `/v1/models`, `/v1/chat/completions` (and the routes of every
- * protocol in `PROTOCOLS`), `/healthz`, `/metrics`, and `/mcp` when given. Each request is a recorded run with its
+ * Serve tactics over HTTP as OpenAI-compatible models (`/v1/models`, `/v1/chat/completions`, `/v1/responses`) and
+ * as an A2A agent (`/.well-known/agent-card.json`, `/a2a`): the routes of every protocol in `PROTOCOLS`; `/healthz`,
+ * `/metrics`, and `/mcp` when given. Each request is a recorded run with its
  * limits, cancelled when its client goes away.
  */
 export async function serve(options: ServeOptions): Promise<LllmServer> {
@@ -115,6 +122,8 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
     responses: new ServedResponses({ ...(options.log !== false ? { storeFile: storeFile(process.env, tactics[0]!.prepared.settings.home) } : {}), warn }),
     runs,
     limits: options.limits ?? {},
+    auth: options.token !== undefined,
+    ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl.replace(/\/+$/, "") } : {}),
     approve: options.approve === "all" ? approveAll : approveNone,
     log: options.log ?? true,
     warn,

@@ -6,7 +6,7 @@ import { answerText, unstreamedRest, usageOf } from "../answerText.js";
 import { HttpError } from "../HttpError.js";
 import { newWireId } from "../newWireId.js";
 import type { Protocol, RouteRequest } from "../Route.js";
-import { runErrorToHttp } from "../runErrorToHttp.js";
+import { runErrorToHttp, unexpected } from "../runErrorToHttp.js";
 import { runRequest, type RunSpec } from "../runRequest.js";
 import type { ServeContext } from "../ServeContext.js";
 import type { ClientCall, RunOutcome, ServedRun } from "../ServedRun.js";
@@ -40,12 +40,12 @@ async function createResponse(request: RouteRequest, context: ServeContext): Pro
   };
   try {
     if (!parsed.stream) {
-      const { run, outcome } = await runRequest(request, context, spec, undefined, admitted);
+      const { run, outcome } = await runRequest(request, context, spec, { onAdmitted: admitted });
       const output: ResponseOutputItem[] = [];
       if (outcome.type === "paused") {
         if (outcome.text !== "") output.push(messageItem(newWireId("msg_"), outcome.text, "completed"));
         output.push(...outcome.calls.map((call) => functionCallItem(newWireId("fc_"), call, "completed")));
-      } else if (outcome.run.ok) {
+      } else if (outcome.type === "finished" && outcome.run.ok) {
         output.push(messageItem(newWireId("msg_"), answerText(outcome.run), "completed"));
       }
       const ended = ending(head, outcome, output, run);
@@ -55,15 +55,18 @@ async function createResponse(request: RouteRequest, context: ServeContext): Pro
     }
     const stream = new ResponseStream(request.response);
     const redactor = new StreamRedactor();
-    const { run, outcome } = await runRequest(request, context, spec, { text: (delta) => stream.text(redactor.push(delta)) }, (run) => {
-      admitted(run);
-      stream.open(responseObject(head, { status: "in_progress", output: [] }));
+    const { run, outcome } = await runRequest(request, context, spec, {
+      listener: { text: (delta) => stream.text(redactor.push(delta)) },
+      onAdmitted: (run) => {
+        admitted(run);
+        stream.open(responseObject(head, { status: "in_progress", output: [] }));
+      },
     });
     stream.text(redactor.flush());
     if (outcome.type === "paused") {
       if (run.streamedSinceCall === "") stream.text(outcome.text);
       stream.functionCalls(outcome.calls);
-    } else if (outcome.run.ok) {
+    } else if (outcome.type === "finished" && outcome.run.ok) {
       stream.text(unstreamedRest(outcome.run, run));
     }
     stream.endText();
@@ -80,6 +83,7 @@ function ending(head: ResponseHead, outcome: RunOutcome, output: ResponseOutputI
   const usage = usageOf(run);
   const agent = run.model.prepared.tactic.config.agent ?? run.model.prepared.agents[0]?.name ?? "assistant";
   if (outcome.type === "paused") return { body: responseObject(head, { status: "completed", output, usage }), history: toolCallTurn(agent, outcome.text, outcome.calls) };
+  if (outcome.type !== "finished") return { body: responseObject(head, { status: "failed", output, usage, error: { code: "server_error", message: "internal error" } }), error: unexpected(outcome.type) };
   if (outcome.run.ok) return { body: responseObject(head, { status: "completed", output, usage }), history: { role: "assistant", content: answerText(outcome.run), name: agent } };
   const error = runErrorToHttp(outcome.run.error, run.lastText);
   const cancelled = outcome.run.error instanceof CancelledByClient;
