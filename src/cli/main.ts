@@ -195,7 +195,7 @@ export function buildProgram(): Command {
 
   program
     .command("worker")
-    .description("run the items of batches queued on Redis by `lllm batch --queue` (until Ctrl-C)")
+    .description("run the items of batches queued on Redis by `lllm batch --queue`, and the requests of `lllm serve --queue` (until Ctrl-C)")
     .option("--queue <url>", "the Redis the batches are on (redis://[:password@]host:port)")
     .option("--concurrency <n>", "items running at once (default 4)")
     .option("-p, --package <dir>", "its packages: a batch's tactic and packages are looked for here (and in the settings' packages, ./lllm_packages, $LLLM_HOME/packages), never in a folder the batch names (repeatable)", collect)
@@ -344,6 +344,7 @@ export function buildProgram(): Command {
     .option("-m, --model <name>", "use this model for every agent of every served tactic")
     .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
     .option("--no-log", "do not record the requests' runs in the run store")
+    .option("--queue <url>", "run the requests on the workers of this Redis (lllm worker --queue URL, here or on other machines) instead of in this process")
     .action(async (targets: string[], options: Record<string, unknown>, command: Command) => {
       const { serveCommand } = await import("./serve.js");
       await serveCommand(targets, command.optsWithGlobals());

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
+import { queueConnection, redactQueueUrl } from "../batch/queue/queueConnection.js";
 import { ConfigError } from "../errors.js";
 import type { RunLimits } from "../limits/index.js";
 import { loadServedPackage } from "../mcp/serve/createPackageServer.js";
@@ -43,6 +44,8 @@ export interface ServeCommandOptions {
   model?: string;
   /** `--no-log` sets it false. */
   log?: boolean;
+  /** Run the requests on the workers of this Redis. */
+  queue?: string;
 }
 
 /**
@@ -61,6 +64,7 @@ export async function serveCommand(targets: string[], options: ServeCommandOptio
   if (options.publicUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(options.publicUrl)) throw new ConfigError("usage_serve", `--public-url ${JSON.stringify(options.publicUrl)} is not an http(s) URL`, { hint: "Give the URL clients reach this server at, e.g. --public-url https://agents.example.com" });
   if (options.corsOrigin !== undefined && !/^https?:\/\/[^/\s]+$/.test(options.corsOrigin)) throw new ConfigError("usage_serve", `--cors-origin ${JSON.stringify(options.corsOrigin)} is not an origin`, { hint: "Give scheme, host and port, no path: --cors-origin https://app.example.com" });
 
+  if (options.queue !== undefined) queueConnection(options.queue);
   const { tactics, packages } = await servedTactics(targets, options);
   for (const { prepared } of tactics) {
     // A tactic that needs --var values cannot be served (clients give only messages); under a cost ceiling every
@@ -90,6 +94,7 @@ export async function serveCommand(targets: string[], options: ServeCommandOptio
     ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl } : {}),
     ...(options.log === false ? { log: false } : {}),
     ...(mcp ? { mcp: mcp.handle } : {}),
+    ...(options.queue !== undefined ? { queue: options.queue } : {}),
     warn,
   });
   const url = await server.listen(http.port);
@@ -97,6 +102,7 @@ export async function serveCommand(targets: string[], options: ServeCommandOptio
   // The one place a made token is shown: whoever has it runs these tactics with this user's keys.
   if (token.from === "made") writeErr(`lllm: clients must send the header \`Authorization: Bearer ${token.value}\` (a token made for this session: do not share it; --token-env NAME to choose one)`);
   if (token.from === "none") warn("serving with --no-auth: any user of this machine can run these tactics, with your keys");
+  if (options.queue !== undefined) writeErr(`lllm: requests run on the workers of ${redactQueueUrl(options.queue)} (lllm worker --queue ${redactQueueUrl(options.queue)} -p DIR, here or on other machines)`);
 
   const stopped = new Promise<void>((resolve) => {
     takeFirstStop((signal) => {

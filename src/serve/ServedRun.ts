@@ -8,34 +8,10 @@ import { patternAgentName } from "../tactics/patternAgent.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
 import type { FunctionCall } from "../tools/FunctionCall.js";
 import { ClientTool, type ClientToolSpec } from "./ClientTool.js";
+import type { ApprovalCall, ClientCall, RunHandle, RunListener, RunOutcome } from "./RunHandle.js";
 import type { ServedModel } from "./ServedModels.js";
 
-/** A call of a client's tool, as the client is told of it: its id on the wire, the tool, the model's arguments. */
-export interface ClientCall {
-  id: string;
-  name: string;
-  /** JSON text, as the model wrote it. */
-  arguments: string;
-}
-
-/** A call that waits for the client's approval (`askApproval`): the tool, its arguments, the agent that calls it. */
-export interface ApprovalCall {
-  tool: string;
-  arguments: Record<string, unknown>;
-  agent?: string;
-}
-
-/**
- * What a request of a run gets: the run paused at its client's tool calls, paused at a call that needs the client's
- * approval (only with `askApproval`), or its end.
- */
-export type RunOutcome = { type: "paused"; calls: ClientCall[]; text: string } | { type: "approval"; call: ApprovalCall } | { type: "finished"; run: RecordedRun };
-
-/** Where the answer's text (and, for protocols that show progress, the run's agent events) go, for the request being answered. */
-export interface RunListener {
-  text?(delta: string): void;
-  event?(event: AgentEvent): void;
-}
+export type { ApprovalCall, ClientCall, RunListener, RunOutcome } from "./RunHandle.js";
 
 /** How the client's tools may be called (OpenAI's `tool_choice`): `auto`, `none`, `required`, or one tool by name. */
 export type ClientToolChoice = "auto" | "none" | "required" | { name: string };
@@ -89,7 +65,7 @@ interface Round {
  * run is paused once every call of the round has either run (the server's own tools) or is waiting for the client,
  * which the run's events and the waiting calls tell.
  */
-export class ServedRun {
+export class ServedRun implements RunHandle {
   readonly usage = new UsageCounter();
   readonly model: ServedModel;
   readonly #controller = new AbortController();
@@ -120,9 +96,6 @@ export class ServedRun {
     this.#clientNames = new Set((options.clientTools ?? []).map((tool) => tool.name));
     this.#renewOutcome();
   }
-
-  /** The run's record id, once known. */
-  runId: string | undefined;
 
   get signal(): AbortSignal {
     return this.#controller.signal;

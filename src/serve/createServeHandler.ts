@@ -65,7 +65,9 @@ export function createServeHandler(options: ServeHandlerOptions): (request: Inco
     }
     if (url.pathname === "/metrics" && request.method === "GET") {
       labels.route = "/metrics";
-      const text = context.metrics.text();
+      // The pool's depth and workers, asked of Redis now (a Redis away leaves them out, not the rest).
+      const queue = context.queue ? await context.queue.gauges().catch(() => undefined) : undefined;
+      const text = context.metrics.text(queue);
       response.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Content-Length": String(Buffer.byteLength(text)) }).end(text);
       return;
     }

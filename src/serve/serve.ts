@@ -16,7 +16,7 @@ import { PausedRuns } from "./PausedRuns.js";
 import type { Protocol } from "./Route.js";
 import type { ServeContext } from "./ServeContext.js";
 import { ServedModels, type TacticToServe } from "./ServedModels.js";
-import type { ServedRun } from "./ServedRun.js";
+import type { RunHandle } from "./RunHandle.js";
 import { ServeMetrics } from "./ServeMetrics.js";
 import { ServedResponses } from "./responses/ServedResponses.js";
 
@@ -68,6 +68,11 @@ export interface ServeOptions {
   bodyTimeoutMs?: number;
   /** `false` records no run in the run store. */
   log?: boolean;
+  /**
+   * Run the requests on the workers of this Redis (`redis://…`: `lllm worker --queue` processes, here or on other
+   * machines) instead of in this process; their text streams back through Redis.
+   */
+  queue?: string;
   /** The MCP endpoint's handler, served at `/mcp` (the CLI mounts the served packages' MCP server). */
   mcp?: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
   /** Where warnings and failed requests are reported; default stderr. */
@@ -112,10 +117,14 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
   const host = options.host ?? "127.0.0.1";
   const admission = new Admission({ concurrency: options.concurrency ?? 4 * availableParallelism(), maxWaiting: options.maxWaiting ?? SERVE_DEFAULTS.maxWaiting });
   const paused = new PausedRuns({ ttlMs: options.pendingTtlMs ?? SERVE_DEFAULTS.pendingTtlMs });
-  const runs = new Set<ServedRun>();
+  const runs = new Set<RunHandle>();
   let draining = false;
+  const models = new ServedModels(tactics);
+  const pendingTtlMs = options.pendingTtlMs ?? SERVE_DEFAULTS.pendingTtlMs;
+  // Loaded only with --queue: BullMQ and ioredis stay out of every other server.
+  const bridge = options.queue === undefined ? undefined : await (await import("./queue/QueueBridge.js")).QueueBridge.open({ url: options.queue, models: models.list(), warn, say: (message) => process.stderr.write(`lllm: ${message}\n`) });
   const context: ServeContext = {
-    models: new ServedModels(tactics),
+    models,
     admission,
     paused,
     metrics: new ServeMetrics(() => ({ inFlight: admission.running, waiting: admission.waiting, paused: paused.size })),
@@ -127,6 +136,15 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
     approve: options.approve === "all" ? approveAll : approveNone,
     log: options.log ?? true,
     warn,
+    ...(bridge
+      ? {
+          queue: {
+            createRun: (runOptions) => bridge.createRun(runOptions, pendingTtlMs, options.log ?? true),
+            adopt: (callIds) => bridge.adopt(callIds, (id) => models.get(id)),
+            gauges: () => bridge.gauges(),
+          },
+        }
+      : {}),
     get draining() {
       return draining;
     },
@@ -200,6 +218,7 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
         if (outcome === "late") for (const run of runs) run.abort(new InterruptedError("interrupted", `the server stopped: the run did not finish within the drain timeout (${Math.round(timeoutMs / 1000)} s)`));
         await Promise.allSettled([...runs].map((run) => run.done));
         if (answering > 0) await new Promise<void>((resolve) => (allAnswered = resolve));
+        await bridge?.close();
         if (server) {
           const closing = server;
           await new Promise<void>((resolve) => {

@@ -10,7 +10,8 @@ import { runErrorToHttp } from "../runErrorToHttp.js";
 import { runRequest, type RunRequestOptions, type RunSpec } from "../runRequest.js";
 import type { ServeContext } from "../ServeContext.js";
 import type { ServedModel } from "../ServedModels.js";
-import type { ApprovalCall, RunOutcome, ServedRun } from "../ServedRun.js";
+import type { RunHandle } from "../RunHandle.js";
+import type { ApprovalCall, RunOutcome } from "../ServedRun.js";
 import { dataPart, messageInput, statusMessage, submittedTask, textOf, textPart } from "./a2aParts.js";
 import type { A2aTasks } from "./A2aTasks.js";
 
@@ -39,7 +40,7 @@ export class TacticExecutor implements AgentExecutor {
   readonly #context: ServeContext;
   readonly #tasks: A2aTasks;
   /** The runs of the tasks going on (paused ones included), by task id. */
-  readonly #running = new Map<string, ServedRun>();
+  readonly #running = new Map<string, RunHandle>();
 
   constructor(context: ServeContext, tasks: A2aTasks) {
     this.#context = context;
@@ -100,7 +101,7 @@ export class TacticExecutor implements AgentExecutor {
   /** Run (or go on with) the task's run until it pauses for approval or ends, publishing as it goes. */
   async #drive(request: RouteRequest, publisher: TaskPublisher, spec: RunSpec, requestContext: RequestContext, options: Pick<RunRequestOptions, "continuing">): Promise<void> {
     const redactor = new StreamRedactor();
-    let result: { run: ServedRun; outcome: RunOutcome };
+    let result: { run: RunHandle; outcome: RunOutcome };
     try {
       result = await runRequest(request, this.#context, spec, {
         ...options,
@@ -122,7 +123,7 @@ export class TacticExecutor implements AgentExecutor {
     }
     const { run, outcome } = result;
     publisher.chunk(redactor.flush());
-    this.#tasks.carriedBy(publisher.taskId, run.runId);
+    if (outcome.type === "finished") this.#tasks.carriedBy(publisher.taskId, outcome.run.runId);
     if (outcome.type === "approval") return publisher.askApproval(outcome.call);
     if (outcome.type !== "finished") return publisher.end(TaskState.TASK_STATE_FAILED, "internal error: the run paused where it cannot");
     if (outcome.run.ok) {

@@ -25,9 +25,10 @@ async function chatCompletions(request: RouteRequest, context: ServeContext): Pr
     return sendJson(request.response, 200, chatCompletion(head, { text: answerText(outcome.run) }, usageOf(run)));
   }
   const stream = new ChatStream(request.response, head, parsed.includeUsage);
-  // A key a tool echoed and the model repeated is redacted in the stream too, even split across deltas.
+  // A key a tool echoed and the model repeated is redacted in the stream too, even split across deltas; what the
+  // redactor holds back (a possible start of a key) goes as soon as the reply it is part of is whole.
   const redactor = new StreamRedactor();
-  const { run, outcome } = await runRequest(request, context, spec, { listener: { text: (delta) => stream.content(redactor.push(delta)) }, onAdmitted: () => stream.open() });
+  const { run, outcome } = await runRequest(request, context, spec, { listener: { text: (delta) => stream.content(redactor.push(delta)), event: (event) => event.type === "model_reply" && stream.content(redactor.flush()) }, onAdmitted: () => stream.open() });
   stream.content(redactor.flush());
   if (outcome.type === "paused") {
     // The round's text, when the run was not streaming it (it began with a request that did not stream).

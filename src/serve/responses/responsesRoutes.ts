@@ -9,7 +9,8 @@ import type { Protocol, RouteRequest } from "../Route.js";
 import { runErrorToHttp, unexpected } from "../runErrorToHttp.js";
 import { runRequest, type RunSpec } from "../runRequest.js";
 import type { ServeContext } from "../ServeContext.js";
-import type { ClientCall, RunOutcome, ServedRun } from "../ServedRun.js";
+import type { RunHandle } from "../RunHandle.js";
+import type { ClientCall, RunOutcome } from "../ServedRun.js";
 import { sendJson } from "../sendJson.js";
 import { parseResponsesRequest, type ResponsesRequest } from "./parseResponsesRequest.js";
 import { functionCallItem, messageItem, responseObject, type ResponseHead } from "./responseObjects.js";
@@ -34,7 +35,7 @@ async function createResponse(request: RouteRequest, context: ServeContext): Pro
   const keep = (body: Response, history?: Message[]): void => {
     if (parsed.store) context.responses.save({ id: head.id, model: head.model, body: body as unknown as Record<string, unknown>, ...(history ? { history } : {}) });
   };
-  const admitted = (run: ServedRun): void => {
+  const admitted = (run: RunHandle): void => {
     context.responses.track(head.id, run);
     keep(responseObject(head, { status: "in_progress", output: [] }));
   };
@@ -56,7 +57,7 @@ async function createResponse(request: RouteRequest, context: ServeContext): Pro
     const stream = new ResponseStream(request.response);
     const redactor = new StreamRedactor();
     const { run, outcome } = await runRequest(request, context, spec, {
-      listener: { text: (delta) => stream.text(redactor.push(delta)) },
+      listener: { text: (delta) => stream.text(redactor.push(delta)), event: (event) => event.type === "model_reply" && stream.text(redactor.flush()) },
       onAdmitted: (run) => {
         admitted(run);
         stream.open(responseObject(head, { status: "in_progress", output: [] }));
@@ -79,7 +80,7 @@ async function createResponse(request: RouteRequest, context: ServeContext): Pro
 }
 
 /** The response as the run left it: completed (with its answer, or the function calls it waits for), cancelled or failed. */
-function ending(head: ResponseHead, outcome: RunOutcome, output: ResponseOutputItem[], run: ServedRun): { body: Response; history?: Message | undefined; error?: HttpError } {
+function ending(head: ResponseHead, outcome: RunOutcome, output: ResponseOutputItem[], run: RunHandle): { body: Response; history?: Message | undefined; error?: HttpError } {
   const usage = usageOf(run);
   const agent = run.model.prepared.tactic.config.agent ?? run.model.prepared.agents[0]?.name ?? "assistant";
   if (outcome.type === "paused") return { body: responseObject(head, { status: "completed", output, usage }), history: toolCallTurn(agent, outcome.text, outcome.calls) };
