@@ -183,6 +183,7 @@ const suites = {
   viewer: async () => (await import("./viewer.js")).viewerSuite({ runs, root }),
   reader: async () => (await import("./batchReader.js")).batchReaderSuite({ runs }),
   serve: async () => (await import("./serve.js")).serveSuite({ root }),
+  serveQueue: async () => (await import("./serveQueue.js")).serveQueueSuite({ root }),
   memory: () => {
     const scripted = "scripted:packages-example/weather/scripted/paris-tokyo.yaml";
     const base = median(Array.from({ length: 5 }, () => peakMemory(["-e", "0"])));

@@ -69,8 +69,11 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
   let scratch: string | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
 
+  // Events of many runs go out in the same turn of the loop: one write for all (auto-pipelining).
+  const publisher = redis.duplicate({ enableAutoPipelining: true });
+  publisher.on("error", () => undefined);
   const publish = (entry: HeldRun, event: RunEvent): void => {
-    void redis.publish(serverChannel(entry.server), JSON.stringify(event)).catch(() => undefined);
+    void publisher.publish(serverChannel(entry.server), JSON.stringify(event)).catch(() => undefined);
   };
   const state = (entry: HeldRun): RunState => ({ lastText: redactSecrets(entry.run.lastText), streamedSinceCall: redactSecrets(entry.run.streamedSinceCall), usage: { promptTokens: entry.run.usage.promptTokens, completionTokens: entry.run.usage.completionTokens } });
   const listener = (entry: HeldRun): RunListener => ({
@@ -79,7 +82,8 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       if (safe !== "") publish(entry, { run: entry.job.runKey, type: "text", delta: safe });
     },
     event: (event) => {
-      if (event.type !== "model_reply") return;
+      // Replies matter to a client only while it streams (and to A2A's status messages).
+      if (event.type !== "model_reply" || !(entry.job.stream || entry.job.askApproval)) return;
       // A reply's text is whole: what the redactor held back (a possible start of a secret) goes now, not at the end.
       flush(entry);
       publish(entry, { run: entry.job.runKey, type: "reply", agent: event.agent, round: event.round, text: redactSecrets(event.text), toolCalls: event.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: redactSecrets(typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments)) })) });
@@ -244,6 +248,7 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     for (const entry of held.values()) clearTimeout(entry.ttl);
     for (const entry of joined.values()) void entry.worker.disconnect().catch(() => undefined);
     subscriber?.disconnect();
+    publisher.disconnect();
     link.close();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   }
