@@ -191,6 +191,7 @@ const suites = {
   reader: async () => (await import("./batchReader.js")).batchReaderSuite({ runs }),
   serve: async () => (await import("./serve.js")).serveSuite({ root }),
   packages: async () => (await import("./packages.js")).packagesSuite({ root, runs }),
+  serveQueue: async () => (await import("./serveQueue.js")).serveQueueSuite({ root }),
   memory: () => {
     const scripted = "scripted:packages-example/weather/scripted/paris-tokyo.yaml";
     const base = median(Array.from({ length: 5 }, () => peakMemory(["-e", "0"])));

@@ -4,7 +4,7 @@
 // (ours, yaml, openai), `import "lllm"` about 200. Lazy imports stay lazy: each becomes a chunk loaded on first use;
 // what a command always loads together is one chunk (scripts/startupGroups.js).
 // Kept out of the bundle: native code (libsql), what loads its own files at run time (jiti), and large optional
-// parts that load only in their own commands (MCP SDK, OpenTelemetry, BullMQ); dependencies reached through
+// parts that load only in their own commands (MCP SDK, OpenTelemetry, BullMQ, the A2A SDK); dependencies reached through
 // `require` are not seen by the bundler: zod, yaml and commander get a one-file copy each in dist/vendor/
 // (util/lazyModule.ts `requireVendored`), the rest (ajv's runtime, jiti) load from node_modules as before.
 // The per-file build stays beside it: its .d.ts files are the package's types.
@@ -63,7 +63,7 @@ const { output } = await build({
   // Module ids (in the bundle's comments, hence in the chunks' hashes) relative to the build's folder: the same
   // whatever that folder is called, so the same sources give the same file names.
   cwd: out,
-  external: [/^node:/, "libsql", "jiti", /^@modelcontextprotocol\//, /^@opentelemetry\//, "bullmq", "ioredis", "playwright-core"],
+  external: [/^node:/, "libsql", "jiti", /^@modelcontextprotocol\//, /^@opentelemetry\//, /^@a2a-js\//, "bullmq", "ioredis", "playwright-core"],
   // A dynamic import of a module that is also imported statically stays where it is: said by design, not a problem.
   checks: { ineffectiveDynamicImport: false },
   // The groups (startupGroups) leave each entry module alone in its chunk: its exports are its own.

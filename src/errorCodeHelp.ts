@@ -14,6 +14,8 @@ const RESERVED: ErrorCodeHelp = { means: "Reserved: this version of lllm does no
  * entry here is a type error, so the reference never misses one.
  */
 export const ERROR_CODE_HELP: Readonly<Record<ErrorCode, ErrorCodeHelp>> = {
+  a2a_task_failed: { means: "A remote A2A agent called as a tool failed, was canceled or rejected the task, or ended its stream without an answer; the model reads the reason and may go on.", fix: "Nothing, usually: the model decides. If it keeps failing, check the remote agent (its own logs) or leave it out of `tools:`." },
+  a2a_unreachable: { means: "A remote A2A agent (`tools: [a2a:URL]`, `remote_agents:`) cannot be reached, or its agent card cannot be read, when the tactic starts; exit 2.", fix: "Check the URL (the agent card is at `/.well-known/agent-card.json`) and that the agent is running." },
   agent_invalid: { means: "An agent's setting has a value it cannot take (a step count that is not a whole number ≥ 0).", fix: "Fix the key the message names in the agent's config." },
   agent_tool_cycle: RESERVED,
   agent_tool_unknown: RESERVED,
@@ -145,6 +147,8 @@ export const ERROR_CODE_HELP: Readonly<Record<ErrorCode, ErrorCodeHelp>> = {
   queue_tactic_unsendable: { means: "A tactic outside any package sets what a worker takes only from itself (`invoker_config`, local MCP servers, `sandbox.backend: none`, a `scripted:` model).", fix: "Move the tactic into a package the workers have." },
   queue_unavailable: { means: "`--queue` needs the bullmq package, which cannot be loaded.", fix: "Reinstall lllm (`npm install`) so that its dependencies are complete." },
   queue_unreachable: { means: "Redis cannot be reached (or was lost) for longer than `LLLM_QUEUE_RECONNECT_MS`.", fix: "Start Redis or fix the URL, then run the same command again: it goes on." },
+  remote_agent_invalid: { means: "A `remote_agents:` entry names a skill the agent's card does not list.", fix: "Fix `skills:` of that remote agent (the message lists the card's skills), or leave it out to offer every skill." },
+  remote_agent_token_missing: { means: "A remote agent's `token_env` names a variable that is not set or empty; exit 2.", fix: "Export the agent's bearer token in that variable (or put it in the keys file)." },
   ref_ambiguous: { means: "A bare name matches things in several packages.", fix: "Write the full ref the message lists, e.g. `weather.tools:get_weather`." },
   ref_invalid: { means: "A ref is not of the form `{package}.{section}:{key}`.", fix: "Write it so, e.g. `weather.prompts:system`." },
   ref_section: { means: "A ref names the wrong section (a prompt ref where a tool is expected).", fix: "Use a ref of the section asked for." },
@@ -160,7 +164,9 @@ export const ERROR_CODE_HELP: Readonly<Record<ErrorCode, ErrorCodeHelp>> = {
   sandbox_unavailable: { means: "Model-written code needs a sandbox and none works here (no bubblewrap, no gVisor).", fix: "`apt-get install bubblewrap` (or runsc); or, for code you trust, `sandbox: {backend: none}`." },
   serve_listen_failed: { means: "`lllm serve` (or `serve().listen()`) cannot listen on that address: the port is in use, or the address is not this machine's.", fix: "Pick another port (`--http HOST:PORT`), or `--http 0` for any free one." },
   serve_no_models: { means: "`serve()` from the library was given no tactic to serve.", fix: "Pass `tactics: [\"tactics/weather.yaml\"]` (tactic files or package folders)." },
+  serve_queue_lost: RESERVED,
   serve_token_missing: { means: "`lllm serve --token-env NAME`, but the variable is not set or empty.", fix: "Set it to the token clients must send, e.g. `export LLLM_TOKEN=$(openssl rand -hex 32)`." },
+  serve_worker_lost: { means: "`lllm serve --queue`: the worker running a request stopped (its heartbeat expired) after part of the answer was sent; the client gets a 502 (a request that sent nothing yet runs again on another worker).", fix: "Send the request again; see why the worker stopped (its stderr, `lllm doctor --queue`)." },
   store_damaged: { means: "The run log (`logs.db`) is damaged.", fix: "Move it aside (`mv ~/.lllm/logs.db ~/.lllm/logs.db.damaged`); lllm starts a new one." },
   store_no_model_calls: { means: "`lllm logs replay`: the run made no model call, so there is nothing to replay.", fix: "Replay a run that called a model." },
   store_read_only: { means: "The run store cannot be written (another user's, a read-only disk), and the command must write it.", fix: "Run as the user who owns it, or set `LLLM_HOME` to another folder." },

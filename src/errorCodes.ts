@@ -3,6 +3,8 @@
  * typo in a code is a type error). Codes are stable: scripts match on them (`--json` prints `error.code`).
  */
 export const ERROR_CODES = [
+  "a2a_task_failed",
+  "a2a_unreachable",
   "agent_invalid",
   "agent_tool_cycle",
   "agent_tool_unknown",
@@ -137,6 +139,8 @@ export const ERROR_CODES = [
   "ref_ambiguous",
   "ref_invalid",
   "ref_section",
+  "remote_agent_invalid",
+  "remote_agent_token_missing",
   "resource_invalid",
   "run_id_invalid",
   "run_unfinished",
@@ -149,7 +153,9 @@ export const ERROR_CODES = [
   "sandbox_unavailable",
   "serve_listen_failed",
   "serve_no_models",
+  "serve_queue_lost",
   "serve_token_missing",
+  "serve_worker_lost",
   "store_damaged",
   "store_no_model_calls",
   "store_read_only",

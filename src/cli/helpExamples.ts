@@ -88,8 +88,16 @@ export const HELP_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [comm
     ["lllm mcp serve packages-example/weather", "the weather package's tools and tactics over stdio"],
     ["lllm mcp serve packages-example/weather -p packages-example/search", "with another package loaded"],
   ],
+  a2a: [
+    ["lllm a2a card packages-example/weather", "the agent card lllm serve serves for the weather package"],
+    ["lllm a2a card weather.yaml --url https://agents.example.com", "with the endpoint clients reach"],
+  ],
+  "a2a card": [
+    ["lllm a2a card packages-example/weather", "a skill per tactic, the bearer scheme, streaming"],
+    ["lllm a2a card packages-example/weather --url https://agents.example.com --no-auth", "behind a proxy, for a server without a token"],
+  ],
   serve: [
-    ["lllm serve packages-example/weather", "its tactics as models at http://127.0.0.1:8080/v1 (a token is printed), its tools at /mcp"],
+    ["lllm serve packages-example/weather", "its tactics as models at http://127.0.0.1:8080/v1 and as an A2A agent at /a2a (a token is printed), its tools at /mcp"],
     ["LLLM_TOKEN=… lllm serve weather.yaml --http 0.0.0.0:8080 --token-env LLLM_TOKEN --max-cost 0.10", "beyond this machine, with a token and a ceiling per request"],
   ],
   logs: [

@@ -196,7 +196,7 @@ export function buildProgram(): Command {
 
   program
     .command("worker")
-    .description("run the items of batches queued on Redis by `lllm batch --queue` (until Ctrl-C)")
+    .description("run the items of batches queued on Redis by `lllm batch --queue`, and the requests of `lllm serve --queue` (until Ctrl-C)")
     .option("--queue <url>", "the Redis the batches are on (redis://[:password@]host:port)")
     .option("--concurrency <n>", "items running at once (default 4)")
     .option("-p, --package <dir>", "its packages: a batch's tactic and packages are looked for here (and in the settings' packages, ./lllm_packages, $LLLM_HOME/packages), never in a folder the batch names (repeatable)", collect)
@@ -284,6 +284,20 @@ export function buildProgram(): Command {
       await execCommand(command.optsWithGlobals());
     });
 
+  const a2a = program.command("a2a").description("A2A (Agent2Agent): the agent card lllm serve serves");
+  a2a
+    .command("card")
+    .description("print the agent card `lllm serve` serves for these tactics (A2A 1.0 JSON: a skill per tactic, the bearer scheme)")
+    .argument("[targets...]", "tactic files, package refs (pkg.tactics:name) or package folders, as lllm serve takes them")
+    .option("--url <url>", "the base URL clients reach the server at (default http://127.0.0.1:8080)")
+    .option("--no-auth", "a server without a token (lllm serve --no-auth): the card names no security scheme")
+    .option("-m, --model <name>", "use this model for every agent of every tactic")
+    .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
+    .action(async (targets: string[], options: Record<string, unknown>, command: Command) => {
+      const { a2aCardCommand } = await import("./a2a.js");
+      await a2aCardCommand(targets, command.optsWithGlobals());
+    });
+
   const mcp = program.command("mcp").description("list an MCP server's tools; serve a package over MCP");
   mcp
     .command("tools")
@@ -314,7 +328,7 @@ export function buildProgram(): Command {
 
   program
     .command("serve")
-    .description("serve tactics over HTTP as OpenAI-compatible models (chat completions, responses), and packages' tools over MCP at /mcp")
+    .description("serve tactics over HTTP as OpenAI-compatible models (chat completions, responses) and as an A2A agent (/a2a), and packages' tools over MCP at /mcp")
     .argument("[targets...]", "tactic files, package refs (pkg.tactics:name) or package folders (all their tactics); default: the package in the current folder")
     .option("--http <[host:]port>", "the address to listen on (default 127.0.0.1:8080; port 0 picks a free one)")
     .option("--token-env <name>", "the variable holding the bearer token clients must send (default: a token made for the session, printed once)")
@@ -327,10 +341,12 @@ export function buildProgram(): Command {
     .option("--max-duration <seconds>", "the longest a request's run may take (a client may lower it)")
     .addOption(new Option("--approve <which>", "calls to tools that need approval: run all, or refuse them to the model (default: none)").choices(["all", "none"]))
     .option("--cors-origin <origin>", "let browsers call from this origin (default: no CORS)")
+    .option("--public-url <url>", "the URL clients reach this server at, for the A2A agent card (default: the address each request came to)")
     .option("--drain-timeout <seconds>", "on SIGTERM or Ctrl-C, how long runs in flight may finish before they are cancelled (default 30)")
     .option("-m, --model <name>", "use this model for every agent of every served tactic")
     .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
     .option("--no-log", "do not record the requests' runs in the run store")
+    .option("--queue <url>", "run the requests on the workers of this Redis (lllm worker --queue URL, here or on other machines) instead of in this process")
     .action(async (targets: string[], options: Record<string, unknown>, command: Command) => {
       const { serveCommand } = await import("./serve.js");
       await serveCommand(targets, command.optsWithGlobals());

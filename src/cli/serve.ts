@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
+import { queueConnection, redactQueueUrl } from "../batch/queue/queueConnection.js";
 import { ConfigError } from "../errors.js";
 import type { RunLimits } from "../limits/index.js";
 import { loadServedPackage } from "../mcp/serve/createPackageServer.js";
@@ -37,11 +38,14 @@ export interface ServeCommandOptions {
   maxDuration?: string;
   approve?: "all" | "none";
   corsOrigin?: string;
+  publicUrl?: string;
   drainTimeout?: string;
   package?: string[];
   model?: string;
   /** `--no-log` sets it false. */
   log?: boolean;
+  /** Run the requests on the workers of this Redis. */
+  queue?: string;
 }
 
 /**
@@ -57,8 +61,10 @@ export async function serveCommand(targets: string[], options: ServeCommandOptio
   const maxWaiting = options.maxWaiting === undefined ? undefined : wholeNumber(options.maxWaiting, "--max-waiting", "e.g. --max-waiting 100 (0: refuse when every place is taken)");
   const pendingTtlMs = options.pendingTtl === undefined ? undefined : seconds(options.pendingTtl, "--pending-ttl", "600") * 1000;
   const drainTimeoutMs = options.drainTimeout === undefined ? SERVE_DEFAULTS.drainTimeoutMs : seconds(options.drainTimeout, "--drain-timeout", "30", true) * 1000;
+  if (options.publicUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(options.publicUrl)) throw new ConfigError("usage_serve", `--public-url ${JSON.stringify(options.publicUrl)} is not an http(s) URL`, { hint: "Give the URL clients reach this server at, e.g. --public-url https://agents.example.com" });
   if (options.corsOrigin !== undefined && !/^https?:\/\/[^/\s]+$/.test(options.corsOrigin)) throw new ConfigError("usage_serve", `--cors-origin ${JSON.stringify(options.corsOrigin)} is not an origin`, { hint: "Give scheme, host and port, no path: --cors-origin https://app.example.com" });
 
+  if (options.queue !== undefined) queueConnection(options.queue);
   const { tactics, packages } = await servedTactics(targets, options);
   for (const { prepared } of tactics) {
     // A tactic that needs --var values cannot be served (clients give only messages); under a cost ceiling every
@@ -85,15 +91,18 @@ export async function serveCommand(targets: string[], options: ServeCommandOptio
     limits,
     ...(options.approve ? { approve: options.approve } : {}),
     ...(options.corsOrigin !== undefined ? { corsOrigin: options.corsOrigin } : {}),
+    ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl } : {}),
     ...(options.log === false ? { log: false } : {}),
     ...(mcp ? { mcp: mcp.handle } : {}),
+    ...(options.queue !== undefined ? { queue: options.queue } : {}),
     warn,
   });
   const url = await server.listen(http.port);
-  writeErr(`lllm: serving ${server.models.length === 1 ? "1 model" : `${server.models.length} models`} (${server.models.join(", ")}) at ${url}/v1${mcp ? `, MCP at ${url}/mcp` : ""}${token.from === "env" ? ` (bearer token from $${options.tokenEnv})` : ""}; Ctrl-C stops`);
+  writeErr(`lllm: serving ${server.models.length === 1 ? "1 model" : `${server.models.length} models`} (${server.models.join(", ")}) at ${url}/v1${mcp ? `, MCP at ${url}/mcp` : ""}, A2A at ${url}/a2a${token.from === "env" ? ` (bearer token from $${options.tokenEnv})` : ""}; Ctrl-C stops`);
   // The one place a made token is shown: whoever has it runs these tactics with this user's keys.
   if (token.from === "made") writeErr(`lllm: clients must send the header \`Authorization: Bearer ${token.value}\` (a token made for this session: do not share it; --token-env NAME to choose one)`);
   if (token.from === "none") warn("serving with --no-auth: any user of this machine can run these tactics, with your keys");
+  if (options.queue !== undefined) writeErr(`lllm: requests run on the workers of ${redactQueueUrl(options.queue)} (lllm worker --queue ${redactQueueUrl(options.queue)} -p DIR, here or on other machines)`);
 
   const stopped = new Promise<void>((resolve) => {
     takeFirstStop((signal) => {
@@ -134,7 +143,7 @@ function serveToken(options: ServeCommandOptions, host: string): { value?: strin
  * defaults files left out); with no argument, the package in the current folder. Package folders are also served
  * over MCP.
  */
-async function servedTactics(targets: string[], options: ServeCommandOptions): Promise<{ tactics: TacticToServe[]; packages: Array<{ registry: Registry; name: string }> }> {
+export async function servedTactics(targets: string[], options: ServeCommandOptions): Promise<{ tactics: TacticToServe[]; packages: Array<{ registry: Registry; name: string }> }> {
   const given = targets.length > 0 ? targets : (packagesOrHere(undefined) ?? []);
   if (given.length === 0) throw new ConfigError("usage_serve", "nothing to serve: give tactic files or package folders, or run lllm serve inside a package", { hint: "e.g. lllm serve packages-example/weather, or lllm serve weather.yaml" });
   const dirs = given.filter((target) => existsSync(target) && statSync(target).isDirectory());

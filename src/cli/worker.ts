@@ -1,3 +1,4 @@
+import { hostname } from "node:os";
 import { ConfigError } from "../errors.js";
 import { queueConnection, redactQueueUrl } from "../batch/queue/queueConnection.js";
 import { runWorker } from "../batch/queue/runWorker.js";
@@ -30,9 +31,12 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
     writeErr("lllm worker: interrupted: taking no new items; finishing the running ones (Ctrl-C again to cancel them: they go back to the queue)");
   });
   const names = registry.list().map((pkg) => pkg.name);
-  writeErr(paint("dim", `lllm worker: waiting for batches on ${redactQueueUrl(options.queue)} (${concurrency} at once; packages: ${names.length > 0 ? names.join(", ") : "none"})`));
-  const { ran } = await runWorker({
+  writeErr(paint("dim", `lllm worker: waiting for batches and served requests on ${redactQueueUrl(options.queue)} (${concurrency} at once; packages: ${names.length > 0 ? names.join(", ") : "none"})`));
+  // The same worker runs the requests of `lllm serve --queue`, beside the batches (both stop on the same signals).
+  const { serveOnWorker } = await import("../serve/queue/serveOnWorker.js");
+  const serving = serveOnWorker({
     url: options.queue,
+    me: `${hostname()}:${process.pid}`,
     concurrency,
     registry,
     packages,
@@ -42,5 +46,24 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
     say: (message) => writeErr(paint("dim", message)),
     warn,
   });
+  // One failure (Redis lost for good) ends both.
+  serving.catch(() => stop.abort());
+  let ran = 0;
+  try {
+    ({ ran } = await runWorker({
+      url: options.queue,
+      concurrency,
+      registry,
+      packages,
+      stop: stop.signal,
+      cancel,
+      ...(options.log !== undefined ? { log: options.log } : {}),
+      say: (message) => writeErr(paint("dim", message)),
+      warn,
+    }));
+  } finally {
+    stop.abort();
+    await serving.catch(() => undefined);
+  }
   writeErr(`lllm worker: stopped after ${ran} item${ran === 1 ? "" : "s"}`);
 }

@@ -39,6 +39,8 @@ export interface TacticConfig {
   mcp_servers?: McpServerConfig[];
   /** Remote MCP servers the provider calls itself (needs `api_type: response`). */
   mcp_servers_list?: ProviderMcpServerConfig[];
+  /** Remote A2A agents whose skills every agent is offered as tools. */
+  remote_agents?: RemoteAgentConfig[];
   /** Defaults merged into every agent. */
   global?: AgentSettings;
   agent_configs?: Array<AgentSettings & { name: string }>;
@@ -104,6 +106,8 @@ export interface AgentSettings {
   mcp_servers?: McpServerConfig[];
   /** Remote MCP servers the provider calls itself (needs `api_type: response`). */
   mcp_servers_list?: ProviderMcpServerConfig[];
+  /** Remote A2A agents whose skills are offered as tools (`a2a:URL` in `tools:` is the short form). */
+  remote_agents?: RemoteAgentConfig[];
   /** Give the agent the `tool_chain` tool (seed 001): `true`, or its settings. */
   tool_chain?: boolean | ToolChainConfig;
 }
@@ -178,6 +182,22 @@ export interface ProviderMcpServerConfig {
 }
 
 /** An MCP server: local (`command`, over stdio) or remote (`url`, over HTTP). */
+/** A remote A2A agent (the Agent2Agent protocol) whose skills an agent may call as tools. */
+export interface RemoteAgentConfig {
+  /** Its name, in messages (and merging: an agent's entry replaces the tactic's of the same name). */
+  name: string;
+  /** Its base URL (the card is at `/.well-known/agent-card.json`) or its card's URL. */
+  url: string;
+  /** The environment variable holding the bearer token its card asks for (never printed or logged). */
+  token_env?: string;
+  /** Only these skills (by id) are offered; all when omitted. */
+  skills?: string[];
+  /** Prefix of the tools' names (default none: a tool is named after its skill). */
+  prefix?: string;
+  /** Seconds one call may take; default 300. The run's own limits hold besides. */
+  timeout?: number;
+}
+
 export interface McpServerConfig {
   name: string;
   command?: string;

@@ -28,6 +28,7 @@ export type {
   CodeActionConfig,
   InvokerConfig,
   McpServerConfig,
+  RemoteAgentConfig,
   NotebookConfig,
   PipelineStep,
   ProxyConfig,

@@ -1,13 +1,18 @@
-import { queueConnection, redactQueueUrl } from "../batch/queue/queueConnection.js";
+import type { Redis } from "ioredis";
+import { queueConnection, redactQueueUrl, WORKER_KEY_PREFIX } from "../batch/queue/queueConnection.js";
 import type { DoctorCheck } from "./DoctorCheck.js";
 
-/** `--queue URL`: connect to Redis once and PING it, as `lllm batch --queue` and `lllm worker` will. */
-export async function checkRedis(url: string): Promise<DoctorCheck> {
+/**
+ * `--queue URL`: connect to Redis once and PING it, as `lllm batch --queue`, `lllm serve --queue` and `lllm worker`
+ * will; then look at the pool: its live workers (none is a failure: nothing would run), and the tactics servers
+ * announce, with the requests waiting for a worker and running.
+ */
+export async function checkRedis(url: string): Promise<DoctorCheck[]> {
   const name = `redis ${redactQueueUrl(url)}`;
   try {
     queueConnection(url, "--queue");
   } catch (error) {
-    return { name, status: "fail", detail: (error as Error).message, fix: (error as { hint?: string }).hint ?? "e.g. --queue redis://127.0.0.1:6379" };
+    return [{ name, status: "fail", detail: (error as Error).message, fix: (error as { hint?: string }).hint ?? "e.g. --queue redis://127.0.0.1:6379" }];
   }
   const { Redis } = await import("ioredis");
   const client = new Redis(url, { lazyConnect: true, connectTimeout: 3000, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
@@ -20,12 +25,45 @@ export async function checkRedis(url: string): Promise<DoctorCheck> {
     const pong = await client.ping();
     const info = await client.info("server").catch(() => "");
     const version = /redis_version:(\S+)/.exec(info)?.[1];
-    return { name, status: "ok", detail: `answers ${pong}${version ? ` (Redis ${version})` : ""}` };
+    return [{ name, status: "ok", detail: `answers ${pong}${version ? ` (Redis ${version})` : ""}` }, await workersCheck(client, url), await servedCheck(client)];
   } catch (error) {
     const message = lastError ?? (error as Error).message;
     const auth = /NOAUTH|WRONGPASS|invalid password/i.test(message);
-    return { name, status: "fail", detail: `cannot use it: ${message}`, fix: auth ? "give the password in the URL: redis://:PASSWORD@host:port" : "start Redis there (redis-server), or check the host and port" };
+    return [{ name, status: "fail", detail: `cannot use it: ${message}`, fix: auth ? "give the password in the URL: redis://:PASSWORD@host:port" : "start Redis there (redis-server), or check the host and port" }];
   } finally {
     client.disconnect();
   }
+}
+
+/** The workers whose heartbeat is live, with how long ago each beat. */
+async function workersCheck(client: Redis, url: string): Promise<DoctorCheck> {
+  const keys = await scanKeys(client, `${WORKER_KEY_PREFIX}*`);
+  const workers = keys.map((key) => key.slice(WORKER_KEY_PREFIX.length)).sort();
+  if (workers.length === 0) return { name: "queue workers", status: "fail", detail: "no live worker: batches and served requests wait in the queue", fix: `start one (here or on another machine): lllm worker --queue ${redactQueueUrl(url)} -p DIR` };
+  return { name: "queue workers", status: "ok", detail: `${workers.length} live worker${workers.length === 1 ? "" : "s"}: ${workers.join(", ")}` };
+}
+
+/** The tactics `lllm serve --queue` servers announce, each with its requests waiting and running (BullMQ's lists). */
+async function servedCheck(client: Redis): Promise<DoctorCheck> {
+  const lines: string[] = [];
+  for (const digest of (await client.smembers("lllm:serve:tactics")).sort()) {
+    const text = await client.get(`lllm:serve:tactic:${digest}`);
+    if (text === null) continue; // its servers are gone
+    const name = (JSON.parse(text) as { tactic?: string }).tactic ?? digest;
+    const queue = `bull:lllm-serve-${digest}`;
+    const [waiting, prioritized, active] = await Promise.all([client.llen(`${queue}:wait`), client.zcard(`${queue}:prioritized`), client.llen(`${queue}:active`)]);
+    lines.push(`${name} (${waiting + prioritized} waiting, ${active} running)`);
+  }
+  return { name: "served tactics", status: "ok", detail: lines.length > 0 ? lines.join(", ") : "none: no lllm serve --queue announces tactics here" };
+}
+
+async function scanKeys(client: Redis, pattern: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor = "0";
+  do {
+    const [next, found] = await client.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+    cursor = next;
+    keys.push(...found);
+  } while (cursor !== "0");
+  return keys;
 }

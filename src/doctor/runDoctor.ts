@@ -28,7 +28,7 @@ export async function runDoctor(options: DoctorOptions = {}): Promise<DoctorChec
   const checks = [...(await machineChecks(needs)), ...(await homeChecks({ env, ...(options.storeHome ? { storeHome: options.storeHome } : {}) }))];
   if (options.prepared) checks.push(...(await tacticChecks(options.prepared, { ...(options.model ? { model: options.model } : {}), keys })));
   else checks.push(...(await providerChecks(keys)));
-  if (options.queue !== undefined) checks.push(await checkRedis(options.queue));
+  if (options.queue !== undefined) checks.push(...(await checkRedis(options.queue)));
   return checks;
 }
 

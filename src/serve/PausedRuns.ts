@@ -1,5 +1,5 @@
 import { InterruptedError } from "../errors.js";
-import type { ServedRun } from "./ServedRun.js";
+import type { RunHandle } from "./RunHandle.js";
 
 /**
  * The runs paused at their client's tool calls, by the calls' ids on the wire: the request that brings the results
@@ -7,8 +7,10 @@ import type { ServedRun } from "./ServedRun.js";
  */
 export class PausedRuns {
   readonly #ttlMs: number;
-  readonly #byCallId = new Map<string, ServedRun>();
-  readonly #timers = new Map<ServedRun, { timer: NodeJS.Timeout; ids: string[] }>();
+  readonly #byCallId = new Map<string, RunHandle>();
+  readonly #timers = new Map<RunHandle, { timer: NodeJS.Timeout; ids: string[] }>();
+  /** The ids a run taken out was kept under, for `putBack`. */
+  readonly #taken = new WeakMap<RunHandle, string[]>();
 
   constructor(options: { ttlMs: number }) {
     // setTimeout fires at once for a delay past 2^31-1 ms (24.8 days): a longer wait is that long.
@@ -25,7 +27,7 @@ export class PausedRuns {
   }
 
   /** Keep `run`, waiting for the results of `ids`. */
-  add(run: ServedRun, ids: string[]): void {
+  add(run: RunHandle, ids: string[]): void {
     for (const id of ids) this.#byCallId.set(id, run);
     const timer = setTimeout(() => {
       this.#remove(run);
@@ -36,15 +38,18 @@ export class PausedRuns {
   }
 
   /** The run waiting for the call `id`, taken out of the waiting (its other calls' ids with it). */
-  take(id: string): ServedRun | undefined {
+  take(id: string): RunHandle | undefined {
     const run = this.#byCallId.get(id);
-    if (run) this.#remove(run);
+    if (run) {
+      this.#taken.set(run, this.#timers.get(run)?.ids ?? [id]);
+      this.#remove(run);
+    }
     return run;
   }
 
   /** Put a run taken by `take` back, as it was (the request that took it could not go on). */
-  putBack(run: ServedRun): void {
-    this.add(run, run.waitingFor.map((call) => call.id));
+  putBack(run: RunHandle): void {
+    this.add(run, this.#taken.get(run) ?? run.waitingFor.map((call) => call.id));
   }
 
   /** Cancel every waiting run (the server stops). */
@@ -55,7 +60,7 @@ export class PausedRuns {
     }
   }
 
-  #remove(run: ServedRun): void {
+  #remove(run: RunHandle): void {
     const entry = this.#timers.get(run);
     if (!entry) return;
     clearTimeout(entry.timer);

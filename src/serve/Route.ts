@@ -25,6 +25,8 @@ export interface RouteRequest {
 export interface Route {
   method: "GET" | "POST" | "DELETE";
   path: string;
+  /** Served without the token (A2A's agent card: what a client reads to learn how to authenticate). */
+  public?: boolean;
   handle(request: RouteRequest, context: ServeContext): Promise<void>;
 }
 

@@ -38,8 +38,8 @@ export class ServeMetrics {
     if (cost !== null) add(this.#cost, { model }, cost);
   }
 
-  /** The exposition text. */
-  text(): string {
+  /** The exposition text; with `queue`, the pool's gauges too (`lllm serve --queue`). */
+  text(queue?: { waiting: number; active: number; workers: number }): string {
     const lines: string[] = [];
     const family = (name: string, type: string, help: string, samples: Array<{ labels: Labels; value: number }>, suffix = ""): void => {
       lines.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
@@ -50,6 +50,13 @@ export class ServeMetrics {
     family("lllm_serve_runs_in_flight", "gauge", "Runs running now.", [{ labels: {}, value: gauges.inFlight }]);
     family("lllm_serve_requests_waiting", "gauge", "Requests waiting for a place to run (--concurrency).", [{ labels: {}, value: gauges.waiting }]);
     family("lllm_serve_runs_paused", "gauge", "Runs waiting for a client's tool results.", [{ labels: {}, value: gauges.paused }]);
+    if (queue) {
+      family("lllm_serve_queue_jobs", "gauge", "Requests on the queue, by state: waiting for a worker, or running on one (--queue).", [
+        { labels: { state: "waiting" }, value: queue.waiting },
+        { labels: { state: "active" }, value: queue.active },
+      ]);
+      family("lllm_serve_queue_workers", "gauge", "Workers of the queue whose heartbeat is live (--queue).", [{ labels: {}, value: queue.workers }]);
+    }
     family("lllm_serve_tokens_total", "counter", "Tokens of the runs that ended, by model and kind (prompt, completion).", [...this.#tokens.values()]);
     family("lllm_serve_cost_usd_total", "counter", "US dollars spent by the runs that ended, by model (priced models only).", [...this.#cost.values()]);
     lines.push("# HELP lllm_serve_request_duration_seconds Time from a request's arrival to its answer's end, by route and model.", "# TYPE lllm_serve_request_duration_seconds histogram");

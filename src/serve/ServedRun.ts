@@ -1,5 +1,5 @@
 import type { AgentEvent, Message } from "../agent/index.js";
-import type { ApprovalPolicy } from "../approval/index.js";
+import type { ApprovalPolicy, ApprovalRequest } from "../approval/index.js";
 import type { RunLimits } from "../limits/index.js";
 import type { Model, ResponseFormat } from "../providers/Model.js";
 import { runRecorded, type RecordedRun } from "../run/runRecorded.js";
@@ -8,23 +8,10 @@ import { patternAgentName } from "../tactics/patternAgent.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
 import type { FunctionCall } from "../tools/FunctionCall.js";
 import { ClientTool, type ClientToolSpec } from "./ClientTool.js";
+import type { ApprovalCall, ClientCall, RunHandle, RunListener, RunOutcome } from "./RunHandle.js";
 import type { ServedModel } from "./ServedModels.js";
 
-/** A call of a client's tool, as the client is told of it: its id on the wire, the tool, the model's arguments. */
-export interface ClientCall {
-  id: string;
-  name: string;
-  /** JSON text, as the model wrote it. */
-  arguments: string;
-}
-
-/** What a request of a run gets: the run paused at its client's tool calls, or its end. */
-export type RunOutcome = { type: "paused"; calls: ClientCall[]; text: string } | { type: "finished"; run: RecordedRun };
-
-/** Where the answer's text goes as it streams, for the request being answered. */
-export interface RunListener {
-  text?(delta: string): void;
-}
+export type { ApprovalCall, ClientCall, RunListener, RunOutcome } from "./RunHandle.js";
 
 /** How the client's tools may be called (OpenAI's `tool_choice`): `auto`, `none`, `required`, or one tool by name. */
 export type ClientToolChoice = "auto" | "none" | "required" | { name: string };
@@ -43,6 +30,11 @@ export interface ServedRunOptions {
   limits?: RunLimits;
   served: ServedRunInfo;
   approve: ApprovalPolicy;
+  /**
+   * A call that needs approval and that `approve` refuses is asked of the client instead: the run pauses there (an
+   * `approval` outcome) until `answerApproval` (A2A's input-required).
+   */
+  askApproval?: boolean;
   /** Stream the answer's text (the model is asked to stream). */
   stream: boolean;
   log?: boolean;
@@ -73,7 +65,7 @@ interface Round {
  * run is paused once every call of the round has either run (the server's own tools) or is waiting for the client,
  * which the run's events and the waiting calls tell.
  */
-export class ServedRun {
+export class ServedRun implements RunHandle {
   readonly usage = new UsageCounter();
   readonly model: ServedModel;
   readonly #controller = new AbortController();
@@ -94,6 +86,8 @@ export class ServedRun {
   #streamedSinceCall = "";
   /** The text of the entry agent's last reply (what a run stopped by a limit had answered so far). */
   #lastText = "";
+  /** The call waiting for the client's approval, and how to answer it. */
+  #approval: { call: ApprovalCall; answer: (allowed: boolean) => void } | undefined;
 
   constructor(options: ServedRunOptions) {
     this.#options = options;
@@ -102,9 +96,6 @@ export class ServedRun {
     this.#clientNames = new Set((options.clientTools ?? []).map((tool) => tool.name));
     this.#renewOutcome();
   }
-
-  /** The run's record id, once known. */
-  runId: string | undefined;
 
   get signal(): AbortSignal {
     return this.#controller.signal;
@@ -131,7 +122,7 @@ export class ServedRun {
       input: options.input,
       ...(options.history && options.history.length > 0 ? { history: options.history } : {}),
       signal: this.#controller.signal,
-      approve: options.approve,
+      approve: options.askApproval ? (request) => this.#askClient(request) : options.approve,
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.modelArgs ? { modelArgs: options.modelArgs } : {}),
       turn: { ...(tools.length > 0 ? { tools } : {}), ...(options.responseFormat ? { responseFormat: options.responseFormat } : {}), ...(wrapModel ? { wrapModel } : {}) },
@@ -169,6 +160,18 @@ export class ServedRun {
     for (const entry of pending) entry.resolve(results.get(entry.call.id) ?? "");
   }
 
+  /** The call waiting for the client's approval, if the run waits for one. */
+  get waitingApproval(): ApprovalCall | undefined {
+    return this.#approval?.call;
+  }
+
+  /** Go on past the call waiting for approval: run it (`allowed`) or refuse it (the model reads the refusal). */
+  answerApproval(allowed: boolean): void {
+    const approval = this.#approval;
+    this.#approval = undefined;
+    approval?.answer(allowed);
+  }
+
   /** The ids of the calls the run waits for that `results` lacks. */
   missingResults(results: ReadonlyMap<string, string>): string[] {
     return this.waitingFor.filter((call) => !results.has(call.id)).map((call) => call.id);
@@ -191,6 +194,7 @@ export class ServedRun {
   }
 
   #onEvent(event: AgentEvent): void {
+    this.#listener?.event?.(event);
     if (event.agent !== this.#entryAgent) return;
     if (event.type === "model_call") {
       this.#streamedSinceCall = "";
@@ -229,6 +233,34 @@ export class ServedRun {
       });
       this.#round?.settled.add(call.id);
       this.#checkPause();
+    });
+  }
+
+  /**
+   * The server's policy first (`--approve all` runs the call); else the run pauses until the client answers. A run
+   * cancelled while it waits refuses the call (and ends as cancelled).
+   */
+  async #askClient(request: ApprovalRequest): Promise<boolean> {
+    if (await this.#options.approve(request)) return true;
+    const signal = request.signal ?? this.#controller.signal;
+    if (signal.aborted) return false;
+    return new Promise<boolean>((resolve) => {
+      const onAbort = (): void => {
+        this.#approval = undefined;
+        resolve(false);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      const call: ApprovalCall = { tool: request.tool, arguments: request.arguments, ...(request.agent !== undefined ? { agent: request.agent } : {}) };
+      this.#approval = {
+        call,
+        answer: (allowed) => {
+          signal.removeEventListener("abort", onAbort);
+          resolve(allowed);
+        },
+      };
+      const paused = this.#outcome;
+      this.#renewOutcome();
+      paused.resolve({ type: "approval", call });
     });
   }
 

@@ -1,6 +1,6 @@
 import type { RecordedRunSuccess } from "../run/runRecorded.js";
 import { redactSecrets } from "../util/redact.js";
-import type { ServedRun } from "./ServedRun.js";
+import type { RunHandle } from "./RunHandle.js";
 
 /** A run's answer as the text a client reads: text as it is, a structured answer as JSON; redacted. */
 export function answerText(run: RecordedRunSuccess): string {
@@ -13,7 +13,7 @@ export function answerText(run: RecordedRunSuccess): string {
  * whole, the rest when part of it was, the whole answer when none was (a structured answer, a pattern that does
  * not stream, a run started without streaming).
  */
-export function unstreamedRest(run: RecordedRunSuccess, served: ServedRun): string {
+export function unstreamedRest(run: RecordedRunSuccess, served: RunHandle): string {
   const text = answerText(run);
   const streamed = redactSecrets(served.streamedSinceCall);
   if (streamed === "") return text;
@@ -28,7 +28,7 @@ export interface ServedUsage {
   reasoningTokens: number;
 }
 
-export function usageOf(served: ServedRun): ServedUsage {
+export function usageOf(served: RunHandle): ServedUsage {
   const ended = served.finished;
   if (ended) return { promptTokens: ended.usage.promptTokens, completionTokens: ended.usage.completionTokens, cachedPromptTokens: ended.usage.cachedPromptTokens, reasoningTokens: ended.usage.reasoningTokens };
   return { promptTokens: served.usage.promptTokens, completionTokens: served.usage.completionTokens, cachedPromptTokens: 0, reasoningTokens: 0 };

@@ -29,7 +29,7 @@ export interface ServeHandlerOptions {
 
 /**
  * The one request handler of `lllm serve`: DNS-rebinding checks (Host, Origin), CORS when asked, the bearer token
- * (every route but `/healthz`), `/healthz`, `/metrics`, `/mcp`, then the protocols' routes; every error in
+ * (every route but `/healthz` and the public ones: A2A's agent card), `/healthz`, `/metrics`, `/mcp`, then the protocols' routes; every error in
  * OpenAI's shape, every request counted in the metrics. A failing request never stops the server.
  */
 export function createServeHandler(options: ServeHandlerOptions): (request: IncomingMessage, response: ServerResponse) => void {
@@ -50,7 +50,7 @@ export function createServeHandler(options: ServeHandlerOptions): (request: Inco
       response.setHeader("Vary", "Origin");
       if (request.method === "OPTIONS") {
         labels.route = "preflight";
-        response.writeHead(204, { "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS", "Access-Control-Allow-Headers": "Authorization, Content-Type, X-Conversation-Id, X-Lllm-Max-Cost, X-Lllm-Max-Tokens, X-Lllm-Max-Duration, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID", "Access-Control-Max-Age": "600" }).end();
+        response.writeHead(204, { "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS", "Access-Control-Allow-Headers": "Authorization, Content-Type, A2A-Version, A2A-Extensions, X-Conversation-Id, X-Lllm-Max-Cost, X-Lllm-Max-Tokens, X-Lllm-Max-Duration, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID", "Access-Control-Max-Age": "600" }).end();
         return;
       }
     }
@@ -58,12 +58,16 @@ export function createServeHandler(options: ServeHandlerOptions): (request: Inco
       labels.route = "/healthz";
       return sendJson(response, context.draining ? 503 : 200, { status: context.draining ? "stopping" : "ok" });
     }
-    if (options.token !== undefined && !hasBearerToken(request.headers, options.token)) {
+    const found = table.find(request.method ?? "GET", url.pathname);
+    const isPublic = "route" in found && found.route.public === true;
+    if (options.token !== undefined && !isPublic && !hasBearerToken(request.headers, options.token)) {
       throw new HttpError(401, "Unauthorized: send the server's token as `Authorization: Bearer <token>`", { code: "invalid_api_key", headers: { "WWW-Authenticate": 'Bearer realm="lllm"' } });
     }
     if (url.pathname === "/metrics" && request.method === "GET") {
       labels.route = "/metrics";
-      const text = context.metrics.text();
+      // The pool's depth and workers, asked of Redis now (a Redis away leaves them out, not the rest).
+      const queue = context.queue ? await context.queue.gauges().catch(() => undefined) : undefined;
+      const text = context.metrics.text(queue);
       response.writeHead(200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8", "Content-Length": String(Buffer.byteLength(text)) }).end(text);
       return;
     }
@@ -72,10 +76,9 @@ export function createServeHandler(options: ServeHandlerOptions): (request: Inco
       if (!options.mcp) throw new HttpError(404, "no MCP endpoint: serve a package folder (not only tactic files) to have its tools at /mcp", { code: "not_found" });
       return options.mcp(request, response);
     }
-    const found = table.find(request.method ?? "GET", url.pathname);
     if (!("route" in found)) {
       if (found.allowed.length > 0) throw new HttpError(405, `${request.method} is not allowed on ${url.pathname}; use ${found.allowed.join(" or ")}`, { code: "method_not_allowed", headers: { Allow: found.allowed.join(", ") } });
-      throw new HttpError(404, `no route ${request.method} ${url.pathname}; this server answers /v1/models, /v1/chat/completions, /v1/responses, /mcp, /healthz and /metrics`, { code: "not_found" });
+      throw new HttpError(404, `no route ${request.method} ${url.pathname}; this server answers /v1/models, /v1/chat/completions, /v1/responses, /a2a (its card at /.well-known/agent-card.json), /mcp, /healthz and /metrics`, { code: "not_found" });
     }
     labels.route = found.route.path;
     const closed = new AbortController();

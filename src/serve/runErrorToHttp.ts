@@ -15,7 +15,13 @@ export function runErrorToHttp(error: unknown, partialOutput: string): HttpError
   if (error instanceof RunLimitError) return new HttpError(400, message, { type: "limit_reached", code: error.limit, extra: { ...partial, limit: { name: error.limit, value: error.value, spent: error.spent } } });
   if (error instanceof BudgetError) return new HttpError(400, message, { type: "limit_reached", code: error.code, extra: partial });
   if (error instanceof InterruptedError) return new HttpError(503, message, { code: "run_cancelled" });
-  if (error instanceof ProviderError || error instanceof ModelBehaviorError) return new HttpError(502, message, { type: "upstream_error", code: error.code });
+  // A model, or the worker of the queue that ran the request, failed: the server in front of them answers 502.
+  if (error instanceof ProviderError || error instanceof ModelBehaviorError || (error instanceof LllmError && error.code === "serve_worker_lost")) return new HttpError(502, message, { type: "upstream_error", code: error.code });
   if (error instanceof LllmError) return new HttpError(500, message, { code: error.code });
   return new HttpError(500, "internal error: the run failed unexpectedly; see the server's log", { code: "internal_error" });
+}
+
+/** An outcome a route never asks for (an approval pause outside A2A): a defect, answered as a 500. */
+export function unexpected(outcome: string): HttpError {
+  return new HttpError(500, `internal error: the run paused (${outcome}) where it cannot; see the server's log`, { code: "internal_error" });
 }

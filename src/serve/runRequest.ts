@@ -9,7 +9,8 @@ import { requestLimits } from "./requestLimits.js";
 import type { RouteRequest } from "./Route.js";
 import type { ServeContext } from "./ServeContext.js";
 import type { ServedModel } from "./ServedModels.js";
-import { ServedRun, type ClientToolChoice, type RunListener, type RunOutcome } from "./ServedRun.js";
+import type { RunHandle } from "./RunHandle.js";
+import { ServedRun, type ClientToolChoice, type RunListener, type RunOutcome, type ServedRunOptions } from "./ServedRun.js";
 
 /** What a protocol asks of a run, translated from its wire format. */
 export interface RunSpec {
@@ -31,41 +32,64 @@ export interface RunSpec {
   responseId: string;
 }
 
+/** How a protocol runs a request, besides what it asks. */
+export interface RunRequestOptions {
+  /** Receives the streamed text (and agent events) until the run pauses or ends. */
+  listener?: RunListener;
+  /** Called once the request has a place and its run (a stream's headers go then). */
+  onAdmitted?: (run: RunHandle) => void;
+  /**
+   * A paused run to go on with, which the caller took from the paused runs (an A2A task's approval), and how to
+   * resume it once the request has a place; put back when the request cannot wait for one.
+   */
+  continuing?: { run: RunHandle; resume: (run: RunHandle) => void };
+  /** The id a run paused at a call that needs approval is kept under in the paused runs (`askApproval`). */
+  approvalId?: string;
+  /** Ask the client to approve calls the server's --approve refuses (A2A's input-required). */
+  askApproval?: boolean;
+  /** The client going away cancels the run; default true (an A2A task sent to run in the background: false). */
+  cancelOnClose?: boolean;
+}
+
 /**
- * Run a request: a new run of the model, or the paused run its tool results continue. Waits for a place to run
- * (429 when the line is full), starts or resumes the run with `listener` receiving the streamed text, and returns
- * when the run pauses at its client's tool calls (kept for the next request) or ends. `onAdmitted` is called once
- * the request has a place and its run (a stream's headers go then). A closed connection cancels the run.
+ * Run a request: a new run of the model, or the paused run its tool results (or its approval) continue. Waits for
+ * a place to run (429 when the line is full), starts or resumes the run with the listener receiving the streamed
+ * text, and returns when the run pauses (kept for the next request: at its client's tool calls, or at a call that
+ * waits for approval) or ends. A closed connection cancels the run.
  */
-export async function runRequest(request: RouteRequest, context: ServeContext, spec: RunSpec, listener: RunListener | undefined, onAdmitted?: (run: ServedRun) => void): Promise<{ run: ServedRun; outcome: RunOutcome }> {
+export async function runRequest(request: RouteRequest, context: ServeContext, spec: RunSpec, options: RunRequestOptions = {}): Promise<{ run: RunHandle; outcome: RunOutcome }> {
   if (context.draining) throw new HttpError(503, "the server is stopping and takes no new runs", { code: "server_stopping", headers: { "Retry-After": "5", Connection: "close" } });
   const { conversation } = spec;
-  let run: ServedRun | undefined;
+  let run: RunHandle | undefined = options.continuing?.run;
   // Checked before the request waits for a place: a bad limit header is a 400, whatever the server's load.
-  const limits = conversation.toolResults ? undefined : requestLimits({ prepared: spec.model.prepared, server: context.limits, headers: request.request.headers, metadata: spec.metadata });
-  if (conversation.toolResults) {
-    run = continuedRun(context, spec);
+  const limits = conversation.toolResults || run ? undefined : requestLimits({ prepared: spec.model.prepared, server: context.limits, headers: request.request.headers, metadata: spec.metadata });
+  if (run) {
+    // The caller took it.
+  } else if (conversation.toolResults) {
+    run = await continuedRun(context, spec);
   } else if (conversation.input === undefined) {
     throw badRequest("the conversation has no user turn to answer: the last message must be the user's (or the results of the tool calls the model asked for)", conversation.param, "no_user_message");
   }
   let release: (() => void) | undefined;
   try {
-    release = await context.admission.acquire(request.closed);
+    release = await context.admission.acquire(options.cancelOnClose === false ? undefined : request.closed);
   } catch (error) {
     if (run) context.paused.putBack(run);
     throw error;
   }
   try {
-    if (!run) run = startRun(request, context, spec, limits ?? {});
-    onAdmitted?.(run);
+    if (!run) run = startRun(request, context, spec, limits ?? {}, options.askApproval === true);
+    options.onAdmitted?.(run);
     const current = run;
     const onClose = (): void => current.abort(new InterruptedError("interrupted", "the client closed the connection"));
-    request.closed.addEventListener("abort", onClose, { once: true });
-    const next = run.next(listener);
-    if (conversation.toolResults) run.resume(conversation.toolResults);
+    if (options.cancelOnClose !== false) request.closed.addEventListener("abort", onClose, { once: true });
+    const next = run.next(options.listener);
+    if (options.continuing) options.continuing.resume(run);
+    else if (conversation.toolResults) run.resume(conversation.toolResults);
     const outcome = await next;
     request.closed.removeEventListener("abort", onClose);
     if (outcome.type === "paused") context.paused.add(run, outcome.calls.map((call) => call.id));
+    else if (outcome.type === "approval" && options.approvalId !== undefined) context.paused.add(run, [options.approvalId]);
     return { run, outcome };
   } finally {
     release();
@@ -73,11 +97,16 @@ export async function runRequest(request: RouteRequest, context: ServeContext, s
 }
 
 /** The paused run the request's tool results answer, with every result it waits for (400 otherwise). */
-function continuedRun(context: ServeContext, spec: RunSpec): ServedRun {
+async function continuedRun(context: ServeContext, spec: RunSpec): Promise<RunHandle> {
   const results = spec.conversation.toolResults!;
   const ids = [...results.keys()];
-  let run: ServedRun | undefined;
+  let run: RunHandle | undefined;
   for (const id of ids) if ((run = context.paused.take(id))) break;
+  if (!run && context.queue) {
+    // Paused on a worker through another server of the pool: taken over here.
+    run = await context.queue.adopt(ids);
+    if (run) track(context, run);
+  }
   if (!run) {
     throw badRequest(`no run waits for the results of tool call \`${ids[0]}\`: it ended (its results did not come within --pending-ttl, or the server restarted) or never was; send the conversation again ending with a user message`, spec.conversation.param, "tool_call_not_found");
   }
@@ -90,7 +119,7 @@ function continuedRun(context: ServeContext, spec: RunSpec): ServedRun {
   return run;
 }
 
-function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, limits: RunLimits): ServedRun {
+function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, limits: RunLimits, askApproval: boolean): RunHandle {
   const served: ServedRunInfo = {
     route: spec.route,
     model: spec.model.id,
@@ -103,7 +132,7 @@ function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, l
     response_id: spec.responseId,
     ...(typeof request.request.headers["x-conversation-id"] === "string" ? { conversation_id: request.request.headers["x-conversation-id"] } : {}),
   };
-  const run = new ServedRun({
+  const options: ServedRunOptions = {
     model: spec.model,
     input: spec.conversation.input ?? "",
     history: historyOf(spec.conversation),
@@ -115,16 +144,23 @@ function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, l
     limits,
     served,
     approve: context.approve,
+    ...(askApproval ? { askApproval } : {}),
     stream: spec.stream,
     log: context.log,
     warn: context.warn,
     idTaken: (id) => context.paused.has(id),
-  });
+  };
+  const run = context.queue ? context.queue.createRun(options) : new ServedRun(options);
+  track(context, run);
+  run.start();
+  return run;
+}
+
+/** Kept among the server's runs until it ends (stopping waits for them), and counted in the metrics then. */
+function track(context: ServeContext, run: RunHandle): void {
   context.runs.add(run);
   void run.done.then((ended) => {
     context.runs.delete(run);
-    context.metrics.spent(spec.model.id, ended.usage, ended.cost);
+    context.metrics.spent(run.model.id, ended.usage, ended.cost);
   });
-  run.start();
-  return run;
 }

@@ -11,16 +11,17 @@ import { createServeHandler } from "./createServeHandler.js";
 import { chatProtocol } from "./openai/chatRoutes.js";
 import { modelProtocol } from "./openai/modelRoutes.js";
 import { responsesProtocol } from "./responses/responsesRoutes.js";
+import { a2aProtocol } from "./a2a/a2aRoutes.js";
 import { PausedRuns } from "./PausedRuns.js";
 import type { Protocol } from "./Route.js";
 import type { ServeContext } from "./ServeContext.js";
 import { ServedModels, type TacticToServe } from "./ServedModels.js";
-import type { ServedRun } from "./ServedRun.js";
+import type { RunHandle } from "./RunHandle.js";
 import { ServeMetrics } from "./ServeMetrics.js";
 import { ServedResponses } from "./responses/ServedResponses.js";
 
 /** The protocols served, each a folder of its own: adding one is adding its routes here. */
-const PROTOCOLS: Protocol[] = [modelProtocol, chatProtocol, responsesProtocol];
+const PROTOCOLS: Protocol[] = [modelProtocol, chatProtocol, responsesProtocol, a2aProtocol];
 
 /** Defaults of `serve()` (and `lllm serve`). */
 export const SERVE_DEFAULTS = {
@@ -55,6 +56,11 @@ export interface ServeOptions {
   approve?: "all" | "none";
   /** The one origin browsers may call from (CORS); default none. */
   corsOrigin?: string;
+  /**
+   * The base URL clients reach the server at (`https://agents.example.com`), for the A2A agent card's endpoint; by
+   * default the address each request came to (its Host header).
+   */
+  publicUrl?: string;
   /** The largest request body, in bytes; default 10 MB. */
   maxBodyBytes?: number;
   /** How long a request's headers and its body may each take to arrive, in milliseconds; default 30 s. */
@@ -62,6 +68,11 @@ export interface ServeOptions {
   bodyTimeoutMs?: number;
   /** `false` records no run in the run store. */
   log?: boolean;
+  /**
+   * Run the requests on the workers of this Redis (`redis://…`: `lllm worker --queue` processes, here or on other
+   * machines) instead of in this process; their text streams back through Redis.
+   */
+  queue?: string;
   /** The MCP endpoint's handler, served at `/mcp` (the CLI mounts the served packages' MCP server). */
   mcp?: (request: IncomingMessage, response: ServerResponse) => Promise<void>;
   /** Where warnings and failed requests are reported; default stderr. */
@@ -89,8 +100,9 @@ export interface LllmServer {
 }
 
 /**
- * Serve tactics over HTTP as OpenAI-compatible models: `/v1/models`, `/v1/chat/completions` (and the routes of every
- * protocol in `PROTOCOLS`), `/healthz`, `/metrics`, and `/mcp` when given. Each request is a recorded run with its
+ * Serve tactics over HTTP as OpenAI-compatible models (`/v1/models`, `/v1/chat/completions`, `/v1/responses`) and
+ * as an A2A agent (`/.well-known/agent-card.json`, `/a2a`): the routes of every protocol in `PROTOCOLS`; `/healthz`,
+ * `/metrics`, and `/mcp` when given. Each request is a recorded run with its
  * limits, cancelled when its client goes away.
  */
 export async function serve(options: ServeOptions): Promise<LllmServer> {
@@ -105,19 +117,34 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
   const host = options.host ?? "127.0.0.1";
   const admission = new Admission({ concurrency: options.concurrency ?? 4 * availableParallelism(), maxWaiting: options.maxWaiting ?? SERVE_DEFAULTS.maxWaiting });
   const paused = new PausedRuns({ ttlMs: options.pendingTtlMs ?? SERVE_DEFAULTS.pendingTtlMs });
-  const runs = new Set<ServedRun>();
+  const runs = new Set<RunHandle>();
   let draining = false;
+  const models = new ServedModels(tactics);
+  const pendingTtlMs = options.pendingTtlMs ?? SERVE_DEFAULTS.pendingTtlMs;
+  // Loaded only with --queue: BullMQ and ioredis stay out of every other server.
+  const bridge = options.queue === undefined ? undefined : await (await import("./queue/QueueBridge.js")).QueueBridge.open({ url: options.queue, models: models.list(), warn, say: (message) => process.stderr.write(`lllm: ${message}\n`) });
   const context: ServeContext = {
-    models: new ServedModels(tactics),
+    models,
     admission,
     paused,
     metrics: new ServeMetrics(() => ({ inFlight: admission.running, waiting: admission.waiting, paused: paused.size })),
     responses: new ServedResponses({ ...(options.log !== false ? { storeFile: storeFile(process.env, tactics[0]!.prepared.settings.home) } : {}), warn }),
     runs,
     limits: options.limits ?? {},
+    auth: options.token !== undefined,
+    ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl.replace(/\/+$/, "") } : {}),
     approve: options.approve === "all" ? approveAll : approveNone,
     log: options.log ?? true,
     warn,
+    ...(bridge
+      ? {
+          queue: {
+            createRun: (runOptions) => bridge.createRun(runOptions, pendingTtlMs, options.log ?? true),
+            adopt: (callIds) => bridge.adopt(callIds, (id) => models.get(id)),
+            gauges: () => bridge.gauges(),
+          },
+        }
+      : {}),
     get draining() {
       return draining;
     },
@@ -191,6 +218,7 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
         if (outcome === "late") for (const run of runs) run.abort(new InterruptedError("interrupted", `the server stopped: the run did not finish within the drain timeout (${Math.round(timeoutMs / 1000)} s)`));
         await Promise.allSettled([...runs].map((run) => run.done));
         if (answering > 0) await new Promise<void>((resolve) => (allAnswered = resolve));
+        await bridge?.close();
         if (server) {
           const closing = server;
           await new Promise<void>((resolve) => {

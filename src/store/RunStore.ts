@@ -6,7 +6,7 @@ import type { ModelCallRecord, RunRecord, RunStatus, RunSummary } from "./RunRec
 import { host } from "./RunSpool.js";
 import { StoreError } from "./StoreError.js";
 import { spoolFiles, spoolFolder } from "./storeFiles.js";
-import type { ServedResponse } from "./SpoolEntry.js";
+import type { ServedA2aTask, ServedResponse } from "./SpoolEntry.js";
 import { decodeRow, integer, MODEL_CALL_COLUMNS, RUN_COLUMNS, scalar, toModelCall, toSummary, toToolCall, TOOL_CALL_COLUMNS, type Row } from "./storedRows.js";
 
 /** Filters of `lllm logs`. */
@@ -149,6 +149,16 @@ export class RunStore {
       if (!row) return undefined;
       const decoded = decodeRow(row);
       return { id: String(decoded.id), run: typeof decoded.run_id === "string" ? decoded.run_id : null, createdAt: Number(decoded.created_at), body: String(decoded.body), history: typeof decoded.history === "string" ? decoded.history : null };
+    });
+  }
+
+  /** An A2A task `lllm serve` kept (`tasks/get`), by its id. */
+  getA2aTask(id: string): ServedA2aTask | undefined {
+    return this.#reading(() => {
+      const row = this.#database.prepare("SELECT CAST(id AS BLOB) AS id, CAST(context_id AS BLOB) AS context_id, CAST(run_id AS BLOB) AS run_id, updated_at, CAST(body AS BLOB) AS body FROM a2a_tasks WHERE id = ?").get(id) as Row | undefined;
+      if (!row) return undefined;
+      const decoded = decodeRow(row);
+      return { id: String(decoded.id), contextId: String(decoded.context_id), run: typeof decoded.run_id === "string" ? decoded.run_id : null, updatedAt: Number(decoded.updated_at), body: String(decoded.body) };
     });
   }
 

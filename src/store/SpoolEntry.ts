@@ -35,6 +35,17 @@ export interface ServedResponse {
   history: string | null;
 }
 
+/** A task of `lllm serve`'s A2A endpoint, as last saved (`tasks/get`). */
+export interface ServedA2aTask {
+  id: string;
+  contextId: string;
+  /** The run that carries it, once known. */
+  run: string | null;
+  updatedAt: number;
+  /** The task (JSON, A2A 1.0's ProtoJSON), its texts already redacted. */
+  body: string;
+}
+
 /** How a run ended. */
 export interface RunEnd extends TokenTotals {
   endedAt: number;
@@ -80,5 +91,7 @@ export type SpoolEntry =
   | { response: ServedResponse }
   /** `DELETE /v1/responses/{id}`. */
   | { responseDeleted: { id: string } }
+  /** An A2A task of `lllm serve`, saved (its texts already redacted). */
+  | { a2aTask: ServedA2aTask }
   /** The writer closed the file (its process ended, or the file grew past its size): nothing more comes. */
   | { close: true };

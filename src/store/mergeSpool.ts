@@ -156,6 +156,9 @@ function apply(statements: Statements, entry: Exclude<SpoolEntry, { close: true 
     statements.response.run(id, run, createdAt, body, history);
   } else if ("responseDeleted" in entry) {
     statements.deleteResponse.run(entry.responseDeleted.id);
+  } else if ("a2aTask" in entry) {
+    const { id, contextId, run, updatedAt, body } = entry.a2aTask;
+    statements.a2aTask.run(id, contextId, run, updatedAt, body);
   }
 }
 
@@ -214,6 +217,7 @@ function prepare(database: Database) {
     ),
     response: statement("INSERT OR REPLACE INTO served_responses (id, run_id, created_at, body, history) VALUES (?, ?, ?, ?, ?)"),
     deleteResponse: statement("DELETE FROM served_responses WHERE id = ?"),
+    a2aTask: statement("INSERT OR REPLACE INTO a2a_tasks (id, context_id, run_id, updated_at, body) VALUES (?, ?, ?, ?, ?)"),
     testStatus: statement("UPDATE runs SET test_status = ? WHERE id = ? AND test_file IS NOT NULL"),
     // As a blob: a text that is not UTF-8 (a damaged page) would abort the process inside libsql.
     open: statement("SELECT CAST(status AS BLOB) FROM runs WHERE id = ?"),

@@ -158,4 +158,13 @@ export const MIGRATIONS: readonly string[] = [
     body TEXT NOT NULL,
     history TEXT
   );`,
+  // 9: `lllm serve`'s A2A tasks (`tasks/get` after a restart): each the task as last saved (JSON, ProtoJSON of
+  // A2A 1.0), its context and the run that carries it.
+  `CREATE TABLE a2a_tasks (
+    id TEXT PRIMARY KEY,
+    context_id TEXT NOT NULL,
+    run_id TEXT,
+    updated_at INTEGER NOT NULL,
+    body TEXT NOT NULL
+  );`,
 ];

@@ -202,7 +202,7 @@ function computeConfigDigest(prepared: PreparedTactic): string {
 let version: string | undefined;
 
 /** lllm's version, read once per process. */
-function lllmVersion(): string {
+export function lllmVersion(): string {
   if (version !== undefined) return version;
   try {
     version = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { Agent, type AgentEvent } from "../agent/index.js";
-import { chainMember, modelChain, replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig } from "../config/index.js";
+import { chainMember, modelChain, replySizeBytes, type AgentConfig, type McpServerConfig, type ProxyConfig, type RemoteAgentConfig } from "../config/index.js";
 import type { ProxyDefinition, ProxyManager } from "../proxies/index.js";
 import { ConfigError } from "../errors.js";
 import { MCP } from "../mcp/MCP.js";
@@ -104,6 +104,16 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
         addTools(tools, await connections.get(server), { agent: bound.name, source: `MCP server \`${server.name}\``, hint: "Give the server a `prefix` (e.g. `prefix: fs_`) or list only the tools you need in `allowed_tools`." });
       }
     }
+    const remotes = remoteAgentsOf(prepared, config, bound.remoteAgents);
+    if (remotes.length > 0) {
+      // Loaded only when a tactic calls remote agents: the A2A SDK (and fetch) stay out of every other run.
+      const { remoteAgentTools } = await import("../a2a/remoteAgentTools.js");
+      const onLog = options.mcpHooks?.onLog;
+      for (const remote of remotes) {
+        const added = await remoteAgentTools(remote, { env: options.env ?? process.env, ...(onLog ? { onProgress: ({ agent, skill, text }) => onLog({ server: agent, level: "info", logger: skill, data: text }) } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+        addTools(tools, added, { agent: bound.name, source: `remote agent \`${remote.name}\``, hint: "Give the remote agent a `prefix` in remote_agents (e.g. prefix: pricing_), or list only the skills you need in its `skills`." });
+      }
+    }
     for (const capability of bound.capabilities.filter((item) => item.kind === "tactic")) {
       const nested = prepared.nested.get(capability.entry.file);
       if (!nested) throw new Error(`tactic ${capability.ref} was not prepared with ${prepared.tactic.file}`); // prepareTactic binds every nested tactic
@@ -203,6 +213,16 @@ function namedProxies(capabilities: BoundCapability[], definitions: ProxyDefinit
 function mcpServersOf(prepared: PreparedTactic, config: AgentConfig): McpServerConfig[] {
   const byName = new Map<string, McpServerConfig>();
   for (const server of [...(prepared.tactic.config.mcp_servers ?? []), ...(config.mcp_servers ?? [])]) byName.set(server.name, server);
+  return [...byName.values()];
+}
+
+/**
+ * The agent's remote A2A agents: the tactic's `remote_agents`, the agent's (merged with global), then its `a2a:URL`
+ * tools; a name given twice keeps the later one.
+ */
+function remoteAgentsOf(prepared: PreparedTactic, config: AgentConfig, fromTools: RemoteAgentConfig[]): RemoteAgentConfig[] {
+  const byName = new Map<string, RemoteAgentConfig>();
+  for (const remote of [...(prepared.tactic.config.remote_agents ?? []), ...(config.remote_agents ?? []), ...fromTools]) byName.set(remote.name, remote);
   return [...byName.values()];
 }
 

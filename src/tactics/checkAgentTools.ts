@@ -1,6 +1,9 @@
 import type { ConfigProblem, SourceLocation } from "../errors.js";
 import { didYouMean } from "../util/closest.js";
 
+/** The prefix of a `tools:` entry that names a remote A2A agent by its URL: `a2a:http://127.0.0.1:8080`. */
+export const A2A_TOOL_PREFIX = "a2a:";
+
 /** The prefix of a `tools:` entry that names another agent of the same tactic: `agent:summarizer`. */
 export const AGENT_TOOL_PREFIX = "agent:";
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { isPlainObject } from "../util/isPlainObject.js";
 import { parseConfigData } from "../config/parseConfigData.js";
-import { BUILT_IN_TACTIC_TYPES, loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings } from "../config/index.js";
+import { BUILT_IN_TACTIC_TYPES, loadProjectSettings, loadTacticFile, type AgentConfig, type LoadedTactic, type ProjectSettings, type RemoteAgentConfig } from "../config/index.js";
 import { collectProblems, collectProblemsAsync, ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
 import { assertProviderMcpSupported } from "../providers/assertProviderMcpSupported.js";
 import { checkProviderTools } from "../providers/checkProviderTools.js";
@@ -12,7 +12,7 @@ import { didYouMean } from "../util/closest.js";
 import { isZodSchema, zodToJsonSchema } from "../tools/zodToJsonSchema.js";
 import { isCodeTactic, loadTacticDefinition } from "./loadTacticDefinition.js";
 import { tacticMember } from "./tacticMember.js";
-import { AGENT_TOOL_PREFIX, checkAgentTools, type AgentToolRef } from "./checkAgentTools.js";
+import { A2A_TOOL_PREFIX, AGENT_TOOL_PREFIX, checkAgentTools, type AgentToolRef } from "./checkAgentTools.js";
 import { checkModelChains, checkRequireApproval } from "./checkModelChains.js";
 import { tacticLimitSource, unpricedModels } from "./tacticBudget.js";
 import { PriceTable } from "../providers/PriceTable.js";
@@ -47,6 +47,8 @@ export interface BoundAgent {
   capabilities: BoundCapability[];
   /** Other agents of the tactic it may call as tools (`agent:<name>` in its `tools:`). */
   agentTools: AgentToolRef[];
+  /** Remote A2A agents named in its `tools:` (`a2a:URL`). */
+  remoteAgents: RemoteAgentConfig[];
 }
 
 export interface PreparedTactic {
@@ -130,10 +132,18 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
     const tools: BoundTool[] = [];
     const capabilities: BoundCapability[] = [];
     const agentTools: AgentToolRef[] = [];
+    const remoteAgents: RemoteAgentConfig[] = [];
     (config.tools ?? []).forEach((text, toolIndex) => {
       const where = tactic.locateAgent(index, ["tools", toolIndex]);
       if (text.startsWith(AGENT_TOOL_PREFIX)) {
         agentTools.push({ agent: text.slice(AGENT_TOOL_PREFIX.length), ...(where ? { where } : {}) });
+        return;
+      }
+      if (text.startsWith(A2A_TOOL_PREFIX)) {
+        const url = text.slice(A2A_TOOL_PREFIX.length);
+        if (!/^https?:\/\/\S+$/.test(url) || !URL.canParse(url)) {
+          problems.push({ message: `\`${text}\` does not name an A2A agent: after \`a2a:\` comes its http(s) URL`, ...(where ? { location: where } : {}), hint: "Write a2a:http://host:port (the agent's base URL: its card is read at /.well-known/agent-card.json) or the card's own URL; for a token, use remote_agents: [{name, url, token_env}]." });
+        } else remoteAgents.push({ name: new URL(url).host, url });
         return;
       }
       const options = { ...home, ...(where ? { where } : {}) };
@@ -171,7 +181,7 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
         }
       });
     }
-    agents.push({ name: config.name, config, systemPrompt, tools, capabilities, agentTools });
+    agents.push({ name: config.name, config, systemPrompt, tools, capabilities, agentTools, remoteAgents });
   });
   problems.push(...checkAgentTools(agents));
   problems.push(...checkModelChains(tactic, agents, model));

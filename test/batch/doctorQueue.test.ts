@@ -4,7 +4,7 @@ import { afterEach, expect, it, vi } from "vitest";
 vi.setConfig({ testTimeout: 240_000 });
 import { runCli } from "../helpers/runCli.js";
 import { describeRedis } from "./queueTestHelpers.js";
-import { RedisServer } from "./redisServer.js";
+import { RedisServer } from "../helpers/redisServer.js";
 
 let redis: RedisServer | undefined;
 afterEach(async () => {

@@ -5,7 +5,7 @@ import { afterEach, describe } from "vitest";
 import type { MockOpenAIServer } from "../../src/testing/index.js";
 import { BIN, ROOT } from "../helpers/runCli.js";
 import { echoSetup, readResults, removeTempDirs, spawnBatch, tempDir } from "./batchTestHelpers.js";
-import { hasRedis, RedisServer } from "./redisServer.js";
+import { hasRedis, RedisServer } from "../helpers/redisServer.js";
 
 // Skips only where redis-server is missing locally; in CI (CI=true) it is installed and the tests must run.
 export const describeRedis = hasRedis || process.env.CI === "true" ? describe : describe.skip;

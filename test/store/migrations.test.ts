@@ -31,13 +31,14 @@ describe("the store's migrations", () => {
     }
     const reopened = new Libsql(file);
     expect(reopened.prepare("PRAGMA user_version").raw().get()).toEqual([MIGRATIONS.length]);
-    expect(MIGRATIONS).toHaveLength(8); // 4: lllm test's columns, 5: --provider-batch's jobs and requests, 6: their bodies and tool results, 7: requests waiting in the store, and by job, 8: lllm serve's runs and responses
+    expect(MIGRATIONS).toHaveLength(9); // 4: lllm test's columns, 5: --provider-batch's jobs and requests, 6: their bodies and tool results, 7: requests waiting in the store, and by job, 8: lllm serve's runs and responses, 9: its A2A tasks
     // The provider-batch tables exist too after an upgrade.
     expect(reopened.prepare("SELECT count(*) FROM provider_batch_jobs").raw().get()).toEqual([0]);
     expect(reopened.prepare("SELECT count(*) FROM provider_batch_tool_results").raw().get()).toEqual([0]);
     // So do lllm serve's: how a run was asked for, and the Responses API's responses.
     expect(reopened.prepare("SELECT count(*) FROM runs WHERE served IS NOT NULL").raw().get()).toEqual([0]);
     expect(reopened.prepare("SELECT count(*) FROM served_responses").raw().get()).toEqual([0]);
+    expect(reopened.prepare("SELECT count(*) FROM a2a_tasks").raw().get()).toEqual([0]);
     reopened.close();
   });
 });

@@ -34,6 +34,11 @@ function checkAgent(settings: Record<string, unknown>, where: string, parts: str
     if (server.bearer_token_env !== undefined) parts.push(`${where}mcp_servers[${index}].bearer_token_env (would send a variable of the worker to a server the tactic chose)`);
     if (server.oauth !== undefined) parts.push(`${where}mcp_servers[${index}].oauth (would send the worker's client secrets to a server the tactic chose)`);
   });
+  const remotes = Array.isArray(settings.remote_agents) ? settings.remote_agents : [];
+  remotes.forEach((remote, index) => {
+    // It reads a variable of the worker (a token) and sends it to the URL the tactic chose.
+    if (isPlainObject(remote) && remote.token_env !== undefined) parts.push(`${where}remote_agents[${index}].token_env (would send a variable of the worker to an agent the tactic chose)`);
+  });
   if (settings.invoker_config !== undefined) parts.push(`${where}invoker_config (would choose where the worker sends its API keys)`);
   if (typeof settings.model_name === "string" && settings.model_name.startsWith("scripted:")) parts.push(`${where}model_name: scripted:… (a file on the worker)`);
 }

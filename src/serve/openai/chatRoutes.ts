@@ -2,7 +2,7 @@ import { StreamRedactor } from "../../util/redact.js";
 import { answerText, unstreamedRest, usageOf } from "../answerText.js";
 import { newWireId } from "../newWireId.js";
 import type { Protocol, RouteRequest } from "../Route.js";
-import { runErrorToHttp } from "../runErrorToHttp.js";
+import { runErrorToHttp, unexpected } from "../runErrorToHttp.js";
 import { runRequest, type RunSpec } from "../runRequest.js";
 import type { ServeContext } from "../ServeContext.js";
 import { sendJson } from "../sendJson.js";
@@ -18,21 +18,24 @@ async function chatCompletions(request: RouteRequest, context: ServeContext): Pr
   const head: ChatHead = { id: newWireId("chatcmpl-"), created: Math.floor(Date.now() / 1000), model: parsed.model.id };
   const spec: RunSpec = { ...parsed, route: "chat.completions", responseId: head.id };
   if (!parsed.stream) {
-    const { run, outcome } = await runRequest(request, context, spec, undefined);
+    const { run, outcome } = await runRequest(request, context, spec);
     if (outcome.type === "paused") return sendJson(request.response, 200, chatCompletion(head, { text: outcome.text, calls: outcome.calls }, usageOf(run)));
+    if (outcome.type !== "finished") throw unexpected(outcome.type);
     if (!outcome.run.ok) throw runErrorToHttp(outcome.run.error, run.lastText);
     return sendJson(request.response, 200, chatCompletion(head, { text: answerText(outcome.run) }, usageOf(run)));
   }
   const stream = new ChatStream(request.response, head, parsed.includeUsage);
-  // A key a tool echoed and the model repeated is redacted in the stream too, even split across deltas.
+  // A key a tool echoed and the model repeated is redacted in the stream too, even split across deltas; what the
+  // redactor holds back (a possible start of a key) goes as soon as the reply it is part of is whole.
   const redactor = new StreamRedactor();
-  const { run, outcome } = await runRequest(request, context, spec, { text: (delta) => stream.content(redactor.push(delta)) }, () => stream.open());
+  const { run, outcome } = await runRequest(request, context, spec, { listener: { text: (delta) => stream.content(redactor.push(delta)), event: (event) => event.type === "model_reply" && stream.content(redactor.flush()) }, onAdmitted: () => stream.open() });
   stream.content(redactor.flush());
   if (outcome.type === "paused") {
     // The round's text, when the run was not streaming it (it began with a request that did not stream).
     if (run.streamedSinceCall === "") stream.content(outcome.text);
     return stream.finish(outcome.calls, usageOf(run));
   }
+  if (outcome.type !== "finished") return stream.fail(unexpected(outcome.type));
   if (!outcome.run.ok) return stream.fail(runErrorToHttp(outcome.run.error, run.lastText));
   stream.content(unstreamedRest(outcome.run, run));
   stream.finish([], usageOf(run));

@@ -2,7 +2,7 @@ import type { Message } from "../../agent/index.js";
 import { RunSpool } from "../../store/RunSpool.js";
 import { RunStore } from "../../store/RunStore.js";
 import { redactSecrets } from "../../util/redact.js";
-import type { ServedRun } from "../ServedRun.js";
+import type { RunHandle } from "../RunHandle.js";
 
 /** A response of the Responses API as kept: its wire object, and the dialog a later request continues. */
 export interface KeptResponse {
@@ -25,7 +25,7 @@ const IN_MEMORY = 10_000;
 export class ServedResponses {
   readonly #byId = new Map<string, KeptResponse>();
   readonly #deleted = new Set<string>();
-  readonly #running = new Map<string, ServedRun>();
+  readonly #running = new Map<string, RunHandle>();
   /** The run store's file, when runs are recorded. */
   readonly #storeFile: string | undefined;
   readonly #warn: (message: string) => void;
@@ -69,11 +69,11 @@ export class ServedResponses {
   }
 
   /** The run answering a response (in flight, or waiting for its function calls' outputs). */
-  running(id: string): ServedRun | undefined {
+  running(id: string): RunHandle | undefined {
     return this.#running.get(id);
   }
 
-  track(id: string, run: ServedRun | undefined): void {
+  track(id: string, run: RunHandle | undefined): void {
     if (run) this.#running.set(id, run);
     else this.#running.delete(id);
   }

@@ -6,10 +6,11 @@ import { answerText, unstreamedRest, usageOf } from "../answerText.js";
 import { HttpError } from "../HttpError.js";
 import { newWireId } from "../newWireId.js";
 import type { Protocol, RouteRequest } from "../Route.js";
-import { runErrorToHttp } from "../runErrorToHttp.js";
+import { runErrorToHttp, unexpected } from "../runErrorToHttp.js";
 import { runRequest, type RunSpec } from "../runRequest.js";
 import type { ServeContext } from "../ServeContext.js";
-import type { ClientCall, RunOutcome, ServedRun } from "../ServedRun.js";
+import type { RunHandle } from "../RunHandle.js";
+import type { ClientCall, RunOutcome } from "../ServedRun.js";
 import { sendJson } from "../sendJson.js";
 import { parseResponsesRequest, type ResponsesRequest } from "./parseResponsesRequest.js";
 import { functionCallItem, messageItem, responseObject, type ResponseHead } from "./responseObjects.js";
@@ -34,18 +35,18 @@ async function createResponse(request: RouteRequest, context: ServeContext): Pro
   const keep = (body: Response, history?: Message[]): void => {
     if (parsed.store) context.responses.save({ id: head.id, model: head.model, body: body as unknown as Record<string, unknown>, ...(history ? { history } : {}) });
   };
-  const admitted = (run: ServedRun): void => {
+  const admitted = (run: RunHandle): void => {
     context.responses.track(head.id, run);
     keep(responseObject(head, { status: "in_progress", output: [] }));
   };
   try {
     if (!parsed.stream) {
-      const { run, outcome } = await runRequest(request, context, spec, undefined, admitted);
+      const { run, outcome } = await runRequest(request, context, spec, { onAdmitted: admitted });
       const output: ResponseOutputItem[] = [];
       if (outcome.type === "paused") {
         if (outcome.text !== "") output.push(messageItem(newWireId("msg_"), outcome.text, "completed"));
         output.push(...outcome.calls.map((call) => functionCallItem(newWireId("fc_"), call, "completed")));
-      } else if (outcome.run.ok) {
+      } else if (outcome.type === "finished" && outcome.run.ok) {
         output.push(messageItem(newWireId("msg_"), answerText(outcome.run), "completed"));
       }
       const ended = ending(head, outcome, output, run);
@@ -55,15 +56,18 @@ async function createResponse(request: RouteRequest, context: ServeContext): Pro
     }
     const stream = new ResponseStream(request.response);
     const redactor = new StreamRedactor();
-    const { run, outcome } = await runRequest(request, context, spec, { text: (delta) => stream.text(redactor.push(delta)) }, (run) => {
-      admitted(run);
-      stream.open(responseObject(head, { status: "in_progress", output: [] }));
+    const { run, outcome } = await runRequest(request, context, spec, {
+      listener: { text: (delta) => stream.text(redactor.push(delta)), event: (event) => event.type === "model_reply" && stream.text(redactor.flush()) },
+      onAdmitted: (run) => {
+        admitted(run);
+        stream.open(responseObject(head, { status: "in_progress", output: [] }));
+      },
     });
     stream.text(redactor.flush());
     if (outcome.type === "paused") {
       if (run.streamedSinceCall === "") stream.text(outcome.text);
       stream.functionCalls(outcome.calls);
-    } else if (outcome.run.ok) {
+    } else if (outcome.type === "finished" && outcome.run.ok) {
       stream.text(unstreamedRest(outcome.run, run));
     }
     stream.endText();
@@ -76,10 +80,11 @@ async function createResponse(request: RouteRequest, context: ServeContext): Pro
 }
 
 /** The response as the run left it: completed (with its answer, or the function calls it waits for), cancelled or failed. */
-function ending(head: ResponseHead, outcome: RunOutcome, output: ResponseOutputItem[], run: ServedRun): { body: Response; history?: Message | undefined; error?: HttpError } {
+function ending(head: ResponseHead, outcome: RunOutcome, output: ResponseOutputItem[], run: RunHandle): { body: Response; history?: Message | undefined; error?: HttpError } {
   const usage = usageOf(run);
   const agent = run.model.prepared.tactic.config.agent ?? run.model.prepared.agents[0]?.name ?? "assistant";
   if (outcome.type === "paused") return { body: responseObject(head, { status: "completed", output, usage }), history: toolCallTurn(agent, outcome.text, outcome.calls) };
+  if (outcome.type !== "finished") return { body: responseObject(head, { status: "failed", output, usage, error: { code: "server_error", message: "internal error" } }), error: unexpected(outcome.type) };
   if (outcome.run.ok) return { body: responseObject(head, { status: "completed", output, usage }), history: { role: "assistant", content: answerText(outcome.run), name: agent } };
   const error = runErrorToHttp(outcome.run.error, run.lastText);
   const cancelled = outcome.run.error instanceof CancelledByClient;

@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { Redis } from "ioredis";
-import { freePort } from "../helpers/freePort.js";
+import { freePort } from "./freePort.js";
 
 /** Whether `redis-server` is installed (CI installs it; a local run without it skips, and CI=true never does). */
 export const hasRedis = spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status === 0;

@@ -1,0 +1,49 @@
+import { randomUUID } from "node:crypto";
+import type { Message, Part, Task } from "@a2a-js/sdk";
+
+/** `Role.ROLE_AGENT` (the SDK's enum, as a value: this file loads nothing of the SDK). */
+const ROLE_AGENT = 2;
+
+/** A text part. */
+export function textPart(text: string): Part {
+  return { content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" };
+}
+
+/** A JSON part (a structured answer). */
+export function dataPart(value: unknown): Part {
+  return { content: { $case: "data", value }, metadata: undefined, filename: "", mediaType: "application/json" };
+}
+
+/** The agent's message of a task: a status's text, with optional metadata (a tool call's name and arguments). */
+export function statusMessage(task: { id: string; contextId: string }, text: string, metadata?: Record<string, unknown>): Message {
+  return { messageId: randomUUID(), contextId: task.contextId, taskId: task.id, role: ROLE_AGENT, parts: [textPart(text)], metadata: metadata ?? {}, extensions: [], referenceTaskIds: [] };
+}
+
+/**
+ * A message's content as a run's input: its text parts joined, or the value of its one data part (JSON), or, when
+ * it mixes them, all of it as text. Files are not taken: `undefined` with the reason.
+ */
+export function messageInput(message: Message): { input: string } | { refused: string } {
+  const texts: string[] = [];
+  const data: unknown[] = [];
+  for (const part of message.parts) {
+    const content = part.content;
+    if (content?.$case === "text") texts.push(content.value);
+    else if (content?.$case === "data") data.push(content.value);
+    else return { refused: `the message has a ${content?.$case ?? "empty"} part: this agent takes text and data parts only` };
+  }
+  if (texts.length === 0 && data.length === 1) return { input: typeof data[0] === "string" ? data[0] : JSON.stringify(data[0]) };
+  const input = [...texts, ...data.map((value) => JSON.stringify(value))].join("\n");
+  if (input.trim() === "") return { refused: "the message is empty: send the task's input as a text part" };
+  return { input };
+}
+
+/** A task's text, for the model's conversation: its text parts joined. */
+export function textOf(message: Message | undefined): string {
+  return (message?.parts ?? []).map((part) => (part.content?.$case === "text" ? part.content.value : part.content?.$case === "data" ? JSON.stringify(part.content.value) : "")).join("");
+}
+
+/** A new task in `submitted` state, with the user's message as its history. */
+export function submittedTask(ids: { taskId: string; contextId: string }, userMessage: Message): Task {
+  return { id: ids.taskId, contextId: ids.contextId, status: { state: 1, message: undefined, timestamp: new Date().toISOString() }, artifacts: [], history: [userMessage], metadata: {} };
+}

@@ -1,0 +1,238 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
+import type { Queue } from "bullmq";
+import type { Redis } from "ioredis";
+import { queuedTactic } from "../../batch/queue/queuedTactic.js";
+import { queueDigest } from "../../batch/queue/queueDigest.js";
+import { loadBullmq, queueTimings, WORKER_KEY_PREFIX, type BatchAnnouncement, type QueueTimings } from "../../batch/queue/queueConnection.js";
+import { RedisLink } from "../../batch/queue/RedisLink.js";
+import type { ServedModel } from "../ServedModels.js";
+import type { ServedRunOptions } from "../ServedRun.js";
+import { approveAll } from "../../approval/index.js";
+import { RemoteRun, type RunTransport } from "./RemoteRun.js";
+import { callKey, cancelledKey, SERVE_TACTICS_KEY, serveQueueName, serverChannel, serverKey, tacticKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type ServedJob } from "./serveQueueWire.js";
+
+/** What `/metrics` shows of the pool. */
+export interface QueueGauges {
+  /** Jobs waiting for a worker, over the served tactics' queues. */
+  waiting: number;
+  /** Jobs a worker is running. */
+  active: number;
+  /** Workers whose heartbeat is live. */
+  workers: number;
+}
+
+/**
+ * The server's side of `lllm serve --queue`: announces the served tactics to the workers (each by the digest of its
+ * resolved configuration, as a batch announces its own: a worker runs only a tactic it has, the same), puts each
+ * run's job on its tactic's queue, routes the events workers publish to the runs waiting here, and every heartbeat
+ * says this server is alive (a worker stops the runs of a server that is gone) and looks at the workers running its
+ * runs (a run whose worker is gone is replaced or ended).
+ */
+export class QueueBridge implements RunTransport {
+  readonly serverId = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
+  readonly #link: RedisLink;
+  readonly #subscriber: Redis;
+  readonly #timings: QueueTimings;
+  readonly #queues = new Map<string, Queue>();
+  /** Each served model's digest and announcement. */
+  readonly #tactics = new Map<ServedModel, { digest: string; announcement: BatchAnnouncement }>();
+  readonly #runs = new Map<string, RemoteRun>();
+  readonly #warn: (message: string) => void;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #noWorkerSince = Date.now();
+  #warnedNoWorker = false;
+  #closed = false;
+
+  private constructor(link: RedisLink, subscriber: Redis, timings: QueueTimings, warn: (message: string) => void) {
+    this.#link = link;
+    this.#subscriber = subscriber;
+    this.#timings = timings;
+    this.#warn = warn;
+  }
+
+  /**
+   * Connect (failing after `LLLM_QUEUE_RECONNECT_MS` when Redis cannot be reached), announce `models`, and listen for
+   * their runs' events. A tactic the workers could not be given (a file outside any package that sets what a worker
+   * takes only from its own packages) is a `ConfigError`, before anything is announced.
+   */
+  static async open(options: { url: string; models: ServedModel[]; warn: (message: string) => void; say: (message: string) => void }): Promise<QueueBridge> {
+    const timings = queueTimings();
+    const tactics = options.models.map((model) => {
+      const { prepared } = model;
+      const digest = queueDigest(prepared);
+      const announcement: BatchAnnouncement = {
+        batchId: `serve-${digest}`,
+        tactic: model.id,
+        queued: queuedTactic(prepared, prepared.model ?? null),
+        packages: prepared.registry.list().map((pkg) => ({ name: pkg.name, version: pkg.manifest.version ?? null })),
+        model: prepared.model ?? null,
+        digest,
+        vars: {},
+        maxSteps: null,
+        timeout: null,
+        approve: "none",
+        producer: { host: hostname(), pid: process.pid },
+        out: null,
+      };
+      return [model, { digest, announcement }] as const;
+    });
+    const link = await RedisLink.open({ url: options.url, reconnectMs: timings.reconnectMs, warn: options.warn, say: options.say });
+    try {
+      await link.ready();
+    } catch (error) {
+      link.close();
+      throw error;
+    }
+    const subscriber = link.client.duplicate();
+    subscriber.on("error", () => undefined); // the link says what is wrong with Redis
+    const bridge = new QueueBridge(link, subscriber, timings, options.warn);
+    for (const [model, tactic] of tactics) bridge.#tactics.set(model, tactic);
+    subscriber.on("message", (_channel: string, text: string) => bridge.#onMessage(text));
+    await subscriber.subscribe(serverChannel(bridge.serverId));
+    const { Queue } = await loadBullmq();
+    for (const { digest } of bridge.#tactics.values()) {
+      if (bridge.#queues.has(digest)) continue;
+      const queue = new Queue(serveQueueName(digest), { connection: link.client });
+      queue.on("error", () => undefined);
+      bridge.#queues.set(digest, queue);
+    }
+    await bridge.#beat();
+    bridge.#heartbeat = setInterval(() => void bridge.#beat().catch(() => undefined), timings.heartbeatMs);
+    return bridge;
+  }
+
+  /** A run of `options.model` on the queue (started by `start()`). */
+  createRun(options: ServedRunOptions, pendingTtlMs: number, log: boolean): RemoteRun {
+    const job: Omit<ServedJob, "runKey" | "server"> = {
+      model: options.model.id,
+      input: options.input,
+      ...(options.history && options.history.length > 0 ? { history: options.history } : {}),
+      ...(options.clientTools ? { clientTools: options.clientTools } : {}),
+      ...(options.toolChoice ? { toolChoice: options.toolChoice } : {}),
+      ...(options.parallelToolCalls !== undefined ? { parallelToolCalls: options.parallelToolCalls } : {}),
+      ...(options.responseFormat ? { responseFormat: options.responseFormat } : {}),
+      ...(options.modelArgs ? { modelArgs: options.modelArgs } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
+      served: options.served,
+      approveAll: options.approve === approveAll,
+      askApproval: options.askApproval === true,
+      stream: options.stream,
+      log,
+      pendingTtlMs,
+    };
+    return new RemoteRun({ model: options.model, job, transport: this });
+  }
+
+  /** The paused run (started through any server) that waits for the results of these calls, taken over by this one. */
+  async adopt(callIds: string[], modelOf: (id: string) => ServedModel | undefined): Promise<RemoteRun | undefined> {
+    for (const id of callIds) {
+      const text = await this.#link.guard(this.#link.client.get(callKey(id)));
+      if (text === null) continue;
+      const paused = JSON.parse(text) as PausedCall;
+      const model = modelOf(paused.model);
+      if (!model) return undefined;
+      return RemoteRun.adopted({ model, paused, transport: this });
+    }
+    return undefined;
+  }
+
+  async gauges(): Promise<QueueGauges> {
+    let waiting = 0;
+    let active = 0;
+    for (const queue of this.#queues.values()) {
+      const counts = await this.#link.guard(queue.getJobCounts("waiting", "active", "prioritized", "delayed"));
+      waiting += (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0);
+      active += counts.active ?? 0;
+    }
+    return { waiting, active, workers: (await this.#liveWorkers()).size };
+  }
+
+  newRunKey(): string {
+    return `r${Date.now().toString(36)}${randomBytes(6).toString("hex")}`;
+  }
+
+  enqueue(run: RemoteRun, job: ServedJob): void {
+    const queue = this.#queues.get(this.#tactics.get(run.model)!.digest)!;
+    this.#runs.set(job.runKey, run);
+    queue.add("run", job, { jobId: job.runKey, attempts: 1, removeOnComplete: true, removeOnFail: true }).catch((error: unknown) => {
+      // Redis away: the link says so, and gives up in time; the run ends as lost.
+      this.#warn(`a request could not be queued: ${(error as Error).message}`);
+      run.workerLost();
+    });
+  }
+
+  async withdraw(model: ServedModel, runKey: string): Promise<boolean> {
+    const client = this.#link.client;
+    await client.set(cancelledKey(runKey), "1", "PX", 10 * 60_000).catch(() => undefined);
+    const queue = this.#queues.get(this.#tactics.get(model)!.digest);
+    const removed = (await queue?.remove(runKey).catch(() => 0)) === 1;
+    if (removed) this.#runs.delete(runKey);
+    return removed;
+  }
+
+  command(worker: string, command: RunCommand): void {
+    void this.#link.client.publish(workerChannel(worker), JSON.stringify(command)).catch(() => undefined);
+  }
+
+  track(run: RemoteRun): void {
+    this.#runs.set(run.runKey, run);
+  }
+
+  release(runKey: string): void {
+    this.#runs.delete(runKey);
+  }
+
+  /** Stop: no heartbeat (the workers stop what is left of this server's runs), no more events. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearInterval(this.#heartbeat);
+    await Promise.race([this.#link.guard(this.#link.client.del(serverKey(this.serverId))).catch(() => undefined), this.#link.whenDown()]);
+    this.#subscriber.disconnect();
+    for (const queue of this.#queues.values()) void queue.close().catch(() => undefined);
+    this.#link.close();
+  }
+
+  #onMessage(text: string): void {
+    let event: RunEvent;
+    try {
+      event = JSON.parse(text) as RunEvent;
+    } catch {
+      return;
+    }
+    this.#runs.get(event.run)?.onEvent(event);
+  }
+
+  /** Say this server is alive, announce its tactics, and look at the workers of its runs. */
+  async #beat(): Promise<void> {
+    if (!this.#link.isUp) return;
+    const client = this.#link.client;
+    const ttl = this.#timings.aliveMs;
+    const batch = client.multi().set(serverKey(this.serverId), String(Date.now()), "PX", ttl);
+    for (const { digest, announcement } of this.#tactics.values()) batch.set(tacticKey(digest), JSON.stringify(announcement), "PX", ttl).sadd(SERVE_TACTICS_KEY, digest);
+    await batch.exec();
+    const live = await this.#liveWorkers();
+    if (live.size === 0) {
+      if (!this.#warnedNoWorker && Date.now() - this.#noWorkerSince >= this.#timings.noWorkerMs) {
+        this.#warnedNoWorker = true;
+        this.#warn(`no \`lllm worker\` is connected to ${this.#link.shownUrl}: requests wait in the queue; start one with \`lllm worker --queue ${this.#link.shownUrl} -p DIR\` (DIR: the packages of the served tactics)`);
+      }
+    } else {
+      this.#noWorkerSince = Date.now();
+      this.#warnedNoWorker = false;
+    }
+    for (const run of [...this.#runs.values()]) if (run.worker !== undefined && !live.has(run.worker)) run.workerLost();
+  }
+
+  async #liveWorkers(): Promise<Set<string>> {
+    const workers = new Set<string>();
+    let cursor = "0";
+    do {
+      const [next, keys] = await this.#link.client.scan(cursor, "MATCH", `${WORKER_KEY_PREFIX}*`, "COUNT", 1000);
+      cursor = next;
+      for (const key of keys) workers.add(key.slice(WORKER_KEY_PREFIX.length));
+    } while (cursor !== "0");
+    return workers;
+  }
+}

@@ -1,0 +1,255 @@
+import { setMaxListeners } from "node:events";
+import { rmSync } from "node:fs";
+import type { Job, Worker } from "bullmq";
+import type { Redis } from "ioredis";
+import { approveAll, approveNone } from "../../approval/index.js";
+import { prepareQueuedTactic, readAnnouncement, Refusal } from "../../batch/queue/prepareQueuedTactic.js";
+import { loadBullmq, queueConnection, queueTimings } from "../../batch/queue/queueConnection.js";
+import { RedisLink } from "../../batch/queue/RedisLink.js";
+import { InterruptedError } from "../../errors.js";
+import type { Registry } from "../../registry/index.js";
+import type { PreparedTactic } from "../../tactics/prepareTactic.js";
+import { processTempDir } from "../../util/processTempDir.js";
+import { redactSecrets, StreamRedactor } from "../../util/redact.js";
+import type { RunListener, RunOutcome } from "../RunHandle.js";
+import { ServedRun } from "../ServedRun.js";
+import { callKey, cancelledKey, SERVE_TACTICS_KEY, serveQueueName, serverChannel, serverKey, tacticKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type RunState, type ServedJob } from "./serveQueueWire.js";
+import { toWire } from "./wireRecordedRun.js";
+
+export interface ServeOnWorkerOptions {
+  url: string;
+  /** This worker's id (`host:pid`), as its heartbeat key names it (`runWorker` keeps that key alive). */
+  me: string;
+  /** Requests this worker runs at once. */
+  concurrency: number;
+  registry: Registry;
+  packages: string[];
+  /** Aborted on the first Ctrl-C: no new requests; the running ones finish. */
+  stop: AbortSignal;
+  /** Aborted on the second: the running ones are cancelled. */
+  cancel: AbortSignal;
+  log?: boolean;
+  say: (message: string) => void;
+  warn: (message: string) => void;
+}
+
+/** A run this worker holds: running, or paused waiting for its client. */
+interface HeldRun {
+  job: ServedJob;
+  run: ServedRun;
+  /** The server its events go to (the one its client's last request came to). */
+  server: string;
+  redactor: StreamRedactor;
+  paused: boolean;
+  /** Aborts it when its client does not come back within --pending-ttl. */
+  ttl?: NodeJS.Timeout;
+  callIds: string[];
+}
+
+/**
+ * The served requests of `lllm serve --queue` on a worker (beside the batches `runWorker` runs): joins each tactic
+ * the servers announce that it has among its own packages (with the same digest, as for a batch), runs each job as a
+ * served run, and publishes the run's text, replies, pauses and end to the server waiting for it. Commands from the
+ * servers cancel a run or continue a paused one (from whichever server its client's next request reached). A run
+ * whose server is gone (no heartbeat) while it runs is stopped: nobody would read its answer. Returns when `stop`
+ * aborts and the running requests have ended.
+ */
+export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void> {
+  const timings = queueTimings();
+  const connection = queueConnection(options.url);
+  const link = await RedisLink.open({ url: options.url, reconnectMs: timings.reconnectMs, warn: options.warn, say: options.say });
+  const cancel = AbortSignal.any([options.cancel, link.failed]);
+  setMaxListeners(options.concurrency * 4 + 20, cancel);
+  const redis = link.client;
+  let subscriber: Redis | undefined;
+  const held = new Map<string, HeldRun>();
+  const joined = new Map<string, { worker: Worker; prepared: PreparedTactic }>();
+  const refused = new Set<string>();
+  const joining = new Set<string>();
+  let scratch: string | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+
+  // Events of many runs go out in the same turn of the loop: one write for all (auto-pipelining).
+  const publisher = redis.duplicate({ enableAutoPipelining: true });
+  publisher.on("error", () => undefined);
+  const publish = (entry: HeldRun, event: RunEvent): void => {
+    void publisher.publish(serverChannel(entry.server), JSON.stringify(event)).catch(() => undefined);
+  };
+  const state = (entry: HeldRun): RunState => ({ lastText: redactSecrets(entry.run.lastText), streamedSinceCall: redactSecrets(entry.run.streamedSinceCall), usage: { promptTokens: entry.run.usage.promptTokens, completionTokens: entry.run.usage.completionTokens } });
+  const listener = (entry: HeldRun): RunListener => ({
+    text: (delta) => {
+      const safe = entry.redactor.push(delta);
+      if (safe !== "") publish(entry, { run: entry.job.runKey, type: "text", delta: safe });
+    },
+    event: (event) => {
+      // Replies matter to a client only while it streams (and to A2A's status messages).
+      if (event.type !== "model_reply" || !(entry.job.stream || entry.job.askApproval)) return;
+      // A reply's text is whole: what the redactor held back (a possible start of a secret) goes now, not at the end.
+      flush(entry);
+      publish(entry, { run: entry.job.runKey, type: "reply", agent: event.agent, round: event.round, text: redactSecrets(event.text), toolCalls: event.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: redactSecrets(typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments)) })) });
+    },
+  });
+  const flush = (entry: HeldRun): void => {
+    const rest = entry.redactor.flush();
+    if (rest !== "") publish(entry, { run: entry.job.runKey, type: "text", delta: rest });
+  };
+
+  /** Tell the server how the run paused or ended; a paused run waits (its calls findable by any server) up to its TTL. */
+  const settle = async (entry: HeldRun, outcome: RunOutcome): Promise<void> => {
+    flush(entry);
+    const runKey = entry.job.runKey;
+    if (outcome.type === "finished") {
+      held.delete(runKey);
+      return publish(entry, { run: runKey, type: "finished", result: toWire(outcome.run), state: state(entry) });
+    }
+    entry.paused = true;
+    if (outcome.type === "paused") {
+      entry.callIds = outcome.calls.map((call) => call.id);
+      const paused: PausedCall = { run: runKey, worker: options.me, model: entry.job.model, ids: entry.callIds, calls: outcome.calls };
+      const write = redis.multi();
+      for (const id of entry.callIds) write.set(callKey(id), JSON.stringify(paused), "PX", entry.job.pendingTtlMs);
+      await write.exec().catch(() => undefined);
+      publish(entry, { run: runKey, type: "paused", calls: outcome.calls, text: redactSecrets(outcome.text), state: state(entry) });
+    } else {
+      publish(entry, { run: runKey, type: "approval", call: { ...outcome.call, arguments: JSON.parse(redactSecrets(JSON.stringify(outcome.call.arguments))) as Record<string, unknown> }, state: state(entry) });
+    }
+    entry.ttl = setTimeout(() => entry.run.abort(new InterruptedError("interrupted", `the client's answer did not come within ${Math.round(entry.job.pendingTtlMs / 1000)} s (--pending-ttl)`)), Math.min(entry.job.pendingTtlMs, 2 ** 31 - 1));
+    entry.ttl.unref();
+    // The run ends there when it is cancelled or its TTL passes: the server still waiting hears of it.
+    void entry.run.done.then(() => {
+      if (held.get(runKey) === entry && entry.paused) void settle(entry, { type: "finished", run: entry.run.finished! });
+    });
+  };
+
+  /** Go on with a paused run (its client's next request came to `server`). */
+  const proceed = (entry: HeldRun, server: string, go: (run: ServedRun) => void): void => {
+    if (!entry.paused) return;
+    entry.paused = false;
+    clearTimeout(entry.ttl);
+    if (entry.callIds.length > 0) void redis.del(...entry.callIds.map(callKey)).catch(() => undefined);
+    entry.callIds = [];
+    if (server !== entry.server) {
+      // The server that had it forgets it; events go to the new one.
+      publish(entry, { run: entry.job.runKey, type: "moved" });
+      entry.server = server;
+    }
+    const next = entry.run.next(listener(entry));
+    go(entry.run);
+    void next.then((outcome) => settle(entry, outcome));
+  };
+
+  const onCommand = (text: string): void => {
+    let command: RunCommand;
+    try {
+      command = JSON.parse(text) as RunCommand;
+    } catch {
+      return;
+    }
+    const entry = held.get(command.run);
+    if (!entry) return;
+    if (command.type === "cancel") entry.run.abort(new InterruptedError("interrupted", command.message));
+    else if (command.type === "resume") proceed(entry, command.server, (run) => run.resume(new Map(command.results)));
+    else proceed(entry, command.server, (run) => run.answerApproval(command.allowed));
+  };
+
+  /** One job: start its run; the job is done when the run first pauses or ends (a paused run waits outside any job). */
+  const runJob = async (job: Job, prepared: PreparedTactic): Promise<void> => {
+    const data = job.data as ServedJob;
+    if ((await redis.exists(cancelledKey(data.runKey))) === 1) return;
+    const run = new ServedRun({
+      model: { id: data.model, prepared, created: Math.floor(Date.now() / 1000), description: prepared.tactic.config.description },
+      input: data.input,
+      ...(data.history ? { history: data.history } : {}),
+      ...(data.clientTools ? { clientTools: data.clientTools } : {}),
+      ...(data.toolChoice ? { toolChoice: data.toolChoice } : {}),
+      ...(data.parallelToolCalls !== undefined ? { parallelToolCalls: data.parallelToolCalls } : {}),
+      ...(data.responseFormat ? { responseFormat: data.responseFormat } : {}),
+      ...(data.modelArgs ? { modelArgs: data.modelArgs } : {}),
+      ...(data.limits ? { limits: data.limits } : {}),
+      served: data.served,
+      approve: data.approveAll ? approveAll : approveNone,
+      ...(data.askApproval ? { askApproval: true } : {}),
+      stream: data.stream,
+      log: options.log !== false && data.log,
+      warn: options.warn,
+      idTaken: (id) => [...held.values()].some((entry) => entry.callIds.includes(id)),
+    });
+    const entry: HeldRun = { job: data, run, server: data.server, redactor: new StreamRedactor(), paused: false, callIds: [] };
+    held.set(data.runKey, entry);
+    const stopRun = (): void => run.abort(new InterruptedError("interrupted", "the worker was stopped"));
+    cancel.addEventListener("abort", stopRun, { once: true });
+    void run.done.then(() => cancel.removeEventListener("abort", stopRun));
+    publish(entry, { run: data.runKey, type: "started", worker: options.me });
+    const next = run.next(listener(entry));
+    run.start();
+    await settle(entry, await next);
+  };
+
+  const join = async (digest: string, text: string): Promise<void> => {
+    let prepared: PreparedTactic;
+    try {
+      prepared = await prepareQueuedTactic(readAnnouncement(text), { registry: options.registry, packages: options.packages, scratch: () => (scratch ??= processTempDir("lllm-worker-")) });
+    } catch (error) {
+      refused.add(digest);
+      options.warn(`served tactic ${digest} refused: ${error instanceof Refusal ? error.message : (error as Error).message}`);
+      return;
+    }
+    const { Worker } = await loadBullmq();
+    const worker = new Worker(serveQueueName(digest), (job) => runJob(job, prepared), { connection, concurrency: options.concurrency, lockDuration: timings.lockMs, stalledInterval: Math.max(250, Math.floor(timings.lockMs / 2)), maxStalledCount: 0 });
+    worker.on("error", () => undefined);
+    joined.set(digest, { worker, prepared });
+    options.say(`lllm worker: serving ${prepared.tactic.config.name ?? digest} (requests of lllm serve --queue)`);
+  };
+
+  const round = async (): Promise<void> => {
+    const digests = await redis.smembers(SERVE_TACTICS_KEY);
+    for (const digest of digests) {
+      if (joined.has(digest) || refused.has(digest) || joining.has(digest)) continue;
+      const text = await redis.get(tacticKey(digest));
+      if (text === null) continue;
+      // Rounds run on a timer: one still preparing this tactic must not be joined twice by the next.
+      joining.add(digest);
+      await join(digest, text).finally(() => joining.delete(digest));
+    }
+    // A running run whose server is gone: nobody reads its answer.
+    const running = [...held.values()].filter((entry) => !entry.paused);
+    const alive = await Promise.all(running.map((entry) => redis.exists(serverKey(entry.server))));
+    running.forEach((entry, index) => {
+      if (alive[index] === 0) entry.run.abort(new InterruptedError("interrupted", "the server waiting for this request is gone"));
+    });
+  };
+
+  try {
+    try {
+      await link.ready(options.stop);
+    } catch (error) {
+      if (options.stop.aborted && !link.failed.aborted) return;
+      throw error;
+    }
+    subscriber = redis.duplicate();
+    subscriber.on("error", () => undefined);
+    subscriber.on("message", (_channel: string, text: string) => onCommand(text));
+    await subscriber.subscribe(workerChannel(options.me));
+    const tick = (): void => void link.guard(round()).catch(() => undefined);
+    tick();
+    heartbeat = setInterval(tick, timings.heartbeatMs);
+    await new Promise<void>((resolve) => {
+      if (options.stop.aborted || link.failed.aborted) return resolve();
+      options.stop.addEventListener("abort", () => resolve(), { once: true });
+      link.failed.addEventListener("abort", () => resolve(), { once: true });
+    });
+    clearInterval(heartbeat);
+    // No new requests; the running ones finish (a second Ctrl-C cancels them); paused ones cannot go on past here.
+    for (const entry of held.values()) if (entry.paused) entry.run.abort(new InterruptedError("interrupted", "the worker was stopped"));
+    await Promise.race([Promise.allSettled([...joined.values()].map((entry) => entry.worker.close())), link.whenDown()]);
+    await Promise.race([Promise.allSettled([...held.values()].map((entry) => entry.run.done)), link.whenDown()]);
+  } finally {
+    clearInterval(heartbeat);
+    for (const entry of held.values()) clearTimeout(entry.ttl);
+    for (const entry of joined.values()) void entry.worker.disconnect().catch(() => undefined);
+    subscriber?.disconnect();
+    publisher.disconnect();
+    link.close();
+    if (scratch) rmSync(scratch, { recursive: true, force: true });
+  }
+}

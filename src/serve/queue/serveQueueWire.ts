@@ -1,0 +1,86 @@
+import type { ClientToolSpec } from "../ClientTool.js";
+import type { RunLimits } from "../../limits/index.js";
+import type { Message } from "../../agent/index.js";
+import type { ResponseFormat } from "../../providers/Model.js";
+import type { ServedRunInfo } from "../../store/RunRecord.js";
+import type { ApprovalCall, ClientCall } from "../RunHandle.js";
+import type { ClientToolChoice } from "../ServedRun.js";
+import type { WireRecordedRun } from "./wireRecordedRun.js";
+
+/**
+ * What `lllm serve --queue` and its workers say to each other through Redis. BullMQ carries the requests (a job per
+ * run, on a queue per served tactic); pub/sub carries the rest, each message on the channel of the one process it is
+ * for: a run's events to the server waiting for it, commands to the worker running it. Keys with a time to live say
+ * who is alive: servers (`serverKey`), workers (the batch workers' own `lllm:worker:<id>`), served tactics.
+ */
+export const SERVE_TACTICS_KEY = "lllm:serve:tactics";
+export const tacticKey = (digest: string): string => `lllm:serve:tactic:${digest}`;
+export const serveQueueName = (digest: string): string => `lllm-serve-${digest}`;
+export const serverKey = (serverId: string): string => `lllm:serve:server:${serverId}`;
+export const SERVER_KEY_PREFIX = "lllm:serve:server:";
+export const serverChannel = (serverId: string): string => `lllm:serve:events:${serverId}`;
+export const workerChannel = (workerId: string): string => `lllm:serve:control:${workerId}`;
+/** Set when a run is cancelled before a worker took its job: the worker that takes it drops it. */
+export const cancelledKey = (runKey: string): string => `lllm:serve:cancelled:${runKey}`;
+/** A client's tool call a paused run waits for: any server that gets its result continues the run. */
+export const callKey = (callId: string): string => `lllm:serve:call:${callId}`;
+
+/** One served request, as a job: everything a worker needs to start the run. */
+export interface ServedJob {
+  /** The run's key on the wire (a new one for each attempt). */
+  runKey: string;
+  /** The server waiting for it: events go to its channel. */
+  server: string;
+  /** The model id it was asked for (the run's record names it). */
+  model: string;
+  input: string;
+  history?: Message[];
+  clientTools?: ClientToolSpec[];
+  toolChoice?: ClientToolChoice;
+  parallelToolCalls?: boolean;
+  responseFormat?: ResponseFormat;
+  modelArgs?: Record<string, unknown>;
+  limits?: RunLimits;
+  served: ServedRunInfo;
+  /** The server's --approve all. */
+  approveAll: boolean;
+  askApproval: boolean;
+  stream: boolean;
+  log: boolean;
+  /** How long the run may wait paused for a client (--pending-ttl), in milliseconds. */
+  pendingTtlMs: number;
+}
+
+/** What a worker tells the server about a run; `seq` orders them (pub/sub keeps the order of one connection). */
+export type RunEvent =
+  | { run: string; type: "started"; worker: string }
+  | { run: string; type: "text"; delta: string }
+  | { run: string; type: "reply"; agent: string; round: number; text: string; toolCalls: Array<{ id: string; name: string; arguments: string }> }
+  | { run: string; type: "paused"; calls: ClientCall[]; text: string; state: RunState }
+  | { run: string; type: "approval"; call: ApprovalCall; state: RunState }
+  | { run: string; type: "finished"; result: WireRecordedRun; state: RunState }
+  /** Another server took the paused run over (its client's next request landed there). */
+  | { run: string; type: "moved" };
+
+/** What the server mirrors of a run at each pause or end. */
+export interface RunState {
+  lastText: string;
+  streamedSinceCall: string;
+  usage: { promptTokens: number; completionTokens: number };
+}
+
+/** What a server tells the worker running a run. */
+export type RunCommand =
+  | { run: string; type: "cancel"; message: string }
+  | { run: string; type: "resume"; results: Array<[string, string]>; server: string }
+  | { run: string; type: "approve"; allowed: boolean; server: string };
+
+/** A paused run's call, as a server finds it (`callKey`). */
+export interface PausedCall {
+  run: string;
+  worker: string;
+  model: string;
+  /** Every call id the run waits for. */
+  ids: string[];
+  calls: ClientCall[];
+}

@@ -1,0 +1,175 @@
+import OpenAI from "openai";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { startMockOpenAIServer, type MockOpenAIServer, type MockRequestBody, type ScriptedTurn } from "../../src/testing/index.js";
+import type { RunningCli } from "../helpers/processTree.js";
+import { hasRedis, RedisServer } from "../helpers/redisServer.js";
+import { runCli } from "../helpers/runCli.js";
+import { startServeCli, type ServingCli } from "../helpers/serve.js";
+import { poolPackage, startHoldServer, startPoolWorker, type HoldServer } from "../helpers/servePool.js";
+import { waitUntil } from "../helpers/waitUntil.js";
+
+vi.setConfig({ testTimeout: 240_000 });
+
+// `lllm serve --queue` with `lllm worker`s, as users run them, with the openai SDK as the client. The tactic's
+// model is the mock; its tool `hold` waits until the test releases it (test/helpers/servePool.ts).
+const describeQueue = hasRedis || process.env.CI === "true" ? describe : describe.skip;
+if (!hasRedis && process.env.CI !== "true") console.warn("serveQueue.test.ts skipped: redis-server is not installed");
+
+type WireMessage = { role: string; content?: string | null };
+const QUICK = { LLLM_QUEUE_HEARTBEAT_MS: "100" };
+let redis: RedisServer;
+let mock: MockOpenAIServer;
+let holds: HoldServer;
+let pkg: string;
+let answer: (body: MockRequestBody) => ScriptedTurn | Promise<ScriptedTurn>;
+const started: RunningCli[] = [];
+
+const lastOf = (body: MockRequestBody): WireMessage => (body.messages as WireMessage[]).at(-1)!;
+const userOf = (body: MockRequestBody): string => (body.messages as WireMessage[]).find((message) => message.role === "user")!.content!;
+
+/** `talky N` says something, then holds; `quiet N` holds without a word; after the hold, both answer `Done N.` */
+const holdingModel = (body: MockRequestBody): ScriptedTurn => {
+  const tag = userOf(body);
+  if (lastOf(body).role === "tool") return `Done ${tag}.`;
+  return tag.startsWith("talky") ? { text: "Part one. ", tool_calls: [{ name: "hold", arguments: { tag } }] } : { tool_calls: [{ name: "hold", arguments: { tag } }] };
+};
+
+async function serveOnQueue(env: NodeJS.ProcessEnv = {}): Promise<ServingCli> {
+  const serving = await startServeCli([pkg], { args: ["--queue", redis.url, "--concurrency", "64"], env: { ...QUICK, ...env } });
+  started.push(serving.cli);
+  return serving;
+}
+
+async function worker(concurrency = 4): Promise<RunningCli> {
+  const cli = await startPoolWorker(redis.url, pkg, { ...QUICK, HOLD_URL: holds.url }, concurrency);
+  started.push(cli);
+  return cli;
+}
+
+const client = (serving: ServingCli): OpenAI => new OpenAI({ baseURL: `${serving.url}/v1`, apiKey: serving.token!, maxRetries: 0 });
+
+/** A streamed chat completion: what it said, and how it ended (`done`, or the error's message). */
+async function stream(serving: ServingCli, input: string, signal?: AbortSignal): Promise<{ text: string; end: string }> {
+  let text = "";
+  try {
+    const chunks = await client(serving).chat.completions.create({ model: "pool", messages: [{ role: "user", content: input }], stream: true }, { signal });
+    for await (const chunk of chunks) text += chunk.choices[0]?.delta.content ?? "";
+    return { text, end: "done" };
+  } catch (error) {
+    return { text, end: (error as Error).message };
+  }
+}
+
+beforeEach(async () => {
+  redis = await RedisServer.start();
+  mock = await startMockOpenAIServer({ handler: (body) => answer(body) });
+  holds = await startHoldServer();
+  pkg = poolPackage(mock.url);
+  answer = holdingModel;
+});
+
+afterEach(async () => {
+  for (const cli of started.splice(0)) cli.killTree();
+  await holds?.close();
+  await mock?.close();
+  await redis?.stop();
+});
+
+describeQueue("lllm serve --queue with lllm workers", () => {
+  it("streams through two workers; one SIGKILLed mid-stream: its streamed requests end with a clear error, the others are retried and complete", async () => {
+    const serving = await serveOnQueue();
+    const first = await worker();
+    const second = await worker();
+    const tags = ["talky 1", "quiet 1", "talky 2", "quiet 2", "talky 3", "quiet 3", "talky 4", "quiet 4"];
+    const requests = tags.map((tag) => stream(serving, tag));
+    expect(await waitUntil(() => holds.held.size === tags.length, 120_000)).toBe(true);
+    // Both workers hold some (4 each at --concurrency 4).
+    const byWorker = (pid: number): string[] => tags.filter((tag) => holds.held.get(tag) === pid);
+    expect(byWorker(first.pid).length).toBeGreaterThan(0);
+    expect(byWorker(second.pid).length).toBeGreaterThan(0);
+    // Kill the one that holds both kinds: a request that streamed, and one that did not yet.
+    const mixed = (pid: number): boolean => byWorker(pid).some((tag) => tag.startsWith("talky")) && byWorker(pid).some((tag) => tag.startsWith("quiet"));
+    const [victim, survivor] = mixed(first.pid) ? [first, second] : [second, first];
+    expect(mixed(victim.pid)).toBe(true);
+    const killed = byWorker(victim.pid);
+    process.kill(victim.pid, "SIGKILL");
+    holds.release("released");
+    const results = await Promise.all(requests);
+    const outcome = Object.fromEntries(tags.map((tag, index) => [tag, results[index]!]));
+    for (const tag of tags) {
+      const { text, end } = outcome[tag]!;
+      if (tag.startsWith("talky") && killed.includes(tag)) {
+        // Part of its answer had reached the client: it cannot be run again unseen.
+        expect(text).toBe("Part one. ");
+        expect(end).toContain("stopped before the answer was complete");
+      } else {
+        // Nothing had reached the client (or its worker lived): it completed, on the live worker.
+        expect(end, tag).toBe("done");
+        expect(text).toBe(`${tag.startsWith("talky") ? "Part one. " : ""}Done ${tag}.`);
+        // The killed worker's quiet requests ran again, on the live one.
+        expect(holds.held.get(tag)).toBe(survivor.pid);
+      }
+    }
+    expect(survivor.stderr()).not.toMatch(/internal error|TypeError/);
+  });
+
+  it("a client that disconnects cancels its run on the worker", async () => {
+    const serving = await serveOnQueue();
+    await worker();
+    const controller = new AbortController();
+    const request = stream(serving, "talky 9", controller.signal);
+    expect(await waitUntil(() => holds.held.has("talky 9"), 60_000)).toBe(true);
+    controller.abort();
+    await request;
+    expect(await waitUntil(() => holds.aborted.has("talky 9"), 60_000)).toBe(true);
+  });
+
+  it("a server that dies: its worker stops the run nobody waits for", async () => {
+    const serving = await serveOnQueue();
+    await worker();
+    void stream(serving, "quiet 7");
+    expect(await waitUntil(() => holds.held.has("quiet 7"), 60_000)).toBe(true);
+    process.kill(serving.cli.pid, "SIGKILL");
+    expect(await waitUntil(() => holds.aborted.has("quiet 7"), 60_000)).toBe(true);
+  });
+
+  it("a client's tool round trip works when its next request lands on another server process", async () => {
+    answer = (body) => {
+      const last = lastOf(body);
+      if (last.role === "tool") return `Your cart: ${last.content!.split("\n")[2]}`;
+      return { tool_calls: [{ name: "add_to_cart", arguments: { item: "pear" } }] };
+    };
+    const one = await serveOnQueue();
+    const other = await serveOnQueue();
+    await worker();
+    const tools: OpenAI.ChatCompletionTool[] = [{ type: "function", function: { name: "add_to_cart", description: "Add an item", parameters: { type: "object", properties: { item: { type: "string" } } } } }];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "Put a pear in my cart" }];
+    const paused = await client(one).chat.completions.create({ model: "pool", messages, tools });
+    const call = paused.choices[0]!.message.tool_calls![0]!;
+    expect(paused.choices[0]!.finish_reason).toBe("tool_calls");
+    const modelCalls = mock.requests.length;
+    const done = await client(other).chat.completions.create({ model: "pool", tools, messages: [...messages, paused.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: "pear added" }] });
+    expect(done.choices[0]!.message.content).toBe("Your cart: pear added");
+    // The same run went on (one more model call, seeing the result), not a new one from the start.
+    expect(mock.requests.length).toBe(modelCalls + 1);
+  });
+
+  it("/metrics shows the queue's depth and its workers; lllm doctor --queue checks the pool", async () => {
+    const serving = await serveOnQueue();
+    const metrics = async (): Promise<string> => (await fetch(`${serving.url}/metrics`, { headers: { authorization: `Bearer ${serving.token}` } })).text();
+    const waiting = [stream(serving, "quiet 1"), stream(serving, "quiet 2")];
+    expect(await waitUntil(async () => (await metrics()).includes('lllm_serve_queue_jobs{state="waiting"} 2'), 60_000)).toBe(true);
+    expect(await metrics()).toContain("lllm_serve_queue_workers 0");
+    const lonely = await runCli(["doctor", "--queue", redis.url, "--json"], { timeoutMs: 120_000 });
+    const checks = (JSON.parse(lonely.stdout) as { checks: Array<{ name: string; status: string; detail: string }> }).checks;
+    expect(checks.find((check) => check.name === "queue workers")).toMatchObject({ status: "fail", detail: expect.stringContaining("no live worker") });
+    expect(checks.find((check) => check.name === "served tactics")?.detail).toMatch(/^pool \(2 waiting, 0 running\)/);
+    await worker();
+    holds.release("released");
+    expect((await Promise.all(waiting)).map((result) => result.end)).toEqual(["done", "done"]);
+    expect(await waitUntil(async () => (await metrics()).includes("lllm_serve_queue_workers 1"), 60_000)).toBe(true);
+    const pooled = await runCli(["doctor", "--queue", redis.url, "--json"], { timeoutMs: 120_000 });
+    const after = (JSON.parse(pooled.stdout) as { checks: Array<{ name: string; status: string; detail: string }> }).checks;
+    expect(after.find((check) => check.name === "queue workers")).toMatchObject({ status: "ok", detail: expect.stringMatching(/^1 live worker: \S+:\d+/) });
+  });
+});
