@@ -118,6 +118,9 @@ export function buildProgram(): Command {
     .option("--notebook-out <file>", "notebook pattern: write the cells and their outputs as a Jupyter notebook (.ipynb)")
     .option("--no-log", "do not record this run in the run store ($LLLM_HOME/logs.db; LLLM_LOG=0 does the same)")
     .option("-c, --continue [id]", "continue the dialog of a logged run (default: the last) with a new input")
+    .option("--resume [id]", "go on with a run that was interrupted, crashed or failed, from where it stopped, without calling the model or the tools again for its recorded steps (default: the last interrupted or crashed run started here)")
+    .option("--force", "with --resume: resume a run whose tactic changed since (its recorded answers are replayed in order)")
+    .option("--rerun-unknown", "with --resume: run again the tool calls the stop cut short, even of tools not declared idempotent")
     .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {
       const { runCommand } = await import("./run.js");
       await runCommand(tactic, command.optsWithGlobals());

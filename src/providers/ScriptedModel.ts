@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { ConfigError, ProviderError } from "../errors.js";
 import type { Model, ModelRequest, ModelResponse } from "./Model.js";
 import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "./ScriptedTurn.js";
-import type { Script, ScriptedTurn } from "./ScriptedTurn.js";
+import type { ResolvedTurn, Script, ScriptedTurn } from "./ScriptedTurn.js";
 import { readScriptFile } from "./readScriptFile.js";
 import { expectedRequests, requestDifference, type ExpectedRequest } from "./scriptedRequest.js";
 import { replayDivergence, replayExhausted, type PendingTurn } from "./replayDivergence.js";
@@ -85,8 +85,6 @@ export class ScriptedModel implements Model {
       this.diverged = error;
       throw error;
     }
-    list.used[index] = true;
-    while (list.next < list.turns.length && list.used[list.next]) list.next += 1;
     const turn = list.turns[index]!;
     const resolved = resolveTurn(turn, callNumber, JSON.stringify(request.messages));
     if (typeof turn !== "string" && list.expected[index] === undefined) {
@@ -95,12 +93,43 @@ export class ScriptedModel implements Model {
         if (call.result !== undefined && sent) this.expectedResults.set(sent.id, { turn: callNumber, name: sent.name, arguments: sent.arguments, result: call.result });
       });
     }
+    return this.answer(list, index, request, resolved);
+  }
+
+  /**
+   * The recorded answer to this request, when the script has one: the first unused turn of the request's agent that
+   * answered the same request (or, for turns that did not record their request, the agent's next turn). `undefined`
+   * when there is none: unlike `generate`, nothing fails and nothing is taken as a divergence, so that a caller can ask
+   * another model instead (a resumed run goes on live from its first step the journal did not answer).
+   */
+  recordedAnswer(request: ModelRequest): ModelResponse | undefined {
+    if (request.signal?.aborted) throw request.signal.reason;
+    const list = this.perAgent ? (request.agent === undefined ? undefined : this.lists.get(request.agent)) : this.lists.get(undefined);
+    if (!list || list.next >= list.turns.length) return undefined;
+    let index: number | undefined;
+    if (list.expected[list.next] === undefined) index = list.next;
+    else {
+      for (let candidate = list.next; candidate < list.turns.length && index === undefined; candidate += 1) {
+        const expected = list.expected[candidate];
+        if (!list.used[candidate] && expected !== undefined && requestDifference(expected, request) === undefined) index = candidate;
+      }
+    }
+    if (index === undefined) return undefined;
+    this.requests.push({ ...request, messages: [...request.messages] });
+    return this.answer(list, index, request, resolveTurn(list.turns[index]!, this.requests.length, JSON.stringify(request.messages)));
+  }
+
+  /** Use turn `index` of `list` for this request: its answer, streamed when the request asks. */
+  private answer(list: TurnList, index: number, request: ModelRequest, resolved: ResolvedTurn): ModelResponse {
+    list.used[index] = true;
+    while (list.next < list.turns.length && list.used[list.next]) list.next += 1;
     if (request.onText && resolved.text) for (const chunk of splitIntoChunks(resolved.text)) request.onText(chunk);
     return {
       message: { role: "assistant", content: resolved.text },
       toolCalls: resolved.toolCalls,
       usage: resolved.usage,
       finishReason: resolved.finishReason,
+      ...(resolved.model !== undefined ? { model: resolved.model } : {}),
     };
   }
 

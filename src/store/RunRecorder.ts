@@ -5,7 +5,7 @@ import { newRunId } from "../util/newRunId.js";
 import type { SecretRedactor } from "../util/redact.js";
 import type { ModelCallRecord, StoredMessage, ToolCallStoredRecord } from "./RunRecord.js";
 import { RunSpool } from "./RunSpool.js";
-import type { RunStart, SpoolEntry } from "./SpoolEntry.js";
+import type { RunStart, SpoolEntry, ToolStart } from "./SpoolEntry.js";
 import { encodeOutput } from "./storedRows.js";
 import type { RunTally } from "./RunTally.js";
 
@@ -23,6 +23,19 @@ export interface RunRecorderOptions {
    * waiting for a provider batch job): the same lines are written again and merged once. Default: a new id.
    */
   id?: string;
+  /**
+   * A later attempt of a recorded run (`lllm run --resume`): recorded under the run's id (`id`), as its attempt
+   * `attempt`, its calls numbered on from `from`; the steps it replays (`replayed`) are in the record already.
+   */
+  resume?: { attempt: number; from: { modelSeq: number; toolSeq: number; step: number }; replayed: ReplayedSteps; earlierMs: number };
+}
+
+/** Tells the answers and tool outcomes a resumed run took from its journal (they are recorded already). */
+export interface ReplayedSteps {
+  /** A `model_reply` event's usage object is that of a replayed answer. */
+  reply(usage: object): boolean;
+  /** A `tool_call` event's call was answered from the journal. */
+  call(call: object): boolean;
 }
 
 interface PendingCall {
@@ -64,6 +77,7 @@ export class RunRecorder {
     this.#options = options;
     this.id = options.id ?? newRunId(this.#started);
     this.#spool = RunSpool.of(options.file);
+    if (options.resume) ({ modelSeq: this.#modelSeq, toolSeq: this.#toolSeq, step: this.#step } = options.resume.from);
   }
 
   /**
@@ -73,6 +87,11 @@ export class RunRecorder {
   static begin(options: RunRecorderOptions): RunRecorder {
     const recorder = new RunRecorder(options);
     const { redactor, run } = options;
+    if (options.resume) {
+      // The run is in the store already: it is running again (at once: a reader must not see it crashed meanwhile).
+      recorder.#append({ resume: { run: recorder.id, attempt: options.resume.attempt, startedAt: recorder.#started, from: options.resume.from } }, { now: true, consequence: "this attempt is not logged" });
+      return recorder;
+    }
     recorder.#append(
       {
         begin: {
@@ -89,6 +108,8 @@ export class RunRecorder {
           ...(run.continuesRun !== undefined ? { continuesRun: run.continuesRun } : {}),
           ...(run.batchId !== undefined ? { batchId: run.batchId } : {}),
           ...(run.test !== undefined ? { test: run.test } : {}),
+          ...(run.resume !== undefined ? { resume: run.resume } : {}),
+          ...(run.batchItem !== undefined ? { batchItem: run.batchItem } : {}),
           cwd: process.cwd(),
         },
       },
@@ -115,6 +136,18 @@ export class RunRecorder {
   onEvent(event: AgentEvent): void {
     if (this.#failed) return;
     const redact = (text: string): string => this.#options.redactor.redact(text);
+    const replayed = this.#options.resume?.replayed;
+    if (replayed) {
+      // What a resumed attempt replays is in the record already, its calls under their first numbers. Its agents'
+      // first live calls store their whole dialog (the replayed ones were not kept as the last sent).
+      if (event.type === "model_reply" && replayed.reply(event.usage)) {
+        this.#pending.delete(event.agent);
+        this.#lastSent.delete(event.agent);
+        this.#options.tally.add(event);
+        return;
+      }
+      if (event.type === "tool_call" && replayed.call(event.call)) return;
+    }
     if (event.type === "model_call") {
       const sent = event.sent ?? [];
       const kept = commonStart(this.#lastSent.get(event.agent) ?? [], sent);
@@ -153,8 +186,11 @@ export class RunRecorder {
         reasoning_tokens: event.usage.reasoningTokens ?? 0,
         cost,
         retries: pending?.retries ?? [],
+        ...(event.usage.cacheWritePromptTokens ? { cache_write_prompt_tokens: event.usage.cacheWritePromptTokens } : {}),
+        ...(event.usage.batch ? { batch: true } : {}),
       };
-      this.#append({ calls: { run: this.id, model: [{ record, messagesKept: pending?.messagesKept ?? 0 }], tool: [] } }, { now: false });
+      // At once: the answer is the journal's before the run acts on it (a resume replays it instead of asking again).
+      this.#append({ calls: { run: this.id, model: [{ record, messagesKept: pending?.messagesKept ?? 0 }], tool: [] } }, { now: true });
     } else if (event.type === "tool_call") {
       const { call } = event;
       const record: ToolCallStoredRecord = {
@@ -170,8 +206,22 @@ export class RunRecorder {
         duration_ms: Math.round(event.durationMs),
         ended_at: Date.now(),
       };
-      this.#append({ calls: { run: this.id, model: [], tool: [record] } }, { now: false });
+      this.#append({ calls: { run: this.id, model: [], tool: [record] } }, { now: true });
     }
+  }
+
+  /**
+   * A tool call is about to run (the journal): on disk before it runs, so that a resume finds a call that never ended
+   * and does not run it again unless it is safe (`rerun`).
+   */
+  toolStarted(start: Omit<ToolStart, "run" | "at">): void {
+    const redact = (text: string): string => this.#options.redactor.redact(text);
+    this.#append({ start: { ...start, run: this.id, arguments: JSON.parse(redact(JSON.stringify(start.arguments))) as Record<string, unknown>, at: Date.now() } }, { now: true });
+  }
+
+  /** A journaled tool call ended: its outcome (`ToolJournal`'s JSON) on disk before the run goes on. */
+  toolEnded(key: string, outcome: string): void {
+    this.#append({ outcome: { run: this.id, key, outcome: this.#options.redactor.redact(outcome), at: Date.now() } }, { now: true });
   }
 
   /** Record how the run ended: its answer, or the error that stopped it. */
@@ -196,7 +246,8 @@ export class RunRecorder {
           models: [...new Set([...this.#options.run.models, ...tally.models])],
           llmCalls: tally.llmCalls,
           cost: tally.cost,
-          durationMs: endedAt - this.#started,
+          // A resumed run's duration is that of its attempts together (not the time between them).
+          durationMs: endedAt - this.#started + (this.#options.resume?.earlierMs ?? 0),
           ...tally.usage,
         },
       },

@@ -6,7 +6,7 @@ import type { ModelCallRecord, RunRecord, StoredMessage, ToolCallStoredRecord } 
 
 /** What a script is made of: a run's model calls (each with every message it was sent) and its tool calls' results. */
 export interface ReplaySource {
-  model_calls: ReadonlyArray<Pick<ModelCallRecord, "agent" | "messages" | "tools" | "reply" | "tool_calls" | "prompt_tokens" | "completion_tokens" | "finish_reason">>;
+  model_calls: ReadonlyArray<Pick<ModelCallRecord, "agent" | "messages" | "tools" | "reply" | "tool_calls" | "prompt_tokens" | "completion_tokens" | "finish_reason"> & Partial<Pick<ModelCallRecord, "model" | "cached_prompt_tokens" | "reasoning_tokens" | "cache_write_prompt_tokens" | "batch">>>;
   tool_calls: ReadonlyArray<Pick<ToolCallStoredRecord, "agent" | "call_id" | "result">>;
 }
 
@@ -28,9 +28,11 @@ export function toReplayScript(run: RunRecord): string {
 /**
  * Each agent's turns, in the order its model calls answered. A turn records the request it answered: whole
  * (`request`) when it starts a dialog, else only what was `added` after the turn above, its reply and its tool
- * results; and the tools `offered` when they change. Tool calls keep their id and the result the run got.
+ * results; and the tools `offered` when they change. Tool calls keep their id and the result the run got. With
+ * `journal` (a resumed run replays its own record), each turn also keeps the model that answered and its whole
+ * usage, so that the replayed answer counts and costs what it did.
  */
-export function toReplayTurns(run: ReplaySource): Record<string, ScriptedTurn[]> {
+export function toReplayTurns(run: ReplaySource, options: { journal?: boolean } = {}): Record<string, ScriptedTurn[]> {
   // By agent and call id, in order: ids are unique only within an agent's dialog (a scripted run repeats them).
   const results = new Map<string, Array<string | null>>();
   for (const call of run.tool_calls) {
@@ -58,6 +60,13 @@ export function toReplayTurns(run: ReplaySource): Record<string, ScriptedTurn[]>
     if (turn.text === undefined && turn.tool_calls === undefined) turn.text = "";
     if (call.finish_reason === "length" || call.finish_reason === "content_filter") turn.finish_reason = call.finish_reason;
     turn.usage = { prompt_tokens: call.prompt_tokens, completion_tokens: call.completion_tokens };
+    if (options.journal) {
+      if (call.cached_prompt_tokens) turn.usage.cached_prompt_tokens = call.cached_prompt_tokens;
+      if (call.reasoning_tokens) turn.usage.reasoning_tokens = call.reasoning_tokens;
+      if (call.cache_write_prompt_tokens) turn.usage.cache_write_prompt_tokens = call.cache_write_prompt_tokens;
+      if (call.batch) turn.usage.batch = true;
+      if (call.model) turn.model = call.model;
+    }
     (agents[call.agent] ??= []).push(turn);
     previous.set(call.agent, { sent, turn, offered: call.tools });
   }

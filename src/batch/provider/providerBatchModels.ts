@@ -11,7 +11,7 @@ import type { BatchGroup, ProviderBatchRunner } from "./ProviderBatchRunner.js";
 import { InterruptedError } from "../../errors.js";
 import type { FunctionTool } from "../../tools/index.js";
 import { linkedSignal } from "../../util/linkedSignal.js";
-import { ToolJournal, type ToolResults } from "./ToolJournal.js";
+import { ToolJournal, type ToolResults } from "../../store/journal/ToolJournal.js";
 import { EMPTY_HISTORY, type ItemHistory } from "./ItemHistory.js";
 
 /** What an attempt reads from the batch's job store (`BatchJobStore`) and keeps there. */
@@ -175,7 +175,7 @@ export function itemAttempt(itemId: string, options: ItemModelsOptions & { store
   const turns = { count: 0 };
   const park = new AbortController();
   const linked = linkedSignal([options.cancel, park.signal]);
-  const journal = new ToolJournal(options.store, key, turns, history.tools);
+  const journal = new ToolJournal({ results: options.store, scope: key, turns, kept: history.tools });
   options.runner.itemRestarts(key, options.parkedCost ?? 0);
   let parkedCost = 0;
   const stop = (reason: InterruptedError): void => {
