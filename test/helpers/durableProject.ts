@@ -52,7 +52,8 @@ async function count(name, n) {
   appendFileSync(path.join(dir, "calls.log"), \`\${name} \${n}\\n\`);
   if (existsSync(path.join(dir, \`block-\${name}-\${n}\`))) {
     writeFileSync(path.join(dir, "blocked"), \`\${name} \${n}\`);
-    await new Promise(() => {});
+    // Blocks until the process is killed (a timer keeps the event loop, and so the process, alive).
+    await new Promise(() => setInterval(() => {}, 60_000));
   }
   if (existsSync(path.join(dir, \`kill-\${name}-\${n}\`))) setImmediate(() => process.kill(process.pid, "SIGKILL"));
 }

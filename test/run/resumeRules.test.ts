@@ -1,0 +1,127 @@
+import { createRequire } from "node:module";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { durableProject, waitForFile, type DurableProject } from "../helpers/durableProject.js";
+
+vi.setConfig({ testTimeout: 240_000 });
+
+const Libsql = createRequire(import.meta.url)("libsql") as typeof import("libsql");
+
+// What `lllm run --resume` refuses, and how it says so: a tactic that changed since the run (unless --force), a record
+// that is damaged or missing, a run that is not stopped, flags that would make it another run.
+
+let project: DurableProject;
+afterEach(async () => {
+  await project?.close();
+});
+
+/** A 10-round run killed while `look 7` runs (idempotent: a resume may run it again). */
+async function killedRun(): Promise<void> {
+  project = await durableProject({ rounds: 10 });
+  project.blockTool("look", 7);
+  const first = project.start(["run", project.tactic(), "--input", "go"]);
+  expect(await waitForFile(path.join(project.dir, "blocked")), first.stderr()).toBe(true);
+  process.kill(first.pid, "SIGKILL");
+  await first.exit();
+  project.clearMarks();
+}
+
+describe("lllm run --resume refuses", () => {
+  it("a tactic whose tool changed, saying what changed; --force resumes it anyway", async () => {
+    await killedRun();
+    const tools = path.join(project.dir, "pkg", "tools", "counted.mjs");
+    writeFileSync(tools, readFileSync(tools, "utf8").replace("Look a value up", "Look a value up, fast"));
+    const requests = project.modelRequests();
+    const refused = await project.run(["run", "--resume"]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("the tactic changed since run");
+    expect(refused.stderr).toContain("tool `look` of agent `worker` changed");
+    expect(refused.stderr).not.toContain("`note`");
+    expect(refused.stderr).toContain("--force");
+    expect(project.modelRequests()).toBe(requests);
+    const forced = await project.run(["run", "--resume", "--force"]);
+    expect(forced.code, forced.stderr).toBe(0);
+    expect(forced.stdout).toBe("done: 10 rounds, last value 63\n");
+    expect(forced.stderr).toContain("--force: resuming run");
+    expect(forced.stderr).toContain("tool `look` of agent `worker` changed");
+    // Replayed in order: only the rounds the first attempt did not finish asked the model.
+    expect(project.modelRequests()).toBe(11);
+  });
+
+  it("a changed system prompt, and a model given with --model", async () => {
+    await killedRun();
+    const changed = readFileSync(project.tactic(), "utf8");
+    writeFileSync(project.tactic(), changed.replace("Do the rounds.", "Do the rounds well."));
+    const prompt = await project.run(["run", "--resume"]);
+    expect(prompt.code).toBe(2);
+    expect(prompt.stderr).toContain("the system prompt of agent `worker` changed");
+    writeFileSync(project.tactic(), changed);
+    const model = await project.run(["run", "--resume", "--model", "other-model"]);
+    expect(model.code).toBe(2);
+    expect(model.stderr).toContain("the settings of agent `worker` changed");
+  });
+
+  it("a damaged record, with an error naming the run", async () => {
+    await killedRun();
+    // Merged into logs.db by a reader, then damaged there.
+    expect((await project.run(["logs"])).code).toBe(0);
+    const database = new Libsql(path.join(project.home, "logs.db"));
+    database.prepare("UPDATE tool_journal SET outcome = '{\"resultStr\": \"val' WHERE key LIKE '%call_main_2%'").run();
+    database.close();
+    const result = await project.run(["run", "--resume"]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/run [0-9A-Z]{26} cannot be resumed: its record is damaged: the recorded outcome of its call of `look` \(agent `worker`\) is not readable/);
+    expect(result.stdout).toBe("");
+  });
+
+  it("a run that is not in the log, or that ended with its answer", async () => {
+    await killedRun();
+    const missing = await project.run(["run", "--resume", "01J0000000000000000000000X"]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain("--resume: no run `01J0000000000000000000000X` in the log");
+    const done = await project.run(["run", "--resume", "--json"]);
+    expect(done.code, done.stderr).toBe(0);
+    const { run_id: id } = JSON.parse(done.stdout) as { run_id: string };
+    const again = await project.run(["run", "--resume", id]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain(`run ${id} ended with its answer`);
+    // Nothing left to resume here.
+    const none = await project.run(["run", "--resume"]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("no interrupted or crashed run was started from this folder");
+  });
+
+  it("flags that would make it another run", async () => {
+    await killedRun();
+    for (const flags of [["--input", "other"], ["--var", "a=b"], ["--no-log"], ["--dry-run"]]) {
+      const result = await project.run(["run", "--resume", ...flags]);
+      expect(result.code, flags.join(" ")).toBe(2);
+      expect(result.stderr).toContain(`--resume goes on with the run's own input, vars and record: it cannot go with ${flags[0]}`);
+    }
+    const force = await project.run(["run", project.tactic(), "--input", "go", "--force"]);
+    expect(force.code).toBe(2);
+    expect(force.stderr).toContain("--force goes with --resume");
+  });
+});
+
+describe("lllm run --resume picks", () => {
+  it("by default the last interrupted or crashed run of this folder (of the tactic, when named); an id picks another", async () => {
+    await killedRun();
+    // A second run of another tactic, killed too: the default without a tactic is the newest one.
+    const other = project.writeTactic("other", readFileSync(project.tactic(), "utf8").replace("name: rounds", "name: other"));
+    project.blockTool("note", 3);
+    const second = project.start(["run", other, "--input", "go"]);
+    expect(await waitForFile(path.join(project.dir, "blocked")), second.stderr()).toBe(true);
+    process.kill(second.pid, "SIGKILL");
+    await second.exit();
+    project.clearMarks();
+    const byTactic = await project.run(["run", project.tactic(), "--resume", "--json"]);
+    expect(byTactic.code, byTactic.stderr).toBe(0);
+    expect((JSON.parse(byTactic.stdout) as { output: string }).output).toBe("done: 10 rounds, last value 63");
+    // The other one stopped in `note 3` (not idempotent): the default picks it, and says what stops it.
+    const latest = await project.run(["run", "--resume"]);
+    expect(latest.code).toBe(2);
+    expect(latest.stderr).toContain("the run stopped during a call of `note` (agent `worker`, arguments {\"n\":3})");
+  });
+});
