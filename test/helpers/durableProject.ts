@@ -22,8 +22,11 @@ export interface DurableProject {
   server: MockOpenAIServer;
   /** Model requests the server received, held ones included. */
   modelRequests(): number;
-  /** Hold the model request made after `round` tool results (until the server closes). */
-  holdModel(round: number | undefined): void;
+  /**
+   * Hold the model request made after `round` tool results (until the server closes), or the first request whose
+   * messages `when` holds for.
+   */
+  holdModel(when: number | ((messages: WireMessage[]) => boolean) | undefined): void;
   /** Whether the server holds a request now. */
   holding(): boolean;
   /** Each tool call, as `name n`, in order, across attempts. */
@@ -96,24 +99,29 @@ export function roundTurn(round: number, rounds: number, options: { agent?: stri
   return { tool_calls: [{ id: `call_${options.agent ?? "main"}_${round}`, name: round % 3 === 0 ? writes : reads, arguments: { n: round } }], usage };
 }
 
-export async function durableProject(options: { rounds?: number; answer?: (body: { model?: unknown; messages?: Array<{ role: string; content?: unknown }> }) => ScriptedTurn | undefined } = {}): Promise<DurableProject> {
+/** A message of a model request as the mock server received it. */
+export interface WireMessage {
+  role: string;
+  content?: unknown;
+}
+
+export async function durableProject(options: { rounds?: number; answer?: (messages: WireMessage[]) => ScriptedTurn | undefined } = {}): Promise<DurableProject> {
   const rounds = options.rounds ?? 30;
   const dir = tempDir("lllm-durable-");
   const home = tempDir("lllm-durable-home-");
-  let held: number | undefined;
+  let held: ((messages: WireMessage[]) => boolean) | undefined;
   let holdingNow = false;
   let requests = 0;
   const server = await startMockOpenAIServer({
     handler: async (body) => {
       requests += 1;
-      const messages = (body.messages ?? []) as Array<{ role: string; content?: unknown }>;
-      const round = messages.filter((message) => message.role === "tool").length;
-      const custom = options.answer?.({ model: body.model, messages });
-      if (held !== undefined && round === held && custom === undefined) {
+      const messages = (body.messages ?? []) as unknown as WireMessage[];
+      if (held?.(messages)) {
+        held = undefined;
         holdingNow = true;
         await new Promise(() => {});
       }
-      return custom ?? roundTurn(round, rounds);
+      return options.answer?.(messages) ?? roundTurn(messages.filter((message) => message.role === "tool").length, rounds);
     },
   });
   writeTree(dir, {
@@ -139,8 +147,8 @@ agent_configs:
     home,
     server,
     modelRequests: () => requests,
-    holdModel: (round) => {
-      held = round;
+    holdModel: (when) => {
+      held = typeof when === "number" ? (messages) => messages.filter((message) => message.role === "tool").length === when : when;
       holdingNow = false;
     },
     holding: () => holdingNow,

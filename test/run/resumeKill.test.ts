@@ -155,4 +155,58 @@ describe("a 30-round run killed and resumed", () => {
     expect(project.modelRequests()).toBe(ROUNDS + 1 + inFlight);
     await project.close();
   });
+
+  // Random points, from a seed (printed with a failure): three kills in one run, each at a random later round, during
+  // its model call, during its tool call (a `look`: a `note` cut short needs --rerun-unknown, tested above), or right
+  // after its tool call. Each attempt is resumed until the run is done.
+  it.each([11, 29])("killed three times at random points (seed %i): each resume goes on from where the last stopped", async (seed) => {
+    const random = mulberry32(seed);
+    project = await durableProject({ rounds: ROUNDS });
+    let round = 0;
+    let inFlight = 0;
+    const points: string[] = [];
+    for (let kill = 0; kill < 3; kill += 1) {
+      round += 2 + Math.floor(random() * 7);
+      const kind = ["model", "tool", "after"][Math.floor(random() * 3)]!;
+      const tool = round % 3 === 0 ? "note" : "look";
+      const how = kind === "tool" && tool === "note" ? "after" : kind;
+      points.push(`${how} ${round}`);
+      if (how === "model") project.holdModel(round);
+      else if (how === "tool") project.blockTool(tool, round);
+      else project.killAfter(tool, round);
+      const attempt = project.start(kill === 0 ? ["run", project.tactic(), "--input", "go"] : ["run", "--resume"]);
+      if (how === "after") expect(await attempt.exit(120_000), `${points.join(", ")}: ${attempt.stderr()}`).toBe("SIGKILL");
+      else {
+        expect(await waitUntil(() => project.holding() || project.toolCalls().includes(`${tool} ${round}`), 120_000), `${points.join(", ")}: ${attempt.stderr()}`).toBe(true);
+        if (how === "tool") expect(await waitForFile(path.join(project.dir, "blocked"))).toBe(true);
+        process.kill(attempt.pid, "SIGKILL");
+        await attempt.exit();
+      }
+      if (how === "model") inFlight += 1;
+      project.clearMarks();
+    }
+    // A kill right after a call may land while the next request is on its way: at most one more each.
+    const afterKills = points.filter((point) => point.startsWith("after")).length;
+    const resumed = await project.run(["run", "--resume", "--json"]);
+    expect(resumed.code, `${points.join(", ")}: ${resumed.stderr}`).toBe(0);
+    const json = JSON.parse(resumed.stdout) as RunJson;
+    expect(json.output).toBe(reference.output);
+    expect(json.cost).toBeCloseTo(reference.cost, 10);
+    expect(json.usage.llm_calls).toBe(reference.llmCalls);
+    expect(json.resumed?.attempt).toBe(4);
+    expectToolCounts(project.toolCalls());
+    expect(project.modelRequests()).toBeGreaterThanOrEqual(ROUNDS + 1 + inFlight);
+    expect(project.modelRequests()).toBeLessThanOrEqual(ROUNDS + 1 + inFlight + afterKills);
+  });
 });
+
+/** A small seeded generator, so that a failing case can be run again as it was. */
+function mulberry32(seed: number): () => number {
+  let state = seed;
+  return () => {
+    state = (state + 0x6d2b79f5) | 0;
+    let value = Math.imul(state ^ (state >>> 15), 1 | state);
+    value = (value + Math.imul(value ^ (value >>> 7), 61 | value)) ^ value;
+    return ((value ^ (value >>> 14)) >>> 0) / 4294967296;
+  };
+}
