@@ -134,6 +134,7 @@ prompt: "{input}"
 global:
   model_name: mock-model
   invoker_config: {base_url: "${server.url}", api_key_env: MOCK_KEY}
+  model_args: {max_tokens: 200}
   max_interrupt_steps: ${rounds + 5}
 agent_configs:
   - name: worker
