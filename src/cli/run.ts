@@ -130,6 +130,11 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     throw new ConfigError("usage_continue_pattern", `--continue works with the agent pattern; this tactic's tactic_type is \`${prepared.tactic.config.tactic_type}\``, { location: { file: "--continue" } });
   }
   const signal = stopSignal();
+  // Ctrl-C and SIGTERM say at once how to go on with the run (the clean-up after them may take the grace period).
+  let recordedId: string | undefined;
+  signal.addEventListener("abort", () => {
+    if (recordedId !== undefined) writeErr(`lllm: run ${recordedId} stopped before its end; resume it with: lllm run --resume ${recordedId}`);
+  }, { once: true });
   const reportRetry = retryReporter(Boolean(options.verbose));
   // Said once per switch: the chain stays with the model that answered.
   const fallbacksSaid = new Set<string>();
@@ -164,6 +169,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     ...(continued ? { history: continued.history, continuesRun: continued.id } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
     ...(resumed ? { resume: resumed.journal, ...(rerunUnknown ? { rerunUnknown } : {}) } : { flags }),
+    onRecorded: (id) => (recordedId = id),
     warn,
     usage,
   });
@@ -182,7 +188,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       ...resumedJson(run),
     });
     // A run stopped before its end goes on from where it stopped: say how (not for a mistake in the files or flags).
-    if (run.runId !== undefined && !(isLllmError(run.error) && run.error.exitCode === 2)) {
+    if (run.runId !== undefined && !signal.aborted && !(isLllmError(run.error) && run.error.exitCode === 2)) {
       const raise = run.error instanceof RunLimitError ? ` --${run.error.limit.replace("_", "-")} <higher>` : "";
       writeErr(`lllm: run ${run.runId} stopped before its end; resume it with: lllm run --resume ${run.runId}${raise}`);
     }

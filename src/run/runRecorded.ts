@@ -57,6 +57,8 @@ export interface RecordedRunOptions extends RunOptions {
    * (`--rerun-unknown`, or the user said yes at the terminal).
    */
   rerunUnknown?: (call: { key: string; agent: string; name: string }) => boolean;
+  /** Told the run's id in the run store as soon as its record is open (before the run starts). */
+  onRecorded?: (runId: string) => void;
   /**
    * Counts the run's model calls as they happen. Pass one to read the usage while the run is still going (the CLI
    * reports it when a tool never settles); by default the run makes its own.
@@ -117,7 +119,7 @@ export type RecordedRun = RecordedRunSuccess | RecordedRunFailure;
  * its own shape; a run stopped by `signal` fails with an `InterruptedError`. A dry run (`dryRun`) is not recorded.
  */
 export async function runRecorded(prepared: PreparedTactic, options: RecordedRunOptions): Promise<RecordedRun> {
-  const { log, continuesRun, batchId, test, recordId, parked, warn, missingVariableHint, usage: given, flags, batchItem, resume, rerunUnknown, ...runOptions } = options;
+  const { log, continuesRun, batchId, test, recordId, parked, warn, missingVariableHint, usage: given, flags, batchItem, resume, rerunUnknown, onRecorded, ...runOptions } = options;
   const usage = given ?? new UsageCounter();
   let runLog: RunLog | undefined;
   let budget: RunBudget | undefined;
@@ -164,6 +166,7 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
     // the tools itself, a provider batch item, keeps its own); a resume answers the recorded ones from it.
     if (recorder && !runOptions.wrapTool) journal = recordedToolJournal(recorder, resume, rerunUnknown);
     const runId = recorder?.id;
+    if (runId !== undefined) onRecorded?.(runId);
     const tacticOptions: RunOptions = {
       ...runOptions,
       budget,
