@@ -33,6 +33,9 @@ import { retryReporter } from "./retryReporter.js";
 import { parseVars } from "./parseVars.js";
 import { positiveInteger } from "./positiveInteger.js";
 import type { ProviderBatch } from "./providerBatch.js";
+import type { ItemResume, ItemResumes } from "../batch/ItemResumes.js";
+import { batchItemKey } from "../store/journal/batchItemKey.js";
+import { storeFile } from "../store/startRunLog.js";
 
 export interface BatchCommandOptions {
   inputs?: string;
@@ -60,6 +63,8 @@ export interface BatchCommandOptions {
   purge?: boolean;
   verbose?: boolean;
   providerBatch?: boolean;
+  /** `--rerun-unknown`: items resumed mid-way run again the calls their stop cut short, whatever their tools say. */
+  rerunUnknown?: boolean;
   pollInterval?: string;
   status?: boolean;
   cancel?: boolean;
@@ -128,6 +133,11 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
     });
   }
 
+  // The same batch run again (its --out is there): items whose runs stopped mid-way resume them (not with a provider
+  // batch, whose items keep their own journal with their jobs). Only then is the run store read.
+  const rerun = options.out !== undefined && existsSync(options.out) && options.log !== false && !providerBatch && options.queue === undefined;
+  const resumes = rerun ? (await import("../batch/ItemResumes.js")).ItemResumes.open({ file: storeFile(process.env, prepared.settings.home), out: options.out!, prepared, rerunUnknown: Boolean(options.rerunUnknown), warn: (text) => say(`${paint("yellow", "lllm: warning:")} ${text}`) }) : undefined;
+  if (resumes) say(paint("dim", `lllm batch: ${resumes.size} item${resumes.size === 1 ? "" : "s"} stopped mid-way in an earlier run: they resume from where they stopped`));
   const output = await BatchOutput.open({ ...(options.out !== undefined ? { file: options.out } : {}), ordered: Boolean(options.ordered), retryFailed: Boolean(options.retryFailed) });
   let total: number | undefined;
   // Counted only when the dataset can be read twice: a pipe or a FIFO (`<(command)`) is read once, by the items,
@@ -182,6 +192,8 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
               ...(options.log !== undefined ? { log: options.log } : {}),
               warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),
               ...(attempt ? { wrapTool: attempt.wrapTool, attempt: { parked: () => attempt.parked, ...(again?.recordId !== undefined ? { recordId: again.recordId } : {}), ...(again ? { startedAt: again.startedAt } : {}) } } : {}),
+              ...(options.out !== undefined && !providerBatch ? { batchItem: batchItemKey(options.out, item.id) } : {}),
+              ...(resumes ? resumeOf(resumes, item.id) : {}),
             })
               .then((result) => (attempt && "parked" in result ? { ...result, cost: attempt.parkedCost } : result))
               .finally(() => {
@@ -193,6 +205,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
     });
   } finally {
     progress?.stop();
+    resumes?.close();
     await providerBatch?.close({ complete: stats !== undefined && stats.stoppedBy === undefined && stats.cancelled === 0 });
     try {
       output.close(); // throws when the last lines cannot be written (a full disk)
@@ -209,6 +222,12 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   if (stats.stoppedBy === "budget") throw budgetError(stats, { ...settings, spentBefore: output.spent, ...(out !== undefined ? { out } : {}) });
   if (stats.stoppedBy === "interrupted") return; // the signal handler's exit code (130) stands
   if (stats.failed + stats.skippedFailed + stats.duplicates > 0) process.exitCode = 1;
+}
+
+/** An item's resume, when its run stopped mid-way in an earlier run of the batch. */
+function resumeOf(resumes: ItemResumes, itemId: string): { resume?: ItemResume } {
+  const resume = resumes.of(itemId);
+  return resume ? { resume } : {};
 }
 
 /** --queue: announce the batch on Redis; items become jobs that `lllm worker`s run. */

@@ -172,6 +172,7 @@ export function buildProgram(): Command {
     .option("--poll-interval <seconds>", "with --provider-batch: poll the jobs this often (default from 10 s growing to 60 s)")
     .option("--status", "with --out FILE, no tactic: show the provider batch jobs of FILE, their states and counts")
     .option("--cancel", "with --out FILE, no tactic: cancel the provider batch jobs of FILE still running")
+    .option("--rerun-unknown", "when the same batch runs again: items that stopped mid-way run again the tool calls their stop cut short, even of tools not declared idempotent")
     .option("-q, --quiet", "no progress line; the summary only when something failed")
     .option("--no-log", "do not record the items' runs in the run store")
     .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {

@@ -191,15 +191,19 @@ export class RunStore {
   }
 
   /**
-   * The latest run of a batch item (`batchItemKey`) that stopped before its end, to resume; undefined when none did
-   * (its earlier attempts ended, or none was recorded).
+   * The batch items (by `batchItemKey`, those starting with `prefix`: one `--out` file's) whose latest run stopped
+   * before its end (crashed or interrupted), with that run's id: a batch run again resumes them.
    */
-  resumableBatchItem(batchItem: string): string | undefined {
+  stoppedBatchItems(prefix: string): Map<string, string> {
     return this.#reading(() => {
-      const row = this.#database.prepare("SELECT CAST(id AS BLOB), status FROM runs WHERE batch_item = ? ORDER BY started_at DESC LIMIT 1").raw().get(batchItem) as [unknown, unknown] | undefined;
-      if (!row) return undefined;
-      const status = blobText(row[1]);
-      return status === "crashed" || status === "interrupted" ? (scalar(row) as string) : undefined;
+      // The keys of one prefix are one range of the index: `prefix` up to the same with its last character raised.
+      const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+      const rows = this.#database.prepare("SELECT CAST(batch_item AS BLOB), CAST(id AS BLOB), CAST(status AS BLOB) FROM runs WHERE batch_item >= ? AND batch_item < ? ORDER BY started_at").raw().all(prefix, end) as Array<[unknown, unknown, unknown]>;
+      const latest = new Map<string, { id: string; status: unknown }>();
+      for (const [key, id, status] of rows) latest.set(String(blobText(key)), { id: String(blobText(id)), status: blobText(status) });
+      const stopped = new Map<string, string>();
+      for (const [key, run] of latest) if (run.status === "crashed" || run.status === "interrupted") stopped.set(key, run.id);
+      return stopped;
     });
   }
 
