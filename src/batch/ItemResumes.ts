@@ -14,8 +14,8 @@ export type ItemResume = { journal: RunJournal; rerunUnknown: (call: { key: stri
 export interface ItemResumesOptions {
   /** The run store's file. */
   file: string;
-  /** `--out`, whose items' runs are looked for. */
-  out: string;
+  /** The batch's scope (see `batchItemKey`): the absolute path of its `--out`. */
+  scope: string;
   prepared: PreparedTactic;
   /** `--rerun-unknown`: a call cut short by the stop runs again whatever its tool says. */
   rerunUnknown: boolean;
@@ -46,7 +46,7 @@ export class ItemResumes {
   static open(options: ItemResumesOptions): ItemResumes | undefined {
     if (!RunStore.exists(options.file)) return undefined;
     const store = RunStore.openSync(options.file, { warn: options.warn });
-    const stopped = store.stoppedBatchItems(batchItemPrefix(options.out));
+    const stopped = store.stoppedBatchItems(batchItemPrefix(options.scope));
     if (stopped.size === 0) {
       store.close();
       return undefined;
@@ -61,10 +61,11 @@ export class ItemResumes {
 
   /** The item's resume, when its run stopped mid-way and can go on. */
   of(itemId: string): ItemResume | undefined {
-    const runId = this.#stopped.get(batchItemKey(this.#options.out, itemId));
+    const key = batchItemKey(this.#options.scope, itemId);
+    const runId = this.#stopped.get(key);
     if (runId === undefined) return undefined;
     // Once: an item run again later in this batch (a rerun of a failed one) starts anew.
-    this.#stopped.delete(batchItemKey(this.#options.out, itemId));
+    this.#stopped.delete(key);
     const record = this.#store.getRun(runId);
     const journal = this.#store.getJournal(runId);
     if (!record || !journal) return undefined;
@@ -92,5 +93,21 @@ export class ItemResumes {
 
   close(): void {
     this.#store.close();
+  }
+
+  /**
+   * One item's resume, looked up on its own (a queue worker taking back an item of a worker that died): the store is
+   * opened for it and closed again.
+   */
+  static forItem(options: ItemResumesOptions, itemId: string): ItemResume | undefined {
+    if (!RunStore.exists(options.file)) return undefined;
+    const store = RunStore.openSync(options.file, { warn: options.warn });
+    try {
+      const key = batchItemKey(options.scope, itemId);
+      const runId = store.stoppedBatchItems(key).get(key);
+      return runId === undefined ? undefined : new ItemResumes(store, new Map([[key, runId]]), options).of(itemId);
+    } finally {
+      store.close();
+    }
   }
 }

@@ -19,6 +19,8 @@ import { tempDir, writeTree } from "./tempTree.js";
 export interface DurableProject {
   dir: string;
   home: string;
+  /** What the CLI is run with: the tools' folder, the mock's key, LLLM_HOME. */
+  env: NodeJS.ProcessEnv;
   server: MockOpenAIServer;
   /** Model requests the server received, held ones included. */
   modelRequests(): number;
@@ -146,6 +148,7 @@ agent_configs:
   const project: DurableProject = {
     dir,
     home,
+    env,
     server,
     modelRequests: () => requests,
     holdModel: (when) => {
