@@ -86,7 +86,7 @@ export class ScriptedModel implements Model {
       throw error;
     }
     const turn = list.turns[index]!;
-    const resolved = resolveTurn(turn, callNumber, JSON.stringify(request.messages));
+    const resolved = resolveTurn(turn, callNumber, () => JSON.stringify(request.messages));
     if (typeof turn !== "string" && list.expected[index] === undefined) {
       (turn.tool_calls ?? []).forEach((call, position) => {
         const sent = resolved.toolCalls[position];
@@ -116,7 +116,7 @@ export class ScriptedModel implements Model {
     }
     if (index === undefined) return undefined;
     this.requests.push({ ...request, messages: [...request.messages] });
-    return this.answer(list, index, request, resolveTurn(list.turns[index]!, this.requests.length, JSON.stringify(request.messages)));
+    return this.answer(list, index, request, resolveTurn(list.turns[index]!, this.requests.length, () => JSON.stringify(request.messages)));
   }
 
   /** Use turn `index` of `list` for this request: its answer, streamed when the request asks. */

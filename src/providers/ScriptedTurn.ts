@@ -88,9 +88,9 @@ export function estimateTokens(text: string): number {
 
 /**
  * Fill in a turn's defaults. `callNumber` (1-based) makes default tool-call ids unique across a script;
- * `promptText` is what the estimated prompt usage is counted from.
+ * `promptText` is what the estimated prompt usage is counted from (made only when the turn gives no usage).
  */
-export function resolveTurn(turn: ScriptedTurn, callNumber: number, promptText: string): ResolvedTurn {
+export function resolveTurn(turn: ScriptedTurn, callNumber: number, promptText: string | (() => string)): ResolvedTurn {
   const spec = typeof turn === "string" ? { text: turn } : turn;
   const toolCalls = (spec.tool_calls ?? []).map((call, index) => ({
     id: call.id ?? `call_${callNumber}_${index}`,
@@ -102,7 +102,7 @@ export function resolveTurn(turn: ScriptedTurn, callNumber: number, promptText: 
   return {
     text,
     toolCalls,
-    usage: spec.usage ? usageOf(spec.usage) : { promptTokens: estimateTokens(promptText), completionTokens: estimateTokens(answerText) },
+    usage: spec.usage ? usageOf(spec.usage) : { promptTokens: estimateTokens(typeof promptText === "string" ? promptText : promptText()), completionTokens: estimateTokens(answerText) },
     finishReason: spec.finish_reason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
     ...(spec.model !== undefined ? { model: spec.model } : {}),
   };

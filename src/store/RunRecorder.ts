@@ -4,6 +4,8 @@ import type { ModelMessage } from "../providers/Model.js";
 import { newRunId } from "../util/newRunId.js";
 import type { SecretRedactor } from "../util/redact.js";
 import type { ModelCallRecord, StoredMessage, ToolCallStoredRecord } from "./RunRecord.js";
+import type { FunctionCall } from "../tools/index.js";
+import type { EndedCall } from "./journal/ToolJournal.js";
 import { RunSpool } from "./RunSpool.js";
 import type { RunStart, SpoolEntry, ToolStart } from "./SpoolEntry.js";
 import { encodeOutput } from "./storedRows.js";
@@ -46,8 +48,8 @@ interface PendingCall {
   startedAt: number;
   /** How many messages of the agent's previous call this one starts with. */
   messagesKept: number;
-  /** The messages after those. */
-  messages: StoredMessage[];
+  /** What was sent: only the messages after those are stored (converted when the answer comes, if it is recorded). */
+  sent: ModelMessage[];
   tools: string[];
   retries: ModelCallRecord["retries"];
 }
@@ -68,6 +70,13 @@ export class RunRecorder {
   readonly #pending = new Map<string, PendingCall>();
   /** Per agent, what its previous model call was sent, to store only what is new. */
   readonly #lastSent = new Map<string, ModelMessage[]>();
+  /**
+   * Agents of a resumed attempt whose next recorded call stores its whole dialog: the calls before it were replayed,
+   * not recorded again, so the record has no row of this attempt for its messages to follow.
+   */
+  readonly #wholeNext = new Set<string>();
+  /** Calls recorded with their journal outcome (`toolEnded`): their `tool_call` events add nothing. */
+  readonly #recordedCalls = new WeakSet<object>();
   #modelSeq = 0;
   #toolSeq = 0;
   #step = 0;
@@ -142,16 +151,16 @@ export class RunRecorder {
       // first live calls store their whole dialog (the replayed ones were not kept as the last sent).
       if (event.type === "model_reply" && replayed.reply(event.usage)) {
         this.#pending.delete(event.agent);
-        this.#lastSent.delete(event.agent);
+        this.#wholeNext.add(event.agent);
         this.#options.tally.add(event);
         return;
       }
       if (event.type === "tool_call" && replayed.call(event.call)) return;
     }
     if (event.type === "model_call") {
-      const sent = event.sent ?? [];
+      const sent = (event.sent ?? []).slice();
       const kept = commonStart(this.#lastSent.get(event.agent) ?? [], sent);
-      this.#lastSent.set(event.agent, sent.slice());
+      this.#lastSent.set(event.agent, sent);
       this.#pending.set(event.agent, {
         step: this.#step++,
         agent: event.agent,
@@ -159,13 +168,14 @@ export class RunRecorder {
         model: event.model ?? null,
         startedAt: Date.now(),
         messagesKept: kept,
-        messages: sent.slice(kept).map((message) => toStoredMessage(message, redact)),
+        sent,
         tools: event.tools,
         retries: [],
       });
     } else if (event.type === "model_reply") {
       const pending = this.#pending.get(event.agent);
       this.#pending.delete(event.agent);
+      const kept = this.#wholeNext.delete(event.agent) ? 0 : (pending?.messagesKept ?? 0);
       const cost = this.#options.tally.add(event);
       const record: ModelCallRecord = {
         seq: this.#modelSeq++,
@@ -175,7 +185,7 @@ export class RunRecorder {
         model: event.model ?? pending?.model ?? null,
         started_at: pending?.startedAt ?? Date.now(),
         latency_ms: event.latencyMs === undefined ? null : Math.round(event.latencyMs),
-        messages: pending?.messages ?? [],
+        messages: (pending?.sent ?? []).slice(kept).map((message) => toStoredMessage(message, redact)),
         tools: pending?.tools ?? [],
         reply: redact(event.text),
         tool_calls: event.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: redact(call.arguments) })),
@@ -190,22 +200,11 @@ export class RunRecorder {
         ...(event.usage.batch ? { batch: true } : {}),
       };
       // At once: the answer is the journal's before the run acts on it (a resume replays it instead of asking again).
-      this.#append({ calls: { run: this.id, model: [{ record, messagesKept: pending?.messagesKept ?? 0 }], tool: [] } }, { now: true });
+      this.#append({ calls: { run: this.id, model: [{ record, messagesKept: kept }], tool: [] } }, { now: true });
     } else if (event.type === "tool_call") {
-      const { call } = event;
-      const record: ToolCallStoredRecord = {
-        seq: this.#toolSeq++,
-        step: this.#step++,
-        agent: event.agent,
-        call_id: call.id,
-        name: call.name,
-        arguments: JSON.parse(redact(JSON.stringify(call.arguments ?? {}))) as Record<string, unknown>,
-        result: call.resultStr === undefined ? null : redact(call.resultStr),
-        status: event.refused ? "refused" : call.error !== undefined ? "error" : event.repeated ? "repeated" : "ok",
-        error: call.error === undefined ? null : redact(call.error),
-        duration_ms: Math.round(event.durationMs),
-        ended_at: Date.now(),
-      };
+      // A journaled call was recorded with its outcome.
+      if (this.#recordedCalls.has(event.call)) return;
+      const record = this.#toolRow(event.agent, event.call, event.durationMs, { ...(event.repeated ? { repeated: true } : {}), ...(event.refused ? { refused: true } : {}) });
       this.#append({ calls: { run: this.id, model: [], tool: [record] } }, { now: true });
     }
   }
@@ -219,9 +218,33 @@ export class RunRecorder {
     this.#append({ start: { ...start, run: this.id, arguments: JSON.parse(redact(JSON.stringify(start.arguments))) as Record<string, unknown>, at: Date.now() } }, { now: true });
   }
 
-  /** A journaled tool call ended: its outcome (`ToolJournal`'s JSON) on disk before the run goes on. */
-  toolEnded(key: string, outcome: string): void {
-    this.#append({ outcome: { run: this.id, key, outcome: this.#options.redactor.redact(outcome), at: Date.now() } }, { now: true });
+  /**
+   * A journaled tool call ended: its outcome (`ToolJournal`'s JSON) on disk before the run goes on, in one line with
+   * the call's record (`ended`; its `tool_call` event then adds nothing). A program's calls (bridged, ids
+   * `program_…`) are kept in the journal only: the run's report lists them with their program.
+   */
+  toolEnded(key: string, outcome: string, ended?: EndedCall): void {
+    if (this.#failed) return;
+    const row = ended && !ended.call.id.startsWith("program_") ? this.#toolRow(ended.agent, ended.call, ended.durationMs, {}) : undefined;
+    if (ended && row) this.#recordedCalls.add(ended.call);
+    this.#append({ outcome: { run: this.id, key, outcome: this.#options.redactor.redact(outcome), at: Date.now(), ...(row ? { row } : {}) } }, { now: true });
+  }
+
+  #toolRow(agent: string, call: FunctionCall, durationMs: number, flags: { repeated?: boolean; refused?: boolean }): ToolCallStoredRecord {
+    const redact = (text: string): string => this.#options.redactor.redact(text);
+    return {
+      seq: this.#toolSeq++,
+      step: this.#step++,
+      agent,
+      call_id: call.id,
+      name: call.name,
+      arguments: JSON.parse(redact(JSON.stringify(call.arguments ?? {}))) as Record<string, unknown>,
+      result: call.resultStr === undefined ? null : redact(call.resultStr),
+      status: flags.refused ? "refused" : call.error !== undefined ? "error" : flags.repeated ? "repeated" : "ok",
+      error: call.error === undefined ? null : redact(call.error),
+      duration_ms: Math.round(durationMs),
+      ended_at: Date.now(),
+    };
   }
 
   /** Record how the run ended: its answer, or the error that stopped it. */
@@ -276,6 +299,7 @@ function commonStart(before: readonly ModelMessage[], now: readonly ModelMessage
 }
 
 function sameMessage(a: ModelMessage, b: ModelMessage): boolean {
+  if (a === b) return true;
   if (a.role !== b.role || a.content !== b.content) return false;
   if (a.role === "tool" && b.role === "tool") return a.toolCallId === b.toolCallId && a.name === b.name;
   if (a.role === "assistant" && b.role === "assistant") return a.toolCalls === b.toolCalls || JSON.stringify(a.toolCalls ?? null) === JSON.stringify(b.toolCalls ?? null);

@@ -109,7 +109,7 @@ export type SpoolEntry =
   /** A tool call starts (the journal; written at once, before it runs). */
   | { start: ToolStart }
   /** A tool call's outcome (the journal; written at once, before the run goes on), as `ToolJournal` keeps it. */
-  | { outcome: { run: string; key: string; outcome: string; at: number } }
+  | { outcome: { run: string; key: string; outcome: string; at: number; row?: ToolCallStoredRecord } }
   /** A later attempt of the run begins (`lllm run --resume`, a batch item run again). */
   | { resume: ResumeStart }
   /** The test case these runs are (`lllm test`) passed or failed: known once its assertions are checked, after the runs' ends. */

@@ -147,8 +147,9 @@ function apply(statements: Statements, entry: Exclude<SpoolEntry, { close: true 
     const start = entry.start;
     statements.toolStart.run(start.run, start.key, start.agent, start.name, JSON.stringify(start.arguments), start.rerun ?? null, start.at);
   } else if ("outcome" in entry) {
-    const { run, key, outcome, at } = entry.outcome;
+    const { run, key, outcome, at, row } = entry.outcome;
     statements.toolOutcome.run(outcome, at, run, key);
+    if (row) insertCalls(statements, run, { model: [], tool: [row] });
   } else if ("resume" in entry) {
     const { run, attempt, startedAt, from } = entry.resume;
     // The run is running again, in this writer's process: a reader marks it crashed if that one dies too.

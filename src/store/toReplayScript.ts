@@ -41,8 +41,16 @@ export function toReplayTurns(run: ReplaySource, options: { journal?: boolean } 
   }
   const agents: Record<string, ScriptedTurn[]> = {};
   const previous = new Map<string, { sent: ScriptedMessage[]; turn: ScriptedTurn; offered: readonly string[] }>();
+  // A message stored once is one object in every call that sent it (see `RunStore.getRun`): converted once, and
+  // compared by identity first (a 100-round run would otherwise compare its whole dialog at every turn).
+  const converted = new Map<StoredMessage, ScriptedMessage>();
+  const convert = (message: StoredMessage): ScriptedMessage => {
+    let scripted = converted.get(message);
+    if (!scripted) converted.set(message, (scripted = fromStoredMessage(message)));
+    return scripted;
+  };
   for (const call of run.model_calls) {
-    const sent = call.messages.map(fromStoredMessage);
+    const sent = call.messages.map(convert);
     const turn: Exclude<ScriptedTurn, string> = {};
     const before = previous.get(call.agent);
     const implied = before ? [...before.sent, ...replyMessages(before.turn)] : undefined;
@@ -83,7 +91,7 @@ function fromStoredMessage(message: StoredMessage): ScriptedMessage {
 }
 
 function startsWith(messages: readonly ScriptedMessage[], start: readonly ScriptedMessage[]): boolean {
-  return start.length <= messages.length && start.every((message, index) => comparable(message) === comparable(messages[index]!));
+  return start.length <= messages.length && start.every((message, index) => message === messages[index] || comparable(message) === comparable(messages[index]!));
 }
 
 /** A message as compared: an assistant's empty text is `null`, as the loop sends it beside tool calls. */

@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import { ConfigError } from "../../errors.js";
 import { FunctionCall, FunctionTool, isIdempotent, type ToolContext } from "../../tools/index.js";
 import type { ToolCallOptions } from "../../tools/FunctionTool.js";
@@ -24,10 +25,20 @@ export interface ToolResults {
    * per call): outcomes, and the start notes of calls that never ended (see `startNote`).
    */
   toolResultsOf(scope: string): ReadonlyMap<string, string>;
-  /** Keep a call's outcome (it replaces the call's start note). */
-  keepToolResult(key: string, outcome: string): void;
+  /**
+   * Keep a call's outcome (it replaces the call's start note). `ended`: the call itself, for a store that records it
+   * as the run's tool call too (the run store: one line for both).
+   */
+  keepToolResult(key: string, outcome: string, ended?: EndedCall): void;
   /** Keep a note that a call starts, before it runs; a store that keeps none lets every call cut short run again. */
   keepToolStart?(key: string, note: ToolStartNote): void;
+}
+
+/** A journaled call that ended: its agent, the call (with its result or error), and how long it took. */
+export interface EndedCall {
+  agent: string;
+  call: FunctionCall;
+  durationMs: number;
 }
 
 /** A call's outcome as kept: what `FunctionTool.call` filled in. */
@@ -142,9 +153,10 @@ export class ToolJournal {
     if (note !== undefined && note.rerun === undefined && rerun === undefined && !this.#options.rerunUnknown?.({ key, agent, name: tool.name })) throw unknownOutcome(agent, note);
     if (note === undefined) this.#options.results.keepToolStart?.(key, { agent, name: tool.name, arguments: call.arguments, ...(rerun ? { rerun } : {}) });
     const before = this.#options.turns?.count ?? 0;
+    const started = performance.now();
     // The tool itself runs the call: its argument validator is compiled once, not once per attempt.
     const done = await tool.call(call, context, options);
-    if (!context.signal?.aborted) this.#options.results.keepToolResult(key, JSON.stringify(outcomeOf(done, (this.#options.turns?.count ?? 0) - before)));
+    if (!context.signal?.aborted) this.#options.results.keepToolResult(key, JSON.stringify(outcomeOf(done, (this.#options.turns?.count ?? 0) - before)), { agent, call: done, durationMs: performance.now() - started });
     return done;
   }
 

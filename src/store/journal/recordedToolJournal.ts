@@ -14,7 +14,7 @@ export function recordedToolJournal(recorder: RunRecorder, resume: RunJournal | 
     results: {
       toolResultsOf: () => resume?.kept ?? NOTHING_KEPT,
       keepToolStart: (key, note) => recorder.toolStarted({ key, ...note }),
-      keepToolResult: (key, outcome) => recorder.toolEnded(key, outcome),
+      keepToolResult: (key, outcome, ended) => recorder.toolEnded(key, outcome, ended),
     },
     kept: resume?.kept ?? NOTHING_KEPT,
     runInsideAgain: true,
