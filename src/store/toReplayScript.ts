@@ -91,7 +91,23 @@ function fromStoredMessage(message: StoredMessage): ScriptedMessage {
 }
 
 function startsWith(messages: readonly ScriptedMessage[], start: readonly ScriptedMessage[]): boolean {
-  return start.length <= messages.length && start.every((message, index) => message === messages[index] || comparable(message) === comparable(messages[index]!));
+  return start.length <= messages.length && start.every((message, index) => sameScripted(message, messages[index]!));
+}
+
+/** Two messages alike as the model reads them (an assistant's empty text is `null`, as the loop sends it beside tool calls). */
+function sameScripted(a: ScriptedMessage, b: ScriptedMessage): boolean {
+  if (a === b) return true;
+  if (a.role !== b.role || a.tool_call_id !== b.tool_call_id || a.name !== b.name) return false;
+  const empty = (message: ScriptedMessage): string | null => (message.role === "assistant" && message.content === "" ? null : message.content);
+  if (empty(a) !== empty(b)) return false;
+  const callsA = a.tool_calls ?? [];
+  const callsB = b.tool_calls ?? [];
+  if (callsA.length !== callsB.length) return false;
+  // Arguments parsed from the same stored text have their keys in the same order; others are compared canonically.
+  return callsA.every((call, index) => {
+    const other = callsB[index]!;
+    return call.id === other.id && call.name === other.name && (JSON.stringify(call.arguments) === JSON.stringify(other.arguments) || comparable(a) === comparable(b));
+  });
 }
 
 /** A message as compared: an assistant's empty text is `null`, as the loop sends it beside tool calls. */

@@ -72,7 +72,7 @@ export class RunJournal {
     }
     let agents = toReplayTurns({ model_calls: run.model_calls, tool_calls: withJournalResults(run, options.tools) }, { journal: true });
     if (options.force) agents = Object.fromEntries(Object.entries(agents).map(([agent, turns]) => [agent, turns.map(unchecked)]));
-    this.#answers = new ScriptedModel({ agents }, { name: "journal" });
+    this.#answers = new ScriptedModel({ agents }, { name: "journal", fromRecord: true });
   }
 
   /** The calls the run stopped during (started, never ended), with what was called. */
