@@ -7,6 +7,8 @@ import { damagedRecord, RunJournal } from "../store/journal/RunJournal.js";
 import { setupChanges } from "../store/journal/runSetup.js";
 import { unknownOutcome, type ToolStartNote } from "../store/journal/ToolJournal.js";
 import type { RunRecord } from "../store/RunRecord.js";
+import type { Message } from "../agent/index.js";
+import { dialogOfRun } from "../store/dialogOfRun.js";
 import { AmbiguousRunIdError, RunStore } from "../store/RunStore.js";
 import type { ResumeFlags, ResumeInfo } from "../store/SpoolEntry.js";
 import { storeFile } from "../store/startRunLog.js";
@@ -20,6 +22,8 @@ export interface ResumedRun {
   /** The tactic to run: the one given, else the run's. */
   target: string;
   info: ResumeInfo;
+  /** A run that continued another (`--continue`): that run's dialog, as it was given. */
+  history?: Message[];
 }
 
 /**
@@ -40,6 +44,7 @@ export async function findResumedRun(target: string | undefined, flag: string | 
   const store = await RunStore.open(file, { warn });
   let record: RunRecord | undefined;
   let journal: ReturnType<RunStore["getJournal"]>;
+  let continued: RunRecord | null | undefined;
   try {
     const runId = id === undefined ? store.lastStopped({ cwd: process.cwd(), ...(target !== undefined ? { tacticPath: path.resolve(target) } : {}) }) : store.resolveId(id);
     if (runId === undefined) {
@@ -50,6 +55,8 @@ export async function findResumedRun(target: string | undefined, flag: string | 
     }
     record = store.getRun(runId);
     journal = store.getJournal(runId);
+    // A run that continued another started from that run's dialog: so does its resume.
+    if (record?.continues_run) continued = store.getRun(record.continues_run) ?? null;
   } catch (error) {
     if (error instanceof AmbiguousRunIdError) throw new ConfigError("store_run_ambiguous", error.message, { ...where, hint: "Give more characters of the id (see `lllm logs`)." });
     throw error;
@@ -61,7 +68,13 @@ export async function findResumedRun(target: string | undefined, flag: string | 
   const info = readResumeInfo(record.id, journal.resume);
   const tactic = target ?? record.tactic_path;
   if (tactic === null) throw new ConfigError("usage_missing_tactic", `--resume: run ${record.id} has no tactic on record; name it: lllm run TACTIC --resume ${record.id}`);
-  return { record, journal: new RunJournal({ run: record, tools: journal.tools, ...(options.force ? { force: true } : {}) }), target: tactic, info };
+  let history: Message[] | undefined;
+  if (continued !== undefined) {
+    const dialog = continued === null ? undefined : dialogOfRun(continued);
+    if (!dialog) throw damagedRecord(record.id, `the run it continued (${record.continues_run}) is no longer in the log`);
+    history = dialog.messages;
+  }
+  return { record, journal: new RunJournal({ run: record, tools: journal.tools, ...(options.force ? { force: true } : {}) }), target: tactic, info, ...(history ? { history } : {}) };
 }
 
 /** A run that cannot go on: still running, ended with its answer, stopped by a mistake in its files or flags, or recorded without a journal. */

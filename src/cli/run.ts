@@ -167,6 +167,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     mcpHooks: mcpClientHooks({ verbose: Boolean(options.verbose), signal }),
     ...(notebookOut !== undefined ? { notebookOut } : {}),
     ...(continued ? { history: continued.history, continuesRun: continued.id } : {}),
+    ...(resumed?.history ? { history: resumed.history } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
     ...(resumed ? { resume: resumed.journal, ...(rerunUnknown ? { rerunUnknown } : {}) } : { flags }),
     onRecorded: (id) => (recordedId = id),

@@ -42,7 +42,10 @@ export interface RecordedRunOptions extends RunOptions {
   warn: (message: string) => void;
   /** How the caller's user gives a missing template variable a value (the error's hint); default: `--var`. */
   missingVariableHint?: (name: string) => string;
-  /** The flags of `lllm run` that shaped the run, kept in its record so that `lllm run --resume` runs it the same way. */
+  /**
+   * The flags of `lllm run` that shaped the run, kept in its record so that `lllm run --resume` runs it the same way.
+   * A run recorded with them (`{}` at least), or as a batch item, can be resumed.
+   */
   flags?: ResumeFlags;
   /** The batch item this run is (`batchItemKey`): a batch run again resumes the item's stopped run. */
   batchItem?: string;

@@ -29,7 +29,10 @@ export interface StartRunLogOptions {
   test?: { file: string; case: string };
   /** Record under this id (the record of an earlier attempt of the same run: see `RunRecorderOptions.id`). */
   recordId?: string;
-  /** The flags of `lllm run` that shaped this run, kept so that its resume runs it the same way. */
+  /**
+   * The flags of `lllm run` that shaped this run, kept so that its resume runs it the same way; given (`{}` at least),
+   * the run can be resumed (`lllm run --resume`), as a batch item's (`batchItem`) can.
+   */
   flags?: ResumeFlags;
   /** The batch item this run is (see `batchItemKey`). */
   batchItem?: string;
@@ -91,8 +94,9 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
         ...(options.batchId !== undefined ? { batchId: options.batchId } : {}),
         ...(options.test !== undefined ? { test: options.test } : {}),
         ...(options.batchItem !== undefined ? { batchItem: options.batchItem } : {}),
-        // A run of its own keeps what its resume needs (a test case is run again by its test file instead).
-        ...(options.test === undefined && !resume ? { resume: { flags: options.flags ?? {}, setup: (memo.setup ??= runSetup(prepared)) } } : {}),
+        // A run of `lllm run` or a batch item keeps what its resume needs (a test case is run again by its test file,
+        // a turn of `lllm chat` goes on with `lllm chat --continue`).
+        ...((options.flags !== undefined || options.batchItem !== undefined) && options.test === undefined && !resume ? { resume: { flags: options.flags ?? {}, setup: (memo.setup ??= runSetup(prepared)) } } : {}),
       },
     });
   }

@@ -2,7 +2,7 @@ import { createRequire } from "node:module";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { durableProject, waitForFile, type DurableProject } from "../helpers/durableProject.js";
+import { durableProject, roundTurn, waitForFile, type DurableProject, type WireMessage } from "../helpers/durableProject.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -125,3 +125,34 @@ describe("lllm run --resume picks", () => {
     expect(latest.stderr).toContain("the run stopped during a call of `note` (agent `worker`, arguments {\"n\":3})");
   });
 });
+
+describe("lllm run --resume of a run that continued another", () => {
+  it("starts again from the dialog it continued, so its recorded rounds are replayed", async () => {
+    // Rounds are counted from the last user message: a continued dialog does 6 rounds of its own.
+    project = await durableProject({
+      answer: (messages: WireMessage[]) => {
+        const user = messages.filter((message) => message.role === "user").length;
+        const round = messages.slice(messages.map((message) => message.role).lastIndexOf("user")).filter((message) => message.role === "tool").length;
+        return roundTurn(round, 6, { agent: `turn${user}` });
+      },
+    });
+    const first = await project.run(["run", project.tactic(), "--input", "first", "--json"]);
+    expect(first.code, first.stderr).toBe(0);
+    const firstId = (JSON.parse(first.stdout) as { run_id: string }).run_id;
+    project.blockTool("look", 4);
+    const second = project.start(["run", "--continue", firstId, "--input", "second"]);
+    expect(await waitForFile(path.join(project.dir, "blocked")), second.stderr()).toBe(true);
+    process.kill(second.pid, "SIGKILL");
+    await second.exit();
+    project.clearMarks();
+    const requests = project.modelRequests();
+    const resumed = await project.run(["run", "--resume", "--json"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const json = JSON.parse(resumed.stdout) as { output: string; resumed: { replayed_model_calls: number } };
+    expect(json.output).toBe("turn2: 6 rounds, last value 35");
+    expect(json.resumed.replayed_model_calls).toBe(5);
+    // Rounds 5 and 6 only: the continued dialog's rounds were replayed.
+    expect(project.modelRequests() - requests).toBe(2);
+  });
+});
+
