@@ -1,4 +1,6 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { makePrivateFolder } from "../util/privateFolder.js";
+import { processAlive } from "../util/processAlive.js";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { loadProjectSettings } from "../config/index.js";
@@ -66,6 +68,7 @@ export async function findResumedRun(target: string | undefined, flag: string | 
   if (!record || !journal) throw new ConfigError("store_run_not_found", `--resume: no run \`${id}\` in the log`, { ...where, hint: "See the ids with `lllm logs`." });
   checkResumable(record);
   const info = readResumeInfo(record.id, journal.resume);
+  holdRun(record.id, { storeFile: file });
   const tactic = target ?? record.tactic_path;
   if (tactic === null) throw new ConfigError("usage_missing_tactic", `--resume: run ${record.id} has no tactic on record; name it: lllm run TACTIC --resume ${record.id}`);
   let history: Message[] | undefined;
@@ -75,6 +78,34 @@ export async function findResumedRun(target: string | undefined, flag: string | 
     history = dialog.messages;
   }
   return { record, journal: new RunJournal({ run: record, tools: journal.tools, ...(options.force ? { force: true } : {}) }), target: tactic, info, ...(history ? { history } : {}) };
+}
+
+/**
+ * Hold the run for this process while it resumes it: a second `lllm run --resume` of the same run at the same time
+ * would replay it too and go on live beside it (each tool of the live part called twice). A file beside the run log,
+ * made exclusively, holding this process's id; one left by a process that is gone is taken over. Released when the
+ * process exits.
+ */
+export function holdRun(runId: string, options: { storeFile: string }): void {
+  const folder = path.join(path.dirname(options.storeFile), "runs");
+  makePrivateFolder(path.dirname(options.storeFile));
+  makePrivateFolder(folder);
+  const file = path.join(folder, `${runId}.resuming`);
+  for (let tries = 0; tries < 2; tries += 1) {
+    try {
+      writeFileSync(file, String(process.pid), { flag: "wx", mode: 0o600 });
+      process.on("exit", () => rmSync(file, { force: true }));
+      return;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+    const holder = Number(readFileSync(file, "utf8").trim());
+    if (Number.isInteger(holder) && holder > 0 && processAlive(holder)) {
+      throw new ConfigError("resume_running", `--resume: run ${runId} is being resumed already (process ${holder})`, { location: { file: "--resume" }, hint: "Wait for that resume to end, or stop it first." });
+    }
+    rmSync(file, { force: true }); // left by a resume that was killed
+  }
+  throw new ConfigError("resume_running", `--resume: run ${runId} is being resumed already`, { location: { file: "--resume" } });
 }
 
 /** A run that cannot go on: still running, ended with its answer, stopped by a mistake in its files or flags, or recorded without a journal. */

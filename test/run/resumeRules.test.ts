@@ -3,6 +3,9 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { durableProject, roundTurn, waitForFile, type DurableProject, type WireMessage } from "../helpers/durableProject.js";
+import { holdRun } from "../../src/cli/resumeRun.js";
+import { endedPid } from "../helpers/endedPid.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -92,6 +95,25 @@ describe("lllm run --resume refuses", () => {
     expect(none.stderr).toContain("no interrupted or crashed run was started from this folder");
   });
 
+  it("a run being resumed already, or still running", async () => {
+    await killedRun();
+    project.blockTool("look", 8);
+    const resuming = project.start(["run", "--resume"]);
+    expect(await waitForFile(path.join(project.dir, "blocked")), resuming.stderr()).toBe(true);
+    const [run] = (JSON.parse((await project.run(["logs", "--json"])).stdout) as { runs: Array<{ id: string; status: string }> }).runs;
+    expect(run!.status).toBe("running");
+    const second = await project.run(["run", "--resume", run!.id]);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toMatch(/--resume: run [0-9A-Z]{26} (is being resumed already|is still running) \(process \d+\)/);
+    process.kill(resuming.pid, "SIGKILL");
+    await resuming.exit();
+    project.clearMarks();
+    // The resume that was killed holds it no more.
+    const third = await project.run(["run", "--resume"]);
+    expect(third.code, third.stderr).toBe(0);
+    expect(third.stdout).toBe("done: 10 rounds, last value 63\n");
+  });
+
   it("flags that would make it another run", async () => {
     await killedRun();
     for (const flags of [["--input", "other"], ["--var", "a=b"], ["--no-log"], ["--dry-run"]]) {
@@ -153,6 +175,21 @@ describe("lllm run --resume of a run that continued another", () => {
     expect(json.resumed.replayed_model_calls).toBe(5);
     // Rounds 5 and 6 only: the continued dialog's rounds were replayed.
     expect(project.modelRequests() - requests).toBe(2);
+  });
+});
+
+describe("holdRun", () => {
+  it("lets one process at a time resume a run; a hold left by a process that is gone is taken over", async () => {
+    const home = tempDir("lllm-hold-");
+    const storeFile = path.join(home, "logs.db");
+    holdRun("01J0000000000000000000000A", { storeFile });
+    expect(() => holdRun("01J0000000000000000000000A", { storeFile })).toThrow(`run 01J0000000000000000000000A is being resumed already (process ${process.pid})`);
+    // Another run is another hold.
+    holdRun("01J0000000000000000000000B", { storeFile });
+    // A process that ended left its hold: taken over.
+    writeFileSync(path.join(home, "runs", "01J0000000000000000000000C.resuming"), String(await endedPid()));
+    holdRun("01J0000000000000000000000C", { storeFile });
+    expect(readFileSync(path.join(home, "runs", "01J0000000000000000000000C.resuming"), "utf8")).toBe(String(process.pid));
   });
 });
 
