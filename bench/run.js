@@ -187,6 +187,7 @@ const suites = {
   kernel: kernelSuite,
   codeaction: async () => (await import("./codeaction.js")).codeActionSuite({ root, runs }),
   store: async () => (await import("./store.js")).storeSuite({ runs, root }),
+  resume: async () => (await import("./resume.js")).resumeSuite({ runs, root }),
   viewer: async () => (await import("./viewer.js")).viewerSuite({ runs, root }),
   reader: async () => (await import("./batchReader.js")).batchReaderSuite({ runs }),
   serve: async () => (await import("./serve.js")).serveSuite({ root }),

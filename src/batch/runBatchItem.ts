@@ -8,6 +8,7 @@ import type { BatchItem, BatchResult } from "./BatchItem.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
 import type { FunctionTool } from "../tools/index.js";
 import type { ParkedRun } from "./ParkedItems.js";
+import type { ItemResume } from "./ItemResumes.js";
 
 export interface RunBatchItemOptions {
   prepared: PreparedTactic;
@@ -29,6 +30,10 @@ export interface RunBatchItemOptions {
    * of its first attempt, and when that one started.
    */
   attempt?: { parked: () => boolean; recordId?: string; startedAt?: number };
+  /** The item's key in the run store (`batchItemKey`: its --out file and id), so that a batch run again finds its run. */
+  batchItem?: string;
+  /** The item's run stopped mid-way in an earlier run of the batch: it resumes from there (or is refused). */
+  resume?: ItemResume;
 }
 
 /**
@@ -48,6 +53,9 @@ export async function runBatchItem(item: BatchItem, options: RunBatchItemOptions
     durationMs: Math.round(performance.now() - started),
   });
   if (item.problem) return line({ status: "error", output: null, error: { code: item.problem.code, message: item.problem.message } });
+  // Its stopped run is left as it is: the same batch run again with --rerun-unknown resumes it.
+  if (options.resume && "refused" in options.resume) return line({ status: "error", output: null, error: { code: options.resume.refused.code, message: `${options.resume.refused.message} (${options.resume.refused.hint ?? ""})` } });
+  const resume = options.resume && "journal" in options.resume ? options.resume : undefined;
   const run = await runRecorded(options.prepared, {
     input: item.input,
     vars: { ...options.vars, ...item.vars },
@@ -63,6 +71,8 @@ export async function runBatchItem(item: BatchItem, options: RunBatchItemOptions
     ...(options.wrapTool ? { wrapTool: options.wrapTool } : {}),
     ...(options.attempt ? { parked: options.attempt.parked } : {}),
     ...(options.attempt?.recordId !== undefined ? { recordId: options.attempt.recordId } : {}),
+    ...(options.batchItem !== undefined ? { batchItem: options.batchItem } : {}),
+    ...(resume ? { resume: resume.journal, rerunUnknown: resume.rerunUnknown } : {}),
   });
   if (!run.ok && options.attempt?.parked()) return { parked: true, ...(run.runId !== undefined ? { recordId: run.runId } : {}) };
   if (run.ok) return line({ status: "ok", output: run.result.output, error: null }, run);

@@ -33,6 +33,9 @@ import { retryReporter } from "./retryReporter.js";
 import { parseVars } from "./parseVars.js";
 import { positiveInteger } from "./positiveInteger.js";
 import type { ProviderBatch } from "./providerBatch.js";
+import type { ItemResume, ItemResumes } from "../batch/ItemResumes.js";
+import { batchItemKey } from "../store/journal/batchItemKey.js";
+import { storeFile } from "../store/startRunLog.js";
 
 export interface BatchCommandOptions {
   inputs?: string;
@@ -60,6 +63,8 @@ export interface BatchCommandOptions {
   purge?: boolean;
   verbose?: boolean;
   providerBatch?: boolean;
+  /** `--rerun-unknown`: items resumed mid-way run again the calls their stop cut short, whatever their tools say. */
+  rerunUnknown?: boolean;
   pollInterval?: string;
   status?: boolean;
   cancel?: boolean;
@@ -91,6 +96,8 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   // What the workers are told to find, checked before anything connects: a tactic they cannot have is refused now.
   const queued = options.queue === undefined ? undefined : queuedTactic(prepared, options.model ?? null);
 
+  // The same batch run again (its --out is there already): items that stopped mid-way resume (see below).
+  const rerunOfOut = options.out !== undefined && existsSync(options.out);
   if (options.providerBatch && options.queue !== undefined) throw new ConfigError("usage_queue", "--provider-batch and --queue: give one (the provider runs the model calls of a provider batch)", { location: { file: "--provider-batch" } });
   const live = Boolean(process.stderr.isTTY);
   let providerBatch: ProviderBatch | undefined;
@@ -125,11 +132,17 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
       ...(maxReplyBytes !== undefined ? { maxReplyBytes } : {}),
       park,
       onStop: () => stopStarting.abort(),
+      ...(options.rerunUnknown ? { rerunUnknown: true } : {}),
       say: (text) => say(paint("dim", `lllm batch: ${text}`)),
       warn: (text) => say(`${paint("yellow", "lllm: warning:")} ${text}`),
     });
   }
 
+  // The same batch run again (its --out is there): items whose runs stopped mid-way resume them (not with a provider
+  // batch, whose items keep their own journal with their jobs). Only then is the run store read.
+  const rerun = rerunOfOut && options.log !== false && !providerBatch && options.queue === undefined;
+  const resumes = rerun ? (await import("../batch/ItemResumes.js")).ItemResumes.open({ file: storeFile(process.env, prepared.settings.home), scope: path.resolve(options.out!), prepared, rerunUnknown: Boolean(options.rerunUnknown), warn: (text) => say(`${paint("yellow", "lllm: warning:")} ${text}`) }) : undefined;
+  if (resumes) say(paint("dim", `lllm batch: ${resumes.size} item${resumes.size === 1 ? "" : "s"} stopped mid-way in an earlier run: they resume from where they stopped`));
   const output = await BatchOutput.open({ ...(options.out !== undefined ? { file: options.out } : {}), ordered: Boolean(options.ordered), retryFailed: Boolean(options.retryFailed) });
   let total: number | undefined;
   // Counted only when the dataset can be read twice: a pipe or a FIFO (`<(command)`) is read once, by the items,
@@ -139,8 +152,10 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   const batchId = newRunId();
   // Nobody is asked in a batch: --approve decides, default none, and the first refusal says so.
   const approve = options.approve === "all" ? approveAll : options.approve === "none" ? approveNone : noticeFirstRefusal(approveNone, (request) => say(`${paint("yellow", "lllm: warning:")} \`${request.tool}\` needs approval and was refused: a batch asks nobody; pass --approve all to run such tools (or --approve none to refuse them without this warning)`));
-  const dispatcher = options.queue === undefined || queued === undefined ? undefined : await startQueue({ url: options.queue, batchId, tacticTarget, queued, prepared, options, settings, cancel, say, onFailure: () => stopStarting.abort() });
+  const dispatcher = options.queue === undefined || queued === undefined ? undefined : await startQueue({ rerun: rerunOfOut, url: options.queue, batchId, tacticTarget, queued, prepared, options, settings, cancel, say, onFailure: () => stopStarting.abort() });
   let stats: BatchStats | undefined;
+  /** An item was refused for a call cut short: the provider batch's answers and tool outcomes are kept for its rerun. */
+  let keepJournals = false;
   holdFirstSignal(() => {
     stopStarting.abort();
     if (providerBatch) {
@@ -183,8 +198,14 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
               ...(options.log !== undefined ? { log: options.log } : {}),
               warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),
               ...(attempt ? { wrapTool: attempt.wrapTool, attempt: { parked: () => attempt.parked, ...(again?.recordId !== undefined ? { recordId: again.recordId } : {}), ...(again ? { startedAt: again.startedAt } : {}) } } : {}),
+              ...(options.out !== undefined && !providerBatch ? { batchItem: batchItemKey(path.resolve(options.out), item.id) } : {}),
+              ...(resumes ? resumeOf(resumes, item.id) : {}),
             })
-              .then((result) => (attempt && "parked" in result ? { ...result, cost: attempt.parkedCost } : result))
+              .then((result) => {
+                // Refused to go on past a call its stop cut short: its journal is kept for the rerun that allows it.
+                if (!("parked" in result) && result.error?.code === "resume_unknown_call") keepJournals = true;
+                return attempt && "parked" in result ? { ...result, cost: attempt.parkedCost } : result;
+              })
               .finally(() => {
                 attempt?.dispose();
                 // A parked item's answered turns stay committed until its line is written.
@@ -196,7 +217,8 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
     if (stats.stoppedBy === "budget") await providerBatch?.collect();
   } finally {
     progress?.stop();
-    await providerBatch?.close({ complete: stats !== undefined && stats.stoppedBy === undefined && stats.cancelled === 0 });
+    resumes?.close();
+    await providerBatch?.close({ complete: stats !== undefined && stats.stoppedBy === undefined && stats.cancelled === 0 && !keepJournals });
     try {
       output.close(); // throws when the last lines cannot be written (a full disk)
     } finally {
@@ -216,8 +238,14 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   if (stats.failed + stats.skippedFailed + stats.duplicates > 0) process.exitCode = 1;
 }
 
+/** An item's resume, when its run stopped mid-way in an earlier run of the batch. */
+function resumeOf(resumes: ItemResumes, itemId: string): { resume?: ItemResume } {
+  const resume = resumes.of(itemId);
+  return resume ? { resume } : {};
+}
+
 /** --queue: announce the batch on Redis; items become jobs that `lllm worker`s run. */
-async function startQueue(context: { url: string; batchId: string; tacticTarget: string; queued: QueuedTactic; prepared: Awaited<ReturnType<typeof prepareTactic>>; options: BatchCommandOptions; settings: BatchSettings; cancel: AbortSignal; say: (text: string) => void; onFailure: (error: LllmError) => void }): Promise<QueueDispatcher> {
+async function startQueue(context: { rerun: boolean; url: string; batchId: string; tacticTarget: string; queued: QueuedTactic; prepared: Awaited<ReturnType<typeof prepareTactic>>; options: BatchCommandOptions; settings: BatchSettings; cancel: AbortSignal; say: (text: string) => void; onFailure: (error: LllmError) => void }): Promise<QueueDispatcher> {
   const { options, settings, prepared } = context;
   const shownUrl = redactQueueUrl(context.url);
   const dispatcher = await QueueDispatcher.open({
@@ -239,6 +267,8 @@ async function startQueue(context: { url: string; batchId: string; tacticTarget:
       approve: options.approve === "all" ? "all" : "none",
       producer: { host: hostname(), pid: process.pid },
       out: options.out !== undefined ? path.resolve(options.out) : null,
+      ...(context.rerun ? { rerun: true } : {}),
+      ...(options.rerunUnknown ? { rerunUnknown: true } : {}),
     },
   });
   const needs = context.queued.kind === "ref" ? [context.queued.ref.slice(0, context.queued.ref.indexOf(".tactics:"))] : context.queued.packageNames;

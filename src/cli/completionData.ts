@@ -61,7 +61,7 @@ export function completionData(program: Commander.Command, options: CompletionDa
 export function valueKind(flags: string[]): WordKind {
   if (flags.includes("--model")) return "model";
   if (flags.includes("--package")) return "dir";
-  if (flags.includes("--continue")) return "run";
+  if (flags.includes("--continue") || flags.includes("--resume")) return "run";
   if (flags.some((flag) => ["--input-file", "--env-file", "--out", "--output", "--file", "--junit", "--dataset", "--inputs", "--notebook-out"].includes(flag))) return "file";
   return "other";
 }

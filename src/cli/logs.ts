@@ -55,7 +55,7 @@ export async function logsListCommand(options: LogsListOptions): Promise<void> {
     : [];
   if (options.json) {
     // One object, like every other `--json` output, so a field can be added later without breaking readers.
-    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, runs }, null, 2));
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, runs: runs.map((run) => (run.resumable ? { ...run, resume_command: resumeCommand(run.id) } : run)) }, null, 2));
     return;
   }
   if (runs.length === 0) {
@@ -63,6 +63,13 @@ export async function logsListCommand(options: LogsListOptions): Promise<void> {
     return;
   }
   writeOut(formatTable(runs));
+  const resumable = runs.find((run) => run.resumable);
+  if (resumable) writeErr(paint("dim", `lllm: runs marked * stopped before their end and can go on from where they stopped: ${resumeCommand(resumable.id)}`));
+}
+
+/** How to go on with a run that stopped before its end. */
+function resumeCommand(id: string): string {
+  return `lllm run --resume ${id}`;
 }
 
 /** The ids of the latest runs, newest first, for shell completion; none when nothing was logged yet. */
@@ -175,7 +182,7 @@ function formatTable(runs: RunSummary[]): string {
     run.id,
     formatTime(run.started_at),
     run.tactic_name ?? "-",
-    run.status,
+    run.resumable ? `${run.status} *` : run.status,
     cut(run.models.join(",") || "-", 32),
     String(run.prompt_tokens + run.completion_tokens),
     formatCost(run.cost),

@@ -118,6 +118,9 @@ export function buildProgram(): Command {
     .option("--notebook-out <file>", "notebook pattern: write the cells and their outputs as a Jupyter notebook (.ipynb)")
     .option("--no-log", "do not record this run in the run store ($LLLM_HOME/logs.db; LLLM_LOG=0 does the same)")
     .option("-c, --continue [id]", "continue the dialog of a logged run (default: the last) with a new input")
+    .option("--resume [id]", "go on with a run that was interrupted, crashed or failed, from where it stopped, without calling the model or the tools again for its recorded steps (default: the last interrupted or crashed run started here)")
+    .option("--force", "with --resume: resume a run whose tactic changed since (its recorded answers are replayed in order)")
+    .option("--rerun-unknown", "with --resume: run again the tool calls the stop cut short, even of tools not declared idempotent")
     .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {
       const { runCommand } = await import("./run.js");
       await runCommand(tactic, command.optsWithGlobals());
@@ -169,6 +172,7 @@ export function buildProgram(): Command {
     .option("--poll-interval <seconds>", "with --provider-batch: poll the jobs this often (default from 10 s growing to 60 s)")
     .option("--status", "with --out FILE, no tactic: show the provider batch jobs of FILE, their states and counts")
     .option("--cancel", "with --out FILE, no tactic: cancel the provider batch jobs of FILE still running")
+    .option("--rerun-unknown", "when the same batch runs again: items that stopped mid-way run again the tool calls their stop cut short, even of tools not declared idempotent")
     .option("-q, --quiet", "no progress line; the summary only when something failed")
     .option("--no-log", "do not record the items' runs in the run store")
     .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {

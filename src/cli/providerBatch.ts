@@ -52,6 +52,8 @@ export interface ProviderBatchOptions {
   park: boolean;
   /** The batch must stop (see `ProviderBatchRunnerOptions.onStop`): start no more items. */
   onStop: () => void;
+  /** `--rerun-unknown`: a parked item's call cut short by a kill runs again whatever its tool says. */
+  rerunUnknown?: boolean;
   say: (text: string) => void;
   warn: (text: string) => void;
 }
@@ -130,7 +132,7 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
     runner,
     modelsFor: (itemId) => itemModels(itemId, { runner, groups, live: options.live }),
     ...(parked ? { parked } : {}),
-    attempt: (itemId, cancel, again) => itemAttempt(itemId, { runner, groups, live: options.live, store, cancel, ...(again?.cost !== undefined ? { parkedCost: again.cost } : {}), ...(again?.history ? { history: again.history as ItemHistory } : {}) }),
+    attempt: (itemId, cancel, again) => itemAttempt(itemId, { runner, groups, live: options.live, store, cancel, ...(again?.cost !== undefined ? { parkedCost: again.cost } : {}), ...(again?.history ? { history: again.history as ItemHistory } : {}), ...(options.rerunUnknown ? { rerunUnknown: true } : {}) }),
     itemDone: (itemId) => runner.itemDone(itemKey(itemId)),
     progress: () => {
       const { jobs, since } = runner.running;

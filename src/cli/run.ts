@@ -3,7 +3,7 @@ import { mcpClientHooks } from "./mcpClientHooks.js";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
-import { ConfigError, RunLimitError } from "../errors.js";
+import { ConfigError, isLllmError, RunLimitError } from "../errors.js";
 import { warnUnknownModels } from "./models.js";
 import { modelLocation } from "../tactics/tacticBudget.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
@@ -21,7 +21,9 @@ import { toolFailureText } from "./toolFailureText.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, setRunningDetails, warn, writeAnswer, writeErr, writeOut } from "./output.js";
 import { terminalText } from "../util/terminalText.js";
 import { runRecorded } from "../run/runRecorded.js";
-import { recordedRunJson, recordedUsageJson } from "../run/recordedRunJson.js";
+import { recordedRunJson, recordedUsageJson, resumedJson } from "../run/recordedRunJson.js";
+import { runSetup } from "../store/journal/runSetup.js";
+import type { ResumeFlags } from "../store/SpoolEntry.js";
 import { runUsageJson } from "../tactics/tacticResultJson.js";
 import { codeActionReportJson } from "../codeaction/CodeActionReport.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
@@ -46,6 +48,12 @@ export interface RunCommandOptions {
   log?: boolean;
   /** `--continue [id]`: `true` for the last run. */
   continue?: string | boolean;
+  /** `--resume [id]`: `true` for the last interrupted or crashed run started here. */
+  resume?: string | boolean;
+  /** `--force`: resume a run whose tactic changed since. */
+  force?: boolean;
+  /** `--rerun-unknown`: a resumed run runs again the calls its stop cut short, whatever their tools say. */
+  rerunUnknown?: boolean;
   maxCost?: string;
   maxTokens?: string;
   maxToolCalls?: string;
@@ -54,18 +62,47 @@ export interface RunCommandOptions {
 
 /** `lllm run <tactic | pkg.tactics:name>`: run a tactic and print the answer (stdout) and progress (stderr). */
 export async function runCommand(tacticTarget: string | undefined, options: RunCommandOptions): Promise<void> {
+  const resuming = options.resume !== undefined && options.resume !== false;
+  if (resuming) checkResumeFlags(options);
+  else if (options.force || options.rerunUnknown) throw new ConfigError("usage", `${options.force ? "--force" : "--rerun-unknown"} goes with --resume`, { location: { file: options.force ? "--force" : "--rerun-unknown" }, hint: "lllm run --resume [ID] --force" });
+  // Loaded only to resume: a plain run does not read the run store.
+  const resumeModule = resuming ? await import("./resumeRun.js") : undefined;
+  const resumed = resumeModule ? await resumeModule.findResumedRun(tacticTarget, options.resume as string | true, { force: Boolean(options.force) }) : undefined;
   const continued = options.continue !== undefined && options.continue !== false ? await (await import("./continueRun.js")).findContinuedRun(tacticTarget, options.continue) : undefined;
-  const target = continued?.target ?? tacticTarget;
+  const target = resumed?.target ?? continued?.target ?? tacticTarget;
   if (target === undefined) throw new ConfigError("usage_missing_tactic", "missing the tactic to run", { hint: 'lllm run TACTIC --input "…" (or --continue to go on with the last run)' });
-  const file = await resolveTacticTarget(target, options.package);
-  const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
-  warnBrokenFiles(prepared.registry);
-  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn, { locate: (agent, position) => modelLocation(prepared.tactic, options.model, agent, position) });
-  const input = readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
-  const vars = parseVars(options.var ?? []);
-  const maxSteps = options.maxSteps === undefined ? undefined : parseCount(options.maxSteps);
-  const modelTimeout = options.timeout === undefined ? undefined : parseSeconds(options.timeout);
   const limits = parseLimitFlags(options);
+  const modelTimeoutFlag = options.timeout === undefined ? undefined : parseSeconds(options.timeout);
+  // A resumed run runs as it ran: its model override, packages and step cap; limits and timeout given now go over its own.
+  const flags: ResumeFlags = resumed && resumeModule
+    ? resumeModule.resumeFlags(resumed.info.flags, { limits, modelTimeout: modelTimeoutFlag, maxSteps: options.maxSteps === undefined ? undefined : parseCount(options.maxSteps) })
+    : {
+        ...(options.model ? { model: options.model } : {}),
+        ...(options.package ? { packages: options.package.map((dir) => path.resolve(dir)) } : {}),
+        ...(options.maxSteps !== undefined ? { maxSteps: parseCount(options.maxSteps) } : {}),
+        ...(modelTimeoutFlag !== undefined ? { modelTimeout: modelTimeoutFlag } : {}),
+        ...(hasLimits(limits) ? { limits } : {}),
+        ...(options.notebookOut !== undefined ? { notebookOut: path.resolve(options.notebookOut) } : {}),
+      };
+  const model = options.model ?? flags.model;
+  const packages = flags.packages ?? options.package;
+  const file = await resolveTacticTarget(target, packages);
+  const prepared = await prepareTactic(file, { ...(model ? { model } : {}), ...(packages ? { packages } : {}) });
+  warnBrokenFiles(prepared.registry);
+  warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn, { locate: (agent, position) => modelLocation(prepared.tactic, model, agent, position) });
+  let rerunUnknown: ((call: { key: string }) => boolean) | undefined;
+  if (resumed && resumeModule) {
+    resumeModule.checkSetup(resumed.record.id, resumed.info, runSetup(prepared), Boolean(options.force));
+    const allowed = await resumeModule.decideUnfinished(resumed.journal, { rerunUnknown: Boolean(options.rerunUnknown), interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY) });
+    rerunUnknown = (call) => allowed.has(call.key);
+    writeErr(paint("dim", `lllm: resuming run ${resumed.record.id} (attempt ${resumed.journal.attempt}): its recorded steps are replayed, then it goes on live`));
+  }
+  const input = resumed ? (resumed.record.input ?? "") : readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
+  const vars = resumed ? resumed.record.vars : parseVars(options.var ?? []);
+  const maxSteps = flags.maxSteps;
+  const modelTimeout = flags.modelTimeout;
+  const runLimits: RunLimits = flags.limits ?? {};
+  const notebookOut = flags.notebookOut ?? options.notebookOut;
 
   const scripted = [...new Set(prepared.agents.map((agent) => agent.config.model_name).filter((name): name is string => typeof name === "string" && name.startsWith("scripted:")))];
   for (const name of scripted.filter((entry) => existsSync(path.resolve(entry.slice("scripted:".length))))) writeErr(paint("dim", `lllm: replaying the model's turns from ${name.slice("scripted:".length)} (a scripted model: no API key, no network)`));
@@ -93,6 +130,11 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     throw new ConfigError("usage_continue_pattern", `--continue works with the agent pattern; this tactic's tactic_type is \`${prepared.tactic.config.tactic_type}\``, { location: { file: "--continue" } });
   }
   const signal = stopSignal();
+  // Ctrl-C and SIGTERM say at once how to go on with the run (the clean-up after them may take the grace period).
+  let recordedId: string | undefined;
+  signal.addEventListener("abort", () => {
+    if (recordedId !== undefined) writeErr(`lllm: run ${recordedId} stopped before its end; resume it with: lllm run --resume ${recordedId}`);
+  }, { once: true });
   const reportRetry = retryReporter(Boolean(options.verbose));
   // Said once per switch: the chain stays with the model that answered.
   const fallbacksSaid = new Set<string>();
@@ -102,7 +144,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     vars,
     ...(maxSteps !== undefined ? { maxSteps } : {}),
     ...(modelTimeout !== undefined ? { modelTimeout } : {}),
-    ...(hasLimits(limits) ? { limits } : {}),
+    ...(hasLimits(runLimits) ? { limits: runLimits } : {}),
     onModelRetry: reportRetry,
     onModelFallback: (notice) => {
       const key = `${notice.from}\u0000${notice.to}`;
@@ -123,9 +165,12 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       warn("a tool that needs approval was refused: nobody can be asked here (stdin or stderr is not a terminal); pass --approve all to run such tools, or --approve none to refuse them without this warning");
     }),
     mcpHooks: mcpClientHooks({ verbose: Boolean(options.verbose), signal }),
-    ...(options.notebookOut !== undefined ? { notebookOut: options.notebookOut } : {}),
+    ...(notebookOut !== undefined ? { notebookOut } : {}),
     ...(continued ? { history: continued.history, continuesRun: continued.id } : {}),
+    ...(resumed?.history ? { history: resumed.history } : {}),
     ...(options.log !== undefined ? { log: options.log } : {}),
+    ...(resumed ? { resume: resumed.journal, ...(rerunUnknown ? { rerunUnknown } : {}) } : { flags }),
+    onRecorded: (id) => (recordedId = id),
     warn,
     usage,
   });
@@ -141,7 +186,14 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       ...(run.error instanceof RunLimitError ? { limit: { name: run.error.limit, value: run.error.value, spent: run.error.spent } } : {}),
       ...(run.runId !== undefined ? { run_id: run.runId } : {}),
       ...(run.codeAction !== undefined ? { code_action: codeActionReportJson(run.codeAction) } : {}),
+      ...resumedJson(run),
     });
+    // A run stopped before its end goes on from where it stopped: say how (not for a mistake in the files or flags,
+    // nor for a recorded model that no longer fits the run: resumed, it would diverge again).
+    if (run.runId !== undefined && !signal.aborted && !(isLllmError(run.error) && (run.error.exitCode === 2 || /^provider_(replay|script)_/.test(run.error.code)))) {
+      const raise = run.error instanceof RunLimitError ? ` --${run.error.limit.replaceAll("_", "-")} <higher>` : "";
+      writeErr(`lllm: run ${run.runId} stopped before its end; resume it with: lllm run --resume ${run.runId}${raise}`);
+    }
     throw run.error;
   }
   const { result } = run;
@@ -158,6 +210,19 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   } else {
     writeAnswer(typeof result.output === "string" ? result.output : JSON.stringify(result.output, null, 2));
   }
+}
+
+/** `--resume` runs the run again with its own input and vars, and cannot go with a dialog of its own or a dry run. */
+function checkResumeFlags(options: RunCommandOptions): void {
+  const clash = [
+    options.input !== undefined ? "--input" : undefined,
+    options.inputFile !== undefined ? "--input-file" : undefined,
+    options.var !== undefined && options.var.length > 0 ? "--var" : undefined,
+    options.continue !== undefined && options.continue !== false ? "--continue" : undefined,
+    options.dryRun ? "--dry-run" : undefined,
+    options.log === false ? "--no-log" : undefined,
+  ].find((flag) => flag !== undefined);
+  if (clash) throw new ConfigError("usage", `--resume goes on with the run's own input, vars and record: it cannot go with ${clash}`, { location: { file: clash }, hint: "lllm run --resume [ID] (limits and --timeout may be given anew)" });
 }
 
 /**

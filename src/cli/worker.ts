@@ -46,8 +46,12 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
     say: (message) => writeErr(paint("dim", message)),
     warn,
   });
-  // One failure (Redis lost for good) ends both.
-  serving.catch(() => stop.abort());
+  // One failure (Redis lost for good, a password refused) ends both, and is the worker's: it exits on it.
+  let servingFailed: { error: unknown } | undefined;
+  serving.catch((error: unknown) => {
+    servingFailed ??= { error };
+    stop.abort();
+  });
   let ran = 0;
   try {
     ({ ran } = await runWorker({
@@ -65,5 +69,6 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
     stop.abort();
     await serving.catch(() => undefined);
   }
+  if (servingFailed) throw servingFailed.error;
   writeErr(`lllm worker: stopped after ${ran} item${ran === 1 ? "" : "s"}`);
 }

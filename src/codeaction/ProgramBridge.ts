@@ -3,7 +3,8 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { canonicalJson } from "../util/canonicalJson.js";
 import { BridgeError, type HostFunction } from "../sandbox/index.js";
-import { asToolResult, fileBlocks, FunctionCall, FunctionTool, RESULT_FILES, toolResultText, type ContentBlock, type ResultFilesSink, type ToolContext } from "../tools/index.js";
+import { asToolResult, fileBlocks, FunctionCall, RESULT_FILES, toolResultText, type ContentBlock, type FunctionTool, type ResultFilesSink, type ToolContext } from "../tools/index.js";
+import { toolFailureOf } from "../tools/toolFailure.js";
 import { isPlainObject } from "../tools/JsonSchema.js";
 import { guardToolCall, type ApprovalPolicy } from "../approval/index.js";
 import type { ToolBudget } from "../limits/ToolBudget.js";
@@ -59,15 +60,11 @@ export class ProgramBridge {
   /** What the program passed to final_answer, if it did (artifacts resolved). */
   finalAnswer: { value: unknown } | undefined;
   readonly #tools = new Map<string, FunctionTool>();
-  /**
-   * Where a call's wrapped `run` leaves what it threw: a slot under a symbol of the context, which every copy of the
-   * context keeps (FunctionTool completes and extends the context it is given with spreads, so the object differs).
-   */
-  static readonly #capture = Symbol("lllm.thrown");
   #count = 0;
 
   constructor(private readonly options: ProgramBridgeOptions) {
-    for (const tool of options.tools) this.#tools.set(tool.name, this.#capturing(tool));
+    // The tools as given, not copies: a tool wrapped to be journaled (a resumed run) must keep its own `call`.
+    for (const tool of options.tools) this.#tools.set(tool.name, tool);
   }
 
   /** Calls that ran (everything but the budget-refused). */
@@ -146,7 +143,7 @@ export class ProgramBridge {
       budget: this.options.budget,
       signal: this.options.context.signal,
       started,
-      run: () => this.#run(tool, resolved),
+      run: () => this.#run(tool, resolved, digest),
       failed: (envelope) => !envelope.ok,
     });
     if (guarded.refused) return this.#finish(call, "denied", fail("ToolApprovalDenied", "APPROVAL_DENIED", `${toolName} needs approval, and the call was refused; it did not run`));
@@ -155,15 +152,16 @@ export class ProgramBridge {
     return this.#finish(call, envelope.ok ? "ok" : "error", envelope);
   }
 
-  async #run(tool: FunctionTool, args: Record<string, unknown>): Promise<ToolEnvelope> {
-    const slot: { thrown?: unknown } = {};
+  async #run(tool: FunctionTool, args: Record<string, unknown>, digest: string): Promise<ToolEnvelope> {
     // The files an MCP tool hands over beside its value (see RESULT_FILES).
     const handed: ContentBlock[] = [];
     const sink: ResultFilesSink = (files) => void handed.push(...files);
-    const context = { ...this.options.context, [ProgramBridge.#capture]: slot, [RESULT_FILES]: sink } as ToolContext;
-    const call = await tool.call(new FunctionCall({ name: tool.name, arguments: args }), context);
+    const context = { ...this.options.context, [RESULT_FILES]: sink } as ToolContext;
+    // The id is the call's content: a run's journal keys a program's calls by it (a program run again after a stop
+    // makes the same calls in the same order, and is answered from the journal).
+    const call = await tool.call(new FunctionCall({ id: `program_${digest}`, name: tool.name, arguments: args }), context);
     if (call.error !== undefined) {
-      const { thrown } = slot;
+      const thrown = toolFailureOf(call)?.error;
       if (isMcpToolError(thrown)) return fail("MCPToolError", thrown.mcpCode, thrown.mcpMessage);
       return fail("ToolError", call.error.startsWith(`Invalid arguments for ${tool.name}:`) ? "INVALID_ARGUMENTS" : "TOOL_FAILED", call.error);
     }
@@ -214,24 +212,6 @@ export class ProgramBridge {
     if (!envelope.ok) record.error = envelope.error.message;
     this.calls.push(record);
     return envelope;
-  }
-
-  /** The tool with its `run` wrapped to keep what it threw (FunctionTool.call keeps only the message). */
-  #capturing(tool: FunctionTool): FunctionTool {
-    const run = tool.run;
-    if (!run) return tool;
-    return new FunctionTool({
-      ...tool,
-      run: async (args, context) => {
-        try {
-          return await run(args, context);
-        } catch (error) {
-          const slot = (context as Record<symbol, { thrown?: unknown } | undefined>)[ProgramBridge.#capture];
-          if (slot) slot.thrown = error;
-          throw error;
-        }
-      },
-    });
   }
 }
 

@@ -45,7 +45,7 @@ export interface ToolChainToolOptions {
  */
 export function toolChainTool(options: ToolChainToolOptions): FunctionTool {
   const { settings } = options;
-  return tool({
+  const made = tool({
     name: "tool_chain",
     description: `Run a Python script that calls the other tools as Python functions, and return what it passes to final_answer(value) or prints. Use it to make many tool calls in one step: loops, joins and computations run in the script, with no round trip through you between calls. The script runs in a fresh sandbox without network access. Functions available in the script (also as tools.<name>(...)):
 
@@ -96,4 +96,7 @@ ${PROGRAM_RULES}`,
       }
     },
   });
+  // A resumed run runs a script again: its bridged calls are answered from the run's journal.
+  made.replaysInside = true;
+  return made;
 }

@@ -207,6 +207,8 @@ export interface McpServerConfig {
   headers?: Record<string, string>;
   /** Only these tools are offered; all when omitted. */
   allowed_tools?: string[];
+  /** Tools safe to call again when a resumed run finds a call cut short (by the server's names); none by default. */
+  idempotent_tools?: string[];
   /** Prefix for the server's tool names. */
   prefix?: string;
   /** `url` servers: the name of an environment variable holding a bearer token (sent as `Authorization: Bearer …`). */

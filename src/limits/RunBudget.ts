@@ -16,6 +16,11 @@ export interface RunBudgetOptions {
   prices: PriceTable;
   /** Where each limit was set; default `limits.<name>`. */
   source?: LimitSource;
+  /**
+   * What earlier attempts of the run spent that it does not count again (a resumed run replays its recorded model
+   * and tool calls through the budget, which counts them): the time they took, in milliseconds.
+   */
+  spentBefore?: { durationMs: number };
 }
 
 /** Tokens per character of a prompt before a model has answered once (then its own ratio is used): a generous guess. */
@@ -107,6 +112,8 @@ export class RunBudget implements ToolBudget {
       waiting: new Set(),
     };
     const node = limitNode(options.limits ?? {}, options.source, undefined);
+    // The run's time began with its first attempt: `max_duration` is for the whole run.
+    if (options.spentBefore) node.startedAt -= options.spentBefore.durationMs;
     return new RunBudget(state, node, true, []);
   }
 
@@ -355,7 +362,7 @@ export class RunBudget implements ToolBudget {
     // The timer stops a run that waits (a slow tool, a slow model) as well as one that keeps calling.
     node.timer = setTimeout(() => {
       if (!this.#state.tripped) this.#durationReached(node);
-    }, max * 1000);
+    }, Math.max(0, node.deadline - performance.now()));
     node.timer.unref();
   }
 

@@ -63,7 +63,7 @@ export class McpConnections {
       this.#connections.set(key, entry);
     }
     await entry.ready;
-    const tools = selectTools(entry.connection.tools, config).map((tool) => mcpToolToFunction(entry.connection, tool, { prefix: config.prefix, callTimeoutMs: this.#options.callTimeoutMs }));
+    const tools = selectTools(entry.connection.tools, config).map((tool) => mcpToolToFunction(entry.connection, tool, { prefix: config.prefix, callTimeoutMs: this.#options.callTimeoutMs, idempotent: config.idempotent_tools?.includes(tool.name) === true }));
     const seen = new Set<string>();
     for (const tool of tools) {
       if (seen.has(tool.name)) {

@@ -29,7 +29,7 @@ export function checkServerConfig(config: McpServerConfig): McpServerConfig {
     }
     if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) fail(`\`url\` must be an http(s) URL, got ${JSON.stringify(config.url)}`, "e.g. url: http://127.0.0.1:3000/mcp");
   }
-  for (const key of ["args", "allowed_tools"] as const) {
+  for (const key of ["args", "allowed_tools", "idempotent_tools"] as const) {
     const value = config[key];
     if (value !== undefined && (!Array.isArray(value) || value.some((item) => typeof item !== "string"))) fail(`\`${key}\` must be a list of strings`, `e.g. ${key}: [${key === "args" ? "server.js, --verbose" : "search, fetch"}]`);
   }

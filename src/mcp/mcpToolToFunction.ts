@@ -13,6 +13,8 @@ export interface McpToolOptions {
   prefix?: string | undefined;
   /** Per-call timeout; a call that takes longer fails with an error naming the server and the tool. */
   callTimeoutMs: number;
+  /** The tactic lists the tool in the server's `idempotent_tools` (the server's own hints are not taken for it). */
+  idempotent?: boolean;
 }
 
 /**
@@ -50,6 +52,8 @@ export function mcpToolToFunction(connection: McpConnection, tool: McpToolInfo, 
     processor: (result, call) => formatResult({ ...call, result: (typeof result === "object" && result !== null ? serverTexts.get(result) : undefined) ?? result }),
     // The server's own hint; absent means unknown, which approval treats like any tool without the metadata.
     sideEffects: readOnly === undefined ? undefined : !readOnly,
+    // A resume calls it again only when the tactic says it may: a server's hints are its own claims.
+    idempotent: options.idempotent === true,
   });
 }
 

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import { ConfigError, ProviderError } from "../errors.js";
 import type { Model, ModelRequest, ModelResponse } from "./Model.js";
 import { checkTurns, resolveTurn, splitIntoChunks, toConfigProblems } from "./ScriptedTurn.js";
-import type { Script, ScriptedTurn } from "./ScriptedTurn.js";
+import type { ResolvedTurn, Script, ScriptedTurn } from "./ScriptedTurn.js";
 import { readScriptFile } from "./readScriptFile.js";
 import { expectedRequests, requestDifference, type ExpectedRequest } from "./scriptedRequest.js";
 import { replayDivergence, replayExhausted, type PendingTurn } from "./replayDivergence.js";
@@ -10,6 +10,11 @@ import { replayDivergence, replayExhausted, type PendingTurn } from "./replayDiv
 export interface ScriptedModelOptions {
   /** The model name reported by `name`; default `scripted`. */
   name?: string;
+  /**
+   * The turns were made by lllm from its own record (a run's journal), not written by a person: they are not checked
+   * again (a resume of a long run would otherwise check every recorded message before its first step).
+   */
+  fromRecord?: boolean;
   /** What a replay that diverged tells the user to do when the change is intended (how to record again). */
   rerecordHint?: string;
 }
@@ -44,6 +49,8 @@ export class ScriptedModel implements Model {
   private readonly lists = new Map<string | undefined, TurnList>();
   private readonly perAgent: boolean;
   private readonly rerecordHint: string;
+  /** Requests answered by `recordedAnswer` (not kept in `requests`). */
+  #answered = 0;
   /** Why the replay stopped matching the recording, once it did. */
   private diverged: unknown;
   /** Recorded tool results still to be checked, by tool-call id (see `ScriptedToolCall.result`); for turns
@@ -53,7 +60,7 @@ export class ScriptedModel implements Model {
   constructor(script: Script, options: ScriptedModelOptions = {}) {
     this.perAgent = !Array.isArray(script);
     const lists: Array<[string | undefined, readonly ScriptedTurn[]]> = Array.isArray(script) ? [[undefined, script as readonly ScriptedTurn[]]] : Object.entries((script as { agents: Record<string, readonly ScriptedTurn[]> }).agents ?? {});
-    const problems = lists.flatMap(([agent, turns]) => checkTurns(turns).map((problem) => ({ ...problem, path: agent === undefined ? problem.path : ["agents", agent, ...problem.path] })));
+    const problems = options.fromRecord ? [] : lists.flatMap(([agent, turns]) => checkTurns(turns).map((problem) => ({ ...problem, path: agent === undefined ? problem.path : ["agents", agent, ...problem.path] })));
     if (problems.length > 0) throw ConfigError.fromProblems("config_invalid_script", toConfigProblems(problems, "scripted turn "));
     for (const [agent, turns] of lists) this.lists.set(agent, { turns: [...turns], expected: expectedRequests(turns), used: turns.map(() => false), next: 0 });
     this.name = options.name ?? "scripted";
@@ -85,22 +92,52 @@ export class ScriptedModel implements Model {
       this.diverged = error;
       throw error;
     }
-    list.used[index] = true;
-    while (list.next < list.turns.length && list.used[list.next]) list.next += 1;
     const turn = list.turns[index]!;
-    const resolved = resolveTurn(turn, callNumber, JSON.stringify(request.messages));
+    const resolved = resolveTurn(turn, callNumber, () => JSON.stringify(request.messages));
     if (typeof turn !== "string" && list.expected[index] === undefined) {
       (turn.tool_calls ?? []).forEach((call, position) => {
         const sent = resolved.toolCalls[position];
         if (call.result !== undefined && sent) this.expectedResults.set(sent.id, { turn: callNumber, name: sent.name, arguments: sent.arguments, result: call.result });
       });
     }
+    return this.answer(list, index, request, resolved);
+  }
+
+  /**
+   * The recorded answer to this request, when the script has one: the first unused turn of the request's agent that
+   * answered the same request (or, for turns that did not record their request, the agent's next turn). `undefined`
+   * when there is none: unlike `generate`, nothing fails and nothing is taken as a divergence, so that a caller can ask
+   * another model instead (a resumed run goes on live from its first step the journal did not answer). The request
+   * is not kept in `requests` (its caller knows what it asked).
+   */
+  recordedAnswer(request: ModelRequest): ModelResponse | undefined {
+    if (request.signal?.aborted) throw request.signal.reason;
+    const list = this.perAgent ? (request.agent === undefined ? undefined : this.lists.get(request.agent)) : this.lists.get(undefined);
+    if (!list || list.next >= list.turns.length) return undefined;
+    let index: number | undefined;
+    if (list.expected[list.next] === undefined) index = list.next;
+    else {
+      for (let candidate = list.next; candidate < list.turns.length && index === undefined; candidate += 1) {
+        const expected = list.expected[candidate];
+        if (!list.used[candidate] && expected !== undefined && requestDifference(expected, request) === undefined) index = candidate;
+      }
+    }
+    if (index === undefined) return undefined;
+    this.#answered += 1;
+    return this.answer(list, index, request, resolveTurn(list.turns[index]!, this.requests.length + this.#answered, () => JSON.stringify(request.messages)));
+  }
+
+  /** Use turn `index` of `list` for this request: its answer, streamed when the request asks. */
+  private answer(list: TurnList, index: number, request: ModelRequest, resolved: ResolvedTurn): ModelResponse {
+    list.used[index] = true;
+    while (list.next < list.turns.length && list.used[list.next]) list.next += 1;
     if (request.onText && resolved.text) for (const chunk of splitIntoChunks(resolved.text)) request.onText(chunk);
     return {
       message: { role: "assistant", content: resolved.text },
       toolCalls: resolved.toolCalls,
       usage: resolved.usage,
       finishReason: resolved.finishReason,
+      ...(resolved.model !== undefined ? { model: resolved.model } : {}),
     };
   }
 

@@ -11,8 +11,16 @@ export type ScriptedTurn =
   | {
       text?: string;
       tool_calls?: ScriptedToolCall[];
-      /** Token counts to report; when absent, a rough estimate (4 characters a token) is reported. */
-      usage?: { prompt_tokens: number; completion_tokens: number };
+      /**
+       * Token counts to report; when absent, a rough estimate (4 characters a token) is reported. The cached, reasoning
+       * and cache-write counts (parts of the two totals) and `batch` (billed at the batch price) are optional.
+       */
+      usage?: { prompt_tokens: number; completion_tokens: number; cached_prompt_tokens?: number; reasoning_tokens?: number; cache_write_prompt_tokens?: number; batch?: boolean };
+      /**
+       * The model that answered, when it is not the one the agent asked first (a fallback chain moved on): the answer
+       * is reported, and priced, as that model's. Written by a run's journal (`lllm run --resume`).
+       */
+      model?: string;
       /** Why the answer ended; by default `tool_calls` when it has tool calls, else `stop`. `length` stands for an
        * answer cut off at the output token limit, `content_filter` for one the provider withheld. */
       finish_reason?: FinishReason;
@@ -69,6 +77,8 @@ export interface ResolvedTurn {
   toolCalls: ToolCallRequest[];
   usage: Usage;
   finishReason: FinishReason;
+  /** The model that answered, when the turn says (see `ScriptedTurn.model`). */
+  model?: string;
 }
 
 /** Rough token count used when a turn gives no usage: deterministic, so tests can assert on it. */
@@ -78,9 +88,9 @@ export function estimateTokens(text: string): number {
 
 /**
  * Fill in a turn's defaults. `callNumber` (1-based) makes default tool-call ids unique across a script;
- * `promptText` is what the estimated prompt usage is counted from.
+ * `promptText` is what the estimated prompt usage is counted from (made only when the turn gives no usage).
  */
-export function resolveTurn(turn: ScriptedTurn, callNumber: number, promptText: string): ResolvedTurn {
+export function resolveTurn(turn: ScriptedTurn, callNumber: number, promptText: string | (() => string)): ResolvedTurn {
   const spec = typeof turn === "string" ? { text: turn } : turn;
   const toolCalls = (spec.tool_calls ?? []).map((call, index) => ({
     id: call.id ?? `call_${callNumber}_${index}`,
@@ -92,10 +102,20 @@ export function resolveTurn(turn: ScriptedTurn, callNumber: number, promptText: 
   return {
     text,
     toolCalls,
-    usage: spec.usage
-      ? { promptTokens: spec.usage.prompt_tokens, completionTokens: spec.usage.completion_tokens }
-      : { promptTokens: estimateTokens(promptText), completionTokens: estimateTokens(answerText) },
+    usage: spec.usage ? usageOf(spec.usage) : { promptTokens: estimateTokens(typeof promptText === "string" ? promptText : promptText()), completionTokens: estimateTokens(answerText) },
     finishReason: spec.finish_reason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
+    ...(spec.model !== undefined ? { model: spec.model } : {}),
+  };
+}
+
+function usageOf(usage: NonNullable<Exclude<ScriptedTurn, string>["usage"]>): Usage {
+  return {
+    promptTokens: usage.prompt_tokens,
+    completionTokens: usage.completion_tokens,
+    ...(usage.cached_prompt_tokens ? { cachedPromptTokens: usage.cached_prompt_tokens } : {}),
+    ...(usage.reasoning_tokens ? { reasoningTokens: usage.reasoning_tokens } : {}),
+    ...(usage.cache_write_prompt_tokens ? { cacheWritePromptTokens: usage.cache_write_prompt_tokens } : {}),
+    ...(usage.batch ? { batch: true } : {}),
   };
 }
 
@@ -109,7 +129,8 @@ export function splitIntoChunks(text: string, pieces = 3): string[] {
   return chunks;
 }
 
-const TURN_KEYS = ["text", "tool_calls", "usage", "finish_reason", "request", "added", "offered"];
+const TURN_KEYS = ["text", "tool_calls", "usage", "finish_reason", "request", "added", "offered", "model"];
+const OPTIONAL_USAGE = ["cached_prompt_tokens", "reasoning_tokens", "cache_write_prompt_tokens"];
 const TOOL_CALL_KEYS = ["name", "arguments", "id", "result"];
 const MESSAGE_KEYS = ["role", "content", "tool_calls", "tool_call_id", "name"];
 const ROLES = ["system", "user", "assistant", "tool"];
@@ -146,8 +167,12 @@ function checkTurn(turn: unknown, path: Array<string | number>): ScriptProblem[]
   if (usage !== undefined) {
     if (!isPlainObject(usage) || typeof usage["prompt_tokens"] !== "number" || typeof usage["completion_tokens"] !== "number") {
       problems.push({ path: [...path, "usage"], message: "usage must be {prompt_tokens: <number>, completion_tokens: <number>}" });
+    } else {
+      for (const key of OPTIONAL_USAGE) if (usage[key] !== undefined && typeof usage[key] !== "number") problems.push({ path: [...path, "usage", key], message: `${key} must be a number` });
+      if (usage["batch"] !== undefined && typeof usage["batch"] !== "boolean") problems.push({ path: [...path, "usage", "batch"], message: "batch must be true or false" });
     }
   }
+  if (turn["model"] !== undefined && typeof turn["model"] !== "string") problems.push({ path: [...path, "model"], message: "model must be a model name" });
   if (turn["finish_reason"] !== undefined && !FINISH_REASONS.includes(turn["finish_reason"] as FinishReason)) {
     problems.push({ path: [...path, "finish_reason"], message: `finish_reason must be one of ${FINISH_REASONS.join(", ")}, got ${describeValue(turn["finish_reason"])}` });
   }

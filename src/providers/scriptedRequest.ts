@@ -73,6 +73,13 @@ export function offeredNames(request: ModelRequest): string[] {
   return (request.tools ?? []).map((tool) => tool.function.name);
 }
 
+/**
+ * The message a recorded one last matched. A dialog's messages are the same objects call after call (the loop keeps
+ * them, and a recorded turn's request reuses the messages of the turn above), so a replay compares each pair once,
+ * not once per later turn.
+ */
+const lastMatch = new WeakMap<ScriptedMessage, ModelMessage>();
+
 /** The first difference between a recorded request and this one; `undefined` when the model would be sent the same. */
 export function requestDifference(expected: ExpectedRequest, request: ModelRequest): RequestDifference | undefined {
   const { messages } = request;
@@ -80,7 +87,10 @@ export function requestDifference(expected: ExpectedRequest, request: ModelReque
   for (let index = 0; index < length; index += 1) {
     const recorded = expected.messages[index];
     const now = messages[index];
-    if (recorded && now && sameMessage(recorded, now)) continue;
+    if (recorded && now && (lastMatch.get(recorded) === now || sameMessage(recorded, now))) {
+      lastMatch.set(recorded, now);
+      continue;
+    }
     return { kind: "message", index, recorded, now: now ? toScriptedMessage(now) : undefined };
   }
   if (expected.offered) {

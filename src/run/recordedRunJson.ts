@@ -7,7 +7,13 @@ import type { RecordedRun, RecordedRunSuccess } from "./runRecorded.js";
  * with the cached and reasoning tokens, the cost and the run's id.
  */
 export function recordedRunJson(run: RecordedRunSuccess): Record<string, unknown> {
-  return { ...tacticResultJson(run.result), usage: recordedUsageJson(run), cost: run.cost, ...(run.limits ? { limits: limitsJson(run.limits) } : {}), ...(run.runId !== undefined ? { run_id: run.runId } : {}) };
+  return { ...tacticResultJson(run.result), usage: recordedUsageJson(run), cost: run.cost, ...(run.limits ? { limits: limitsJson(run.limits) } : {}), ...(run.runId !== undefined ? { run_id: run.runId } : {}), ...resumedJson(run) };
+}
+
+/** A resumed run's `resumed`: its attempt, and how many model answers and tool outcomes it took from its journal. */
+export function resumedJson(run: Pick<RecordedRun, "resumed">): Record<string, unknown> {
+  const { resumed } = run;
+  return resumed ? { resumed: { attempt: resumed.attempt, replayed_model_calls: resumed.replayedModelCalls, replayed_tool_calls: resumed.replayedToolCalls } } : {};
 }
 
 /**

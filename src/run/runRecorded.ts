@@ -5,6 +5,13 @@ import { startRunLog, type RunLog } from "../store/startRunLog.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
 import { runTactic } from "../tactics/runTactic.js";
 import type { RunOptions, TacticResult } from "../tactics/TacticRun.js";
+import { runModels } from "../tactics/runModels.js";
+import { replySizeBytes } from "../config/index.js";
+import type { FunctionTool } from "../tools/index.js";
+import type { RunJournal } from "../store/journal/RunJournal.js";
+import type { ToolJournal } from "../store/journal/ToolJournal.js";
+import { recordedToolJournal } from "../store/journal/recordedToolJournal.js";
+import type { ResumeFlags } from "../store/SpoolEntry.js";
 import { assertTemplateVariables } from "../tactics/templateVariables.js";
 import { programDetailsJson } from "../tactics/tacticResultJson.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
@@ -39,6 +46,26 @@ export interface RecordedRunOptions extends RunOptions {
   /** How the caller's user gives a missing template variable a value (the error's hint); default: `--var`. */
   missingVariableHint?: (name: string) => string;
   /**
+   * The flags of `lllm run` that shaped the run, kept in its record so that `lllm run --resume` runs it the same way.
+   * A run recorded with them (`{}` at least), or as a batch item, can be resumed.
+   */
+  flags?: ResumeFlags;
+  /** The batch item this run is (`batchItemKey`): a batch run again resumes the item's stopped run. */
+  batchItem?: string;
+  /**
+   * Resume a recorded run (`lllm run --resume`): its recorded model answers and tool outcomes are replayed (the run
+   * is given its recorded input again), the run goes on live from its first step without one, and it is recorded
+   * under its id as a later attempt.
+   */
+  resume?: RunJournal;
+  /**
+   * Whether a call of a resumed run that its stop cut short may run again though its tool does not say it is safe
+   * (`--rerun-unknown`, or the user said yes at the terminal).
+   */
+  rerunUnknown?: (call: { key: string; agent: string; name: string }) => boolean;
+  /** Told the run's id in the run store as soon as its record is open (before the run starts). */
+  onRecorded?: (runId: string) => void;
+  /**
    * Counts the run's model calls as they happen. Pass one to read the usage while the run is still going (the CLI
    * reports it when a tool never settles); by default the run makes its own.
    */
@@ -68,6 +95,8 @@ interface RecordedRunTotals {
   spend?: SpendReport;
   /** The limits the run ran under, when it had any. */
   limits?: RunLimits;
+  /** A resumed run: its attempt, and the model answers and tool outcomes it took from its journal. */
+  resumed?: { attempt: number; replayedModelCalls: number; replayedToolCalls: number };
 }
 
 export interface RecordedRunSuccess extends RecordedRunTotals {
@@ -96,10 +125,11 @@ export type RecordedRun = RecordedRunSuccess | RecordedRunFailure;
  * its own shape; a run stopped by `signal` fails with an `InterruptedError`. A dry run (`dryRun`) is not recorded.
  */
 export async function runRecorded(prepared: PreparedTactic, options: RecordedRunOptions): Promise<RecordedRun> {
-  const { log, continuesRun, batchId, test, served, recordId, parked, warn, missingVariableHint, usage: given, ...runOptions } = options;
+  const { log, continuesRun, batchId, test, served, recordId, parked, warn, missingVariableHint, usage: given, flags, batchItem, resume, rerunUnknown, onRecorded, ...runOptions } = options;
   const usage = given ?? new UsageCounter();
   let runLog: RunLog | undefined;
   let budget: RunBudget | undefined;
+  let journal: ToolJournal | undefined;
   /** `head` with the run's totals. */
   const withTotals = <T extends object>(head: T): T & RecordedRunTotals => {
     const stored = runLog?.tally.usage;
@@ -109,6 +139,7 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
       ...(runLog?.recorder ? { runId: runLog.recorder.id } : {}),
       ...(budget ? { spend: budget.report() } : {}),
       ...(budget && hasLimits(budget.limits) ? { limits: budget.limits } : {}),
+      ...(resume ? { resumed: { attempt: resume.attempt, replayedModelCalls: resume.replayedModelCalls, replayedToolCalls: journal?.replayedCalls ?? 0 } } : {}),
     });
   };
   /** Kept with the run's record (when there is one): where the spend went, and the limits it ran under. */
@@ -116,13 +147,34 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
   try {
     assertTemplateVariables(prepared, { ...(runOptions.vars ?? {}) }, missingVariableHint ? { hint: missingVariableHint } : {});
     // Before the record opens: a model without a price under a cost limit stops the run before it starts.
-    budget = runOptions.budget ?? startRunBudget(prepared, runOptions.limits);
+    // A resumed run's limits hold for the whole run: its replayed steps count again, and the time the earlier attempts took.
+    budget = runOptions.budget ?? startRunBudget(prepared, runOptions.limits, resume ? { earlierMs: resume.earlierMs } : undefined);
     if (!runOptions.dryRun) {
       const input = typeof runOptions.input === "string" ? runOptions.input : JSON.stringify(runOptions.input);
-      runLog = await startRunLog({ prepared, input, vars: runOptions.vars ?? {}, ...(log !== undefined ? { log } : {}), ...(continuesRun !== undefined ? { continuesRun } : {}), ...(batchId !== undefined ? { batchId } : {}), ...(test !== undefined ? { test } : {}), ...(served !== undefined ? { served } : {}), ...(recordId !== undefined ? { recordId } : {}), ...(runOptions.env ? { env: runOptions.env } : {}), warn });
+      runLog = await startRunLog({
+        prepared,
+        input,
+        vars: runOptions.vars ?? {},
+        ...(log !== undefined ? { log } : {}),
+        ...(continuesRun !== undefined ? { continuesRun } : {}),
+        ...(batchId !== undefined ? { batchId } : {}),
+        ...(test !== undefined ? { test } : {}),
+        ...(served !== undefined ? { served } : {}),
+        ...(recordId !== undefined ? { recordId } : {}),
+        ...(flags !== undefined ? { flags } : {}),
+        ...(batchItem !== undefined ? { batchItem } : {}),
+        ...(resume ? { resume: { journal: resume, replayed: { reply: (value) => resume.replayedReply(value), call: (value) => journal?.answered(value) === true } } } : {}),
+        ...(runOptions.env ? { env: runOptions.env } : {}),
+        warn,
+      });
     }
-    const runId = runLog?.recorder?.id;
-    const result = await runTactic(prepared, {
+    const recorder = runLog?.recorder;
+    // The run's journal: each tool call noted before it runs and its outcome kept when it ends (a caller that wraps
+    // the tools itself, a provider batch item, keeps its own); a resume answers the recorded ones from it.
+    if (recorder && !runOptions.wrapTool) journal = recordedToolJournal(recorder, resume, rerunUnknown);
+    const runId = recorder?.id;
+    if (runId !== undefined) onRecorded?.(runId);
+    const tacticOptions: RunOptions = {
       ...runOptions,
       budget,
       // Programs' files go to the folder named by the run's id in the store (`lllm logs show ID` and the folder agree).
@@ -136,7 +188,15 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
         runLog?.onEvent(event);
         runOptions.onEvent?.(event);
       },
-    });
+      ...(journal ? { wrapTool: (tool: FunctionTool, agent: string) => journal!.wrap(tool, agent) } : {}),
+    };
+    if (resume) {
+      // Every model asks the journal first; the approvals given then are not asked again.
+      const live = runOptions.createModel ?? runModels(tacticOptions, replySizeBytes(prepared.settings.reply_size));
+      tacticOptions.createModel = async (config) => resume.model(await live(config));
+      if (runOptions.approve) tacticOptions.approve = resume.approval(runOptions.approve);
+    }
+    const result = await runTactic(prepared, tacticOptions);
     await runLog?.finish({ output: result.output, details: { ...programDetailsJson(result), ...spendDetails() } });
     // The summary is made when read (`lllm run --verbose`), not for every batch item.
     const finished = runLog;

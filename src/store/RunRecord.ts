@@ -45,6 +45,11 @@ export interface RunSummary extends StoredUsage {
   served: ServedRunInfo | null;
   pid: number | null;
   cwd: string | null;
+  /**
+   * It stopped before its end (crashed, interrupted, failed or out of budget) and its journal lets `lllm run --resume`
+   * go on from where it stopped.
+   */
+  resumable: boolean;
 }
 
 /**
@@ -86,6 +91,10 @@ export interface ModelCallRecord extends StoredUsage {
   cost: number | null;
   /** The attempts that failed before this answer came, with their causes. */
   retries: Array<{ attempt: number; cause: string; wait_ms: number }>;
+  /** Prompt tokens written to the provider's cache (part of `prompt_tokens`), when it reported them. */
+  cache_write_prompt_tokens?: number;
+  /** Answered through the provider's batch API (billed at the batch price). */
+  batch?: boolean;
 }
 
 export interface ToolCallStoredRecord {
@@ -111,4 +120,15 @@ export interface RunRecord extends RunSummary {
   details: { code_action?: unknown; tool_chains?: unknown[]; artifacts?: unknown[]; spend?: unknown } | null;
   model_calls: ModelCallRecord[];
   tool_calls: ToolCallStoredRecord[];
+  /** The attempts after the first (`lllm run --resume`), each with the first step it recorded. */
+  attempts: RunAttempt[];
+}
+
+/** A later attempt of a run: when it began, and the first of its model calls, tool calls and steps. */
+export interface RunAttempt {
+  attempt: number;
+  started_at: number;
+  model_seq: number;
+  tool_seq: number;
+  step: number;
 }

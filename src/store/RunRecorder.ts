@@ -4,8 +4,10 @@ import type { ModelMessage } from "../providers/Model.js";
 import { newRunId } from "../util/newRunId.js";
 import type { SecretRedactor } from "../util/redact.js";
 import type { ModelCallRecord, StoredMessage, ToolCallStoredRecord } from "./RunRecord.js";
+import type { FunctionCall } from "../tools/index.js";
+import type { EndedCall } from "./journal/ToolJournal.js";
 import { RunSpool } from "./RunSpool.js";
-import type { RunStart, SpoolEntry } from "./SpoolEntry.js";
+import type { RunStart, SpoolEntry, ToolStart } from "./SpoolEntry.js";
 import { encodeOutput } from "./storedRows.js";
 import type { RunTally } from "./RunTally.js";
 
@@ -23,6 +25,19 @@ export interface RunRecorderOptions {
    * waiting for a provider batch job): the same lines are written again and merged once. Default: a new id.
    */
   id?: string;
+  /**
+   * A later attempt of a recorded run (`lllm run --resume`): recorded under the run's id (`id`), as its attempt
+   * `attempt`, its calls numbered on from `from`; the steps it replays (`replayed`) are in the record already.
+   */
+  resume?: { attempt: number; from: { modelSeq: number; toolSeq: number; step: number }; replayed: ReplayedSteps; earlierMs: number };
+}
+
+/** Tells the answers and tool outcomes a resumed run took from its journal (they are recorded already). */
+export interface ReplayedSteps {
+  /** A `model_reply` event's usage object is that of a replayed answer. */
+  reply(usage: object): boolean;
+  /** A `tool_call` event's call was answered from the journal. */
+  call(call: object): boolean;
 }
 
 interface PendingCall {
@@ -33,8 +48,8 @@ interface PendingCall {
   startedAt: number;
   /** How many messages of the agent's previous call this one starts with. */
   messagesKept: number;
-  /** The messages after those. */
-  messages: StoredMessage[];
+  /** What was sent: only the messages after those are stored (converted when the answer comes, if it is recorded). */
+  sent: ModelMessage[];
   tools: string[];
   retries: ModelCallRecord["retries"];
 }
@@ -55,6 +70,13 @@ export class RunRecorder {
   readonly #pending = new Map<string, PendingCall>();
   /** Per agent, what its previous model call was sent, to store only what is new. */
   readonly #lastSent = new Map<string, ModelMessage[]>();
+  /**
+   * Agents of a resumed attempt whose next recorded call stores its whole dialog: the calls before it were replayed,
+   * not recorded again, so the record has no row of this attempt for its messages to follow.
+   */
+  readonly #wholeNext = new Set<string>();
+  /** Calls recorded with their journal outcome (`toolEnded`): their `tool_call` events add nothing. */
+  readonly #recordedCalls = new WeakSet<object>();
   #modelSeq = 0;
   #toolSeq = 0;
   #step = 0;
@@ -64,6 +86,7 @@ export class RunRecorder {
     this.#options = options;
     this.id = options.id ?? newRunId(this.#started);
     this.#spool = RunSpool.of(options.file);
+    if (options.resume) ({ modelSeq: this.#modelSeq, toolSeq: this.#toolSeq, step: this.#step } = options.resume.from);
   }
 
   /**
@@ -73,6 +96,11 @@ export class RunRecorder {
   static begin(options: RunRecorderOptions): RunRecorder {
     const recorder = new RunRecorder(options);
     const { redactor, run } = options;
+    if (options.resume) {
+      // The run is in the store already: it is running again (at once: a reader must not see it crashed meanwhile).
+      recorder.#append({ resume: { run: recorder.id, attempt: options.resume.attempt, startedAt: recorder.#started, from: options.resume.from } }, { now: true, consequence: "this attempt is not logged" });
+      return recorder;
+    }
     recorder.#append(
       {
         begin: {
@@ -90,6 +118,8 @@ export class RunRecorder {
           ...(run.batchId !== undefined ? { batchId: run.batchId } : {}),
           ...(run.test !== undefined ? { test: run.test } : {}),
           ...(run.served !== undefined ? { served: run.served } : {}),
+          ...(run.resume !== undefined ? { resume: run.resume } : {}),
+          ...(run.batchItem !== undefined ? { batchItem: run.batchItem } : {}),
           cwd: process.cwd(),
         },
       },
@@ -116,10 +146,22 @@ export class RunRecorder {
   onEvent(event: AgentEvent): void {
     if (this.#failed) return;
     const redact = (text: string): string => this.#options.redactor.redact(text);
+    const replayed = this.#options.resume?.replayed;
+    if (replayed) {
+      // What a resumed attempt replays is in the record already, its calls under their first numbers. Its agents'
+      // first live calls store their whole dialog (the replayed ones were not kept as the last sent).
+      if (event.type === "model_reply" && replayed.reply(event.usage)) {
+        this.#pending.delete(event.agent);
+        this.#wholeNext.add(event.agent);
+        this.#options.tally.add(event);
+        return;
+      }
+      if (event.type === "tool_call" && replayed.call(event.call)) return;
+    }
     if (event.type === "model_call") {
-      const sent = event.sent ?? [];
+      const sent = (event.sent ?? []).slice();
       const kept = commonStart(this.#lastSent.get(event.agent) ?? [], sent);
-      this.#lastSent.set(event.agent, sent.slice());
+      this.#lastSent.set(event.agent, sent);
       this.#pending.set(event.agent, {
         step: this.#step++,
         agent: event.agent,
@@ -127,13 +169,14 @@ export class RunRecorder {
         model: event.model ?? null,
         startedAt: Date.now(),
         messagesKept: kept,
-        messages: sent.slice(kept).map((message) => toStoredMessage(message, redact)),
+        sent,
         tools: event.tools,
         retries: [],
       });
     } else if (event.type === "model_reply") {
       const pending = this.#pending.get(event.agent);
       this.#pending.delete(event.agent);
+      const kept = this.#wholeNext.delete(event.agent) ? 0 : (pending?.messagesKept ?? 0);
       const cost = this.#options.tally.add(event);
       const record: ModelCallRecord = {
         seq: this.#modelSeq++,
@@ -143,7 +186,7 @@ export class RunRecorder {
         model: event.model ?? pending?.model ?? null,
         started_at: pending?.startedAt ?? Date.now(),
         latency_ms: event.latencyMs === undefined ? null : Math.round(event.latencyMs),
-        messages: pending?.messages ?? [],
+        messages: (pending?.sent ?? []).slice(kept).map((message) => toStoredMessage(message, redact)),
         tools: pending?.tools ?? [],
         reply: redact(event.text),
         tool_calls: event.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: redact(call.arguments) })),
@@ -154,25 +197,55 @@ export class RunRecorder {
         reasoning_tokens: event.usage.reasoningTokens ?? 0,
         cost,
         retries: pending?.retries ?? [],
+        ...(event.usage.cacheWritePromptTokens ? { cache_write_prompt_tokens: event.usage.cacheWritePromptTokens } : {}),
+        ...(event.usage.batch ? { batch: true } : {}),
       };
-      this.#append({ calls: { run: this.id, model: [{ record, messagesKept: pending?.messagesKept ?? 0 }], tool: [] } }, { now: false });
+      // At once: the answer is the journal's before the run acts on it (a resume replays it instead of asking again).
+      this.#append({ calls: { run: this.id, model: [{ record, messagesKept: kept }], tool: [] } }, { now: true });
     } else if (event.type === "tool_call") {
-      const { call } = event;
-      const record: ToolCallStoredRecord = {
-        seq: this.#toolSeq++,
-        step: this.#step++,
-        agent: event.agent,
-        call_id: call.id,
-        name: call.name,
-        arguments: JSON.parse(redact(JSON.stringify(call.arguments ?? {}))) as Record<string, unknown>,
-        result: call.resultStr === undefined ? null : redact(call.resultStr),
-        status: event.refused ? "refused" : call.error !== undefined ? "error" : event.repeated ? "repeated" : "ok",
-        error: call.error === undefined ? null : redact(call.error),
-        duration_ms: Math.round(event.durationMs),
-        ended_at: Date.now(),
-      };
-      this.#append({ calls: { run: this.id, model: [], tool: [record] } }, { now: false });
+      // A journaled call was recorded with its outcome.
+      if (this.#recordedCalls.has(event.call)) return;
+      const record = this.#toolRow(event.agent, event.call, event.durationMs, { ...(event.repeated ? { repeated: true } : {}), ...(event.refused ? { refused: true } : {}) });
+      this.#append({ calls: { run: this.id, model: [], tool: [record] } }, { now: true });
     }
+  }
+
+  /**
+   * A tool call is about to run (the journal): on disk before it runs, so that a resume finds a call that never ended
+   * and does not run it again unless it is safe (`rerun`).
+   */
+  toolStarted(start: Omit<ToolStart, "run" | "at">): void {
+    const redact = (text: string): string => this.#options.redactor.redact(text);
+    this.#append({ start: { ...start, run: this.id, arguments: JSON.parse(redact(JSON.stringify(start.arguments))) as Record<string, unknown>, at: Date.now() } }, { now: true });
+  }
+
+  /**
+   * A journaled tool call ended: its outcome (`ToolJournal`'s JSON) on disk before the run goes on, in one line with
+   * the call's record (`ended`; its `tool_call` event then adds nothing). A program's calls (bridged, ids
+   * `program_…`) are kept in the journal only: the run's report lists them with their program.
+   */
+  toolEnded(key: string, outcome: string, ended?: EndedCall): void {
+    if (this.#failed) return;
+    const row = ended && !ended.call.id.startsWith("program_") ? this.#toolRow(ended.agent, ended.call, ended.durationMs, {}) : undefined;
+    if (ended && row) this.#recordedCalls.add(ended.call);
+    this.#append({ outcome: { run: this.id, key, outcome: this.#options.redactor.redact(outcome), at: Date.now(), ...(row ? { row } : {}) } }, { now: true });
+  }
+
+  #toolRow(agent: string, call: FunctionCall, durationMs: number, flags: { repeated?: boolean; refused?: boolean }): ToolCallStoredRecord {
+    const redact = (text: string): string => this.#options.redactor.redact(text);
+    return {
+      seq: this.#toolSeq++,
+      step: this.#step++,
+      agent,
+      call_id: call.id,
+      name: call.name,
+      arguments: JSON.parse(redact(JSON.stringify(call.arguments ?? {}))) as Record<string, unknown>,
+      result: call.resultStr === undefined ? null : redact(call.resultStr),
+      status: flags.refused ? "refused" : call.error !== undefined ? "error" : flags.repeated ? "repeated" : "ok",
+      error: call.error === undefined ? null : redact(call.error),
+      duration_ms: Math.round(durationMs),
+      ended_at: Date.now(),
+    };
   }
 
   /** Record how the run ended: its answer, or the error that stopped it. */
@@ -197,7 +270,8 @@ export class RunRecorder {
           models: [...new Set([...this.#options.run.models, ...tally.models])],
           llmCalls: tally.llmCalls,
           cost: tally.cost,
-          durationMs: endedAt - this.#started,
+          // A resumed run's duration is that of its attempts together (not the time between them).
+          durationMs: endedAt - this.#started + (this.#options.resume?.earlierMs ?? 0),
           ...tally.usage,
         },
       },
@@ -226,6 +300,7 @@ function commonStart(before: readonly ModelMessage[], now: readonly ModelMessage
 }
 
 function sameMessage(a: ModelMessage, b: ModelMessage): boolean {
+  if (a === b) return true;
   if (a.role !== b.role || a.content !== b.content) return false;
   if (a.role === "tool" && b.role === "tool") return a.toolCallId === b.toolCallId && a.name === b.name;
   if (a.role === "assistant" && b.role === "assistant") return a.toolCalls === b.toolCalls || JSON.stringify(a.toolCalls ?? null) === JSON.stringify(b.toolCalls ?? null);

@@ -8,7 +8,7 @@ import { makePrivateFolder } from "../util/privateFolder.js";
 import { distrustFolder } from "../config/distrust.js";
 
 /** The format of the spool's lines; a merger leaves a file of a version it does not know for the lllm that does. */
-export const SPOOL_VERSION = 1;
+export const SPOOL_VERSION = 2;
 
 /**
  * Past this size a spool file is closed and the next line begins a new one, so that a long-lived process (a big

@@ -7,7 +7,7 @@ import { host } from "./RunSpool.js";
 import { StoreError } from "./StoreError.js";
 import { spoolFiles, spoolFolder } from "./storeFiles.js";
 import type { ServedA2aTask, ServedResponse } from "./SpoolEntry.js";
-import { decodeRow, integer, MODEL_CALL_COLUMNS, RUN_COLUMNS, scalar, toModelCall, toSummary, toToolCall, TOOL_CALL_COLUMNS, type Row } from "./storedRows.js";
+import { blobText, decodeRow, integer, MODEL_CALL_COLUMNS, RUN_COLUMNS, scalar, toModelCall, toSummary, toToolCall, TOOL_CALL_COLUMNS, type Row } from "./storedRows.js";
 
 /** Filters of `lllm logs`. */
 export interface RunFilter {
@@ -138,7 +138,76 @@ export class RunStore {
         .prepare(`SELECT ${TOOL_CALL_COLUMNS} FROM tool_calls WHERE run_id = ? ORDER BY seq`)
         .all(id)
         .map((entry) => toToolCall(decodeRow(entry)));
-      return { ...toSummary(row), details: parseDetails(row.details), model_calls: modelCalls, tool_calls: toolCalls };
+      const attempts = this.#database
+        .prepare("SELECT attempt, started_at, model_seq, tool_seq, step FROM run_attempts WHERE run_id = ? ORDER BY attempt")
+        .all(id)
+        .map((entry) => {
+          const value = entry as Row;
+          return { attempt: integer(value.attempt) ?? 0, started_at: integer(value.started_at) ?? 0, model_seq: integer(value.model_seq) ?? 0, tool_seq: integer(value.tool_seq) ?? 0, step: integer(value.step) ?? 0 };
+        });
+      return { ...toSummary(row), details: parseDetails(row.details), model_calls: modelCalls, tool_calls: toolCalls, attempts };
+    });
+  }
+
+  /**
+   * What a resume of run `id` replays from besides its calls: the flags and setup it ran with (`resume`, null for a
+   * run recorded without a journal), and its tool journal (each call started, with its outcome when it ended).
+   */
+  getJournal(id: string): { resume: unknown; batchItem: string | null; tools: JournalEntry[] } | undefined {
+    return this.#reading(() => {
+      const found = this.#database.prepare("SELECT CAST(resume AS BLOB) AS resume, CAST(batch_item AS BLOB) AS batch_item FROM runs WHERE id = ?").get(id) as Row | undefined;
+      if (!found) return undefined;
+      const row = decodeRow(found);
+      const tools = this.#database
+        .prepare("SELECT CAST(key AS BLOB) AS key, CAST(agent AS BLOB) AS agent, CAST(name AS BLOB) AS name, CAST(arguments AS BLOB) AS arguments, CAST(rerun AS BLOB) AS rerun, started_at, CAST(outcome AS BLOB) AS outcome, ended_at FROM tool_journal WHERE run_id = ? ORDER BY started_at, rowid")
+        .all(id)
+        .map((entry) => {
+          const value = decodeRow(entry);
+          return {
+            key: String(value.key),
+            agent: String(value.agent),
+            name: String(value.name),
+            arguments: String(value.arguments),
+            rerun: value.rerun === "idempotent" || value.rerun === "replays" ? value.rerun : null,
+            startedAt: integer(value.started_at) ?? 0,
+            outcome: typeof value.outcome === "string" ? value.outcome : null,
+            endedAt: integer(value.ended_at),
+          } satisfies JournalEntry;
+        });
+      return { resume: parseJson(row.resume), batchItem: typeof row.batch_item === "string" ? row.batch_item : null, tools };
+    });
+  }
+
+  /**
+   * The id of the latest run started from folder `cwd` (of tactic file `tacticPath`, when given) that was interrupted
+   * or crashed and can be resumed (`lllm run --resume` without an id).
+   */
+  lastStopped(options: { cwd: string; tacticPath?: string }): string | undefined {
+    return this.#reading(() => {
+      const where = ["status IN ('interrupted', 'crashed')", "resume IS NOT NULL", "batch_item IS NULL", "test_file IS NULL", "parent_run IS NULL", "cwd = ?"];
+      const values: unknown[] = [options.cwd];
+      if (options.tacticPath !== undefined) {
+        where.push("tactic_path = ?");
+        values.push(options.tacticPath);
+      }
+      return scalar(this.#database.prepare(`SELECT CAST(id AS BLOB) FROM runs WHERE ${where.join(" AND ")} ORDER BY id DESC LIMIT 1`).raw().get(...values)) as string | undefined;
+    });
+  }
+
+  /**
+   * The batch items (by `batchItemKey`, those starting with `prefix`: one `--out` file's) whose latest run stopped
+   * before its end (crashed or interrupted), with that run's id: a batch run again resumes them.
+   */
+  stoppedBatchItems(prefix: string): Map<string, string> {
+    return this.#reading(() => {
+      // The keys of one prefix are one range of the index: `prefix` up to the same with its last character raised.
+      const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+      const rows = this.#database.prepare("SELECT CAST(batch_item AS BLOB), CAST(id AS BLOB), CAST(status AS BLOB) FROM runs WHERE batch_item >= ? AND batch_item < ? ORDER BY started_at").raw().all(prefix, end) as Array<[unknown, unknown, unknown]>;
+      const latest = new Map<string, { id: string; status: unknown }>();
+      for (const [key, id, status] of rows) latest.set(String(blobText(key)), { id: String(blobText(id)), status: blobText(status) });
+      const stopped = new Map<string, string>();
+      for (const [key, run] of latest) if (run.status === "crashed" || run.status === "interrupted") stopped.set(key, run.id);
+      return stopped;
     });
   }
 
@@ -180,7 +249,7 @@ export class RunStore {
       if (this.#readOnly !== undefined) throw new StoreError("store_read_only", `cannot delete runs from the run log: ${this.#readOnly}`, { location: { file: this.file }, hint: "Prune as the user who owns the log, with the lllm that wrote it." });
       const remove = this.#database.transaction(() => {
         const ids = this.#database.prepare("SELECT CAST(id AS BLOB) FROM runs WHERE started_at < ? AND status != 'running'").raw().all(before);
-        for (const table of ["model_calls", "tool_calls", "runs_text"]) this.#database.prepare(`DELETE FROM ${table} WHERE run_id IN (SELECT id FROM runs WHERE started_at < ? AND status != 'running')`).run(before);
+        for (const table of ["model_calls", "tool_calls", "tool_journal", "run_attempts", "runs_text"]) this.#database.prepare(`DELETE FROM ${table} WHERE run_id IN (SELECT id FROM runs WHERE started_at < ? AND status != 'running')`).run(before);
         this.#database.prepare("DELETE FROM runs WHERE started_at < ? AND status != 'running'").run(before);
         return ids.length;
       });
@@ -238,6 +307,29 @@ export class RunStore {
 export class AmbiguousRunIdError extends Error {
   constructor(readonly prefix: string) {
     super(`run id prefix \`${prefix}\` matches more than one run`);
+  }
+}
+
+/** One tool call of a run's journal: its key, what was called, whether it may run again, and its outcome once it ended. */
+export interface JournalEntry {
+  key: string;
+  agent: string;
+  name: string;
+  /** The arguments as JSON text (redacted, as everything the store keeps). */
+  arguments: string;
+  rerun: "idempotent" | "replays" | null;
+  startedAt: number;
+  /** The outcome as `ToolJournal` keeps it (JSON); null: the call never ended (the run stopped during it). */
+  outcome: string | null;
+  endedAt: number | null;
+}
+
+function parseJson(value: unknown): unknown {
+  if (typeof value !== "string") return null;
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return null;
   }
 }
 

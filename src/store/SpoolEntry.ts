@@ -21,6 +21,10 @@ export interface RunStart {
   test?: { file: string; case: string };
   /** How `lllm serve` was asked for this run. */
   served?: ServedRunInfo;
+  /** What a resume of this run needs besides its input (see `ResumeInfo`). */
+  resume?: ResumeInfo;
+  /** The batch item this run is: its key (see `batchItemKey`), so that a batch run again resumes it. */
+  batchItem?: string;
 }
 
 /** A response of `lllm serve`'s Responses API, kept for `previous_response_id` and `GET /v1/responses/{id}`. */
@@ -44,6 +48,48 @@ export interface ServedA2aTask {
   updatedAt: number;
   /** The task (JSON, A2A 1.0's ProtoJSON), its texts already redacted. */
   body: string;
+}
+
+/**
+ * What `lllm run --resume` needs of a run besides its input and vars: the flags that shaped it, and the digests of
+ * its setup (by part: the tactic, each agent's system prompt, each tool as offered) to tell a changed tactic.
+ */
+export interface ResumeInfo {
+  flags: ResumeFlags;
+  setup: Record<string, string>;
+}
+
+/** The flags of `lllm run` that change what a run does, kept so that its resume runs the same way. */
+export interface ResumeFlags {
+  model?: string;
+  packages?: string[];
+  maxSteps?: number;
+  modelTimeout?: number;
+  limits?: { maxCost?: number; maxTokens?: number; maxToolCalls?: number; maxDuration?: number };
+  notebookOut?: string;
+}
+
+/** Why a tool call without a recorded outcome may run again: the tool says so, or its work is journaled itself. */
+export type RerunSafety = "idempotent" | "replays";
+
+/** A tool call starting, written before it runs (`tool_journal`): a resume that finds no outcome knows it was cut short. */
+export interface ToolStart {
+  run: string;
+  key: string;
+  agent: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  /** Whether it may run again when its outcome is missing; absent: not safe. */
+  rerun?: RerunSafety;
+  at: number;
+}
+
+/** A later attempt of a run began (`lllm run --resume`): the run is running again, its calls numbered from `from`. */
+export interface ResumeStart {
+  run: string;
+  attempt: number;
+  startedAt: number;
+  from: { modelSeq: number; toolSeq: number; step: number };
 }
 
 /** How a run ended. */
@@ -85,6 +131,12 @@ export type SpoolEntry =
   | { begin: RunStart }
   | { calls: RunCalls & { run: string } }
   | { finish: { run: string; end: RunEnd; calls?: RunCalls } }
+  /** A tool call starts (the journal; written at once, before it runs). */
+  | { start: ToolStart }
+  /** A tool call's outcome (the journal; written at once, before the run goes on), as `ToolJournal` keeps it. */
+  | { outcome: { run: string; key: string; outcome: string; at: number; row?: ToolCallStoredRecord } }
+  /** A later attempt of the run begins (`lllm run --resume`, a batch item run again). */
+  | { resume: ResumeStart }
   /** The test case these runs are (`lllm test`) passed or failed: known once its assertions are checked, after the runs' ends. */
   | { test: { runs: string[]; status: "passed" | "failed" } }
   /** A response of `lllm serve`'s Responses API, kept (its texts already redacted). */

@@ -1,4 +1,4 @@
-import type { ModelCallRecord, RunRecord, ToolCallStoredRecord } from "./RunRecord.js";
+import type { ModelCallRecord, RunAttempt, RunRecord, ToolCallStoredRecord } from "./RunRecord.js";
 import { formatCost } from "./RunTally.js";
 
 export interface TranscriptStyle {
@@ -7,7 +7,7 @@ export interface TranscriptStyle {
   dim?: (text: string) => string;
 }
 
-type Step = { kind: "model"; at: number; call: ModelCallRecord } | { kind: "tool"; at: number; call: ToolCallStoredRecord };
+type Step = { kind: "model"; at: number; order: number; call: ModelCallRecord } | { kind: "tool"; at: number; order: number; call: ToolCallStoredRecord } | { kind: "resume"; at: number; order: number; attempt: RunAttempt };
 
 /**
  * A run as a person reads it: the header (tactic, status, tokens, cost), the system prompt and input, then each
@@ -24,18 +24,23 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
   lines.push(dim(`models ${run.models.join(", ") || "-"} · ${run.llm_calls} calls · ${tokens(run)} · cost ${formatCost(run.cost)}`));
   if (run.continues_run) lines.push(dim(`continues run ${run.continues_run}`));
   if (run.served) lines.push(dim(`served ${run.served.route} as model ${run.served.model}${run.served.client?.user !== undefined ? ` for ${run.served.client.user}` : ""}${run.served.response_id !== undefined ? ` · ${run.served.response_id}` : ""}`));
+  if (run.attempts.length > 0) lines.push(dim(`resumed ${run.attempts.length === 1 ? "once" : `${run.attempts.length} times`} (lllm run --resume)`));
   if (Object.keys(run.vars).length > 0) lines.push(dim(`vars ${Object.entries(run.vars).map(([key, value]) => `${key}=${value}`).join(" ")}`));
   lines.push(...spendLines(run.details?.spend).map(dim));
 
   const steps: Step[] = [
-    ...run.model_calls.map((call): Step => ({ kind: "model", at: call.started_at, call })),
-    ...run.tool_calls.map((call): Step => ({ kind: "tool", at: call.ended_at - (call.duration_ms ?? 0), call })),
-  ].sort((a, b) => a.call.step - b.call.step);
+    ...run.model_calls.map((call): Step => ({ kind: "model", at: call.started_at, order: call.step, call })),
+    ...run.tool_calls.map((call): Step => ({ kind: "tool", at: call.ended_at - (call.duration_ms ?? 0), order: call.step, call })),
+    // Where each later attempt began: the steps before it were replayed from the journal, those after ran live.
+    ...run.attempts.map((attempt): Step => ({ kind: "resume", at: attempt.started_at, order: attempt.step - 0.5, attempt })),
+  ].sort((a, b) => a.order - b.order);
 
   const seen = new Map<string, number>();
   for (const step of steps) {
     lines.push("");
-    if (step.kind === "model") {
+    if (step.kind === "resume") {
+      lines.push(heading(`── resumed here · attempt ${step.attempt.attempt} · ${formatTime(step.attempt.started_at)}`) + dim(" · the steps above were replayed from the journal"));
+    } else if (step.kind === "model") {
       const { call } = step;
       lines.push(heading(`── model call ${call.seq + 1} · ${call.agent} · round ${call.round + 1} · ${call.model ?? "?"}`) + dim(` · ${formatDuration(call.latency_ms)} · ${tokens(call)} · ${formatCost(call.cost)}`));
       for (const retry of call.retries ?? []) lines.push(dim(`  [retry] attempt ${retry.attempt} failed (${retry.cause}); tried again after ${formatDuration(retry.wait_ms)}`));
@@ -68,6 +73,7 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
   if (run.error_message !== null) lines.push(heading(`error (${run.error_code ?? "?"})`), run.error_message);
   else if (run.status === "ok") lines.push(heading("output"), typeof run.output === "string" ? run.output : JSON.stringify(run.output, null, 2));
   else lines.push(heading(run.status === "running" ? "still running" : run.status === "crashed" ? "crashed: the process ended without recording an outcome" : run.status));
+  if (run.resumable) lines.push(dim(`It stopped before its end; go on from where it stopped with: lllm run --resume ${run.id}`));
   return lines.join("\n");
 }
 

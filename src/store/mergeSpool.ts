@@ -142,7 +142,19 @@ function parseEntry(line: string): SpoolEntry | undefined {
 function apply(statements: Statements, entry: Exclude<SpoolEntry, { close: true }>, header: SpoolHeader): void {
   if ("begin" in entry) {
     const run: RunStart = entry.begin;
-    statements.begin.run(run.id, run.startedAt, run.tacticPath, run.tacticName, run.configDigest, run.input, JSON.stringify(run.vars), JSON.stringify(run.models), run.lllmVersion, run.parentRun ?? null, run.continuesRun ?? null, run.batchId ?? null, header.pid, header.host, run.cwd ?? null, run.test?.file ?? null, run.test?.case ?? null, run.served ? JSON.stringify(run.served) : null);
+    statements.begin.run(run.id, run.startedAt, run.tacticPath, run.tacticName, run.configDigest, run.input, JSON.stringify(run.vars), JSON.stringify(run.models), run.lllmVersion, run.parentRun ?? null, run.continuesRun ?? null, run.batchId ?? null, header.pid, header.host, run.cwd ?? null, run.test?.file ?? null, run.test?.case ?? null, run.served ? JSON.stringify(run.served) : null, run.resume ? JSON.stringify(run.resume) : null, run.batchItem ?? null);
+  } else if ("start" in entry) {
+    const start = entry.start;
+    statements.toolStart.run(start.run, start.key, start.agent, start.name, JSON.stringify(start.arguments), start.rerun ?? null, start.at);
+  } else if ("outcome" in entry) {
+    const { run, key, outcome, at, row } = entry.outcome;
+    statements.toolOutcome.run(outcome, at, run, key);
+    if (row) insertCalls(statements, run, { model: [], tool: [row] });
+  } else if ("resume" in entry) {
+    const { run, attempt, startedAt, from } = entry.resume;
+    // The run is running again, in this writer's process: a reader marks it crashed if that one dies too.
+    statements.reopen.run(header.pid, header.host, run);
+    statements.attempt.run(run, attempt, startedAt, header.pid, header.host, from.modelSeq, from.toolSeq, from.step);
   } else if ("calls" in entry) {
     insertCalls(statements, entry.calls.run, entry.calls);
   } else if ("finish" in entry) {
@@ -164,7 +176,7 @@ function apply(statements: Statements, entry: Exclude<SpoolEntry, { close: true 
 
 function insertCalls(statements: Statements, runId: string, calls: RunCalls): void {
   for (const { record: call, messagesKept } of calls.model ?? []) {
-    statements.modelCall.run(runId, call.seq, call.step, call.agent, call.round, call.model, call.started_at, call.latency_ms, messagesKept, JSON.stringify(call.messages), JSON.stringify(call.tools), call.reply, JSON.stringify(call.tool_calls), call.finish_reason, call.prompt_tokens, call.cached_prompt_tokens, call.completion_tokens, call.reasoning_tokens, call.cost, JSON.stringify(call.retries ?? []));
+    statements.modelCall.run(runId, call.seq, call.step, call.agent, call.round, call.model, call.started_at, call.latency_ms, messagesKept, JSON.stringify(call.messages), JSON.stringify(call.tools), call.reply, JSON.stringify(call.tool_calls), call.finish_reason, call.prompt_tokens, call.cached_prompt_tokens, call.completion_tokens, call.reasoning_tokens, call.cost, JSON.stringify(call.retries ?? []), call.cache_write_prompt_tokens ?? 0, call.batch ? 1 : 0);
   }
   for (const call of calls.tool ?? []) {
     statements.toolCall.run(runId, call.seq, call.step, call.agent, call.call_id, call.name, JSON.stringify(call.arguments), call.result, call.status, call.error, call.duration_ms, call.ended_at);
@@ -203,12 +215,12 @@ function prepare(database: Database) {
     forget: statement("DELETE FROM spool_progress WHERE name = ?"),
     // OR IGNORE: a line merged by an older database copy, or twice after a crash between a delete and its row, is harmless.
     begin: statement(
-      `INSERT OR IGNORE INTO runs (id, started_at, status, tactic_path, tactic_name, config_digest, input, vars, models, lllm_version, parent_run, continues_run, batch_id, pid, host, cwd, test_file, test_case, served)
-       VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO runs (id, started_at, status, tactic_path, tactic_name, config_digest, input, vars, models, lllm_version, parent_run, continues_run, batch_id, pid, host, cwd, test_file, test_case, served, resume, batch_item)
+       VALUES (?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     modelCall: statement(
-      `INSERT OR IGNORE INTO model_calls (run_id, seq, step, agent, round, model, started_at, latency_ms, messages_kept, messages, tools, reply, tool_calls, finish_reason, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost, retries)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR IGNORE INTO model_calls (run_id, seq, step, agent, round, model, started_at, latency_ms, messages_kept, messages, tools, reply, tool_calls, finish_reason, prompt_tokens, cached_prompt_tokens, completion_tokens, reasoning_tokens, cost, retries, cache_write_prompt_tokens, batch)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     toolCall: statement(`INSERT OR IGNORE INTO tool_calls (run_id, seq, step, agent, call_id, name, arguments, result, status, error, duration_ms, ended_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
     finish: statement(
@@ -218,6 +230,11 @@ function prepare(database: Database) {
     response: statement("INSERT OR REPLACE INTO served_responses (id, run_id, created_at, body, history) VALUES (?, ?, ?, ?, ?)"),
     deleteResponse: statement("DELETE FROM served_responses WHERE id = ?"),
     a2aTask: statement("INSERT OR REPLACE INTO a2a_tasks (id, context_id, run_id, updated_at, body) VALUES (?, ?, ?, ?, ?)"),
+    // The journal: a call's start (kept if the line comes twice), then its outcome.
+    toolStart: statement("INSERT OR IGNORE INTO tool_journal (run_id, key, agent, name, arguments, rerun, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
+    toolOutcome: statement("UPDATE tool_journal SET outcome = ?, ended_at = ? WHERE run_id = ? AND key = ? AND outcome IS NULL"),
+    reopen: statement("UPDATE runs SET status = 'running', pid = ?, host = ?, ended_at = NULL, exit_code = NULL, error_code = NULL, error_message = NULL WHERE id = ?"),
+    attempt: statement("INSERT OR IGNORE INTO run_attempts (run_id, attempt, started_at, pid, host, model_seq, tool_seq, step) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"),
     testStatus: statement("UPDATE runs SET test_status = ? WHERE id = ? AND test_file IS NOT NULL"),
     // As a blob: a text that is not UTF-8 (a damaged page) would abort the process inside libsql.
     open: statement("SELECT CAST(status AS BLOB) FROM runs WHERE id = ?"),

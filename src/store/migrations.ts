@@ -167,4 +167,39 @@ export const MIGRATIONS: readonly string[] = [
     updated_at INTEGER NOT NULL,
     body TEXT NOT NULL
   );`,
+  // 10: durable runs (`lllm run --resume`). `runs.resume`: what a resume needs besides the input (the run's flags, and
+  // the digests of its tactic, prompts and tools, to refuse a changed one); `runs.batch_item`: the batch item a run
+  // is (its --out file and id), so that a batch run again resumes the item's run. `tool_journal`: each tool call
+  // of the run as it starts (with whether it is safe to run again) and its outcome once it ends, by the call's key
+  // (agent, call id, occurrence): what a resume answers a call from, or knows it was cut short. `run_attempts`: the
+  // attempts after the first, and where each began (the viewer marks it). The model calls keep the rest of their
+  // usage, so that a replayed answer is priced as it was.
+  `ALTER TABLE runs ADD COLUMN resume TEXT;
+  ALTER TABLE runs ADD COLUMN batch_item TEXT;
+  CREATE INDEX runs_batch_item ON runs (batch_item, started_at) WHERE batch_item IS NOT NULL;
+  ALTER TABLE model_calls ADD COLUMN cache_write_prompt_tokens INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE model_calls ADD COLUMN batch INTEGER NOT NULL DEFAULT 0;
+  CREATE TABLE tool_journal (
+    run_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    name TEXT NOT NULL,
+    arguments TEXT NOT NULL,
+    rerun TEXT,
+    started_at INTEGER NOT NULL,
+    outcome TEXT,
+    ended_at INTEGER,
+    PRIMARY KEY (run_id, key)
+  );
+  CREATE TABLE run_attempts (
+    run_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    started_at INTEGER NOT NULL,
+    pid INTEGER,
+    host TEXT,
+    model_seq INTEGER NOT NULL,
+    tool_seq INTEGER NOT NULL,
+    step INTEGER NOT NULL,
+    PRIMARY KEY (run_id, attempt)
+  );`,
 ];

@@ -9,7 +9,10 @@ import { canonicalJson } from "../util/canonicalJson.js";
 import { PriceTable } from "../providers/PriceTable.js";
 import { proxyKeyVariables } from "./proxyKeyVariables.js";
 import { environmentSecrets, redactorOf, type SecretRedactor } from "../util/redact.js";
-import { describe, RunRecorder, runStatusOf } from "./RunRecorder.js";
+import { describe, RunRecorder, runStatusOf, type ReplayedSteps } from "./RunRecorder.js";
+import type { RunJournal } from "./journal/RunJournal.js";
+import { runSetup } from "./journal/runSetup.js";
+import type { ResumeFlags } from "./SpoolEntry.js";
 import { RunTally } from "./RunTally.js";
 import type { ServedRunInfo } from "./RunRecord.js";
 
@@ -29,6 +32,18 @@ export interface StartRunLogOptions {
   served?: ServedRunInfo;
   /** Record under this id (the record of an earlier attempt of the same run: see `RunRecorderOptions.id`). */
   recordId?: string;
+  /**
+   * The flags of `lllm run` that shaped this run, kept so that its resume runs it the same way; given (`{}` at least),
+   * the run can be resumed (`lllm run --resume`), as a batch item's (`batchItem`) can.
+   */
+  flags?: ResumeFlags;
+  /** The batch item this run is (see `batchItemKey`). */
+  batchItem?: string;
+  /**
+   * A later attempt of a recorded run (`lllm run --resume`): recorded under its id, the steps it replays from the
+   * journal left out (they are recorded already).
+   */
+  resume?: { journal: RunJournal; replayed: ReplayedSteps };
   env?: NodeJS.ProcessEnv;
   warn: (message: string) => void;
 }
@@ -62,8 +77,10 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
   const memo = tacticMemo(prepared);
   const tacticName = (memo.name ??= prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, ""));
   if (enabled) {
+    const { resume } = options;
     recorder = RunRecorder.begin({
       ...(options.recordId !== undefined ? { id: options.recordId } : {}),
+      ...(resume ? { id: resume.journal.runId, resume: { attempt: resume.journal.attempt, from: resume.journal.from, replayed: resume.replayed, earlierMs: resume.journal.earlierMs } } : {}),
       file: storeFile(env, prepared.settings.home),
       tally,
       redactor: secrets(),
@@ -80,6 +97,10 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
         ...(options.batchId !== undefined ? { batchId: options.batchId } : {}),
         ...(options.test !== undefined ? { test: options.test } : {}),
         ...(options.served !== undefined ? { served: options.served } : {}),
+        ...(options.batchItem !== undefined ? { batchItem: options.batchItem } : {}),
+        // A run of `lllm run` or a batch item keeps what its resume needs (a test case is run again by its test file,
+        // a turn of `lllm chat` goes on with `lllm chat --continue`).
+        ...((options.flags !== undefined || options.batchItem !== undefined) && options.test === undefined && !resume ? { resume: { flags: options.flags ?? {}, setup: (memo.setup ??= runSetup(prepared)) } } : {}),
       },
     });
   }
@@ -122,6 +143,8 @@ const ofTactic = new WeakMap<PreparedTactic, TacticMemo>();
 interface TacticMemo {
   keyVariables?: Set<string>;
   digest?: string;
+  /** The digests of the tactic's parts (see `runSetup`). */
+  setup?: Record<string, string>;
   name?: string;
   models?: string[];
   /** The environment's credentials as the first item of a batch read them, and the redactor of the batch's runs. */

@@ -11,11 +11,11 @@ export type Row = Record<string, unknown>;
 /** The columns of each table as lllm reads them, text ones as blobs (see above). */
 export const RUN_COLUMNS = columns(
   ["id", "status", "error_code", "error_message", "tactic_path", "tactic_name", "config_digest", "input", "vars", "output", "details", "models", "lllm_version", "parent_run", "continues_run", "batch_id", "host", "cwd", "test_file", "test_case", "test_status", "served"],
-  ["started_at", "ended_at", "exit_code", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens", "llm_calls", "cost", "duration_ms", "pid"],
+  ["started_at", "ended_at", "exit_code", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens", "llm_calls", "cost", "duration_ms", "pid", "(resume IS NOT NULL AND batch_item IS NULL) AS journaled"],
 );
 export const MODEL_CALL_COLUMNS = columns(
   ["agent", "model", "messages", "tools", "reply", "tool_calls", "finish_reason", "retries"],
-  ["seq", "step", "round", "started_at", "latency_ms", "messages_kept", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens", "cost"],
+  ["seq", "step", "round", "started_at", "latency_ms", "messages_kept", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens", "cost", "cache_write_prompt_tokens", "batch"],
 );
 export const TOOL_CALL_COLUMNS = columns(["agent", "call_id", "name", "arguments", "result", "status", "error"], ["seq", "step", "duration_ms", "ended_at"]);
 
@@ -112,7 +112,20 @@ export function toSummary(row: Row): RunSummary {
     served: json(row.served, null),
     pid: integer(row.pid),
     cwd: text(row.cwd),
+    resumable: isResumable(String(row.status) as RunStatus, integer(row.journaled) === 1, integer(row.exit_code), text(row.test_file), text(row.parent_run)),
   };
+}
+
+/** The statuses of a run that stopped before its end: the ones `lllm run --resume` goes on with. */
+export const RESUMABLE_STATUSES: readonly RunStatus[] = ["crashed", "interrupted", "error", "budget"];
+
+/**
+ * Whether `lllm run --resume` can go on with a run: it stopped before its end (not a mistake in the user's files or
+ * flags, exit 2, which a resume would meet again), and it was recorded with its journal (by an lllm that keeps one,
+ * as a run of its own: a test case, a nested run or a batch item is resumed with what started it).
+ */
+export function isResumable(status: RunStatus, journaled: boolean, exitCode: number | null, testFile: string | null, parentRun: string | null): boolean {
+  return journaled && RESUMABLE_STATUSES.includes(status) && exitCode !== 2 && testFile === null && parentRun === null;
 }
 
 /** The stored form of an answer (see `decodeOutput`). */
@@ -148,6 +161,8 @@ export function toModelCall(row: Row): ModelCallRecord {
     reasoning_tokens: integer(row.reasoning_tokens) ?? 0,
     cost: typeof row.cost === "number" ? row.cost : null,
     retries: json(row.retries, []),
+    ...(integer(row.cache_write_prompt_tokens) ? { cache_write_prompt_tokens: integer(row.cache_write_prompt_tokens)! } : {}),
+    ...(integer(row.batch) === 1 ? { batch: true } : {}),
   };
 }
 

@@ -6,7 +6,7 @@ import type { ModelCallRecord, RunRecord, StoredMessage, ToolCallStoredRecord } 
 
 /** What a script is made of: a run's model calls (each with every message it was sent) and its tool calls' results. */
 export interface ReplaySource {
-  model_calls: ReadonlyArray<Pick<ModelCallRecord, "agent" | "messages" | "tools" | "reply" | "tool_calls" | "prompt_tokens" | "completion_tokens" | "finish_reason">>;
+  model_calls: ReadonlyArray<Pick<ModelCallRecord, "agent" | "messages" | "tools" | "reply" | "tool_calls" | "prompt_tokens" | "completion_tokens" | "finish_reason"> & Partial<Pick<ModelCallRecord, "model" | "cached_prompt_tokens" | "reasoning_tokens" | "cache_write_prompt_tokens" | "batch">>>;
   tool_calls: ReadonlyArray<Pick<ToolCallStoredRecord, "agent" | "call_id" | "result">>;
 }
 
@@ -28,9 +28,11 @@ export function toReplayScript(run: RunRecord): string {
 /**
  * Each agent's turns, in the order its model calls answered. A turn records the request it answered: whole
  * (`request`) when it starts a dialog, else only what was `added` after the turn above, its reply and its tool
- * results; and the tools `offered` when they change. Tool calls keep their id and the result the run got.
+ * results; and the tools `offered` when they change. Tool calls keep their id and the result the run got. With
+ * `journal` (a resumed run replays its own record), each turn also keeps the model that answered and its whole
+ * usage, so that the replayed answer counts and costs what it did.
  */
-export function toReplayTurns(run: ReplaySource): Record<string, ScriptedTurn[]> {
+export function toReplayTurns(run: ReplaySource, options: { journal?: boolean } = {}): Record<string, ScriptedTurn[]> {
   // By agent and call id, in order: ids are unique only within an agent's dialog (a scripted run repeats them).
   const results = new Map<string, Array<string | null>>();
   for (const call of run.tool_calls) {
@@ -39,8 +41,16 @@ export function toReplayTurns(run: ReplaySource): Record<string, ScriptedTurn[]>
   }
   const agents: Record<string, ScriptedTurn[]> = {};
   const previous = new Map<string, { sent: ScriptedMessage[]; turn: ScriptedTurn; offered: readonly string[] }>();
+  // A message stored once is one object in every call that sent it (see `RunStore.getRun`): converted once, and
+  // compared by identity first (a 100-round run would otherwise compare its whole dialog at every turn).
+  const converted = new Map<StoredMessage, ScriptedMessage>();
+  const convert = (message: StoredMessage): ScriptedMessage => {
+    let scripted = converted.get(message);
+    if (!scripted) converted.set(message, (scripted = fromStoredMessage(message)));
+    return scripted;
+  };
   for (const call of run.model_calls) {
-    const sent = call.messages.map(fromStoredMessage);
+    const sent = call.messages.map(convert);
     const turn: Exclude<ScriptedTurn, string> = {};
     const before = previous.get(call.agent);
     const implied = before ? [...before.sent, ...replyMessages(before.turn)] : undefined;
@@ -58,6 +68,13 @@ export function toReplayTurns(run: ReplaySource): Record<string, ScriptedTurn[]>
     if (turn.text === undefined && turn.tool_calls === undefined) turn.text = "";
     if (call.finish_reason === "length" || call.finish_reason === "content_filter") turn.finish_reason = call.finish_reason;
     turn.usage = { prompt_tokens: call.prompt_tokens, completion_tokens: call.completion_tokens };
+    if (options.journal) {
+      if (call.cached_prompt_tokens) turn.usage.cached_prompt_tokens = call.cached_prompt_tokens;
+      if (call.reasoning_tokens) turn.usage.reasoning_tokens = call.reasoning_tokens;
+      if (call.cache_write_prompt_tokens) turn.usage.cache_write_prompt_tokens = call.cache_write_prompt_tokens;
+      if (call.batch) turn.usage.batch = true;
+      if (call.model) turn.model = call.model;
+    }
     (agents[call.agent] ??= []).push(turn);
     previous.set(call.agent, { sent, turn, offered: call.tools });
   }
@@ -74,7 +91,23 @@ function fromStoredMessage(message: StoredMessage): ScriptedMessage {
 }
 
 function startsWith(messages: readonly ScriptedMessage[], start: readonly ScriptedMessage[]): boolean {
-  return start.length <= messages.length && start.every((message, index) => comparable(message) === comparable(messages[index]!));
+  return start.length <= messages.length && start.every((message, index) => sameScripted(message, messages[index]!));
+}
+
+/** Two messages alike as the model reads them (an assistant's empty text is `null`, as the loop sends it beside tool calls). */
+function sameScripted(a: ScriptedMessage, b: ScriptedMessage): boolean {
+  if (a === b) return true;
+  if (a.role !== b.role || a.tool_call_id !== b.tool_call_id || a.name !== b.name) return false;
+  const empty = (message: ScriptedMessage): string | null => (message.role === "assistant" && message.content === "" ? null : message.content);
+  if (empty(a) !== empty(b)) return false;
+  const callsA = a.tool_calls ?? [];
+  const callsB = b.tool_calls ?? [];
+  if (callsA.length !== callsB.length) return false;
+  // Arguments parsed from the same stored text have their keys in the same order; others are compared canonically.
+  return callsA.every((call, index) => {
+    const other = callsB[index]!;
+    return call.id === other.id && call.name === other.name && (JSON.stringify(call.arguments) === JSON.stringify(other.arguments) || comparable(a) === comparable(b));
+  });
 }
 
 /** A message as compared: an assistant's empty text is `null`, as the loop sends it beside tool calls. */

@@ -22,6 +22,8 @@ export function agentTool({ name, description, fresh }: AgentToolOptions): Funct
     description: description ?? `Ask the ${name} agent to do a task; it answers in text.`,
     properties: { input: { type: "string", description: `The task for ${name}, with everything it needs: it does not see this conversation` } },
     required: ["input"],
+    // A resumed run calls it again: the agent's model and tool calls are answered from the run's journal.
+    replaysInside: true,
     run: async (args, context) => {
       const agent = await fresh();
       agent.open("tool");

@@ -160,10 +160,11 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     tools.forEach((tool, index) => {
       if (needsApproval.has(tool.name) && tool.approval !== "required") tools[index] = new FunctionTool({ ...tool, approval: "required" });
     });
+    // Wrapped before tool_chain takes them: its scripts' calls go through the wrapper too (a journal replays them).
+    if (options.wrapTool) tools.forEach((tool, index) => (tools[index] = options.wrapTool!(tool, runName(bound.name))));
     const toolChainFor = config.tool_chain ? (await import("./toolChainFor.js")).toolChainFor : undefined;
     const chain = config.tool_chain && toolChainFor ? await toolChainFor({ prepared, agent: runName(bound.name), config: config.tool_chain, tools, options, run: toolChain, onWarning: (message) => onEvent({ type: "warning", agent: runName(bound.name), message }) }) : undefined;
-    if (chain) addTools(tools, [chain], { agent: bound.name, source: "`tool_chain`" });
-    if (options.wrapTool) tools.forEach((tool, index) => (tools[index] = options.wrapTool!(tool, runName(bound.name))));
+    if (chain) addTools(tools, [options.wrapTool ? options.wrapTool(chain, runName(bound.name)) : chain], { agent: bound.name, source: "`tool_chain`" });
     const systemPrompt = new Prompt({
       path: bound.systemPrompt.ref ?? `${bound.name}/system`,
       prompt: systemText,

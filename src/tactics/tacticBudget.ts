@@ -19,9 +19,10 @@ export function tacticLimitSource(prepared: TacticTree): LimitSource {
 
 /**
  * The budget of a new run of `prepared`: its `limits:`, with `given` over them (the CLI's flags). Under a cost limit,
- * every model of the run tree must have a price: a model without one is an error now (exit 2), before any spend.
+ * every model of the run tree must have a price: a model without one is an error now (exit 2), before any spend. A
+ * resumed run starts it with the time its earlier attempts took (`earlierMs`).
  */
-export function startRunBudget(prepared: TacticTree, given: RunLimits | undefined): RunBudget {
+export function startRunBudget(prepared: TacticTree, given: RunLimits | undefined, resumed?: { earlierMs: number }): RunBudget {
   const own = limitsFromConfig(prepared.tactic.config.limits);
   const limits = { ...own, ...given };
   const fromTactic = tacticLimitSource(prepared);
@@ -31,7 +32,7 @@ export function startRunBudget(prepared: TacticTree, given: RunLimits | undefine
     const problems = unpricedModels(prepared, prices, source("max_cost"));
     if (problems.length > 0) throw ConfigError.fromProblems("limit_unpriced_model", problems);
   }
-  return RunBudget.start({ ...(hasLimits(limits) ? { limits } : {}), prices, source });
+  return RunBudget.start({ ...(hasLimits(limits) ? { limits } : {}), prices, source, ...(resumed ? { spentBefore: { durationMs: resumed.earlierMs } } : {}) });
 }
 
 /** The scope of one call of a tactic used as a tool (`tool`): its spend counted for the tool, its own limits checked too. */

@@ -40,13 +40,16 @@ export async function tacticTool({ nested, capability, options: parentOptions, o
   };
 
   if (capability.member === undefined) {
-    return tacticAsFunction({
+    const whole = tacticAsFunction({
       name,
       description: config.description ?? `Run the ${name} tactic on a task.`,
       inputSchema: config.input,
       ...(config.parameter_mode ? { parameterMode: config.parameter_mode } : {}),
       call: (input, context) => run(input, context.signal),
     });
+    // A resumed run calls it again: the nested run's model and tool calls are answered from the run's journal.
+    whole.replaysInside = true;
+    return whole;
   }
   const member = await tacticMember({ ...capability, member: capability.member });
   const where = `${capability.ref}#${capability.member}`;
@@ -56,6 +59,7 @@ export async function tacticTool({ nested, capability, options: parentOptions, o
     name: capability.member,
     description: member.description,
     ...parameters,
+    replaysInside: true,
     run: async (args, context) => {
       // A tool method gets fresh agents like a whole call: run the tactic with a call that invokes the method.
       const budget = options.budget ? nestedRunBudget(options.budget, nested, capability.member!) : undefined;

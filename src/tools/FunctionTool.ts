@@ -84,6 +84,17 @@ export interface FunctionToolOptions {
   sideEffects?: boolean | undefined;
   /** Metadata: whether a person must approve each call. */
   approval?: "required" | "never" | undefined;
+  /**
+   * Calling it again with the same arguments does no harm (a lookup, a write that sets the same value): a resumed run
+   * (`lllm run --resume`) runs again a call of it whose outcome was never recorded. Default: true when the tool says
+   * it changes nothing (`sideEffects: false`, or `annotations.readOnlyHint`), false otherwise (see `isIdempotent`).
+   */
+  idempotent?: boolean | undefined;
+  /**
+   * Its work is model and tool calls that a run's journal keeps themselves (a tactic or an agent used as a tool,
+   * tool_chain): a resumed run calls it again, and those calls inside are answered from the journal.
+   */
+  replaysInside?: boolean | undefined;
   /** Seconds a call may take before it fails with a timeout the model reads (see `ToolSpec.timeout`). Default: none. */
   timeout?: number | undefined;
   /** A human-readable name for clients that show tools (MCP's `title`). */
@@ -115,6 +126,8 @@ export class FunctionTool {
   source?: ToolSource | undefined;
   sideEffects?: boolean | undefined;
   approval?: "required" | "never" | undefined;
+  idempotent?: boolean | undefined;
+  replaysInside?: boolean | undefined;
   timeout?: number | undefined;
   title?: string | undefined;
   annotations?: ToolAnnotations | undefined;
@@ -151,6 +164,8 @@ export class FunctionTool {
     this.approval = options.approval;
     this.timeout = options.timeout;
     // Absent fields stay absent, so that `new FunctionTool({...tool})` copies a tool field for field.
+    if (options.idempotent !== undefined) this.idempotent = options.idempotent;
+    if (options.replaysInside !== undefined) this.replaysInside = options.replaysInside;
     if (options.title !== undefined) this.title = options.title;
     if (options.annotations !== undefined) this.annotations = options.annotations;
     if (options.inputSchema !== undefined) this.inputSchema = options.inputSchema;
@@ -198,6 +213,7 @@ export class FunctionTool {
       processor: this.processor ?? implementation.processor,
       sideEffects: this.sideEffects ?? implementation.sideEffects,
       approval: this.approval ?? implementation.approval,
+      idempotent: this.idempotent ?? implementation.idempotent,
       timeout: this.timeout ?? implementation.timeout,
       title: this.title ?? implementation.title,
       annotations: this.annotations ?? implementation.annotations,
@@ -320,6 +336,14 @@ export class FunctionTool {
       throw error;
     }
   }
+}
+
+/**
+ * Whether a call of `tool` whose outcome was never recorded (its run stopped during it) may run again when the run
+ * resumes: the tool says so (`idempotent`), or says it changes nothing (`sideEffects: false`, `readOnlyHint`).
+ */
+export function isIdempotent(tool: Pick<FunctionTool, "idempotent" | "sideEffects" | "annotations">): boolean {
+  return tool.idempotent ?? (tool.sideEffects === false || tool.annotations?.readOnlyHint === true);
 }
 
 /**

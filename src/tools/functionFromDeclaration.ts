@@ -9,7 +9,7 @@ import { checkApproval, toolMetadata } from "./tool.js";
 import { checkToolName } from "./toolName.js";
 
 /** The keys of a `tools/*.yaml` declaration. */
-const KEYS = ["name", "description", "parameters", "command", "timeout", "side_effects", "approval", "strict", "title", "annotations", "output_schema"];
+const KEYS = ["name", "description", "parameters", "command", "timeout", "side_effects", "idempotent", "approval", "strict", "title", "annotations", "output_schema"];
 
 /** Seconds a command tool may run when its declaration gives no `timeout`. */
 export const DEFAULT_COMMAND_TIMEOUT = 60;
@@ -23,6 +23,7 @@ export const DEFAULT_COMMAND_TIMEOUT = 60;
  * command: [python3, fetch.py]   # optional: without it, a declaration bound later by exact name
  * timeout: 30                    # seconds, default 60
  * side_effects: false
+ * idempotent: true               # a call cut short by a stop may run again on resume (default: true when side_effects is false)
  * approval: never
  * title: Fetch a page             # for clients that show tools (MCP)
  * annotations: {readOnlyHint: true, openWorldHint: true}   # MCP's behaviour hints
@@ -70,7 +71,7 @@ export function functionFromDeclaration(declaration: unknown, options: { file: s
       problems.push({ message: `${where}: \`timeout\` only applies to a command tool`, location, hint: "Add `command:` or remove `timeout:`." });
     }
   }
-  for (const key of ["side_effects", "strict"]) {
+  for (const key of ["side_effects", "idempotent", "strict"]) {
     if (declaration[key] !== undefined && typeof declaration[key] !== "boolean") problems.push({ message: `${where}: \`${key}\` must be true or false, got ${JSON.stringify(declaration[key])}`, location });
   }
   attempt(() => checkApproval(declaration.approval, where, file));
@@ -86,6 +87,7 @@ export function functionFromDeclaration(declaration: unknown, options: { file: s
     run: command && commandRun({ command, cwd: options.baseDir, timeoutMs, file }),
     source: { file },
     sideEffects: declaration.side_effects as boolean | undefined,
+    ...(typeof declaration.idempotent === "boolean" ? { idempotent: declaration.idempotent } : {}),
     approval: declaration.approval as "required" | "never" | undefined,
     ...metadata,
   });

@@ -1,4 +1,4 @@
-export { FunctionTool, TOOL_BRAND, type FunctionToolOptions, type ResultProcessor, type ToolAnnotations, type ToolCallOptions, type ToolRun, type ToolSource } from "./FunctionTool.js";
+export { FunctionTool, TOOL_BRAND, isIdempotent, type FunctionToolOptions, type ResultProcessor, type ToolAnnotations, type ToolCallOptions, type ToolRun, type ToolSource } from "./FunctionTool.js";
 export { LOG_LEVELS, DEFAULT_SAMPLE_MAX_TOKENS, type ToolContext, type ToolRunContext, type LogLevel, type SampleRequest, type SampleMessage, type SampleResult, type ElicitRequest, type ElicitResult } from "./ToolContext.js";
 export { toolResult, asToolResult, toolResultText, toolResultMedia, TOOL_RESULT_BRAND, type ToolResult, type ToolResultSpec } from "./toolResult.js";
 export { RESULT_FILES, reportResultFiles, fileBlocks, fileBlocksOf, type ResultFilesSink } from "./resultFiles.js";

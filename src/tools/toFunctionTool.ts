@@ -24,7 +24,7 @@ export function toFunctionTool(value: unknown): FunctionTool | undefined {
 /** The fields of a FunctionTool from another copy of this module; the constructor checks them. */
 function foreignFields(record: Record<string | symbol, unknown>): FunctionToolOptions {
   const fields: Record<string, unknown> = {};
-  for (const key of ["name", "description", "properties", "required", "strict", "defaults", "run", "processor", "source", "sideEffects", "approval", "timeout", "title", "annotations", "inputSchema", "outputSchema"]) {
+  for (const key of ["name", "description", "properties", "required", "strict", "defaults", "run", "processor", "source", "sideEffects", "approval", "idempotent", "replaysInside", "timeout", "title", "annotations", "inputSchema", "outputSchema"]) {
     if (record[key] !== undefined) fields[key] = record[key];
   }
   return fields as unknown as FunctionToolOptions;

@@ -30,6 +30,11 @@ export interface ToolSpec<Args extends object = Record<string, unknown>> {
   sideEffects?: boolean;
   approval?: "required" | "never";
   /**
+   * Calling it twice with the same arguments does no more than once: a resumed run (`lllm run --resume`) runs a call
+   * cut short by the stop again. Default: true when `sideEffects` is false (or `annotations.readOnlyHint`), else false.
+   */
+  idempotent?: boolean;
+  /**
    * Seconds a call may take. Past it the call fails with an error the model reads (`Error: tool … did not finish
    * within N s`) and `context.signal` is aborted so the tool can stop its work. Default: no limit.
    */
@@ -74,8 +79,8 @@ export function tool(spec: ToolSpec<object>): FunctionTool {
       file,
     });
   }
-  if (spec.strict !== undefined && typeof spec.strict !== "boolean") {
-    throw toolInvalid(`${where}: \`strict\` must be true or false, got ${kindOf(spec.strict)}`, { file });
+  for (const key of ["strict", "idempotent"] as const) {
+    if (spec[key] !== undefined && typeof spec[key] !== "boolean") throw toolInvalid(`${where}: \`${key}\` must be true or false, got ${kindOf(spec[key])}`, { file });
   }
   checkApproval(spec.approval, where, file);
   if (spec.timeout !== undefined && !(typeof spec.timeout === "number" && Number.isFinite(spec.timeout) && spec.timeout > 0)) {
@@ -97,6 +102,7 @@ export function tool(spec: ToolSpec<object>): FunctionTool {
     source: spec.source,
     sideEffects: spec.sideEffects,
     approval: spec.approval,
+    ...(spec.idempotent === undefined ? {} : { idempotent: spec.idempotent }),
     timeout: spec.timeout,
     inputSchema,
     ...metadata,

@@ -57,7 +57,7 @@ export interface ProviderBatchSetup {
 }
 
 /** A package with the `add` tool and a tactic whose agent uses it with `model` (and `modelArgs`, YAML flow), over `count` items. */
-export function providerBatchProject(options: { model: string; invokerConfig?: string; modelArgs?: string; count: number; extraEnv?: NodeJS.ProcessEnv; extraTools?: string[] }): ProviderBatchSetup {
+export function providerBatchProject(options: { model: string; invokerConfig?: string; modelArgs?: string; count: number; extraEnv?: NodeJS.ProcessEnv; extraTools?: string[]; idempotent?: boolean }): ProviderBatchSetup {
   const dir = tempDir();
   const home = path.join(dir, "home");
   const tools = ["kit.tools:add", ...(options.extraTools ?? [])].join(", ");
@@ -75,7 +75,8 @@ export function providerBatchProject(options: { model: string; invokerConfig?: s
       '  appendFileSync(process.env.CALLS_FILE, `${a}+${b}${held ? " held" : ""}\\n`);',
       '  return held ? new Promise(() => {}) : String(a + b);',
       '};',
-      'export const add = { name: "add", description: "Adds two numbers.", parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] }, run };',
+      // Adding twice does no harm: a call cut short by a kill runs again (unless a test says otherwise).
+      `export const add = { name: "add", description: "Adds two numbers.", idempotent: ${options.idempotent ?? true}, parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] }, run };`,
       "",
     ].join("\n"),
     "tactic.yaml": `name: adder\npackages: [./kit]\nagent_configs:\n  - name: bot\n    model_name: ${options.model}\n${options.invokerConfig ? `    invoker_config: ${options.invokerConfig}\n` : ""}${options.modelArgs ? `    model_args: ${options.modelArgs}\n` : ""}    system_prompt: Add.\n    tools: [${tools}]\n${options.extraTools?.includes("agent:helper") ? `  - name: helper\n    description: Helps.\n    model_name: ${options.model}\n${options.invokerConfig ? `    invoker_config: ${options.invokerConfig}\n` : ""}    system_prompt: Help.\n` : ""}`,

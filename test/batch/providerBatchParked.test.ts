@@ -22,12 +22,15 @@ function readCalls(file: string): { completed: number; held: number } {
   return { completed: lines.filter((line) => /^\d/.test(line)).length - held, held };
 }
 
-/** How many tool outcomes the run store keeps for provider batches (read as lllm writes them: SQLite in WAL mode). */
+/**
+ * How many tool outcomes the run store keeps for provider batches (read as lllm writes them: SQLite in WAL mode), not
+ * counting the notes of calls that started and have no outcome yet.
+ */
 function keptToolResults(home: string): number {
   const Database = createRequire(import.meta.url)("libsql") as typeof import("libsql");
   const database = new Database(path.join(home, "logs.db"), { readonly: true });
   try {
-    return Number((database.prepare("SELECT count(*) FROM provider_batch_tool_results").raw().get() as [number])[0]);
+    return Number((database.prepare(`SELECT count(*) FROM provider_batch_tool_results WHERE result NOT LIKE '{"unfinished":%'`).raw().get() as [number])[0]);
   } catch {
     return -1;
   } finally {

@@ -97,7 +97,7 @@ describeRedis("Redis unreachable, lost, or refusing the password", () => {
     expect(await worker.exited).toBe(130);
     const masked = `redis://[redacted]@127.0.0.1:${redis.port}`;
     expect(producer.stderr()).toContain(`is on ${masked}; start \`lllm worker --queue ${masked}\``);
-    expect(worker.stderr()).toContain(`waiting for batches on ${masked}`);
+    expect(worker.stderr()).toContain(`waiting for batches and served requests on ${masked}`);
     for (const text of [producer.stderr(), producer.stdout(), worker.stderr(), worker.stdout(), readFileSync(out, "utf8")]) expect(text).not.toContain(password);
     // The run log of the worker's items (and the producer's home) hold no trace of it either.
     for (const file of readdirSync(setup.env.LLLM_HOME!, { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile())) {

@@ -105,7 +105,7 @@ describe("ScriptedModel.fromFile", () => {
     const error = loadError(file);
     expect(error.problems.map((problem) => problem.message)).toEqual([
       "turns[1].tool_calls[0].name: a tool call needs a name (a non-empty string)",
-      "turns[2].txt: unknown key `txt`; a turn has text, tool_calls, usage, finish_reason, request, added, offered",
+      "turns[2].txt: unknown key `txt`; a turn has text, tool_calls, usage, finish_reason, request, added, offered, model",
     ]);
     expect(error.problems.map((problem) => problem.location?.line)).toEqual([4, 5]);
     expect(error.message).toContain(`${file}:4`);

@@ -19,7 +19,7 @@ describe("the store's migrations", () => {
 
     const store = RunStore.openSync(file);
     try {
-      expect(store.listRuns()).toEqual([expect.objectContaining({ id: "01OLDRUN", tactic_name: "weather", test_file: null, test_case: null })]);
+      expect(store.listRuns()).toEqual([expect.objectContaining({ id: "01OLDRUN", tactic_name: "weather", test_file: null, test_case: null, resumable: false })]);
       // A test case's run, recorded as a process records it (its spool), then its outcome; merged by the next read.
       const spool = RunSpool.of(file);
       spool.append({ begin: { id: "01NEWRUN", startedAt: 2, tacticPath: "/t/weather.yaml", tacticName: "weather", configDigest: "d", input: "hi", vars: {}, models: [], lllmVersion: "0", test: { file: "/t/tests/weather.test.yaml", case: "two cities" } } }, { now: false });
@@ -31,7 +31,7 @@ describe("the store's migrations", () => {
     }
     const reopened = new Libsql(file);
     expect(reopened.prepare("PRAGMA user_version").raw().get()).toEqual([MIGRATIONS.length]);
-    expect(MIGRATIONS).toHaveLength(9); // 4: lllm test's columns, 5: --provider-batch's jobs and requests, 6: their bodies and tool results, 7: requests waiting in the store, and by job, 8: lllm serve's runs and responses, 9: its A2A tasks
+    expect(MIGRATIONS).toHaveLength(10); // 4: lllm test's columns, 5: --provider-batch's jobs and requests, 6: their bodies and tool results, 7: requests waiting in the store, and by job, 8: lllm serve's runs and responses, 9: its A2A tasks, 10: durable runs' journal
     // The provider-batch tables exist too after an upgrade.
     expect(reopened.prepare("SELECT count(*) FROM provider_batch_jobs").raw().get()).toEqual([0]);
     expect(reopened.prepare("SELECT count(*) FROM provider_batch_tool_results").raw().get()).toEqual([0]);
@@ -39,6 +39,9 @@ describe("the store's migrations", () => {
     expect(reopened.prepare("SELECT count(*) FROM runs WHERE served IS NOT NULL").raw().get()).toEqual([0]);
     expect(reopened.prepare("SELECT count(*) FROM served_responses").raw().get()).toEqual([0]);
     expect(reopened.prepare("SELECT count(*) FROM a2a_tasks").raw().get()).toEqual([0]);
+    // So do the journal's: an old run reads as one recorded without it (not resumable).
+    expect(reopened.prepare("SELECT count(*) FROM tool_journal").raw().get()).toEqual([0]);
+    expect(reopened.prepare("SELECT count(*) FROM run_attempts").raw().get()).toEqual([0]);
     reopened.close();
   });
 });

@@ -8,6 +8,7 @@ import { BIN, ROOT } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
 import { weatherProject } from "../helpers/weatherProject.js";
 import { cli, listRuns, seedRuns, type SeedRun } from "./storeTestHelpers.js";
+import { durableProject, waitForFile } from "../helpers/durableProject.js";
 
 const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((file) => existsSync(file));
 const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");
@@ -458,5 +459,46 @@ describe.skipIf(!CHROMIUM && !process.env.CI)("lllm logs serve's list, in a real
     await page.locator("#test").selectOption("passed");
     await expect.poll(() => page.locator("#count").textContent()).toBe("1–2 of 2 runs");
     await context.close();
+  });
+
+  it("marks where a run was resumed, and says of a stopped run how to go on with it", async () => {
+    const project = await durableProject({ rounds: 6 });
+    try {
+      project.blockTool("look", 4);
+      const first = project.start(["run", project.tactic(), "--input", "go"]);
+      expect(await waitForFile(path.join(project.dir, "blocked")), first.stderr()).toBe(true);
+      process.kill(first.pid, "SIGKILL");
+      await first.exit();
+      project.clearMarks();
+      const resumed = await project.run(["run", "--resume"]);
+      expect(resumed.code, resumed.stderr).toBe(0);
+      // A second run, stopped and left so.
+      project.blockTool("look", 2);
+      const second = project.start(["run", project.tactic(), "--input", "again"]);
+      expect(await waitForFile(path.join(project.dir, "blocked")), second.stderr()).toBe(true);
+      process.kill(second.pid, "SIGKILL");
+      await second.exit();
+      const [stopped, done] = await listRuns(project.home);
+      const served = await serve(project.home);
+      const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+      const page = await context.newPage();
+      await page.goto(served.url);
+      await expect.poll(() => page.locator("tr.run").count()).toBe(2);
+      await page.locator(`tr.run[data-id="${done!.id}"]`).click();
+      await expect.poll(() => page.locator("#run-link").textContent()).toBe(done!.id);
+      expect(await page.locator("#run-resumed").textContent()).toBe(" · resumed 1 time (lllm run --resume)");
+      // Five rounds recorded before the stop (the fifth cut short in its tool call), the rest after the mark.
+      const steps = page.locator("#timeline .step");
+      expect(await steps.evaluateAll((nodes) => nodes.map((node) => node.getAttribute("data-kind")))).toEqual(["model", "tool", "model", "tool", "model", "tool", "model", "tool", "model", "resume", "tool", "model", "tool", "model"]);
+      await steps.nth(9).click();
+      await expect.poll(() => page.locator("#step-detail h3").textContent()).toBe("Resumed · attempt 2");
+      expect(await layoutProblems(page)).toEqual([]);
+      await page.screenshot({ path: path.join(SCREENSHOTS ?? tempDir(), "resumed-1280.png") });
+      await page.locator(`tr.run[data-id="${stopped!.id}"]`).click();
+      await expect.poll(() => page.locator("#run-resumable").textContent()).toBe(`It stopped before its end; go on from where it stopped with: lllm run --resume ${stopped!.id}`);
+      await context.close();
+    } finally {
+      await project.close();
+    }
   });
 });

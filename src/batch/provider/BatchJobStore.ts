@@ -1,3 +1,4 @@
+import { startNote, type ToolStartNote } from "../../store/journal/ToolJournal.js";
 import type Libsql from "libsql";
 import { openDatabaseSync, type Database } from "../../store/openDatabase.js";
 import { StoreError } from "../../store/StoreError.js";
@@ -314,8 +315,29 @@ export class BatchJobStore implements ParkedStorage {
   }
 
   /**
-   * Keep a call's outcome: written with others a moment later, in one transaction (a kill in that moment makes the
-   * call run again when its item is run again, as before it was kept).
+   * Note that a call starts, on disk before it runs (with the outcomes waiting to be written): an item run again after
+   * a kill during the call knows it was cut short, and runs it again only when its tool says that is safe.
+   */
+  keepToolStart(key: string, note: ToolStartNote): void {
+    const pending = this.#pendingTools;
+    this.#pendingTools = new Map();
+    clearTimeout(this.#toolsTimer);
+    this.#toolsTimer = undefined;
+    this.#transaction(() => {
+      const keep = this.#prepare("INSERT OR REPLACE INTO provider_batch_tool_results (out, key, result) VALUES (?, ?, ?)");
+      for (const [pendingKey, outcome] of pending) keep.run(this.#out, pendingKey, outcome);
+      this.#prepare("INSERT OR IGNORE INTO provider_batch_tool_results (out, key, result) VALUES (?, ?, ?)").run(this.#out, key, startNote(note));
+    });
+  }
+
+  /** Write the outcomes waiting (before the item's next model request, which depends on them). */
+  flushToolResults(): void {
+    this.#flushTools();
+  }
+
+  /**
+   * Keep a call's outcome: written with others a moment later, in one transaction, and at the latest before the
+   * item's next model request or call (a kill before that leaves the call noted as started: see `keepToolStart`).
    */
   keepToolResult(key: string, outcome: string): void {
     this.#pendingTools.set(key, outcome);

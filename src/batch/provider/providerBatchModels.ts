@@ -11,7 +11,7 @@ import type { BatchGroup, ProviderBatchRunner } from "./ProviderBatchRunner.js";
 import { InterruptedError } from "../../errors.js";
 import type { FunctionTool } from "../../tools/index.js";
 import { linkedSignal } from "../../util/linkedSignal.js";
-import { ToolJournal, type ToolResults } from "./ToolJournal.js";
+import { ToolJournal, type ToolResults } from "../../store/journal/ToolJournal.js";
 import { EMPTY_HISTORY, type ItemHistory } from "./ItemHistory.js";
 
 /** What an attempt reads from the batch's job store (`BatchJobStore`) and keeps there. */
@@ -19,6 +19,8 @@ export interface ItemStore extends ToolResults {
   /** See `BatchJobStore.startedEmpty`. */
   readonly startedEmpty: boolean;
   historyOf(itemKey: string): ItemHistory;
+  /** Write the tool outcomes waiting: the item's next model request depends on them. */
+  flushToolResults(): void;
 }
 
 /** What a job's settings are stored as: enough to build the endpoint again (no key: keys come from the environment). */
@@ -167,7 +169,7 @@ export interface ItemAttempt {
  * aborts its run, which ends, and keeps nothing in memory but the item. The runner says when the answer came
  * (`onReady`); the item then runs again from its start.
  */
-export function itemAttempt(itemId: string, options: ItemModelsOptions & { store: ItemStore; history?: ItemHistory; cancel: AbortSignal; parkedCost?: number }): ItemAttempt {
+export function itemAttempt(itemId: string, options: ItemModelsOptions & { store: ItemStore; history?: ItemHistory; cancel: AbortSignal; parkedCost?: number; rerunUnknown?: boolean }): ItemAttempt {
   const key = itemKey(itemId);
   // Read once (or with the item, when it was parked): an item run again for its third round replays two answered
   // turns and two calls without a query for each.
@@ -175,7 +177,7 @@ export function itemAttempt(itemId: string, options: ItemModelsOptions & { store
   const turns = { count: 0 };
   const park = new AbortController();
   const linked = linkedSignal([options.cancel, park.signal]);
-  const journal = new ToolJournal(options.store, key, turns, history.tools);
+  const journal = new ToolJournal({ results: options.store, scope: key, turns, kept: history.tools, ...(options.rerunUnknown ? { rerunUnknown: () => true } : {}) });
   options.runner.itemRestarts(key, options.parkedCost ?? 0);
   let parkedCost = 0;
   const stop = (reason: InterruptedError): void => {
@@ -193,6 +195,8 @@ export function itemAttempt(itemId: string, options: ItemModelsOptions & { store
     dispose: linked.dispose,
     wrapTool: (tool, agent) => journal.wrap(tool, agent),
     createModel: turnModels(options, async (group, batchTurn) => {
+      // The request carries the results of the calls before it: they are on disk first.
+      options.store.flushToolResults();
       turns.count += 1;
       let response: ModelResponse | undefined;
       try {

@@ -40,6 +40,12 @@ export interface BatchAnnouncement {
   /** Who runs the batch, and its `--out` (absolute), for `lllm batch --queue URL --purge [--out FILE]`. */
   producer: { host: string; pid: number };
   out: string | null;
+  /**
+   * The batch runs again (its --out was there): a worker resumes the items whose runs stopped mid-way in its run store
+   * (`--rerun-unknown`: even past a call cut short by the stop).
+   */
+  rerun?: boolean;
+  rerunUnknown?: boolean;
 }
 
 /** One job: an item of the batch. */

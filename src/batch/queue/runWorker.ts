@@ -16,6 +16,9 @@ import { prepareQueuedTactic, readAnnouncement, Refusal } from "./prepareQueuedT
 import { aliveKey, BATCHES_KEY, batchKey, loadBullmq, queueConnection, queueName, queueTimings, workerKey, type QueueItem } from "./queueConnection.js";
 import { RedisLink } from "./RedisLink.js";
 import { processTempDir } from "../../util/processTempDir.js";
+import { batchItemKey } from "../../store/journal/batchItemKey.js";
+import { storeFile } from "../../store/startRunLog.js";
+import type { ItemResumes } from "../ItemResumes.js";
 
 export interface RunWorkerOptions {
   url: string;
@@ -39,6 +42,8 @@ interface Joined {
   worker: Worker;
   /** Cancels the batch's running items (the batch is gone: no one will read their results). */
   abandon: AbortController;
+  /** The batch runs again: its items whose runs stopped mid-way (closed when the worker leaves the batch). */
+  resumes?: ItemResumes;
 }
 
 /** Writes a refusal only while the batch is announced: a refusal must not bring back the hash of a removed batch. */
@@ -93,10 +98,19 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     const settings = announcement;
     // A worker asks nobody: the batch's --approve decides (default none), and the first refusal says so.
     const approve = settings.approve === "all" ? approveAll : noticeFirstRefusal(approveNone, (request) => options.warn(`batch ${batchId}: \`${request.tool}\` needs approval and was refused: workers ask nobody; start the batch with --approve all to run such tools`));
+    // An item's runs are keyed by its batch's --out (or the batch): a worker taking back an item of a worker that
+    // died, or an item of the batch run again, resumes its stopped run when it is in this worker's run store.
+    const scope = announcement.out ?? `batch ${batchId}`;
+    const resumeOptions = { file: storeFile(process.env, prepared.settings.home), scope, prepared, rerunUnknown: announcement.rerunUnknown === true, warn: (message: string) => options.warn(`batch ${batchId}: ${message}`) };
+    const recording = options.log !== false;
+    const resumes = recording && announcement.rerun ? (await import("../ItemResumes.js")).ItemResumes.open(resumeOptions) : undefined;
     const worker = new Worker(
       queueName(batchId),
       async (job) => {
         const item = job.data as QueueItem;
+        // Taken back after its worker died (BullMQ's stalled-job check): its run may have stopped mid-way.
+        const takenBack = (job.attemptsStarted ?? 0) > 1 || (job.stalledCounter ?? 0) > 0;
+        const resume = resumes?.of(item.id) ?? (recording && takenBack ? (await import("../ItemResumes.js")).ItemResumes.forItem(resumeOptions, item.id) : undefined);
         const result = await runBatchItem(item, {
           prepared,
           batchId,
@@ -107,6 +121,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
           signal: itemSignal,
           ...(options.log !== undefined ? { log: options.log } : {}),
           warn: options.warn,
+          ...(recording ? { batchItem: batchItemKey(scope, item.id) } : {}),
+          ...(resume ? { resume } : {}),
         });
         ran += 1;
         return result;
@@ -114,7 +130,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
       { connection, concurrency: options.concurrency, lockDuration: timings.lockMs, stalledInterval: Math.max(250, Math.floor(timings.lockMs / 2)), maxStalledCount: 5 },
     );
     worker.on("error", () => undefined); // connection errors during a Redis restart: BullMQ reconnects
-    joined.set(batchId, { worker, abandon });
+    joined.set(batchId, { worker, abandon, ...(resumes ? { resumes } : {}) });
     options.say(`lllm worker: joined batch ${batchId} (${announcement.queued.kind === "ref" ? announcement.queued.ref : announcement.tactic})`);
   };
 
@@ -188,6 +204,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     joined.delete(batchId);
     entry.abandon.abort();
     await entry.worker.close(true);
+    entry.resumes?.close();
     if (scratch) rmSync(path.join(scratch, `${batchId}.json`), { force: true });
     options.say(`lllm worker: left batch ${batchId}${why ? `: ${why}` : ""}`);
   };

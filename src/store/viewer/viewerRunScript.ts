@@ -53,6 +53,7 @@ function runView(run) {
     run.continues_run ? el("span", {}, " · continues ", runLink(run.continues_run)) : null,
     run.served ? el("span", { id: "run-served" }, " · served: " + run.served.route + " as model " + run.served.model + (run.served.client && run.served.client.user ? " for " + run.served.client.user : "") + (run.served.response_id ? " · " + run.served.response_id : "")) : null,
     run.parent_run ? el("span", {}, " · inside ", runLink(run.parent_run)) : null,
+    (run.attempts || []).length ? el("span", { id: "run-resumed" }, " · resumed " + plural(run.attempts.length, "time") + " (lllm run --resume)") : null,
     Object.keys(run.vars || {}).length ? el("span", {}, " · vars " + Object.entries(run.vars).map(([key, value]) => key + "=" + value).join(" ")) : null,
   ];
   const outcome = run.error_message !== null
@@ -60,6 +61,7 @@ function runView(run) {
     : run.status === "ok"
       ? [el("div", { class: "section" }, "output"), el("pre", { id: "run-output" }, typeof run.output === "string" ? run.output : JSON.stringify(run.output, null, 2))]
       : [el("div", { class: "section" }, "outcome"), el("pre", {}, run.status === "running" ? "still running" : run.status === "crashed" ? "crashed: the process ended without recording an outcome" : run.status)];
+  if (run.resumable) outcome.push(el("p", { id: "run-resumable", class: "meta" }, "It stopped before its end; go on from where it stopped with: lllm run --resume " + run.id));
   const programs = programsOf(run);
   const steps = timelineSteps(run, programs);
   const panel = el("div", { class: "panel", id: "step-detail" }, el("p", { class: "empty" }, steps.length ? "Click a step to see its messages, arguments and results." : "This run made no model or tool call."));
@@ -94,6 +96,8 @@ function timelineSteps(run, programs) {
   const steps = [
     ...run.model_calls.map((call) => ({ kind: "model", order: call.step, start: call.started_at, ms: call.latency_ms || 0, call, failed: false })),
     ...run.tool_calls.map((call) => ({ kind: "tool", order: call.step, start: call.ended_at - (call.duration_ms || 0), ms: call.duration_ms || 0, call, failed: call.status === "error" })),
+    // Where each later attempt began (lllm run --resume): the steps before it were replayed from the journal.
+    ...(run.attempts || []).map((attempt) => ({ kind: "resume", order: attempt.step - 0.5, start: attempt.started_at, ms: 0, attempt, failed: false })),
   ].sort((a, b) => a.order - b.order);
   const result = [];
   const placed = new Set();
@@ -117,6 +121,7 @@ function timelineSteps(run, programs) {
 }
 
 function stepLabel(step) {
+  if (step.kind === "resume") return [el("span", { class: "kind" }, "resumed"), " attempt " + step.attempt.attempt + " · " + fullTime(step.attempt.started_at)];
   if (step.kind === "model") return [el("span", { class: "kind" }, "chat"), " " + step.call.agent + " · " + (step.call.model || "?") + " · " + count(tokensOf(step.call)) + " tokens"];
   if (step.kind === "tool") return [el("span", { class: "kind" }, "tool"), " " + step.call.name + " · " + step.call.agent + (step.call.status !== "ok" ? " · " + step.call.status : "")];
   const program = step.entry.program;
@@ -131,6 +136,7 @@ function timeline(run, steps, panel) {
     const width = Math.max(0.3, (step.ms / span) * 100);
     const left = Math.min(Math.max(0, ((step.start - origin) / span) * 100), 100 - width);
     const label = stepLabel(step);
+    if (step.kind === "resume") return el("div", { class: "step resume", "data-kind": "resume", "data-index": String(index), title: label.map((part) => typeof part === "string" ? part : part.textContent).join(""), onclick: () => showStep(run, panel, step) }, el("div", { class: "label" }, el("span", { class: "text" }, ...label)));
     const title = label.map((part) => typeof part === "string" ? part : part.textContent).join("") + " · " + duration(step.ms);
     return el("div", { class: "step " + step.kind + (step.failed ? " failed" : "") + (step.nested ? " nested" : ""), "data-kind": step.kind, "data-index": String(index), title, onclick: (event) => {
       for (const node of document.querySelectorAll("#timeline .step.active")) node.classList.remove("active");
@@ -148,6 +154,10 @@ function messageBlock(message) {
 }
 
 function showStep(run, panel, step) {
+  if (step.kind === "resume") {
+    panel.replaceChildren(el("h3", {}, "Resumed · attempt " + step.attempt.attempt), el("p", {}, "The run was resumed here (lllm run --resume) at " + fullTime(step.attempt.started_at) + ": the steps before were replayed from its journal, without calling the model or the tools again; the steps after ran live."));
+    return;
+  }
   if (step.kind === "program") {
     const target = $("program-" + step.entry.number);
     for (const node of document.querySelectorAll(".panel.highlight")) node.classList.remove("highlight");

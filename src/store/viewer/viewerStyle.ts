@@ -58,6 +58,7 @@ pre.error { border-color: color-mix(in srgb, var(--error) 45%, var(--line)); }
 .step .label .text { flex: 1; min-width: 0; overflow: hidden; text-overflow: ellipsis; }
 .step .label .time { flex: none; color: var(--dim); }
 .step.nested .label { padding-left: 26px; }
+.step.resume { border-top: 2px dashed var(--warn); } .step.resume .kind { color: var(--warn); }
 .kind { font-weight: 600; }
 .step.model .kind { color: var(--model); } .step.tool .kind { color: var(--tool); } .step.program .kind { color: var(--program); }
 .track { position: relative; height: 100%; margin-right: 10px; }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ToolJournal, type ToolResults } from "../../src/batch/provider/ToolJournal.js";
+import { ToolJournal, type ToolResults } from "../../src/store/journal/ToolJournal.js";
 import { FunctionCall, FunctionTool, toolResult } from "../../src/tools/index.js";
 import { asToolResult } from "../../src/tools/toolResult.js";
 
@@ -28,7 +28,7 @@ describe("ToolJournal: an item run again from its start replays its tool calls",
     });
     const attempt = async (): Promise<{ calls: FunctionCall[]; turns: number }> => {
       turns = { count: 0 };
-      const wrapped = new ToolJournal(results, "iabc", turns).wrap(tool, "bot");
+      const wrapped = new ToolJournal({ results, scope: "iabc", turns }).wrap(tool, "bot");
       const calls = [];
       for (const [id, city] of [["c1", "Paris"], ["c2", "Oslo"], ["c3", "nowhere"]] as const) {
         calls.push(await wrapped.call(new FunctionCall({ id, name: "lookup", arguments: { city } })));
@@ -50,7 +50,7 @@ describe("ToolJournal: an item run again from its start replays its tool calls",
     const results = memoryResults();
     const controller = new AbortController();
     const tool = new FunctionTool({ name: "slow", description: "Slow.", run: () => { controller.abort(); return "late"; } });
-    await new ToolJournal(results, "iabc", { count: 0 }).wrap(tool, "bot").call(new FunctionCall({ id: "c1", name: "slow" }), { signal: controller.signal });
+    await new ToolJournal({ results, scope: "iabc", turns: { count: 0 } }).wrap(tool, "bot").call(new FunctionCall({ id: "c1", name: "slow" }), { signal: controller.signal });
     expect(results.kept.size).toBe(0);
   });
 });

@@ -1,0 +1,113 @@
+// Durable runs (`lllm run --resume`), each figure against a baseline measured side by side (interleaved, medians):
+//  1. what recording for durability costs: a 100-round `lllm run` against a local mock, logged (the journal: each
+//     answer and tool outcome written before the next step) against the same run with `--no-log`
+//     (target: at most 1.05x the CPU);
+//  2. what resuming costs: `lllm run --resume` of a 100-round run stopped at its last model call (100 rounds
+//     replayed, then one live call), against the resume of a run stopped after one round (the command's start-up:
+//     reading the run log, one round replayed, one live call): the difference is the CPU the 100 rounds' replay
+//     takes to reach the first live call (target: under 100 ms). For scale, against a run that makes that one call
+//     from the start (no run log read).
+// The machine may be shared: CPU time (user + system) is the steadier figure; every figure is a median.
+import { spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+}
+
+/** Run lllm to its end: wall time and CPU time (user + system), from bench/report-rss.mjs. */
+function measure(root, args, env) {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const child = spawn(process.execPath, ["--import", path.join(root, "bench", "report-rss.mjs"), path.join(root, "bin", "lllm.js"), ...args], { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    child.on("error", reject);
+    child.on("close", (status) => {
+      const match = /cpu_us=(\d+)/.exec(stderr);
+      if (status !== 0 || !match) return reject(new Error(`lllm ${args.join(" ")} exited ${status}: ${stderr}`));
+      resolve({ ms: performance.now() - start, cpuMs: Number(match[1]) / 1000 });
+    });
+  });
+}
+
+export async function resumeSuite({ runs, root }) {
+  const { startMockOpenAIServer } = await import(pathToFileURL(path.join(root, "dist", "testing", "index.js")).href);
+  // `bench-N`: N tool rounds, then the answer. A run is stopped (killed) while the server holds its request `hold`.
+  let hold;
+  let held;
+  const server = await startMockOpenAIServer({
+    handler: async (body) => {
+      const done = (body.messages ?? []).filter((message) => message.role === "tool").length;
+      const wanted = Number(/^bench-(\d+)$/.exec(body.model ?? "")?.[1] ?? 0);
+      if (hold !== undefined && done === hold) {
+        held?.();
+        await new Promise(() => {});
+      }
+      return done < wanted ? { tool_calls: [{ id: `call_${done}`, name: "get_weather", arguments: { city: `City${done}` } }] } : "Sunny everywhere.";
+    },
+  });
+  const home = mkdtempSync(path.join(os.tmpdir(), "lllm-bench-resume-"));
+  const env = { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-bench", LLLM_HOME: home };
+  const tactic = path.join(root, "bench", "fixtures", "rounds.yaml");
+  const run = (rounds, extra = []) => ["run", tactic, "--model", `bench-${rounds}`, "--no-stream", "--input", "Weather?", ...extra];
+
+  /** A run of `rounds` rounds, killed while its last model call waits: what a resume picks up. */
+  async function stoppedRun(rounds) {
+    hold = rounds;
+    const reached = new Promise((resolve) => (held = resolve));
+    const child = spawn(process.execPath, [path.join(root, "bin", "lllm.js"), ...run(rounds)], { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: "ignore" });
+    await reached;
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.on("close", resolve));
+    hold = undefined;
+  }
+
+  try {
+    const logged = [];
+    const unlogged = [];
+    const resumed = [];
+    const short = [];
+    const fresh = [];
+    for (let round = 0; round < runs + 1; round += 1) {
+      const a = await measure(root, run(100, ["--no-log"]), env);
+      const b = await measure(root, run(100), env);
+      // The log read once (`lllm logs`), as a user has it: the runs before are in the database, not the resume's to
+      // merge (a first read of a new log also makes its file and tables, once).
+      await measure(root, ["logs"], env);
+      await stoppedRun(100);
+      const c = await measure(root, ["run", "--resume", "--no-stream"], env);
+      await measure(root, ["logs"], env);
+      await stoppedRun(1);
+      const e = await measure(root, ["run", "--resume", "--no-stream"], env);
+      // The same work as the resume's live part, from the start: one model call, answered at once.
+      const d = await measure(root, run(0), env);
+      if (round > 0) {
+        unlogged.push(a);
+        logged.push(b);
+        resumed.push(c);
+        short.push(e);
+        fresh.push(d);
+      }
+    }
+    const ratio = (results, base) => median(results.map((result, index) => result.cpuMs / base[index].cpuMs));
+    console.log(`\nDurable runs: a 100-round lllm run on a local mock server, recorded (its journal) against --no-log (median of ${runs}; target <= 1.05x CPU)`);
+    console.log(`  --no-log (baseline)            CPU ${median(unlogged.map((result) => result.cpuMs)).toFixed(0).padStart(6)} ms   wall ${median(unlogged.map((result) => result.ms)).toFixed(0).padStart(6)} ms`);
+    console.log(`  recorded, with its journal     CPU ${median(logged.map((result) => result.cpuMs)).toFixed(0).padStart(6)} ms   wall ${median(logged.map((result) => result.ms)).toFixed(0).padStart(6)} ms   ${ratio(logged, unlogged).toFixed(3)}x CPU`);
+    const beyond = median(resumed.map((result, index) => result.cpuMs - short[index].cpuMs));
+    const beyondRun = median(resumed.map((result, index) => result.cpuMs - fresh[index].cpuMs));
+    console.log(`\nDurable runs: lllm run --resume of a 100-round run stopped at its last model call (median of ${runs}; target: under 100 ms of CPU beyond start-up)`);
+    console.log(`  one model call, from the start         CPU ${median(fresh.map((result) => result.cpuMs)).toFixed(0).padStart(6)} ms`);
+    console.log(`  resume of a 1-round run (start-up)     CPU ${median(short.map((result) => result.cpuMs)).toFixed(0).padStart(6)} ms   ${ratio(short, fresh).toFixed(2)}x the run`);
+    console.log(`  resume of a 100-round run              CPU ${median(resumed.map((result) => result.cpuMs)).toFixed(0).padStart(6)} ms   ${ratio(resumed, short).toFixed(2)}x the 1-round resume`);
+    console.log(`  100 rounds replayed, beyond start-up   CPU ${beyond.toFixed(0).padStart(6)} ms   (${beyondRun.toFixed(0)} ms beyond a run making the one call: the run log read included)`);
+  } finally {
+    await server.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,192 @@
+import type { ApprovalPolicy } from "../../approval/index.js";
+import type { Model, ModelResponse } from "../../providers/Model.js";
+import { ScriptedModel } from "../../providers/ScriptedModel.js";
+import type { ScriptedTurn } from "../../providers/ScriptedTurn.js";
+import { canonicalJson } from "../../util/canonicalJson.js";
+import type { RunRecord } from "../RunRecord.js";
+import type { JournalEntry } from "../RunStore.js";
+import { StoreError } from "../StoreError.js";
+import { toReplayTurns } from "../toReplayScript.js";
+import { startNote, unfinishedCalls, type ToolStartNote } from "./ToolJournal.js";
+
+export interface RunJournalOptions {
+  /** The run as recorded (its model and tool calls). */
+  run: RunRecord;
+  /** Its tool journal. */
+  tools: readonly JournalEntry[];
+  /**
+   * The tactic changed since (`--force`): each agent's recorded answers are replayed in order, unchecked, instead of
+   * only for the very requests they answered.
+   */
+  force?: boolean;
+}
+
+/**
+ * A recorded run, as its resume replays it: the answers of its models, the outcomes of its tool calls and the
+ * approvals given, through the replay path of `lllm logs replay` and cassettes (`toReplayTurns` and
+ * `ScriptedModel`: each agent's recorded turns answer the requests they answered) and the tool journal of provider
+ * batch items (`ToolJournal`). Each model asks the journal first and goes on live at its first request the journal
+ * did not answer.
+ */
+export class RunJournal {
+  readonly runId: string;
+  /** This attempt's number: 2 for the first resume. */
+  readonly attempt: number;
+  /** The first model call, tool call and step this attempt records (after the recorded ones). */
+  readonly from: { modelSeq: number; toolSeq: number; step: number };
+  /** What the earlier attempts took, together (the run's `max_duration` counts it). */
+  readonly earlierMs: number;
+  /** The tool journal's entries by key: outcomes, and notes of calls that never ended (see `ToolJournal`). */
+  readonly kept: ReadonlyMap<string, string>;
+  readonly #answers: ScriptedModel;
+  readonly #replayed = new WeakSet<object>();
+  readonly #approvals = new Map<string, boolean[]>();
+  #replayedModelCalls = 0;
+
+  constructor(options: RunJournalOptions) {
+    const { run } = options;
+    this.runId = run.id;
+    this.attempt = run.attempts.length + 2;
+    this.from = {
+      modelSeq: Math.max(-1, ...run.model_calls.map((call) => call.seq)) + 1,
+      toolSeq: Math.max(-1, ...run.tool_calls.map((call) => call.seq)) + 1,
+      step: Math.max(-1, ...run.model_calls.map((call) => call.step), ...run.tool_calls.map((call) => call.step)) + 1,
+    };
+    this.earlierMs = earlierDuration(run, options.tools);
+    const kept = new Map<string, string>();
+    const decide = (agent: string, tool: string, args: unknown, approved: boolean): void => {
+      const key = approvalKey(agent, tool, args);
+      this.#approvals.set(key, [...(this.#approvals.get(key) ?? []), approved]);
+    };
+    for (const entry of options.tools) {
+      const args = parsedArguments(run.id, entry);
+      if (entry.outcome !== null) kept.set(entry.key, checkedOutcome(run.id, entry));
+      else kept.set(entry.key, startNote({ agent: entry.agent, name: entry.name, arguments: args, ...(entry.rerun ? { rerun: entry.rerun } : {}) }));
+      // Each call that ran was approved (or needed no approval): a resume does not ask again.
+      decide(entry.agent, entry.name, args, true);
+    }
+    for (const call of run.tool_calls) if (call.status === "refused") decide(call.agent, call.name, call.arguments, false);
+    this.kept = kept;
+    for (const call of run.model_calls) {
+      if (call.messages.length === 0) throw damagedRecord(run.id, `its model call ${call.seq + 1} (agent \`${call.agent}\`) has no messages`);
+    }
+    let agents = toReplayTurns({ model_calls: run.model_calls, tool_calls: withJournalResults(run, options.tools) }, { journal: true });
+    if (options.force) agents = Object.fromEntries(Object.entries(agents).map(([agent, turns]) => [agent, turns.map(unchecked)]));
+    this.#answers = new ScriptedModel({ agents }, { name: "journal", fromRecord: true });
+  }
+
+  /** The calls the run stopped during (started, never ended), with what was called. */
+  get unfinished(): Array<{ key: string; note: ToolStartNote }> {
+    return unfinishedCalls(this.kept);
+  }
+
+  /** How many model answers this attempt took from the journal. */
+  get replayedModelCalls(): number {
+    return this.#replayedModelCalls;
+  }
+
+  /** `live`, answering first from the journal: a request it recorded an answer to gets that answer, any other goes live. */
+  model(live: Model): Model {
+    return {
+      name: live.name,
+      generate: (request) => {
+        let recorded: ModelResponse | undefined;
+        try {
+          recorded = this.#answers.recordedAnswer(request);
+        } catch (error) {
+          return Promise.reject(error);
+        }
+        if (!recorded) return live.generate(request);
+        this.#replayed.add(recorded.usage);
+        this.#replayedModelCalls += 1;
+        return Promise.resolve(recorded);
+      },
+    };
+  }
+
+  /** Whether a `model_reply` event's usage is that of an answer from the journal (its record exists already). */
+  replayedReply(usage: object): boolean {
+    return this.#replayed.has(usage);
+  }
+
+  /**
+   * `policy`, answered first from the record: a call that ran then is approved again, one refused then is refused
+   * again, without asking (each recorded decision once, in order); any other call is asked as usual.
+   */
+  approval(policy: ApprovalPolicy): ApprovalPolicy {
+    return async (request) => {
+      const decisions = this.#approvals.get(approvalKey(request.agent ?? "", request.tool, request.arguments));
+      const decision = decisions?.shift();
+      return decision ?? policy(request);
+    };
+  }
+}
+
+/** A turn replayed in order whatever it is asked (`--force`): the request it answered is dropped. */
+function unchecked(turn: ScriptedTurn): ScriptedTurn {
+  if (typeof turn === "string") return turn;
+  const { request: _request, added: _added, offered: _offered, ...rest } = turn;
+  return rest;
+}
+
+/**
+ * The run's tool results for its turns: the recorded tool calls', and from the journal those of calls whose row the
+ * stop lost (the journal's outcome is written first).
+ */
+function withJournalResults(run: RunRecord, tools: readonly JournalEntry[]): Array<{ agent: string; call_id: string | null; result: string | null }> {
+  const rows = run.tool_calls.map((call) => ({ agent: call.agent, call_id: call.call_id, result: call.result }));
+  const counted = new Map<string, number>();
+  for (const row of rows) counted.set(`${row.agent}\u0000${row.call_id}`, (counted.get(`${row.agent}\u0000${row.call_id}`) ?? 0) + 1);
+  for (const entry of tools) {
+    if (entry.outcome === null) continue;
+    const [agent, callId, occurrence] = JSON.parse(entry.key) as [string, string, number];
+    if (occurrence <= (counted.get(`${agent}\u0000${callId}`) ?? 0)) continue;
+    const outcome = JSON.parse(entry.outcome) as { resultStr?: string };
+    rows.push({ agent, call_id: callId, result: outcome.resultStr ?? null });
+  }
+  return rows;
+}
+
+/** The time the earlier attempts took: the recorded duration of a run that ended, else up to its last recorded step. */
+function earlierDuration(run: RunRecord, tools: readonly JournalEntry[]): number {
+  if (run.status !== "crashed" && run.duration_ms !== null) return run.duration_ms;
+  const lastAttempt = run.attempts.at(-1);
+  const start = lastAttempt?.started_at ?? run.started_at;
+  const before = lastAttempt ? (run.duration_ms ?? 0) : 0;
+  let last = start;
+  for (const call of run.model_calls) last = Math.max(last, call.started_at + (call.latency_ms ?? 0));
+  for (const call of run.tool_calls) last = Math.max(last, call.ended_at);
+  for (const entry of tools) last = Math.max(last, entry.endedAt ?? entry.startedAt);
+  return before + (last - start);
+}
+
+function approvalKey(agent: string, tool: string, args: unknown): string {
+  return `${agent}\u0000${tool}\u0000${canonicalJson(args)}`;
+}
+
+function checkedOutcome(runId: string, entry: JournalEntry): string {
+  try {
+    const value = JSON.parse(entry.outcome!) as unknown;
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) return entry.outcome!;
+  } catch {
+    // Below.
+  }
+  throw damagedRecord(runId, `the recorded outcome of its call of \`${entry.name}\` (agent \`${entry.agent}\`) is not readable`);
+}
+
+function parsedArguments(runId: string, entry: JournalEntry): Record<string, unknown> {
+  try {
+    const value = JSON.parse(entry.arguments) as unknown;
+    if (typeof value === "object" && value !== null && !Array.isArray(value)) return value as Record<string, unknown>;
+  } catch {
+    // Below.
+  }
+  throw damagedRecord(runId, `the recorded arguments of its call of \`${entry.name}\` (agent \`${entry.agent}\`) are not readable`);
+}
+
+/** The record of a run is damaged: a resume could not tell what it did. */
+export function damagedRecord(runId: string, what: string): StoreError {
+  return new StoreError("resume_record_invalid", `run ${runId} cannot be resumed: its record is damaged: ${what}`, {
+    hint: "Start the run again (lllm run TACTIC …); `lllm logs show ID` shows what the record still holds.",
+  });
+}

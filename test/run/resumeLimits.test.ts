@@ -1,0 +1,97 @@
+import { createRequire } from "node:module";
+import path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { durableProject, waitForFile, type DurableProject } from "../helpers/durableProject.js";
+import { waitUntil } from "../helpers/processTree.js";
+
+vi.setConfig({ testTimeout: 240_000 });
+
+const Libsql = createRequire(import.meta.url)("libsql") as typeof import("libsql");
+
+// The limits of a resumed run hold for the whole run, its earlier attempts included: `max_cost` counts what they
+// spent (their recorded answers count again as they are replayed), `max_duration` the time they took.
+
+interface FailureJson {
+  error: { code: string };
+  run_id: string;
+  cost: number;
+  usage: { llm_calls: number };
+}
+
+let project: DurableProject | undefined;
+afterEach(async () => {
+  await project?.close();
+  project = undefined;
+});
+
+const LIMIT = "0.05";
+
+describe("a resumed run's limits", () => {
+  it("--max-cost counts what the first attempt spent: the resumed run stops where an uninterrupted one stops", async () => {
+    // Uninterrupted, under the limit: where it stops, and what it spent.
+    const whole = await durableProject({ rounds: 30 });
+    const limited = await whole.run(["run", whole.tactic(), "--input", "go", "--max-cost", LIMIT, "--json"]);
+    await whole.close();
+    expect(limited.code, limited.stderr).toBe(3);
+    const stopped = JSON.parse(limited.stdout) as FailureJson;
+    expect(stopped.error.code).toBe("limit_max_cost");
+    const stopRequests = whole.modelRequests();
+    expect(stopRequests).toBeGreaterThan(8);
+    expect(stopRequests).toBeLessThan(31);
+
+    project = await durableProject({ rounds: 30 });
+    project.holdModel(6);
+    const first = project.start(["run", project.tactic(), "--input", "go", "--max-cost", LIMIT]);
+    expect(await waitUntil(() => project!.holding(), 120_000), first.stderr()).toBe(true);
+    process.kill(first.pid, "SIGKILL");
+    await first.exit();
+    project.clearMarks();
+    // The run's own limit is kept with it: the resume is given none.
+    const resumed = await project.run(["run", "--resume", "--json"]);
+    expect(resumed.code, resumed.stderr).toBe(3);
+    const json = JSON.parse(resumed.stdout) as FailureJson;
+    expect(json.error.code).toBe("limit_max_cost");
+    expect(json.cost).toBeCloseTo(stopped.cost, 10);
+    expect(json.usage.llm_calls).toBe(stopped.usage.llm_calls);
+    // Once per round across the attempts, and the one held when it was killed.
+    expect(project.modelRequests()).toBe(stopRequests + 1);
+    expect(resumed.stderr).toMatch(/lllm: run [0-9A-Z]{26} stopped before its end; resume it with: lllm run --resume [0-9A-Z]{26} --max-cost <higher>/);
+
+    // Stopped by its budget, it goes on with a higher one, to the uninterrupted run's answer and cost.
+    const reference = await durableProject({ rounds: 30 });
+    const full = await reference.run(["run", reference.tactic(), "--input", "go", "--json"]);
+    await reference.close();
+    // Not an interrupted or crashed run any more (it ran out of budget): resumed by its id.
+    const higher = await project.run(["run", "--resume", json.run_id, "--max-cost", "1", "--json"]);
+    expect(higher.code, higher.stderr).toBe(0);
+    const done = JSON.parse(higher.stdout) as { output: string; cost: number };
+    expect(done.output).toBe((JSON.parse(full.stdout) as { output: string }).output);
+    expect(done.cost).toBeCloseTo((JSON.parse(full.stdout) as { cost: number }).cost, 10);
+  });
+
+  it("--max-duration counts the time the earlier attempts took", async () => {
+    project = await durableProject({ rounds: 30 });
+    project.blockTool("look", 4);
+    const first = project.start(["run", project.tactic(), "--input", "go"]);
+    expect(await waitForFile(path.join(project.dir, "blocked")), first.stderr()).toBe(true);
+    process.kill(first.pid, "SIGKILL");
+    await first.exit();
+    project.clearMarks();
+    expect((await project.run(["logs"])).code).toBe(0);
+    // As if the first attempt had begun an hour before its last step.
+    const database = new Libsql(path.join(project.home, "logs.db"));
+    database.prepare("UPDATE runs SET started_at = started_at - 3600000").run();
+    database.close();
+    const requests = project.modelRequests();
+    const resumed = await project.run(["run", "--resume", "--max-duration", "1800", "--json"]);
+    expect(resumed.code, resumed.stderr).toBe(3);
+    const failure = JSON.parse(resumed.stdout) as FailureJson;
+    expect(failure.error.code).toBe("limit_max_duration");
+    expect(resumed.stderr).toContain("max_duration reached");
+    expect(project.modelRequests()).toBe(requests);
+    // Given enough for the whole run, it finishes.
+    const enough = await project.run(["run", "--resume", failure.run_id, "--max-duration", "7200"]);
+    expect(enough.code, enough.stderr).toBe(0);
+    expect(enough.stdout).toBe("done: 30 rounds, last value 203\n");
+  });
+});
