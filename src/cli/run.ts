@@ -28,6 +28,7 @@ import { runUsageJson } from "../tactics/tacticResultJson.js";
 import { codeActionReportJson } from "../codeaction/CodeActionReport.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
 import { parseVars } from "./parseVars.js";
+import { isRemoteSource } from "../config/packageSource.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
 
 export interface RunCommandOptions {
@@ -78,7 +79,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     ? resumeModule.resumeFlags(resumed.info.flags, { limits, modelTimeout: modelTimeoutFlag, maxSteps: options.maxSteps === undefined ? undefined : parseCount(options.maxSteps) })
     : {
         ...(options.model ? { model: options.model } : {}),
-        ...(options.package ? { packages: options.package.map((dir) => path.resolve(dir)) } : {}),
+        ...(options.package ? { packages: options.package.map(resumablePackage) } : {}),
         ...(options.maxSteps !== undefined ? { maxSteps: parseCount(options.maxSteps) } : {}),
         ...(modelTimeoutFlag !== undefined ? { modelTimeout: modelTimeoutFlag } : {}),
         ...(hasLimits(limits) ? { limits } : {}),
@@ -323,3 +324,10 @@ function resultText(call: { error?: string; result?: unknown }): string {
   return typeof call.result === "string" ? call.result : JSON.stringify(call.result ?? null);
 }
 
+/**
+ * A `--package` entry as a resume finds it again from any folder: a folder by its absolute path; a shared package's
+ * source (`npm:…`, `oci://…`) as written, since it is resolved through the lock, not the folder.
+ */
+function resumablePackage(entry: string): string {
+  return isRemoteSource(entry) || !existsSync(entry) ? entry : path.resolve(entry);
+}

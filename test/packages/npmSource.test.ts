@@ -190,7 +190,7 @@ describe("dependencies of a shared package", () => {
     writeFile(path.join(other, "p.yaml"), ["name: p", 'prompt: "{input}"', "agent_configs:", "  - name: a", "    system_prompt_path: desk.prompts:desk", ""].join("\n"));
     expect((await lllm(["run", path.join(other, "t.yaml"), "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home })).stdout).toContain("Version one.");
     const flagged = await lllm(["run", path.join(other, "p.yaml"), "-p", "npm:@acme/desk@^1.0.0", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home });
-    expect(flagged.stdout).toContain("Desk.");
+    expect(flagged.stdout, flagged.stderr).toContain("Desk.");
     const unlocked = await lllm(["run", path.join(other, "p.yaml"), "-p", "npm:@acme/other@^1", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
     expect(unlocked.code).toBe(2);
     expect(unlocked.stderr).toContain("package `npm:@acme/other@^1` is not installed");
