@@ -200,8 +200,9 @@ export class RunRecorder {
         ...(event.usage.cacheWritePromptTokens ? { cache_write_prompt_tokens: event.usage.cacheWritePromptTokens } : {}),
         ...(event.usage.batch ? { batch: true } : {}),
       };
-      // At once: the answer is the journal's before the run acts on it (a resume replays it instead of asking again).
-      this.#append({ calls: { run: this.id, model: [{ record, messagesKept: kept }], tool: [] } }, { now: true });
+      // On disk before the run acts on it (a resume replays it instead of asking again): at once when it asks for
+      // no tool; else with the first of its calls, whose start or record is written at once, in the same write.
+      this.#append({ calls: { run: this.id, model: [{ record, messagesKept: kept }], tool: [] } }, { now: event.toolCalls.length === 0 });
     } else if (event.type === "tool_call") {
       // A journaled call was recorded with its outcome.
       if (this.#recordedCalls.has(event.call)) return;

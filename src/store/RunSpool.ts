@@ -176,10 +176,14 @@ export class RunSpool {
 
 /** Write the whole text (a regular file takes it in one call, short of an error; loop for the rare short write). */
 function writeAll(fd: number, text: string): number {
-  const bytes = Buffer.from(text, "utf8");
-  let written = 0;
-  while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
-  return bytes.length;
+  const length = Buffer.byteLength(text, "utf8");
+  // Most lines go in one call without a copy; a short write (a full pipe, a signal) goes on from where it stopped.
+  let written = writeSync(fd, text, null, "utf8");
+  if (written < length) {
+    const bytes = Buffer.from(text, "utf8");
+    while (written < length) written += writeSync(fd, bytes, written, length - written);
+  }
+  return length;
 }
 
 let hostName: string | undefined;
