@@ -1,7 +1,7 @@
 import { hostname } from "node:os";
 import { ConfigError } from "../errors.js";
 import { queueConnection, redactQueueUrl } from "../batch/queue/queueConnection.js";
-import { runWorker } from "../batch/queue/runWorker.js";
+import { runWorker, type RunWorkerOptions } from "../batch/queue/runWorker.js";
 import { holdFirstSignal, stopSignal } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { paint, warn, writeErr } from "./output.js";
@@ -34,18 +34,19 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   writeErr(paint("dim", `lllm worker: waiting for batches and served requests on ${redactQueueUrl(options.queue)} (${concurrency} at once; packages: ${names.length > 0 ? names.join(", ") : "none"})`));
   // The same worker runs the requests of `lllm serve --queue`, beside the batches (both stop on the same signals).
   const { serveOnWorker } = await import("../serve/queue/serveOnWorker.js");
-  const serving = serveOnWorker({
+  // The same options for both sides: one worker, one concurrency, one pair of signals.
+  const sides: RunWorkerOptions = {
     url: options.queue,
-    me: `${hostname()}:${process.pid}`,
     concurrency,
     registry,
     packages,
     stop: stop.signal,
     cancel,
     ...(options.log !== undefined ? { log: options.log } : {}),
-    say: (message) => writeErr(paint("dim", message)),
+    say: (message: string) => writeErr(paint("dim", message)),
     warn,
-  });
+  };
+  const serving = serveOnWorker({ ...sides, me: `${hostname()}:${process.pid}` });
   // One failure (Redis lost for good, a password refused) ends both, and is the worker's: it exits on it.
   let servingFailed: { error: unknown } | undefined;
   serving.catch((error: unknown) => {
@@ -54,17 +55,7 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   });
   let ran = 0;
   try {
-    ({ ran } = await runWorker({
-      url: options.queue,
-      concurrency,
-      registry,
-      packages,
-      stop: stop.signal,
-      cancel,
-      ...(options.log !== undefined ? { log: options.log } : {}),
-      say: (message) => writeErr(paint("dim", message)),
-      warn,
-    }));
+    ({ ran } = await runWorker(sides));
   } finally {
     stop.abort();
     await serving.catch(() => undefined);

@@ -7,7 +7,7 @@ import { prepareQueuedTactic, readAnnouncement, Refusal } from "../../batch/queu
 import { loadBullmq, queueConnection, queueTimings } from "../../batch/queue/queueConnection.js";
 import { RedisLink } from "../../batch/queue/RedisLink.js";
 import { InterruptedError } from "../../errors.js";
-import type { Registry } from "../../registry/index.js";
+import type { RunWorkerOptions } from "../../batch/queue/runWorker.js";
 import type { PreparedTactic } from "../../tactics/prepareTactic.js";
 import { processTempDir } from "../../util/processTempDir.js";
 import { redactSecrets, StreamRedactor } from "../../util/redact.js";
@@ -16,21 +16,10 @@ import { ServedRun } from "../ServedRun.js";
 import { callKey, cancelledKey, SERVE_TACTICS_KEY, serveQueueName, serverChannel, serverKey, tacticKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type RunState, type ServedJob } from "./serveQueueWire.js";
 import { toWire } from "./wireRecordedRun.js";
 
-export interface ServeOnWorkerOptions {
-  url: string;
+/** What `lllm worker` gives the batch side (`RunWorkerOptions`), and this worker's id. */
+export interface ServeOnWorkerOptions extends RunWorkerOptions {
   /** This worker's id (`host:pid`), as its heartbeat key names it (`runWorker` keeps that key alive). */
   me: string;
-  /** Requests this worker runs at once. */
-  concurrency: number;
-  registry: Registry;
-  packages: string[];
-  /** Aborted on the first Ctrl-C: no new requests; the running ones finish. */
-  stop: AbortSignal;
-  /** Aborted on the second: the running ones are cancelled. */
-  cancel: AbortSignal;
-  log?: boolean;
-  say: (message: string) => void;
-  warn: (message: string) => void;
 }
 
 /** A run this worker holds: running, or paused waiting for its client. */
