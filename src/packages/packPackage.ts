@@ -31,6 +31,7 @@ export async function packPackage(dir: string): Promise<Packed> {
   const root = path.resolve(dir);
   if (!existsSync(root) || !statSync(root).isDirectory()) throw new ConfigError("package_not_found", `${dir} is not a folder`, { hint: "Give the package's folder (default: the current one)." });
   const manifest = await readManifest(root);
+  refuseLocalDependencies(manifest);
   const files = listPackable(root);
   const staging = mkdtempSync(path.join(tmpdir(), "lllm-pack-"));
   try {
@@ -76,4 +77,20 @@ function listPackable(root: string): string[] {
   };
   walk(root, "");
   return found;
+}
+
+/** Sources another machine can fetch: a registry, an OCI registry, a URL, a git server. */
+const SHAREABLE_SOURCE = /^(?:npm:|oci:\/\/|https?:\/\/|git\+(?:https?|ssh):)/;
+
+/**
+ * A packed package is installed elsewhere: a dependency on a folder, a tarball file or a git repository of this
+ * machine would point at nothing there (the install would fail, or find another machine's folder of that name).
+ */
+function refuseLocalDependencies(manifest: PackageManifest): void {
+  const local = manifest.dependencies.find((dependency) => !SHAREABLE_SOURCE.test(dependency.path));
+  if (!local) return;
+  throw new ConfigError("package_invalid", `the package depends on \`${local.path}\`, which exists only on this machine: a packed package cannot take it along`, {
+    location: local.location,
+    hint: "Share that package first (lllm publish) and depend on its source (npm:NAME@RANGE, oci://…, git+https://…), then pack this one.",
+  });
 }

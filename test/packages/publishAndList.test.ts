@@ -41,6 +41,17 @@ describe("lllm pack", () => {
 });
 
 describe("lllm publish --to npm, outdated, update, list", () => {
+  it("refuses a package that depends on a folder of this machine, naming the dependency and its line", async () => {
+    const dir = greetPackage("1.0.0", "Hi.");
+    writeFileSync(path.join(dir, "lllm.toml"), `[package]\nname = "greet"\nversion = "1.0.0"\n\n[dependencies]\npackages = ["../helpers as helpers"]\n`);
+    const packed = await lllm(["pack"], { cwd: dir, home: tempDir("lllm-home-") });
+    expect(packed.code).toBe(2);
+    expect(packed.stdout).toBe("");
+    expect(packed.stderr).toContain("the package depends on `../helpers`, which exists only on this machine");
+    expect(packed.stderr).toContain("lllm.toml:");
+    expect(packed.stderr).toContain("lllm publish");
+  });
+
   it("publishes with npm's own publish; the project adds it, sees newer versions, updates within its range, and lists it", async () => {
     const home = tempDir("lllm-home-");
     const dir = project();
