@@ -6,7 +6,7 @@
 // of lllm runs: a hostile .env in a cloned repository would run code (issue 29, point 6). `#!/usr/bin/env -S node --`
 // would do the same where env has -S, which busybox's (Alpine) has not; sh is everywhere.
 // Thin launcher: everything lives in the built CLI (one bundle, scripts/bundle.js) so start-up stays one import.
-import { lstatSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
@@ -50,14 +50,27 @@ function buildUnderWay() {
 async function enableCompileCache() {
   const [{ homedir }, { default: path }, { default: module }] = await Promise.all([import("node:os"), import("node:path"), import("node:module")]);
   if (!module.enableCompileCache || process.env.NODE_COMPILE_CACHE) return;
-  const cache = path.join(process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm"), "cache", "node");
+  const home = process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm");
+  const cache = path.join(home, "cache", "node");
   try {
+    // Nothing is made in a home of another user's, or one others can write to (lllm ignores such a home too).
+    if (!ownFolder(home, statSync)) return;
     mkdirSync(cache, { recursive: true, mode: 0o700 });
     // Only a folder of this user's that no one else can write to (compiled code is trusted as it is).
-    const stat = lstatSync(cache);
-    if (!stat.isDirectory() || stat.uid !== process.getuid?.() || (stat.mode & 0o022) !== 0) return;
+    if (!ownFolder(cache, lstatSync)) return;
     module.enableCompileCache(cache);
   } catch {
     // No cache this time (a read-only home): start as without one.
   }
+}
+
+// A folder of this user's that no one else can write to; one not there yet counts (it is made this user's, 0700).
+function ownFolder(folder, stat) {
+  let found;
+  try {
+    found = stat(folder);
+  } catch (error) {
+    return error?.code === "ENOENT";
+  }
+  return found.isDirectory() && found.uid === process.getuid?.() && (found.mode & 0o022) === 0;
 }

@@ -31,6 +31,9 @@ export interface DurableProject {
   holdModel(when: number | ((messages: WireMessage[]) => boolean) | undefined): void;
   /** Whether the server holds a request now. */
   holding(): boolean;
+  /** Hold every model request `when` matches (not only the first), counting them (`heldCount`). */
+  holdEvery(when: ((messages: WireMessage[]) => boolean) | undefined): void;
+  heldCount(): number;
   /** Each tool call, as `name n`, in order, across attempts. */
   toolCalls(): string[];
   /** The tactic file of the main tactic (`rounds.yaml`), or of another written with `writeTactic`. */
@@ -113,6 +116,8 @@ export async function durableProject(options: { rounds?: number; answer?: (messa
   const home = tempDir("lllm-durable-home-");
   let held: ((messages: WireMessage[]) => boolean) | undefined;
   let holdingNow = false;
+  let holdAll: ((messages: WireMessage[]) => boolean) | undefined;
+  let heldAll = 0;
   let requests = 0;
   const server = await startMockOpenAIServer({
     handler: async (body) => {
@@ -121,6 +126,10 @@ export async function durableProject(options: { rounds?: number; answer?: (messa
       if (held?.(messages)) {
         held = undefined;
         holdingNow = true;
+        await new Promise(() => {});
+      }
+      if (holdAll?.(messages)) {
+        heldAll += 1;
         await new Promise(() => {});
       }
       return options.answer?.(messages) ?? roundTurn(messages.filter((message) => message.role === "tool").length, rounds);
@@ -156,6 +165,11 @@ agent_configs:
       holdingNow = false;
     },
     holding: () => holdingNow,
+    holdEvery: (when) => {
+      holdAll = when;
+      heldAll = 0;
+    },
+    heldCount: () => heldAll,
     toolCalls: () => {
       const file = path.join(dir, "calls.log");
       return existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
