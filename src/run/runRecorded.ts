@@ -169,9 +169,9 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
       });
     }
     const recorder = runLog?.recorder;
-    // The run's journal: each tool call noted before it runs and its outcome kept when it ends (a caller that wraps
-    // the tools itself, a provider batch item, keeps its own); a resume answers the recorded ones from it.
-    if (recorder && !runOptions.wrapTool) journal = recordedToolJournal(recorder, resume, rerunUnknown);
+    // The journal of a run that can be resumed: each tool call noted before it runs and its outcome kept when it ends
+    // (a caller that wraps the tools itself, a provider batch item, keeps its own); a resume answers from it.
+    if (recorder?.journaled && !runOptions.wrapTool) journal = recordedToolJournal(recorder, resume, rerunUnknown);
     const runId = recorder?.id;
     if (runId !== undefined) onRecorded?.(runId);
     const tacticOptions: RunOptions = {

@@ -26,6 +26,11 @@ export interface RunRecorderOptions {
    */
   id?: string;
   /**
+   * The run can be resumed (`lllm run`, a batch item): each model answer and tool call is on disk before the run acts
+   * on it, its journal. Otherwise (a chat turn, a test case, a served request) they follow within `FLUSH_DELAY_MS`.
+   */
+  journaled?: boolean;
+  /**
    * A later attempt of a recorded run (`lllm run --resume`): recorded under the run's id (`id`), as its attempt
    * `attempt`, its calls numbered on from `from`; the steps it replays (`replayed`) are in the record already.
    */
@@ -202,12 +207,12 @@ export class RunRecorder {
       };
       // On disk before the run acts on it (a resume replays it instead of asking again): at once when it asks for
       // no tool; else with the first of its calls, whose start or record is written at once, in the same write.
-      this.#append({ calls: { run: this.id, model: [{ record, messagesKept: kept }], tool: [] } }, { now: event.toolCalls.length === 0 });
+      this.#append({ calls: { run: this.id, model: [{ record, messagesKept: kept }], tool: [] } }, { now: this.#options.journaled === true && event.toolCalls.length === 0 });
     } else if (event.type === "tool_call") {
       // A journaled call was recorded with its outcome.
       if (this.#recordedCalls.has(event.call)) return;
       const record = this.#toolRow(event.agent, event.call, event.durationMs, { ...(event.repeated ? { repeated: true } : {}), ...(event.refused ? { refused: true } : {}) });
-      this.#append({ calls: { run: this.id, model: [], tool: [record] } }, { now: true });
+      this.#append({ calls: { run: this.id, model: [], tool: [record] } }, { now: this.#options.journaled === true });
     }
   }
 
@@ -247,6 +252,11 @@ export class RunRecorder {
       duration_ms: Math.round(durationMs),
       ended_at: Date.now(),
     };
+  }
+
+  /** Whether the run keeps a journal (see `RunRecorderOptions.journaled`). */
+  get journaled(): boolean {
+    return this.#options.journaled === true;
   }
 
   /** Record how the run ended: its answer, or the error that stopped it. */

@@ -78,7 +78,11 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
   const tacticName = (memo.name ??= prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, ""));
   if (enabled) {
     const { resume } = options;
+    // A run of `lllm run` or a batch item can be resumed: it keeps a journal (a test case is run again by its test
+    // file, a turn of `lllm chat` goes on with `lllm chat --continue`, a served request is sent again by its client).
+    const resumable = (options.flags !== undefined || options.batchItem !== undefined) && options.test === undefined;
     recorder = RunRecorder.begin({
+      journaled: resumable || resume !== undefined,
       ...(options.recordId !== undefined ? { id: options.recordId } : {}),
       ...(resume ? { id: resume.journal.runId, resume: { attempt: resume.journal.attempt, from: resume.journal.from, replayed: resume.replayed, earlierMs: resume.journal.earlierMs } } : {}),
       file: storeFile(env, prepared.settings.home),
@@ -98,9 +102,7 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
         ...(options.test !== undefined ? { test: options.test } : {}),
         ...(options.served !== undefined ? { served: options.served } : {}),
         ...(options.batchItem !== undefined ? { batchItem: options.batchItem } : {}),
-        // A run of `lllm run` or a batch item keeps what its resume needs (a test case is run again by its test file,
-        // a turn of `lllm chat` goes on with `lllm chat --continue`).
-        ...((options.flags !== undefined || options.batchItem !== undefined) && options.test === undefined && !resume ? { resume: { flags: options.flags ?? {}, setup: (memo.setup ??= runSetup(prepared)) } } : {}),
+        ...(resumable && !resume ? { resume: { flags: options.flags ?? {}, setup: (memo.setup ??= runSetup(prepared)) } } : {}),
       },
     });
   }
