@@ -1,9 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { durableProject, waitForFile, type DurableProject, type WireMessage } from "../helpers/durableProject.js";
+import { durableProject, itemAnswer, messageText, waitForFile, type DurableProject } from "../helpers/durableProject.js";
 import { waitUntil } from "../helpers/processTree.js";
-import type { ScriptedTurn } from "../../src/providers/ScriptedTurn.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -14,16 +13,6 @@ vi.setConfig({ testTimeout: 240_000 });
 
 const ITEMS = 4;
 const ROUNDS = 8;
-const usage = { prompt_tokens: 400, completion_tokens: 25 };
-const text = (message: WireMessage | undefined): string => (typeof message?.content === "string" ? message.content : "");
-
-/** Item k takes ROUNDS rounds; its calls are numbered k * 100 + round. */
-function itemAnswer(messages: WireMessage[]): ScriptedTurn {
-  const item = Number(/item (\d+)/.exec(text(messages.find((message) => message.role === "user")))?.[1]);
-  const round = messages.filter((message) => message.role === "tool").length;
-  if (round >= ROUNDS) return { text: `item ${item}: ${ROUNDS} rounds`, usage };
-  return { tool_calls: [{ id: `call_${item}_${round}`, name: round % 3 === 0 ? "note" : "look", arguments: { n: item * 100 + round } }], usage };
-}
 
 let project: DurableProject | undefined;
 afterEach(async () => {
@@ -50,7 +39,7 @@ function counts(calls: string[]): Map<string, number> {
 
 describe("lllm batch run again after a kill", () => {
   it("resumes the items that stopped mid-loop: no round repeated, every item's answer and cost as if uninterrupted", async () => {
-    project = await durableProject({ answer: itemAnswer });
+    project = await durableProject({ answer: itemAnswer(ROUNDS) });
     const inputs = path.join(project.dir, "items.txt");
     writeFileSync(inputs, Array.from({ length: ITEMS }, (_, item) => `item ${item}`).join("\n"));
     const out = path.join(project.dir, "out.jsonl");
@@ -70,7 +59,7 @@ describe("lllm batch run again after a kill", () => {
     // Item 2 blocks in its `look` of round 4; the other items' requests of round 5 are held (none is in a call of
     // `note`, which may not run again): the batch is killed then.
     project.blockTool("look", 204);
-    project.holdEvery((messages) => text(messages.find((message) => message.role === "user")) !== "item 2" && messages.filter((message) => message.role === "tool").length === 5);
+    project.holdEvery((messages) => messageText(messages.find((message) => message.role === "user")) !== "item 2" && messages.filter((message) => message.role === "tool").length === 5);
     const first = project.start(command);
     expect(await waitUntil(() => project!.heldCount() === ITEMS - 1, 120_000), first.stderr()).toBe(true);
     expect(await waitForFile(path.join(project.dir, "blocked")), first.stderr()).toBe(true);
@@ -103,7 +92,7 @@ describe("lllm batch run again after a kill", () => {
   });
 
   it("an item stopped during a call that may not run again fails, naming it, and resumes with --retry-failed --rerun-unknown", async () => {
-    project = await durableProject({ answer: itemAnswer });
+    project = await durableProject({ answer: itemAnswer(ROUNDS) });
     const inputs = path.join(project.dir, "items.txt");
     writeFileSync(inputs, "item 0\nitem 1\n");
     const out = path.join(project.dir, "out.jsonl");

@@ -1,8 +1,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
-import { durableProject, waitForFile, type DurableProject, type WireMessage } from "../helpers/durableProject.js";
-import type { ScriptedTurn } from "../../src/providers/ScriptedTurn.js";
+import { durableProject, itemAnswer, waitForFile, type DurableProject } from "../helpers/durableProject.js";
 import { until } from "./batchTestHelpers.js";
 import { describeRedis, QUICK, SHORT_LOCK, startBatch, startRedis, startWorker, trackQueueTests } from "./queueTestHelpers.js";
 
@@ -12,21 +11,12 @@ trackQueueTests();
 // store) takes the item back and resumes its run: no round repeated, no tool that is not idempotent run twice.
 
 const ROUNDS = 8;
-const usage = { prompt_tokens: 400, completion_tokens: 25 };
-const text = (message: WireMessage | undefined): string => (typeof message?.content === "string" ? message.content : "");
-
-function itemAnswer(messages: WireMessage[]): ScriptedTurn {
-  const item = Number(/item (\d+)/.exec(text(messages.find((message) => message.role === "user")))?.[1]);
-  const round = messages.filter((message) => message.role === "tool").length;
-  if (round >= ROUNDS) return { text: `item ${item}: ${ROUNDS} rounds`, usage };
-  return { tool_calls: [{ id: `call_${item}_${round}`, name: round % 3 === 0 ? "note" : "look", arguments: { n: item * 100 + round } }], usage };
-}
 
 let project: DurableProject | undefined;
 
 describeRedis("lllm batch --queue, a worker killed mid-item", () => {
   it("another worker takes the item back and resumes its run from where it stopped", async () => {
-    project = await durableProject({ answer: itemAnswer });
+    project = await durableProject({ answer: itemAnswer(ROUNDS) });
     try {
       const redis = await startRedis();
       const env = { ...project.env, ...QUICK, ...SHORT_LOCK };

@@ -110,6 +110,23 @@ export interface WireMessage {
   content?: unknown;
 }
 
+/** The text of a message, when it is one. */
+export const messageText = (message: WireMessage | undefined): string => (typeof message?.content === "string" ? message.content : "");
+
+/**
+ * A batch item's model (its input `item K`): `rounds` rounds, calling `note` when the round is a multiple of 3 (not
+ * idempotent), else `look`, each call numbered K * 100 + round; then `item K: N rounds`.
+ */
+export function itemAnswer(rounds: number): (messages: WireMessage[]) => ScriptedTurn {
+  const usage = { prompt_tokens: 400, completion_tokens: 25 };
+  return (messages) => {
+    const item = Number(/item (\d+)/.exec(messageText(messages.find((message) => message.role === "user")))?.[1]);
+    const round = messages.filter((message) => message.role === "tool").length;
+    if (round >= rounds) return { text: `item ${item}: ${rounds} rounds`, usage };
+    return { tool_calls: [{ id: `call_${item}_${round}`, name: round % 3 === 0 ? "note" : "look", arguments: { n: item * 100 + round } }], usage };
+  };
+}
+
 export async function durableProject(options: { rounds?: number; answer?: (messages: WireMessage[]) => ScriptedTurn | undefined } = {}): Promise<DurableProject> {
   const rounds = options.rounds ?? 30;
   const dir = tempDir("lllm-durable-");

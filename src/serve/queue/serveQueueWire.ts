@@ -1,10 +1,5 @@
-import type { ClientToolSpec } from "../ClientTool.js";
-import type { RunLimits } from "../../limits/index.js";
-import type { Message } from "../../agent/index.js";
-import type { ResponseFormat } from "../../providers/Model.js";
-import type { ServedRunInfo } from "../../store/RunRecord.js";
 import type { ApprovalCall, ClientCall } from "../RunHandle.js";
-import type { ClientToolChoice } from "../ServedRun.js";
+import type { ServedRunOptions } from "../ServedRun.js";
 import type { WireRecordedRun } from "./wireRecordedRun.js";
 
 /**
@@ -25,23 +20,17 @@ export const cancelledKey = (runKey: string): string => `lllm:serve:cancelled:${
 /** A client's tool call a paused run waits for: any server that gets its result continues the run. */
 export const callKey = (callId: string): string => `lllm:serve:call:${callId}`;
 
+/** What a served request asks of its run (see `ServedRunOptions`), the part that goes to a worker as it is. */
+type RequestedRun = Pick<ServedRunOptions, "input" | "history" | "clientTools" | "toolChoice" | "parallelToolCalls" | "responseFormat" | "modelArgs" | "limits" | "served">;
+
 /** One served request, as a job: everything a worker needs to start the run. */
-export interface ServedJob {
+export interface ServedJob extends RequestedRun {
   /** The run's key on the wire (a new one for each attempt). */
   runKey: string;
   /** The server waiting for it: events go to its channel. */
   server: string;
   /** The model id it was asked for (the run's record names it). */
   model: string;
-  input: string;
-  history?: Message[];
-  clientTools?: ClientToolSpec[];
-  toolChoice?: ClientToolChoice;
-  parallelToolCalls?: boolean;
-  responseFormat?: ResponseFormat;
-  modelArgs?: Record<string, unknown>;
-  limits?: RunLimits;
-  served: ServedRunInfo;
   /** The server's --approve all. */
   approveAll: boolean;
   askApproval: boolean;
