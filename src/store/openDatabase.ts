@@ -35,8 +35,7 @@ const BUSY_TIMEOUT_MS = 10_000;
  * recover. libsql is loaded here, on demand: only commands that read the log load its native module.
  */
 export function openDatabaseSync(file: string): OpenedDatabase {
-  // CommonJS, so `require`: `import()` would scan it for export names first (Node's CommonJS lexer).
-  const Database = createRequire(import.meta.url)("libsql") as typeof import("libsql");
+  const Database = loadLibsql();
   if (existsSync(file)) privateStoreFile(file, ["-wal", "-shm"]);
   // Another user's log is read, never written: this user's runs must not go into a file someone else reads.
   const distrust = distrustFile(file);
@@ -51,6 +50,31 @@ export function openDatabaseSync(file: string): OpenedDatabase {
     if (isDamage(error)) throw damaged(file, error);
     if (!isDenied(error)) throw unreadable(file, error);
     return { database: openReadOnly(Database, file), readOnly: `${file} is read-only to you` };
+  }
+}
+
+/**
+ * libsql, by `require`: CommonJS, and `import()` would scan it for export names first (Node's CommonJS lexer). Its
+ * loader asks `process.report.getReport()` whether the C library is glibc, to pick its native binary: a whole
+ * diagnostic report, 6-9 ms of CPU on every command that opens the log. While it loads, that question is answered
+ * from detect-libc (libsql's own dependency, which reads the ELF interpreter of Node's binary instead).
+ */
+function loadLibsql(): typeof Libsql {
+  const require = createRequire(import.meta.url);
+  const report = process.platform === "linux" ? process.report : undefined;
+  const getReport = report?.getReport;
+  let loading = true;
+  if (report && getReport) {
+    const { familySync, GLIBC } = createRequire(require.resolve("libsql"))("detect-libc") as { familySync(): string | null; GLIBC: string };
+    const glibc = familySync() === GLIBC;
+    // Only what the loader reads (`header.glibcVersionRuntime`, present on glibc); any other use gets the real report.
+    report.getReport = ((error?: Error) => (error === undefined && loading ? { header: glibc ? { glibcVersionRuntime: "glibc" } : {} } : getReport.call(report, error))) as typeof getReport;
+  }
+  try {
+    return require("libsql") as typeof Libsql;
+  } finally {
+    loading = false;
+    if (report && getReport) report.getReport = getReport;
   }
 }
 

@@ -23,10 +23,10 @@ function columns(texts: string[], others: string[]): string {
   return [...texts.map((name) => `CAST(${name} AS BLOB) AS ${name}`), ...others].join(", ");
 }
 
-/** A row with its blobs (the text columns) decoded. */
+/** A row with its blobs (the text columns) decoded, in place: a row is libsql's plain object, made for this read. */
 export function decodeRow(row: unknown): Row {
-  const decoded: Row = {};
-  for (const [key, value] of Object.entries(row as Row)) decoded[key] = blobText(value);
+  const decoded = row as Row;
+  for (const key in decoded) decoded[key] = blobText(decoded[key]);
   return decoded;
 }
 

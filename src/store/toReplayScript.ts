@@ -53,9 +53,11 @@ export function toReplayTurns(run: ReplaySource, options: { journal?: boolean } 
     const sent = call.messages.map(convert);
     const turn: Exclude<ScriptedTurn, string> = {};
     const before = previous.get(call.agent);
-    const implied = before ? [...before.sent, ...replyMessages(before.turn)] : undefined;
-    if (implied && startsWith(sent, implied)) {
-      if (sent.length > implied.length) turn.added = sent.slice(implied.length);
+    const reply = before ? replyMessages(before.turn) : undefined;
+    // What this call was sent after the turn above: that turn's request, its reply and tool results, then more.
+    if (before && reply && startsWith(sent, before.sent, reply)) {
+      const implied = before.sent.length + reply.length;
+      if (sent.length > implied) turn.added = sent.slice(implied);
     } else turn.request = sent;
     if (turn.request || !before || !sameNames(before.offered, call.tools)) turn.offered = [...call.tools];
     if (call.reply) turn.text = call.reply;
@@ -90,8 +92,12 @@ function fromStoredMessage(message: StoredMessage): ScriptedMessage {
   return { role, content: message.content };
 }
 
-function startsWith(messages: readonly ScriptedMessage[], start: readonly ScriptedMessage[]): boolean {
-  return start.length <= messages.length && start.every((message, index) => sameScripted(message, messages[index]!));
+/** Whether `messages` starts with `start` followed by `then` (compared in place: a 100-round run has 100 turns). */
+function startsWith(messages: readonly ScriptedMessage[], start: readonly ScriptedMessage[], then: readonly ScriptedMessage[]): boolean {
+  if (start.length + then.length > messages.length) return false;
+  for (let index = 0; index < start.length; index += 1) if (!sameScripted(start[index]!, messages[index]!)) return false;
+  for (let index = 0; index < then.length; index += 1) if (!sameScripted(then[index]!, messages[start.length + index]!)) return false;
+  return true;
 }
 
 /** Two messages alike as the model reads them (an assistant's empty text is `null`, as the loop sends it beside tool calls). */

@@ -53,6 +53,16 @@ export function hasBearerToken(headers: IncomingHttpHeaders, token: string): boo
   const match = /^Bearer\s+(.+)$/i.exec(headers.authorization ?? "");
   if (!match) return false;
   // Digests have one length, so the comparison takes the same time whatever was sent.
-  const digest = (text: string): Buffer => createHash("sha256").update(text).digest();
-  return timingSafeEqual(digest(match[1]!.trim()), digest(token));
+  return timingSafeEqual(digest(match[1]!.trim()), tokenDigest(token));
+}
+
+function digest(text: string): Buffer {
+  return createHash("sha256").update(text).digest();
+}
+
+/** The server's token's digest, made once (a server has one token; every request compares against it). */
+let lastToken: { token: string; digest: Buffer } | undefined;
+function tokenDigest(token: string): Buffer {
+  if (lastToken?.token !== token) lastToken = { token, digest: digest(token) };
+  return lastToken.digest;
 }

@@ -40,7 +40,9 @@ export class RunJournal {
   readonly kept: ReadonlyMap<string, string>;
   readonly #answers: ScriptedModel;
   readonly #replayed = new WeakSet<object>();
-  readonly #approvals = new Map<string, boolean[]>();
+  /** The recorded approval decisions, in order; by call (`approvalKey`) once a call asks (most runs never do). */
+  readonly #decisions: Array<{ agent: string; tool: string; args: unknown; approved: boolean }> = [];
+  #approvals: Map<string, boolean[]> | undefined;
   #replayedModelCalls = 0;
 
   constructor(options: RunJournalOptions) {
@@ -55,8 +57,7 @@ export class RunJournal {
     this.earlierMs = earlierDuration(run, options.tools);
     const kept = new Map<string, string>();
     const decide = (agent: string, tool: string, args: unknown, approved: boolean): void => {
-      const key = approvalKey(agent, tool, args);
-      this.#approvals.set(key, [...(this.#approvals.get(key) ?? []), approved]);
+      this.#decisions.push({ agent, tool, args, approved });
     };
     for (const entry of options.tools) {
       const args = parsedArguments(run.id, entry);
@@ -115,6 +116,7 @@ export class RunJournal {
    */
   approval(policy: ApprovalPolicy): ApprovalPolicy {
     return async (request) => {
+      this.#approvals ??= byCall(this.#decisions);
       const decisions = this.#approvals.get(approvalKey(request.agent ?? "", request.tool, request.arguments));
       const decision = decisions?.shift();
       return decision ?? policy(request);
@@ -158,6 +160,18 @@ function earlierDuration(run: RunRecord, tools: readonly JournalEntry[]): number
   for (const call of run.tool_calls) last = Math.max(last, call.ended_at);
   for (const entry of tools) last = Math.max(last, entry.endedAt ?? entry.startedAt);
   return before + (last - start);
+}
+
+/** Each call's recorded decisions, in order. */
+function byCall(decisions: ReadonlyArray<{ agent: string; tool: string; args: unknown; approved: boolean }>): Map<string, boolean[]> {
+  const approvals = new Map<string, boolean[]>();
+  for (const { agent, tool, args, approved } of decisions) {
+    const key = approvalKey(agent, tool, args);
+    const list = approvals.get(key);
+    if (list) list.push(approved);
+    else approvals.set(key, [approved]);
+  }
+  return approvals;
 }
 
 function approvalKey(agent: string, tool: string, args: unknown): string {
