@@ -243,13 +243,19 @@ export class RunStore {
     return ids[0];
   }
 
-  /** Delete the runs that started before `before` (ms since the epoch), with their calls; returns how many. */
+  /**
+   * Delete the runs that started before `before` (ms since the epoch), with their calls, their journals, and what
+   * `lllm serve` kept of them (Responses API responses, A2A tasks); returns how many runs.
+   */
   prune(before: number): number {
     return this.#reading(() => {
       if (this.#readOnly !== undefined) throw new StoreError("store_read_only", `cannot delete runs from the run log: ${this.#readOnly}`, { location: { file: this.file }, hint: "Prune as the user who owns the log, with the lllm that wrote it." });
       const remove = this.#database.transaction(() => {
         const ids = this.#database.prepare("SELECT CAST(id AS BLOB) FROM runs WHERE started_at < ? AND status != 'running'").raw().all(before);
         for (const table of ["model_calls", "tool_calls", "tool_journal", "run_attempts", "runs_text"]) this.#database.prepare(`DELETE FROM ${table} WHERE run_id IN (SELECT id FROM runs WHERE started_at < ? AND status != 'running')`).run(before);
+        // A response or task is the wire copy of a run's answer: it goes with its run (or, kept without one, by age).
+        this.#database.prepare("DELETE FROM served_responses WHERE run_id IN (SELECT id FROM runs WHERE started_at < ? AND status != 'running') OR (run_id IS NULL AND created_at < ?)").run(before, before);
+        this.#database.prepare("DELETE FROM a2a_tasks WHERE run_id IN (SELECT id FROM runs WHERE started_at < ? AND status != 'running') OR (run_id IS NULL AND updated_at < ?)").run(before, before);
         this.#database.prepare("DELETE FROM runs WHERE started_at < ? AND status != 'running'").run(before);
         return ids.length;
       });

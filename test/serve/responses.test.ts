@@ -6,6 +6,8 @@ import { serveInProcess, shopPackage, type ServingLibrary } from "../helpers/ser
 import { tempDir } from "../helpers/tempTree.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { existsSync } from "node:fs";
+import { RunStore } from "../../src/store/RunStore.js";
+import { runCli } from "../helpers/runCli.js";
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -130,5 +132,25 @@ describe("responses with the openai SDK", () => {
     await reading;
     expect(seen.at(-1)).toBe("response.failed");
     await expect(client.responses.cancel(id!)).rejects.toMatchObject({ status: 400, code: "response_not_cancellable" });
+  });
+
+  // Last: it prunes the whole log of this file's server.
+  it("lllm logs prune deletes the kept responses with their runs", async () => {
+    answer = () => "Plums are 2 EUR.";
+    const response = await client.responses.create({ model: "shop", input: "Plums?" });
+    const file = path.join(process.env.LLLM_HOME!, "logs.db");
+    const kept = async (): Promise<boolean> => {
+      const store = await RunStore.open(file);
+      try {
+        return store.getResponse(response.id) !== undefined;
+      } finally {
+        store.close();
+      }
+    };
+    expect(await waitUntil(kept, 60_000)).toBe(true);
+    const pruned = await runCli(["logs", "prune", "--older-than", "0s"], { env: { LLLM_HOME: process.env.LLLM_HOME! } });
+    expect(pruned.code).toBe(0);
+    expect(pruned.stderr).toMatch(/deleted [1-9]\d* runs? /);
+    expect(await kept()).toBe(false);
   });
 });
