@@ -98,6 +98,13 @@ describe("lllm serve over A2A, with the @a2a-js/sdk client", () => {
     expect(textOf(again.artifacts[0]?.parts)).toBe("It costs: fig: 3 EUR");
     const listed = await runCli(["logs", "--served", "--json"], { env: { LLLM_HOME: home } });
     expect((JSON.parse(listed.stdout) as { runs: Array<{ served: { route: string; model: string } }> }).runs.map((run) => [run.served.route, run.served.model])).toContainEqual(["a2a", "shop"]);
+
+    // `lllm logs prune` deletes a task with its run.
+    process.kill(serving.cli.pid, "SIGTERM");
+    expect(await serving.cli.exit(60_000)).toBe(0);
+    expect((await runCli(["logs", "prune", "--older-than", "0s"], { env: { LLLM_HOME: home } })).code).toBe(0);
+    serving = await startServeCli([shop], { env: { LLLM_HOME: home } });
+    await expect((await clientOf(serving.url)).getTask({ tenant: "", id: result.id, historyLength: undefined }, { serviceParameters: { Authorization: `Bearer ${serving.token}` } })).rejects.toThrow(/not found/i);
   });
 
   it("message/stream: working, each tool call as a status message, the answer in chunks of one artifact, completed", async () => {
