@@ -40,12 +40,20 @@ export function refusedHost(headers: IncomingHttpHeaders, allowed: string[] | un
   return undefined;
 }
 
+/** The host names of the Host and Origin values seen lately: a client sends the same ones with every request. */
+const hostNames = new Map<string, string | undefined>();
+
 function hostNameOf(url: string): string | undefined {
+  if (hostNames.has(url)) return hostNames.get(url);
+  let name: string | undefined;
   try {
-    return new URL(url).hostname.toLowerCase();
+    name = new URL(url).hostname.toLowerCase();
   } catch {
-    return undefined;
+    name = undefined;
   }
+  if (hostNames.size >= 64) hostNames.clear();
+  hostNames.set(url, name);
+  return name;
 }
 
 /** Whether the `Authorization` header carries the bearer token (compared in constant time). */
