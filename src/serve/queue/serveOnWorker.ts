@@ -144,7 +144,8 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
   /** One job: start its run; the job is done when the run first pauses or ends (a paused run waits outside any job). */
   const runJob = async (job: Job, prepared: PreparedTactic): Promise<void> => {
     const data = job.data as ServedJob;
-    if ((await redis.exists(cancelledKey(data.runKey))) === 1) return;
+    // On the auto-pipelined connection: the jobs a turn of the loop starts ask in one write (with their `started`).
+    if ((await publisher.exists(cancelledKey(data.runKey))) === 1) return;
     const run = new ServedRun({
       model: { id: data.model, prepared, created: Math.floor(Date.now() / 1000), description: prepared.tactic.config.description },
       input: data.input,
