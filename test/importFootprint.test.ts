@@ -154,3 +154,22 @@ describe("a plain `lllm run` (the guard of start-up: npm run bench -- --check me
     }
   });
 });
+
+describe("`lllm validate` (the start-up bench's third pair)", () => {
+  /** The text of lllm's own files a command loaded (chunks of the bundle, one-file dependencies). */
+  const ownText = (modules: string[]): string => ownFiles(modules).map((module) => readFileSync(module.startsWith("file:") ? new URL(module) : module, "utf8")).join("\n");
+
+  it("checks every model name without loading the model clients, which a run loads", async () => {
+    const home = tempDir("lllm-home-");
+    const example = path.join(ROOT, "packages-example", "weather");
+    const validate = await modulesLoadedByNode([BIN, "validate", path.join(example, "tactics", "weather.yaml"), "--model", "gpt-4o-mini"], "validate", { LLLM_HOME: home });
+    expect(validate.stderr).toBe("");
+    expect(validate.stdout).toContain("ok tactic weather");
+    const run = await modulesLoadedByNode([BIN, "run", path.join(example, "tactics", "weather.yaml"), "--model", `scripted:${path.join(example, "scripted", "paris-tokyo.yaml")}`, "--input", "Weather in Paris?", "--no-log"], "validate-run", { LLLM_HOME: home });
+    expect(run.code).toBe(0);
+    // The bundle names each module it holds in a comment: the run's files hold the clients, so the search finds them.
+    const clients = ["OpenAIChatModel", "AnthropicModel", "GeminiModel", "ScriptedModel"].map((name) => `// providers/${name}.js\n`);
+    expect(clients.filter((name) => ownText(run.modules).includes(name))).toEqual(clients);
+    expect(clients.filter((name) => ownText(validate.modules).includes(name))).toEqual([]);
+  });
+});
