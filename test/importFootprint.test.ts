@@ -171,5 +171,8 @@ describe("`lllm validate` (the start-up bench's third pair)", () => {
     const clients = ["OpenAIChatModel", "AnthropicModel", "GeminiModel", "ScriptedModel"].map((name) => `// providers/${name}.js\n`);
     expect(clients.filter((name) => ownText(run.modules).includes(name))).toEqual(clients);
     expect(clients.filter((name) => ownText(validate.modules).includes(name))).toEqual([]);
+    // The tactic's schema is checked by code generated at build time, with ajv's helpers it calls bundled in.
+    expect(ownFiles(validate.modules).some((module) => module.endsWith(path.join("config", "generated", "validators.cjs")))).toBe(true);
+    expect(["ajv", "ajv-formats"].filter((name) => loaded(validate.modules, name))).toEqual([]);
   });
 });
