@@ -175,4 +175,23 @@ describe("`lllm validate` (the start-up bench's third pair)", () => {
     expect(ownFiles(validate.modules).some((module) => module.endsWith(path.join("config", "generated", "validators.cjs")))).toBe(true);
     expect(["ajv", "ajv-formats"].filter((name) => loaded(validate.modules, name))).toEqual([]);
   });
+
+  it("loads zod for a zod tool without its 40 translations, which `z.locales` still gives a tool", async () => {
+    const home = tempDir("lllm-home-");
+    const validate = await modulesLoadedByNode([BIN, "validate", path.join(ROOT, "packages-example", "weather", "tactics", "weather.yaml")], "validate-zod", { LLLM_HOME: home });
+    expect(validate.code).toBe(0);
+    // draw.ts makes its parameters with zod.
+    expect(loaded(validate.modules, "zod")).toBe(true);
+    expect(ownText(validate.modules)).not.toContain("Entrée invalide");
+    const folder = tempTree({
+      "lllm.toml": '[package]\nname = "fr"\nversion = "0.1.0"\n',
+      "tools/check.ts":
+        'import { tool, z } from "lllm";\nexport default tool({ name: "check", description: "Check a number in French", parameters: { value: { type: "string" } }, run: ({ value }) => z.number().safeParse(Number.isNaN(Number(value)) ? value : Number(value), { error: z.locales.fr().localeError }).error?.issues[0]?.message ?? `${Object.keys(z.locales).length > 30}` });\n',
+    });
+    const called = await modulesLoadedByNode([BIN, "tools", "call", "fr.tools:check", "--args", '{"value": "abc"}', "-p", folder], "zod-locales", { LLLM_HOME: home });
+    expect(called.stderr).toBe("");
+    expect(called.stdout).toContain("Entrée invalide");
+    const counted = await modulesLoadedByNode([BIN, "tools", "call", "fr.tools:check", "--args", '{"value": "1"}', "-p", folder], "zod-locales-keys", { LLLM_HOME: home });
+    expect(counted.stdout).toContain("true");
+  });
 });
