@@ -174,6 +174,12 @@ describe("`lllm validate` (the start-up bench's third pair)", () => {
     // The tactic's schema is checked by code generated at build time, with ajv's helpers it calls bundled in.
     expect(ownFiles(validate.modules).some((module) => module.endsWith(path.join("config", "generated", "validators.cjs")))).toBe(true);
     expect(["ajv", "ajv-formats"].filter((name) => loaded(validate.modules, name))).toEqual([]);
+    // node:v8 (a few ms to load) was there for the code cache's key alone (jiti loads it: its transpile cache is
+    // warm from the first start).
+    const warm = await modulesLoadedByNode([BIN, "validate", path.join(example, "tactics", "weather.yaml"), "--model", "gpt-4o-mini"], "validate-warm", { LLLM_HOME: home });
+    expect(warm.stdout).toBe(validate.stdout);
+    expect(warm.modules).toContain("NativeModule vm");
+    expect(warm.modules).not.toContain("NativeModule v8");
   });
 
   it("loads zod for a zod tool without its 40 translations, which `z.locales` still gives a tool", async () => {
