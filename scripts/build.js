@@ -24,7 +24,7 @@ const INPUT_FOLDERS = ["src", "schemas", "scripts"];
 const INPUT_FILES = ["package-lock.json", "tsconfig.json", "tsconfig.build.json"];
 /** Written by the build itself into src/ (for the tests): an output, not an input. */
 const GENERATED = path.join("src", "config", "generated");
-const VALIDATORS = path.join("config", "generated", "validators.cjs");
+const VALIDATORS = path.join("config", "generated", "validators");
 
 const force = process.argv.includes("--force");
 
@@ -92,11 +92,12 @@ function readStamp(folder) {
 
 /** The tests read the validators from src/ (git ignores them there): put them back if they were removed. */
 function restoreGeneratedValidators() {
-  const target = path.join(root, GENERATED, "validators.cjs");
+  const target = path.join(root, GENERATED, "validators");
   if (existsSync(target) || !existsSync(path.join(dist, VALIDATORS))) return;
-  mkdirSync(path.dirname(target), { recursive: true });
-  copyFileSync(path.join(dist, VALIDATORS), `${target}.tmp-${process.pid}`);
-  renameSync(`${target}.tmp-${process.pid}`, target);
+  const partial = `${target}.tmp-${process.pid}`;
+  mkdirSync(partial, { recursive: true });
+  for (const name of readdirSync(path.join(dist, VALIDATORS))) copyFileSync(path.join(dist, VALIDATORS, name), path.join(partial, name));
+  renameSync(partial, target);
 }
 
 /** Folders of builds that died half-way (their process is gone). */

@@ -44,16 +44,58 @@ const commanderSpawnsLazily = {
   },
 };
 
+/**
+ * zod's translations of its error messages (`z.locales.fr()`, 40 languages) are a third of its size, and every file
+ * that uses zod loaded them; its default, English, is imported on its own. The vendored zod keeps `locales` (and
+ * `z.core.locales`) as an object that loads them from their own copy, dist/vendor/zod-locales.cjs, on first use.
+ * Their code only formats messages (no state of zod's of its own). A zod whose source no longer exports them so fails
+ * the build here.
+ */
+const ZOD_LOCALES = "\0lllm:zod-locales";
+const zodLocalesOnFirstUse = {
+  name: "lllm:zod-locales-on-first-use",
+  resolveId: (id) => (id === ZOD_LOCALES ? id : null),
+  load(id) {
+    if (id !== ZOD_LOCALES) return null;
+    return `let real;
+// Beside this file (dist/vendor/zod.cjs is CommonJS): a path the bundler leaves as it is.
+const load = () => (real ??= require(__dirname + "/zod-locales.cjs"));
+export const locales = new Proxy(Object.create(null), {
+  get: (_target, key) => Reflect.get(load(), key),
+  has: (_target, key) => Reflect.has(load(), key),
+  ownKeys: () => Reflect.ownKeys(load()),
+  getOwnPropertyDescriptor: (_target, key) => {
+    const descriptor = Reflect.getOwnPropertyDescriptor(load(), key);
+    return descriptor ? { ...descriptor, configurable: true } : undefined;
+  },
+});
+`;
+  },
+  transform(code, id) {
+    if (!/[\\/]zod[\\/]v4[\\/](classic[\\/]external|core[\\/]index)\.js$/.test(id)) return null;
+    const eager = 'export * as locales from "../locales/index.js";';
+    if (!code.includes(eager)) this.error(`scripts/bundle.js: ${id} no longer has \`${eager}\`: update zodLocalesOnFirstUse`);
+    return code.replace(eager, `export { locales } from ${JSON.stringify(ZOD_LOCALES)};`);
+  },
+};
+
+/**
+ * Node 20 keeps no compiled code of ES modules between runs: each start parses every chunk it loads, comments
+ * included (the documentation comments are a fifth of the bundle's bytes). The bundle keeps license comments only;
+ * the sources and their source maps have the rest.
+ */
+const CODE_COMMENTS = { legal: true, annotation: false, jsdoc: false };
+
 rmSync(bundle, { recursive: true, force: true });
 rmSync(dist("vendor"), { recursive: true, force: true });
-for (const name of ["zod", "yaml", "commander"]) {
+for (const [name, source] of [["zod", "zod"], ["zod-locales", "zod/v4/locales"], ["yaml", "yaml"], ["commander", "commander"]]) {
   await build({
-    input: { [name]: name },
+    input: { [name]: source },
     platform: "node",
     cwd: out,
     external: [/^node:/],
-    plugins: name === "commander" ? [commanderSpawnsLazily] : [],
-    output: { dir: dist("vendor"), format: "cjs", exports: "named", entryFileNames: "[name].cjs" },
+    plugins: name === "commander" ? [commanderSpawnsLazily] : name === "zod" ? [zodLocalesOnFirstUse] : [],
+    output: { dir: dist("vendor"), format: "cjs", exports: "named", entryFileNames: "[name].cjs", comments: CODE_COMMENTS },
     logLevel: "warn",
   });
 }
@@ -74,6 +116,7 @@ const { output } = await build({
     entryFileNames: "[name]-[hash].js",
     chunkFileNames: "[name]-[hash].js",
     sourcemap: true,
+    comments: CODE_COMMENTS,
     // Each dependency in a chunk named after it (dep-openai-….js): it loads when first imported, as from
     // node_modules, and a test can tell which dependencies a command loaded.
     codeSplitting: { groups: [{ debugName: "dependencies", name: (id) => dependencyOf(id), test: /[\\/]node_modules[\\/]/ }, ...startupGroups(out)] },

@@ -154,3 +154,51 @@ describe("a plain `lllm run` (the guard of start-up: npm run bench -- --check me
     }
   });
 });
+
+describe("`lllm validate` (the start-up bench's third pair)", () => {
+  /** The text of lllm's own files a command loaded (chunks of the bundle, one-file dependencies). */
+  const ownText = (modules: string[]): string => ownFiles(modules).map((module) => readFileSync(module.startsWith("file:") ? new URL(module) : module, "utf8")).join("\n");
+
+  it("checks every model name without loading the model clients, which a run loads", async () => {
+    const home = tempDir("lllm-home-");
+    const example = path.join(ROOT, "packages-example", "weather");
+    const validate = await modulesLoadedByNode([BIN, "validate", path.join(example, "tactics", "weather.yaml"), "--model", "gpt-4o-mini"], "validate", { LLLM_HOME: home });
+    expect(validate.stderr).toBe("");
+    expect(validate.stdout).toContain("ok tactic weather");
+    const run = await modulesLoadedByNode([BIN, "run", path.join(example, "tactics", "weather.yaml"), "--model", `scripted:${path.join(example, "scripted", "paris-tokyo.yaml")}`, "--input", "Weather in Paris?", "--no-log"], "validate-run", { LLLM_HOME: home });
+    expect(run.code).toBe(0);
+    // The bundle names each module it holds in a comment: the run's files hold the clients, so the search finds them.
+    const clients = ["OpenAIChatModel", "AnthropicModel", "GeminiModel", "ScriptedModel"].map((name) => `// providers/${name}.js\n`);
+    expect(clients.filter((name) => ownText(run.modules).includes(name))).toEqual(clients);
+    expect(clients.filter((name) => ownText(validate.modules).includes(name))).toEqual([]);
+    // The tactic's schema is checked by code generated at build time, its own file (not the test files' or the
+    // proxies' validators), with ajv's helpers it calls bundled in.
+    expect(ownFiles(validate.modules).filter((module) => module.includes(path.join("config", "generated", path.sep))).map((module) => path.basename(module))).toEqual(["tactic.cjs"]);
+    expect(["ajv", "ajv-formats"].filter((name) => loaded(validate.modules, name))).toEqual([]);
+    // node:v8 (a few ms to load) was there for the code cache's key alone (jiti loads it: its transpile cache is
+    // warm from the first start).
+    const warm = await modulesLoadedByNode([BIN, "validate", path.join(example, "tactics", "weather.yaml"), "--model", "gpt-4o-mini"], "validate-warm", { LLLM_HOME: home });
+    expect(warm.stdout).toBe(validate.stdout);
+    expect(warm.modules).toContain("NativeModule vm");
+    expect(warm.modules).not.toContain("NativeModule v8");
+  });
+
+  it("loads zod for a zod tool without its 40 translations, which `z.locales` still gives a tool", async () => {
+    const home = tempDir("lllm-home-");
+    const validate = await modulesLoadedByNode([BIN, "validate", path.join(ROOT, "packages-example", "weather", "tactics", "weather.yaml")], "validate-zod", { LLLM_HOME: home });
+    expect(validate.code).toBe(0);
+    // draw.ts makes its parameters with zod.
+    expect(loaded(validate.modules, "zod")).toBe(true);
+    expect(ownText(validate.modules)).not.toContain("Entrée invalide");
+    const folder = tempTree({
+      "lllm.toml": '[package]\nname = "fr"\nversion = "0.1.0"\n',
+      "tools/check.ts":
+        'import { tool, z } from "lllm";\nexport default tool({ name: "check", description: "Check a number in French", parameters: { value: { type: "string" } }, run: ({ value }) => z.number().safeParse(Number.isNaN(Number(value)) ? value : Number(value), { error: z.locales.fr().localeError }).error?.issues[0]?.message ?? `${Object.keys(z.locales).length > 30}` });\n',
+    });
+    const called = await modulesLoadedByNode([BIN, "tools", "call", "fr.tools:check", "--args", '{"value": "abc"}', "-p", folder], "zod-locales", { LLLM_HOME: home });
+    expect(called.stderr).toBe("");
+    expect(called.stdout).toContain("Entrée invalide");
+    const counted = await modulesLoadedByNode([BIN, "tools", "call", "fr.tools:check", "--args", '{"value": "1"}', "-p", folder], "zod-locales-keys", { LLLM_HOME: home });
+    expect(counted.stdout).toContain("true");
+  });
+});

@@ -26,7 +26,7 @@ import { purgeQueue } from "./purgeQueue.js";
 import { holdFirstSignal, stopSignal } from "./handleSignals.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
 import { warnUnknownModels } from "./models.js";
-import { modelLocation } from "../tactics/tacticBudget.js";
+import { modelLocation } from "../tactics/modelLocation.js";
 import { paint, warn, writeErr } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";

@@ -5,7 +5,7 @@ import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
 import { ConfigError, isLllmError, RunLimitError } from "../errors.js";
 import { warnUnknownModels } from "./models.js";
-import { modelLocation } from "../tactics/tacticBudget.js";
+import { modelLocation } from "../tactics/modelLocation.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { templatePlaceholders } from "../prompts/index.js";
 import { approveAll, approveNone, askOnTerminal, noticeFirstRefusal, type ApprovalPolicy } from "../approval/index.js";

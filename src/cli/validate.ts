@@ -5,7 +5,7 @@ import { missingTemplateVariables } from "../tactics/templateVariables.js";
 import { addFailureDetails, paint, SCHEMA_VERSION, warn, writeOut } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { warnUnknownModels } from "./models.js";
-import { modelLocation } from "../tactics/tacticBudget.js";
+import { modelLocation } from "../tactics/modelLocation.js";
 import { unusedAgents } from "../tactics/unusedAgents.js";
 import { modelChain } from "../config/index.js";
 

@@ -1,7 +1,7 @@
 import { modelChain } from "../config/index.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
 import { modelEndpoint } from "../providers/createModel.js";
-import { runTree } from "../tactics/tacticBudget.js";
+import { runTree } from "../tactics/runTree.js";
 import type { CaseMode } from "./CaseResult.js";
 import { judgeDefaultModel } from "./runCase.js";
 import type { TestCase, TestFile } from "./TestFile.js";

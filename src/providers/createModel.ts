@@ -8,6 +8,7 @@ import { OpenAIChatModel } from "./OpenAIChatModel.js";
 import type { OpenAIEndpoint, OpenAIModelOptions } from "./OpenAIEndpoint.js";
 import { OpenAIResponsesModel } from "./OpenAIResponsesModel.js";
 import { PROVIDER_ROUTES } from "./providerRoutes.js";
+import { findRoute } from "./checkModelName.js";
 import type { ProviderRoute } from "./providerRoutes.js";
 import type { RetryNotice } from "./requestWithRetries.js";
 import type { RetryPolicy } from "./RetryPolicy.js";
@@ -166,43 +167,6 @@ function originOf(url: string): string {
   } catch {
     return url;
   }
-}
-
-/**
- * Check a model name as `createModel` would read it, without building anything or reading a key: a `ConfigError`
- * for an unknown provider prefix or an empty name (`lllm validate` checks every model of a fallback chain so).
- * `customBaseURL`: the agent (or OPENAI_BASE_URL) names its own server, where any name may be sent as is.
- */
-export function checkModelName(model: string, options: { customBaseURL?: boolean } = {}): void {
-  if (model.startsWith("scripted:")) {
-    if (model === "scripted:") throw new ConfigError("config_invalid_model", "`scripted:` needs a file: `scripted:<file.yaml>`");
-    return;
-  }
-  findRoute(model, options.customBaseURL ?? false);
-}
-
-/**
- * The route of a model name and the name to send. A name whose first segment is not a known prefix
- * (`Qwen/Qwen2.5-7B`) is sent whole to a custom base URL; without one it is most likely a typo or a provider we
- * do not speak (`anthropic/…`), which would only fail later as a confusing 404 from OpenAI.
- */
-function findRoute(model: string, hasCustomBaseURL: boolean): { route: ProviderRoute; wireModel: string } {
-  const openai = PROVIDER_ROUTES[0]!;
-  const slash = model.indexOf("/");
-  if (slash < 0) return { route: openai, wireModel: model };
-  const prefix = model.slice(0, slash);
-  const route = PROVIDER_ROUTES.find((candidate) => candidate.prefix === prefix);
-  if (route) {
-    const wireModel = model.slice(slash + 1);
-    if (wireModel === "") throw new ConfigError("config_invalid_model", `model \`${model}\` has no model name after \`${prefix}/\``);
-    return { route, wireModel };
-  }
-  if (hasCustomBaseURL) return { route: openai, wireModel: model };
-  const prefixes = PROVIDER_ROUTES.map((candidate) => `${candidate.prefix}/`);
-  const suggestion = didYouMean(`${prefix}/`, prefixes);
-  throw new ConfigError("config_unknown_provider", `model \`${model}\`: unknown provider prefix \`${prefix}/\`${suggestion ? `; ${suggestion}` : ""}`, {
-    hint: `known prefixes: ${prefixes.join(", ")}; for another OpenAI-compatible server, set invoker_config.base_url and the name is sent as is`,
-  });
 }
 
 function checkChoice(key: "invoker" | "api_type", value: string | undefined, valid: readonly string[]): void {

@@ -1,9 +1,9 @@
 import { modelChain, type LoadedTactic } from "../config/index.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
-import { checkModelName } from "../providers/createModel.js";
+import { checkModelName } from "../providers/checkModelName.js";
 import { didYouMean } from "../util/closest.js";
 import type { TacticTree } from "./TacticTree.js";
-import { modelLocation } from "./tacticBudget.js";
+import { modelLocation } from "./modelLocation.js";
 
 /**
  * Every model of every agent's chain (`model_name`, a list of them, `fallback_models`) is a name `createModel`

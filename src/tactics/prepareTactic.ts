@@ -14,7 +14,8 @@ import { isCodeTactic, loadTacticDefinition } from "./loadTacticDefinition.js";
 import { tacticMember } from "./tacticMember.js";
 import { A2A_TOOL_PREFIX, AGENT_TOOL_PREFIX, checkAgentTools, type AgentToolRef } from "./checkAgentTools.js";
 import { checkModelChains, checkRequireApproval } from "./checkModelChains.js";
-import { tacticLimitSource, unpricedModels } from "./tacticBudget.js";
+import { tacticLimitSource } from "./tacticLimitSource.js";
+import { unpricedModels } from "./unpricedModels.js";
 import { PriceTable } from "../providers/PriceTable.js";
 import { resolvePackageEntry } from "../config/packageSource.js";
 

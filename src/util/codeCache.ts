@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
 import Module, { createRequire } from "node:module";
 import path from "node:path";
-import { cachedDataVersionTag } from "node:v8";
 import { Script } from "node:vm";
 import { privateFolder } from "./privateFolder.js";
 
@@ -11,7 +10,8 @@ import { privateFolder } from "./privateFolder.js";
  * 22.1: those have no compile cache of their own (`module.enableCompileCache`, which bin/lllm.js turns on where it
  * exists). Compiling zod and yaml is a fifth of `lllm validate`'s own start-up there. Off unless the CLI names a
  * folder (`$LLLM_HOME/cache/v8`, readable by this user alone). The key holds the file's path, size and time, Node's
- * version and V8's flags tag, and V8 checks the data again itself; data it rejects is written anew.
+ * version and the flags V8 was started with, and V8 checks the data again itself (its version, its flags); data it
+ * rejects is written anew.
  */
 let folder: string | undefined;
 
@@ -39,7 +39,7 @@ export function requireCompiled(file: string, fallback: (file: string) => unknow
   try {
     source = readFileSync(file, "utf8");
     const stat = statSync(file);
-    key = createHash("sha256").update(JSON.stringify([file, stat.size, stat.mtimeMs, process.version, cachedDataVersionTag()])).digest("hex").slice(0, 40);
+    key = createHash("sha256").update(JSON.stringify([file, stat.size, stat.mtimeMs, process.version, process.arch, v8Flags()])).digest("hex").slice(0, 40);
   } catch {
     return fallback(file);
   }
@@ -65,6 +65,15 @@ export function requireCompiled(file: string, fallback: (file: string) => unknow
   module.loaded = true;
   if (!cachedData || script.cachedDataRejected === true) storeAtExit(cacheFile, script);
   return module.exports;
+}
+
+/**
+ * The options that set V8's flags: those of the command line and of NODE_OPTIONS. (V8's own tag of its flags,
+ * `v8.cachedDataVersionTag()`, costs loading node:v8, a few ms of every start: runs with other flags get another
+ * key all the same, and data made under other flags is rejected by V8 and written anew.)
+ */
+function v8Flags(): string[] {
+  return [...process.execArgv, process.env.NODE_OPTIONS ?? ""];
 }
 
 /** Code caches to write when the process ends. */

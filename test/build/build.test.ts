@@ -107,6 +107,6 @@ describe("the build", () => {
     for (const name of readdirSync(path.join(dist, "bundle"))) expect(readFileSync(path.join(dist, "bundle", name), "utf8").includes("dist.tmp-"), name).toBe(false);
     // Nothing is left beside dist/.
     expect(readdirSync(clone).filter((name) => name.startsWith("dist."))).toEqual([]);
-    expect(existsSync(path.join(clone, "src", "config", "generated", "validators.cjs"))).toBe(true);
+    expect(existsSync(path.join(clone, "src", "config", "generated", "validators", "tactic.cjs"))).toBe(true);
   }, 1_200_000);
 });

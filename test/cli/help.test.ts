@@ -3,7 +3,7 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildProgram } from "../../src/cli/main.js";
+import { buildProgram, TOP_LEVEL_COMMANDS } from "../../src/cli/main.js";
 import { checkCommandWords } from "../../src/cli/checkCommandWords.js";
 import { commandPath, HELP_EXAMPLES } from "../../src/cli/helpExamples.js";
 import { helpTopics, renderMarkdown } from "../../src/cli/helpTopics.js";
@@ -121,6 +121,18 @@ describe("words that name no command", { timeout: 180_000 }, () => {
     // Arguments and flag values are not commands.
     expect((await runCliInProcess(["--env-file", "/dev/null", "help", "run"])).code).toBe(0);
     expect((await runCliInProcess(["logs", "-n", "3", "path"])).code).toBe(0);
+  });
+
+  it("defines only the command a start names, which then reads as in the whole tree", () => {
+    const whole = buildProgram();
+    expect(whole.commands.map((command) => command.name()).sort()).toEqual([...TOP_LEVEL_COMMANDS].sort());
+    for (const top of whole.commands) {
+      const alone = buildProgram({ only: top.name() });
+      expect(alone.commands.map((command) => command.name())).toEqual([top.name()]);
+      // Every option, argument and subcommand, and the help of each (the global options listed, the examples).
+      const described = (program: Command): string[] => allCommands(program).map((command) => `${commandPath(command)}\n${command.helpInformation()}`);
+      expect(described(alone).slice(1)).toEqual(described(whole).filter((text) => text.startsWith(`${top.name()} `) || text.startsWith(`${top.name()}\n`)));
+    }
   });
 
   it("takes the names from the command tree, so a command added later is known and suggested", () => {

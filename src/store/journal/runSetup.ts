@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 import type { PreparedTactic } from "../../tactics/prepareTactic.js";
-import { runTree } from "../../tactics/tacticBudget.js";
+import { runTree } from "../../tactics/runTree.js";
 import { canonicalJson } from "../../util/canonicalJson.js";
 
 /**
