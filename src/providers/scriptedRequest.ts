@@ -87,7 +87,8 @@ export function requestDifference(expected: ExpectedRequest, request: ModelReque
   for (let index = 0; index < length; index += 1) {
     const recorded = expected.messages[index];
     const now = messages[index];
-    if (recorded && now && (lastMatch.get(recorded) === now || sameMessage(recorded, now))) {
+    if (recorded && now && lastMatch.get(recorded) === now) continue;
+    if (recorded && now && sameMessage(recorded, now)) {
       lastMatch.set(recorded, now);
       continue;
     }
