@@ -53,6 +53,9 @@ export function openDatabaseSync(file: string): OpenedDatabase {
   }
 }
 
+/** libsql, once loaded. */
+let libsql: typeof Libsql | undefined;
+
 /**
  * libsql, by `require`: CommonJS, and `import()` would scan it for export names first (Node's CommonJS lexer). Its
  * loader asks `process.report.getReport()` whether the C library is glibc, to pick its native binary: a whole
@@ -60,20 +63,19 @@ export function openDatabaseSync(file: string): OpenedDatabase {
  * from detect-libc (libsql's own dependency, which reads the ELF interpreter of Node's binary instead).
  */
 function loadLibsql(): typeof Libsql {
+  if (libsql) return libsql;
   const require = createRequire(import.meta.url);
   const report = process.platform === "linux" ? process.report : undefined;
   const getReport = report?.getReport;
-  let loading = true;
   if (report && getReport) {
     const { familySync, GLIBC } = createRequire(require.resolve("libsql"))("detect-libc") as { familySync(): string | null; GLIBC: string };
     const glibc = familySync() === GLIBC;
-    // Only what the loader reads (`header.glibcVersionRuntime`, present on glibc); any other use gets the real report.
-    report.getReport = ((error?: Error) => (error === undefined && loading ? { header: glibc ? { glibcVersionRuntime: "glibc" } : {} } : getReport.call(report, error))) as typeof getReport;
+    // Only what the loader reads (`header.glibcVersionRuntime`, present on glibc); a report of an error is the real one.
+    report.getReport = ((error?: Error) => (error === undefined ? { header: glibc ? { glibcVersionRuntime: "glibc" } : {} } : getReport.call(report, error))) as typeof getReport;
   }
   try {
-    return require("libsql") as typeof Libsql;
+    return (libsql = require("libsql") as typeof Libsql);
   } finally {
-    loading = false;
     if (report && getReport) report.getReport = getReport;
   }
 }

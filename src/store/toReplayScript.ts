@@ -53,9 +53,9 @@ export function toReplayTurns(run: ReplaySource, options: { journal?: boolean } 
     const sent = call.messages.map(convert);
     const turn: Exclude<ScriptedTurn, string> = {};
     const before = previous.get(call.agent);
-    const reply = before ? replyMessages(before.turn) : undefined;
+    const reply = before ? replyMessages(before.turn) : [];
     // What this call was sent after the turn above: that turn's request, its reply and tool results, then more.
-    if (before && reply && startsWith(sent, before.sent, reply)) {
+    if (before && startsWith(sent, before.sent, reply)) {
       const implied = before.sent.length + reply.length;
       if (sent.length > implied) turn.added = sent.slice(implied);
     } else turn.request = sent;

@@ -41,7 +41,6 @@ export class QueueBridge implements RunTransport {
   readonly #runs = new Map<string, RemoteRun>();
   /** Jobs to add to each queue at the end of this turn of the event loop (see `enqueue`). */
   readonly #unsent = new Map<Queue, Array<{ run: RemoteRun; job: ServedJob }>>();
-  #sendScheduled = false;
   readonly #warn: (message: string) => void;
   #heartbeat: NodeJS.Timeout | undefined;
   #noWorkerSince = Date.now();
@@ -164,21 +163,18 @@ export class QueueBridge implements RunTransport {
   enqueue(run: RemoteRun, job: ServedJob): void {
     const queue = this.#queues.get(this.#tactics.get(run.model)!.digest)!;
     this.#runs.set(job.runKey, run);
+    // Nothing unsent yet: this is the turn's first job, and the send is scheduled with it.
+    if (this.#unsent.size === 0) setImmediate(() => this.#send());
     const waiting = this.#unsent.get(queue);
     if (waiting) waiting.push({ run, job });
     else this.#unsent.set(queue, [{ run, job }]);
-    if (this.#sendScheduled) return;
-    this.#sendScheduled = true;
-    setImmediate(() => this.#send());
   }
 
   #send(): void {
-    this.#sendScheduled = false;
     const unsent = [...this.#unsent];
     this.#unsent.clear();
     for (const [queue, entries] of unsent) {
-      const options = (job: ServedJob): { jobId: string; attempts: number; removeOnComplete: boolean; removeOnFail: boolean } => ({ jobId: job.runKey, attempts: 1, removeOnComplete: true, removeOnFail: true });
-      const added = entries.length === 1 ? queue.add("run", entries[0]!.job, options(entries[0]!.job)) : queue.addBulk(entries.map(({ job }) => ({ name: "run", data: job, opts: options(job) })));
+      const added = entries.length === 1 ? queue.add("run", entries[0]!.job, jobOptions(entries[0]!.job)) : queue.addBulk(entries.map(({ job }) => ({ name: "run", data: job, opts: jobOptions(job) })));
       added.catch((error: unknown) => {
         // Redis away: the link says so, and gives up in time; the runs end as lost.
         this.#warn(`${entries.length === 1 ? "a request" : `${entries.length} requests`} could not be queued: ${(error as Error).message}`);
@@ -260,4 +256,9 @@ export class QueueBridge implements RunTransport {
     } while (cursor !== "0");
     return workers;
   }
+}
+
+/** A served job runs once (a worker that dies takes it with it: its server ends or retries the run) and leaves nothing. */
+function jobOptions(job: ServedJob): { jobId: string; attempts: number; removeOnComplete: boolean; removeOnFail: boolean } {
+  return { jobId: job.runKey, attempts: 1, removeOnComplete: true, removeOnFail: true };
 }
