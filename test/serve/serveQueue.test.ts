@@ -78,10 +78,14 @@ afterEach(async () => {
 describeQueue("lllm serve --queue with lllm workers", () => {
   it("streams through two workers; one SIGKILLed mid-stream: its streamed requests end with a clear error, the others are retried and complete", async () => {
     const serving = await serveOnQueue();
-    const first = await worker();
-    const second = await worker();
     const tags = ["talky 1", "quiet 1", "talky 2", "quiet 2", "talky 3", "quiet 3", "talky 4", "quiet 4"];
-    const requests = tags.map((tag) => stream(serving, tag));
+    // The first two go to the first worker alone, so that it holds both kinds whichever way the rest are shared (the
+    // server queues a turn's requests together, and two idle workers may then take them turn about).
+    const first = await worker();
+    const requests = tags.slice(0, 2).map((tag) => stream(serving, tag));
+    expect(await waitUntil(() => holds.held.size === 2, 120_000)).toBe(true);
+    const second = await worker();
+    requests.push(...tags.slice(2).map((tag) => stream(serving, tag)));
     expect(await waitUntil(() => holds.held.size === tags.length, 120_000)).toBe(true);
     // Both workers hold some (4 each at --concurrency 4).
     const byWorker = (pid: number): string[] => tags.filter((tag) => holds.held.get(tag) === pid);
