@@ -59,7 +59,7 @@ export function toModelMessage(message: Message): ModelMessage {
     case "system":
       return { role: "system", content: message.content };
     case "user":
-      return { role: "user", content: message.content };
+      return { role: "user", content: message.content, ...(message.media && message.media.length > 0 ? { media: message.media } : {}) };
     case "assistant":
       return { role: "assistant", content: message.content };
     case "tool_call":

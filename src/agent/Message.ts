@@ -21,7 +21,8 @@ export interface Message {
   isError?: boolean;
   /**
    * On a `tool` message: the images (and audio) of a rich result (`toolResult`), sent to the model in its
-   * provider's form beside `content`, which notes each of them in brackets.
+   * provider's form beside `content`, which notes each of them in brackets. On a `user` message: the images the
+   * user sent with the text (a served request's image parts), sent after `content`.
    */
   media?: MediaAttachment[];
   /** On a final assistant message: what the turn's parser returned (or the JSON, with a response format). */

@@ -35,7 +35,12 @@ export interface MediaAttachment {
 /** The chat message format sent to models (OpenAI chat-completions shape, which every compatible server takes). */
 export type ModelMessage =
   | { role: "system"; content: string }
-  | { role: "user"; content: string }
+  | {
+      role: "user";
+      content: string;
+      /** Images the user sent with the text (a served request's image parts), sent after it in each provider's form. */
+      media?: MediaAttachment[];
+    }
   | { role: "assistant"; content: string | null; toolCalls?: ToolCallRequest[] }
   | {
       role: "tool";

@@ -120,9 +120,12 @@ function toAnthropicMessages(messages: ModelMessage[], options: AnthropicBodyOpt
     switch (message.role) {
       case "system":
         break;
-      case "user":
-        push("user", [{ type: "text", text: message.content }]);
+      case "user": {
+        // A user's images follow the text (an empty text is left out beside images: the API refuses empty blocks).
+        const images = imagesForModel(message);
+        push("user", [...(message.content !== "" || images.length === 0 ? [{ type: "text", text: message.content }] : []), ...images.map((image) => ({ type: "image", source: { type: "base64", media_type: image.mimeType, data: image.data } }))]);
         break;
+      }
       case "assistant": {
         const blocks: Block[] = [];
         const first = message.toolCalls?.[0];

@@ -109,8 +109,11 @@ function toContents(messages: ModelMessage[], options: GeminiBodyOptions): Conte
       images = [];
     }
     if (message.role === "system") continue;
-    if (message.role === "user") push("user", [{ text: message.content }]);
-    else if (message.role === "assistant") {
+    if (message.role === "user") {
+      // A user's images follow the text.
+      const attached = imagesForModel(message);
+      push("user", [...(message.content !== "" || attached.length === 0 ? [{ text: message.content }] : []), ...attached.map((image) => ({ inlineData: { mimeType: image.mimeType, data: image.data } }))]);
+    } else if (message.role === "assistant") {
       const parts: Part[] = message.content ? [{ text: message.content }] : [];
       for (const call of message.toolCalls ?? []) {
         callNames.set(call.id, call.name);

@@ -3,9 +3,17 @@ import type { MediaAttachment, ModelMessage } from "./Model.js";
 /** The image types every provider lllm speaks to takes (OpenAI, Anthropic, Gemini): others stay text only. */
 const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
-/** The images of a tool message a model can be sent; audio and other image types are only noted in its text. */
+/** Whether a model of any provider lllm speaks to takes an image of this MIME type. */
+export function isModelImageType(mimeType: string): boolean {
+  return MODEL_IMAGE_TYPES.has(mimeType.toLowerCase());
+}
+
+/**
+ * The images of a tool or user message a model can be sent; a tool's audio and other image types are only noted in
+ * its text.
+ */
 export function imagesForModel(message: ModelMessage): MediaAttachment[] {
-  if (message.role !== "tool" || !message.media) return [];
+  if ((message.role !== "tool" && message.role !== "user") || !message.media) return [];
   return message.media.filter((item) => item.type === "image" && MODEL_IMAGE_TYPES.has(item.mimeType.toLowerCase()));
 }
 

@@ -2,7 +2,7 @@ import type { ChatCompletionContentPart, ChatCompletionMessageParam } from "open
 import { dataUrl, imagesCaption, imagesForModel } from "./imagesForModel.js";
 import type { ModelMessage } from "./Model.js";
 
-const wireForms = new WeakMap<ModelMessage, { content: string | null; toolCalls: unknown; toolCallId: unknown; form: ChatCompletionMessageParam }>();
+const wireForms = new WeakMap<ModelMessage, { content: string | null; toolCalls: unknown; toolCallId: unknown; media: unknown; form: ChatCompletionMessageParam }>();
 
 /**
  * Our messages in the chat-completions wire format (snake_case `tool_calls` / `tool_call_id`). Each message is
@@ -31,9 +31,10 @@ function wireForm(message: ModelMessage): ChatCompletionMessageParam {
   const known = wireForms.get(message);
   const toolCalls = message.role === "assistant" ? message.toolCalls : undefined;
   const toolCallId = message.role === "tool" ? message.toolCallId : undefined;
-  if (known && known.content === message.content && known.toolCalls === toolCalls && known.toolCallId === toolCallId) return known.form;
+  const media = message.role === "user" ? message.media : undefined;
+  if (known && known.content === message.content && known.toolCalls === toolCalls && known.toolCallId === toolCallId && known.media === media) return known.form;
   const form = toWireMessage(message);
-  wireForms.set(message, { content: message.content, toolCalls, toolCallId, form });
+  wireForms.set(message, { content: message.content, toolCalls, toolCallId, media, form });
   return form;
 }
 
@@ -45,8 +46,13 @@ function imageMessage(parts: ChatCompletionContentPart[]): ChatCompletionMessage
 function toWireMessage(message: ModelMessage): ChatCompletionMessageParam {
   switch (message.role) {
     case "system":
-    case "user":
-      return { role: message.role, content: message.content };
+      return { role: "system", content: message.content };
+    case "user": {
+      // A user's images follow the text, as content parts.
+      const images = imagesForModel(message);
+      if (images.length === 0) return { role: "user", content: message.content };
+      return { role: "user", content: [...(message.content !== "" ? [{ type: "text" as const, text: message.content }] : []), ...images.map((image) => ({ type: "image_url" as const, image_url: { url: dataUrl(image) } }))] };
+    }
     case "assistant":
       // An empty `tool_calls` list is rejected by OpenAI ("[] is too short"), so it is left out.
       return message.toolCalls && message.toolCalls.length > 0

@@ -22,9 +22,12 @@ export function toResponsesInput(messages: ModelMessage[]): ResponsesInput {
         if (input.length === 0) instructions.push(message.content);
         else input.push({ role: "system", content: message.content });
         break;
-      case "user":
-        input.push({ role: "user", content: message.content });
+      case "user": {
+        const images = imagesForModel(message);
+        if (images.length === 0) input.push({ role: "user", content: message.content });
+        else input.push({ role: "user", content: [...(message.content !== "" ? [{ type: "input_text" as const, text: message.content }] : []), ...images.map((image) => ({ type: "input_image" as const, image_url: dataUrl(image), detail: "auto" as const }))] });
         break;
+      }
       case "assistant":
         if (message.content) input.push({ role: "assistant", content: message.content });
         for (const call of message.toolCalls ?? []) input.push({ type: "function_call", call_id: call.id, name: call.name, arguments: call.arguments });

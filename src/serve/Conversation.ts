@@ -1,4 +1,5 @@
 import type { Message } from "../agent/index.js";
+import type { MediaAttachment } from "../providers/Model.js";
 
 /**
  * A request's messages as a run takes them, whatever the protocol: the client's system texts (added after the
@@ -10,10 +11,23 @@ export interface Conversation {
   turns: Message[];
   /** The last user message's text, when the request ends with one. */
   input?: string;
+  /** The images of that message (its image parts). */
+  inputMedia?: MediaAttachment[];
   /** The client's tool results by call id, when the request ends with them. */
   toolResults?: Map<string, string>;
   /** Where the messages are in the request, for errors (`messages`, `input`). */
   param: string;
+}
+
+/** A conversation that ends with this user message: its text is the input, its images go with it. */
+export function endingWith(message: Message, rest: Omit<Conversation, "input" | "inputMedia" | "toolResults">): Conversation {
+  return { ...rest, input: message.content, ...(message.media && message.media.length > 0 ? { inputMedia: message.media } : {}) };
+}
+
+/** The user message a conversation ends with, as the dialog keeps it (its images too). */
+export function inputMessage(conversation: Conversation): Message | undefined {
+  if (conversation.input === undefined) return undefined;
+  return { role: "user", content: conversation.input, name: "user", ...(conversation.inputMedia ? { media: conversation.inputMedia } : {}) };
 }
 
 /** The dialog a new run of the conversation starts from: the system texts, then the earlier turns. */

@@ -1,7 +1,7 @@
 import type { AgentEvent, Message } from "../agent/index.js";
 import type { ApprovalPolicy, ApprovalRequest } from "../approval/index.js";
 import type { RunLimits } from "../limits/index.js";
-import type { Model, ResponseFormat } from "../providers/Model.js";
+import type { MediaAttachment, Model, ResponseFormat } from "../providers/Model.js";
 import { runRecorded, type RecordedRun } from "../run/runRecorded.js";
 import type { ServedRunInfo } from "../store/RunRecord.js";
 import { patternAgentName } from "../tactics/patternAgent.js";
@@ -19,6 +19,8 @@ export type ClientToolChoice = "auto" | "none" | "required" | { name: string };
 export interface ServedRunOptions {
   model: ServedModel;
   input: string;
+  /** The images sent with the input (the agent pattern: its turn's user message). */
+  inputMedia?: MediaAttachment[];
   /** Earlier turns and the client's system messages, after the tactic's system prompt (the agent pattern). */
   history?: Message[];
   clientTools?: ClientToolSpec[];
@@ -125,7 +127,7 @@ export class ServedRun implements RunHandle {
       approve: options.askApproval ? (request) => this.#askClient(request) : options.approve,
       ...(options.limits ? { limits: options.limits } : {}),
       ...(options.modelArgs ? { modelArgs: options.modelArgs } : {}),
-      turn: { ...(tools.length > 0 ? { tools } : {}), ...(options.responseFormat ? { responseFormat: options.responseFormat } : {}), ...(wrapModel ? { wrapModel } : {}) },
+      turn: { ...(tools.length > 0 ? { tools } : {}), ...(options.responseFormat ? { responseFormat: options.responseFormat } : {}), ...(wrapModel ? { wrapModel } : {}), ...(options.inputMedia ? { media: options.inputMedia } : {}) },
       served: options.served,
       ...(options.log !== undefined ? { log: options.log } : {}),
       warn: options.warn,

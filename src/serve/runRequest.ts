@@ -135,6 +135,7 @@ function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, l
   const options: ServedRunOptions = {
     model: spec.model,
     input: spec.conversation.input ?? "",
+    ...(spec.conversation.inputMedia ? { inputMedia: spec.conversation.inputMedia } : {}),
     history: historyOf(spec.conversation),
     ...(spec.clientTools ? { clientTools: spec.clientTools } : {}),
     ...(spec.toolChoice ? { toolChoice: spec.toolChoice } : {}),

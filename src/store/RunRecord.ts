@@ -71,6 +71,8 @@ export interface StoredMessage {
   toolCalls?: Array<{ id: string; name: string; arguments: string }>;
   toolCallId?: string;
   name?: string;
+  /** A user message's images, noted (`[image: image/png, 1234 bytes]`): the store keeps no image data. */
+  media?: string[];
 }
 
 export interface ModelCallRecord extends StoredUsage {

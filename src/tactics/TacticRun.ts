@@ -5,7 +5,7 @@ import type { ArtifactRecord, CodeActionReport, ProgramRecord } from "../codeact
 import type { AgentConfig } from "../config/index.js";
 import type { RunBudget, RunLimits, SpendReport } from "../limits/index.js";
 import type { FallbackNotice } from "../providers/FallbackModel.js";
-import type { Model, ResponseFormat } from "../providers/Model.js";
+import type { MediaAttachment, Model, ResponseFormat } from "../providers/Model.js";
 import type { FunctionTool } from "../tools/index.js";
 import type { RetryNotice } from "../providers/requestWithRetries.js";
 import type { PreparedTactic } from "./prepareTactic.js";
@@ -157,6 +157,8 @@ export interface TurnOptions {
   responseFormat?: ResponseFormat;
   /** Wraps the agent's model for this turn (a caller's `tool_choice`). */
   wrapModel?: (model: Model) => Model;
+  /** Images sent with the turn's user message (a served request's image parts), after its text. */
+  media?: MediaAttachment[];
 }
 
 /** A prepared tactic to build fresh agents for, with the run's options and event sink. */

@@ -184,7 +184,14 @@ function checkMessages(messages: unknown): string | undefined {
     } else {
       pendingToolUses = blocks.filter((block) => block["type"] === "tool_use").map((block) => String(block["id"]));
     }
-    for (const block of blocks) if (!["text", "tool_use", "tool_result", "thinking", "redacted_thinking"].includes(String(block["type"]))) return `messages.${index}: unknown content block type ${String(block["type"])}`;
+    for (const block of blocks) {
+      if (block["type"] === "image") {
+        // As the API: images come from the user, as base64 of the four types it takes.
+        const source = block["source"] as { type?: unknown; media_type?: unknown; data?: unknown } | undefined;
+        if (expected !== "user") return `messages.${index}: image blocks are only allowed in user messages`;
+        if (source?.type !== "base64" || typeof source.data !== "string" || !["image/png", "image/jpeg", "image/gif", "image/webp"].includes(String(source.media_type))) return `messages.${index}: image.source must be {type: "base64", media_type: image/png|jpeg|gif|webp, data}`;
+      } else if (!["text", "tool_use", "tool_result", "thinking", "redacted_thinking"].includes(String(block["type"]))) return `messages.${index}: unknown content block type ${String(block["type"])}`;
+    }
     expected = expected === "user" ? "assistant" : "user";
   }
   return undefined;

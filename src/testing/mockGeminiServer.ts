@@ -177,7 +177,11 @@ function checkBody(body: MockRequestBody): string | undefined {
     if (content.role !== "user" && content.role !== "model") return `* GenerateContentRequest.contents[${index}].role: must be "user" or "model"`;
     if (!Array.isArray(content.parts) || content.parts.length === 0) return `* GenerateContentRequest.contents[${index}].parts: contents.parts must not be empty`;
     const parts = content.parts as Array<Record<string, unknown>>;
-    for (const part of parts) if (!["text", "functionCall", "functionResponse", "thoughtSignature", "thought"].some((key) => key in part)) return `* GenerateContentRequest.contents[${index}].parts: unknown part ${JSON.stringify(part)}`;
+    for (const part of parts) {
+      if (!["text", "functionCall", "functionResponse", "thoughtSignature", "thought", "inlineData"].some((key) => key in part)) return `* GenerateContentRequest.contents[${index}].parts: unknown part ${JSON.stringify(part).slice(0, 200)}`;
+      const inline = part["inlineData"] as { mimeType?: unknown; data?: unknown } | undefined;
+      if ("inlineData" in part && (typeof inline?.mimeType !== "string" || typeof inline.data !== "string")) return `* GenerateContentRequest.contents[${index}].parts: inlineData needs mimeType and data`;
+    }
     const responses = parts.filter((part) => "functionResponse" in part).length;
     if (pendingCalls > 0 && responses !== pendingCalls) return `Please ensure that the number of function response parts is equal to the number of function call parts of the function call turn (${pendingCalls} calls, ${responses} responses).`;
     pendingCalls = content.role === "model" ? parts.filter((part) => "functionCall" in part).length : 0;

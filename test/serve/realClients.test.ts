@@ -50,6 +50,14 @@ describe("the Vercel AI SDK (@ai-sdk/openai-compatible)", () => {
     expect(result.usage.totalTokens).toBeGreaterThan(0);
   });
 
+  it("generateText with an image part: the tactic's model gets the image after the text", async () => {
+    answer = () => "A red dot.";
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    const result = await generateText({ model: provider()("shop"), messages: [{ role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image", image: Buffer.from(png, "base64"), mediaType: "image/png" }] }] });
+    expect(result.text).toBe("A red dot.");
+    expect(lastOf(posts().at(-1)!).content).toEqual([{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: `data:image/png;base64,${png}` } }]);
+  });
+
   it("streamText with a client tool: the SDK runs its tool, the same lllm run continues and answers", async () => {
     answer = cartModel;
     const added: string[] = [];

@@ -2,7 +2,8 @@ import type { Message } from "../../agent/index.js";
 import type { ResponseFormat } from "../../providers/Model.js";
 import { isPlainObject } from "../../util/isPlainObject.js";
 import type { ClientToolSpec } from "../ClientTool.js";
-import type { Conversation } from "../Conversation.js";
+import { endingWith, type Conversation } from "../Conversation.js";
+import { readContent } from "../contentParts.js";
 import { checkFields, required, type FieldKind } from "../fields.js";
 import { badRequest, HttpError } from "../HttpError.js";
 import type { ServedModel, ServedModels } from "../ServedModels.js";
@@ -109,6 +110,7 @@ export function checkPattern(model: ServedModel, conversation: Conversation, cli
     return;
   }
   if (conversation.turns.length > 0 || conversation.system.length > 0) throw badRequest(`model \`${model.id}\` is a ${pattern} tactic: it answers one user message, without earlier turns or system messages`, conversation.param, "unsupported_conversation");
+  if (conversation.inputMedia) throw badRequest(`model \`${model.id}\` is a ${pattern} tactic: it takes text only (images go to agent tactics, whose agent's model sees them)`, conversation.param, "unsupported_content");
   if (clientTools && clientTools.length > 0) throw badRequest(`model \`${model.id}\` is a ${pattern} tactic: it takes no client tools (only agent tactics do)`, "tools", "unsupported_tools");
 }
 
@@ -170,14 +172,15 @@ function chatConversation(messages: unknown[], model: ServedModel): Conversation
     if (role === "system" || role === "developer") {
       const message = checkFields(value, { role: ["string"], content: ["string", "array"], name: ["string"] }, where);
       required(message, "content", where);
-      system.push(textOf(message.content, `${where}.content`));
+      system.push(readContent(message.content, `${where}.content`, false).text);
     } else if (role === "user") {
       const message = checkFields(value, { role: ["string"], content: ["string", "array"], name: ["string"] }, where);
       required(message, "content", where);
-      turns.push({ role: "user", content: textOf(message.content, `${where}.content`), name: "user" });
+      const { text, media } = readContent(message.content, `${where}.content`, true);
+      turns.push({ role: "user", content: text, name: "user", ...(media.length > 0 ? { media } : {}) });
     } else if (role === "assistant") {
       const message = checkFields(value, { role: ["string"], content: ["string", "array", "null"], name: ["string"], tool_calls: ["array"], refusal: ["string", "null"], audio: ["object", "null"], function_call: ["object", "null"] }, where);
-      const content = message.content === undefined || message.content === null ? "" : textOf(message.content, `${where}.content`);
+      const content = message.content === undefined || message.content === null ? "" : readContent(message.content, `${where}.content`, false).text;
       const calls = (message.tool_calls as unknown[] | undefined ?? []).map((call, callIndex) => {
         const callWhere = `${where}.tool_calls[${callIndex}]`;
         const checked = checkFields(call, { id: ["string"], type: ["string"], function: ["object"] }, callWhere);
@@ -194,14 +197,14 @@ function chatConversation(messages: unknown[], model: ServedModel): Conversation
       required(message, "tool_call_id", where);
       required(message, "content", where);
       const id = message.tool_call_id as string;
-      turns.push({ role: "tool", content: textOf(message.content, `${where}.content`), name: toolNames.get(id) ?? "tool", toolCallId: id });
+      turns.push({ role: "tool", content: readContent(message.content, `${where}.content`, false).text, name: toolNames.get(id) ?? "tool", toolCallId: id });
     } else {
       throw badRequest(`\`${where}.role\` must be "system", "developer", "user", "assistant" or "tool" (got ${JSON.stringify(role)})`, `${where}.role`, "invalid_value");
     }
   });
   if (!turns.some((turn) => turn.role === "user")) throw badRequest("the messages have no user turn: send at least one message with role \"user\"", "messages", "no_user_message");
   const last = turns.at(-1)!;
-  if (last.role === "user") return { system, turns: turns.slice(0, -1), input: last.content, param: "messages" };
+  if (last.role === "user") return endingWith(last, { system, turns: turns.slice(0, -1), param: "messages" });
   if (last.role === "tool") {
     let first = turns.length - 1;
     while (first > 0 && turns[first - 1]!.role === "tool") first--;
@@ -209,20 +212,4 @@ function chatConversation(messages: unknown[], model: ServedModel): Conversation
     return { system, turns: turns.slice(0, first), toolResults, param: "messages" };
   }
   throw badRequest("the last message is the assistant's: end with a user message (or the results of the tool calls the assistant asked for)", `messages[${messages.length - 1}]`, "no_user_message");
-}
-
-/** A message's text: a string, or its text parts joined (an image or other part is refused, naming it). */
-function textOf(content: unknown, where: string): string {
-  if (typeof content === "string") return content;
-  return (content as unknown[])
-    .map((part, index) => {
-      const partWhere = `${where}[${index}]`;
-      if (!isPlainObject(part)) throw badRequest(`\`${partWhere}\` must be an object`, partWhere, "invalid_type");
-      if (part.type === "text" || part.type === "input_text" || part.type === "output_text") {
-        if (typeof part.text !== "string") throw badRequest(`\`${partWhere}.text\` must be a string`, `${partWhere}.text`, "invalid_type");
-        return part.text;
-      }
-      throw badRequest(`\`${partWhere}\` is a ${JSON.stringify(part.type)} part: this server takes text parts only (images are not passed to tactics yet)`, partWhere, "unsupported_content");
-    })
-    .join("");
 }

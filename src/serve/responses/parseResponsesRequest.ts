@@ -2,7 +2,8 @@ import type { Message } from "../../agent/index.js";
 import type { ResponseFormat } from "../../providers/Model.js";
 import { isPlainObject } from "../../util/isPlainObject.js";
 import type { ClientToolSpec } from "../ClientTool.js";
-import type { Conversation } from "../Conversation.js";
+import { endingWith, type Conversation } from "../Conversation.js";
+import { readContent } from "../contentParts.js";
 import { checkFields, required, type FieldKind } from "../fields.js";
 import { badRequest, HttpError } from "../HttpError.js";
 import { checkPattern, findModel, functionSpec, stringMap } from "../openai/parseChatRequest.js";
@@ -144,8 +145,8 @@ function inputTurns(input: string | unknown[], model: ServedModel): Message[] {
     if (type === "message") {
       const item = checkFields(value, { type: ["string"], role: ["string"], content: ["string", "array"], id: ["string"], status: ["string"], phase: ["string", "null"] }, where);
       required(item, "content", where);
-      const content = textOf(item.content, `${where}.content`);
-      if (item.role === "user") turns.push({ role: "user", content, name: "user" });
+      const { text: content, media } = readContent(item.content, `${where}.content`, item.role === "user");
+      if (item.role === "user") turns.push({ role: "user", content, name: "user", ...(media.length > 0 ? { media } : {}) });
       else if (item.role === "assistant") turns.push({ role: "assistant", content, name: agent });
       else if (item.role === "system" || item.role === "developer") turns.push({ role: "system", content, name: "system" });
       else throw badRequest(`\`${where}.role\` must be "user", "assistant", "system" or "developer" (got ${JSON.stringify(item.role)})`, `${where}.role`, "invalid_value");
@@ -163,7 +164,7 @@ function inputTurns(input: string | unknown[], model: ServedModel): Message[] {
       required(item, "call_id", where);
       required(item, "output", where);
       const id = item.call_id as string;
-      turns.push({ role: "tool", content: textOf(item.output, `${where}.output`), name: names.get(id) ?? "tool", toolCallId: id });
+      turns.push({ role: "tool", content: readContent(item.output, `${where}.output`, false).text, name: names.get(id) ?? "tool", toolCallId: id });
     } else if (type === "reasoning") {
       // dropped
     } else {
@@ -179,22 +180,11 @@ function conversationOf(turns: Message[], instructions: string | null): Conversa
   const dialog = turns.filter((turn) => turn.role !== "system");
   if (!dialog.some((turn) => turn.role === "user")) throw badRequest("the input has no user message", "input", "no_user_message");
   const last = dialog.at(-1)!;
-  if (last.role === "user") return { system, turns: dialog.slice(0, -1), input: last.content, param: "input" };
+  if (last.role === "user") return endingWith(last, { system, turns: dialog.slice(0, -1), param: "input" });
   if (last.role === "tool") {
     let first = dialog.length - 1;
     while (first > 0 && dialog[first - 1]!.role === "tool") first--;
     return { system, turns: dialog.slice(0, first), toolResults: new Map(dialog.slice(first).map((turn) => [turn.toolCallId ?? "", turn.content])), param: "input" };
   }
   throw badRequest("the input ends with the assistant's turn: end with a user message (or the outputs of the function calls)", "input", "no_user_message");
-}
-
-function textOf(content: unknown, where: string): string {
-  if (typeof content === "string") return content;
-  return (content as unknown[])
-    .map((part, index) => {
-      const partWhere = `${where}[${index}]`;
-      if (isPlainObject(part) && (part.type === "input_text" || part.type === "output_text" || part.type === "text") && typeof part.text === "string") return part.text;
-      throw badRequest(`\`${partWhere}\` is not a text part: this server takes text only (images and files are not passed to tactics yet)`, partWhere, "unsupported_content");
-    })
-    .join("");
 }

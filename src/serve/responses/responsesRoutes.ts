@@ -3,6 +3,7 @@ import type { Message } from "../../agent/index.js";
 import { InterruptedError } from "../../errors.js";
 import { StreamRedactor } from "../../util/redact.js";
 import { answerText, unstreamedRest, usageOf } from "../answerText.js";
+import { inputMessage } from "../Conversation.js";
 import { HttpError } from "../HttpError.js";
 import { newWireId } from "../newWireId.js";
 import type { Protocol, RouteRequest } from "../Route.js";
@@ -98,7 +99,8 @@ function toolCallTurn(agent: string, text: string, calls: ClientCall[]): Message
 /** The dialog after a response: the one it was asked with (without system turns), then what it answered. */
 function historyOf(parsed: ResponsesRequest, answered: Message): Message[] {
   const { conversation } = parsed;
-  const last: Message[] = conversation.input !== undefined ? [{ role: "user", content: conversation.input, name: "user" }] : [...(conversation.toolResults ?? new Map<string, string>())].map(([id, content]): Message => ({ role: "tool", content, name: "tool", toolCallId: id }));
+  const input = inputMessage(conversation);
+  const last: Message[] = input ? [input] : [...(conversation.toolResults ?? new Map<string, string>())].map(([id, content]): Message => ({ role: "tool", content, name: "tool", toolCallId: id }));
   return [...conversation.turns, ...last, answered];
 }
 

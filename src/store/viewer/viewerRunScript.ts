@@ -150,7 +150,7 @@ function timeline(run, steps, panel) {
 
 function messageBlock(message) {
   const asks = (message.toolCalls || []).map((call) => call.name + "(" + call.arguments + ")").join("\\n");
-  return [el("div", { class: "role" }, message.role, message.name ? el("span", { class: "name" }, " · " + message.name) : null), el("pre", {}, [message.content, asks].filter(Boolean).join("\\n") || "")];
+  return [el("div", { class: "role" }, message.role, message.name ? el("span", { class: "name" }, " · " + message.name) : null), el("pre", {}, [message.content, asks, ...(message.media || [])].filter(Boolean).join("\\n") || "")];
 }
 
 function showStep(run, panel, step) {

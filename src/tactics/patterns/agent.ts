@@ -16,7 +16,8 @@ export const agentPattern: Pattern = {
     const turn = new Prompt({ path: `${config.name ?? "tactic"}/input`, prompt: config.prompt, ...(contract ? { parser: contract.parser } : {}), ...(added?.tools ? { functionList: added.tools } : {}) });
     const dialog = agent.open("main", { promptArgs: vars });
     for (const message of options.history ?? []) dialog.add(message);
-    agent.receivePrompt(turn, vars);
+    const received = agent.receivePrompt(turn, vars);
+    if (added?.media && added.media.length > 0) received.media = added.media;
     const message = await agent.respond({
       ...(options.signal ? { signal: options.signal } : {}),
       // Structured output is printed whole at the end, never streamed.

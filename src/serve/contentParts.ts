@@ -1,0 +1,76 @@
+import type { MediaAttachment } from "../providers/Model.js";
+import { isModelImageType } from "../providers/imagesForModel.js";
+import { isPlainObject } from "../util/isPlainObject.js";
+import { checkFields } from "./fields.js";
+import { badRequest } from "./HttpError.js";
+
+/** A message's content as a run takes it: its text parts joined, then its images. */
+export interface MessageContent {
+  text: string;
+  media: MediaAttachment[];
+}
+
+/** `data:image/png;base64,…`: the only image source taken (see `imageOf`). */
+const DATA_URL = /^data:([^;,]+);base64,([A-Za-z0-9+/]+={0,2})$/;
+
+/**
+ * A message's content, either API's: a string, or a list of parts. Text parts (`text`, `input_text`, `output_text`)
+ * are joined; image parts (chat's `image_url`, the Responses API's `input_image`) are taken where `images` is true (a
+ * user's message), as inline `data:` URLs of the types every provider takes. Any other part is a 400 naming it.
+ */
+export function readContent(content: unknown, where: string, images: boolean): MessageContent {
+  if (typeof content === "string") return { text: content, media: [] };
+  const texts: string[] = [];
+  const media: MediaAttachment[] = [];
+  (content as unknown[]).forEach((part, index) => {
+    const partWhere = `${where}[${index}]`;
+    if (!isPlainObject(part)) throw badRequest(`\`${partWhere}\` must be an object`, partWhere, "invalid_type");
+    if (part.type === "text" || part.type === "input_text" || part.type === "output_text") {
+      if (typeof part.text !== "string") throw badRequest(`\`${partWhere}.text\` must be a string`, `${partWhere}.text`, "invalid_type");
+      texts.push(part.text);
+    } else if ((part.type === "image_url" || part.type === "input_image") && images) {
+      media.push(imagePart(part, partWhere));
+    } else if (part.type === "image_url" || part.type === "input_image") {
+      throw badRequest(`\`${partWhere}\` is an image: images are taken in user messages only`, partWhere, "unsupported_content");
+    } else {
+      throw badRequest(`\`${partWhere}\` is a ${JSON.stringify(part.type)} part: this server takes text parts${images ? " and images" : ""} here`, partWhere, "unsupported_content");
+    }
+  });
+  return { text: texts.join(""), media };
+}
+
+/** Chat's `{type: "image_url", image_url: {url, detail}}` or the Responses API's `{type: "input_image", image_url, detail}`. */
+function imagePart(part: Record<string, unknown>, where: string): MediaAttachment {
+  if (part.type === "image_url") {
+    const checked = checkFields(part, { type: ["string"], image_url: ["object"] }, where);
+    const image = checkFields(checked.image_url, { url: ["string"], detail: ["string"] }, `${where}.image_url`);
+    if (typeof image.url !== "string") throw badRequest(`\`${where}.image_url.url\` is required`, `${where}.image_url.url`, "missing_required_parameter");
+    return imageOf(image.url, `${where}.image_url.url`);
+  }
+  const checked = checkFields(part, { type: ["string"], image_url: ["string", "null"], file_id: ["string", "null"], detail: ["string"] }, where);
+  if (typeof checked.file_id === "string") throw badRequest(`\`${where}.file_id\`: this server keeps no files; send the image inline as \`image_url\`, a data: URL`, `${where}.file_id`, "unsupported_content");
+  if (typeof checked.image_url !== "string") throw badRequest(`\`${where}.image_url\` is required`, `${where}.image_url`, "missing_required_parameter");
+  return imageOf(checked.image_url, `${where}.image_url`);
+}
+
+/**
+ * An image from a `data:` URL. A remote URL is refused rather than fetched: the server would otherwise reach any
+ * address a client names, from inside the network it runs in.
+ */
+function imageOf(url: string, where: string): MediaAttachment {
+  const match = DATA_URL.exec(url);
+  if (!match) {
+    const remote = /^https?:/i.test(url);
+    throw badRequest(
+      remote
+        ? `\`${where}\` is a remote URL: this server fetches no URL a client names; send the image inline, as a data: URL (data:image/png;base64,...)`
+        : `\`${where}\` must be a base64 data: URL (data:image/png;base64,...)`,
+      where,
+      remote ? "unsupported_content" : "invalid_value",
+    );
+  }
+  const mimeType = match[1]!.toLowerCase();
+  if (!isModelImageType(mimeType)) throw badRequest(`\`${where}\` is ${mimeType}: images are taken as PNG, JPEG, GIF or WebP`, where, "unsupported_content");
+  if (match[2]!.length % 4 !== 0) throw badRequest(`\`${where}\` is not valid base64 (its length is not a multiple of 4)`, where, "invalid_value");
+  return { type: "image", mimeType, data: match[2]! };
+}
