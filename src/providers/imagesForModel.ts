@@ -1,11 +1,12 @@
 import type { MediaAttachment, ModelMessage } from "./Model.js";
 
 /** The image types every provider lllm speaks to takes (OpenAI, Anthropic, Gemini): others stay text only. */
-const MODEL_IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
+export const MODEL_IMAGE_TYPES: readonly string[] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+const IMAGE_TYPES = new Set(MODEL_IMAGE_TYPES);
 
 /** Whether a model of any provider lllm speaks to takes an image of this MIME type. */
 export function isModelImageType(mimeType: string): boolean {
-  return MODEL_IMAGE_TYPES.has(mimeType.toLowerCase());
+  return IMAGE_TYPES.has(mimeType.toLowerCase());
 }
 
 /**
@@ -14,7 +15,7 @@ export function isModelImageType(mimeType: string): boolean {
  */
 export function imagesForModel(message: ModelMessage): MediaAttachment[] {
   if ((message.role !== "tool" && message.role !== "user") || !message.media) return [];
-  return message.media.filter((item) => item.type === "image" && MODEL_IMAGE_TYPES.has(item.mimeType.toLowerCase()));
+  return message.media.filter((item) => item.type === "image" && IMAGE_TYPES.has(item.mimeType.toLowerCase()));
 }
 
 /** An image as a `data:` URL (OpenAI's form). */

@@ -107,6 +107,30 @@ describe("lllm serve over A2A, with the @a2a-js/sdk client", () => {
     await expect((await clientOf(serving.url)).getTask({ tenant: "", id: result.id, historyLength: undefined }, { serviceParameters: { Authorization: `Bearer ${serving.token}` } })).rejects.toThrow(/not found/i);
   });
 
+  it("an image sent as a raw file part reaches an agent skill's model; a file by URL, or of another type, is rejected", async () => {
+    answer = () => "A red dot.";
+    serving = await startServeCli([shop], { env: { LLLM_HOME: home } });
+    const card = (await (await fetch(`${serving.url}/.well-known/agent-card.json`, { headers: { "A2A-Version": "1.0" } })).json()) as { skills: Array<{ id: string; inputModes: string[] }> };
+    expect(card.skills.find((skill) => skill.id === "shop")!.inputModes).toEqual(["text/plain", "image/png", "image/jpeg", "image/gif", "image/webp"]);
+    const client = await clientOf(serving.url);
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+    const file = (content: Part["content"], mediaType: string): Part => ({ content, metadata: undefined, filename: "dot.png", mediaType });
+    const withFile = (part: Part): Message => { const message = userMessage("What is this?", { metadata: { skill: "shop" } }); return { ...message, parts: [...message.parts, part] }; };
+    const seen = (await send(client, withFile(file({ $case: "raw", value: Buffer.from(png, "base64") }, "image/png")), serving.token!)) as Task;
+    expect(seen.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(textOf(seen.artifacts[0]?.parts)).toBe("A red dot.");
+    const sent = mock.requests.filter((request) => request.method === "POST").at(-1)!.body;
+    expect((sent.messages as Array<{ role: string; content: unknown }>).at(-1)!.content).toEqual([{ type: "text", text: "What is this?" }, { type: "image_url", image_url: { url: `data:image/png;base64,${png}` } }]);
+    const posts = mock.requests.length;
+    const byUrl = (await send(client, withFile(file({ $case: "url", value: `${mock.url}/dot.png` }, "image/png")), serving.token!)) as Task;
+    expect(byUrl.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
+    expect(textOf(byUrl.status?.message?.parts)).toContain("fetches no URL");
+    const pdf = (await send(client, withFile(file({ $case: "raw", value: Buffer.from("%PDF-1.4") }, "application/pdf")), serving.token!)) as Task;
+    expect(pdf.status?.state).toBe(TaskState.TASK_STATE_REJECTED);
+    expect(textOf(pdf.status?.message?.parts)).toContain('"application/pdf"');
+    expect(mock.requests.length).toBe(posts);
+  });
+
   it("message/stream: working, each tool call as a status message, the answer in chunks of one artifact, completed", async () => {
     answer = (body) => (lastOf(body).role === "tool" ? "Figs are 3 EUR each, fresh today." : { tool_calls: [{ name: "lookup_price", arguments: { item: "fig" } }] });
     serving = await startServeCli([shop], { env: { LLLM_HOME: home } });

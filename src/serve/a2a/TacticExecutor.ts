@@ -1,6 +1,7 @@
 import { TaskState, type Message } from "@a2a-js/sdk";
 import { AgentEvent as A2aEvent, type AgentExecutor, type ExecutionEventBus, type RequestContext } from "@a2a-js/sdk/server";
 import type { AgentEvent } from "../../agent/index.js";
+import type { MediaAttachment } from "../../providers/Model.js";
 import { InterruptedError } from "../../errors.js";
 import { redactSecrets, StreamRedactor } from "../../util/redact.js";
 import { answerText, unstreamedRest } from "../answerText.js";
@@ -69,10 +70,10 @@ export class TacticExecutor implements AgentExecutor {
     bus.publish(A2aEvent.task(submittedTask(ids, message)));
     const model = this.#skillOf(message, requestContext);
     if (typeof model === "string") return publisher.end(TaskState.TASK_STATE_REJECTED, model);
-    const input = messageInput(message);
+    const input = messageInput(message, { taken: (model.prepared.tactic.config.tactic_type ?? "agent") === "agent", skill: model.id });
     if ("refused" in input) return publisher.end(TaskState.TASK_STATE_REJECTED, input.refused);
     publisher.status(TaskState.TASK_STATE_WORKING, undefined);
-    await this.#drive(request, publisher, { ...specOf(model, input.input, ids.taskId), stream: streaming }, requestContext, {});
+    await this.#drive(request, publisher, { ...specOf(model, input.input, ids.taskId, input.media), stream: streaming }, requestContext, {});
   };
 
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
@@ -136,8 +137,8 @@ export class TacticExecutor implements AgentExecutor {
   }
 }
 
-function specOf(model: ServedModel, input: string, taskId: string): RunSpec {
-  return { model, conversation: { system: [], turns: [], input, param: "message" }, stream: true, route: "a2a", responseId: taskId };
+function specOf(model: ServedModel, input: string, taskId: string, media?: MediaAttachment[]): RunSpec {
+  return { model, conversation: { system: [], turns: [], input, ...(media ? { inputMedia: media } : {}), param: "message" }, stream: true, route: "a2a", responseId: taskId };
 }
 
 /** Publishes a task's events on the SDK's bus: status updates, the answer's chunks, the end. */

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Part, Task } from "@a2a-js/sdk";
+import type { MediaAttachment } from "../../providers/Model.js";
+import { isModelImageType } from "../../providers/imagesForModel.js";
 
 /** `Role.ROLE_AGENT` (the SDK's enum, as a value: this file loads nothing of the SDK). */
 const ROLE_AGENT = 2;
@@ -21,21 +23,32 @@ export function statusMessage(task: { id: string; contextId: string }, text: str
 
 /**
  * A message's content as a run's input: its text parts joined, or the value of its one data part (JSON), or, when
- * it mixes them, all of it as text. Files are not taken: `undefined` with the reason.
+ * it mixes them, all of it as text; and its images (raw file parts of the types every provider takes), which only
+ * an agent tactic takes (`images`). Other files, and files by URL, are refused with the reason.
  */
-export function messageInput(message: Message): { input: string } | { refused: string } {
+export function messageInput(message: Message, images: { taken: boolean; skill: string }): { input: string; media?: MediaAttachment[] } | { refused: string } {
   const texts: string[] = [];
   const data: unknown[] = [];
+  const media: MediaAttachment[] = [];
   for (const part of message.parts) {
     const content = part.content;
     if (content?.$case === "text") texts.push(content.value);
     else if (content?.$case === "data") data.push(content.value);
-    else return { refused: `the message has a ${content?.$case ?? "empty"} part: this agent takes text and data parts only` };
+    else if (content?.$case === "raw" && isModelImageType(part.mediaType)) {
+      if (!images.taken) return { refused: `skill \`${images.skill}\` takes text only: images go to agent tactics, whose agent's model sees them` };
+      media.push({ type: "image", mimeType: part.mediaType.toLowerCase(), data: Buffer.from(content.value).toString("base64") });
+    } else if (content?.$case === "url") {
+      // Fetched by no one: the server would otherwise reach any address a client names, from inside its network.
+      return { refused: "the message has a file part by URL: this agent fetches no URL a client names; send the file's bytes (a raw part)" };
+    } else if (content?.$case === "raw") {
+      return { refused: `the message has a file part of type ${JSON.stringify(part.mediaType)}: this agent takes text, data, and PNG, JPEG, GIF or WebP images` };
+    } else return { refused: "the message has an empty part: send text, data or image parts" };
   }
-  if (texts.length === 0 && data.length === 1) return { input: typeof data[0] === "string" ? data[0] : JSON.stringify(data[0]) };
+  const withMedia = media.length > 0 ? { media } : {};
+  if (texts.length === 0 && data.length === 1) return { input: typeof data[0] === "string" ? data[0] : JSON.stringify(data[0]), ...withMedia };
   const input = [...texts, ...data.map((value) => JSON.stringify(value))].join("\n");
-  if (input.trim() === "") return { refused: "the message is empty: send the task's input as a text part" };
-  return { input };
+  if (input.trim() === "" && media.length === 0) return { refused: "the message is empty: send the task's input as a text part" };
+  return { input, ...withMedia };
 }
 
 /** A task's text, for the model's conversation: its text parts joined. */

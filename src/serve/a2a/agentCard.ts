@@ -1,5 +1,6 @@
 import type { AgentCard, AgentSkill } from "@a2a-js/sdk";
 import { lllmVersion } from "../../store/startRunLog.js";
+import { MODEL_IMAGE_TYPES } from "../../providers/imagesForModel.js";
 import type { ServedModel } from "../ServedModels.js";
 import { tacticExamples } from "./tacticExamples.js";
 
@@ -58,7 +59,8 @@ function skillOf(model: ServedModel): AgentSkill {
     description: model.description ?? `The lllm tactic ${model.id}.`,
     tags: [config.tactic_type ?? "agent"],
     examples: tacticExamples(model.prepared),
-    inputModes: structuredInput ? ["application/json"] : TEXT_MODES,
+    // An agent tactic's agent sees images sent with the text (raw file parts).
+    inputModes: structuredInput ? ["application/json"] : (config.tactic_type ?? "agent") === "agent" ? [...TEXT_MODES, ...MODEL_IMAGE_TYPES] : TEXT_MODES,
     outputModes: config.output !== undefined ? ["application/json"] : TEXT_MODES,
     securityRequirements: [],
   };
