@@ -8,7 +8,7 @@ import { loadOpenAI, modelFetch, NO_KEY, type OpenAIModelOptions } from "./OpenA
 import { postWithSdkErrors, readSdkBody, type ModelFetch } from "./postWithSdkErrors.js";
 import { ChatStreamReader, readChatCompletion } from "./readChatAnswer.js";
 import { requestWithRetries, type Attempt } from "./requestWithRetries.js";
-import { toChatCompletionMessages } from "./toChatCompletionMessages.js";
+import { chatBodyText, toChatCompletionMessages } from "./toChatCompletionMessages.js";
 
 /**
  * A `Model` over the OpenAI chat-completions API, which every OpenAI-compatible server (Ollama, vLLM, Groq,
@@ -27,7 +27,7 @@ export class OpenAIChatModel extends OpenAIClientModel {
     // lllm's own bookkeeping. Sent and read as the SDK would, with its errors (postWithSdkErrors).
     const context = this.retryContext(request);
     const direct = (this.#direct ??= directEndpoint(this.options));
-    const text = JSON.stringify({ ...body, stream: false });
+    const text = chatBodyText({ ...body, stream: false });
     return requestWithRetries(context, (attempt) => completeOnce(direct, text, attempt));
   }
 }

@@ -67,3 +67,22 @@ function toWireMessage(message: ModelMessage): ChatCompletionMessageParam {
       return { role: "tool", content: message.content, tool_call_id: message.toolCallId };
   }
 }
+
+/** Each wire message's JSON text, made once: the wire forms are never changed (see above). */
+const jsonTexts = new WeakMap<ChatCompletionMessageParam, string>();
+
+/**
+ * A chat completions body as JSON text, its messages last. A dialog's earlier messages are serialised once, not at
+ * every round: a long tool loop would otherwise serialise its whole dialog again for each request.
+ */
+export function chatBodyText(body: { messages: ChatCompletionMessageParam[] } & Record<string, unknown>): string {
+  const { messages, ...rest } = body;
+  const texts = messages.map((message) => {
+    let text = jsonTexts.get(message);
+    if (text === undefined) jsonTexts.set(message, (text = JSON.stringify(message)));
+    return text;
+  });
+  const head = JSON.stringify(rest);
+  const list = `"messages":[${texts.join(",")}]`;
+  return head === "{}" ? `{${list}}` : `${head.slice(0, -1)},${list}}`;
+}
