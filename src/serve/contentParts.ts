@@ -1,7 +1,7 @@
 import type { MediaAttachment } from "../providers/Model.js";
 import { isModelImageType } from "../providers/imagesForModel.js";
 import { isPlainObject } from "../util/isPlainObject.js";
-import { checkFields } from "./fields.js";
+import { checkFields, required } from "./fields.js";
 import { badRequest } from "./HttpError.js";
 
 /** A message's content as a run takes it: its text parts joined, then its images. */
@@ -11,7 +11,7 @@ export interface MessageContent {
 }
 
 /** `data:image/png;base64,…`: the only image source taken (see `imageOf`). */
-const DATA_URL = /^data:([^;,]+);base64,([A-Za-z0-9+/]+={0,2})$/;
+const DATA_URL = /^data:([^;,]{1,100});base64,([A-Za-z0-9+/]+={0,2})$/;
 
 /**
  * A message's content, either API's: a string, or a list of parts. Text parts (`text`, `input_text`, `output_text`)
@@ -43,6 +43,7 @@ export function readContent(content: unknown, where: string, images: boolean): M
 function imagePart(part: Record<string, unknown>, where: string): MediaAttachment {
   if (part.type === "image_url") {
     const checked = checkFields(part, { type: ["string"], image_url: ["object"] }, where);
+    required(checked, "image_url", where);
     const image = checkFields(checked.image_url, { url: ["string"], detail: ["string"] }, `${where}.image_url`);
     if (typeof image.url !== "string") throw badRequest(`\`${where}.image_url.url\` is required`, `${where}.image_url.url`, "missing_required_parameter");
     return imageOf(image.url, `${where}.image_url.url`);
@@ -69,8 +70,24 @@ function imageOf(url: string, where: string): MediaAttachment {
       remote ? "unsupported_content" : "invalid_value",
     );
   }
-  const mimeType = match[1]!.toLowerCase();
-  if (!isModelImageType(mimeType)) throw badRequest(`\`${where}\` is ${mimeType}: images are taken as PNG, JPEG, GIF or WebP`, where, "unsupported_content");
-  if (match[2]!.length % 4 !== 0) throw badRequest(`\`${where}\` is not valid base64 (its length is not a multiple of 4)`, where, "invalid_value");
-  return { type: "image", mimeType, data: match[2]! };
+  const named = match[1]!.toLowerCase();
+  const declared = named === "image/jpg" ? "image/jpeg" : named;
+  if (!isModelImageType(declared)) throw badRequest(`\`${where}\` is ${named}: images are taken as PNG, JPEG, GIF or WebP`, where, "unsupported_content");
+  const data = match[2]!;
+  if (data.length % 4 !== 0) throw badRequest(`\`${where}\` is not valid base64 (its length is not a multiple of 4)`, where, "invalid_value");
+  // The type the bytes say: a provider refuses an image whose declared type is not its own (a 502 for the client's
+  // slip), and clients often label every image as JPEG.
+  const sniffed = imageTypeOf(Buffer.from(data.slice(0, 16), "base64"));
+  if (sniffed === undefined) throw badRequest(`\`${where}\` is not a PNG, JPEG, GIF or WebP image (its first bytes are none of theirs)`, where, "invalid_value");
+  return { type: "image", mimeType: sniffed, data };
+}
+
+/** The image type a file's first bytes say, of the four taken. */
+export function imageTypeOf(head: Uint8Array): string | undefined {
+  const text = Buffer.from(head.subarray(0, 12)).toString("latin1");
+  if (text.startsWith("\x89PNG")) return "image/png";
+  if (text.startsWith("\xff\xd8\xff")) return "image/jpeg";
+  if (text.startsWith("GIF8")) return "image/gif";
+  if (text.startsWith("RIFF") && text.slice(8, 12) === "WEBP") return "image/webp";
+  return undefined;
 }

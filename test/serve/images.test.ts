@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startMockAnthropicServer, startMockGeminiServer, startMockOpenAIServer, type MockAnthropicServer, type MockGeminiServer, type MockOpenAIServer, type MockRequestBody } from "../../src/testing/index.js";
 import { RunStore } from "../../src/store/RunStore.js";
+import { dialogOfRun } from "../../src/store/dialogOfRun.js";
 import { serveInProcess, shopPackage, type ServingLibrary } from "../helpers/serve.js";
 import { tempDir } from "../helpers/tempTree.js";
 
@@ -74,6 +75,8 @@ describe("images in a client's messages", () => {
         ["What is in this picture?", ["[image: image/png, 70 bytes]"]],
       ]);
       expect(JSON.stringify(run)).not.toContain(PNG.slice(0, 40));
+      // `lllm run --continue` of it: the images are their notes, in the text the model is sent.
+      expect(dialogOfRun(run)!.messages.filter((message) => message.role === "user").map((message) => message.content)).toEqual([expect.stringMatching(/^Remember this one\.\n\[image: image\/jpeg, \d+ bytes\]$/), "What is in this picture?\n[image: image/png, 70 bytes]"]);
     } finally {
       store.close();
     }
@@ -96,6 +99,14 @@ describe("images in a client's messages", () => {
     expect((lastPost(gemini).contents as Array<{ role: string; parts: Part[] }>)[0]).toEqual({ role: "user", parts: [{ text: "What is this?" }, { inlineData: { mimeType: "image/png", data: PNG } }] });
   });
 
+  it("sends an image as the type its bytes say: image/jpg is JPEG, PNG bytes labelled JPEG go as PNG", async () => {
+    const ask = (url: string) => client.chat.completions.create({ model: "shop", messages: [{ role: "user", content: [{ type: "image_url", image_url: { url } }] }] });
+    await ask(`data:image/jpg;base64,${JPEG}`);
+    expect(userParts(lastPost(openai)).at(-1)).toEqual([{ type: "image_url", image_url: { url: `data:image/jpeg;base64,${JPEG}` } }]);
+    await ask(`data:image/jpeg;base64,${PNG}`);
+    expect(userParts(lastPost(openai)).at(-1)).toEqual([{ type: "image_url", image_url: { url: `data:image/png;base64,${PNG}` } }]);
+  });
+
   it("refuses what it cannot pass on with a 400 naming the part: a remote URL (never fetched), another type, bad base64, an image outside a user message, a tactic of another pattern", async () => {
     const fetchesBefore = openai.requests.length;
     const post = async (body: unknown, route = "chat/completions"): Promise<{ status: number; error: Record<string, unknown> }> => {
@@ -107,6 +118,8 @@ describe("images in a client's messages", () => {
       [withImage(`${openai.url}/secret.png`), undefined, { code: "unsupported_content", param: "messages[0].content[1].image_url.url", message: expect.stringContaining("fetches no URL") }],
       [withImage(`data:image/bmp;base64,${PNG}`), undefined, { code: "unsupported_content", param: "messages[0].content[1].image_url.url", message: expect.stringContaining("PNG, JPEG, GIF or WebP") }],
       [withImage("data:image/png;base64,not base64!"), undefined, { code: "invalid_value", param: "messages[0].content[1].image_url.url" }],
+      [withImage("data:image/png;base64,AAAAAAAAAAAAAAAA"), undefined, { code: "invalid_value", param: "messages[0].content[1].image_url.url", message: expect.stringContaining("not a PNG, JPEG, GIF or WebP image") }],
+      [{ model: "shop", messages: [{ role: "user", content: [{ type: "image_url" }] }] }, undefined, { code: "missing_required_parameter", param: "messages[0].content[0].image_url" }],
       [withImage(`data:image/png;base64,${PNG}`, "system"), undefined, { code: "unsupported_content", param: "messages[0].content[1]", message: expect.stringContaining("user messages only") }],
       [withImage(`data:image/png;base64,${PNG}`, "user", "steps"), undefined, { code: "unsupported_content", param: "messages", message: expect.stringContaining("pipeline tactic") }],
       [{ model: "shop", messages: [{ role: "user", content: [{ type: "input_audio", input_audio: { data: "AAAA", format: "wav" } }] }] }, undefined, { code: "unsupported_content", param: "messages[0].content[0]" }],

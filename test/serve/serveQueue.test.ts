@@ -137,7 +137,7 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(await waitUntil(() => holds.aborted.has("quiet 7"), 60_000)).toBe(true);
   });
 
-  it("a client's tool round trip works when its next request lands on another server process", async () => {
+  it("a client's tool round trip works when its next request lands on another server process; the user's image reaches the model through the queue", async () => {
     answer = (body) => {
       const last = lastOf(body);
       if (last.role === "tool") return `Your cart: ${last.content!.split("\n")[2]}`;
@@ -147,8 +147,10 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     const other = await serveOnQueue();
     await worker();
     const tools: OpenAI.ChatCompletionTool[] = [{ type: "function", function: { name: "add_to_cart", description: "Add an item", parameters: { type: "object", properties: { item: { type: "string" } } } } }];
-    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "Put a pear in my cart" }];
+    const image = { type: "image_url" as const, image_url: { url: "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==" } };
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: [{ type: "text", text: "Put this in my cart" }, image] }];
     const paused = await client(one).chat.completions.create({ model: "pool", messages, tools });
+    expect((mock.requests.at(-1)!.body.messages as Array<{ role: string; content: unknown }>).find((message) => message.role === "user")!.content).toEqual([{ type: "text", text: "Put this in my cart" }, image]);
     const call = paused.choices[0]!.message.tool_calls![0]!;
     expect(paused.choices[0]!.finish_reason).toBe("tool_calls");
     const modelCalls = mock.requests.length;

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Message, Part, Task } from "@a2a-js/sdk";
 import type { MediaAttachment } from "../../providers/Model.js";
 import { isModelImageType } from "../../providers/imagesForModel.js";
+import { imageTypeOf } from "../contentParts.js";
 
 /** `Role.ROLE_AGENT` (the SDK's enum, as a value: this file loads nothing of the SDK). */
 const ROLE_AGENT = 2;
@@ -34,9 +35,12 @@ export function messageInput(message: Message, images: { taken: boolean; skill: 
     const content = part.content;
     if (content?.$case === "text") texts.push(content.value);
     else if (content?.$case === "data") data.push(content.value);
-    else if (content?.$case === "raw" && isModelImageType(part.mediaType)) {
+    else if (content?.$case === "raw" && (isModelImageType(part.mediaType) || part.mediaType.toLowerCase() === "image/jpg")) {
       if (!images.taken) return { refused: `skill \`${images.skill}\` takes text only: images go to agent tactics, whose agent's model sees them` };
-      media.push({ type: "image", mimeType: part.mediaType.toLowerCase(), data: Buffer.from(content.value).toString("base64") });
+      // The type the bytes say (see imageTypeOf): a provider refuses an image labelled with another.
+      const mimeType = imageTypeOf(content.value);
+      if (mimeType === undefined) return { refused: `the message's ${part.mediaType} part is not a PNG, JPEG, GIF or WebP image (its first bytes are none of theirs)` };
+      media.push({ type: "image", mimeType, data: Buffer.from(content.value).toString("base64") });
     } else if (content?.$case === "url") {
       // Fetched by no one: the server would otherwise reach any address a client names, from inside its network.
       return { refused: "the message has a file part by URL: this agent fetches no URL a client names; send the file's bytes (a raw part)" };

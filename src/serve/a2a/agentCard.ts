@@ -60,7 +60,7 @@ function skillOf(model: ServedModel): AgentSkill {
     tags: [config.tactic_type ?? "agent"],
     examples: tacticExamples(model.prepared),
     // An agent tactic's agent sees images sent with the text (raw file parts).
-    inputModes: structuredInput ? ["application/json"] : (config.tactic_type ?? "agent") === "agent" ? [...TEXT_MODES, ...MODEL_IMAGE_TYPES] : TEXT_MODES,
+    inputModes: [...(structuredInput ? ["application/json"] : TEXT_MODES), ...((config.tactic_type ?? "agent") === "agent" ? MODEL_IMAGE_TYPES : [])],
     outputModes: config.output !== undefined ? ["application/json"] : TEXT_MODES,
     securityRequirements: [],
   };

@@ -110,6 +110,7 @@ export class QueueBridge implements RunTransport {
     const job: Omit<ServedJob, "runKey" | "server"> = {
       model: options.model.id,
       input: options.input,
+      ...(options.inputMedia ? { inputMedia: options.inputMedia } : {}),
       ...(options.history && options.history.length > 0 ? { history: options.history } : {}),
       ...(options.clientTools ? { clientTools: options.clientTools } : {}),
       ...(options.toolChoice ? { toolChoice: options.toolChoice } : {}),

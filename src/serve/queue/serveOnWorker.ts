@@ -149,6 +149,7 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     const run = new ServedRun({
       model: { id: data.model, prepared, created: Math.floor(Date.now() / 1000), description: prepared.tactic.config.description },
       input: data.input,
+      ...(data.inputMedia ? { inputMedia: data.inputMedia } : {}),
       ...(data.history ? { history: data.history } : {}),
       ...(data.clientTools ? { clientTools: data.clientTools } : {}),
       ...(data.toolChoice ? { toolChoice: data.toolChoice } : {}),

@@ -21,7 +21,7 @@ export const cancelledKey = (runKey: string): string => `lllm:serve:cancelled:${
 export const callKey = (callId: string): string => `lllm:serve:call:${callId}`;
 
 /** What a served request asks of its run (see `ServedRunOptions`), the part that goes to a worker as it is. */
-type RequestedRun = Pick<ServedRunOptions, "input" | "history" | "clientTools" | "toolChoice" | "parallelToolCalls" | "responseFormat" | "modelArgs" | "limits" | "served">;
+type RequestedRun = Pick<ServedRunOptions, "input" | "inputMedia" | "history" | "clientTools" | "toolChoice" | "parallelToolCalls" | "responseFormat" | "modelArgs" | "limits" | "served">;
 
 /** One served request, as a job: everything a worker needs to start the run. */
 export interface ServedJob extends RequestedRun {
