@@ -101,9 +101,10 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
   if (http) {
     const service = await serveHttp({ ...http, ...sessionLimits, newServer: () => serverFor(served), ...(token.value !== undefined ? { token: token.value } : {}), signal: stopSignal() });
     if (token.from === "none") warn("serving with --no-auth: any user of this machine can call these tools and tactics, with your keys");
-    writeErr(`lllm: serving ${what} at ${service.url}${token.from === "env" ? ` (bearer token from $${options.tokenEnv})` : ""} (${names.join(", ")}); Ctrl-C stops`);
-    // The one place a made token is shown: whoever has it can call these tools with this user's keys.
-    if (token.from === "made") writeErr(`lllm: clients must send the header \`Authorization: Bearer ${token.value}\` (a token made for this session: do not share it; --token-env NAME to choose one)`);
+    const serving = `lllm: serving ${what} at ${service.url}${token.from === "env" ? ` (bearer token from $${options.tokenEnv})` : ""} (${names.join(", ")}); Ctrl-C stops`;
+    // The one place a made token is shown: whoever has it can call these tools with this user's keys. In the same
+    // write as the address, so that a script that waits for the address finds the token beside it.
+    writeErr(token.from === "made" && token.value !== undefined ? `${serving}\n${madeTokenLine(token.value)}` : serving);
     await service.closed;
     return;
   }
@@ -173,4 +174,9 @@ function divertConsoleToStderr(): () => void {
   const saved = { log: console.log, info: console.info, debug: console.debug };
   console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args);
   return () => Object.assign(console, saved);
+}
+
+/** The line that shows a token made for this session (`lllm serve`, `lllm mcp serve --http`). */
+export function madeTokenLine(token: string): string {
+  return `lllm: clients must send the header \`Authorization: Bearer ${token}\` (a token made for this session: do not share it; --token-env NAME to choose one)`;
 }
