@@ -49,6 +49,8 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
       for (const message of call.messages.slice(from)) {
         if (message.role === "assistant" || message.role === "tool") continue;
         lines.push(`  [${message.role}] ${indent(message.content ?? "")}`);
+        // A user's images are kept as notes (the store keeps no image data).
+        for (const note of message.media ?? []) lines.push(`  [${message.role}] ${note}`);
       }
       seen.set(call.agent, call.messages.length);
       if (call.reply) lines.push(`  [reply] ${indent(call.reply)}`);

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startMockAnthropicServer, startMockGeminiServer, startMockOpenAIServer, type MockAnthropicServer, type MockGeminiServer, type MockOpenAIServer, type MockRequestBody } from "../../src/testing/index.js";
 import { RunStore } from "../../src/store/RunStore.js";
 import { dialogOfRun } from "../../src/store/dialogOfRun.js";
+import { formatTranscript } from "../../src/store/formatTranscript.js";
 import { serveInProcess, shopPackage, type ServingLibrary } from "../helpers/serve.js";
 import { tempDir } from "../helpers/tempTree.js";
 
@@ -75,6 +76,8 @@ describe("images in a client's messages", () => {
         ["What is in this picture?", ["[image: image/png, 70 bytes]"]],
       ]);
       expect(JSON.stringify(run)).not.toContain(PNG.slice(0, 40));
+      // `lllm logs show`'s transcript shows the notes.
+      expect(formatTranscript(run)).toContain("  [user] What is in this picture?\n  [user] [image: image/png, 70 bytes]");
       // `lllm run --continue` of it: the images are their notes, in the text the model is sent.
       expect(dialogOfRun(run)!.messages.filter((message) => message.role === "user").map((message) => message.content)).toEqual([expect.stringMatching(/^Remember this one\.\n\[image: image\/jpeg, \d+ bytes\]$/), "What is in this picture?\n[image: image/png, 70 bytes]"]);
     } finally {
