@@ -136,17 +136,22 @@ export async function serveSuite({ root, requests = 2000 }) {
       if (!run.ok) throw run.error;
     });
     // Served: `lllm serve` in a process of its own, 32 keep-alive clients.
-    // --trace-gc: each full collection's heap after it (the live heap) is read from the server's stdout below.
-    const started = await startChild(process.execPath, ["--trace-gc", path.join(root, "bin/lllm.js"), "serve", tactic, "--model", "gpt-4o-mini", "--http", "127.0.0.1:0", "--token-env", "BENCH_TOKEN", "--concurrency", String(CONCURRENCY)], { env: { ...env, BENCH_TOKEN: token } }, / at (http:\/\/\S+?)\/v1/);
-    server = started.child;
+    // --trace-gc: each full collection's heap after it (the live heap) is read from the server's stdout.
     let liveHeap;
-    let gcText = "";
-    server.stdout.on("data", (chunk) => {
-      gcText = (gcText + chunk.toString()).slice(-4096);
-      for (const match of gcText.matchAll(/Mark-Compact [\d.]+ \([\d.]+\) -> ([\d.]+) \(/g)) liveHeap = Number(match[1]);
-      gcText = gcText.slice(gcText.lastIndexOf("\n") + 1);
-    });
-    const base = started.match[1];
+    const startServer = async () => {
+      const started = await startChild(process.execPath, ["--trace-gc", path.join(root, "bin/lllm.js"), "serve", tactic, "--model", "gpt-4o-mini", "--http", "127.0.0.1:0", "--token-env", "BENCH_TOKEN", "--concurrency", String(CONCURRENCY)], { env: { ...env, BENCH_TOKEN: token } }, / at (http:\/\/\S+?)\/v1/);
+      liveHeap = undefined;
+      let gcText = "";
+      started.child.stdout.on("data", (chunk) => {
+        gcText = (gcText + chunk.toString()).slice(-4096);
+        for (const match of gcText.matchAll(/Mark-Compact [\d.]+ \([\d.]+\) -> ([\d.]+) \(/g)) liveHeap = Number(match[1]);
+        gcText = gcText.slice(gcText.lastIndexOf("\n") + 1);
+      });
+      return { child: started.child, base: started.match[1] };
+    };
+    const first = await startServer();
+    server = first.child;
+    const base = first.base;
     const agent = new HttpAgent({ keepAlive: true, maxSockets: CONCURRENCY });
     const body = { model: "rounds", messages: [{ role: "user", content: "Weather in Paris?" }] };
     const completions = `${base}/v1/chat/completions`;
@@ -203,15 +208,9 @@ export async function serveSuite({ root, requests = 2000 }) {
     // full collection before each mark is printed too.
     server.kill("SIGTERM");
     await new Promise((resolve) => server.once("exit", resolve));
-    liveHeap = undefined;
-    const fresh = await startChild(process.execPath, ["--trace-gc", path.join(root, "bin/lllm.js"), "serve", tactic, "--model", "gpt-4o-mini", "--http", "127.0.0.1:0", "--token-env", "BENCH_TOKEN", "--concurrency", String(CONCURRENCY)], { env: { ...env, BENCH_TOKEN: token } }, / at (http:\/\/\S+?)\/v1/);
+    const fresh = await startServer();
     server = fresh.child;
-    server.stdout.on("data", (chunk) => {
-      gcText = (gcText + chunk.toString()).slice(-4096);
-      for (const match of gcText.matchAll(/Mark-Compact [\d.]+ \([\d.]+\) -> ([\d.]+) \(/g)) liveHeap = Number(match[1]);
-      gcText = gcText.slice(gcText.lastIndexOf("\n") + 1);
-    });
-    const freshCompletions = `${fresh.match[1]}/v1/chat/completions`;
+    const freshCompletions = `${fresh.base}/v1/chat/completions`;
     const load = (count) => drive(count, CONCURRENCY, () => post(agent, freshCompletions, token, body));
     const window = 500;
     const sampled = async (count) => {

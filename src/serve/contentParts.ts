@@ -3,6 +3,18 @@ import { isModelImageType } from "../providers/imagesForModel.js";
 import { isPlainObject } from "../util/isPlainObject.js";
 import { checkFields, required } from "./fields.js";
 import { badRequest } from "./HttpError.js";
+import type { ServedModel } from "./ServedModels.js";
+
+/** Whether a served tactic takes images: an agent tactic does (its agent's turn), the other patterns take one text. */
+export function takesImages(model: ServedModel): boolean {
+  return (model.prepared.tactic.config.tactic_type ?? "agent") === "agent";
+}
+
+/** Whether a client's label names an image type taken (`image/jpg`, which clients write, is JPEG). */
+export function isImageLabel(mimeType: string): boolean {
+  const type = mimeType.toLowerCase();
+  return isModelImageType(type === "image/jpg" ? "image/jpeg" : type);
+}
 
 /** A message's content as a run takes it: its text parts joined, then its images. */
 export interface MessageContent {
@@ -70,9 +82,7 @@ function imageOf(url: string, where: string): MediaAttachment {
       remote ? "unsupported_content" : "invalid_value",
     );
   }
-  const named = match[1]!.toLowerCase();
-  const declared = named === "image/jpg" ? "image/jpeg" : named;
-  if (!isModelImageType(declared)) throw badRequest(`\`${where}\` is ${named}: images are taken as PNG, JPEG, GIF or WebP`, where, "unsupported_content");
+  if (!isImageLabel(match[1]!)) throw badRequest(`\`${where}\` is ${match[1]!}: images are taken as PNG, JPEG, GIF or WebP`, where, "unsupported_content");
   const data = match[2]!;
   if (data.length % 4 !== 0) throw badRequest(`\`${where}\` is not valid base64 (its length is not a multiple of 4)`, where, "invalid_value");
   // The type the bytes say: a provider refuses an image whose declared type is not its own (a 502 for the client's

@@ -5,7 +5,7 @@ import { newRunId } from "../util/newRunId.js";
 import type { SecretRedactor } from "../util/redact.js";
 import type { ModelCallRecord, StoredMessage, ToolCallStoredRecord } from "./RunRecord.js";
 import type { FunctionCall } from "../tools/index.js";
-import { base64Bytes } from "../tools/ContentBlock.js";
+import { blockText } from "../tools/ContentBlock.js";
 import type { EndedCall } from "./journal/ToolJournal.js";
 import { RunSpool } from "./RunSpool.js";
 import type { RunStart, SpoolEntry, ToolStart } from "./SpoolEntry.js";
@@ -326,8 +326,8 @@ function toStoredMessage(message: ModelMessage, redact: (text: string) => string
     stored.toolCallId = message.toolCallId;
     if (message.name !== undefined) stored.name = message.name;
   }
-  // A tool's media are noted in its content already; a user's are noted beside it.
-  if (message.role === "user" && message.media && message.media.length > 0) stored.media = message.media.map((item) => `[${item.type}: ${item.mimeType}, ${base64Bytes(item.data)} bytes]`);
+  // A tool's media are noted in its content already; a user's are noted beside it, as a tool result notes them.
+  if (message.role === "user" && message.media && message.media.length > 0) stored.media = message.media.map(blockText);
   return stored;
 }
 

@@ -70,7 +70,7 @@ export class TacticExecutor implements AgentExecutor {
     bus.publish(A2aEvent.task(submittedTask(ids, message)));
     const model = this.#skillOf(message, requestContext);
     if (typeof model === "string") return publisher.end(TaskState.TASK_STATE_REJECTED, model);
-    const input = messageInput(message, { taken: (model.prepared.tactic.config.tactic_type ?? "agent") === "agent", skill: model.id });
+    const input = messageInput(message, model);
     if ("refused" in input) return publisher.end(TaskState.TASK_STATE_REJECTED, input.refused);
     publisher.status(TaskState.TASK_STATE_WORKING, undefined);
     await this.#drive(request, publisher, { ...specOf(model, input.input, ids.taskId, input.media), stream: streaming }, requestContext, {});

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { Message, Part, Task } from "@a2a-js/sdk";
 import type { MediaAttachment } from "../../providers/Model.js";
-import { isModelImageType } from "../../providers/imagesForModel.js";
-import { imageTypeOf } from "../contentParts.js";
+import { imageTypeOf, isImageLabel, takesImages } from "../contentParts.js";
+import type { ServedModel } from "../ServedModels.js";
 
 /** `Role.ROLE_AGENT` (the SDK's enum, as a value: this file loads nothing of the SDK). */
 const ROLE_AGENT = 2;
@@ -25,9 +25,9 @@ export function statusMessage(task: { id: string; contextId: string }, text: str
 /**
  * A message's content as a run's input: its text parts joined, or the value of its one data part (JSON), or, when
  * it mixes them, all of it as text; and its images (raw file parts of the types every provider takes), which only
- * an agent tactic takes (`images`). Other files, and files by URL, are refused with the reason.
+ * an agent tactic takes. Other files, and files by URL, are refused with the reason.
  */
-export function messageInput(message: Message, images: { taken: boolean; skill: string }): { input: string; media?: MediaAttachment[] } | { refused: string } {
+export function messageInput(message: Message, model: ServedModel): { input: string; media?: MediaAttachment[] } | { refused: string } {
   const texts: string[] = [];
   const data: unknown[] = [];
   const media: MediaAttachment[] = [];
@@ -35,8 +35,8 @@ export function messageInput(message: Message, images: { taken: boolean; skill: 
     const content = part.content;
     if (content?.$case === "text") texts.push(content.value);
     else if (content?.$case === "data") data.push(content.value);
-    else if (content?.$case === "raw" && (isModelImageType(part.mediaType) || part.mediaType.toLowerCase() === "image/jpg")) {
-      if (!images.taken) return { refused: `skill \`${images.skill}\` takes text only: images go to agent tactics, whose agent's model sees them` };
+    else if (content?.$case === "raw" && isImageLabel(part.mediaType)) {
+      if (!takesImages(model)) return { refused: `skill \`${model.id}\` takes text only: images go to agent tactics, whose agent's model sees them` };
       // The type the bytes say (see imageTypeOf): a provider refuses an image labelled with another.
       const mimeType = imageTypeOf(content.value);
       if (mimeType === undefined) return { refused: `the message's ${part.mediaType} part is not a PNG, JPEG, GIF or WebP image (its first bytes are none of theirs)` };

@@ -1,6 +1,7 @@
 import type { AgentCard, AgentSkill } from "@a2a-js/sdk";
 import { lllmVersion } from "../../store/startRunLog.js";
 import { MODEL_IMAGE_TYPES } from "../../providers/imagesForModel.js";
+import { takesImages } from "../contentParts.js";
 import type { ServedModel } from "../ServedModels.js";
 import { tacticExamples } from "./tacticExamples.js";
 
@@ -60,7 +61,7 @@ function skillOf(model: ServedModel): AgentSkill {
     tags: [config.tactic_type ?? "agent"],
     examples: tacticExamples(model.prepared),
     // An agent tactic's agent sees images sent with the text (raw file parts).
-    inputModes: [...(structuredInput ? ["application/json"] : TEXT_MODES), ...((config.tactic_type ?? "agent") === "agent" ? MODEL_IMAGE_TYPES : [])],
+    inputModes: [...(structuredInput ? ["application/json"] : TEXT_MODES), ...(takesImages(model) ? MODEL_IMAGE_TYPES : [])],
     outputModes: config.output !== undefined ? ["application/json"] : TEXT_MODES,
     securityRequirements: [],
   };

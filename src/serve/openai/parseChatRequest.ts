@@ -3,7 +3,7 @@ import type { ResponseFormat } from "../../providers/Model.js";
 import { isPlainObject } from "../../util/isPlainObject.js";
 import type { ClientToolSpec } from "../ClientTool.js";
 import { endingWith, type Conversation } from "../Conversation.js";
-import { readContent } from "../contentParts.js";
+import { readContent, takesImages } from "../contentParts.js";
 import { checkFields, required, type FieldKind } from "../fields.js";
 import { badRequest, HttpError } from "../HttpError.js";
 import type { ServedModel, ServedModels } from "../ServedModels.js";
@@ -110,7 +110,7 @@ export function checkPattern(model: ServedModel, conversation: Conversation, cli
     return;
   }
   if (conversation.turns.length > 0 || conversation.system.length > 0) throw badRequest(`model \`${model.id}\` is a ${pattern} tactic: it answers one user message, without earlier turns or system messages`, conversation.param, "unsupported_conversation");
-  if (conversation.inputMedia) throw badRequest(`model \`${model.id}\` is a ${pattern} tactic: it takes text only (images go to agent tactics, whose agent's model sees them)`, conversation.param, "unsupported_content");
+  if (conversation.inputMedia && !takesImages(model)) throw badRequest(`model \`${model.id}\` is a ${pattern} tactic: it takes text only (images go to agent tactics, whose agent's model sees them)`, conversation.param, "unsupported_content");
   if (clientTools && clientTools.length > 0) throw badRequest(`model \`${model.id}\` is a ${pattern} tactic: it takes no client tools (only agent tactics do)`, "tools", "unsupported_tools");
 }
 
