@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { processAlive } from "../../src/util/processAlive.js";
@@ -15,6 +15,10 @@ export function setup(): void {
   removeRootsOfEndedRuns();
   // The folder names the run's process, so that a later run can tell that a run killed before its teardown is over.
   root = mkdtempSync(path.join(tmpdir(), `lllm-test-${process.pid}-`));
+  // Readable and searchable by others (each test's own folders inside stay 0700): tests that run the CLI as another
+  // user open the folders above theirs for it and put them back after. Two such tests opening and putting back this
+  // shared folder at once raced: one's restore shut the other's user out mid-test.
+  chmodSync(root, 0o755);
   process.env.TMPDIR = root;
   // A backstop: library code run in the workers, and any child that inherits their environment, uses an LLLM_HOME
   // in that folder, never the developer's ~/.lllm. CLI spawns still get an empty home of their own (emptyHome).
