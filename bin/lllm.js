@@ -6,7 +6,13 @@
 // of lllm runs: a hostile .env in a cloned repository would run code (issue 29, point 6). `#!/usr/bin/env -S node --`
 // would do the same where env has -S, which busybox's (Alpine) has not; sh is everywhere.
 // Thin launcher: everything lives in the built CLI (one bundle, scripts/bundle.js) so start-up stays one import.
-import { lstatSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
+// Builtins through process.getBuiltinModule (Node 20.16+), not ES imports: an imported builtin costs a facade that
+// reads all its exports (scripts/builtinImports.js, which does the same for the bundle).
+if (typeof process.getBuiltinModule !== "function") {
+  process.stderr.write(`lllm: needs Node.js 20.19 or later; this is ${process.version}. Install a newer Node (https://nodejs.org).\n`);
+  process.exit(2);
+}
+const { lstatSync, mkdirSync, readdirSync, readFileSync, statSync } = process.getBuiltinModule("node:fs");
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
@@ -46,9 +52,9 @@ function buildUnderWay() {
 // Node 22.1+ keeps compiled code of lllm and its dependencies on disk between runs, here in a folder of this
 // user's own: in the shared temp folder (Node's default) another local user could plant compiled code for lllm's
 // files. Older Node versions have no such cache: lllm keeps one for its one-file dependencies (util/codeCache.ts).
-// Its modules are imported here, not at the top: `--version` above needs none of them (each costs a start-up).
+// Its modules are taken here, not at the top: `--version` above needs none of them (each costs a start-up).
 async function enableCompileCache() {
-  const [{ homedir }, { default: path }, { default: module }] = await Promise.all([import("node:os"), import("node:path"), import("node:module")]);
+  const [{ homedir }, path, module] = ["node:os", "node:path", "node:module"].map((name) => process.getBuiltinModule(name));
   if (!module.enableCompileCache || process.env.NODE_COMPILE_CACHE) return;
   const home = process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm");
   const cache = path.join(home, "cache", "node");

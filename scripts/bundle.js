@@ -11,10 +11,11 @@
 // Every file of the bundle is named after a hash of its content, the entries too (cli.js, index.js, … are one-line
 // facades that re-export theirs): a CLI still running an older build after a rebuild loads exactly the chunks it
 // was built with (scripts/build.js carries them over). `--out <folder>`: the build's own folder; default dist/.
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
+import { builtinImportsToConsts, chunksInCycles } from "./builtinImports.js";
 import { startupGroups } from "./startupGroups.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -123,6 +124,17 @@ const { output } = await build({
   },
   logLevel: "warn",
 });
+// Builtins through process.getBuiltinModule, not ES imports (scripts/builtinImports.js says why). After the build,
+// on the files written: the chunks' names stay the hashes of what rolldown made, the same for the same sources.
+const chunks = output.filter((chunk) => chunk.type === "chunk");
+const inCycles = chunksInCycles(chunks);
+for (const chunk of chunks) {
+  if (inCycles.has(chunk.fileName)) continue;
+  const file = path.join(bundle, chunk.fileName);
+  const code = readFileSync(file, "utf8");
+  const rewritten = builtinImportsToConsts(code);
+  if (rewritten !== code) writeFileSync(file, rewritten);
+}
 for (const chunk of output) {
   if (chunk.type === "chunk" && chunk.isEntry) writeFileSync(path.join(bundle, `${chunk.name}.js`), `export * from "./${chunk.fileName}";\n`);
 }

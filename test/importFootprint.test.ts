@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
@@ -200,5 +200,59 @@ describe("`lllm validate` (the start-up bench's third pair)", () => {
     expect(called.stdout).toContain("Entrée invalide");
     const counted = await modulesLoadedByNode([BIN, "tools", "call", "fr.tools:check", "--args", '{"value": "1"}', "-p", folder], "zod-locales-keys", { LLLM_HOME: home });
     expect(counted.stdout).toContain("true");
+  });
+});
+
+describe("Node's builtins in the bundle (scripts/builtinImports.js)", () => {
+  it("are taken with process.getBuiltinModule, not imported: an imported builtin costs a facade that runs every lazy getter", () => {
+    const bundle = path.join(ROOT, "dist", "bundle");
+    const chunks = readdirSync(bundle).filter((name) => name.endsWith(".js"));
+    // Every chunk's leading block (where rolldown puts its imports): no `import … from "node:…"` left in it.
+    const leading = (code: string): string[] => {
+      const lines: string[] = [];
+      for (const line of code.split("\n")) {
+        if (line === "" || line.startsWith("//")) continue;
+        if (!line.startsWith("import ") && !line.startsWith("const ")) break;
+        lines.push(line);
+      }
+      return lines;
+    };
+    const imported = chunks.flatMap((name) => leading(readFileSync(path.join(bundle, name), "utf8")).filter((line) => /^import .* from "node:/.test(line)).map((line) => `${name}: ${line}`));
+    expect(imported).toEqual([]);
+    // The check reads the chunks that hold builtins (a run's chunk holds node:fs), so an empty list means something.
+    const taken = chunks.filter((name) => leading(readFileSync(path.join(bundle, name), "utf8")).some((line) => line.includes('process.getBuiltinModule("node:fs")')));
+    expect(taken.length).toBeGreaterThan(3);
+  });
+
+  it("each form of import becomes the same bindings", async () => {
+    const { builtinImportsToConsts } = (await import(pathToFileURL(path.join(ROOT, "scripts", "builtinImports.js")).href)) as { builtinImportsToConsts: (code: string) => string };
+    const code = [
+      'import { a } from "./chunk.js";',
+      'import path from "node:path";',
+      'import path$1, { join, dirname as dn } from "node:path";',
+      'import * as fs from "node:fs";',
+      'import * as stream from "node:stream";',
+      'import { default as M, createRequire } from "node:module";',
+      "//#region src/x.ts",
+      "const text = `",
+      'import os from "node:os";',
+      "`;",
+      "stream.default;",
+    ].join("\n");
+    expect(builtinImportsToConsts(code).split("\n")).toEqual([
+      'import { a } from "./chunk.js";',
+      'const path = process.getBuiltinModule("node:path");',
+      'const path$1 = process.getBuiltinModule("node:path"), { join, dirname: dn } = path$1;',
+      'const fs = process.getBuiltinModule("node:fs");',
+      // Its `.default` is read: the module object has none, so the import stays.
+      'import * as stream from "node:stream";',
+      'const M = process.getBuiltinModule("node:module"), { createRequire } = M;',
+      "//#region src/x.ts",
+      "const text = `",
+      // Past the leading block: a template's text, not an import.
+      'import os from "node:os";',
+      "`;",
+      "stream.default;",
+    ]);
   });
 });
