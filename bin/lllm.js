@@ -51,7 +51,8 @@ function buildUnderWay() {
 
 // Node 22.1+ keeps compiled code of lllm and its dependencies on disk between runs, here in a folder of this
 // user's own: in the shared temp folder (Node's default) another local user could plant compiled code for lllm's
-// files. Older Node versions have no such cache: lllm keeps one for its one-file dependencies (util/codeCache.ts).
+// files. It keeps a module's top level only: lllm's own cache (util/codeCache.ts) keeps its one-file dependencies
+// with the functions a run called, on every Node.
 // Its modules are taken here, not at the top: `--version` above needs none of them (each costs a start-up).
 async function enableCompileCache() {
   const [{ homedir }, path, module] = ["node:os", "node:path", "node:module"].map((name) => process.getBuiltinModule(name));
