@@ -149,6 +149,11 @@ describe("a plain `lllm run` (the guard of start-up: npm run bench -- --check me
       // Each ES module costs Node a resolution, a read and a link: the run's code comes in a few chunks
       // (scripts/startupGroups.js), not one per shared helper as it did (some 60).
       expect(ownFiles(warm.modules).length).toBeLessThanOrEqual(15);
+      // Streamed (as on a terminal): the events are read from the socket, not through the SDK and Node's fetch.
+      const streamed = await modulesLoadedByNode([...args, "--stream"], "http-streamed", env);
+      expect(streamed.stderr).toBe("");
+      expect(streamed.stdout).toBe("Sunny in Paris.\n");
+      expect(heavyIn(streamed.modules)).toEqual([]);
     } finally {
       await server.close();
     }

@@ -6,6 +6,7 @@ import { AnthropicStreamReader, readAnthropicMessage, type AnthropicAnswer } fro
 import { requestWithRetries, retryContextFor, type Attempt } from "./requestWithRetries.js";
 import { toOpenAIError, type ForeignSdkErrors } from "./toOpenAIError.js";
 import { secrets } from "../util/redact.js";
+import { CallerError, passText } from "./passText.js";
 
 type AnthropicModule = typeof import("@anthropic-ai/sdk");
 let anthropicModule: Promise<AnthropicModule> | undefined;
@@ -97,23 +98,7 @@ async function streamMessage(client: Anthropic, body: Record<string, unknown>, a
     const next = await iterator.next();
     if (next.done) break;
     attempt.keepAlive();
-    const text = reader.add(next.value);
-    if (text !== "") {
-      attempt.markDelivered();
-      // The caller's onText is not the server's: its error must not be translated as a provider failure.
-      try {
-        onText(text);
-      } catch (error) {
-        throw new CallerError(error);
-      }
-    }
+    passText(reader.add(next.value), attempt, onText);
   }
   return reader.finish();
-}
-
-/** Wraps an error of the caller's `onText` so that it passes the SDK-error translation unchanged. */
-class CallerError extends Error {
-  constructor(readonly original: unknown) {
-    super("onText failed");
-  }
 }

@@ -6,6 +6,7 @@ import type { GeminiAnswerReader } from "./readGeminiAnswer.js";
 import { requestWithRetries, retryContextFor, type Attempt } from "./requestWithRetries.js";
 import { secrets } from "../util/redact.js";
 import { postWithSdkErrors, type ModelFetch } from "./postWithSdkErrors.js";
+import { bodyChunks } from "./serverSentEvents.js";
 
 /**
  * A `Model` over Gemini's `generateContent` REST API (`gemini/<model>`). It speaks HTTP itself rather than through
@@ -95,8 +96,8 @@ async function readJson(response: Response): Promise<unknown> {
 
 /** Server-sent events, one JSON answer chunk per `data:` line. */
 async function readStream(response: Response, reader: GeminiAnswerReader, attempt: Attempt, onText: (delta: string) => void): Promise<void> {
-  const sdk = await loadOpenAI();
-  if (!response.body) throw new BadProviderAnswer("bad_response", "the streamed answer has no body", { retryable: true });
+  const chunks = bodyChunks(response);
+  if (!chunks) throw new BadProviderAnswer("bad_response", "the streamed answer has no body", { retryable: true });
   const decoder = new TextDecoder();
   let buffer = "";
   const take = (line: string): void => {
@@ -114,7 +115,7 @@ async function readStream(response: Response, reader: GeminiAnswerReader, attemp
     }
   };
   try {
-    for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const bytes of chunks) {
       attempt.keepAlive();
       buffer += decoder.decode(bytes, { stream: true });
       let end: number;
@@ -126,7 +127,8 @@ async function readStream(response: Response, reader: GeminiAnswerReader, attemp
     }
   } catch (error) {
     if (error instanceof BadProviderAnswer) throw error;
-    throw classifyReadError(error, sdk);
+    // The SDK's error classes, for a failure only.
+    throw classifyReadError(error, await loadOpenAI());
   }
   take(buffer);
 }

@@ -1,13 +1,14 @@
 import { OpenAIClientModel } from "./OpenAIClientModel.js";
 import { assertProviderMcpSupported } from "./assertProviderMcpSupported.js";
-import type OpenAI from "openai";
-import type { ChatCompletionChunk, ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
+import type { ChatCompletionCreateParamsBase } from "openai/resources/chat/completions";
 import type { ModelRequest, ModelResponse } from "./Model.js";
-import { classifyReadError } from "./BadProviderAnswer.js";
+import { BadProviderAnswer, classifyReadError } from "./BadProviderAnswer.js";
 import { loadOpenAI, modelFetch, NO_KEY, type OpenAIModelOptions } from "./OpenAIEndpoint.js";
 import { postWithSdkErrors, readSdkBody, type ModelFetch } from "./postWithSdkErrors.js";
 import { ChatStreamReader, readChatCompletion } from "./readChatAnswer.js";
 import { requestWithRetries, type Attempt } from "./requestWithRetries.js";
+import { bodyChunks, serverSentEvents } from "./serverSentEvents.js";
+import { CallerError, passText } from "./passText.js";
 import { chatBodyText, toChatCompletionMessages } from "./toChatCompletionMessages.js";
 
 /**
@@ -19,14 +20,16 @@ export class OpenAIChatModel extends OpenAIClientModel {
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
     const body = chatRequestBody(this.options.model ?? this.options.name, request);
-    if (request.onText) {
-      const { client, context } = await this.prepare(request);
-      return requestWithRetries(context, (attempt) => streamCompletion(client, body, attempt, request.onText!));
-    }
-    // A whole answer is asked for without the SDK: its request and answer layers cost a batch item more CPU than
-    // lllm's own bookkeeping. Sent and read as the SDK would, with its errors (postWithSdkErrors).
+    // Asked for without the SDK: its request and answer layers (and, for a stream, Node's fetch and web streams)
+    // cost a batch item or a served request more CPU than lllm's own bookkeeping. Sent and read as the SDK would,
+    // with its errors (postWithSdkErrors, serverSentEvents).
     const context = this.retryContext(request);
     const direct = (this.#direct ??= directEndpoint(this.options));
+    const onText = request.onText;
+    if (onText) {
+      const text = chatBodyText({ ...body, stream: true, stream_options: { include_usage: true } });
+      return requestWithRetries(context, (attempt) => streamCompletion(direct, text, attempt, onText));
+    }
     const text = chatBodyText({ ...body, stream: false });
     return requestWithRetries(context, (attempt) => completeOnce(direct, text, attempt));
   }
@@ -86,10 +89,6 @@ const CHAT_ANSWER_LIMITS = ["max_tokens", "max_completion_tokens"];
 /** OpenAI's reasoning models (o1, o3, o4-mini, gpt-5…), which take `max_completion_tokens` only. */
 const REASONING_MODEL = /^(openai\/)?(o\d|gpt-5)/;
 
-function requestOptions(attempt: Attempt): { signal: AbortSignal; maxRetries: 0 } {
-  return { signal: attempt.signal, maxRetries: 0 };
-}
-
 async function completeOnce(direct: DirectEndpoint, body: string, attempt: Attempt): Promise<ModelResponse> {
   let completion: unknown;
   try {
@@ -103,31 +102,37 @@ async function completeOnce(direct: DirectEndpoint, body: string, attempt: Attem
   return readChatCompletion(completion);
 }
 
-async function streamCompletion(client: OpenAI, body: ChatCompletionCreateParamsBase, attempt: Attempt, onText: (delta: string) => void): Promise<ModelResponse> {
-  const sdk = await loadOpenAI();
+/**
+ * A streamed answer: each event's chunk to the reader as it comes, its text to `onText`. As the SDK's stream: a
+ * `[DONE]` ends the answer (what follows is ignored), an event whose data holds an `error` is that API error, data
+ * that is not JSON is a bad answer.
+ */
+async function streamCompletion(direct: DirectEndpoint, body: string, attempt: Attempt, onText: (delta: string) => void): Promise<ModelResponse> {
   const reader = new ChatStreamReader();
-  let iterator: AsyncIterator<ChatCompletionChunk>;
   try {
-    const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } }, requestOptions(attempt));
-    iterator = (stream as AsyncIterable<ChatCompletionChunk>)[Symbol.asyncIterator]();
+    const response = await postWithSdkErrors(direct.fetch, direct.url, { headers: direct.headers, body, signal: attempt.signal });
+    const chunks = bodyChunks(response);
+    if (chunks === undefined) throw new BadProviderAnswer("bad_response", "the streamed answer has no body", { retryable: true });
+    let done = false;
+    for await (const event of serverSentEvents(chunks)) {
+      attempt.keepAlive();
+      if (done) continue;
+      if (event.data.startsWith("[DONE]")) {
+        done = true;
+        continue;
+      }
+      const chunk = JSON.parse(event.data) as { error?: unknown } | null;
+      if (chunk?.error) {
+        const sdk = await loadOpenAI();
+        throw new sdk.APIError(undefined, chunk.error as object, undefined, response.headers);
+      }
+      passText(reader.add(chunk), attempt, onText);
+    }
   } catch (error) {
-    throw classifyReadError(error, sdk);
-  }
-  for (;;) {
-    let next: IteratorResult<ChatCompletionChunk>;
-    try {
-      next = await iterator.next();
-    } catch (error) {
-      throw classifyReadError(error, sdk);
-    }
-    if (next.done) break;
-    attempt.keepAlive();
-    const text = reader.add(next.value);
-    if (text !== "") {
-      attempt.markDelivered();
-      // Outside the try above: an error of the caller's onText is the caller's, not the server's.
-      onText(text);
-    }
+    if (error instanceof CallerError) throw error.original;
+    if (error instanceof BadProviderAnswer) throw error;
+    // The SDK (its error classes) only for a failure: an answer that comes as it should never loads it.
+    throw classifyReadError(error, await loadOpenAI());
   }
   return reader.finish();
 }

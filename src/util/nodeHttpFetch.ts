@@ -11,6 +11,7 @@ import { ProxyFailed } from "./ProxyFailed.js";
 import type { TunnelAgent } from "./TunnelAgent.js";
 import { requireNow } from "./lazyModule.js";
 import { ResponseHeaders } from "./ResponseHeaders.js";
+import { StreamResponse } from "./StreamResponse.js";
 import { WholeResponse } from "./WholeResponse.js";
 
 /**
@@ -141,8 +142,13 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
       const streamed = (): void => {
         // Counted after decoding: a small gzip body may inflate to gigabytes.
         limitBytes(stream, maxReplyBytes);
+        // Held until its reader comes (a "data" listener alone would let chunks flow past it): the reader's reads
+        // pass each chunk to the count too.
+        stream.pause();
         settled = true;
-        resolve(make(Readable.toWeb(stream) as unknown as ReadableStream<Uint8Array>));
+        // Not Node's Response over a web stream: the model clients read a stream of events chunk by chunk from
+        // the socket (StreamResponse), without loading Node's fetch.
+        resolve(new StreamResponse(stream, { status, statusText: response.statusMessage ?? "", headers: new ResponseHeaders(response.rawHeaders), url: url.href }));
       };
       const readAhead = Math.min(SMALL_BODY_BYTES, maxReplyBytes);
       if (!mayReadWhole(response, readAhead)) return streamed();
@@ -268,9 +274,9 @@ function mayReadWhole(response: http.IncomingMessage, readAhead: number): boolea
 }
 
 /**
- * Fails `stream` with `ReplyTooLarge` once more than `limit` bytes have come through it. A listener beside the one
- * `Readable.toWeb` adds (both get each chunk, and its pauses stop both) rather than a Transform in a pipeline:
- * that costs about half as much CPU again as the whole rest of a small answer's reading.
+ * Fails `stream` with `ReplyTooLarge` once more than `limit` bytes have come through it. A listener beside the
+ * reader's (both get each chunk: a `read()` emits it to "data" listeners, and `Readable.toWeb` reads so) rather than
+ * a Transform in a pipeline: that costs about half as much CPU again as the whole rest of a small answer's reading.
  */
 function limitBytes(stream: Readable, limit: number): void {
   let seen = 0;
