@@ -17,9 +17,8 @@ const GET = "process.getBuiltinModule";
  */
 export function builtinImportsToConsts(code) {
   const lines = code.split("\n");
-  let index = 0;
   // The leading block: blank lines, comments, import statements (one per line, as rolldown writes them).
-  for (; index < lines.length; index++) {
+  for (let index = 0; index < lines.length; index++) {
     const line = lines[index];
     if (line === "" || line.startsWith("//") || line.startsWith("#!")) continue;
     if (!line.startsWith("import ")) break;

@@ -123,19 +123,14 @@ export function nodeHttpFetch(input: string | URL | Request, init: RequestInit =
         settled = true;
         return reject(new TypeError("fetch failed", { cause: new Error(`the server answered with an invalid HTTP status (${status})`) }));
       }
-      const make = (body: ReadableStream<Uint8Array> | null): Response => {
-        const responseHeaders = new Headers();
-        const raw = response.rawHeaders;
-        for (let index = 0; index + 1 < raw.length; index += 2) responseHeaders.append(raw[index]!, raw[index + 1]!);
-        const result = new Response(body, { status, statusText: response.statusMessage ?? "", headers: responseHeaders });
-        // A Response made here has no URL of its own; the SDK names it in its debug log.
-        Object.defineProperty(result, "url", { value: url.href });
-        return result;
-      };
       if (method === "HEAD" || NULL_BODY_STATUSES.has(status)) {
+        // No body, as fetch has it (null): Node's own Response, the one kind of answer a model client never gets.
         response.resume();
         settled = true;
-        return resolve(make(null));
+        const result = new Response(null, { status, statusText: response.statusMessage ?? "", headers: new ResponseHeaders(response.rawHeaders) });
+        // A Response made here has no URL of its own; the SDK names it in its debug log.
+        Object.defineProperty(result, "url", { value: url.href });
+        return resolve(result);
       }
       const decoder = decoderFor(response.headers["content-encoding"]);
       const stream: Readable = decoder ? pipeline(response, decoder, () => undefined) : response;
