@@ -11,6 +11,7 @@ import { positiveInteger } from "./positiveInteger.js";
 import { mcpClientHooks } from "./mcpClientHooks.js";
 import { packageTacticTools } from "../tactics/packageTacticTools.js";
 import { stopSignal } from "./handleSignals.js";
+import { steadyHeap } from "../util/steadyHeap.js";
 import { SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 import { summaryLine } from "../util/firstLine.js";
 import { escapeControlCharacters, escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
@@ -88,6 +89,7 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
   const registry = await loadRegistry([dir, ...(options.package ?? [])]);
   const pkg = registry.list().find((candidate) => candidate.dir === real || realpathSync(candidate.dir) === real);
   if (!pkg) throw new ConfigError("package_not_found", `no package was loaded from \`${dir}\``, { hint: "Check that the folder is a package (lllm.toml, lllm.yaml, package.json#lllm, or a tools/ folder)." });
+  steadyHeap();
 
   // Tactics are served as tools too: each call runs the tactic here, with this side's models and keys.
   const tactics = await packageTacticTools(registry, pkg.name);

@@ -15,6 +15,7 @@ import { isDefaultsFile, packageTacticTools } from "../tactics/packageTacticTool
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { assertTemplateVariables } from "../tactics/templateVariables.js";
 import { startRunBudget } from "../tactics/tacticBudget.js";
+import { steadyHeap } from "../util/steadyHeap.js";
 import { stopSignal, takeFirstStop } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { madeTokenLine, parseHttpAddress } from "./mcp.js";
@@ -65,6 +66,7 @@ export async function serveCommand(targets: string[], options: ServeCommandOptio
   if (options.corsOrigin !== undefined && !/^https?:\/\/[^/\s]+$/.test(options.corsOrigin)) throw new ConfigError("usage_serve", `--cors-origin ${JSON.stringify(options.corsOrigin)} is not an origin`, { hint: "Give scheme, host and port, no path: --cors-origin https://app.example.com" });
 
   if (options.queue !== undefined) queueConnection(options.queue);
+  steadyHeap();
   const { tactics, packages } = await servedTactics(targets, options);
   for (const { prepared } of tactics) {
     // A tactic that needs --var values cannot be served (clients give only messages); under a cost ceiling every

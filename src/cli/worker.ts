@@ -5,6 +5,7 @@ import { runWorker, type RunWorkerOptions } from "../batch/queue/runWorker.js";
 import { holdFirstSignal, stopSignal } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { paint, warn, writeErr } from "./output.js";
+import { steadyHeap } from "../util/steadyHeap.js";
 
 export interface WorkerCommandOptions {
   queue?: string;
@@ -22,6 +23,7 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   // The worker's own packages, loaded once: the only place a batch's tactic is looked for (never a folder named in Redis).
   const packages = options.package ?? [];
   const registry = await loadRegistry(packages);
+  steadyHeap();
   const stop = new AbortController();
   const cancel = stopSignal();
   // SIGTERM (a supervisor) stops as Ctrl-C does: no new items, the running ones finish within the grace.
