@@ -24,7 +24,10 @@ export const MIN_SECRET_LENGTH = 8;
  */
 export class SecretRedactor {
   private readonly secrets = new Set<string>();
+  /** Every form (see `compile`); compiled on the first text that holds an escape. */
   private pattern: RegExp | undefined;
+  /** The forms without escapes, for a text that holds none: most texts, and V8 compiles it in a tenth of the time. */
+  private plainPattern: RegExp | undefined;
 
   constructor(private readonly parent?: SecretRedactor) {}
 
@@ -33,6 +36,7 @@ export class SecretRedactor {
     if (secret === undefined || secret.length < MIN_SECRET_LENGTH || this.secrets.has(secret)) return;
     this.secrets.add(secret);
     this.pattern = undefined;
+    this.plainPattern = undefined;
   }
 
   get size(): number {
@@ -50,9 +54,12 @@ export class SecretRedactor {
   redact(text: string): string {
     const inherited = this.parent ? this.parent.redact(text) : maskUrlCredentials(text, REDACTED);
     if (this.secrets.size === 0 || inherited.length < MIN_SECRET_LENGTH) return inherited;
-    this.pattern ??= compile([...this.secrets]);
-    this.pattern.lastIndex = 0;
-    return inherited.replace(this.pattern, REDACTED);
+    // Every escaped form of a character begins with one of ESCAPES: a text without them can hold a secret only in
+    // the forms without escapes, which the plain pattern has. (The full pattern, for an eight-character key, takes V8
+    // about 2 ms to compile on its first use; a recorded run pays it only when a text has an escape.)
+    const pattern = ESCAPES.test(inherited) ? (this.pattern ??= compile([...this.secrets], true)) : (this.plainPattern ??= compile([...this.secrets], false));
+    pattern.lastIndex = 0;
+    return inherited.replace(pattern, REDACTED);
   }
 
   /**
@@ -225,27 +232,34 @@ function walk(value: unknown, redact: (text: string) => string): unknown {
   return value;
 }
 
-function compile(list: string[]): RegExp {
+/** What each escaped form in `textForm` begins with: `%XX`, JSON's `\uXXXX` and `\/`, HTML's `&#…;`. */
+const ESCAPES = /%|\\[u/]|&#/;
+
+/** The pattern of every form of the secrets; with `escapes` false, of the forms that hold none of `ESCAPES`. */
+function compile(list: string[], escapes: boolean): RegExp {
   // Longest first: a secret that contains another is removed whole.
-  const alternatives = list.sort((a, b) => b.length - a.length).flatMap((secret) => [...base64Forms(secret), hexForm(secret), textForm(secret)]);
+  const alternatives = list.sort((a, b) => b.length - a.length).flatMap((secret) => [...base64Forms(secret), hexForm(secret), textForm(secret, escapes)]);
   return new RegExp(alternatives.join("|"), "g");
 }
 
 /** Each character raw or escaped: %XX (either case, also double-encoded %25XX), JSON \uXXXX, HTML &#…;, and the
- * form-encoding `+` for a space (and a space for `+`, which a server may decode a raw `+` to). */
-function textForm(secret: string): string {
+ * form-encoding `+` for a space (and a space for `+`, which a server may decode a raw `+` to). Without `escapes`:
+ * raw, and the space and `+` for each other. */
+function textForm(secret: string, escapes: boolean): string {
   return [...secret]
     .map((char) => {
       const forms = [escapeRegExp(char)];
-      const bytes = [...Buffer.from(char, "utf8")];
-      forms.push(bytes.map((byte) => `%(?:25)?${hexPattern(byte, 2)}`).join(""));
       const code = char.codePointAt(0)!;
-      if (code <= 0xffff) forms.push(`\\\\u${hexPattern(code, 4)}`);
-      forms.push(`&#0*${code};`, `&#[xX]0*${hexPattern(code, 0)};`);
+      if (escapes) {
+        const bytes = [...Buffer.from(char, "utf8")];
+        forms.push(bytes.map((byte) => `%(?:25)?${hexPattern(byte, 2)}`).join(""));
+        if (code <= 0xffff) forms.push(`\\\\u${hexPattern(code, 4)}`);
+        forms.push(`&#0*${code};`, `&#[xX]0*${hexPattern(code, 0)};`);
+        if (char === "/") forms.push("\\\\/");
+      }
       if (char === " ") forms.push("\\+");
       if (char === "+") forms.push(" ");
-      if (char === "/") forms.push("\\\\/");
-      return `(?:${forms.join("|")})`;
+      return forms.length === 1 ? forms[0]! : `(?:${forms.join("|")})`;
     })
     .join("");
 }
