@@ -31,6 +31,8 @@ export interface RecordedRunOptions extends RunOptions {
   test?: { file: string; case: string };
   /** How `lllm serve` was asked for this run (route, model, client, ids), kept in its record. */
   served?: ServedRunInfo;
+  /** The environment's credentials as a server read them when it started, for its record's redaction (see `startRunLog`). */
+  environmentSecrets?: readonly string[];
   /**
    * Record under this id: that of an earlier attempt of the same run, which this one repeats from its start (a batch
    * item run again when its provider batch job ends). Its lines are written again and merged once.
@@ -125,7 +127,7 @@ export type RecordedRun = RecordedRunSuccess | RecordedRunFailure;
  * its own shape; a run stopped by `signal` fails with an `InterruptedError`. A dry run (`dryRun`) is not recorded.
  */
 export async function runRecorded(prepared: PreparedTactic, options: RecordedRunOptions): Promise<RecordedRun> {
-  const { log, continuesRun, batchId, test, served, recordId, parked, warn, missingVariableHint, usage: given, flags, batchItem, resume, rerunUnknown, onRecorded, ...runOptions } = options;
+  const { log, continuesRun, batchId, test, served, environmentSecrets, recordId, parked, warn, missingVariableHint, usage: given, flags, batchItem, resume, rerunUnknown, onRecorded, ...runOptions } = options;
   const usage = given ?? new UsageCounter();
   let runLog: RunLog | undefined;
   let budget: RunBudget | undefined;
@@ -160,6 +162,7 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
         ...(batchId !== undefined ? { batchId } : {}),
         ...(test !== undefined ? { test } : {}),
         ...(served !== undefined ? { served } : {}),
+        ...(environmentSecrets !== undefined ? { environmentSecrets } : {}),
         ...(recordId !== undefined ? { recordId } : {}),
         ...(flags !== undefined ? { flags } : {}),
         ...(batchItem !== undefined ? { batchItem } : {}),

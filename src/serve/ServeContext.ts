@@ -36,6 +36,8 @@ export interface ServeContext {
   publicUrl?: string;
   /** `false`: record no run (`--no-log`). */
   log: boolean;
+  /** The environment's credentials, read when the server started: every run's record is redacted of them. */
+  environmentSecrets: readonly string[];
   warn: (message: string) => void;
   /** Where runs run when not in this process (`--queue`). */
   queue?: ServeQueue;

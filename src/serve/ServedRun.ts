@@ -40,6 +40,8 @@ export interface ServedRunOptions {
   /** Stream the answer's text (the model is asked to stream). */
   stream: boolean;
   log?: boolean;
+  /** The environment's credentials as the server or worker read them when it started (see `startRunLog`). */
+  environmentSecrets?: readonly string[];
   warn: (message: string) => void;
   /** Whether another paused run already waits under this wire id (a model's id is then given a suffix). */
   idTaken: (id: string) => boolean;
@@ -129,6 +131,7 @@ export class ServedRun implements RunHandle {
       ...(options.modelArgs ? { modelArgs: options.modelArgs } : {}),
       turn: { ...(tools.length > 0 ? { tools } : {}), ...(options.responseFormat ? { responseFormat: options.responseFormat } : {}), ...(wrapModel ? { wrapModel } : {}), ...(options.inputMedia ? { media: options.inputMedia } : {}) },
       served: options.served,
+      ...(options.environmentSecrets ? { environmentSecrets: options.environmentSecrets } : {}),
       ...(options.log !== undefined ? { log: options.log } : {}),
       warn: options.warn,
       usage: this.usage,

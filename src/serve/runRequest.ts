@@ -148,6 +148,7 @@ function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, l
     ...(askApproval ? { askApproval } : {}),
     stream: spec.stream,
     log: context.log,
+    environmentSecrets: context.environmentSecrets,
     warn: context.warn,
     idTaken: (id) => context.paused.has(id),
   };

@@ -5,6 +5,7 @@ import { approveAll, approveNone } from "../approval/index.js";
 import { ConfigError, InterruptedError } from "../errors.js";
 import type { RunLimits } from "../limits/index.js";
 import { storeFile } from "../store/startRunLog.js";
+import { environmentSecrets } from "../util/redact.js";
 import { prepareTactic, type PreparedTactic } from "../tactics/prepareTactic.js";
 import { Admission } from "./Admission.js";
 import { createServeHandler } from "./createServeHandler.js";
@@ -135,6 +136,8 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
     ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl.replace(/\/+$/, "") } : {}),
     approve: options.approve === "all" ? approveAll : approveNone,
     log: options.log ?? true,
+    // Once, not per run: a served request's environment is the server's (see startRunLog).
+    environmentSecrets: environmentSecrets(process.env),
     warn,
     ...(bridge
       ? {

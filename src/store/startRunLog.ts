@@ -45,6 +45,12 @@ export interface StartRunLogOptions {
    */
   resume?: { journal: RunJournal; replayed: ReplayedSteps };
   env?: NodeJS.ProcessEnv;
+  /**
+   * The environment's credentials (`environmentSecrets(env)`) as a server read them once, when it started, for all its
+   * runs: listing the environment cost about 15 to 50 µs, a few percent of a served request. Read at each run when
+   * not given.
+   */
+  environmentSecrets?: readonly string[];
   warn: (message: string) => void;
 }
 
@@ -73,7 +79,7 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
   let recorder: RunRecorder | undefined;
   let redactor: SecretRedactor | undefined;
   // The process-wide redactor knows the keys lllm used; the store also knows the keys the tactic's proxies name.
-  const secrets = (): SecretRedactor => (redactor ??= runRedactor(prepared, env, options.batchId));
+  const secrets = (): SecretRedactor => (redactor ??= runRedactor(prepared, env, options.batchId, options.environmentSecrets));
   const memo = tacticMemo(prepared);
   const tacticName = (memo.name ??= prepared.tactic.config.name ?? path.basename(prepared.tactic.file).replace(/\.(ya?ml|json)$/, ""));
   if (enabled) {
@@ -160,11 +166,12 @@ function tacticMemo(prepared: PreparedTactic): TacticMemo {
 }
 
 /**
- * The values of the environment's credential-like variables. Read at each run, except within a batch: there the
- * first item reads them for all (listing the environment cost more than the rest of an item's record), as the batch
- * already reads its keys once, when it starts.
+ * The values of the environment's credential-like variables: those a server read when it started (`given`), or read
+ * at each run, except within a batch: there the first item reads them for all (listing the environment cost more
+ * than the rest of an item's record), as the batch already reads its keys once, when it starts.
  */
-function environmentValues(prepared: PreparedTactic, env: NodeJS.ProcessEnv, batchId: string | undefined): string[] {
+function environmentValues(prepared: PreparedTactic, env: NodeJS.ProcessEnv, batchId: string | undefined, given: readonly string[] | undefined): readonly string[] {
+  if (given !== undefined) return given;
   if (batchId === undefined) return environmentSecrets(env);
   const memo = tacticMemo(prepared);
   if (memo.batch?.id !== batchId || memo.batch.env !== env) memo.batch = { id: batchId, env, values: environmentSecrets(env) };
@@ -175,8 +182,8 @@ function environmentValues(prepared: PreparedTactic, env: NodeJS.ProcessEnv, bat
  * What a run's record is redacted of: the environment's credentials and the values of the tactic's key variables.
  * Within a batch the first item's redactor serves every item (the same environment, the same tactic).
  */
-function runRedactor(prepared: PreparedTactic, env: NodeJS.ProcessEnv, batchId: string | undefined): SecretRedactor {
-  const values = environmentValues(prepared, env, batchId);
+function runRedactor(prepared: PreparedTactic, env: NodeJS.ProcessEnv, batchId: string | undefined, given: readonly string[] | undefined): SecretRedactor {
+  const values = environmentValues(prepared, env, batchId, given);
   const make = (): SecretRedactor => storeRedactor([...values, ...[...keyVariables(prepared)].map((name) => env[name])]);
   if (batchId === undefined) return make();
   // environmentValues has just kept this batch's values in the memo: its redactor goes beside them.

@@ -15,6 +15,7 @@ let answer: (body: MockRequestBody) => ScriptedTurn | Promise<ScriptedTurn>;
 let serving: ServingLibrary;
 let client: OpenAI;
 let home: string;
+const SERVICE_TOKEN = "shop-svc-7f3a9c2e41";
 
 const posts = (): MockRequestBody[] => mock.requests.filter((request) => request.method === "POST").map((request) => request.body);
 const messagesOf = (body: MockRequestBody): WireMessage[] => (body.messages ?? []) as WireMessage[];
@@ -23,6 +24,8 @@ const lastOf = (body: MockRequestBody): WireMessage => messagesOf(body).at(-1)!;
 beforeAll(async () => {
   home = tempDir("lllm-home-");
   vi.stubEnv("LLLM_HOME", home);
+  // A credential of the server's environment, which lllm itself never uses: the server reads it when it starts.
+  vi.stubEnv("SHOP_SERVICE_TOKEN", SERVICE_TOKEN);
   mock = await startMockOpenAIServer({ handler: (body) => answer(body) });
   const dir = shopPackage(mock.url);
   serving = await serveInProcess({ tactics: [path.join(dir, "tactics/shop.yaml")], token: "secret-token" });
@@ -68,6 +71,27 @@ describe("chat completions with the openai SDK", () => {
     expect(run.status).toBe("ok");
     expect(run.served).toMatchObject({ route: "chat.completions", model: "shop", response_id: completion.id, client: { user: "alice", metadata: { team: "fruit" } } });
     expect(run.prompt_tokens + run.completion_tokens).toBe(completion.usage!.total_tokens);
+  });
+
+  it("keeps the server's environment credentials out of every run's record, its later runs too", async () => {
+    answer = (body) => (lastOf(body).role === "tool" ? `Done with ${SERVICE_TOKEN}.` : { tool_calls: [{ name: "lookup_price", arguments: { item: SERVICE_TOKEN } }] });
+    const ids: string[] = [];
+    for (let index = 0; index < 2; index++) {
+      await client.chat.completions.create({ model: "shop", messages: [{ role: "user", content: `Price of ${SERVICE_TOKEN}?` }] });
+      ids.push(storedRuns()[0]!.id);
+    }
+    expect(new Set(ids).size).toBe(2);
+    const store = RunStore.openSync(path.join(home, "logs.db"));
+    try {
+      for (const id of ids) {
+        const record = JSON.stringify(store.getRun(id));
+        // The input, the tool's arguments, the model's answer: each in the record, the token in none.
+        expect(record).not.toContain(SERVICE_TOKEN);
+        expect(record.split("[redacted]").length).toBeGreaterThan(3);
+      }
+    } finally {
+      store.close();
+    }
   });
 
   it("puts the client's system messages after the tactic's system prompt, and earlier turns before the input", async () => {

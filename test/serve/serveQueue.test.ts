@@ -1,4 +1,5 @@
 import OpenAI from "openai";
+import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer, type MockRequestBody, type ScriptedTurn } from "../../src/testing/index.js";
 import type { RunningCli } from "../helpers/processTree.js";
@@ -7,6 +8,8 @@ import { runCli } from "../helpers/runCli.js";
 import { startServeCli, type ServingCli } from "../helpers/serve.js";
 import { poolPackage, startHoldServer, startPoolWorker, type HoldServer } from "../helpers/servePool.js";
 import { waitUntil } from "../helpers/waitUntil.js";
+import { RunStore } from "../../src/store/RunStore.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -40,8 +43,8 @@ async function serveOnQueue(env: NodeJS.ProcessEnv = {}): Promise<ServingCli> {
   return serving;
 }
 
-async function worker(concurrency = 4): Promise<RunningCli> {
-  const cli = await startPoolWorker(redis.url, pkg, { ...QUICK, HOLD_URL: holds.url }, concurrency);
+async function worker(concurrency = 4, env: NodeJS.ProcessEnv = {}): Promise<RunningCli> {
+  const cli = await startPoolWorker(redis.url, pkg, { ...QUICK, HOLD_URL: holds.url, ...env }, concurrency);
   started.push(cli);
   return cli;
 }
@@ -135,6 +138,31 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(await waitUntil(() => holds.held.has("quiet 7"), 60_000)).toBe(true);
     process.kill(serving.cli.pid, "SIGKILL");
     expect(await waitUntil(() => holds.aborted.has("quiet 7"), 60_000)).toBe(true);
+  });
+
+  it("a worker keeps its environment's credentials out of the records of every run it serves", async () => {
+    const secret = "pool-svc-93be71d0c4";
+    answer = () => `Served with ${secret}.`;
+    const serving = await serveOnQueue();
+    const home = tempDir("lllm-worker-home-");
+    await worker(4, { LLLM_HOME: home, POOL_SERVICE_TOKEN: secret });
+    for (const tag of ["first", "second"]) {
+      const completion = await client(serving).chat.completions.create({ model: "pool", messages: [{ role: "user", content: `${tag} ${secret}` }] });
+      expect(completion.choices[0]!.message.content).toContain("Served with");
+    }
+    const store = RunStore.openSync(path.join(home, "logs.db"));
+    try {
+      const runs = store.listRuns({ limit: 10 });
+      expect(runs.map((run) => run.status)).toEqual(["ok", "ok"]);
+      for (const run of runs) {
+        const record = JSON.stringify(store.getRun(run.id));
+        // Its input and its answer are in the record, the token in neither.
+        expect(record).not.toContain(secret);
+        expect(record.split("[redacted]").length).toBeGreaterThan(2);
+      }
+    } finally {
+      store.close();
+    }
   });
 
   it("a client's tool round trip works when its next request lands on another server process; the user's image reaches the model through the queue", async () => {

@@ -10,7 +10,7 @@ import { InterruptedError } from "../../errors.js";
 import type { RunWorkerOptions } from "../../batch/queue/runWorker.js";
 import type { PreparedTactic } from "../../tactics/prepareTactic.js";
 import { processTempDir } from "../../util/processTempDir.js";
-import { redactSecrets, StreamRedactor } from "../../util/redact.js";
+import { environmentSecrets, redactSecrets, StreamRedactor } from "../../util/redact.js";
 import type { RunListener, RunOutcome } from "../RunHandle.js";
 import { ServedRun } from "../ServedRun.js";
 import { callKey, cancelledKey, SERVE_TACTICS_KEY, serveQueueName, serverChannel, serverKey, tacticKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type RunState, type ServedJob } from "./serveQueueWire.js";
@@ -57,6 +57,8 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
   const joining = new Set<string>();
   let scratch: string | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
+  // Once, not per run: every served run of this worker has its environment (see startRunLog).
+  const credentials = environmentSecrets(process.env);
 
   // Events of many runs go out in the same turn of the loop: one write for all (auto-pipelining).
   const publisher = redis.duplicate({ enableAutoPipelining: true });
@@ -162,6 +164,7 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       ...(data.askApproval ? { askApproval: true } : {}),
       stream: data.stream,
       log: options.log !== false && data.log,
+      environmentSecrets: credentials,
       warn: options.warn,
       idTaken: (id) => [...held.values()].some((entry) => entry.callIds.includes(id)),
     });
