@@ -38,16 +38,16 @@ async function createLoader(): Promise<Jiti> {
     // zod loads when a package file reads from it, not for every tool file.
     virtualModules: await virtualModules(),
     interopDefault: false,
-    // Transpiled files are kept between runs, keyed by file content: in a folder of this user's own when the CLI
-    // named one (see transpileCache.ts; none when another user could write to it), else in jiti's default folder.
-    fsCache: transpileCacheFolder() === undefined ? true : (usableCacheFolder() ?? false),
+    // Transpiled files are kept between runs, keyed by file content, in a folder of this user's own (see
+    // transpileCache.ts): none when another user could write to it. Never jiti's default, the shared temp folder.
+    fsCache: usableCacheFolder() ?? false,
     moduleCache: true,
   });
 }
 
 let checked: { named: string | undefined; usable: string | undefined } | undefined;
 
-/** The transpile cache the CLI named, when no one else can write to it (else none: see privateFolder). */
+/** The transpile cache (see transpileCache.ts), when no one else can write to it (else none: see privateFolder). */
 function usableCacheFolder(): string | undefined {
   const named = transpileCacheFolder();
   if (checked === undefined || checked.named !== named) checked = { named, usable: privateFolder(named) };

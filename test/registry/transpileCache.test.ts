@@ -43,6 +43,28 @@ describe("the transpile cache of TypeScript package files", () => {
   });
 });
 
+describe("the transpile cache of a program that uses lllm as a library", () => {
+  it("is $LLLM_HOME/cache/jiti as well, never the shared temp folder another user could plant code in", async () => {
+    const home = tempDir("lllm-home-");
+    const temp = tempDir("lllm-tmp-");
+    // os.tmpdir(), jiti's default folder, reads TMPDIR when asked.
+    const file = path.join(tempDir("lllm-pkg-"), "shout_library.ts");
+    writeFileSync(file, "export default (text: string): string => text.toUpperCase();\n");
+    vi.stubEnv("LLLM_HOME", home);
+    vi.stubEnv("TMPDIR", temp);
+    let loaded: Record<string, unknown>;
+    try {
+      const { importModule } = await import("../../src/registry/importModule.js");
+      loaded = await importModule(file);
+    } finally {
+      vi.unstubAllEnvs(); // the later tests' temp folders are the suite's again
+    }
+    expect((loaded.default as (text: string) => string)("hi")).toBe("HI");
+    expect(readdirSync(path.join(home, "cache", "jiti")).some((name) => name.includes("shout_library"))).toBe(true);
+    expect(existsSync(path.join(temp, "jiti"))).toBe(false);
+  });
+});
+
 describe("a warm import of a TypeScript tool file", () => {
   const home = (): string => tempDir("lllm-home-");
   /** The package: a tool that throws a ToolError of lllm's, one that uses zod and node:path, one with a relative import. */
