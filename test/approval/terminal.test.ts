@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
 import { BIN, ROOT } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
+import { tmuxEnv } from "../helpers/tmux.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 
 /**
@@ -16,7 +17,7 @@ const socket = `lllm-test-${process.pid}`;
 let server: MockOpenAIServer | undefined;
 
 function tmux(...args: string[]): string {
-  return execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8" });
+  return execFileSync("tmux", ["-L", socket, ...args], { encoding: "utf8", env: tmuxEnv() });
 }
 
 /** The whole pane, wrapped lines joined. */

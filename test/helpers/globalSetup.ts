@@ -13,6 +13,7 @@ let root: string | undefined;
 
 export function setup(): void {
   removeRootsOfEndedRuns();
+  before = tempEntries();
   // The folder names the run's process, so that a later run can tell that a run killed before its teardown is over.
   root = mkdtempSync(path.join(tmpdir(), `lllm-test-${process.pid}-`));
   // Readable and searchable by others (each test's own folders inside stay 0700): tests that run the CLI as another
@@ -30,9 +31,39 @@ export function teardown(): void {
   if (root === undefined) return;
   const leftovers = readdirSync(root).filter((name) => name.startsWith("lllm-kernel-"));
   rmSync(root, { recursive: true, force: true });
-  if (leftovers.length > 0) {
-    throw new Error(`lllm left ${leftovers.length} kernel folder(s) in the temp dir: ${leftovers.slice(0, 5).join(", ")}`);
+  const problems: string[] = [];
+  if (leftovers.length > 0) problems.push(`lllm left ${leftovers.length} kernel folder(s) in the temp dir: ${leftovers.slice(0, 5).join(", ")}`);
+  // What escaped the suite's folder into the machine's temp dir: a child started without TMPDIR, or a tool that
+  // keeps its files elsewhere (tmux's sockets follow TMUX_TMPDIR, jiti ignores a TMPDIR that is its working folder).
+  const escaped = [...tempEntries()].filter((entry) => !before.has(entry));
+  if (escaped.length > 0) problems.push(`the tests left ${escaped.length} file(s) in ${machineTemp}: ${escaped.slice(0, 5).join(", ")}`);
+  if (problems.length > 0) {
+    // vitest prints an error thrown here and still exits 0: the exit code is set too, so `npm test` fails.
+    process.exitCode = 1;
+    throw new Error(problems.join("\n"));
   }
+}
+
+let before = new Set<string>();
+/** The machine's temp dir (setup then points TMPDIR at the suite's folder). */
+const machineTemp = tmpdir();
+
+/**
+ * The machine's temp dir as far as the tests may touch it: names of lllm's (another suite's folder aside), and what
+ * is inside the folders jiti and tmux use there. Anything else may be another program's, written meanwhile.
+ */
+function tempEntries(): Set<string> {
+  const entries = new Set<string>();
+  const list = (folder: string): string[] => {
+    try {
+      return readdirSync(folder);
+    } catch {
+      return [];
+    }
+  };
+  for (const name of list(machineTemp)) if (name.startsWith("lllm-") && !name.startsWith("lllm-test-")) entries.add(name);
+  for (const folder of ["jiti", `tmux-${process.getuid?.() ?? ""}`]) for (const name of list(path.join(machineTemp, folder))) entries.add(`${folder}/${name}`);
+  return entries;
 }
 
 /**

@@ -4,6 +4,14 @@ import { BIN } from "./paths.js";
 import { waitUntil } from "./waitUntil.js";
 
 /**
+ * tmux keeps its sockets in $TMUX_TMPDIR (not TMPDIR), /tmp by default, where they outlive the test: here they go
+ * in the suite's own temp folder (globalSetup's TMPDIR), removed when the suite ends.
+ */
+export function tmuxEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, TMUX_TMPDIR: process.env.TMPDIR ?? "" };
+}
+
+/**
  * The CLI at a real terminal, as a person uses it: tmux on a private socket (its own server, no user config)
  * gives a pseudo-terminal, keys to type and the screen to read. tmux is a test dependency (.ci/run installs it);
  * without it these tests fail rather than skip. Call `kill()` in `afterAll`.
@@ -13,7 +21,7 @@ export class Tmux {
   private windows = 0;
 
   run(...args: string[]): string {
-    return execFileSync("tmux", ["-L", this.socket, "-f", "/dev/null", ...args], { encoding: "utf8" });
+    return execFileSync("tmux", ["-L", this.socket, "-f", "/dev/null", ...args], { encoding: "utf8", env: tmuxEnv() });
   }
 
   /**
