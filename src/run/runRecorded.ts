@@ -31,7 +31,7 @@ export interface RecordedRunOptions extends RunOptions {
   test?: { file: string; case: string };
   /** How `lllm serve` was asked for this run (route, model, client, ids), kept in its record. */
   served?: ServedRunInfo;
-  /** The environment's credentials as a server read them when it started, for its record's redaction (see `startRunLog`). */
+  /** The environment's credentials as a server read them when it started, for the record's redaction (startRunLog). */
   environmentSecrets?: readonly string[];
   /**
    * Record under this id: that of an earlier attempt of the same run, which this one repeats from its start (a batch

@@ -41,7 +41,8 @@ describe("the generated reference pages", { timeout: 120_000 }, () => {
     expect(stale[1]!.problem).toBe("docs/reference/error-codes.md is missing");
 
     // The script itself, from another folder, another HOME and time zone: on this clone, current (exit 0). jiti keeps
-    // its transpiled files in the suite's temp folder (TMPDIR), which it ignores when it is the working folder unless told.
+    // its transpiled files in the suite's temp folder (TMPDIR), which jiti ignores when it is the working folder
+    // unless told not to.
     const elsewhere = { cwd: os.tmpdir(), encoding: "utf8" as const, timeout: 90_000, env: { PATH: process.env.PATH, HOME: tempDir(), TZ: "Pacific/Kiritimati", LANG: "C", TMPDIR: process.env.TMPDIR, JITI_RESPECT_TMPDIR_ENV: "1" } };
     const jiti = path.join(ROOT, "node_modules/jiti/lib/jiti-cli.mjs");
     const check = spawnSync(process.execPath, [jiti, path.join(ROOT, "scripts/docs.ts"), "--check"], elsewhere);
