@@ -23,6 +23,10 @@ describe("lllm CLI", () => {
     const result = await runCli(["--version"]);
     const pkg = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { version: string };
     expect(result).toMatchObject({ code: 0, stdout: `${pkg.version}\n`, stderr: "" });
+    // Input it never reads, more than a pipe holds: the command is gone before the rest is written (EPIPE), and the
+    // helper still gives its result rather than an uncaught exception of the suite.
+    const unread = await runCli(["--version"], { input: "x".repeat(8 * 1024 * 1024) });
+    expect(unread).toMatchObject({ code: 0, stdout: `${pkg.version}\n`, stderr: "" });
   });
 
   it("validate prints the agents, models and bound tools of the example", async () => {

@@ -44,6 +44,11 @@ export function runCli(args: string[], options: CliOptions = {}): Promise<CliRes
       clearTimeout(timer);
       resolve({ code, stdout, stderr });
     });
+    // A command that never reads its input may be gone before the input reaches it (a busy machine): EPIPE then says
+    // nothing about the command, whose exit code and output do. Unhandled, it was an uncaught exception of the suite.
+    child.stdin.on("error", (error: NodeJS.ErrnoException) => {
+      if (error.code !== "EPIPE") reject(error);
+    });
     child.stdin.end(options.input ?? "");
   });
 }
