@@ -10,6 +10,9 @@ import { processAlive } from "../../src/util/processAlive.js";
  * failed to remove fails the run, since lllm promises to clean those up itself.
  */
 let root: string | undefined;
+/** The machine's temp dir (setup then points TMPDIR at the suite's folder), and what of lllm's it held then. */
+const machineTemp = tmpdir();
+let before = new Set<string>();
 
 export function setup(): void {
   removeRootsOfEndedRuns();
@@ -43,10 +46,6 @@ export function teardown(): void {
     throw new Error(problems.join("\n"));
   }
 }
-
-let before = new Set<string>();
-/** The machine's temp dir (setup then points TMPDIR at the suite's folder). */
-const machineTemp = tmpdir();
 
 /**
  * The machine's temp dir as far as the tests may touch it: names of lllm's (another suite's folder aside), and what

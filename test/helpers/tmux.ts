@@ -8,7 +8,7 @@ import { waitUntil } from "./waitUntil.js";
  * in the suite's own temp folder (globalSetup's TMPDIR), removed when the suite ends.
  */
 export function tmuxEnv(): NodeJS.ProcessEnv {
-  return { ...process.env, TMUX_TMPDIR: process.env.TMPDIR ?? "" };
+  return process.env.TMPDIR ? { ...process.env, TMUX_TMPDIR: process.env.TMPDIR } : process.env;
 }
 
 /**
