@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { startMockOpenAIServer } from "../src/testing/index.js";
 import { BIN, ROOT } from "./helpers/runCli.js";
@@ -149,6 +149,9 @@ describe("a plain `lllm run` (the guard of start-up: npm run bench -- --check me
       // Each ES module costs Node a resolution, a read and a link: the run's code comes in a few chunks
       // (scripts/startupGroups.js), not one per shared helper as it did (some 60).
       expect(ownFiles(warm.modules).length).toBeLessThanOrEqual(15);
+      // And each is ASCII (see "the build's JavaScript" below): none is held and decoded two bytes a character.
+      const loadedFiles = ownFiles(warm.modules).map((module) => (module.startsWith("file:") ? fileURLToPath(module) : module));
+      expect(loadedFiles.filter((file) => /\.c?js$/.test(file) && firstNonAscii(readFileSync(file, "utf8")) !== undefined)).toEqual([]);
       // Streamed (as on a terminal): the events are read from the socket, not through the SDK and Node's fetch.
       const streamed = await modulesLoadedByNode([...args, "--stream"], "http-streamed", env);
       expect(streamed.stderr).toBe("");
@@ -205,6 +208,41 @@ describe("`lllm validate` (the start-up bench's third pair)", () => {
     expect(called.stdout).toContain("Entrée invalide");
     const counted = await modulesLoadedByNode([BIN, "tools", "call", "fr.tools:check", "--args", '{"value": "1"}', "-p", folder], "zod-locales-keys", { LLLM_HOME: home });
     expect(counted.stdout).toContain("true");
+  });
+});
+
+/** Where a text's first character beyond ASCII is, and which it is; undefined when there is none. */
+function firstNonAscii(text: string): string | undefined {
+  // eslint-disable-next-line no-control-regex
+  const found = /[^\x00-\x7f]/.exec(text);
+  if (!found) return undefined;
+  const line = text.slice(0, found.index).split("\n").length;
+  return `line ${line}: ${JSON.stringify(found[0])} in ${JSON.stringify(text.slice(Math.max(0, found.index - 30), found.index + 10))}`;
+}
+
+describe("the build's JavaScript (rolldown's charset: ascii, scripts/bundle.js and build-validators.js)", () => {
+  it("is ASCII throughout: V8 holds a source with one other character (a `…` in a message) as two bytes a character, and Node decodes it slowly", () => {
+    // The bundle's own files (its build-stamp lists them): a rebuild carries the previous build's chunks over for a
+    // CLI still running them (scripts/build.js), whatever they hold.
+    const stamp = JSON.parse(readFileSync(path.join(ROOT, "dist", "build-stamp.json"), "utf8")) as { bundle: string[] };
+    const ofBundle = stamp.bundle.filter((name) => name.endsWith(".js")).map((name) => path.join(ROOT, "dist", "bundle", name));
+    const folders = [path.join(ROOT, "dist", "vendor"), path.join(ROOT, "dist", "config", "generated", "validators")];
+    const files = [...ofBundle, ...folders.flatMap((folder) => readdirSync(folder).filter((name) => /\.c?js$/.test(name)).map((name) => path.join(folder, name)))];
+    // The chunks a run loads, the vendored zod and yaml, the tactic's validator: all there, so an empty list cannot pass.
+    expect(files.length).toBeGreaterThan(50);
+    const found = files.flatMap((file) => {
+      const where = firstNonAscii(readFileSync(file, "utf8"));
+      return where === undefined ? [] : [`${path.relative(ROOT, file)} ${where}`];
+    });
+    expect(found).toEqual([]);
+  });
+
+  it("still prints what its sources say: an escaped `…` comes out as the character", async () => {
+    const home = tempDir("lllm-home-");
+    const tactic = path.join(ROOT, "bench", "fixtures", "rounds.yaml");
+    const result = await modulesLoadedByNode([BIN, "run", tactic, "--model", "gpt-4o-mini", "--input", "x"], "no-key", { LLLM_HOME: home });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("set it with `export OPENAI_API_KEY=…`");
   });
 });
 
