@@ -213,7 +213,6 @@ describe("`lllm validate` (the start-up bench's third pair)", () => {
 
 /** Where a text's first character beyond ASCII is, and which it is; undefined when there is none. */
 function firstNonAscii(text: string): string | undefined {
-  // eslint-disable-next-line no-control-regex
   const found = /[^\x00-\x7f]/.exec(text);
   if (!found) return undefined;
   const line = text.slice(0, found.index).split("\n").length;
