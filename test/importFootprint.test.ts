@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { afterAll, describe, expect, it } from "vitest";
 import { startMockOpenAIServer } from "../src/testing/index.js";
-import { BIN, ROOT } from "./helpers/runCli.js";
+import { BIN, ROOT, runCli } from "./helpers/runCli.js";
 import { tempDir, tempTree } from "./helpers/tempTree.js";
 
 // `import "lllm"` and a plain `lllm run` must stay light: the heavy dependencies load when first used. Checked on the
@@ -237,9 +237,8 @@ describe("the build's JavaScript (rolldown's charset: ascii, scripts/bundle.js a
   });
 
   it("still prints what its sources say: an escaped `…` comes out as the character", async () => {
-    const home = tempDir("lllm-home-");
-    const tactic = path.join(ROOT, "bench", "fixtures", "rounds.yaml");
-    const result = await modulesLoadedByNode([BIN, "run", tactic, "--model", "gpt-4o-mini", "--input", "x"], "no-key", { LLLM_HOME: home });
+    // The built CLI, in a clean environment with no key.
+    const result = await runCli(["run", path.join(ROOT, "bench", "fixtures", "rounds.yaml"), "--model", "gpt-4o-mini", "--input", "x"]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("set it with `export OPENAI_API_KEY=…`");
   });
