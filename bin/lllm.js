@@ -52,22 +52,45 @@ function buildUnderWay() {
 // Node 22.1+ keeps compiled code of lllm and its dependencies on disk between runs, here in a folder of this
 // user's own: in the shared temp folder (Node's default) another local user could plant compiled code for lllm's
 // files. It keeps a module's top level only: lllm's own cache (util/codeCache.ts) keeps its one-file dependencies
-// with the functions a run called, on every Node.
+// with the functions a run called, on every Node. The folder is `node/` in the code cache: LLLM_CODE_CACHE, else
+// $LLLM_HOME/cache (config/lllmHome.ts, codeCacheFolder, which warns about a folder it does not use).
 // Its modules are taken here, not at the top: `--version` above needs none of them (each costs a start-up).
 async function enableCompileCache() {
   const [{ homedir }, path, module] = ["node:os", "node:path", "node:module"].map((name) => process.getBuiltinModule(name));
   if (!module.enableCompileCache || process.env.NODE_COMPILE_CACHE) return;
-  const home = process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm");
-  const cache = path.join(home, "cache", "node");
+  const named = process.env.LLLM_CODE_CACHE;
+  const folder = named ? path.resolve(named) : process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm");
+  const cache = named ? path.join(folder, "node") : path.join(folder, "cache", "node");
   try {
-    // Nothing is made in a home of another user's, or one others can write to (lllm ignores such a home too).
-    if (!ownFolder(home, statSync)) return;
+    // Nothing is made in a folder of another user's, or one others can write to, or below one (lllm ignores such a
+    // home or code cache too).
+    if (!ownFolder(folder, statSync) || !trustedAbove(folder, path)) return;
     mkdirSync(cache, { recursive: true, mode: 0o700 });
     // Only a folder of this user's that no one else can write to (compiled code is trusted as it is).
     if (!ownFolder(cache, lstatSync)) return;
     module.enableCompileCache(cache);
   } catch {
     // No cache this time (a read-only home): start as without one.
+  }
+}
+
+// Whether the folders above `folder` are this user's or root's and let no one else write to them, but for a
+// shared folder with the sticky bit (/tmp: others cannot rename what is ours there); as config/distrust.ts judges a
+// home, without LLLM_TRUSTED_PATHS (a folder trusted only so runs without Node's cache).
+function trustedAbove(folder, path) {
+  for (let current = path.dirname(folder); ; current = path.dirname(current)) {
+    let found;
+    try {
+      found = statSync(current);
+    } catch (error) {
+      if (error?.code !== "ENOENT") return false;
+    }
+    if (found) {
+      if (found.uid !== process.getuid?.() && found.uid !== 0) return false;
+      const othersWrite = (found.mode & 0o002) !== 0 || ((found.mode & 0o020) !== 0 && found.gid !== process.getgid?.());
+      if (othersWrite && (found.mode & 0o1000) === 0) return false;
+    }
+    if (path.dirname(current) === current) return true;
   }
 }
 

@@ -5,7 +5,7 @@ import { useValidatorCache } from "../util/sharedAjv.js";
 import { requireVendored } from "../util/lazyModule.js";
 import { useTranspileCache } from "../registry/transpileCache.js";
 import { useParsedYamlCache } from "../config/parsedYamlCache.js";
-import { lllmHome } from "../config/lllmHome.js";
+import { codeCacheFolder } from "../config/lllmHome.js";
 import { useCodeCache } from "../util/codeCache.js";
 import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
@@ -702,7 +702,7 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   registerEnvironmentSecrets(process.env);
   reserveStdout();
   // Tools' argument validators are kept as generated code between runs (ajv's compiler is slow to load).
-  const cache = path.join(lllmHome(), "cache"); // not in an LLLM_HOME of another user's (see lllmHome)
+  const cache = codeCacheFolder(); // LLLM_CODE_CACHE or $LLLM_HOME/cache, never a folder of another user's
   useValidatorCache(path.join(cache, "validators"));
   // TypeScript package files are transpiled once, into a folder of this user's own (not the shared temp folder).
   useTranspileCache(path.join(cache, "jiti"));

@@ -42,6 +42,8 @@ const EXACT = new Set([
   "PATH",
   // What lllm trusts (see distrust.ts): widened, another user's lllm.config.mjs would run.
   "LLLM_TRUSTED_PATHS",
+  // Where lllm takes compiled code from (see codeCacheFolder): a folder of a cloned repository's would run its code.
+  "LLLM_CODE_CACHE",
   "SUDO_UID",
 ]);
 

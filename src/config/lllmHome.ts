@@ -3,7 +3,10 @@ import path from "node:path";
 import { distrustFolder, trustHint } from "./distrust.js";
 import { warnOnce } from "./warnOnce.js";
 
-/** Each `LLLM_HOME` judged in this process, with the verdict: it is asked for often (each run, each package load). */
+/**
+ * Each `LLLM_HOME` (and `LLLM_CODE_CACHE`) judged in this process, with the verdict: it is asked for often (each run,
+ * each package load).
+ */
 const judged = new Map<string, string | undefined>();
 
 /**
@@ -20,5 +23,28 @@ export function lllmHome(env: NodeJS.ProcessEnv = process.env): string {
   const distrust = judged.get(key);
   if (distrust === undefined) return home;
   warnOnce(`ignored LLLM_HOME=${home}: ${distrust}; lllm uses ${fallback} instead (${trustHint(home)})`);
+  return fallback;
+}
+
+/**
+ * The folder of lllm's code caches: V8's compiled code (`node/`, `v8/`), tools' argument validators as generated code
+ * (`validators/`), package files transpiled (`jiti/`) and the data of parsed config files (`yaml/`). `LLLM_CODE_CACHE`
+ * when set, else `$LLLM_HOME/cache`. Each entry is keyed by what it was made from (a file's path and content, Node's
+ * version), so one folder serves any number of homes: a CI job or a container that starts each run with a fresh home
+ * keeps its compiled code in a folder that outlives it, and a run pays its cold start once, not every time. The
+ * caches of a home's own data stay in its `cache/` (proxy responses, sign-ins). lllm runs the code it finds there,
+ * so a folder of another user's, or one others may write to, is not used (as for `LLLM_HOME`): lllm warns once and
+ * keeps to `$LLLM_HOME/cache`.
+ */
+export function codeCacheFolder(env: NodeJS.ProcessEnv = process.env): string {
+  const named = env.LLLM_CODE_CACHE;
+  if (!named) return path.join(lllmHome(env), "cache");
+  const folder = path.resolve(named);
+  const key = `cache\0${folder}\0${env.LLLM_TRUSTED_PATHS ?? ""}\0${env.SUDO_UID ?? ""}`;
+  if (!judged.has(key)) judged.set(key, distrustFolder(folder, env));
+  const distrust = judged.get(key);
+  if (distrust === undefined) return folder;
+  const fallback = path.join(lllmHome(env), "cache");
+  warnOnce(`ignored LLLM_CODE_CACHE=${folder}: ${distrust}; lllm uses ${fallback} instead (${trustHint(folder)})`);
   return fallback;
 }

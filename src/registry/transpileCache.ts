@@ -1,12 +1,13 @@
 import path from "node:path";
-import { lllmHome } from "../config/lllmHome.js";
+import { codeCacheFolder } from "../config/lllmHome.js";
 
 /**
  * Where jiti keeps TypeScript it has transpiled (package tools, tactics and proxies written in `.ts`), so that later
- * runs load them without transpiling again: `$LLLM_HOME/cache/jiti`, which the CLI names, and which library use
- * (`serve()`, `runTactic` in a program of the user's) takes as well. Never jiti's default folder, `<os temp>/jiti`:
- * it is shared by every user of the machine, and jiti trusts a cached file whose name and last line match the
- * source (both computable by anyone), so another user could plant code there that lllm would run.
+ * runs load them without transpiling again: `jiti/` in the code cache (`LLLM_CODE_CACHE`, else `$LLLM_HOME/cache`),
+ * which the CLI names, and which library use (`serve()`, `runTactic` in a program of the user's) takes as well.
+ * Never jiti's default folder, `<os temp>/jiti`: it is shared by every user of the machine, and jiti trusts a cached
+ * file whose name and last line match the source (both computable by anyone), so another user could plant code
+ * there that lllm would run.
  */
 let folder: string | undefined;
 let named = false;
@@ -17,7 +18,7 @@ export function useTranspileCache(cacheFolder: string | undefined): void {
   named = true;
 }
 
-/** The folder named, or `$LLLM_HOME/cache/jiti` when none was (read each time: a program may change LLLM_HOME). */
+/** The folder named, or the code cache's `jiti/` when none was (read each time: a program may change LLLM_HOME). */
 export function transpileCacheFolder(): string | undefined {
-  return named ? folder : path.join(lllmHome(), "cache", "jiti");
+  return named ? folder : path.join(codeCacheFolder(), "jiti");
 }

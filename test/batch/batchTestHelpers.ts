@@ -44,7 +44,7 @@ export function batch(args: string[], env: NodeJS.ProcessEnv, options: { input?:
 
 /** The CLI as a child this test can signal. */
 export function spawnBatch(args: string[], env: NodeJS.ProcessEnv): { child: ChildProcess; done: Promise<CliResult>; stderr: () => string } {
-  const child = spawn(process.execPath, [BIN, "batch", ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, "batch", ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout!.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

@@ -71,7 +71,7 @@ export function startBatch(args: string[], env: NodeJS.ProcessEnv, options: { cw
 
 function childEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   // TMPDIR: the test run's own (a worker writes a tactic sent as data there), removed after the suite.
-  return { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NO_COLOR: "1", ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}), ...env };
+  return { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, NO_COLOR: "1", ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}), ...env };
 }
 
 function track(child: ChildProcess): CliChild {

@@ -4,7 +4,7 @@ import { cpSync, existsSync, readdirSync, readFileSync, statSync, symlinkSync, w
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
-import { ROOT, emptyHome } from "../helpers/runCli.js";
+import { ROOT, cleanEnv } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
 
 /**
@@ -18,7 +18,6 @@ afterEach(async () => {
   server = undefined;
 });
 
-const cleanEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...extra });
 const DESCRIPTION = "Run LLM agents from declarative YAML/JSON tactic files.";
 
 /** A copy of what the build reads, with the clone's built dist/ and its node_modules (linked). */

@@ -2,12 +2,11 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { ROOT, emptyHome } from "../helpers/runCli.js";
+import { ROOT, cleanEnv } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
 
 /** What a project that installs lllm gets: its entry points from CommonJS as from ESM, and its licence. */
 
-const cleanEnv = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1" });
 
 describe("the package", () => {
   it("require(\"lllm\") and require(\"lllm/testing\") work from a CommonJS file", () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import Module from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -22,7 +22,7 @@ describe("the code cache of lllm's dependencies", () => {
   it("is kept, reused, and survives damaged data", async () => {
     const home = path.join(dir, "home");
     const folder = path.join(home, "cache", "v8");
-    const validate = () => runCli(["validate", path.join(EXAMPLE, "weather", "tactics", "weather.yaml")], { env: { LLLM_HOME: home } });
+    const validate = () => runCli(["validate", path.join(EXAMPLE, "weather", "tactics", "weather.yaml")], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
     const first = await validate();
     expect(first.code).toBe(0);
     const node = path.join(home, "cache", "node");
@@ -41,9 +41,57 @@ describe("the code cache of lllm's dependencies", () => {
     expect(await validate()).toEqual(first);
     expect(readdirSync(folder).sort()).toEqual(files.sort());
     // Under other V8 flags (here from NODE_OPTIONS) the data is kept apart, and the result is the same.
-    const otherFlags = await runCli(["validate", path.join(EXAMPLE, "weather", "tactics", "weather.yaml")], { env: { LLLM_HOME: home, NODE_OPTIONS: "--max-old-space-size=1000" } });
+    const otherFlags = await runCli(["validate", path.join(EXAMPLE, "weather", "tactics", "weather.yaml")], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined, NODE_OPTIONS: "--max-old-space-size=1000" } });
     expect(otherFlags).toEqual(first);
     expect(readdirSync(folder).length).toBeGreaterThan(files.length);
+  });
+});
+
+describe("LLLM_CODE_CACHE", () => {
+  const weather = path.join(EXAMPLE, "weather", "tactics", "weather.yaml");
+  // What `validate` of the weather example keeps: Node's compile cache where Node has one, V8's data of the
+  // one-file dependencies, the TypeScript tools transpiled, the tactic's data parsed.
+  const codeCaches = nodeHasCompileCache ? ["jiti", "node", "v8", "yaml"] : ["jiti", "v8", "yaml"];
+  const filesUnder = (folder: string): string[] => (readdirSync(folder, { recursive: true }) as string[]).sort();
+
+  it("keeps the code caches of every home in one folder, where a run in a new home finds them", async () => {
+    const shared = path.join(dir, "shared");
+    const homes = [path.join(dir, "home-a"), path.join(dir, "home-b")];
+    const first = await runCli(["validate", weather], { env: { LLLM_HOME: homes[0], LLLM_CODE_CACHE: shared } });
+    expect(first.code).toBe(0);
+    expect(readdirSync(shared)).toEqual(expect.arrayContaining(codeCaches));
+    expect(statSync(shared).mode & 0o077).toBe(0);
+    const kept = filesUnder(shared);
+    // A second home: the same result, and nothing to compile or write again.
+    const second = await runCli(["validate", weather], { env: { LLLM_HOME: homes[1], LLLM_CODE_CACHE: shared } });
+    expect(second).toEqual(first);
+    expect(filesUnder(shared)).toEqual(kept);
+    for (const home of homes) expect(existsSync(path.join(home, "cache"))).toBe(false);
+  });
+
+  it("is not used when others may write to it: lllm warns, naming it, and keeps to $LLLM_HOME/cache", async () => {
+    const open = path.join(dir, "open");
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const home = path.join(dir, "home-c");
+    const result = await runCli(["validate", weather], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: open } });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`ignored LLLM_CODE_CACHE=${open}: others may write to it (mode 0777); lllm uses ${path.join(home, "cache")} instead`);
+    expect(readdirSync(open)).toEqual([]);
+    expect(readdirSync(path.join(home, "cache"))).toEqual(expect.arrayContaining(codeCaches));
+  });
+
+  it("is never taken from an --env-file (a cloned repository's would name a folder of its own)", async () => {
+    const planted = path.join(dir, "planted");
+    mkdirSync(planted, { mode: 0o700 });
+    const envFile = path.join(dir, "cache.env");
+    writeFileSync(envFile, `LLLM_CODE_CACHE=${planted}\n`);
+    const home = path.join(dir, "home-d");
+    const result = await runCli(["--env-file", envFile, "validate", weather], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`--env-file ${envFile}: ignored LLLM_CODE_CACHE`);
+    expect(readdirSync(planted)).toEqual([]);
+    expect(readdirSync(path.join(home, "cache"))).toEqual(expect.arrayContaining(codeCaches));
   });
 });
 

@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ROOT, emptyHome } from "../helpers/runCli.js";
+import { ROOT, cleanEnv } from "../helpers/runCli.js";
 import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
 
 // npm install -g, then the installed CLI (each allowed a minute): on a busy machine more than the default 30 s.
@@ -10,7 +10,6 @@ vi.setConfig({ testTimeout: 120_000 });
 
 /** Using lllm as a user outside the clone would, following docs/getting-started.md (the library example of docs/library.md runs in test/docs/examples.test.ts). */
 afterEach(() => removeTempDirs());
-const cleanEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...extra });
 
 describe("lllm outside the clone", () => {
   it("npm install -g <clone> gives an lllm that runs an own package's .ts tool from any folder", () => {

@@ -20,11 +20,11 @@ describe("the parse cache of config files", () => {
     const home = path.join(dir, "home-errors");
     const file = path.join(dir, "typo.yaml");
     writeFileSync(file, "name: typo\nprompt: \"{input}\"\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n    max_interupt_steps: 3\n");
-    const first = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home } });
+    const first = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
     expect(first.code).toBe(2);
     expect(first.stderr).toContain("typo.yaml:6:5");
     expect(cacheFiles(home).length).toBeGreaterThan(0);
-    const second = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home } });
+    const second = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
     expect(second).toEqual(first);
   });
 
@@ -32,9 +32,9 @@ describe("the parse cache of config files", () => {
     const home = path.join(dir, "home-edit");
     const file = path.join(dir, "edited.yaml");
     writeFileSync(file, "name: edited\nprompt: \"{input}\"\nglobal:\n  model_name: gpt-4o-mini\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n");
-    expect((await runCliInProcess(["validate", file], { env: { LLLM_HOME: home } })).code).toBe(0);
+    expect((await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } })).code).toBe(0);
     writeFileSync(file, "name: edited\nprompt: \"{input}\"\nglobal:\n  model_name: gpt-4o-mini\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n    colour: blue\n");
-    const edited = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home } });
+    const edited = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
     expect(edited.code).toBe(2);
     expect(edited.stderr).toContain("edited.yaml:8:5");
   });
@@ -44,7 +44,7 @@ describe("the parse cache of config files", () => {
     const key = "sk-cachedsecret-0123456789abcdef";
     const file = path.join(dir, "secret.yaml");
     writeFileSync(file, `name: secret\nprompt: "{input}"\nglobal:\n  invoker_config: {api_key: "${key}"}\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n`);
-    await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, OPENAI_API_KEY: key } });
+    await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined, OPENAI_API_KEY: key } });
     for (const name of cacheFiles(home)) expect(readFileSync(path.join(home, "cache", "yaml", name), "utf8")).not.toContain(key);
     expect(cacheFiles(home).some((name) => readFileSync(path.join(home, "cache", "yaml", name), "utf8").includes("secret"))).toBe(false);
   });
@@ -57,7 +57,7 @@ describe("the parse cache of config files", () => {
       "name: literal\nprompt: \"{input}\"\nglobal:\n  model_name: gpt-4o-mini\n  invoker_config: {api_key: sk-literal-abc123}\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n" +
         "    mcp_servers:\n      - {name: remote, url: \"http://127.0.0.1:9/mcp\", headers: {Authorization: Bearer tok-literal-456}}\n",
     );
-    await runCliInProcess(["validate", file], { env: { LLLM_HOME: home } });
+    await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
     for (const name of cacheFiles(home)) {
       const text = readFileSync(path.join(home, "cache", "yaml", name), "utf8");
       expect(text).not.toContain("sk-literal-abc123");
@@ -69,11 +69,11 @@ describe("the parse cache of config files", () => {
     const home = path.join(dir, "home-date");
     const file = path.join(dir, "dated.yaml");
     writeFileSync(file, "%YAML 1.1\n---\nname: dated\ndescription: 2001-12-14\nprompt: \"{input}\"\nglobal:\n  model_name: gpt-4o-mini\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n");
-    const first = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home } });
+    const first = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
     // YAML 1.1 reads the value as a date, not a string: the same answer whether or not a cache was written.
     expect(first.code).toBe(2);
     expect(first.stderr).toContain("description must be a string");
-    expect(await runCliInProcess(["validate", file], { env: { LLLM_HOME: home } })).toEqual(first);
+    expect(await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } })).toEqual(first);
   });
 
   it("is not used in a folder another user could write to", async () => {
@@ -83,7 +83,7 @@ describe("the parse cache of config files", () => {
     chmodSync(folder, 0o777);
     const file = path.join(dir, "open.yaml");
     writeFileSync(file, "name: open\nprompt: \"{input}\"\nglobal:\n  model_name: gpt-4o-mini\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n");
-    expect((await runCliInProcess(["validate", file], { env: { LLLM_HOME: home } })).code).toBe(0);
+    expect((await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } })).code).toBe(0);
     expect(readdirSync(folder)).toEqual([]);
   });
 
@@ -94,7 +94,7 @@ describe("the parse cache of config files", () => {
     writeFileSync(hook, `process.on("exit", () => require("node:fs").writeFileSync(${JSON.stringify(list)}, Object.keys(require.cache).join("\\n")));\n`);
     const file = path.join(dir, "plain.yaml");
     writeFileSync(file, "name: plain\nprompt: \"{input}\"\nglobal:\n  model_name: gpt-4o-mini\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n");
-    const env = { LLLM_HOME: home, NODE_OPTIONS: `--require ${hook}` };
+    const env = { LLLM_HOME: home, LLLM_CODE_CACHE: undefined, NODE_OPTIONS: `--require ${hook}` };
     const loadsYaml = () => readFileSync(list, "utf8").split("\n").some((module) => /[\\/]yaml(\.cjs|[\\/])/.test(module));
     expect((await runCli(["validate", file], { env })).code).toBe(0);
     expect(loadsYaml()).toBe(true); // the first run parses, so the check can see yaml being loaded

@@ -63,7 +63,8 @@ async function runSession(blocks: readonly FencedBlock[], timeoutMs = 300_000): 
   // Offline: npm fetches nothing (`npx` of a missing command fails rather than download one), and HTTP goes only to
   // servers on this machine (every other request meets a proxy that is not there).
   const offline = { npm_config_offline: "true", HTTP_PROXY: "http://127.0.0.1:9", HTTPS_PROXY: "http://127.0.0.1:9", NO_PROXY: "127.0.0.1,localhost" };
-  const env = { PATH: `${bin}:${process.env.PATH}`, HOME: home, TMPDIR: process.env.TMPDIR, LANG: "C.UTF-8", NO_COLOR: "1", ...offline };
+  // The suite's code cache (see cleanEnv): compiled code only, nothing an example could see in its output.
+  const env = { PATH: `${bin}:${process.env.PATH}`, HOME: home, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LANG: "C.UTF-8", NO_COLOR: "1", ...offline };
   // Its own process group: a server an example starts in the background goes with the session.
   const child = spawn("bash", ["--norc", "--noprofile", "-c", script.join("\n")], { cwd: work, env, stdio: ["ignore", "pipe", "inherit"], detached: true });
   let all = "";

@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import { readdirSync, readFileSync, readlinkSync } from "node:fs";
-import { BIN, emptyHome, ROOT } from "./runCli.js";
+import { BIN, cleanEnv, ROOT } from "./runCli.js";
 
 export { waitUntil } from "./waitUntil.js";
 
@@ -57,8 +57,7 @@ export interface RunningCli {
 
 /** Start the built CLI as `runCli` does (clean environment, empty LLLM_HOME), without waiting for it. */
 export function startCli(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): RunningCli {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...options.env };
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env: cleanEnv(options.env), stdio: ["ignore", "pipe", "pipe"] });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

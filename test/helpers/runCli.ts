@@ -26,13 +26,23 @@ export function emptyHome(): string {
 }
 
 /**
- * Run the built CLI as a user would, with a clean environment: no colour, no keys, an empty LLLM_HOME. A CLI still
+ * The clean environment a test's CLI runs with: PATH, HOME, the suite's TMPDIR, an empty LLLM_HOME, no colour, no
+ * keys; and the suite's one code cache (LLLM_CODE_CACHE, see globalSetup), so that each CLI does not compile lllm
+ * again and write its caches at exit (twice the CPU of a start). `extra` comes last: a test of the caches gives
+ * `LLLM_CODE_CACHE: undefined` to start without it.
+ */
+export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, NO_COLOR: "1", ...extra };
+}
+
+/**
+ * Run the built CLI as a user would, with a clean environment (`cleanEnv`): no colour, no keys, an empty LLLM_HOME. A CLI still
  * running after `timeoutMs` (default a minute: a run with a sandbox or MCP servers takes seconds on an idle machine,
  * far longer on a busy one) is killed, and its result has code null.
  */
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...options.env };
+    const env = cleanEnv(options.env);
     const child = spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";

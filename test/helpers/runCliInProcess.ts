@@ -3,11 +3,11 @@ import { markLines } from "../../src/cli/reserveStdout.js";
 import { currentToolScope } from "../../src/tools/toolScope.js";
 import { isOwnStdoutWrite } from "../../src/util/ownStdout.js";
 import { ROOT } from "./paths.js";
-import { emptyHome, type CliResult } from "./runCli.js";
+import { cleanEnv, type CliResult } from "./runCli.js";
 
 export interface InProcessOptions {
   cwd?: string;
-  /** Added to the clean environment (PATH, HOME, an empty LLLM_HOME, NO_COLOR=1), as `runCli` does. */
+  /** Added to the clean environment (`cleanEnv`), as `runCli` does. */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -23,7 +23,7 @@ type Write = (chunk: string | Uint8Array, encoding?: unknown, callback?: unknown
  * reads it (`run` without `-i`) needs `runCli`. Calls must not overlap (one at a time per test file).
  */
 export async function runCliInProcess(args: string[], options: InProcessOptions = {}): Promise<CliResult> {
-  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", ...options.env };
+  const env = cleanEnv(options.env);
   const restore: Array<() => void> = [];
   let stdout = "";
   let stderr = "";
@@ -75,7 +75,7 @@ function override<T extends object, K extends keyof T>(target: T, key: K, value:
 function swapEnvironment(env: NodeJS.ProcessEnv): () => void {
   const saved = { ...process.env };
   const replace = (values: NodeJS.ProcessEnv): void => {
-    for (const name of Object.keys(process.env)) if (!(name in values)) delete process.env[name];
+    for (const name of Object.keys(process.env)) if (values[name] === undefined) delete process.env[name];
     for (const [name, value] of Object.entries(values)) if (value !== undefined) process.env[name] = value;
   };
   replace(env);

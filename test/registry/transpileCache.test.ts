@@ -30,7 +30,7 @@ describe("the transpile cache of TypeScript package files", () => {
       'import { tool } from "lllm";\nexport default tool({ name: "shout_cached", description: "Shout", parameters: { text: { type: "string" } }, run: ({ text }: { text: string }) => text.toUpperCase() });\n',
     );
     // TMPDIR points the child's os.tmpdir() (jiti's default cache folder) at a folder this test can look into.
-    const result = await runCli(["tools", "list", "-p", pkg], { env: { LLLM_HOME: home, TMPDIR: temp }, timeoutMs: 90_000 });
+    const result = await runCli(["tools", "list", "-p", pkg], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined, TMPDIR: temp }, timeoutMs: 90_000 });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("shout_cached");
@@ -51,6 +51,7 @@ describe("the transpile cache of a program that uses lllm as a library", () => {
     const file = path.join(tempDir("lllm-pkg-"), "shout_library.ts");
     writeFileSync(file, "export default (text: string): string => text.toUpperCase();\n");
     vi.stubEnv("LLLM_HOME", home);
+    vi.stubEnv("LLLM_CODE_CACHE", undefined); // the suite's own (globalSetup): this test is of the default
     vi.stubEnv("TMPDIR", temp);
     let loaded: Record<string, unknown>;
     try {
