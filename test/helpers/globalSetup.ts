@@ -30,7 +30,7 @@ export function setup(): void {
   process.env.LLLM_HOME = path.join(root, "lllm-home");
   // One code cache (compiled code, transpiled tools, validators, parsed YAML) for every CLI the tests start
   // (`cleanEnv`) and for library code in the workers: a CLI in an empty home of its own otherwise compiles all of
-  // lllm and writes these caches at its end, twice the CPU of a start that finds them.
+  // lllm and writes these caches at its end, nearly three times the CPU of a start that finds them.
   mkdirSync(path.join(root, "lllm-code-cache"), { mode: 0o700 });
   process.env.LLLM_CODE_CACHE = path.join(root, "lllm-code-cache");
 }

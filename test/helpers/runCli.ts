@@ -28,8 +28,8 @@ export function emptyHome(): string {
 /**
  * The clean environment a test's CLI runs with: PATH, HOME, the suite's TMPDIR, an empty LLLM_HOME, no colour, no
  * keys; and the suite's one code cache (LLLM_CODE_CACHE, see globalSetup), so that each CLI does not compile lllm
- * again and write its caches at exit (twice the CPU of a start). `extra` comes last: a test of the caches gives
- * `LLLM_CODE_CACHE: undefined` to start without it.
+ * again and write its caches at exit (nearly three times the CPU of a start). `extra` comes last: a test of the
+ * caches gives `LLLM_CODE_CACHE: undefined` to start without it.
  */
 export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, NO_COLOR: "1", ...extra };
