@@ -1,14 +1,31 @@
 import { accessSync, constants, statSync } from "node:fs";
 import path from "node:path";
 import { keysFile, readKeys } from "../config/keysFile.js";
+import { distrustFolder } from "../config/distrust.js";
 import { lllmHome } from "../config/lllmHome.js";
 import { RunStore } from "../store/RunStore.js";
 import { storeFile } from "../store/startRunLog.js";
 import type { DoctorCheck } from "./DoctorCheck.js";
 
-/** `$LLLM_HOME` (mode, owner), the keys file, and the run store (opens, writable, size). */
+/** `$LLLM_HOME` (mode, owner), `LLLM_CODE_CACHE` when set, the keys file, and the run store (opens, writable, size). */
 export async function homeChecks(options: { env: NodeJS.ProcessEnv; storeHome?: string }): Promise<DoctorCheck[]> {
-  return [homeCheck(lllmHome(options.env)), keysCheck(keysFile(options.env)), await storeCheck(storeFile(options.env, options.storeHome))];
+  const codeCache = codeCacheCheck(options.env);
+  return [homeCheck(lllmHome(options.env)), ...(codeCache ? [codeCache] : []), keysCheck(keysFile(options.env)), await storeCheck(storeFile(options.env, options.storeHome))];
+}
+
+/** The folder `LLLM_CODE_CACHE` names, judged as every command judges it (see codeCacheFolder). */
+function codeCacheCheck(env: NodeJS.ProcessEnv): DoctorCheck | undefined {
+  if (!env.LLLM_CODE_CACHE) return undefined;
+  const folder = path.resolve(env.LLLM_CODE_CACHE);
+  const distrust = distrustFolder(folder, env);
+  if (distrust === undefined) return { name: "code cache", status: "ok", detail: `${folder} (LLLM_CODE_CACHE)` };
+  // lllm works without it (from the home's cache): slower, never wrong.
+  return {
+    name: "code cache",
+    status: "warn",
+    detail: `LLLM_CODE_CACHE=${folder} is not used: ${distrust}; lllm keeps its compiled code in ${path.join(lllmHome(env), "cache")}`,
+    fix: "name a folder of your own that no one else can write to, or unset LLLM_CODE_CACHE",
+  };
 }
 
 function homeCheck(home: string): DoctorCheck {

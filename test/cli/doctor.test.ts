@@ -110,6 +110,17 @@ describe("lllm doctor", () => {
     expect(check(loose.report, "keys file")).toMatchObject({ status: "fail", fix: `make it yours alone: chmod 600 ${path.join(home, "keys.json")}` });
   });
 
+  it("LLLM_CODE_CACHE: the folder it names, and a warning with the fix when lllm would not use it", async () => {
+    const home = tempDir("lllm-doctor-home-");
+    const own = tempDir("lllm-doctor-cache-");
+    expect(check((await doctor([], { LLLM_HOME: home, LLLM_CODE_CACHE: own })).report, "code cache")).toMatchObject({ status: "ok", detail: `${own} (LLLM_CODE_CACHE)` });
+    chmodSync(own, 0o777);
+    const open = await doctor([], { LLLM_HOME: home, LLLM_CODE_CACHE: own });
+    expect(open.code).toBe(0);
+    expect(check(open.report, "code cache")).toMatchObject({ status: "warn", detail: expect.stringContaining(`LLLM_CODE_CACHE=${own} is not used: others may write to it (mode 0777)`), fix: expect.stringContaining("unset LLLM_CODE_CACHE") });
+    expect(check((await doctor([], { LLLM_HOME: home, LLLM_CODE_CACHE: undefined })).report, "code cache")).toBeUndefined();
+  });
+
   it("checks every model of an agent's chain: a fallback model's missing key is a failure", async () => {
     server = await startMockOpenAIServer({ script: [] });
     const dir = tempTree({ "t.yaml": `agent_configs:\n  - name: main\n    system_prompt: Hi.\n    model_name: gpt-4o-mini\n    fallback_models: [anthropic/claude-sonnet-4]\n` });
