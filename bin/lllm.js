@@ -58,13 +58,14 @@ function buildUnderWay() {
 async function enableCompileCache() {
   const [{ homedir }, path, module] = ["node:os", "node:path", "node:module"].map((name) => process.getBuiltinModule(name));
   if (!module.enableCompileCache || process.env.NODE_COMPILE_CACHE) return;
-  const named = process.env.LLLM_CODE_CACHE;
-  const folder = named ? path.resolve(named) : process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm");
-  const cache = named ? path.join(folder, "node") : path.join(folder, "cache", "node");
+  const home = process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm");
+  const named = process.env.LLLM_CODE_CACHE ? path.resolve(process.env.LLLM_CODE_CACHE) : undefined;
   try {
     // Nothing is made in a folder of another user's, or one others can write to, or below one (lllm ignores such a
-    // home or code cache too).
-    if (!ownFolder(folder, statSync) || !trustedAbove(folder, path)) return;
+    // home or code cache too): a code cache lllm does not use gives way to the home's, as in codeCacheFolder.
+    const inNamed = named !== undefined && ownFolder(named, statSync) && trustedAbove(named, path);
+    const cache = inNamed ? path.join(named, "node") : path.join(home, "cache", "node");
+    if (!inNamed && (!ownFolder(home, statSync) || !trustedAbove(home, path))) return;
     mkdirSync(cache, { recursive: true, mode: 0o700 });
     // Only a folder of this user's that no one else can write to (compiled code is trusted as it is).
     if (!ownFolder(cache, lstatSync)) return;
