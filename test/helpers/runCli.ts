@@ -36,9 +36,9 @@ export function cleanEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 }
 
 /**
- * Run the built CLI as a user would, with a clean environment (`cleanEnv`): no colour, no keys, an empty LLLM_HOME. A CLI still
- * running after `timeoutMs` (default a minute: a run with a sandbox or MCP servers takes seconds on an idle machine,
- * far longer on a busy one) is killed, and its result has code null.
+ * Run the built CLI as a user would, with a clean environment (`cleanEnv`): no colour, no keys, an empty LLLM_HOME.
+ * A CLI still running after `timeoutMs` (default a minute: a run with a sandbox or MCP servers takes seconds on an
+ * idle machine, far longer on a busy one) is killed, and its result has code null.
  */
 export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolve, reject) => {
