@@ -18,9 +18,7 @@ export function lllmHome(env: NodeJS.ProcessEnv = process.env): string {
   const fallback = path.join(os.homedir(), ".lllm");
   if (!env.LLLM_HOME) return fallback;
   const home = path.resolve(env.LLLM_HOME);
-  const key = `${home}\0${env.LLLM_TRUSTED_PATHS ?? ""}\0${env.SUDO_UID ?? ""}`;
-  if (!judged.has(key)) judged.set(key, distrustFolder(home, env));
-  const distrust = judged.get(key);
+  const distrust = verdict("LLLM_HOME", home, env);
   if (distrust === undefined) return home;
   warnOnce(`ignored LLLM_HOME=${home}: ${distrust}; lllm uses ${fallback} instead (${trustHint(home)})`);
   return fallback;
@@ -40,11 +38,16 @@ export function codeCacheFolder(env: NodeJS.ProcessEnv = process.env): string {
   const named = env.LLLM_CODE_CACHE;
   if (!named) return path.join(lllmHome(env), "cache");
   const folder = path.resolve(named);
-  const key = `cache\0${folder}\0${env.LLLM_TRUSTED_PATHS ?? ""}\0${env.SUDO_UID ?? ""}`;
-  if (!judged.has(key)) judged.set(key, distrustFolder(folder, env));
-  const distrust = judged.get(key);
+  const distrust = verdict("LLLM_CODE_CACHE", folder, env);
   if (distrust === undefined) return folder;
   const fallback = path.join(lllmHome(env), "cache");
   warnOnce(`ignored LLLM_CODE_CACHE=${folder}: ${distrust}; lllm uses ${fallback} instead (${trustHint(folder)})`);
   return fallback;
+}
+
+/** Why lllm must not use `folder`, which `variable` names (see `distrustFolder`), or undefined: judged once. */
+function verdict(variable: string, folder: string, env: NodeJS.ProcessEnv): string | undefined {
+  const key = `${variable}\0${folder}\0${env.LLLM_TRUSTED_PATHS ?? ""}\0${env.SUDO_UID ?? ""}`;
+  if (!judged.has(key)) judged.set(key, distrustFolder(folder, env));
+  return judged.get(key);
 }
