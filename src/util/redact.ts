@@ -28,6 +28,7 @@ export class SecretRedactor {
   private pattern: RegExp | undefined;
   /** The forms without escapes, for a text that holds none: most texts, and V8 compiles it in a tenth of the time. */
   private plainPattern: RegExp | undefined;
+  private ownMultiline = false;
 
   constructor(private readonly parent?: SecretRedactor) {}
 
@@ -37,6 +38,12 @@ export class SecretRedactor {
     this.secrets.add(secret);
     this.pattern = undefined;
     this.plainPattern = undefined;
+    if (/[\r\n]/.test(secret)) this.ownMultiline = true;
+  }
+
+  /** Whether a secret here holds a line break (a PEM private key): a text cut at a line end may cut it too. */
+  get multiline(): boolean {
+    return this.ownMultiline || (this.parent?.multiline ?? false);
   }
 
   get size(): number {
@@ -160,9 +167,9 @@ export function redactorOf(values: Iterable<string | undefined>): SecretRedactor
 
 /**
  * Redaction of text that arrives in pieces (a streamed answer): a secret split across two pieces must not slip
- * through. Text is passed on a line at a time (no secret or encoded form holds a newline), and a line longer than
- * any encoded secret could be is passed on except for that many last characters: an occurrence that is not yet
- * matched can only be a start of one at the very end. With no secret registered, pieces pass at once.
+ * through. Text is passed on a line at a time (when no secret holds a line break, no form of one does), and a line
+ * longer than any encoded secret could be is passed on except for that many last characters: an occurrence that is
+ * not yet matched can only be a start of one at the very end. With no secret registered, pieces pass at once.
  */
 export class StreamRedactor {
   private pending = "";
@@ -173,7 +180,8 @@ export class StreamRedactor {
   push(piece: string): string {
     if (this.redactor.size === 0) return this.flush() + piece;
     this.pending += piece;
-    const lineEnd = this.pending.lastIndexOf("\n") + 1;
+    // A multi-line secret may span the line end: then only the `hold` below lets text through before the end.
+    const lineEnd = this.redactor.multiline ? 0 : this.pending.lastIndexOf("\n") + 1;
     let out = "";
     if (lineEnd > 0) {
       out = this.redactor.redact(this.pending.slice(0, lineEnd));
@@ -238,7 +246,7 @@ const ESCAPES = /%|\\[u/]|&#/;
 /** The pattern of every form of the secrets; with `escapes` false, of the forms that hold none of `ESCAPES`. */
 function compile(list: string[], escapes: boolean): RegExp {
   // Longest first: a secret that contains another is removed whole.
-  const alternatives = list.sort((a, b) => b.length - a.length).flatMap((secret) => [...base64Forms(secret), hexForm(secret), textForm(secret, escapes)]);
+  const alternatives = list.sort((a, b) => b.length - a.length).flatMap((secret) => [...base64Forms(secret), hexForm(secret), ...quotedForms(secret), textForm(secret, escapes)]);
   return new RegExp(alternatives.join("|"), "g");
 }
 
@@ -257,12 +265,42 @@ function textForm(secret: string, escapes: boolean): string {
         forms.push(`&#0*${code};`, `&#[xX]0*${hexPattern(code, 0)};`);
         if (char === "/") forms.push("\\\\/");
       }
+      // HTML's names, here too: a text may name one character and number another (`&quot;`, `&#39;`).
+      const named = escapes ? (char === "'" ? "&apos;" : HTML_ESCAPES[char]) : undefined;
+      if (named !== undefined) forms.push(named);
       if (char === " ") forms.push("\\+");
       if (char === "+") forms.push(" ");
       return forms.length === 1 ? forms[0]! : `(?:${forms.join("|")})`;
     })
     .join("");
 }
+
+/**
+ * The secret as a string inside JSON (also JSON inside JSON, up to three deep: a tool's arguments or result holding a
+ * JSON text, in a record that is JSON), inside Python's repr, and in HTML: `"` becomes `\"`, `\\"`…, a newline `\n`,
+ * `&` `&amp;`. An encoder escapes every such character of a string alike, so each form is one literal text: a few
+ * more alternatives, where escaping each character in every way would make a long key's pattern (a PEM private key)
+ * far slower to compile and to match. Those forms hold no `ESCAPES`, so both patterns have them. Escapes by code
+ * (`\u0022`, `&#34;`) are `textForm`'s.
+ */
+function quotedForms(secret: string): string[] {
+  if (!QUOTED.test(secret)) return [];
+  const forms = new Set<string>();
+  let json = secret;
+  for (let depth = 1; depth <= 3; depth += 1) forms.add((json = JSON.stringify(json).slice(1, -1)));
+  forms.add(secret.replace(/[\\'\n\r\t]/g, (char) => PYTHON_ESCAPES[char]!));
+  // `'` as encoders write it: &#39; (lodash, React), &#x27; (Python's html.escape), &apos; (XML).
+  for (const apostrophe of ["&#39;", "&#x27;", "&apos;"]) forms.add(secret.replace(/[&<>"']/g, (char) => (char === "'" ? apostrophe : HTML_ESCAPES[char]!)));
+  forms.delete(secret);
+  return [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp);
+}
+
+/** The characters JSON, Python's repr or HTML write otherwise. */
+const QUOTED = /["'\\&<>\u0000-\u001f]/;
+
+const PYTHON_ESCAPES: Readonly<Record<string, string>> = { "\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+
+const HTML_ESCAPES: Readonly<Record<string, string>> = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
 
 function hexForm(secret: string): string {
   return [...Buffer.from(secret, "utf8")].map((byte) => hexPattern(byte, 2)).join("");

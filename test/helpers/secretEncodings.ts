@@ -1,3 +1,6 @@
+const PYTHON_ESCAPES: Record<string, string> = { "\\": "\\\\", "'": "\\'", "\n": "\\n", "\r": "\\r", "\t": "\\t" };
+const HTML_NAMES: Record<string, string> = { "&": "amp", "<": "lt", ">": "gt", '"': "quot", "'": "apos" };
+
 /** Every form a key comes back in from a server, a URL or a log. */
 export function encodingsOf(secret: string): Record<string, string> {
   const component = encodeURIComponent(secret);
@@ -8,7 +11,11 @@ export function encodingsOf(secret: string): Record<string, string> {
     encodeURI: encodeURI(secret),
     form: new URLSearchParams({ k: secret }).toString().slice(2),
     doubleEncoded: encodeURIComponent(component),
+    json: JSON.stringify(secret).slice(1, -1),
+    jsonInJson: JSON.stringify(JSON.stringify(secret).slice(1, -1)).slice(1, -1),
     jsonSlash: JSON.stringify(secret).slice(1, -1).replaceAll("/", "\\/"),
+    html: secret.replace(/[&<>"']/g, (char) => `&${HTML_NAMES[char]};`),
+    python: secret.replace(/[\\'\n\r\t]/g, (char) => PYTHON_ESCAPES[char]!),
     jsonUnicode: [...secret].map((char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, "0")}`).join(""),
     base64: Buffer.from(secret).toString("base64"),
     base64url: Buffer.from(secret).toString("base64url"),

@@ -8,8 +8,12 @@ import { ROOT, runCli } from "../helpers/runCli.js";
 import { encodingsOf, leaksOf } from "../helpers/secretEncodings.js";
 import { tempDir } from "../helpers/tempTree.js";
 
-/** A key with every URL-special character that changes under encoding (issue 9.2). */
+/**
+ * A key with every URL-special character that changes under encoding (issue 9.2), and one with the characters JSON,
+ * Python and HTML escape (`\"`, `\\`, `\'`, `&quot;`…): a tool result or a record holds them escaped.
+ */
 const KEY = "ab+c/d=9";
+const KEYS = [KEY, `q"u\\o&t<e>'s 42`];
 const PACKAGE = path.join(ROOT, "test", "proxies", "fixtures", "leakpkg");
 
 interface Started {
@@ -95,7 +99,11 @@ beforeEach(async () => {
   env = { LLLM_HOME: lllmHome, ECHO_API_KEY: KEY, LLLM_PROXY_ECHO_BASE_URL: `${api.url}/api`, LLLM_PROXY_ECHOH_BASE_URL: `${api.url}/api` };
 });
 
-describe("proxy keys with URL-special characters never leave lllm (9.2)", () => {
+describe.each(KEYS)("proxy keys with URL-special characters never leave lllm (9.2): %s", (KEY) => {
+  beforeEach(() => {
+    env.ECHO_API_KEY = KEY;
+  });
+
   it("proxy call: the answer, the cache files and --verbose stderr carry no form of the key", async () => {
     const result = await runCli(["--verbose", "proxy", "call", "echo/echo", "-p", PACKAGE], { env });
     expect(result.code).toBe(0);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { REDACTED, SecretRedactor, StreamRedactor } from "../../src/util/redact.js";
-import { encodingsOf } from "../helpers/secretEncodings.js";
+import { encodingsOf, leaksOf } from "../helpers/secretEncodings.js";
 
 const KEY = "ab+c/d=9";
 
@@ -39,6 +39,39 @@ describe("SecretRedactor", () => {
       if (plain !== text) redacted++;
     }
     expect(redacted).toBeGreaterThan(25);
+  });
+
+  it("removes a key with characters JSON, Python and HTML escape, in JSON inside JSON too", () => {
+    // A tool's arguments and result, and the run log's records, are JSON texts; a result may hold JSON itself.
+    const key = `q"u\\o&t<e>'s 42\ttab`;
+    const redactor = new SecretRedactor();
+    redactor.add(key);
+    const texts = Object.entries(encodingsOf(key)).map(([name, form]) => [name, `before ${form} after`] as const);
+    let nested = `{"result": ${JSON.stringify(`the key: ${key}.`)}}`;
+    for (let depth = 1; depth <= 3; depth++, nested = JSON.stringify(nested)) texts.push([`JSON ${depth} deep`, nested]);
+    for (const [name, text] of texts) {
+      const redacted = redactor.redact(text);
+      expect(redacted, name).toContain(REDACTED);
+      expect(leaksOf(redacted, key), name).toEqual([]);
+      // No part of an escape is left behind it: the form is removed whole.
+      expect(redacted, name).not.toMatch(/\[redacted\]\\/);
+    }
+  });
+
+  it("removes a multi-line key (a PEM private key), in JSON too, and holds a streamed answer until it is whole", () => {
+    const lines = ["-----BEGIN PRIVATE KEY-----", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "VJTUt9Us8cKjMzEfYyjiWA4R4bQ4WwE2", "-----END PRIVATE KEY-----"];
+    const key = `${lines.join("\n")}\n`;
+    const redactor = new SecretRedactor();
+    redactor.add(key);
+    expect(redactor.redact(`the key is ${key}`)).toBe(`the key is ${REDACTED}`);
+    expect(redactor.redact(JSON.stringify({ key }))).toBe(`{"key":"${REDACTED}"}`);
+    // An answer streamed in pieces that cut its lines anywhere: its lines are not passed on one at a time.
+    const stream = new StreamRedactor(redactor);
+    const answer = `Here it is:\n${key}Done.`;
+    let shown = "";
+    for (let at = 0; at < answer.length; at += 7) shown += stream.push(answer.slice(at, at + 7));
+    shown += stream.flush();
+    expect(shown).toBe(`Here it is:\n${REDACTED}Done.`);
   });
 
   it("keeps ordinary text and ignores short values", () => {
