@@ -7,8 +7,9 @@
 /**
  * A URL's scheme and userinfo, up to the `@` before the host. The userinfo ends at the last `@` before the path (a
  * password with a raw `@` stays whole) and never spans whitespace, quotes or brackets (a URL inside JSON or prose).
+ * The slashes may be JSON-escaped (`http:\/\/user:pass@host`, as PHP and some loggers write them), also twice.
  */
-const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#"'<>()[\]{}`\\]+)@/gi;
+const USERINFO = /\b([a-z][a-z0-9+.-]*:(?:\\*\/){2})([^\s/?#"'<>()[\]{}`\\]+)@/gi;
 
 /**
  * A userinfo that only shows the form (`USER:PASSWORD`, `:PASSWORD`, `TOKEN`): a hint that says how to write a URL
@@ -16,9 +17,14 @@ const USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#"'<>()[\]{}`\\]+)@/gi;
  */
 const PLACEHOLDER = /^(?:USER|USERNAME|TOKEN)?(?::(?:PASSWORD|PASS|TOKEN))?$/;
 
+/** Whether USERINFO can match: most texts hold no `@`, or no `://` (or `:\/`), and are passed at once. */
+function mayHoldUserinfo(text: string): boolean {
+  return text.includes("@") && (text.includes("://") || text.includes(":\\"));
+}
+
 /** The text with the userinfo of every URL in it replaced: `http://[redacted]@host/v1`. */
 export function maskUrlCredentials(text: string, mask = "[redacted]"): string {
-  if (!text.includes("@") || !text.includes("://")) return text;
+  if (!mayHoldUserinfo(text)) return text;
   return text.replace(USERINFO, (match, scheme: string, userinfo: string) => (userinfo !== "" && PLACEHOLDER.test(userinfo) ? match : `${scheme}${mask}@`));
 }
 
@@ -27,7 +33,7 @@ export function maskUrlCredentials(text: string, mask = "[redacted]"): string {
  * alone (`https://<token>@host`: a token, by the common convention). A user name beside a password is not one.
  */
 export function urlCredentials(text: string): string[] {
-  if (!text.includes("@") || !text.includes("://")) return [];
+  if (!mayHoldUserinfo(text)) return [];
   const found: string[] = [];
   for (const match of text.matchAll(USERINFO)) {
     const userinfo = match[2]!;

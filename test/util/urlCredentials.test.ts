@@ -9,6 +9,9 @@ describe("credentials in URLs", () => {
     ["a raw @ in the password: http://u:p@ss@host:8080/v1", "a raw @ in the password: http://[redacted]@host:8080/v1"],
     ['{"url":"http://u:p%40ss@host/v1","mail":"me@example.com"}', '{"url":"http://[redacted]@host/v1","mail":"me@example.com"}'],
     ["redis://:only-a-password@127.0.0.1:6379/0", "redis://[redacted]@127.0.0.1:6379/0"],
+    // JSON with escaped slashes (PHP, some loggers), and that inside JSON again.
+    ['{"dsn":"postgres:\\/\\/bob:hunter2@db.example\\/app"}', '{"dsn":"postgres:\\/\\/[redacted]@db.example\\/app"}'],
+    ['"{\\"dsn\\":\\"http:\\\\\\/\\\\\\/bob:hunter2@db\\"}"', '"{\\"dsn\\":\\"http:\\\\\\/\\\\\\/[redacted]@db\\"}"'],
     // A hint's placeholders show the form and stay; a value beside them does not.
     ["--queue redis://:PASSWORD@host:port (or redis://USER:PASSWORD@host:port)", "--queue redis://:PASSWORD@host:port (or redis://USER:PASSWORD@host:port)"],
     ["redis://USER:PASSWORDx@host", "redis://[redacted]@host"],
