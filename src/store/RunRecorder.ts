@@ -83,6 +83,8 @@ export class RunRecorder {
   readonly #wholeNext = new Set<string>();
   /** Calls recorded with their journal outcome (`toolEnded`): their `tool_call` events add nothing. */
   readonly #recordedCalls = new WeakSet<object>();
+  /** Arguments objects and their redacted copies (`#redactedArguments`). */
+  readonly #argumentsSeen = new WeakMap<object, Record<string, unknown>>();
   #modelSeq = 0;
   #toolSeq = 0;
   #step = 0;
@@ -222,8 +224,7 @@ export class RunRecorder {
    * and does not run it again unless it is safe (`rerun`).
    */
   toolStarted(start: Omit<ToolStart, "run" | "at">): void {
-    const redact = (text: string): string => this.#options.redactor.redact(text);
-    this.#append({ start: { ...start, run: this.id, arguments: JSON.parse(redact(JSON.stringify(start.arguments))) as Record<string, unknown>, at: Date.now() } }, { now: true });
+    this.#append({ start: { ...start, run: this.id, arguments: this.#redactedArguments(start.arguments), at: Date.now() } }, { now: true });
   }
 
   /**
@@ -246,13 +247,23 @@ export class RunRecorder {
       agent,
       call_id: call.id,
       name: call.name,
-      arguments: JSON.parse(redact(JSON.stringify(call.arguments ?? {}))) as Record<string, unknown>,
+      arguments: this.#redactedArguments(call.arguments ?? {}),
       result: call.resultStr === undefined ? null : redact(call.resultStr),
       status: flags.refused ? "refused" : call.error !== undefined ? "error" : flags.repeated ? "repeated" : "ok",
       error: call.error === undefined ? null : redact(call.error),
       duration_ms: Math.round(durationMs),
       ended_at: Date.now(),
     };
+  }
+
+  /**
+   * A call's arguments with secrets removed, in any string of them, keys included (as JSON text, where a secret may be
+   * escaped). Made once per arguments object: a journaled call's start and its record both hold them.
+   */
+  #redactedArguments(value: Record<string, unknown>): Record<string, unknown> {
+    let redacted = this.#argumentsSeen.get(value);
+    if (redacted === undefined) this.#argumentsSeen.set(value, (redacted = JSON.parse(this.#options.redactor.redact(JSON.stringify(value))) as Record<string, unknown>));
+    return redacted;
   }
 
   /** Whether the run keeps a journal (see `RunRecorderOptions.journaled`). */

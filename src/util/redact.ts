@@ -34,7 +34,9 @@ export class SecretRedactor {
 
   /** Remember a secret; values shorter than `MIN_SECRET_LENGTH` (or undefined) are ignored. */
   add(secret: string | undefined): void {
-    if (secret === undefined || secret.length < MIN_SECRET_LENGTH || this.secrets.has(secret)) return;
+    // One the parent holds is removed by it already (a parent's secrets are never taken back): matching it here again
+    // would scan every text twice for it, and compile a second pattern.
+    if (secret === undefined || secret.length < MIN_SECRET_LENGTH || this.has(secret)) return;
     this.secrets.add(secret);
     this.pattern = undefined;
     this.plainPattern = undefined;
@@ -44,6 +46,11 @@ export class SecretRedactor {
   /** Whether a secret here holds a line break (a PEM private key): a text cut at a line end may cut it too. */
   get multiline(): boolean {
     return this.ownMultiline || (this.parent?.multiline ?? false);
+  }
+
+  /** Whether this redactor or a parent of it removes the secret. */
+  has(secret: string): boolean {
+    return this.secrets.has(secret) || (this.parent?.has(secret) ?? false);
   }
 
   get size(): number {

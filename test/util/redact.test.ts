@@ -74,6 +74,16 @@ describe("SecretRedactor", () => {
     expect(shown).toBe(`Here it is:\n${REDACTED}Done.`);
   });
 
+  it("leaves a parent's secrets to the parent: a text is scanned for each secret once", () => {
+    const parent = new SecretRedactor();
+    parent.add("sk-parent-0123456789");
+    const child = new SecretRedactor(parent);
+    child.add("sk-parent-0123456789");
+    child.add("sk-child-0123456789");
+    expect(child.size).toBe(2);
+    expect(child.redact("sk-parent-0123456789 and sk-child-0123456789")).toBe(`${REDACTED} and ${REDACTED}`);
+  });
+
   it("keeps ordinary text and ignores short values", () => {
     const redactor = new SecretRedactor();
     redactor.add("short");
