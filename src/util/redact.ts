@@ -28,7 +28,8 @@ export class SecretRedactor {
   private pattern: RegExp | undefined;
   /** The forms without escapes, for a text that holds none: most texts, and V8 compiles it in a tenth of the time. */
   private plainPattern: RegExp | undefined;
-  private ownMultiline = false;
+  /** The most line feeds one of this redactor's own secrets holds. */
+  private ownLineBreaks = 0;
 
   constructor(private readonly parent?: SecretRedactor) {}
 
@@ -40,12 +41,12 @@ export class SecretRedactor {
     this.secrets.add(secret);
     this.pattern = undefined;
     this.plainPattern = undefined;
-    if (/[\r\n]/.test(secret)) this.ownMultiline = true;
+    this.ownLineBreaks = Math.max(this.ownLineBreaks, secret.split("\n").length - 1);
   }
 
-  /** Whether a secret here holds a line break (a PEM private key): a text cut at a line end may cut it too. */
-  get multiline(): boolean {
-    return this.ownMultiline || (this.parent?.multiline ?? false);
+  /** The most line feeds a secret here holds (a PEM private key: one a line); most secrets hold none. */
+  get lineBreaks(): number {
+    return Math.max(this.ownLineBreaks, this.parent?.lineBreaks ?? 0);
   }
 
   /** Whether this redactor or a parent of it removes the secret. */
@@ -174,9 +175,10 @@ export function redactorOf(values: Iterable<string | undefined>): SecretRedactor
 
 /**
  * Redaction of text that arrives in pieces (a streamed answer): a secret split across two pieces must not slip
- * through. Text is passed on a line at a time (when no secret holds a line break, no form of one does), and a line
- * longer than any encoded secret could be is passed on except for that many last characters: an occurrence that is
- * not yet matched can only be a start of one at the very end. With no secret registered, pieces pass at once.
+ * through. Text is passed on a line at a time (when no secret holds a line break, no form of one does; a secret of N
+ * lines holds the last N lines back), and a line longer than any encoded secret could be is passed on except for that
+ * many last characters: an occurrence that is not yet matched can only be a start of one at the very end. With no
+ * secret registered, pieces pass at once.
  */
 export class StreamRedactor {
   private pending = "";
@@ -187,12 +189,23 @@ export class StreamRedactor {
   push(piece: string): string {
     if (this.redactor.size === 0) return this.flush() + piece;
     this.pending += piece;
-    // A multi-line secret may span the line end: then only the `hold` below lets text through before the end.
-    const lineEnd = this.redactor.multiline ? 0 : this.pending.lastIndexOf("\n") + 1;
     let out = "";
-    if (lineEnd > 0) {
-      out = this.redactor.redact(this.pending.slice(0, lineEnd));
-      this.pending = this.pending.slice(lineEnd);
+    const lineBreaks = this.redactor.lineBreaks;
+    if (lineBreaks === 0) {
+      const lineEnd = this.pending.lastIndexOf("\n") + 1;
+      if (lineEnd > 0) {
+        out = this.redactor.redact(this.pending.slice(0, lineEnd));
+        this.pending = this.pending.slice(lineEnd);
+      }
+    } else {
+      // A secret of N lines may span N line ends, and a cut at one would split it: the whole is redacted first (what
+      // has arrived whole is removed whole), then passed on up to the (N+1)th last line end, before which no secret
+      // that is still arriving can begin.
+      const redacted = this.redactor.redact(this.pending);
+      let cut = redacted.length;
+      for (let found = 0; found <= lineBreaks && cut >= 0; found += 1) cut = cut === 0 ? -1 : redacted.lastIndexOf("\n", cut - 1);
+      out = redacted.slice(0, cut + 1);
+      this.pending = redacted.slice(cut + 1);
     }
     const hold = this.redactor.longestEncodedForm();
     if (this.pending.length > 2 * hold) {

@@ -58,20 +58,26 @@ describe("SecretRedactor", () => {
     }
   });
 
-  it("removes a multi-line key (a PEM private key), in JSON too, and holds a streamed answer until it is whole", () => {
+  it("removes a multi-line key (a PEM private key), in JSON too, and a streamed answer holds back as many lines", () => {
     const lines = ["-----BEGIN PRIVATE KEY-----", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "VJTUt9Us8cKjMzEfYyjiWA4R4bQ4WwE2", "-----END PRIVATE KEY-----"];
     const key = `${lines.join("\n")}\n`;
     const redactor = new SecretRedactor();
     redactor.add(key);
     expect(redactor.redact(`the key is ${key}`)).toBe(`the key is ${REDACTED}`);
     expect(redactor.redact(JSON.stringify({ key }))).toBe(`{"key":"${REDACTED}"}`);
-    // An answer streamed in pieces that cut its lines anywhere: its lines are not passed on one at a time.
+    // An answer streamed in pieces that cut its lines anywhere: the key's lines are not passed on one at a time, and
+    // the answer still flows, as many lines behind as the key has line breaks.
     const stream = new StreamRedactor(redactor);
-    const answer = `Here it is:\n${key}Done.`;
+    const after = ["Done.", "one", "two", "three", "four", "five", "six", "End."].join("\n");
+    const answer = `Here it is:\n${key}${after}`;
     let shown = "";
-    for (let at = 0; at < answer.length; at += 7) shown += stream.push(answer.slice(at, at + 7));
+    for (let at = 0; at < answer.length; at += 7) {
+      shown += stream.push(answer.slice(at, at + 7));
+      expect(shown).not.toMatch(/MII|VJTU|-----END/);
+    }
+    expect(shown).toBe(`Here it is:\n${REDACTED}Done.\none\ntwo\n`);
     shown += stream.flush();
-    expect(shown).toBe(`Here it is:\n${REDACTED}Done.`);
+    expect(shown).toBe(`Here it is:\n${REDACTED}${after}`);
   });
 
   it("leaves a parent's secrets to the parent: a text is scanned for each secret once", () => {
