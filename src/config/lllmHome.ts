@@ -15,11 +15,13 @@ const judged = new Map<string, string | undefined>();
  * naming it, and keeps to `~/.lllm` (a package planted there would run, and keys and runs written there be read).
  */
 export function lllmHome(env: NodeJS.ProcessEnv = process.env): string {
-  const fallback = path.join(os.homedir(), ".lllm");
-  if (!env.LLLM_HOME) return fallback;
-  const home = path.resolve(env.LLLM_HOME);
+  // Asked for each run (a server's, a batch's): the default is made only when it is the answer.
+  const named = env.LLLM_HOME;
+  if (!named) return path.join(os.homedir(), ".lllm");
+  const home = path.resolve(named);
   const distrust = verdict("LLLM_HOME", home, env);
   if (distrust === undefined) return home;
+  const fallback = path.join(os.homedir(), ".lllm");
   warnOnce(`ignored LLLM_HOME=${home}: ${distrust}; lllm uses ${fallback} instead (${trustHint(home)})`);
   return fallback;
 }
