@@ -43,7 +43,7 @@ async function startInTerminal(script: ScriptedTurn[]): Promise<{ outbox: string
   server = await startMockOpenAIServer({ script });
   const home = tempDir("lllm-home-");
   const outbox = path.join(home, "outbox.txt");
-  const env = { NO_COLOR: "1", OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home, LLLM_TEST_OUTBOX: outbox, PATH: process.env.PATH ?? "", TMPDIR: process.env.TMPDIR ?? "" };
+  const env = { NO_COLOR: "1", OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home, LLLM_TEST_OUTBOX: outbox, PATH: process.env.PATH ?? "", TMPDIR: process.env.TMPDIR ?? "", LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE ?? "" };
   const command = `env -i ${Object.entries(env).map(([key, value]) => `${key}=${quote(value)}`).join(" ")} ${quote(process.execPath)} ${quote(BIN)} run approve.yaml --input 'Clean up.'; echo "lllm exited $?"; sleep 600`;
   tmux("new-session", "-d", "-s", "approve", "-x", "220", "-y", "50", "-c", fixtures, command);
   return { outbox };

@@ -18,7 +18,7 @@ afterEach(async () => {
 /** `lllm batch ARGS` run by bash, so that an argument can be a process substitution such as `<(printf ...)`. */
 function bashBatch(args: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn("bash", ["-c", `exec "${process.execPath}" "${BIN}" batch ${args}`], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("bash", ["-c", `exec "${process.execPath}" "${BIN}" batch ${args}`], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, NO_COLOR: "1", ...env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

@@ -151,7 +151,7 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     writeFileSync(path.join(tools, "sleeper.yaml"), `name: sleeper\ndescription: sleeps\ncommand: [${JSON.stringify(process.execPath)}, -e, "require('fs').writeFileSync('sleeper.pid', String(process.pid)); setTimeout(() => {}, 600000)"]\ntimeout: 600\nparameters: {}\n`);
     writeFileSync(path.join(dir, "t.yaml"), "name: slow\npackages: [.]\nagent_configs:\n  - name: bot\n    model_name: gpt-test\n    system_prompt: hi\n    tools: [sleeper]\n");
     server = await startMockOpenAIServer({ handler: (body) => (lastUser(body) === "sleep" && (body.messages as WireMessage[]).at(-1)!.role === "user" ? { tool_calls: [{ name: "sleeper", arguments: {} }] } : `echo ${lastUser(body)}`) });
-    const child = spawn(process.execPath, [BIN, "chat", path.join(dir, "t.yaml")], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: tempDir(), NO_COLOR: "1", OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, "chat", path.join(dir, "t.yaml")], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: tempDir(), NO_COLOR: "1", OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

@@ -91,7 +91,7 @@ describe("a command tool's processes end with lllm", () => {
 
   it("`lllm chat` from a pipe, stopped with SIGTERM (exit 143)", async () => {
     const { dir, pids } = fixture("linger");
-    spawned = spawn(process.execPath, [BIN, "chat", "t.yaml", "--no-log"], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
+    spawned = spawn(process.execPath, [BIN, "chat", "t.yaml", "--no-log"], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: emptyHome(), NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
     let stderr = "";
     spawned.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => spawned!.once("exit", (exitCode) => resolve(exitCode)));
@@ -104,7 +104,7 @@ describe("a command tool's processes end with lllm", () => {
 
   it("`lllm mcp serve` (stdio), stopped with SIGTERM during a call (exit 143)", async () => {
     const { dir, pids } = fixture("linger");
-    spawned = spawn(process.execPath, [BIN, "mcp", "serve", dir], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
+    spawned = spawn(process.execPath, [BIN, "mcp", "serve", dir], { cwd: dir, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: emptyHome(), NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
     let stderr = "";
     spawned.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const exited = new Promise<number | null>((resolve) => spawned!.once("exit", (exitCode) => resolve(exitCode)));

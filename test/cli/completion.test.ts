@@ -42,7 +42,7 @@ function complete(line: string, options: CompleteOptions = {}): string[] {
   const quoted = (word: string): string => `'${word.replaceAll("'", "'\\''")}'`;
   const program = `source ${quoted(script)}\nCOMP_WORDS=(${words.map(quoted).join(" ")})\nCOMP_CWORD=${words.length - 1}\nCOMP_LINE=${quoted(line)}\nCOMP_POINT=${line.length}\n_lllm\nprintf '%s\\n' "\${COMPREPLY[@]}"\n`;
   const cwd = options.cwd ?? tempTree({ "a.yaml": "", "b.json": "", "notes.txt": "", "sub/c.yaml": "" });
-  const env = { PATH: `${bin}${path.delimiter}${process.env.PATH}`, HOME: process.env.HOME, LLLM_HOME: options.home ?? tempDir("lllm-home-") };
+  const env = { PATH: `${bin}${path.delimiter}${process.env.PATH}`, HOME: process.env.HOME, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: options.home ?? tempDir("lllm-home-") };
   const result = spawnSync("bash", ["--norc", "--noprofile", "-c", program], { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env, timeout: 60_000 });
   expect(result.stderr).toBe("");
   return result.stdout.split("\n").filter((word) => word !== "").sort();

@@ -47,7 +47,7 @@ describe("help that teaches", { timeout: 300_000 }, () => {
     const offline: Array<[string, number]> = [["", 0], ["run", 0], ["validate", 0], ["validate", 1], ["tools list", 0], ["tools show", 0], ["tools show", 1], ["tools call", 0], ["proxy list", 0], ["proxy docs", 0], ["proxy call", 0], ["models", 0], ["help", 0], ["test", 0]];
     for (const [name, index] of offline) {
       const command = HELP_EXAMPLES[name]![index]![0];
-      const result = spawnSync("bash", ["--norc", "--noprofile", "-c", command], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { PATH: `${bin}:${process.env.PATH}`, HOME: process.env.HOME, LLLM_HOME: tempDir(), NO_COLOR: "1" }, timeout: 60_000 });
+      const result = spawnSync("bash", ["--norc", "--noprofile", "-c", command], { cwd: ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], env: { PATH: `${bin}:${process.env.PATH}`, HOME: process.env.HOME, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: tempDir(), NO_COLOR: "1" }, timeout: 60_000 });
       expect(result.status, `${command}\n${result.stderr}`).toBe(0);
       expect((result.stdout + result.stderr).trim(), command).not.toBe("");
     }

@@ -272,7 +272,7 @@ describe("--env-file", () => {
 /** Run `file` as a program (its shebang decides how), in a clean environment with this Node on the PATH. */
 function runCommand(file: string, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const env = { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, HOME: tempDir("lllm-home-"), TMPDIR: process.env.TMPDIR, LLLM_HOME: tempDir("lllm-home-"), NO_COLOR: "1" };
+    const env = { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, HOME: tempDir("lllm-home-"), TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: tempDir("lllm-home-"), NO_COLOR: "1" };
     const child = spawn(file, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";

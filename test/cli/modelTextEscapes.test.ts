@@ -29,7 +29,7 @@ describe("a model's text, printed", () => {
     const dir = tempTree({ "turns.yaml": SCRIPT });
     const command = [process.execPath, BIN, "run", "approve.yaml", "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--input", "hi", "--no-log"].map((word) => `'${word}'`).join(" ");
     // "n": the person refuses the call; the terminal shows everything the CLI wrote, stdout and stderr.
-    const output = execFileSync("script", ["-qec", command, "/dev/null"], { cwd: fixtures, input: "n\n", env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", TERM: "dumb" }, encoding: "utf8", timeout: 60_000 });
+    const output = execFileSync("script", ["-qec", command, "/dev/null"], { cwd: fixtures, input: "n\n", env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: emptyHome(), NO_COLOR: "1", TERM: "dumb" }, encoding: "utf8", timeout: 60_000 });
     const lines = output.replace(/\r/g, "").split("\n");
     expect(lines).toContain("Looks harmless\\u001b[8m hidden \\u001b]0;pwned\\u0007");
     // The question starts a line of its own (after the reset of any attribute left on), visible.
@@ -43,7 +43,7 @@ describe("a model's text, printed", () => {
     const dir = tempTree({ "turns.yaml": '- "Chat \\e[8mhidden\\e]0;t\\a end"\n' });
     const command = [process.execPath, BIN, "chat", "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--no-log"].map((word) => `'${word}'`).join(" ");
     // A line, then Ctrl-D ends the session.
-    const output = execFileSync("script", ["-qec", command, "/dev/null"], { cwd: dir, input: "hi\n\u0004", env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", TERM: "dumb" }, encoding: "utf8", timeout: 60_000 });
+    const output = execFileSync("script", ["-qec", command, "/dev/null"], { cwd: dir, input: "hi\n\u0004", env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: emptyHome(), NO_COLOR: "1", TERM: "dumb" }, encoding: "utf8", timeout: 60_000 });
     expect(output).toContain("Chat \\u001b[8mhidden\\u001b]0;t\\u0007 end");
     expect(output).not.toContain("\u001b[8m");
     expect(output).not.toContain("\u001b]0;");

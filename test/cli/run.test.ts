@@ -240,7 +240,7 @@ describe("lllm run: more ways in", () => {
     server = await startMockOpenAIServer({ script: ["too late"], failures: [{ delayMs: 30_000 }] });
     const { spawn } = await import("node:child_process");
     const { BIN, emptyHome } = await import("../helpers/runCli.js");
-    const child = spawn(process.execPath, [BIN, "run", loop, "--input", "Hi"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, NO_COLOR: "1" } });
+    const child = spawn(process.execPath, [BIN, "run", loop, "--input", "Hi"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: emptyHome(), OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, NO_COLOR: "1" } });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

@@ -32,7 +32,7 @@ const hasScript = spawnSync("script", ["--version"]).status === 0;
 describe("--verbose on a terminal", () => {
   it.skipIf(!hasScript && process.env.CI !== "true")("the streamed answer and the next log line are on separate lines", () => {
     const command = [process.execPath, BIN, "run", "packages-example/weather/tactics/weather.yaml", "--model", "scripted:packages-example/weather/scripted/paris-tokyo.yaml", "--input", "hi", "--verbose"].map((word) => `'${word}'`).join(" ");
-    const output = execFileSync("script", ["-qec", command, "/dev/null"], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", TERM: "dumb" }, encoding: "utf8", timeout: 60_000 });
+    const output = execFileSync("script", ["-qec", command, "/dev/null"], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: emptyHome(), NO_COLOR: "1", TERM: "dumb" }, encoding: "utf8", timeout: 60_000 });
     const lines = output.replace(/\r/g, "").split("\n");
     expect(lines).toContain("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.");
     expect(lines.some((line) => line.startsWith("[weather_bot] reply: It is sunny"))).toBe(true);

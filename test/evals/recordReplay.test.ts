@@ -141,7 +141,7 @@ describe("lllm test and Ctrl-C", { timeout: 120_000 }, () => {
     const home = tempDir();
     const project = weatherProject();
     server = await startMockOpenAIServer({ handler: model, failures: [{ delayMs: 60_000 }, { delayMs: 60_000 }] });
-    const child = spawn(process.execPath, [BIN, "test", project.tests, "--concurrency", "1"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: home, NO_COLOR: "1", OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [BIN, "test", project.tests, "--concurrency", "1"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: home, NO_COLOR: "1", OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url }, stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
     const closed = new Promise<number | null>((resolve) => child.on("close", resolve));

@@ -31,7 +31,7 @@ export class Tmux {
   startLllm(args: string[], env: Record<string, string>, cwd: string): string {
     this.windows += 1;
     const name = `s${this.windows}`;
-    const vars = Object.entries({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", TMPDIR: process.env.TMPDIR ?? "", TERM: "xterm", ...env }).map(([key, value]) => `${key}=${shellQuote(value)}`);
+    const vars = Object.entries({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", TMPDIR: process.env.TMPDIR ?? "", LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE ?? "", TERM: "xterm", ...env }).map(([key, value]) => `${key}=${shellQuote(value)}`);
     const command = `cd ${shellQuote(cwd)} && env -i ${vars.join(" ")} ${shellQuote(process.execPath)} ${shellQuote(BIN)} ${args.map(shellQuote).join(" ")}; echo EXIT=$?; sleep 600`;
     this.run("new-session", "-d", "-s", name, "-x", "160", "-y", "50", "/bin/sh", "-c", command);
     return name;

@@ -50,7 +50,7 @@ function exec(backend: ResolvedBackend, code: string, hostOpen: string[] = []): 
   const file = path.join(temporary("lllm-battery-code-"), "probe.py");
   writeFileSync(file, code);
   return new Promise((resolve, reject) => {
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1", OPENAI_API_KEY: SECRET, LLLM_TEST_SECRET: SECRET };
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: emptyHome(), NO_COLOR: "1", OPENAI_API_KEY: SECRET, LLLM_TEST_SECRET: SECRET };
     folders.push(env.LLLM_HOME);
     const opens = hostOpen.map((_, index) => `${200 + index}<"$${index + 1}"`).join(" ");
     const script = `${opens ? `exec ${opens} && ` : ""}shift ${hostOpen.length}; exec "$@"`;

@@ -49,7 +49,7 @@ function damagePages(file: string, pick: (page: Buffer, index: number) => boolea
 
 /** Start `lllm logs serve --port 0`; its address and token once it listens. */
 function serve(home: string): Promise<{ url: string; token: string }> {
-  viewer = spawn(process.execPath, [BIN, "logs", "serve", "--port", "0"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: home, NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] });
+  viewer = spawn(process.execPath, [BIN, "logs", "serve", "--port", "0"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: home, NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   return new Promise((resolve, reject) => {
     viewer!.stderr!.on("data", (chunk: Buffer) => {

@@ -169,7 +169,7 @@ describe("the store under concurrency and crashes", { timeout: 180_000 }, () => 
     const home = tempDir();
     server = await startMockOpenAIServer({ script: ["too late"], failures: [{ delayMs: 60_000 }] });
     const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
-    const child = spawn(process.execPath, [BIN, "run", loop, "--input", "Hi"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: home, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, NO_COLOR: "1" }, stdio: "ignore" });
+    const child = spawn(process.execPath, [BIN, "run", loop, "--input", "Hi"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: home, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, NO_COLOR: "1" }, stdio: "ignore" });
     const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
     while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
     child.kill(signal);
@@ -181,7 +181,7 @@ describe("the store under concurrency and crashes", { timeout: 180_000 }, () => 
     const home = tempDir();
     server = await startMockOpenAIServer({ script: ["too late"], failures: [{ delayMs: 60_000 }] });
     const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
-    const child = spawn(process.execPath, [BIN, "run", loop, "--input", "Hi"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: home, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, NO_COLOR: "1" }, stdio: "ignore" });
+    const child = spawn(process.execPath, [BIN, "run", loop, "--input", "Hi"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: home, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, NO_COLOR: "1" }, stdio: "ignore" });
     const closed = new Promise((resolve) => child.on("close", resolve));
     // The run's start is on disk a moment after it begins: while the request waits for its answer, it lists as running.
     while (server.requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));

@@ -15,7 +15,7 @@ const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-toky
 /** The CLI under umask 022, as most shells run it: what lllm does not make private, others can read. */
 function lllm(home: string, args: string[]): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn("/bin/sh", ["-c", 'umask 022 && exec "$0" "$@"', process.execPath, BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: home, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn("/bin/sh", ["-c", 'umask 022 && exec "$0" "$@"', process.execPath, BIN, ...args], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: home, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));

@@ -47,7 +47,7 @@ async function stopViewers(): Promise<void> {
 
 /** Start `lllm logs serve --port 0` and wait for the line that gives its address. */
 async function serve(home: string): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, "logs", "serve", "--port", "0"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: home, NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(process.execPath, [BIN, "logs", "serve", "--port", "0"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: home, NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] });
   viewers.add(child);
   let stderr = "";
   return new Promise((resolve, reject) => {
