@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
 import { BIN, runCli } from "../helpers/runCli.js";
-import { tempTree } from "../helpers/tempTree.js";
+import { tempDir, tempTree } from "../helpers/tempTree.js";
 
 // Each case spawns the CLI, some with an MCP server: on a busy machine more than the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
@@ -70,11 +70,14 @@ describe("text from a package or an MCP server, printed", () => {
 
   it("`mcp tools`: a server's tool names and descriptions", async () => {
     const dir = tempTree(PACKAGE);
-    const result = await runCli(["mcp", "tools", "--", process.execPath, BIN, "mcp", "serve", dir], { timeoutMs: 60_000 });
+    // The server's environment is the MCP SDK's short list (HOME, PATH…) and what --env adds: a home of its own, not
+    // the user's ~/.lllm.
+    const server = ["--env", `LLLM_HOME=${tempDir("lllm-home-")}`, "--env", `LLLM_CODE_CACHE=${process.env.LLLM_CODE_CACHE ?? ""}`, "--", process.execPath, BIN, "mcp", "serve", dir];
+    const result = await runCli(["mcp", "tools", ...server], { timeoutMs: 60_000 });
     expect(result.code).toBe(0);
     expectNoRawControl(result.stdout);
     expect(result.stdout).toContain("evil  Looks fine\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31mRED\\u202eevil");
-    const json = await runCli(["mcp", "tools", "--json", "--", process.execPath, BIN, "mcp", "serve", dir], { timeoutMs: 60_000 });
+    const json = await runCli(["mcp", "tools", "--json", ...server], { timeoutMs: 60_000 });
     expectNoRawControl(json.stdout);
     expect(json.stdout).toContain("\\u009b31mRED\\u202eevil");
   }, 90_000);

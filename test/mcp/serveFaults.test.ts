@@ -31,7 +31,7 @@ interface Served {
 }
 
 function serve(): Served {
-  server = spawn(process.execPath, [BIN, "mcp", "serve", WEATHER], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_HOME: emptyHome(), NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
+  server = spawn(process.execPath, [BIN, "mcp", "serve", WEATHER], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: emptyHome(), NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
   const child = server;
   let pending = "";
   const received: Array<{ id: unknown; result?: unknown; error?: { code: number; message: string } }> = [];
