@@ -92,7 +92,7 @@ describe("lllm mcp serve: a package's tools and tactics for any MCP client", () 
     const transport = new StdioClientTransport({
       command: process.execPath,
       args: [BIN, "mcp", "serve", path.join(ROOT, "packages-example/weather")],
-      env: { PATH: process.env.PATH ?? "", TMPDIR: process.env.TMPDIR ?? "", LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome(), NO_COLOR: "1" },
+      env: { PATH: process.env.PATH ?? "", TMPDIR: process.env.TMPDIR ?? "", LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE ?? "", OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome(), NO_COLOR: "1" },
       stderr: "pipe",
     });
     const client = new Client({ name: "test", version: "1.0.0" });

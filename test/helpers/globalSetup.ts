@@ -1,5 +1,5 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import path from "node:path";
 import { processAlive } from "../../src/util/processAlive.js";
 
@@ -13,10 +13,14 @@ let root: string | undefined;
 /** The machine's temp dir (setup then points TMPDIR at the suite's folder), and what of lllm's it held then. */
 const machineTemp = tmpdir();
 let before = new Set<string>();
+/** The developer's own lllm home, and its files with their modification times when the suite began. */
+const realHome = path.join(homedir(), ".lllm");
+let homeBefore = new Map<string, number>();
 
 export function setup(): void {
   removeRootsOfEndedRuns();
   before = tempEntries();
+  homeBefore = filesOf(realHome);
   // The folder names the run's process, so that a later run can tell that a run killed before its teardown is over.
   root = mkdtempSync(path.join(tmpdir(), `lllm-test-${process.pid}-`));
   // Readable and searchable by others (each test's own folders inside stay 0700): tests that run the CLI as another
@@ -45,11 +49,36 @@ export function teardown(): void {
   // keeps its files elsewhere (tmux's sockets follow TMUX_TMPDIR, jiti ignores a TMPDIR that is its working folder).
   const escaped = [...tempEntries()].filter((entry) => !before.has(entry));
   if (escaped.length > 0) problems.push(`the tests left ${escaped.length} file(s) in ${machineTemp}: ${escaped.slice(0, 5).join(", ")}`);
+  // A CLI started without LLLM_HOME (an environment built by hand, an MCP server started with the SDK's short list of
+  // variables) keeps its caches and runs in the developer's ~/.lllm: a test's package transpiled there, its runs in
+  // their log. (A run of the developer's own while the suite ran writes there too: then run the suite again.)
+  const written = [...filesOf(realHome)].filter(([file, modified]) => homeBefore.get(file) !== modified).map(([file]) => file);
+  if (written.length > 0) problems.push(`the tests wrote ${written.length} file(s) in ${realHome}, the home of the user running them: ${written.slice(0, 5).join(", ")}`);
   if (problems.length > 0) {
     // vitest prints an error thrown here and still exits 0: the exit code is set too, so `npm test` fails.
     process.exitCode = 1;
     throw new Error(problems.join("\n"));
   }
+}
+
+/** Every file under `folder` (none when it is not there), with its modification time. */
+function filesOf(folder: string): Map<string, number> {
+  const files = new Map<string, number>();
+  let names: string[];
+  try {
+    names = readdirSync(folder, { recursive: true }) as string[];
+  } catch {
+    return files;
+  }
+  for (const name of names) {
+    try {
+      const stat = statSync(path.join(folder, name));
+      if (stat.isFile()) files.set(name, stat.mtimeMs);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return files;
 }
 
 /**

@@ -46,7 +46,7 @@ describe("SecretRedactor", () => {
     const key = `q"u\\o&t<e>'s 42\ttab`;
     const redactor = new SecretRedactor();
     redactor.add(key);
-    const texts = Object.entries(encodingsOf(key)).map(([name, form]) => [name, `before ${form} after`] as const);
+    const texts: Array<readonly [string, string]> = Object.entries(encodingsOf(key)).map(([name, form]) => [name, `before ${form} after`] as const);
     let nested = `{"result": ${JSON.stringify(`the key: ${key}.`)}}`;
     for (let depth = 1; depth <= 3; depth++, nested = JSON.stringify(nested)) texts.push([`JSON ${depth} deep`, nested]);
     for (const [name, text] of texts) {
