@@ -16,9 +16,15 @@ const only = args.includes("--only") ? args[args.indexOf("--only") + 1] : undefi
 const lllm = path.join(root, "bin", "lllm.js");
 const example = path.join(root, "packages-example", "weather", "tactics", "weather.yaml");
 
+/**
+ * The environment of the commands timed here: the bench's own home (.bench-home, as the start-up suite's), so that
+ * its runs and caches stay out of the developer's ~/.lllm and `lllm logs`.
+ */
+const benchEnv = { ...process.env, NO_COLOR: "1", LLLM_HOME: path.join(root, ".bench-home") };
+
 function timeCommand(command, commandArgs) {
   const start = process.hrtime.bigint();
-  const result = spawnSync(command, commandArgs, { cwd: root, stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+  const result = spawnSync(command, commandArgs, { cwd: root, stdio: ["ignore", "ignore", "pipe"], env: benchEnv });
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   if (result.status !== 0) throw new Error(`${command} ${commandArgs.join(" ")} failed: ${result.stderr}`);
   return ms;
@@ -49,7 +55,7 @@ function compare(title, cases) {
 
 /** Peak RSS of a command, read from bench/report-rss.mjs's line on stderr. */
 function peakMemory(commandArgs) {
-  const result = spawnSync(process.execPath, ["--import", path.join(benchRoot, "bench", "report-rss.mjs"), ...commandArgs], { cwd: root, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+  const result = spawnSync(process.execPath, ["--import", path.join(benchRoot, "bench", "report-rss.mjs"), ...commandArgs], { cwd: root, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"], env: benchEnv });
   const match = /maxrss_kib=(\d+)/.exec(result.stderr);
   if (result.status !== 0 || !match) throw new Error(`failed: ${commandArgs.join(" ")}: ${result.stderr}`);
   return Number(match[1]) / 1024;
