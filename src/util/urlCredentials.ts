@@ -7,9 +7,12 @@
 /**
  * A URL's scheme and userinfo, up to the `@` before the host. The userinfo ends at the last `@` before the path (a
  * password with a raw `@` stays whole) and never spans whitespace, quotes or brackets (a URL inside JSON or prose).
- * The slashes may be JSON-escaped (`http:\/\/user:pass@host`, as PHP and some loggers write them), also twice.
+ * The slashes may be JSON-escaped (`http:\/\/user:pass@host`, as PHP and some loggers write them), up to three deep.
+ * A scheme is at most 32 characters: unbounded, each word of a long dotted or hyphenated run (`a.b.c.…`) began an
+ * attempt that walked to the run's end, quadratic in its length (40 KB took 0.8 s, and every text lllm shows or
+ * keeps passes here).
  */
-const USERINFO = /\b([a-z][a-z0-9+.-]*:(?:\\*\/){2})([^\s/?#"'<>()[\]{}`\\]+)@/gi;
+const USERINFO = /\b([a-z][a-z0-9+.-]{0,31}:(?:\\{0,7}\/){2})([^\s/?#"'<>()[\]{}`\\]+)@/gi;
 
 /**
  * A userinfo that only shows the form (`USER:PASSWORD`, `:PASSWORD`, `TOKEN`): a hint that says how to write a URL

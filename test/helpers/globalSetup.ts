@@ -53,7 +53,7 @@ export function teardown(): void {
   // variables) keeps its caches and runs in the developer's ~/.lllm: a test's package transpiled there, its runs in
   // their log. (A run of the developer's own while the suite ran writes there too: then run the suite again.)
   const written = [...filesOf(realHome)].filter(([file, modified]) => homeBefore.get(file) !== modified).map(([file]) => file);
-  if (written.length > 0) problems.push(`the tests wrote ${written.length} file(s) in ${realHome}, the home of the user running them: ${written.slice(0, 5).join(", ")}`);
+  if (written.length > 0) problems.push(`the tests wrote ${written.length} file(s) in ${realHome}, the home of the user running them: ${written.slice(0, 5).join(", ")} (a run of yours meanwhile writes there too: then run the suite again)`);
   if (problems.length > 0) {
     // vitest prints an error thrown here and still exits 0: the exit code is set too, so `npm test` fails.
     process.exitCode = 1;

@@ -20,6 +20,14 @@ describe("credentials in URLs", () => {
     expect(maskUrlCredentials(text)).toBe(masked);
   });
 
+  it("masks in one pass over a long dotted or hyphenated run", () => {
+    // Each word of such a run began a scheme that was walked to the run's end: quadratic, 300 KB took most of a minute.
+    // A return of that makes this test outlast its timeout.
+    for (const run of ["a.".repeat(150_000), "ab-".repeat(100_000)]) {
+      expect(maskUrlCredentials(`${run} see http://u:secret@h`)).toBe(`${run} see http://[redacted]@h`);
+    }
+  });
+
   it("finds passwords (decoded), and a user name that stands alone (a token)", () => {
     expect(urlCredentials("http://alice:pa55%2Fword@host http://ghp_token123456@github.com")).toEqual(["pa55/word", "ghp_token123456"]);
     expect(urlCredentialsIn({ global: { invoker_config: { base_url: "http://u:secret-one@h/v1" } }, servers: [{ url: "https://u:secret-two@h/mcp" }] })).toEqual(expect.arrayContaining(["secret-one", "secret-two"]));
