@@ -79,6 +79,7 @@ function displayUrl(url: string): string {
   return withoutCredentials(url);
 }
 
+/** git's own words too, which hold what the remote said: the scheme is bounded, so a long dotted run is one pass. */
 function withoutCredentials(text: string): string {
-  return text.replace(/(\b[a-z][a-z0-9+.-]*:\/\/)[^@/\s]+@/gi, "$1");
+  return text.replace(/(\b[a-z][a-z0-9+.-]{0,31}:\/\/)[^@/\s]+@/gi, "$1");
 }
