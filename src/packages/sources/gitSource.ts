@@ -5,6 +5,7 @@ import { ConfigError, PackageFetchError } from "../../errors.js";
 import type { GitSource } from "../../config/packageSource.js";
 import type { LockEntry } from "../../registry/installed/lockFile.js";
 import { PACKAGE_LIMITS } from "../limits.js";
+import { maskUrlCredentials } from "../../util/urlCredentials.js";
 import { nameFrom, type Fetched, type FetchContext } from "./Fetched.js";
 
 const COMMIT = /^[0-9a-f]{40}$/;
@@ -68,18 +69,13 @@ function git(args: string[], source: GitSource): Promise<Buffer> {
         if (error === null) return resolve(stdout);
         if ((error as NodeJS.ErrnoException).code === "ENOENT") return reject(new ConfigError("package_fetch_failed", "git is not installed: git+ sources need it", { hint: "Install git (apt-get install git, brew install git), or use an npm, OCI or tarball source." }));
         const said = stderr.toString("utf8").split("\n").map((line) => line.replace(/^(?:fatal|error): /, "").trim()).find(Boolean) ?? error.message;
-        reject(new PackageFetchError("package_fetch_failed", `git could not fetch ${displayUrl(source.url)}: ${withoutCredentials(said)}`, { hint: "Check the URL and your access to the repository (git uses your own credentials and SSH keys). Packages already installed keep working from the cache." }));
+        reject(new PackageFetchError("package_fetch_failed", `git could not fetch ${displayUrl(source.url)}: ${maskUrlCredentials(said)}`, { hint: "Check the URL and your access to the repository (git uses your own credentials and SSH keys). Packages already installed keep working from the cache." }));
       },
     );
   });
 }
 
-/** A URL as messages show it: without a password. */
+/** A URL as messages show it: its userinfo masked, as everywhere else (`https://[redacted]@host/repo.git`). */
 function displayUrl(url: string): string {
-  return withoutCredentials(url);
-}
-
-/** git's own words too, which hold what the remote said: the scheme is bounded, so a long dotted run is one pass. */
-function withoutCredentials(text: string): string {
-  return text.replace(/(\b[a-z][a-z0-9+.-]{0,31}:\/\/)[^@/\s]+@/gi, "$1");
+  return maskUrlCredentials(url);
 }
