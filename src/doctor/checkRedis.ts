@@ -1,5 +1,6 @@
 import type { Redis } from "ioredis";
 import { queueConnection, redactQueueUrl, WORKER_KEY_PREFIX } from "../batch/queue/queueConnection.js";
+import { servedJobCounts } from "../serve/queue/serveQueueWire.js";
 import type { DoctorCheck } from "./DoctorCheck.js";
 
 /**
@@ -43,16 +44,15 @@ async function workersCheck(client: Redis, url: string): Promise<DoctorCheck> {
   return { name: "queue workers", status: "ok", detail: `${workers.length} live worker${workers.length === 1 ? "" : "s"}: ${workers.join(", ")}` };
 }
 
-/** The tactics `lllm serve --queue` servers announce, each with its requests waiting and running (BullMQ's lists). */
+/** The tactics `lllm serve --queue` servers announce, each with its requests waiting and running. */
 async function servedCheck(client: Redis): Promise<DoctorCheck> {
   const lines: string[] = [];
   for (const digest of (await client.smembers("lllm:serve:tactics")).sort()) {
     const text = await client.get(`lllm:serve:tactic:${digest}`);
     if (text === null) continue; // its servers are gone
     const name = (JSON.parse(text) as { tactic?: string }).tactic ?? digest;
-    const queue = `bull:lllm-serve-${digest}`;
-    const [waiting, prioritized, active] = await Promise.all([client.llen(`${queue}:wait`), client.zcard(`${queue}:prioritized`), client.llen(`${queue}:active`)]);
-    lines.push(`${name} (${waiting + prioritized} waiting, ${active} running)`);
+    const { waiting, running } = await servedJobCounts(client, digest);
+    lines.push(`${name} (${waiting} waiting, ${running} running)`);
   }
   return { name: "served tactics", status: "ok", detail: lines.length > 0 ? lines.join(", ") : "none: no lllm serve --queue announces tactics here" };
 }

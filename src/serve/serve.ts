@@ -122,7 +122,7 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
   let draining = false;
   const models = new ServedModels(tactics);
   const pendingTtlMs = options.pendingTtlMs ?? SERVE_DEFAULTS.pendingTtlMs;
-  // Loaded only with --queue: BullMQ and ioredis stay out of every other server.
+  // Loaded only with --queue: ioredis stays out of every other server.
   const bridge = options.queue === undefined ? undefined : await (await import("./queue/QueueBridge.js")).QueueBridge.open({ url: options.queue, models: models.list(), warn, say: (message) => process.stderr.write(`lllm: ${message}\n`) });
   const context: ServeContext = {
     models,

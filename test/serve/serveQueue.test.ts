@@ -188,22 +188,34 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(mock.requests.length).toBe(modelCalls + 1);
   });
 
-  it("/metrics shows the queue's depth and its workers; lllm doctor --queue checks the pool", async () => {
+  it("/metrics shows the queue's depth and its workers; lllm doctor --queue checks the pool; a request withdrawn before a worker took it never runs", async () => {
     const serving = await serveOnQueue();
     const metrics = async (): Promise<string> => (await fetch(`${serving.url}/metrics`, { headers: { authorization: `Bearer ${serving.token}` } })).text();
+    const doctor = async (): Promise<Array<{ name: string; status: string; detail: string }>> => (JSON.parse((await runCli(["doctor", "--queue", redis.url, "--json"], { timeoutMs: 120_000 })).stdout) as { checks: Array<{ name: string; status: string; detail: string }> }).checks;
     const waiting = [stream(serving, "quiet 1"), stream(serving, "quiet 2")];
+    const gone = new AbortController();
+    const withdrawn = stream(serving, "quiet 3", gone.signal);
+    expect(await waitUntil(async () => (await metrics()).includes('lllm_serve_queue_jobs{state="waiting"} 3'), 60_000)).toBe(true);
+    // Its client hangs up while no worker is there: the request leaves the queue.
+    gone.abort();
+    expect((await withdrawn).text).toBe("");
     expect(await waitUntil(async () => (await metrics()).includes('lllm_serve_queue_jobs{state="waiting"} 2'), 60_000)).toBe(true);
     expect(await metrics()).toContain("lllm_serve_queue_workers 0");
-    const lonely = await runCli(["doctor", "--queue", redis.url, "--json"], { timeoutMs: 120_000 });
-    const checks = (JSON.parse(lonely.stdout) as { checks: Array<{ name: string; status: string; detail: string }> }).checks;
+    const checks = await doctor();
     expect(checks.find((check) => check.name === "queue workers")).toMatchObject({ status: "fail", detail: expect.stringContaining("no live worker") });
     expect(checks.find((check) => check.name === "served tactics")?.detail).toMatch(/^pool \(2 waiting, 0 running\)/);
     await worker();
+    // Both taken, held by their tool: running on the worker, none waiting.
+    expect(await waitUntil(async () => (await metrics()).includes('lllm_serve_queue_jobs{state="active"} 2'), 60_000)).toBe(true);
+    expect(await metrics()).toContain('lllm_serve_queue_jobs{state="waiting"} 0');
+    expect((await doctor()).find((check) => check.name === "served tactics")?.detail).toMatch(/^pool \(0 waiting, 2 running\)/);
     holds.release("released");
     expect((await Promise.all(waiting)).map((result) => result.end)).toEqual(["done", "done"]);
+    expect(await waitUntil(async () => (await metrics()).includes('lllm_serve_queue_jobs{state="active"} 0'), 60_000)).toBe(true);
     expect(await waitUntil(async () => (await metrics()).includes("lllm_serve_queue_workers 1"), 60_000)).toBe(true);
-    const pooled = await runCli(["doctor", "--queue", redis.url, "--json"], { timeoutMs: 120_000 });
-    const after = (JSON.parse(pooled.stdout) as { checks: Array<{ name: string; status: string; detail: string }> }).checks;
+    const after = await doctor();
     expect(after.find((check) => check.name === "queue workers")).toMatchObject({ status: "ok", detail: expect.stringMatching(/^1 live worker: \S+:\d+/) });
+    // The withdrawn request never reached the model.
+    expect(mock.requests.map((request) => userOf(request.body)).sort()).toEqual(["quiet 1", "quiet 1", "quiet 2", "quiet 2"]);
   });
 });

@@ -1,17 +1,16 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
-import type { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { queuedTactic } from "../../batch/queue/queuedTactic.js";
 import { queueDigest } from "../../batch/queue/queueDigest.js";
-import { loadBullmq, queueTimings, WORKER_KEY_PREFIX, type BatchAnnouncement, type QueueTimings } from "../../batch/queue/queueConnection.js";
+import { queueTimings, WORKER_KEY_PREFIX, type BatchAnnouncement, type QueueTimings } from "../../batch/queue/queueConnection.js";
 import { RedisLink } from "../../batch/queue/RedisLink.js";
 import type { ServedModel } from "../ServedModels.js";
 import type { ServedRunOptions } from "../ServedRun.js";
 import { approveAll } from "../../approval/index.js";
 import { newWireId } from "../newWireId.js";
 import { RemoteRun, type RunTransport } from "./RemoteRun.js";
-import { callKey, cancelledKey, SERVE_TACTICS_KEY, serveQueueName, serverChannel, serverKey, tacticKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type ServedJob } from "./serveQueueWire.js";
+import { callKey, cancelledKey, SERVE_TACTICS_KEY, servedJobCounts, serverChannel, serverKey, tacticKey, waitingKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type ServedJob } from "./serveQueueWire.js";
 
 /** What `/metrics` shows of the pool. */
 export interface QueueGauges {
@@ -26,7 +25,7 @@ export interface QueueGauges {
 /**
  * The server's side of `lllm serve --queue`: announces the served tactics to the workers (each by the digest of its
  * resolved configuration, as a batch announces its own: a worker runs only a tactic it has, the same), puts each
- * run's job on its tactic's queue, routes the events workers publish to the runs waiting here, and every heartbeat
+ * run's job on its tactic's list (`waitingKey`), routes the events workers publish to the runs waiting here, and every heartbeat
  * says this server is alive (a worker stops the runs of a server that is gone) and looks at the workers running its
  * runs (a run whose worker is gone is replaced or ended).
  */
@@ -35,12 +34,13 @@ export class QueueBridge implements RunTransport {
   readonly #link: RedisLink;
   readonly #subscriber: Redis;
   readonly #timings: QueueTimings;
-  readonly #queues = new Map<string, Queue>();
   /** Each served model's digest and announcement. */
   readonly #tactics = new Map<ServedModel, { digest: string; announcement: BatchAnnouncement }>();
   readonly #runs = new Map<string, RemoteRun>();
-  /** Jobs to add to each queue at the end of this turn of the event loop (see `enqueue`). */
-  readonly #unsent = new Map<Queue, Array<{ run: RemoteRun; job: ServedJob }>>();
+  /** Jobs to add to each tactic's list at the end of this turn of the event loop (see `enqueue`), by digest. */
+  readonly #unsent = new Map<string, Array<{ run: RemoteRun; text: string }>>();
+  /** The text of each job no worker said it took yet, by run key: what `withdraw` takes off its list. */
+  readonly #queued = new Map<string, { digest: string; text: string }>();
   readonly #warn: (message: string) => void;
   #heartbeat: NodeJS.Timeout | undefined;
   #noWorkerSince = Date.now();
@@ -93,13 +93,6 @@ export class QueueBridge implements RunTransport {
     for (const [model, tactic] of tactics) bridge.#tactics.set(model, tactic);
     subscriber.on("message", (_channel: string, text: string) => bridge.#onMessage(text));
     await subscriber.subscribe(serverChannel(bridge.serverId));
-    const { Queue } = await loadBullmq();
-    for (const { digest } of bridge.#tactics.values()) {
-      if (bridge.#queues.has(digest)) continue;
-      const queue = new Queue(serveQueueName(digest), { connection: link.client });
-      queue.on("error", () => undefined);
-      bridge.#queues.set(digest, queue);
-    }
     await bridge.#beat();
     bridge.#heartbeat = setInterval(() => void bridge.#beat().catch(() => undefined), timings.heartbeatMs);
     return bridge;
@@ -144,10 +137,10 @@ export class QueueBridge implements RunTransport {
   async gauges(): Promise<QueueGauges> {
     let waiting = 0;
     let active = 0;
-    for (const queue of this.#queues.values()) {
-      const counts = await this.#link.guard(queue.getJobCounts("waiting", "active", "prioritized", "delayed"));
-      waiting += (counts.waiting ?? 0) + (counts.prioritized ?? 0) + (counts.delayed ?? 0);
-      active += counts.active ?? 0;
+    for (const digest of new Set([...this.#tactics.values()].map((tactic) => tactic.digest))) {
+      const counts = await this.#link.guard(servedJobCounts(this.#link.client, digest));
+      waiting += counts.waiting;
+      active += counts.running;
     }
     return { waiting, active, workers: (await this.#liveWorkers()).size };
   }
@@ -157,25 +150,28 @@ export class QueueBridge implements RunTransport {
   }
 
   /**
-   * Put the run's job on its queue. The jobs of the requests that arrive in the same turn of the event loop go in
-   * one write (`addBulk`, one transaction): one job at a time cost a write to Redis each, and under load those
-   * writes took more of the server's time than the rest of queueing.
+   * Put the run's job on its tactic's list. The jobs of the requests that arrive in the same turn of the event loop
+   * go in one command: one job at a time cost a write to Redis each, and under load those writes took more of the
+   * server's time than the rest of queueing.
    */
   enqueue(run: RemoteRun, job: ServedJob): void {
-    const queue = this.#queues.get(this.#tactics.get(run.model)!.digest)!;
+    const digest = this.#tactics.get(run.model)!.digest;
+    const text = JSON.stringify(job);
     this.#runs.set(job.runKey, run);
+    this.#queued.set(job.runKey, { digest, text });
     // Nothing unsent yet: this is the turn's first job, and the send is scheduled with it.
     if (this.#unsent.size === 0) setImmediate(() => this.#send());
-    const waiting = this.#unsent.get(queue);
-    if (waiting) waiting.push({ run, job });
-    else this.#unsent.set(queue, [{ run, job }]);
+    const waiting = this.#unsent.get(digest);
+    if (waiting) waiting.push({ run, text });
+    else this.#unsent.set(digest, [{ run, text }]);
   }
 
   #send(): void {
     const unsent = [...this.#unsent];
     this.#unsent.clear();
-    for (const [queue, entries] of unsent) {
-      const added = entries.length === 1 ? queue.add("run", entries[0]!.job, jobOptions(entries[0]!.job)) : queue.addBulk(entries.map(({ job }) => ({ name: "run", data: job, opts: jobOptions(job) })));
+    for (const [digest, entries] of unsent) {
+      // At the list's head, in order: workers take from its tail, so the first to come is the first run.
+      const added = this.#link.client.lpush(waitingKey(digest), ...entries.map((entry) => entry.text));
       added.catch((error: unknown) => {
         // Redis away: the link says so, and gives up in time; the runs end as lost.
         this.#warn(`${entries.length === 1 ? "a request" : `${entries.length} requests`} could not be queued: ${(error as Error).message}`);
@@ -187,9 +183,10 @@ export class QueueBridge implements RunTransport {
   async withdraw(model: ServedModel, runKey: string): Promise<boolean> {
     const client = this.#link.client;
     await client.set(cancelledKey(runKey), "1", "PX", 10 * 60_000).catch(() => undefined);
-    const queue = this.#queues.get(this.#tactics.get(model)!.digest);
-    const removed = (await queue?.remove(runKey).catch(() => 0)) === 1;
-    if (removed) this.#runs.delete(runKey);
+    const queued = this.#queued.get(runKey);
+    if (!queued || queued.digest !== this.#tactics.get(model)?.digest) return false;
+    const removed = (await client.lrem(waitingKey(queued.digest), 1, queued.text).catch(() => 0)) === 1;
+    if (removed) this.release(runKey);
     return removed;
   }
 
@@ -203,6 +200,7 @@ export class QueueBridge implements RunTransport {
 
   release(runKey: string): void {
     this.#runs.delete(runKey);
+    this.#queued.delete(runKey);
   }
 
   /** Stop: no heartbeat (the workers stop what is left of this server's runs), no more events. */
@@ -212,7 +210,6 @@ export class QueueBridge implements RunTransport {
     clearInterval(this.#heartbeat);
     await Promise.race([this.#link.guard(this.#link.client.del(serverKey(this.serverId))).catch(() => undefined), this.#link.whenDown()]);
     this.#subscriber.disconnect();
-    for (const queue of this.#queues.values()) void queue.close().catch(() => undefined);
     this.#link.close();
   }
 
@@ -223,6 +220,8 @@ export class QueueBridge implements RunTransport {
     } catch {
       return;
     }
+    // A worker took it: it can no longer be taken off the list.
+    if (event.type === "started") this.#queued.delete(event.run);
     this.#runs.get(event.run)?.onEvent(event);
   }
 
@@ -257,9 +256,4 @@ export class QueueBridge implements RunTransport {
     } while (cursor !== "0");
     return workers;
   }
-}
-
-/** A served job runs once (a worker that dies takes it with it: its server ends or retries the run) and leaves nothing. */
-function jobOptions(job: ServedJob): { jobId: string; attempts: number; removeOnComplete: boolean; removeOnFail: boolean } {
-  return { jobId: job.runKey, attempts: 1, removeOnComplete: true, removeOnFail: true };
 }

@@ -133,7 +133,7 @@ export class RemoteRun implements RunHandle {
     this.#abortReason ??= reason;
     const message = reason instanceof Error ? reason.message : String(reason);
     if (this.#worker !== undefined) return this.#send({ run: this.#runKey, type: "cancel", message });
-    // Not taken yet: off the queue (a worker taking it now finds it marked cancelled, and says it started).
+    // Not taken yet: off the list (a worker taking it now finds it marked cancelled, and says it ended).
     void this.#transport.withdraw(this.model, this.#runKey).then((removed) => {
       if (removed) this.#end(endedWithout(reason instanceof Error ? reason : new InterruptedError("interrupted", message)));
     });

@@ -1,10 +1,9 @@
 import { setMaxListeners } from "node:events";
 import { rmSync } from "node:fs";
-import type { Job, Worker } from "bullmq";
 import type { Redis } from "ioredis";
 import { approveAll, approveNone } from "../../approval/index.js";
 import { prepareQueuedTactic, readAnnouncement, Refusal } from "../../batch/queue/prepareQueuedTactic.js";
-import { loadBullmq, queueConnection, queueTimings } from "../../batch/queue/queueConnection.js";
+import { queueTimings } from "../../batch/queue/queueConnection.js";
 import { RedisLink } from "../../batch/queue/RedisLink.js";
 import { InterruptedError } from "../../errors.js";
 import type { RunWorkerOptions } from "../../batch/queue/runWorker.js";
@@ -13,8 +12,9 @@ import { processTempDir } from "../../util/processTempDir.js";
 import { environmentSecrets, redactSecrets, StreamRedactor } from "../../util/redact.js";
 import type { RunListener, RunOutcome } from "../RunHandle.js";
 import { ServedRun } from "../ServedRun.js";
-import { callKey, cancelledKey, SERVE_TACTICS_KEY, serveQueueName, serverChannel, serverKey, tacticKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type RunState, type ServedJob } from "./serveQueueWire.js";
-import { toWire } from "./wireRecordedRun.js";
+import { callKey, cancelledKey, SERVE_TACTICS_KEY, serverChannel, serverKey, tacticKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type RunState, type ServedJob } from "./serveQueueWire.js";
+import { JobTaker } from "./JobTaker.js";
+import { endedWithout, toWire } from "./wireRecordedRun.js";
 
 /** What `lllm worker` gives the batch side (`RunWorkerOptions`), and this worker's id. */
 export interface ServeOnWorkerOptions extends RunWorkerOptions {
@@ -45,14 +45,13 @@ interface HeldRun {
  */
 export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void> {
   const timings = queueTimings();
-  const connection = queueConnection(options.url);
   const link = await RedisLink.open({ url: options.url, reconnectMs: timings.reconnectMs, warn: options.warn, say: options.say });
   const cancel = AbortSignal.any([options.cancel, link.failed]);
   setMaxListeners(options.concurrency * 4 + 20, cancel);
   const redis = link.client;
   let subscriber: Redis | undefined;
   const held = new Map<string, HeldRun>();
-  const joined = new Map<string, { worker: Worker; prepared: PreparedTactic }>();
+  const joined = new Map<string, { taker: JobTaker; prepared: PreparedTactic }>();
   const refused = new Set<string>();
   const joining = new Set<string>();
   let scratch: string | undefined;
@@ -144,10 +143,17 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
   };
 
   /** One job: start its run; the job is done when the run first pauses or ends (a paused run waits outside any job). */
-  const runJob = async (job: Job, prepared: PreparedTactic): Promise<void> => {
-    const data = job.data as ServedJob;
-    // On the auto-pipelined connection: the jobs a turn of the loop starts ask in one write (with their `started`).
-    if ((await publisher.exists(cancelledKey(data.runKey))) === 1) return;
+  const runJob = async (text: string, prepared: PreparedTactic): Promise<void> => {
+    const data = JSON.parse(text) as ServedJob;
+    // Asked and said in one write (the auto-pipelined connection), with those of every job this turn takes: whether
+    // the run was cancelled before it was taken, and that it started (its server then knows whom to cancel).
+    const cancelled = publisher.exists(cancelledKey(data.runKey));
+    const tell = (event: RunEvent): void => void publisher.publish(serverChannel(data.server), JSON.stringify(event)).catch(() => undefined);
+    tell({ run: data.runKey, type: "started", worker: options.me });
+    if ((await cancelled) === 1) {
+      // Cancelled as it was taken: its server, which could no longer take it off the list, hears that it ended.
+      return tell({ run: data.runKey, type: "finished", result: toWire(endedWithout(new InterruptedError("interrupted", "the request was cancelled before it started"))), state: { lastText: "", streamedSinceCall: "", usage: { promptTokens: 0, completionTokens: 0 } } });
+    }
     const run = new ServedRun({
       model: { id: data.model, prepared, created: Math.floor(Date.now() / 1000), description: prepared.tactic.config.description },
       input: data.input,
@@ -173,7 +179,6 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     const stopRun = (): void => run.abort(new InterruptedError("interrupted", "the worker was stopped"));
     cancel.addEventListener("abort", stopRun, { once: true });
     void run.done.then(() => cancel.removeEventListener("abort", stopRun));
-    publish(entry, { run: data.runKey, type: "started", worker: options.me });
     const next = run.next(listener(entry));
     run.start();
     await settle(entry, await next);
@@ -188,14 +193,15 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       options.warn(`served tactic ${digest} refused: ${error instanceof Refusal ? error.message : (error as Error).message}`);
       return;
     }
-    const { Worker } = await loadBullmq();
-    const worker = new Worker(serveQueueName(digest), (job) => runJob(job, prepared), { connection, concurrency: options.concurrency, lockDuration: timings.lockMs, stalledInterval: Math.max(250, Math.floor(timings.lockMs / 2)), maxStalledCount: 0 });
-    worker.on("error", () => undefined);
-    joined.set(digest, { worker, prepared });
+    const blocking = redis.duplicate();
+    blocking.on("error", () => undefined); // the link says what is wrong with Redis
+    const taker = new JobTaker({ blocking, commands: publisher, digest, me: options.me, concurrency: options.concurrency, aliveMs: timings.aliveMs, run: (text) => runJob(text, prepared), warn: options.warn });
+    joined.set(digest, { taker, prepared });
     options.say(`lllm worker: serving ${prepared.tactic.config.name ?? digest} (requests of lllm serve --queue)`);
   };
 
   const round = async (): Promise<void> => {
+    for (const { taker } of joined.values()) taker.touch();
     const digests = await redis.smembers(SERVE_TACTICS_KEY);
     for (const digest of digests) {
       if (joined.has(digest) || refused.has(digest) || joining.has(digest)) continue;
@@ -235,12 +241,12 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     clearInterval(heartbeat);
     // No new requests; the running ones finish (a second Ctrl-C cancels them); paused ones cannot go on past here.
     for (const entry of held.values()) if (entry.paused) entry.run.abort(new InterruptedError("interrupted", "the worker was stopped"));
-    await Promise.race([Promise.allSettled([...joined.values()].map((entry) => entry.worker.close())), link.whenDown()]);
+    await Promise.race([Promise.allSettled([...joined.values()].map((entry) => entry.taker.close())), link.whenDown()]);
     await Promise.race([Promise.allSettled([...held.values()].map((entry) => entry.run.done)), link.whenDown()]);
   } finally {
     clearInterval(heartbeat);
     for (const entry of held.values()) clearTimeout(entry.ttl);
-    for (const entry of joined.values()) void entry.worker.disconnect().catch(() => undefined);
+    for (const entry of joined.values()) entry.taker.disconnect();
     subscriber?.disconnect();
     publisher.disconnect();
     link.close();

@@ -1,16 +1,22 @@
+import type { Redis } from "ioredis";
 import type { ApprovalCall, ClientCall } from "../RunHandle.js";
 import type { ServedRunOptions } from "../ServedRun.js";
 import type { WireRecordedRun } from "./wireRecordedRun.js";
 
 /**
- * What `lllm serve --queue` and its workers say to each other through Redis. BullMQ carries the requests (a job per
- * run, on a queue per served tactic); pub/sub carries the rest, each message on the channel of the one process it is
- * for: a run's events to the server waiting for it, commands to the worker running it. Keys with a time to live say
- * who is alive: servers (`serverKey`), workers (the batch workers' own `lllm:worker:<id>`), served tactics.
+ * What `lllm serve --queue` and its workers say to each other through Redis. A list per served tactic carries the
+ * requests (a job per run: `waitingKey`, and each worker's `runningKey` while it runs it); pub/sub carries the rest,
+ * each message on the channel of the one process it is for: a run's events to the server waiting for it, commands to
+ * the worker running it. Keys with a time to live say who is alive: servers (`serverKey`), workers (the batch
+ * workers' own `lllm:worker:<id>`), served tactics.
  */
 export const SERVE_TACTICS_KEY = "lllm:serve:tactics";
 export const tacticKey = (digest: string): string => `lllm:serve:tactic:${digest}`;
-export const serveQueueName = (digest: string): string => `lllm-serve-${digest}`;
+/** The jobs of a served tactic no worker took yet (a list: servers push at its head, workers take from its tail). */
+export const waitingKey = (digest: string): string => `lllm:serve:waiting:${digest}`;
+/** The jobs of a served tactic one worker runs (moved there from `waitingKey`); it expires when the worker is gone. */
+export const runningKey = (digest: string, workerId: string): string => `${runningPrefix(digest)}${workerId}`;
+export const runningPrefix = (digest: string): string => `lllm:serve:running:${digest}:`;
 export const serverKey = (serverId: string): string => `lllm:serve:server:${serverId}`;
 export const SERVER_KEY_PREFIX = "lllm:serve:server:";
 export const serverChannel = (serverId: string): string => `lllm:serve:events:${serverId}`;
@@ -72,4 +78,20 @@ export interface PausedCall {
   /** Every call id the run waits for. */
   ids: string[];
   calls: ClientCall[];
+}
+
+/**
+ * The jobs of a served tactic waiting for a worker, and those its workers run (each live worker's list; a dead
+ * worker's expires with it).
+ */
+export async function servedJobCounts(client: Redis, digest: string): Promise<{ waiting: number; running: number }> {
+  const waiting = await client.llen(waitingKey(digest));
+  let running = 0;
+  let cursor = "0";
+  do {
+    const [next, keys] = await client.scan(cursor, "MATCH", `${runningPrefix(digest)}*`, "COUNT", 1000);
+    cursor = next;
+    for (const key of keys) running += await client.llen(key);
+  } while (cursor !== "0");
+  return { waiting, running };
 }
