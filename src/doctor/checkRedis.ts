@@ -1,6 +1,6 @@
 import type { Redis } from "ioredis";
 import { queueConnection, redactQueueUrl, WORKER_KEY_PREFIX } from "../batch/queue/queueConnection.js";
-import { servedJobCounts } from "../serve/queue/serveQueueWire.js";
+import { scanKeys, servedJobCounts } from "../serve/queue/serveQueueWire.js";
 import type { DoctorCheck } from "./DoctorCheck.js";
 
 /**
@@ -55,15 +55,4 @@ async function servedCheck(client: Redis): Promise<DoctorCheck> {
     lines.push(`${name} (${waiting} waiting, ${running} running)`);
   }
   return { name: "served tactics", status: "ok", detail: lines.length > 0 ? lines.join(", ") : "none: no lllm serve --queue announces tactics here" };
-}
-
-async function scanKeys(client: Redis, pattern: string): Promise<string[]> {
-  const keys: string[] = [];
-  let cursor = "0";
-  do {
-    const [next, found] = await client.scan(cursor, "MATCH", pattern, "COUNT", 1000);
-    cursor = next;
-    keys.push(...found);
-  } while (cursor !== "0");
-  return keys;
 }

@@ -140,6 +140,24 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(await waitUntil(() => holds.aborted.has("quiet 7"), 60_000)).toBe(true);
   });
 
+  it("a job a worker took and died with before it said so goes back to the queue and completes on another worker", async () => {
+    const serving = await serveOnQueue();
+    const keys = redis.client();
+    const asked = stream(serving, "quiet 9");
+    expect(await waitUntil(async () => (await keys.keys("lllm:serve:waiting:*")).length === 1 && (await keys.llen((await keys.keys("lllm:serve:waiting:*"))[0]!)) === 1, 60_000)).toBe(true);
+    // A worker that took the job (as a worker takes one) and was killed before it said so: no heartbeat, its list left.
+    const [waiting] = await keys.keys("lllm:serve:waiting:*");
+    const digest = waiting!.slice("lllm:serve:waiting:".length);
+    const deadList = `lllm:serve:running:${digest}:gone-host:4242`;
+    expect(await keys.lmove(waiting!, deadList, "RIGHT", "LEFT")).toContain('"input":"quiet 9"');
+    // The server takes it back from the dead worker's list and queues it again, where a live worker runs it.
+    expect(await waitUntil(async () => (await keys.llen(deadList)) === 0 && (await keys.llen(waiting!)) === 1, 60_000)).toBe(true);
+    await worker();
+    holds.release("released");
+    expect(await asked).toEqual({ text: "Done quiet 9.", end: "done" });
+    expect(mock.requests.map((request) => userOf(request.body))).toEqual(["quiet 9", "quiet 9"]);
+  });
+
   it("a worker keeps its environment's credentials out of the records of every run it serves", async () => {
     const secret = "pool-svc-93be71d0c4";
     answer = () => `Served with ${secret}.`;

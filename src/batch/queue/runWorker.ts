@@ -13,7 +13,7 @@ import { ProviderGate } from "../ProviderGate.js";
 import { runBatchItem } from "../runBatchItem.js";
 import { producerAlive, removeBatch } from "./batchesOnRedis.js";
 import { prepareQueuedTactic, readAnnouncement, Refusal } from "./prepareQueuedTactic.js";
-import { aliveKey, BATCHES_KEY, batchKey, loadBullmq, queueConnection, queueName, queueTimings, workerKey, type QueueItem } from "./queueConnection.js";
+import { aliveKey, BATCHES_KEY, batchKey, loadBullmq, markWorkerAlive, queueConnection, queueName, queueTimings, workerKey, type QueueItem } from "./queueConnection.js";
 import { RedisLink } from "./RedisLink.js";
 import { processTempDir } from "../../util/processTempDir.js";
 import { batchItemKey } from "../../store/journal/batchItemKey.js";
@@ -152,7 +152,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
 
   /** The heartbeat, on a timer of its own: a round busy preparing a tactic must not make this worker look gone. */
   const beat = (): void => {
-    if (link.isUp) void redis.set(workerKey(me), JSON.stringify({ host: hostname(), pid: process.pid, at: Date.now() }), "PX", timings.aliveMs).catch(() => undefined);
+    if (link.isUp) void markWorkerAlive(redis, me, timings.aliveMs).catch(() => undefined);
   };
 
   const round = async (): Promise<void> => {

@@ -73,15 +73,18 @@ export class JobTaker {
         failing = false;
       } catch (error) {
         // Redis away: the link says so (and gives up in time); try again shortly.
-        if (!failing) warn(`could not take a served request: ${(error as Error).message}`);
+        const message = (error as Error).message;
+        if (!failing) warn(`could not take a served request from Redis: ${message}${/unknown command/i.test(message) ? " (lllm serve --queue needs Redis 6.2 or later)" : ""}`);
         failing = true;
         await new Promise((resolve) => setTimeout(resolve, 250));
         continue;
       }
       if (text === null) continue;
       if (this.#stopping) {
-        // Taken as the worker stops: back at the head of the list, for another worker.
-        await this.#commands.multi().lrem(this.#running, 1, text).rpush(this.#waiting, text).exec().catch(() => undefined);
+        // Taken as the worker stops: back at the head of the list, for another worker; unless a server took it back
+        // already (this worker's heartbeat is gone: see QueueBridge's `reclaim`), which runs it again itself.
+        const kept = await this.#commands.lrem(this.#running, 1, text).catch(() => 0);
+        if (kept === 1) await this.#commands.rpush(this.#waiting, text).catch(() => undefined);
         break;
       }
       // With no job running, the list was empty, so Redis made it anew, without a time to live: it gets one now (a

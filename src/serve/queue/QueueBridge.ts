@@ -10,7 +10,7 @@ import type { ServedRunOptions } from "../ServedRun.js";
 import { approveAll } from "../../approval/index.js";
 import { newWireId } from "../newWireId.js";
 import { RemoteRun, type RunTransport } from "./RemoteRun.js";
-import { callKey, cancelledKey, SERVE_TACTICS_KEY, servedJobCounts, serverChannel, serverKey, tacticKey, waitingKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type ServedJob } from "./serveQueueWire.js";
+import { callKey, cancelledKey, runningPrefix, scanKeys, SERVE_TACTICS_KEY, servedJobCounts, serverChannel, serverKey, tacticKey, waitingKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type ServedJob } from "./serveQueueWire.js";
 
 /** What `/metrics` shows of the pool. */
 export interface QueueGauges {
@@ -244,16 +244,31 @@ export class QueueBridge implements RunTransport {
       this.#warnedNoWorker = false;
     }
     for (const run of [...this.#runs.values()]) if (run.worker !== undefined && !live.has(run.worker)) run.workerLost();
+    await this.#reclaim(live);
+  }
+
+  /**
+   * The jobs of this server's that a worker took and died before it said so (it says so at once, so this is rare): its
+   * list outlives it for a while, and they go back to the queue from there, as a run whose worker is lost.
+   */
+  async #reclaim(live: Set<string>): Promise<void> {
+    if (this.#queued.size === 0) return;
+    const client = this.#link.client;
+    for (const digest of new Set([...this.#tactics.values()].map((tactic) => tactic.digest))) {
+      const prefix = runningPrefix(digest);
+      for (const key of await scanKeys(client, `${prefix}*`)) {
+        if (live.has(key.slice(prefix.length))) continue;
+        for (const text of await client.lrange(key, 0, -1)) {
+          const { runKey, server } = JSON.parse(text) as ServedJob;
+          if (server !== this.serverId || !this.#queued.has(runKey)) continue;
+          // Taken off its list first: a worker stopping now cannot put it back too.
+          if ((await client.lrem(key, 1, text)) === 1) this.#runs.get(runKey)?.workerLost();
+        }
+      }
+    }
   }
 
   async #liveWorkers(): Promise<Set<string>> {
-    const workers = new Set<string>();
-    let cursor = "0";
-    do {
-      const [next, keys] = await this.#link.client.scan(cursor, "MATCH", `${WORKER_KEY_PREFIX}*`, "COUNT", 1000);
-      cursor = next;
-      for (const key of keys) workers.add(key.slice(WORKER_KEY_PREFIX.length));
-    } while (cursor !== "0");
-    return workers;
+    return new Set((await scanKeys(this.#link.client, `${WORKER_KEY_PREFIX}*`)).map((key) => key.slice(WORKER_KEY_PREFIX.length)));
   }
 }

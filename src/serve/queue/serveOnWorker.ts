@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import type { Redis } from "ioredis";
 import { approveAll, approveNone } from "../../approval/index.js";
 import { prepareQueuedTactic, readAnnouncement, Refusal } from "../../batch/queue/prepareQueuedTactic.js";
-import { queueTimings } from "../../batch/queue/queueConnection.js";
+import { markWorkerAlive, queueTimings } from "../../batch/queue/queueConnection.js";
 import { RedisLink } from "../../batch/queue/RedisLink.js";
 import { InterruptedError } from "../../errors.js";
 import type { RunWorkerOptions } from "../../batch/queue/runWorker.js";
@@ -226,6 +226,9 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       if (options.stop.aborted && !link.failed.aborted) return;
       throw error;
     }
+    // Live before it takes a job (the batch side's heartbeat, on a connection of its own, may not have said so yet):
+    // a server takes back the jobs on the list of a worker that is not (QueueBridge's `reclaim`).
+    await link.guard(markWorkerAlive(redis, options.me, timings.aliveMs));
     subscriber = redis.duplicate();
     subscriber.on("error", () => undefined);
     subscriber.on("message", (_channel: string, text: string) => onCommand(text));

@@ -87,11 +87,18 @@ export interface PausedCall {
 export async function servedJobCounts(client: Redis, digest: string): Promise<{ waiting: number; running: number }> {
   const waiting = await client.llen(waitingKey(digest));
   let running = 0;
+  for (const key of await scanKeys(client, `${runningPrefix(digest)}*`)) running += await client.llen(key);
+  return { waiting, running };
+}
+
+/** Every key that matches `pattern` (SCAN, never KEYS: a big Redis keeps answering others meanwhile). */
+export async function scanKeys(client: Redis, pattern: string): Promise<string[]> {
+  const keys: string[] = [];
   let cursor = "0";
   do {
-    const [next, keys] = await client.scan(cursor, "MATCH", `${runningPrefix(digest)}*`, "COUNT", 1000);
+    const [next, found] = await client.scan(cursor, "MATCH", pattern, "COUNT", 1000);
     cursor = next;
-    for (const key of keys) running += await client.llen(key);
+    keys.push(...found);
   } while (cursor !== "0");
-  return { waiting, running };
+  return keys;
 }
