@@ -1,4 +1,5 @@
 import type { ChildProcess } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { hasRedis } from "../helpers/redisServer.js";
@@ -43,14 +44,20 @@ const files = tempTree({
   "client.mjs":
     `import { createRequire } from "node:module";\nconst OpenAI = createRequire(${JSON.stringify(path.join(ROOT, "package.json"))})("openai");\n` +
     "const client = new OpenAI({ baseURL: process.env.SERVE_URL, apiKey: process.env.SERVE_TOKEN, maxRetries: 0 });\n" +
-    `await Promise.all(${JSON.stringify(TAGS)}.map(async (tag) => {\n` +
+    // The first two go first; the rest once the test says so (see below).
+    "const { existsSync } = await import('node:fs');\n" +
+    "const ask = async (tag) => {\n" +
     "  let text = '';\n" +
     "  try {\n" +
     "    const stream = await client.chat.completions.create({ model: 'pool', messages: [{ role: 'user', content: tag }], stream: true });\n" +
     "    for await (const chunk of stream) { const delta = chunk.choices[0]?.delta.content ?? ''; if (delta && !text) console.log(JSON.stringify({ tag, first: delta })); text += delta; }\n" +
     "    console.log(JSON.stringify({ tag, text, end: 'done' }));\n" +
     "  } catch (error) { console.log(JSON.stringify({ tag, text, end: error.message })); }\n" +
-    "}));\n",
+    "};\n" +
+    `const tags = ${JSON.stringify(TAGS)};\n` +
+    "const first = tags.slice(0, 2).map(ask);\n" +
+    "while (!existsSync(process.env.GO_FILE)) await new Promise((resolve) => setTimeout(resolve, 50));\n" +
+    "await Promise.all([...first, ...tags.slice(2).map(ask)]);\n",
 });
 
 const lines = (text: string): Array<Record<string, string>> => text.split("\n").filter((line) => line.startsWith("{")).map((line) => JSON.parse(line) as Record<string, string>);
@@ -76,19 +83,27 @@ describeNetns("lllm serve --queue across machines (network namespaces)", () => {
     const server = outputOf(lab.spawn(serverHost.namespace, [process.execPath, BIN, "serve", pkg, "--http", `${serverHost.address}:8080`, "--token-env", "SERVE_TOKEN", "--queue", queue], { ...base, LLLM_HOME: tempDir("lllm-home-"), SERVE_TOKEN: "netns-token" }));
     expect(await waitUntil(() => server.stderr().includes("requests run on the workers of"), 60_000)).toBe(true);
     const workers: Array<{ child: ChildProcess; mock: ReturnType<typeof outputOf>; output: ReturnType<typeof outputOf> }> = [];
-    for (const host of workerHosts) {
-      const mock = outputOf(lab.spawn(host.namespace, [process.execPath, path.join(files, "mock.mjs")], base));
+    const startWorker = async (host: (typeof workerHosts)[number]): Promise<void> => {
+      const mock = outputOf(lab!.spawn(host.namespace, [process.execPath, path.join(files, "mock.mjs")], base));
       expect(await waitUntil(() => lines(mock.stdout()).some((line) => line.url), 60_000)).toBe(true);
       const mockUrl = lines(mock.stdout()).find((line) => line.url)!.url!;
-      const child = lab.spawn(host.namespace, [process.execPath, BIN, "worker", "--queue", queue, "-p", pkg, "--concurrency", "4"], { ...base, LLLM_HOME: tempDir("lllm-home-"), OPENAI_BASE_URL: mockUrl });
-      workers.push({ child, mock, output: outputOf(child) });
-    }
-    for (const worker of workers) expect(await waitUntil(() => worker.output.stderr().includes("lllm worker: serving pool"), 60_000), worker.output.stderr()).toBe(true);
-
-    const client = lab.spawn(clientHost.namespace, [process.execPath, path.join(files, "client.mjs")], { ...base, SERVE_URL: `http://${serverHost.address}:8080/v1`, SERVE_TOKEN: "netns-token" });
-    const said = outputOf(client);
-    // Every request is on a worker; every talky one has streamed its first words.
+      const child = lab!.spawn(host.namespace, [process.execPath, BIN, "worker", "--queue", queue, "-p", pkg, "--concurrency", "4"], { ...base, LLLM_HOME: tempDir("lllm-home-"), OPENAI_BASE_URL: mockUrl });
+      const worker = { child, mock, output: outputOf(child) };
+      workers.push(worker);
+      expect(await waitUntil(() => worker.output.stderr().includes("lllm worker: serving pool"), 60_000), worker.output.stderr()).toBe(true);
+    };
     const calledOn = (index: number): string[] => lines(workers[index]!.mock.stdout()).filter((line) => line.call).map((line) => line.call!);
+
+    // The first two requests (a talky one and a quiet one) go to the first worker alone, so that it holds both kinds
+    // whichever way the rest are shared (two idle workers may take a burst of requests turn about).
+    await startWorker(workerHosts[0]!);
+    const go = path.join(tempDir("lllm-netns-go-"), "go");
+    const client = lab.spawn(clientHost.namespace, [process.execPath, path.join(files, "client.mjs")], { ...base, SERVE_URL: `http://${serverHost.address}:8080/v1`, SERVE_TOKEN: "netns-token", GO_FILE: go });
+    const said = outputOf(client);
+    expect(await waitUntil(() => calledOn(0).length === 2, 120_000)).toBe(true);
+    await startWorker(workerHosts[1]!);
+    writeFileSync(go, "");
+    // Every request is on a worker; every talky one has streamed its first words.
     const seen = (): string => `server:\n${server.stderr()}\nworkers:\n${workers.map((worker) => worker.output.stderr() + worker.mock.stdout()).join("\n")}\nclient:\n${said.stdout()}${said.stderr()}`;
     expect(await waitUntil(() => calledOn(0).length + calledOn(1).length >= TAGS.length && lines(said.stdout()).filter((line) => line.first).length === 4, 120_000), seen()).toBe(true);
     const mixed = (index: number): boolean => calledOn(index).some((tag) => tag.startsWith("talky")) && calledOn(index).some((tag) => tag.startsWith("quiet"));
