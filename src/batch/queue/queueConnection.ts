@@ -12,12 +12,12 @@ export const batchKey = (batchId: string): string => `lllm:batch:${batchId}`;
 export const aliveKey = (batchId: string): string => `lllm:batch:${batchId}:alive`;
 export const WORKER_KEY_PREFIX = "lllm:worker:";
 export const workerKey = (workerId: string): string => `${WORKER_KEY_PREFIX}${workerId}`;
+export const queueName = (batchId: string): string => `lllm-batch-${batchId}`;
 
 /** Say this worker (`host:pid`) is live for `aliveMs` more: its heartbeat, and its mark before it takes any work. */
 export function markWorkerAlive(redis: Redis, workerId: string, aliveMs: number): Promise<unknown> {
   return redis.set(workerKey(workerId), JSON.stringify({ host: hostname(), pid: process.pid, at: Date.now() }), "PX", aliveMs);
 }
-export const queueName = (batchId: string): string => `lllm-batch-${batchId}`;
 
 /**
  * How the batch names its tactic, so that a worker finds the same one among its own packages (a worker never loads

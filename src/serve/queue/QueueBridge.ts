@@ -25,9 +25,9 @@ export interface QueueGauges {
 /**
  * The server's side of `lllm serve --queue`: announces the served tactics to the workers (each by the digest of its
  * resolved configuration, as a batch announces its own: a worker runs only a tactic it has, the same), puts each
- * run's job on its tactic's list (`waitingKey`), routes the events workers publish to the runs waiting here, and every heartbeat
- * says this server is alive (a worker stops the runs of a server that is gone) and looks at the workers running its
- * runs (a run whose worker is gone is replaced or ended).
+ * run's job on its tactic's list (`waitingKey`), routes the events workers publish to the runs waiting here, and
+ * every heartbeat says this server is alive (a worker stops the runs of a server that is gone) and looks at the
+ * workers running its runs (a run whose worker is gone is replaced or ended).
  */
 export class QueueBridge implements RunTransport {
   readonly serverId = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
@@ -36,6 +36,8 @@ export class QueueBridge implements RunTransport {
   readonly #timings: QueueTimings;
   /** Each served model's digest and announcement. */
   readonly #tactics = new Map<ServedModel, { digest: string; announcement: BatchAnnouncement }>();
+  /** The digests of the served tactics, each once (two models may serve one tactic). */
+  #digests: string[] = [];
   readonly #runs = new Map<string, RemoteRun>();
   /** Jobs to add to each tactic's list at the end of this turn of the event loop (see `enqueue`), by digest. */
   readonly #unsent = new Map<string, Array<{ run: RemoteRun; text: string }>>();
@@ -91,6 +93,7 @@ export class QueueBridge implements RunTransport {
     subscriber.on("error", () => undefined); // the link says what is wrong with Redis
     const bridge = new QueueBridge(link, subscriber, timings, options.warn);
     for (const [model, tactic] of tactics) bridge.#tactics.set(model, tactic);
+    bridge.#digests = [...new Set(tactics.map(([, tactic]) => tactic.digest))];
     subscriber.on("message", (_channel: string, text: string) => bridge.#onMessage(text));
     await subscriber.subscribe(serverChannel(bridge.serverId));
     await bridge.#beat();
@@ -137,7 +140,7 @@ export class QueueBridge implements RunTransport {
   async gauges(): Promise<QueueGauges> {
     let waiting = 0;
     let active = 0;
-    for (const digest of new Set([...this.#tactics.values()].map((tactic) => tactic.digest))) {
+    for (const digest of this.#digests) {
       const counts = await this.#link.guard(servedJobCounts(this.#link.client, digest));
       waiting += counts.waiting;
       active += counts.running;
@@ -180,11 +183,11 @@ export class QueueBridge implements RunTransport {
     }
   }
 
-  async withdraw(model: ServedModel, runKey: string): Promise<boolean> {
+  async withdraw(runKey: string): Promise<boolean> {
     const client = this.#link.client;
     await client.set(cancelledKey(runKey), "1", "PX", 10 * 60_000).catch(() => undefined);
     const queued = this.#queued.get(runKey);
-    if (!queued || queued.digest !== this.#tactics.get(model)?.digest) return false;
+    if (!queued) return false;
     const removed = (await client.lrem(waitingKey(queued.digest), 1, queued.text).catch(() => 0)) === 1;
     if (removed) this.release(runKey);
     return removed;
@@ -254,13 +257,14 @@ export class QueueBridge implements RunTransport {
   async #reclaim(live: Set<string>): Promise<void> {
     if (this.#queued.size === 0) return;
     const client = this.#link.client;
-    for (const digest of new Set([...this.#tactics.values()].map((tactic) => tactic.digest))) {
+    for (const digest of this.#digests) {
       const prefix = runningPrefix(digest);
       for (const key of await scanKeys(client, `${prefix}*`)) {
         if (live.has(key.slice(prefix.length))) continue;
         for (const text of await client.lrange(key, 0, -1)) {
-          const { runKey, server } = JSON.parse(text) as ServedJob;
-          if (server !== this.serverId || !this.#queued.has(runKey)) continue;
+          const job = parseJob(text);
+          if (job?.server !== this.serverId || !this.#queued.has(job.runKey)) continue;
+          const { runKey } = job;
           // Taken off its list first: a worker stopping now cannot put it back too.
           if ((await client.lrem(key, 1, text)) === 1) this.#runs.get(runKey)?.workerLost();
         }
@@ -270,5 +274,14 @@ export class QueueBridge implements RunTransport {
 
   async #liveWorkers(): Promise<Set<string>> {
     return new Set((await scanKeys(this.#link.client, `${WORKER_KEY_PREFIX}*`)).map((key) => key.slice(WORKER_KEY_PREFIX.length)));
+  }
+}
+
+/** A job's text as a list holds it; undefined for one that is not (nothing of lllm's wrote it). */
+function parseJob(text: string): ServedJob | undefined {
+  try {
+    return JSON.parse(text) as ServedJob;
+  } catch {
+    return undefined;
   }
 }

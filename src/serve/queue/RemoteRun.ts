@@ -14,7 +14,7 @@ export interface RunTransport {
   /** Put the run's job on its tactic's queue, and route its events to it. */
   enqueue(run: RemoteRun, job: ServedJob): void;
   /** Take a job nobody took yet off the queue (and mark it cancelled for a worker taking it now); true when it was removed. */
-  withdraw(model: ServedModel, runKey: string): Promise<boolean>;
+  withdraw(runKey: string): Promise<boolean>;
   /** Send a command to the worker running the run. */
   command(worker: string, command: RunCommand): void;
   /** Route the events of a run this server took over to it. */
@@ -134,7 +134,7 @@ export class RemoteRun implements RunHandle {
     const message = reason instanceof Error ? reason.message : String(reason);
     if (this.#worker !== undefined) return this.#send({ run: this.#runKey, type: "cancel", message });
     // Not taken yet: off the list (a worker taking it now finds it marked cancelled, and says it ended).
-    void this.#transport.withdraw(this.model, this.#runKey).then((removed) => {
+    void this.#transport.withdraw(this.#runKey).then((removed) => {
       if (removed) this.#end(endedWithout(reason instanceof Error ? reason : new InterruptedError("interrupted", message)));
     });
   }
