@@ -1,7 +1,8 @@
 // Durable runs (`lllm run --resume`), each figure against a baseline measured side by side (interleaved, medians):
 //  1. what recording for durability costs: a 100-round `lllm run` against a local mock, logged (the journal: each
 //     answer and tool outcome written before the next step) against the same run with `--no-log`
-//     (target: at most 1.05x the CPU);
+//     (target: at most 1.05x the CPU); and the same with large tool results (30 rounds of ~20 KB each), where what
+//     the record writes is mostly those results;
 //  2. what resuming costs: `lllm run --resume` of a 100-round run stopped at its last model call (100 rounds
 //     replayed, then one live call), against the resume of a run stopped after one round (the command's start-up:
 //     reading the run log, one round replayed, one live call): the difference is the CPU the 100 rounds' replay
@@ -75,11 +76,13 @@ export async function resumeSuite({ runs, root }) {
     handler: async (body) => {
       if (probe && probe.atFirstCall === undefined) probe.atFirstCall = cpuSoFar(probe.pid);
       const done = (body.messages ?? []).filter((message) => message.role === "tool").length;
-      const wanted = Number(/^bench-(\d+)$/.exec(body.model ?? "")?.[1] ?? 0);
+      const wanted = Number(/^(?:bench|pages)-(\d+)$/.exec(body.model ?? "")?.[1] ?? 0);
+      const pages = String(body.model).startsWith("pages-");
       if (hold !== undefined && done === hold) {
         held?.();
         await new Promise(() => {});
       }
+      if (pages) return done < wanted ? { tool_calls: [{ id: `call_${done}`, name: "read_page", arguments: { page: done + 1 } }] } : "Read.";
       return done < wanted ? { tool_calls: [{ id: `call_${done}`, name: "get_weather", arguments: { city: `City${done}` } }] } : "Sunny everywhere.";
     },
   });
@@ -87,6 +90,9 @@ export async function resumeSuite({ runs, root }) {
   const env = { OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-bench", LLLM_HOME: home };
   const tactic = path.join(root, "bench", "fixtures", "rounds.yaml");
   const run = (rounds, extra = []) => ["run", tactic, "--model", `bench-${rounds}`, "--no-stream", "--input", "Weather?", ...extra];
+  // Large tool results: 30 rounds of a tool that returns about 20 KB (a page of the manual), 600 KB of dialog at the end.
+  const pagesTactic = path.join(root, "bench", "fixtures", "pages.yaml");
+  const readPages = (extra = []) => ["run", pagesTactic, "--model", "pages-30", "--no-stream", "--input", "Read the manual.", ...extra];
 
   /** A run of `rounds` rounds, killed while its last model call waits: what a resume picks up. */
   async function stoppedRun(rounds) {
@@ -105,9 +111,13 @@ export async function resumeSuite({ runs, root }) {
     const resumed = [];
     const short = [];
     const fresh = [];
+    const pagesUnlogged = [];
+    const pagesLogged = [];
     for (let round = 0; round < runs + 1; round += 1) {
       const a = await measure(root, run(100, ["--no-log"]), env);
       const b = await measure(root, run(100), env);
+      const pa = await measure(root, readPages(["--no-log"]), env);
+      const pb = await measure(root, readPages(), env);
       // The log read once (`lllm logs`), as a user has it: the runs before are in the database, not the resume's to
       // merge (a first read of a new log also makes its file and tables, once).
       await measure(root, ["logs"], env);
@@ -124,12 +134,15 @@ export async function resumeSuite({ runs, root }) {
         resumed.push(c);
         short.push(e);
         fresh.push(d);
+        pagesUnlogged.push(pa);
+        pagesLogged.push(pb);
       }
     }
     const ratio = (results, base) => median(results.map((result, index) => result.cpuMs / base[index].cpuMs));
     console.log(`\nDurable runs: a 100-round lllm run on a local mock server, recorded (its journal) against --no-log (median of ${runs}; target <= 1.05x CPU)`);
     console.log(`  --no-log (baseline)            CPU ${median(unlogged.map((result) => result.cpuMs)).toFixed(0).padStart(6)} ms   wall ${median(unlogged.map((result) => result.ms)).toFixed(0).padStart(6)} ms`);
     console.log(`  recorded, with its journal     CPU ${median(logged.map((result) => result.cpuMs)).toFixed(0).padStart(6)} ms   wall ${median(logged.map((result) => result.ms)).toFixed(0).padStart(6)} ms   ${ratio(logged, unlogged).toFixed(3)}x CPU`);
+    console.log(`  30 rounds of 20 KB tool results: --no-log CPU ${median(pagesUnlogged.map((result) => result.cpuMs)).toFixed(0)} ms, recorded ${median(pagesLogged.map((result) => result.cpuMs)).toFixed(0)} ms   ${ratio(pagesLogged, pagesUnlogged).toFixed(3)}x CPU`);
     const beyond = median(resumed.map((result, index) => result.cpuMs - short[index].cpuMs));
     const beyondRun = median(resumed.map((result, index) => result.cpuMs - fresh[index].cpuMs));
     const probed = [...resumed, ...short, ...fresh].every((result) => result.atFirstCall !== undefined);

@@ -73,6 +73,11 @@ export interface StoredMessage {
   name?: string;
   /** A user message's images, noted (`[image: image/png, 1234 bytes]`): the store keeps no image data. */
   media?: string[];
+  /**
+   * In a spool line only: the content is the result of the run's tool call of this `seq`, written before it (a tool
+   * result is then written once, not again with the next model call); the merge puts the text back.
+   */
+  resultOf?: number;
 }
 
 export interface ModelCallRecord extends StoredUsage {

@@ -6,7 +6,8 @@ import type { SecretRedactor } from "../util/redact.js";
 import type { ModelCallRecord, StoredMessage, ToolCallStoredRecord } from "./RunRecord.js";
 import type { FunctionCall } from "../tools/index.js";
 import { blockText } from "../tools/ContentBlock.js";
-import type { EndedCall } from "./journal/ToolJournal.js";
+import { formattedBody } from "../tools/formatResult.js";
+import type { EndedCall, ToolOutcome } from "./journal/ToolJournal.js";
 import { RunSpool } from "./RunSpool.js";
 import type { RunStart, SpoolEntry, ToolStart } from "./SpoolEntry.js";
 import { encodeOutput } from "./storedRows.js";
@@ -85,6 +86,11 @@ export class RunRecorder {
   readonly #recordedCalls = new WeakSet<object>();
   /** Arguments objects and their redacted copies (`#redactedArguments`). */
   readonly #argumentsSeen = new WeakMap<object, Record<string, unknown>>();
+  /**
+   * The result texts of the tool rows written, by call id, until a model call's messages hold them: there the message
+   * refers to the row (`StoredMessage.resultOf`) instead of holding the text again.
+   */
+  readonly #rowTexts = new Map<string, { seq: number; text: string }>();
   #modelSeq = 0;
   #toolSeq = 0;
   #step = 0;
@@ -194,7 +200,7 @@ export class RunRecorder {
         model: event.model ?? pending?.model ?? null,
         started_at: pending?.startedAt ?? Date.now(),
         latency_ms: event.latencyMs === undefined ? null : Math.round(event.latencyMs),
-        messages: (pending?.sent ?? []).slice(kept).map((message) => toStoredMessage(message, redact)),
+        messages: (pending?.sent ?? []).slice(kept).map((message) => this.#storedMessage(message, redact)),
         tools: pending?.tools ?? [],
         reply: redact(event.text),
         tool_calls: event.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: redact(call.arguments) })),
@@ -232,17 +238,26 @@ export class RunRecorder {
    * the call's record (`ended`; its `tool_call` event then adds nothing). A program's calls (bridged, ids
    * `program_…`) are kept in the journal only: the run's report lists them with their program.
    */
-  toolEnded(key: string, outcome: string, ended?: EndedCall): void {
+  toolEnded(key: string, outcome: ToolOutcome, ended?: EndedCall): void {
     if (this.#failed) return;
     const row = ended && !ended.call.id.startsWith("program_") ? this.#toolRow(ended.agent, ended.call, ended.durationMs, {}) : undefined;
     if (ended && row) this.#recordedCalls.add(ended.call);
-    this.#append({ outcome: { run: this.id, key, outcome: this.#options.redactor.redact(outcome), at: Date.now(), ...(row ? { row } : {}) } }, { now: true });
+    // The result text once: the row holds it, and the merge puts it back into the outcome (`resultInRow`), with a
+    // string result when it is that text's body (`resultIsBody`, checked here as the merge will read it).
+    const inRow = row?.result != null && outcome.resultStr !== undefined && outcome.resultStr === ended?.call.resultStr;
+    const { resultStr: _resultStr, ...rest } = outcome;
+    const isBody = inRow && typeof rest.result === "string" && formattedBody(row.result!) === this.#options.redactor.redact(rest.result);
+    if (isBody) delete rest.result;
+    const kept = inRow ? rest : outcome;
+    this.#append({ outcome: { run: this.id, key, outcome: this.#options.redactor.redact(JSON.stringify(kept)), at: Date.now(), ...(row ? { row } : {}), ...(inRow ? { resultInRow: true as const } : {}), ...(isBody ? { resultIsBody: true as const } : {}) } }, { now: true });
   }
 
   #toolRow(agent: string, call: FunctionCall, durationMs: number, flags: { repeated?: boolean; refused?: boolean }): ToolCallStoredRecord {
     const redact = (text: string): string => this.#options.redactor.redact(text);
+    const seq = this.#toolSeq++;
+    if (call.resultStr !== undefined) this.#rowTexts.set(call.id, { seq, text: call.resultStr });
     return {
-      seq: this.#toolSeq++,
+      seq,
       step: this.#step++,
       agent,
       call_id: call.id,
@@ -254,6 +269,19 @@ export class RunRecorder {
       duration_ms: Math.round(durationMs),
       ended_at: Date.now(),
     };
+  }
+
+  /** A message as stored: a tool result whose row was written already refers to it, its text is not written again. */
+  #storedMessage(message: ModelMessage, redact: (text: string) => string): StoredMessage {
+    if (message.role === "tool") {
+      const row = this.#rowTexts.get(message.toolCallId);
+      if (row !== undefined && row.text === message.content) {
+        // Once: a later call's messages that hold it again (scratch that came back) hold the text.
+        this.#rowTexts.delete(message.toolCallId);
+        return { role: "tool", content: null, toolCallId: message.toolCallId, ...(message.name !== undefined ? { name: message.name } : {}), resultOf: row.seq };
+      }
+    }
+    return toStoredMessage(message, redact);
   }
 
   /**

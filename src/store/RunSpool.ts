@@ -7,8 +7,11 @@ import { spoolFolder } from "./storeFiles.js";
 import { makePrivateFolder } from "../util/privateFolder.js";
 import { distrustFolder } from "../config/distrust.js";
 
-/** The format of the spool's lines; a merger leaves a file of a version it does not know for the lllm that does. */
-export const SPOOL_VERSION = 2;
+/**
+ * The format of the spool's lines; a merger leaves a file of a version it does not know for the lllm that does.
+ * 3: a tool result is written once (`resultInRow`, `StoredMessage.resultOf`); a merger of 3 reads 2 as well.
+ */
+export const SPOOL_VERSION = 3;
 
 /**
  * Past this size a spool file is closed and the next line begins a new one, so that a long-lived process (a big

@@ -133,8 +133,13 @@ export type SpoolEntry =
   | { finish: { run: string; end: RunEnd; calls?: RunCalls } }
   /** A tool call starts (the journal; written at once, before it runs). */
   | { start: ToolStart }
-  /** A tool call's outcome (the journal; written at once, before the run goes on), as `ToolJournal` keeps it. */
-  | { outcome: { run: string; key: string; outcome: string; at: number; row?: ToolCallStoredRecord } }
+  /**
+   * A tool call's outcome (the journal; written at once, before the run goes on), as `ToolJournal` keeps it, and the
+   * call's row. `resultInRow`: the outcome's `resultStr` is the row's `result`, left out of `outcome` (the merge puts
+   * it back), and `resultIsBody`: so is its string `result`, the body of that text (`formattedBody`). A result text is
+   * then written once.
+   */
+  | { outcome: { run: string; key: string; outcome: string; at: number; row?: ToolCallStoredRecord; resultInRow?: true; resultIsBody?: true } }
   /** A later attempt of the run begins (`lllm run --resume`, a batch item run again). */
   | { resume: ResumeStart }
   /** The test case these runs are (`lllm test`) passed or failed: known once its assertions are checked, after the runs' ends. */

@@ -4,6 +4,8 @@ import type Libsql from "libsql";
 import type { Database } from "./openDatabase.js";
 import { processAlive } from "../util/processAlive.js";
 import { host, SPOOL_VERSION } from "./RunSpool.js";
+import { formattedBody } from "../tools/formatResult.js";
+import type { StoredMessage } from "./RunRecord.js";
 import type { RunCalls, RunEnd, RunStart, SpoolEntry, SpoolHeader } from "./SpoolEntry.js";
 import { spoolFiles } from "./storeFiles.js";
 import { blobText, decodeOutput } from "./storedRows.js";
@@ -147,8 +149,8 @@ function apply(statements: Statements, entry: Exclude<SpoolEntry, { close: true 
     const start = entry.start;
     statements.toolStart.run(start.run, start.key, start.agent, start.name, JSON.stringify(start.arguments), start.rerun ?? null, start.at);
   } else if ("outcome" in entry) {
-    const { run, key, outcome, at, row } = entry.outcome;
-    statements.toolOutcome.run(outcome, at, run, key);
+    const { run, key, outcome, at, row, resultInRow, resultIsBody } = entry.outcome;
+    statements.toolOutcome.run(resultInRow && row?.result != null ? wholeOutcome(outcome, row.result, resultIsBody === true) : outcome, at, run, key);
     if (row) insertCalls(statements, run, { model: [], tool: [row] });
   } else if ("resume" in entry) {
     const { run, attempt, startedAt, from } = entry.resume;
@@ -174,12 +176,35 @@ function apply(statements: Statements, entry: Exclude<SpoolEntry, { close: true 
   }
 }
 
+/**
+ * A journal outcome written without its `resultStr` (the row's result text: `resultInRow`), and without its string
+ * `result` when that is the text's body (`resultIsBody`), whole again, its keys in `ToolOutcome`'s order.
+ */
+function wholeOutcome(outcome: string, resultStr: string, resultIsBody: boolean): string {
+  const { turns, error, result, ...rest } = JSON.parse(outcome) as { turns?: number; error?: string; result?: unknown } & Record<string, unknown>;
+  const body = resultIsBody ? formattedBody(resultStr) : result;
+  return JSON.stringify({ ...(turns !== undefined ? { turns } : {}), resultStr, ...(error !== undefined ? { error } : {}), ...(body !== undefined ? { result: body } : {}), ...rest });
+}
+
+/** The messages as the store keeps them: a tool result that refers to its row (`resultOf`) holds the row's text. */
+function withResults(statements: Statements, runId: string, messages: StoredMessage[]): StoredMessage[] {
+  if (!messages.some((message) => message.resultOf !== undefined)) return messages;
+  return messages.map((message) => {
+    if (message.resultOf === undefined) return message;
+    const { resultOf, ...rest } = message;
+    const row = statements.toolResult.raw().get(runId, resultOf) as [unknown] | undefined;
+    const text = blobText(row?.[0]);
+    return { ...rest, content: typeof text === "string" ? text : null };
+  });
+}
+
 function insertCalls(statements: Statements, runId: string, calls: RunCalls): void {
-  for (const { record: call, messagesKept } of calls.model ?? []) {
-    statements.modelCall.run(runId, call.seq, call.step, call.agent, call.round, call.model, call.started_at, call.latency_ms, messagesKept, JSON.stringify(call.messages), JSON.stringify(call.tools), call.reply, JSON.stringify(call.tool_calls), call.finish_reason, call.prompt_tokens, call.cached_prompt_tokens, call.completion_tokens, call.reasoning_tokens, call.cost, JSON.stringify(call.retries ?? []), call.cache_write_prompt_tokens ?? 0, call.batch ? 1 : 0);
-  }
+  // Tool rows first: a model call of the same line may refer to them (a `finish` line carries both).
   for (const call of calls.tool ?? []) {
     statements.toolCall.run(runId, call.seq, call.step, call.agent, call.call_id, call.name, JSON.stringify(call.arguments), call.result, call.status, call.error, call.duration_ms, call.ended_at);
+  }
+  for (const { record: call, messagesKept } of calls.model ?? []) {
+    statements.modelCall.run(runId, call.seq, call.step, call.agent, call.round, call.model, call.started_at, call.latency_ms, messagesKept, JSON.stringify(withResults(statements, runId, call.messages)), JSON.stringify(call.tools), call.reply, JSON.stringify(call.tool_calls), call.finish_reason, call.prompt_tokens, call.cached_prompt_tokens, call.completion_tokens, call.reasoning_tokens, call.cost, JSON.stringify(call.retries ?? []), call.cache_write_prompt_tokens ?? 0, call.batch ? 1 : 0);
   }
 }
 
@@ -238,6 +263,7 @@ function prepare(database: Database) {
     testStatus: statement("UPDATE runs SET test_status = ? WHERE id = ? AND test_file IS NOT NULL"),
     // As a blob: a text that is not UTF-8 (a damaged page) would abort the process inside libsql.
     open: statement("SELECT CAST(status AS BLOB) FROM runs WHERE id = ?"),
+    toolResult: statement("SELECT CAST(result AS BLOB) FROM tool_calls WHERE run_id = ? AND seq = ?"),
     // The full-text row takes the run's rowid (the viewer joins a search's matches on it: migration 3).
     search: statement("INSERT OR REPLACE INTO runs_text (rowid, run_id, input, output) SELECT rowid, id, coalesce(input, ''), ? FROM runs WHERE id = ?"),
   };

@@ -21,6 +21,17 @@ export function formatResult(call: FunctionCall): string {
 }
 
 /**
+ * What a string result was, from the text `formatResult` made of it: the body between the first `---` line and the
+ * last (the arguments' repr holds no line break); `undefined` for a text of another shape.
+ */
+export function formattedBody(text: string): string | undefined {
+  if (!text.startsWith("Return of calling function ") || !text.endsWith("\n---")) return undefined;
+  const start = text.indexOf(":\n---\n");
+  if (start === -1 || start + 6 > text.length - 4) return undefined;
+  return text.slice(start + 6, text.length - 4);
+}
+
+/**
  * The result as text: strings as-is, a rich result (`toolResult`) as the text of its blocks (an image as
  * `[image: image/png, 68 bytes]`), everything else as JSON.
  */

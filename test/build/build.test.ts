@@ -85,11 +85,11 @@ describe("the build", () => {
     let building = true;
     const build = run("npm", ["run", "build"], clone).finally(() => (building = false));
     const starts: Array<{ code: number | null; stdout: string; stderr: string }> = [];
-    // A start every moment of the build, with a pause between: back to back, the starts kept a core busy and the build
-    // (and the test files beside it) waited for it, on a 2-core machine.
+    // A start about every second of the build (tens of them): each costs a tenth of a second of CPU, and started more
+    // often they kept a core busy, so that the build and the test files beside it waited, on a 2-core machine.
     while (building) {
       starts.push(await run(process.execPath, [bin, "--help"], clone));
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      await new Promise((resolve) => setTimeout(resolve, 1000));
     }
     starts.push(await run(process.execPath, [bin, "--help"], clone));
     const built = await build;

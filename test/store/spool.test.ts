@@ -5,6 +5,7 @@ import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { PriceTable } from "../../src/providers/PriceTable.js";
+import { FunctionCall } from "../../src/tools/index.js";
 import { RunRecorder } from "../../src/store/RunRecorder.js";
 import { RunSpool } from "../../src/store/RunSpool.js";
 import { RunStore } from "../../src/store/RunStore.js";
@@ -93,6 +94,59 @@ describe("runs are recorded into the spool and merged into logs.db by readers", 
     ]);
     expect(existsSync(newer)).toBe(true);
     expect(existsSync(torn)).toBe(false);
+  });
+});
+
+describe("a tool result is written to the spool once, and read back whole", () => {
+  it("the outcome and the next model call refer to the tool's row; the store holds the text in each place, and a resume's journal has it", () => {
+    const home = tempDir();
+    const file = path.join(home, "logs.db");
+    const secret = "sk-page-key-0123456789";
+    const recorder = RunRecorder.begin({ ...recorderOptions(file), redactor: redactorOf([secret]), journaled: true });
+    const result = `${"a long page of text, ".repeat(200)}key ${secret} THE-END`;
+    const resultStr = `Return of calling function read with arguments {'page': 1}:\n---\n${result}\n---`;
+    const toolCalls = [{ id: "c1", name: "read", arguments: '{"page":1}' }];
+    recorder.onEvent({ type: "model_call", agent: "bot", round: 0, messages: 1, tools: ["read"], model: "m", sent: [{ role: "user", content: "hi" }] });
+    recorder.onEvent({ type: "model_reply", agent: "bot", round: 0, model: "m", text: "", toolCalls, usage: { promptTokens: 1, completionTokens: 1 } });
+    const call = new FunctionCall({ id: "c1", name: "read", arguments: { page: 1 } });
+    recorder.toolStarted({ key: '["bot","c1",1]', agent: "bot", name: "read", arguments: call.arguments });
+    call.result = result;
+    call.resultStr = resultStr;
+    recorder.toolEnded('["bot","c1",1]', { resultStr, result }, { agent: "bot", call, durationMs: 3 });
+    const dialog = [
+      { role: "user" as const, content: "hi" },
+      { role: "assistant" as const, content: null, toolCalls },
+      { role: "tool" as const, content: resultStr, toolCallId: "c1", name: "read" },
+    ];
+    recorder.onEvent({ type: "model_call", agent: "bot", round: 1, messages: 3, tools: ["read"], model: "m", sent: dialog });
+    recorder.onEvent({ type: "model_reply", agent: "bot", round: 1, model: "m", text: "It ends.", toolCalls: [], usage: { promptTokens: 1, completionTokens: 1 } });
+
+    // An object result is kept as it is; its text is the row's.
+    const counted = new FunctionCall({ id: "c2", name: "count", arguments: {} });
+    counted.result = { pages: 2, last: "THE-COUNT" };
+    counted.resultStr = `Return of calling function count with arguments {}:\n---\n{"pages":2,"last":"THE-COUNT"}\n---`;
+    recorder.toolStarted({ key: '["bot","c2",1]', agent: "bot", name: "count", arguments: {} });
+    recorder.toolEnded('["bot","c2",1]', { resultStr: counted.resultStr, result: counted.result }, { agent: "bot", call: counted, durationMs: 1 });
+    recorder.finish({ output: "It ends." });
+
+    // On disk once: in the tool's row; not in the journal's outcome (its text, nor the string result that text holds),
+    // nor in the next model call's messages.
+    const [spoolFile] = spoolOf(home);
+    const lines = readFileSync(path.join(home, "logs.spool", spoolFile!), "utf8");
+    expect(lines.split("THE-END").length - 1).toBe(1);
+    expect(lines).not.toContain(secret);
+    expect(lines.split("THE-COUNT").length - 1).toBe(2);
+
+    const redacted = (text: string): string => text.replace(secret, "[redacted]");
+    const run = read(file, (store) => store.getRun(recorder.id));
+    expect(run?.tool_calls).toMatchObject([{ call_id: "c1", result: redacted(resultStr) }, { call_id: "c2", result: counted.resultStr }]);
+    expect(run?.model_calls[1]?.messages).toEqual([
+      { role: "user", content: "hi" },
+      { role: "assistant", content: null, toolCalls },
+      { role: "tool", content: redacted(resultStr), toolCallId: "c1", name: "read" },
+    ]);
+    const journal = read(file, (store) => store.getJournal(recorder.id));
+    expect(journal!.tools.map((entry) => entry.outcome)).toEqual([JSON.stringify({ resultStr: redacted(resultStr), result: redacted(result) }), JSON.stringify({ resultStr: counted.resultStr, result: counted.result })]);
   });
 });
 

@@ -5,7 +5,7 @@ import { asToolResult } from "../../src/tools/toolResult.js";
 
 function memoryResults(): ToolResults & { kept: Map<string, string> } {
   const kept = new Map<string, string>();
-  return { kept, toolResultsOf: (itemKey) => new Map([...kept].filter(([key]) => key.startsWith(`${itemKey}/`))), keepToolResult: (key, outcome) => void kept.set(key, outcome) };
+  return { kept, toolResultsOf: (itemKey) => new Map([...kept].filter(([key]) => key.startsWith(`${itemKey}/`))), keepToolResult: (key, outcome) => void kept.set(key, JSON.stringify(outcome)) };
 }
 
 describe("ToolJournal: an item run again from its start replays its tool calls", () => {

@@ -1,4 +1,4 @@
-import { startNote, type ToolStartNote } from "../../store/journal/ToolJournal.js";
+import { startNote, type ToolOutcome, type ToolStartNote } from "../../store/journal/ToolJournal.js";
 import type Libsql from "libsql";
 import { openDatabaseSync, type Database } from "../../store/openDatabase.js";
 import { StoreError } from "../../store/StoreError.js";
@@ -339,8 +339,8 @@ export class BatchJobStore implements ParkedStorage {
    * Keep a call's outcome: written with others a moment later, in one transaction, and at the latest before the
    * item's next model request or call (a kill before that leaves the call noted as started: see `keepToolStart`).
    */
-  keepToolResult(key: string, outcome: string): void {
-    this.#pendingTools.set(key, outcome);
+  keepToolResult(key: string, outcome: ToolOutcome): void {
+    this.#pendingTools.set(key, JSON.stringify(outcome));
     if (this.#pendingTools.size >= 200) this.#flushTools();
     else this.#toolsTimer ??= setTimeout(() => this.#flushTools(), 50).unref();
   }

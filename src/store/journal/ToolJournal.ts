@@ -26,10 +26,11 @@ export interface ToolResults {
    */
   toolResultsOf(scope: string): ReadonlyMap<string, string>;
   /**
-   * Keep a call's outcome (it replaces the call's start note). `ended`: the call itself, for a store that records it
-   * as the run's tool call too (the run store: one line for both).
+   * Keep a call's outcome (it replaces the call's start note), kept as its JSON text (`JSON.stringify(outcome)`, what
+   * `toolResultsOf` gives back). `ended`: the call itself, for a store that records it as the run's tool call too (the
+   * run store: one line for both, which holds the result text once).
    */
-  keepToolResult(key: string, outcome: string, ended?: EndedCall): void;
+  keepToolResult(key: string, outcome: ToolOutcome, ended?: EndedCall): void;
   /** Keep a note that a call starts, before it runs; a store that keeps none lets every call cut short run again. */
   keepToolStart?(key: string, note: ToolStartNote): void;
 }
@@ -42,7 +43,7 @@ export interface EndedCall {
 }
 
 /** A call's outcome as kept: what `FunctionTool.call` filled in. */
-interface KeptOutcome {
+export interface ToolOutcome {
   /** Model turns the call made (a tool that asks the agent's model, `ctx.sample`): skipped on replay, as the call is. */
   turns?: number;
   resultStr?: string;
@@ -140,7 +141,7 @@ export class ToolJournal {
     if (kept !== undefined && note === undefined) {
       this.#answered.add(call);
       if (!inside) {
-        const outcome = JSON.parse(kept) as KeptOutcome;
+        const outcome = JSON.parse(kept) as ToolOutcome;
         if (this.#options.turns) this.#options.turns.count += outcome.turns ?? 0;
         this.#replayedCalls += 1;
         return replay(call, outcome);
@@ -156,7 +157,7 @@ export class ToolJournal {
     const started = performance.now();
     // The tool itself runs the call: its argument validator is compiled once, not once per attempt.
     const done = await tool.call(call, context, options);
-    if (!context.signal?.aborted) this.#options.results.keepToolResult(key, JSON.stringify(outcomeOf(done, (this.#options.turns?.count ?? 0) - before)), { agent, call: done, durationMs: performance.now() - started });
+    if (!context.signal?.aborted) this.#options.results.keepToolResult(key, outcomeOf(done, (this.#options.turns?.count ?? 0) - before), { agent, call: done, durationMs: performance.now() - started });
     return done;
   }
 
@@ -208,8 +209,8 @@ class JournaledTool extends FunctionTool {
   }
 }
 
-function outcomeOf(call: FunctionCall, turns: number): KeptOutcome {
-  const outcome: KeptOutcome = turns > 0 ? { turns } : {};
+function outcomeOf(call: FunctionCall, turns: number): ToolOutcome {
+  const outcome: ToolOutcome = turns > 0 ? { turns } : {};
   if (call.resultStr !== undefined) outcome.resultStr = call.resultStr;
   if (call.error !== undefined) {
     outcome.error = call.error;
@@ -228,7 +229,7 @@ function outcomeOf(call: FunctionCall, turns: number): KeptOutcome {
   return outcome;
 }
 
-function replay(call: FunctionCall, kept: KeptOutcome): FunctionCall {
+function replay(call: FunctionCall, kept: ToolOutcome): FunctionCall {
   delete call.result;
   delete call.resultStr;
   delete call.error;
