@@ -158,6 +158,27 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(mock.requests.map((request) => userOf(request.body))).toEqual(["quiet 9", "quiet 9"]);
   });
 
+  it("a server and a worker of another lllm version say so, instead of waiting for each other in silence", async () => {
+    const keys = redis.client();
+    // A live worker of an lllm from before serving protocol 2: its mark says no protocol.
+    await keys.set("lllm:worker:old-host:77", JSON.stringify({ host: "old-host", pid: 77, at: Date.now() }), "PX", 600_000);
+    const serving = await serveOnQueue({ LLLM_QUEUE_NO_WORKER_MS: "0" });
+    expect(await waitUntil(() => serving.cli.stderr().includes("another lllm version"), 60_000), serving.cli.stderr()).toBe(true);
+    expect(serving.cli.stderr()).toContain(`the one \`lllm worker\` connected to ${redis.url} runs another lllm version (serving protocol 1 (an lllm from before protocol 2); this server's: 2) and never takes its requests, which wait in the queue: give the servers and workers of a queue the same lllm version`);
+    // A server of such an lllm: its tactic's announcement says no protocol either. A worker refuses it, saying why.
+    const [announced] = await keys.keys("lllm:serve:tactic:*");
+    const { serving: protocol, ...older } = JSON.parse((await keys.get(announced!))!) as { serving?: number };
+    expect(protocol).toBe(2);
+    await keys.set("lllm:serve:tactic:olddigest", JSON.stringify(older), "PX", 600_000);
+    await keys.sadd("lllm:serve:tactics", "olddigest");
+    const current = await worker();
+    expect(await waitUntil(() => current.stderr().includes("served tactic olddigest refused"), 60_000), current.stderr()).toBe(true);
+    expect(current.stderr()).toContain("served tactic olddigest refused: its server runs another lllm version (serving protocol 1, from before protocol 2; this worker's: 2): give the servers and workers of a queue the same lllm version");
+    // The worker of this version serves this server all the same.
+    holds.release("released");
+    expect(await stream(serving, "quiet 5")).toEqual({ text: "Done quiet 5.", end: "done" });
+  });
+
   it("a worker keeps its environment's credentials out of the records of every run it serves", async () => {
     const secret = "pool-svc-93be71d0c4";
     answer = () => `Served with ${secret}.`;

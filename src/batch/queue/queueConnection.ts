@@ -14,9 +14,25 @@ export const WORKER_KEY_PREFIX = "lllm:worker:";
 export const workerKey = (workerId: string): string => `${WORKER_KEY_PREFIX}${workerId}`;
 export const queueName = (batchId: string): string => `lllm-batch-${batchId}`;
 
+/**
+ * How `lllm serve --queue` and its workers talk (serve/queue/serveQueueWire.ts), numbered so that the processes of one
+ * queue tell another lllm version instead of waiting for each other: 2, a list per served tactic (1: BullMQ jobs).
+ * A server announces it with its tactics and a worker with its heartbeat (`markWorkerAlive`).
+ */
+export const SERVING_PROTOCOL = 2;
+
+/** What a worker's key holds (`markWorkerAlive`): `serving` is absent from an lllm older than serving protocol 2. */
+export interface WorkerMark {
+  host: string;
+  pid: number;
+  at: number;
+  serving?: number;
+}
+
 /** Say this worker (`host:pid`) is live for `aliveMs` more: its heartbeat, and its mark before it takes any work. */
 export function markWorkerAlive(redis: Redis, workerId: string, aliveMs: number): Promise<unknown> {
-  return redis.set(workerKey(workerId), JSON.stringify({ host: hostname(), pid: process.pid, at: Date.now() }), "PX", aliveMs);
+  const mark: WorkerMark = { host: hostname(), pid: process.pid, at: Date.now(), serving: SERVING_PROTOCOL };
+  return redis.set(workerKey(workerId), JSON.stringify(mark), "PX", aliveMs);
 }
 
 /**
@@ -53,6 +69,8 @@ export interface BatchAnnouncement {
    */
   rerun?: boolean;
   rerunUnknown?: boolean;
+  /** A served tactic's (`lllm serve --queue`): the server's `SERVING_PROTOCOL`. */
+  serving?: number;
 }
 
 /** One job: an item of the batch. */

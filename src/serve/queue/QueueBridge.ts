@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import type { Redis } from "ioredis";
 import { queuedTactic } from "../../batch/queue/queuedTactic.js";
 import { queueDigest } from "../../batch/queue/queueDigest.js";
-import { queueTimings, WORKER_KEY_PREFIX, type BatchAnnouncement, type QueueTimings } from "../../batch/queue/queueConnection.js";
+import { queueTimings, SERVING_PROTOCOL, WORKER_KEY_PREFIX, type BatchAnnouncement, type QueueTimings, type WorkerMark } from "../../batch/queue/queueConnection.js";
 import { RedisLink } from "../../batch/queue/RedisLink.js";
 import type { ServedModel } from "../ServedModels.js";
 import type { ServedRunOptions } from "../ServedRun.js";
@@ -79,6 +79,7 @@ export class QueueBridge implements RunTransport {
         approve: "none",
         producer: { host: hostname(), pid: process.pid },
         out: null,
+        serving: SERVING_PROTOCOL,
       };
       return [model, { digest, announcement }] as const;
     });
@@ -237,10 +238,16 @@ export class QueueBridge implements RunTransport {
     for (const { digest, announcement } of this.#tactics.values()) batch.set(tacticKey(digest), JSON.stringify(announcement), "PX", ttl).sadd(SERVE_TACTICS_KEY, digest);
     await batch.exec();
     const live = await this.#liveWorkers();
-    if (live.size === 0) {
+    // Workers of another lllm version never take this server's jobs (nor this server theirs): said, not waited on.
+    const others = [...live.values()].filter((mark) => mark?.serving !== SERVING_PROTOCOL).length;
+    if (live.size === others) {
       if (!this.#warnedNoWorker && Date.now() - this.#noWorkerSince >= this.#timings.noWorkerMs) {
         this.#warnedNoWorker = true;
-        this.#warn(`no \`lllm worker\` is connected to ${this.#link.shownUrl}: requests wait in the queue; start one with \`lllm worker --queue ${this.#link.shownUrl} -p DIR\` (DIR: the packages of the served tactics)`);
+        this.#warn(
+          others === 0
+            ? `no \`lllm worker\` is connected to ${this.#link.shownUrl}: requests wait in the queue; start one with \`lllm worker --queue ${this.#link.shownUrl} -p DIR\` (DIR: the packages of the served tactics)`
+            : `the ${others === 1 ? "one `lllm worker`" : `${others} \`lllm worker\`s`} connected to ${this.#link.shownUrl} ${others === 1 ? "runs" : "run"} another lllm version (serving protocol ${describeProtocols(live)}; this server's: ${SERVING_PROTOCOL}) and never ${others === 1 ? "takes" : "take"} its requests, which wait in the queue: give the servers and workers of a queue the same lllm version`,
+        );
       }
     } else {
       this.#noWorkerSince = Date.now();
@@ -254,7 +261,7 @@ export class QueueBridge implements RunTransport {
    * The jobs of this server's that a worker took and died before it said so (it says so at once, so this is rare): its
    * list outlives it for a while, and they go back to the queue from there, as a run whose worker is lost.
    */
-  async #reclaim(live: Set<string>): Promise<void> {
+  async #reclaim(live: ReadonlyMap<string, unknown>): Promise<void> {
     if (this.#queued.size === 0) return;
     const client = this.#link.client;
     for (const digest of this.#digests) {
@@ -272,9 +279,27 @@ export class QueueBridge implements RunTransport {
     }
   }
 
-  async #liveWorkers(): Promise<Set<string>> {
-    return new Set((await scanKeys(this.#link.client, `${WORKER_KEY_PREFIX}*`)).map((key) => key.slice(WORKER_KEY_PREFIX.length)));
+  /** The live workers (`host:pid`), with what each says of itself (undefined: not a mark this lllm reads). */
+  async #liveWorkers(): Promise<Map<string, WorkerMark | undefined>> {
+    const keys = await scanKeys(this.#link.client, `${WORKER_KEY_PREFIX}*`);
+    const marks = keys.length === 0 ? [] : await this.#link.client.mget(keys);
+    return new Map(keys.map((key, index) => [key.slice(WORKER_KEY_PREFIX.length), parseMark(marks[index] ?? null)]));
   }
+}
+
+function parseMark(text: string | null): WorkerMark | undefined {
+  try {
+    const mark = text === null ? undefined : (JSON.parse(text) as unknown);
+    return mark !== null && typeof mark === "object" ? (mark as WorkerMark) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The serving protocols the workers say they speak, for a message: `1 (an lllm from before 2)` when none says. */
+function describeProtocols(live: ReadonlyMap<string, WorkerMark | undefined>): string {
+  const spoken = new Set([...live.values()].map((mark) => (typeof mark?.serving === "number" ? String(mark.serving) : "1 (an lllm from before protocol 2)")));
+  return [...spoken].join(", ");
 }
 
 /** A job's text as a list holds it; undefined for one that is not (nothing of lllm's wrote it). */

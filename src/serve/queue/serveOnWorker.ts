@@ -3,7 +3,7 @@ import { rmSync } from "node:fs";
 import type { Redis } from "ioredis";
 import { approveAll, approveNone } from "../../approval/index.js";
 import { prepareQueuedTactic, readAnnouncement, Refusal } from "../../batch/queue/prepareQueuedTactic.js";
-import { markWorkerAlive, queueTimings } from "../../batch/queue/queueConnection.js";
+import { markWorkerAlive, queueTimings, SERVING_PROTOCOL } from "../../batch/queue/queueConnection.js";
 import { RedisLink } from "../../batch/queue/RedisLink.js";
 import { InterruptedError } from "../../errors.js";
 import type { RunWorkerOptions } from "../../batch/queue/runWorker.js";
@@ -187,7 +187,10 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
   const join = async (digest: string, text: string): Promise<void> => {
     let prepared: PreparedTactic;
     try {
-      prepared = await prepareQueuedTactic(readAnnouncement(text), { registry: options.registry, packages: options.packages, scratch: () => (scratch ??= processTempDir("lllm-worker-")) });
+      const announcement = readAnnouncement(text);
+      // A server of another lllm version puts its requests where this worker does not look, or in another shape.
+      if (announcement.serving !== SERVING_PROTOCOL) throw new Refusal(`its server runs another lllm version (serving protocol ${announcement.serving ?? "1, from before protocol 2"}; this worker's: ${SERVING_PROTOCOL}): give the servers and workers of a queue the same lllm version`);
+      prepared = await prepareQueuedTactic(announcement, { registry: options.registry, packages: options.packages, scratch: () => (scratch ??= processTempDir("lllm-worker-")) });
     } catch (error) {
       refused.add(digest);
       options.warn(`served tactic ${digest} refused: ${error instanceof Refusal ? error.message : (error as Error).message}`);
