@@ -283,13 +283,14 @@ export class QueueBridge implements RunTransport {
   async #liveWorkers(): Promise<Map<string, WorkerMark | undefined>> {
     const keys = await scanKeys(this.#link.client, `${WORKER_KEY_PREFIX}*`);
     const marks = keys.length === 0 ? [] : await this.#link.client.mget(keys);
-    return new Map(keys.map((key, index) => [key.slice(WORKER_KEY_PREFIX.length), parseMark(marks[index] ?? null)]));
+    // A key that expired between the two calls is a worker gone, not one of another version.
+    return new Map(keys.flatMap((key, index) => (marks[index] == null ? [] : [[key.slice(WORKER_KEY_PREFIX.length), parseMark(marks[index]!)] as const])));
   }
 }
 
-function parseMark(text: string | null): WorkerMark | undefined {
+function parseMark(text: string): WorkerMark | undefined {
   try {
-    const mark = text === null ? undefined : (JSON.parse(text) as unknown);
+    const mark = JSON.parse(text) as unknown;
     return mark !== null && typeof mark === "object" ? (mark as WorkerMark) : undefined;
   } catch {
     return undefined;
