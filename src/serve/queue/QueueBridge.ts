@@ -9,6 +9,7 @@ import type { ServedModel } from "../ServedModels.js";
 import type { ServedRunOptions } from "../ServedRun.js";
 import { approveAll } from "../../approval/index.js";
 import { newWireId } from "../newWireId.js";
+import { isPlainObject } from "../../util/isPlainObject.js";
 import { RemoteRun, type RunTransport } from "./RemoteRun.js";
 import { callKey, cancelledKey, runningPrefix, scanKeys, SERVE_TACTICS_KEY, servedJobCounts, serverChannel, serverKey, tacticKey, waitingKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type ServedJob } from "./serveQueueWire.js";
 
@@ -269,7 +270,7 @@ export class QueueBridge implements RunTransport {
       for (const key of await scanKeys(client, `${prefix}*`)) {
         if (live.has(key.slice(prefix.length))) continue;
         for (const text of await client.lrange(key, 0, -1)) {
-          const job = parseJob(text);
+          const job = readObject<ServedJob>(text);
           if (job?.server !== this.serverId || !this.#queued.has(job.runKey)) continue;
           const { runKey } = job;
           // Taken off its list first: a worker stopping now cannot put it back too.
@@ -284,16 +285,7 @@ export class QueueBridge implements RunTransport {
     const keys = await scanKeys(this.#link.client, `${WORKER_KEY_PREFIX}*`);
     const marks = keys.length === 0 ? [] : await this.#link.client.mget(keys);
     // A key that expired between the two calls is a worker gone, not one of another version.
-    return new Map(keys.flatMap((key, index) => (marks[index] == null ? [] : [[key.slice(WORKER_KEY_PREFIX.length), parseMark(marks[index]!)] as const])));
-  }
-}
-
-function parseMark(text: string): WorkerMark | undefined {
-  try {
-    const mark = JSON.parse(text) as unknown;
-    return mark !== null && typeof mark === "object" ? (mark as WorkerMark) : undefined;
-  } catch {
-    return undefined;
+    return new Map(keys.flatMap((key, index) => (marks[index] == null ? [] : [[key.slice(WORKER_KEY_PREFIX.length), readObject<WorkerMark>(marks[index]!)] as const])));
   }
 }
 
@@ -303,10 +295,14 @@ function describeProtocols(live: ReadonlyMap<string, WorkerMark | undefined>): s
   return [...spoken].join(", ");
 }
 
-/** A job's text as a list holds it; undefined for one that is not (nothing of lllm's wrote it). */
-function parseJob(text: string): ServedJob | undefined {
+/**
+ * What lllm wrote to Redis as a JSON object (a job on a list, a worker's mark); undefined for a text that is not one
+ * (nothing of lllm's wrote it).
+ */
+function readObject<T>(text: string): T | undefined {
   try {
-    return JSON.parse(text) as ServedJob;
+    const value = JSON.parse(text) as unknown;
+    return isPlainObject(value) ? (value as T) : undefined;
   } catch {
     return undefined;
   }
