@@ -125,7 +125,10 @@ describe("mcpServeCommand", () => {
     // The server compiles lllm's sources through jiti as it starts: 24 s on a loaded machine, near the default 30 s.
     const connections = new McpConnections({ startTimeoutMs: 180_000 });
     try {
-      const tools = await connections.get({ name: "weather", command: process.execPath, args: [JITI, fileURLToPath(new URL("./fixtures/serveRunner.ts", import.meta.url)), WEATHER] });
+      // An MCP server gets the SDK's short list of variables and what `env` adds: without LLLM_HOME and the suite's code
+      // cache, it would transpile the package into the developer's ~/.lllm (whenever that folder is there).
+      const env = { LLLM_HOME: emptyHome(), LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE ?? "", TMPDIR: process.env.TMPDIR ?? "", NO_COLOR: "1" };
+      const tools = await connections.get({ name: "weather", command: process.execPath, args: [JITI, fileURLToPath(new URL("./fixtures/serveRunner.ts", import.meta.url)), WEATHER], env });
       expect(tools.map((tool) => tool.name)).toEqual(["divide", "draw", "forecast", "get_weather", "to_fahrenheit", "weather_brief", "web_search", "analyst", "briefing", "desk", "weather"]);
       // The schemas survive the round trip: the model sees the package's tools exactly (tactics are tested elsewhere).
       for (const tool of tools.slice(0, 7)) expect(tool.toTool()).toEqual(registryTool(tool.name).toTool());
