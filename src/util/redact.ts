@@ -24,7 +24,14 @@ export const MIN_SECRET_LENGTH = 8;
  */
 export class SecretRedactor {
   private readonly secrets = new Set<string>();
-  /** Every form (see `compile`); compiled on the first text that holds an escape. */
+  /**
+   * This redactor's secrets and its parents', matched in one pass (a run's record redactor and the process-wide one
+   * used to scan each text once each), as they were when `parentSize` was read: secrets are never taken back, so a
+   * parent of another size has new ones.
+   */
+  private all: string[] | undefined;
+  private parentSize = 0;
+  /** Every form of `all` (see `compile`); compiled on the first text that holds an escape. */
   private pattern: RegExp | undefined;
   /** The forms without escapes, for a text that holds none: most texts, and V8 compiles it in a tenth of the time. */
   private plainPattern: RegExp | undefined;
@@ -39,8 +46,7 @@ export class SecretRedactor {
     // would scan every text twice for it, and compile a second pattern.
     if (secret === undefined || secret.length < MIN_SECRET_LENGTH || this.has(secret)) return;
     this.secrets.add(secret);
-    this.pattern = undefined;
-    this.plainPattern = undefined;
+    this.all = undefined;
     this.ownLineBreaks = Math.max(this.ownLineBreaks, secret.split("\n").length - 1);
   }
 
@@ -67,14 +73,27 @@ export class SecretRedactor {
 
   /** The text with every known secret, in every encoding, and the userinfo of every URL replaced by `[redacted]`. */
   redact(text: string): string {
-    const inherited = this.parent ? this.parent.redact(text) : maskUrlCredentials(text, REDACTED);
-    if (this.secrets.size === 0 || inherited.length < MIN_SECRET_LENGTH) return inherited;
+    const masked = maskUrlCredentials(text, REDACTED);
+    const all = this.allSecrets();
+    if (all.length === 0 || masked.length < MIN_SECRET_LENGTH) return masked;
     // Every escaped form of a character begins with one of ESCAPES: a text without them can hold a secret only in
     // the forms without escapes, which the plain pattern has. (The full pattern, for an eight-character key, takes V8
     // about 2 ms to compile on its first use; a recorded run pays it only when a text has an escape.)
-    const pattern = ESCAPES.test(inherited) ? (this.pattern ??= compile([...this.secrets], true)) : (this.plainPattern ??= compile([...this.secrets], false));
+    const pattern = ESCAPES.test(masked) ? (this.pattern ??= patternOf(all, true)) : (this.plainPattern ??= patternOf(all, false));
     pattern.lastIndex = 0;
-    return inherited.replace(pattern, REDACTED);
+    return masked.replace(pattern, REDACTED);
+  }
+
+  /** Every secret this redactor removes, its parents' included (gathered again when a parent learnt one). */
+  private allSecrets(): string[] {
+    const parentSize = this.parent?.size ?? 0;
+    if (this.all === undefined || parentSize !== this.parentSize) {
+      this.all = [...(this.parent?.allSecrets() ?? []), ...this.secrets];
+      this.parentSize = parentSize;
+      this.pattern = undefined;
+      this.plainPattern = undefined;
+    }
+    return this.all;
   }
 
   /**
@@ -262,6 +281,25 @@ function walk(value: unknown, redact: (text: string) => string): unknown {
 
 /** What each escaped form in `textForm` begins with: `%XX`, JSON's `\uXXXX` and `\/`, HTML's `&#…;`. */
 const ESCAPES = /%|\\[u/]|&#/;
+
+/**
+ * The patterns compiled lately, by their secrets and kind: redactors that know the same secrets share one (a run's
+ * record redactor and the process-wide one, each run of a batch or a server), and V8 compiles it once. A few only:
+ * each holds its secrets.
+ */
+const compiled = new Map<string, RegExp>();
+const COMPILED_KEPT = 8;
+
+function patternOf(secrets: readonly string[], escapes: boolean): RegExp {
+  const key = JSON.stringify([escapes, ...[...new Set(secrets)].sort()]);
+  let pattern = compiled.get(key);
+  if (pattern === undefined) {
+    pattern = compile([...new Set(secrets)], escapes);
+    if (compiled.size >= COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
+    compiled.set(key, pattern);
+  }
+  return pattern;
+}
 
 /** The pattern of every form of the secrets; with `escapes` false, of the forms that hold none of `ESCAPES`. */
 function compile(list: string[], escapes: boolean): RegExp {

@@ -90,6 +90,23 @@ describe("SecretRedactor", () => {
     expect(child.redact("sk-parent-0123456789 and sk-child-0123456789")).toBe(`${REDACTED} and ${REDACTED}`);
   });
 
+  it("removes, in one pass, what its parent learns after its first text, and a secret of its own that holds the parent's whole", () => {
+    const parent = new SecretRedactor();
+    const child = new SecretRedactor(parent);
+    child.add("sk-run-0123456789-extra");
+    expect(child.redact("key sk-late-0123456789 here")).toBe("key sk-late-0123456789 here");
+    // The provider registers its key with the process-wide redactor once the run has begun.
+    parent.add("sk-late-0123456789");
+    parent.add("sk-run-0123456789");
+    expect(child.redact("key sk-late-0123456789 here, sk-run-0123456789-extra there")).toBe(`key ${REDACTED} here, ${REDACTED} there`);
+    expect(child.redact("as JSON: sk-late-\\u00301234567%389")).toBe(`as JSON: ${REDACTED}`);
+    // Another redactor of the same secrets (the next run's) redacts the same.
+    const next = new SecretRedactor(parent);
+    next.add("sk-run-0123456789-extra");
+    expect(next.redact("sk-run-0123456789-extra, sk-late-0123456789")).toBe(`${REDACTED}, ${REDACTED}`);
+    expect(parent.redact("sk-run-0123456789-extra")).toBe(`${REDACTED}-extra`);
+  });
+
   it("keeps ordinary text and ignores short values", () => {
     const redactor = new SecretRedactor();
     redactor.add("short");
