@@ -211,9 +211,9 @@ export class RunRecorder {
         reasoning_tokens: event.usage.reasoningTokens ?? 0,
         cost,
         retries: pending?.retries ?? [],
-        ...(event.usage.cacheWritePromptTokens ? { cache_write_prompt_tokens: event.usage.cacheWritePromptTokens } : {}),
-        ...(event.usage.batch ? { batch: true } : {}),
       };
+      if (event.usage.cacheWritePromptTokens) record.cache_write_prompt_tokens = event.usage.cacheWritePromptTokens;
+      if (event.usage.batch) record.batch = true;
       // On disk before the run acts on it (a resume replays it instead of asking again): at once when it asks for
       // no tool; else with the first of its calls, whose start or record is written at once, in the same write.
       this.#append({ calls: { run: this.id, model: [{ record, messagesKept: kept }], tool: [] } }, { now: this.#options.journaled === true && event.toolCalls.length === 0 });
@@ -230,7 +230,9 @@ export class RunRecorder {
    * and does not run it again unless it is safe (`rerun`).
    */
   toolStarted(start: Omit<ToolStart, "run" | "at">): void {
-    this.#append({ start: { ...start, run: this.id, arguments: this.#redactedArguments(start.arguments), at: Date.now() } }, { now: true });
+    const line: ToolStart = { key: start.key, agent: start.agent, name: start.name, arguments: this.#redactedArguments(start.arguments), run: this.id, at: Date.now() };
+    if (start.rerun !== undefined) line.rerun = start.rerun;
+    this.#append({ start: line }, { now: true });
   }
 
   /**
@@ -246,10 +248,16 @@ export class RunRecorder {
     // string result when it is that text's body (`resultIsBody`, checked here as the merge will read it).
     const inRow = row?.result != null && outcome.resultStr !== undefined && outcome.resultStr === ended?.call.resultStr;
     const { resultStr: _resultStr, ...rest } = outcome;
-    const isBody = inRow && typeof rest.result === "string" && formattedBody(row.result!) === this.#options.redactor.redact(rest.result);
+    // A row text that redaction left as it was holds no secret, nor does its body: the result then compares as it is.
+    const clean = row?.result === ended?.call.resultStr;
+    const isBody = inRow && typeof rest.result === "string" && formattedBody(row.result!) === (clean ? rest.result : this.#options.redactor.redact(rest.result));
     if (isBody) delete rest.result;
     const kept = inRow ? rest : outcome;
-    this.#append({ outcome: { run: this.id, key, outcome: this.#options.redactor.redact(JSON.stringify(kept)), at: Date.now(), ...(row ? { row } : {}), ...(inRow ? { resultInRow: true as const } : {}), ...(isBody ? { resultIsBody: true as const } : {}) } }, { now: true });
+    const line: Extract<SpoolEntry, { outcome: unknown }>["outcome"] = { run: this.id, key, outcome: this.#options.redactor.redact(JSON.stringify(kept)), at: Date.now() };
+    if (row) line.row = row;
+    if (inRow) line.resultInRow = true;
+    if (isBody) line.resultIsBody = true;
+    this.#append({ outcome: line }, { now: true });
   }
 
   #toolRow(agent: string, call: FunctionCall, durationMs: number, flags: { repeated?: boolean; refused?: boolean }): ToolCallStoredRecord {
@@ -290,7 +298,13 @@ export class RunRecorder {
    */
   #redactedArguments(value: Record<string, unknown>): Record<string, unknown> {
     let redacted = this.#argumentsSeen.get(value);
-    if (redacted === undefined) this.#argumentsSeen.set(value, (redacted = JSON.parse(this.#options.redactor.redact(JSON.stringify(value))) as Record<string, unknown>));
+    if (redacted === undefined) {
+      // Written as JSON at once (the start line), and again when the call ends (its row): a copy only when a secret
+      // was in it. The call's arguments are the model's, which no one changes (a tool gets a copy of its own).
+      const text = JSON.stringify(value);
+      const clean = this.#options.redactor.redact(text);
+      this.#argumentsSeen.set(value, (redacted = clean === text ? value : (JSON.parse(clean) as Record<string, unknown>)));
+    }
     return redacted;
   }
 
