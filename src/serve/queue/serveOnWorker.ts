@@ -52,7 +52,11 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
   let subscriber: Redis | undefined;
   const held = new Map<string, HeldRun>();
   const joined = new Map<string, { taker: JobTaker; prepared: PreparedTactic }>();
-  const refused = new Set<string>();
+  /**
+   * Tactics refused, with the announcement refused: looked at again when it changes (the servers of that tactic were
+   * upgraded to this worker's version, or given what it lacked), never for good.
+   */
+  const refused = new Map<string, string>();
   const joining = new Set<string>();
   let scratch: string | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
@@ -192,7 +196,7 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       if (announcement.serving !== SERVING_PROTOCOL) throw new Refusal(`its server runs another lllm version (serving protocol ${announcement.serving ?? "1, from before protocol 2"}; this worker's: ${SERVING_PROTOCOL}): give the servers and workers of a queue the same lllm version`);
       prepared = await prepareQueuedTactic(announcement, { registry: options.registry, packages: options.packages, scratch: () => (scratch ??= processTempDir("lllm-worker-")) });
     } catch (error) {
-      refused.add(digest);
+      refused.set(digest, text);
       options.warn(`served tactic ${digest} refused: ${error instanceof Refusal ? error.message : (error as Error).message}`);
       return;
     }
@@ -207,9 +211,10 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     for (const { taker } of joined.values()) taker.touch();
     const digests = await redis.smembers(SERVE_TACTICS_KEY);
     for (const digest of digests) {
-      if (joined.has(digest) || refused.has(digest) || joining.has(digest)) continue;
+      if (joined.has(digest) || joining.has(digest)) continue;
       const text = await redis.get(tacticKey(digest));
-      if (text === null) continue;
+      if (text === null || refused.get(digest) === text) continue;
+      refused.delete(digest);
       // Rounds run on a timer: one still preparing this tactic must not be joined twice by the next.
       joining.add(digest);
       await join(digest, text).finally(() => joining.delete(digest));
