@@ -90,7 +90,13 @@ export class RunRecorder {
    * The result texts of the tool rows written, by call id, until a model call's messages hold them: there the message
    * refers to the row (`StoredMessage.resultOf`) instead of holding the text again.
    */
-  readonly #rowTexts = new Map<string, { seq: number; text: string }>();
+  readonly #rowTexts = new Map<string, { seq: number; text: string; losses: number }>();
+  /**
+   * Whether this recorder numbers the rows it refers to: not when it records a run again from its start under the id
+   * of an earlier attempt (a batch item after its provider batch job), whose rows came first and keep their numbers,
+   * which calls ending in another order would not match.
+   */
+  readonly #ownRows: boolean;
   #modelSeq = 0;
   #toolSeq = 0;
   #step = 0;
@@ -100,6 +106,7 @@ export class RunRecorder {
     this.#options = options;
     this.id = options.id ?? newRunId(this.#started);
     this.#spool = RunSpool.of(options.file);
+    this.#ownRows = options.id === undefined || options.resume !== undefined;
     if (options.resume) ({ modelSeq: this.#modelSeq, toolSeq: this.#toolSeq, step: this.#step } = options.resume.from);
   }
 
@@ -263,7 +270,7 @@ export class RunRecorder {
   #toolRow(agent: string, call: FunctionCall, durationMs: number, flags: { repeated?: boolean; refused?: boolean }): ToolCallStoredRecord {
     const redact = (text: string): string => this.#options.redactor.redact(text);
     const seq = this.#toolSeq++;
-    if (call.resultStr !== undefined) this.#rowTexts.set(call.id, { seq, text: call.resultStr });
+    if (call.resultStr !== undefined && this.#ownRows) this.#rowTexts.set(call.id, { seq, text: call.resultStr, losses: this.#spool.losses });
     return {
       seq,
       step: this.#step++,
@@ -283,7 +290,8 @@ export class RunRecorder {
   #storedMessage(message: ModelMessage, redact: (text: string) => string): StoredMessage {
     if (message.role === "tool") {
       const row = this.#rowTexts.get(message.toolCallId);
-      if (row !== undefined && row.text === message.content) {
+      // Only a row that reached the spool: a write that failed since lost it (the text is then written here).
+      if (row !== undefined && row.text === message.content && row.losses === this.#spool.losses) {
         // Once: a later call's messages that hold it again (scratch that came back) hold the text.
         this.#rowTexts.delete(message.toolCallId);
         return { role: "tool", content: null, toolCallId: message.toolCallId, ...(message.name !== undefined ? { name: message.name } : {}), resultOf: row.seq };

@@ -64,6 +64,7 @@ export class RunSpool {
   #timer: NodeJS.Timeout | undefined;
   #exitHook = false;
   #warned = false;
+  #losses = 0;
 
   private constructor(folder: string) {
     this.folder = folder;
@@ -98,6 +99,14 @@ export class RunSpool {
     }
   }
 
+  /**
+   * How many writes failed so far, each losing the lines it held: a recorder that refers to a line it wrote (a tool
+   * result's row) does so only while this is what it was when that line was appended.
+   */
+  get losses(): number {
+    return this.#losses;
+  }
+
   /** Write what is pending. */
   flush(): void {
     if (this.#pending.length === 0) return;
@@ -110,6 +119,7 @@ export class RunSpool {
     } catch (error) {
       // The file may end in part of a line now: leave it (a merger ignores a last line without its newline) and
       // begin a new one next time, so that no later line is glued to the broken one.
+      this.#losses += 1;
       this.#drop();
       throw error;
     }

@@ -181,7 +181,15 @@ function apply(statements: Statements, entry: Exclude<SpoolEntry, { close: true 
  * `result` when that is the text's body (`resultIsBody`), whole again, its keys in `ToolOutcome`'s order.
  */
 function wholeOutcome(outcome: string, resultStr: string, resultIsBody: boolean): string {
-  const { turns, error, result, ...rest } = JSON.parse(outcome) as { turns?: number; error?: string; result?: unknown } & Record<string, unknown>;
+  let parsed: { turns?: number; error?: string; result?: unknown } & Record<string, unknown>;
+  try {
+    parsed = JSON.parse(outcome) as typeof parsed;
+  } catch {
+    // Not JSON (a redaction that cut into an escape): kept as it is, as before version 3, rather than stopping the
+    // merge of everything after it; a resume reads it as an outcome it cannot use.
+    return outcome;
+  }
+  const { turns, error, result, ...rest } = parsed;
   const body = resultIsBody ? formattedBody(resultStr) : result;
   return JSON.stringify({ ...(turns !== undefined ? { turns } : {}), resultStr, ...(error !== undefined ? { error } : {}), ...(body !== undefined ? { result: body } : {}), ...rest });
 }
@@ -192,7 +200,10 @@ function withResults(statements: Statements, runId: string, messages: StoredMess
   return messages.map((message) => {
     if (message.resultOf === undefined) return message;
     const { resultOf, ...rest } = message;
-    const row = statements.toolResult.raw().get(runId, resultOf) as [unknown] | undefined;
+    // The row of that number, if it is this call's: one of another call (a run recorded again under its first
+    // attempt's id by an lllm that numbered its rows anew, calls ending in another order) gives way to this call's own.
+    let row = statements.toolResult.raw().get(runId, resultOf) as [unknown, unknown] | undefined;
+    if (row !== undefined && row[1] !== rest.toolCallId) row = statements.toolResultOfCall.raw().get(runId, rest.toolCallId ?? null) as [unknown, unknown] | undefined;
     const text = blobText(row?.[0]);
     return { ...rest, content: typeof text === "string" ? text : null };
   });
@@ -263,7 +274,8 @@ function prepare(database: Database) {
     testStatus: statement("UPDATE runs SET test_status = ? WHERE id = ? AND test_file IS NOT NULL"),
     // As a blob: a text that is not UTF-8 (a damaged page) would abort the process inside libsql.
     open: statement("SELECT CAST(status AS BLOB) FROM runs WHERE id = ?"),
-    toolResult: statement("SELECT CAST(result AS BLOB) FROM tool_calls WHERE run_id = ? AND seq = ?"),
+    toolResult: statement("SELECT CAST(result AS BLOB), call_id FROM tool_calls WHERE run_id = ? AND seq = ?"),
+    toolResultOfCall: statement("SELECT CAST(result AS BLOB), call_id FROM tool_calls WHERE run_id = ? AND call_id = ? ORDER BY seq DESC LIMIT 1"),
     // The full-text row takes the run's rowid (the viewer joins a search's matches on it: migration 3).
     search: statement("INSERT OR REPLACE INTO runs_text (rowid, run_id, input, output) SELECT rowid, id, coalesce(input, ''), ? FROM runs WHERE id = ?"),
   };

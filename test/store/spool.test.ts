@@ -3,7 +3,9 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import fs from "node:fs";
+import { syncBuiltinESMExports } from "node:module";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { PriceTable } from "../../src/providers/PriceTable.js";
 import { FunctionCall } from "../../src/tools/index.js";
 import { RunRecorder } from "../../src/store/RunRecorder.js";
@@ -147,6 +149,107 @@ describe("a tool result is written to the spool once, and read back whole", () =
     ]);
     const journal = read(file, (store) => store.getJournal(recorder.id));
     expect(journal!.tools.map((entry) => entry.outcome)).toEqual([JSON.stringify({ resultStr: redacted(resultStr), result: redacted(result) }), JSON.stringify({ resultStr: counted.resultStr, result: counted.result })]);
+  });
+});
+
+describe("a model call's tool message is read back with its own call's result", () => {
+  const call = (id: string, text: string): FunctionCall => {
+    const made = new FunctionCall({ id, name: "read", arguments: { page: id } });
+    made.result = text;
+    made.resultStr = `Return of calling function read with arguments {'page': '${id}'}:\n---\n${text}\n---`;
+    return made;
+  };
+  const askFor = [{ id: "a", name: "read", arguments: '{"page":"a"}' }, { id: "b", name: "read", arguments: '{"page":"b"}' }];
+  const usage = { promptTokens: 1, completionTokens: 1 };
+
+  it("in a run recorded again under its first attempt's id, whose calls end in another order", () => {
+    const home = tempDir();
+    const file = path.join(home, "logs.db");
+    const [a, b] = [call("a", "PAGE A"), call("b", "PAGE B")];
+    // The first attempt (a batch item whose next model call waits for a provider batch job): b ends before a.
+    const first = RunRecorder.begin(recorderOptions(file));
+    first.onEvent({ type: "model_call", agent: "bot", round: 0, messages: 1, tools: ["read"], model: "m", sent: [{ role: "user", content: "hi" }] });
+    first.onEvent({ type: "model_reply", agent: "bot", round: 0, model: "m", text: "", toolCalls: askFor, usage });
+    for (const ended of [b, a]) first.onEvent({ type: "tool_call", agent: "bot", call: ended, durationMs: 1, repeated: false });
+    RunSpool.of(file).flush();
+    // The item run again from its start under that id: a ends first this time, and the next model call is recorded.
+    const again = RunRecorder.begin({ ...recorderOptions(file), id: first.id });
+    again.onEvent({ type: "model_call", agent: "bot", round: 0, messages: 1, tools: ["read"], model: "m", sent: [{ role: "user", content: "hi" }] });
+    again.onEvent({ type: "model_reply", agent: "bot", round: 0, model: "m", text: "", toolCalls: askFor, usage });
+    for (const ended of [a, b]) again.onEvent({ type: "tool_call", agent: "bot", call: ended, durationMs: 1, repeated: false });
+    const dialog = [
+      { role: "user" as const, content: "hi" },
+      { role: "assistant" as const, content: null, toolCalls: askFor },
+      { role: "tool" as const, content: a.resultStr!, toolCallId: "a", name: "read" },
+      { role: "tool" as const, content: b.resultStr!, toolCallId: "b", name: "read" },
+    ];
+    again.onEvent({ type: "model_call", agent: "bot", round: 1, messages: 4, tools: ["read"], model: "m", sent: dialog });
+    again.onEvent({ type: "model_reply", agent: "bot", round: 1, model: "m", text: "Both read.", toolCalls: [], usage });
+    again.finish({ output: "Both read." });
+
+    const run = read(file, (store) => store.getRun(first.id));
+    expect(run?.model_calls[1]?.messages.slice(2)).toEqual([
+      { role: "tool", content: a.resultStr, toolCallId: "a", name: "read" },
+      { role: "tool", content: b.resultStr, toolCallId: "b", name: "read" },
+    ]);
+  });
+
+  it("when the write that held the tool's row failed", () => {
+    const home = tempDir();
+    const file = path.join(home, "logs.db");
+    const a = call("a", "PAGE A");
+    const recorder = RunRecorder.begin(recorderOptions(file));
+    recorder.onEvent({ type: "model_call", agent: "bot", round: 0, messages: 1, tools: ["read"], model: "m", sent: [{ role: "user", content: "hi" }] });
+    recorder.onEvent({ type: "model_reply", agent: "bot", round: 0, model: "m", text: "", toolCalls: [askFor[0]!], usage });
+    const spool = RunSpool.of(file);
+    spool.flush();
+    recorder.onEvent({ type: "tool_call", agent: "bot", call: a, durationMs: 1, repeated: false });
+    // The spool's timed write of the tool's row fails (a full disk for a moment); the run goes on.
+    const write = vi.spyOn(fs, "writeSync").mockImplementation(() => {
+      throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    });
+    syncBuiltinESMExports();
+    try {
+      expect(() => spool.flush()).toThrow(/ENOSPC/);
+    } finally {
+      write.mockRestore();
+      syncBuiltinESMExports();
+    }
+    const dialog = [
+      { role: "user" as const, content: "hi" },
+      { role: "assistant" as const, content: null, toolCalls: [askFor[0]!] },
+      { role: "tool" as const, content: a.resultStr!, toolCallId: "a", name: "read" },
+    ];
+    recorder.onEvent({ type: "model_call", agent: "bot", round: 1, messages: 3, tools: ["read"], model: "m", sent: dialog });
+    recorder.onEvent({ type: "model_reply", agent: "bot", round: 1, model: "m", text: "Read.", toolCalls: [], usage });
+    recorder.finish({ output: "Read." });
+
+    const run = read(file, (store) => store.getRun(recorder.id));
+    expect(run?.tool_calls).toEqual([]);
+    expect(run?.model_calls[1]?.messages[2]).toEqual({ role: "tool", content: a.resultStr, toolCallId: "a", name: "read" });
+  });
+});
+
+describe("an outcome that is not JSON", () => {
+  it("is kept as written, and the lines after it are merged", () => {
+    const home = tempDir();
+    const file = path.join(home, "logs.db");
+    RunRecorder.begin(recorderOptions(file)); // makes the folder
+    RunSpool.of(file).close();
+    const id = "01J0000000000000000000000D";
+    const row = { seq: 0, step: 0, agent: "bot", call_id: "c1", name: "read", arguments: {}, result: "Return of calling function read with arguments {}:\n---\nx\n---", status: "ok", error: null, duration_ms: 1, ended_at: 2 };
+    const lines = [
+      { spool: 3, pid: process.pid, host: hostname() },
+      { begin: { id, startedAt: 1, tacticPath: "t.yaml", tacticName: "t", configDigest: "d", input: "broken", vars: {}, models: [], lllmVersion: "0" } },
+      { start: { run: id, key: "k", agent: "bot", name: "read", arguments: {}, at: 1 } },
+      // A redaction that cut into an escape leaves text that is not JSON.
+      { outcome: { run: id, key: "k", outcome: '{"result":"ab\\', at: 2, row, resultInRow: true } },
+      { finish: { run: id, end: { endedAt: 3, status: "ok", exitCode: 0, errorCode: null, errorMessage: null, output: null, details: null, models: [], llmCalls: 0, cost: 0, durationMs: 2, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0 } } },
+      { close: true },
+    ];
+    writeFileSync(path.join(home, "logs.spool", `01J0000000000000000000000E-${process.pid}.jsonl`), lines.map((line) => `${JSON.stringify(line)}\n`).join(""));
+    expect(read(file, (store) => store.getRun(id)?.status)).toBe("ok");
+    expect(read(file, (store) => store.getJournal(id)?.tools.map((entry) => entry.outcome))).toEqual(['{"result":"ab\\']);
   });
 });
 
