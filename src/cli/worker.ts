@@ -57,7 +57,7 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   });
   let ran = 0;
   try {
-    ({ ran } = await runWorker(sides));
+    ({ ran } = await runWorker({ ...sides, alsoRunning: serving }));
   } finally {
     stop.abort();
     await serving.catch(() => undefined);

@@ -120,6 +120,28 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(survivor.stderr()).not.toMatch(/internal error|TypeError/);
   });
 
+  it("a worker stopped with Ctrl-C finishes the requests it runs, and the server waits for them", async () => {
+    const serving = await serveOnQueue();
+    const only = await worker();
+    const requests = ["talky 7", "quiet 7"].map((tag) => stream(serving, tag));
+    expect(await waitUntil(() => holds.held.size === 2, 120_000)).toBe(true);
+    process.kill(only.pid, "SIGINT");
+    expect(await waitUntil(() => only.stderr().includes("taking no new items"), 60_000), only.stderr()).toBe(true);
+    // Many heartbeats later (100 ms each here), the stopping worker still counts as alive: its requests are not lost.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(await redis.client().keys("lllm:worker:*")).toHaveLength(1);
+    holds.release("released");
+    expect(await Promise.all(requests)).toEqual([
+      { text: "Part one. Done talky 7.", end: "done" },
+      { text: "Done quiet 7.", end: "done" },
+    ]);
+    // Each ran once, on that worker: two model calls each.
+    expect(mock.requests.map((request) => userOf(request.body)).sort()).toEqual(["quiet 7", "quiet 7", "talky 7", "talky 7"]);
+    // Interrupted, as any command stopped by Ctrl-C (130), once they are done.
+    expect(await only.exit(60_000)).toBe(130);
+    expect(only.stderr()).toContain("lllm worker: stopped");
+  });
+
   it("a client that disconnects cancels its run on the worker", async () => {
     const serving = await serveOnQueue();
     await worker();

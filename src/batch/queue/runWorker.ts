@@ -35,6 +35,11 @@ export interface RunWorkerOptions {
   log?: boolean;
   say: (message: string) => void;
   warn: (message: string) => void;
+  /**
+   * The rest of this worker's work (the served requests it finishes after a Ctrl-C): its heartbeat goes on until
+   * that is over too, since servers take a worker whose heartbeat stopped for gone and its requests for lost.
+   */
+  alsoRunning?: Promise<unknown>;
 }
 
 /** A batch this worker takes items of. */
@@ -233,7 +238,6 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
       }
       await pause(timings.heartbeatMs, [options.stop, link.failed]);
     }
-    clearInterval(heartbeat); // before the heartbeat key is removed, so that no late beat brings it back
     if (link.failed.aborted) throw link.failed.reason;
     // A round cut short by Ctrl-C may still be joining a batch: let it, so that what it joins is closed below.
     await Promise.race([current.catch(() => undefined), link.whenDown()]);
@@ -242,6 +246,8 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     const closing = Promise.allSettled([...joined.values()].map((entry) => entry.worker.close())).then(() => "closed" as const);
     if ((await Promise.race([closing, link.whenDown().then(() => "down" as const)])) === "closed") {
       closed = true;
+      await Promise.race([options.alsoRunning?.catch(() => undefined), link.whenDown()]);
+      clearInterval(heartbeat); // before the heartbeat key is removed, so that no late beat brings it back
       const over = async (): Promise<void> => {
         for (const batchId of new Set([...joined.keys(), ...gone.keys()])) await removeLeftovers(batchId);
       };

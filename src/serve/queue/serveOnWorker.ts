@@ -66,8 +66,16 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
   // Events of many runs go out in the same turn of the loop: one write for all (auto-pipelining).
   const publisher = redis.duplicate({ enableAutoPipelining: true });
   publisher.on("error", () => undefined);
+  /** Events on their way to servers, and the jobs being run: a stopping worker lets both finish before it hangs up. */
+  const sending = new Set<Promise<unknown>>();
+  const jobs = new Set<Promise<void>>();
+  const tracked = <T>(set: Set<Promise<T>>, promise: Promise<T>): Promise<T> => {
+    set.add(promise);
+    void promise.finally(() => set.delete(promise)).catch(() => undefined);
+    return promise;
+  };
   const publish = (entry: HeldRun, event: RunEvent): void => {
-    void publisher.publish(serverChannel(entry.server), JSON.stringify(event)).catch(() => undefined);
+    void tracked(sending, publisher.publish(serverChannel(entry.server), JSON.stringify(event)).catch(() => undefined));
   };
   const state = (entry: HeldRun): RunState => ({ lastText: redactSecrets(entry.run.lastText), streamedSinceCall: redactSecrets(entry.run.streamedSinceCall), usage: { promptTokens: entry.run.usage.promptTokens, completionTokens: entry.run.usage.completionTokens } });
   const listener = (entry: HeldRun): RunListener => ({
@@ -202,7 +210,7 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     }
     const blocking = redis.duplicate();
     blocking.on("error", () => undefined); // the link says what is wrong with Redis
-    const taker = new JobTaker({ blocking, commands: publisher, digest, me: options.me, concurrency: options.concurrency, aliveMs: timings.aliveMs, run: (text) => runJob(text, prepared), warn: options.warn });
+    const taker = new JobTaker({ blocking, commands: publisher, digest, me: options.me, concurrency: options.concurrency, aliveMs: timings.aliveMs, run: (text) => tracked(jobs, runJob(text, prepared)), warn: options.warn });
     joined.set(digest, { taker, prepared });
     options.say(`lllm worker: serving ${prepared.tactic.config.name ?? digest} (requests of lllm serve --queue)`);
   };
@@ -254,6 +262,8 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     for (const entry of held.values()) if (entry.paused) entry.run.abort(new InterruptedError("interrupted", "the worker was stopped"));
     await Promise.race([Promise.allSettled([...joined.values()].map((entry) => entry.taker.close())), link.whenDown()]);
     await Promise.race([Promise.allSettled([...held.values()].map((entry) => entry.run.done)), link.whenDown()]);
+    // Their last events (a run's end goes out just after it) reach the servers before the connection closes.
+    await Promise.race([Promise.allSettled([...jobs]).then(() => Promise.allSettled([...sending])), link.whenDown()]);
   } finally {
     clearInterval(heartbeat);
     for (const entry of held.values()) clearTimeout(entry.ttl);
