@@ -115,7 +115,18 @@ export async function serveCommand(targets: string[], options: ServeCommandOptio
   });
   // A second signal: cancel the runs now (they are recorded as interrupted).
   stopSignal().addEventListener("abort", () => server.cancel(), { once: true });
-  await stopped;
+  // Its queue's Redis lost for good: the server stops, failing, rather than serving nothing while it seems up.
+  const lost = new Promise<{ error: unknown }>((resolve) => {
+    if (server.failed.aborted) resolve({ error: server.failed.reason });
+    else server.failed.addEventListener("abort", () => resolve({ error: server.failed.reason }), { once: true });
+  });
+  const failure = await Promise.race([stopped.then(() => undefined), lost]);
+  if (failure) {
+    server.cancel();
+    await server.stop({ drainTimeoutMs: 0 });
+    await mcp?.close();
+    throw failure.error;
+  }
   await mcp?.close();
 }
 

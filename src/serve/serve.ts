@@ -98,6 +98,11 @@ export interface LllmServer {
   stop(options?: { drainTimeoutMs?: number }): Promise<void>;
   /** Cancel every run now (a second Ctrl-C while stopping); `stop()` then ends without waiting longer. */
   cancel(): void;
+  /**
+   * Aborted, with the error as its reason, when the server cannot go on: with `queue`, its Redis stayed away longer
+   * than the reconnect window (LLLM_QUEUE_RECONNECT_MS) or refused the password. Stop it then (a supervisor restarts it).
+   */
+  failed: AbortSignal;
 }
 
 /**
@@ -179,6 +184,7 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
   let stopping: Promise<void> | undefined;
   const result: LllmServer = {
     handler,
+    failed: bridge?.failed ?? new AbortController().signal,
     models: context.models.ids,
     get server() {
       return server;

@@ -142,6 +142,18 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(only.stderr()).toContain("lllm worker: stopped");
   });
 
+  it("a server whose Redis stays away past the reconnect window stops, failing, and its request in flight ends", async () => {
+    const serving = await serveOnQueue({ LLLM_QUEUE_RECONNECT_MS: "1500" });
+    await worker();
+    const request = stream(serving, "talky 8");
+    expect(await waitUntil(() => holds.held.size === 1, 120_000)).toBe(true);
+    await redis.stop();
+    expect(await serving.cli.exit(60_000), serving.cli.stderr()).toBe(1);
+    expect(serving.cli.stderr()).toMatch(/lost Redis at redis:\/\/127\.0\.0\.1:\d+ and could not reach it again within 1\.5 s/);
+    // The client hears of it, and waits no more.
+    expect(await request).toEqual({ text: "Part one. ", end: expect.stringContaining("could not reach it again within 1.5 s") });
+  });
+
   it("a client that disconnects cancels its run on the worker", async () => {
     const serving = await serveOnQueue();
     await worker();

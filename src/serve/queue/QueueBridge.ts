@@ -100,7 +100,22 @@ export class QueueBridge implements RunTransport {
     await subscriber.subscribe(serverChannel(bridge.serverId));
     await bridge.#beat();
     bridge.#heartbeat = setInterval(() => void bridge.#beat().catch(() => undefined), timings.heartbeatMs);
+    // Redis gone for good: no event will come for the runs in flight; they end now, with the reason.
+    link.failed.addEventListener(
+      "abort",
+      () => {
+        clearInterval(bridge.#heartbeat);
+        const reason = link.failed.reason instanceof Error ? link.failed.reason : new Error(String(link.failed.reason));
+        for (const run of [...bridge.#runs.values()]) run.queueLost(reason);
+      },
+      { once: true },
+    );
     return bridge;
+  }
+
+  /** Aborted when the link to Redis gives up (see `RedisLink.failed`): the queue is gone for this server. */
+  get failed(): AbortSignal {
+    return this.#link.failed;
   }
 
   /** A run of `options.model` on the queue (started by `start()`). */

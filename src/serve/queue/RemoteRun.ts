@@ -194,6 +194,12 @@ export class RemoteRun implements RunHandle {
     this.#end(endedWithout(new WorkerLostError(lost ?? "unknown", this.#state.streamedSinceCall.length)));
   }
 
+  /** The queue is gone for this server (its Redis stayed away): the run ends with that error, wherever it was. */
+  queueLost(error: Error): void {
+    if (this.#finished || this.#moved) return;
+    this.#end(endedWithout(error));
+  }
+
   #send(command: RunCommand): void {
     if (this.#worker !== undefined) this.#transport.command(this.#worker, command);
   }
