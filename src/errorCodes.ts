@@ -159,6 +159,7 @@ export const ERROR_CODES = [
   "serve_listen_failed",
   "serve_no_models",
   "serve_queue_lost",
+  "serve_run_gone",
   "serve_token_missing",
   "serve_worker_lost",
   "store_damaged",

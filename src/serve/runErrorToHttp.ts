@@ -17,6 +17,8 @@ export function runErrorToHttp(error: unknown, partialOutput: string): HttpError
   if (error instanceof InterruptedError) return new HttpError(503, message, { code: "run_cancelled" });
   // A model, or the worker of the queue that ran the request, failed: the server in front of them answers 502.
   if (error instanceof ProviderError || error instanceof ModelBehaviorError || (error instanceof LllmError && error.code === "serve_worker_lost")) return new HttpError(502, message, { type: "upstream_error", code: error.code });
+  // Tool results for a run that ended on its worker: as for a run this server does not know (the client sends again).
+  if (error instanceof LllmError && error.code === "serve_run_gone") return new HttpError(400, message, { code: "tool_call_not_found" });
   // The server's queue (its Redis) is gone: the server stops; a client may try again on another.
   if (error instanceof LllmError && error.code === "queue_unreachable") return new HttpError(503, message, { code: error.code });
   if (error instanceof LllmError) return new HttpError(500, message, { code: error.code });

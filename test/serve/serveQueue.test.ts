@@ -267,6 +267,22 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(mock.requests.length).toBe(modelCalls + 1);
   });
 
+  it("a client's tool results sent after the server its run paused on stopped get a 400 from another server, not a wait", async () => {
+    answer = () => ({ tool_calls: [{ name: "add_to_cart", arguments: { item: "fig" } }] });
+    const one = await serveOnQueue();
+    const other = await serveOnQueue();
+    await worker();
+    const tools: OpenAI.ChatCompletionTool[] = [{ type: "function", function: { name: "add_to_cart", description: "Add an item", parameters: { type: "object", properties: { item: { type: "string" } } } } }];
+    const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: "user", content: "Put a fig in my cart" }];
+    const paused = await client(one).chat.completions.create({ model: "pool", messages, tools });
+    const call = paused.choices[0]!.message.tool_calls![0]!;
+    // The first server stops: the run that waits for the client's results ends on the worker.
+    process.kill(one.cli.pid, "SIGINT");
+    expect(await one.cli.exit(60_000)).toBe(0);
+    const late = client(other).chat.completions.create({ model: "pool", tools, messages: [...messages, paused.choices[0]!.message, { role: "tool", tool_call_id: call.id, content: "fig added" }] }, { timeout: 60_000 });
+    await expect(late).rejects.toMatchObject({ status: 400, code: "tool_call_not_found" });
+  });
+
   it("/metrics shows the queue's depth and its workers; lllm doctor --queue checks the pool; a request withdrawn before a worker took it never runs", async () => {
     const serving = await serveOnQueue();
     const metrics = async (): Promise<string> => (await fetch(`${serving.url}/metrics`, { headers: { authorization: `Bearer ${serving.token}` } })).text();

@@ -39,9 +39,13 @@ export class JobTaker {
     this.#loop = this.#take(options.warn);
   }
 
-  /** Keep this worker's list alive (each heartbeat): it expires once the worker is gone. */
+  /**
+   * Keep this worker's list alive (each heartbeat): it expires once the worker is gone, twice as long after its own key
+   * (the same `aliveMs`, kept by another timer), so that servers always see the list of a worker they find gone and
+   * take its jobs back: a list that expired first would lose a job taken just before a SIGKILL.
+   */
   touch(): void {
-    void this.#commands.pexpire(this.#running, this.#aliveMs).catch(() => undefined);
+    void this.#commands.pexpire(this.#running, 2 * this.#aliveMs).catch(() => undefined);
   }
 
   /** Take no more jobs; resolves once the wait under way has returned (a job it brought goes back to the list). */

@@ -5,7 +5,7 @@ import { approveAll, approveNone } from "../../approval/index.js";
 import { prepareQueuedTactic, readAnnouncement, Refusal } from "../../batch/queue/prepareQueuedTactic.js";
 import { markWorkerAlive, queueTimings, SERVING_PROTOCOL } from "../../batch/queue/queueConnection.js";
 import { RedisLink } from "../../batch/queue/RedisLink.js";
-import { InterruptedError } from "../../errors.js";
+import { InterruptedError, LllmError } from "../../errors.js";
 import type { RunWorkerOptions } from "../../batch/queue/runWorker.js";
 import type { PreparedTactic } from "../../tactics/prepareTactic.js";
 import { processTempDir } from "../../util/processTempDir.js";
@@ -102,6 +102,9 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     const runKey = entry.job.runKey;
     if (outcome.type === "finished") {
       held.delete(runKey);
+      // A run that ends while it waits for its client's tool results (cancelled, its TTL passed, the worker stopping):
+      // its calls are no longer to be found, so that results sent later get their 400 at once from any server.
+      if (entry.paused && entry.callIds.length > 0) void redis.del(...entry.callIds.map(callKey)).catch(() => undefined);
       return publish(entry, { run: runKey, type: "finished", result: toWire(outcome.run), state: state(entry) });
     }
     entry.paused = true;
@@ -148,6 +151,14 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       return;
     }
     const entry = held.get(command.run);
+    if (command.type !== "cancel" && !entry?.paused) {
+      // Results for a run that ended (its server stopped, its TTL passed) or that another request went on with: the
+      // server that sent them hears so at once, and answers its client with a 400, instead of waiting for nothing.
+      const gone = new LllmError("serve_run_gone", `no run waits for ${command.type === "resume" ? "the results of these tool calls" : "this approval"}: it ended (its server stopped, or its --pending-ttl passed) or another request went on with it; send the conversation again ending with a user message`);
+      const event: RunEvent = { run: command.run, type: "finished", result: toWire(endedWithout(gone)), state: { lastText: "", streamedSinceCall: "", usage: { promptTokens: 0, completionTokens: 0 } } };
+      void tracked(sending, publisher.publish(serverChannel(command.server), JSON.stringify(event)).catch(() => undefined));
+      return;
+    }
     if (!entry) return;
     if (command.type === "cancel") entry.run.abort(new InterruptedError("interrupted", command.message));
     else if (command.type === "resume") proceed(entry, command.server, (run) => run.resume(new Map(command.results)));
