@@ -94,4 +94,30 @@ describe("a resumed run's limits", () => {
     expect(enough.code, enough.stderr).toBe(0);
     expect(enough.stdout).toBe("done: 30 rounds, last value 203\n");
   });
+
+  it("--max-duration counts the first attempt after two crashes in a row", async () => {
+    project = await durableProject({ rounds: 30 });
+    project.blockTool("look", 4);
+    const first = project.start(["run", project.tactic(), "--input", "go"]);
+    expect(await waitForFile(path.join(project.dir, "blocked")), first.stderr()).toBe(true);
+    process.kill(first.pid, "SIGKILL");
+    await first.exit();
+    project.clearMarks();
+    expect((await project.run(["logs"])).code).toBe(0);
+    // As if the first attempt had begun an hour before its last step.
+    const database = new Libsql(path.join(project.home, "logs.db"));
+    database.prepare("UPDATE runs SET started_at = started_at - 3600000").run();
+    database.close();
+    // The second attempt crashes too, a few rounds on.
+    project.blockTool("look", 8);
+    const second = project.start(["run", "--resume"]);
+    expect(await waitForFile(path.join(project.dir, "blocked")), second.stderr()).toBe(true);
+    process.kill(second.pid, "SIGKILL");
+    await second.exit();
+    project.clearMarks();
+    expect((await project.run(["logs"])).code).toBe(0);
+    const third = await project.run(["run", "--resume", "--max-duration", "1800", "--json"]);
+    expect(third.code, third.stderr).toBe(3);
+    expect((JSON.parse(third.stdout) as FailureJson).error.code).toBe("limit_max_duration");
+  });
 });

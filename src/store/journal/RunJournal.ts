@@ -149,17 +149,29 @@ function withJournalResults(run: RunRecord, tools: readonly JournalEntry[]): Arr
   return rows;
 }
 
-/** The time the earlier attempts took: the recorded duration of a run that ended, else up to its last recorded step. */
+/**
+ * The time the earlier attempts took: the recorded duration of a run that ended; else that of the attempts up to the
+ * last one that ended, and each attempt after it from its start to its last recorded step (an attempt that crashed
+ * recorded no duration: one crash after another must not forget the first).
+ */
 function earlierDuration(run: RunRecord, tools: readonly JournalEntry[]): number {
   if (run.status !== "crashed" && run.duration_ms !== null) return run.duration_ms;
-  const lastAttempt = run.attempts.at(-1);
-  const start = lastAttempt?.started_at ?? run.started_at;
-  const before = lastAttempt ? (run.duration_ms ?? 0) : 0;
-  let last = start;
-  for (const call of run.model_calls) last = Math.max(last, call.started_at + (call.latency_ms ?? 0));
-  for (const call of run.tool_calls) last = Math.max(last, call.ended_at);
-  for (const entry of tools) last = Math.max(last, entry.endedAt ?? entry.startedAt);
-  return before + (last - start);
+  const steps: number[] = [];
+  for (const call of run.model_calls) steps.push(call.started_at + (call.latency_ms ?? 0));
+  for (const call of run.tool_calls) steps.push(call.ended_at);
+  for (const entry of tools) steps.push(entry.endedAt ?? entry.startedAt);
+  // A duration is recorded when an attempt ends (the earlier ones' included): it stands for all up to the last one.
+  const starts = [run.started_at, ...run.attempts.map((attempt) => attempt.started_at)];
+  const counted = run.duration_ms !== null ? starts.length - 1 : 0;
+  let total = run.duration_ms ?? 0;
+  for (let index = counted; index < starts.length; index++) {
+    const start = starts[index]!;
+    const next = starts[index + 1] ?? Number.POSITIVE_INFINITY;
+    let last = start;
+    for (const at of steps) if (at >= start && at < next) last = Math.max(last, at);
+    total += last - start;
+  }
+  return total;
 }
 
 /** Each call's recorded decisions, in order. */
