@@ -230,6 +230,40 @@ describe("a model call's tool message is read back with its own call's result", 
   });
 });
 
+describe("a resumed attempt", () => {
+  it("records the calls of a replayed answer that the journal does not answer (a refused one) once, not again", () => {
+    const home = tempDir();
+    const file = path.join(home, "logs.db");
+    const usage = { promptTokens: 1, completionTokens: 1 };
+    const askFor = [{ id: "c1", name: "wipe", arguments: "{}" }];
+    const refused = (): FunctionCall => Object.assign(new FunctionCall({ id: "c1", name: "wipe", arguments: {} }), { error: "refused", resultStr: "Error: the user refused this call" });
+    const first = RunRecorder.begin({ ...recorderOptions(file), journaled: true });
+    first.onEvent({ type: "model_call", agent: "bot", round: 0, messages: 1, tools: ["wipe"], model: "m", sent: [{ role: "user", content: "hi" }] });
+    first.onEvent({ type: "model_reply", agent: "bot", round: 0, model: "m", text: "", toolCalls: askFor, usage });
+    first.onEvent({ type: "tool_call", agent: "bot", call: refused(), durationMs: 0, repeated: false, refused: true });
+    // Killed here. The resume replays the answer, and the loop refuses the call again, as it did.
+    const replayedUsage = { ...usage };
+    const again = RunRecorder.begin({
+      ...recorderOptions(file),
+      journaled: true,
+      id: first.id,
+      resume: { attempt: 2, from: { modelSeq: 1, toolSeq: 1, step: 2 }, replayed: { reply: (value) => value === replayedUsage, call: () => false }, earlierMs: 0 },
+    });
+    again.onEvent({ type: "model_reply", agent: "bot", round: 0, model: "m", text: "", toolCalls: askFor, usage: replayedUsage });
+    again.onEvent({ type: "tool_call", agent: "bot", call: refused(), durationMs: 0, repeated: false, refused: true });
+    again.onEvent({ type: "model_call", agent: "bot", round: 1, messages: 3, tools: ["wipe"], model: "m", sent: [{ role: "user", content: "hi" }] });
+    // A live answer's refused call is recorded as ever.
+    again.onEvent({ type: "model_reply", agent: "bot", round: 1, model: "m", text: "", toolCalls: [{ ...askFor[0]!, id: "c2" }], usage });
+    again.onEvent({ type: "tool_call", agent: "bot", call: Object.assign(refused(), { id: "c2" }), durationMs: 0, repeated: false, refused: true });
+    again.finish({ output: "Not wiped." });
+    const run = read(file, (store) => store.getRun(first.id));
+    expect(run?.tool_calls.map((call) => [call.call_id, call.status])).toEqual([
+      ["c1", "refused"],
+      ["c2", "refused"],
+    ]);
+  });
+});
+
 describe("an outcome that is not JSON", () => {
   it("is kept as written, and the lines after it are merged", () => {
     const home = tempDir();
