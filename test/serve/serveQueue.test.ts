@@ -219,6 +219,20 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(await stream(serving, "quiet 5")).toEqual({ text: "Done quiet 5.", end: "done" });
   });
 
+  it("a worker lets go of a tactic no server announces any more, and takes it again when one does", async () => {
+    const first = await serveOnQueue();
+    const only = await worker();
+    process.kill(first.cli.pid, "SIGINT");
+    expect(await first.cli.exit(60_000)).toBe(0);
+    // Its announcement expires a while after the server's last heartbeat: the worker's blocking connection for it goes.
+    expect(await waitUntil(() => only.stderr().includes("lllm worker: no longer serving pool (no server announces it)"), 60_000), only.stderr()).toBe(true);
+    expect(await redis.client().smembers("lllm:serve:tactics")).toEqual([]);
+    const second = await serveOnQueue();
+    expect(await waitUntil(() => only.stderr().split("lllm worker: serving pool").length - 1 === 2, 60_000), only.stderr()).toBe(true);
+    holds.release("released");
+    expect(await stream(second, "quiet 4")).toEqual({ text: "Done quiet 4.", end: "done" });
+  });
+
   it("a worker keeps its environment's credentials out of the records of every run it serves", async () => {
     const secret = "pool-svc-93be71d0c4";
     answer = () => `Served with ${secret}.`;

@@ -35,6 +35,9 @@ interface HeldRun {
   callIds: string[];
 }
 
+/** Takes a tactic's digest out of the set of served ones, unless a server announced it again meanwhile. */
+const FORGET_TACTIC_SCRIPT = "if redis.call('exists', KEYS[1]) == 0 then return redis.call('srem', KEYS[2], ARGV[1]) end return 0";
+
 /**
  * The served requests of `lllm serve --queue` on a worker (beside the batches `runWorker` runs): joins each tactic
  * the servers announce that it has among its own packages (with the same digest, as for a batch), runs each job as a
@@ -230,9 +233,22 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     for (const { taker } of joined.values()) taker.touch();
     const digests = await redis.smembers(SERVE_TACTICS_KEY);
     for (const digest of digests) {
-      if (joined.has(digest) || joining.has(digest)) continue;
+      if (joining.has(digest)) continue;
       const text = await redis.get(tacticKey(digest));
-      if (text === null || refused.get(digest) === text) continue;
+      if (text === null) {
+        // No server announces it any more (the announcement outlives a server's last heartbeat by `aliveMs`): let go
+        // of it, its blocking connection with it, and of its name in the set; a server announcing it again is joined again.
+        const entry = joined.get(digest);
+        if (entry) {
+          joined.delete(digest);
+          void entry.taker.close().catch(() => undefined);
+          options.say(`lllm worker: no longer serving ${entry.prepared.tactic.config.name ?? digest} (no server announces it)`);
+        }
+        refused.delete(digest);
+        await redis.eval(FORGET_TACTIC_SCRIPT, 2, tacticKey(digest), SERVE_TACTICS_KEY, digest);
+        continue;
+      }
+      if (joined.has(digest) || refused.get(digest) === text) continue;
       refused.delete(digest);
       // Rounds run on a timer: one still preparing this tactic must not be joined twice by the next.
       joining.add(digest);
