@@ -26,6 +26,17 @@ afterEach(async () => {
 
 const LIMIT = "0.05";
 
+/** Run the CLI with `args` until `look`'s call `n` blocks, SIGKILL it there, and let `lllm logs` read its record. */
+async function crashAt(project: DurableProject, n: number, args: string[]): Promise<void> {
+  project.blockTool("look", n);
+  const attempt = project.start(args);
+  expect(await waitForFile(path.join(project.dir, "blocked")), attempt.stderr()).toBe(true);
+  process.kill(attempt.pid, "SIGKILL");
+  await attempt.exit();
+  project.clearMarks();
+  expect((await project.run(["logs"])).code).toBe(0);
+}
+
 describe("a resumed run's limits", () => {
   it("--max-cost counts what the first attempt spent: the resumed run stops where an uninterrupted one stops", async () => {
     // Uninterrupted, under the limit: where it stops, and what it spent.
@@ -71,13 +82,7 @@ describe("a resumed run's limits", () => {
 
   it("--max-duration counts the time the earlier attempts took", async () => {
     project = await durableProject({ rounds: 30 });
-    project.blockTool("look", 4);
-    const first = project.start(["run", project.tactic(), "--input", "go"]);
-    expect(await waitForFile(path.join(project.dir, "blocked")), first.stderr()).toBe(true);
-    process.kill(first.pid, "SIGKILL");
-    await first.exit();
-    project.clearMarks();
-    expect((await project.run(["logs"])).code).toBe(0);
+    await crashAt(project, 4, ["run", project.tactic(), "--input", "go"]);
     // As if the first attempt had begun an hour before its last step.
     const database = new Libsql(path.join(project.home, "logs.db"));
     database.prepare("UPDATE runs SET started_at = started_at - 3600000").run();
@@ -97,25 +102,13 @@ describe("a resumed run's limits", () => {
 
   it("--max-duration counts the first attempt after two crashes in a row", async () => {
     project = await durableProject({ rounds: 30 });
-    project.blockTool("look", 4);
-    const first = project.start(["run", project.tactic(), "--input", "go"]);
-    expect(await waitForFile(path.join(project.dir, "blocked")), first.stderr()).toBe(true);
-    process.kill(first.pid, "SIGKILL");
-    await first.exit();
-    project.clearMarks();
-    expect((await project.run(["logs"])).code).toBe(0);
+    await crashAt(project, 4, ["run", project.tactic(), "--input", "go"]);
     // As if the first attempt had begun an hour before its last step.
     const database = new Libsql(path.join(project.home, "logs.db"));
     database.prepare("UPDATE runs SET started_at = started_at - 3600000").run();
     database.close();
     // The second attempt crashes too, a few rounds on.
-    project.blockTool("look", 8);
-    const second = project.start(["run", "--resume"]);
-    expect(await waitForFile(path.join(project.dir, "blocked")), second.stderr()).toBe(true);
-    process.kill(second.pid, "SIGKILL");
-    await second.exit();
-    project.clearMarks();
-    expect((await project.run(["logs"])).code).toBe(0);
+    await crashAt(project, 8, ["run", "--resume"]);
     const third = await project.run(["run", "--resume", "--max-duration", "1800", "--json"]);
     expect(third.code, third.stderr).toBe(3);
     expect((JSON.parse(third.stdout) as FailureJson).error.code).toBe("limit_max_duration");
