@@ -122,7 +122,6 @@ export async function serveCommand(targets: string[], options: ServeCommandOptio
   });
   const failure = await Promise.race([stopped.then(() => undefined), lost]);
   if (failure) {
-    server.cancel();
     await server.stop({ drainTimeoutMs: 0 });
     await mcp?.close();
     throw failure.error;

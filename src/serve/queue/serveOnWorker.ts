@@ -77,9 +77,13 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     void promise.finally(() => set.delete(promise)).catch(() => undefined);
     return promise;
   };
-  const publish = (entry: HeldRun, event: RunEvent): void => {
-    void tracked(sending, publisher.publish(serverChannel(entry.server), JSON.stringify(event)).catch(() => undefined));
+  /** Tell a server about one of its runs (on its way while the worker stops: see `sending`). */
+  const tell = (server: string, event: RunEvent): void => {
+    void tracked(sending, publisher.publish(serverChannel(server), JSON.stringify(event)).catch(() => undefined));
   };
+  const publish = (entry: HeldRun, event: RunEvent): void => tell(entry.server, event);
+  /** A run's end that ran nothing: no text, no tokens. */
+  const endedEmpty = (run: string, error: Error): RunEvent => ({ run, type: "finished", result: toWire(endedWithout(error)), state: { lastText: "", streamedSinceCall: "", usage: { promptTokens: 0, completionTokens: 0 } } });
   const state = (entry: HeldRun): RunState => ({ lastText: redactSecrets(entry.run.lastText), streamedSinceCall: redactSecrets(entry.run.streamedSinceCall), usage: { promptTokens: entry.run.usage.promptTokens, completionTokens: entry.run.usage.completionTokens } });
   const listener = (entry: HeldRun): RunListener => ({
     text: (delta) => {
@@ -158,9 +162,7 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       // Results for a run that ended (its server stopped, its TTL passed) or that another request went on with: the
       // server that sent them hears so at once, and answers its client with a 400, instead of waiting for nothing.
       const gone = new LllmError("serve_run_gone", `no run waits for ${command.type === "resume" ? "the results of these tool calls" : "this approval"}: it ended (its server stopped, or its --pending-ttl passed) or another request went on with it; send the conversation again ending with a user message`);
-      const event: RunEvent = { run: command.run, type: "finished", result: toWire(endedWithout(gone)), state: { lastText: "", streamedSinceCall: "", usage: { promptTokens: 0, completionTokens: 0 } } };
-      void tracked(sending, publisher.publish(serverChannel(command.server), JSON.stringify(event)).catch(() => undefined));
-      return;
+      return tell(command.server, endedEmpty(command.run, gone));
     }
     if (!entry) return;
     if (command.type === "cancel") entry.run.abort(new InterruptedError("interrupted", command.message));
@@ -174,11 +176,10 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     // Asked and said in one write (the auto-pipelined connection), with those of every job this turn takes: whether
     // the run was cancelled before it was taken, and that it started (its server then knows whom to cancel).
     const cancelled = publisher.exists(cancelledKey(data.runKey));
-    const tell = (event: RunEvent): void => void publisher.publish(serverChannel(data.server), JSON.stringify(event)).catch(() => undefined);
-    tell({ run: data.runKey, type: "started", worker: options.me });
+    tell(data.server, { run: data.runKey, type: "started", worker: options.me });
     if ((await cancelled) === 1) {
       // Cancelled as it was taken: its server, which could no longer take it off the list, hears that it ended.
-      return tell({ run: data.runKey, type: "finished", result: toWire(endedWithout(new InterruptedError("interrupted", "the request was cancelled before it started"))), state: { lastText: "", streamedSinceCall: "", usage: { promptTokens: 0, completionTokens: 0 } } });
+      return tell(data.server, endedEmpty(data.runKey, new InterruptedError("interrupted", "the request was cancelled before it started")));
     }
     const run = new ServedRun({
       model: { id: data.model, prepared, created: Math.floor(Date.now() / 1000), description: prepared.tactic.config.description },
