@@ -82,12 +82,6 @@ export class RunRecorder {
    * not recorded again, so the record has no row of this attempt for its messages to follow.
    */
   readonly #wholeNext = new Set<string>();
-  /**
-   * Agents of a resumed attempt whose last answer was replayed: the calls of that answer are in the record already,
-   * those the journal does not answer too (refused, repeated, with arguments that are not JSON), which run again
-   * without it and must not be recorded twice.
-   */
-  readonly #answerReplayed = new Set<string>();
   /** Calls recorded with their journal outcome (`toolEnded`): their `tool_call` events add nothing. */
   readonly #recordedCalls = new WeakSet<object>();
   /** Arguments objects and their redacted copies (`#redactedArguments`). */
@@ -180,12 +174,13 @@ export class RunRecorder {
       if (event.type === "model_reply" && replayed.reply(event.usage)) {
         this.#pending.delete(event.agent);
         this.#wholeNext.add(event.agent);
-        this.#answerReplayed.add(event.agent);
         this.#options.tally.add(event);
         return;
       }
-      if (event.type === "tool_call" && (replayed.call(event.call) || this.#answerReplayed.has(event.agent))) return;
-      if (event.type === "model_reply") this.#answerReplayed.delete(event.agent);
+      // An agent whose last answer was replayed (it is in `#wholeNext` until its first live one): that answer's calls
+      // are in the record already, those the journal does not answer too (refused, repeated, with arguments that are
+      // not JSON), which run again without it and must not be recorded twice.
+      if (event.type === "tool_call" && (replayed.call(event.call) || this.#wholeNext.has(event.agent))) return;
     }
     if (event.type === "model_call") {
       const sent = (event.sent ?? []).slice();

@@ -291,10 +291,11 @@ const compiled = new Map<string, RegExp>();
 const COMPILED_KEPT = 8;
 
 function patternOf(secrets: readonly string[], escapes: boolean): RegExp {
-  const key = JSON.stringify([escapes, ...[...new Set(secrets)].sort()]);
+  const unique = [...new Set(secrets)].sort();
+  const key = JSON.stringify([escapes, ...unique]);
   let pattern = compiled.get(key);
   if (pattern === undefined) {
-    pattern = compile([...new Set(secrets)], escapes);
+    pattern = compile(unique, escapes);
     if (compiled.size >= COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
     compiled.set(key, pattern);
   }
