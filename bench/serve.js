@@ -5,7 +5,7 @@
 // Beside them, the floor of any server of these runs: a bare node:http server around the same runs
 // (bench/serveFloor.mjs), with the same client, and the CPU each runner spends a request. On a 2-core machine the
 // bench's client, the mock and the runner share the cores, so the floor's ratio is what Node's HTTP and a second
-// process cost there (0.89-0.90x in December 2026), and the gap between it and lllm serve is lllm's own.
+// process cost there (0.82-0.90x on a 2-core VM, December 2026); the gap between it and lllm serve is lllm's own.
 // Usage: node bench/serve.js [--requests N] (or npm run bench -- --only serve).
 import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -130,6 +130,12 @@ function processCpuMs(pid) {
 /** The kernel's clock ticks a second, in which /proc/PID/stat counts CPU time (100 on Linux's usual builds). */
 const CLOCK_TICKS = 100;
 
+/** This process's CPU time so far (user + system, ms). */
+function ownCpuMs() {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+}
+
 function rssMib(pid) {
   return Number(/^VmRSS:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))[1]) / 1024;
 }
@@ -189,9 +195,10 @@ export async function serveSuite({ root, requests = 2000 }) {
     const floored = { latencies: [], seconds: 0, cpuMs: 0 };
     for (let round = 0; round < rounds; round++) {
       for (const [total, job, runner] of [[local, () => inProcess(), undefined], [served, viaServer, server], [floored, viaFloor, floor]]) {
-        const before = runner ? processCpuMs(runner.pid) : process.cpuUsage();
+        const cpuMs = () => (runner ? processCpuMs(runner.pid) : ownCpuMs());
+        const before = cpuMs();
         const result = await drive(requests / rounds, CONCURRENCY, job);
-        total.cpuMs += runner ? processCpuMs(runner.pid) - before : ((usage) => (usage.user + usage.system) / 1000)(process.cpuUsage(before));
+        total.cpuMs += cpuMs() - before;
         total.latencies.push(...result.latencies);
         total.seconds += result.seconds;
       }

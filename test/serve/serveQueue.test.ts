@@ -127,9 +127,15 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(await waitUntil(() => holds.held.size === 2, 120_000)).toBe(true);
     process.kill(only.pid, "SIGINT");
     expect(await waitUntil(() => only.stderr().includes("taking no new items"), 60_000), only.stderr()).toBe(true);
-    // Many heartbeats later (100 ms each here), the stopping worker still counts as alive: its requests are not lost.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(await redis.client().keys("lllm:worker:*")).toHaveLength(1);
+    // Three of the server's heartbeats later (each writes the time into its key, and looks at the workers), the
+    // stopping worker still counts as alive: its requests are not lost.
+    const keys = redis.client();
+    const [serverKey] = await keys.keys("lllm:serve:server:*");
+    for (let beat = 0; beat < 3; beat++) {
+      const seen = await keys.get(serverKey!);
+      expect(await waitUntil(async () => (await keys.get(serverKey!)) !== seen, 60_000)).toBe(true);
+    }
+    expect(await keys.keys("lllm:worker:*")).toHaveLength(1);
     holds.release("released");
     expect(await Promise.all(requests)).toEqual([
       { text: "Part one. Done talky 7.", end: "done" },
