@@ -26,14 +26,15 @@ export class Tmux {
 
   /**
    * Start `lllm ARGS` in a new session with only `env` (and PATH, HOME, TERM); the shell then prints `EXIT=<code>`
-   * and stays, so the screen can still be read. Returns the session's name.
+   * and stays, so the screen can still be read. Returns the session's name. The shell is bash: on Ctrl-C it waits
+   * to see whether lllm exits on its own (then goes on to print its code), where dash dies with the signal.
    */
   startLllm(args: string[], env: Record<string, string>, cwd: string): string {
     this.windows += 1;
     const name = `s${this.windows}`;
     const vars = Object.entries({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", TMPDIR: process.env.TMPDIR ?? "", LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE ?? "", TERM: "xterm", ...env }).map(([key, value]) => `${key}=${shellQuote(value)}`);
     const command = `cd ${shellQuote(cwd)} && env -i ${vars.join(" ")} ${shellQuote(process.execPath)} ${shellQuote(BIN)} ${args.map(shellQuote).join(" ")}; echo EXIT=$?; sleep 600`;
-    this.run("new-session", "-d", "-s", name, "-x", "160", "-y", "50", "/bin/sh", "-c", command);
+    this.run("new-session", "-d", "-s", name, "-x", "160", "-y", "50", "/bin/bash", "-c", command);
     return name;
   }
 
