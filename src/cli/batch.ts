@@ -187,10 +187,11 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
         ? (item) => dispatcher.run(item)
         : (item, again) => {
             const attempt = providerBatch?.parked ? providerBatch.attempt(item.id, cancel, again) : undefined;
+            const inMemory = providerBatch && !attempt ? providerBatch.modelsFor(item.id) : undefined;
             return runBatchItem(item, {
               prepared,
               batchId,
-              createModel: attempt ? attempt.createModel : providerBatch ? providerBatch.modelsFor(item.id) : createModel,
+              createModel: attempt ? attempt.createModel : inMemory ? inMemory.createModel : createModel,
               vars: settings.vars,
               ...(settings.maxSteps !== undefined ? { maxSteps: settings.maxSteps } : {}),
               approve,
@@ -198,6 +199,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
               ...(options.log !== undefined ? { log: options.log } : {}),
               warn: (message) => say(`${paint("yellow", "lllm: warning:")} ${message}`),
               ...(attempt ? { wrapTool: attempt.wrapTool, attempt: { parked: () => attempt.parked, ...(again?.recordId !== undefined ? { recordId: again.recordId } : {}), ...(again ? { startedAt: again.startedAt } : {}) } } : {}),
+              ...(inMemory ? { wrapTool: inMemory.wrapTool } : {}),
               ...(options.out !== undefined && !providerBatch ? { batchItem: batchItemKey(path.resolve(options.out), item.id) } : {}),
               ...(resumes ? resumeOf(resumes, item.id) : {}),
             })

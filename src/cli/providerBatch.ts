@@ -3,7 +3,7 @@ import type { AgentConfig } from "../config/index.js";
 import { ConfigError, type ProviderError } from "../errors.js";
 import type { Model } from "../providers/Model.js";
 import { BatchJobStore, type StoredJob } from "../batch/provider/BatchJobStore.js";
-import { BatchGroups, itemAttempt, itemModels, itemKey, type ItemAttempt } from "../batch/provider/providerBatchModels.js";
+import { BatchGroups, itemAttempt, itemModels, itemKey, type ItemAttempt, type ItemModels } from "../batch/provider/providerBatchModels.js";
 import { ParkedItems, type ParkedEntry } from "../batch/ParkedItems.js";
 import type { ItemHistory } from "../batch/provider/ItemHistory.js";
 import { whyNotParkable } from "../batch/provider/whyNotParkable.js";
@@ -16,8 +16,8 @@ import { writeErr, writeOut } from "./output.js";
 
 export interface ProviderBatch {
   runner: ProviderBatchRunner;
-  /** The `createModel` of one item's run (items that wait in memory). */
-  modelsFor(itemId: string): (config: AgentConfig) => Model;
+  /** The models and tool journal of one item's run (items that wait in memory). */
+  modelsFor(itemId: string): ItemModels;
   /** The items waiting as data, when the tactic's items can (see `whyNotParkable`); then each run is an `attempt`. */
   parked?: ParkedItems;
   /** One attempt of an item that parks at its first request without an answer. */
@@ -130,7 +130,7 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
   if (resumed > 0) options.say(`polling ${resumed} provider batch job${resumed === 1 ? "" : "s"} submitted by an earlier run`);
   return {
     runner,
-    modelsFor: (itemId) => itemModels(itemId, { runner, groups, live: options.live }),
+    modelsFor: (itemId) => itemModels(itemId, { runner, groups, live: options.live, store, ...(options.rerunUnknown ? { rerunUnknown: true } : {}) }),
     ...(parked ? { parked } : {}),
     attempt: (itemId, cancel, again) => itemAttempt(itemId, { runner, groups, live: options.live, store, cancel, ...(again?.cost !== undefined ? { parkedCost: again.cost } : {}), ...(again?.history ? { history: again.history as ItemHistory } : {}), ...(options.rerunUnknown ? { rerunUnknown: true } : {}) }),
     itemDone: (itemId) => runner.itemDone(itemKey(itemId)),

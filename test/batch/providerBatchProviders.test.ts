@@ -57,18 +57,18 @@ const geminiTurns = (body: MockRequestBody): unknown[] => ((body["contents"] ?? 
  * with their thoughtSignature and id), in order. Returns how many requests were checked.
  */
 function expectAnswersSentBack(batches: MockBatchJobs, turnsOf: (body: MockRequestBody) => unknown[], contentOf: (answer: unknown) => unknown): number {
+  // A custom id is `<item key>-<digest>-<n>`: each answer under its item and the round of the request it answers (one
+  // more than the model turns that request carried).
+  const itemOf = (customId: string): string => customId.slice(0, customId.indexOf("-"));
+  const requests = [...batches.jobs.values()].flatMap((job) => job.requests);
+  const roundOf = new Map(requests.map((request) => [request.customId, turnsOf(request.body).length + 1]));
   const answers = new Map<string, unknown>();
-  for (const job of batches.jobs.values()) for (const result of job.results ?? []) if (result.ok) answers.set(result.customId, contentOf(result.answer));
-  let checked = 0;
-  for (const job of batches.jobs.values()) {
-    for (const request of job.requests) {
-      const dash = request.customId.lastIndexOf("-");
-      const [item, round] = [request.customId.slice(0, dash), Number(request.customId.slice(dash + 1))];
-      expect(turnsOf(request.body), request.customId).toEqual(Array.from({ length: round - 1 }, (_, index) => answers.get(`${item}-${index + 1}`)));
-      checked += 1;
-    }
+  for (const job of batches.jobs.values()) for (const result of job.results ?? []) if (result.ok) answers.set(`${itemOf(result.customId)} ${roundOf.get(result.customId)}`, contentOf(result.answer));
+  for (const request of requests) {
+    const item = itemOf(request.customId);
+    expect(turnsOf(request.body), request.customId).toEqual(Array.from({ length: roundOf.get(request.customId)! - 1 }, (_, index) => answers.get(`${item} ${index + 1}`)));
   }
-  return checked;
+  return requests.length;
 }
 
 const anthropicContent = (answer: unknown): unknown => (answer as { content: unknown }).content;

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { MockOpenAIServer } from "../../src/testing/index.js";
+import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
+import { tempDir, writeTree } from "../helpers/tempTree.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
 import { OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject, toolRuns } from "./providerBatchHelpers.js";
@@ -65,5 +66,55 @@ describe("lllm batch --provider-batch run again after a kill during a tool call"
     const submitted = [...server.batches.jobs.values()].flatMap((job) => job.requests.map((request) => request.customId));
     expect(new Set(submitted).size).toBe(submitted.length);
     expect(submitted).toHaveLength(30);
+  }, 240_000);
+});
+
+describe("lllm batch --provider-batch run again after a kill: agents that run side by side", () => {
+  it("each agent gets the answers to its own requests, though after the kill they ask in another order", async () => {
+    // `bot` calls the agents `x` and `y` in one answer. Each naps (x 300 ms, y not at all), asks again, and is told to
+    // call `hold`, which holds in the first run: y asked before x there. Run again, the naps are answered from the
+    // journal at once and x asks first: an answer named by the order of asking would then be y's. (A tactic with
+    // agents used as tools waits for its answers in memory, not parked.)
+    const server = await startMockOpenAIServer({
+      apiKey: OPENAI_BATCH_KEY,
+      batch: { delayMs: 0 },
+      handler: (body) => {
+        const messages = body.messages ?? [];
+        const system = String(messages[0]?.content ?? "");
+        const results = messages.filter((message) => message.role === "tool").map((message) => String(message.content));
+        if (system === "Lead.") return results.length === 0 ? { tool_calls: [{ name: "x", arguments: { input: "go" } }, { name: "y", arguments: { input: "go" } }] } : results.map((result) => /\w got held for \w/.exec(result)?.[0]).join(" | ");
+        const who = /^You are (\w)\.$/.exec(system)![1]!;
+        if (results.length === 0) return { tool_calls: [{ name: "nap", arguments: { ms: who === "x" ? 300 : 0 } }] };
+        if (results.length === 1) return { tool_calls: [{ name: "hold", arguments: { who } }] };
+        return `${who} got ${/held for \w/.exec(results[1]!)?.[0]}`;
+      },
+    });
+    servers.push(server);
+    const dir = tempDir();
+    const agent = (name: string) => `  - name: ${name}\n    description: Does ${name}'s part.\n    model_name: gpt-4o-mini\n    invoker_config: {base_url: "${server.url}", api_key_env: MOCK_KEY}\n    system_prompt: You are ${name}.\n    tools: [kit.tools:nap, kit.tools:hold]\n`;
+    writeTree(dir, {
+      "kit/lllm.toml": '[package]\nname = "kit"\nversion = "1.0.0"\n',
+      "kit/tools/nap.mjs": 'import { appendFileSync } from "node:fs";\nexport const nap = { name: "nap", description: "Naps.", idempotent: true, parameters: { type: "object", properties: { ms: { type: "number" } }, required: ["ms"] }, run: ({ ms }) => { appendFileSync(process.env.CALLS_FILE, `nap ${ms}\\n`); return new Promise((resolve) => setTimeout(() => resolve("rested"), ms)); } };\n',
+      // Notes each call; holds for good while $HOLD is set (the first run is killed there).
+      "kit/tools/hold.mjs": 'import { appendFileSync } from "node:fs";\nexport const hold = { name: "hold", description: "Holds.", idempotent: true, parameters: { type: "object", properties: { who: { type: "string" } }, required: ["who"] }, run: ({ who }) => { appendFileSync(process.env.CALLS_FILE, `held ${who}\\n`); return process.env.HOLD ? new Promise(() => {}) : `held for ${who}`; } };\n',
+      "tactic.yaml": `name: pair\npackages: [./kit]\nagent_configs:\n  - name: bot\n    model_name: gpt-4o-mini\n    invoker_config: {base_url: "${server.url}", api_key_env: MOCK_KEY}\n    system_prompt: Lead.\n    tools: [agent:x, agent:y]\n${agent("x")}${agent("y")}`,
+      "items.txt": "q1\n",
+    });
+    const calls = path.join(dir, "calls.txt");
+    const env = { LLLM_HOME: path.join(dir, "home"), LLLM_RETRY_DELAY_MS: "20", MOCK_KEY: OPENAI_BATCH_KEY, CALLS_FILE: calls };
+    const out = path.join(dir, "out.jsonl");
+    const args = [path.join(dir, "tactic.yaml"), "--inputs", path.join(dir, "items.txt"), "--lines", "--out", out, "--provider-batch", "--poll-interval", "0.05", "--no-log"];
+    const first = spawnBatch(args, { ...env, HOLD: "1" });
+    const holding = () => (existsSync(calls) ? readFileSync(calls, "utf8").split("\n").filter((line) => line.startsWith("held")).length : 0);
+    expect(await waitUntil(() => holding() === 2, 120_000), first.stderr()).toBe(true);
+    first.child.kill("SIGKILL");
+    await first.done;
+
+    const again = await batch(args, env);
+    expect(again.code, again.stderr).toBe(0);
+    expect(readResults(out).map((line) => line.output)).toEqual(["x got held for x | y got held for y"]);
+    // The naps ran once, in the first run (the item waited in memory: its calls are journaled too); the holds the
+    // kill cut short ran again (their tool says that is safe).
+    expect(readFileSync(calls, "utf8").split("\n").filter(Boolean).sort()).toEqual(["held x", "held x", "held y", "held y", "nap 0", "nap 300"]);
   }, 240_000);
 });

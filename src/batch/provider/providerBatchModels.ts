@@ -114,17 +114,49 @@ export interface ItemModelsOptions {
   live: (config: AgentConfig) => Model;
 }
 
+/** The models and tools of one run of an item that waits for its answers in memory. */
+export interface ItemModels {
+  createModel: (config: AgentConfig) => Model;
+  /** Keeps the results of the item's tool calls, so that the item run again after a kill replays them (see `ToolJournal`). */
+  wrapTool: (tool: FunctionTool, agent: string) => FunctionTool;
+}
+
 /**
- * The `createModel` of one item's run: each agent's model sends its requests to the batch runner, numbered in the
- * order the item makes them (`<item key>-<turn>`), so that a resumed item finds its answered turns again.
+ * One item's run that waits in memory: each agent's model sends its requests to the batch runner, named by what they
+ * send (see `requestIds`), and its tool calls are journaled in the job store, so that the item run again after a kill
+ * finds its answered turns again and runs no call twice (a call the kill cut short runs again only when its tool says
+ * that is safe, or with `rerunUnknown`), as a parked item's attempt does.
  */
-export function itemModels(itemId: string, options: ItemModelsOptions): (config: AgentConfig) => Model {
+export function itemModels(itemId: string, options: ItemModelsOptions & { store: ItemStore; rerunUnknown?: boolean }): ItemModels {
   const key = itemKey(itemId);
-  let turn = 0;
-  return turnModels(options, (group, batchTurn, request) => {
-    turn += 1;
-    return options.runner.ask(group, `${key}-${turn}`, key, batchTurn, request.signal);
-  });
+  const idOf = requestIds(key);
+  const journal = new ToolJournal({ results: options.store, scope: key, ...(options.store.startedEmpty ? { kept: EMPTY_HISTORY.tools } : {}), ...(options.rerunUnknown ? { rerunUnknown: () => true } : {}) });
+  return {
+    wrapTool: (tool, agent) => journal.wrap(tool, agent),
+    createModel: turnModels(options, (group, batchTurn, request) => {
+      // The request carries the results of the calls before it: they are on disk first.
+      options.store.flushToolResults();
+      return options.runner.ask(group, idOf(batchTurn.body), key, batchTurn, request.signal);
+    }),
+  };
+}
+
+/**
+ * The custom ids of an item's requests: `<item key>-<digest of the body>-<occurrence>`. Not numbered in the order the
+ * item makes them: agents that run side by side (agents used as tools, called in one answer) ask in the order their
+ * tools happen to end, and a run again after a kill, whose tools are answered from the journal at once, may ask in
+ * another; a number would then give one agent the answer to another's request. A request that sends the same body
+ * as an earlier one of the item gets the next occurrence: identical requests may take each other's answers, which
+ * answer the same question.
+ */
+function requestIds(key: string): (body: unknown) => string {
+  const seen = new Map<string, number>();
+  return (body) => {
+    const digest = createHash("sha256").update(JSON.stringify(body)).digest("hex").slice(0, 16);
+    const occurrence = (seen.get(digest) ?? 0) + 1;
+    seen.set(digest, occurrence);
+    return `${key}-${digest}-${occurrence}`;
+  };
 }
 
 /**
@@ -174,10 +206,10 @@ export function itemAttempt(itemId: string, options: ItemModelsOptions & { store
   // Read once (or with the item, when it was parked): an item run again for its third round replays two answered
   // turns and two calls without a query for each.
   const history = options.history ?? (options.store.startedEmpty ? EMPTY_HISTORY : options.store.historyOf(key));
-  const turns = { count: 0 };
+  const idOf = requestIds(key);
   const park = new AbortController();
   const linked = linkedSignal([options.cancel, park.signal]);
-  const journal = new ToolJournal({ results: options.store, scope: key, turns, kept: history.tools, ...(options.rerunUnknown ? { rerunUnknown: () => true } : {}) });
+  const journal = new ToolJournal({ results: options.store, scope: key, kept: history.tools, ...(options.rerunUnknown ? { rerunUnknown: () => true } : {}) });
   options.runner.itemRestarts(key, options.parkedCost ?? 0);
   let parkedCost = 0;
   const stop = (reason: InterruptedError): void => {
@@ -197,10 +229,9 @@ export function itemAttempt(itemId: string, options: ItemModelsOptions & { store
     createModel: turnModels(options, async (group, batchTurn) => {
       // The request carries the results of the calls before it: they are on disk first.
       options.store.flushToolResults();
-      turns.count += 1;
       let response: ModelResponse | undefined;
       try {
-        const customId = `${key}-${turns.count}`;
+        const customId = idOf(batchTurn.body);
         response = options.runner.park(group, customId, key, batchTurn, history.requests.get(customId));
       } catch (error) {
         // The batch stopped (Ctrl-C): the item is not failed but left, as a parked one, for a rerun.

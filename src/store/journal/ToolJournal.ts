@@ -44,8 +44,6 @@ export interface EndedCall {
 
 /** A call's outcome as kept: what `FunctionTool.call` filled in. */
 export interface ToolOutcome {
-  /** Model turns the call made (a tool that asks the agent's model, `ctx.sample`): skipped on replay, as the call is. */
-  turns?: number;
   resultStr?: string;
   error?: string;
   result?: unknown;
@@ -74,14 +72,12 @@ export interface ToolJournalOptions {
   results: ToolResults;
   /** The scope of the calls' keys: a batch item's key (keys `<scope>/…`); "" (default) for a run of its own. */
   scope?: string;
-  /** The attempt's model turns so far (the turn counter of a batch item's models): moved on at a replay. */
-  turns?: { count: number };
   /** The scope's kept entries when the caller read them already (see `ItemHistory`); else read at the first call. */
   kept?: ReadonlyMap<string, string>;
   /**
    * A tool whose work is journaled inside (`replaysInside`: a tactic or an agent used as a tool, tool_chain) runs
    * again, its calls inside answered from the journal, instead of being answered as a whole. Default false: answered
-   * as a whole, and the model turns it made skipped (`turns`).
+   * as a whole (the model turns it made, a `ctx.sample`, are not made again).
    */
   runInsideAgain?: boolean;
   /**
@@ -141,10 +137,8 @@ export class ToolJournal {
     if (kept !== undefined && note === undefined) {
       this.#answered.add(call);
       if (!inside) {
-        const outcome = JSON.parse(kept) as ToolOutcome;
-        if (this.#options.turns) this.#options.turns.count += outcome.turns ?? 0;
         this.#replayedCalls += 1;
-        return replay(call, outcome);
+        return replay(call, JSON.parse(kept) as ToolOutcome);
       }
       // Its calls inside are answered from the journal as it runs again; its own outcome is kept already.
       return tool.call(call, context, options);
@@ -153,11 +147,10 @@ export class ToolJournal {
     // Cut short by an earlier attempt's stop: run again only when its tool says it is safe (as declared then, or now).
     if (note !== undefined && note.rerun === undefined && rerun === undefined && !this.#options.rerunUnknown?.({ key, agent, name: tool.name })) throw unknownOutcome(agent, note);
     if (note === undefined) this.#options.results.keepToolStart?.(key, { agent, name: tool.name, arguments: call.arguments, ...(rerun ? { rerun } : {}) });
-    const before = this.#options.turns?.count ?? 0;
     const started = performance.now();
     // The tool itself runs the call: its argument validator is compiled once, not once per attempt.
     const done = await tool.call(call, context, options);
-    if (!context.signal?.aborted) this.#options.results.keepToolResult(key, outcomeOf(done, (this.#options.turns?.count ?? 0) - before), { agent, call: done, durationMs: performance.now() - started });
+    if (!context.signal?.aborted) this.#options.results.keepToolResult(key, outcomeOf(done), { agent, call: done, durationMs: performance.now() - started });
     return done;
   }
 
@@ -209,8 +202,8 @@ class JournaledTool extends FunctionTool {
   }
 }
 
-function outcomeOf(call: FunctionCall, turns: number): ToolOutcome {
-  const outcome: ToolOutcome = turns > 0 ? { turns } : {};
+function outcomeOf(call: FunctionCall): ToolOutcome {
+  const outcome: ToolOutcome = {};
   if (call.resultStr !== undefined) outcome.resultStr = call.resultStr;
   if (call.error !== undefined) {
     outcome.error = call.error;
