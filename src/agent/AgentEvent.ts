@@ -18,8 +18,12 @@ export type AgentEvent =
       /** The messages sent (the loop's own array: listeners copy what they keep). */
       sent?: ModelMessage[];
     }
-  /** The model answered: text, tool calls, or both. */
-  | { type: "model_reply"; agent: string; round: number; text: string; toolCalls: ToolCallRequest[]; usage: Usage; model?: string; latencyMs?: number; finishReason?: string }
+  /**
+   * The model answered: text, tool calls, or both. `sent` is the `model_call`'s array it answers (the same object):
+   * two copies of one agent may ask at once (an agent used as a tool, called twice in one answer), and the agent's
+   * name alone does not say which call a reply belongs to.
+   */
+  | { type: "model_reply"; agent: string; round: number; text: string; toolCalls: ToolCallRequest[]; usage: Usage; model?: string; latencyMs?: number; finishReason?: string; sent?: ModelMessage[] }
   /**
    * A tool call finished (its `resultStr` is set). `repeated`: not run again, the model was sent the earlier result.
    * `refused`: the tool needs approval, it was not given, and the call did not run (the model reads the refusal).

@@ -23,6 +23,6 @@ export async function sampleWithModel(request: SampleRequest, options: { model: 
   const started = performance.now();
   const response = await model.generate({ messages, modelArgs, ...(options.signal ? { signal: options.signal } : {}) });
   const text = response.message.content ?? "";
-  onEvent?.({ type: "model_reply", agent, round, text, toolCalls: [], usage: response.usage, model: model.name, latencyMs: performance.now() - started, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}) });
+  onEvent?.({ type: "model_reply", agent, round, text, toolCalls: [], usage: response.usage, model: model.name, latencyMs: performance.now() - started, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}), sent: messages });
   return { text, content: [{ type: "text", text }], model: model.name, stopReason: response.finishReason === "length" ? "maxTokens" : response.finishReason === "stop" || response.finishReason === undefined ? "endTurn" : response.finishReason };
 }

@@ -53,9 +53,10 @@ interface PendingCall {
   round: number;
   model: string | null;
   startedAt: number;
-  /** How many messages of the agent's previous call this one starts with. */
-  messagesKept: number;
-  /** What was sent: only the messages after those are stored (converted when the answer comes, if it is recorded). */
+  /**
+   * What was sent (a copy): only the messages after those it shares with the agent's previous recorded call are
+   * stored (converted when the answer comes, if it is recorded).
+   */
   sent: ModelMessage[];
   tools: string[];
   retries: ModelCallRecord["retries"];
@@ -74,9 +75,17 @@ export class RunRecorder {
   readonly #options: RunRecorderOptions;
   readonly #spool: RunSpool;
   #failed = false;
-  readonly #pending = new Map<string, PendingCall>();
-  /** Per agent, what its previous model call was sent, to store only what is new. */
-  readonly #lastSent = new Map<string, ModelMessage[]>();
+  /**
+   * The model calls waiting for their answers, by the array the loop sent (which the reply names: two copies of one
+   * agent may ask at once), or by agent for a reply that does not name it.
+   */
+  readonly #pending = new Map<object | string, PendingCall>();
+  /**
+   * Per agent, what its previously recorded model call was sent, to store only what is new: the record's order (a
+   * reader rebuilds each call's messages from the agent's call before it in the record), which is the order of the
+   * answers, not of the calls, when two copies of the agent ask at once.
+   */
+  readonly #lastRecorded = new Map<string, ModelMessage[]>();
   /**
    * Agents of a resumed attempt whose next recorded call stores its whole dialog: the calls before it were replayed,
    * not recorded again, so the record has no row of this attempt for its messages to follow.
@@ -172,7 +181,7 @@ export class RunRecorder {
       // What a resumed attempt replays is in the record already, its calls under their first numbers. Its agents'
       // first live calls store their whole dialog (the replayed ones were not kept as the last sent).
       if (event.type === "model_reply" && replayed.reply(event.usage)) {
-        this.#pending.delete(event.agent);
+        this.#takePending(event);
         this.#wholeNext.add(event.agent);
         this.#options.tally.add(event);
         return;
@@ -183,24 +192,21 @@ export class RunRecorder {
       if (event.type === "tool_call" && (replayed.call(event.call) || this.#wholeNext.has(event.agent))) return;
     }
     if (event.type === "model_call") {
-      const sent = (event.sent ?? []).slice();
-      const kept = commonStart(this.#lastSent.get(event.agent) ?? [], sent);
-      this.#lastSent.set(event.agent, sent);
-      this.#pending.set(event.agent, {
+      this.#pending.set(event.sent ?? event.agent, {
         step: this.#step++,
         agent: event.agent,
         round: event.round,
         model: event.model ?? null,
         startedAt: Date.now(),
-        messagesKept: kept,
-        sent,
+        sent: (event.sent ?? []).slice(),
         tools: event.tools,
         retries: [],
       });
     } else if (event.type === "model_reply") {
-      const pending = this.#pending.get(event.agent);
-      this.#pending.delete(event.agent);
-      const kept = this.#wholeNext.delete(event.agent) ? 0 : (pending?.messagesKept ?? 0);
+      const pending = this.#takePending(event);
+      const sent = pending?.sent ?? [];
+      const kept = this.#wholeNext.delete(event.agent) ? 0 : commonStart(this.#lastRecorded.get(event.agent) ?? [], sent);
+      this.#lastRecorded.set(event.agent, sent);
       const cost = this.#options.tally.add(event);
       const record: ModelCallRecord = {
         seq: this.#modelSeq++,
@@ -210,7 +216,7 @@ export class RunRecorder {
         model: event.model ?? pending?.model ?? null,
         started_at: pending?.startedAt ?? Date.now(),
         latency_ms: event.latencyMs === undefined ? null : Math.round(event.latencyMs),
-        messages: (pending?.sent ?? []).slice(kept).map((message) => this.#storedMessage(message, redact)),
+        messages: sent.slice(kept).map((message) => this.#storedMessage(message, redact)),
         tools: pending?.tools ?? [],
         reply: redact(event.text),
         tool_calls: event.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: redact(call.arguments) })),
@@ -233,6 +239,16 @@ export class RunRecorder {
       const record = this.#toolRow(event.agent, event.call, event.durationMs, { ...(event.repeated ? { repeated: true } : {}), ...(event.refused ? { refused: true } : {}) });
       this.#append({ calls: { run: this.id, model: [], tool: [record] } }, { now: this.#options.journaled === true });
     }
+  }
+
+  /** The call a reply answers, taken from those waiting: by the array it names, else the agent's (its last, if several). */
+  #takePending(reply: { agent: string; sent?: ModelMessage[] | undefined }): PendingCall | undefined {
+    let key: object | string | undefined = reply.sent !== undefined && this.#pending.has(reply.sent) ? reply.sent : reply.agent;
+    if (!this.#pending.has(key)) key = [...this.#pending.keys()].findLast((candidate) => this.#pending.get(candidate)!.agent === reply.agent);
+    if (key === undefined) return undefined;
+    const pending = this.#pending.get(key);
+    this.#pending.delete(key);
+    return pending;
   }
 
   /**

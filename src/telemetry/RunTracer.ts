@@ -27,7 +27,7 @@ export class RunTracer {
   readonly #options: RunTracerOptions;
   readonly #run: Span;
   readonly #turns = new Map<string, Span>();
-  readonly #calls = new Map<string, Span>();
+  readonly #calls = new Map<object | string, Span>();
 
   constructor(options: RunTracerOptions) {
     this.#options = options;
@@ -50,10 +50,12 @@ export class RunTracer {
       const attributes: Attributes = { "gen_ai.operation.name": "chat", "gen_ai.agent.name": event.agent, "lllm.round": event.round };
       if (event.model !== undefined) attributes["gen_ai.request.model"] = event.model;
       if (captureContent && event.sent) attributes["gen_ai.input.messages"] = redact(JSON.stringify(event.sent));
-      this.#calls.set(event.agent, this.#tracer.startSpan(`chat ${event.model ?? ""}`.trim(), { kind: SpanKind.CLIENT, attributes }, trace.setSpan(context.active(), turn)));
+      // By the array sent, which the reply names (two copies of one agent may ask at once).
+      this.#calls.set(event.sent ?? event.agent, this.#tracer.startSpan(`chat ${event.model ?? ""}`.trim(), { kind: SpanKind.CLIENT, attributes }, trace.setSpan(context.active(), turn)));
     } else if (event.type === "model_reply") {
-      const span = this.#calls.get(event.agent);
-      this.#calls.delete(event.agent);
+      const key = event.sent !== undefined && this.#calls.has(event.sent) ? event.sent : event.agent;
+      const span = this.#calls.get(key);
+      this.#calls.delete(key);
       if (span) {
         span.setAttributes({
           "gen_ai.usage.input_tokens": event.usage.promptTokens,

@@ -35,6 +35,11 @@ function nestedAnswer(messages: WireMessage[]): ScriptedTurn | undefined {
   }
   if (text(messages[0]).includes("Run the parts")) {
     if (rounds >= PARTS) return { text: `all done: ${messages.filter((message) => message.role === "tool").map((message) => /part \d+ done/.exec(text(message))?.[0] ?? "?").join(", ")}`, usage };
+    // Two copies of the helper at once: parts 0 and 1 in one answer, then part 2.
+    if (text(messages[0]).includes("two at once")) {
+      if (rounds === 0) return { tool_calls: [0, 1].map((part) => ({ id: `call_boss_${part}`, name: "helper", arguments: { input: `part ${part}` } })), usage };
+      return { tool_calls: [{ id: "call_boss_2", name: "helper", arguments: { input: "part 2" } }], usage };
+    }
     // With the agent itself as a tool (`agent:helper`), or the tactic `sub` around it.
     const call = text(messages[0]).includes("with the agent") ? { name: "helper", arguments: { input: `part ${rounds}` } } : { name: "sub", arguments: { task: `part ${rounds}` } };
     return { tool_calls: [{ id: `call_boss_${rounds}`, ...call }], usage };
@@ -85,6 +90,21 @@ global:
 agent_configs:
   - name: boss
     system_prompt: Run the parts with the agent.
+    tools: [agent:helper]
+  - name: helper
+    description: Does one part of the work.
+    system_prompt: Help with one part.
+    tools: [note, look]
+`,
+    "pair.yaml": `name: pair
+packages: [./pkg]
+prompt: "{input}"
+global:
+  model_name: mock-model
+  invoker_config: {base_url: "${made.server.url}", api_key_env: MOCK_KEY}
+agent_configs:
+  - name: boss
+    system_prompt: Run the parts with the agent, two at once.
     tools: [agent:helper]
   - name: helper
     description: Does one part of the work.
@@ -169,6 +189,46 @@ describe.each([
     expect(current.modelRequests()).toBe(uninterrupted.requests + inFlight);
     // The first part's run was replayed inside the parent, not asked again.
     expect(json.resumed!.replayed_model_calls).toBeGreaterThanOrEqual(1 + STEPS + 1);
+  });
+});
+
+describe("an agent used as a tool, two copies of it at once", () => {
+  it("records each copy's calls with its own messages, and resumes after a kill inside the second copy", async () => {
+    const uninterrupted = await reference("pair");
+    expect(uninterrupted.json.output).toBe("all done: part 0 done, part 1 done, part 2 done");
+    current = await project();
+    const partOne = (messages: WireMessage[]): boolean => text(messages[0]).includes("Help with one part") && text(messages.find((message) => message.role === "user")).includes("part 1") && messages.filter((message) => message.role === "tool").length === 2;
+    current.holdModel(partOne);
+    const first = current.start(["run", current.tactic("pair"), "--input", "go"]);
+    expect(await waitUntil(() => current!.holding(), 120_000), first.stderr()).toBe(true);
+    process.kill(first.pid, "SIGKILL");
+    await first.exit();
+    current.clearMarks();
+    const resumed = await current.run(["run", "--resume", "--json"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const json = JSON.parse(resumed.stdout) as RunJson;
+    expect(json.output).toBe(uninterrupted.json.output);
+    expect(json.cost).toBeCloseTo(uninterrupted.json.cost, 10);
+    expect(json.usage.llm_calls).toBe(uninterrupted.json.usage.llm_calls);
+    expectOnce(current.toolCalls(), uninterrupted.calls);
+    // Asked again: the request held, and the other copy's, if the kill came before its answer was recorded.
+    expect(current.modelRequests()).toBeGreaterThanOrEqual(uninterrupted.requests + 1);
+    expect(current.modelRequests()).toBeLessThanOrEqual(uninterrupted.requests + 2);
+    // Each of the helper's recorded calls holds its own copy's dialog: its task, and its own tool results.
+    const shown = await current.run(["logs", "show", "last", "--json"]);
+    expect(shown.code, shown.stderr).toBe(0);
+    const calls = (JSON.parse(shown.stdout) as { model_calls: Array<{ agent: string; messages: WireMessage[] }> }).model_calls.filter((call) => call.agent === "helper");
+    expect(calls).toHaveLength(3 * (STEPS + 1));
+    for (const call of calls) {
+      const part = /part (\d)/.exec(text(call.messages.find((message) => message.role === "user")))?.[1];
+      expect(part, JSON.stringify(call.messages)).toBeDefined();
+      // `note n` answers `noted n`, `look n` `value 7n`; the part's calls have n = 10 × part + round.
+      const results = call.messages.filter((message) => message.role === "tool").map((message) => {
+        const found = /(noted|value) (\d+)/.exec(text(message));
+        return found ? Number(found[2]) / (found[1] === "value" ? 7 : 1) : NaN;
+      });
+      expect(results.every((n) => Math.floor(n / 10) === Number(part)), JSON.stringify(call.messages)).toBe(true);
+    }
   });
 });
 
