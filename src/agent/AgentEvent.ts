@@ -1,4 +1,4 @@
-import type { ModelMessage, ToolCallRequest, Usage } from "../providers/Model.js";
+import type { ModelMessage, ProviderCarry, ToolCallRequest, Usage } from "../providers/Model.js";
 import type { FunctionCall } from "../tools/index.js";
 
 /**
@@ -21,9 +21,9 @@ export type AgentEvent =
   /**
    * The model answered: text, tool calls, or both. `sent` is the `model_call`'s array it answers (the same object):
    * two copies of one agent may ask at once (an agent used as a tool, called twice in one answer), and the agent's
-   * name alone does not say which call a reply belongs to.
+   * name alone does not say which call a reply belongs to. `carry`: the answer's own (`ModelResponse.carry`).
    */
-  | { type: "model_reply"; agent: string; round: number; text: string; toolCalls: ToolCallRequest[]; usage: Usage; model?: string; latencyMs?: number; finishReason?: string; sent?: ModelMessage[] }
+  | { type: "model_reply"; agent: string; round: number; text: string; toolCalls: ToolCallRequest[]; usage: Usage; model?: string; latencyMs?: number; finishReason?: string; sent?: ModelMessage[]; carry?: ProviderCarry }
   /**
    * A tool call finished (its `resultStr` is set). `repeated`: not run again, the model was sent the earlier result.
    * `refused`: the tool needs approval, it was not given, and the call did not run (the model reads the refusal).

@@ -91,7 +91,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
     usage.completionTokens += response.usage.completionTokens;
     usage.llmCalls += 1;
     const text = response.message.content ?? "";
-    onEvent?.({ type: "model_reply", agent, round, text, toolCalls: response.toolCalls, usage: response.usage, model: response.model ?? options.model.name, latencyMs, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}), sent: messages });
+    onEvent?.({ type: "model_reply", agent, round, text, toolCalls: response.toolCalls, usage: response.usage, model: response.model ?? options.model.name, latencyMs, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}), ...(response.carry ? { carry: response.carry } : {}), sent: messages });
 
     if (response.toolCalls.length > 0) {
       if (limitReached) {

@@ -26,13 +26,21 @@ export class AnthropicDialog {
     return anthropicRequestBody(this.#wireModel, request, { thinkingFor: (id) => this.#thinkingByCall.get(id) });
   }
 
-  /** Take an answer: its thinking is kept for its tool calls. Returns its response. */
+  /** Take an answer: its thinking is kept for its tool calls, and carried with its response (see `ProviderCarry`). */
   take(answer: AnthropicAnswer): ModelResponse {
-    if (answer.thinking.length > 0) {
-      for (const call of answer.response.toolCalls) this.#thinkingByCall.set(call.id, answer.thinking);
-      while (this.#thinkingByCall.size > THINKING_KEPT) this.#thinkingByCall.delete(this.#thinkingByCall.keys().next().value as string);
+    if (answer.thinking.length > 0 && answer.response.toolCalls.length > 0) {
+      answer.response.carry = { anthropic: answer.thinking };
+      this.adopt(answer.response);
     }
     return answer.response;
+  }
+
+  /** An answer given elsewhere (a resumed run's recorded one): its thinking is kept for its tool calls. */
+  adopt(response: ModelResponse): void {
+    const thinking = response.carry?.anthropic;
+    if (!thinking || thinking.length === 0) return;
+    for (const call of response.toolCalls) this.#thinkingByCall.set(call.id, thinking);
+    while (this.#thinkingByCall.size > THINKING_KEPT) this.#thinkingByCall.delete(this.#thinkingByCall.keys().next().value as string);
   }
 
   /** A whole answer to `request` read and taken (what a batch job returns for a request). */

@@ -64,6 +64,10 @@ export class AnthropicModel implements Model {
     });
     return this.dialog.take(answer);
   }
+
+  adopt(response: ModelResponse): void {
+    this.dialog.adopt(response);
+  }
 }
 
 /** Everything explicit, so that the SDK reads no `ANTHROPIC_*` variable behind the caller's `env`. */

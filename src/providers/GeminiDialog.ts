@@ -27,11 +27,29 @@ export class GeminiDialog {
     return new GeminiAnswerReader(() => `call_gemini_${(this.#calls += 1)}`);
   }
 
-  /** Take an answer: its tool calls' parts are kept. Returns its response. */
+  /** Take an answer: its tool calls' parts are kept, and carried with its response (see `ProviderCarry`). */
   take(answer: GeminiAnswer): ModelResponse {
     for (const [id, part] of answer.parts) this.#partsByCall.set(id, part);
-    while (this.#partsByCall.size > PARTS_KEPT) this.#partsByCall.delete(this.#partsByCall.keys().next().value as string);
+    this.#trim();
+    if (answer.parts.size > 0) answer.response.carry = { gemini: Object.fromEntries(answer.parts) };
     return answer.response;
+  }
+
+  /**
+   * An answer given elsewhere (a resumed run's recorded one): its calls' parts are kept, and the ids lllm made up go
+   * on after its own, so that a new call is never named as an earlier one.
+   */
+  adopt(response: ModelResponse): void {
+    for (const [id, part] of Object.entries(response.carry?.gemini ?? {})) this.#partsByCall.set(id, part);
+    this.#trim();
+    for (const call of response.toolCalls) {
+      const made = /^call_gemini_(\d+)$/.exec(call.id);
+      if (made) this.#calls = Math.max(this.#calls, Number(made[1]));
+    }
+  }
+
+  #trim(): void {
+    while (this.#partsByCall.size > PARTS_KEPT) this.#partsByCall.delete(this.#partsByCall.keys().next().value as string);
   }
 
   /** A whole answer read and taken (what a batch job returns for a request). */

@@ -55,6 +55,10 @@ export class GeminiModel implements Model {
     });
     return this.dialog.take(answer);
   }
+
+  adopt(response: ModelResponse): void {
+    this.dialog.adopt(response);
+  }
 }
 
 /** POST, with HTTP failures and connection errors as the `openai` SDK's errors; Gemini's wait in the body becomes `retry-after`. */

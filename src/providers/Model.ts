@@ -108,10 +108,31 @@ export interface ModelResponse {
   refusal?: string;
   /** The model that answered, when it is not the one asked by name: a fallback chain says which of its models did. */
   model?: string;
+  /**
+   * What the provider's later requests must send back with this answer's tool calls (see `ProviderCarry`). Kept in
+   * the run's record, so that a resumed run's live model sends it as the first attempt's would have.
+   */
+  carry?: ProviderCarry;
+}
+
+/**
+ * A provider's own parts of an answer that its API wants back, unchanged, with the tool calls they led to: Gemini's
+ * function-call parts, by call id (their `thoughtSignature`, Gemini's call id), and Anthropic's thinking blocks
+ * (with their `signature`) before the answer's tool calls. JSON, kept with the answer in the run store.
+ */
+export interface ProviderCarry {
+  gemini?: Record<string, Record<string, unknown>>;
+  anthropic?: Array<Record<string, unknown>>;
 }
 
 export interface Model {
   /** The model name as configured, e.g. `gpt-4o-mini` or `ollama/llama3`. */
   readonly name: string;
   generate(request: ModelRequest): Promise<ModelResponse>;
+  /**
+   * An answer this model did not give itself, which its later requests follow (a resumed run's recorded answer, in
+   * place of the call the first attempt made): keep what they must send back with it (its `carry`, and the call ids it
+   * used), as `generate` keeps it of its own answers.
+   */
+  adopt?(response: ModelResponse): void;
 }

@@ -138,6 +138,7 @@ export class ScriptedModel implements Model {
       usage: resolved.usage,
       finishReason: resolved.finishReason,
       ...(resolved.model !== undefined ? { model: resolved.model } : {}),
+      ...(resolved.carry !== undefined ? { carry: resolved.carry } : {}),
     };
   }
 

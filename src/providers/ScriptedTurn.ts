@@ -1,5 +1,5 @@
 import type { ConfigProblem } from "../errors.js";
-import type { ToolCallRequest, Usage } from "./Model.js";
+import type { ProviderCarry, ToolCallRequest, Usage } from "./Model.js";
 import { isPlainObject } from "../util/isPlainObject.js";
 
 /**
@@ -21,6 +21,8 @@ export type ScriptedTurn =
        * is reported, and priced, as that model's. Written by a run's journal (`lllm run --resume`).
        */
       model?: string;
+      /** What the provider wants back with the answer's tool calls (`ModelResponse.carry`). Written by a run's journal. */
+      carry?: ProviderCarry;
       /** Why the answer ended; by default `tool_calls` when it has tool calls, else `stop`. `length` stands for an
        * answer cut off at the output token limit, `content_filter` for one the provider withheld. */
       finish_reason?: FinishReason;
@@ -79,6 +81,7 @@ export interface ResolvedTurn {
   finishReason: FinishReason;
   /** The model that answered, when the turn says (see `ScriptedTurn.model`). */
   model?: string;
+  carry?: ProviderCarry;
 }
 
 /** Rough token count used when a turn gives no usage: deterministic, so tests can assert on it. */
@@ -105,6 +108,7 @@ export function resolveTurn(turn: ScriptedTurn, callNumber: number, promptText: 
     usage: spec.usage ? usageOf(spec.usage) : { promptTokens: estimateTokens(typeof promptText === "string" ? promptText : promptText()), completionTokens: estimateTokens(answerText) },
     finishReason: spec.finish_reason ?? (toolCalls.length > 0 ? "tool_calls" : "stop"),
     ...(spec.model !== undefined ? { model: spec.model } : {}),
+    ...(spec.carry !== undefined ? { carry: spec.carry } : {}),
   };
 }
 

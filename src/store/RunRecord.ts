@@ -1,3 +1,5 @@
+import type { ProviderCarry } from "../providers/Model.js";
+
 /** How a run ended. `running` is stored while it runs; a `running` run whose process is gone reads as `crashed`. */
 export type RunStatus = "running" | "ok" | "error" | "interrupted" | "budget" | "crashed";
 
@@ -102,6 +104,8 @@ export interface ModelCallRecord extends StoredUsage {
   cache_write_prompt_tokens?: number;
   /** Answered through the provider's batch API (billed at the batch price). */
   batch?: boolean;
+  /** What the provider wants back with the answer's tool calls (`ModelResponse.carry`): a resume gives it to the live model. */
+  carry?: ProviderCarry;
 }
 
 export interface ToolCallStoredRecord {

@@ -230,6 +230,7 @@ export class RunRecorder {
       };
       if (event.usage.cacheWritePromptTokens) record.cache_write_prompt_tokens = event.usage.cacheWritePromptTokens;
       if (event.usage.batch) record.batch = true;
+      if (event.carry) record.carry = this.#options.redactor.redactValue(event.carry);
       // On disk before the run acts on it (a resume replays it instead of asking again): at once when it asks for
       // no tool; else with the first of its calls, whose start or record is written at once, in the same write.
       this.#append({ calls: { run: this.id, model: [{ record, messagesKept: kept }], tool: [] } }, { now: this.#options.journaled === true && event.toolCalls.length === 0 });

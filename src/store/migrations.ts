@@ -202,4 +202,7 @@ export const MIGRATIONS: readonly string[] = [
     step INTEGER NOT NULL,
     PRIMARY KEY (run_id, attempt)
   );`,
+  // 11: what a provider wants back with an answer's tool calls (Gemini's call parts with their thought signatures,
+  // Anthropic's thinking blocks), as JSON: a resumed run sends it as the first attempt's live model would have.
+  `ALTER TABLE model_calls ADD COLUMN carry TEXT;`,
 ];

@@ -14,7 +14,7 @@ export const RUN_COLUMNS = columns(
   ["started_at", "ended_at", "exit_code", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens", "llm_calls", "cost", "duration_ms", "pid", "(resume IS NOT NULL AND batch_item IS NULL) AS journaled"],
 );
 export const MODEL_CALL_COLUMNS = columns(
-  ["agent", "model", "messages", "tools", "reply", "tool_calls", "finish_reason", "retries"],
+  ["agent", "model", "messages", "tools", "reply", "tool_calls", "finish_reason", "retries", "carry"],
   ["seq", "step", "round", "started_at", "latency_ms", "messages_kept", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens", "cost", "cache_write_prompt_tokens", "batch"],
 );
 export const TOOL_CALL_COLUMNS = columns(["agent", "call_id", "name", "arguments", "result", "status", "error"], ["seq", "step", "duration_ms", "ended_at"]);
@@ -163,6 +163,7 @@ export function toModelCall(row: Row): ModelCallRecord {
     retries: json(row.retries, []),
     ...(integer(row.cache_write_prompt_tokens) ? { cache_write_prompt_tokens: integer(row.cache_write_prompt_tokens)! } : {}),
     ...(integer(row.batch) === 1 ? { batch: true } : {}),
+    ...(typeof row.carry === "string" ? { carry: json(row.carry, {}) } : {}),
   };
 }
 

@@ -6,7 +6,7 @@ import type { ModelCallRecord, RunRecord, StoredMessage, ToolCallStoredRecord } 
 
 /** What a script is made of: a run's model calls (each with every message it was sent) and its tool calls' results. */
 export interface ReplaySource {
-  model_calls: ReadonlyArray<Pick<ModelCallRecord, "agent" | "messages" | "tools" | "reply" | "tool_calls" | "prompt_tokens" | "completion_tokens" | "finish_reason"> & Partial<Pick<ModelCallRecord, "model" | "cached_prompt_tokens" | "reasoning_tokens" | "cache_write_prompt_tokens" | "batch">>>;
+  model_calls: ReadonlyArray<Pick<ModelCallRecord, "agent" | "messages" | "tools" | "reply" | "tool_calls" | "prompt_tokens" | "completion_tokens" | "finish_reason"> & Partial<Pick<ModelCallRecord, "model" | "cached_prompt_tokens" | "reasoning_tokens" | "cache_write_prompt_tokens" | "batch" | "carry">>>;
   tool_calls: ReadonlyArray<Pick<ToolCallStoredRecord, "agent" | "call_id" | "result">>;
 }
 
@@ -76,6 +76,7 @@ export function toReplayTurns(run: ReplaySource, options: { journal?: boolean } 
       if (call.cache_write_prompt_tokens) turn.usage.cache_write_prompt_tokens = call.cache_write_prompt_tokens;
       if (call.batch) turn.usage.batch = true;
       if (call.model) turn.model = call.model;
+      if (call.carry) turn.carry = call.carry;
     }
     (agents[call.agent] ??= []).push(turn);
     previous.set(call.agent, { sent, turn, offered: call.tools });

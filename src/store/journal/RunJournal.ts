@@ -98,6 +98,8 @@ export class RunJournal {
           return Promise.reject(error);
         }
         if (!recorded) return live.generate(request);
+        // The live model's later requests follow this answer: what it must send back with its calls, it now has.
+        live.adopt?.(recorded);
         this.#replayed.add(recorded.usage);
         this.#replayedModelCalls += 1;
         return Promise.resolve(recorded);
