@@ -142,4 +142,9 @@ export interface RunAttempt {
   model_seq: number;
   tool_seq: number;
   step: number;
+  /**
+   * What the attempts before it took, together, as it counted them when it began (null in a record written before
+   * this was kept: see `RunJournal`'s `earlierDuration`): the next attempt's figure is this one's plus its own time.
+   */
+  earlier_ms: number | null;
 }

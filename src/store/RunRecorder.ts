@@ -128,7 +128,7 @@ export class RunRecorder {
     const { redactor, run } = options;
     if (options.resume) {
       // The run is in the store already: it is running again (at once: a reader must not see it crashed meanwhile).
-      recorder.#append({ resume: { run: recorder.id, attempt: options.resume.attempt, startedAt: recorder.#started, from: options.resume.from } }, { now: true, consequence: "this attempt is not logged" });
+      recorder.#append({ resume: { run: recorder.id, attempt: options.resume.attempt, startedAt: recorder.#started, from: options.resume.from, earlierMs: Math.round(options.resume.earlierMs) } }, { now: true, consequence: "this attempt is not logged" });
       return recorder;
     }
     recorder.#append(

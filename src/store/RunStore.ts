@@ -139,11 +139,11 @@ export class RunStore {
         .all(id)
         .map((entry) => toToolCall(decodeRow(entry)));
       const attempts = this.#database
-        .prepare("SELECT attempt, started_at, model_seq, tool_seq, step FROM run_attempts WHERE run_id = ? ORDER BY attempt")
+        .prepare("SELECT attempt, started_at, model_seq, tool_seq, step, earlier_ms FROM run_attempts WHERE run_id = ? ORDER BY attempt")
         .all(id)
         .map((entry) => {
           const value = entry as Row;
-          return { attempt: integer(value.attempt) ?? 0, started_at: integer(value.started_at) ?? 0, model_seq: integer(value.model_seq) ?? 0, tool_seq: integer(value.tool_seq) ?? 0, step: integer(value.step) ?? 0 };
+          return { attempt: integer(value.attempt) ?? 0, started_at: integer(value.started_at) ?? 0, model_seq: integer(value.model_seq) ?? 0, tool_seq: integer(value.tool_seq) ?? 0, step: integer(value.step) ?? 0, earlier_ms: integer(value.earlier_ms) };
         });
       return { ...toSummary(row), details: parseDetails(row.details), model_calls: modelCalls, tool_calls: toolCalls, attempts };
     });

@@ -90,6 +90,8 @@ export interface ResumeStart {
   attempt: number;
   startedAt: number;
   from: { modelSeq: number; toolSeq: number; step: number };
+  /** What the attempts before it took, together (see `RunAttempt.earlier_ms`). */
+  earlierMs?: number;
 }
 
 /** How a run ended. */

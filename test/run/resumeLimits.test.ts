@@ -113,4 +113,22 @@ describe("a resumed run's limits", () => {
     expect(third.code, third.stderr).toBe(3);
     expect((JSON.parse(third.stdout) as FailureJson).error.code).toBe("limit_max_duration");
   });
+
+  it("--max-duration counts an attempt that crashed between one that ended and another crash", async () => {
+    project = await durableProject({ rounds: 30 });
+    await crashAt(project, 4, ["run", project.tactic(), "--input", "go"]);
+    // The second attempt ends (out of budget): its recorded duration counts the first two.
+    const second = await project.run(["run", "--resume", "--max-cost", "0.03", "--json"]);
+    expect(second.code, second.stderr).toBe(3);
+    const id = (JSON.parse(second.stdout) as FailureJson).run_id;
+    // The third crashes, as if begun an hour before its last step; the fourth crashes too.
+    await crashAt(project, 13, ["run", "--resume", id]);
+    const database = new Libsql(path.join(project.home, "logs.db"));
+    expect(database.prepare("UPDATE run_attempts SET started_at = started_at - 3600000 WHERE attempt = 3").run().changes).toBe(1);
+    database.close();
+    await crashAt(project, 16, ["run", "--resume"]);
+    const fifth = await project.run(["run", "--resume", "--max-duration", "1800", "--json"]);
+    expect(fifth.code, fifth.stderr).toBe(3);
+    expect((JSON.parse(fifth.stdout) as FailureJson).error.code).toBe("limit_max_duration");
+  });
 });

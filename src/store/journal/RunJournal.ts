@@ -152,9 +152,11 @@ function withJournalResults(run: RunRecord, tools: readonly JournalEntry[]): Arr
 }
 
 /**
- * The time the earlier attempts took: the recorded duration of a run that ended; else that of the attempts up to the
- * last one that ended, and each attempt after it from its start to its last recorded step (an attempt that crashed
- * recorded no duration: one crash after another must not forget the first).
+ * The time the earlier attempts took: the recorded duration of a run that ended (it counts every attempt); else, its
+ * last attempt crashed, what that attempt counted before it when it began and its own time, from its start to its
+ * last recorded step (an attempt that crashed recorded no duration: one crash after another must not forget the
+ * first). A record of an lllm that kept no count per attempt: the duration recorded by the last attempt that ended,
+ * taken as counting all but the last attempt, and each attempt after it.
  */
 function earlierDuration(run: RunRecord, tools: readonly JournalEntry[]): number {
   if (run.status !== "crashed" && run.duration_ms !== null) return run.duration_ms;
@@ -162,6 +164,12 @@ function earlierDuration(run: RunRecord, tools: readonly JournalEntry[]): number
   for (const call of run.model_calls) steps.push(call.started_at + (call.latency_ms ?? 0));
   for (const call of run.tool_calls) steps.push(call.ended_at);
   for (const entry of tools) steps.push(entry.endedAt ?? entry.startedAt);
+  const last = run.attempts.at(-1);
+  if (last !== undefined && last.earlier_ms !== null) {
+    let lastStep = last.started_at;
+    for (const at of steps) if (at > lastStep) lastStep = at;
+    return last.earlier_ms + lastStep - last.started_at;
+  }
   // A duration is recorded when an attempt ends (the earlier ones' included): it stands for all up to the last one.
   const starts = [run.started_at, ...run.attempts.map((attempt) => attempt.started_at)];
   const counted = run.duration_ms !== null ? starts.length - 1 : 0;
