@@ -29,8 +29,9 @@ export interface SignalHandling {
 }
 
 let current: SignalHandling | undefined;
-/** A command's own use of the first signal (see `holdFirstSignal`). */
+/** A command's own use of the first signal (see `holdFirstSignal`), and the signals it takes so. */
 let heldFirst: ((signal: StopSignal) => void) | undefined;
+let heldSignals: readonly StopSignal[] = ["SIGINT"];
 let held = false;
 /** A command that takes every Ctrl-C itself while it runs (see `takeInterrupts`). */
 let interrupts: (() => void) | undefined;
@@ -60,10 +61,12 @@ export function takeInterrupts(onInterrupt: () => void): () => void {
 /**
  * Let the running command take the first Ctrl-C itself (`lllm batch`: stop starting items, let the running ones
  * finish): it only sets the exit code and calls `onFirst`. The second signal then does what the first would have
- * done (abort, close kernels, exit after the grace), and a third exits at once.
+ * done (abort, close kernels, exit after the grace), and a third exits at once. `signals`: the first of which kinds
+ * (`lllm worker` takes SIGTERM so too: a supervisor's stop, as in a rolling deploy, lets its runs finish).
  */
-export function holdFirstSignal(onFirst: (signal: StopSignal) => void): void {
+export function holdFirstSignal(onFirst: (signal: StopSignal) => void, signals: readonly StopSignal[] = ["SIGINT"]): void {
   heldFirst = onFirst;
+  heldSignals = signals;
 }
 
 /**
@@ -89,7 +92,7 @@ export function handleSignals(): SignalHandling {
       return;
     }
     const code = 128 + constants.signals[signal];
-    if (received === undefined && heldFirst && signal === "SIGINT") {
+    if (received === undefined && heldFirst && heldSignals.includes(signal)) {
       received = signal;
       held = true;
       process.exitCode = code;

@@ -26,12 +26,13 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   steadyHeap();
   const stop = new AbortController();
   const cancel = stopSignal();
-  // SIGTERM (a supervisor) stops as Ctrl-C does: no new items, the running ones finish within the grace.
+  // The first Ctrl-C or SIGTERM (a supervisor's stop: a rolling deploy, a scale-down) stops taking items and served
+  // requests and lets the running ones finish; a second signal cancels them (the items go back to the queue).
   cancel.addEventListener("abort", () => stop.abort(), { once: true });
-  holdFirstSignal(() => {
+  holdFirstSignal((signal) => {
     stop.abort();
-    writeErr("lllm worker: interrupted: taking no new items; finishing the running ones (Ctrl-C again to cancel them: they go back to the queue)");
-  });
+    writeErr(`lllm worker: ${signal === "SIGINT" ? "interrupted" : `received ${signal}`}: taking no new items; finishing the running ones (Ctrl-C again to cancel them: they go back to the queue)`);
+  }, ["SIGINT", "SIGTERM"]);
   const names = registry.list().map((pkg) => pkg.name);
   writeErr(paint("dim", `lllm worker: waiting for batches and served requests on ${redactQueueUrl(options.queue)} (${concurrency} at once; packages: ${names.length > 0 ? names.join(", ") : "none"})`));
   // The same worker runs the requests of `lllm serve --queue`, beside the batches (both stop on the same signals).

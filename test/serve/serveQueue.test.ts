@@ -120,12 +120,15 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(survivor.stderr()).not.toMatch(/internal error|TypeError/);
   });
 
-  it("a worker stopped with Ctrl-C finishes the requests it runs, and the server waits for them", async () => {
+  it.each([
+    ["Ctrl-C", "SIGINT", 130],
+    ["SIGTERM (a supervisor's stop, as in a rolling deploy)", "SIGTERM", 143],
+  ] as const)("a worker stopped with %s finishes the requests it runs, and the server waits for them", async (_how, signal, code) => {
     const serving = await serveOnQueue();
     const only = await worker();
     const requests = ["talky 7", "quiet 7"].map((tag) => stream(serving, tag));
     expect(await waitUntil(() => holds.held.size === 2, 120_000)).toBe(true);
-    process.kill(only.pid, "SIGINT");
+    process.kill(only.pid, signal);
     expect(await waitUntil(() => only.stderr().includes("taking no new items"), 60_000), only.stderr()).toBe(true);
     // Three of the server's heartbeats later (each writes the time into its key, and looks at the workers), the
     // stopping worker still counts as alive: its requests are not lost.
@@ -143,8 +146,8 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     ]);
     // Each ran once, on that worker: two model calls each.
     expect(mock.requests.map((request) => userOf(request.body)).sort()).toEqual(["quiet 7", "quiet 7", "talky 7", "talky 7"]);
-    // Interrupted, as any command stopped by Ctrl-C (130), once they are done.
-    expect(await only.exit(60_000)).toBe(130);
+    // Stopped by the signal (128 + its number), as any command, once they are done.
+    expect(await only.exit(60_000)).toBe(code);
     expect(only.stderr()).toContain("lllm worker: stopped");
   });
 
