@@ -10,6 +10,10 @@ import { poolPackage, startHoldServer, startPoolWorker, type HoldServer } from "
 import { waitUntil } from "../helpers/waitUntil.js";
 import { RunStore } from "../../src/store/RunStore.js";
 import { tempDir } from "../helpers/tempTree.js";
+import { markWorkerAlive } from "../../src/batch/queue/queueConnection.js";
+import { serverChannel, settledKey, type ServedJob, type SettledRecord } from "../../src/serve/queue/serveQueueWire.js";
+import { toWire } from "../../src/serve/queue/wireRecordedRun.js";
+import type { TacticResult } from "../../src/tactics/TacticRun.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -118,6 +122,33 @@ describeQueue("lllm serve --queue with lllm workers", () => {
       }
     }
     expect(survivor.stderr()).not.toMatch(/internal error|TypeError/);
+  });
+
+  it("a run's end whose message never reached its server (pub/sub delivers at most once) is read where its worker kept it", async () => {
+    const serving = await serveOnQueue();
+    // A live worker that takes the job and says it started; its end is kept, but its message is lost on the way.
+    const keys = redis.client();
+    const me = "lossy-worker:1";
+    await markWorkerAlive(keys, me, 120_000);
+    let job: ServedJob | undefined;
+    const asked = client(serving).chat.completions.create({ model: "pool", messages: [{ role: "user", content: "quiet 9" }] }, { timeout: 60_000 });
+    expect(
+      await waitUntil(async () => {
+        for (const key of await keys.keys("lllm:serve:waiting:*")) {
+          const text = await keys.rpop(key);
+          if (text) job = JSON.parse(text) as ServedJob;
+        }
+        return job !== undefined;
+      }, 60_000),
+    ).toBe(true);
+    const run = job!.runKey;
+    await keys.publish(serverChannel(job!.server), JSON.stringify({ run, type: "started", worker: me, seq: 1 }));
+    const usage = { promptTokens: 3, completionTokens: 4, totalTokens: 7, llmCalls: 1, cachedPromptTokens: 0, reasoningTokens: 0 };
+    const end: SettledRecord = { worker: me, event: { run, type: "finished", seq: 2, result: toWire({ ok: true, result: { output: "Kept, never sent." } as TacticResult, summary: "", usage, cost: null }), state: { lastText: "Kept, never sent.", streamedSinceCall: "", usage: { promptTokens: 3, completionTokens: 4 } } } };
+    await keys.set(settledKey(run), JSON.stringify(end), "PX", 60_000);
+    const answer = await asked;
+    expect(answer.choices[0]!.message.content).toBe("Kept, never sent.");
+    await keys.del(`lllm:worker:${me}`);
   });
 
   it.each([

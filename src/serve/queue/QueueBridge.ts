@@ -11,7 +11,7 @@ import { approveAll } from "../../approval/index.js";
 import { newWireId } from "../newWireId.js";
 import { isPlainObject } from "../../util/isPlainObject.js";
 import { RemoteRun, type RunTransport } from "./RemoteRun.js";
-import { callKey, cancelledKey, runningPrefix, scanKeys, SERVE_TACTICS_KEY, servedJobCounts, serverChannel, serverKey, tacticKey, waitingKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type ServedJob } from "./serveQueueWire.js";
+import { callKey, cancelledKey, runningPrefix, scanKeys, SERVE_TACTICS_KEY, servedJobCounts, serverChannel, serverKey, settledKey, tacticKey, waitingKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type ServedJob, type SettledRecord } from "./serveQueueWire.js";
 
 /** What `/metrics` shows of the pool. */
 export interface QueueGauges {
@@ -269,8 +269,26 @@ export class QueueBridge implements RunTransport {
       this.#noWorkerSince = Date.now();
       this.#warnedNoWorker = false;
     }
+    await this.#recover();
     for (const run of [...this.#runs.values()]) if (run.worker !== undefined && !live.has(run.worker)) run.workerLost();
     await this.#reclaim(live);
+  }
+
+  /**
+   * How the runs in flight stand as their workers kept it (`settledKey`): a start, pause or end whose message this
+   * server missed (pub/sub delivers at most once) is taken now, not waited for in vain. One read for all of them.
+   */
+  async #recover(): Promise<void> {
+    const runs = [...this.#runs.values()].filter((run) => run.runKey !== "");
+    if (runs.length === 0) return;
+    const texts = await this.#link.client.mget(runs.map((run) => settledKey(run.runKey)));
+    runs.forEach((run, index) => {
+      const record = texts[index] == null ? undefined : readObject<SettledRecord>(texts[index]!);
+      if (!record || !isPlainObject(record.event) || typeof record.worker !== "string") return;
+      // Taken by a worker: it can no longer be taken off the list.
+      this.#queued.delete(run.runKey);
+      run.recover(record);
+    });
   }
 
   /**

@@ -3,7 +3,7 @@ import type { RecordedRun } from "../../run/runRecorded.js";
 import type { ApprovalCall, ClientCall, RunHandle, RunListener, RunOutcome } from "../RunHandle.js";
 import type { ServedModel } from "../ServedModels.js";
 import { WorkerLostError } from "./WorkerLostError.js";
-import type { PausedCall, RunCommand, RunEvent, RunState, ServedJob } from "./serveQueueWire.js";
+import type { PausedCall, RunCommand, RunEvent, RunState, ServedJob, SettledRecord } from "./serveQueueWire.js";
 import { endedWithout, fromWire } from "./wireRecordedRun.js";
 
 /** How a remote run reaches the queue: the server's side of it (`QueueBridge`). */
@@ -49,6 +49,10 @@ export class RemoteRun implements RunHandle {
   #finished: RecordedRun | undefined;
   #abortReason: unknown;
   #moved = false;
+  /** The number of the last settled event taken (see `RunEvent`): one that comes both ways is taken once. */
+  #settledSeq = 0;
+  /** A settled event seen kept (`recover`) and not yet come as a message: taken if it is still missing next time. */
+  #missing: number | undefined;
   #settle!: (run: RecordedRun) => void;
   readonly done: Promise<RecordedRun> = new Promise((resolve) => (this.#settle = resolve));
 
@@ -65,6 +69,7 @@ export class RemoteRun implements RunHandle {
     run.#runKey = options.paused.run;
     run.#worker = options.paused.worker;
     run.#waitingFor = options.paused.calls;
+    run.#settledSeq = options.paused.seq ?? 0;
     run.#sent = true;
     options.transport.track(run);
     return run;
@@ -142,6 +147,10 @@ export class RemoteRun implements RunHandle {
   /** One event of its worker, in order. */
   onEvent(event: RunEvent): void {
     if (this.#finished) return;
+    if ("seq" in event && event.seq !== undefined) {
+      if (event.seq <= this.#settledSeq) return;
+      this.#settledSeq = event.seq;
+    }
     switch (event.type) {
       case "started":
         this.#worker = event.worker;
@@ -179,6 +188,23 @@ export class RemoteRun implements RunHandle {
         this.#settle(endedWithout(new InterruptedError("interrupted", "the run went on through another server")));
         return;
     }
+  }
+
+  /**
+   * How the run stands as its worker kept it (see `settledKey`): taken when its message never came, that is when it
+   * is still missing at the next look (a heartbeat later): a message on its way, after the text before it, is not
+   * overtaken. A run whose "started" was lost too learns its worker here.
+   */
+  recover(record: SettledRecord): void {
+    if (this.#finished || this.#moved || record.event.run !== this.#runKey) return;
+    const seq = record.event.seq ?? 0;
+    if (seq <= this.#settledSeq) return;
+    if (this.#missing !== seq) {
+      this.#missing = seq;
+      return;
+    }
+    if (this.#worker === undefined && record.event.type !== "started") this.onEvent({ run: this.#runKey, type: "started", worker: record.worker });
+    this.onEvent(record.event);
   }
 
   /** Its worker is gone (its heartbeat expired). */

@@ -12,7 +12,7 @@ import { processTempDir } from "../../util/processTempDir.js";
 import { environmentSecrets, redactSecrets, StreamRedactor } from "../../util/redact.js";
 import type { RunListener, RunOutcome } from "../RunHandle.js";
 import { ServedRun } from "../ServedRun.js";
-import { callKey, cancelledKey, SERVE_TACTICS_KEY, serverChannel, serverKey, tacticKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type RunState, type ServedJob } from "./serveQueueWire.js";
+import { callKey, cancelledKey, SERVE_TACTICS_KEY, serverChannel, serverKey, settledKey, tacticKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type RunState, type ServedJob, type SettledEvent, type SettledRecord } from "./serveQueueWire.js";
 import { JobTaker } from "./JobTaker.js";
 import { endedWithout, toWire } from "./wireRecordedRun.js";
 
@@ -33,6 +33,8 @@ interface HeldRun {
   /** Aborts it when its client does not come back within --pending-ttl. */
   ttl?: NodeJS.Timeout;
   callIds: string[];
+  /** The number of its last settled event (see `RunEvent`). */
+  seq: number;
 }
 
 /** Takes a tactic's digest out of the set of served ones, unless a server announced it again meanwhile. */
@@ -82,8 +84,19 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     void tracked(sending, publisher.publish(serverChannel(server), JSON.stringify(event)).catch(() => undefined));
   };
   const publish = (entry: HeldRun, event: RunEvent): void => tell(entry.server, event);
+  /**
+   * Tell a server how a run stands (started, paused, ended), numbered, and keep it under the run's key for a few
+   * heartbeats (see `settledKey`). Both through the connection's pipeline, as the run's text before it: a MULTI
+   * would be written at once, ahead of text still in the pipeline, and the end would overtake it.
+   */
+  const settled = (server: string, event: SettledEvent, seq: number): void => {
+    const numbered = { ...event, seq };
+    const record: SettledRecord = { worker: options.me, event: numbered };
+    void tracked(sending, publisher.set(settledKey(event.run), JSON.stringify(record), "PX", 4 * timings.aliveMs).catch(() => undefined));
+    tell(server, numbered);
+  };
   /** A run's end that ran nothing: no text, no tokens. */
-  const endedEmpty = (run: string, error: Error): RunEvent => ({ run, type: "finished", result: toWire(endedWithout(error)), state: { lastText: "", streamedSinceCall: "", usage: { promptTokens: 0, completionTokens: 0 } } });
+  const endedEmpty = (run: string, error: Error): SettledEvent => ({ run, type: "finished", result: toWire(endedWithout(error)), state: { lastText: "", streamedSinceCall: "", usage: { promptTokens: 0, completionTokens: 0 } } });
   const state = (entry: HeldRun): RunState => ({ lastText: redactSecrets(entry.run.lastText), streamedSinceCall: redactSecrets(entry.run.streamedSinceCall), usage: { promptTokens: entry.run.usage.promptTokens, completionTokens: entry.run.usage.completionTokens } });
   const listener = (entry: HeldRun): RunListener => ({
     text: (delta) => {
@@ -112,18 +125,19 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       // A run that ends while it waits for its client's tool results (cancelled, its TTL passed, the worker stopping):
       // its calls are no longer to be found, so that results sent later get their 400 at once from any server.
       if (entry.paused && entry.callIds.length > 0) void redis.del(...entry.callIds.map(callKey)).catch(() => undefined);
-      return publish(entry, { run: runKey, type: "finished", result: toWire(outcome.run), state: state(entry) });
+      return settled(entry.server, { run: runKey, type: "finished", result: toWire(outcome.run), state: state(entry) }, ++entry.seq);
     }
     entry.paused = true;
     if (outcome.type === "paused") {
       entry.callIds = outcome.calls.map((call) => call.id);
-      const paused: PausedCall = { run: runKey, worker: options.me, model: entry.job.model, ids: entry.callIds, calls: outcome.calls };
+      const seq = ++entry.seq;
+      const paused: PausedCall = { run: runKey, worker: options.me, model: entry.job.model, ids: entry.callIds, calls: outcome.calls, seq };
       const write = redis.multi();
       for (const id of entry.callIds) write.set(callKey(id), JSON.stringify(paused), "PX", entry.job.pendingTtlMs);
       await write.exec().catch(() => undefined);
-      publish(entry, { run: runKey, type: "paused", calls: outcome.calls, text: redactSecrets(outcome.text), state: state(entry) });
+      settled(entry.server, { run: runKey, type: "paused", calls: outcome.calls, text: redactSecrets(outcome.text), state: state(entry) }, seq);
     } else {
-      publish(entry, { run: runKey, type: "approval", call: { ...outcome.call, arguments: JSON.parse(redactSecrets(JSON.stringify(outcome.call.arguments))) as Record<string, unknown> }, state: state(entry) });
+      settled(entry.server, { run: runKey, type: "approval", call: { ...outcome.call, arguments: JSON.parse(redactSecrets(JSON.stringify(outcome.call.arguments))) as Record<string, unknown> }, state: state(entry) }, ++entry.seq);
     }
     entry.ttl = setTimeout(() => entry.run.abort(new InterruptedError("interrupted", `the client's answer did not come within ${Math.round(entry.job.pendingTtlMs / 1000)} s (--pending-ttl)`)), Math.min(entry.job.pendingTtlMs, 2 ** 31 - 1));
     entry.ttl.unref();
@@ -176,10 +190,10 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     // Asked and said in one write (the auto-pipelined connection), with those of every job this turn takes: whether
     // the run was cancelled before it was taken, and that it started (its server then knows whom to cancel).
     const cancelled = publisher.exists(cancelledKey(data.runKey));
-    tell(data.server, { run: data.runKey, type: "started", worker: options.me });
+    settled(data.server, { run: data.runKey, type: "started", worker: options.me }, 1);
     if ((await cancelled) === 1) {
       // Cancelled as it was taken: its server, which could no longer take it off the list, hears that it ended.
-      return tell(data.server, endedEmpty(data.runKey, new InterruptedError("interrupted", "the request was cancelled before it started")));
+      return settled(data.server, endedEmpty(data.runKey, new InterruptedError("interrupted", "the request was cancelled before it started")), 2);
     }
     const run = new ServedRun({
       model: { id: data.model, prepared, created: Math.floor(Date.now() / 1000), description: prepared.tactic.config.description },
@@ -201,7 +215,7 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       warn: options.warn,
       idTaken: (id) => [...held.values()].some((entry) => entry.callIds.includes(id)),
     });
-    const entry: HeldRun = { job: data, run, server: data.server, redactor: new StreamRedactor(), paused: false, callIds: [] };
+    const entry: HeldRun = { job: data, run, server: data.server, redactor: new StreamRedactor(), paused: false, callIds: [], seq: 1 };
     held.set(data.runKey, entry);
     const stopRun = (): void => run.abort(new InterruptedError("interrupted", "the worker was stopped"));
     cancel.addEventListener("abort", stopRun, { once: true });

@@ -25,6 +25,12 @@ export const workerChannel = (workerId: string): string => `lllm:serve:control:$
 export const cancelledKey = (runKey: string): string => `lllm:serve:cancelled:${runKey}`;
 /** A client's tool call a paused run waits for: any server that gets its result continues the run. */
 export const callKey = (callId: string): string => `lllm:serve:call:${callId}`;
+/**
+ * How a run stands last (started, paused, ended: a `SettledEvent`), kept a few heartbeats besides its message:
+ * pub/sub delivers at most once (a subscriber's connection dropped, its output buffer over Redis's limit), and a
+ * server that missed the message reads it here at its next heartbeat instead of waiting for good.
+ */
+export const settledKey = (runKey: string): string => `lllm:serve:settled:${runKey}`;
 
 /** What a served request asks of its run (see `ServedRunOptions`), the part that goes to a worker as it is. */
 type RequestedRun = Pick<ServedRunOptions, "input" | "inputMedia" | "history" | "clientTools" | "toolChoice" | "parallelToolCalls" | "responseFormat" | "modelArgs" | "limits" | "served">;
@@ -46,16 +52,29 @@ export interface ServedJob extends RequestedRun {
   pendingTtlMs: number;
 }
 
-/** What a worker tells the server about a run; `seq` orders them (pub/sub keeps the order of one connection). */
+/**
+ * What a worker tells the server about a run, in order (pub/sub keeps the order of one connection). How it stands
+ * (started, paused, ended) is numbered, `seq`, from 1 for each run, and kept under `settledKey` too: a server takes
+ * each number once, from whichever way it comes first.
+ */
 export type RunEvent =
-  | { run: string; type: "started"; worker: string }
+  | { run: string; type: "started"; worker: string; seq?: number }
   | { run: string; type: "text"; delta: string }
   | { run: string; type: "reply"; agent: string; round: number; text: string; toolCalls: Array<{ id: string; name: string; arguments: string }> }
-  | { run: string; type: "paused"; calls: ClientCall[]; text: string; state: RunState }
-  | { run: string; type: "approval"; call: ApprovalCall; state: RunState }
-  | { run: string; type: "finished"; result: WireRecordedRun; state: RunState }
+  | { run: string; type: "paused"; calls: ClientCall[]; text: string; state: RunState; seq?: number }
+  | { run: string; type: "approval"; call: ApprovalCall; state: RunState; seq?: number }
+  | { run: string; type: "finished"; result: WireRecordedRun; state: RunState; seq?: number }
   /** Another server took the paused run over (its client's next request landed there). */
   | { run: string; type: "moved" };
+
+/** A run's event that says how it stands, numbered (see `RunEvent`). */
+export type SettledEvent = Extract<RunEvent, { type: "started" | "paused" | "approval" | "finished" }>;
+
+/** What `settledKey` holds: the run's last settled event, and the worker that runs it. */
+export interface SettledRecord {
+  worker: string;
+  event: SettledEvent;
+}
 
 /** What the server mirrors of a run at each pause or end. */
 export interface RunState {
@@ -78,6 +97,8 @@ export interface PausedCall {
   /** Every call id the run waits for. */
   ids: string[];
   calls: ClientCall[];
+  /** The number of the pause (see `RunEvent`): a server that takes the run over has seen it. */
+  seq?: number;
 }
 
 /**
