@@ -31,7 +31,7 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   cancel.addEventListener("abort", () => stop.abort(), { once: true });
   holdFirstSignal((signal) => {
     stop.abort();
-    writeErr(`lllm worker: ${signal === "SIGINT" ? "interrupted" : `received ${signal}`}: taking no new items; finishing the running ones (Ctrl-C again to cancel them: they go back to the queue)`);
+    writeErr(`lllm worker: ${signal === "SIGINT" ? "interrupted" : `received ${signal}`}: taking no new items; finishing the running ones (${signal === "SIGINT" ? "Ctrl-C again" : "a second signal"} cancels them: they go back to the queue)`);
   }, ["SIGINT", "SIGTERM"]);
   const names = registry.list().map((pkg) => pkg.name);
   writeErr(paint("dim", `lllm worker: waiting for batches and served requests on ${redactQueueUrl(options.queue)} (${concurrency} at once; packages: ${names.length > 0 ? names.join(", ") : "none"})`));

@@ -243,6 +243,8 @@ export class QueueBridge implements RunTransport {
     // A worker took it: it can no longer be taken off the list.
     if (event.type === "started") this.#queued.delete(event.run);
     this.#runs.get(event.run)?.onEvent(event);
+    // Its end came: the copy its worker kept for a server that misses it (`settledKey`) need not wait for its time.
+    if (event.type === "finished" && event.seq !== undefined) void this.#link.client.unlink(settledKey(event.run)).catch(() => undefined);
   }
 
   /** Say this server is alive, announce its tactics, and look at the workers of its runs. */
@@ -269,8 +271,13 @@ export class QueueBridge implements RunTransport {
       this.#noWorkerSince = Date.now();
       this.#warnedNoWorker = false;
     }
-    await this.#recover();
-    for (const run of [...this.#runs.values()]) if (run.worker !== undefined && !live.has(run.worker)) run.workerLost();
+    try {
+      await this.#recover();
+    } catch {
+      // Redis away for this read: the next beat looks again.
+    }
+    // A run whose worker kept an end or pause this server has not had yet is not lost: it takes that in time.
+    for (const run of [...this.#runs.values()]) if (run.worker !== undefined && !live.has(run.worker) && !run.missing) run.workerLost();
     await this.#reclaim(live);
   }
 
@@ -279,7 +286,8 @@ export class QueueBridge implements RunTransport {
    * server missed (pub/sub delivers at most once) is taken now, not waited for in vain. One read for all of them.
    */
   async #recover(): Promise<void> {
-    const runs = [...this.#runs.values()].filter((run) => run.runKey !== "");
+    // Not those waiting for their client: their worker's next word comes after the client's.
+    const runs = [...this.#runs.values()].filter((run) => run.runKey !== "" && run.waitingFor.length === 0 && run.waitingApproval === undefined);
     if (runs.length === 0) return;
     const texts = await this.#link.client.mget(runs.map((run) => settledKey(run.runKey)));
     runs.forEach((run, index) => {

@@ -27,6 +27,12 @@ export interface RunTransport {
 const MAX_ATTEMPTS = 3;
 
 /**
+ * How long a settled event kept by its worker must have been missing before the server takes it (see `recover`): a
+ * subscriber that lags behind by more than this is not expected; one whose message was lost gets it this much late.
+ */
+const RECOVER_AFTER_MS = 5_000;
+
+/**
  * A served run that runs on a worker of the queue (`lllm serve --queue`), as the routes see any run: its job is put
  * on the queue, its text and events come back through Redis as the worker sends them, its pauses (a client's tool
  * calls, an approval) and its end are mirrored here. A worker that dies before anything was sent to the client is
@@ -51,8 +57,8 @@ export class RemoteRun implements RunHandle {
   #moved = false;
   /** The number of the last settled event taken (see `RunEvent`): one that comes both ways is taken once. */
   #settledSeq = 0;
-  /** A settled event seen kept (`recover`) and not yet come as a message: taken if it is still missing next time. */
-  #missing: number | undefined;
+  /** A settled event seen kept (`recover`) and not yet come as a message, and since when it is missing. */
+  #missing: { seq: number; since: number } | undefined;
   #settle!: (run: RecordedRun) => void;
   readonly done: Promise<RecordedRun> = new Promise((resolve) => (this.#settle = resolve));
 
@@ -110,6 +116,9 @@ export class RemoteRun implements RunHandle {
 
   start(): void {
     this.#attempts++;
+    // A new attempt (another worker) numbers its events from 1 again.
+    this.#settledSeq = 0;
+    this.#missing = undefined;
     this.#runKey = this.#transport.newRunKey();
     this.#transport.enqueue(this, { ...this.#job, runKey: this.#runKey, server: this.#transport.serverId });
   }
@@ -191,20 +200,29 @@ export class RemoteRun implements RunHandle {
   }
 
   /**
-   * How the run stands as its worker kept it (see `settledKey`): taken when its message never came, that is when it
-   * is still missing at the next look (a heartbeat later): a message on its way, after the text before it, is not
-   * overtaken. A run whose "started" was lost too learns its worker here.
+   * How the run stands as its worker kept it (see `settledKey`), taken when its message never came: when it is still
+   * missing `RECOVER_AFTER_MS` later, at a later look (a message on its way, after the text before it, is not
+   * overtaken; meanwhile the run is `missing`, not lost with a worker that just stopped). A run whose "started" was
+   * lost too learns its worker here. A record addressed to another server: the run went on there (its client's next
+   * request landed there) and the message that said so was lost.
    */
   recover(record: SettledRecord): void {
     if (this.#finished || this.#moved || record.event.run !== this.#runKey) return;
     const seq = record.event.seq ?? 0;
     if (seq <= this.#settledSeq) return;
-    if (this.#missing !== seq) {
-      this.#missing = seq;
+    if (this.#missing?.seq !== seq) {
+      this.#missing = { seq, since: Date.now() };
       return;
     }
+    if (Date.now() - this.#missing.since < RECOVER_AFTER_MS) return;
+    if (record.server !== undefined && record.server !== this.#transport.serverId) return this.onEvent({ run: this.#runKey, type: "moved" });
     if (this.#worker === undefined && record.event.type !== "started") this.onEvent({ run: this.#runKey, type: "started", worker: record.worker });
     this.onEvent(record.event);
+  }
+
+  /** Whether a settled event of the run was seen kept and not yet taken (its worker may have stopped just after). */
+  get missing(): boolean {
+    return this.#missing !== undefined && this.#missing.seq > this.#settledSeq;
   }
 
   /** Its worker is gone (its heartbeat expired). */

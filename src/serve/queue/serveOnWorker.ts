@@ -91,8 +91,9 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
    */
   const settled = (server: string, event: SettledEvent, seq: number): void => {
     const numbered = { ...event, seq };
-    const record: SettledRecord = { worker: options.me, event: numbered };
-    void tracked(sending, publisher.set(settledKey(event.run), JSON.stringify(record), "PX", 4 * timings.aliveMs).catch(() => undefined));
+    const record: SettledRecord = { worker: options.me, server, event: numbered };
+    // Kept as long as a server may be away from Redis and come back (`LLLM_QUEUE_RECONNECT_MS`), and a few beats more.
+    void tracked(sending, publisher.set(settledKey(event.run), JSON.stringify(record), "PX", timings.reconnectMs + 4 * timings.aliveMs).catch(() => undefined));
     tell(server, numbered);
   };
   /** A run's end that ran nothing: no text, no tokens. */

@@ -70,9 +70,11 @@ export type RunEvent =
 /** A run's event that says how it stands, numbered (see `RunEvent`). */
 export type SettledEvent = Extract<RunEvent, { type: "started" | "paused" | "approval" | "finished" }>;
 
-/** What `settledKey` holds: the run's last settled event, and the worker that runs it. */
+/** What `settledKey` holds: the run's last settled event, the worker that runs it, and the server it was for. */
 export interface SettledRecord {
   worker: string;
+  /** Absent in a record of a worker that did not say (none yet: the field came with the record). */
+  server?: string;
   event: SettledEvent;
 }
 
