@@ -74,6 +74,8 @@ export function batchModelFactory(options: BatchModelFactoryOptions): (config: A
         options.gate.addTokens(provider, response.usage.promptTokens + response.usage.completionTokens);
         return response;
       },
+      // A resumed item's replayed answers reach the provider's model (see `Model.adopt`).
+      adopt: (response) => model.adopt?.(response),
     };
   }
 }

@@ -22,9 +22,13 @@ export class GeminiDialog {
     return geminiRequestBody(request, { partFor: (id) => this.#partsByCall.get(id) });
   }
 
-  /** A reader of one answer (whole or streamed), naming calls without an id in this dialog's sequence. */
-  reader(): GeminiAnswerReader {
-    return new GeminiAnswerReader(() => `call_gemini_${(this.#calls += 1)}`);
+  /**
+   * A reader of one answer (whole or streamed), naming calls without an id in this dialog's sequence; or, given a
+   * `seed` (what the request was), `call_gemini_<seed>_<n>`: the same names whenever the same request is answered.
+   */
+  reader(seed?: string): GeminiAnswerReader {
+    let made = 0;
+    return new GeminiAnswerReader(seed === undefined ? () => `call_gemini_${(this.#calls += 1)}` : () => `call_gemini_${seed}_${(made += 1)}`);
   }
 
   /** Take an answer: its tool calls' parts are kept, and carried with its response (see `ProviderCarry`). */
@@ -52,9 +56,12 @@ export class GeminiDialog {
     while (this.#partsByCall.size > PARTS_KEPT) this.#partsByCall.delete(this.#partsByCall.keys().next().value as string);
   }
 
-  /** A whole answer read and taken (what a batch job returns for a request). */
-  readReply(reply: unknown): ModelResponse {
-    const reader = this.reader();
+  /**
+   * A whole answer read and taken (what a batch job returns for a request). `seed`: see `reader`; a batch item run
+   * again after a kill reads its answers in another order, and its journal finds each call by its id.
+   */
+  readReply(reply: unknown, seed?: string): ModelResponse {
+    const reader = this.reader(seed);
     reader.add(reply);
     return this.take(reader.finish());
   }

@@ -1,4 +1,4 @@
-import type { ModelCallRecord, RunAttempt, RunRecord, ToolCallStoredRecord } from "./RunRecord.js";
+import type { ModelCallRecord, RunAttempt, RunRecord, StoredMessage, ToolCallStoredRecord } from "./RunRecord.js";
 import { formatCost } from "./RunTally.js";
 
 export interface TranscriptStyle {
@@ -35,7 +35,7 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
     ...run.attempts.map((attempt): Step => ({ kind: "resume", at: attempt.started_at, order: attempt.step - 0.5, attempt })),
   ].sort((a, b) => a.order - b.order);
 
-  const seen = new Map<string, number>();
+  const seen = new Map<string, readonly StoredMessage[]>();
   for (const step of steps) {
     lines.push("");
     if (step.kind === "resume") {
@@ -44,15 +44,18 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
       const { call } = step;
       lines.push(heading(`── model call ${call.seq + 1} · ${call.agent} · round ${call.round + 1} · ${call.model ?? "?"}`) + dim(` · ${formatDuration(call.latency_ms)} · ${tokens(call)} · ${formatCost(call.cost)}`));
       for (const retry of call.retries ?? []) lines.push(dim(`  [retry] attempt ${retry.attempt} failed (${retry.cause}); tried again after ${formatDuration(retry.wait_ms)}`));
-      // Only what is new since this agent's previous call: the earlier messages were shown there.
-      const from = seen.get(call.agent) ?? 0;
+      // Only what is new since this agent's previous call: the messages both start with were shown there (the kept
+      // ones are the same objects; two copies of one agent at once share only their start).
+      const previous = seen.get(call.agent) ?? [];
+      let from = 0;
+      while (from < previous.length && from < call.messages.length && previous[from] === call.messages[from]) from += 1;
       for (const message of call.messages.slice(from)) {
         if (message.role === "assistant" || message.role === "tool") continue;
         lines.push(`  [${message.role}] ${indent(message.content ?? "")}`);
         // A user's images are kept as notes (the store keeps no image data).
         for (const note of message.media ?? []) lines.push(`  [${message.role}] ${note}`);
       }
-      seen.set(call.agent, call.messages.length);
+      seen.set(call.agent, call.messages);
       if (call.reply) lines.push(`  [reply] ${indent(call.reply)}`);
       for (const request of call.tool_calls) lines.push(`  [asks] ${request.name}(${request.arguments})`);
     } else {

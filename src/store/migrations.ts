@@ -203,8 +203,8 @@ export const MIGRATIONS: readonly string[] = [
     PRIMARY KEY (run_id, attempt)
   );`,
   // 11: what a provider wants back with an answer's tool calls (Gemini's call parts with their thought signatures,
-  // Anthropic's thinking blocks), as JSON: a resumed run sends it as the first attempt's live model would have. And
-  // what the attempts before each attempt took: a run's time across crashes is the last one's figure plus its own.
-  `ALTER TABLE model_calls ADD COLUMN carry TEXT;
-  ALTER TABLE run_attempts ADD COLUMN earlier_ms INTEGER;`,
+  // Anthropic's thinking blocks), as JSON: a resumed run sends it as the first attempt's live model would have.
+  `ALTER TABLE model_calls ADD COLUMN carry TEXT;`,
+  // 12: what the attempts before each attempt took: a run's time across crashes is the last one's figure plus its own.
+  `ALTER TABLE run_attempts ADD COLUMN earlier_ms INTEGER;`,
 ];

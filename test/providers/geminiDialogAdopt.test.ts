@@ -18,4 +18,13 @@ describe("GeminiDialog.adopt: answers a resumed run replays from its record", ()
     const body = resumed.requestBody({ messages: [{ role: "user", content: "go" }, { role: "assistant", content: null, toolCalls: [{ id: "call_gemini_1", name: "a", arguments: "{}" }] }, { role: "tool", toolCallId: "call_gemini_1", name: "a", content: "ok" }] });
     expect(JSON.stringify(body)).toContain('"thoughtSignature":"c2ln"');
   });
+
+  it("names the calls of a batch job's answers after their request, whatever order they are read in", () => {
+    const first = new GeminiDialog();
+    const ids = ["aaa", "bbb"].map((seed) => first.readReply(reply(seed), seed).toolCalls[0]!.id);
+    expect(ids).toEqual(["call_gemini_aaa_1", "call_gemini_bbb_1"]);
+    // Run again after a kill, the same answers read the other way round keep their names.
+    const again = new GeminiDialog();
+    expect(["bbb", "aaa"].map((seed) => again.readReply(reply(seed), seed).toolCalls[0]!.id)).toEqual(["call_gemini_bbb_1", "call_gemini_aaa_1"]);
+  });
 });

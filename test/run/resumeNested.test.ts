@@ -1,7 +1,7 @@
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { durableProject, waitForFile, type DurableProject, type WireMessage } from "../helpers/durableProject.js";
-import { waitUntil } from "../helpers/processTree.js";
+import { waitUntil, type RunningCli } from "../helpers/processTree.js";
 import { writeTree } from "../helpers/tempTree.js";
 import type { ScriptedTurn } from "../../src/providers/ScriptedTurn.js";
 
@@ -56,6 +56,25 @@ for n in range(30):
         total += int(look(n=n).split()[1])
 final_answer(f"total {total}")`;
 
+/** A tactic whose boss uses the agent `helper` as a tool, as its system prompt says. */
+function helperTactic(name: string, boss: string, url: string): string {
+  return `name: ${name}
+packages: [./pkg]
+prompt: "{input}"
+global:
+  model_name: mock-model
+  invoker_config: {base_url: "${url}", api_key_env: MOCK_KEY}
+agent_configs:
+  - name: boss
+    system_prompt: ${boss}
+    tools: [agent:helper]
+  - name: helper
+    description: Does one part of the work.
+    system_prompt: Help with one part.
+    tools: [note, look]
+`;
+}
+
 async function project(): Promise<DurableProject> {
   const made = await durableProject({ answer: nestedAnswer });
   writeTree(made.dir, {
@@ -81,36 +100,8 @@ agent_configs:
     system_prompt: Run the parts.
     tools: [durable.tactics:sub]
 `,
-    "agents.yaml": `name: agents
-packages: [./pkg]
-prompt: "{input}"
-global:
-  model_name: mock-model
-  invoker_config: {base_url: "${made.server.url}", api_key_env: MOCK_KEY}
-agent_configs:
-  - name: boss
-    system_prompt: Run the parts with the agent.
-    tools: [agent:helper]
-  - name: helper
-    description: Does one part of the work.
-    system_prompt: Help with one part.
-    tools: [note, look]
-`,
-    "pair.yaml": `name: pair
-packages: [./pkg]
-prompt: "{input}"
-global:
-  model_name: mock-model
-  invoker_config: {base_url: "${made.server.url}", api_key_env: MOCK_KEY}
-agent_configs:
-  - name: boss
-    system_prompt: Run the parts with the agent, two at once.
-    tools: [agent:helper]
-  - name: helper
-    description: Does one part of the work.
-    system_prompt: Help with one part.
-    tools: [note, look]
-`,
+    "agents.yaml": helperTactic("agents", "Run the parts with the agent.", made.server.url),
+    "pair.yaml": helperTactic("pair", "Run the parts with the agent, two at once.", made.server.url),
     "program.yaml": `name: program
 tactic_type: code-action
 packages: [./pkg]
@@ -160,6 +151,16 @@ afterEach(async () => {
   current = undefined;
 });
 
+/** SIGKILL the first attempt where it stands, and resume the run to its end: the resume's `--json`. */
+async function killAndResume(first: RunningCli): Promise<RunJson> {
+  process.kill(first.pid, "SIGKILL");
+  await first.exit();
+  current!.clearMarks();
+  const resumed = await current!.run(["run", "--resume", "--json"]);
+  expect(resumed.code, resumed.stderr).toBe(0);
+  return JSON.parse(resumed.stdout) as RunJson;
+}
+
 describe.each([
   ["a tactic used as a tool", "nested"],
   ["an agent used as a tool", "agents"],
@@ -175,13 +176,8 @@ describe.each([
     const first = current.start(["run", current.tactic(tactic), "--input", "go"]);
     expect(await waitUntil(() => current!.holding() || current!.toolCalls().includes("look 21"), 120_000), first.stderr()).toBe(true);
     if (!current.holding()) expect(await waitForFile(path.join(current.dir, "blocked"))).toBe(true);
-    process.kill(first.pid, "SIGKILL");
-    await first.exit();
     const inFlight = current.holding() ? 1 : 0;
-    current.clearMarks();
-    const resumed = await current.run(["run", "--resume", "--json"]);
-    expect(resumed.code, resumed.stderr).toBe(0);
-    const json = JSON.parse(resumed.stdout) as RunJson;
+    const json = await killAndResume(first);
     expect(json.output).toBe(uninterrupted.json.output);
     expect(json.cost).toBeCloseTo(uninterrupted.json.cost, 10);
     expect(json.usage.llm_calls).toBe(uninterrupted.json.usage.llm_calls);
@@ -201,12 +197,7 @@ describe("an agent used as a tool, two copies of it at once", () => {
     current.holdModel(partOne);
     const first = current.start(["run", current.tactic("pair"), "--input", "go"]);
     expect(await waitUntil(() => current!.holding(), 120_000), first.stderr()).toBe(true);
-    process.kill(first.pid, "SIGKILL");
-    await first.exit();
-    current.clearMarks();
-    const resumed = await current.run(["run", "--resume", "--json"]);
-    expect(resumed.code, resumed.stderr).toBe(0);
-    const json = JSON.parse(resumed.stdout) as RunJson;
+    const json = await killAndResume(first);
     expect(json.output).toBe(uninterrupted.json.output);
     expect(json.cost).toBeCloseTo(uninterrupted.json.cost, 10);
     expect(json.usage.llm_calls).toBe(uninterrupted.json.usage.llm_calls);
@@ -229,6 +220,9 @@ describe("an agent used as a tool, two copies of it at once", () => {
       });
       expect(results.every((n) => Math.floor(n / 10) === Number(part)), JSON.stringify(call.messages)).toBe(true);
     }
+    // The transcript shows each copy's task (what a copy was sent is new beside the other copy's call before it).
+    const transcript = await current.run(["logs", "show", "last"]);
+    for (const part of [0, 1, 2]) expect(transcript.stdout).toContain(`[user] part ${part}`);
   });
 });
 
@@ -243,12 +237,7 @@ describe("a code-action program, killed while it runs", () => {
     current.blockTool("look", 13);
     const first = current.start(["run", current.tactic("program"), "--input", "go"]);
     expect(await waitForFile(path.join(current.dir, "blocked"), 120_000), first.stderr()).toBe(true);
-    process.kill(first.pid, "SIGKILL");
-    await first.exit();
-    current.clearMarks();
-    const resumed = await current.run(["run", "--resume", "--json"]);
-    expect(resumed.code, resumed.stderr).toBe(0);
-    const json = JSON.parse(resumed.stdout) as RunJson;
+    const json = await killAndResume(first);
     expect(json.output).toBe(uninterrupted.json.output);
     expect(json.cost).toBeCloseTo(uninterrupted.json.cost, 10);
     expectOnce(current.toolCalls(), program);

@@ -152,7 +152,7 @@ export function itemModels(itemId: string, options: ItemModelsOptions & { store:
 function requestIds(key: string): (body: unknown) => string {
   const seen = new Map<string, number>();
   return (body) => {
-    const digest = createHash("sha256").update(JSON.stringify(body)).digest("hex").slice(0, 16);
+    const digest = createHash("sha256").update(JSON.stringify(body, withoutAnswerCap)).digest("hex").slice(0, 16);
     const occurrence = (seen.get(digest) ?? 0) + 1;
     seen.set(digest, occurrence);
     return `${key}-${digest}-${occurrence}`;
@@ -245,6 +245,16 @@ export function itemAttempt(itemId: string, options: ItemModelsOptions & { store
     }),
   };
 }
+
+/**
+ * A body's cap on the answer's length left out of its digest: a run's `max_cost` or `max_tokens` lowers it by what the
+ * requests in flight reserve at that moment, which differs when the item runs again.
+ */
+function withoutAnswerCap(key: string, value: unknown): unknown {
+  return ANSWER_CAPS.has(key) ? undefined : value;
+}
+
+const ANSWER_CAPS = new Set(["max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens"]);
 
 /** 24 hex digits of the item's id: custom ids must be short and plain (Anthropic: `[a-zA-Z0-9_-]{1,64}`). */
 export function itemKey(itemId: string): string {

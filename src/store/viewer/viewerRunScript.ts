@@ -169,7 +169,9 @@ function showStep(run, panel, step) {
   if (step.kind === "model") {
     // What is new since this agent's previous call comes first; what it was sent before stays folded.
     const previous = run.model_calls.filter((other) => other.agent === call.agent && other.seq < call.seq).pop();
-    const seen = previous ? Math.min(previous.messages.length, call.messages.length) : 0;
+    // The messages both start with (two copies of one agent at once share only their start).
+    let seen = 0;
+    while (previous && seen < previous.messages.length && seen < call.messages.length && JSON.stringify(previous.messages[seen]) === JSON.stringify(call.messages[seen])) seen += 1;
     const earlier = call.messages.slice(0, seen);
     panel.replaceChildren(...[el("h3", {}, "Model call " + (call.seq + 1) + " · " + call.agent + " · round " + (call.round + 1)),
       el("div", { class: "meta" }, (call.model || "?") + " · " + duration(call.latency_ms) + " · " + call.prompt_tokens + " + " + call.completion_tokens + " tokens · " + (call.cost === null ? "cost unknown" : cost(call.cost)) + (call.finish_reason ? " · " + call.finish_reason : "")),
