@@ -123,6 +123,8 @@ export async function startProviderBatch(options: ProviderBatchOptions): Promise
     say: options.say,
     warn: options.warn,
   });
+  const byTurn = store.requestsNamedByTurn();
+  if (byTurn > 0) options.warn(`${byTurn} request${byTurn === 1 ? "" : "s"} of ${options.out} ${byTurn === 1 ? "was" : "were"} made by an earlier lllm, which named requests otherwise: their items ask again, in new jobs (paid again)`);
   const resumed = await runner.resumeJobs();
   // A rerun runs every unfinished item from the dataset again: the parked items of a killed run are stale, and so
   // are the bodies of its requests that wait for no job (those of a submission the provider never got included).

@@ -6,11 +6,14 @@ import { waitUntil } from "../helpers/waitUntil.js";
 import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
 import { OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject, toolRuns } from "./providerBatchHelpers.js";
 import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
 
 // `lllm batch --provider-batch` killed while items' tools run, run again: the items go on from where they stopped (their
 // answered rounds from the job store, not submitted again; their kept tool outcomes replayed), and a call the kill
 // cut short runs again only when its tool says it is safe: otherwise its item fails naming the call, until the same
 // command with --retry-failed --rerun-unknown.
+
+const Libsql = createRequire(import.meta.url)("libsql") as typeof import("libsql");
 
 let servers: MockOpenAIServer[] = [];
 afterEach(async () => {
@@ -117,4 +120,20 @@ describe("lllm batch --provider-batch run again after a kill: agents that run si
     // kill cut short ran again (their tool says that is safe).
     expect(readFileSync(calls, "utf8").split("\n").filter(Boolean).sort()).toEqual(["held x", "held x", "held y", "held y", "nap 0", "nap 300"]);
   }, 240_000);
+});
+
+describe("lllm batch --provider-batch over a store an earlier lllm wrote", () => {
+  it("says that the requests an earlier lllm named by their turn are asked again", async () => {
+    const server = await openAIBatchServer({ delayMs: 0 });
+    servers.push(server);
+    const setup = providerBatchProject({ model: "gpt-4o-mini", invokerConfig: `{base_url: "${server.url}", api_key_env: MOCK_KEY}`, count: 1, extraEnv: { MOCK_KEY: OPENAI_BATCH_KEY } });
+    const args = [setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05"];
+    expect((await batch(args, setup.env)).code).toBe(0);
+    // A request of an unfinished batch, as an lllm that numbered an item's requests left it.
+    const database = new Libsql(path.join(setup.home, "logs.db"));
+    database.prepare("INSERT INTO provider_batch_requests (out, custom_id, attempts) VALUES (?, ?, 1)").run(path.resolve(setup.out), `i${"0".repeat(24)}-1`);
+    database.close();
+    const again = await batch(args, setup.env);
+    expect(again.stderr).toContain(`1 request of ${setup.out} was made by an earlier lllm, which named requests otherwise: their items ask again, in new jobs (paid again)`);
+  }, 120_000);
 });

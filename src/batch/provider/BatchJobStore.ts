@@ -65,6 +65,16 @@ export class BatchJobStore implements ParkedStorage {
     this.startedEmpty = Number(row[0]) === 0;
   }
 
+  /**
+   * How many of this --out file's requests an lllm before request digests named (`<item>-<turn>`): this one asks them
+   * again under their new names (see `requestIds`), and their answers are not used.
+   */
+  requestsNamedByTurn(): number {
+    if (this.startedEmpty) return 0;
+    const row = this.#database.prepare("SELECT COUNT(*) FROM provider_batch_requests WHERE out = ? AND custom_id NOT GLOB '*-*-*'").raw().get(this.#out) as [number];
+    return Number(row[0]);
+  }
+
   static open(file: string, out: string): BatchJobStore {
     const { database, readOnly } = openDatabaseSync(file);
     if (readOnly !== undefined) {
