@@ -24,7 +24,7 @@ export class GeminiDialog {
 
   /**
    * A reader of one answer (whole or streamed), naming calls without an id in this dialog's sequence; or, given a
-   * `seed` (what the request was), `call_gemini_<seed>_<n>`: the same names whenever the same request is answered.
+   * `seed` (the request's name), `call_gemini_<seed>_<n>`: the same names whenever the same request is answered.
    */
   reader(seed?: string): GeminiAnswerReader {
     let made = 0;

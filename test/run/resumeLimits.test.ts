@@ -37,6 +37,16 @@ async function crashAt(project: DurableProject, n: number, args: string[]): Prom
   expect((await project.run(["logs"])).code).toBe(0);
 }
 
+/** Change the run store as a test's scenario needs (the time an attempt began); how many rows it changed. */
+function changeStore(project: DurableProject, sql: string): number {
+  const database = new Libsql(path.join(project.home, "logs.db"));
+  try {
+    return database.prepare(sql).run().changes;
+  } finally {
+    database.close();
+  }
+}
+
 describe("a resumed run's limits", () => {
   it("--max-cost counts what the first attempt spent: the resumed run stops where an uninterrupted one stops", async () => {
     // Uninterrupted, under the limit: where it stops, and what it spent.
@@ -84,9 +94,7 @@ describe("a resumed run's limits", () => {
     project = await durableProject({ rounds: 30 });
     await crashAt(project, 4, ["run", project.tactic(), "--input", "go"]);
     // As if the first attempt had begun an hour before its last step.
-    const database = new Libsql(path.join(project.home, "logs.db"));
-    database.prepare("UPDATE runs SET started_at = started_at - 3600000").run();
-    database.close();
+    changeStore(project, "UPDATE runs SET started_at = started_at - 3600000");
     const requests = project.modelRequests();
     const resumed = await project.run(["run", "--resume", "--max-duration", "1800", "--json"]);
     expect(resumed.code, resumed.stderr).toBe(3);
@@ -104,9 +112,7 @@ describe("a resumed run's limits", () => {
     project = await durableProject({ rounds: 30 });
     await crashAt(project, 4, ["run", project.tactic(), "--input", "go"]);
     // As if the first attempt had begun an hour before its last step.
-    const database = new Libsql(path.join(project.home, "logs.db"));
-    database.prepare("UPDATE runs SET started_at = started_at - 3600000").run();
-    database.close();
+    changeStore(project, "UPDATE runs SET started_at = started_at - 3600000");
     // The second attempt crashes too, a few rounds on.
     await crashAt(project, 8, ["run", "--resume"]);
     const third = await project.run(["run", "--resume", "--max-duration", "1800", "--json"]);
@@ -123,9 +129,7 @@ describe("a resumed run's limits", () => {
     const id = (JSON.parse(second.stdout) as FailureJson).run_id;
     // The third crashes, as if begun an hour before its last step; the fourth crashes too.
     await crashAt(project, 13, ["run", "--resume", id]);
-    const database = new Libsql(path.join(project.home, "logs.db"));
-    expect(database.prepare("UPDATE run_attempts SET started_at = started_at - 3600000 WHERE attempt = 3").run().changes).toBe(1);
-    database.close();
+    expect(changeStore(project, "UPDATE run_attempts SET started_at = started_at - 3600000 WHERE attempt = 3")).toBe(1);
     await crashAt(project, 16, ["run", "--resume"]);
     const fifth = await project.run(["run", "--resume", "--max-duration", "1800", "--json"]);
     expect(fifth.code, fifth.stderr).toBe(3);

@@ -144,7 +144,7 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     const run = job!.runKey;
     await keys.publish(serverChannel(job!.server), JSON.stringify({ run, type: "started", worker: me, seq: 1 }));
     const usage = { promptTokens: 3, completionTokens: 4, totalTokens: 7, llmCalls: 1, cachedPromptTokens: 0, reasoningTokens: 0 };
-    const end: SettledRecord = { worker: me, event: { run, type: "finished", seq: 2, result: toWire({ ok: true, result: { output: "Kept, never sent." } as TacticResult, summary: "", usage, cost: null }), state: { lastText: "Kept, never sent.", streamedSinceCall: "", usage: { promptTokens: 3, completionTokens: 4 } } } };
+    const end: SettledRecord = { worker: me, server: job!.server, event: { run, type: "finished", seq: 2, result: toWire({ ok: true, result: { output: "Kept, never sent." } as TacticResult, summary: "", usage, cost: null }), state: { lastText: "Kept, never sent.", streamedSinceCall: "", usage: { promptTokens: 3, completionTokens: 4 } } } };
     await keys.set(settledKey(run), JSON.stringify(end), "PX", 60_000);
     const answer = await asked;
     expect(answer.choices[0]!.message.content).toBe("Kept, never sent.");

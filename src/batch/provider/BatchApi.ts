@@ -13,7 +13,8 @@ export interface BatchRequestLine {
  */
 export interface BatchTurn {
   body: Record<string, unknown>;
-  read(reply: unknown): ModelResponse;
+  /** Read the answer to the request named `requestId` (its custom id: it names the calls a provider sent without one). */
+  read(reply: unknown, requestId: string): ModelResponse;
 }
 
 /**

@@ -220,7 +220,7 @@ export class ProviderBatchRunner {
     if (this.#stop.signal.aborted) throw interrupted();
     // In a job when the history was read (one an earlier run submitted): it may have ended since.
     const known = history?.jobId !== undefined && history.answer === undefined ? (this.#options.store.request(customId) ?? history) : history;
-    if (known?.answer) return this.#read(group, turn, known.answer, itemKey);
+    if (known?.answer) return this.#read(group, turn, known.answer, customId, itemKey);
     if (this.#waiters.has(customId)) throw new ProviderError("provider_batch_failed", `two model requests of one item have the id ${customId}`);
     // In a job still running (an earlier run submitted it): its poller tells.
     if (known?.jobId !== undefined && this.#polling.has(known.jobId)) return undefined;
@@ -238,7 +238,7 @@ export class ProviderBatchRunner {
   ask(group: BatchGroup, customId: string, itemKey: string, turn: BatchTurn, signal?: AbortSignal): Promise<ModelResponse> {
     if (this.#stop.signal.aborted) return Promise.reject(interrupted());
     const known = this.#options.store.request(customId);
-    if (known?.answer) return Promise.resolve().then(() => this.#read(group, turn, known.answer!, itemKey));
+    if (known?.answer) return Promise.resolve().then(() => this.#read(group, turn, known.answer!, customId, itemKey));
     if (this.#waiters.has(customId)) return Promise.reject(new ProviderError("provider_batch_failed", `two model requests of one item have the id ${customId}`));
     return new Promise<ModelResponse>((resolve, reject) => {
       const onAbort = (): void => {
@@ -487,7 +487,7 @@ export class ProviderBatchRunner {
       try {
         const answer = this.#options.store.request(id)?.answer;
         if (!answer) throw new ProviderError("provider_batch_failed", `the answer to request ${id} is not in the run store`);
-        waiter.resolve(this.#read(waiter.group, waiter.turn, answer, itemKeyOf(id)));
+        waiter.resolve(this.#read(waiter.group, waiter.turn, answer, id, itemKeyOf(id)));
       } catch (error) {
         waiter.reject(error);
       }
@@ -535,14 +535,14 @@ export class ProviderBatchRunner {
   }
 
   /** A stored answer as the live code reads it; the provider's refusal of the one request is the item's failure. */
-  #read(group: BatchGroup, turn: BatchTurn, answer: StoredAnswer, itemKey: string): ModelResponse {
+  #read(group: BatchGroup, turn: BatchTurn, answer: StoredAnswer, customId: string, itemKey: string): ModelResponse {
     if ("failed" in answer) throw new ProviderError("provider_batch_failed", answer.failed);
     if ("error" in answer) {
       throw new ProviderError("provider_batch_request", `the provider refused this request in the batch${answer.error.status !== undefined ? ` (HTTP ${answer.error.status})` : ""}: ${answer.error.message}`);
     }
     let response: ModelResponse;
     try {
-      response = turn.read(answer.reply);
+      response = turn.read(answer.reply, customId);
     } catch (error) {
       throw new ProviderError("provider_bad_response", `the batch answer cannot be read: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { OpenAIModelOptions } from "../../providers/OpenAIEndpoint.js";
 import { GeminiDialog } from "../../providers/GeminiDialog.js";
 import { BatchHttpError, BatchResultsError, type BatchApi, type BatchDialog, type BatchJobState, type BatchJobStatus, type BatchRequestLine, type BatchResults } from "./BatchApi.js";
@@ -116,13 +115,8 @@ export class GeminiBatchApi implements BatchApi {
 
   dialog(): BatchDialog {
     const dialog = new GeminiDialog();
-    return {
-      turn: (request) => {
-        const body = dialog.requestBody(request);
-        // Calls Gemini sent without an id are named after the request: the same names in every run of the item.
-        return { body, read: (reply) => dialog.readReply(reply, createHash("sha256").update(JSON.stringify(body)).digest("hex").slice(0, 12)) };
-      },
-    };
+    // Calls Gemini sent without an id are named after their request: the same names in every run of the item.
+    return { turn: (request) => ({ body: dialog.requestBody(request), read: (reply, requestId) => dialog.readReply(reply, requestId) }) };
   }
 
   #get(jobId: string, signal?: AbortSignal): Promise<Record<string, unknown>> {

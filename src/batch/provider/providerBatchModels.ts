@@ -11,6 +11,7 @@ import type { BatchGroup, ProviderBatchRunner } from "./ProviderBatchRunner.js";
 import { InterruptedError } from "../../errors.js";
 import type { FunctionTool } from "../../tools/index.js";
 import { linkedSignal } from "../../util/linkedSignal.js";
+import { isPlainObject } from "../../util/isPlainObject.js";
 import { ToolJournal, type ToolResults } from "../../store/journal/ToolJournal.js";
 import { EMPTY_HISTORY, type ItemHistory } from "./ItemHistory.js";
 
@@ -152,7 +153,7 @@ export function itemModels(itemId: string, options: ItemModelsOptions & { store:
 function requestIds(key: string): (body: unknown) => string {
   const seen = new Map<string, number>();
   return (body) => {
-    const digest = createHash("sha256").update(JSON.stringify(body, withoutAnswerCap)).digest("hex").slice(0, 16);
+    const digest = createHash("sha256").update(JSON.stringify(withoutAnswerCap(body))).digest("hex").slice(0, 16);
     const occurrence = (seen.get(digest) ?? 0) + 1;
     seen.set(digest, occurrence);
     return `${key}-${digest}-${occurrence}`;
@@ -247,14 +248,18 @@ export function itemAttempt(itemId: string, options: ItemModelsOptions & { store
 }
 
 /**
- * A body's cap on the answer's length left out of its digest: a run's `max_cost` or `max_tokens` lowers it by what the
- * requests in flight reserve at that moment, which differs when the item runs again.
+ * A body without its cap on the answer's length, for its digest: a run's `max_cost` or `max_tokens` lowers the cap by
+ * what the requests in flight reserve at that moment, which differs when the item runs again (OpenAI's `max_tokens` or
+ * `max_completion_tokens`; Anthropic's `max_tokens`, and its thinking budget fitted under it; Gemini's
+ * `generationConfig.maxOutputTokens`).
  */
-function withoutAnswerCap(key: string, value: unknown): unknown {
-  return ANSWER_CAPS.has(key) ? undefined : value;
+function withoutAnswerCap(body: unknown): unknown {
+  if (!isPlainObject(body)) return body;
+  const { max_tokens: _cap, max_completion_tokens: _completionCap, thinking: _fitted, generationConfig, ...rest } = body;
+  if (!isPlainObject(generationConfig)) return generationConfig === undefined ? rest : { ...rest, generationConfig };
+  const { maxOutputTokens: _gemini, ...config } = generationConfig;
+  return { ...rest, generationConfig: config };
 }
-
-const ANSWER_CAPS = new Set(["max_tokens", "max_completion_tokens", "max_output_tokens", "maxOutputTokens"]);
 
 /** 24 hex digits of the item's id: custom ids must be short and plain (Anthropic: `[a-zA-Z0-9_-]{1,64}`). */
 export function itemKey(itemId: string): string {

@@ -292,7 +292,7 @@ export class QueueBridge implements RunTransport {
     const texts = await this.#link.client.mget(runs.map((run) => settledKey(run.runKey)));
     runs.forEach((run, index) => {
       const record = texts[index] == null ? undefined : readObject<SettledRecord>(texts[index]!);
-      if (!record || !isPlainObject(record.event) || typeof record.worker !== "string") return;
+      if (!record || !isPlainObject(record.event) || typeof record.worker !== "string" || typeof record.server !== "string") return;
       // Taken by a worker: it can no longer be taken off the list.
       this.#queued.delete(run.runKey);
       run.recover(record);

@@ -215,7 +215,7 @@ export class RemoteRun implements RunHandle {
       return;
     }
     if (Date.now() - this.#missing.since < RECOVER_AFTER_MS) return;
-    if (record.server !== undefined && record.server !== this.#transport.serverId) return this.onEvent({ run: this.#runKey, type: "moved" });
+    if (record.server !== this.#transport.serverId) return this.onEvent({ run: this.#runKey, type: "moved" });
     if (this.#worker === undefined && record.event.type !== "started") this.onEvent({ run: this.#runKey, type: "started", worker: record.worker });
     this.onEvent(record.event);
   }

@@ -73,8 +73,7 @@ export type SettledEvent = Extract<RunEvent, { type: "started" | "paused" | "app
 /** What `settledKey` holds: the run's last settled event, the worker that runs it, and the server it was for. */
 export interface SettledRecord {
   worker: string;
-  /** Absent in a record of a worker that did not say (none yet: the field came with the record). */
-  server?: string;
+  server: string;
   event: SettledEvent;
 }
 

@@ -44,8 +44,7 @@ export class RunJournal {
   readonly #decisions: Array<{ agent: string; tool: string; args: unknown; approved: boolean }> = [];
   #approvals: Map<string, boolean[]> | undefined;
   #replayedModelCalls = 0;
-  /** The recorded answers as the live models take them (`Model.adopt`): their tool calls and what they carry. */
-  readonly #recorded: ModelResponse[];
+  readonly #modelCalls: RunRecord["model_calls"];
   /** The live models that took every recorded answer, before their first live request. */
   readonly #adopted = new WeakSet<Model>();
 
@@ -78,7 +77,7 @@ export class RunJournal {
     let agents = toReplayTurns({ model_calls: run.model_calls, tool_calls: withJournalResults(run, options.tools) }, { journal: true });
     if (options.force) agents = Object.fromEntries(Object.entries(agents).map(([agent, turns]) => [agent, turns.map(unchecked)]));
     this.#answers = new ScriptedModel({ agents }, { name: "journal", fromRecord: true });
-    this.#recorded = run.model_calls.map((call) => ({ message: { role: "assistant", content: call.reply }, toolCalls: call.tool_calls, usage: { promptTokens: 0, completionTokens: 0 }, ...(call.carry ? { carry: call.carry } : {}) }));
+    this.#modelCalls = run.model_calls;
   }
 
   /** The calls the run stopped during (started, never ended), with what was called. */
@@ -108,12 +107,10 @@ export class RunJournal {
           // not take a recorded call's name); and a fallback model that answered then is asked again now.
           if (live.adopt && !this.#adopted.has(live)) {
             this.#adopted.add(live);
-            for (const response of this.#recorded) live.adopt(response);
+            for (const call of this.#modelCalls) live.adopt({ message: { role: "assistant", content: call.reply }, toolCalls: call.tool_calls, usage: { promptTokens: 0, completionTokens: 0 }, ...(call.carry ? { carry: call.carry } : {}) });
           }
           return live.generate(request);
         }
-        // The live model's later requests follow this answer: what it must send back with its calls, it now has.
-        live.adopt?.(recorded);
         this.#replayed.add(recorded.usage);
         this.#replayedModelCalls += 1;
         return Promise.resolve(recorded);
