@@ -1,27 +1,27 @@
 import { performance } from "node:perf_hooks";
 import type { Model, ModelMessage } from "../providers/Model.js";
-import { blockText, DEFAULT_SAMPLE_MAX_TOKENS, type ContentBlock, type SampleRequest, type SampleResult } from "../tools/index.js";
+import { DEFAULT_SAMPLE_MAX_TOKENS, type SampleRequest, type SampleResult } from "../tools/index.js";
+import { isSampleReplay, plainSampleRequest } from "../tools/sampleRequest.js";
 import type { AgentEvent } from "./AgentEvent.js";
 
 /**
  * `ctx.sample` inside an agent: one call of the agent's own model with the request's messages, reported as a
  * model call of the agent (so the run counts its tokens and cost). Non-text blocks go as their bracketed note: a
- * local model call takes text.
+ * local model call takes text. `askAs`: the agent the request names (a resumed run's record answers each agent's
+ * requests from its own calls); unnamed by default, as an MCP server's sampling is (not the agent's own turns).
  */
-export async function sampleWithModel(request: SampleRequest, options: { model: Model; agent: string; round: number; modelArgs?: Record<string, unknown> | undefined; signal?: AbortSignal | undefined; onEvent?: ((event: AgentEvent) => void) | undefined }): Promise<SampleResult> {
+export async function sampleWithModel(request: SampleRequest, options: { model: Model; agent: string; askAs?: string | undefined; round: number; modelArgs?: Record<string, unknown> | undefined; signal?: AbortSignal | undefined; onEvent?: ((event: AgentEvent) => void) | undefined }): Promise<SampleResult> {
+  const plain = plainSampleRequest(request);
   const messages: ModelMessage[] = [];
-  if (request.systemPrompt) messages.push({ role: "system", content: request.systemPrompt });
-  for (const message of typeof request.messages === "string" ? [{ role: "user" as const, content: request.messages }] : request.messages) {
-    const text = typeof message.content === "string" ? message.content : (Array.isArray(message.content) ? message.content : [message.content]).map((block: ContentBlock) => blockText(block)).join("\n");
-    messages.push(message.role === "user" ? { role: "user", content: text } : { role: "assistant", content: text });
-  }
+  if (plain.systemPrompt) messages.push({ role: "system", content: plain.systemPrompt });
+  for (const message of plain.messages as Array<{ role: "user" | "assistant"; content: string }>) messages.push({ role: message.role, content: message.content });
   const modelArgs: Record<string, unknown> = { ...(options.modelArgs ?? {}), max_tokens: request.maxTokens ?? DEFAULT_SAMPLE_MAX_TOKENS };
   if (request.temperature !== undefined) modelArgs["temperature"] = request.temperature;
   if (request.stopSequences !== undefined) modelArgs["stop"] = request.stopSequences;
   const { model, agent, round, onEvent } = options;
   onEvent?.({ type: "model_call", agent, round, messages: messages.length, tools: [], model: model.name, sent: messages });
   const started = performance.now();
-  const response = await model.generate({ messages, modelArgs, ...(options.signal ? { signal: options.signal } : {}) });
+  const response = await model.generate({ messages, modelArgs, ...(options.askAs !== undefined ? { agent: options.askAs } : {}), ...(isSampleReplay(request) ? { recordedOnly: true } : {}), ...(options.signal ? { signal: options.signal } : {}) });
   const text = response.message.content ?? "";
   onEvent?.({ type: "model_reply", agent, round, text, toolCalls: [], usage: response.usage, model: model.name, latencyMs: performance.now() - started, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}), sent: messages });
   return { text, content: [{ type: "text", text }], model: model.name, stopReason: response.finishReason === "length" ? "maxTokens" : response.finishReason === "stop" || response.finishReason === undefined ? "endTurn" : response.finishReason };

@@ -76,6 +76,11 @@ export interface ModelRequest {
   messages: ModelMessage[];
   /** The name of the agent that asks: not sent to providers; a scripted replay answers each agent from its own turns. */
   agent?: string;
+  /**
+   * Answer only from a record, never from a model: a resumed run asks again the `ctx.sample` requests of a tool call
+   * it replays, so that it counts what they cost the first time. Not sent to providers.
+   */
+  recordedOnly?: true;
   tools?: ToolSchema[];
   /** Tools the provider calls itself (remote MCP servers); the loop never sees their calls. */
   hostedTools?: HostedTool[];

@@ -7,7 +7,7 @@ import type { RunRecord } from "../RunRecord.js";
 import type { JournalEntry } from "../RunStore.js";
 import { StoreError } from "../StoreError.js";
 import { toReplayTurns } from "../toReplayScript.js";
-import { startNote, unfinishedCalls, type ToolStartNote } from "./ToolJournal.js";
+import { SampleNotRecorded, startNote, unfinishedCalls, type ToolStartNote } from "./ToolJournal.js";
 
 export interface RunJournalOptions {
   /** The run as recorded (its model and tool calls). */
@@ -102,6 +102,8 @@ export class RunJournal {
           return Promise.reject(error);
         }
         if (!recorded) {
+          // A replayed tool call's `ctx.sample`, asked again to be counted, is answered from the record or not at all.
+          if (request.recordedOnly) return Promise.reject(sampleNotRecorded(this.runId, request.agent));
           // Before its first live request, a model takes every recorded answer, not only those replayed so far: two
           // copies of an agent share it, and one may go live while the other still replays (a call named anew must
           // not take a recorded call's name); and a fallback model that answered then is asked again now.
@@ -232,6 +234,10 @@ function parsedArguments(runId: string, entry: JournalEntry): Record<string, unk
 }
 
 /** The record of a run is damaged: a resume could not tell what it did. */
+function sampleNotRecorded(runId: string, agent: string | undefined): SampleNotRecorded {
+  return new SampleNotRecorded("resume_record_invalid", `run ${runId}: the record has no answer to a \`ctx.sample\` request of agent \`${agent ?? "?"}\` that a replayed tool call made`);
+}
+
 export function damagedRecord(runId: string, what: string): StoreError {
   return new StoreError("resume_record_invalid", `run ${runId} cannot be resumed: its record is damaged: ${what}`, {
     hint: "Start the run again (lllm run TACTIC …); `lllm logs show ID` shows what the record still holds.",

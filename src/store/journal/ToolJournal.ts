@@ -1,10 +1,12 @@
 import { performance } from "node:perf_hooks";
 import { ConfigError } from "../../errors.js";
-import { FunctionCall, FunctionTool, isIdempotent, type ToolContext } from "../../tools/index.js";
+import { FunctionCall, FunctionTool, isIdempotent, type SampleRequest, type ToolContext } from "../../tools/index.js";
+import { plainSampleRequest, sampleReplay } from "../../tools/sampleRequest.js";
 import type { ToolCallOptions } from "../../tools/FunctionTool.js";
 import { recordToolFailure, toolFailureOf } from "../../tools/toolFailure.js";
 import { asToolResult, toolResult } from "../../tools/toolResult.js";
 import type { RerunSafety } from "../SpoolEntry.js";
+import { StoreError } from "../StoreError.js";
 
 /** A tool call about to run, as the journal notes it before it runs. */
 export interface ToolStartNote {
@@ -51,7 +53,15 @@ export interface ToolOutcome {
   rich?: true;
   /** The call failed with an MCP server's error: its code and message (a program raises `MCPToolError` with them). */
   mcp?: { code: string; message: string };
+  /** The `ctx.sample` requests the call made that were answered, in that order (see `ToolJournalOptions.keepSamples`). */
+  samples?: SampleRequest[];
 }
+
+/**
+ * A replayed call's kept sample request that the run's record has no answer to: never asked of a model, and not
+ * counted (the call is replayed all the same).
+ */
+export class SampleNotRecorded extends StoreError {}
 
 /** The value a store keeps for a call that started and has no outcome yet (see `ToolResults.keepToolStart`). */
 export function startNote(note: ToolStartNote): string {
@@ -85,6 +95,12 @@ export interface ToolJournalOptions {
    * does not say it is safe (`--rerun-unknown`, or the user said yes). Default: no; the run stops before it.
    */
   rerunUnknown?: (call: { key: string; agent: string; name: string }) => boolean;
+  /**
+   * Keep with each outcome the `ctx.sample` requests the call made, and ask them again when the call is replayed,
+   * through its context: a run's own journal, whose model answers them from the run's record, so that a resumed run
+   * counts what they cost (and its budget holds it) as it counts its replayed model turns. Default false.
+   */
+  keepSamples?: boolean;
 }
 
 /**
@@ -138,7 +154,9 @@ export class ToolJournal {
       this.#answered.add(call);
       if (!inside) {
         this.#replayedCalls += 1;
-        return replay(call, JSON.parse(kept) as ToolOutcome);
+        const outcome = JSON.parse(kept) as ToolOutcome;
+        if (outcome.samples && context.sample) await sampleAgain(outcome.samples, context.sample);
+        return replay(call, outcome);
       }
       // Its calls inside are answered from the journal as it runs again; its own outcome is kept already.
       return tool.call(call, context, options);
@@ -148,9 +166,22 @@ export class ToolJournal {
     if (note !== undefined && note.rerun === undefined && rerun === undefined && !this.#options.rerunUnknown?.({ key, agent, name: tool.name })) throw unknownOutcome(agent, note);
     if (note === undefined) this.#options.results.keepToolStart?.(key, { agent, name: tool.name, arguments: call.arguments, ...(rerun ? { rerun } : {}) });
     const started = performance.now();
+    const samples: SampleRequest[] = [];
+    const sample = this.#options.keepSamples ? context.sample : undefined;
+    const watched: ToolContext = sample
+      ? {
+          ...context,
+          sample: async (request) => {
+            const plain = plainSampleRequest(request);
+            const answer = await sample(request);
+            samples.push(plain);
+            return answer;
+          },
+        }
+      : context;
     // The tool itself runs the call: its argument validator is compiled once, not once per attempt.
-    const done = await tool.call(call, context, options);
-    if (!context.signal?.aborted) this.#options.results.keepToolResult(key, outcomeOf(done), { agent, call: done, durationMs: performance.now() - started });
+    const done = await tool.call(call, watched, options);
+    if (!context.signal?.aborted) this.#options.results.keepToolResult(key, outcomeOf(done, samples), { agent, call: done, durationMs: performance.now() - started });
     return done;
   }
 
@@ -202,8 +233,23 @@ class JournaledTool extends FunctionTool {
   }
 }
 
-function outcomeOf(call: FunctionCall): ToolOutcome {
+/**
+ * Ask a replayed call's kept sample requests again, in order, to be answered from the record; one it has no answer
+ * to is left out (a limit reached, a stop, fail the call as they would have).
+ */
+async function sampleAgain(samples: readonly SampleRequest[], sample: NonNullable<ToolContext["sample"]>): Promise<void> {
+  for (const request of samples) {
+    try {
+      await sample(sampleReplay(request));
+    } catch (error) {
+      if (!(error instanceof SampleNotRecorded)) throw error;
+    }
+  }
+}
+
+function outcomeOf(call: FunctionCall, samples: readonly SampleRequest[]): ToolOutcome {
   const outcome: ToolOutcome = {};
+  if (samples.length > 0) outcome.samples = [...samples];
   if (call.resultStr !== undefined) outcome.resultStr = call.resultStr;
   if (call.error !== undefined) {
     outcome.error = call.error;

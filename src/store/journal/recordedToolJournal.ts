@@ -7,7 +7,8 @@ const NOTHING_KEPT: ReadonlyMap<string, string> = new Map();
 /**
  * The tool journal of a recorded run: each call noted in the run store before it runs, its outcome kept when it
  * ends, both on disk before the run goes on (`RunRecorder.toolStarted`, `toolEnded`). A resumed run (`resume`)
- * reads back its recorded outcomes and notes; a tool whose work is journaled inside (a nested tactic) runs again.
+ * reads back its recorded outcomes and notes; a tool whose work is journaled inside (a nested tactic) runs again,
+ * and a replayed call's `ctx.sample` requests are answered again from the record (counted, not paid again).
  */
 export function recordedToolJournal(recorder: RunRecorder, resume: RunJournal | undefined, rerunUnknown: ((call: { key: string; agent: string; name: string }) => boolean) | undefined): ToolJournal {
   return new ToolJournal({
@@ -18,6 +19,7 @@ export function recordedToolJournal(recorder: RunRecorder, resume: RunJournal | 
     },
     kept: resume?.kept ?? NOTHING_KEPT,
     runInsideAgain: true,
+    keepSamples: true,
     ...(rerunUnknown ? { rerunUnknown } : {}),
   });
 }
