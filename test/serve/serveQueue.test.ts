@@ -182,6 +182,27 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(only.stderr()).toContain("lllm worker: stopped");
   });
 
+  it("a draining worker keeps its list of running requests alive, and still stops a run whose server died", async () => {
+    const serving = await serveOnQueue();
+    const only = await worker();
+    void stream(serving, "quiet 11");
+    expect(await waitUntil(() => holds.held.has("quiet 11"), 120_000)).toBe(true);
+    process.kill(only.pid, "SIGTERM");
+    expect(await waitUntil(() => only.stderr().includes("taking no new items"), 60_000), only.stderr()).toBe(true);
+    // The list where the worker keeps the jobs it runs (servers take a dead worker's jobs back from it) is renewed
+    // each heartbeat while it drains: else it would expire under a drain longer than its time to live.
+    const keys = redis.client();
+    const [list] = await keys.keys("lllm:serve:running:*");
+    expect(list).toBeDefined();
+    const first = await keys.pttl(list!);
+    expect(first).toBeGreaterThan(0);
+    expect(await waitUntil(async () => (await keys.pttl(list!)) > first, 60_000)).toBe(true);
+    // Its server dies: the run nobody waits for is stopped, and the worker, drained, exits.
+    process.kill(serving.cli.pid, "SIGKILL");
+    expect(await waitUntil(() => holds.aborted.has("quiet 11"), 60_000)).toBe(true);
+    expect(await only.exit(60_000), only.stderr()).toBe(143);
+  });
+
   it("a server whose Redis stays away past the reconnect window stops, failing, and its request in flight ends", async () => {
     const serving = await serveOnQueue({ LLLM_QUEUE_RECONNECT_MS: "1500" });
     await worker();

@@ -245,8 +245,24 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     options.say(`lllm worker: serving ${prepared.tactic.config.name ?? digest} (requests of lllm serve --queue)`);
   };
 
+  /**
+   * A heartbeat's work: keep this worker's running lists alive, join the tactics servers announce and let go of those
+   * they no longer do, and stop the runs whose server is gone. A worker that drains (`stop`: it takes nothing new) does
+   * the first and the last until its runs are over: a list that expired then would lose its jobs if the worker is
+   * killed at the end of its grace period, and a run nobody waits for would hold the drain up.
+   */
   const round = async (): Promise<void> => {
     for (const { taker } of joined.values()) taker.touch();
+    if (!options.stop.aborted) await joinAnnounced();
+    // A running run whose server is gone: nobody reads its answer.
+    const running = [...held.values()].filter((entry) => !entry.paused);
+    const alive = await Promise.all(running.map((entry) => redis.exists(serverKey(entry.server))));
+    running.forEach((entry, index) => {
+      if (alive[index] === 0) entry.run.abort(new InterruptedError("interrupted", "the server waiting for this request is gone"));
+    });
+  };
+
+  const joinAnnounced = async (): Promise<void> => {
     const digests = await redis.smembers(SERVE_TACTICS_KEY);
     for (const digest of digests) {
       if (joining.has(digest)) continue;
@@ -270,12 +286,6 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       joining.add(digest);
       await join(digest, text).finally(() => joining.delete(digest));
     }
-    // A running run whose server is gone: nobody reads its answer.
-    const running = [...held.values()].filter((entry) => !entry.paused);
-    const alive = await Promise.all(running.map((entry) => redis.exists(serverKey(entry.server))));
-    running.forEach((entry, index) => {
-      if (alive[index] === 0) entry.run.abort(new InterruptedError("interrupted", "the server waiting for this request is gone"));
-    });
   };
 
   try {
@@ -300,7 +310,6 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       options.stop.addEventListener("abort", () => resolve(), { once: true });
       link.failed.addEventListener("abort", () => resolve(), { once: true });
     });
-    clearInterval(heartbeat);
     // No new requests; the running ones finish (a second Ctrl-C cancels them); paused ones cannot go on past here.
     for (const entry of held.values()) if (entry.paused) entry.run.abort(new InterruptedError("interrupted", "the worker was stopped"));
     await Promise.race([Promise.allSettled([...joined.values()].map((entry) => entry.taker.close())), link.whenDown()]);
