@@ -215,6 +215,22 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(await request).toEqual({ text: "Part one. ", end: expect.stringContaining("could not reach it again within 1.5 s") });
   });
 
+  it("a request waiting in the queue when Redis restarts empty is queued again, and runs", async () => {
+    const serving = await serveOnQueue();
+    answer = () => "Answered after the restart.";
+    const request = client(serving).chat.completions.create({ model: "pool", messages: [{ role: "user", content: "quiet 12" }] }, { timeout: 120_000 });
+    const keys = redis.client();
+    expect(await waitUntil(async () => (await keys.keys("lllm:serve:waiting:*")).length === 1, 60_000)).toBe(true);
+    // No persistence: the list, the announcement and every other key are gone.
+    await redis.stop();
+    await redis.restart();
+    await worker();
+    const answered = await request;
+    expect(answered.choices[0]!.message.content).toBe("Answered after the restart.");
+    // Run once.
+    expect(mock.requests.map((sent) => userOf(sent.body))).toEqual(["quiet 12"]);
+  });
+
   it("a client that disconnects cancels its run on the worker", async () => {
     const serving = await serveOnQueue();
     await worker();

@@ -49,12 +49,16 @@ export class QueueBridge implements RunTransport {
   #noWorkerSince = Date.now();
   #warnedNoWorker = false;
   #closed = false;
+  /** The connection to Redis was made again since the last heartbeat: Redis may have restarted, empty. */
+  #reconnected = false;
 
   private constructor(link: RedisLink, subscriber: Redis, timings: QueueTimings, warn: (message: string) => void) {
     this.#link = link;
     this.#subscriber = subscriber;
     this.#timings = timings;
     this.#warn = warn;
+    // Made once before (`open` waits for it): each later "ready" is a new connection.
+    link.client.on("ready", () => (this.#reconnected = true));
   }
 
   /**
@@ -255,6 +259,10 @@ export class QueueBridge implements RunTransport {
     const batch = client.multi().set(serverKey(this.serverId), String(Date.now()), "PX", ttl);
     for (const { digest, announcement } of this.#tactics.values()) batch.set(tacticKey(digest), JSON.stringify(announcement), "PX", ttl).sadd(SERVE_TACTICS_KEY, digest);
     await batch.exec();
+    if (this.#reconnected) {
+      this.#reconnected = false;
+      await this.#requeueLost().catch(() => (this.#reconnected = true));
+    }
     const live = await this.#liveWorkers();
     // Workers of another lllm version never take this server's jobs (nor this server theirs): said, not waited on.
     const others = [...live.values()].filter((mark) => mark?.serving !== SERVING_PROTOCOL).length;
@@ -318,6 +326,30 @@ export class QueueBridge implements RunTransport {
           if ((await client.lrem(key, 1, text)) === 1) this.#runs.get(runKey)?.workerLost();
         }
       }
+    }
+  }
+
+  /**
+   * After Redis came back: the jobs of this server's that no worker took and that Redis no longer holds (it restarted
+   * without its data) are queued again, at the end workers take from (they waited longest). A job is lost when it is
+   * on no list (waiting, or a worker's running list, where taking it moves it) and no worker kept how its run stands
+   * (`settledKey`, written as a worker starts it): one sent this turn (`#unsent`) or in flight is not.
+   */
+  async #requeueLost(): Promise<void> {
+    if (this.#queued.size === 0) return;
+    const client = this.#link.client;
+    const unsent = new Set([...this.#unsent.values()].flatMap((entries) => entries.map((entry) => entry.text)));
+    const running = new Map<string, Set<string>>();
+    for (const [runKey, queued] of [...this.#queued]) {
+      if (unsent.has(queued.text) || (await client.lpos(waitingKey(queued.digest), queued.text)) !== null) continue;
+      let taken = running.get(queued.digest);
+      if (!taken) {
+        taken = new Set();
+        for (const key of await scanKeys(client, `${runningPrefix(queued.digest)}*`)) for (const text of await client.lrange(key, 0, -1)) taken.add(text);
+        running.set(queued.digest, taken);
+      }
+      if (taken.has(queued.text) || (await client.exists(settledKey(runKey))) === 1 || !this.#queued.has(runKey)) continue;
+      await client.rpush(waitingKey(queued.digest), queued.text);
     }
   }
 
