@@ -63,7 +63,7 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
   const context: ToolContext = {
     ...options.toolContext,
     ...(signal ? { signal } : {}),
-    sample: (request) => sampleWithModel(request, { model: options.model, agent, askAs: agent, round, modelArgs: options.modelArgs, signal, onEvent }),
+    sample: (request) => sampleWithModel(request, { model: options.model, agent, round, modelArgs: options.modelArgs, signal, onEvent }),
   };
   let limitReached = false;
   let retries = 0;

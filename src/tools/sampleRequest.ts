@@ -17,20 +17,26 @@ export function plainSampleRequest(request: SampleRequest): SampleRequest {
   };
 }
 
-/** Requests asked again only to be answered from a record (see `sampleReplay`). */
-const replays = new WeakSet<SampleRequest>();
+/**
+ * Where a request comes from when a resumed run's record may answer it (see `markSample`): `replay`, asked again
+ * only to be counted, for a tool call whose outcome is replayed; `rerun`, made by a call cut short by the stop that
+ * runs again, which gets the recorded answer to a request it made then instead of paying for it twice.
+ */
+export type SampleOrigin = "replay" | "rerun";
+
+const origins = new WeakMap<SampleRequest, SampleOrigin>();
 
 /**
- * A kept request asked again by a resumed run that replays the tool call which made it: its answer is taken from
- * the run's record, never from a model, so that the run counts (and its budget holds) what the call cost the first
- * time. A marked copy, so that a tool's own requests cannot pass for one.
+ * A copy of the request, marked as coming from `origin`: the model of a resumed run answers it from the record (a
+ * `replay` from the record alone, never from a model). A marked copy, so that a tool's own requests cannot pass for
+ * one; every other request names no agent and is never answered from a record.
  */
-export function sampleReplay(request: SampleRequest): SampleRequest {
+export function markSample(request: SampleRequest, origin: SampleOrigin): SampleRequest {
   const copy = { ...request };
-  replays.add(copy);
+  origins.set(copy, origin);
   return copy;
 }
 
-export function isSampleReplay(request: SampleRequest): boolean {
-  return replays.has(request);
+export function sampleOrigin(request: SampleRequest): SampleOrigin | undefined {
+  return origins.get(request);
 }

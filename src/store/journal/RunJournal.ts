@@ -233,11 +233,11 @@ function parsedArguments(runId: string, entry: JournalEntry): Record<string, unk
   throw damagedRecord(runId, `the recorded arguments of its call of \`${entry.name}\` (agent \`${entry.agent}\`) are not readable`);
 }
 
-/** The record of a run is damaged: a resume could not tell what it did. */
 function sampleNotRecorded(runId: string, agent: string | undefined): SampleNotRecorded {
   return new SampleNotRecorded("resume_record_invalid", `run ${runId}: the record has no answer to a \`ctx.sample\` request of agent \`${agent ?? "?"}\` that a replayed tool call made`);
 }
 
+/** The record of a run is damaged: a resume could not tell what it did. */
 export function damagedRecord(runId: string, what: string): StoreError {
   return new StoreError("resume_record_invalid", `run ${runId} cannot be resumed: its record is damaged: ${what}`, {
     hint: "Start the run again (lllm run TACTIC …); `lllm logs show ID` shows what the record still holds.",

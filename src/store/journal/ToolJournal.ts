@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { ConfigError } from "../../errors.js";
 import { FunctionCall, FunctionTool, isIdempotent, type SampleRequest, type ToolContext } from "../../tools/index.js";
-import { plainSampleRequest, sampleReplay } from "../../tools/sampleRequest.js";
+import { markSample, plainSampleRequest } from "../../tools/sampleRequest.js";
 import type { ToolCallOptions } from "../../tools/FunctionTool.js";
 import { recordToolFailure, toolFailureOf } from "../../tools/toolFailure.js";
 import { asToolResult, toolResult } from "../../tools/toolResult.js";
@@ -97,8 +97,9 @@ export interface ToolJournalOptions {
   rerunUnknown?: (call: { key: string; agent: string; name: string }) => boolean;
   /**
    * Keep with each outcome the `ctx.sample` requests the call made, and ask them again when the call is replayed,
-   * through its context: a run's own journal, whose model answers them from the run's record, so that a resumed run
-   * counts what they cost (and its budget holds it) as it counts its replayed model turns. Default false.
+   * through its context: a run's own journal, whose model answers them from the run's record alone, so that a resumed
+   * run counts what they cost (and its budget holds it) as it counts its replayed model turns. A call cut short that
+   * runs again asks its samples so that the record may answer those it asked before the stop. Default false.
    */
   keepSamples?: boolean;
 }
@@ -167,13 +168,15 @@ export class ToolJournal {
     if (note === undefined) this.#options.results.keepToolStart?.(key, { agent, name: tool.name, arguments: call.arguments, ...(rerun ? { rerun } : {}) });
     const started = performance.now();
     const samples: SampleRequest[] = [];
-    const sample = this.#options.keepSamples ? context.sample : undefined;
+    // A tool journaled inside keeps its calls' samples with them; a call cut short that runs again takes the recorded
+    // answers to the samples it asked then.
+    const sample = this.#options.keepSamples && !inside ? context.sample : undefined;
     const watched: ToolContext = sample
       ? {
           ...context,
           sample: async (request) => {
             const plain = plainSampleRequest(request);
-            const answer = await sample(request);
+            const answer = await sample(note === undefined ? request : markSample(request, "rerun"));
             samples.push(plain);
             return answer;
           },
@@ -240,7 +243,7 @@ class JournaledTool extends FunctionTool {
 async function sampleAgain(samples: readonly SampleRequest[], sample: NonNullable<ToolContext["sample"]>): Promise<void> {
   for (const request of samples) {
     try {
-      await sample(sampleReplay(request));
+      await sample(markSample(request, "replay"));
     } catch (error) {
       if (!(error instanceof SampleNotRecorded)) throw error;
     }
