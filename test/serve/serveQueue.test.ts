@@ -196,7 +196,10 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(list).toBeDefined();
     const first = await keys.pttl(list!);
     expect(first).toBeGreaterThan(0);
-    expect(await waitUntil(async () => (await keys.pttl(list!)) > first, 60_000)).toBe(true);
+    // Lower than it was (time went by), then higher again (renewed): never renewed, it only goes down.
+    let lower = first;
+    expect(await waitUntil(async () => (lower = await keys.pttl(list!)) < first, 60_000)).toBe(true);
+    expect(await waitUntil(async () => (await keys.pttl(list!)) > lower, 60_000)).toBe(true);
     // Its server dies: the run nobody waits for is stopped, and the worker, drained, exits.
     process.kill(serving.cli.pid, "SIGKILL");
     expect(await waitUntil(() => holds.aborted.has("quiet 11"), 60_000)).toBe(true);
@@ -215,7 +218,7 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(await request).toEqual({ text: "Part one. ", end: expect.stringContaining("could not reach it again within 1.5 s") });
   });
 
-  it("a request waiting in the queue when Redis restarts empty is queued again, and runs", async () => {
+  it("a request waiting in the queue when Redis restarts empty is queued again, and runs once", async () => {
     const serving = await serveOnQueue();
     answer = () => "Answered after the restart.";
     const request = client(serving).chat.completions.create({ model: "pool", messages: [{ role: "user", content: "quiet 12" }] }, { timeout: 120_000 });
@@ -224,11 +227,39 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     // No persistence: the list, the announcement and every other key are gone.
     await redis.stop();
     await redis.restart();
-    await worker();
+    await Promise.all([worker(), worker()]);
     const answered = await request;
     expect(answered.choices[0]!.message.content).toBe("Answered after the restart.");
-    // Run once.
+    // Run once, by one of the two workers.
     expect(mock.requests.map((sent) => userOf(sent.body))).toEqual(["quiet 12"]);
+  });
+
+  it.each([
+    ["the server beats faster (it would take the worker for gone)", "100", "1000"],
+    ["the worker beats faster (it would take the server for gone)", "1000", "100"],
+  ] as const)("a request running when Redis restarts empty goes on to its end, run once: %s", async (_how, serverBeat, workerBeat) => {
+    const serving = await serveOnQueue({ LLLM_QUEUE_HEARTBEAT_MS: serverBeat });
+    const only = await worker(4, { LLLM_QUEUE_HEARTBEAT_MS: workerBeat });
+    const request = stream(serving, "quiet 13");
+    expect(await waitUntil(() => holds.held.has("quiet 13"), 120_000)).toBe(true);
+    await redis.stop();
+    const restarted = Date.now();
+    await redis.restart();
+    // Both sides wait a while (10 of their heartbeats, at least 5 s) before they take the other for gone again: past
+    // that, as the server's key says (each heartbeat writes its time there), the request is still running.
+    const keys = redis.client();
+    const slowest = Math.max(Number(serverBeat), Number(workerBeat));
+    const serverTime = async (): Promise<number> => {
+      const [key] = await keys.keys("lllm:serve:server:*");
+      return key === undefined ? 0 : Number(await keys.get(key));
+    };
+    expect(await waitUntil(async () => (await serverTime()) > restarted + Math.max(10 * slowest, 5000) + 3 * slowest, 120_000)).toBe(true);
+    expect(holds.aborted.has("quiet 13"), only.stderr()).toBe(false);
+    expect(await keys.keys("lllm:serve:running:*")).toHaveLength(1);
+    holds.release("released");
+    expect(await request).toEqual({ text: "Done quiet 13.", end: "done" });
+    // Its two model calls, once: not run again by a server that took its worker for gone.
+    expect(mock.requests.map((sent) => userOf(sent.body))).toEqual(["quiet 13", "quiet 13"]);
   });
 
   it("a client that disconnects cancels its run on the worker", async () => {

@@ -5,6 +5,12 @@ import { runningKey, waitingKey } from "./serveQueueWire.js";
 const BLOCK_SECONDS = 1;
 
 /**
+ * A job taken as the worker stops goes back to the waiting list in one step: a server looking for lost jobs (after a
+ * Redis restart) must not find it on neither list and queue it a second time.
+ */
+const GIVE_BACK_SCRIPT = "if redis.call('lrem', KEYS[1], 1, ARGV[1]) == 1 then redis.call('rpush', KEYS[2], ARGV[1]) end return 0";
+
+/**
  * Takes the served requests of one tactic off its list (`waitingKey`), up to `concurrency` at once, for one worker.
  * Each job is moved, in the same step, to this worker's list of the tactic (`runningKey`), where it stays until
  * `run` resolves (the run paused or ended), so the pool's running requests can be counted. A served request is run
@@ -20,6 +26,8 @@ export class JobTaker {
   readonly #aliveMs: number;
   readonly #run: (text: string) => Promise<void>;
   #busy = 0;
+  /** The jobs running, as taken: put on the running list again if Redis lost it (`restore`). */
+  readonly #texts = new Set<string>();
   #stopping = false;
   #slotFree: (() => void) | undefined;
   readonly #loop: Promise<void>;
@@ -46,6 +54,17 @@ export class JobTaker {
    */
   touch(): void {
     void this.#commands.pexpire(this.#running, 2 * this.#aliveMs).catch(() => undefined);
+  }
+
+  /**
+   * Redis restarted (and may have lost this worker's list): put the jobs running here on it again, so that servers
+   * see them taken (not lost, nor queued again).
+   */
+  async restore(): Promise<void> {
+    const listed = new Set(await this.#commands.lrange(this.#running, 0, -1));
+    const missing = [...this.#texts].filter((text) => !listed.has(text));
+    if (missing.length > 0) await this.#commands.lpush(this.#running, ...missing);
+    if (this.#texts.size > 0) this.touch();
   }
 
   /** Take no more jobs; resolves once the wait under way has returned (a job it brought goes back to the list). */
@@ -87,18 +106,19 @@ export class JobTaker {
       if (this.#stopping) {
         // Taken as the worker stops: back at the head of the list, for another worker; unless a server took it back
         // already (this worker's heartbeat is gone: see QueueBridge's `reclaim`), which runs it again itself.
-        const kept = await this.#commands.lrem(this.#running, 1, text).catch(() => 0);
-        if (kept === 1) await this.#commands.rpush(this.#waiting, text).catch(() => undefined);
+        await this.#commands.eval(GIVE_BACK_SCRIPT, 2, this.#running, this.#waiting, text).catch(() => undefined);
         break;
       }
       // With no job running, the list was empty, so Redis made it anew, without a time to live: it gets one now (a
       // list with jobs keeps its own), so that a worker that dies leaves nothing for long.
       if (this.#busy === 0) this.touch();
       this.#busy++;
+      this.#texts.add(text);
       void this.#run(text)
         .catch(() => undefined)
         .finally(() => {
           this.#busy--;
+          this.#texts.delete(text);
           void this.#commands.lrem(this.#running, 1, text).catch(() => undefined);
           this.#slotFree?.();
         });

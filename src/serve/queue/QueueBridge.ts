@@ -51,6 +51,10 @@ export class QueueBridge implements RunTransport {
   #closed = false;
   /** The connection to Redis was made again since the last heartbeat: Redis may have restarted, empty. */
   #reconnected = false;
+  /** Redis's id (see `RedisLink.serverRunId`), as last read. */
+  #runId: string | undefined;
+  /** When this server saw that Redis had restarted, until it has looked for the jobs Redis lost. */
+  #restartedAt: number | undefined;
 
   private constructor(link: RedisLink, subscriber: Redis, timings: QueueTimings, warn: (message: string) => void) {
     this.#link = link;
@@ -98,6 +102,7 @@ export class QueueBridge implements RunTransport {
     const subscriber = link.client.duplicate();
     subscriber.on("error", () => undefined); // the link says what is wrong with Redis
     const bridge = new QueueBridge(link, subscriber, timings, options.warn);
+    bridge.#runId = await link.serverRunId().catch(() => undefined);
     for (const [model, tactic] of tactics) bridge.#tactics.set(model, tactic);
     bridge.#digests = [...new Set(tactics.map(([, tactic]) => tactic.digest))];
     subscriber.on("message", (_channel: string, text: string) => bridge.#onMessage(text));
@@ -244,8 +249,8 @@ export class QueueBridge implements RunTransport {
     } catch {
       return;
     }
-    // A worker took it: it can no longer be taken off the list.
-    if (event.type === "started") this.#queued.delete(event.run);
+    // A worker runs it (its "started" may have been lost): it can no longer be taken off the list.
+    this.#queued.delete(event.run);
     this.#runs.get(event.run)?.onEvent(event);
     // Its end came: the copy its worker kept for a server that misses it (`settledKey`) need not wait for its time.
     if (event.type === "finished" && event.seq !== undefined) void this.#link.client.unlink(settledKey(event.run)).catch(() => undefined);
@@ -259,11 +264,16 @@ export class QueueBridge implements RunTransport {
     const batch = client.multi().set(serverKey(this.serverId), String(Date.now()), "PX", ttl);
     for (const { digest, announcement } of this.#tactics.values()) batch.set(tacticKey(digest), JSON.stringify(announcement), "PX", ttl).sadd(SERVE_TACTICS_KEY, digest);
     await batch.exec();
-    if (this.#reconnected) {
-      this.#reconnected = false;
-      await this.#requeueLost().catch(() => (this.#reconnected = true));
-    }
     const live = await this.#liveWorkers();
+    // Redis started again from nothing (maybe while the workers were read): their marks and lists are back within a
+    // heartbeat of theirs. Until then no worker is taken for gone; then the jobs no worker took, and Redis lost, are
+    // queued again.
+    await this.#lookForRestart();
+    if (this.#restartedAt !== undefined) {
+      if (Date.now() - this.#restartedAt < ttl) return;
+      await this.#requeueLost();
+      this.#restartedAt = undefined;
+    }
     // Workers of another lllm version never take this server's jobs (nor this server theirs): said, not waited on.
     const others = [...live.values()].filter((mark) => mark?.serving !== SERVING_PROTOCOL).length;
     if (live.size === others) {
@@ -329,26 +339,41 @@ export class QueueBridge implements RunTransport {
     }
   }
 
+  /** After a new connection: whether Redis restarted (and may have lost what it held). */
+  async #lookForRestart(): Promise<void> {
+    if (!this.#reconnected) return;
+    this.#reconnected = false;
+    const id = await this.#link.serverRunId().catch(() => undefined);
+    if (id === undefined) {
+      this.#reconnected = true; // read again at the next heartbeat
+      return;
+    }
+    if (id !== this.#runId) this.#restartedAt = Date.now();
+    this.#runId = id;
+  }
+
   /**
-   * After Redis came back: the jobs of this server's that no worker took and that Redis no longer holds (it restarted
-   * without its data) are queued again, at the end workers take from (they waited longest). A job is lost when it is
-   * on no list (waiting, or a worker's running list, where taking it moves it) and no worker kept how its run stands
-   * (`settledKey`, written as a worker starts it): one sent this turn (`#unsent`) or in flight is not.
+   * After Redis restarted, once the workers had a heartbeat's time to put back their running lists (`JobTaker.restore`):
+   * the jobs of this server's that no worker said it took and that Redis no longer holds (it restarted without its
+   * data) are queued again, at the end workers take from (they waited longest). A job is lost when it is on no list
+   * (waiting, or a worker's running list: taking it moves it there in one step, giving it back moves it back in one)
+   * and no worker kept how its run stands (`settledKey`); one still to be sent this turn (`#unsent`) is not.
    */
   async #requeueLost(): Promise<void> {
     if (this.#queued.size === 0) return;
     const client = this.#link.client;
     const unsent = new Set([...this.#unsent.values()].flatMap((entries) => entries.map((entry) => entry.text)));
-    const running = new Map<string, Set<string>>();
+    const listed = new Map<string, Set<string>>();
     for (const [runKey, queued] of [...this.#queued]) {
-      if (unsent.has(queued.text) || (await client.lpos(waitingKey(queued.digest), queued.text)) !== null) continue;
-      let taken = running.get(queued.digest);
-      if (!taken) {
-        taken = new Set();
-        for (const key of await scanKeys(client, `${runningPrefix(queued.digest)}*`)) for (const text of await client.lrange(key, 0, -1)) taken.add(text);
-        running.set(queued.digest, taken);
+      let found = listed.get(queued.digest);
+      if (!found) {
+        found = new Set(await client.lrange(waitingKey(queued.digest), 0, -1));
+        for (const key of await scanKeys(client, `${runningPrefix(queued.digest)}*`)) for (const text of await client.lrange(key, 0, -1)) found.add(text);
+        listed.set(queued.digest, found);
       }
-      if (taken.has(queued.text) || (await client.exists(settledKey(runKey))) === 1 || !this.#queued.has(runKey)) continue;
+      if (unsent.has(queued.text) || found.has(queued.text) || (await client.exists(settledKey(runKey))) === 1 || !this.#queued.has(runKey)) continue;
+      // Given back by a worker that stopped between the two reads (off its list after the waiting list was read)?
+      if ((await client.lpos(waitingKey(queued.digest), queued.text)) !== null) continue;
       await client.rpush(waitingKey(queued.digest), queued.text);
     }
   }

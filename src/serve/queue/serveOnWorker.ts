@@ -238,6 +238,8 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       options.warn(`served tactic ${digest} refused: ${error instanceof Refusal ? error.message : (error as Error).message}`);
       return;
     }
+    // A tactic whose preparation ended after the worker began to drain is not joined: it would take jobs.
+    if (draining()) return;
     const blocking = redis.duplicate();
     blocking.on("error", () => undefined); // the link says what is wrong with Redis
     const taker = new JobTaker({ blocking, commands: publisher, digest, me: options.me, concurrency: options.concurrency, aliveMs: timings.aliveMs, run: (text) => tracked(jobs, runJob(text, prepared)), warn: options.warn });
@@ -253,13 +255,37 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
    */
   const round = async (): Promise<void> => {
     for (const { taker } of joined.values()) taker.touch();
-    if (!options.stop.aborted) await joinAnnounced();
-    // A running run whose server is gone: nobody reads its answer.
+    await lookForRestart();
+    if (!draining()) await joinAnnounced();
+    // A running run whose server is gone: nobody reads its answer. Not while Redis starts again from nothing (a
+    // server's key is back at its next heartbeat), which it may have done while these were read.
     const running = [...held.values()].filter((entry) => !entry.paused);
     const alive = await Promise.all(running.map((entry) => redis.exists(serverKey(entry.server))));
+    await lookForRestart();
+    if (restartedAt !== undefined && Date.now() - restartedAt < timings.aliveMs) return;
     running.forEach((entry, index) => {
       if (alive[index] === 0) entry.run.abort(new InterruptedError("interrupted", "the server waiting for this request is gone"));
     });
+  };
+
+  const draining = (): boolean => options.stop.aborted || link.failed.aborted;
+  /** Redis's id (see `RedisLink.serverRunId`) as last read, whether the connection was made again since, and when Redis was last seen to have restarted. */
+  let runId: string | undefined;
+  let reconnected = false;
+  let restartedAt: number | undefined;
+  /** After a new connection: a Redis that restarted (and may have lost its data) gets this worker's running lists back. */
+  const lookForRestart = async (): Promise<void> => {
+    if (!reconnected) return;
+    reconnected = false;
+    const id = await link.serverRunId().catch(() => undefined);
+    if (id === undefined) {
+      reconnected = true; // read again at the next heartbeat
+      return;
+    }
+    if (id === runId) return;
+    runId = id;
+    restartedAt = Date.now();
+    await Promise.all([...joined.values()].map((entry) => entry.taker.restore()));
   };
 
   const joinAnnounced = async (): Promise<void> => {
@@ -298,6 +324,9 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     // Live before it takes a job (the batch side's heartbeat, on a connection of its own, may not have said so yet):
     // a server takes back the jobs on the list of a worker that is not (QueueBridge's `reclaim`).
     await link.guard(markWorkerAlive(redis, options.me, timings.aliveMs));
+    runId = await link.serverRunId().catch(() => undefined);
+    // Made once already (`ready` above): each later "ready" is a new connection, to a Redis that may have restarted.
+    redis.on("ready", () => (reconnected = true));
     subscriber = redis.duplicate();
     subscriber.on("error", () => undefined);
     subscriber.on("message", (_channel: string, text: string) => onCommand(text));
