@@ -22,7 +22,7 @@ export async function sampleWithModel(request: SampleRequest, options: { model: 
   const origin = sampleOrigin(request);
   onEvent?.({ type: "model_call", agent, round, messages: messages.length, tools: [], model: model.name, sent: messages });
   const started = performance.now();
-  const response = await model.generate({ messages, modelArgs, ...(origin !== undefined ? { agent } : {}), ...(origin === "replay" ? { recordedOnly: true } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+  const response = await model.generate({ messages, modelArgs, ...(origin !== undefined ? { agent } : {}), ...(origin !== undefined ? { fromRecord: origin === "replay" ? ("only" as const) : ("first" as const) } : {}), ...(options.signal ? { signal: options.signal } : {}) });
   const text = response.message.content ?? "";
   onEvent?.({ type: "model_reply", agent, round, text, toolCalls: [], usage: response.usage, model: model.name, latencyMs: performance.now() - started, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}), sent: messages });
   return { text, content: [{ type: "text", text }], model: model.name, stopReason: response.finishReason === "length" ? "maxTokens" : response.finishReason === "stop" || response.finishReason === undefined ? "endTurn" : response.finishReason };

@@ -16,10 +16,10 @@ describe("a tool's ctx.sample as a model request", () => {
     await sampleWithModel(request, { model, agent: "worker", round: 2 });
     await sampleWithModel(markSample(request, "rerun"), { model, agent: "worker", round: 2 });
     await sampleWithModel(markSample(request, "replay"), { model, agent: "worker", round: 2 });
-    expect(model.requests.map((sent) => [sent.agent, sent.recordedOnly])).toEqual([
+    expect(model.requests.map((sent) => [sent.agent, sent.fromRecord])).toEqual([
       [undefined, undefined],
-      ["worker", undefined],
-      ["worker", true],
+      ["worker", "first"],
+      ["worker", "only"],
     ]);
     // The same messages each time: a replayed request matches the recorded one.
     const [plain, rerun, replay] = model.requests.map((sent) => JSON.stringify(sent.messages));

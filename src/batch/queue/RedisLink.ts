@@ -46,15 +46,6 @@ export class RedisLink {
     return new RedisLink(new Redis(options.url, { maxRetriesPerRequest: null, retryStrategy: connection.retryStrategy }), options);
   }
 
-  /**
-   * The id Redis gives each start of its server (`run_id` of INFO): another one after a reconnect means Redis
-   * restarted, and may have lost what it held (without persistence it holds nothing).
-   */
-  async serverRunId(): Promise<string | undefined> {
-    const info = await this.client.info("server");
-    return /^run_id:(\w+)/m.exec(info)?.[1];
-  }
-
   /** The URL as it may be printed: its password masked. */
   get shownUrl(): string {
     return redactQueueUrl(this.#options.url);

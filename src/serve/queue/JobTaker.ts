@@ -28,6 +28,7 @@ export class JobTaker {
   #busy = 0;
   /** The jobs running, as taken: put on the running list again if Redis lost it (`restore`). */
   readonly #texts = new Set<string>();
+  #restoring: Promise<void> = Promise.resolve();
   #stopping = false;
   #slotFree: (() => void) | undefined;
   readonly #loop: Promise<void>;
@@ -53,18 +54,33 @@ export class JobTaker {
    * take its jobs back: a list that expired first would lose a job taken just before a SIGKILL.
    */
   touch(): void {
-    void this.#commands.pexpire(this.#running, 2 * this.#aliveMs).catch(() => undefined);
+    void this.kept();
   }
 
   /**
-   * Redis restarted (and may have lost this worker's list): put the jobs running here on it again, so that servers
-   * see them taken (not lost, nor queued again).
+   * `touch`, and whether the list was there: false when jobs run here and Redis no longer holds their list (it lost
+   * its data: see `restore`).
    */
-  async restore(): Promise<void> {
-    const listed = new Set(await this.#commands.lrange(this.#running, 0, -1));
-    const missing = [...this.#texts].filter((text) => !listed.has(text));
-    if (missing.length > 0) await this.#commands.lpush(this.#running, ...missing);
-    if (this.#texts.size > 0) this.touch();
+  async kept(): Promise<boolean> {
+    const found = await this.#commands.pexpire(this.#running, 2 * this.#aliveMs).catch(() => undefined);
+    // Read when Redis answered: a job that ended meanwhile took its text off first, and its list may be gone with it.
+    return found !== 0 || this.#texts.size === 0;
+  }
+
+  /**
+   * Redis lost this worker's list (it restarted without its data): put the jobs running here on it again, so that
+   * servers see them taken (not lost, nor queued again).
+   */
+  restore(): Promise<void> {
+    // One after the other: two at once would both find a job missing, and put it back twice.
+    const restored = this.#restoring.then(async () => {
+      const listed = new Set(await this.#commands.lrange(this.#running, 0, -1));
+      const missing = [...this.#texts].filter((text) => !listed.has(text));
+      if (missing.length > 0) await this.#commands.lpush(this.#running, ...missing);
+      if (this.#texts.size > 0) this.touch();
+    });
+    this.#restoring = restored.catch(() => undefined);
+    return restored;
   }
 
   /** Take no more jobs; resolves once the wait under way has returned (a job it brought goes back to the list). */

@@ -49,20 +49,19 @@ export class QueueBridge implements RunTransport {
   #noWorkerSince = Date.now();
   #warnedNoWorker = false;
   #closed = false;
-  /** The connection to Redis was made again since the last heartbeat: Redis may have restarted, empty. */
-  #reconnected = false;
-  /** Redis's id (see `RedisLink.serverRunId`), as last read. */
-  #runId: string | undefined;
-  /** When this server saw that Redis had restarted, until it has looked for the jobs Redis lost. */
-  #restartedAt: number | undefined;
+  /** A heartbeat under way: the next waits for none, it is skipped (two at once would queue a lost job twice). */
+  #beating = false;
+  /** This server's key was written (a key of its own it then finds gone means Redis lost its data). */
+  #marked = false;
+  /** When this server saw that Redis lost its data (see `#beat`); its jobs are then looked for once (`#requeueDue`). */
+  #lostAt: number | undefined;
+  #requeueDue = false;
 
   private constructor(link: RedisLink, subscriber: Redis, timings: QueueTimings, warn: (message: string) => void) {
     this.#link = link;
     this.#subscriber = subscriber;
     this.#timings = timings;
     this.#warn = warn;
-    // Made once before (`open` waits for it): each later "ready" is a new connection.
-    link.client.on("ready", () => (this.#reconnected = true));
   }
 
   /**
@@ -102,13 +101,18 @@ export class QueueBridge implements RunTransport {
     const subscriber = link.client.duplicate();
     subscriber.on("error", () => undefined); // the link says what is wrong with Redis
     const bridge = new QueueBridge(link, subscriber, timings, options.warn);
-    bridge.#runId = await link.serverRunId().catch(() => undefined);
     for (const [model, tactic] of tactics) bridge.#tactics.set(model, tactic);
     bridge.#digests = [...new Set(tactics.map(([, tactic]) => tactic.digest))];
     subscriber.on("message", (_channel: string, text: string) => bridge.#onMessage(text));
     await subscriber.subscribe(serverChannel(bridge.serverId));
     await bridge.#beat();
-    bridge.#heartbeat = setInterval(() => void bridge.#beat().catch(() => undefined), timings.heartbeatMs);
+    bridge.#heartbeat = setInterval(() => {
+      if (bridge.#beating) return;
+      bridge.#beating = true;
+      void bridge.#beat()
+        .catch(() => undefined)
+        .finally(() => (bridge.#beating = false));
+    }, timings.heartbeatMs);
     // Redis gone for good: no event will come for the runs in flight; they end now, with the reason.
     link.failed.addEventListener(
       "abort",
@@ -261,18 +265,28 @@ export class QueueBridge implements RunTransport {
     if (!this.#link.isUp) return;
     const client = this.#link.client;
     const ttl = this.#timings.aliveMs;
-    const batch = client.multi().set(serverKey(this.serverId), String(Date.now()), "PX", ttl);
+    // Its own key, and what it held: gone before its time to live means Redis lost its data (it restarted without
+    // persistence, or this server was away longer than that), whether or not the connection dropped.
+    const batch = client.multi().set(serverKey(this.serverId), String(Date.now()), "PX", ttl, "GET");
     for (const { digest, announcement } of this.#tactics.values()) batch.set(tacticKey(digest), JSON.stringify(announcement), "PX", ttl).sadd(SERVE_TACTICS_KEY, digest);
-    await batch.exec();
+    const [mark] = (await batch.exec()) ?? [];
+    if (this.#marked && mark?.[0] == null && mark?.[1] == null) this.#lost();
+    this.#marked = true;
     const live = await this.#liveWorkers();
-    // Redis started again from nothing (maybe while the workers were read): their marks and lists are back within a
-    // heartbeat of theirs. Until then no worker is taken for gone; then the jobs no worker took, and Redis lost, are
-    // queued again.
-    await this.#lookForRestart();
-    if (this.#restartedAt !== undefined) {
-      if (Date.now() - this.#restartedAt < ttl) return;
-      await this.#requeueLost();
-      this.#restartedAt = undefined;
+    // Lost while the workers were read (they were read from a Redis that holds nothing yet)?
+    if ((await client.exists(serverKey(this.serverId))) === 0) this.#lost();
+    // Until the workers had ten heartbeats to mark themselves and put back their lists of running jobs, no worker is
+    // taken for gone; then the jobs no worker took, and Redis lost, are queued again.
+    if (this.#lostAt !== undefined) {
+      if (Date.now() - this.#lostAt < ttl) return;
+      this.#lostAt = undefined;
+    }
+    if (this.#requeueDue) {
+      this.#requeueDue = false;
+      await this.#requeueLost().catch((error: unknown) => {
+        this.#requeueDue = true;
+        throw error;
+      });
     }
     // Workers of another lllm version never take this server's jobs (nor this server theirs): said, not waited on.
     const others = [...live.values()].filter((mark) => mark?.serving !== SERVING_PROTOCOL).length;
@@ -339,23 +353,15 @@ export class QueueBridge implements RunTransport {
     }
   }
 
-  /** After a new connection: whether Redis restarted (and may have lost what it held). */
-  async #lookForRestart(): Promise<void> {
-    if (!this.#reconnected) return;
-    this.#reconnected = false;
-    const id = await this.#link.serverRunId().catch(() => undefined);
-    if (id === undefined) {
-      this.#reconnected = true; // read again at the next heartbeat
-      return;
-    }
-    if (id !== this.#runId) this.#restartedAt = Date.now();
-    this.#runId = id;
+  /** Redis lost its data: wait for the workers before judging them, then look for the jobs it lost. */
+  #lost(): void {
+    this.#lostAt = Date.now();
+    this.#requeueDue = true;
   }
 
   /**
-   * After Redis restarted, once the workers had a heartbeat's time to put back their running lists (`JobTaker.restore`):
-   * the jobs of this server's that no worker said it took and that Redis no longer holds (it restarted without its
-   * data) are queued again, at the end workers take from (they waited longest). A job is lost when it is on no list
+   * After Redis lost its data, once the workers had ten heartbeats to put back their running lists (`JobTaker.restore`):
+   * the jobs of this server's that no worker said it took and that Redis no longer holds are queued again, at the end workers take from (they waited longest). A job is lost when it is on no list
    * (waiting, or a worker's running list: taking it moves it there in one step, giving it back moves it back in one)
    * and no worker kept how its run stands (`settledKey`); one still to be sent this turn (`#unsent`) is not.
    */

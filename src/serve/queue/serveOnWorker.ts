@@ -254,38 +254,33 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
    * killed at the end of its grace period, and a run nobody waits for would hold the drain up.
    */
   const round = async (): Promise<void> => {
-    for (const { taker } of joined.values()) taker.touch();
-    await lookForRestart();
+    await keepLists();
     if (!draining()) await joinAnnounced();
     // A running run whose server is gone: nobody reads its answer. Not while Redis starts again from nothing (a
     // server's key is back at its next heartbeat), which it may have done while these were read.
     const running = [...held.values()].filter((entry) => !entry.paused);
     const alive = await Promise.all(running.map((entry) => redis.exists(serverKey(entry.server))));
-    await lookForRestart();
-    if (restartedAt !== undefined && Date.now() - restartedAt < timings.aliveMs) return;
+    await keepLists();
+    if (lostAt !== undefined && Date.now() - lostAt < timings.aliveMs) return;
     running.forEach((entry, index) => {
       if (alive[index] === 0) entry.run.abort(new InterruptedError("interrupted", "the server waiting for this request is gone"));
     });
   };
 
   const draining = (): boolean => options.stop.aborted || link.failed.aborted;
-  /** Redis's id (see `RedisLink.serverRunId`) as last read, whether the connection was made again since, and when Redis was last seen to have restarted. */
-  let runId: string | undefined;
-  let reconnected = false;
-  let restartedAt: number | undefined;
-  /** After a new connection: a Redis that restarted (and may have lost its data) gets this worker's running lists back. */
-  const lookForRestart = async (): Promise<void> => {
-    if (!reconnected) return;
-    reconnected = false;
-    const id = await link.serverRunId().catch(() => undefined);
-    if (id === undefined) {
-      reconnected = true; // read again at the next heartbeat
-      return;
-    }
-    if (id === runId) return;
-    runId = id;
-    restartedAt = Date.now();
-    await Promise.all([...joined.values()].map((entry) => entry.taker.restore()));
+  /** When Redis was last seen to have lost its data (a list of running jobs gone): servers' keys are back within ten of their heartbeats. */
+  let lostAt: number | undefined;
+  /**
+   * Keep this worker's lists of running jobs alive; a list Redis lost (it restarted without its data) is put back,
+   * and for a while no server is taken for gone.
+   */
+  const keepLists = async (): Promise<void> => {
+    const takers = [...joined.values()].map((entry) => entry.taker);
+    const kept = await Promise.all(takers.map((taker) => taker.kept()));
+    const lost = takers.filter((_, index) => !kept[index]);
+    if (lost.length === 0) return;
+    lostAt = Date.now();
+    await Promise.all(lost.map((taker) => taker.restore()));
   };
 
   const joinAnnounced = async (): Promise<void> => {
@@ -324,14 +319,23 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     // Live before it takes a job (the batch side's heartbeat, on a connection of its own, may not have said so yet):
     // a server takes back the jobs on the list of a worker that is not (QueueBridge's `reclaim`).
     await link.guard(markWorkerAlive(redis, options.me, timings.aliveMs));
-    runId = await link.serverRunId().catch(() => undefined);
-    // Made once already (`ready` above): each later "ready" is a new connection, to a Redis that may have restarted.
-    redis.on("ready", () => (reconnected = true));
+    // Made once already (`ready` above): each later "ready" is a new connection, to a Redis that may have lost its
+    // data: the lists of running jobs are looked at (and put back) at once, not at the next heartbeat.
+    redis.on("ready", () => void link.guard(keepLists()).catch(() => undefined));
     subscriber = redis.duplicate();
     subscriber.on("error", () => undefined);
     subscriber.on("message", (_channel: string, text: string) => onCommand(text));
     await subscriber.subscribe(workerChannel(options.me));
-    const tick = (): void => void link.guard(round()).catch(() => undefined);
+    // One round at a time: a slow one (Redis away) is not overtaken by the next.
+    let rounding = false;
+    const tick = (): void => {
+      if (rounding) return;
+      rounding = true;
+      void link
+        .guard(round())
+        .catch(() => undefined)
+        .finally(() => (rounding = false));
+    };
     tick();
     heartbeat = setInterval(tick, timings.heartbeatMs);
     await new Promise<void>((resolve) => {

@@ -103,7 +103,12 @@ export class RunJournal {
         }
         if (!recorded) {
           // A replayed tool call's `ctx.sample`, asked again to be counted, is answered from the record or not at all.
-          if (request.recordedOnly) return Promise.reject(sampleNotRecorded(this.runId, request.agent));
+          if (request.fromRecord === "only") return Promise.reject(sampleNotRecorded(this.runId, request.agent));
+          if (request.fromRecord === "first") {
+            // A sample the record does not hold goes to the model as any sample does: naming no agent.
+            const { agent: _agent, fromRecord: _fromRecord, ...sample } = request;
+            request = sample;
+          }
           // Before its first live request, a model takes every recorded answer, not only those replayed so far: two
           // copies of an agent share it, and one may go live while the other still replays (a call named anew must
           // not take a recorded call's name); and a fallback model that answered then is asked again now.
