@@ -43,6 +43,11 @@ export interface DurableProject {
   killAfter(name: string, n: number): void;
   /** Clear the block and kill marks (before a resume). */
   clearMarks(): void;
+  /**
+   * Run `lllm args` (default: the main tactic, input `go`) until `name`'s call `n` blocks, SIGKILL it there, and clear
+   * the marks: a run that crashed during that call, to resume.
+   */
+  crashInTool(name: string, n: number, args?: string[]): Promise<void>;
   /** `lllm …` in the project folder, to its end. */
   run(args: string[]): Promise<CliResult>;
   /** `lllm …` in the project folder, running. */
@@ -203,6 +208,17 @@ agent_configs:
       for (const name of readdirSync(dir)) if (/^(block|kill)-|^blocked$/.test(name)) rmSync(path.join(dir, name), { force: true });
       held = undefined;
       holdingNow = false;
+    },
+    crashInTool: async (name, n, args) => {
+      project.blockTool(name, n);
+      const attempt = project.start(args ?? ["run", project.tactic(), "--input", "go"]);
+      if (!(await waitForFile(path.join(dir, "blocked"), 120_000))) {
+        attempt.killTree();
+        throw new Error(`\`${name} ${n}\` never blocked: ${attempt.stderr()}`);
+      }
+      process.kill(attempt.pid, "SIGKILL");
+      await attempt.exit();
+      project.clearMarks();
     },
     run: (args) => runCli(args, { cwd: dir, env, timeoutMs: 120_000 }),
     start: (args) => startCli(args, { cwd: dir, env }),

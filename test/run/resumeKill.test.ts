@@ -87,12 +87,7 @@ describe("a 30-round run killed and resumed", () => {
 
   it("killed during an idempotent tool call: resumed, it runs that call again and no other", async () => {
     project = await durableProject({ rounds: ROUNDS });
-    project.blockTool("look", 13);
-    const first = project.start(["run", project.tactic(), "--input", "go"]);
-    expect(await waitForFile(path.join(project.dir, "blocked")), first.stderr()).toBe(true);
-    process.kill(first.pid, "SIGKILL");
-    await first.exit();
-    project.clearMarks();
+    await project.crashInTool("look", 13);
     const resumed = await project.run(["run", "--resume", "--json"]);
     expect(resumed.code, resumed.stderr).toBe(0);
     const json = JSON.parse(resumed.stdout) as RunJson;
@@ -106,12 +101,7 @@ describe("a 30-round run killed and resumed", () => {
 
   it("killed during a call of a tool that is not idempotent: the resume stops before it, naming it, and runs it again only with --rerun-unknown", async () => {
     project = await durableProject({ rounds: ROUNDS });
-    project.blockTool("note", 15);
-    const first = project.start(["run", project.tactic(), "--input", "go"]);
-    expect(await waitForFile(path.join(project.dir, "blocked")), first.stderr()).toBe(true);
-    process.kill(first.pid, "SIGKILL");
-    await first.exit();
-    project.clearMarks();
+    await project.crashInTool("note", 15);
     const requestsBefore = project.modelRequests();
     const refused = await project.run(["run", "--resume"]);
     expect(refused.code).toBe(2);

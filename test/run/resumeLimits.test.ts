@@ -1,7 +1,7 @@
 import { createRequire } from "node:module";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { durableProject, waitForFile, type DurableProject } from "../helpers/durableProject.js";
+import { durableProject, type DurableProject } from "../helpers/durableProject.js";
 import { waitUntil } from "../helpers/processTree.js";
 
 vi.setConfig({ testTimeout: 240_000 });
@@ -28,12 +28,7 @@ const LIMIT = "0.05";
 
 /** Run the CLI with `args` until `look`'s call `n` blocks, SIGKILL it there, and let `lllm logs` read its record. */
 async function crashAt(project: DurableProject, n: number, args: string[]): Promise<void> {
-  project.blockTool("look", n);
-  const attempt = project.start(args);
-  expect(await waitForFile(path.join(project.dir, "blocked")), attempt.stderr()).toBe(true);
-  process.kill(attempt.pid, "SIGKILL");
-  await attempt.exit();
-  project.clearMarks();
+  await project.crashInTool("look", n, args);
   expect((await project.run(["logs"])).code).toBe(0);
 }
 

@@ -22,12 +22,7 @@ afterEach(async () => {
 /** A 10-round run killed while `look 7` runs (idempotent: a resume may run it again). */
 async function killedRun(): Promise<void> {
   project = await durableProject({ rounds: 10 });
-  project.blockTool("look", 7);
-  const first = project.start(["run", project.tactic(), "--input", "go"]);
-  expect(await waitForFile(path.join(project.dir, "blocked")), first.stderr()).toBe(true);
-  process.kill(first.pid, "SIGKILL");
-  await first.exit();
-  project.clearMarks();
+  await project.crashInTool("look", 7);
 }
 
 describe("lllm run --resume refuses", () => {

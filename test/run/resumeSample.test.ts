@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { durableProject, messageText, roundTurn, waitForFile, type DurableProject, type WireMessage } from "../helpers/durableProject.js";
+import { durableProject, messageText, roundTurn, type DurableProject, type WireMessage } from "../helpers/durableProject.js";
 import { waitUntil } from "../helpers/processTree.js";
 
 vi.setConfig({ testTimeout: 240_000 });
@@ -122,12 +122,7 @@ describe("a resumed run and its tools' ctx.sample", () => {
     const { project, samples } = await sampledProject();
     open.push(project);
     // Killed inside `ask 4`, after its sample was answered (and recorded), before its outcome.
-    project.blockTool("ask", 4);
-    const first = project.start(["run", project.tactic(), "--input", "go"]);
-    expect(await waitForFile(path.join(project.dir, "blocked")), first.stderr()).toBe(true);
-    process.kill(first.pid, "SIGKILL");
-    await first.exit();
-    project.clearMarks();
+    await project.crashInTool("ask", 4);
     expect(samples).toEqual(["summarize 1", "summarize 2", "summarize 4"]);
 
     const resumed = await project.run(["run", "--resume", "--json"]);

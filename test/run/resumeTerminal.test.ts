@@ -1,6 +1,5 @@
-import path from "node:path";
 import { afterAll, afterEach, describe, expect, it, vi } from "vitest";
-import { durableProject, waitForFile, type DurableProject } from "../helpers/durableProject.js";
+import { durableProject, type DurableProject } from "../helpers/durableProject.js";
 import { Tmux } from "../helpers/tmux.js";
 
 vi.setConfig({ testTimeout: 240_000 });
@@ -18,12 +17,7 @@ afterEach(async () => {
 
 async function stoppedInNote(): Promise<DurableProject> {
   const made = await durableProject({ rounds: 8 });
-  made.blockTool("note", 3);
-  const first = made.start(["run", made.tactic(), "--input", "go"]);
-  expect(await waitForFile(path.join(made.dir, "blocked")), first.stderr()).toBe(true);
-  process.kill(first.pid, "SIGKILL");
-  await first.exit();
-  made.clearMarks();
+  await made.crashInTool("note", 3);
   return made;
 }
 

@@ -464,12 +464,7 @@ describe.skipIf(!CHROMIUM && !process.env.CI)("lllm logs serve's list, in a real
   it("marks where a run was resumed, and says of a stopped run how to go on with it", async () => {
     const project = await durableProject({ rounds: 6 });
     try {
-      project.blockTool("look", 4);
-      const first = project.start(["run", project.tactic(), "--input", "go"]);
-      expect(await waitForFile(path.join(project.dir, "blocked")), first.stderr()).toBe(true);
-      process.kill(first.pid, "SIGKILL");
-      await first.exit();
-      project.clearMarks();
+      await project.crashInTool("look", 4);
       const resumed = await project.run(["run", "--resume"]);
       expect(resumed.code, resumed.stderr).toBe(0);
       // A second run, stopped and left so.
