@@ -14,15 +14,15 @@ export async function sampleWithModel(request: SampleRequest, options: { model: 
   const plain = plainSampleRequest(request);
   const messages: ModelMessage[] = [];
   if (plain.systemPrompt) messages.push({ role: "system", content: plain.systemPrompt });
-  for (const message of plain.messages as Array<{ role: "user" | "assistant"; content: string }>) messages.push({ role: message.role, content: message.content });
+  for (const message of plain.messages) messages.push({ role: message.role, content: message.content });
   const modelArgs: Record<string, unknown> = { ...(options.modelArgs ?? {}), max_tokens: request.maxTokens ?? DEFAULT_SAMPLE_MAX_TOKENS };
   if (request.temperature !== undefined) modelArgs["temperature"] = request.temperature;
   if (request.stopSequences !== undefined) modelArgs["stop"] = request.stopSequences;
   const { model, agent, round, onEvent } = options;
-  const origin = sampleOrigin(request);
+  const fromRecord = sampleOrigin(request);
   onEvent?.({ type: "model_call", agent, round, messages: messages.length, tools: [], model: model.name, sent: messages });
   const started = performance.now();
-  const response = await model.generate({ messages, modelArgs, ...(origin !== undefined ? { agent } : {}), ...(origin !== undefined ? { fromRecord: origin === "replay" ? ("only" as const) : ("first" as const) } : {}), ...(options.signal ? { signal: options.signal } : {}) });
+  const response = await model.generate({ messages, modelArgs, ...(fromRecord !== undefined ? { agent, fromRecord } : {}), ...(options.signal ? { signal: options.signal } : {}) });
   const text = response.message.content ?? "";
   onEvent?.({ type: "model_reply", agent, round, text, toolCalls: [], usage: response.usage, model: model.name, latencyMs: performance.now() - started, ...(response.finishReason !== undefined ? { finishReason: response.finishReason } : {}), sent: messages });
   return { text, content: [{ type: "text", text }], model: model.name, stopReason: response.finishReason === "length" ? "maxTokens" : response.finishReason === "stop" || response.finishReason === undefined ? "endTurn" : response.finishReason };

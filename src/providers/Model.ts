@@ -77,12 +77,12 @@ export interface ModelRequest {
   /** The name of the agent that asks: not sent to providers; a scripted replay answers each agent from its own turns. */
   agent?: string;
   /**
-   * A tool's `ctx.sample` request that a resumed run's record may answer (it names its agent for that): `only` from
-   * the record, never from a model (asked again for a tool call the run replays, so that it counts what it cost the
-   * first time); `first` from the record when it holds the answer, else from the model as any sample, naming no agent
-   * (asked by a call cut short that runs again). Not sent to providers.
+   * A tool's `ctx.sample` request that a resumed run's record may answer (it names its agent for that): `replay`,
+   * asked again for a tool call the run replays, so that it counts what it cost the first time, is answered from the
+   * record only, never by a model; `rerun`, asked by a call cut short that runs again, from the record when it holds
+   * the answer, else by the model as any sample, naming no agent. Not sent to providers.
    */
-  fromRecord?: "only" | "first";
+  fromRecord?: "replay" | "rerun";
   tools?: ToolSchema[];
   /** Tools the provider calls itself (remote MCP servers); the loop never sees their calls. */
   hostedTools?: HostedTool[];

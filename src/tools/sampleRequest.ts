@@ -1,12 +1,15 @@
 import { blockText, type ContentBlock } from "./ContentBlock.js";
 import type { SampleRequest } from "./ToolContext.js";
 
+/** A sample request whose messages are text. */
+export type PlainSampleRequest = Omit<SampleRequest, "messages" | "modelPreferences"> & { messages: Array<{ role: "user" | "assistant"; content: string }> };
+
 /**
  * A `ctx.sample` request as a model receives it: each message's blocks as their text (a local model call takes
  * text), and only what the call sends. Asked again, it sends the same messages: a resumed run's tool journal keeps
  * this form of each request a call made (small, and plain JSON).
  */
-export function plainSampleRequest(request: SampleRequest): SampleRequest {
+export function plainSampleRequest(request: SampleRequest): PlainSampleRequest {
   const messages = typeof request.messages === "string" ? [{ role: "user" as const, content: request.messages }] : request.messages;
   return {
     messages: messages.map((message) => ({ role: message.role, content: typeof message.content === "string" ? message.content : (Array.isArray(message.content) ? message.content : [message.content]).map((block: ContentBlock) => blockText(block)).join("\n") })),

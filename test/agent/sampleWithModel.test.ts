@@ -18,8 +18,8 @@ describe("a tool's ctx.sample as a model request", () => {
     await sampleWithModel(markSample(request, "replay"), { model, agent: "worker", round: 2 });
     expect(model.requests.map((sent) => [sent.agent, sent.fromRecord])).toEqual([
       [undefined, undefined],
-      ["worker", "first"],
-      ["worker", "only"],
+      ["worker", "rerun"],
+      ["worker", "replay"],
     ]);
     // The same messages each time: a replayed request matches the recorded one.
     const [plain, rerun, replay] = model.requests.map((sent) => JSON.stringify(sent.messages));

@@ -10,6 +10,7 @@ import type { ServedRunOptions } from "../ServedRun.js";
 import { approveAll } from "../../approval/index.js";
 import { newWireId } from "../newWireId.js";
 import { isPlainObject } from "../../util/isPlainObject.js";
+import { repeatInTurn } from "../../util/repeatInTurn.js";
 import { RemoteRun, type RunTransport } from "./RemoteRun.js";
 import { callKey, cancelledKey, runningPrefix, scanKeys, SERVE_TACTICS_KEY, servedJobCounts, serverChannel, serverKey, settledKey, tacticKey, waitingKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type ServedJob, type SettledRecord } from "./serveQueueWire.js";
 
@@ -49,8 +50,6 @@ export class QueueBridge implements RunTransport {
   #noWorkerSince = Date.now();
   #warnedNoWorker = false;
   #closed = false;
-  /** A heartbeat under way: the next waits for none, it is skipped (two at once would queue a lost job twice). */
-  #beating = false;
   /** This server's key was written (a key of its own it then finds gone means Redis lost its data). */
   #marked = false;
   /** When this server saw that Redis lost its data (see `#beat`); its jobs are then looked for once (`#requeueDue`). */
@@ -106,13 +105,8 @@ export class QueueBridge implements RunTransport {
     subscriber.on("message", (_channel: string, text: string) => bridge.#onMessage(text));
     await subscriber.subscribe(serverChannel(bridge.serverId));
     await bridge.#beat();
-    bridge.#heartbeat = setInterval(() => {
-      if (bridge.#beating) return;
-      bridge.#beating = true;
-      void bridge.#beat()
-        .catch(() => undefined)
-        .finally(() => (bridge.#beating = false));
-    }, timings.heartbeatMs);
+    // One beat at a time: two at once would queue a job Redis lost twice (`#requeueLost`).
+    bridge.#heartbeat = repeatInTurn(() => bridge.#beat(), timings.heartbeatMs);
     // Redis gone for good: no event will come for the runs in flight; they end now, with the reason.
     link.failed.addEventListener(
       "abort",
@@ -360,10 +354,11 @@ export class QueueBridge implements RunTransport {
   }
 
   /**
-   * After Redis lost its data, once the workers had ten heartbeats to put back their running lists (`JobTaker.restore`):
-   * the jobs of this server's that no worker said it took and that Redis no longer holds are queued again, at the end workers take from (they waited longest). A job is lost when it is on no list
-   * (waiting, or a worker's running list: taking it moves it there in one step, giving it back moves it back in one)
-   * and no worker kept how its run stands (`settledKey`); one still to be sent this turn (`#unsent`) is not.
+   * After Redis lost its data, once the workers had ten heartbeats to put back their running lists
+   * (`JobTaker.restore`): the jobs of this server's that no worker said it took and that Redis no longer holds are
+   * queued again, at the end workers take from (they waited longest). A job is lost when it is on no list (waiting,
+   * or a worker's running list: taking it moves it there in one step, giving it back moves it back in one) and no
+   * worker kept how its run stands (`settledKey`); one still to be sent this turn (`#unsent`) is not.
    */
   async #requeueLost(): Promise<void> {
     if (this.#queued.size === 0) return;

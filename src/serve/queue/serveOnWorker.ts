@@ -14,6 +14,7 @@ import type { RunListener, RunOutcome } from "../RunHandle.js";
 import { ServedRun } from "../ServedRun.js";
 import { callKey, cancelledKey, SERVE_TACTICS_KEY, serverChannel, serverKey, settledKey, tacticKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type RunState, type ServedJob, type SettledEvent, type SettledRecord } from "./serveQueueWire.js";
 import { JobTaker } from "./JobTaker.js";
+import { repeatInTurn } from "../../util/repeatInTurn.js";
 import { endedWithout, toWire } from "./wireRecordedRun.js";
 
 /** What `lllm worker` gives the batch side (`RunWorkerOptions`), and this worker's id. */
@@ -247,28 +248,11 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     options.say(`lllm worker: serving ${prepared.tactic.config.name ?? digest} (requests of lllm serve --queue)`);
   };
 
-  /**
-   * A heartbeat's work: keep this worker's running lists alive, join the tactics servers announce and let go of those
-   * they no longer do, and stop the runs whose server is gone. A worker that drains (`stop`: it takes nothing new) does
-   * the first and the last until its runs are over: a list that expired then would lose its jobs if the worker is
-   * killed at the end of its grace period, and a run nobody waits for would hold the drain up.
-   */
-  const round = async (): Promise<void> => {
-    await keepLists();
-    if (!draining()) await joinAnnounced();
-    // A running run whose server is gone: nobody reads its answer. Not while Redis starts again from nothing (a
-    // server's key is back at its next heartbeat), which it may have done while these were read.
-    const running = [...held.values()].filter((entry) => !entry.paused);
-    const alive = await Promise.all(running.map((entry) => redis.exists(serverKey(entry.server))));
-    await keepLists();
-    if (lostAt !== undefined && Date.now() - lostAt < timings.aliveMs) return;
-    running.forEach((entry, index) => {
-      if (alive[index] === 0) entry.run.abort(new InterruptedError("interrupted", "the server waiting for this request is gone"));
-    });
-  };
-
   const draining = (): boolean => options.stop.aborted || link.failed.aborted;
-  /** When Redis was last seen to have lost its data (a list of running jobs gone): servers' keys are back within ten of their heartbeats. */
+  /**
+   * When Redis was last seen to have lost its data (a list of running jobs gone): servers' keys are back within ten
+   * of their heartbeats.
+   */
   let lostAt: number | undefined;
   /**
    * Keep this worker's lists of running jobs alive; a list Redis lost (it restarted without its data) is put back,
@@ -281,6 +265,27 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     if (lost.length === 0) return;
     lostAt = Date.now();
     await Promise.all(lost.map((taker) => taker.restore()));
+  };
+
+  /**
+   * A heartbeat's work: keep this worker's running lists alive, join the tactics servers announce and let go of those
+   * they no longer do, and stop the runs whose server is gone. A worker that drains (`stop`: it takes nothing new) does
+   * the first and the last until its runs are over: a list that expired then would lose its jobs if the worker is
+   * killed at the end of its grace period, and a run nobody waits for would hold the drain up.
+   */
+  const round = async (): Promise<void> => {
+    await keepLists();
+    if (!draining()) await joinAnnounced();
+    // A running run whose server is gone: nobody reads its answer. Not while Redis starts again from nothing (a
+    // server's key is back at its next heartbeat), which it may have done while these were read.
+    const running = [...held.values()].filter((entry) => !entry.paused);
+    if (running.length === 0) return;
+    const alive = await Promise.all(running.map((entry) => redis.exists(serverKey(entry.server))));
+    await keepLists();
+    if (lostAt !== undefined && Date.now() - lostAt < timings.aliveMs) return;
+    running.forEach((entry, index) => {
+      if (alive[index] === 0) entry.run.abort(new InterruptedError("interrupted", "the server waiting for this request is gone"));
+    });
   };
 
   const joinAnnounced = async (): Promise<void> => {
@@ -326,18 +331,7 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     subscriber.on("error", () => undefined);
     subscriber.on("message", (_channel: string, text: string) => onCommand(text));
     await subscriber.subscribe(workerChannel(options.me));
-    // One round at a time: a slow one (Redis away) is not overtaken by the next.
-    let rounding = false;
-    const tick = (): void => {
-      if (rounding) return;
-      rounding = true;
-      void link
-        .guard(round())
-        .catch(() => undefined)
-        .finally(() => (rounding = false));
-    };
-    tick();
-    heartbeat = setInterval(tick, timings.heartbeatMs);
+    heartbeat = repeatInTurn(() => link.guard(round()), timings.heartbeatMs, { now: true });
     await new Promise<void>((resolve) => {
       if (options.stop.aborted || link.failed.aborted) return resolve();
       options.stop.addEventListener("abort", () => resolve(), { once: true });

@@ -103,8 +103,8 @@ export class RunJournal {
         }
         if (!recorded) {
           // A replayed tool call's `ctx.sample`, asked again to be counted, is answered from the record or not at all.
-          if (request.fromRecord === "only") return Promise.reject(sampleNotRecorded(this.runId, request.agent));
-          if (request.fromRecord === "first") {
+          if (request.fromRecord === "replay") return Promise.reject(sampleNotRecorded(this.runId, request.agent));
+          if (request.fromRecord === "rerun") {
             // A sample the record does not hold goes to the model as any sample does: naming no agent.
             const { agent: _agent, fromRecord: _fromRecord, ...sample } = request;
             request = sample;

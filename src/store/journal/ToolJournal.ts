@@ -237,8 +237,8 @@ class JournaledTool extends FunctionTool {
 }
 
 /**
- * Ask a replayed call's kept sample requests again, in order, to be answered from the record; one it has no answer
- * to is left out (a limit reached, a stop, fail the call as they would have).
+ * Ask a replayed call's kept sample requests again, in order, to be answered from the record. One the record has no
+ * answer to is left out; a limit reached or a stop fails the call, as it would have failed the sample.
  */
 async function sampleAgain(samples: readonly SampleRequest[], sample: NonNullable<ToolContext["sample"]>): Promise<void> {
   for (const request of samples) {
@@ -250,9 +250,9 @@ async function sampleAgain(samples: readonly SampleRequest[], sample: NonNullabl
   }
 }
 
-function outcomeOf(call: FunctionCall, samples: readonly SampleRequest[]): ToolOutcome {
+function outcomeOf(call: FunctionCall, samples: SampleRequest[]): ToolOutcome {
   const outcome: ToolOutcome = {};
-  if (samples.length > 0) outcome.samples = [...samples];
+  if (samples.length > 0) outcome.samples = samples;
   if (call.resultStr !== undefined) outcome.resultStr = call.resultStr;
   if (call.error !== undefined) {
     outcome.error = call.error;
