@@ -69,6 +69,18 @@ export function holdFirstSignal(onFirst: (signal: StopSignal) => void, signals: 
   heldSignals = signals;
 }
 
+/** The handler's own way in (see `stopAfterHold`). */
+let secondStop: ((signal: StopSignal, why: string) => void) | undefined;
+
+/**
+ * Do now what a second `signal` would do after a held first one (see `holdFirstSignal`): abort the command, stop
+ * its processes, exit after the grace. `why` is said instead of the line about a signal received (`lllm worker`'s
+ * drain timeout: no second signal came).
+ */
+export function stopAfterHold(signal: StopSignal, why: string): void {
+  secondStop?.(signal, why);
+}
+
 /**
  * The one place where the CLI turns SIGINT, SIGTERM and SIGHUP into an abort. The first signal aborts
  * `signal` (commands pass it down to the run), kills every command tool's processes, closes every kernel and stops
@@ -79,7 +91,9 @@ export function holdFirstSignal(onFirst: (signal: StopSignal) => void, signals: 
 export function handleSignals(): SignalHandling {
   const controller = new AbortController();
   let received: StopSignal | undefined;
-  const onSignal = (signal: StopSignal): void => {
+  // Node calls a signal's listeners with its name and number: the number is not a `why`.
+  const onSignal = (signal: StopSignal): void => stop(signal);
+  const stop = (signal: StopSignal, why?: string): void => {
     if (signal === "SIGINT" && interrupts && received === undefined) {
       interrupts();
       return;
@@ -107,7 +121,7 @@ export function handleSignals(): SignalHandling {
     }
     received = signal;
     process.exitCode = code;
-    writeErr(signal === "SIGINT" ? "lllm: interrupted; stopping (Ctrl-C again to quit at once)" : `lllm: received ${signal}; stopping`);
+    writeErr(why ?? (signal === "SIGINT" ? "lllm: interrupted; stopping (Ctrl-C again to quit at once)" : `lllm: received ${signal}; stopping`));
     controller.abort(new InterruptedError("interrupted", signal === "SIGINT" ? "interrupted by the user" : `stopped by ${signal}`, { exitCode: code }));
     // Command tools' programs are killed now, with whatever they started (a `setsid` grandchild included): a run
     // hands them the abort, but `batch`, `test` and `mcp serve` may have calls the signal does not reach.
@@ -117,6 +131,10 @@ export function handleSignals(): SignalHandling {
     setTimeout(() => process.exit(code), STOP_GRACE_MS).unref();
   };
   for (const signal of SIGNALS) process.on(signal, onSignal);
+  // Only while a first signal is held: after a second one, it would exit at once, cutting the clean-up short.
+  secondStop = (signal, why) => {
+    if (held) stop(signal, why);
+  };
   const handling: SignalHandling = {
     signal: controller.signal,
     get received() {
@@ -127,7 +145,10 @@ export function handleSignals(): SignalHandling {
     },
     dispose() {
       for (const signal of SIGNALS) process.off(signal, onSignal);
-      if (current === handling) current = undefined;
+      if (current === handling) {
+        current = undefined;
+        secondStop = undefined;
+      }
     },
   };
   current = handling;

@@ -19,6 +19,7 @@ import { steadyHeap } from "../util/steadyHeap.js";
 import { stopSignal, takeFirstStop } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { madeTokenLine, parseHttpAddress } from "./mcp.js";
+import { numberFlag, secondsFlag } from "./numberFlag.js";
 import { warn, writeErr } from "./output.js";
 import { packagesOrHere } from "./packagesOrHere.js";
 import { positiveInteger } from "./positiveInteger.js";
@@ -190,7 +191,7 @@ function limitFlags(options: ServeCommandOptions): RunLimits {
 }
 
 function seconds(text: string, flag: string, example: string, zero = false): number {
-  return number(text, flag, `a number of seconds ${zero ? ">= 0" : "above 0"}`, example, (value) => (zero ? value >= 0 : value > 0));
+  return secondsFlag(text, flag, example, { zero, code: "usage_serve" });
 }
 
 function wholeNumber(text: string, flag: string, hint: string): number {
@@ -198,7 +199,5 @@ function wholeNumber(text: string, flag: string, hint: string): number {
 }
 
 function number(text: string, flag: string, what: string, example: string, valid: (value: number) => boolean): number {
-  const value = Number(text);
-  if (text.trim() === "" || !Number.isFinite(value) || !valid(value)) throw new ConfigError("usage_serve", `${flag} must be ${what} (got \`${text}\`)`, { location: { file: flag }, hint: `e.g. ${flag} ${example}` });
-  return value;
+  return numberFlag(text, flag, what, example, valid, "usage_serve");
 }

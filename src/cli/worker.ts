@@ -2,8 +2,9 @@ import { hostname } from "node:os";
 import { ConfigError } from "../errors.js";
 import { queueConnection, redactQueueUrl } from "../batch/queue/queueConnection.js";
 import { runWorker, type RunWorkerOptions } from "../batch/queue/runWorker.js";
-import { holdFirstSignal, stopSignal } from "./handleSignals.js";
+import { holdFirstSignal, stopAfterHold, stopSignal } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
+import { secondsFlag } from "./numberFlag.js";
 import { paint, warn, writeErr } from "./output.js";
 import { steadyHeap } from "../util/steadyHeap.js";
 
@@ -12,7 +13,11 @@ export interface WorkerCommandOptions {
   concurrency?: string;
   package?: string[];
   log?: boolean;
+  drainTimeout?: string;
 }
+
+/** How long a stopping worker lets its running items finish by default, as `lllm serve` its runs (`--drain-timeout`). */
+const DRAIN_TIMEOUT_S = 30;
 
 /** `lllm worker --queue URL`: run the items of the batches queued on Redis, until Ctrl-C or SIGTERM. */
 export async function workerCommand(options: WorkerCommandOptions): Promise<void> {
@@ -20,6 +25,7 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   queueConnection(options.queue);
   const concurrency = Number(options.concurrency ?? "4");
   if (!Number.isInteger(concurrency) || concurrency < 1) throw new ConfigError("usage_number", `--concurrency must be a whole number >= 1 (got \`${options.concurrency}\`)`, { location: { file: "--concurrency" } });
+  const drainSeconds = options.drainTimeout === undefined ? DRAIN_TIMEOUT_S : secondsFlag(options.drainTimeout, "--drain-timeout", "30", { zero: true });
   // The worker's own packages, loaded once: the only place a batch's tactic is looked for (never a folder named in Redis).
   const packages = options.package ?? [];
   const registry = await loadRegistry(packages);
@@ -27,11 +33,17 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   const stop = new AbortController();
   const cancel = stopSignal();
   // The first Ctrl-C or SIGTERM (a supervisor's stop: a rolling deploy, a scale-down) stops taking items and served
-  // requests and lets the running ones finish; a second signal cancels them (the items go back to the queue).
+  // requests and lets the running ones finish, for --drain-timeout; then, or at a second signal, they are cancelled:
+  // the items go back to the queue, and requests that sent their client nothing yet to other workers. Within a
+  // container's stop grace (30 s by default), that is sooner than a dead worker's (its locks and heartbeat expire).
   cancel.addEventListener("abort", () => stop.abort(), { once: true });
+  let drainEnd: NodeJS.Timeout | undefined;
   holdFirstSignal((signal) => {
     stop.abort();
-    writeErr(`lllm worker: ${signal === "SIGINT" ? "interrupted" : `received ${signal}`}: taking no new items; finishing the running ones (${signal === "SIGINT" ? "Ctrl-C again" : "a second signal"} cancels them: they go back to the queue)`);
+    writeErr(`lllm worker: ${signal === "SIGINT" ? "interrupted" : `received ${signal}`}: taking no new items; finishing the running ones for up to ${drainSeconds} s (${signal === "SIGINT" ? "Ctrl-C again" : "a second signal"} cancels them: they go back to the queue)`);
+    // At most what a timer can wait (about 24 days): a longer one would fire at once.
+    drainEnd = setTimeout(() => stopAfterHold(signal, `lllm worker: the running items did not finish within --drain-timeout (${drainSeconds} s): cancelling them (they go back to the queue)`), Math.min(drainSeconds * 1000, 2 ** 31 - 1));
+    drainEnd.unref();
   }, ["SIGINT", "SIGTERM"]);
   const names = registry.list().map((pkg) => pkg.name);
   writeErr(paint("dim", `lllm worker: waiting for batches and served requests on ${redactQueueUrl(options.queue)} (${concurrency} at once; packages: ${names.length > 0 ? names.join(", ") : "none"})`));
@@ -62,6 +74,7 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   } finally {
     stop.abort();
     await serving.catch(() => undefined);
+    clearTimeout(drainEnd);
   }
   if (servingFailed) throw servingFailed.error;
   writeErr(`lllm worker: stopped after ${ran} item${ran === 1 ? "" : "s"}`);

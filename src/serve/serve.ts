@@ -221,7 +221,8 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
         const inFlight = [...runs].map((run) => run.done);
         const timeoutMs = stopOptions.drainTimeoutMs ?? SERVE_DEFAULTS.drainTimeoutMs;
         let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), timeoutMs)));
+        // At most what a timer can wait (about 24 days): a longer one would fire at once.
+        const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), Math.min(timeoutMs, 2 ** 31 - 1))));
         const outcome = await Promise.race([Promise.allSettled(inFlight), late]);
         clearTimeout(timer);
         if (outcome === "late") for (const run of runs) run.abort(new InterruptedError("interrupted", `the server stopped: the run did not finish within the drain timeout (${Math.round(timeoutMs / 1000)} s)`));

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
-import { readResults, until } from "./batchTestHelpers.js";
+import { lastUserText, readResults, until } from "./batchTestHelpers.js";
 import { copyPackage, describeRedis, eventually, expectedIds, itemsFile, kitSetup, okIds, QUICK, SHORT_LOCK, startBatch, startRedis, startWorker, trackQueueTests } from "./queueTestHelpers.js";
 
 trackQueueTests();
@@ -68,6 +68,36 @@ describeRedis("lllm batch --queue with lllm worker", () => {
     await eventually(async () => (await client.keys("*")).length === 0, { state: () => client.keys("*") });
     expect(await client.keys("*")).toEqual([]);
   }, 180_000);
+
+  it("a worker's drain ends at --drain-timeout: its running items go back to the queue, and another worker runs them", async () => {
+    const redis = await startRedis();
+    // The model answers nothing until the gate opens: the first worker's items are still running when its drain ends.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const setup = await kitSetup({ server: { handler: async (body) => (await gate, `echo: ${lastUserText(body)}`) } });
+    const env = { ...setup.env, ...QUICK };
+    const out = path.join(setup.dir, "out.jsonl");
+    const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 2), "--lines", "--out", out, "--queue", redis.url, "--no-log"], env);
+    const first = startWorker(redis.url, env, { packages: [setup.kit], args: ["--drain-timeout", "1"] });
+    await until(() => setup.server.requests.length === 2);
+    first.child.kill("SIGTERM");
+    // No second signal: the drain's end cancels them, and the worker exits as a stopped command does.
+    expect(await first.exited).toBe(143);
+    expect(first.stderr()).toContain("finishing the running ones for up to 1 s");
+    expect(first.stderr()).toContain("lllm worker: the running items did not finish within --drain-timeout (1 s): cancelling them (they go back to the queue)");
+    expect(readFileSync(out, "utf8")).toBe("");
+    open();
+    startWorker(redis.url, env, { packages: [setup.kit] });
+    expect(await producer.exited).toBe(0);
+    expectEveryItemOnce(out, 2);
+  }, 120_000);
+
+  it("--drain-timeout takes a number of seconds: anything else is a usage error", async () => {
+    // Refused before any connection: no Redis needed.
+    const worker = startWorker("redis://127.0.0.1:1", {}, { args: ["--drain-timeout", "soon"] });
+    expect(await worker.exited).toBe(2);
+    expect(worker.stderr()).toContain("--drain-timeout must be a number of seconds >= 0 (got `soon`)");
+  }, 60_000);
 
   it("Redis restarted mid-batch: the producer and the worker reconnect and finish, every item once", async () => {
     const redis = await startRedis();

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe } from "vitest";
-import type { MockOpenAIServer } from "../../src/testing/index.js";
+import type { MockOpenAIServer, MockOpenAIServerOptions } from "../../src/testing/index.js";
 import { BIN, ROOT } from "../helpers/runCli.js";
 import { echoSetup, readResults, removeTempDirs, spawnBatch, tempDir } from "./batchTestHelpers.js";
 import { hasRedis, RedisServer } from "../helpers/redisServer.js";
@@ -52,8 +52,8 @@ export interface CliChild {
 }
 
 /** `lllm worker` as a child this test can signal; `cwd` defaults to the repository, `packages` are its `-p`. */
-export function startWorker(url: string, env: NodeJS.ProcessEnv, options: { concurrency?: number; packages?: string[]; cwd?: string; log?: boolean } = {}): CliChild {
-  const args = ["worker", "--queue", url, "--concurrency", String(options.concurrency ?? 4), ...(options.packages ?? []).flatMap((dir) => ["-p", dir]), ...(options.log ? [] : ["--no-log"])];
+export function startWorker(url: string, env: NodeJS.ProcessEnv, options: { concurrency?: number; packages?: string[]; cwd?: string; log?: boolean; args?: string[] } = {}): CliChild {
+  const args = ["worker", "--queue", url, "--concurrency", String(options.concurrency ?? 4), ...(options.packages ?? []).flatMap((dir) => ["-p", dir]), ...(options.log ? [] : ["--no-log"]), ...(options.args ?? [])];
   return track(spawn(process.execPath, [BIN, ...args], { cwd: options.cwd ?? ROOT, env: childEnv(env), stdio: ["ignore", "pipe", "pipe"] }));
 }
 
@@ -88,8 +88,8 @@ function track(child: ChildProcess): CliChild {
  * The echo tactic inside a package `kit` (`kit/tactics/echo.yaml`, listing its own package): a queued batch names it
  * by ref, and a worker runs it only with a copy of `kit` among its own packages (`-p`).
  */
-export async function kitSetup(options: { delayMs?: number } = {}): Promise<{ server: MockOpenAIServer; dir: string; kit: string; tactic: string; answered: () => number; env: NodeJS.ProcessEnv }> {
-  const setup = await echoSetup(options.delayMs !== undefined ? { delayMs: options.delayMs } : {});
+export async function kitSetup(options: { delayMs?: number; server?: MockOpenAIServerOptions } = {}): Promise<{ server: MockOpenAIServer; dir: string; kit: string; tactic: string; answered: () => number; env: NodeJS.ProcessEnv }> {
+  const setup = await echoSetup(options);
   started.servers.push(setup.server);
   const kit = path.join(setup.dir, "kit");
   const tactic = path.join(kit, "tactics", "echo.yaml");

@@ -70,8 +70,8 @@ export async function startHoldServer(): Promise<HoldServer> {
 }
 
 /** Start `lllm worker --queue URL -p PKG` and wait until it serves the pool's tactic (a server announced it). */
-export async function startPoolWorker(queue: string, pkg: string, env: NodeJS.ProcessEnv, concurrency = 4): Promise<RunningCli> {
-  const worker = startCli(["worker", "--queue", queue, "-p", pkg, "--concurrency", String(concurrency)], { env });
+export async function startPoolWorker(queue: string, pkg: string, env: NodeJS.ProcessEnv, concurrency = 4, args: string[] = []): Promise<RunningCli> {
+  const worker = startCli(["worker", "--queue", queue, "-p", pkg, "--concurrency", String(concurrency), ...args], { env });
   if (!(await waitUntil(() => worker.stderr().includes("lllm worker: serving pool"), 60_000))) {
     worker.killTree();
     throw new Error(`the worker never joined the served tactic; stderr:\n${worker.stderr()}`);

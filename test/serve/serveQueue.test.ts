@@ -47,8 +47,8 @@ async function serveOnQueue(env: NodeJS.ProcessEnv = {}): Promise<ServingCli> {
   return serving;
 }
 
-async function worker(concurrency = 4, env: NodeJS.ProcessEnv = {}): Promise<RunningCli> {
-  const cli = await startPoolWorker(redis.url, pkg, { ...QUICK, HOLD_URL: holds.url, ...env }, concurrency);
+async function worker(concurrency = 4, env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<RunningCli> {
+  const cli = await startPoolWorker(redis.url, pkg, { ...QUICK, HOLD_URL: holds.url, ...env }, concurrency, args);
   started.push(cli);
   return cli;
 }
@@ -180,6 +180,27 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     // Stopped by the signal (128 + its number), as any command, once they are done.
     expect(await only.exit(60_000)).toBe(code);
     expect(only.stderr()).toContain("lllm worker: stopped");
+  });
+
+  it("a worker's drain ends at --drain-timeout: a request that sent nothing yet runs on another worker at once, one that streamed ends with a 502", async () => {
+    const serving = await serveOnQueue();
+    const first = await worker(4, {}, ["--drain-timeout", "1"]);
+    const requests = ["talky 12", "quiet 12"].map((tag) => stream(serving, tag));
+    expect(await waitUntil(() => holds.held.size === 2, 120_000)).toBe(true);
+    process.kill(first.pid, "SIGTERM");
+    expect(await waitUntil(() => first.stderr().includes("finishing the running ones for up to 1 s"), 60_000), first.stderr()).toBe(true);
+    // No second signal: the drain's end cancels both runs, and the worker exits as a stopped command does.
+    expect(await first.exit(60_000), first.stderr()).toBe(143);
+    expect(first.stderr()).toContain("lllm worker: the running items did not finish within --drain-timeout (1 s): cancelling them (they go back to the queue)");
+    expect([...holds.aborted].sort()).toEqual(["quiet 12", "talky 12"]);
+    // The one that had streamed ends at once, without waiting for the stopped worker's heartbeat to expire.
+    expect(await requests[0]).toEqual({ text: "Part one. ", end: expect.stringContaining("stopped before the answer was complete (10 characters of it had been sent)") });
+    // The other waits in the queue for a worker, and runs there from its start.
+    const second = await worker();
+    expect(await waitUntil(() => holds.held.get("quiet 12") === second.pid, 120_000)).toBe(true);
+    holds.release("released");
+    expect(await requests[1]).toEqual({ text: "Done quiet 12.", end: "done" });
+    expect(mock.requests.map((request) => userOf(request.body)).sort()).toEqual(["quiet 12", "quiet 12", "quiet 12", "talky 12"]);
   });
 
   it("a draining worker keeps its list of running requests alive, and still stops a run whose server died", async () => {

@@ -251,7 +251,7 @@ export class QueueBridge implements RunTransport {
     this.#queued.delete(event.run);
     this.#runs.get(event.run)?.onEvent(event);
     // Its end came: the copy its worker kept for a server that misses it (`settledKey`) need not wait for its time.
-    if (event.type === "finished" && event.seq !== undefined) void this.#link.client.unlink(settledKey(event.run)).catch(() => undefined);
+    if ((event.type === "finished" || event.type === "given_back") && event.seq !== undefined) void this.#link.client.unlink(settledKey(event.run)).catch(() => undefined);
   }
 
   /** Say this server is alive, announce its tactics, and look at the workers of its runs. */

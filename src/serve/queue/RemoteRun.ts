@@ -190,6 +190,9 @@ export class RemoteRun implements RunHandle {
         if (!run.ok && this.#abortReason instanceof Error && run.error instanceof InterruptedError) run.error = this.#abortReason;
         return this.#end(run);
       }
+      case "given_back":
+        this.#state = event.state;
+        return this.workerLost();
       case "moved":
         // Its client went on through another server: this one forgets it.
         this.#moved = true;

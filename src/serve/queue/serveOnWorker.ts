@@ -36,6 +36,8 @@ interface HeldRun {
   callIds: string[];
   /** The number of its last settled event (see `RunEvent`). */
   seq: number;
+  /** Stopped by the worker's own stop (its drain's end, a second signal): given back to its server, not ended. */
+  stopped?: boolean;
 }
 
 /** Takes a tactic's digest out of the set of served ones, unless a server announced it again meanwhile. */
@@ -127,6 +129,8 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       // A run that ends while it waits for its client's tool results (cancelled, its TTL passed, the worker stopping):
       // its calls are no longer to be found, so that results sent later get their 400 at once from any server.
       if (entry.paused && entry.callIds.length > 0) void redis.del(...entry.callIds.map(callKey)).catch(() => undefined);
+      // Stopped by this worker's own stop, not its client or its server: the server may run it elsewhere.
+      if (entry.stopped && !outcome.run.ok) return settled(entry.server, { run: runKey, type: "given_back", worker: options.me, state: state(entry) }, ++entry.seq);
       return settled(entry.server, { run: runKey, type: "finished", result: toWire(outcome.run), state: state(entry) }, ++entry.seq);
     }
     entry.paused = true;
@@ -219,7 +223,10 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     });
     const entry: HeldRun = { job: data, run, server: data.server, redactor: new StreamRedactor(), paused: false, callIds: [], seq: 1 };
     held.set(data.runKey, entry);
-    const stopRun = (): void => run.abort(new InterruptedError("interrupted", "the worker was stopped"));
+    const stopRun = (): void => {
+      entry.stopped = true;
+      run.abort(new InterruptedError("interrupted", "the worker was stopped"));
+    };
     cancel.addEventListener("abort", stopRun, { once: true });
     void run.done.then(() => cancel.removeEventListener("abort", stopRun));
     const next = run.next(listener(entry));

@@ -64,11 +64,17 @@ export type RunEvent =
   | { run: string; type: "paused"; calls: ClientCall[]; text: string; state: RunState; seq?: number }
   | { run: string; type: "approval"; call: ApprovalCall; state: RunState; seq?: number }
   | { run: string; type: "finished"; result: WireRecordedRun; state: RunState; seq?: number }
+  /**
+   * Its worker stopped it (its drain timed out, or a second signal): as for a dead worker's, the server runs it again
+   * on another worker when its client has seen nothing of it, else ends it with `serve_worker_lost`; at once, not
+   * heartbeats later. A server from before this event ignores it, and finds the worker gone once it has exited.
+   */
+  | { run: string; type: "given_back"; worker: string; state: RunState; seq?: number }
   /** Another server took the paused run over (its client's next request landed there). */
   | { run: string; type: "moved" };
 
 /** A run's event that says how it stands, numbered (see `RunEvent`). */
-export type SettledEvent = Extract<RunEvent, { type: "started" | "paused" | "approval" | "finished" }>;
+export type SettledEvent = Extract<RunEvent, { type: "started" | "paused" | "approval" | "finished" | "given_back" }>;
 
 /** What `settledKey` holds: the run's last settled event, the worker that runs it, and the server it was for. */
 export interface SettledRecord {
