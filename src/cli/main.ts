@@ -228,7 +228,7 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
   if (wanted("worker")) {
     program
       .command("worker")
-      .description("run the items of batches queued on Redis by `lllm batch --queue`, and the requests of `lllm serve --queue` (until Ctrl-C or SIGTERM, which let the running ones finish)")
+      .description("run the items of batches queued on Redis by `lllm batch --queue`, and the requests of `lllm serve --queue` (until Ctrl-C or SIGTERM, which let the running ones finish, for up to --drain-timeout)")
       .option("--queue <url>", "the Redis the batches are on (redis://[:password@]host:port)")
       .option("--concurrency <n>", "items running at once (default 4)")
       .option("-p, --package <dir>", "its packages: a batch's tactic and packages are looked for here (and in the settings' packages, ./lllm_packages, $LLLM_HOME/packages), never in a folder the batch names (repeatable)", collect)
