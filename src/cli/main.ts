@@ -233,7 +233,7 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
       .option("--concurrency <n>", "items running at once (default 4)")
       .option("-p, --package <dir>", "its packages: a batch's tactic and packages are looked for here (and in the settings' packages, ./lllm_packages, $LLLM_HOME/packages), never in a folder the batch names (repeatable)", collect)
       .option("--no-log", "do not record the items' runs in the run store")
-      .option("--drain-timeout <seconds>", "on SIGTERM or Ctrl-C, how long running items may finish before they are cancelled and go back to the queue (default 30)")
+      .option("--drain-timeout <seconds>", "on SIGTERM or Ctrl-C, how long running items may finish before they are cancelled and go back to the queue (default 25)")
       .action(async (options: Record<string, unknown>, command: Command) => {
         const { workerCommand } = await import("./worker.js");
         await workerCommand(command.optsWithGlobals());

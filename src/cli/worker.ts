@@ -16,8 +16,11 @@ export interface WorkerCommandOptions {
   drainTimeout?: string;
 }
 
-/** How long a stopping worker lets its running items finish by default, as `lllm serve` its runs (`--drain-timeout`). */
-const DRAIN_TIMEOUT_S = 30;
+/**
+ * How long a stopping worker lets its running items finish by default (`--drain-timeout`): under Kubernetes' stop
+ * grace of 30 s, with time left to give the rest back before its SIGKILL (Sidekiq's default, for the same reason).
+ */
+const DRAIN_TIMEOUT_S = 25;
 
 /** `lllm worker --queue URL`: run the items of the batches queued on Redis, until Ctrl-C or SIGTERM. */
 export async function workerCommand(options: WorkerCommandOptions): Promise<void> {
@@ -35,7 +38,7 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   // The first Ctrl-C or SIGTERM (a supervisor's stop: a rolling deploy, a scale-down) stops taking items and served
   // requests and lets the running ones finish, for --drain-timeout; then, or at a second signal, they are cancelled:
   // the items go back to the queue, and requests that sent their client nothing yet to other workers. Within a
-  // container's stop grace (30 s by default), that is sooner than a dead worker's (its locks and heartbeat expire).
+  // supervisor's stop grace, that is sooner than a dead worker's (its locks and heartbeat expire).
   cancel.addEventListener("abort", () => stop.abort(), { once: true });
   let drainEnd: NodeJS.Timeout | undefined;
   holdFirstSignal((signal) => {

@@ -69,28 +69,32 @@ describeRedis("lllm batch --queue with lllm worker", () => {
     expect(await client.keys("*")).toEqual([]);
   }, 180_000);
 
-  it("a worker's drain ends at --drain-timeout: its running items go back to the queue, and another worker runs them", async () => {
+  it("a worker's drain ends at --drain-timeout: its running items go back to the queue, three stops in a row use none of their attempts, and another worker runs them", async () => {
     const redis = await startRedis();
-    // The model answers nothing until the gate opens: the first worker's items are still running when its drain ends.
+    // The model answers nothing until the gate opens: each worker's items are still running when its drain ends.
     let open!: () => void;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const setup = await kitSetup({ server: { handler: async (body) => (await gate, `echo: ${lastUserText(body)}`) } });
     const env = { ...setup.env, ...QUICK };
     const out = path.join(setup.dir, "out.jsonl");
     const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 2), "--lines", "--out", out, "--queue", redis.url, "--no-log"], env);
-    const first = startWorker(redis.url, env, { packages: [setup.kit], args: ["--drain-timeout", "1"] });
-    await until(() => setup.server.requests.length === 2);
-    first.child.kill("SIGTERM");
-    // No second signal: the drain's end cancels them, and the worker exits as a stopped command does.
-    expect(await first.exited).toBe(143);
-    expect(first.stderr()).toContain("finishing the running ones for up to 1 s");
-    expect(first.stderr()).toContain("lllm worker: the running items did not finish within --drain-timeout (1 s): cancelling them (they go back to the queue)");
+    // As in a rolling deploy: one worker after another is stopped while the items run (more stops than a job's
+    // three attempts: a stop is not a failure).
+    for (let stop = 1; stop <= 3; stop++) {
+      const stopped = startWorker(redis.url, env, { packages: [setup.kit], args: ["--drain-timeout", "1"] });
+      await until(() => setup.server.requests.length === 2 * stop);
+      stopped.child.kill("SIGTERM");
+      // No second signal: the drain's end cancels them, and the worker exits as a stopped command does.
+      expect(await stopped.exited).toBe(143);
+      expect(stopped.stderr()).toContain("finishing the running ones for up to 1 s");
+      expect(stopped.stderr()).toContain("lllm worker: the running items did not finish within --drain-timeout (1 s): cancelling them (they go back to the queue)");
+    }
     expect(readFileSync(out, "utf8")).toBe("");
     open();
     startWorker(redis.url, env, { packages: [setup.kit] });
     expect(await producer.exited).toBe(0);
     expectEveryItemOnce(out, 2);
-  }, 120_000);
+  }, 180_000);
 
   it("--drain-timeout takes a number of seconds: anything else is a usage error", async () => {
     // Refused before any connection: no Redis needed.

@@ -36,7 +36,10 @@ const BUSY_POLL_MS = 5;
 /** How often `liveWorkers` looks for a first worker. */
 const WORKER_LOOK_MS = 50;
 
-/** Attempts of a job: a worker cancelled mid-item (its second Ctrl-C) fails the job, and another worker retries. */
+/**
+ * Attempts of a job that failed on a worker (its item cancelled where it could not be given back, as with Redis lost
+ * mid-item): another worker retries it. A worker's own stop gives its items back without using an attempt.
+ */
 const JOB_ATTEMPTS = 3;
 
 /**

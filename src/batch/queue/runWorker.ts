@@ -94,7 +94,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     } catch (error) {
       return refuse(batchId, error instanceof Refusal ? error.message : `this worker could not prepare the tactic: ${(error as Error).message}`);
     }
-    const { Worker } = await loadBullmq();
+    const { Worker, WaitingError } = await loadBullmq();
     const abandon = new AbortController();
     const itemSignal = AbortSignal.any([cancel, abandon.signal]);
     setMaxListeners(options.concurrency * 4 + 20, itemSignal);
@@ -111,24 +111,36 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     const resumes = recording && announcement.rerun ? (await import("../ItemResumes.js")).ItemResumes.open(resumeOptions) : undefined;
     const worker = new Worker(
       queueName(batchId),
-      async (job) => {
+      async (job, token) => {
         const item = job.data as QueueItem;
         // Taken back after its worker died (BullMQ's stalled-job check): its run may have stopped mid-way.
         const takenBack = (job.attemptsStarted ?? 0) > 1 || (job.stalledCounter ?? 0) > 0;
         const resume = resumes?.of(item.id) ?? (recording && takenBack ? (await import("../ItemResumes.js")).ItemResumes.forItem(resumeOptions, item.id) : undefined);
-        const result = await runBatchItem(item, {
-          prepared,
-          batchId,
-          createModel,
-          vars: settings.vars,
-          ...(settings.maxSteps !== null ? { maxSteps: settings.maxSteps } : {}),
-          approve,
-          signal: itemSignal,
-          ...(options.log !== undefined ? { log: options.log } : {}),
-          warn: options.warn,
-          ...(recording ? { batchItem: batchItemKey(scope, item.id) } : {}),
-          ...(resume ? { resume } : {}),
-        });
+        let result: Awaited<ReturnType<typeof runBatchItem>>;
+        try {
+          result = await runBatchItem(item, {
+            prepared,
+            batchId,
+            createModel,
+            vars: settings.vars,
+            ...(settings.maxSteps !== null ? { maxSteps: settings.maxSteps } : {}),
+            approve,
+            signal: itemSignal,
+            ...(options.log !== undefined ? { log: options.log } : {}),
+            warn: options.warn,
+            ...(recording ? { batchItem: batchItemKey(scope, item.id) } : {}),
+            ...(resume ? { resume } : {}),
+          });
+        } catch (error) {
+          // Cancelled by this worker's stop (its drain timeout, a second signal), not by Redis lost or the batch
+          // gone: the job goes back to the head of the queue without counting as a failed attempt (three stops in
+          // a rolling deploy would otherwise fail the item for good), and the next worker resumes its run.
+          if (options.cancel.aborted && !link.failed.aborted && !abandon.signal.aborted && token !== undefined) {
+            const movedBack = await job.moveToWait(token).then(() => true, () => false);
+            if (movedBack) throw new WaitingError("the worker stopped: the item goes back to the queue");
+          }
+          throw error;
+        }
         ran += 1;
         return result;
       },
@@ -241,7 +253,7 @@ export async function runWorker(options: RunWorkerOptions): Promise<{ ran: numbe
     if (link.failed.aborted) throw link.failed.reason;
     // A round cut short by Ctrl-C may still be joining a batch: let it, so that what it joins is closed below.
     await Promise.race([current.catch(() => undefined), link.whenDown()]);
-    // Finish the running items (a second Ctrl-C cancels them: their jobs fail and another worker retries them),
+    // Finish the running items (the drain timeout or a second Ctrl-C cancels them: their jobs go back to the queue),
     // unless Redis is away: their results could not be written, and Ctrl-C must end the worker all the same.
     const closing = Promise.allSettled([...joined.values()].map((entry) => entry.worker.close())).then(() => "closed" as const);
     if ((await Promise.race([closing, link.whenDown().then(() => "down" as const)])) === "closed") {

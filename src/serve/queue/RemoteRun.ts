@@ -192,6 +192,8 @@ export class RemoteRun implements RunHandle {
       }
       case "given_back":
         this.#state = event.state;
+        // Cancelled from here meanwhile: it ends for that reason (a client's cancel reads as such), as `finished` does.
+        if (this.#abortReason instanceof Error) return this.#end(endedWithout(this.#abortReason));
         return this.workerLost();
       case "moved":
         // Its client went on through another server: this one forgets it.

@@ -229,6 +229,8 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     };
     cancel.addEventListener("abort", stopRun, { once: true });
     void run.done.then(() => cancel.removeEventListener("abort", stopRun));
+    // Stopped while its job was being taken (a drain timeout of 0): a listener added now would never hear of it.
+    if (cancel.aborted) stopRun();
     const next = run.next(listener(entry));
     run.start();
     await settle(entry, await next);
