@@ -75,7 +75,7 @@ export function batchModelFactory(options: BatchModelFactoryOptions): (config: A
         return response;
       },
       // A resumed item's replayed answers reach the provider's model (see `Model.adopt`).
-      adopt: (response) => model.adopt?.(response),
+      adopt: (response, agent) => model.adopt?.(response, agent),
     };
   }
 }

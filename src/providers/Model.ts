@@ -139,7 +139,7 @@ export interface Model {
   /**
    * An answer this model did not give itself, which its later requests follow (a resumed run's recorded answer, in
    * place of the call the first attempt made): keep what they must send back with it (its `carry`, and the call ids it
-   * used), as `generate` keeps it of its own answers.
+   * used), as `generate` keeps it of its own answers. `agent`: the agent it answered (a scripted model's list).
    */
-  adopt?(response: ModelResponse): void;
+  adopt?(response: ModelResponse, agent?: string): void;
 }

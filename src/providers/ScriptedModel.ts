@@ -51,6 +51,8 @@ export class ScriptedModel implements Model {
   private readonly rerecordHint: string;
   /** Requests answered by `recordedAnswer` (not kept in `requests`). */
   #answered = 0;
+  /** Answers taken from a resumed run's record in its place (`adopt`): the calls are numbered on from them. */
+  #adopted = 0;
   /** Why the replay stopped matching the recording, once it did. */
   private diverged: unknown;
   /** Recorded tool results still to be checked, by tool-call id (see `ScriptedToolCall.result`); for turns
@@ -76,7 +78,7 @@ export class ScriptedModel implements Model {
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
     this.requests.push({ ...request, messages: [...request.messages] });
-    const callNumber = this.requests.length;
+    const callNumber = this.requests.length + this.#adopted;
     if (request.signal?.aborted) throw request.signal.reason;
     // Once a replay went off the recording, every later call fails with that first cause: a nested tactic's tool
     // turns the error into text for its caller, whose request then differs too, and the cause is what to show.
@@ -125,6 +127,29 @@ export class ScriptedModel implements Model {
     if (index === undefined) return undefined;
     this.#answered += 1;
     return this.answer(list, index, request, resolveTurn(list.turns[index]!, this.requests.length + this.#answered, () => JSON.stringify(request.messages)));
+  }
+
+  /**
+   * A resumed run's recorded answer, given in place of this model's (see `Model.adopt`): a list replayed in order
+   * goes on from the turn after it, and the calls are numbered on (a resumed run's next turn is its third, not its
+   * first again). A list whose turns recorded their requests is left as it is: it matches the requests to come by
+   * their content.
+   */
+  adopt(_response: ModelResponse, agent?: string): void {
+    this.#adopted += 1;
+    const list = this.perAgent ? (agent === undefined ? undefined : this.adoptingList(agent)) : this.lists.get(undefined);
+    if (!list || list.next >= list.turns.length || list.expected[list.next] !== undefined) return;
+    list.used[list.next] = true;
+    while (list.next < list.turns.length && list.used[list.next]) list.next += 1;
+  }
+
+  /** The list an agent's turns come from, as `listFor` finds it; none when the script has no turns for it. */
+  private adoptingList(agent: string): TurnList | undefined {
+    try {
+      return this.listFor({ agent, messages: [] }).list;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Use turn `index` of `list` for this request: its answer, streamed when the request asks. */

@@ -46,6 +46,23 @@ describe("ScriptedModel", () => {
     expect(() => model.assertComplete()).not.toThrow();
   });
 
+  it("goes on after the answers a resumed run took from its record (adopt): the next turn, numbered on", async () => {
+    const turns = [1, 2, 3].map((n) => ({ tool_calls: [{ name: "note", arguments: { n } }] }));
+    const model = new ScriptedModel([...turns, "done"]);
+    const recorded = { message: { role: "assistant" as const, content: "" }, toolCalls: [], usage: { promptTokens: 0, completionTokens: 0 } };
+    model.adopt(recorded, "worker");
+    model.adopt(recorded, "worker");
+    const third = await model.generate({ messages: [{ role: "user", content: "go" }], agent: "worker" });
+    expect(third.toolCalls).toEqual([{ id: "call_3_0", name: "note", arguments: JSON.stringify({ n: 3 }) }]);
+    expect((await model.generate({ messages: [{ role: "user", content: "go" }] })).message.content).toBe("done");
+    expect(() => model.assertComplete()).not.toThrow();
+    // A script by agent goes on in the list of the agent each answer was for.
+    const byAgent = new ScriptedModel({ agents: { a: ["a1", "a2"], b: ["b1", "b2"] } });
+    byAgent.adopt(recorded, "a");
+    expect((await byAgent.generate({ messages: [], agent: "a" })).message.content).toBe("a2");
+    expect((await byAgent.generate({ messages: [], agent: "b" })).message.content).toBe("b1");
+  });
+
   it("throws a clear error on a call with no turn left", async () => {
     const model = new ScriptedModel(["only"]);
     await model.generate({ messages: [] });

@@ -85,6 +85,30 @@ describe("a resumed run's limits", () => {
     expect(done.cost).toBeCloseTo((JSON.parse(full.stdout) as { cost: number }).cost, 10);
   });
 
+  it("--max-tool-calls stops a turn of two calls after the first: the first's outcome is kept, and the resume with a higher limit runs the second only", async () => {
+    // One turn asks for two calls of a tool that may not run twice; the limit lets the first run and refuses the second.
+    const usage = { prompt_tokens: 100, completion_tokens: 10 };
+    project = await durableProject({
+      answer: (messages) => {
+        const results = messages.filter((message) => message.role === "tool").length;
+        if (results >= 2) return { text: "noted both", usage };
+        return { tool_calls: [{ id: "call_a", name: "note", arguments: { n: 1 } }, { id: "call_b", name: "note", arguments: { n: 2 } }], usage };
+      },
+    });
+    const limited = await project.run(["run", project.tactic(), "--input", "go", "--max-tool-calls", "1", "--json"]);
+    expect(limited.code, limited.stderr).toBe(3);
+    const stopped = JSON.parse(limited.stdout) as FailureJson;
+    expect(stopped.error.code).toBe("limit_max_tool_calls");
+    expect(project.toolCalls()).toEqual(["note 1"]);
+    // The first call ended on its own (the limit stopped the run as it ran): its outcome is the record's, not a call
+    // cut short whose outcome is unknown.
+    const resumed = await project.run(["run", "--resume", stopped.run_id, "--max-tool-calls", "5", "--json"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect((JSON.parse(resumed.stdout) as { output: string }).output).toBe("noted both");
+    expect(project.toolCalls()).toEqual(["note 1", "note 2"]);
+    expect(project.modelRequests()).toBe(2);
+  });
+
   it("--max-duration counts the time the earlier attempts took", async () => {
     project = await durableProject({ rounds: 30 });
     await crashAt(project, 4, ["run", project.tactic(), "--input", "go"]);

@@ -2,6 +2,7 @@ import { existsSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropicServer, startMockGeminiServer, type ScriptedTurn } from "../../src/testing/index.js";
+import { durableProject } from "../helpers/durableProject.js";
 import { startCli, waitUntil } from "../helpers/processTree.js";
 import { runCli } from "../helpers/runCli.js";
 import { tempDir, writeTree } from "../helpers/tempTree.js";
@@ -74,4 +75,21 @@ describe.each(providers)("lllm run --resume with $name", ({ model, modelArgs, st
     // The three tool-calling answers came from the record; one request went live, and was accepted.
     expect(server.requests).toHaveLength(4);
   }, 240_000);
+});
+
+describe("a resumed run on a scripted model (--model scripted:FILE)", () => {
+  it("goes on live from the script's next turn, not from its first again", async () => {
+    const project = await durableProject();
+    close = () => project.close();
+    const script = path.join(project.dir, "script.yaml");
+    writeFileSync(script, `${[1, 2, 3].map((n) => `- tool_calls: [{name: look, arguments: {n: ${n}}}]`).join("\n")}\n- Looked three times.\n`);
+    await project.crashInTool("look", 2, ["run", project.tactic(), "--input", "go", "--model", `scripted:${script}`]);
+    // `look` may run again: the call cut short runs again, and the run goes on at the script's third turn.
+    const resumed = await runCli(["run", "--resume", "--json"], { cwd: project.dir, env: project.env, timeoutMs: 120_000 });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const json = JSON.parse(resumed.stdout) as { output: string; usage: { llm_calls: number } };
+    expect(json.output).toBe("Looked three times.");
+    expect(json.usage.llm_calls).toBe(4);
+    expect(project.toolCalls()).toEqual(["look 1", "look 2", "look 2", "look 3"]);
+  });
 });

@@ -40,11 +40,19 @@ describe("ToolJournal: an item run again from its start replays its tool calls",
     expect(asToolResult(second[0]!.result)?.structuredContent).toEqual({ sky: "sunny" });
   });
 
-  it("keeps nothing of a call cut short by the run's stop", async () => {
+  it("keeps no outcome of a call cut short by the run's stop (it failed once the run was stopped)", async () => {
     const results = memoryResults();
     const controller = new AbortController();
-    const tool = new FunctionTool({ name: "slow", description: "Slow.", run: () => { controller.abort(); return "late"; } });
+    const tool = new FunctionTool({ name: "slow", description: "Slow.", run: () => { controller.abort(); throw new Error("aborted"); } });
     await new ToolJournal({ results, scope: "iabc" }).wrap(tool, "bot").call(new FunctionCall({ id: "c1", name: "slow" }), { signal: controller.signal });
     expect(results.kept.size).toBe(0);
+  });
+
+  it("keeps the outcome of a call that ended on its own while the run was stopped (a limit reached by a call beside it)", async () => {
+    const results = memoryResults();
+    const controller = new AbortController();
+    const tool = new FunctionTool({ name: "quick", description: "Quick.", run: () => { controller.abort(); return "done anyway"; } });
+    await new ToolJournal({ results, scope: "iabc" }).wrap(tool, "bot").call(new FunctionCall({ id: "c1", name: "quick" }), { signal: controller.signal });
+    expect([...results.kept.values()].map((outcome) => (JSON.parse(outcome) as { result: string }).result)).toEqual(["done anyway"]);
   });
 });

@@ -184,7 +184,11 @@ export class ToolJournal {
       : context;
     // The tool itself runs the call: its argument validator is compiled once, not once per attempt.
     const done = await tool.call(call, watched, options);
-    if (!context.signal?.aborted) this.#options.results.keepToolResult(key, outcomeOf(done, samples), { agent, call: done, durationMs: performance.now() - started });
+    // A call the run's stop cut short (it failed once the signal was aborted) keeps its start note only: its outcome
+    // is unknown, and a resume runs it again only when that is safe. One that ended on its own is whole, also when the
+    // run was stopped meanwhile (a limit reached by a call beside it): a resume replays it.
+    const cutShort = context.signal?.aborted === true && done.error !== undefined;
+    if (!cutShort) this.#options.results.keepToolResult(key, outcomeOf(done, samples), { agent, call: done, durationMs: performance.now() - started });
     return done;
   }
 
