@@ -132,6 +132,7 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
   let runLog: RunLog | undefined;
   let budget: RunBudget | undefined;
   let journal: ToolJournal | undefined;
+  let onExit: (() => void) | undefined;
   /** `head` with the run's totals. */
   const withTotals = <T extends object>(head: T): T & RecordedRunTotals => {
     const stored = runLog?.tally.usage;
@@ -172,6 +173,15 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
       });
     }
     const recorder = runLog?.recorder;
+    // A run stopped by a signal whose tool never settles (a TypeScript tool that ignores its abort) is ended by the
+    // CLI's exit after its grace: its end is written then, as the stop it was (interrupted, with what it spent), not
+    // left for `lllm logs` to find as a crash. Before the spool's own exit hook, which closes the file.
+    if (recorder) {
+      onExit = () => {
+        if (runOptions.signal?.aborted) recorder.finish({ error: interruptionOf(runOptions.signal, undefined), details: spendDetails() });
+      };
+      atExit(onExit);
+    }
     // The journal of a run that can be resumed: each tool call noted before it runs and its outcome kept when it ends
     // (a caller that wraps the tools itself, a provider batch item, keeps its own); a resume answers from it.
     if (recorder?.journaled && !runOptions.wrapTool) journal = recordedToolJournal(recorder, resume, rerunUnknown);
@@ -212,11 +222,33 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
     });
   } catch (caught) {
     const signal = runOptions.signal;
-    const error = signal?.aborted ? (signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause: caught })) : caught;
+    const error = signal?.aborted ? interruptionOf(signal, caught) : caught;
     const codeAction = caught instanceof CodeActionError ? caught.report : undefined;
     if (!parked?.()) await runLog?.finish({ error, details: { ...(codeAction !== undefined ? { code_action: codeActionReportJson(codeAction) } : {}), ...spendDetails() } });
     return withTotals({ ok: false as const, error, ...(codeAction !== undefined && error === caught ? { codeAction } : {}) });
   } finally {
+    if (onExit) runsAtExit.delete(onExit);
     if (!runOptions.budget) budget?.close();
   }
+}
+
+/**
+ * What the runs still going do when the process exits: one listener for them all (a server or a batch runs many at
+ * once), before the spools' own, which close their files.
+ */
+const runsAtExit = new Set<() => void>();
+let exitHooked = false;
+
+function atExit(finish: () => void): void {
+  runsAtExit.add(finish);
+  if (exitHooked) return;
+  exitHooked = true;
+  process.prependListener("exit", () => {
+    for (const each of runsAtExit) each();
+  });
+}
+
+/** The error a run stopped by `signal` ends with: its reason when it says so, else an interruption by the user. */
+function interruptionOf(signal: AbortSignal, cause: unknown): InterruptedError {
+  return signal.reason instanceof InterruptedError ? signal.reason : new InterruptedError("interrupted", "interrupted by the user", { cause });
 }

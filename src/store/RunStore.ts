@@ -298,7 +298,8 @@ export class RunStore {
     const running = this.#database.prepare("SELECT CAST(id AS BLOB), pid FROM runs WHERE status = 'running' AND host = ?").raw().all(host()) as Array<[unknown, number | null]>;
     for (const [id, pid] of running) {
       if (pid !== null && pid !== process.pid && !processAlive(Number(pid))) {
-        this.#database.prepare("UPDATE runs SET status = 'crashed' WHERE id = ? AND status = 'running'").run(scalar([id]));
+        // Its totals were to come with its end: they are those of the model calls it recorded (all its attempts').
+        this.#database.prepare(CRASHED).run(scalar([id]));
       }
     }
   }
@@ -309,6 +310,16 @@ export class RunStore {
     this.#warn?.(message);
   }
 }
+
+/** A run whose process is gone without its end: crashed, with the totals of the model calls it recorded. */
+const CRASHED = `UPDATE runs SET status = 'crashed',
+  llm_calls = (SELECT COUNT(*) FROM model_calls WHERE run_id = runs.id),
+  prompt_tokens = (SELECT COALESCE(SUM(prompt_tokens), 0) FROM model_calls WHERE run_id = runs.id),
+  cached_prompt_tokens = (SELECT COALESCE(SUM(cached_prompt_tokens), 0) FROM model_calls WHERE run_id = runs.id),
+  completion_tokens = (SELECT COALESCE(SUM(completion_tokens), 0) FROM model_calls WHERE run_id = runs.id),
+  reasoning_tokens = (SELECT COALESCE(SUM(reasoning_tokens), 0) FROM model_calls WHERE run_id = runs.id),
+  cost = (SELECT SUM(cost) FROM model_calls WHERE run_id = runs.id)
+  WHERE id = ? AND status = 'running'`;
 
 export class AmbiguousRunIdError extends Error {
   constructor(readonly prefix: string) {

@@ -21,7 +21,47 @@ interface Listed {
   resume_command?: string;
 }
 
+interface Totals {
+  status: string;
+  llm_calls: number;
+  prompt_tokens: number;
+  completion_tokens: number;
+  duration_ms: number | null;
+}
+
 describe("a stopped run", () => {
+  it.each([
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ] as const)("%s during a tool that ignores it: the CLI exits after its grace, and the run is recorded as interrupted with what it spent", async (signal, code) => {
+    project = await durableProject({ rounds: 8 });
+    // Its third call blocks for good, deaf to the run's abort (a TypeScript tool awaiting a timer does so).
+    project.blockTool("look", 2);
+    const running = project.start(["run", project.tactic(), "--input", "go"]);
+    expect(await waitForFile(path.join(project.dir, "blocked"), 120_000), running.stderr()).toBe(true);
+    process.kill(running.pid, signal);
+    expect(await running.exit(60_000)).toBe(code);
+    const listed = JSON.parse((await project.run(["logs", "--json"])).stdout) as { runs: Array<Totals & Listed> };
+    expect(listed.runs).toEqual([expect.objectContaining({ status: "interrupted", resumable: true, llm_calls: 3 })]);
+    expect(listed.runs[0]!.prompt_tokens).toBeGreaterThan(0);
+    expect(listed.runs[0]!.duration_ms).not.toBeNull();
+    // The call it stopped during is still unfinished: the resume runs it again (`look` may run twice), and ends.
+    project.clearMarks();
+    const resumed = await project.run(["run", "--resume"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(project.toolCalls().filter((call) => call === "look 2")).toHaveLength(2);
+  });
+
+  it("killed (SIGKILL) mid-run: lllm logs shows it crashed, with the model calls and tokens it recorded", async () => {
+    project = await durableProject({ rounds: 8 });
+    await project.crashInTool("look", 4);
+    const listed = JSON.parse((await project.run(["logs", "--json"])).stdout) as { runs: Array<Totals & Listed> };
+    expect(listed.runs).toEqual([expect.objectContaining({ status: "crashed", resumable: true, llm_calls: 5 })]);
+    expect(listed.runs[0]!.prompt_tokens).toBeGreaterThan(0);
+    expect(listed.runs[0]!.completion_tokens).toBeGreaterThan(0);
+  });
+
+
   it.each([
     ["SIGTERM", 143],
     ["SIGINT", 130],
