@@ -164,6 +164,15 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
       void providerBatch.runner.detach();
       return;
     }
+    if (dispatcher) {
+      // Items no worker took yet are not running: they are taken back (and written by a rerun), not waited for.
+      say("lllm: interrupted: no new items; taking back the items no worker has started (Ctrl-C again to cancel the running ones)");
+      void dispatcher.withdrawWaiting().then(
+        (count) => say(`lllm: took back ${count} item${count === 1 ? "" : "s"} no worker had started; waiting for those running on workers to finish`),
+        () => undefined, // Redis away: the link says so; a second Ctrl-C cancels the rest
+      );
+      return;
+    }
     say(`lllm: interrupted: no new items; waiting for the ${stats?.inFlight ?? 0} running to finish (Ctrl-C again to cancel them)`);
   });
   try {

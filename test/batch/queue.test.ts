@@ -96,6 +96,27 @@ describeRedis("lllm batch --queue with lllm worker", () => {
     expectEveryItemOnce(out, 2);
   }, 180_000);
 
+  it("Ctrl-C with no worker: the items no worker started are taken back at once (nothing to wait for), and a rerun runs them", async () => {
+    const redis = await startRedis();
+    const setup = await kitSetup();
+    const env = { ...setup.env, ...QUICK };
+    const out = path.join(setup.dir, "out.jsonl");
+    const args = [setup.tactic, "--inputs", itemsFile(setup.dir, 3), "--lines", "--out", out, "--queue", redis.url, "--no-log"];
+    const producer = startBatch(args, env);
+    await until(() => producer.stderr().includes("to run its items"));
+    producer.child.kill("SIGINT");
+    // It waited for good for items that were only queued.
+    expect(await producer.exited).toBe(130);
+    expect(producer.stderr()).toContain("lllm: took back 3 items no worker had started");
+    expect(producer.stderr()).toMatch(/lllm batch: 0 ok, 0 failed, 3 cancelled/);
+    expect(readFileSync(out, "utf8")).toBe("");
+    // The same command, with a worker this time, runs them.
+    startWorker(redis.url, env, { packages: [setup.kit] });
+    const rerun = startBatch(args, env);
+    expect(await rerun.exited).toBe(0);
+    expectEveryItemOnce(out, 3);
+  }, 120_000);
+
   it("--drain-timeout takes a number of seconds: anything else is a usage error", async () => {
     // Refused before any connection: no Redis needed.
     const worker = startWorker("redis://127.0.0.1:1", {}, { args: ["--drain-timeout", "soon"] });

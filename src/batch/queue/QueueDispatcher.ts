@@ -141,6 +141,29 @@ export class QueueDispatcher {
     });
   }
 
+  /**
+   * Take back the items no worker has taken yet (a first Ctrl-C: only the running ones are waited for). They end
+   * cancelled, so they are not written and a rerun runs them. A job a worker takes meanwhile cannot be removed (it is
+   * locked): it runs, and is waited for. Returns how many were taken back.
+   */
+  async withdrawWaiting(): Promise<number> {
+    const jobs = await this.#link.guard(this.#queue.getJobs(["waiting", "prioritized", "delayed"], 0, -1));
+    let withdrawn = 0;
+    for (const job of jobs) {
+      const pending = job?.id === undefined ? undefined : this.#pending.get(job.id);
+      if (!job?.id || !pending) continue;
+      // Out of the pending ones first: the check that queues lost jobs again must not find it missing and add it.
+      this.#pending.delete(job.id);
+      if (!(await job.remove().then(() => true, () => false))) {
+        this.#pending.set(job.id, pending);
+        continue;
+      }
+      pending.reject(new InterruptedError("interrupted", "taken back from the queue before a worker started it"));
+      withdrawn += 1;
+    }
+    return withdrawn;
+  }
+
   async #add(item: QueueItem): Promise<void> {
     await this.#queue.add("item", item, { jobId: jobIdOf(item.id), attempts: JOB_ATTEMPTS, removeOnComplete: false, removeOnFail: false });
   }
