@@ -10,9 +10,15 @@ export const TEST_FILE = /\.test\.(ya?ml|json)$/i;
 const SKIPPED = new Set(["node_modules", ".git", "__cassettes__", "dist"]);
 
 /**
+ * Other tools' files whose names end as a test file's (TypeScript's `tsconfig.test.json`, at the root of many
+ * projects): a search skips them; named on the command line, they are read as test files.
+ */
+const OTHER_TOOLS = /^(tsconfig|jsconfig)\b/i;
+
+/**
  * The test files to run, in a stable order: each file given, and every `*.test.yaml` / `*.test.yml` /
  * `*.test.json` under each folder given (searched recursively; hidden folders, node_modules and __cassettes__
- * skipped). A path that does not exist, or nothing to run, is a usage error.
+ * skipped, and `tsconfig.test.json`-like files of other tools). A path that does not exist, or nothing to run, is a usage error.
  */
 export function findTestFiles(paths: readonly string[], cwd = process.cwd()): string[] {
   const found = new Set<string>();
@@ -39,6 +45,6 @@ function search(folder: string, found: Set<string>): void {
   for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
     if (entry.isDirectory()) {
       if (!SKIPPED.has(entry.name) && !entry.name.startsWith(".")) search(path.join(folder, entry.name), found);
-    } else if (entry.isFile() && TEST_FILE.test(entry.name)) found.add(path.join(folder, entry.name));
+    } else if (entry.isFile() && TEST_FILE.test(entry.name) && !OTHER_TOOLS.test(entry.name)) found.add(path.join(folder, entry.name));
   }
 }

@@ -164,6 +164,8 @@ describe("lllm test: bad input stops everything, exit 2, with file:line:col and 
 
   it("usage: no test files, a path that does not exist, --offline with --record, a bad --concurrency; --json prints one error object", async () => {
     expect((await rejected({ "readme.md": "hi" })).stderr).toContain("no test files (*.test.yaml, *.test.yml, *.test.json) under");
+    // TypeScript's test configuration is not a test file (a search at a project's root found it, and failed on it).
+    expect((await rejected({ "tsconfig.test.json": '{"extends": "./tsconfig.json"}', "jsconfig.test.json": "{}" })).stderr).toContain("no test files (*.test.yaml, *.test.yml, *.test.json) under");
     const dir = tempTree({ "a.test.yaml": `${header}  - {name: a, input: hi}\n` });
     const missing = await runCliInProcess(["test", path.join(dir, "nope")], { env });
     expect(missing).toMatchObject({ code: 2 });
