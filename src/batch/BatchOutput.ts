@@ -4,6 +4,7 @@ import { LllmError } from "../errors.js";
 import { redactSecrets } from "../util/redact.js";
 import { batchResultJson, type BatchResult, type BatchSpending } from "./BatchItem.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
+import { roundCost } from "../util/roundCost.js";
 
 export interface OpenBatchOutputOptions {
   /** `--out`; without it the lines go to standard output (and nothing can be resumed). */
@@ -191,7 +192,7 @@ function count(value: unknown): number {
 function addSpending(total: BatchSpending, line: ReadLine): void {
   total.promptTokens += line.promptTokens;
   total.completionTokens += line.completionTokens;
-  total.cost += line.cost;
+  total.cost = roundCost(total.cost + line.cost);
 }
 
 function isRegularFile(file: string): boolean {

@@ -3,6 +3,7 @@ import type { AdaptiveConcurrency } from "./AdaptiveConcurrency.js";
 import { failedBatchResult, type BatchItem, type BatchResult, type BatchSpending } from "./BatchItem.js";
 import type { BatchOutput } from "./BatchOutput.js";
 import type { ParkedEntry, ParkedItems, ParkedRun } from "./ParkedItems.js";
+import { roundCost } from "../util/roundCost.js";
 
 /** Counts of a batch so far (the progress line and the summary read them). */
 export interface BatchStats {
@@ -139,7 +140,7 @@ export async function runBatch(options: RunBatchOptions): Promise<BatchStats> {
         stats.unpricedItem = result.id;
         stats.stoppedBy ??= "unpriced";
       }
-    } else stats.cost += result.cost;
+    } else stats.cost = roundCost(stats.cost + result.cost);
     if (result.status !== "ok" && options.failFast) stats.stoppedBy ??= "fail_fast";
     options.onResult?.(result, stats);
   };

@@ -6,6 +6,7 @@ import { formatCost } from "../store/RunTally.js";
 import type { PreparedTactic } from "../tactics/prepareTactic.js";
 import { formatCount } from "../util/formatCount.js";
 import { writeErr } from "./output.js";
+import { roundCost } from "../util/roundCost.js";
 
 /** The summary on stderr at the end of a batch (with --quiet, only when something needs the user's attention). */
 export function reportSummary(stats: BatchStats, context: { batchId: string; out?: string; quiet: boolean; notes?: string[] }): void {
@@ -39,7 +40,7 @@ export function duplicatesWarning(stats: BatchStats): string {
 export function budgetError(stats: BatchStats, limits: { maxCost?: number; maxTokens?: number; spentBefore: BatchSpending; out?: string }): BudgetError {
   const before = limits.spentBefore;
   const where = `the results already in ${limits.out ?? "the output"}`;
-  const cost = before.cost + stats.cost;
+  const cost = roundCost(before.cost + stats.cost);
   const tokens = before.promptTokens + before.completionTokens + stats.promptTokens + stats.completionTokens;
   const beforeTokens = before.promptTokens + before.completionTokens;
   const spent = (verb: string, total: string, earlier: { amount: number; text: string }, now: number): string => {

@@ -1,3 +1,4 @@
+import path from "node:path";
 import { lllmHome } from "../config/lllmHome.js";
 import { SCHEMA_VERSION, writeErr, writeOut } from "./output.js";
 
@@ -46,10 +47,10 @@ export async function removeCommand(name: string, flags: { json?: boolean }): Pr
   const { removePackage } = await import("../packages/projectPackages.js");
   const result = await removePackage(name, { cwd: process.cwd() });
   if (flags.json) {
-    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, removed: result.source, manifest: result.manifest }, null, 2));
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, removed: result.source, manifest: result.manifest, lock: result.lock }, null, 2));
     return;
   }
-  writeErr(`lllm: removed ${result.source} from ${result.manifest}`);
+  writeErr(`lllm: removed ${result.source} from ${result.manifest} and ${path.basename(result.lock)}`);
 }
 
 export async function updateCommand(name: string | undefined, flags: ConsentFlags): Promise<void> {

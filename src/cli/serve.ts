@@ -12,6 +12,7 @@ import { mcpEndpoint, type McpEndpoint } from "../serve/mcpEndpoint.js";
 import { serve, SERVE_DEFAULTS } from "../serve/serve.js";
 import type { TacticToServe } from "../serve/ServedModels.js";
 import { isDefaultsFile, packageTacticTools } from "../tactics/packageTacticTools.js";
+import { looksLikeQualifiedRef } from "../registry/ref.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { assertTemplateVariables } from "../tactics/templateVariables.js";
 import { startRunBudget } from "../tactics/tacticBudget.js";
@@ -166,6 +167,10 @@ export async function servedTactics(targets: string[], options: ServeCommandOpti
   const packages: Array<{ registry: Registry; name: string }> = [];
   const registry = dirs.length > 0 ? await loadRegistry([...dirs, ...(options.package ?? [])]) : undefined;
   for (const target of given) {
+    // Neither there nor a ref nor named as a tactic file: most likely a package folder given with a wrong path.
+    if (!existsSync(target) && !looksLikeQualifiedRef(target) && !/\.(ya?ml|json)$/i.test(target)) {
+      throw new ConfigError("config_not_found", `no such tactic file or package folder: ${target}`, { location: { file: target }, hint: "lllm serve takes package folders (packages-example/weather), tactic files (weather.yaml) and refs (weather.tactics:weather)." });
+    }
     if (!dirs.includes(target)) {
       tactics.push({ prepared: await prepareTactic(await resolveTacticTarget(target, options.package), prepareOptions) });
       continue;

@@ -67,10 +67,14 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   const serving = serveOnWorker({ ...sides, me: `${hostname()}:${process.pid}` });
   // One failure (Redis lost for good, a password refused) ends both, and is the worker's: it exits on it.
   let servingFailed: { error: unknown } | undefined;
-  serving.catch((error: unknown) => {
-    servingFailed ??= { error };
-    stop.abort();
-  });
+  let served = 0;
+  serving.then(
+    (result) => (served = result.served),
+    (error: unknown) => {
+      servingFailed ??= { error };
+      stop.abort();
+    },
+  );
   let ran = 0;
   try {
     ({ ran } = await runWorker({ ...sides, alsoRunning: serving }));
@@ -80,5 +84,5 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
     clearTimeout(drainEnd);
   }
   if (servingFailed) throw servingFailed.error;
-  writeErr(`lllm worker: stopped after ${ran} item${ran === 1 ? "" : "s"}`);
+  writeErr(`lllm worker: stopped after ${ran} item${ran === 1 ? "" : "s"}${served > 0 ? ` and ${served} served request${served === 1 ? "" : "s"}` : ""}`);
 }

@@ -50,7 +50,9 @@ export async function addPackage(text: string, alias: string | undefined, option
   const { project, lock, dependencies } = await openProject(options.cwd, { create: true });
   if (alias !== undefined && !NAME.test(alias)) throw new ConfigError("package_alias_taken", `\`${alias}\` is not a valid alias`, { hint: "An alias is letters, digits, `_` and `-`, starting with a letter or `_` (it is the package's name in refs)." });
   const parsed = parsePackageSource(text, { from: options.cwd, location: { file: "lllm add" } });
-  if (parsed === undefined) throw new ConfigError("package_source_invalid", `\`${text}\` is a folder: \`lllm add\` takes a package to fetch`, { hint: "Write npm:NAME[@RANGE], git+URL[#REF][:SUBDIR], oci://REGISTRY/REPO:TAG, an https:// tarball URL or a .tgz file; list folders in the manifest's dependencies yourself." });
+  // Not a source to fetch: a folder (said so), or nothing that exists (`./nothing`, `foo:bar`).
+  const what = existsSync(path.resolve(options.cwd, text)) ? "is a folder" : "is not a package source (nor a folder or file here)";
+  if (parsed === undefined) throw new ConfigError("package_source_invalid", `\`${text}\` ${what}: \`lllm add\` takes a package to fetch`, { hint: "Write npm:NAME[@RANGE], git+URL[#REF][:SUBDIR], oci://REGISTRY/REPO:TAG, an https:// tarball URL or a .tgz file; list folders in the manifest's dependencies yourself." });
   const written = parsed.kind === "tarball" && parsed.file !== undefined ? path.relative(project.dir, parsed.file).split(path.sep).join("/") : text;
   const installer = new PackageInstaller({ project: project, home: options.home, lock, consent: options.consent, report: options.report });
   try {
@@ -109,7 +111,7 @@ export async function installPackages(frozen: boolean, options: ProjectOptions):
 }
 
 /** `lllm remove NAME`: out of the manifest and the lock (the cache keeps the files: other projects may use them). */
-export async function removePackage(name: string, options: Pick<ProjectOptions, "cwd">): Promise<{ source: string; manifest: string }> {
+export async function removePackage(name: string, options: Pick<ProjectOptions, "cwd">): Promise<{ source: string; manifest: string; lock: string }> {
   const { project, lock, dependencies } = await openProject(options.cwd);
   const target = findDependency(name, dependencies, lock, project);
   const kept = dependencies.filter((dependency) => dependency !== target);
@@ -117,7 +119,7 @@ export async function removePackage(name: string, options: Pick<ProjectOptions, 
   carryOver(lock, next, kept.map((dependency) => keyOf(dependency, project)).filter((key): key is string => key !== undefined));
   writeLock(project.lock, next);
   const manifest = writeProjectDependencies(project, kept.map((dependency) => ({ source: dependency.path, ...(dependency.alias !== undefined ? { alias: dependency.alias } : {}) })));
-  return { source: target.path, manifest };
+  return { source: target.path, manifest, lock: project.lock };
 }
 
 /**

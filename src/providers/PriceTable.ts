@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { modelRoute, providerOfModel } from "./modelCatalogue.js";
+import { roundCost } from "../util/roundCost.js";
 
 /**
  * Prices of one model, in US dollars per million tokens. `cached_input` (a prompt token read from the provider's
@@ -126,8 +127,8 @@ export class PriceTable {
       // at their own discounted rates, which the table's batch prices stand for).
       const input = price.batch_input ?? price.input * BATCH_PRICE_SHARE;
       const output = price.batch_output ?? price.output * BATCH_PRICE_SHARE;
-      return (tokens.promptTokens * input + tokens.completionTokens * output) / 1_000_000;
+      return roundCost((tokens.promptTokens * input + tokens.completionTokens * output) / 1_000_000);
     }
-    return (fresh * price.input + cached * (price.cached_input ?? price.input) + written * (price.cache_write ?? price.input * CACHE_WRITE_MULTIPLIER) + tokens.completionTokens * price.output) / 1_000_000;
+    return roundCost((fresh * price.input + cached * (price.cached_input ?? price.input) + written * (price.cache_write ?? price.input * CACHE_WRITE_MULTIPLIER) + tokens.completionTokens * price.output) / 1_000_000);
   }
 }

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -181,6 +181,21 @@ describe("lllm.lock", () => {
     expect(Object.keys(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages)).toEqual(["file:greet.tgz", "file:other.tgz"]);
     expect((await lllm(["remove", "other"], { cwd: dir, home })).code).toBe(0);
     expect(Object.keys(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages)).toEqual(["file:greet.tgz"]);
+  }, 120_000);
+
+  it("lllm add of a folder, or of nothing that exists, says which it is", async () => {
+    const dir = project();
+    const home = tempDir("lllm-home-");
+    mkdirSync(path.join(dir, "kit"));
+    writeFile(path.join(dir, "kit", "lllm.toml"), '[package]\nname = "kit"\n');
+    const folder = await lllm(["add", "kit"], { cwd: dir, home });
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain("`kit` is a folder: `lllm add` takes a package to fetch");
+    for (const missing of ["./nothing", "foo:bar"]) {
+      const result = await lllm(["add", missing], { cwd: dir, home });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(`\`${missing}\` is not a package source (nor a folder or file here): \`lllm add\` takes a package to fetch`);
+    }
   }, 120_000);
 
   it("refuses two packages of one name; --as gives the second another", async () => {

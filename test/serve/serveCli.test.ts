@@ -56,6 +56,10 @@ describe("lllm serve: the token", () => {
     const unset = await runCli(["serve", shop, "--http", "127.0.0.1:0", "--token-env", "LLLM_TEST_UNSET_TOKEN"]);
     expect(unset.code).toBe(2);
     expect(unset.stderr).toContain("the variable `LLLM_TEST_UNSET_TOKEN` is not set");
+    // A package folder given with a wrong path is not called a missing tactic file.
+    const missing = await runCli(["serve", path.join(path.dirname(shop), "no-such-package")]);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`no such tactic file or package folder: ${path.join(path.dirname(shop), "no-such-package")}`);
   });
 
   it("takes the token from --token-env, and none with --no-auth (with a warning)", async () => {

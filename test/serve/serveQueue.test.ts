@@ -179,7 +179,7 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(mock.requests.map((request) => userOf(request.body)).sort()).toEqual(["quiet 7", "quiet 7", "talky 7", "talky 7"]);
     // Stopped by the signal (128 + its number), as any command, once they are done.
     expect(await only.exit(60_000)).toBe(code);
-    expect(only.stderr()).toContain("lllm worker: stopped");
+    expect(only.stderr()).toContain("lllm worker: stopped after 0 items and 2 served requests");
   });
 
   it("a worker's drain ends at --drain-timeout: a request that sent nothing yet runs on another worker at once, one that streamed ends with a 502", async () => {

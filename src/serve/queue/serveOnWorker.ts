@@ -49,9 +49,9 @@ const FORGET_TACTIC_SCRIPT = "if redis.call('exists', KEYS[1]) == 0 then return 
  * served run, and publishes the run's text, replies, pauses and end to the server waiting for it. Commands from the
  * servers cancel a run or continue a paused one (from whichever server its client's next request reached). A run
  * whose server is gone (no heartbeat) while it runs is stopped: nobody would read its answer. Returns when `stop`
- * aborts and the running requests have ended.
+ * aborts and the running requests have ended, with how many requests it ran.
  */
-export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void> {
+export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<{ served: number }> {
   const timings = queueTimings();
   const link = await RedisLink.open({ url: options.url, reconnectMs: timings.reconnectMs, warn: options.warn, say: options.say });
   const cancel = AbortSignal.any([options.cancel, link.failed]);
@@ -68,6 +68,8 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
   const joining = new Set<string>();
   let scratch: string | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
+  /** Requests whose run this worker started. */
+  let served = 0;
   // Once, not per run: every served run of this worker has its environment (see startRunLog).
   const credentials = environmentSecrets(process.env);
 
@@ -201,6 +203,7 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
       // Cancelled as it was taken: its server, which could no longer take it off the list, hears that it ended.
       return settled(data.server, endedEmpty(data.runKey, new InterruptedError("interrupted", "the request was cancelled before it started")), 2);
     }
+    served += 1;
     const run = new ServedRun({
       model: { id: data.model, prepared, created: Math.floor(Date.now() / 1000), description: prepared.tactic.config.description },
       input: data.input,
@@ -327,7 +330,7 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     try {
       await link.ready(options.stop);
     } catch (error) {
-      if (options.stop.aborted && !link.failed.aborted) return;
+      if (options.stop.aborted && !link.failed.aborted) return { served };
       throw error;
     }
     // Live before it takes a job (the batch side's heartbeat, on a connection of its own, may not have said so yet):
@@ -361,4 +364,5 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<void
     link.close();
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   }
+  return { served };
 }
