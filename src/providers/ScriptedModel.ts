@@ -130,12 +130,15 @@ export class ScriptedModel implements Model {
   }
 
   /**
-   * A resumed run's recorded answer, given in place of this model's (see `Model.adopt`): a list replayed in order
+   * A resumed run's recorded answer, given in place of this model's (see `Model.adopt`; the answers of other models,
+   * by the name the record keeps, are not this script's): a list replayed in order
    * goes on from the turn after it, and the calls are numbered on (a resumed run's next turn is its third, not its
    * first again). A list whose turns recorded their requests is left as it is: it matches the requests to come by
    * their content.
    */
-  adopt(_response: ModelResponse, agent?: string): void {
+  adopt(response: ModelResponse, agent?: string): void {
+    // An answer another model gave (an agent on another script): not one of this script's turns.
+    if (response.model !== undefined && response.model !== this.name) return;
     this.#adopted += 1;
     const list = this.perAgent ? (agent === undefined ? undefined : this.adoptingList(agent)) : this.lists.get(undefined);
     if (!list || list.next >= list.turns.length || list.expected[list.next] !== undefined) return;

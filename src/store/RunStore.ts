@@ -318,7 +318,7 @@ const CRASHED = `UPDATE runs SET status = 'crashed',
   cached_prompt_tokens = (SELECT COALESCE(SUM(cached_prompt_tokens), 0) FROM model_calls WHERE run_id = runs.id),
   completion_tokens = (SELECT COALESCE(SUM(completion_tokens), 0) FROM model_calls WHERE run_id = runs.id),
   reasoning_tokens = (SELECT COALESCE(SUM(reasoning_tokens), 0) FROM model_calls WHERE run_id = runs.id),
-  cost = (SELECT SUM(cost) FROM model_calls WHERE run_id = runs.id)
+  cost = (SELECT CASE WHEN COUNT(*) = 0 THEN 0 WHEN COUNT(cost) = COUNT(*) THEN SUM(cost) END FROM model_calls WHERE run_id = runs.id)
   WHERE id = ? AND status = 'running'`;
 
 export class AmbiguousRunIdError extends Error {

@@ -56,6 +56,11 @@ describe("ScriptedModel", () => {
     expect(third.toolCalls).toEqual([{ id: "call_3_0", name: "note", arguments: JSON.stringify({ n: 3 }) }]);
     expect((await model.generate({ messages: [{ role: "user", content: "go" }] })).message.content).toBe("done");
     expect(() => model.assertComplete()).not.toThrow();
+    // Answers of another model (an agent on another script) are not this script's turns.
+    const other = new ScriptedModel(["w1", "w2"], { name: "scripted:w.yaml" });
+    other.adopt({ ...recorded, model: "scripted:j.yaml" }, "judge");
+    other.adopt({ ...recorded, model: "scripted:w.yaml" }, "writer");
+    expect((await other.generate({ messages: [], agent: "writer" })).message.content).toBe("w2");
     // A script by agent goes on in the list of the agent each answer was for.
     const byAgent = new ScriptedModel({ agents: { a: ["a1", "a2"], b: ["b1", "b2"] } });
     byAgent.adopt(recorded, "a");

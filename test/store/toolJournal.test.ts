@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { InterruptedError, LllmError } from "../../src/errors.js";
 import { ToolJournal, type ToolResults } from "../../src/store/journal/ToolJournal.js";
 import { FunctionCall, FunctionTool, toolResult } from "../../src/tools/index.js";
 import { asToolResult } from "../../src/tools/toolResult.js";
@@ -48,10 +49,18 @@ describe("ToolJournal: an item run again from its start replays its tool calls",
     expect(results.kept.size).toBe(0);
   });
 
-  it("keeps the outcome of a call that ended on its own while the run was stopped (a limit reached by a call beside it)", async () => {
+  it("keeps no outcome of a call that answered a signal's stop with a value of its own (a fallback, \"cancelled\")", async () => {
     const results = memoryResults();
     const controller = new AbortController();
-    const tool = new FunctionTool({ name: "quick", description: "Quick.", run: () => { controller.abort(); return "done anyway"; } });
+    const tool = new FunctionTool({ name: "asks", description: "Asks.", run: () => { controller.abort(new InterruptedError("interrupted", "interrupted by the user")); return "the user cancelled"; } });
+    await new ToolJournal({ results, scope: "iabc" }).wrap(tool, "bot").call(new FunctionCall({ id: "c1", name: "asks" }), { signal: controller.signal });
+    expect(results.kept.size).toBe(0);
+  });
+
+  it("keeps the outcome of a call that ended on its own while a limit stopped the run (reached by a call beside it)", async () => {
+    const results = memoryResults();
+    const controller = new AbortController();
+    const tool = new FunctionTool({ name: "quick", description: "Quick.", run: () => { controller.abort(new LllmError("limit_max_tool_calls", "max_tool_calls reached")); return "done anyway"; } });
     await new ToolJournal({ results, scope: "iabc" }).wrap(tool, "bot").call(new FunctionCall({ id: "c1", name: "quick" }), { signal: controller.signal });
     expect([...results.kept.values()].map((outcome) => (JSON.parse(outcome) as { result: string }).result)).toEqual(["done anyway"]);
   });

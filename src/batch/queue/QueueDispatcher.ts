@@ -143,10 +143,12 @@ export class QueueDispatcher {
 
   /**
    * Take back the items no worker has taken yet (a first Ctrl-C: only the running ones are waited for). They end
-   * cancelled, so they are not written and a rerun runs them. A job a worker takes meanwhile cannot be removed (it is
-   * locked): it runs, and is waited for. Returns how many were taken back.
+   * cancelled, so they are not written and a rerun runs them. Returns how many were taken back.
    */
   async withdrawWaiting(): Promise<number> {
+    // The batch's own queue paused first: no worker takes a job meanwhile, so none of those read below runs (or ends,
+    // its result then dropped with it) while it is taken back. The running ones go on.
+    await this.#link.guard(this.#queue.pause());
     const jobs = await this.#link.guard(this.#queue.getJobs(["waiting", "prioritized", "delayed"], 0, -1));
     let withdrawn = 0;
     for (const job of jobs) {

@@ -114,7 +114,7 @@ export class RunJournal {
           // not take a recorded call's name); and a fallback model that answered then is asked again now.
           if (live.adopt && !this.#adopted.has(live)) {
             this.#adopted.add(live);
-            for (const call of this.#modelCalls) live.adopt({ message: { role: "assistant", content: call.reply }, toolCalls: call.tool_calls, usage: { promptTokens: 0, completionTokens: 0 }, ...(call.carry ? { carry: call.carry } : {}) }, call.agent);
+            for (const call of this.#modelCalls) live.adopt({ message: { role: "assistant", content: call.reply }, toolCalls: call.tool_calls, usage: { promptTokens: 0, completionTokens: 0 }, ...(call.model !== null ? { model: call.model } : {}), ...(call.carry ? { carry: call.carry } : {}) }, call.agent);
           }
           return live.generate(request);
         }

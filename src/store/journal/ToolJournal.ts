@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { ConfigError } from "../../errors.js";
+import { ConfigError, isLllmError } from "../../errors.js";
 import { FunctionCall, FunctionTool, isIdempotent, type SampleRequest, type ToolContext } from "../../tools/index.js";
 import { markSample, plainSampleRequest } from "../../tools/sampleRequest.js";
 import type { ToolCallOptions } from "../../tools/FunctionTool.js";
@@ -184,10 +184,14 @@ export class ToolJournal {
       : context;
     // The tool itself runs the call: its argument validator is compiled once, not once per attempt.
     const done = await tool.call(call, watched, options);
-    // A call the run's stop cut short (it failed once the signal was aborted) keeps its start note only: its outcome
-    // is unknown, and a resume runs it again only when that is safe. One that ended on its own is whole, also when the
-    // run was stopped meanwhile (a limit reached by a call beside it): a resume replays it.
-    const cutShort = context.signal?.aborted === true && done.error !== undefined;
+    // A call the run's stop may have cut short keeps its start note only: its outcome is unknown, and a resume runs it
+    // again only when that is safe. A tool may answer a stop with a value of its own (a fallback when its sample or
+    // its question to the user failed, "cancelled"): after a signal, or an item parked for its provider batch, any
+    // outcome is taken as cut short. A limit reached by a call beside it stops the run without asking this one to
+    // stop early: a call that ended then without an error is whole, and a resume with a higher limit replays it.
+    const reason: unknown = context.signal?.reason;
+    const byLimit = isLllmError(reason) && reason.code.startsWith("limit_");
+    const cutShort = context.signal?.aborted === true && (done.error !== undefined || !byLimit);
     if (!cutShort) this.#options.results.keepToolResult(key, outcomeOf(done, samples), { agent, call: done, durationMs: performance.now() - started });
     return done;
   }
