@@ -45,10 +45,11 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
       lines.push(heading(`── model call ${call.seq + 1} · ${call.agent} · round ${call.round + 1} · ${call.model ?? "?"}`) + dim(` · ${formatDuration(call.latency_ms)} · ${tokens(call)} · ${formatCost(call.cost)}`));
       for (const retry of call.retries ?? []) lines.push(dim(`  [retry] attempt ${retry.attempt} failed (${retry.cause}); tried again after ${formatDuration(retry.wait_ms)}`));
       // Only what is new since this agent's previous call: the messages both start with were shown there (the kept
-      // ones are the same objects; two copies of one agent at once share only their start).
+      // ones are the same objects; a resumed attempt's first live call stores its whole dialog anew, equal to the
+      // last one's; two copies of one agent at once share only their start).
       const previous = seen.get(call.agent) ?? [];
       let from = 0;
-      while (from < previous.length && from < call.messages.length && previous[from] === call.messages[from]) from += 1;
+      while (from < previous.length && from < call.messages.length && sameMessage(previous[from]!, call.messages[from]!)) from += 1;
       for (const message of call.messages.slice(from)) {
         if (message.role === "assistant" || message.role === "tool") continue;
         lines.push(`  [${message.role}] ${indent(message.content ?? "")}`);
@@ -143,4 +144,9 @@ function spendLines(value: unknown): string[] {
 
 function count(value: number, noun: string): string {
   return `${value} ${noun}${value === 1 ? "" : "s"}`;
+}
+
+/** Whether two stored messages are the same: one object (kept from the call before), or equal in every part. */
+function sameMessage(a: StoredMessage, b: StoredMessage): boolean {
+  return a === b || JSON.stringify(a) === JSON.stringify(b);
 }

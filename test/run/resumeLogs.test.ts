@@ -101,6 +101,9 @@ describe("a stopped run", () => {
     expect(mark).toBeGreaterThan(0);
     expect(transcript.slice(0, mark).match(/── model call/g)).toHaveLength(3);
     expect(transcript.slice(mark).match(/── model call/g)).toHaveLength(6);
+    // The dialog is not shown again after the mark, as if it had been sent anew: the system prompt and the input once.
+    expect(transcript.match(/\[system\] Do the rounds\./g)).toHaveLength(1);
+    expect(transcript.match(/\[user\] go/g)).toHaveLength(1);
     expect(transcript).not.toContain("It stopped before its end");
   });
 
