@@ -9,7 +9,7 @@ type Command = Commander.Command;
  */
 export const HELP_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [command: string, what: string]>>> = {
   "": [
-    ["lllm run packages-example/weather/tactics/weather.yaml --model scripted:packages-example/weather/scripted/paris-tokyo.yaml --input \"Weather in Paris?\"", "a first run, offline"],
+    ["lllm run packages-example/weather/tactics/weather.yaml --model scripted:packages-example/weather/scripted/paris-tokyo.yaml --input \"Weather in Paris and Tokyo?\"", "a first run, offline"],
     ["lllm chat packages-example/weather/tactics/weather.yaml --model gpt-4o-mini", "talk with a tactic's agent"],
     ["lllm help getting-started", "a first run, a first package, a first test (lllm help lists every topic)"],
   ],
@@ -18,7 +18,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [comm
     ["lllm validate packages-example/weather/tactics/analyst.yaml --json", "the same as JSON, for CI"],
   ],
   run: [
-    ["lllm run packages-example/weather/tactics/weather.yaml --model scripted:packages-example/weather/scripted/paris-tokyo.yaml --input \"Weather in Paris?\"", "offline: the model's turns replayed from a file"],
+    ["lllm run packages-example/weather/tactics/weather.yaml --model scripted:packages-example/weather/scripted/paris-tokyo.yaml --input \"Weather in Paris and Tokyo?\"", "offline: the model's turns replayed from a file"],
     ["echo \"Weather in Oslo?\" | lllm run weather.tactics:weather -p packages-example/weather --model gpt-4o-mini --json", "a package ref, the input from a pipe, JSON out"],
     ["lllm run --continue --input \"And tomorrow?\"", "go on with the last run's dialog"],
   ],
