@@ -348,6 +348,19 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     expect(await stream(serving, "quiet 5")).toEqual({ text: "Done quiet 5.", end: "done" });
   });
 
+  it("stopped worker first, then server: nothing of them is left in Redis once their keys' time is up", async () => {
+    const serving = await serveOnQueue();
+    const only = await worker();
+    holds.release("released");
+    expect(await stream(serving, "quiet 13")).toEqual({ text: "Done quiet 13.", end: "done" });
+    process.kill(only.pid, "SIGINT");
+    expect(await only.exit(60_000)).toBe(130);
+    process.kill(serving.cli.pid, "SIGINT");
+    expect(await serving.cli.exit(60_000)).toBe(0);
+    const keys = redis.client();
+    expect(await waitUntil(async () => (await keys.keys("lllm:*")).length === 0, 60_000), JSON.stringify(await keys.keys("lllm:*"))).toBe(true);
+  });
+
   it("a worker lets go of a tactic no server announces any more, and takes it again when one does", async () => {
     const first = await serveOnQueue();
     const only = await worker();

@@ -263,6 +263,8 @@ export class QueueBridge implements RunTransport {
     // persistence, or this server was away longer than that), whether or not the connection dropped.
     const batch = client.multi().set(serverKey(this.serverId), String(Date.now()), "PX", ttl, "GET");
     for (const { digest, announcement } of this.#tactics.values()) batch.set(tacticKey(digest), JSON.stringify(announcement), "PX", ttl).sadd(SERVE_TACTICS_KEY, digest);
+    // The set of served tactics outlives the last server by a while, not for good (its workers may have stopped first).
+    if (this.#tactics.size > 0) batch.pexpire(SERVE_TACTICS_KEY, 2 * ttl);
     const [mark] = (await batch.exec()) ?? [];
     if (this.#marked && mark?.[0] == null && mark?.[1] == null) this.#lost();
     this.#marked = true;

@@ -10,6 +10,7 @@ import type { WireRecordedRun } from "./wireRecordedRun.js";
  * the worker running it. Keys with a time to live say who is alive: servers (`serverKey`), workers (the batch
  * workers' own `lllm:worker:<id>`), served tactics.
  */
+/** The digests of the tactics servers announce (a set each server's heartbeat renews: it expires after the last). */
 export const SERVE_TACTICS_KEY = "lllm:serve:tactics";
 export const tacticKey = (digest: string): string => `lllm:serve:tactic:${digest}`;
 /** The jobs of a served tactic no worker took yet (a list: servers push at its head, workers take from its tail). */
