@@ -76,7 +76,7 @@ export class ChatInput {
 
   /** Ctrl-C at the prompt: drop the line being typed and prompt again. */
   clearLine(): void {
-    if (!this.options.terminal) return;
+    if (!this.options.terminal || this.ended) return;
     (this.rl as unknown as { line: string }).line = "";
     process.stderr.write("\n");
     this.rl.prompt();
@@ -89,7 +89,8 @@ export class ChatInput {
   }
 
   private prompt(text: string): void {
-    if (!this.options.terminal || this.queue.length > 0) return;
+    // Not once the input ended: Node 24's readline throws on a prompt after its close (Node 20's did nothing).
+    if (!this.options.terminal || this.queue.length > 0 || this.ended) return;
     this.rl.setPrompt(text);
     this.rl.prompt();
   }
