@@ -359,10 +359,19 @@ export class RunBudget implements ToolBudget {
     const max = node.limits.maxDuration;
     if (max === undefined) return;
     node.deadline = node.startedAt + max * 1000;
-    // The timer stops a run that waits (a slow tool, a slow model) as well as one that keeps calling.
+    this.#armTimer(node, node.deadline);
+  }
+
+  /**
+   * The timer stops a run that waits (a slow tool, a slow model) as well as one that keeps calling. A timer waits at
+   * most about 24.8 days (2^31 - 1 ms; a longer one fires at once): a later deadline is armed again when it fires.
+   */
+  #armTimer(node: LimitNode, deadline: number): void {
     node.timer = setTimeout(() => {
-      if (!this.#state.tripped) this.#durationReached(node);
-    }, Math.max(0, node.deadline - performance.now()));
+      if (this.#state.tripped) return;
+      if (performance.now() < deadline) this.#armTimer(node, deadline);
+      else this.#durationReached(node);
+    }, Math.min(MAX_TIMER_MS, Math.max(0, deadline - performance.now())));
     node.timer.unref();
   }
 
@@ -387,6 +396,9 @@ export class RunBudget implements ToolBudget {
     return error;
   }
 }
+
+/** The longest a Node timer waits. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const LIMIT_KEYS: Record<RunLimitName, keyof RunLimits> = { max_cost: "maxCost", max_tokens: "maxTokens", max_tool_calls: "maxToolCalls", max_duration: "maxDuration" };
 

@@ -12,6 +12,7 @@ import { FallbackModel, fallbackMessage } from "../providers/FallbackModel.js";
 import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
 import { tacticTool } from "./tacticTools.js";
 import { agentTool } from "./agentTool.js";
+import { hasMcpServers, localToolNames, unofferedApprovals } from "./checkModelChains.js";
 import { mcpSamplingHook } from "./mcpSamplingHook.js";
 import type { RunBudget } from "../limits/index.js";
 import { sandboxIsolation } from "./sandboxIsolation.js";
@@ -74,6 +75,8 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     });
   };
   const needsApproval = new Set(prepared.tactic.config.require_approval ?? []);
+  /** Every tool the agents built here are offered (MCP servers' included): what `require_approval` may name. */
+  const offered = new Set<string>();
   const agents = new Map<string, Agent>();
   let connections: McpConnections | undefined;
   let definitions: ProxyDefinition[] | undefined;
@@ -156,6 +159,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
       systemText += added.instructions.replaceAll("{", "{{").replaceAll("}", "}}");
       addTools(tools, added.tools, { agent: bound.name, source: "the proxy block" });
     }
+    for (const tool of tools) offered.add(tool.name);
     // `require_approval` names tools that ask first, in the loop and from programs: marked before tool_chain takes them.
     tools.forEach((tool, index) => {
       if (needsApproval.has(tool.name) && tool.approval !== "required") tools[index] = new FunctionTool({ ...tool, approval: "required" });
@@ -187,6 +191,14 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
         ...(options.approve ? { approve: options.approve } : {}),
       }),
     );
+  }
+  // A tactic with MCP servers has its `require_approval` checked now that their tools are known (prepareTactic could
+  // not): a misspelt name would leave the tool it meant running without a question. Not when an agent the pattern
+  // does not run has servers of its own (they were not started; the tactic's are the built agents' too).
+  const unbuilt = prepared.agents.filter((bound) => only !== undefined && !only.has(bound.name));
+  if (needsApproval.size > 0 && hasMcpServers(prepared) && !unbuilt.some((bound) => (bound.config.mcp_servers ?? []).length > 0)) {
+    const problems = unofferedApprovals(prepared.tactic, new Set([...offered, ...localToolNames(prepared, unbuilt)]));
+    if (problems.length > 0) throw ConfigError.fromProblems("tactic_unbound", problems);
   }
   return agents;
 }

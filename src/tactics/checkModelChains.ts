@@ -34,14 +34,21 @@ const BUILT_IN_TOOLS = ["run_python", "query_api_doc", "tool_chain"];
 /**
  * Each name in `require_approval` must be a tool some agent of the tactic is offered: a misspelt name would leave
  * the tool it meant running without a question. The tools of MCP servers are known only once the servers start, so
- * a tactic with servers is not checked here.
+ * a tactic with servers is checked when its run starts them (`unofferedApprovals`, from buildAgents).
  */
 export function checkRequireApproval(prepared: TacticTree): ConfigProblem[] {
   const { tactic, agents } = prepared;
-  const names = tactic.config.require_approval ?? [];
-  if (names.length === 0) return [];
-  const hasServers = (tactic.config.mcp_servers ?? []).length > 0 || agents.some((agent) => (agent.config.mcp_servers ?? []).length > 0);
-  if (hasServers) return [];
+  if ((tactic.config.require_approval ?? []).length === 0 || hasMcpServers(prepared)) return [];
+  return unofferedApprovals(tactic, localToolNames(prepared, agents));
+}
+
+/** Whether the tactic or one of its agents names MCP servers (whose tools are known once they start). */
+export function hasMcpServers(prepared: TacticTree, agents: TacticTree["agents"] = prepared.agents): boolean {
+  return (prepared.tactic.config.mcp_servers ?? []).length > 0 || agents.some((agent) => (agent.config.mcp_servers ?? []).length > 0);
+}
+
+/** The names of the tools `agents` are offered that are known before anything starts (all but MCP servers' tools). */
+export function localToolNames(prepared: TacticTree, agents: TacticTree["agents"]): Set<string> {
   const known = new Set<string>(BUILT_IN_TOOLS);
   for (const agent of agents) {
     for (const bound of agent.tools) known.add(bound.tool.name);
@@ -51,6 +58,12 @@ export function checkRequireApproval(prepared: TacticTree): ConfigProblem[] {
       known.add(capability.member ?? prepared.nested.get(capability.entry.file)?.tactic.config.name ?? capability.entry.key);
     }
   }
+  return known;
+}
+
+/** The names of `require_approval` that are none of the `known` tools, as problems (with the nearest name). */
+export function unofferedApprovals(tactic: LoadedTactic, known: ReadonlySet<string>): ConfigProblem[] {
+  const names = tactic.config.require_approval ?? [];
   const problems: ConfigProblem[] = [];
   names.forEach((name, index) => {
     if (known.has(name)) return;

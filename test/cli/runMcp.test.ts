@@ -38,6 +38,28 @@ describe("lllm run with an MCP server as a tool source", () => {
     expect(orphanedProcesses("server-everything/dist/index.js")).toEqual([]);
   });
 
+  it("a require_approval name that no MCP tool has is refused once the servers are known (exit 2), before any model call; a right one asks", async () => {
+    server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "echo", arguments: { message: "hi" } }] }, "Done."] });
+    const { writeFileSync } = await import("node:fs");
+    const dir = tempDir("lllm-mcp-");
+    const everything = path.join(ROOT, "node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    const tactic = (approve: string): string => `global: {model_name: gpt-test}\nrequire_approval: [${approve}]\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: everything, command: node, args: [${JSON.stringify(everything)}], allowed_tools: [echo]}\n`;
+    writeFileSync(path.join(dir, "typo.yaml"), tactic("ecko"));
+    const typo = await runCli(["run", path.join(dir, "typo.yaml"), "--input", "x"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    expect(typo.code, typo.stderr).toBe(2);
+    expect(typo.stderr).toMatch(/typo\.yaml:2:\d+: require_approval names `ecko`, which no agent of this tactic is offered/);
+    expect(typo.stderr).toContain("`echo`");
+    expect(server.requests.filter((request) => request.method === "POST")).toHaveLength(0);
+    expect(orphanedProcesses("server-everything/dist/index.js")).toEqual([]);
+    // Spelt right, the call asks first: with no one to ask (no terminal), it is refused to the model.
+    writeFileSync(path.join(dir, "right.yaml"), tactic("echo"));
+    const right = await runCli(["run", path.join(dir, "right.yaml"), "--input", "x", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    expect(right.code, right.stderr).toBe(0);
+    const report = JSON.parse(right.stdout) as { tool_calls: Array<{ name: string; status?: string; error: string | null }> };
+    expect(report.tool_calls.map((call) => call.name)).toEqual(["echo"]);
+    expect(report.tool_calls[0]!.error).not.toBeNull();
+  });
+
   it("a server that fails to start is a clear error naming it", async () => {
     server = await startMockOpenAIServer({ script: ["never"] });
     const { writeFileSync } = await import("node:fs");

@@ -140,6 +140,24 @@ describe("RunBudget", () => {
     budget.close();
   });
 
+  it("a max_duration longer than a timer can wait (about 24.8 days) does not stop the run at once", async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error): void => void warnings.push(warning.name);
+    process.on("warning", onWarning);
+    try {
+      const budget = RunBudget.start({ limits: { maxDuration: 3_000_000 }, prices });
+      // A timer that overflowed fires after 1 ms: give it far more than that, on events, then look.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(budget.signal.aborted).toBe(false);
+      expect(() => budget.beforeToolCall({ agent: "bot", tool: "get_weather" })).not.toThrow();
+      budget.close();
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings).not.toContain("TimeoutOverflowWarning");
+  });
+
   it("attributes a nested scope's spend to its agents, by the names they are given, and to the tool; its own limits hold too", async () => {
     const budget = RunBudget.start({ prices });
     await budget.guardModel(fakeModel("test-model"), "main").generate(request("a"));
