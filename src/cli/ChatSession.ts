@@ -15,7 +15,7 @@ import { warnBrokenFiles } from "./loadRegistry.js";
 import { warnUnknownModels } from "./models.js";
 import { warn } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
-import { roundCost } from "../util/roundCost.js";
+import { addCost } from "../util/roundCost.js";
 
 /** The plain assistant `lllm chat` talks to when no tactic is named (its model: `--model`, else the settings'). */
 export const ASSISTANT_TACTIC = fileURLToPath(new URL("../cli/chatAssistant.yaml", import.meta.url));
@@ -178,7 +178,7 @@ export class ChatSession {
     this.spent.llmCalls += run.usage.llmCalls;
     this.spent.promptTokens += run.usage.promptTokens;
     this.spent.completionTokens += run.usage.completionTokens;
-    this.spent.cost = this.spent.cost === null || run.cost === null ? null : roundCost(this.spent.cost + run.cost);
+    this.spent.cost = addCost(this.spent.cost, run.cost);
     if (run.ok) {
       const answer = typeof run.result.output === "string" ? run.result.output : JSON.stringify(run.result.output);
       this.history = [...dialogOf(lastSent ?? [], this.agent), { role: "assistant", content: answer, name: this.agent }];

@@ -5,6 +5,7 @@ import { runWorker, type RunWorkerOptions } from "../batch/queue/runWorker.js";
 import { holdFirstSignal, stopAfterHold, stopSignal } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { secondsFlag } from "./numberFlag.js";
+import { timerDelay } from "../util/timerDelay.js";
 import { paint, warn, writeErr } from "./output.js";
 import { steadyHeap } from "../util/steadyHeap.js";
 
@@ -44,8 +45,7 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   holdFirstSignal((signal) => {
     stop.abort();
     writeErr(`lllm worker: ${signal === "SIGINT" ? "interrupted" : `received ${signal}`}: taking no new items; finishing the running ones for up to ${drainSeconds} s (${signal === "SIGINT" ? "Ctrl-C again" : "a second signal"} cancels them: they go back to the queue)`);
-    // At most what a timer can wait (about 24 days): a longer one would fire at once.
-    drainEnd = setTimeout(() => stopAfterHold(signal, `lllm worker: the running items did not finish within --drain-timeout (${drainSeconds} s): cancelling them (they go back to the queue)`), Math.min(drainSeconds * 1000, 2 ** 31 - 1));
+    drainEnd = setTimeout(() => stopAfterHold(signal, `lllm worker: the running items did not finish within --drain-timeout (${drainSeconds} s): cancelling them (they go back to the queue)`), timerDelay(drainSeconds * 1000));
     drainEnd.unref();
   }, ["SIGINT", "SIGTERM"]);
   const names = registry.list().map((pkg) => pkg.name);

@@ -7,6 +7,8 @@ import { maxAnswerTokens, MIN_ANSWER_TOKENS, PromptSizer } from "./requestSize.j
 import { formatDollars, formatLimit, type RunLimits } from "./RunLimits.js";
 import { countModelCall, describeSpend, type AgentSpend, type SpendReport, type ToolSpend } from "./SpendReport.js";
 import type { ToolBudget } from "./ToolBudget.js";
+import { roundCost } from "../util/roundCost.js";
+import { timerDelay } from "../util/timerDelay.js";
 
 export type { LimitSource } from "./LimitNode.js";
 
@@ -305,7 +307,7 @@ export class RunBudget implements ToolBudget {
     const tokens = usage.promptTokens + usage.completionTokens;
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
       node.tokens += tokens;
-      node.cost += cost ?? 0;
+      node.cost = roundCost(node.cost + (cost ?? 0));
     }
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {
       const { maxCost, maxTokens } = node.limits;
@@ -371,7 +373,7 @@ export class RunBudget implements ToolBudget {
       if (this.#state.tripped) return;
       if (performance.now() < deadline) this.#armTimer(node, deadline);
       else this.#durationReached(node);
-    }, Math.min(MAX_TIMER_MS, Math.max(0, deadline - performance.now())));
+    }, timerDelay(deadline - performance.now()));
     node.timer.unref();
   }
 
@@ -396,9 +398,6 @@ export class RunBudget implements ToolBudget {
     return error;
   }
 }
-
-/** The longest a Node timer waits. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 const LIMIT_KEYS: Record<RunLimitName, keyof RunLimits> = { max_cost: "maxCost", max_tokens: "maxTokens", max_tool_calls: "maxToolCalls", max_duration: "maxDuration" };
 

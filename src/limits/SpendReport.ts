@@ -1,5 +1,6 @@
 import type { Usage } from "../providers/Model.js";
 import { formatDollars } from "./RunLimits.js";
+import { addCost } from "../util/roundCost.js";
 
 /** What one agent of a run spent. Agents of nested tactics are named `<tool>/<agent>`. */
 export interface AgentSpend {
@@ -38,9 +39,6 @@ export interface SpendReport {
 }
 
 /** A cost that stays unknown once one part is. */
-export function addCost(total: number | null, cost: number | null): number | null {
-  return total === null || cost === null ? null : total + cost;
-}
 
 /** Count one model call in a spend: an agent's, a tool's, the run's. */
 export function countModelCall(spend: { modelCalls: number; promptTokens: number; completionTokens: number; cost: number | null }, usage: Usage, cost: number | null): void {
@@ -53,7 +51,7 @@ export function countModelCall(spend: { modelCalls: number; promptTokens: number
 /** `usage.by_agent` of `lllm run --json`: snake_case, like every JSON lllm writes. */
 export function byAgentJson(report: SpendReport): Record<string, Record<string, number | null>> {
   return Object.fromEntries(
-    Object.entries(report.byAgent).map(([name, spend]) => [name, { model_calls: spend.modelCalls, prompt_tokens: spend.promptTokens, completion_tokens: spend.completionTokens, cost: roundCost(spend.cost), tool_calls: spend.toolCalls }]),
+    Object.entries(report.byAgent).map(([name, spend]) => [name, { model_calls: spend.modelCalls, prompt_tokens: spend.promptTokens, completion_tokens: spend.completionTokens, cost: spend.cost, tool_calls: spend.toolCalls }]),
   );
 }
 
@@ -62,15 +60,12 @@ export function byToolJson(report: SpendReport): Record<string, Record<string, n
   return Object.fromEntries(
     Object.entries(report.byTool).map(([name, spend]) => [
       name,
-      { calls: spend.calls, failed: spend.failed, duration_ms: Math.round(spend.durationMs), model_calls: spend.modelCalls, prompt_tokens: spend.promptTokens, completion_tokens: spend.completionTokens, cost: roundCost(spend.cost) },
+      { calls: spend.calls, failed: spend.failed, duration_ms: Math.round(spend.durationMs), model_calls: spend.modelCalls, prompt_tokens: spend.promptTokens, completion_tokens: spend.completionTokens, cost: spend.cost },
     ]),
   );
 }
 
 /** Dollars to a millionth of a cent: enough for any sum a person checks, without float noise. */
-function roundCost(cost: number | null): number | null {
-  return cost === null ? null : Math.round(cost * 1e8) / 1e8;
-}
 
 /**
  * Where a run's spend went, in a line or two for an error message: the agents by cost (or tokens), then the tools

@@ -20,6 +20,7 @@ import { ServedModels, type TacticToServe } from "./ServedModels.js";
 import type { RunHandle } from "./RunHandle.js";
 import { ServeMetrics } from "./ServeMetrics.js";
 import { ServedResponses } from "./responses/ServedResponses.js";
+import { timerDelay } from "../util/timerDelay.js";
 
 /** The protocols served, each a folder of its own: adding one is adding its routes here. */
 const PROTOCOLS: Protocol[] = [modelProtocol, chatProtocol, responsesProtocol, a2aProtocol];
@@ -221,8 +222,7 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
         const inFlight = [...runs].map((run) => run.done);
         const timeoutMs = stopOptions.drainTimeoutMs ?? SERVE_DEFAULTS.drainTimeoutMs;
         let timer: NodeJS.Timeout | undefined;
-        // At most what a timer can wait (about 24 days): a longer one would fire at once.
-        const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), Math.min(timeoutMs, 2 ** 31 - 1))));
+        const late = new Promise<"late">((resolve) => (timer = setTimeout(() => resolve("late"), timerDelay(timeoutMs))));
         const outcome = await Promise.race([Promise.allSettled(inFlight), late]);
         clearTimeout(timer);
         if (outcome === "late") for (const run of runs) run.abort(new InterruptedError("interrupted", `the server stopped: the run did not finish within the drain timeout (${Math.round(timeoutMs / 1000)} s)`));

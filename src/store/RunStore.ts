@@ -299,7 +299,8 @@ export class RunStore {
     for (const [id, pid] of running) {
       if (pid !== null && pid !== process.pid && !processAlive(Number(pid))) {
         // Its totals were to come with its end: they are those of the model calls it recorded (all its attempts').
-        this.#database.prepare(CRASHED).run(scalar([id]));
+        const runId = scalar([id]);
+        this.#database.prepare(CRASHED).run(runId, runId);
       }
     }
   }
@@ -312,13 +313,12 @@ export class RunStore {
 }
 
 /** A run whose process is gone without its end: crashed, with the totals of the model calls it recorded. */
-const CRASHED = `UPDATE runs SET status = 'crashed',
-  llm_calls = (SELECT COUNT(*) FROM model_calls WHERE run_id = runs.id),
-  prompt_tokens = (SELECT COALESCE(SUM(prompt_tokens), 0) FROM model_calls WHERE run_id = runs.id),
-  cached_prompt_tokens = (SELECT COALESCE(SUM(cached_prompt_tokens), 0) FROM model_calls WHERE run_id = runs.id),
-  completion_tokens = (SELECT COALESCE(SUM(completion_tokens), 0) FROM model_calls WHERE run_id = runs.id),
-  reasoning_tokens = (SELECT COALESCE(SUM(reasoning_tokens), 0) FROM model_calls WHERE run_id = runs.id),
-  cost = (SELECT CASE WHEN COUNT(*) = 0 THEN 0 WHEN COUNT(cost) = COUNT(*) THEN SUM(cost) END FROM model_calls WHERE run_id = runs.id)
+const CRASHED = `UPDATE runs SET status = 'crashed', llm_calls = calls.n, prompt_tokens = calls.prompt, cached_prompt_tokens = calls.cached,
+  completion_tokens = calls.completion, reasoning_tokens = calls.reasoning, cost = calls.cost
+  FROM (SELECT COUNT(*) AS n, COALESCE(SUM(prompt_tokens), 0) AS prompt, COALESCE(SUM(cached_prompt_tokens), 0) AS cached,
+    COALESCE(SUM(completion_tokens), 0) AS completion, COALESCE(SUM(reasoning_tokens), 0) AS reasoning,
+    CASE WHEN COUNT(*) = 0 THEN 0 WHEN COUNT(cost) = COUNT(*) THEN SUM(cost) END AS cost
+    FROM model_calls WHERE run_id = ?) AS calls
   WHERE id = ? AND status = 'running'`;
 
 export class AmbiguousRunIdError extends Error {

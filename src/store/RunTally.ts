@@ -1,7 +1,7 @@
 import type { AgentEvent } from "../agent/index.js";
 import type { PriceTable } from "../providers/PriceTable.js";
 import { formatCount } from "../util/formatCount.js";
-import { roundCost } from "../util/roundCost.js";
+import { addCost } from "../util/roundCost.js";
 
 /** Token counts of a run, as the providers reported them (cached prompt and reasoning tokens are parts of the totals). */
 export interface TokenTotals {
@@ -36,7 +36,7 @@ export class RunTally {
     this.llmCalls += 1;
     if (event.model !== undefined) this.models.add(event.model);
     const cost = event.model === undefined ? null : this.#prices.costOf(event.model, usage);
-    this.cost = this.cost === null || cost === null ? null : roundCost(this.cost + cost);
+    this.cost = addCost(this.cost, cost);
     return cost;
   }
 

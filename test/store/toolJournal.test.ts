@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { InterruptedError, LllmError } from "../../src/errors.js";
+import { InterruptedError, RunLimitError } from "../../src/errors.js";
 import { ToolJournal, type ToolResults } from "../../src/store/journal/ToolJournal.js";
 import { FunctionCall, FunctionTool, toolResult } from "../../src/tools/index.js";
 import { asToolResult } from "../../src/tools/toolResult.js";
@@ -60,7 +60,7 @@ describe("ToolJournal: an item run again from its start replays its tool calls",
   it("keeps the outcome of a call that ended on its own while a limit stopped the run (reached by a call beside it)", async () => {
     const results = memoryResults();
     const controller = new AbortController();
-    const tool = new FunctionTool({ name: "quick", description: "Quick.", run: () => { controller.abort(new LllmError("limit_max_tool_calls", "max_tool_calls reached")); return "done anyway"; } });
+    const tool = new FunctionTool({ name: "quick", description: "Quick.", run: () => { controller.abort(new RunLimitError("limit_max_tool_calls", "max_tool_calls reached", { limit: "max_tool_calls", value: 1, spent: 1 })); return "done anyway"; } });
     await new ToolJournal({ results, scope: "iabc" }).wrap(tool, "bot").call(new FunctionCall({ id: "c1", name: "quick" }), { signal: controller.signal });
     expect([...results.kept.values()].map((outcome) => (JSON.parse(outcome) as { result: string }).result)).toEqual(["done anyway"]);
   });

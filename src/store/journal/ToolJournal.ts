@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { ConfigError, isLllmError } from "../../errors.js";
+import { ConfigError, RunLimitError } from "../../errors.js";
 import { FunctionCall, FunctionTool, isIdempotent, type SampleRequest, type ToolContext } from "../../tools/index.js";
 import { markSample, plainSampleRequest } from "../../tools/sampleRequest.js";
 import type { ToolCallOptions } from "../../tools/FunctionTool.js";
@@ -189,9 +189,7 @@ export class ToolJournal {
     // its question to the user failed, "cancelled"): after a signal, or an item parked for its provider batch, any
     // outcome is taken as cut short. A limit reached by a call beside it stops the run without asking this one to
     // stop early: a call that ended then without an error is whole, and a resume with a higher limit replays it.
-    const reason: unknown = context.signal?.reason;
-    const byLimit = isLllmError(reason) && reason.code.startsWith("limit_");
-    const cutShort = context.signal?.aborted === true && (done.error !== undefined || !byLimit);
+    const cutShort = context.signal?.aborted === true && (done.error !== undefined || !(context.signal.reason instanceof RunLimitError));
     if (!cutShort) this.#options.results.keepToolResult(key, outcomeOf(done, samples), { agent, call: done, durationMs: performance.now() - started });
     return done;
   }
