@@ -1,3 +1,5 @@
+import { ConfigError } from "../errors.js";
+
 /**
  * Which isolation runs the Python process: bubblewrap (namespaces), gVisor (`runsc`: a kernel of its own, so the
  * code never reaches the host's kernel directly), none, or `auto`: bubblewrap when it works here, else gVisor.
@@ -69,5 +71,12 @@ export function resolveLimits(options: Partial<IsolationOptions>, backend: Resol
   };
   if (backend !== "none") limits.maxProcesses = options.maxProcesses ?? DEFAULT_LIMITS.maxProcesses;
   if (backend !== "none" && options.workspace === undefined) limits.workspaceMb = options.workspaceMb ?? DEFAULT_LIMITS.workspaceMb;
+  for (const [key, value] of Object.entries(limits)) {
+    // The kernel takes a missing or zero limit for none at all: a NaN from a caller's bad number would lift it.
+    const whole = key === "maxProcesses";
+    if (!(Number.isFinite(value) && value > 0 && (!whole || Number.isInteger(value)))) {
+      throw new ConfigError("sandbox_invalid", `the sandbox's ${key} is ${String(value)}: it must be ${whole ? "a whole number" : "a number"} above 0`);
+    }
+  }
   return limits;
 }

@@ -3,6 +3,7 @@ import type { Readable, Writable } from "node:stream";
 import { SandboxError } from "../errors.js";
 import { answerCall, type HostFunction } from "./answerCall.js";
 import type { KernelExit } from "./describeExit.js";
+import { DEFAULT_LIMITS, type SandboxLimits } from "./IsolationOptions.js";
 import { JsonLineChannel } from "./JsonLineChannel.js";
 import type { HostMessage, KernelMessage } from "./KernelMessage.js";
 import type { KernelLaunch } from "./prepareLaunch.js";
@@ -30,6 +31,8 @@ const START_HINTS = {
 } as const;
 /** Enough of the kernel's stderr to explain a failed start. */
 const STDERR_TAIL = 4000;
+/** How long a failed start waits for the rest of the kernel's stderr. */
+const STDERR_GRACE_MS = 2000;
 
 /**
  * One running kernel.py process and its end of the bridge: it routes results to the requests waiting for them and
@@ -42,6 +45,8 @@ export class KernelProcess {
   private readonly channel: JsonLineChannel<KernelMessage, HostMessage>;
   private onReady: ((message: Extract<KernelMessage, { type: "ready" }>) => void) | undefined;
   private stderrTail = "";
+  /** Settles when the kernel's stderr has ended: its last words arrive after the exit event. */
+  private readonly stderrEnded: Promise<void>;
   private hasExited = false;
   /** Why the process could not be started at all (a missing program). */
   private spawnError: Error | undefined;
@@ -68,13 +73,15 @@ export class KernelProcess {
     // Under gVisor the bridge is the process's stdin and stdout (moved to fds 3 and 4 inside); its output is stderr.
     const [stdin, stdout, stderr, fd3, fd4] = child.stdio as [Writable | null, Readable, Readable, Writable, Readable];
     const [toKernel, fromKernel] = channel === "stdio" ? [stdin!, stdout] : [fd3, fd4];
-    for (const stream of channel === "stdio" ? [stderr] : [stdout, stderr]) {
+    const streams = channel === "stdio" ? [stderr] : [stdout, stderr];
+    for (const stream of streams) {
       stream.setEncoding("utf8");
       stream.on("data", (text: string) => {
         this.stderrTail = (this.stderrTail + text).slice(-STDERR_TAIL);
         options.onStderr?.(text);
       });
     }
+    this.stderrEnded = Promise.all(streams.map((stream) => new Promise<void>((resolve) => stream.once("close", resolve)))).then(() => undefined);
     this.channel = new JsonLineChannel<KernelMessage, HostMessage>(
       fromKernel,
       toKernel,
@@ -103,6 +110,10 @@ export class KernelProcess {
     if (first !== "timeout" && "type" in first && first.error === undefined) return kernel;
     kernel.kill();
     await kernel.exited;
+    // A process the kernel started outside its group may hold stderr open: wait for its end a moment, not for good.
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([kernel.stderrEnded, new Promise((resolve) => (waited = setTimeout(resolve, STDERR_GRACE_MS)))]);
+    clearTimeout(waited);
     throw kernel.startFailure(launch, first);
   }
 
@@ -183,8 +194,18 @@ export class KernelProcess {
     if ("type" in first) return new SandboxError("sandbox_prelude_failed", `the kernel's prelude failed:\n${first.error ?? ""}`);
     if (this.spawnError) return new SandboxError("sandbox_start_failed", `cannot start ${what}: ${this.spawnError.message}`, { cause: this.spawnError });
     const how = first.exit.signal ? `was killed by ${first.exit.signal}` : `exited with code ${first.exit.code ?? "unknown"}`;
+    const lowered = loweredLimits(launch.limits);
     return new SandboxError("sandbox_start_failed", `${what} ${how} before it was ready${stderr ? `:\n${stderr}` : ""}`, {
-      hint: START_HINTS[launch.backend],
+      hint: lowered ? `The sandbox's limits may be too low for Python to start (${lowered}): raise them in the tactic's \`sandbox:\`.` : START_HINTS[launch.backend],
     });
   }
+}
+
+/** The memory and process limits set below their defaults, in the tactic's words; undefined when none is. */
+function loweredLimits(limits: SandboxLimits): string | undefined {
+  const lowered = [
+    ...(limits.memoryMb < DEFAULT_LIMITS.memoryMb ? [`memory_limit ${limits.memoryMb} MB, default ${DEFAULT_LIMITS.memoryMb}`] : []),
+    ...(limits.maxProcesses !== undefined && limits.maxProcesses < DEFAULT_LIMITS.maxProcesses ? [`max_processes ${limits.maxProcesses}, default ${DEFAULT_LIMITS.maxProcesses}`] : []),
+  ];
+  return lowered.length > 0 ? lowered.join("; ") : undefined;
 }

@@ -673,6 +673,7 @@ def _apply_limits(limits):
     import resource
 
     def lower(which, value, grace=0):
+        value = int(-(-value // 1))  # whole units, rounded up: setrlimit takes integers, and "1.5K" is 1536.0 bytes
         soft, hard = resource.getrlimit(which)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
@@ -767,11 +768,11 @@ def _install_seccomp(encoded):
         if libc.prctl(38, 1, 0, 0, 0) != 0 or libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:
             raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
     except Exception as error:  # whatever failed, the code must not run without the filter
-        os.write(2, f"lllm kernel: cannot install the sandbox's system-call filter: {error}\n".encode())
+        os.write(_HOST_STDERR, f"lllm kernel: cannot install the sandbox's system-call filter: {error}\n".encode())
         os._exit(70)
 
 
-def _start():
+def _set_up():
     global _reader
     _reader = open(_RFD, "rb", buffering=65536)
     init = _loads(_reader.readline() or b"{}")
@@ -788,6 +789,14 @@ def _start():
     signal.signal(signal.SIGALRM, _alarm.on_signal)
     threading.Thread(target=_pump, name="lllm-output", daemon=True).start()
     threading.Thread(target=_read_messages, name="lllm-bridge", daemon=True).start()
+
+
+def _start():
+    try:
+        _set_up()
+    except BaseException as error:  # fd 2 is the capture pipe, read by a pump that may not run: tell the host directly
+        os.write(_HOST_STDERR, f"lllm kernel: cannot start: {type(error).__name__}: {error}\n".encode("utf-8", "replace"))
+        os._exit(70)
     _fresh_namespace()
     _capture.begin(0)
     try:

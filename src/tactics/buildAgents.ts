@@ -15,7 +15,7 @@ import { agentTool } from "./agentTool.js";
 import { hasMcpServers, localToolNames, unofferedApprovals } from "./checkModelChains.js";
 import { mcpSamplingHook } from "./mcpSamplingHook.js";
 import type { RunBudget } from "../limits/index.js";
-import { sandboxIsolation } from "./sandboxIsolation.js";
+import { sandboxIsolation, sandboxLocator } from "./sandboxIsolation.js";
 import type { RunScope } from "./RunScope.js";
 import { defaultModel, modelTimeoutSeconds } from "./runModels.js";
 import type { RunOptions, TacticRunner } from "./TacticRun.js";
@@ -145,7 +145,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
       const [{ ProxyManager }, { proxyTools }, { requireIsolation }] = await Promise.all([import("../proxies/index.js"), import("./proxyTools.js"), import("../codeaction/requireIsolation.js")]);
       const manager = ProxyManager.fromConfig(proxyConfig, { proxies: definitions, ...(options.env ? { env: options.env } : {}) });
       proxyManagers?.set(bound.name, manager);
-      const isolation = sandboxIsolation(prepared.tactic.config.sandbox, prepared.tactic.locate(["sandbox"]));
+      const isolation = sandboxIsolation(prepared.tactic.config.sandbox, sandboxLocator(prepared.tactic));
       const added = proxyTools({
         manager,
         config: proxyConfig,

@@ -15,6 +15,7 @@ import { tacticMember } from "./tacticMember.js";
 import { A2A_TOOL_PREFIX, AGENT_TOOL_PREFIX, checkAgentTools, type AgentToolRef } from "./checkAgentTools.js";
 import { checkModelChains, checkRequireApproval } from "./checkModelChains.js";
 import { tacticLimitSource } from "./tacticLimitSource.js";
+import { sandboxProblems } from "./sandboxIsolation.js";
 import { unpricedModels } from "./unpricedModels.js";
 import { PriceTable } from "../providers/PriceTable.js";
 import { resolvePackageEntry } from "../config/packageSource.js";
@@ -187,6 +188,8 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
   problems.push(...checkAgentTools(agents));
   problems.push(...checkModelChains(tactic, agents, model));
   checkTacticType(tactic, problems);
+  // Its sandbox limits are read now, not when code first runs: validate sees them, and a run fails before it spends.
+  problems.push(...sandboxProblems(tactic));
   await checkCodeTacticAgents(tactic, registry, problems);
   for (const capability of agents.flatMap((agent) => agent.capabilities)) {
     const { member } = capability;

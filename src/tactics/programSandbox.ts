@@ -1,7 +1,7 @@
 import { requireIsolation } from "../codeaction/requireIsolation.js";
 import type { IsolationOptions } from "../sandbox/index.js";
 import type { PreparedTactic } from "./prepareTactic.js";
-import { programOutputChars, sandboxIsolation } from "./sandboxIsolation.js";
+import { programOutputChars, sandboxIsolation, sandboxLocator } from "./sandboxIsolation.js";
 
 /** Where model-written programs of a tactic run: the checked isolation and the cap on what a program prints. */
 export interface ProgramSandbox {
@@ -16,7 +16,7 @@ export interface ProgramSandbox {
  */
 export async function programSandbox(prepared: PreparedTactic, what: string): Promise<ProgramSandbox> {
   const { sandbox } = prepared.tactic.config;
-  const where = prepared.tactic.locate(["sandbox"]);
-  const isolation = await requireIsolation(sandboxIsolation(sandbox, where), what);
-  return { isolation, maxOutputChars: programOutputChars(sandbox, where) };
+  const locate = sandboxLocator(prepared.tactic);
+  const isolation = await requireIsolation(sandboxIsolation(sandbox, locate), what);
+  return { isolation, maxOutputChars: programOutputChars(sandbox, locate) };
 }

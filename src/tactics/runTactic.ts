@@ -11,7 +11,7 @@ import type { PreparedTactic } from "./prepareTactic.js";
 import { RunScope } from "./RunScope.js";
 import { runModels } from "./runModels.js";
 import { linkedSignal } from "../util/linkedSignal.js";
-import { sandboxIsolation } from "./sandboxIsolation.js";
+import { sandboxIsolation, sandboxLocator } from "./sandboxIsolation.js";
 import { assertTemplateVariables } from "./templateVariables.js";
 import { startRunBudget } from "./tacticBudget.js";
 import { withAgentTools } from "./checkAgentTools.js";
@@ -56,7 +56,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   const scope = new RunScope();
   // Programs (code-action, tool_chain) keep large results here; the folder is made only if one arrives.
   // Their total is capped like a program's workspace (`sandbox.workspace_size`).
-  const workspaceMb = sandboxIsolation(config.sandbox, prepared.tactic.locate(["sandbox"])).workspaceMb;
+  const workspaceMb = sandboxIsolation(config.sandbox, sandboxLocator(prepared.tactic)).workspaceMb;
   const artifacts = ArtifactStore.forRun(options.env ?? process.env, { ...(workspaceMb === undefined ? {} : { maxMb: workspaceMb }), ...(options.runId !== undefined ? { runId: options.runId } : {}) });
   const toolChains: ProgramRecord[] = [];
   const proxyManagers = new Map<string, ProxyManager>();

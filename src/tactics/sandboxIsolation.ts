@@ -1,7 +1,15 @@
-import type { SandboxConfig } from "../config/index.js";
-import { ConfigError, type SourceLocation } from "../errors.js";
+import type { LoadedTactic, SandboxConfig } from "../config/index.js";
+import { collectProblems, ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
 import type { IsolationOptions } from "../sandbox/index.js";
 import { megabytesOf } from "../util/megabytesOf.js";
+
+/** Where a key of the `sandbox:` block is written, for errors. */
+export type SandboxLocator = (key: string) => SourceLocation | undefined;
+
+/** The locator of a tactic's `sandbox:` keys: the key's own line, else the block's. */
+export function sandboxLocator(tactic: Pick<LoadedTactic, "locate">): SandboxLocator {
+  return (key) => tactic.locate(["sandbox", key]) ?? tactic.locate(["sandbox"]);
+}
 
 /** A program's printed answer is kept up to this size unless `sandbox.output_size` says otherwise (1 MB). */
 const DEFAULT_OUTPUT_CHARS = 1024 * 1024;
@@ -10,7 +18,8 @@ const DEFAULT_OUTPUT_CHARS = 1024 * 1024;
  * `512`, `"512M"`, `"1G"`, `"64K"`, `"1.5g"` -> megabytes. A bare number is megabytes, as the schema says, and a
  * byte count mistaken for megabytes would lift the limit: refused.
  */
-function parseMegabytes(value: string | number, key: string, where?: SourceLocation): number {
+function parseMegabytes(value: string | number, key: string, locate?: SandboxLocator): number {
+  const where = locate?.(key);
   if (typeof value === "number" && value > 1024 * 1024) {
     throw new ConfigError("sandbox_invalid", `sandbox.${key} ${value} would be ${value} megabytes: a bare number is megabytes`, { ...(where ? { location: where } : {}), hint: `Write a size with its unit, e.g. "${Math.max(1, Math.round(value / 1024 / 1024))}M".` });
   }
@@ -19,34 +28,58 @@ function parseMegabytes(value: string | number, key: string, where?: SourceLocat
   return megabytes;
 }
 
-/** `300`, `"300s"`, `"5m"` -> seconds. */
-function parseSeconds(value: string | number, key: string, where?: SourceLocation): number {
-  if (typeof value === "number" && value > 0) return value;
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$/i.exec(String(value));
-  if (!match) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a duration`, { ...(where ? { location: where } : {}), hint: 'Write seconds as a number, or a duration such as "90s" or "5m".' });
-  const factor = { s: 1, m: 60, h: 3600 }[(match[2] ?? "s").toLowerCase() as "s" | "m" | "h"];
-  return Number(match[1]) * factor;
+/**
+ * `300`, `"300s"`, `"5m"` -> whole seconds, rounded up (an rlimit counts whole seconds). Zero is refused: the kernel
+ * would take it for no limit at all.
+ */
+function parseSeconds(value: string | number, key: string, locate?: SandboxLocator): number {
+  const where = locate?.(key);
+  const match = typeof value === "number" ? undefined : /^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$/i.exec(value);
+  const factor = match ? { s: 1, m: 60, h: 3600 }[(match[2] ?? "s").toLowerCase() as "s" | "m" | "h"] : 1;
+  const seconds = typeof value === "number" ? value : match ? Number(match[1]) * factor : Number.NaN;
+  if (!(Number.isFinite(seconds) && seconds > 0)) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a duration above 0`, { ...(where ? { location: where } : {}), hint: 'Write seconds as a number, or a duration such as "90s" or "5m".' });
+  return Math.ceil(seconds);
+}
+
+/** `64` or `"64"` -> 64. Anything else is refused: `Number("abc")` would reach the kernel as no limit. */
+function parseCount(value: string | number, key: string, locate?: SandboxLocator): number {
+  const where = locate?.(key);
+  const count = typeof value === "number" ? value : /^\s*\d+\s*$/.test(value) ? Number(value) : Number.NaN;
+  if (!(Number.isSafeInteger(count) && count >= 1)) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a whole number above 0`, { ...(where ? { location: where } : {}), hint: "Write a count such as 64." });
+  return count;
 }
 
 /** The tactic's `sandbox:` block as kernel isolation options (`output_size` is read by `programOutputChars`). */
-export function sandboxIsolation(config: SandboxConfig | undefined, where?: SourceLocation): Partial<IsolationOptions> {
+export function sandboxIsolation(config: SandboxConfig | undefined, locate?: SandboxLocator): Partial<IsolationOptions> {
   if (!config) return { backend: "auto" };
   const network = config.network;
   if (network !== undefined && network !== false && network !== "none") {
+    const where = locate?.("network");
     throw new ConfigError("sandbox_network", "sandboxed code never gets a network: `sandbox.network` can only be false or \"none\"", { ...(where ? { location: where } : {}), hint: "Give the code a tool or a proxy for what it needs to reach; credentials then stay in the host." });
   }
   const backend = config.backend ?? "auto";
   return {
     backend,
-    ...(config.memory_limit !== undefined ? { memoryMb: parseMegabytes(config.memory_limit, "memory_limit", where) } : {}),
-    ...(config.cpu_time !== undefined ? { cpuSeconds: parseSeconds(config.cpu_time, "cpu_time", where) } : {}),
-    ...(config.max_processes !== undefined ? { maxProcesses: Number(config.max_processes) } : {}),
-    ...(config.file_size !== undefined ? { fileSizeMb: parseMegabytes(config.file_size, "file_size", where) } : {}),
-    ...(config.workspace_size !== undefined ? { workspaceMb: parseMegabytes(config.workspace_size, "workspace_size", where) } : {}),
+    ...(config.memory_limit !== undefined ? { memoryMb: parseMegabytes(config.memory_limit, "memory_limit", locate) } : {}),
+    ...(config.cpu_time !== undefined ? { cpuSeconds: parseSeconds(config.cpu_time, "cpu_time", locate) } : {}),
+    ...(config.max_processes !== undefined ? { maxProcesses: parseCount(config.max_processes, "max_processes", locate) } : {}),
+    ...(config.file_size !== undefined ? { fileSizeMb: parseMegabytes(config.file_size, "file_size", locate) } : {}),
+    ...(config.workspace_size !== undefined ? { workspaceMb: parseMegabytes(config.workspace_size, "workspace_size", locate) } : {}),
   };
 }
 
 /** How much of a program's printed output is kept (code-action, tool_chain): `sandbox.output_size`, default 1 MB. */
-export function programOutputChars(config: SandboxConfig | undefined, where?: SourceLocation): number {
-  return config?.output_size === undefined ? DEFAULT_OUTPUT_CHARS : Math.round(parseMegabytes(config.output_size, "output_size", where) * 1024 * 1024);
+export function programOutputChars(config: SandboxConfig | undefined, locate?: SandboxLocator): number {
+  return config?.output_size === undefined ? DEFAULT_OUTPUT_CHARS : Math.round(parseMegabytes(config.output_size, "output_size", locate) * 1024 * 1024);
+}
+
+/** Every problem of a tactic's `sandbox:` block, each key read on its own so that all are told at once. */
+export function sandboxProblems(tactic: Pick<LoadedTactic, "config" | "locate">): ConfigProblem[] {
+  const { sandbox } = tactic.config;
+  const problems: ConfigProblem[] = [];
+  const locate = sandboxLocator(tactic);
+  for (const [key, value] of Object.entries(sandbox ?? {})) {
+    collectProblems(problems, () => (key === "output_size" ? programOutputChars({ output_size: value as string | number }, locate) : sandboxIsolation({ [key]: value }, locate)));
+  }
+  return problems;
 }

@@ -1,4 +1,4 @@
-import { RunLimitError, ToolError } from "../errors.js";
+import { RunLimitError, SandboxError, ToolError } from "../errors.js";
 import { compileWithCache } from "../util/sharedAjv.js";
 import { createArgumentValidator, type ArgumentCheck } from "./createArgumentValidator.js";
 import { decideStrict } from "./decideStrict.js";
@@ -257,7 +257,9 @@ export class FunctionTool {
       result = await this.runWithin(run, checked.value, completeToolContext(context, this.name));
     } catch (error) {
       // A limit of the whole run (reached inside a nested tactic, say) stops the run: it is not this tool's failure.
-      if (error instanceof RunLimitError) throw error;
+      // So does a sandbox that cannot start (a limit too low for Python, a broken bubblewrap): the user must act, and
+      // a model told of it would answer without the code it meant to run.
+      if (error instanceof RunLimitError || isSandboxFailure(error)) throw error;
       // A timeout or a failed command is lllm's report, not an exception of the tool's code: no stack to show.
       if (!(error instanceof ToolError && (error.code === "tool_timeout" || error.code.startsWith("tool_command_")))) recordToolFailure(call, error, this.source?.file);
       return fail(call, errorMessage(error));
@@ -375,4 +377,9 @@ function errorMessage(error: unknown): string {
     return message || (typeof name === "string" ? name : "unknown error");
   }
   return String(error);
+}
+
+/** A sandbox that could not start or is not there: not a mistake of the code that was to run in it. */
+function isSandboxFailure(error: unknown): boolean {
+  return error instanceof SandboxError && (error.code === "sandbox_start_failed" || error.code === "sandbox_unavailable" || error.code === "sandbox_prelude_failed");
 }

@@ -4,7 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
-import { tempDir } from "../helpers/tempTree.js";
+import { tempDir, tempTree } from "../helpers/tempTree.js";
 
 // Each case spawns the CLI, most with a Python kernel: on a busy machine more than the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
@@ -156,5 +156,47 @@ describe("the proxy example of docs/proxies.md", () => {
     expect(report.tool_calls.map((call) => call.name)).toEqual(["query_api_doc", "run_python", "run_python"]);
     expect(report.tool_calls[1]!.result).toBe("18 18\n");
     expect(report.tool_calls[2]!.result).toBe("Tokyo is cloudy and Paris is cloudy\n");
+  });
+});
+
+describe("the sandbox: block's limits", () => {
+  const analyst = (sandbox: string): string =>
+    tempTree({ "t.yaml": `name: t\nbase: ${path.join(ROOT, "packages-example/weather/tactics/analyst.yaml")}\nsandbox:\n  backend: auto\n${sandbox}` });
+
+  it("a limit that is no number, or zero, is refused by validate and by run before any model call, at its line", async () => {
+    const dir = analyst("  cpu_time: \"0\"\n  max_processes: abc\n  memory_limit: 1X\n  network: true\n");
+    const validated = await runCli(["validate", "t.yaml"], { cwd: dir });
+    expect(validated.code).toBe(2);
+    expect(validated.stderr).toContain("t.yaml:6:18: sandbox.max_processes must be a whole number, at least 1 (got \"abc\")");
+    expect(validated.stderr).toContain("t.yaml:7:17: sandbox.memory_limit must be a size such as \"512M\" or \"1G\", or a number of megabytes (got \"1X\")");
+    // What the schema lets through (a zero in words, a network) is read when the tactic is bound.
+    const bound = analyst("  cpu_time: \"0\"\n  network: true\n");
+    const checked = await runCli(["validate", "t.yaml"], { cwd: bound });
+    expect(checked.code).toBe(2);
+    expect(checked.stderr).toContain("t.yaml:5:13: sandbox.cpu_time `0` is not a duration above 0");
+    expect(checked.stderr).toContain("t.yaml:6:12: sandboxed code never gets a network");
+    model = await startMockOpenAIServer({ script: ["never asked"] });
+    const run = await runCli(["run", "t.yaml", "--input", "Paris?"], { cwd: bound, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: model.url } });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("sandbox.cpu_time `0` is not a duration above 0");
+    expect(model.requests.filter((request) => request.method === "POST")).toHaveLength(0);
+  });
+
+  it("a kernel that cannot start under its limits stops the run with the kernel's words and the limit to raise", async () => {
+    // Python cannot start a thread in 16 MB of address space: the kernel says so, and the model is not told to go on.
+    const dir = analyst("  memory_limit: 16M\n");
+    const result = await runCli(["run", "t.yaml", "--model", `scripted:${path.join(ROOT, "packages-example/weather/scripted/analyst.yaml")}`, "--input", "Paris?"], { cwd: dir });
+    expect(result.code).toBe(1);
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("the Python kernel (in bubblewrap) exited with code 70 before it was ready:\nlllm kernel: cannot start: RuntimeError: can't start new thread");
+    expect(result.stderr).toContain("The sandbox's limits may be too low for Python to start (memory_limit 16 MB, default 1024)");
+  });
+
+  it("fractions of a second or of a kilobyte reach the kernel as whole limits", async () => {
+    const dir = analyst("  cpu_time: 20.5\n  file_size: 1.5K\n");
+    const result = await runCli(["run", "t.yaml", "--model", `scripted:${path.join(ROOT, "packages-example/weather/scripted/analyst.yaml")}`, "--input", "Paris?", "--json"], { cwd: dir });
+    expect(result.code).toBe(0);
+    const report = JSON.parse(result.stdout) as { tool_calls: Array<{ result: unknown; error: unknown }> };
+    expect(report.tool_calls[1]).toMatchObject({ result: "18 18\n", error: null });
   });
 });

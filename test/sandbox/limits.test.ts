@@ -24,3 +24,11 @@ describe.skipIf(backends.length === 0).each(backends)("limits under %s", (backen
     await kernel.close();
   });
 });
+
+describe("limits given from code", () => {
+  it("a limit that is not a number above 0 is refused before a kernel starts, not taken for no limit", async () => {
+    // The kernel skips a limit that is missing or zero: NaN (a caller's Number("abc")) would lift it.
+    await expect(PythonKernel.start({ isolation: { backend: "none", cpuSeconds: Number.NaN } })).rejects.toThrow("the sandbox's cpuSeconds is NaN: it must be a number above 0");
+    await expect(PythonKernel.start({ isolation: { backend: "none", memoryMb: 0 } })).rejects.toMatchObject({ code: "sandbox_invalid" });
+  });
+});
