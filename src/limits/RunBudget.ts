@@ -29,7 +29,7 @@ export interface RunBudgetOptions {
 const FIRST_TOKENS_PER_CHARACTER = 0.5;
 /** The measured ratio is raised by this much: the next prompt's new part may tokenize a little worse. */
 const ESTIMATE_MARGIN = 1.1;
-/** What a `scripted:` model costs: it replays turns and calls no provider. */
+/** The price taken for a model without one when only tokens are limited (a cost limit refuses such a model). */
 const FREE: ModelPrice = { input: 0, output: 0 };
 
 /** What every scope of one run tree shares. */
@@ -214,7 +214,7 @@ export class RunBudget implements ToolBudget {
       }
     }
     if (!limited) return undefined;
-    const price = this.#price(model) ?? FREE;
+    const price = this.#state.prices.priceOf(model) ?? FREE;
     const characters = sizer.measure(request);
     const ratio = this.#state.tokensPerCharacter.get(model) ?? FIRST_TOKENS_PER_CHARACTER;
     const promptTokens = Math.ceil(characters * ratio * ESTIMATE_MARGIN);
@@ -299,7 +299,7 @@ export class RunBudget implements ToolBudget {
     const model = response.model ?? asked;
     const { usage } = response;
     const { total } = this.#state;
-    const cost = model.startsWith("scripted:") ? 0 : this.#state.prices.costOf(model, usage);
+    const cost = this.#state.prices.costOf(model, usage);
     if (admission && usage.promptTokens > 0 && admission.characters > 0) this.#state.tokensPerCharacter.set(model, usage.promptTokens / admission.characters);
     countModelCall(total, usage, cost);
     countModelCall(this.#agent(agent), usage, cost);
@@ -321,13 +321,9 @@ export class RunBudget implements ToolBudget {
     }
   }
 
-  #price(model: string): ModelPrice | undefined {
-    return model.startsWith("scripted:") ? FREE : this.#state.prices.priceOf(model);
-  }
-
   /** A cost limit cannot count a model it has no price for: that is the user's to fix (exit 2), before any spend. */
   #priceOf(model: string, limit: RunLimitName, node: LimitNode): ModelPrice {
-    const price = this.#price(model);
+    const price = this.#state.prices.priceOf(model);
     if (price) return price;
     throw new ConfigError("limit_unpriced_model", `model \`${model}\` has no known price, so ${node.source(limit)} cannot count what it costs`, {
       hint: `Give its price in the project settings (.lllmrc.yaml): prices: {"${model}": {input: <$ per million prompt tokens>, output: <$ per million answer tokens>}}, or drop the cost limit.`,

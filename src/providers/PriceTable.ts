@@ -16,6 +16,8 @@ export interface ModelPrice {
   batch_output?: number;
 }
 
+const SCRIPTED_PRICE: ModelPrice = Object.freeze({ input: 0, output: 0 });
+
 /** What a call through a provider's batch API costs, as a share of the live price, when the table gives none. */
 export const BATCH_PRICE_SHARE = 0.5;
 
@@ -95,6 +97,8 @@ export class PriceTable {
   }
 
   #lookUp(model: string): ModelPrice | undefined {
+    // A scripted model calls no provider: it costs nothing, which is a known price (0), not an unknown one.
+    if (model.startsWith("scripted:")) return SCRIPTED_PRICE;
     if (this.#own.has(model)) return this.#prices.get(model);
     const route = modelRoute(model);
     if (!route) return undefined;

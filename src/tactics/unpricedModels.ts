@@ -18,7 +18,7 @@ export function unpricedModels(prepared: TacticTree, prices: PriceTable, limit: 
   for (const tactic of runTree(prepared)) {
     tactic.agents.forEach((agent, index) => {
       modelChain(agent.config).forEach((model, position) => {
-        if (model.startsWith("scripted:") || prices.priceOf(model) || seen.has(model)) return;
+        if (prices.priceOf(model) || seen.has(model)) return;
         seen.add(model);
         const where = modelLocation(tactic.tactic, tactic.model, index, position) ?? (tactic.model !== undefined ? { file: "--model" } : undefined);
         problems.push({

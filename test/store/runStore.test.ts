@@ -38,8 +38,8 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     const home = tempDir();
     const run = await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris and Tokyo?", "--no-stream", "--verbose"]);
     expect(run.code).toBe(0);
-    // The --verbose summary: tokens, cost (unknown for a scripted model), the run's id.
-    expect(run.stderr).toMatch(/^lllm: 2 model calls, \d+ \+ \d+ tokens, cost unknown, [\d.]+ s · run [0-9A-Z]{26}$/m);
+    // The --verbose summary: tokens, cost (nothing, for a scripted model: no provider is called), the run's id.
+    expect(run.stderr).toMatch(/^lllm: 2 model calls, \d+ \+ \d+ tokens, \$0, [\d.]+ s · run [0-9A-Z]{26}$/m);
     expect(run.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
     // Recorded into the spool, not into logs.db: the next reader merges it (a run never loads SQLite).
     expect(existsSync(path.join(home, "logs.db"))).toBe(false);
@@ -47,7 +47,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     const runs = await listRuns(home);
     expect(existsSync(path.join(home, "logs.db"))).toBe(true);
     expect(runs).toHaveLength(1);
-    expect(runs[0]).toMatchObject({ status: "ok", exit_code: 0, tactic_name: "weather", input: "Paris and Tokyo?", llm_calls: 2, cost: null, output: "It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo." });
+    expect(runs[0]).toMatchObject({ status: "ok", exit_code: 0, tactic_name: "weather", input: "Paris and Tokyo?", llm_calls: 2, cost: 0, output: "It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo." });
 
     const record = await showRun(home, "last");
     expect(record.model_calls.map((call) => [call.agent, call.round, call.tool_calls.map((request) => request.name)])).toEqual([

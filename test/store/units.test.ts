@@ -32,10 +32,11 @@ describe("PriceTable", () => {
     expect(custom.priceOf("groq/llama-3-8b")).toEqual({ input: 0.1, output: 0.1 });
   });
 
-  it("prices cached prompt tokens at the cached rate; an unknown model costs null, never 0", () => {
+  it("prices cached prompt tokens at the cached rate; an unknown model costs null, never 0; a scripted one nothing", () => {
     expect(table.costOf("gpt-4o", { promptTokens: 1_000_000, cachedPromptTokens: 400_000, completionTokens: 100_000 })).toBeCloseTo(0.6 * 2.5 + 0.4 * 1.25 + 0.1 * 10, 10);
     expect(table.costOf("my-local-model", { promptTokens: 10, completionTokens: 10 })).toBeNull();
-    expect(table.costOf("scripted:turns.yaml", { promptTokens: 0, completionTokens: 0 })).toBeNull();
+    // A scripted model calls no provider: the run's total says $0, as its agents' lines and its budget do.
+    expect(table.costOf("scripted:turns.yaml", { promptTokens: 50, completionTokens: 10 })).toBe(0);
   });
 
   it("prices Anthropic's cache writes at 1.25 times the input rate (its 5-minute cache), not at the input rate", () => {
