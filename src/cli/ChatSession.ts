@@ -138,7 +138,16 @@ export class ChatSession {
 
   /** `/model NAME`: the next turns use this model; the dialog so far is kept. */
   async setModel(model: string): Promise<void> {
-    this.prepared = await ChatSession.prepare(this.options, model);
+    try {
+      this.prepared = await ChatSession.prepare(this.options, model);
+    } catch (error) {
+      // The name was typed at /model, not given as --model, and it is the same name for every agent: say it once.
+      if (!(error instanceof ConfigError)) throw error;
+      const withoutAgent = (message: string): string => message.replace(/^agent `[^`]*`: /, "");
+      const [first, ...rest] = error.problems;
+      if (!first || ![first, ...rest].every((problem) => problem.location?.file === "--model" && withoutAgent(problem.message) === withoutAgent(first.message))) throw error;
+      throw new ConfigError(error.code, `/model: ${withoutAgent(first.message)}`, first.hint ? { hint: first.hint } : {});
+    }
   }
 
   /** `/reset`: a new conversation (the next turn continues nothing). */

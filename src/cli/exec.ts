@@ -34,7 +34,7 @@ export async function execCommand(options: ExecOptions): Promise<void> {
   const timeout = options.timeout === undefined ? PROXY_DEFAULTS.timeout : Number(options.timeout);
   if (!Number.isFinite(timeout) || timeout < 0) throw new ConfigError("usage_timeout", `--timeout must be a number of seconds (got \`${options.timeout}\`)`, { location: { file: "--timeout" } });
   const registry = await loadRegistry(options.package);
-  const manager = new ProxyManager({ proxies: await loadProxies(registry), activateProxies: options.proxy ?? [], ...(options.cache === false ? { useCache: false } : {}) });
+  const manager = new ProxyManager({ proxies: await loadProxies(registry), activateProxies: options.proxy ?? [], activatedBy: "--proxy", ...(options.cache === false ? { useCache: false } : {}) });
   const kernel = await PythonKernel.start({
     ...callApiKernelOptions(manager),
     maxOutputChars: 0,

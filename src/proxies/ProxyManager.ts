@@ -18,6 +18,8 @@ export interface ProxyManagerOptions {
   proxies: readonly ProxyDefinition[];
   /** The paths to activate; empty or absent activates all of `proxies`. An unknown path is a ConfigError. */
   activateProxies?: readonly string[];
+  /** What the error of an unknown path names as having asked for it: default `activate_proxies` (`--proxy` for exec). */
+  activatedBy?: string;
   /** `YYYY-MM-DD` (a date-time is cut to its date): date windows end here and later rows are dropped. */
   cutoffDate?: string | null;
   /** Passed to every proxy call in its context. Default false. */
@@ -59,7 +61,7 @@ export class ProxyManager {
       throw ConfigError.fromProblems(
         "proxy_not_found",
         unknown.map((name) => ({
-          message: `activate_proxies names \`${name}\`, which is not a loaded proxy`,
+          message: `${options.activatedBy ?? "activate_proxies"} names \`${name}\`, which is not a loaded proxy`,
           hint: [didYouMean(name, available), available.length > 0 ? `Available proxies: ${available.join(", ")}.` : "No proxies are loaded: add a package with a proxies/ folder."].filter(Boolean).join(" "),
         })),
       );

@@ -80,6 +80,14 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     expect(readFileSync(file, "utf8")).toMatch(/^# lllm chat: loop, agent weather_bot\n[\s\S]*## You\n\nhello\n\n## weather_bot\n\necho 2: hello\n\n## You\n\nwhat is the weather\?\n\n## weather_bot\n\n- tool `get_weather` `\{"city":"Paris"\}`\n\nSunny in Paris.\n$/);
     expect(posts().map((body) => (body as unknown as { model: string }).model)).toEqual(["gpt-test", "gpt-test", "gpt-test", "gpt-test", "gpt-other"]);
     expect(posts().some((body) => body.messages.some((message) => message.content === "never sent"))).toBe(false);
+
+    // A bad name at /model is said once, as the command's; the chat goes on with the model it had (and a script
+    // learns that a command failed).
+    const bad = await cli(home, ["chat", loop], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: "/model scripted:\nhi\n" });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("lllm: error: /model: `scripted:` needs a file: `scripted:<file.yaml>`\n");
+    expect(bad.stderr).not.toContain("--model");
+    expect(bad.stdout).toMatch(/^echo \d+: hi\n$/);
   });
 
   it("with no tactic, is a plain assistant on --model; without a model, says how to give one", async () => {

@@ -62,6 +62,10 @@ describe("lllm run with proxies: query_api_doc, then run_python with CALL_API", 
   it("lllm exec runs Python with CALL_API from standard input", async () => {
     const result = await runCli(["exec", "--proxy", "weather", "-p", "packages-example/weather"], { input: 'r = CALL_API("weather/forecast/daily", {"city": "Tokyo", "days": 2})\nprint(len(r), r[1]["high"])\n' });
     expect(result).toMatchObject({ code: 0, stdout: "2 19\n" });
+    // A misspelt name is the flag's: the error names it, not a tactic key the user never wrote.
+    const misspelt = await runCli(["exec", "--proxy", "weathr", "-p", "packages-example/weather"], { input: "print(1)\n" });
+    expect(misspelt.code).toBe(2);
+    expect(misspelt.stderr).toContain("lllm: error: --proxy names `weathr`, which is not a loaded proxy\n  did you mean `weather`?");
   });
 
   it("a bad path value raises ValueError in CALL_API (seed 000, Step 12) before anything is sent", async () => {

@@ -80,6 +80,11 @@ describe("createPackageServer over InMemoryTransport", () => {
     expect(system.messages).toEqual([{ role: "user", content: { type: "text", text: expect.stringContaining("You are a weather assistant.") } }]);
     const { resources } = await client.listResources();
     expect(resources.length).toBe(2);
+    // The proxy's name says "API" already: its description does not say it twice.
+    expect(resources.map((listed) => listed.description).sort()).toEqual([
+      "The documentation of the Weather API (proxy `weather`): its endpoints and their parameters.",
+      "The documentation of the Weather HTTP API (proxy `weather_api`): its endpoints and their parameters.",
+    ]);
     for (const listed of resources) {
       expect(listed.uri).toMatch(/^lllm:\/\/weather\//);
       const { contents } = await client.readResource({ uri: listed.uri });

@@ -59,7 +59,8 @@ export async function packageResources(pkg: Package, proxies: readonly ProxyDefi
     resources.push({
       uri: `lllm://${pkg.name}/proxies/${encodePath(definition.path)}`,
       name: `${definition.path} API docs`,
-      description: `The documentation of the ${definition.name} API (proxy \`${definition.path}\`): its endpoints and their parameters.`,
+      // Proxy names usually say "API" already ("Weather API"): "the Weather API API" would not do.
+      description: `The documentation of the ${definition.name}${/\bAPI$/i.test(definition.name) ? "" : " API"} (proxy \`${definition.path}\`): its endpoints and their parameters.`,
       mimeType: "text/markdown",
       read: async () => [{ uri: `lllm://${pkg.name}/proxies/${encodePath(definition.path)}`, mimeType: "text/markdown", text: formatApiDocs(definition) }],
     });
