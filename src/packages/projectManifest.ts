@@ -21,10 +21,10 @@ export async function projectDependencies(project: Project): Promise<DependencyS
  * as it is), or `dependencies.packages` of lllm.yaml (comments kept). Without a manifest, an lllm.toml is made,
  * named after the folder. The file is replaced in one rename.
  */
-export function writeProjectDependencies(project: Project, dependencies: ManifestDependency[]): string {
+export function writeProjectDependencies(project: Project, dependencies: ManifestDependency[], taken: ReadonlySet<string> = new Set()): string {
   const file = project.manifest ?? path.join(project.dir, "lllm.toml");
-  const before = existsSync(file) ? readFileSync(file, "utf8") : `[package]\nname = ${JSON.stringify(folderName(project.dir))}\n`;
-  const after = file.endsWith(".toml") ? withTomlDependencies(before, dependencies) : withYamlDependencies(before, dependencies);
+  const before = existsSync(file) ? readFileSync(file, "utf8") : `[package]\nname = ${JSON.stringify(projectName(project.dir, taken))}\n`;
+  const after = file.endsWith(".toml") ? withTomlDependencies(before, dependencies) : file.endsWith(".json") ? withJsonDependencies(before, dependencies) : withYamlDependencies(before, dependencies);
   const temporary = `${file}.tmp-${process.pid}`;
   writeFileSync(temporary, after);
   renameSync(temporary, file);
@@ -33,6 +33,17 @@ export function writeProjectDependencies(project: Project, dependencies: Manifes
 
 function entryText(dependency: ManifestDependency): string {
   return dependency.alias === undefined ? dependency.source : `${dependency.source} as ${dependency.alias}`;
+}
+
+/** `package.json` with its `lllm` key's dependency list replaced (the rest kept, in the file's indentation). */
+function withJsonDependencies(text: string, dependencies: ManifestDependency[]): string {
+  const data = JSON.parse(text) as { lllm: Record<string, unknown> };
+  const entries = dependencies.map(entryText);
+  const current = data.lllm.dependencies;
+  if (current !== null && typeof current === "object" && !Array.isArray(current)) (current as Record<string, unknown>).packages = entries;
+  else data.lllm.dependencies = entries;
+  const indent = /^[ \t]+(?=")/m.exec(text)?.[0] ?? "  ";
+  return `${JSON.stringify(data, null, indent)}\n`;
 }
 
 function withYamlDependencies(text: string, dependencies: ManifestDependency[]): string {
@@ -94,7 +105,12 @@ function closingBracket(text: string, start: number): number {
   return text.length - 1;
 }
 
-function folderName(dir: string): string {
-  const name = path.basename(dir).replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-+/, "");
-  return /^[A-Za-z_]/.test(name) ? name : `project-${name || "lllm"}`;
+/**
+ * The name of a project whose manifest lllm makes: its folder's, unless one of its packages is named so (a folder
+ * `weather` that adds the `weather` package would clash with it wherever the project loads as a package).
+ */
+function projectName(dir: string, taken: ReadonlySet<string>): string {
+  const base = path.basename(dir).replace(/[^A-Za-z0-9_-]+/g, "-").replace(/^-+/, "");
+  const name = /^[A-Za-z_]/.test(base) ? base : `project-${base || "lllm"}`;
+  return taken.has(name) ? `${name}-project` : name;
 }

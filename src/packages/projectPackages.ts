@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "../errors.js";
 import { isRemoteSource, parsePackageSource, sourceKey } from "../config/packageSource.js";
-import type { DependencySpec } from "../registry/manifest.js";
+import { readManifest, type DependencySpec } from "../registry/manifest.js";
 import { findProject, type Project } from "../registry/installed/findProject.js";
 import { emptyLock, LOCK_FILE, readLock, type Lock, type LockEntry } from "../registry/installed/lockFile.js";
 import type { ConsentOptions } from "./consent.js";
@@ -67,9 +67,9 @@ export async function addPackage(text: string, alias: string | undefined, option
     const kept = dependencies.filter((dependency) => keyOf(dependency, project) !== sourceKeyNow && keyOf(dependency, project) !== installed.key);
     const next: ManifestDependency[] = [...kept.map((dependency) => ({ source: dependency.path, ...(dependency.alias !== undefined ? { alias: dependency.alias } : {}) })), { source, ...(alias !== undefined ? { alias } : {}) }];
     carryOver(lock, installer.lock, kept.map((dependency) => keyOf(dependency, project)).filter((key): key is string => key !== undefined));
-    checkNames(next, installer.lock, project);
+    const names = await checkNames(next, installer.lock, project, { project: true });
     writeLock(project.lock, installer.lock);
-    const manifest = writeProjectDependencies(project, next);
+    const manifest = writeProjectDependencies(project, next, names);
     return { source, ...(alias !== undefined ? { alias } : {}), entry: installed.entry, manifest, lock: project.lock };
   } finally {
     installer.close();
@@ -141,7 +141,7 @@ export async function updatePackages(name: string | undefined, options: ProjectO
       changes.push({ source: key, ...(before !== undefined ? { from: describe(before) } : {}), to: describe(after.entry) });
     }
     carryOver(lock, installer.lock, remote.filter((dependency) => !chosen.includes(dependency)).map((dependency) => keyOf(dependency, project)!));
-    checkNames(dependencies.map((dependency) => ({ source: dependency.path, ...(dependency.alias !== undefined ? { alias: dependency.alias } : {}) })), installer.lock, project);
+    await checkNames(dependencies.map((dependency) => ({ source: dependency.path, ...(dependency.alias !== undefined ? { alias: dependency.alias } : {}) })), installer.lock, project);
   } finally {
     installer.close();
   }
@@ -176,9 +176,14 @@ function reachableKeys(lock: Lock, roots: string[]): Set<string> {
   return seen;
 }
 
-/** Two of the project's packages known by one name would make every ref to that name ambiguous: refused. */
-function checkNames(dependencies: ManifestDependency[], lock: Lock, project: Project): void {
+/**
+ * Two of the project's packages known by one name would make every ref to that name ambiguous: refused. The project
+ * is a package too (where it loads as one: `lllm tools` in its folder), so for a package being added its own name
+ * counts (not for `lllm install`, which a project like that passed before). Returns the names.
+ */
+async function checkNames(dependencies: ManifestDependency[], lock: Lock, project: Project, options: { project?: boolean } = {}): Promise<Set<string>> {
   const byName = new Map<string, string>();
+  if (options.project === true && project.manifest !== undefined) byName.set((await readManifest(project.dir)).name, `this project (${path.basename(project.manifest)})`);
   for (const dependency of dependencies) {
     if (!isRemoteSource(dependency.source)) continue;
     const key = sourceKey(parsePackageSource(dependency.source, { from: project.dir })!, project.dir);
@@ -190,6 +195,7 @@ function checkNames(dependencies: ManifestDependency[], lock: Lock, project: Pro
     }
     byName.set(name, dependency.source);
   }
+  return new Set(byName.keys());
 }
 
 function describe(entry: LockEntry): string {

@@ -287,7 +287,7 @@ export class Registry {
     if (options.discover !== false && !this.discovered) {
       this.discovered = true;
       // The packages the project added (`lllm add`): its manifest's remote dependencies, from the cache.
-      for (const dependency of await collectProblemsAsync(problems, () => projectDependencies(this.where.cwd)) ?? []) {
+      for (const dependency of unaliasedFirst((await collectProblemsAsync(problems, () => projectDependencies(this.where.cwd))) ?? [])) {
         await this.loadOne({ source: { dir: dependency.path, location: dependency.location, from: dependency.from }, ...(dependency.alias ? { alias: dependency.alias } : {}), chain: [], byDir, problems, explicit: true, importTools });
       }
       const roots = [path.join(options.cwd ?? process.cwd(), "lllm_packages"), path.join(options.home ?? lllmHome(), "packages")];
@@ -328,21 +328,35 @@ export class Registry {
     if (!pkg) {
       const manifest = await collectProblemsAsync(problems, () => readManifest(real, defaultName !== undefined ? { defaultName } : {}));
       if (!manifest) return undefined;
-      const name = manifest.name;
+      // A package is known by its manifest's name and by its alias. When another package has that name already, a
+      // package listed with an alias is known by the alias alone (its refs are `alias.tools:…`): that is how two
+      // packages of one name live in one project (`lllm add SOURCE --as other`).
+      const taken = this.packages.get(manifest.name);
+      const name = alias !== undefined && explicit && taken !== undefined && taken.dir !== real ? alias : manifest.name;
       const clash = this.packages.get(name);
       if (clash && clash.dir !== real) {
         // Explicit packages shadow discovered ones, like PATH; two explicit ones with one name are an error.
         if (!explicit) return undefined;
-        problems.push({ message: `two packages are named \`${name}\`: ${clash.dir} and ${real}`, ...(source.location ? { location: source.location } : {}), hint: "Rename one in its manifest, or give it an alias where it is listed as a dependency (`\"./dep as other\"`)." });
+        problems.push(
+          alias !== undefined
+            ? { message: `alias \`${alias}\` is already the name of package ${clash.dir}`, ...(source.location ? { location: source.location } : {}), hint: "Pick another alias." }
+            : { message: `two packages are named \`${name}\`: ${clash.dir} and ${real}`, ...(source.location ? { location: source.location } : {}), hint: "Rename one in its manifest, or give it an alias where it is listed as a dependency (`\"./dep as other\"`, or `lllm add SOURCE --as other`)." },
+        );
         return undefined;
       }
       pkg = new Package(name, manifest);
       byDir.set(real, pkg);
       this.packages.set(name, pkg);
-      for (const dependency of manifest.dependencies) {
+      const loaded = new Map<(typeof manifest.dependencies)[number], Package>();
+      for (const dependency of unaliasedFirst(manifest.dependencies)) {
         const dependencyDir = isRemoteSource(dependency.path) ? dependency.path : path.resolve(real, dependency.path);
-        const loaded = await this.loadOne({ source: { dir: dependencyDir, location: dependency.location, from: real }, ...(dependency.alias ? { alias: dependency.alias } : {}), chain: [...chain, real], byDir, problems, explicit: true, importTools });
-        if (loaded) pkg.dependencies.set(dependency.alias ?? loaded.name, loaded);
+        const found = await this.loadOne({ source: { dir: dependencyDir, location: dependency.location, from: real }, ...(dependency.alias ? { alias: dependency.alias } : {}), chain: [...chain, real], byDir, problems, explicit: true, importTools });
+        if (found) loaded.set(dependency, found);
+      }
+      // By the names this package uses for them, in its manifest's order.
+      for (const dependency of manifest.dependencies) {
+        const found = loaded.get(dependency);
+        if (found) pkg.dependencies.set(dependency.alias ?? found.name, found);
       }
       await collectProblemsAsync(problems, () => pkg!.load({ importTools }));
     }
@@ -361,6 +375,14 @@ async function projectDependencies(cwd: string): Promise<Array<{ path: string; a
   if (project?.manifest === undefined) return [];
   const manifest = await readManifest(project.dir);
   return manifest.dependencies.filter((dependency) => isRemoteSource(dependency.path)).map((dependency) => ({ ...dependency, from: project.dir }));
+}
+
+/**
+ * Dependencies without an alias first: a package with an alias can give way to another of its name (it is then
+ * known by the alias), one without cannot, so the latter must find its name free.
+ */
+function unaliasedFirst<T extends { alias?: string }>(dependencies: T[]): T[] {
+  return [...dependencies.filter((dependency) => dependency.alias === undefined), ...dependencies.filter((dependency) => dependency.alias !== undefined)];
 }
 
 function subfolders(root: string): string[] {

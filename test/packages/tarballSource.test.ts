@@ -212,7 +212,53 @@ describe("lllm.lock", () => {
     const aliased = await lllm(["add", "greet2.tgz", "--as", "other"], { cwd: dir, home });
     expect(aliased.code).toBe(0);
     expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).toContain('"greet2.tgz as other"');
+    // Both work afterwards: the second is known by its alias, the first keeps the name.
+    const run = (ref: string): ReturnType<typeof lllm> => {
+      writeFile(path.join(dir, "tactic.yaml"), ["name: t", 'prompt: "{input}"', "agent_configs:", "  - name: a", `    system_prompt_path: ${ref}`, ""].join("\n"));
+      return lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home });
+    };
+    const second = await run("other.prompts:system");
+    expect(second.stderr).not.toContain("two packages");
+    expect(second.stdout).toContain("Other.");
+    expect((await run("greet.prompts:system")).stdout).toContain("You greet people by name.");
     const taken = await lllm(["add", "greet2.tgz", "--as", "greet"], { cwd: dir, home });
     expect(taken.code).toBe(2);
+  }, 120_000);
+});
+
+describe("the project's own name", () => {
+  it("a project folder named like the package it adds is named apart, so that the two do not clash", async () => {
+    const dir = path.join(tempDir("lllm-named-"), "greet");
+    mkdirSync(dir);
+    writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
+    const home = tempDir("lllm-home-");
+    expect((await lllm(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
+    expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).toMatch(/^\[package\]\nname = "greet-project"\n/);
+    // In the folder the project loads as a package of its own, beside the one it added.
+    const listed = await lllm(["tools", "list"], { cwd: dir, home });
+    expect(listed.stderr).not.toContain("two packages");
+    expect(listed.code).toBe(0);
+    // A project that is named so already is told to give the package another name.
+    const other = tempDir("lllm-named-");
+    writeFile(path.join(other, "lllm.toml"), '[package]\nname = "greet"\n');
+    writeFile(path.join(other, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
+    const clash = await lllm(["add", "greet.tgz"], { cwd: other, home });
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toContain("two packages of the project would be named `greet`: this project (lllm.toml) and greet.tgz");
+    expect(clash.stderr).toContain("lllm add greet.tgz --as greet2");
+  }, 120_000);
+
+  it("a project whose manifest is package.json#lllm gets its dependencies there, not a second manifest", async () => {
+    const dir = tempDir("lllm-pj-");
+    writeFile(path.join(dir, "package.json"), `${JSON.stringify({ name: "pj", version: "1.0.0", lllm: { name: "pj" } }, null, 4)}\n`);
+    writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
+    const home = tempDir("lllm-home-");
+    const added = await lllm(["add", "greet.tgz"], { cwd: dir, home });
+    expect(added.code, added.stderr).toBe(0);
+    expect(existsSync(path.join(dir, "lllm.toml"))).toBe(false);
+    expect(readFileSync(path.join(dir, "package.json"), "utf8")).toBe(`${JSON.stringify({ name: "pj", version: "1.0.0", lllm: { name: "pj", dependencies: ["greet.tgz"] } }, null, 4)}\n`);
+    const removed = await lllm(["remove", "greet"], { cwd: dir, home });
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")).lllm).toEqual({ name: "pj", dependencies: [] });
   }, 120_000);
 });

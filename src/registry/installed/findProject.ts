@@ -1,10 +1,13 @@
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { LOCK_FILE } from "./lockFile.js";
 
-/** Manifest files a project may keep its dependencies in, in the order they are looked for. */
-export const PROJECT_MANIFESTS = ["lllm.toml", "lllm.yaml", "lllm.yml"] as const;
+/**
+ * Manifest files a project may keep its dependencies in, in the order they are looked for (as a package's are):
+ * a `package.json` counts only with an `lllm` key.
+ */
+export const PROJECT_MANIFESTS = ["lllm.toml", "lllm.yaml", "lllm.yml", "package.json"] as const;
 
 /** A project: the folder whose manifest lists the packages it uses, and whose lock pins them. */
 export interface Project {
@@ -23,7 +26,7 @@ export interface Project {
 export function findProject(cwd: string): Project | undefined {
   const home = resolved(homedir());
   for (let folder = path.resolve(cwd); ; folder = path.dirname(folder)) {
-    const manifest = PROJECT_MANIFESTS.map((name) => path.join(folder, name)).find((file) => existsSync(file));
+    const manifest = PROJECT_MANIFESTS.map((name) => path.join(folder, name)).find((file) => existsSync(file) && (path.basename(file) !== "package.json" || hasLllmKey(file)));
     const lock = path.join(folder, LOCK_FILE);
     if (manifest !== undefined || existsSync(lock)) return { dir: folder, ...(manifest !== undefined ? { manifest } : {}), lock };
     if (path.dirname(folder) === folder || folder === home || existsSync(path.join(folder, ".git"))) return undefined;
@@ -35,5 +38,15 @@ function resolved(folder: string): string {
     return realpathSync(folder);
   } catch {
     return path.resolve(folder);
+  }
+}
+
+/** A package.json that is an lllm manifest (its `lllm` key); an ordinary one (or one that does not parse) is not. */
+function hasLllmKey(file: string): boolean {
+  try {
+    const data = JSON.parse(readFileSync(file, "utf8")) as unknown;
+    return typeof data === "object" && data !== null && "lllm" in data;
+  } catch {
+    return false;
   }
 }
