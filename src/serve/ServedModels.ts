@@ -22,7 +22,15 @@ export interface TacticToServe {
 export class ServedModels {
   readonly #byId = new Map<string, ServedModel>();
 
-  constructor(tactics: TacticToServe[], now = Date.now()) {
+  constructor(given: TacticToServe[], now = Date.now()) {
+    // One tactic file given twice (a path and its package, or the same path) is one model, not a clash with itself;
+    // the one reached through a package keeps its ref.
+    const byFile = new Map<string, TacticToServe>();
+    for (const tactic of given) {
+      const seen = byFile.get(tactic.prepared.tactic.file);
+      if (seen === undefined || (seen.ref === undefined && tactic.ref !== undefined)) byFile.set(tactic.prepared.tactic.file, tactic);
+    }
+    const tactics = [...byFile.values()];
     const nameOf = (tactic: TacticToServe): string => tactic.prepared.tactic.config.name ?? tactic.prepared.tactic.file.replace(/^.*[\\/]/, "").replace(/\.(ya?ml|json|[cm]?[jt]s)$/, "");
     const counts = new Map<string, number>();
     for (const tactic of tactics) counts.set(nameOf(tactic), (counts.get(nameOf(tactic)) ?? 0) + 1);

@@ -6,6 +6,9 @@ import { RouteTable, type Protocol, type RouteRequest } from "./Route.js";
 import type { ServeContext } from "./ServeContext.js";
 import { sendError, sendJson } from "./sendJson.js";
 
+/** The request headers a preflight allows when the browser names none. */
+const CORS_HEADERS = "Authorization, Content-Type, A2A-Version, A2A-Extensions, X-Conversation-Id, X-Lllm-Max-Cost, X-Lllm-Max-Tokens, X-Lllm-Max-Duration, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID";
+
 /** What the handler needs besides the routes' shared context. */
 export interface ServeHandlerOptions {
   context: ServeContext;
@@ -50,7 +53,10 @@ export function createServeHandler(options: ServeHandlerOptions): (request: Inco
       response.setHeader("Vary", "Origin");
       if (request.method === "OPTIONS") {
         labels.route = "preflight";
-        response.writeHead(204, { "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS", "Access-Control-Allow-Headers": "Authorization, Content-Type, A2A-Version, A2A-Extensions, X-Conversation-Id, X-Lllm-Max-Cost, X-Lllm-Max-Tokens, X-Lllm-Max-Duration, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID", "Access-Control-Max-Age": "600" }).end();
+        // The headers the browser asks for, for this one allowed origin: SDKs send their own (the openai SDK's
+        // X-Stainless-*), and a fixed list refused those, failing every call.
+        const asked = request.headers["access-control-request-headers"];
+        response.writeHead(204, { "Access-Control-Allow-Methods": "GET, POST, DELETE, OPTIONS", "Access-Control-Allow-Headers": typeof asked === "string" && asked.trim() !== "" ? asked : CORS_HEADERS, "Access-Control-Max-Age": "600" }).end();
         return;
       }
     }
@@ -102,7 +108,8 @@ export function createServeHandler(options: ServeHandlerOptions): (request: Inco
   return (request, response) => {
     const started = performance.now();
     const labels = { route: "other", model: "" };
-    response.once("close", () => context.metrics.request({ ...labels, status: response.statusCode }, (performance.now() - started) / 1000));
+    // A client that went away before the answer's end is counted as such (499, as proxies say), not as its status.
+    response.once("close", () => context.metrics.request({ ...labels, status: response.writableFinished ? response.statusCode : 499 }, (performance.now() - started) / 1000));
     handle(request, response, labels).catch((error: unknown) => {
       if (error instanceof HttpError) {
         // A body refused before it was read whole: the rest is not read, so the connection cannot carry another request.

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import path from "node:path";
 import OpenAI from "openai";
@@ -183,6 +183,34 @@ describe("bad requests", () => {
     expect((await clientOf(serving).chat.completions.create({ model: "shop", messages: [{ role: "user", content: "x" }] })).choices[0]!.message.content).toBe("still here");
   });
 
+  it("a browser's preflight gets the headers it asks for (the openai SDK's own among them), for the allowed origin only", async () => {
+    const serving = await start({ corsOrigin: "http://127.0.0.1:8098" });
+    const asked = "authorization, content-type, x-stainless-os, x-stainless-retry-count";
+    const preflight = await curl(["-X", "OPTIONS", `${serving.url}/v1/chat/completions`, "-H", "origin: http://127.0.0.1:8098", "-H", "access-control-request-method: POST", "-H", `access-control-request-headers: ${asked}`]);
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers["access-control-allow-origin"]).toBe("http://127.0.0.1:8098");
+    expect(preflight.headers["access-control-allow-headers"]).toBe(asked);
+    const foreign = await curl(["-X", "OPTIONS", `${serving.url}/v1/chat/completions`, "-H", "origin: http://127.0.0.1:9999", "-H", "access-control-request-method: POST"]);
+    expect(foreign.status).not.toBe(204);
+    expect(foreign.headers["access-control-allow-origin"]).toBeUndefined();
+  });
+
+  it("one tactic given twice is one model, under its name (not its file's path)", async () => {
+    const file = path.join(shop, "tactics/shop.yaml");
+    const serving = await start({ tactics: [file, file] });
+    expect((await clientOf(serving).models.list()).data.map((model) => model.id)).toEqual(["shop"]);
+  });
+
+  it("an input the tactic's schema refuses is the client's error (400), not the server's", async () => {
+    writeFileSync(path.join(shop, "tactics/typed.yaml"), "name: typed\npackages: [..]\ninput: {type: object, properties: {item: {type: string}}, required: [item]}\nprompt: \"Price of {input}\"\nagent_configs:\n  - name: clerk\n    system_prompt: You are a shop clerk.\n    model_name: gpt-test\n    invoker_config: {base_url: \"" + mock.url + "\"}\n");
+    const serving = await start({ tactics: [path.join(shop, "tactics/typed.yaml")] });
+    const error = await clientOf(serving).chat.completions.create({ model: "typed", messages: [{ role: "user", content: "Paris" }] }).catch((caught: unknown) => caught);
+    expect(error).toMatchObject({ status: 400, code: "input_invalid", param: "messages" });
+    answer = () => "3 EUR";
+    const answered = await clientOf(serving).chat.completions.create({ model: "typed", messages: [{ role: "user", content: '{"item": "pen"}' }] });
+    expect(answered.choices[0]!.message.content).toBe("3 EUR");
+  });
+
   it("/healthz needs no token; /metrics counts requests by route, model and status", async () => {
     const serving = await start();
     const health = await curl([`${serving.url}/healthz`]);
@@ -197,5 +225,18 @@ describe("bad requests", () => {
     expect(metrics.body).toMatch(/^lllm_serve_tokens_total\{model="shop",kind="prompt"\} [1-9]\d*$/m);
     expect(metrics.body).toMatch(/^lllm_serve_request_duration_seconds_count\{route="\/v1\/chat\/completions",model="shop"\} 1$/m);
     expect(metrics.body).toContain("# TYPE lllm_serve_runs_in_flight gauge");
+    // A client that leaves before the answer is counted as 499, not as the 200 nothing was sent with.
+    let release: () => void = () => undefined;
+    answer = () => new Promise<ScriptedTurn>((resolve) => (release = () => resolve("late")));
+    const gone = new AbortController();
+    const posted = mock.requests.filter((request) => request.method === "POST").length;
+    const leaving = clientOf(serving).chat.completions.create({ model: "shop", messages: [{ role: "user", content: "x" }] }, { signal: gone.signal }).catch(() => "left");
+    expect(await waitUntil(() => mock.requests.filter((request) => request.method === "POST").length > posted, 60_000)).toBe(true);
+    gone.abort();
+    expect(await leaving).toBe("left");
+    const counted = async (): Promise<string> => (await curl([`${serving.url}/metrics`, "-H", "authorization: Bearer t0ken-for-tests"])).body;
+    expect(await waitUntil(async () => (await counted()).includes('lllm_serve_requests_total{route="/v1/chat/completions",model="shop",status="499"} 1'), 60_000)).toBe(true);
+    expect(await counted()).toContain('lllm_serve_requests_total{route="/v1/chat/completions",model="shop",status="200"} 1');
+    release();
   });
 });

@@ -133,7 +133,9 @@ export class TacticExecutor implements AgentExecutor {
       return publisher.end(TaskState.TASK_STATE_COMPLETED, undefined);
     }
     if (outcome.run.error instanceof CancelledByClient) return publisher.end(TaskState.TASK_STATE_CANCELED, "the client cancelled the task");
-    publisher.end(TaskState.TASK_STATE_FAILED, runErrorToHttp(outcome.run.error, run.lastText).message);
+    const answer = runErrorToHttp(outcome.run.error, run.lastText);
+    // A message the tactic cannot take (its input schema) is refused, as a bad request is: the agent did not fail.
+    publisher.end(answer.code === "input_invalid" ? TaskState.TASK_STATE_REJECTED : TaskState.TASK_STATE_FAILED, answer.message);
   }
 }
 
