@@ -60,7 +60,7 @@ export async function updateCommand(name: string | undefined, flags: ConsentFlag
     writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, updated: changes }, null, 2));
     return;
   }
-  for (const change of changes) writeErr(`lllm: ${change.source}: ${change.from === change.to ? `${change.to} (unchanged)` : `${change.from ?? "not locked"} -> ${change.to}`}`);
+  for (const change of changes) writeErr(`lllm: ${change.source}: ${change.changed ? `${change.from ?? "not locked"} -> ${change.to}` : `${change.to} (unchanged)`}`);
 }
 
 export async function packCommand(dir: string | undefined, flags: { out?: string; json?: boolean }): Promise<void> {

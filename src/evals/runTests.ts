@@ -10,6 +10,7 @@ import { planCases, type Plan, type PlannedCase } from "./planCases.js";
 import type { Reporter, TestRunSummary } from "./reporters/Reporter.js";
 import { runCase } from "./runCase.js";
 import type { TestFile } from "./TestFile.js";
+import { roundCost } from "../util/roundCost.js";
 
 export interface RunTestsOptions {
   /** Test files and folders (searched for `*.test.yaml`, `*.test.yml`, `*.test.json`); default the working folder. */
@@ -180,7 +181,7 @@ function summarize(results: CaseResult[], extra: Pick<TestRunSummary, "durationM
     passed: count("passed"),
     failed: count("failed"),
     skipped: count("skipped"),
-    cost: total((result) => result.cost ?? 0),
+    cost: roundCost(total((result) => result.cost ?? 0)),
     costUnknown: results.filter((result) => result.cost === null).length,
     usage: {
       promptTokens: total((result) => result.usage.promptTokens),

@@ -56,7 +56,8 @@ export async function packPackage(dir: string): Promise<Packed> {
     const out = path.join(staging, "package.tgz");
     await create({ gzip: true, cwd: staging, file: out, portable: true, mtime: new Date(0), noDirRecurse: true }, files.map((file) => `package/${file}`));
     const archive = readFileSync(out);
-    return { archive, files, manifest, fileName: `${manifest.name}-${manifest.version ?? "0.0.0"}.tgz`, npm };
+    // The version npm publishes (package.json's, when the package has one) names the archive too.
+    return { archive, files, manifest, fileName: `${manifest.name}-${npm.version}.tgz`, npm };
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }

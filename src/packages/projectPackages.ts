@@ -126,19 +126,22 @@ export async function removePackage(name: string, options: Pick<ProjectOptions, 
  * `lllm update [NAME]`: resolve the named dependency (or every one) again within its range or ref and lock what it
  * gives now; code that is new or changed is shown and needs consent again. The others stay as locked.
  */
-export async function updatePackages(name: string | undefined, options: ProjectOptions): Promise<Array<{ source: string; from?: string; to?: string }>> {
+export async function updatePackages(name: string | undefined, options: ProjectOptions): Promise<Array<{ source: string; from?: string; to?: string; changed: boolean }>> {
   const { project, lock, dependencies } = await openProject(options.cwd);
   const remote = dependencies.filter((dependency) => keyOf(dependency, project) !== undefined);
   const chosen = name === undefined ? remote : [findDependency(name, dependencies, lock, project)];
   const installer = new PackageInstaller({ project, home: options.home, lock, consent: options.consent, report: options.report });
-  const changes: Array<{ source: string; from?: string; to?: string }> = [];
+  const changes: Array<{ source: string; from?: string; to?: string; changed: boolean }> = [];
   try {
     for (const dependency of chosen) {
       const key = keyOf(dependency, project);
       if (key === undefined) throw new ConfigError("package_source_invalid", `\`${dependency.path}\` is a folder: there is nothing to update`);
       const before = lock.packages[key];
       const after = await installer.install(dependency.path, { pinned: false });
-      changes.push({ source: key, ...(before !== undefined ? { from: describe(before) } : {}), to: describe(after.entry) });
+      // Changed is what its files are, not its version: a branch or tag moves, an archive is replaced at its URL.
+      const changed = before?.integrity !== after.entry.integrity;
+      const [from, to] = before !== undefined && changed && describe(before) === describe(after.entry) ? [identity(before), identity(after.entry)] : [before && describe(before), describe(after.entry)];
+      changes.push({ source: key, ...(from !== undefined ? { from } : {}), to, changed });
     }
     carryOver(lock, installer.lock, remote.filter((dependency) => !chosen.includes(dependency)).map((dependency) => keyOf(dependency, project)!));
     await checkNames(dependencies.map((dependency) => ({ source: dependency.path, ...(dependency.alias !== undefined ? { alias: dependency.alias } : {}) })), installer.lock, project);
@@ -196,6 +199,11 @@ async function checkNames(dependencies: ManifestDependency[], lock: Lock, projec
     byName.set(name, dependency.source);
   }
   return new Set(byName.keys());
+}
+
+/** A version and what tells two of its contents apart: `1.0.0 (24cae22d1f3a)`, `1.0.0 (sha512-Ab…)`. */
+function identity(entry: LockEntry): string {
+  return `${describe(entry)} (${entry.commit?.slice(0, 12) ?? entry.digest?.slice(7, 19) ?? entry.integrity.slice(0, 19)})`;
 }
 
 function describe(entry: LockEntry): string {

@@ -3,7 +3,7 @@ import path from "node:path";
 import { displayPath } from "../config/displayPath.js";
 import { parseConfigData } from "../config/parseConfigData.js";
 import { ConfigError, type ConfigProblem } from "../errors.js";
-import { functionFromDeclaration, toFunctionTool, type FunctionTool } from "../tools/index.js";
+import { FunctionTool, functionFromDeclaration, TOOL_BRAND, toFunctionTool } from "../tools/index.js";
 import { kindOf } from "../tools/JsonSchema.js";
 import { importModule } from "./importModule.js";
 import type { PackageManifest } from "./manifest.js";
@@ -118,7 +118,9 @@ export class Package {
     const seen = new Set<unknown>();
     let found = 0;
     let invalid = 0;
-    for (const [exportName, value] of Object.entries(exports)) {
+    // `export = tool(…)` in a .cts (loaded through the transpiler) is the module itself, not one of its exports.
+    const whole = exports instanceof FunctionTool || (exports as Record<symbol, unknown>)[TOOL_BRAND] === true ? [["default", exports] as const] : undefined;
+    for (const [exportName, value] of whole ?? Object.entries(exports)) {
       for (const candidate of Array.isArray(value) ? value : [value]) {
         if (seen.has(candidate)) continue; // `export default x` and `export { x }` are one tool
         seen.add(candidate);

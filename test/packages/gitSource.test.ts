@@ -55,7 +55,8 @@ describe("a git package", () => {
     expect(lock().commit).toBe(first);
     const updated = await lllm(["update", "greet", "--trust"], { cwd: dir, home: fresh });
     expect(updated.code).toBe(0);
-    expect(updated.stderr).toContain(`greet`);
+    // The version is the same: the line tells the commits apart, not "(unchanged)".
+    expect(updated.stderr).toContain(`: 1.0.0 (${first.slice(0, 12)}) -> 1.0.0 (${second.slice(0, 12)})`);
     expect(lock()).toMatchObject({ commit: second, code: ["tools/run.ts: TypeScript, tool code, run when the package loads"], trusted: { how: "--trust" } });
   }, 180_000);
 

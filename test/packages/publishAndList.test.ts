@@ -38,6 +38,15 @@ describe("lllm pack", () => {
     expect(linked.code).toBe(2);
     expect(linked.stderr).toContain("prompts/leak.md is a link: a package holds plain files only");
   });
+
+  it("names the archive after the version npm publishes: package.json's, when only it has one", async () => {
+    const dir = tempDir("lllm-pj-");
+    writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "@private/notes", version: "0.1.0", lllm: { name: "notes" } }));
+    writeFileSync(path.join(dir, "notes.md"), "Notes.");
+    const packed = await lllm(["pack"], { cwd: dir, home: tempDir("lllm-home-") });
+    expect(packed.code, packed.stderr).toBe(0);
+    expect(packed.stdout).toBe(`${path.join(dir, "notes-0.1.0.tgz")}\n`);
+  });
 });
 
 describe("lllm publish --to npm, outdated, update, list", () => {

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Registry } from "../../src/registry/index.js";
+import { FunctionCall } from "../../src/tools/index.js";
 import { prepareTactic } from "../../src/tactics/prepareTactic.js";
 
 const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-codefiles-"));
@@ -27,5 +28,21 @@ describe("code files of every module flavour", () => {
     const prepared = await prepareTactic(path.join(pkg, "tactics", "common.cjs"), { cwd: dir, home: dir });
     expect(prepared.tactic.config.name).toBe("common");
     expect(prepared.agents.map((agent) => agent.name)).toEqual(["a"]);
+  });
+});
+
+describe("tool files of every module flavour", () => {
+  it("a tool that is the whole module (`module.exports = tool(…)`, `export = tool(…)`) loads", async () => {
+    const tools = path.join(dir, "cjs", "tools");
+    mkdirSync(tools, { recursive: true });
+    const spec = (name: string): string => `{ name: "${name}", description: "Echoes.", parameters: { x: { type: "string" } }, run: ({ x }) => "${name}:" + x }`;
+    writeFileSync(path.join(tools, "whole.cjs"), `const { tool } = require("lllm");\nmodule.exports = tool(${spec("whole_cjs")});\n`);
+    writeFileSync(path.join(tools, "whole.cts"), `import { tool } from "lllm";\nexport = tool(${spec("whole_cts").replace("({ x })", "({ x }: { x: string })")});\n`);
+    const registry = await Registry.load({ packages: [path.join(dir, "cjs")], cwd: dir, home: dir });
+    expect(registry.brokenFiles()).toEqual([]);
+    for (const name of ["whole_cjs", "whole_cts"]) {
+      const call = await registry.resolveTool(`cjs.tools:${name}`).tool.call(new FunctionCall({ name, arguments: { x: "a" } }));
+      expect(call.result).toBe(`${name}:a`);
+    }
   });
 });
