@@ -154,11 +154,18 @@ export async function updatePackages(name: string | undefined, options: ProjectO
 
 /** A dependency by alias, package name or source; a ConfigError listing them when none matches. */
 export function findDependency(name: string, dependencies: DependencySpec[], lock: Lock, project: Project): DependencySpec {
-  const found = dependencies.find((dependency) => {
+  const exact = dependencies.find((dependency) => dependency.alias === name || dependency.path === name || keyOf(dependency, project) === name);
+  if (exact !== undefined) return exact;
+  // By the package's own name, an aliased one's too (`lllm add … --as foo`, then `lllm remove search`), when one has it.
+  const named = dependencies.filter((dependency) => {
     const key = keyOf(dependency, project);
-    return dependency.alias === name || dependency.path === name || key === name || (key !== undefined && dependency.alias === undefined && lock.packages[key]?.name === name);
+    return key !== undefined && lock.packages[key]?.name === name;
   });
-  if (found !== undefined) return found;
+  // One known by that name in refs (no alias) is the one meant; else the only one of that name.
+  const unaliased = named.filter((dependency) => dependency.alias === undefined);
+  if (unaliased.length === 1) return unaliased[0]!;
+  if (named.length === 1) return named[0]!;
+  if (named.length > 1) throw new ConfigError("package_not_found", `two packages of the project are named \`${name}\`: ${named.map((dependency) => (dependency.alias !== undefined ? `\`${dependency.alias}\`` : dependency.path)).join(", ")}`, { hint: "Name the one you mean by its alias or its source." });
   const names = dependencies.map((dependency) => dependency.alias ?? lock.packages[keyOf(dependency, project) ?? ""]?.name ?? dependency.path);
   throw new ConfigError("package_not_found", `the project has no package \`${name}\``, { hint: names.length > 0 ? `Its packages: ${names.join(", ")}.` : "It has no packages yet: `lllm add SOURCE` adds one." });
 }

@@ -223,6 +223,12 @@ describe("lllm.lock", () => {
     expect((await run("greet.prompts:system")).stdout).toContain("You greet people by name.");
     const taken = await lllm(["add", "greet2.tgz", "--as", "greet"], { cwd: dir, home });
     expect(taken.code).toBe(2);
+    // `remove` by the package's own name: the one known by it; then the aliased one, by its name too.
+    expect((await lllm(["remove", "greet"], { cwd: dir, home })).code).toBe(0);
+    expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).not.toContain('"greet.tgz"');
+    const byName = await lllm(["remove", "greet"], { cwd: dir, home });
+    expect(byName.code, byName.stderr).toBe(0);
+    expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).not.toContain("greet2.tgz");
   }, 120_000);
 });
 
