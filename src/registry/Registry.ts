@@ -295,7 +295,9 @@ export class Registry {
         for (const dir of subfolders(root)) await this.loadOne({ source: { dir }, chain: [], byDir, problems, explicit: false, importTools });
       }
     }
-    if (problems.length > 0) throw ConfigError.fromProblems("package_invalid", problems);
+    // A manifest read twice (the folder's own package, and the project's dependency list) says its problem once.
+    const distinct = [...new Map(problems.map((problem) => [JSON.stringify([problem.message, problem.location]), problem])).values()];
+    if (distinct.length > 0) throw ConfigError.fromProblems("package_invalid", distinct);
   }
 
   private async loadOne({ source, alias, chain, byDir, problems, explicit, importTools }: LoadOneOptions): Promise<Package | undefined> {

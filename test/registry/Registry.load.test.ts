@@ -174,3 +174,12 @@ describe("Registry.load: discovery", () => {
     expect(registry.list().map((pkg) => pkg.name)).toEqual(["found", "extra"]);
   });
 });
+
+describe("Registry.load: a project's own folder", () => {
+  it("a manifest read as the folder's package and as the project's dependency list tells its problem once", async () => {
+    const root = tempTree({ "app/lllm.toml": '[package]\nname = "app"\nbad key\n', "app/tools/a.ts": toolFile("a") });
+    const error = await loadError({ packages: [path.join(root, "app")], cwd: path.join(root, "app"), home: root });
+    expect(error.problemCount).toBe(1);
+    expect(error.message).toMatch(/^.*lllm\.toml:3:5: cannot parse the package manifest/);
+  });
+});
