@@ -151,7 +151,7 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
     assertTemplateVariables(prepared, { ...(runOptions.vars ?? {}) }, missingVariableHint ? { hint: missingVariableHint } : {});
     // Before the record opens: a model without a price under a cost limit stops the run before it starts.
     // A resumed run's limits hold for the whole run: its replayed steps count again, and the time the earlier attempts took.
-    budget = runOptions.budget ?? startRunBudget(prepared, runOptions.limits, resume ? { earlierMs: resume.earlierMs } : undefined);
+    budget = runOptions.budget ?? startRunBudget(prepared, runOptions.limits, resume ? { earlierMs: resume.earlierMs } : undefined, runOptions.limitSources);
     if (!runOptions.dryRun) {
       const input = typeof runOptions.input === "string" ? runOptions.input : JSON.stringify(runOptions.input);
       runLog = await startRunLog({

@@ -1,6 +1,7 @@
 import type { AgentEvent, Message } from "../agent/index.js";
 import type { ApprovalPolicy, ApprovalRequest } from "../approval/index.js";
 import type { RunLimits } from "../limits/index.js";
+import type { RunLimitName } from "../errors.js";
 import type { MediaAttachment, Model, ResponseFormat } from "../providers/Model.js";
 import { runRecorded, type RecordedRun } from "../run/runRecorded.js";
 import type { ServedRunInfo } from "../store/RunRecord.js";
@@ -30,6 +31,8 @@ export interface ServedRunOptions {
   /** Under every agent's `model_args`: the client's temperature, top_p, seed, stop, max_tokens. */
   modelArgs?: Record<string, unknown>;
   limits?: RunLimits;
+  /** Where each of `limits` was set (the server's flag, the client's header or metadata), for a limit's message. */
+  limitSources?: Partial<Record<RunLimitName, string>>;
   served: ServedRunInfo;
   approve: ApprovalPolicy;
   /**
@@ -128,6 +131,7 @@ export class ServedRun implements RunHandle {
       signal: this.#controller.signal,
       approve: options.askApproval ? (request) => this.#askClient(request) : options.approve,
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.limitSources ? { limitSources: options.limitSources } : {}),
       ...(options.modelArgs ? { modelArgs: options.modelArgs } : {}),
       turn: { ...(tools.length > 0 ? { tools } : {}), ...(options.responseFormat ? { responseFormat: options.responseFormat } : {}), ...(wrapModel ? { wrapModel } : {}), ...(options.inputMedia ? { media: options.inputMedia } : {}) },
       served: options.served,

@@ -1,4 +1,4 @@
-import { InterruptedError } from "../errors.js";
+import { InterruptedError, type RunLimitName } from "../errors.js";
 import type { RunLimits } from "../limits/index.js";
 import type { ResponseFormat } from "../providers/Model.js";
 import type { ServedRunInfo } from "../store/RunRecord.js";
@@ -78,7 +78,7 @@ export async function runRequest(request: RouteRequest, context: ServeContext, s
     throw error;
   }
   try {
-    if (!run) run = startRun(request, context, spec, limits ?? {}, options.askApproval === true);
+    if (!run) run = startRun(request, context, spec, limits ?? { limits: {}, sources: {} }, options.askApproval === true);
     options.onAdmitted?.(run);
     const current = run;
     const onClose = (): void => current.abort(new InterruptedError("interrupted", "the client closed the connection"));
@@ -119,7 +119,7 @@ async function continuedRun(context: ServeContext, spec: RunSpec): Promise<RunHa
   return run;
 }
 
-function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, limits: RunLimits, askApproval: boolean): RunHandle {
+function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, { limits, sources }: { limits: RunLimits; sources: Partial<Record<RunLimitName, string>> }, askApproval: boolean): RunHandle {
   const served: ServedRunInfo = {
     route: spec.route,
     model: spec.model.id,
@@ -143,6 +143,7 @@ function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, l
     ...(spec.responseFormat ? { responseFormat: spec.responseFormat } : {}),
     ...(spec.modelArgs ? { modelArgs: spec.modelArgs } : {}),
     limits,
+    limitSources: sources,
     served,
     approve: context.approve,
     ...(askApproval ? { askApproval } : {}),

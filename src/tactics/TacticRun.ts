@@ -4,6 +4,7 @@ import type { ApprovalPolicy } from "../approval/index.js";
 import type { ArtifactRecord, CodeActionReport, ProgramRecord } from "../codeaction/index.js";
 import type { AgentConfig } from "../config/index.js";
 import type { RunBudget, RunLimits, SpendReport } from "../limits/index.js";
+import type { RunLimitName } from "../errors.js";
 import type { FallbackNotice } from "../providers/FallbackModel.js";
 import type { MediaAttachment, Model, ResponseFormat } from "../providers/Model.js";
 import type { FunctionTool } from "../tools/index.js";
@@ -122,6 +123,11 @@ export interface RunOptions {
    * tactics used as tools: the run's budget holds for them.
    */
   limits?: RunLimits;
+  /**
+   * Where each of `limits` was set, for the message of a limit reached (`header x-lllm-max-tokens`); default the
+   * CLI's flag (`--max-tokens`).
+   */
+  limitSources?: Partial<Record<RunLimitName, string>>;
   /**
    * The budget of the run tree this run belongs to, with the limits that apply already set: a caller that wants to
    * read it after the run (or count its own model calls in it, as judges do) starts one (`RunBudget.start`) and

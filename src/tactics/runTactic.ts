@@ -29,7 +29,7 @@ export async function runTactic(prepared: PreparedTactic, options: RunOptions): 
   const { config } = prepared.tactic;
   assertTemplateVariables(prepared, { ...(options.vars ?? {}) });
   // The budget of the run tree: the caller's (a nested run's, or one the caller reads afterwards), else a new one.
-  const ownBudget = options.budget === undefined ? startRunBudget(prepared, options.limits) : undefined;
+  const ownBudget = options.budget === undefined ? startRunBudget(prepared, options.limits, undefined, options.limitSources) : undefined;
   const budget = options.budget ?? ownBudget!;
   await options.onStart?.();
   const dryRun = options.dryRun ? await import("./dryRun.js") : undefined;

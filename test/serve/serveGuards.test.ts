@@ -81,11 +81,12 @@ describe("limits", () => {
   it("a client lowers a limit for its request (header or metadata), and never raises it", async () => {
     answer = expensive;
     const roomy = await start({ limits: { maxTokens: 100_000 } });
-    await expect(clientOf(roomy, { "X-Lllm-Max-Tokens": "5000" }).chat.completions.create({ model: "shop", messages: [{ role: "user", content: "plums?" }] })).rejects.toMatchObject({ status: 400, code: "max_tokens", error: { limit: { value: 5000 } } });
+    // The message names where the limit was set: the client's header, not a flag of the CLI.
+    await expect(clientOf(roomy, { "X-Lllm-Max-Tokens": "5000" }).chat.completions.create({ model: "shop", messages: [{ role: "user", content: "plums?" }] })).rejects.toMatchObject({ status: 400, code: "max_tokens", error: { limit: { value: 5000 } }, message: expect.stringContaining("(5,000 tokens, header x-lllm-max-tokens)") });
     await expect(clientOf(roomy).chat.completions.create({ model: "shop", messages: [{ role: "user", content: "plums?" }], metadata: { lllm_max_tokens: "5000" } })).rejects.toMatchObject({ status: 400, code: "max_tokens", error: { limit: { value: 5000 } } });
     expect((await clientOf(roomy).chat.completions.create({ model: "shop", messages: [{ role: "user", content: "plums?" }] })).choices[0]!.message.content).toBe("done");
     const tight = await start({ limits: { maxTokens: 5000 } });
-    await expect(clientOf(tight, { "X-Lllm-Max-Tokens": "100000000" }).chat.completions.create({ model: "shop", messages: [{ role: "user", content: "plums?" }] })).rejects.toMatchObject({ status: 400, code: "max_tokens", error: { limit: { value: 5000 } } });
+    await expect(clientOf(tight, { "X-Lllm-Max-Tokens": "100000000" }).chat.completions.create({ model: "shop", messages: [{ role: "user", content: "plums?" }] })).rejects.toMatchObject({ status: 400, code: "max_tokens", error: { limit: { value: 5000 } }, message: expect.stringContaining("(5,000 tokens, lllm serve --max-tokens)") });
     await expect(clientOf(tight, { "X-Lllm-Max-Tokens": "lots" }).chat.completions.create({ model: "shop", messages: [{ role: "user", content: "x" }] })).rejects.toMatchObject({ status: 400, code: "invalid_limit" });
   });
 });

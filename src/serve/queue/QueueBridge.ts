@@ -138,6 +138,7 @@ export class QueueBridge implements RunTransport {
       ...(options.responseFormat ? { responseFormat: options.responseFormat } : {}),
       ...(options.modelArgs ? { modelArgs: options.modelArgs } : {}),
       ...(options.limits ? { limits: options.limits } : {}),
+      ...(options.limitSources ? { limitSources: options.limitSources } : {}),
       served: options.served,
       approveAll: options.approve === approveAll,
       askApproval: options.askApproval === true,

@@ -215,6 +215,7 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<{ se
       ...(data.responseFormat ? { responseFormat: data.responseFormat } : {}),
       ...(data.modelArgs ? { modelArgs: data.modelArgs } : {}),
       ...(data.limits ? { limits: data.limits } : {}),
+      ...(data.limitSources ? { limitSources: data.limitSources } : {}),
       served: data.served,
       approve: data.approveAll ? approveAll : approveNone,
       ...(data.askApproval ? { askApproval: true } : {}),

@@ -34,7 +34,7 @@ export const callKey = (callId: string): string => `lllm:serve:call:${callId}`;
 export const settledKey = (runKey: string): string => `lllm:serve:settled:${runKey}`;
 
 /** What a served request asks of its run (see `ServedRunOptions`), the part that goes to a worker as it is. */
-type RequestedRun = Pick<ServedRunOptions, "input" | "inputMedia" | "history" | "clientTools" | "toolChoice" | "parallelToolCalls" | "responseFormat" | "modelArgs" | "limits" | "served">;
+type RequestedRun = Pick<ServedRunOptions, "input" | "inputMedia" | "history" | "clientTools" | "toolChoice" | "parallelToolCalls" | "responseFormat" | "modelArgs" | "limits" | "limitSources" | "served">;
 
 /** One served request, as a job: everything a worker needs to start the run. */
 export interface ServedJob extends RequestedRun {
