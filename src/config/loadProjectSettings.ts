@@ -9,7 +9,7 @@ import { distrustFile, distrustFolder, trustHint } from "./distrust.js";
 import { isPlainObject } from "./deepMerge.js";
 import { fileLocator } from "./fileLocator.js";
 import { replySizeBytes } from "./replySizeBytes.js";
-import { settingsSchema } from "./settingsSchema.js";
+import { isPackageManifest } from "./isPackageManifest.js";
 import { SourceDocument } from "./SourceDocument.js";
 import type { DataPath, SourceLocator } from "./SourceDocument.js";
 import { validateAgainstSchema } from "./validateAgainstSchema.js";
@@ -62,9 +62,6 @@ const SEARCH_PLACES = [
   "lllm.config.mjs",
 ];
 
-// Keys of a package manifest (schemas/package.schema.json): a package's own package.json#lllm is its manifest,
-// not project settings, and must not stop `lllm` from running inside the package's folder.
-const MANIFEST_KEYS = ["package", "name", "version", "description", "dependencies"];
 
 export interface LoadProjectSettingsOptions {
   /** Told what is ignored (another user's settings file, a `home:` others may write to); default: stderr, once per process. */
@@ -195,9 +192,6 @@ function resolvePaths(settings: ProjectSettings, folder: string): ProjectSetting
   };
 }
 
-function isPackageManifest(value: unknown): boolean {
-  return isPlainObject(value) && MANIFEST_KEYS.some((key) => key in value) && !Object.keys(settingsSchema().properties as object).some((key) => key in value);
-}
 
 /** A locator for data that sits under `prefix` in `document` (the `lllm` key of package.json). */
 function prefixed(document: SourceDocument, prefix: DataPath): SourceLocator {

@@ -56,8 +56,9 @@ export async function packPackage(dir: string): Promise<Packed> {
     const out = path.join(staging, "package.tgz");
     await create({ gzip: true, cwd: staging, file: out, portable: true, mtime: new Date(0), noDirRecurse: true }, files.map((file) => `package/${file}`));
     const archive = readFileSync(out);
-    // The version npm publishes (package.json's, when the package has one) names the archive too.
-    return { archive, files, manifest, fileName: `${manifest.name}-${npm.version}.tgz`, npm };
+    // The version npm publishes (package.json's, when the package has one) names the archive too; a version is
+    // the package author's text, so it cannot lead the file out of the folder (`1.0.0/../../x`).
+    return { archive, files, manifest, fileName: `${manifest.name}-${npm.version.replace(/[^\w.+-]/g, "-")}.tgz`, npm };
   } finally {
     rmSync(staging, { recursive: true, force: true });
   }

@@ -35,15 +35,20 @@ function entryText(dependency: ManifestDependency): string {
   return dependency.alias === undefined ? dependency.source : `${dependency.source} as ${dependency.alias}`;
 }
 
-/** `package.json` with its `lllm` key's dependency list replaced (the rest kept, in the file's indentation). */
+/**
+ * `package.json` with its `lllm` key's dependency list replaced; the rest kept, in the file's indentation, line ends
+ * and byte-order mark. (Written whole: a number past JSON's safe integers, rare in a package.json, loses digits.)
+ */
 function withJsonDependencies(text: string, dependencies: ManifestDependency[]): string {
-  const data = JSON.parse(text) as { lllm: Record<string, unknown> };
+  const bom = text.startsWith("\uFEFF") ? "\uFEFF" : "";
+  const data = JSON.parse(text.slice(bom.length)) as { lllm: Record<string, unknown> };
   const entries = dependencies.map(entryText);
   const current = data.lllm.dependencies;
   if (current !== null && typeof current === "object" && !Array.isArray(current)) (current as Record<string, unknown>).packages = entries;
   else data.lllm.dependencies = entries;
   const indent = /^[ \t]+(?=")/m.exec(text)?.[0] ?? "  ";
-  return `${JSON.stringify(data, null, indent)}\n`;
+  const newline = text.includes("\r\n") ? "\r\n" : "\n";
+  return `${bom}${JSON.stringify(data, null, indent).replaceAll("\n", newline)}${newline}`;
 }
 
 function withYamlDependencies(text: string, dependencies: ManifestDependency[]): string {

@@ -67,7 +67,7 @@ export async function addPackage(text: string, alias: string | undefined, option
     const kept = dependencies.filter((dependency) => keyOf(dependency, project) !== sourceKeyNow && keyOf(dependency, project) !== installed.key);
     const next: ManifestDependency[] = [...kept.map((dependency) => ({ source: dependency.path, ...(dependency.alias !== undefined ? { alias: dependency.alias } : {}) })), { source, ...(alias !== undefined ? { alias } : {}) }];
     carryOver(lock, installer.lock, kept.map((dependency) => keyOf(dependency, project)).filter((key): key is string => key !== undefined));
-    const names = await checkNames(next, installer.lock, project, { project: true });
+    const names = await checkNames(next, installer.lock, project, { added: source });
     writeLock(project.lock, installer.lock);
     const manifest = writeProjectDependencies(project, next, names);
     return { source, ...(alias !== undefined ? { alias } : {}), entry: installed.entry, manifest, lock: project.lock };
@@ -188,18 +188,18 @@ function reachableKeys(lock: Lock, roots: string[]): Set<string> {
 
 /**
  * Two of the project's packages known by one name would make every ref to that name ambiguous: refused. The project
- * is a package too (where it loads as one: `lllm tools` in its folder), so for a package being added its own name
- * counts (not for `lllm install`, which a project like that passed before). Returns the names.
+ * is a package too (where it loads as one: `lllm tools` in its folder), so the package being added (`added`) may
+ * not have its name either (the others were there before: a project like that is not refused now). Returns the names.
  */
-async function checkNames(dependencies: ManifestDependency[], lock: Lock, project: Project, options: { project?: boolean } = {}): Promise<Set<string>> {
+async function checkNames(dependencies: ManifestDependency[], lock: Lock, project: Project, options: { added?: string } = {}): Promise<Set<string>> {
   const byName = new Map<string, string>();
-  if (options.project === true && project.manifest !== undefined) byName.set((await readManifest(project.dir)).name, `this project (${path.basename(project.manifest)})`);
+  const own = options.added !== undefined && project.manifest !== undefined ? (await readManifest(project.dir)).name : undefined;
   for (const dependency of dependencies) {
     if (!isRemoteSource(dependency.source)) continue;
     const key = sourceKey(parsePackageSource(dependency.source, { from: project.dir })!, project.dir);
     const name = dependency.alias ?? lock.packages[key]?.name;
     if (name === undefined) continue;
-    const other = byName.get(name);
+    const other = dependency.source === options.added && name === own ? `this project (${path.basename(project.manifest!)})` : byName.get(name);
     if (other !== undefined) {
       throw new ConfigError("package_alias_taken", `two packages of the project would be named \`${name}\`: ${other} and ${dependency.source}`, { hint: `Give one another name: lllm add ${dependency.source} --as ${name}2 (refs then use \`${name}2.tools:…\`).` });
     }

@@ -224,7 +224,11 @@ export class Registry {
   }
 
   private packageOf(ref: Ref, options: ResolveOptions): Package {
-    const pkg = this.packages.get(ref.package!);
+    // Names mean what they mean to the package the ref is written in: its own manifest name is itself (it may be
+    // known to others by an alias, another package having its name), and its dependencies go by the names it gave.
+    const from = options.from !== undefined ? this.packages.get(options.from) : undefined;
+    if (from && ref.package === from.manifest.name) return from;
+    const pkg = from?.dependencies.get(ref.package!) ?? this.packages.get(ref.package!);
     if (pkg) return pkg;
     const names = [...this.packages.keys()];
     const near = closest(ref.package!, names);

@@ -4,6 +4,7 @@ import { ConfigError, type ConfigProblem, type SourceLocation } from "../errors.
 import { didYouMean } from "../util/closest.js";
 import { manifestLocator, type ManifestLocator } from "./manifestLocator.js";
 import { isPlainObject } from "../util/isPlainObject.js";
+import { isProjectSettings } from "../config/isPackageManifest.js";
 import { errorFirstLine } from "../util/firstLine.js";
 
 /** A dependency of a package: a folder path (relative to the package) and the name it is known by. */
@@ -41,7 +42,7 @@ export async function readManifest(dir: string, options: { defaultName?: string 
   for (const fileName of MANIFEST_FILES) {
     const file = path.join(dir, fileName);
     if (!existsSync(file)) continue;
-    const text = readFileSync(file, "utf8");
+    const text = readFileSync(file, "utf8").replace(/^\uFEFF/, ""); // an editor's byte-order mark is not JSON
     let data: unknown;
     try {
       data = await parseManifestText(fileName, text);
@@ -56,7 +57,8 @@ export async function readManifest(dir: string, options: { defaultName?: string 
     }
     if (fileName === "package.json") {
       const lllm = isPlainObject(data) ? data.lllm : undefined;
-      if (lllm === undefined) continue; // an ordinary package.json: keep looking, then fall back to defaults
+      // An ordinary package.json, or one whose `lllm` holds project settings: keep looking, then fall back to defaults.
+      if (lllm === undefined || isProjectSettings(lllm)) continue;
       // npm's name stands in only when it is a valid package name (not `@scope/name`); else the folder's name.
       const npmName = isPlainObject(data) && typeof data.name === "string" && NAME.test(data.name) ? data.name : undefined;
       return interpretManifest(lllm, { dir, file, fallbackName: npmName ?? options.defaultName, locate: manifestLocator({ file, text, toml: false, prefix: ["lllm"] }) });

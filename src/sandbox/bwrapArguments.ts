@@ -68,7 +68,7 @@ export function bwrapArguments(layout: BwrapLayout): string[] {
     args.push("--ro-bind", source, target);
   }
   args.push("--proc", "/proc", "--dev", "/dev");
-  args.push("--perms", "1777", "--size", String(layout.tmpMb * 1024 * 1024), "--tmpfs", "/tmp");
+  args.push("--perms", "1777", "--size", String(Math.ceil(layout.tmpMb * 1024 * 1024)), "--tmpfs", "/tmp");
   // No --chdir: bwrap would change folder before the switch of user, as a root without CAP_DAC_OVERRIDE, which a
   // caller's 0700 workspace refuses. The kernel changes to /workspace itself (init's `cwd`).
   if (layout.workspace !== undefined) args.push("--bind", layout.workspace, "/workspace");

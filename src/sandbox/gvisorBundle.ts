@@ -24,7 +24,7 @@ export function writeGvisorBundle(folder: string, layout: GvisorLayout): string 
   mkdirSync(rootfs, { recursive: true });
   const mounts: Array<Record<string, unknown>> = [
     { destination: "/proc", type: "proc", source: "proc" },
-    { destination: "/tmp", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=1777", `size=${layout.tmpMb}m`] },
+    { destination: "/tmp", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=1777", `size=${Math.ceil(layout.tmpMb * 1024)}k`] },
   ];
   const bind = (source: string, destination: string, writable = false): void => {
     mounts.push({ destination, type: "bind", source, options: ["rbind", writable ? "rw" : "ro"] });
@@ -38,7 +38,7 @@ export function writeGvisorBundle(folder: string, layout: GvisorLayout): string 
   for (const readOnly of layout.readOnly) if (readOnly !== "/usr" && !readOnly.startsWith("/usr/")) bind(readOnly, readOnly);
   for (const [target, source] of Object.entries(layout.files ?? {})) bind(source, target);
   if (layout.workspace !== undefined) bind(layout.workspace, "/workspace", true);
-  else mounts.push({ destination: "/workspace", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=1777", `size=${layout.workspaceMb ?? 64}m`] });
+  else mounts.push({ destination: "/workspace", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=1777", `size=${Math.ceil((layout.workspaceMb ?? 64) * 1024)}k`] });
   const searchPath = [...(layout.path ?? []), "/usr/local/bin", "/usr/bin", "/bin"].join(":");
   const config = {
     ociVersion: "1.0.0",

@@ -11,6 +11,9 @@ export function sandboxLocator(tactic: Pick<LoadedTactic, "locate">): SandboxLoc
   return (key) => tactic.locate(["sandbox", key]) ?? tactic.locate(["sandbox"]);
 }
 
+/** Past this (about 31 years) a CPU time is no limit, and it would overflow the kernel's integer. */
+const MAX_SECONDS = 1e9;
+
 /** A program's printed answer is kept up to this size unless `sandbox.output_size` says otherwise (1 MB). */
 const DEFAULT_OUTPUT_CHARS = 1024 * 1024;
 
@@ -20,11 +23,12 @@ const DEFAULT_OUTPUT_CHARS = 1024 * 1024;
  */
 function parseMegabytes(value: string | number, key: string, locate?: SandboxLocator): number {
   const where = locate?.(key);
-  if (typeof value === "number" && value > 1024 * 1024) {
-    throw new ConfigError("sandbox_invalid", `sandbox.${key} ${value} would be ${value} megabytes: a bare number is megabytes`, { ...(where ? { location: where } : {}), hint: `Write a size with its unit, e.g. "${Math.max(1, Math.round(value / 1024 / 1024))}M".` });
+  // A bare number, written as a number or as a string without a unit, is megabytes.
+  if ((typeof value === "number" || /^\s*\d+(?:\.\d+)?\s*$/.test(value)) && Number(value) > 1024 * 1024) {
+    throw new ConfigError("sandbox_invalid", `sandbox.${key} ${value} would be ${value} megabytes: a bare number is megabytes`, { ...(where ? { location: where } : {}), hint: `Write a size with its unit, e.g. "${Math.max(1, Math.round(Number(value) / 1024 / 1024))}M".` });
   }
   const megabytes = megabytesOf(value);
-  if (megabytes === undefined) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a size`, { ...(where ? { location: where } : {}), hint: 'Write megabytes as a number, or a size such as "512M" or "2G".' });
+  if (megabytes === undefined) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a size (above 0, at most 1 PiB)`, { ...(where ? { location: where } : {}), hint: 'Write megabytes as a number, or a size such as "512M" or "2G".' });
   return megabytes;
 }
 
@@ -37,7 +41,7 @@ function parseSeconds(value: string | number, key: string, locate?: SandboxLocat
   const match = typeof value === "number" ? undefined : /^\s*(\d+(?:\.\d+)?)\s*(s|m|h)?\s*$/i.exec(value);
   const factor = match ? { s: 1, m: 60, h: 3600 }[(match[2] ?? "s").toLowerCase() as "s" | "m" | "h"] : 1;
   const seconds = typeof value === "number" ? value : match ? Number(match[1]) * factor : Number.NaN;
-  if (!(Number.isFinite(seconds) && seconds > 0)) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a duration above 0`, { ...(where ? { location: where } : {}), hint: 'Write seconds as a number, or a duration such as "90s" or "5m".' });
+  if (!(Number.isFinite(seconds) && seconds > 0 && seconds <= MAX_SECONDS)) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a duration above 0 (and at most ${MAX_SECONDS} s)`, { ...(where ? { location: where } : {}), hint: 'Write seconds as a number, or a duration such as "90s" or "5m".' });
   return Math.ceil(seconds);
 }
 
@@ -45,7 +49,7 @@ function parseSeconds(value: string | number, key: string, locate?: SandboxLocat
 function parseCount(value: string | number, key: string, locate?: SandboxLocator): number {
   const where = locate?.(key);
   const count = typeof value === "number" ? value : /^\s*\d+\s*$/.test(value) ? Number(value) : Number.NaN;
-  if (!(Number.isSafeInteger(count) && count >= 1)) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a whole number above 0`, { ...(where ? { location: where } : {}), hint: "Write a count such as 64." });
+  if (!(Number.isSafeInteger(count) && count >= 1 && count <= 1e9)) throw new ConfigError("sandbox_invalid", `sandbox.${key} \`${value}\` is not a whole number above 0`, { ...(where ? { location: where } : {}), hint: "Write a count such as 64." });
   return count;
 }
 

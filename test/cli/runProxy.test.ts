@@ -174,11 +174,14 @@ describe("the sandbox: block's limits", () => {
     expect(validated.stderr).toContain("t.yaml:6:18: sandbox.max_processes must be a whole number, at least 1 (got \"abc\")");
     expect(validated.stderr).toContain("t.yaml:7:17: sandbox.memory_limit must be a size such as \"512M\" or \"1G\", or a number of megabytes (got \"1X\")");
     // What the schema lets through (a zero in words, a network) is read when the tactic is bound.
-    const bound = analyst("  cpu_time: \"0\"\n  network: true\n");
+    const bound = analyst("  cpu_time: \"0\"\n  network: true\n  memory_limit: \"536870912\"\n  file_size: 99999999T\n");
     const checked = await runCli(["validate", "t.yaml"], { cwd: bound });
     expect(checked.code).toBe(2);
     expect(checked.stderr).toContain("t.yaml:5:13: sandbox.cpu_time `0` is not a duration above 0");
     expect(checked.stderr).toContain("t.yaml:6:12: sandboxed code never gets a network");
+    // A byte count written as a string is no more megabytes than one written as a number; a size past any system's is no size.
+    expect(checked.stderr).toContain("t.yaml:7:17: sandbox.memory_limit 536870912 would be 536870912 megabytes: a bare number is megabytes");
+    expect(checked.stderr).toContain("t.yaml:8:14: sandbox.file_size `99999999T` is not a size");
     model = await startMockOpenAIServer({ script: ["never asked"] });
     const run = await runCli(["run", "t.yaml", "--input", "Paris?"], { cwd: bound, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: model.url } });
     expect(run.code).toBe(2);
@@ -197,7 +200,8 @@ describe("the sandbox: block's limits", () => {
   });
 
   it("fractions of a second or of a kilobyte reach the kernel as whole limits", async () => {
-    const dir = analyst("  cpu_time: 20.5\n  file_size: 1.5K\n");
+    // 0.1 MB of /tmp is 104857.6 bytes: bubblewrap and gVisor take whole ones.
+    const dir = analyst("  cpu_time: 20.5\n  file_size: 0.1\n  memory_limit: 536870912B\n");
     const result = await runCli(["run", "t.yaml", "--model", `scripted:${path.join(ROOT, "packages-example/weather/scripted/analyst.yaml")}`, "--input", "Paris?", "--json"], { cwd: dir });
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { tool_calls: Array<{ result: unknown; error: unknown }> };

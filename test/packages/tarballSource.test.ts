@@ -254,17 +254,44 @@ describe("the project's own name", () => {
     expect(clash.stderr).toContain("lllm add greet.tgz --as greet2");
   }, 120_000);
 
+  it("an aliased package's own refs mean itself, not the package that has its name", async () => {
+    const dir = project();
+    const tk = (text: string): Record<string, string> => ({ "lllm.toml": '[package]\nname = "tk"\nversion = "1.0.0"\n', "prompts/system.md": text, "tactics/t.yaml": "name: t\nagent_configs:\n  - name: a\n    system_prompt_path: tk.prompts:system\n" });
+    writeFile(path.join(dir, "a.tgz"), packageTarball(tk("I am package A.")));
+    writeFile(path.join(dir, "b.tgz"), packageTarball(tk("I am package B.")));
+    const home = tempDir("lllm-home-");
+    expect((await lllm(["add", "a.tgz"], { cwd: dir, home })).code).toBe(0);
+    expect((await lllm(["add", "b.tgz", "--as", "tk2"], { cwd: dir, home })).code).toBe(0);
+    const run = (ref: string): ReturnType<typeof lllm> => lllm(["run", ref, "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home });
+    expect((await run("tk2.tactics:t")).stdout).toContain("I am package B.");
+    expect((await run("tk.tactics:t")).stdout).toContain("I am package A.");
+  }, 120_000);
+
+  it("a package.json whose lllm key holds project settings is not taken for a package manifest", async () => {
+    const dir = project();
+    writeFile(path.join(dir, "package.json"), JSON.stringify({ name: "app", lllm: { model: "scripted:script.yaml" } }));
+    writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
+    const home = tempDir("lllm-home-");
+    const added = await lllm(["add", "greet.tgz"], { cwd: dir, home });
+    expect(added.code, added.stderr).toBe(0);
+    // The settings' model runs the tactic; the package was added to an lllm.toml of its own.
+    const run = await lllm(["run", "tactic.yaml", "--input", "hi"], { cwd: dir, home });
+    expect(run).toMatchObject({ code: 0, stdout: "greeted\n" });
+    expect(JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"))).toEqual({ name: "app", lllm: { model: "scripted:script.yaml" } });
+  }, 120_000);
+
   it("a project whose manifest is package.json#lllm gets its dependencies there, not a second manifest", async () => {
     const dir = tempDir("lllm-pj-");
-    writeFile(path.join(dir, "package.json"), `${JSON.stringify({ name: "pj", version: "1.0.0", lllm: { name: "pj" } }, null, 4)}\n`);
+    // With a byte-order mark and Windows line ends, both kept.
+    writeFile(path.join(dir, "package.json"), `\uFEFF${JSON.stringify({ name: "pj", version: "1.0.0", lllm: { name: "pj" } }, null, 4).replaceAll("\n", "\r\n")}\r\n`);
     writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
     const home = tempDir("lllm-home-");
     const added = await lllm(["add", "greet.tgz"], { cwd: dir, home });
     expect(added.code, added.stderr).toBe(0);
     expect(existsSync(path.join(dir, "lllm.toml"))).toBe(false);
-    expect(readFileSync(path.join(dir, "package.json"), "utf8")).toBe(`${JSON.stringify({ name: "pj", version: "1.0.0", lllm: { name: "pj", dependencies: ["greet.tgz"] } }, null, 4)}\n`);
+    expect(readFileSync(path.join(dir, "package.json"), "utf8")).toBe(`\uFEFF${JSON.stringify({ name: "pj", version: "1.0.0", lllm: { name: "pj", dependencies: ["greet.tgz"] } }, null, 4).replaceAll("\n", "\r\n")}\r\n`);
     const removed = await lllm(["remove", "greet"], { cwd: dir, home });
     expect(removed.code, removed.stderr).toBe(0);
-    expect(JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8")).lllm).toEqual({ name: "pj", dependencies: [] });
+    expect(JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8").slice(1)).lllm).toEqual({ name: "pj", dependencies: [] });
   }, 120_000);
 });

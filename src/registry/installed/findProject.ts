@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
+import { isPackageManifest } from "../../config/isPackageManifest.js";
 import { LOCK_FILE } from "./lockFile.js";
 
 /**
@@ -41,11 +42,14 @@ function resolved(folder: string): string {
   }
 }
 
-/** A package.json that is an lllm manifest (its `lllm` key); an ordinary one (or one that does not parse) is not. */
+/**
+ * A package.json whose `lllm` key is a package manifest; not an ordinary one, one whose `lllm` holds project
+ * settings (`model`, `packages`…), nor one that does not parse.
+ */
 function hasLllmKey(file: string): boolean {
   try {
-    const data = JSON.parse(readFileSync(file, "utf8")) as unknown;
-    return typeof data === "object" && data !== null && "lllm" in data;
+    const data = JSON.parse(readFileSync(file, "utf8").replace(/^\uFEFF/, "")) as { lllm?: unknown } | null;
+    return isPackageManifest(data?.lllm);
   } catch {
     return false;
   }

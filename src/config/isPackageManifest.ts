@@ -1,0 +1,19 @@
+import { isPlainObject } from "../util/isPlainObject.js";
+import { settingsSchema } from "./settingsSchema.js";
+
+// Keys of a package manifest (schemas/package.schema.json): a package's own package.json#lllm is its manifest,
+// not project settings, and must not stop `lllm` from running inside the package's folder.
+const MANIFEST_KEYS = ["package", "name", "version", "description", "dependencies"];
+
+/**
+ * Whether the `lllm` key of a package.json is a package manifest (a name, a version, dependencies…) rather than
+ * project settings (`model`, `packages`, `home`…): the same key holds either.
+ */
+export function isPackageManifest(value: unknown): boolean {
+  return isPlainObject(value) && MANIFEST_KEYS.some((key) => key in value) && !Object.keys(settingsSchema().properties as object).some((key) => key in value);
+}
+
+/** Whether the `lllm` key of a package.json holds project settings: a settings key, and no manifest key. */
+export function isProjectSettings(value: unknown): boolean {
+  return isPlainObject(value) && !MANIFEST_KEYS.some((key) => key in value) && Object.keys(settingsSchema().properties as object).some((key) => key in value);
+}
