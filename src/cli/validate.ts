@@ -94,6 +94,9 @@ function describe(prepared: PreparedTactic): string {
     const mcp = [...(tactic.config.mcp_servers ?? []), ...(servers ?? [])].map((server) => `${server.name} (${server.url ?? server.command ?? "?"})`);
     if (mcp.length > 0) lines.push(`    mcp servers: ${mcp.join(", ")}`);
     if (hosted && hosted.length > 0) lines.push(`    provider mcp: ${hosted.map((server) => server.server_label).join(", ")}`);
+    // A2A agents become tools once their cards are read (at the run's start): named here by where they are.
+    const remote = new Map([...(tactic.config.remote_agents ?? []), ...(agent.config.remote_agents ?? []), ...agent.remoteAgents].map((entry) => [entry.name, entry.url]));
+    if (remote.size > 0) lines.push(`    remote agents: ${[...remote].map(([name, url]) => `${name} (${url})`).join(", ")}`);
   }
   return lines.join("\n");
 }

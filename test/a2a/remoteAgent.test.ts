@@ -146,6 +146,10 @@ describe("a remote A2A agent as tools", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/front\.yaml:\d+:\d+/);
     expect(bad.stderr).toContain("`a2a:ftp//nowhere` does not name an A2A agent");
+    // validate names the remote agents an agent will have (their tools are known once the cards are read).
+    const listed = await runCli(["validate", tactic(["a2a:http://127.0.0.1:9/"], "remote_agents:\n  - name: vault\n    url: http://127.0.0.1:8/\n")]);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain("    remote agents: vault (http://127.0.0.1:8/), 127.0.0.1:9 (http://127.0.0.1:9/)\n");
     answer = () => "unused";
     const away = await runCli(["run", tactic(["a2a:http://127.0.0.1:9/"]), "--input", "x"]);
     expect(away.code).toBe(2);
