@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { replySizeBytes, type AgentConfig } from "../config/index.js";
 import { createModel as createProviderModel } from "../providers/createModel.js";
@@ -15,6 +16,7 @@ import { ReplayGuard } from "./cassettes/ReplayGuard.js";
 import { evaluateCase, type Evaluation } from "./evaluateCase.js";
 import type { CaseStatusLog } from "./CaseStatusLog.js";
 import { runTurns } from "./runTurns.js";
+import { roundCost } from "../util/roundCost.js";
 import type { TestCase, TestFile } from "./TestFile.js";
 
 export interface CaseSetup {
@@ -96,7 +98,9 @@ export async function runCase(setup: CaseSetup): Promise<CaseResult> {
   let cassette = mode === "replay" ? setup.cassette!.file : undefined;
   if (mode === "record") {
     const kept = repetitions.find((repetition) => repetition.evaluation.pass) ?? repetitions[0]!;
-    if (writable(kept)) {
+    // A case that failed does not replace the cassette it has (`--update` with a flaky model would lose a good one).
+    if (!pass && existsSync(setup.cassetteFile)) setup.warn(`case \`${testCase.name}\` of ${testFile.shown} failed: its cassette ${displayPath(setup.cassetteFile)} was kept; fix the case (or delete the cassette) to record it again`);
+    else if (writable(kept)) {
       try {
         kept.recording!.write(setup.cassetteFile, { tactic: tacticName(testFile), test: path.basename(testFile.file), case: testCase.name }, cassetteRedactor(testFile, setup.env ?? process.env));
         cassette = setup.cassetteFile;
@@ -129,7 +133,7 @@ export async function runCase(setup: CaseSetup): Promise<CaseResult> {
       totalTokens: sum(allRuns, (run) => run.usage.totalTokens),
       llmCalls: sum(allRuns, (run) => run.usage.llmCalls),
     },
-    cost: allRuns.some((run) => run.cost === null && run.usage.llmCalls > 0) ? null : sum(allRuns, (run) => run.cost ?? 0),
+    cost: allRuns.some((run) => run.cost === null && run.usage.llmCalls > 0) ? null : roundCost(sum(allRuns, (run) => run.cost ?? 0)),
   };
 }
 

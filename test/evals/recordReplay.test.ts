@@ -112,6 +112,15 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
     expect(readFileSync(path.join(project.cassettes, "a-conversation.yaml"), "utf8")).toContain("39.6");
     expect(server.requests.length).toBeGreaterThan(0);
     expect(calls).toBeGreaterThan(0);
+
+    // A case that fails live does not replace its cassette: a flaky answer would lose the good recording.
+    const good = readFileSync(path.join(project.cassettes, "a-conversation.yaml"), "utf8");
+    await server.close();
+    server = await startMockOpenAIServer({ handler: () => "I cannot say." });
+    const flaky = await lllm(home, ["test", project.tests, "--update", "--filter", "conversation"], { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
+    expect(flaky.code).toBe(1);
+    expect(flaky.stderr).toContain("a-conversation.yaml was kept; fix the case (or delete the cassette) to record it again");
+    expect(readFileSync(path.join(project.cassettes, "a-conversation.yaml"), "utf8")).toBe(good);
   });
 
   it("--offline fails a case without a cassette instead of calling a model; a plain run calls it live", async () => {
