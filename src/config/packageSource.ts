@@ -117,10 +117,20 @@ export function parsePackageSource(text: string, options: { from?: string; locat
     return { kind: "oci", text, registry, repository, ...(tag !== undefined ? { tag } : {}), ...(digest !== undefined ? { digest } : {}) };
   }
   if (/^https?:\/\//.test(text)) {
+    let url: URL | undefined;
     try {
-      new URL(text);
+      url = new URL(text);
     } catch {
       fail("not a valid URL", "Write the tarball's full https:// address.");
+    }
+    if (url!.username !== "" || url!.password !== "") {
+      // Said without the secret: the source is written to the manifest and the lock, and shown in messages.
+      url!.username = "";
+      url!.password = "";
+      throw new ConfigError("package_source_invalid", `package source \`${url!.toString()}\` was given with a user name or password in its address: lllm would write it into lllm.toml and lllm.lock`, {
+        ...(options.location ? { location: options.location } : {}),
+        hint: "Serve the archive without credentials in its address, or publish the package to an npm registry (its token stays in .npmrc) or an OCI registry (`docker login`).",
+      });
     }
     return { kind: "tarball", text, url: text };
   }

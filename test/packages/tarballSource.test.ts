@@ -198,6 +198,16 @@ describe("lllm.lock", () => {
     }
   }, 120_000);
 
+  it("refuses an address with a password, without showing it, before anything is written", async () => {
+    const dir = project();
+    const home = tempDir("lllm-home-");
+    const result = await lllm(["add", "http://user:s3cret-pass@127.0.0.1:9/greet.tgz"], { cwd: dir, home });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("package source `http://127.0.0.1:9/greet.tgz` was given with a user name or password in its address");
+    expect(result.stderr + result.stdout).not.toContain("s3cret-pass");
+    expect(existsSync(path.join(dir, "lllm.toml"))).toBe(false);
+  });
+
   it("refuses two packages of one name; --as gives the second another", async () => {
     const dir = project();
     writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
