@@ -111,7 +111,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [comm
   ],
   "logs replay": [
     ["lllm logs replay last -o tests/paris.yaml", "the last run's model turns as a scripted model"],
-    ["lllm run packages-example/weather/tactics/weather.yaml --model scripted:tests/paris.yaml --input \"Paris?\"", "then replay it offline"],
+    ["lllm run packages-example/weather/tactics/weather.yaml --model scripted:tests/paris.yaml --input \"Paris?\"", "then replay it offline, with the input that run had"],
   ],
   "logs serve": [
     ["lllm logs serve", "the run viewer on 127.0.0.1:8765 (open the address it prints)"],
