@@ -52,7 +52,9 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   writeErr(paint("dim", `lllm worker: waiting for batches and served requests on ${redactQueueUrl(options.queue)} (${concurrency} at once; packages: ${names.length > 0 ? names.join(", ") : "none"})`));
   // The same worker runs the requests of `lllm serve --queue`, beside the batches (both stop on the same signals).
   const { serveOnWorker } = await import("../serve/queue/serveOnWorker.js");
-  // The same options for both sides: one worker, one concurrency, one pair of signals.
+  // The same options for both sides: one worker, one concurrency, one pair of signals. Each side holds a link to
+  // the same Redis, and each tells of its loss and return: the worker says each such line once.
+  const once = sayOnce();
   const sides: RunWorkerOptions = {
     url: options.queue,
     concurrency,
@@ -61,8 +63,8 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
     stop: stop.signal,
     cancel,
     ...(options.log !== undefined ? { log: options.log } : {}),
-    say: (message: string) => writeErr(paint("dim", message)),
-    warn,
+    say: once((message: string) => writeErr(paint("dim", message.startsWith("lllm") ? message : `lllm worker: ${message}`))),
+    warn: once(warn),
   };
   const serving = serveOnWorker({ ...sides, me: `${hostname()}:${process.pid}` });
   // One failure (Redis lost for good, a password refused) ends both, and is the worker's: it exits on it.
@@ -85,4 +87,18 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
   }
   if (servingFailed) throw servingFailed.error;
   writeErr(`lllm worker: stopped after ${ran} item${ran === 1 ? "" : "s"}${served > 0 ? ` and ${served} served request${served === 1 ? "" : "s"}` : ""}`);
+}
+
+/** How long a line a worker said is not said again (both links notice a loss within a heartbeat of each other). */
+const SAME_LINE_MS = 10_000;
+
+/** A wrapper that lets a line through once in a few seconds: two links telling of one Redis say it once. */
+function sayOnce(): (print: (message: string) => void) => (message: string) => void {
+  const said = new Map<string, number>();
+  return (print) => (message) => {
+    const now = performance.now();
+    if ((said.get(message) ?? -Infinity) > now - SAME_LINE_MS) return;
+    said.set(message, now);
+    print(message);
+  };
 }

@@ -58,6 +58,8 @@ describeRedis("Redis unreachable, lost, or refusing the password", () => {
     expect(producer.stderr()).toContain("cancelled");
     expect(await worker.exited).toBe(1);
     expect(worker.stderr()).toContain(`lost Redis at ${redis.url}`);
+    // The worker's two links (batches, served requests) both lost it; it says so once.
+    expect(worker.stderr().split(`lost Redis at ${redis.url} (`).length - 1).toBe(1);
     const results = readResults(out);
     expect(results.length).toBeGreaterThanOrEqual(5);
     expect(results.length).toBeLessThan(60);
