@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "../errors.js";
 import { isRemoteSource, parsePackageSource, sourceKey } from "../config/packageSource.js";
@@ -68,8 +68,16 @@ export async function addPackage(text: string, alias: string | undefined, option
     const next: ManifestDependency[] = [...kept.map((dependency) => ({ source: dependency.path, ...(dependency.alias !== undefined ? { alias: dependency.alias } : {}) })), { source, ...(alias !== undefined ? { alias } : {}) }];
     carryOver(lock, installer.lock, kept.map((dependency) => keyOf(dependency, project)).filter((key): key is string => key !== undefined));
     const names = await checkNames(next, installer.lock, project, { added: source });
+    const before = [project.lock, project.manifest ?? path.join(project.dir, "lllm.toml")].map((file) => ({ file, text: existsSync(file) ? readFileSync(file) : undefined }));
     writeLock(project.lock, installer.lock);
     const manifest = writeProjectDependencies(project, next, names);
+    try {
+      await checkTreeNames(project.dir, options.home, alias ?? installed.entry.name, source);
+    } catch (error) {
+      // As it was: a project that a run could not load is not left behind.
+      for (const { file, text } of before) text === undefined ? rmSync(file, { force: true }) : writeFileSync(file, text);
+      throw error;
+    }
     return { source, ...(alias !== undefined ? { alias } : {}), entry: installed.entry, manifest, lock: project.lock };
   } finally {
     installer.close();
@@ -184,6 +192,22 @@ function reachableKeys(lock: Lock, roots: string[]): Set<string> {
   };
   roots.forEach(visit);
   return seen;
+}
+
+/**
+ * The project's packages loaded as a run loads them (no tool code run): a package the one added depends on may have
+ * the name of another of the project's (`checkNames` sees the project's own list only). Only such a clash is the
+ * added package's doing; other problems of the project are left for the run to tell.
+ */
+async function checkTreeNames(dir: string, home: string, name: string, source: string): Promise<void> {
+  const { Registry } = await import("../registry/index.js");
+  try {
+    await Registry.load({ cwd: dir, home, importTools: false });
+  } catch (error) {
+    const clashes = error instanceof ConfigError ? error.problems.filter((problem) => /^(two packages are named|alias) `/.test(problem.message)) : [];
+    if (clashes.length === 0) return;
+    throw ConfigError.fromProblems("package_alias_taken", clashes.map((problem) => ({ ...problem, hint: `Adding ${source} (\`${name}\`) would leave the project with two packages of one name: give it another with \`lllm add ${source} --as ${name}2\`, or give the other one an alias where it is listed.` })));
+  }
 }
 
 /**

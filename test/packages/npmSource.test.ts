@@ -196,3 +196,26 @@ describe("dependencies of a shared package", () => {
     expect(unlocked.stderr).toContain("package `npm:@acme/other@^1` is not installed");
   }, 120_000);
 });
+
+describe("a package the added one depends on", () => {
+  it("with the name of another of the project's is refused at add, the project left as it was; --as fixes it", async () => {
+    const kit = (version: string, text: string) => packageTarball({ "package.json": JSON.stringify({ name: "@acme/kit", version, lllm: { name: "kit" } }), "prompts/system.md": text });
+    await registry.publish("@acme/kit", "0.1.0", kit("0.1.0", "Kit zero."));
+    await registry.publish("@acme/kit", "1.0.0", kit("1.0.0", "Kit one."));
+    await registry.publish("@acme/uses-kit", "1.0.0", packageTarball({ "package.json": JSON.stringify({ name: "@acme/uses-kit", version: "1.0.0" }), "lllm.toml": '[package]\nname = "useskit"\nversion = "1.0.0"\n\n[dependencies]\npackages = ["npm:@acme/kit@~0.1.0"]\n', "prompts/uses.md": "Uses kit." }));
+    const dir = npmProject();
+    const home = tempDir("lllm-home-");
+    expect((await lllm(["add", "npm:@acme/uses-kit"], { cwd: dir, home })).code).toBe(0);
+    const manifest = readFileSync(path.join(dir, "lllm.toml"), "utf8");
+    const lock = readFileSync(path.join(dir, "lllm.lock"), "utf8");
+    const clash = await lllm(["add", "npm:@acme/kit@1.0.0"], { cwd: dir, home });
+    expect(clash.code).toBe(2);
+    expect(clash.stderr).toContain("two packages are named `kit`");
+    expect(clash.stderr).toContain("lllm add npm:@acme/kit@1.0.0 --as kit2");
+    expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).toBe(manifest);
+    expect(readFileSync(path.join(dir, "lllm.lock"), "utf8")).toBe(lock);
+    expect((await lllm(["add", "npm:@acme/kit@1.0.0", "--as", "kit2"], { cwd: dir, home })).code).toBe(0);
+    writeFile(path.join(dir, "tactic.yaml"), readFileSync(path.join(dir, "tactic.yaml"), "utf8").replace("greet.prompts:system", "kit2.prompts:system"));
+    expect((await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home })).stdout).toContain("Kit one.");
+  }, 120_000);
+});
