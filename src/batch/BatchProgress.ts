@@ -11,6 +11,8 @@ export interface BatchProgressOptions {
   total?: () => number | undefined;
   /** More to show at the end of the line (`--provider-batch`: its jobs). */
   extra?: () => string | undefined;
+  /** Of the items in flight, those waiting for a worker (`--queue`): shown apart from the running ones. */
+  waiting?: () => number;
 }
 
 /** The batch's progress on stderr: done, failed, in flight, rate, ETA, tokens and cost so far. */
@@ -20,6 +22,7 @@ export class BatchProgress {
   readonly #timer: NodeJS.Timeout;
   readonly #total: () => number | undefined;
   readonly #extra: () => string | undefined;
+  readonly #waiting: () => number;
   #stats: BatchStats | undefined;
   #drawn = false;
 
@@ -28,6 +31,7 @@ export class BatchProgress {
     this.#live = options.live;
     this.#total = options.total ?? (() => undefined);
     this.#extra = options.extra ?? (() => undefined);
+    this.#waiting = options.waiting ?? (() => 0);
     this.#timer = setInterval(() => this.#draw(), options.intervalMs ?? (this.#live ? 250 : 5000));
     this.#timer.unref();
   }
@@ -56,9 +60,9 @@ export class BatchProgress {
     const stats = this.#stats;
     if (!stats) return;
     if (this.#live) {
-      this.#stream.write(`\r\u001b[K${progressLine(stats, this.#total(), (this.#stream.columns ?? 120) - 1, this.#extra())}`);
+      this.#stream.write(`\r\u001b[K${progressLine(stats, this.#total(), (this.#stream.columns ?? 120) - 1, this.#extra(), this.#waiting())}`);
       this.#drawn = true;
-    } else this.#stream.write(`${progressLine(stats, this.#total(), Infinity, this.#extra())}\n`);
+    } else this.#stream.write(`${progressLine(stats, this.#total(), Infinity, this.#extra(), this.#waiting())}\n`);
   }
 }
 
@@ -67,14 +71,14 @@ export class BatchProgress {
  * (a dataset read from a pipe), no `/500` and no ETA. At most `width` characters: parts that do not fit are left
  * out whole (a cut part could read as another number, or as a bare `$`).
  */
-export function progressLine(stats: BatchStats, total: number | undefined, width = Infinity, extra?: string): string {
+export function progressLine(stats: BatchStats, total: number | undefined, width = Infinity, extra?: string, waiting = 0): string {
   const finished = stats.ok + stats.failed;
   const elapsed = (Date.now() - stats.startedAt) / 1000;
   const rate = elapsed > 0 ? finished / elapsed : 0;
   const remaining = total === undefined ? undefined : Math.max(0, total - finished - stats.skipped);
   const parts = [
     `${finished}${total !== undefined ? `/${Math.max(0, total - stats.skipped)}` : ""} done${stats.failed > 0 ? ` (${stats.failed} failed)` : ""}`,
-    `${stats.inFlight} running`,
+    ...(waiting > 0 ? [`${stats.inFlight - Math.min(waiting, stats.inFlight)} running`, `${Math.min(waiting, stats.inFlight)} waiting for a worker`] : [`${stats.inFlight} running`]),
     `${rate.toFixed(1)} items/s`,
   ];
   if (remaining !== undefined && rate > 0) parts.push(`ETA ${formatSeconds(remaining / rate)}`);

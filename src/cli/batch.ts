@@ -101,7 +101,9 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   if (options.providerBatch && options.queue !== undefined) throw new ConfigError("usage_queue", "--provider-batch and --queue: give one (the provider runs the model calls of a provider batch)", { location: { file: "--provider-batch" } });
   const live = Boolean(process.stderr.isTTY);
   let providerBatch: ProviderBatch | undefined;
-  const progress = options.quiet ? undefined : new BatchProgress({ live, total: () => total, extra: () => providerBatch?.progress() });
+  // The dispatcher is made below, after the progress line: read through this box.
+  let dispatched: { waiting: number } | undefined;
+  const progress = options.quiet ? undefined : new BatchProgress({ live, total: () => total, extra: () => providerBatch?.progress(), waiting: () => dispatched?.waiting ?? 0 });
   const say = (text: string): void => (progress ? progress.print(text) : writeErr(text));
   // With --provider-batch, items whose state is all in their dialog wait for their jobs as data (parked), and
   // --concurrency is then how many run (replay, tools) at once; the others wait in memory, a window at a time.
@@ -153,6 +155,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   // Nobody is asked in a batch: --approve decides, default none, and the first refusal says so.
   const approve = options.approve === "all" ? approveAll : options.approve === "none" ? approveNone : noticeFirstRefusal(approveNone, (request) => say(`${paint("yellow", "lllm: warning:")} \`${request.tool}\` needs approval and was refused: a batch asks nobody; pass --approve all to run such tools (or --approve none to refuse them without this warning)`));
   const dispatcher = options.queue === undefined || queued === undefined ? undefined : await startQueue({ rerun: rerunOfOut, url: options.queue, batchId, tacticTarget, queued, prepared, options, settings, cancel, say, onFailure: () => stopStarting.abort() });
+  dispatched = dispatcher;
   let stats: BatchStats | undefined;
   /** An item was refused for a call cut short: the provider batch's answers and tool outcomes are kept for its rerun. */
   let keepJournals = false;

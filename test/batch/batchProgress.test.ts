@@ -19,6 +19,10 @@ describe("the batch progress line", () => {
     expect(progressLine(stats(0.012), 500)).toMatch(/^lllm batch: 123\/500 done \(3 failed\), 16 running, 12\.3 items\/s, ETA 31 s, 45,000 tokens, \$0\.012$/);
   });
 
+  it("under --queue, tells the items waiting for a worker from the running ones", () => {
+    expect(progressLine(stats(0.012), undefined, Infinity, undefined, 10)).toMatch(/^lllm batch: 123 done \(3 failed\), 6 running, 10 waiting for a worker, 12\.3 items\/s/);
+  });
+
   it("too wide for the terminal, leaves parts out whole: never a bare `$` or half a number", () => {
     const full = progressLine(stats(0.012), 500);
     for (let width = 20; width <= full.length; width += 1) {

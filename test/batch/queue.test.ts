@@ -104,6 +104,8 @@ describeRedis("lllm batch --queue with lllm worker", () => {
     const args = [setup.tactic, "--inputs", itemsFile(setup.dir, 3), "--lines", "--out", out, "--queue", redis.url, "--no-log"];
     const producer = startBatch(args, env);
     await until(() => producer.stderr().includes("to run its items"));
+    // The progress line tells the queued items from running ones (none is: no worker took any).
+    await until(() => producer.stderr().includes("0 running, 3 waiting for a worker"));
     producer.child.kill("SIGINT");
     // It waited for good for items that were only queued.
     expect(await producer.exited).toBe(130);

@@ -62,6 +62,8 @@ export class QueueDispatcher {
   #lastCheck = 0;
   #closed = false;
   #polling: Promise<void> = Promise.resolve();
+  /** The items no worker has taken yet, as of the last heartbeat's look. */
+  #waiting = 0;
   #failure: LllmError | undefined;
 
   private constructor(options: QueueDispatcherOptions, link: RedisLink, queue: Queue) {
@@ -139,6 +141,11 @@ export class QueueDispatcher {
       this.#pending.set(jobIdOf(item.id), { item: data, resolve, reject });
       this.#add(data).catch(() => undefined); // Redis away: the link fails the batch in time, or the check adds it again
     });
+  }
+
+  /** The items handed to the queue that no worker has taken yet (as of the last heartbeat): not running. */
+  get waiting(): number {
+    return this.#waiting;
   }
 
   /**
@@ -221,6 +228,7 @@ export class QueueDispatcher {
     // round trip's wait, not one per item).
     const pending = [...this.#pending];
     const states = await Promise.all(pending.map(([jobId]) => this.#queue.getJobState(jobId)));
+    this.#waiting = states.filter((state) => state === "waiting" || state === "prioritized" || state === "delayed").length;
     await Promise.all(pending.filter(([jobId], index) => states[index] === "unknown" && this.#pending.has(jobId)).map(([, item]) => this.#add(item.item)));
   }
 
