@@ -143,7 +143,7 @@ export const ERROR_CODE_HELP: Readonly<Record<ErrorCode, ErrorCodeHelp>> = {
   proxy_timeout: { means: "The data API did not answer in time.", fix: "Try again, or ask for less data." },
   proxy_unknown: { means: "A `CALL_API` path names no active proxy.", fix: "Use a path that starts with an active proxy's name; the message lists them." },
   queue_auth: { means: "Redis needs a password, or refuses the one given.", fix: "Put the password in the queue URL: `redis://:PASSWORD@host:6379`." },
-  queue_refused: { means: "Every live worker refuses the batch (a package missing or of another version, a tactic it cannot load).", fix: "Start workers with the same packages (`-p DIR`); the message gives each worker's reason." },
+  queue_refused: { means: "Every live worker refuses the batch, or the served tactic of `lllm serve --queue` (a package missing or of another version, a tactic it cannot load): a served request fails at once with a 503.", fix: "Start workers with the same packages (`-p DIR`); the message gives each worker's reason." },
   queue_tactic_unsendable: { means: "A tactic outside any package sets what a worker takes only from itself (`invoker_config`, local MCP servers, `sandbox.backend: none`, a `scripted:` model).", fix: "Move the tactic into a package the workers have." },
   queue_unavailable: { means: "`--queue` needs the bullmq package, which cannot be loaded.", fix: "Reinstall lllm (`npm install`) so that its dependencies are complete." },
   queue_unreachable: { means: "Redis cannot be reached (or was lost) for longer than `LLLM_QUEUE_RECONNECT_MS`.", fix: "Start Redis or fix the URL, then run the same command again: it goes on." },

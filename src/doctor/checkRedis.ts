@@ -1,12 +1,14 @@
 import type { Redis } from "ioredis";
 import { queueConnection, redactQueueUrl, WORKER_KEY_PREFIX } from "../batch/queue/queueConnection.js";
 import { scanKeys, servedJobCounts } from "../serve/queue/serveQueueWire.js";
+import { liveWorkerMarks, refusedByAll } from "../serve/queue/servedRefusals.js";
 import type { DoctorCheck } from "./DoctorCheck.js";
 
 /**
  * `--queue URL`: connect to Redis once and PING it, as `lllm batch --queue`, `lllm serve --queue` and `lllm worker`
  * will; then look at the pool: its live workers (none is a failure: nothing would run), and the tactics servers
- * announce, with the requests waiting for a worker and running.
+ * announce, with the requests waiting for a worker and running (one every live worker refuses is a failure: its
+ * requests fail).
  */
 export async function checkRedis(url: string): Promise<DoctorCheck[]> {
   const name = `redis ${redactQueueUrl(url)}`;
@@ -26,7 +28,7 @@ export async function checkRedis(url: string): Promise<DoctorCheck[]> {
     const pong = await client.ping();
     const info = await client.info("server").catch(() => "");
     const version = /redis_version:(\S+)/.exec(info)?.[1];
-    return [{ name, status: "ok", detail: `answers ${pong}${version ? ` (Redis ${version})` : ""}` }, await workersCheck(client, url), await servedCheck(client)];
+    return [{ name, status: "ok", detail: `answers ${pong}${version ? ` (Redis ${version})` : ""}` }, await workersCheck(client, url), await servedCheck(client, url)];
   } catch (error) {
     const message = lastError ?? (error as Error).message;
     const auth = /NOAUTH|WRONGPASS|invalid password/i.test(message);
@@ -44,15 +46,25 @@ async function workersCheck(client: Redis, url: string): Promise<DoctorCheck> {
   return { name: "queue workers", status: "ok", detail: `${workers.length} live worker${workers.length === 1 ? "" : "s"}: ${workers.join(", ")}` };
 }
 
-/** The tactics `lllm serve --queue` servers announce, each with its requests waiting and running. */
-async function servedCheck(client: Redis): Promise<DoctorCheck> {
+/**
+ * The tactics `lllm serve --queue` servers announce, each with its requests waiting and running; one that every live
+ * worker refuses (as its servers judge it: `refusedByAll`) fails, with each worker's reason.
+ */
+async function servedCheck(client: Redis, url: string): Promise<DoctorCheck> {
   const lines: string[] = [];
+  let refused = false;
+  const live = await liveWorkerMarks(client);
   for (const digest of (await client.smembers("lllm:serve:tactics")).sort()) {
     const text = await client.get(`lllm:serve:tactic:${digest}`);
     if (text === null) continue; // its servers are gone
     const name = (JSON.parse(text) as { tactic?: string }).tactic ?? digest;
     const { waiting, running } = await servedJobCounts(client, digest);
-    lines.push(`${name} (${waiting} waiting, ${running} running)`);
+    const reasons = await refusedByAll(client, digest, live);
+    refused ||= reasons !== undefined;
+    // Each worker's reason, not its advice on how to start a worker: the fix below says it once.
+    const why = reasons ? `: every live worker refuses it, its requests fail (${[...reasons].map(([worker, message]) => `worker ${worker}: ${message.split("\n")[0]}`).join("; ")})` : "";
+    lines.push(`${name} (${waiting} waiting, ${running} running)${why}`);
   }
+  if (refused) return { name: "served tactics", status: "fail", detail: lines.join("; "), fix: `do what the workers ask: usually, give them the packages of the served tactics (lllm worker --queue ${redactQueueUrl(url)} -p DIR)` };
   return { name: "served tactics", status: "ok", detail: lines.length > 0 ? lines.join(", ") : "none: no lllm serve --queue announces tactics here" };
 }

@@ -22,8 +22,9 @@ export function runErrorToHttp(error: unknown, partialOutput: string): HttpError
   if (error instanceof LllmError && error.code === "serve_run_gone") return new HttpError(400, message, { code: "tool_call_not_found" });
   // The client's input does not fit the tactic's `input` schema: the client's to fix.
   if (error instanceof LllmError && error.code === "input_invalid") return new HttpError(400, message, { code: error.code, param: "messages" });
-  // The server's queue (its Redis) is gone: the server stops; a client may try again on another.
-  if (error instanceof LllmError && error.code === "queue_unreachable") return new HttpError(503, message, { code: error.code });
+  // The server's queue (its Redis) is gone: the server stops; a client may try again on another. Or every live worker
+  // of the queue refuses the tactic: the request fails at once rather than wait for none; it may work once one takes it.
+  if (error instanceof LllmError && (error.code === "queue_unreachable" || error.code === "queue_refused")) return new HttpError(503, message, { code: error.code });
   if (error instanceof LllmError) return new HttpError(500, message, { code: error.code });
   return new HttpError(500, "internal error: the run failed unexpectedly; see the server's log", { code: "internal_error" });
 }

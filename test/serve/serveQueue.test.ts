@@ -335,14 +335,14 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     await keys.set("lllm:serve:tactic:olddigest", JSON.stringify(older), "PX", 600_000);
     await keys.sadd("lllm:serve:tactics", "olddigest");
     const current = await worker();
-    expect(await waitUntil(() => current.stderr().includes("served tactic olddigest refused"), 60_000), current.stderr()).toBe(true);
-    expect(current.stderr()).toContain("served tactic olddigest refused: its server runs another lllm version (serving protocol 1, from before protocol 2; this worker's: 2): give the servers and workers of a queue the same lllm version");
+    expect(await waitUntil(() => current.stderr().includes("served tactic `pool` refused"), 60_000), current.stderr()).toBe(true);
+    expect(current.stderr()).toContain("served tactic `pool` refused: its server runs another lllm version (serving protocol 1, from before protocol 2; this worker's: 2): give the servers and workers of a queue the same lllm version");
     // That server is upgraded: the same tactic, announced by this version. The worker looks again and serves it too.
     const joins = (): number => current.stderr().split("lllm worker: serving").length - 1;
     const before = joins();
     await keys.set("lllm:serve:tactic:olddigest", JSON.stringify({ ...older, serving: 2 }), "PX", 600_000);
     expect(await waitUntil(() => joins() === before + 1, 60_000), current.stderr()).toBe(true);
-    expect(current.stderr().split("served tactic olddigest refused").length - 1).toBe(1);
+    expect(current.stderr().split("served tactic `pool` refused").length - 1).toBe(1);
     // The worker of this version serves this server all the same.
     holds.release("released");
     expect(await stream(serving, "quiet 5")).toEqual({ text: "Done quiet 5.", end: "done" });

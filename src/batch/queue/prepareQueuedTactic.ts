@@ -8,8 +8,18 @@ import type { BatchAnnouncement } from "./queueConnection.js";
 import { contentDigest, queueDigest } from "./queueDigest.js";
 import { unsendableParts } from "./unsendableParts.js";
 
-/** Why a worker does not run a batch: the message goes to the worker's stderr and, through Redis, to the producer. */
+/**
+ * Why a worker does not run a batch or a served tactic: the message goes to the worker's stderr and, through Redis,
+ * to the producer (`lllm batch`) or the servers (`lllm serve --queue`).
+ */
 export class Refusal extends Error {}
+
+/** What asks a worker to run a tactic: a batch, or servers (an announcement of `lllm serve --queue` says `serving`). */
+type Asker = "batch" | "served";
+
+const askerOf = (announcement: BatchAnnouncement): Asker => (announcement.serving !== undefined ? "served" : "batch");
+/** The command whose machine has the tactic the worker should have. */
+const commandOf = (asker: Asker): string => (asker === "served" ? "`lllm serve`" : "`lllm batch`");
 
 export interface QueuedTacticContext {
   /** The worker's own packages (its `-p` folders, the project settings' packages, `./lllm_packages`, `$LLLM_HOME/packages`). */
@@ -21,11 +31,11 @@ export interface QueuedTacticContext {
 }
 
 /**
- * Find and prepare, among the worker's own packages only, the tactic a batch names. Nothing named in Redis is ever
+ * Find and prepare, among the worker's own packages only, the tactic a batch (or `lllm serve --queue`) names. Nothing named in Redis is ever
  * loaded: a ref is looked up in the worker's packages and its file's digest compared before the tactic is loaded; a
  * tactic sent as data is checked (no `base`, nothing `unsendableParts` refuses, only packages the worker has) and
  * loaded with the worker's folders of those packages in place of its `packages:`. Last, the resolved configuration
- * must have the batch's digest. Throws a `Refusal` that says what to do.
+ * must have the announced digest. Throws a `Refusal` that says what to do, in the words of who asks (`askerOf`).
  */
 export async function prepareQueuedTactic(announcement: BatchAnnouncement, context: QueuedTacticContext): Promise<PreparedTactic> {
   const { queued } = announcement;
@@ -40,26 +50,30 @@ export async function prepareQueuedTactic(announcement: BatchAnnouncement, conte
   }
   if (queueDigest(prepared) !== announcement.digest) {
     // The worker's own digest stays here: written to Redis, it would tell anyone there what to announce.
-    throw new Refusal(`its tactic \`${announcement.tactic}\` differs from this worker's copy (its configuration, prompts or packages); give every worker the same tactic and packages as the machine that runs \`lllm batch\``);
+    const asker = askerOf(announcement);
+    throw new Refusal(`${asker === "served" ? "the served" : "its"} tactic \`${announcement.tactic}\` differs from this worker's copy (its configuration, prompts or packages); give every worker the same tactic and packages as the machine that runs ${commandOf(asker)}`);
   }
   return prepared;
 }
 
 function ownTacticFile(announcement: BatchAnnouncement, queued: Extract<BatchAnnouncement["queued"], { kind: "ref" }>, registry: Registry): string {
-  if (announcement.model?.startsWith("scripted:")) throw new Refusal("it names a scripted model (`--model scripted:FILE`): a file on the worker is not the batch's to choose");
+  const asker = askerOf(announcement);
+  if (announcement.model?.startsWith("scripted:")) throw new Refusal(`it names a scripted model (\`--model scripted:FILE\`): a file on the worker is not the ${asker === "served" ? "server" : "batch"}'s to choose`);
   const ref = parseRef(queued.ref);
   if (!ref?.package || ref.section !== "tactics") throw new Refusal(`its tactic ref \`${queued.ref}\` is not a \`package.tactics:name\` ref`);
   const pkg = registry.packages.get(ref.package);
   if (!pkg) {
     const from = announcement.packages.find((item) => item.name === ref.package);
-    throw new Refusal(`this worker has no package \`${ref.package}\` (the batch runs \`${queued.ref}\`)\n  ${startWith([from ?? { name: ref.package, version: null }])}`);
+    const runs = asker === "served" ? `the served tactic \`${announcement.tactic}\` is \`${queued.ref}\`` : `the batch runs \`${queued.ref}\``;
+    throw new Refusal(`this worker has no package \`${ref.package}\` (${runs})\n  ${startWith([from ?? { name: ref.package, version: null }])}`);
   }
   const entry = pkg.entries("tactics").get(ref.key);
   const version = announcement.packages.find((item) => item.name === pkg.name)?.version;
-  const same = `give the worker the same version of package \`${pkg.name}\`${version ? ` (${version})` : ""} as the machine that runs \`lllm batch\``;
+  const same = `give the worker the same version of package \`${pkg.name}\`${version ? ` (${version})` : ""} as the machine that runs ${commandOf(asker)}`;
   if (!entry) throw new Refusal(`this worker's copy of package \`${pkg.name}\`${pkg.manifest.version ? ` (${pkg.manifest.version})` : ""} has no tactic \`${ref.key}\`: ${same}`);
   if (contentDigest(readFileSync(entry.file)) !== queued.contentDigest) {
-    throw new Refusal(`its tactic \`${queued.ref}\` differs from this worker's copy (${inPackage(pkg.dir, pkg.name, entry.file)}); ${same}`);
+    const tactic = asker === "served" ? `the served tactic \`${announcement.tactic}\` (\`${queued.ref}\`)` : `its tactic \`${queued.ref}\``;
+    throw new Refusal(`${tactic} differs from this worker's copy (${inPackage(pkg.dir, pkg.name, entry.file)}); ${same}`);
   }
   return entry.file;
 }
@@ -109,15 +123,15 @@ function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** The announcement as read from Redis: anything else is refused, not half-used. */
-export function readAnnouncement(text: string): BatchAnnouncement {
+/** The announcement as read from Redis (a batch's, or a served tactic's): anything else is refused, not half-used. */
+export function readAnnouncement(text: string, asker: Asker = "batch"): BatchAnnouncement {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     throw new Refusal("its announcement is not JSON");
   }
-  const unknownShape = (): Refusal => new Refusal("its announcement is not one this worker understands: give the workers the same lllm version as the machine that runs `lllm batch`");
+  const unknownShape = (): Refusal => new Refusal(`its announcement is not one this worker understands: give the workers the same lllm version as the machine that runs ${commandOf(asker)}`);
   if (!isPlainObject(value) || !isPlainObject(value.queued) || !Array.isArray(value.packages) || typeof value.digest !== "string" || typeof value.tactic !== "string" || typeof value.batchId !== "string") throw unknownShape();
   const queued = value.queued;
   const strings = (list: unknown): boolean => Array.isArray(list) && list.every((item) => typeof item === "string");

@@ -3,7 +3,7 @@ import { hostname } from "node:os";
 import type { Redis } from "ioredis";
 import { queuedTactic } from "../../batch/queue/queuedTactic.js";
 import { queueDigest } from "../../batch/queue/queueDigest.js";
-import { queueTimings, SERVING_PROTOCOL, WORKER_KEY_PREFIX, type BatchAnnouncement, type QueueTimings, type WorkerMark } from "../../batch/queue/queueConnection.js";
+import { queueTimings, SERVING_PROTOCOL, type BatchAnnouncement, type QueueTimings, type WorkerMark } from "../../batch/queue/queueConnection.js";
 import { RedisLink } from "../../batch/queue/RedisLink.js";
 import type { ServedModel } from "../ServedModels.js";
 import type { ServedRunOptions } from "../ServedRun.js";
@@ -12,6 +12,7 @@ import { newWireId } from "../newWireId.js";
 import { isPlainObject } from "../../util/isPlainObject.js";
 import { repeatInTurn } from "../../util/repeatInTurn.js";
 import { RemoteRun, type RunTransport } from "./RemoteRun.js";
+import { liveWorkerMarks, oneLine, refusedByAll, servedRefusalError } from "./servedRefusals.js";
 import { callKey, cancelledKey, runningPrefix, scanKeys, SERVE_TACTICS_KEY, servedJobCounts, serverChannel, serverKey, settledKey, tacticKey, waitingKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type ServedJob, type SettledRecord } from "./serveQueueWire.js";
 
 /** What `/metrics` shows of the pool. */
@@ -29,7 +30,9 @@ export interface QueueGauges {
  * resolved configuration, as a batch announces its own: a worker runs only a tactic it has, the same), puts each
  * run's job on its tactic's list (`waitingKey`), routes the events workers publish to the runs waiting here, and
  * every heartbeat says this server is alive (a worker stops the runs of a server that is gone) and looks at the
- * workers running its runs (a run whose worker is gone is replaced or ended).
+ * workers running its runs (a run whose worker is gone is replaced or ended). A tactic every live worker refuses (it
+ * lacks a package, has another copy: see `refusalKey`) is said on stderr, and its requests fail with the workers'
+ * reasons rather than wait for a worker that will never take them.
  */
 export class QueueBridge implements RunTransport {
   readonly serverId = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
@@ -46,6 +49,10 @@ export class QueueBridge implements RunTransport {
   /** The text of each job no worker said it took yet, by run key: what `withdraw` takes off its list. */
   readonly #queued = new Map<string, { digest: string; text: string }>();
   readonly #warn: (message: string) => void;
+  /** The served tactics every live worker refused at the last look, by digest: each worker's reason. */
+  readonly #refusedBy = new Map<string, ReadonlyMap<string, string>>();
+  /** The refusals said on stderr (`digest worker` → message): each once, while every live worker refuses. */
+  #told = new Map<string, string>();
   #heartbeat: NodeJS.Timeout | undefined;
   #noWorkerSince = Date.now();
   #warnedNoWorker = false;
@@ -184,6 +191,16 @@ export class QueueBridge implements RunTransport {
    */
   enqueue(run: RemoteRun, job: ServedJob): void {
     const digest = this.#tactics.get(run.model)!.digest;
+    if (!this.#refusedBy.has(digest)) return this.#queue(run, job, digest);
+    // Every live worker refused its tactic at the last look: looked at again now (one may take it since), and the
+    // request fails at once rather than wait for nobody; queued as any when Redis cannot say.
+    void this.#link
+      .guard(this.#refusalsOf(digest))
+      .catch(() => undefined)
+      .then((reasons) => (reasons ? run.refused(servedRefusalError(this.#link.shownUrl, run.model.id, reasons)) : this.#queue(run, job, digest)));
+  }
+
+  #queue(run: RemoteRun, job: ServedJob, digest: string): void {
     const text = JSON.stringify(job);
     this.#runs.set(job.runKey, run);
     this.#queued.set(job.runKey, { digest, text });
@@ -300,6 +317,7 @@ export class QueueBridge implements RunTransport {
       this.#noWorkerSince = Date.now();
       this.#warnedNoWorker = false;
     }
+    await this.#judgeRefusals(live);
     try {
       await this.#recover();
     } catch {
@@ -308,6 +326,44 @@ export class QueueBridge implements RunTransport {
     // A run whose worker kept an end or pause this server has not had yet is not lost: it takes that in time.
     for (const run of [...this.#runs.values()]) if (run.worker !== undefined && !live.has(run.worker) && !run.missing) run.workerLost();
     await this.#reclaim(live);
+  }
+
+  /**
+   * Which served tactics every live worker refuses (`refusedByAll`): each refusal is said once, and the requests of
+   * such a tactic still waiting for a worker end with the workers' reasons, as new ones do (`enqueue`). Taken off
+   * their list first: one a worker took meanwhile runs.
+   */
+  async #judgeRefusals(live: ReadonlyMap<string, WorkerMark | undefined>): Promise<void> {
+    const client = this.#link.client;
+    const told = new Map<string, string>();
+    for (const digest of this.#digests) {
+      const reasons = await refusedByAll(client, digest, live);
+      if (!reasons) {
+        this.#refusedBy.delete(digest);
+        continue;
+      }
+      this.#refusedBy.set(digest, reasons);
+      const name = [...this.#tactics].find(([, tactic]) => tactic.digest === digest)![0].id;
+      for (const [worker, message] of reasons) {
+        const key = `${digest} ${worker}`;
+        told.set(key, message);
+        if (this.#told.get(key) !== message) this.#warn(`worker ${worker} refuses the served tactic \`${name}\`, and no live worker takes it (its requests fail: 503, queue_refused): ${oneLine(message)}`);
+      }
+      for (const [runKey, queued] of [...this.#queued]) {
+        const run = this.#runs.get(runKey);
+        if (queued.digest !== digest || !run) continue;
+        if ((await client.lrem(waitingKey(digest), 1, queued.text)) === 1) run.refused(servedRefusalError(this.#link.shownUrl, run.model.id, reasons));
+      }
+    }
+    this.#told = told;
+  }
+
+  /** Why every live worker refuses the tactic of `digest` now, or undefined (see `refusedByAll`), kept for `enqueue`. */
+  async #refusalsOf(digest: string): Promise<ReadonlyMap<string, string> | undefined> {
+    const reasons = await refusedByAll(this.#link.client, digest, await this.#liveWorkers());
+    if (reasons) this.#refusedBy.set(digest, reasons);
+    else this.#refusedBy.delete(digest);
+    return reasons;
   }
 
   /**
@@ -383,11 +439,8 @@ export class QueueBridge implements RunTransport {
   }
 
   /** The live workers (`host:pid`), with what each says of itself (undefined: not a mark this lllm reads). */
-  async #liveWorkers(): Promise<Map<string, WorkerMark | undefined>> {
-    const keys = await scanKeys(this.#link.client, `${WORKER_KEY_PREFIX}*`);
-    const marks = keys.length === 0 ? [] : await this.#link.client.mget(keys);
-    // A key that expired between the two calls is a worker gone, not one of another version.
-    return new Map(keys.flatMap((key, index) => (marks[index] == null ? [] : [[key.slice(WORKER_KEY_PREFIX.length), readObject<WorkerMark>(marks[index]!)] as const])));
+  #liveWorkers(): Promise<Map<string, WorkerMark | undefined>> {
+    return liveWorkerMarks(this.#link.client);
   }
 }
 

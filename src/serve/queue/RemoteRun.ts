@@ -243,6 +243,12 @@ export class RemoteRun implements RunHandle {
     this.#end(endedWithout(new WorkerLostError(lost ?? "unknown", this.#state.streamedSinceCall.length)));
   }
 
+  /** Every live worker refuses its tactic: the run, taken by none, ends with their reasons (`queue_refused`). */
+  refused(error: Error): void {
+    if (this.#finished || this.#moved) return;
+    this.#end(endedWithout(error));
+  }
+
   /** The queue is gone for this server (its Redis stayed away): the run ends with that error, wherever it was. */
   queueLost(error: Error): void {
     if (this.#finished || this.#moved) return;

@@ -12,7 +12,7 @@ import { processTempDir } from "../../util/processTempDir.js";
 import { environmentSecrets, redactSecrets, StreamRedactor } from "../../util/redact.js";
 import type { RunListener, RunOutcome } from "../RunHandle.js";
 import { ServedRun } from "../ServedRun.js";
-import { callKey, cancelledKey, SERVE_TACTICS_KEY, serverChannel, serverKey, settledKey, tacticKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type RunState, type ServedJob, type SettledEvent, type SettledRecord } from "./serveQueueWire.js";
+import { callKey, cancelledKey, refusalKey, SERVE_TACTICS_KEY, serverChannel, serverKey, settledKey, tacticKey, workerChannel, type PausedCall, type RunCommand, type RunEvent, type RunState, type ServedJob, type SettledEvent, type SettledRecord } from "./serveQueueWire.js";
 import { JobTaker } from "./JobTaker.js";
 import { repeatInTurn } from "../../util/repeatInTurn.js";
 import { endedWithout, toWire } from "./wireRecordedRun.js";
@@ -61,10 +61,12 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<{ se
   const held = new Map<string, HeldRun>();
   const joined = new Map<string, { taker: JobTaker; prepared: PreparedTactic }>();
   /**
-   * Tactics refused, with the announcement refused: looked at again when it changes (the servers of that tactic were
-   * upgraded to this worker's version, or given what it lacked), never for good.
+   * Tactics refused, with the announcement refused and why: looked at again when it changes (the servers of that
+   * tactic were upgraded to this worker's version, or given what it lacked), never for good. Why is kept in Redis for
+   * the servers too (`refusalKey`, each round: see `keepRefusals`), so that a tactic no live worker takes fails its
+   * requests at once instead of leaving them waiting.
    */
-  const refused = new Map<string, string>();
+  const refused = new Map<string, { text: string; message: string }>();
   const joining = new Set<string>();
   let scratch: string | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
@@ -242,18 +244,24 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<{ se
 
   const join = async (digest: string, text: string): Promise<void> => {
     let prepared: PreparedTactic;
+    // Named as its servers serve it (their model's name), not by its digest, once the announcement is read.
+    let name = digest;
     try {
-      const announcement = readAnnouncement(text);
+      const announcement = readAnnouncement(text, "served");
+      name = `\`${announcement.tactic}\``;
       // A server of another lllm version puts its requests where this worker does not look, or in another shape.
       if (announcement.serving !== SERVING_PROTOCOL) throw new Refusal(`its server runs another lllm version (serving protocol ${announcement.serving ?? "1, from before protocol 2"}; this worker's: ${SERVING_PROTOCOL}): give the servers and workers of a queue the same lllm version`);
       prepared = await prepareQueuedTactic(announcement, { registry: options.registry, packages: options.packages, scratch: () => (scratch ??= processTempDir("lllm-worker-")) });
     } catch (error) {
-      refused.set(digest, text);
-      options.warn(`served tactic ${digest} refused: ${error instanceof Refusal ? error.message : (error as Error).message}`);
+      const message = error instanceof Refusal ? error.message : `this worker could not prepare the tactic: ${(error as Error).message}`;
+      refused.set(digest, { text, message });
+      options.warn(`served tactic ${name} refused: ${message}`);
       return;
     }
     // A tactic whose preparation ended after the worker began to drain is not joined: it would take jobs.
     if (draining()) return;
+    // Taken now: a refusal of an earlier announcement of it (this worker's, kept for the servers) no longer holds.
+    await redis.del(refusalKey(digest, options.me));
     const blocking = redis.duplicate();
     blocking.on("error", () => undefined); // the link says what is wrong with Redis
     const taker = new JobTaker({ blocking, commands: publisher, digest, me: options.me, concurrency: options.concurrency, aliveMs: timings.aliveMs, run: (text) => tracked(jobs, runJob(text, prepared)), warn: options.warn });
@@ -281,14 +289,27 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<{ se
   };
 
   /**
+   * Say (again) in Redis why this worker refuses each tactic it refuses: each refusal lives as long as this worker's
+   * own key (it beats as often), so that one of a worker gone expires with it, and comes back after a Redis restart.
+   */
+  const keepRefusals = async (): Promise<void> => {
+    if (refused.size === 0) return;
+    const write = redis.multi();
+    for (const [digest, { message }] of refused) write.set(refusalKey(digest, options.me), message, "PX", timings.aliveMs);
+    await write.exec();
+  };
+
+  /**
    * A heartbeat's work: keep this worker's running lists alive, join the tactics servers announce and let go of those
-   * they no longer do, and stop the runs whose server is gone. A worker that drains (`stop`: it takes nothing new) does
-   * the first and the last until its runs are over: a list that expired then would lose its jobs if the worker is
-   * killed at the end of its grace period, and a run nobody waits for would hold the drain up.
+   * they no longer do, say why it refuses the others, and stop the runs whose server is gone. A worker that drains
+   * (`stop`: it takes nothing new) does all but the joining until its runs are over: a list that expired then would
+   * lose its jobs if the worker is killed at the end of its grace period, a run nobody waits for would hold the drain
+   * up, and a refusal that expired would leave a tactic's requests waiting for this worker.
    */
   const round = async (): Promise<void> => {
     await keepLists();
     if (!draining()) await joinAnnounced();
+    await keepRefusals();
     // A running run whose server is gone: nobody reads its answer. Not while Redis starts again from nothing (a
     // server's key is back at its next heartbeat), which it may have done while these were read.
     const running = [...held.values()].filter((entry) => !entry.paused);
@@ -315,11 +336,12 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<{ se
           void entry.taker.close().catch(() => undefined);
           options.say(`lllm worker: no longer serving ${entry.prepared.tactic.config.name ?? digest} (no server announces it)`);
         }
-        refused.delete(digest);
+        if (refused.delete(digest)) await redis.del(refusalKey(digest, options.me));
         await redis.eval(FORGET_TACTIC_SCRIPT, 2, tacticKey(digest), SERVE_TACTICS_KEY, digest);
         continue;
       }
-      if (joined.has(digest) || refused.get(digest) === text) continue;
+      if (joined.has(digest) || refused.get(digest)?.text === text) continue;
+      // Looked at again (its refusal, kept meanwhile, is written anew or removed by `join`).
       refused.delete(digest);
       // Rounds run on a timer: one still preparing this tactic must not be joined twice by the next.
       joining.add(digest);
@@ -356,6 +378,10 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<{ se
     await Promise.race([Promise.allSettled([...held.values()].map((entry) => entry.run.done)), link.whenDown()]);
     // Their last events (a run's end goes out just after it) reach the servers before the connection closes.
     await Promise.race([Promise.allSettled([...jobs]).then(() => Promise.allSettled([...sending])), link.whenDown()]);
+    // Its refusals go with it, not a few heartbeats later (servers count only live workers' refusals anyway).
+    const refusals = [...refused.keys()].map((digest) => refusalKey(digest, options.me));
+    refused.clear(); // no round writes them again
+    if (refusals.length > 0) await Promise.race([redis.del(...refusals).catch(() => undefined), link.whenDown()]);
   } finally {
     clearInterval(heartbeat);
     for (const entry of held.values()) clearTimeout(entry.ttl);

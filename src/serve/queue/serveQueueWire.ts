@@ -22,6 +22,12 @@ export const serverKey = (serverId: string): string => `lllm:serve:server:${serv
 export const SERVER_KEY_PREFIX = "lllm:serve:server:";
 export const serverChannel = (serverId: string): string => `lllm:serve:events:${serverId}`;
 export const workerChannel = (workerId: string): string => `lllm:serve:control:${workerId}`;
+/**
+ * Why a worker does not run a served tactic (its `Refusal`'s message): written by the worker while it refuses it,
+ * renewed each of its heartbeats (it expires once the worker is gone), removed when the worker takes the tactic.
+ * Servers fail the requests of a tactic every live worker refuses, and `lllm doctor --queue` reports it.
+ */
+export const refusalKey = (digest: string, workerId: string): string => `lllm:serve:refused:${digest}:${workerId}`;
 /** Set when a run is cancelled before a worker took its job: the worker that takes it drops it. */
 export const cancelledKey = (runKey: string): string => `lllm:serve:cancelled:${runKey}`;
 /** A client's tool call a paused run waits for: any server that gets its result continues the run. */
