@@ -92,11 +92,15 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
 /** How long a line a worker said is not said again (both links notice a loss within a heartbeat of each other). */
 const SAME_LINE_MS = 10_000;
 
-/** A wrapper that lets a line through once in a few seconds: two links telling of one Redis say it once. */
+/**
+ * A wrapper that lets a line about Redis (lost, back, unreachable) through once in a few seconds: two links telling
+ * of one Redis say it once. Other lines (a tactic served again, a batch joined) are each an event of their own.
+ */
 function sayOnce(): (print: (message: string) => void) => (message: string) => void {
   const said = new Map<string, number>();
   return (print) => (message) => {
     const now = performance.now();
+    if (!message.includes("Redis at ")) return print(message);
     if ((said.get(message) ?? -Infinity) > now - SAME_LINE_MS) return;
     said.set(message, now);
     print(message);
