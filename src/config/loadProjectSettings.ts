@@ -14,7 +14,6 @@ import { SourceDocument } from "./SourceDocument.js";
 import type { DataPath, SourceLocator } from "./SourceDocument.js";
 import { validateAgainstSchema } from "./validateAgainstSchema.js";
 import { warnOnce } from "./warnOnce.js";
-import { scriptedModelPath } from "./scriptedModelPath.js";
 import { isRemoteSource, resolvePackageEntry } from "./packageSource.js";
 
 /** Project-wide defaults, from the nearest settings file above the working directory. */
@@ -183,7 +182,7 @@ function isEmptySettings(config: unknown): boolean {
 function resolvePaths(settings: ProjectSettings, folder: string): ProjectSettings {
   const resolve = (value: string): string => path.resolve(folder, value === "~" || value.startsWith("~/") ? path.join(homedir(), value.slice(1)) : value);
   return {
-    ...(settings.model !== undefined ? { model: scriptedModelPath(settings.model, folder) } : {}),
+    ...(settings.model !== undefined ? { model: settings.model } : {}),
     ...(settings.packages !== undefined ? { packages: settings.packages.map((entry) => (isRemoteSource(entry) ? resolvePackageEntry(entry, folder) : resolve(entry))) } : {}),
     ...(settings.home !== undefined ? { home: resolve(settings.home) } : {}),
     ...(settings.log !== undefined ? { log: settings.log } : {}),

@@ -14,8 +14,6 @@ import { sortProblems } from "./sortProblems.js";
 import type { TacticConfig } from "./TacticConfig.js";
 import { validateTactic } from "./validateTactic.js";
 import { resolvePackageEntry } from "./packageSource.js";
-import { withScriptedPaths } from "./scriptedModelPath.js";
-import { isPlainObject } from "../util/isPlainObject.js";
 
 export interface LoadTacticOptions {
   /**
@@ -76,7 +74,7 @@ export async function loadTacticFile(file: string, options: LoadTacticOptions = 
     documents.push(document);
     files.push(next.file);
     problems.push(...validateTactic(document));
-    layers.push(withAbsolutePaths(document.data, path.dirname(next.file)));
+    layers.push(withAbsolutePackages(document.data, path.dirname(next.file)));
     next = nextBase(document, next.file, options, problems);
   }
   if (problems.length > 0) throw ConfigError.fromProblems("config_invalid", sortProblems(problems));
@@ -120,17 +118,8 @@ function nextBase(document: SourceDocument, file: string, options: LoadTacticOpt
 }
 
 /** The file's data with its `packages` made absolute against its own folder (a base's packages are its own). */
-function withAbsolutePaths(data: Record<string, unknown>, folder: string): Record<string, unknown> {
+function withAbsolutePackages(data: Record<string, unknown>, folder: string): Record<string, unknown> {
   const packages = data.packages;
-  const paths = withAgentScripts(data, folder);
-  if (!Array.isArray(packages)) return paths;
-  return { ...paths, packages: packages.map((item: unknown) => (typeof item === "string" ? resolvePackageEntry(item, folder) : item)) };
-}
-
-/** The layer with its `scripted:` model paths resolved against its own file's folder (a base's against the base's). */
-function withAgentScripts(data: Record<string, unknown>, folder: string): Record<string, unknown> {
-  const resolved = { ...data };
-  if (isPlainObject(data.global)) resolved.global = withScriptedPaths(data.global, folder);
-  if (Array.isArray(data.agent_configs)) resolved.agent_configs = data.agent_configs.map((agent: unknown) => (isPlainObject(agent) ? withScriptedPaths(agent, folder) : agent));
-  return resolved;
+  if (!Array.isArray(packages)) return data;
+  return { ...data, packages: packages.map((item: unknown) => (typeof item === "string" ? resolvePackageEntry(item, folder) : item)) };
 }

@@ -111,24 +111,3 @@ describe("lllm mcp serve: a package's tools and tactics for any MCP client", () 
     }
   });
 });
-
-describe("a scripted: model written in a file", () => {
-  it("is found beside that file, as packages: and base: are, from any working folder", async () => {
-    const { tempTree } = await import("../helpers/tempTree.js");
-    const turns = "- text: From the script.\n";
-    const dir = tempTree({
-      "project/scripts/turns.yaml": turns,
-      "project/tactics/base.yaml": "name: base\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n    model_name: scripted:../scripts/turns.yaml\n",
-      "project/tactics/deep/t.yaml": "name: t\nbase: ../base.yaml\n",
-      "project/settings/.lllmrc.yaml": "model: scripted:../scripts/turns.yaml\n",
-      "project/settings/work/plain.yaml": "name: plain\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n",
-    });
-    // The model is named in the base file: its path is the base file's, whatever folder the run starts in.
-    const fromBase = await runCli(["run", path.join(dir, "project/tactics/deep/t.yaml"), "--input", "x"], { cwd: dir });
-    expect(fromBase.stderr).not.toContain("not found");
-    expect(fromBase).toMatchObject({ code: 0, stdout: "From the script.\n" });
-    // The project settings' `model:` is the settings file's.
-    const fromSettings = await runCli(["run", "plain.yaml", "--input", "x"], { cwd: path.join(dir, "project/settings/work") });
-    expect(fromSettings).toMatchObject({ code: 0, stdout: "From the script.\n" });
-  });
-});
