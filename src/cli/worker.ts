@@ -93,16 +93,17 @@ export async function workerCommand(options: WorkerCommandOptions): Promise<void
 const SAME_LINE_MS = 10_000;
 
 /**
- * A wrapper that lets a line about Redis (lost, back, unreachable) through once in a few seconds: two links telling
- * of one Redis say it once. Other lines (a tactic served again, a batch joined) are each an event of their own.
+ * A wrapper that lets a line about Redis (lost, back, unreachable) through unless it repeats the last such line of a
+ * few seconds ago: two links telling of one Redis say it once, and a loss after a return is said again. Other lines
+ * (a tactic served again, a batch joined) are each an event of their own.
  */
 function sayOnce(): (print: (message: string) => void) => (message: string) => void {
-  const said = new Map<string, number>();
+  let last: { message: string; at: number } | undefined;
   return (print) => (message) => {
-    const now = performance.now();
     if (!message.includes("Redis at ")) return print(message);
-    if ((said.get(message) ?? -Infinity) > now - SAME_LINE_MS) return;
-    said.set(message, now);
+    const now = performance.now();
+    if (last?.message === message && last.at > now - SAME_LINE_MS) return;
+    last = { message, at: now };
     print(message);
   };
 }

@@ -83,8 +83,20 @@ export function parsePackageSource(text: string, options: { from?: string; locat
     const subdir = colon < 0 ? "" : fragment.slice(colon + 1).replace(/^\/+|\/+$/g, "");
     let scheme = "";
     try {
-      scheme = new URL(url).protocol;
-    } catch {
+      const parsed = new URL(url);
+      scheme = parsed.protocol;
+      // A token in the address (https://x-access-token:…@host, or https://TOKEN@host) would be written into lllm.toml
+      // and lllm.lock; ssh's user (ssh://git@host) is no secret.
+      if (parsed.password !== "" || (parsed.protocol.startsWith("http") && parsed.username !== "")) {
+        parsed.username = parsed.protocol.startsWith("http") ? "" : parsed.username;
+        parsed.password = "";
+        throw new ConfigError("package_source_invalid", `package source \`git+${parsed.toString()}${hash < 0 ? "" : `#${fragment}`}\` was given with a password or token in its address: lllm would write it into lllm.toml and lllm.lock`, {
+          ...(options.location ? { location: options.location } : {}),
+          hint: "Give git the credentials its own way (a credential helper, an SSH key: git+ssh://git@host/repo.git), not in the address.",
+        });
+      }
+    } catch (error) {
+      if (error instanceof ConfigError) throw error;
       fail("the part after `git+` is not a URL", "Write git+file:///path/to/repo, git+https://host/repo.git or git+ssh://git@host/repo.git, then optionally #REF and :SUBDIR.");
     }
     if (!GIT_SCHEMES.includes(scheme)) fail(`git over \`${scheme}\` is not supported`, "Use a file://, https:// or ssh:// URL.");

@@ -206,7 +206,19 @@ async function checkTreeNames(dir: string, home: string, name: string, source: s
   } catch (error) {
     const clashes = error instanceof ConfigError ? error.problems.filter((problem) => /^(two packages are named|alias) `/.test(problem.message)) : [];
     if (clashes.length === 0) return;
-    throw ConfigError.fromProblems("package_alias_taken", clashes.map((problem) => ({ ...problem, hint: `Adding ${source} (\`${name}\`) would leave the project with two packages of one name: give it another with \`lllm add ${source} --as ${name}2\`, or give the other one an alias where it is listed.` })));
+    throw ConfigError.fromProblems(
+      "package_alias_taken",
+      clashes.map((problem) => {
+        const clashed = /^(?:two packages are named|alias) `([^`]+)`/.exec(problem.message)?.[1];
+        // The added package's own name: an alias for it fixes it. Another's (a package it depends on has the name of
+        // one of the project's): the project's one needs the alias, since a dependency's name is its author's.
+        const hint =
+          clashed === name
+            ? `Give the package you add another name: lllm add ${source} --as ${name}2.`
+            : `A package ${source} depends on is named \`${clashed}\`, as one of the project's is: give the project's one an alias (lllm remove ${clashed}, then lllm add its source --as ${clashed}2), then add ${source} again.`;
+        return { ...problem, hint };
+      }),
+    );
   }
 }
 

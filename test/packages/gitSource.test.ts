@@ -87,10 +87,10 @@ describe("a git package", () => {
     const missing = await lllm(["add", `git+file://${tempDir("lllm-nothing-")}/none.git`], { cwd: dir, home });
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("git could not fetch file://");
-    // A password in the URL is masked in what git could not fetch, as lllm masks it everywhere.
+    // A password in the URL is refused before git is asked (it would be written into lllm.toml), and never shown.
     const refused = await lllm(["add", "git+https://me:pw-0123456789@127.0.0.1:1/none.git"], { cwd: dir, home });
-    expect(refused.code).toBe(1);
-    expect(refused.stderr).toContain("git could not fetch https://[redacted]@127.0.0.1:1/none.git");
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("package source `git+https://127.0.0.1:1/none.git` was given with a password or token in its address");
     expect(refused.stderr).not.toContain("pw-0123456789");
   }, 180_000);
 });

@@ -206,6 +206,15 @@ describe("lllm.lock", () => {
     expect(result.stderr).toContain("package source `http://127.0.0.1:9/greet.tgz` was given with a user name or password in its address");
     expect(result.stderr + result.stdout).not.toContain("s3cret-pass");
     expect(existsSync(path.join(dir, "lllm.toml"))).toBe(false);
+    // A git address with a token, as a password or as the user of an https address, likewise.
+    for (const address of ["git+https://x-access-token:ghp-t0ken-value@127.0.0.1:9/repo.git#main", "git+https://ghp-t0ken-value@127.0.0.1:9/repo.git"]) {
+      const git = await lllm(["add", address], { cwd: dir, home });
+      expect(git.code).toBe(2);
+      expect(git.stderr).toContain("package source `git+https://127.0.0.1:9/repo.git");
+      expect(git.stderr).toContain("was given with a password or token in its address");
+      expect(git.stderr + git.stdout).not.toContain("ghp-t0ken-value");
+    }
+    expect(existsSync(path.join(dir, "lllm.toml"))).toBe(false);
   });
 
   it("refuses two packages of one name; --as gives the second another", async () => {

@@ -40,5 +40,9 @@ function checkAgent(settings: Record<string, unknown>, where: string, parts: str
     if (isPlainObject(remote) && remote.token_env !== undefined) parts.push(`${where}remote_agents[${index}].token_env (would send a variable of the worker to an agent the tactic chose)`);
   });
   if (settings.invoker_config !== undefined) parts.push(`${where}invoker_config (would choose where the worker sends its API keys)`);
-  if (typeof settings.model_name === "string" && settings.model_name.startsWith("scripted:")) parts.push(`${where}model_name: scripted:… (a file on the worker)`);
+  // Every model of the chain: a list in model_name and fallback_models name files on the worker as much as one name does.
+  for (const key of ["model_name", "fallback_models"] as const) {
+    const names: unknown[] = Array.isArray(settings[key]) ? (settings[key] as unknown[]) : [settings[key]];
+    if (names.some((name) => typeof name === "string" && name.startsWith("scripted:"))) parts.push(`${where}${key}: scripted:… (a file on the worker)`);
+  }
 }
