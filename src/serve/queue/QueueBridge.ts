@@ -34,6 +34,9 @@ export interface QueueGauges {
  * lacks a package, has another copy: see `refusalKey`) is said on stderr, and its requests fail with the workers'
  * reasons rather than wait for a worker that will never take them.
  */
+/** How long requests for a tactic every live worker refuses share one look at the workers. */
+const LOOK_AGAIN_MS = 1000;
+
 export class QueueBridge implements RunTransport {
   readonly serverId = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   readonly #link: RedisLink;
@@ -51,6 +54,8 @@ export class QueueBridge implements RunTransport {
   readonly #warn: (message: string) => void;
   /** The served tactics every live worker refused at the last look, by digest: each worker's reason. */
   readonly #refusedBy = new Map<string, ReadonlyMap<string, string>>();
+  /** The look at a refused tactic's workers that requests share (`enqueue`), by digest, for a second after it ends. */
+  readonly #looking = new Map<string, Promise<ReadonlyMap<string, string> | undefined>>();
   /** The refusals said on stderr (`digest worker` → message): each once, while every live worker refuses. */
   #told = new Map<string, string>();
   #heartbeat: NodeJS.Timeout | undefined;
@@ -191,11 +196,14 @@ export class QueueBridge implements RunTransport {
    */
   enqueue(run: RemoteRun, job: ServedJob): void {
     const digest = this.#tactics.get(run.model)!.digest;
-    if (!this.#refusedBy.has(digest)) return this.#queue(run, job, digest);
+    const refused = this.#refusedBy.get(digest);
+    if (!refused) return this.#queue(run, job, digest);
     // Every live worker refused its tactic at the last look: looked at again now (one may take it since), and the
-    // request fails at once rather than wait for nobody; queued as any when Redis cannot say.
+    // request fails at once rather than wait for nobody; queued as any when Redis cannot say. One look a second at
+    // most: clients that retry a 503 at once must not turn into a scan of Redis each.
+    this.#looking.set(digest, this.#looking.get(digest) ?? this.#refusalsOf(digest).finally(() => setTimeout(() => this.#looking.delete(digest), LOOK_AGAIN_MS).unref()));
     void this.#link
-      .guard(this.#refusalsOf(digest))
+      .guard(this.#looking.get(digest)!)
       .catch(() => undefined)
       .then((reasons) => (reasons ? run.refused(servedRefusalError(this.#link.shownUrl, run.model.id, reasons)) : this.#queue(run, job, digest)));
   }
