@@ -19,6 +19,19 @@ export interface OciTestRegistry {
 
 export async function startOciRegistry(): Promise<OciTestRegistry> {
   if (!existsSync(DOCKER_REGISTRY)) throw new Error(`${DOCKER_REGISTRY} is missing: apt-get install docker-registry (.ci/run installs it)`);
+  // A free port may be taken by another test's server before the registry binds it: then it exits, and another is tried.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startOnFreePort();
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt >= 3) throw error;
+    }
+  }
+}
+
+class PortTaken extends Error {}
+
+async function startOnFreePort(): Promise<OciTestRegistry> {
   const dir = tempDir("lllm-oci-");
   const port = await freePort();
   const config = path.join(dir, "config.yml");
@@ -29,9 +42,10 @@ export async function startOciRegistry(): Promise<OciTestRegistry> {
   child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString()));
   const end = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`docker-registry exited (${child.exitCode}): ${output}`);
+    if (child.exitCode !== null) throw new (/address already in use/.test(output) ? PortTaken : Error)(`docker-registry exited (${child.exitCode}): ${output}`);
     try {
-      if ((await fetch(`http://127.0.0.1:${port}/v2/`)).ok) break;
+      // Bounded: a port some other server took (and holds a request on) must not stall the wait.
+      if ((await fetch(`http://127.0.0.1:${port}/v2/`, { signal: AbortSignal.timeout(5000) })).ok) break;
     } catch {
       // not listening yet
     }
