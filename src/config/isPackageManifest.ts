@@ -10,10 +10,18 @@ const MANIFEST_KEYS = ["package", "name", "version", "description", "dependencie
  * project settings (`model`, `packages`, `home`…): the same key holds either.
  */
 export function isPackageManifest(value: unknown): boolean {
-  return isPlainObject(value) && MANIFEST_KEYS.some((key) => key in value) && !Object.keys(settingsSchema().properties as object).some((key) => key in value);
+  const keys = keyKinds(value);
+  return keys.manifest && !keys.settings;
 }
 
 /** Whether the `lllm` key of a package.json holds project settings: a settings key, and no manifest key. */
 export function isProjectSettings(value: unknown): boolean {
-  return isPlainObject(value) && !MANIFEST_KEYS.some((key) => key in value) && Object.keys(settingsSchema().properties as object).some((key) => key in value);
+  const keys = keyKinds(value);
+  return keys.settings && !keys.manifest;
+}
+
+/** Whether an object has a key of a package manifest, and one of the project settings. */
+function keyKinds(value: unknown): { manifest: boolean; settings: boolean } {
+  if (!isPlainObject(value)) return { manifest: false, settings: false };
+  return { manifest: MANIFEST_KEYS.some((key) => key in value), settings: Object.keys(settingsSchema().properties as object).some((key) => key in value) };
 }

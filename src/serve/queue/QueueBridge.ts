@@ -196,8 +196,7 @@ export class QueueBridge implements RunTransport {
    */
   enqueue(run: RemoteRun, job: ServedJob): void {
     const digest = this.#tactics.get(run.model)!.digest;
-    const refused = this.#refusedBy.get(digest);
-    if (!refused) return this.#queue(run, job, digest);
+    if (!this.#refusedBy.has(digest)) return this.#queue(run, job, digest);
     // Every live worker refused its tactic at the last look: looked at again now (one may take it since), and the
     // request fails at once rather than wait for nobody; queued as any when Redis cannot say. One look a second at
     // most: clients that retry a 503 at once must not turn into a scan of Redis each.
