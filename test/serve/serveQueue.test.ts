@@ -56,11 +56,14 @@ async function worker(concurrency = 4, env: NodeJS.ProcessEnv = {}, args: string
 const client = (serving: ServingCli): OpenAI => new OpenAI({ baseURL: `${serving.url}/v1`, apiKey: serving.token!, maxRetries: 0 });
 
 /** A streamed chat completion: what it said, and how it ended (`done`, or the error's message). */
-async function stream(serving: ServingCli, input: string, signal?: AbortSignal): Promise<{ text: string; end: string }> {
+async function stream(serving: ServingCli, input: string, signal?: AbortSignal, seen?: { text: string }): Promise<{ text: string; end: string }> {
   let text = "";
   try {
     const chunks = await client(serving).chat.completions.create({ model: "pool", messages: [{ role: "user", content: input }], stream: true }, { signal });
-    for await (const chunk of chunks) text += chunk.choices[0]?.delta.content ?? "";
+    for await (const chunk of chunks) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      if (seen) seen.text = text;
+    }
     return { text, end: "done" };
   } catch (error) {
     return { text, end: (error as Error).message };
@@ -230,8 +233,11 @@ describeQueue("lllm serve --queue with lllm workers", () => {
   it("a server whose Redis stays away past the reconnect window stops, failing, and its request in flight ends", async () => {
     const serving = await serveOnQueue({ LLLM_QUEUE_RECONNECT_MS: "1500" });
     await worker();
-    const request = stream(serving, "talky 8");
+    const seen = { text: "" };
+    const request = stream(serving, "talky 8", undefined, seen);
     expect(await waitUntil(() => holds.held.size === 1, 120_000)).toBe(true);
+    // The text said before the tool call has reached the client (its way through Redis takes its time on a busy machine).
+    expect(await waitUntil(() => seen.text === "Part one. ", 60_000), seen.text).toBe(true);
     await redis.stop();
     expect(await serving.cli.exit(60_000), serving.cli.stderr()).toBe(1);
     expect(serving.cli.stderr()).toMatch(/lost Redis at redis:\/\/127\.0\.0\.1:\d+ and could not reach it again within 1\.5 s/);
