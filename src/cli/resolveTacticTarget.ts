@@ -5,17 +5,43 @@ import { ConfigError } from "../errors.js";
 import { looksLikeQualifiedRef } from "../registry/ref.js";
 import { didYouMean } from "../util/closest.js";
 import { loadRegistry } from "./loadRegistry.js";
+import { packagesOrHere } from "./packagesOrHere.js";
+import type { FileEntry } from "../registry/Package.js";
 
-/** A tactic argument: a file path, or `pkg.tactics:name` found in the loaded packages. */
+/** A tactic argument: a file path, or `pkg.tactics:name` found in the loaded packages (or the folder's own). */
 export async function resolveTacticTarget(target: string, packages: string[] | undefined): Promise<string> {
   if (existsSync(target)) return target;
   if (!looksLikeQualifiedRef(target)) {
     missingFile(target);
+    await tacticNamedAlone(target, packages);
     return target;
   }
-  // Quiet: the command loads these packages again with the tactic's and reports broken files then, once.
-  const registry = await loadRegistry(packages, { quiet: true });
+  // Quiet: the command loads these packages again with the tactic's and reports broken files then, once. Inside a
+  // package's folder with no -p, that package, as `lllm tools list` there (the tactic then knows its own package).
+  const registry = await loadRegistry(packagesOrHere(packages), { quiet: true });
   return registry.resolveEntry("tactics", target).file;
+}
+
+/**
+ * A bare name that is no file (`lllm run weather -p ./weather`) is most often a package's tactic named without its
+ * package: refused with the ref to write, or the near one. Looked up without running any of the packages' code; a
+ * project that does not load is left for the command to report.
+ */
+async function tacticNamedAlone(target: string, packages: string[] | undefined): Promise<void> {
+  if (!/^[A-Za-z0-9_][\w.-]*$/.test(target) || /\.(ya?ml|json|[cm]?[jt]s)$/.test(target)) return;
+  let entries: FileEntry[];
+  try {
+    const registry = await loadRegistry(packagesOrHere(packages), { quiet: true, runCode: false });
+    entries = registry.list().flatMap((pkg) => [...pkg.tactics.values()]);
+  } catch {
+    return;
+  }
+  const same = entries.filter((entry) => entry.key === target).map((entry) => `\`${entry.ref}\``);
+  const hint =
+    same.length === 1 ? `a package's tactic is named with its package: ${same[0]}`
+    : same.length > 1 ? `tactics of that name: ${same.join(", ")}`
+    : didYouMean(target, entries.map((entry) => entry.ref)) || didYouMean(target, entries.map((entry) => entry.key)).replace(/`([^`]+)`/g, (_, key: string) => `\`${entries.find((entry) => entry.key === key)!.ref}\``);
+  if (hint) throw new ConfigError("config_not_found", `tactic file not found: ${target}`, { hint });
 }
 
 /** A file that is not there, with a near name beside it (`wether.yaml`: `weather.yaml`), is refused with that name. */

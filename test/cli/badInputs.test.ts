@@ -174,6 +174,23 @@ describe("bad inputs: exit 2 with a message that says what, where and how to fix
     }
   });
 
+  it("a package's tactic named alone is refused with its ref, and a ref works inside the package's folder without -p", async () => {
+    const alone = await runCliInProcess(["validate", "briefing", "-p", weather]);
+    expect(alone.code).toBe(2);
+    expect(alone.stderr).toBe("lllm: error: tactic file not found: briefing\n  a package's tactic is named with its package: `weather.tactics:briefing`\n");
+    const near = await runCliInProcess(["run", "wether", "-p", weather, "-i", "x"]);
+    expect(near.code).toBe(2);
+    expect(near.stderr).toContain("tactic file not found: wether\n  did you mean `weather.tactics:weather`?");
+    // Inside the package, as `lllm tools list` there: its tactics by ref, and the hint too.
+    const inside = await runCliInProcess(["validate", "weather.tactics:briefing"], { cwd: weather });
+    expect(inside.code, inside.stderr).toBe(0);
+    expect(inside.stdout).toContain("ok tactic briefing");
+    const hinted = await runCliInProcess(["validate", "briefing"], { cwd: weather });
+    expect(hinted.stderr).toContain("`weather.tactics:briefing`");
+    // A name no package has is the plain not-found error.
+    expect((await runCliInProcess(["validate", "zzzz", "-p", weather])).stderr).toBe("lllm: error: tactic file not found: zzzz\n");
+  });
+
   // The cases above run in-process (runCliInProcess); these spawn the built binary, end to end.
   it("an unknown command is a usage error", async () => {
     const result = await runCli(["valdate", "x.yaml"]);
