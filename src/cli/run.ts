@@ -96,7 +96,8 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     resumeModule.checkSetup(resumed.record.id, resumed.info, runSetup(prepared), Boolean(options.force));
     const allowed = await resumeModule.decideUnfinished(resumed.journal, { rerunUnknown: Boolean(options.rerunUnknown), interactive: Boolean(process.stdin.isTTY && process.stderr.isTTY) });
     rerunUnknown = (call) => allowed.has(call.key);
-    writeErr(paint("dim", `lllm: resuming run ${resumed.record.id} (attempt ${resumed.journal.attempt}): its recorded steps are replayed, then it goes on live`));
+    const again = resumed.journal.askedAgain;
+    writeErr(paint("dim", `lllm: resuming run ${resumed.record.id} (attempt ${resumed.journal.attempt}): its recorded steps are replayed, then it goes on live${again ? `, asking agent \`${again.agent}\` again for the answer that ended it` : ""}`));
   }
   const input = resumed ? (resumed.record.input ?? "") : readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
   const vars = resumed ? resumed.record.vars : parseVars(options.var ?? []);

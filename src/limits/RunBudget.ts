@@ -171,6 +171,14 @@ export class RunBudget implements ToolBudget {
     };
   }
 
+  /**
+   * Count an answer that was paid for outside this process's calls (a resumed run's answer that is asked for again:
+   * an earlier attempt spent it). It may stop the run as any answer does.
+   */
+  countAnswer(agent: string, answer: Pick<ModelResponse, "usage" | "model">, model: string): void {
+    this.#afterModelCall(agent, { message: { role: "assistant", content: "" }, toolCalls: [], ...answer }, model, undefined);
+  }
+
   beforeToolCall(call: { agent: string; tool: string }): void {
     this.#throwIfStopped();
     for (let node: LimitNode | undefined = this.#node; node; node = node.parent) {

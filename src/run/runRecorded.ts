@@ -209,6 +209,12 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
       tacticOptions.createModel = async (config) => resume.model(await live(config));
       if (runOptions.approve) tacticOptions.approve = resume.approval(runOptions.approve);
     }
+    // The answer that ended the resumed run, asked for again: what it cost counts with the run, as a replayed one.
+    const askedAgain = resume?.askedAgainReply();
+    if (askedAgain) {
+      budget.countAnswer(askedAgain.agent, { usage: askedAgain.usage, ...(askedAgain.model !== undefined ? { model: askedAgain.model } : {}) }, askedAgain.model ?? "");
+      tacticOptions.onEvent?.(askedAgain);
+    }
     const result = await runTactic(prepared, tacticOptions);
     await runLog?.finish({ output: result.output, details: { ...programDetailsJson(result), ...spendDetails() } });
     // The summary is made when read (`lllm run --verbose`), not for every batch item.

@@ -188,3 +188,32 @@ describe("holdRun", () => {
   });
 });
 
+
+describe("lllm run --resume of a run its model's answer ended", () => {
+  it("asks the model again for that answer instead of replaying it into the same end, and counts what both cost", async () => {
+    // Round 4's first answer calls a tool the agent is not offered: the run ends there (exit 1).
+    let misled = false;
+    const bad = { tool_calls: [{ id: "call_bad", name: "erase", arguments: {} }], usage: { prompt_tokens: 5000, completion_tokens: 100 } };
+    project = await durableProject({ rounds: 6, answer: (messages) => (messages.filter((message) => message.role === "tool").length === 4 && !misled ? ((misled = true), bad) : undefined) });
+    const first = await project.run(["run", project.tactic(), "--input", "go"]);
+    expect(first.code).toBe(1);
+    expect(first.stderr).toContain("agent `worker` called the tool `erase`, which is not offered on this turn");
+    const id = /resume it with: lllm run --resume ([0-9A-Z]{26})/.exec(first.stderr)?.[1];
+    expect(id, first.stderr).toBeDefined();
+    const resumed = await project.run(["run", "--resume", id!, "--json"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain("asking agent `worker` again for the answer that ended it");
+    const json = JSON.parse(resumed.stdout) as { output: string; cost: number; usage: { llm_calls: number; prompt_tokens: number } };
+    expect(json.output).toBe("done: 6 rounds, last value 35");
+    // The model: once per round, and once more for the answer that was asked again; each tool once.
+    expect(project.modelRequests()).toBe(8);
+    expect(project.toolCalls()).toEqual(["note 0", "look 1", "look 2", "note 3", "look 4", "look 5"]);
+    // What the run cost is the whole run's: its 7 rounds' answers and the bad one.
+    const rounds = Array.from({ length: 7 }, (_, round) => ({ prompt: 1000 + round * 40, completion: 20 + (round % 5) }));
+    const prompt = rounds.reduce((sum, round) => sum + round.prompt, 5000);
+    const completion = rounds.reduce((sum, round) => sum + round.completion, 100);
+    expect(json.usage.llm_calls).toBe(8);
+    expect(json.usage.prompt_tokens).toBe(prompt);
+    expect(json.cost).toBeCloseTo((prompt * 3 + completion * 15) / 1e6, 9);
+  });
+});

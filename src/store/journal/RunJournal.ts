@@ -1,5 +1,6 @@
 import type { ApprovalPolicy } from "../../approval/index.js";
-import type { Model, ModelResponse } from "../../providers/Model.js";
+import type { AgentEvent } from "../../agent/AgentEvent.js";
+import type { Model, ModelResponse, Usage } from "../../providers/Model.js";
 import { ScriptedModel } from "../../providers/ScriptedModel.js";
 import type { ScriptedTurn } from "../../providers/ScriptedTurn.js";
 import { canonicalJson } from "../../util/canonicalJson.js";
@@ -7,6 +8,7 @@ import type { RunRecord } from "../RunRecord.js";
 import type { JournalEntry } from "../RunStore.js";
 import { StoreError } from "../StoreError.js";
 import { toReplayTurns } from "../toReplayScript.js";
+import { endingAnswer } from "./endingAnswer.js";
 import { SampleNotRecorded, startNote, unfinishedCalls, type ToolStartNote } from "./ToolJournal.js";
 
 export interface RunJournalOptions {
@@ -38,6 +40,8 @@ export class RunJournal {
   readonly earlierMs: number;
   /** The tool journal's entries by key: outcomes, and notes of calls that never ended (see `ToolJournal`). */
   readonly kept: ReadonlyMap<string, string>;
+  /** The recorded model call whose answer ended the run (see `endingAnswer`): asked for again, live. */
+  readonly askedAgain: RunRecord["model_calls"][number] | undefined;
   readonly #answers: ScriptedModel;
   readonly #replayed = new WeakSet<object>();
   /** The recorded approval decisions, in order; by call (`approvalKey`) once a call asks (most runs never do). */
@@ -74,7 +78,10 @@ export class RunJournal {
     for (const call of run.model_calls) {
       if (call.messages.length === 0) throw damagedRecord(run.id, `its model call ${call.seq + 1} (agent \`${call.agent}\`) has no messages`);
     }
-    let agents = toReplayTurns({ model_calls: run.model_calls, tool_calls: withJournalResults(run, options.tools) }, { journal: true });
+    // The answer that ended the run (a tool not offered, a refusal) is asked for again, not replayed into the same end.
+    this.askedAgain = endingAnswer(run);
+    const replayed = this.askedAgain === undefined ? run.model_calls : run.model_calls.filter((call) => call !== this.askedAgain);
+    let agents = toReplayTurns({ model_calls: replayed, tool_calls: withJournalResults(run, options.tools) }, { journal: true });
     if (options.force) agents = Object.fromEntries(Object.entries(agents).map(([agent, turns]) => [agent, turns.map(unchecked)]));
     this.#answers = new ScriptedModel({ agents }, { name: "journal", fromRecord: true });
     this.#modelCalls = run.model_calls;
@@ -123,6 +130,23 @@ export class RunJournal {
         return Promise.resolve(recorded);
       },
     };
+  }
+
+  /**
+   * The answer asked for again (`askedAgain`), as the `model_reply` of what it spent: counted with the run (its
+   * tokens, cost and limits are the earlier attempt's, and a resumed run's are those of the whole run), not recorded
+   * again. Its text and tool calls are left out: they are not the run's any more.
+   */
+  askedAgainReply(): Extract<AgentEvent, { type: "model_reply" }> | undefined {
+    const call = this.askedAgain;
+    if (call === undefined) return undefined;
+    const usage: Usage = { promptTokens: call.prompt_tokens, completionTokens: call.completion_tokens };
+    if (call.cached_prompt_tokens) usage.cachedPromptTokens = call.cached_prompt_tokens;
+    if (call.reasoning_tokens) usage.reasoningTokens = call.reasoning_tokens;
+    if (call.cache_write_prompt_tokens) usage.cacheWritePromptTokens = call.cache_write_prompt_tokens;
+    if (call.batch) usage.batch = true;
+    this.#replayed.add(usage);
+    return { type: "model_reply", agent: call.agent, round: call.round, text: "", toolCalls: [], usage, ...(call.model !== null ? { model: call.model } : {}) };
   }
 
   /** Whether a `model_reply` event's usage is that of an answer from the journal (its record exists already). */

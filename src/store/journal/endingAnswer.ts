@@ -1,0 +1,22 @@
+import type { ModelCallRecord, RunRecord } from "../RunRecord.js";
+
+/**
+ * The errors a model's own answer ends a run with (exit 1): a call of a tool not offered, a refusal or content
+ * filter, an answer that still did not parse. Replayed, that answer would end the resumed run the same way.
+ */
+const ENDED_BY_ANSWER = new Set(["unknown_tool", "answer_filtered", "parse_failed"]);
+
+/**
+ * The recorded model call whose answer ended the run, if that is how it ended: a resume asks the model again for it
+ * (with the tactic as it is now, under `--force`) instead of replaying it, so that `lllm run --resume` of such a run
+ * can go on at all. Its spend stays counted with the earlier attempt's.
+ */
+export function endingAnswer(run: Pick<RunRecord, "status" | "error_code" | "model_calls">): ModelCallRecord | undefined {
+  if (run.status !== "error" || run.error_code === null || !ENDED_BY_ANSWER.has(run.error_code)) return undefined;
+  const calls = [...run.model_calls].sort((a, b) => a.seq - b.seq);
+  const ending =
+    run.error_code === "unknown_tool" ? (call: ModelCallRecord) => call.tool_calls.some((toolCall) => !call.tools.includes(toolCall.name))
+    : run.error_code === "answer_filtered" ? (call: ModelCallRecord) => call.finish_reason === "content_filter"
+    : () => true;
+  return calls.findLast(ending);
+}
