@@ -10,8 +10,10 @@ import type { FileEntry } from "../registry/Package.js";
 
 /** A tactic argument: a file path, or `pkg.tactics:name` found in the loaded packages (or the folder's own). */
 export async function resolveTacticTarget(target: string, packages: string[] | undefined): Promise<string> {
-  if (existsSync(target)) return target;
+  // A ref is a ref even when a file of that name is in the working folder: one planted there (a shared folder, a
+  // cloned repository) must not stand in for the package's tactic. The file is `./NAME`.
   if (!looksLikeQualifiedRef(target)) {
+    if (existsSync(target)) return target;
     missingFile(target);
     await tacticNamedAlone(target, packages);
     return target;
@@ -19,7 +21,12 @@ export async function resolveTacticTarget(target: string, packages: string[] | u
   // Quiet: the command loads these packages again with the tactic's and reports broken files then, once. Inside a
   // package's folder with no -p, that package, as `lllm tools list` there (the tactic then knows its own package).
   const registry = await loadRegistry(packagesOrHere(packages), { quiet: true });
-  return registry.resolveEntry("tactics", target).file;
+  try {
+    return registry.resolveEntry("tactics", target).file;
+  } catch (error) {
+    if (!(error instanceof ConfigError) || !existsSync(target)) throw error;
+    throw new ConfigError(error.code, error.message, { ...(error.location ? { location: error.location } : {}), hint: `${error.hint ? `${error.hint}\n  ` : ""}A file of that name is in this folder: to run it, name it as a path (./${target}).` });
+  }
 }
 
 /**

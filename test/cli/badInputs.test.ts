@@ -187,6 +187,16 @@ describe("bad inputs: exit 2 with a message that says what, where and how to fix
     expect(inside.stdout).toContain("ok tactic briefing");
     const hinted = await runCliInProcess(["validate", "briefing"], { cwd: weather });
     expect(hinted.stderr).toContain("`weather.tactics:briefing`");
+    // A file named like the ref in the working folder (planted in a shared one) does not stand in for the tactic.
+    const planted = tempTree({ "weather.tactics:briefing": AGENT });
+    const byRef = await runCliInProcess(["validate", "weather.tactics:briefing", "-p", weather], { cwd: planted });
+    expect(byRef.code, byRef.stderr).toBe(0);
+    expect(byRef.stdout).toContain(`ok tactic briefing (${path.join(weather, "tactics", "briefing.ts")})`);
+    const noPackage = await runCliInProcess(["validate", "weather.tactics:briefing"], { cwd: planted });
+    expect(noPackage.code).toBe(2);
+    expect(noPackage.stderr).toContain("no package named `weather`");
+    expect(noPackage.stderr).toContain("A file of that name is in this folder: to run it, name it as a path (./weather.tactics:briefing).");
+    expect((await runCliInProcess(["validate", "./weather.tactics:briefing"], { cwd: planted })).code).toBe(0);
     // A name no package has is the plain not-found error.
     expect((await runCliInProcess(["validate", "zzzz", "-p", weather])).stderr).toBe("lllm: error: tactic file not found: zzzz\n");
   });
