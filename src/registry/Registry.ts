@@ -4,6 +4,8 @@ import { collectProblems, collectProblemsAsync, ConfigError, formatLocation, typ
 import { toFunctionTool, type FunctionTool } from "../tools/index.js";
 import { closest } from "../util/closest.js";
 import { lllmHome } from "../config/lllmHome.js";
+import { distrustFolder, trustHint } from "../config/distrust.js";
+import { warnOnce } from "../config/warnOnce.js";
 import { readManifest } from "./manifest.js";
 import { isRemoteSource } from "../config/packageSource.js";
 import { findProject } from "./installed/findProject.js";
@@ -296,7 +298,16 @@ export class Registry {
       }
       const roots = [path.join(options.cwd ?? process.cwd(), "lllm_packages"), path.join(options.home ?? lllmHome(), "packages")];
       for (const root of roots) {
-        for (const dir of subfolders(root)) await this.loadOne({ source: { dir }, chain: [], byDir, problems, explicit: false, importTools });
+        for (const dir of subfolders(root)) {
+          // Found, not named: its code runs only if it is a folder of the user's own (as the folder a command runs in
+          // is taken for a package, see packagesOrHere). One another user made in a shared working folder is left out.
+          const distrust = distrustFolder(realFolder(dir));
+          if (distrust !== undefined) {
+            warnOnce(`${dir} is not loaded as a package: ${distrust} (name it with -p to load it, or ${trustHint(dir)})`);
+            continue;
+          }
+          await this.loadOne({ source: { dir }, chain: [], byDir, problems, explicit: false, importTools });
+        }
       }
     }
     // A manifest read twice (the folder's own package, and the project's dependency list) says its problem once.
@@ -389,6 +400,15 @@ async function projectDependencies(cwd: string): Promise<Array<{ path: string; a
  */
 function unaliasedFirst<T extends { alias?: string }>(dependencies: T[]): T[] {
   return [...dependencies.filter((dependency) => dependency.alias === undefined), ...dependencies.filter((dependency) => dependency.alias !== undefined)];
+}
+
+/** Where a link leads (a package folder linked from lllm_packages is judged where it is); the path itself if nowhere. */
+function realFolder(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return dir;
+  }
 }
 
 function subfolders(root: string): string[] {

@@ -1,4 +1,4 @@
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, runCli } from "../helpers/runCli.js";
@@ -90,6 +90,34 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("lllm ignores settings, h
     asNobody(path.join(shared, "tools"), path.join(shared, "tools", "evil.mjs"));
     const refused = await runCli(["tools", "list"], { cwd: shared });
     expect(refused.stderr).toContain(`lllm: warning: ${shared} is not taken as a package without -p: others may write to it (mode 1777)`);
+    expect(existsSync(marker)).toBe(false);
+  }, 120_000);
+
+  it("./lllm_packages: a package folder of another user's in a shared working folder is not loaded, its code never run", async () => {
+    const shared = stickyShared();
+    const marker = path.join(shared, "imported");
+    const evil = path.join(shared, "lllm_packages", "evil");
+    mkdirSync(path.join(evil, "tools"), { recursive: true });
+    writeFileSync(path.join(evil, "tools", "pwn.mjs"), `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran as " + process.getuid());\nexport default [];\n`);
+    asNobody(path.join(shared, "lllm_packages"), evil, path.join(evil, "tools"), path.join(evil, "tools", "pwn.mjs"));
+    // A package of the user's own beside it, linked in, still loads.
+    const mine = tempTree({ "lllm.yaml": "name: mine\n", "tools/shout.mjs": 'export default { name: "shout", description: "Shout", parameters: {}, run: () => "HI" };\n' });
+    const linked = path.join(shared, "mine-project");
+    mkdirSync(path.join(linked, "lllm_packages"), { recursive: true });
+    symlinkSync(path.join(evil), path.join(linked, "lllm_packages", "evil"));
+    symlinkSync(mine, path.join(linked, "lllm_packages", "mine"));
+    const home = tempDir("lllm-home-");
+    for (const cwd of [shared, linked]) {
+      const run = await runCli(runWeather, { cwd, env: { LLLM_HOME: home } });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
+      expect(run.stderr).toContain(`lllm: warning: ${path.join(cwd, "lllm_packages", "evil")} is not loaded as a package: `);
+      expect(run.stderr).toContain(`belongs to another user (uid ${NOBODY})`);
+      expect(existsSync(marker)).toBe(false);
+    }
+    const listed = await runCli(["tools", "list"], { cwd: linked, env: { LLLM_HOME: home } });
+    expect(listed.stdout).toContain("mine.tools:shout");
+    expect(listed.stdout).not.toContain("evil");
     expect(existsSync(marker)).toBe(false);
   }, 120_000);
 });
