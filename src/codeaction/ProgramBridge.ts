@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
+import { secrets } from "../util/redact.js";
 import { canonicalJson } from "../util/canonicalJson.js";
 import { BridgeError, type HostFunction } from "../sandbox/index.js";
 import { asToolResult, fileBlocks, FunctionCall, RESULT_FILES, toolResultText, type ContentBlock, type FunctionTool, type ResultFilesSink, type ToolContext } from "../tools/index.js";
@@ -168,7 +169,9 @@ export class ProgramBridge {
     // A rich result (toolResult(), MCP's shape) is seed 001's: its data, else its text, is the value, and its other
     // blocks are the files.
     const rich = asToolResult(call.result);
-    const value = rich ? (rich.structuredContent ?? toolResultText(rich)) : call.result;
+    // The program is the model's code, and what it prints the model reads: a result's data holds no key lllm knows
+    // of, as a tool result the model reads does not (see FunctionTool).
+    const value = secrets.redactValue(rich ? (rich.structuredContent ?? toolResultText(rich)) : call.result);
     return this.#answer(tool.name, value, [...(rich ? fileBlocks(rich) : []), ...handed]);
   }
 

@@ -1,5 +1,6 @@
 import { RunLimitError, SandboxError, ToolError } from "../errors.js";
 import { compileWithCache } from "../util/sharedAjv.js";
+import { secrets } from "../util/redact.js";
 import { createArgumentValidator, type ArgumentCheck } from "./createArgumentValidator.js";
 import { decideStrict } from "./decideStrict.js";
 import { formatResult } from "./formatResult.js";
@@ -281,7 +282,9 @@ export class FunctionTool {
     }
     call.result = result;
     try {
-      call.resultStr = this.processor ? String(this.processor(result, call)) : formatResult(call);
+      // What the model reads holds no key lllm knows of (a command that prints its environment, an API's echo of
+      // its credentials): the provider is not told it, and no later tool call can be made to carry it elsewhere.
+      call.resultStr = secrets.redact(this.processor ? String(this.processor(result, call)) : formatResult(call));
     } catch (error) {
       return fail(call, `the result processor of ${this.name} failed: ${errorMessage(error)}`);
     }
@@ -365,8 +368,10 @@ async function runWithTimeout(options: { name: string; timeout: number; run: () 
 }
 
 function fail(call: FunctionCall, message: string): FunctionCall {
-  call.error = message;
-  call.resultStr = `Error: ${message}`;
+  // An error's text goes to the model too (a command's stderr, an exception's message): without the keys in it.
+  const text = secrets.redact(message);
+  call.error = text;
+  call.resultStr = `Error: ${text}`;
   return call;
 }
 

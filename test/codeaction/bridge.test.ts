@@ -4,6 +4,7 @@ import { approveAll } from "../../src/codeaction/index.js";
 import { McpToolError } from "../../src/mcp/index.js";
 import { closeAllKernels } from "../../src/sandbox/index.js";
 import { tool, toolResult } from "../../src/tools/index.js";
+import { registerSecret } from "../../src/util/redact.js";
 import { program, tempStore } from "./helpers.js";
 
 // Each case runs sandboxed programs: on a busy machine more than the default 30 s.
@@ -203,5 +204,19 @@ final_answer({"image": image, "link": link})`,
 describe("a program without tools", () => {
   it("still runs, with final_answer", async () => {
     expect(await program("final_answer(sum(range(10)))", [])).toMatchObject({ status: "ok", answer: 45 });
+  });
+});
+
+describe("a program's tool results", () => {
+  it("hold no key lllm knows of: the program, and so the model, never reads one", async () => {
+    const key = "sk-bridge-secret-7f3a9c21d4e8";
+    registerSecret(key);
+    const leaky = tool({ name: "leaky", description: "Echoes its credentials.", run: () => ({ token: key, nested: [`Bearer ${key}`] }) });
+    const failing = tool({ name: "failing", description: "Fails naming its key.", run: () => { throw new Error(`denied for ${key}`); } });
+    const outcome = await program(`print(leaky())\ntry:\n    failing()\nexcept Exception as error:\n    print(error)`, [leaky, failing]);
+    expect(outcome.status).toBe("ok");
+    expect(outcome.answer).not.toContain(key);
+    expect(outcome.answer).toContain("'token': '[redacted]'");
+    expect(outcome.answer).toContain("denied for [redacted]");
   });
 });
