@@ -117,7 +117,8 @@ function checkResumable(record: RunRecord): void {
   if (record.status === "ok") refuse("ended with its answer: there is nothing left to do", "Run the tactic again for a new answer, or go on with the dialog: lllm run --continue ID --input …");
   if (record.test_file !== null) refuse("is a case of `lllm test`", "Run the test again: lllm test …");
   if (record.batch_id !== null) refuse("is an item of a batch", "Run the same `lllm batch` command again (same --out): it resumes its unfinished items.");
-  if (record.exit_code === 2) refuse(`stopped on a mistake in its files or flags (${record.error_code ?? "exit 2"}), which a resume would meet again`, "Fix it and run the tactic again.");
+  // A resume that stopped on such a mistake (a key not set in that shell) leaves the run resumable: it was the attempt's.
+  if (record.exit_code === 2 && record.attempts.length === 0) refuse(`stopped on a mistake in its files or flags (${record.error_code ?? "exit 2"}), which a resume would meet again`, "Fix it and run the tactic again.");
 }
 
 function readResumeInfo(runId: string, value: unknown): ResumeInfo {

@@ -138,7 +138,8 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
     const stored = runLog?.tally.usage;
     return Object.assign(head, {
       usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, totalTokens: usage.totalTokens, llmCalls: usage.llmCalls, cachedPromptTokens: stored?.cachedPromptTokens ?? 0, reasoningTokens: stored?.reasoningTokens ?? 0 },
-      cost: runLog?.tally.cost ?? null,
+      // The record's: a resumed run's cost is the whole run's, even when this attempt stopped before replaying it all.
+      cost: runLog?.recorder?.spent().cost ?? runLog?.tally.cost ?? null,
       ...(runLog?.recorder ? { runId: runLog.recorder.id } : {}),
       ...(budget ? { spend: budget.report() } : {}),
       ...(budget && hasLimits(budget.limits) ? { limits: budget.limits } : {}),

@@ -11,7 +11,7 @@ import type { EndedCall, ToolOutcome } from "./journal/ToolJournal.js";
 import { RunSpool } from "./RunSpool.js";
 import type { RunStart, SpoolEntry, ToolStart } from "./SpoolEntry.js";
 import { encodeOutput } from "./storedRows.js";
-import type { RunTally } from "./RunTally.js";
+import { combineSpend, noSpend, type RunSpend, type RunTally } from "./RunTally.js";
 
 export interface RunRecorderOptions {
   /** The store's file, `$LLLM_HOME/logs.db` (the run goes to the spool beside it, `logs.spool/`). */
@@ -36,7 +36,7 @@ export interface RunRecorderOptions {
    * A later attempt of a recorded run (`lllm run --resume`): recorded under the run's id (`id`), as its attempt
    * `attempt`, its calls numbered on from `from`; the steps it replays (`replayed`) are in the record already.
    */
-  resume?: { attempt: number; from: { modelSeq: number; toolSeq: number; step: number }; replayed: ReplayedSteps; earlierMs: number };
+  resume?: { attempt: number; from: { modelSeq: number; toolSeq: number; step: number }; replayed: ReplayedSteps; earlierMs: number; earlier: RunSpend };
 }
 
 /** Tells the answers and tool outcomes a resumed run took from its journal (they are recorded already). */
@@ -109,6 +109,8 @@ export class RunRecorder {
   #modelSeq = 0;
   #toolSeq = 0;
   #step = 0;
+  /** What the answers a resumed attempt replayed had cost (they are counted in the tally, and in `earlier`). */
+  #replayedSpend: RunSpend = noSpend();
   readonly #started = Date.now();
 
   private constructor(options: RunRecorderOptions) {
@@ -183,7 +185,8 @@ export class RunRecorder {
       if (event.type === "model_reply" && replayed.reply(event.usage)) {
         this.#takePending(event);
         this.#wholeNext.add(event.agent);
-        this.#options.tally.add(event);
+        const cost = this.#options.tally.add(event);
+        this.#replayedSpend = combineSpend(this.#replayedSpend, { llmCalls: 1, usage: { promptTokens: event.usage.promptTokens, cachedPromptTokens: event.usage.cachedPromptTokens ?? 0, completionTokens: event.usage.completionTokens, reasoningTokens: event.usage.reasoningTokens ?? 0 }, cost });
         return;
       }
       // An agent whose last answer was replayed (it is in `#wholeNext` until its first live one): that answer's calls
@@ -341,6 +344,16 @@ export class RunRecorder {
     return this.#options.journaled === true;
   }
 
+  /**
+   * What the run spent so far, every attempt's: a resumed attempt's tally counts what it replayed, which may be less
+   * than what the earlier attempts spent (it stopped before replaying all, or a changed tactic under `--force` asked
+   * fewer): the earlier attempts' calls as recorded, and this attempt's live ones.
+   */
+  spent(): RunSpend {
+    const { tally, resume } = this.#options;
+    return resume ? combineSpend(resume.earlier, combineSpend(tally.spend, this.#replayedSpend, -1)) : tally.spend;
+  }
+
   /** Record how the run ended: its answer, or the error that stopped it. */
   finish(outcome: { output?: unknown; error?: unknown; exitCode?: number; details?: Record<string, unknown> }): void {
     if (this.#failed) return;
@@ -349,6 +362,7 @@ export class RunRecorder {
     const exitCode = outcome.exitCode ?? (error === undefined ? 0 : isLllmError(error) ? error.exitCode : 1);
     const endedAt = Date.now();
     const output = encodeOutput(outcome.output);
+    const spent = this.spent();
     this.#append({
       finish: {
         run: this.id,
@@ -361,11 +375,11 @@ export class RunRecorder {
           output: output === null ? null : redactor.redact(output),
           details: outcome.details && Object.keys(outcome.details).length > 0 ? redactor.redact(JSON.stringify(outcome.details)) : null,
           models: [...new Set([...this.#options.run.models, ...tally.models])],
-          llmCalls: tally.llmCalls,
-          cost: tally.cost,
+          llmCalls: spent.llmCalls,
+          cost: spent.cost,
           // A resumed run's duration is that of its attempts together (not the time between them).
           durationMs: endedAt - this.#started + (this.#options.resume?.earlierMs ?? 0),
-          ...tally.usage,
+          ...spent.usage,
         },
       },
     }, { now: true });

@@ -11,6 +11,25 @@ export interface TokenTotals {
   reasoningTokens: number;
 }
 
+/** What a run spent: its model calls, their tokens, and their cost (null when one call's model has no price). */
+export interface RunSpend {
+  llmCalls: number;
+  usage: TokenTotals;
+  cost: number | null;
+}
+
+/** Nothing spent yet. */
+export function noSpend(): RunSpend {
+  return { llmCalls: 0, usage: { promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0 }, cost: 0 };
+}
+
+/** `a` and `b` together, or `a` less `b` (`sign` -1: a part of it). */
+export function combineSpend(a: RunSpend, b: RunSpend, sign: 1 | -1 = 1): RunSpend {
+  const usage = { ...a.usage };
+  for (const key of Object.keys(usage) as Array<keyof TokenTotals>) usage[key] += sign * b.usage[key];
+  return { llmCalls: a.llmCalls + sign * b.llmCalls, usage, cost: addCost(a.cost, b.cost === null ? null : sign * b.cost) };
+}
+
 /**
  * Tokens and cost of a run, summed from its `model_reply` events. The cost is `null` as soon as one call's model
  * has no known price: a partial sum would read as the whole cost.
@@ -38,6 +57,11 @@ export class RunTally {
     const cost = event.model === undefined ? null : this.#prices.costOf(event.model, usage);
     this.cost = addCost(this.cost, cost);
     return cost;
+  }
+
+  /** What it counted so far. */
+  get spend(): RunSpend {
+    return { llmCalls: this.llmCalls, usage: { ...this.usage }, cost: this.cost };
   }
 
   /** `3 model calls, 1,200 + 85 tokens (1,000 cached), $0.0012` for the end of a --verbose run. */

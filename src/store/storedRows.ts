@@ -11,7 +11,7 @@ export type Row = Record<string, unknown>;
 /** The columns of each table as lllm reads them, text ones as blobs (see above). */
 export const RUN_COLUMNS = columns(
   ["id", "status", "error_code", "error_message", "tactic_path", "tactic_name", "config_digest", "input", "vars", "output", "details", "models", "lllm_version", "parent_run", "continues_run", "batch_id", "host", "cwd", "test_file", "test_case", "test_status", "served"],
-  ["started_at", "ended_at", "exit_code", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens", "llm_calls", "cost", "duration_ms", "pid", "(resume IS NOT NULL AND batch_item IS NULL) AS journaled"],
+  ["started_at", "ended_at", "exit_code", "prompt_tokens", "cached_prompt_tokens", "completion_tokens", "reasoning_tokens", "llm_calls", "cost", "duration_ms", "pid", "(resume IS NOT NULL AND batch_item IS NULL) AS journaled", "EXISTS (SELECT 1 FROM run_attempts WHERE run_attempts.run_id = runs.id) AS resumed_before"],
 );
 export const MODEL_CALL_COLUMNS = columns(
   ["agent", "model", "messages", "tools", "reply", "tool_calls", "finish_reason", "retries", "carry"],
@@ -112,7 +112,7 @@ export function toSummary(row: Row): RunSummary {
     served: json(row.served, null),
     pid: integer(row.pid),
     cwd: text(row.cwd),
-    resumable: isResumable(String(row.status) as RunStatus, integer(row.journaled) === 1, integer(row.exit_code), text(row.test_file), text(row.parent_run)),
+    resumable: isResumable(String(row.status) as RunStatus, integer(row.journaled) === 1, integer(row.exit_code), text(row.test_file), text(row.parent_run), integer(row.resumed_before) === 1),
   };
 }
 
@@ -121,11 +121,13 @@ export const RESUMABLE_STATUSES: readonly RunStatus[] = ["crashed", "interrupted
 
 /**
  * Whether `lllm run --resume` can go on with a run: it stopped before its end (not a mistake in the user's files or
- * flags, exit 2, which a resume would meet again), and it was recorded with its journal (by an lllm that keeps one,
- * as a run of its own: a test case, a nested run or a batch item is resumed with what started it).
+ * flags, exit 2, which a resume would meet again; but a resume that stopped so, a key not set in that shell or a
+ * script path from another folder, leaves the run as resumable as it was), and it was recorded with its journal (by
+ * an lllm that keeps one, as a run of its own: a test case, a nested run or a batch item is resumed with what
+ * started it).
  */
-export function isResumable(status: RunStatus, journaled: boolean, exitCode: number | null, testFile: string | null, parentRun: string | null): boolean {
-  return journaled && RESUMABLE_STATUSES.includes(status) && exitCode !== 2 && testFile === null && parentRun === null;
+export function isResumable(status: RunStatus, journaled: boolean, exitCode: number | null, testFile: string | null, parentRun: string | null, resumedBefore = false): boolean {
+  return journaled && RESUMABLE_STATUSES.includes(status) && (exitCode !== 2 || resumedBefore) && testFile === null && parentRun === null;
 }
 
 /** The stored form of an answer (see `decodeOutput`). */

@@ -6,6 +6,7 @@ import { durableProject, roundTurn, waitForFile, type DurableProject, type WireM
 import { holdRun } from "../../src/cli/resumeRun.js";
 import { endedPid } from "../helpers/endedPid.js";
 import { tempDir } from "../helpers/tempTree.js";
+import { runCli } from "../helpers/runCli.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -140,6 +141,33 @@ describe("lllm run --resume picks", () => {
     const latest = await project.run(["run", "--resume"]);
     expect(latest.code).toBe(2);
     expect(latest.stderr).toContain("the run stopped during a call of `note` (agent `worker`, arguments {\"n\":3})");
+  });
+});
+
+describe("lllm run --resume that fails on its own mistake", () => {
+  it("leaves the run resumable, with what it spent: a resume without the key, then with it, goes on", async () => {
+    await killedRun();
+    const listed = async (): Promise<{ resumable: boolean; llm_calls: number; prompt_tokens: number; cost: number }> =>
+      (JSON.parse((await project.run(["logs", "--json"])).stdout) as { runs: Array<{ resumable: boolean; llm_calls: number; prompt_tokens: number; cost: number }> }).runs[0]!;
+    // The first attempt asked the model 8 times (rounds 0 to 7; it died in round 7's tool).
+    const spentBefore = Array.from({ length: 8 }, (_, round) => 1000 + round * 40).reduce((sum, tokens) => sum + tokens, 0);
+    const noKey = await runCli(["run", "--resume"], { cwd: project.dir, env: { ...project.env, MOCK_KEY: undefined } });
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toContain("MOCK_KEY");
+    const id = /can still go on once that is fixed: lllm run --resume ([0-9A-Z]{26})/.exec(noKey.stderr)?.[1];
+    expect(id, noKey.stderr).toBeDefined();
+    const after = await listed();
+    expect(after.resumable).toBe(true);
+    expect(after.llm_calls).toBe(8);
+    expect(after.prompt_tokens).toBe(spentBefore);
+    const resumed = await project.run(["run", "--resume", id!, "--json"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const json = JSON.parse(resumed.stdout) as { output: string; cost: number };
+    expect(json.output).toBe("done: 10 rounds, last value 63");
+    // The whole run's cost: its 11 answers, each once.
+    const whole = Array.from({ length: 11 }, (_, round) => (1000 + round * 40) * 3 + (20 + (round % 5)) * 15).reduce((sum, micro) => sum + micro, 0) / 1e6;
+    expect(json.cost).toBeCloseTo(whole, 9);
+    expect((await listed()).cost).toBeCloseTo(whole, 9);
   });
 });
 

@@ -247,7 +247,7 @@ describe("a resumed attempt", () => {
       ...recorderOptions(file),
       journaled: true,
       id: first.id,
-      resume: { attempt: 2, from: { modelSeq: 1, toolSeq: 1, step: 2 }, replayed: { reply: (value) => value === replayedUsage, call: () => false }, earlierMs: 0 },
+      resume: { attempt: 2, from: { modelSeq: 1, toolSeq: 1, step: 2 }, replayed: { reply: (value) => value === replayedUsage, call: () => false }, earlierMs: 0, earlier: { llmCalls: 1, usage: { promptTokens: 1, cachedPromptTokens: 0, completionTokens: 1, reasoningTokens: 0 }, cost: null } },
     });
     again.onEvent({ type: "model_reply", agent: "bot", round: 0, model: "m", text: "", toolCalls: askFor, usage: replayedUsage });
     again.onEvent({ type: "tool_call", agent: "bot", call: refused(), durationMs: 0, repeated: false, refused: true });
@@ -261,6 +261,8 @@ describe("a resumed attempt", () => {
       ["c1", "refused"],
       ["c2", "refused"],
     ]);
+    // What the run spent: the first attempt's answer once (replayed, not counted again), and the live one.
+    expect([run?.llm_calls, run?.prompt_tokens]).toEqual([2, 2]);
   });
 });
 

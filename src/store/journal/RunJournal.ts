@@ -5,6 +5,7 @@ import { ScriptedModel } from "../../providers/ScriptedModel.js";
 import type { ScriptedTurn } from "../../providers/ScriptedTurn.js";
 import { canonicalJson } from "../../util/canonicalJson.js";
 import type { RunRecord } from "../RunRecord.js";
+import { combineSpend, noSpend, type RunSpend } from "../RunTally.js";
 import type { JournalEntry } from "../RunStore.js";
 import { StoreError } from "../StoreError.js";
 import { toReplayTurns } from "../toReplayScript.js";
@@ -38,6 +39,8 @@ export class RunJournal {
   readonly from: { modelSeq: number; toolSeq: number; step: number };
   /** What the earlier attempts took, together (the run's `max_duration` counts it). */
   readonly earlierMs: number;
+  /** What the earlier attempts spent: their model calls as recorded. */
+  readonly earlierSpend: RunSpend;
   /** The tool journal's entries by key: outcomes, and notes of calls that never ended (see `ToolJournal`). */
   readonly kept: ReadonlyMap<string, string>;
   /** The recorded model call whose answer ended the run (see `endingAnswer`): asked for again, live. */
@@ -62,6 +65,7 @@ export class RunJournal {
       step: Math.max(-1, ...run.model_calls.map((call) => call.step), ...run.tool_calls.map((call) => call.step)) + 1,
     };
     this.earlierMs = earlierDuration(run, options.tools);
+    this.earlierSpend = run.model_calls.reduce<RunSpend>((sum, call) => combineSpend(sum, { llmCalls: 1, usage: { promptTokens: call.prompt_tokens, cachedPromptTokens: call.cached_prompt_tokens, completionTokens: call.completion_tokens, reasoningTokens: call.reasoning_tokens }, cost: call.cost }), noSpend());
     const kept = new Map<string, string>();
     const decide = (agent: string, tool: string, args: unknown, approved: boolean): void => {
       this.#decisions.push({ agent, tool, args, approved });
