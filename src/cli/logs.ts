@@ -93,14 +93,28 @@ export async function logsPathCommand(): Promise<void> {
   writeOut(await logsFile());
 }
 
-/** `lllm logs prune --older-than 30d`. */
-export async function logsPruneCommand(options: { olderThan?: string }): Promise<void> {
-  if (options.olderThan === undefined) throw new ConfigError("usage_logs_prune", "say which runs to delete: --older-than AGE", { location: { file: "--older-than" }, hint: "e.g. lllm logs prune --older-than 30d" });
+/**
+ * `lllm logs prune --older-than 30d [--status S] [--tactic T] [--search W] [--served] [--dry-run]`: the list's filters
+ * narrow what is deleted (they were read by `lllm logs` and not by prune, which then deleted every old run).
+ */
+export async function logsPruneCommand(options: LogsListOptions & { olderThan?: string; dryRun?: boolean }): Promise<void> {
+  if (options.olderThan === undefined) throw new ConfigError("usage_logs_prune", "say which runs to delete: --older-than AGE", { location: { file: "--older-than" }, hint: "e.g. lllm logs prune --older-than 30d (--dry-run lists them first)" });
   const age = parseAge(options.olderThan);
   if (age === undefined) throw new ConfigError("usage_logs_prune", `--older-than \`${options.olderThan}\` is not an age`, { location: { file: "--older-than" }, hint: "Give a number and a unit: 90s, 15m, 2h, 30d, 1w." });
+  // These pick the newest runs to list: with prune they would read as a limit on what is deleted, and are none.
+  for (const [flag, given] of [["-n", options.number], ["--since", options.since]] as const) {
+    if (given !== undefined) throw new ConfigError("usage_logs_prune", `${flag} picks runs to list, not to delete: prune deletes the runs older than --older-than that --status, --tactic, --search and --served pick`, { location: { file: flag } });
+  }
+  const filter = { ...(options.tactic !== undefined ? { tactic: options.tactic } : {}), ...(options.status !== undefined ? { status: options.status } : {}), ...(options.search !== undefined ? { search: options.search } : {}), ...(options.served ? { served: true } : {}) };
   const { store } = await openStore();
-  const removed = store ? withStore(store, (open) => open.prune(Date.now() - age)) : 0;
-  writeErr(`lllm: deleted ${removed} run${removed === 1 ? "" : "s"} older than ${options.olderThan}`);
+  const runs = store ? withStore(store, (open) => open.prune(Date.now() - age, filter, { dryRun: Boolean(options.dryRun) })) : [];
+  const what = `${runs.length} run${runs.length === 1 ? "" : "s"} older than ${options.olderThan}${Object.keys(filter).length > 0 ? " that match" : ""}`;
+  if (options.dryRun) {
+    if (runs.length > 0) writeOut(formatTable(runs));
+    writeErr(`lllm: would delete ${what} (--dry-run: nothing deleted)`);
+    return;
+  }
+  writeErr(`lllm: deleted ${what}`);
 }
 
 /** `lllm logs serve [--port N]`: the viewer on 127.0.0.1, behind a token, until Ctrl-C. */

@@ -448,8 +448,9 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
       });
     logs
       .command("prune")
-      .description("delete old runs from the log")
+      .description("delete old runs from the log (those --status, --tactic, --search and --served pick, when given)")
       .option("--older-than <age>", "delete runs started longer ago than AGE (e.g. 30d)")
+      .option("--dry-run", "list the runs it would delete, and delete none")
       .action(async (options: Record<string, unknown>, command: Command) => {
         const { logsPruneCommand } = await import("./logs.js");
         await logsPruneCommand(command.optsWithGlobals());

@@ -86,25 +86,7 @@ export class RunStore {
   /** Runs newest first. */
   listRuns(filter: RunFilter = {}): RunSummary[] {
     return this.#reading(() => {
-      const where: string[] = [];
-      const values: unknown[] = [];
-      if (filter.tactic !== undefined) {
-        where.push("(tactic_name = ? OR tactic_path = ? OR tactic_path LIKE ?)");
-        values.push(filter.tactic, filter.tactic, `%${filter.tactic}`);
-      }
-      if (filter.status !== undefined) {
-        where.push("status = ?");
-        values.push(filter.status);
-      }
-      if (filter.since !== undefined) {
-        where.push("started_at >= ?");
-        values.push(filter.since);
-      }
-      if (filter.served) where.push("served IS NOT NULL");
-      if (filter.search !== undefined) {
-        where.push("id IN (SELECT run_id FROM runs_text WHERE runs_text MATCH ?)");
-        values.push(ftsQuery(filter.search));
-      }
+      const { where, values } = matching(filter);
       const sql = `SELECT ${RUN_COLUMNS} FROM runs ${where.length > 0 ? `WHERE ${where.join(" AND ")}` : ""} ORDER BY id DESC LIMIT ?`;
       return this.#database
         .prepare(sql)
@@ -247,19 +229,30 @@ export class RunStore {
    * Delete the runs that started before `before` (ms since the epoch), with their calls, their journals, and what
    * `lllm serve` kept of them (Responses API responses, A2A tasks); returns how many runs.
    */
-  prune(before: number): number {
+  prune(before: number, filter: Omit<RunFilter, "limit" | "since"> = {}, options: { dryRun?: boolean } = {}): RunSummary[] {
     return this.#reading(() => {
-      if (this.#readOnly !== undefined) throw new StoreError("store_read_only", `cannot delete runs from the run log: ${this.#readOnly}`, { location: { file: this.file }, hint: "Prune as the user who owns the log, with the lllm that wrote it." });
+      if (this.#readOnly !== undefined && !options.dryRun) throw new StoreError("store_read_only", `cannot delete runs from the run log: ${this.#readOnly}`, { location: { file: this.file }, hint: "Prune as the user who owns the log, with the lllm that wrote it." });
+      const { where, values } = matching(filter);
+      // A running run is never deleted, whatever the filters say.
+      const selected = `SELECT id FROM runs WHERE ${["started_at < ?", "status != 'running'", ...where].join(" AND ")}`;
+      const selectedValues = [before, ...values];
+      const runs = this.#database.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE id IN (${selected}) ORDER BY id DESC`).all(...selectedValues).map((row) => toSummary(decodeRow(row)));
+      if (options.dryRun || runs.length === 0) return runs;
       const remove = this.#database.transaction(() => {
-        const ids = this.#database.prepare("SELECT CAST(id AS BLOB) FROM runs WHERE started_at < ? AND status != 'running'").raw().all(before);
-        for (const table of ["model_calls", "tool_calls", "tool_journal", "run_attempts", "runs_text"]) this.#database.prepare(`DELETE FROM ${table} WHERE run_id IN (SELECT id FROM runs WHERE started_at < ? AND status != 'running')`).run(before);
-        // A response or task is the wire copy of a run's answer: it goes with its run (or, kept without one, by age).
-        this.#database.prepare("DELETE FROM served_responses WHERE run_id IN (SELECT id FROM runs WHERE started_at < ? AND status != 'running') OR (run_id IS NULL AND created_at < ?)").run(before, before);
-        this.#database.prepare("DELETE FROM a2a_tasks WHERE run_id IN (SELECT id FROM runs WHERE started_at < ? AND status != 'running') OR (run_id IS NULL AND updated_at < ?)").run(before, before);
-        this.#database.prepare("DELETE FROM runs WHERE started_at < ? AND status != 'running'").run(before);
-        return ids.length;
+        this.#database.prepare("CREATE TEMP TABLE IF NOT EXISTS pruned (id TEXT PRIMARY KEY)").run();
+        this.#database.prepare("DELETE FROM pruned").run();
+        this.#database.prepare(`INSERT INTO pruned ${selected}`).run(...selectedValues);
+        for (const table of ["model_calls", "tool_calls", "tool_journal", "run_attempts", "runs_text"]) this.#database.prepare(`DELETE FROM ${table} WHERE run_id IN (SELECT id FROM pruned)`).run();
+        // A response or task is the wire copy of a run's answer: it goes with its run (or, kept without one, by age
+        // when no filter picks runs).
+        const unfiltered = where.length === 0;
+        this.#database.prepare(`DELETE FROM served_responses WHERE run_id IN (SELECT id FROM pruned)${unfiltered ? " OR (run_id IS NULL AND created_at < ?)" : ""}`).run(...(unfiltered ? [before] : []));
+        this.#database.prepare(`DELETE FROM a2a_tasks WHERE run_id IN (SELECT id FROM pruned)${unfiltered ? " OR (run_id IS NULL AND updated_at < ?)" : ""}`).run(...(unfiltered ? [before] : []));
+        this.#database.prepare("DELETE FROM runs WHERE id IN (SELECT id FROM pruned)").run();
+        this.#database.prepare("DELETE FROM pruned").run();
       });
-      return remove();
+      remove();
+      return runs;
     });
   }
 
@@ -363,4 +356,28 @@ function parseDetails(value: unknown): RunRecord["details"] {
 export function ftsQuery(text: string): string {
   const words = text.split(/\s+/).filter((word) => word.length > 0);
   return words.map((word) => `"${word.replace(/"/g, '""')}"`).join(" ") || '""';
+}
+
+/** The SQL conditions of a filter on `runs` (all but its limit), and their values. */
+function matching(filter: RunFilter): { where: string[]; values: unknown[] } {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  if (filter.tactic !== undefined) {
+    where.push("(tactic_name = ? OR tactic_path = ? OR tactic_path LIKE ?)");
+    values.push(filter.tactic, filter.tactic, `%${filter.tactic}`);
+  }
+  if (filter.status !== undefined) {
+    where.push("status = ?");
+    values.push(filter.status);
+  }
+  if (filter.since !== undefined) {
+    where.push("started_at >= ?");
+    values.push(filter.since);
+  }
+  if (filter.served) where.push("served IS NOT NULL");
+  if (filter.search !== undefined) {
+    where.push("id IN (SELECT run_id FROM runs_text WHERE runs_text MATCH ?)");
+    values.push(ftsQuery(filter.search));
+  }
+  return { where, values };
 }

@@ -247,8 +247,23 @@ describe("lllm logs", { timeout: 180_000 }, () => {
     expect((await cli(home, ["logs", "path"])).stdout).toBe(`${path.join(home, "logs.db")}\n`);
     const keep = await cli(home, ["logs", "prune", "--older-than", "30d"]);
     expect(keep.stderr).toContain("deleted 0 runs");
+    // The list's filters narrow what prune deletes (they were ignored: every old run went); --dry-run deletes none.
+    const dry = await cli(home, ["logs", "prune", "--older-than", "0s", "--search", "lisbon", "--dry-run"]);
+    expect(dry.stdout).toContain(all[1]!.id);
+    expect(dry.stdout).not.toContain(all[0]!.id);
+    expect(dry.stderr).toContain("would delete 1 run older than 0s that match (--dry-run: nothing deleted)");
+    expect(await listRuns(home)).toHaveLength(2);
+    expect((await cli(home, ["logs", "prune", "--older-than", "0s", "--status", "error"])).stderr).toContain("deleted 0 runs older than 0s that match");
+    expect((await cli(home, ["logs", "prune", "--older-than", "0s", "--tactic", "other"])).stderr).toContain("deleted 0 runs");
+    const limited = await cli(home, ["logs", "prune", "--older-than", "0s", "-n", "1"]);
+    expect(limited.code).toBe(2);
+    expect(limited.stderr).toContain("-n picks runs to list, not to delete");
+    expect(await listRuns(home)).toHaveLength(2);
+    const one = await cli(home, ["logs", "prune", "--older-than", "0s", "--search", "lisbon"]);
+    expect(one.stderr).toContain("deleted 1 run older than 0s that match");
+    expect((await listRuns(home)).map((run) => run.input)).toEqual(["second about Oslo"]);
     const pruned = await cli(home, ["logs", "prune", "--older-than", "0s"]);
-    expect(pruned.stderr).toContain("deleted 2 runs");
+    expect(pruned.stderr).toContain("deleted 1 run older than 0s");
     expect(await listRuns(home)).toEqual([]);
   });
 
