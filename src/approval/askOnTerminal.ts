@@ -2,6 +2,7 @@ import type readline from "node:readline";
 import { escapeControlCharacters, escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
 import type { ApprovalPolicy, ApprovalRequest } from "./ApprovalPolicy.js";
 import { requireNow } from "../util/lazyModule.js";
+import { discardTypedAhead, inTurn } from "../util/terminalTurn.js";
 
 /** Arguments whose JSON is at most this long are shown on the question's line; longer ones one per line. */
 const ONE_LINE_ARGUMENTS = 160;
@@ -9,12 +10,17 @@ const ONE_LINE_ARGUMENTS = 160;
 const LONG_VALUE = 200;
 /** Resets colours and attributes (a concealing `ESC[8m` left by anything before the question). */
 const RESET = "\u001b[0m";
+/** How every approval question starts: it says what it is, whatever a tool's question said before it. */
+const APPROVAL = "lllm: approval of a tool call: ";
 
 /**
  * Ask a person, on a terminal: the call (agent, tool and arguments) is shown on `output` (stderr) and a line is
  * read from `input`. `y`/`yes` runs it; `a`/`always` runs it and every later call of that tool in this run
  * without asking; anything else (an empty line, `n`, the end of input, the run stopping) refuses it. Questions
- * are asked one at a time, even when calls come in parallel or from a program's threads. Make one per run.
+ * are asked one at a time, even when calls come in parallel or from a program's threads, and in the process's one
+ * queue of terminal questions (`inTurn`): a tool's question (elicitation) asked meanwhile waits for the answer, or
+ * is answered before the approval is shown, never by the same line. What was typed before the question was shown
+ * is dropped. Make one per run.
  */
 export function askOnTerminal(streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream } = { input: process.stdin, output: process.stderr }): ApprovalPolicy {
   const always = new Set<string>();
@@ -24,7 +30,11 @@ export function askOnTerminal(streams: { input: NodeJS.ReadableStream; output: N
       // Decided while this call waited its turn: an earlier answer may have been "always".
       if (always.has(request.tool)) return true;
       if (request.signal?.aborted) return false;
-      const reply = await ask(request, streams);
+      const reply = await inTurn(async () => {
+        if (request.signal?.aborted) return "no"; // stopped while another question had the terminal
+        await discardTypedAhead(streams.input);
+        return ask(request, streams);
+      });
       if (reply === "always") always.add(request.tool);
       return reply !== "no";
     });
@@ -34,7 +44,8 @@ export function askOnTerminal(streams: { input: NodeJS.ReadableStream; output: N
 }
 
 /**
- * The call as the question shows it, every argument whole: on the question's line when short, else one argument a
+ * The call as the question shows it, first saying that this is the approval of a tool call (no tool's question can
+ * start so: theirs start with who asks), then every argument whole: on the question's line when short, else one argument a
  * line, the shortest first, so that a long argument (padding) can neither push another off the screen's line nor
  * hide it in a cut; each long value says how long it is. The model wrote all of it: control characters are escapes
  * (JSON leaves DEL, C1 and bidirectional controls raw), and the tool and agent names are escaped as well.
@@ -45,11 +56,11 @@ export function approvalQuestion(request: Pick<ApprovalRequest, "tool" | "argume
   const json = (value: unknown): string => escapeJsonControlCharacters(JSON.stringify(value) ?? "null");
   const ask = "Allow it? [y]es / [n]o / [a]lways for this run: ";
   const whole = json(request.arguments);
-  if (whole.length <= ONE_LINE_ARGUMENTS) return `lllm: ${who} wants to call ${name(request.tool)}(${whole}). ${ask}`;
+  if (whole.length <= ONE_LINE_ARGUMENTS) return `${APPROVAL}${who} wants to call ${name(request.tool)}(${whole}). ${ask}`;
   const entries = Object.entries(request.arguments).map(([key, value]) => ({ key: json(key), value: json(value) }));
   entries.sort((a, b) => a.value.length - b.value.length);
   const lines = entries.map(({ key, value }) => `  ${key}${value.length > LONG_VALUE ? ` (${value.length.toLocaleString("en-US")} characters)` : ""}: ${value}`);
-  return `lllm: ${who} wants to call ${name(request.tool)} with ${entries.length} argument${entries.length === 1 ? "" : "s"}, each whole, shortest first:\n${lines.join("\n")}\n${ask}`;
+  return `${APPROVAL}${who} wants to call ${name(request.tool)} with ${entries.length} argument${entries.length === 1 ? "" : "s"}, each whole, shortest first:\n${lines.join("\n")}\n${ask}`;
 }
 
 function ask(request: ApprovalRequest, streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }): Promise<"yes" | "no" | "always"> {

@@ -1,6 +1,7 @@
 import type { ElicitationRequest, McpClientHooks } from "../mcp/McpClientHooks.js";
 import { openBrowser } from "../mcp/oauth/openBrowser.js";
 import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
+import { inTurn } from "../util/terminalTurn.js";
 import { writeErr } from "./output.js";
 import type { JsonSchema } from "../tools/JsonSchema.js";
 import type { ElicitResult } from "../tools/ToolContext.js";
@@ -41,11 +42,14 @@ export function mcpClientHooks(options: {
 
 /**
  * Ask a server's question on the terminal, as a tool's `ctx.elicit` does (`elicitOnTerminal`: numbered choices,
- * defaults, answers asked again, `!decline`, Ctrl-D or a stop cancels), naming the server that asks. Loaded on the
- * first question.
+ * defaults, answers asked again, `!decline`, Ctrl-D or a stop cancels), naming the server that asks, in its turn
+ * among the terminal's questions. Loaded on the first question.
  */
-async function askOnTerminal(request: ElicitationRequest, terminal: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }, signal: AbortSignal | undefined): Promise<ElicitResult> {
-  const { elicitOnTerminal } = await import("../tools/elicitOnTerminal.js");
-  const requestedSchema = { ...request.schema, type: "object" as const, properties: request.schema.properties as Record<string, JsonSchema> };
-  return elicitOnTerminal({ message: `MCP server \`${request.server}\` asks: ${request.message}`, requestedSchema }, { ...terminal, ...(signal ? { signal } : {}) });
+function askOnTerminal(request: ElicitationRequest, terminal: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream }, signal: AbortSignal | undefined): Promise<ElicitResult> {
+  // The turn among the terminal's questions (approvals, tools' questions) is taken as the server asks.
+  return inTurn(async () => {
+    const { elicitInTurn } = await import("../tools/elicitOnTerminal.js");
+    const requestedSchema = { ...request.schema, type: "object" as const, properties: request.schema.properties as Record<string, JsonSchema> };
+    return elicitInTurn({ message: `MCP server \`${request.server}\` asks: ${request.message}`, requestedSchema }, { ...terminal, ...(signal ? { signal } : {}) });
+  });
 }

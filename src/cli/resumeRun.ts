@@ -15,6 +15,8 @@ import { AmbiguousRunIdError, RunStore } from "../store/RunStore.js";
 import type { ResumeFlags, ResumeInfo } from "../store/SpoolEntry.js";
 import { storeFile } from "../store/startRunLog.js";
 import { isPlainObject } from "../util/isPlainObject.js";
+import { escapeControlCharacters, escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
+import { discardTypedAhead, inTurn } from "../util/terminalTurn.js";
 import { warn } from "./output.js";
 
 /** What `lllm run --resume [ID]` goes on with: the run as recorded, its journal, and how it was run. */
@@ -165,8 +167,17 @@ export async function decideUnfinished(journal: RunJournal, options: { rerunUnkn
 }
 
 function askRerun(note: ToolStartNote): Promise<boolean> {
-  const shown = JSON.stringify(note.arguments);
+  // The model wrote the arguments: control characters are escapes, as in the approval question.
+  const shown = escapeJsonControlCharacters(JSON.stringify(note.arguments) ?? "null");
   const text = shown.length > 400 ? `${shown.slice(0, 399)}…` : shown;
+  // In its turn among the terminal's questions, with what was typed before it dropped.
+  return inTurn(async () => {
+    await discardTypedAhead(process.stdin);
+    return askRerunNow(note, text);
+  });
+}
+
+function askRerunNow(note: ToolStartNote, text: string): Promise<boolean> {
   return new Promise((resolve) => {
     const reader = createInterface({ input: process.stdin, output: process.stderr, terminal: false });
     let settled = false;
@@ -176,7 +187,7 @@ function askRerun(note: ToolStartNote): Promise<boolean> {
       reader.close();
       resolve(yes);
     };
-    reader.question(`lllm: the run stopped during a call of ${note.name}(${text}) (agent \`${note.agent}\`), whose outcome was never recorded: it may have done its work, or part of it. Run it again? [y/N] `, (line) => {
+    reader.question(`lllm: the run stopped during a call of ${escapeControlCharacters(note.name, { all: true })}(${text}) (agent \`${escapeControlCharacters(note.agent, { all: true })}\`), whose outcome was never recorded: it may have done its work, or part of it. Run it again? [y/N] `, (line) => {
       const word = line.trim().toLowerCase();
       finish(word === "y" || word === "yes");
     });

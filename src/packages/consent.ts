@@ -2,6 +2,7 @@ import { userInfo } from "node:os";
 import { createInterface } from "node:readline";
 import { ConfigError } from "../errors.js";
 import type { LockTrust } from "../registry/installed/lockFile.js";
+import { discardTypedAhead, inTurn } from "../util/terminalTurn.js";
 
 /** How consent to a package's code is given: `--trust` (a script), or a question at a terminal. */
 export interface ConsentOptions {
@@ -39,14 +40,18 @@ export async function consentToCode(label: string, code: readonly string[], opti
 /** A question at the terminal, when standard input and standard error are one; else undefined. */
 export function terminalQuestion(): ConsentOptions["ask"] {
   if (!process.stdin.isTTY || !process.stderr.isTTY) return undefined;
+  // In its turn among the terminal's questions, with what was typed before it dropped.
   return (question: string) =>
-    new Promise((resolve) => {
-      const reader = createInterface({ input: process.stdin, output: process.stderr });
-      reader.question(question, (answer) => {
-        resolve(answer); // before close(), whose "close" event answers "" (for a terminal that ends: no)
-        reader.close();
+    inTurn(async () => {
+      await discardTypedAhead(process.stdin);
+      return new Promise<string>((resolve) => {
+        const reader = createInterface({ input: process.stdin, output: process.stderr });
+        reader.question(question, (answer) => {
+          resolve(answer); // before close(), whose "close" event answers "" (for a terminal that ends: no)
+          reader.close();
+        });
+        reader.on("close", () => resolve(""));
       });
-      reader.on("close", () => resolve(""));
     });
 }
 

@@ -1,32 +1,45 @@
 import { createInterface, type Interface } from "node:readline";
 import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
+import { discardTypedAhead, inTurn } from "../util/terminalTurn.js";
 import { isPlainObject, type JsonSchema } from "./JsonSchema.js";
 import type { ElicitRequest, ElicitResult } from "./ToolContext.js";
 
 type Value = string | number | boolean | string[];
+type Streams = { input: NodeJS.ReadableStream; output: NodeJS.WritableStream; signal?: AbortSignal };
 
-/** Questions wait for each other: two tools asking at once would interleave their lines. */
-let queue: Promise<unknown> = Promise.resolve();
+/** Resets colours and attributes (a concealing `ESC[8m` a tool wrote before the question). */
+const RESET = "\u001b[0m";
 
 /**
  * Ask the user for an elicitation's fields, one line each, on `output` (stderr) reading `input`: choices are
  * numbered, a default is shown in brackets and taken on an empty line, a wrong answer is asked again (three times
  * at most, then the form is cancelled). The end of input (Ctrl-D) cancels; `!decline` declines. The request's text
  * (message, titles, descriptions, choices, defaults) may be an MCP server's: its control characters are shown as
- * escapes, so that no escape sequence of theirs drives the terminal or forges a line.
+ * escapes, so that no escape sequence of theirs drives the terminal or forges a line. The question waits its turn
+ * in the process's one queue of terminal questions (`inTurn`: approvals are there too), so no line answers two.
  */
-export function elicitOnTerminal(request: ElicitRequest, streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream; signal?: AbortSignal }): Promise<ElicitResult> {
-  const answer = queue.then(() => ask(request, streams));
-  queue = answer.catch(() => undefined);
-  return answer;
+export function elicitOnTerminal(request: ElicitRequest, streams: Streams): Promise<ElicitResult> {
+  return inTurn(() => elicitInTurn(request, streams));
 }
 
-async function ask(request: ElicitRequest, streams: { input: NodeJS.ReadableStream; output: NodeJS.WritableStream; signal?: AbortSignal }): Promise<ElicitResult> {
+/**
+ * The same question, for a caller that already has the turn (it took it with `inTurn` before loading this module):
+ * what was typed before the question is shown is dropped first (`discardTypedAhead`).
+ */
+export async function elicitInTurn(request: ElicitRequest, streams: Streams): Promise<ElicitResult> {
+  if (streams.signal?.aborted) return { action: "cancel" };
+  await discardTypedAhead(streams.input);
+  return ask(request, streams);
+}
+
+async function ask(request: ElicitRequest, streams: Streams): Promise<ElicitResult> {
   const reader = createInterface({ input: streams.input, terminal: false });
   const lines = lineReader(reader, streams.signal);
   const write = (text: string): void => void streams.output.write(text);
   try {
-    write(`lllm: ${clean(request.message)}\n  (Enter keeps [the default]; !decline declines; Ctrl-D cancels.)\n`);
+    // On a terminal, whatever came before (a tool's own output) cannot leave the question hidden or recoloured.
+    const reset = (streams.output as { isTTY?: boolean }).isTTY ? RESET : "";
+    write(`${reset}lllm: ${clean(request.message)}\n  (Enter keeps [the default]; !decline declines; Ctrl-D cancels.)\n`);
     const required = new Set(request.requestedSchema.required ?? []);
     const content: Record<string, Value> = {};
     for (const [name, schema] of Object.entries(request.requestedSchema.properties ?? {})) {

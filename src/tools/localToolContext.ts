@@ -1,4 +1,5 @@
 import { ToolError } from "../errors.js";
+import { inTurn } from "../util/terminalTurn.js";
 import { logSeverity } from "./logSeverity.js";
 import type { ElicitRequest, ElicitResult, LogLevel, SampleRequest, SampleResult, ToolContext, ToolRunContext } from "./ToolContext.js";
 
@@ -42,7 +43,10 @@ async function askOnTerminal(toolName: string, request: ElicitRequest, signal: A
       hint: "Run it from a terminal, or serve it with `lllm mcp serve` to a client that supports elicitation.",
     });
   }
-  // Loaded only when a tool asks: readline is not needed otherwise.
-  const { elicitOnTerminal } = await import("./elicitOnTerminal.js");
-  return elicitOnTerminal(request, { input: process.stdin, output: process.stderr, ...(signal ? { signal } : {}) });
+  // The turn among the terminal's questions is taken now, in the order the tools asked; the question's code (and
+  // readline) is loaded only when a tool asks. The question names the tool: its text cannot pass for lllm's own.
+  return inTurn(async () => {
+    const { elicitInTurn } = await import("./elicitOnTerminal.js");
+    return elicitInTurn({ ...request, message: `tool \`${toolName}\` asks: ${request.message}` }, { input: process.stdin, output: process.stderr, ...(signal ? { signal } : {}) });
+  });
 }

@@ -18,11 +18,11 @@ describe("askOnTerminal", () => {
     const first = ask({ tool: "delete_employee", arguments: { name: "Ada" }, agent: "clerk" });
     const second = ask({ tool: "delete_employee", arguments: { name: "Bo" } });
     await waitUntil(() => shown() !== "");
-    expect(shown()).toBe('lllm: agent `clerk` wants to call delete_employee({"name":"Ada"}). Allow it? [y]es / [n]o / [a]lways for this run: ');
+    expect(shown()).toBe('lllm: approval of a tool call: agent `clerk` wants to call delete_employee({"name":"Ada"}). Allow it? [y]es / [n]o / [a]lways for this run: ');
     input.write("yes\n");
     expect(await first).toBe(true);
     await waitUntil(() => shown().includes('"Bo"'));
-    expect(shown()).toContain('lllm: the program wants to call delete_employee({"name":"Bo"})');
+    expect(shown()).toContain('lllm: approval of a tool call: the program wants to call delete_employee({"name":"Bo"})');
     input.write("\n");
     expect(await second).toBe(false);
   });
@@ -35,7 +35,7 @@ describe("askOnTerminal", () => {
     const question = shown();
     // Nothing raw a terminal acts on: ESC, BEL, C1 (CSI), bidi overrides.
     expect(question).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
-    expect(question).toContain("lllm: agent `clerk\\u001b]0;title\\u0007` wants to call write_file\\u001b[8m with 3 arguments, each whole, shortest first:");
+    expect(question).toContain("lllm: approval of a tool call: agent `clerk\\u001b]0;title\\u0007` wants to call write_file\\u001b[8m with 3 arguments, each whole, shortest first:");
     const lines = question.split("\n");
     expect(lines[1]).toBe('  "path": "/home/victim"');
     expect(lines[2]).toBe('  "mode": "\\u001b[8mhidden\\u009b2J\\u202eevil"');

@@ -35,7 +35,7 @@ async function startInTerminal(script: ScriptedTurn[]): Promise<{ outbox: string
   return { outbox, tmux, session };
 }
 
-const question = (key: string): string => `lllm: agent \`clerk\` wants to call erase({"key":"${key}"}). Allow it? [y]es / [n]o / [a]lways for this run:`;
+const question = (key: string): string => `lllm: approval of a tool call: agent \`clerk\` wants to call erase({"key":"${key}"}). Allow it? [y]es / [n]o / [a]lways for this run:`;
 
 describe("the approval question on a terminal", () => {
   it("asks before each call: n refuses it, y runs it, a runs it and every later call of that tool without asking", async () => {

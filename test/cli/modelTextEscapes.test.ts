@@ -33,7 +33,7 @@ describe("a model's text, printed", () => {
     const lines = output.replace(/\r/g, "").split("\n");
     expect(lines).toContain("Looks harmless\\u001b[8m hidden \\u001b]0;pwned\\u0007");
     // The question starts a line of its own (after the reset of any attribute left on), visible.
-    expect(lines.some((line) => /^(\u001b\[0m)?lllm: agent `clerk` wants to call erase\(\{"key":"a"\}\)\. Allow it\?/.test(line))).toBe(true);
+    expect(lines.some((line) => /^(\u001b\[0m)?lllm: approval of a tool call: agent `clerk` wants to call erase\(\{"key":"a"\}\)\. Allow it\?/.test(line))).toBe(true);
     expect(output).toContain("Done \\u001b[31mred\\u001b[39m \\u009b2J.");
     // Only the reset lllm writes before its question is a raw escape.
     expect(output.replaceAll("\u001b[0m", "").replace(/\r/g, "")).not.toMatch(RAW_CONTROL);

@@ -56,4 +56,11 @@ describe("elicitOnTerminal", () => {
     expect(shown).toContain("pick (x\\u0007) 1) a\\u001b[31m: ");
     expect(shown).not.toContain("\u001b");
   });
+
+  it("shows no character of the request's text that redraws the screen or disguises text: C1 controls, carriage returns, bidi overrides", async () => {
+    const { shown } = await answer([""], { message: "Ok\r\u009b2Jlllm: approval of a tool call\u202eevil\u2028next", requestedSchema: { type: "object", properties: { more: { type: "boolean", title: "More?\u001b[1A\u001b[2K", default: false } } } });
+    expect(shown).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+    expect(shown).toContain("lllm: Ok\\r\\u009b2Jlllm: approval of a tool call\\u202eevil\\u2028next\n");
+    expect(shown).toContain("  More?\\u001b[1A\\u001b[2K (y/n) [false]: ");
+  });
 });
