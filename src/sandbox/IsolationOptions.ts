@@ -31,7 +31,10 @@ export interface IsolationOptions {
   cpuSeconds?: number;
   /** Processes and threads the sandbox may have at once (RLIMIT_NPROC; `bwrap` and `gvisor` only). Default 64. */
   maxProcesses?: number;
-  /** Largest file the code may write, in MB (RLIMIT_FSIZE); also the size of the sandbox's private /tmp. Default 100. */
+  /**
+   * Largest file the code may write, in MB (RLIMIT_FSIZE); also the size of the sandbox's private scratch space, /tmp
+   * (under `bwrap` together with /dev/shm, which it links to). Default 100.
+   */
   fileSizeMb?: number;
   /**
    * A host folder for the code's files: its working folder, mounted at /workspace under `bwrap` and `gvisor`.

@@ -11,7 +11,10 @@ export interface BwrapLayout {
   workspace?: string;
   /** Instead of `workspace`: a private in-memory /workspace of this size in MB (the code cannot fill the host's disk). */
   workspaceMb?: number;
-  /** Size of the private /tmp, in MB. */
+  /**
+   * Size of the private scratch space, in MB: one tmpfs at /dev/shm (where POSIX semaphores and shared memory live,
+   * which multiprocessing needs), with /tmp a link to it, so the two share one bound.
+   */
   tmpMb: number;
   /** Extra folders for PATH, before the system's. */
   path?: readonly string[];
@@ -36,8 +39,9 @@ const ETC_FILES = ["/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "
 
 /**
  * The bwrap command line for `layout`: new pid, network, ipc and uts namespaces (no network at all, only a
- * loopback), a read-only /usr and Python install, a private /tmp, /proc and /dev, a writable /workspace, a clean
- * environment with no host variables, a new session (no terminal injection), and death with the parent.
+ * loopback), a read-only root, /usr and Python install, a private /proc and read-only /dev, a sized scratch space
+ * (/dev/shm, and /tmp linked to it), a writable /workspace, a clean environment with no host variables, a new
+ * session (no terminal injection), and death with the parent.
  */
 export function bwrapArguments(layout: BwrapLayout): string[] {
   const args = ["--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try", "--hostname", "sandbox"];
@@ -67,12 +71,19 @@ export function bwrapArguments(layout: BwrapLayout): string[] {
     makeParents(target);
     args.push("--ro-bind", source, target);
   }
+  // bwrap's own tmpfs for / and /dev have no size, and without root they belong to the sandbox's user: writable,
+  // without bound, and in memory that no process's RSS shows. The only writable places are the sized scratch space
+  // (/dev/shm, with /tmp a link to it: one bound for both, not one each) and /workspace; / and /dev are made
+  // read-only once everything is mounted in them.
   args.push("--proc", "/proc", "--dev", "/dev");
-  args.push("--perms", "1777", "--size", String(Math.ceil(layout.tmpMb * 1024 * 1024)), "--tmpfs", "/tmp");
+  args.push("--perms", "1777", "--size", String(Math.ceil(layout.tmpMb * 1024 * 1024)), "--tmpfs", "/dev/shm");
+  args.push("--remount-ro", "/dev"); // not recursive: /dev/shm and /dev/pts stay as they are
+  args.push("--symlink", "/dev/shm", "/tmp");
   // No --chdir: bwrap would change folder before the switch of user, as a root without CAP_DAC_OVERRIDE, which a
   // caller's 0700 workspace refuses. The kernel changes to /workspace itself (init's `cwd`).
   if (layout.workspace !== undefined) args.push("--bind", layout.workspace, "/workspace");
   else if (layout.workspaceMb !== undefined) args.push("--perms", "1777", "--size", String(Math.ceil(layout.workspaceMb * 1024 * 1024)), "--tmpfs", "/workspace");
+  args.push("--remount-ro", "/"); // last of the mounts: bwrap writes the folders, links and mount points above into it
   const searchPath = [...(layout.path ?? []), "/usr/local/bin", "/usr/bin", "/bin"].join(":");
   args.push("--clearenv", "--setenv", "PATH", searchPath, "--setenv", "HOME", layout.workspace === undefined && layout.workspaceMb === undefined ? "/tmp" : "/workspace");
   args.push("--setenv", "LANG", "C.UTF-8", "--setenv", "TMPDIR", "/tmp");

@@ -24,6 +24,8 @@ export function writeGvisorBundle(folder: string, layout: GvisorLayout): string 
   mkdirSync(rootfs, { recursive: true });
   const mounts: Array<Record<string, unknown>> = [
     { destination: "/proc", type: "proc", source: "proc" },
+    // The root is read-only and gVisor's /dev belongs to its root, so the sized /tmp and /workspace are all the code
+    // may write to. /tmp must stay a mount of its own: without one, runsc mounts a tmpfs of no size there.
     { destination: "/tmp", type: "tmpfs", source: "tmpfs", options: ["nosuid", "nodev", "mode=1777", `size=${Math.ceil(layout.tmpMb * 1024)}k`] },
   ];
   const bind = (source: string, destination: string, writable = false): void => {

@@ -644,7 +644,7 @@ def _add_limit_note(error):
         if limits.get("workspaceMb"):
             sizes.append(f"/workspace holds at most {limits['workspaceMb']:g} MB (`sandbox: {{workspace_size: ...}}` in the tactic)")
         if limits.get("fileSizeMb") and limits.get("maxProcesses"):  # a sandbox's own /tmp (not the host's)
-            sizes.append(f"/tmp at most {limits['fileSizeMb']:g} MB (`sandbox: {{file_size: ...}}`)")
+            sizes.append(f"/tmp (and /dev/shm, which shares its space) at most {limits['fileSizeMb']:g} MB (`sandbox: {{file_size: ...}}`)")
         if sizes:
             note = "The sandbox is out of space: " + "; ".join(sizes) + ". Write less, or delete files you no longer need."
     if note and hasattr(error, "add_note") and note not in getattr(error, "__notes__", ()):  # notes: Python 3.11+

@@ -1,11 +1,12 @@
 import { spawn } from "node:child_process";
-import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ArtifactStore } from "../../src/codeaction/index.js";
 import { closeAllKernels, PythonKernel, type ResolvedBackend } from "../../src/sandbox/index.js";
 import { BACKENDS, program } from "../codeaction/helpers.js";
 import { BIN, emptyHome, ROOT } from "../helpers/runCli.js";
+import { AS_ROOT, NOBODY, openToOthers, runCliAs } from "../helpers/runCliAs.js";
 import { tempDir } from "../helpers/tempTree.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 
@@ -237,5 +238,96 @@ print(subprocess.run(["echo", "children still start"], capture_output=True, text
     expect(result.stdout).toContain("ptrace -1 1");
     expect(result.stdout).toContain("unshare -Ur refused");
     expect(result.stdout).toContain("children still start");
+  }, 240_000);
+});
+
+/**
+ * Writes as much as it may (up to 300 MB) to each place a program might fill, in files under the file size limit:
+ * the scratch space (/dev/shm, then /tmp, with the first's files kept), the root and what bwrap makes in it, /dev,
+ * and /workspace. Prints, for each, the MB written and the errno that stopped it, as JSON.
+ */
+const FILL_PROBE = `import errno, json, os
+def fill(folder, keep=False):
+    written, stopped = 0, None
+    names = []
+    try:
+        for n in range(6):
+            name = os.path.join(folder, f"fill{folder.replace('/', '-')}-{n}")  # /tmp's names differ from /dev/shm's
+            names.append(name)
+            with open(name, "wb") as file:
+                for _ in range(5):
+                    file.write(b"x" * (10 << 20))
+                    file.flush()
+                    written += 10
+    except OSError as error:
+        stopped = errno.errorcode.get(error.errno, str(error.errno))
+    return {"mb": written, "errno": stopped}, names
+seen, kept = {}, []
+for folder in ["/dev/shm", "/tmp"]:
+    seen[folder], names = fill(folder)
+    kept += names
+for folder in ["/", "/dev", "/etc", "/lllm", "/workspace"]:
+    seen[folder], names = fill(folder)
+    for name in names:
+        try: os.unlink(name)
+        except OSError: pass
+for name in kept:
+    try: os.unlink(name)
+    except OSError: pass
+try:
+    import multiprocessing
+    multiprocessing.Lock()
+    seen["semaphore"] = "ok"
+except OSError as error:
+    seen["semaphore"] = errno.errorcode.get(error.errno, str(error.errno))
+print("FILLED " + json.dumps(seen))`;
+
+interface Filled {
+  [place: string]: { mb: number; errno: string | null };
+}
+
+function filled(result: ExecResult): Filled & { semaphore: string } {
+  const line = /^FILLED (.*)$/m.exec(result.stdout)?.[1];
+  expect(line, `no result from the probe: ${result.stdout}${result.stderr}`).toBeDefined();
+  return JSON.parse(line!) as Filled & { semaphore: string };
+}
+
+/** The same probe through `lllm exec` as user nobody, with a home and a TMPDIR of its own. */
+async function execAsNobody(backend: ResolvedBackend, code: string): Promise<ExecResult> {
+  const folder = temporary("lllm-battery-nobody-");
+  const file = path.join(folder, "probe.py");
+  writeFileSync(file, code);
+  for (const name of ["home", "tmp"]) mkdirSync(path.join(folder, name), { mode: 0o700 });
+  for (const name of ["home", "tmp"]) chownSync(path.join(folder, name), NOBODY, NOBODY);
+  chmodSync(folder, 0o755);
+  chmodSync(file, 0o644);
+  const undo = openToOthers(folder);
+  try {
+    const env = { PATH: process.env.PATH, HOME: path.join(folder, "home"), LLLM_HOME: path.join(folder, "home"), TMPDIR: path.join(folder, "tmp"), NO_COLOR: "1" };
+    return await runCliAs(NOBODY, ["exec", "--sandbox", backend, "--timeout", "120", "--file", file], { env });
+  } finally {
+    undo();
+  }
+}
+
+// bwrap without root made / and /dev tmpfs of no size that the code's user owned, and mounted nothing at /dev/shm:
+// a program wrote gigabytes there, in memory no process's size shows, so the memory limit never saw them either.
+describe.each(BACKENDS)("what a program may write in the %s sandbox", (backend) => {
+  const users = [{ who: AS_ROOT ? "root" : "this user", run: (code: string) => exec(backend, code) }, ...(AS_ROOT ? [{ who: "nobody", run: (code: string) => execAsNobody(backend, code) }] : [])];
+  it.each(users)("is bounded everywhere when lllm runs as $who: the scratch space and /workspace are full at their sizes, the rest is read-only", async ({ run }) => {
+    const result = await run(FILL_PROBE);
+    const seen = filled(result);
+    // /dev/shm and /tmp share the file_size (default 100 MB): under bubblewrap one tmpfs, under gVisor /dev/shm is not writable.
+    expect(seen["/dev/shm"]!.mb + seen["/tmp"]!.mb).toBeLessThanOrEqual(100);
+    expect(seen["/tmp"]!.errno).toBe("ENOSPC");
+    expect(["ENOSPC", "EACCES"]).toContain(seen["/dev/shm"]!.errno);
+    for (const place of ["/", "/dev", "/etc", "/lllm"]) {
+      expect(seen[place], place).toEqual({ mb: 0, errno: expect.stringMatching(/^(EROFS|EACCES)$/) });
+    }
+    expect(seen["/workspace"]!.mb).toBeLessThanOrEqual(256); // workspace_size's default
+    expect(seen["/workspace"]!.errno).toBe("ENOSPC");
+    // What the scratch space is for: multiprocessing's locks are POSIX semaphores in /dev/shm.
+    if (backend === "bwrap") expect(seen.semaphore).toBe("ok");
+    expect(result.code).toBe(0);
   }, 240_000);
 });
