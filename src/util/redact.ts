@@ -6,7 +6,10 @@
  * escapes, form-encoded, JSON-escaped (`ab+c\/d=9`), double-encoded, or base64-encoded inside a Basic
  * `Authorization` header: matching the raw text alone leaks it. Each character of a secret may therefore appear
  * raw or in any of its escaped forms (mixed freely, hex digits in either case), and base64 forms are matched at each
- * of the three byte alignments, so a key inside a longer base64 text (`user:key`) is found too.
+ * of the three byte alignments, so a key inside a longer base64 text (`user:key`) is found too. The hex and base64
+ * forms are also found wrapped or spaced out: with white space (spaces, tabs, line breaks, also JSON's `\n`, `\r`,
+ * `\t` escapes) anywhere between their characters, as `base64` (76 columns), `xxd -p` (60), `od -t x1` or a PEM
+ * body print them (see `redactWrapped`).
  */
 
 import { maskUrlCredentials, urlCredentials, urlCredentialsIn } from "./urlCredentials.js";
@@ -35,6 +38,8 @@ export class SecretRedactor {
   private pattern: RegExp | undefined;
   /** The forms without escapes, for a text that holds none: most texts, and V8 compiles it in a tenth of the time. */
   private plainPattern: RegExp | undefined;
+  /** The hex and base64 forms, found with white space between their characters (`redactWrapped`). */
+  private wrapped: WrappedForms | undefined;
   /** The most line feeds one of this redactor's own secrets holds. */
   private ownLineBreaks = 0;
 
@@ -81,7 +86,41 @@ export class SecretRedactor {
     // about 2 ms to compile on its first use; a recorded run pays it only when a text has an escape.)
     const pattern = ESCAPES.test(masked) ? (this.pattern ??= patternOf(all, true)) : (this.plainPattern ??= patternOf(all, false));
     pattern.lastIndex = 0;
-    return masked.replace(pattern, REDACTED);
+    return redactWrapped(masked.replace(pattern, REDACTED), (this.wrapped ??= wrappedFormsOf(all)));
+  }
+
+  /**
+   * Where, in a text that more is still to follow, a hex or base64 form of a secret may have begun that is not whole
+   * yet (it may be wrapped onto the next lines): the text's length when none may have. A stream holds back from
+   * there. Only the last `longestEncodedForm()` characters are looked at: no form a secret takes is longer.
+   */
+  partialFormStart(text: string): number {
+    const all = this.allSecrets();
+    if (all.length === 0) return text.length;
+    const { forms } = (this.wrapped ??= wrappedFormsOf(all));
+    // The tail without its white space, and where each of its characters is in the text.
+    const kept: string[] = [];
+    const at: number[] = [];
+    for (let index = gapEnd(text, Math.max(0, text.length - this.longestEncodedForm())); index < text.length; index = gapEnd(text, index + 1)) {
+      kept.push(text[index]!);
+      at.push(index);
+    }
+    const compact = kept.join("");
+    const lower = compact.toLowerCase();
+    let start = compact.length;
+    for (const form of forms) {
+      const tail = form.caseless ? lower : compact;
+      // The longest end of the tail that begins the form (a whole form was redacted already).
+      for (let index = Math.max(0, tail.length - form.text.length + 1); index < start; index += 1) {
+        index = tail.indexOf(form.text[0]!, index);
+        if (index < 0 || index >= start) break;
+        if (form.text.startsWith(tail.slice(index))) {
+          start = index;
+          break;
+        }
+      }
+    }
+    return start === compact.length ? text.length : at[start]!;
   }
 
   /** Every secret this redactor removes, its parents' included (gathered again when a parent learnt one). */
@@ -92,6 +131,7 @@ export class SecretRedactor {
       this.parentSize = parentSize;
       this.pattern = undefined;
       this.plainPattern = undefined;
+      this.wrapped = undefined;
     }
     return this.all;
   }
@@ -194,9 +234,11 @@ export function redactorOf(values: Iterable<string | undefined>): SecretRedactor
 
 /**
  * Redaction of text that arrives in pieces (a streamed answer): a secret split across two pieces must not slip
- * through. Text is passed on a line at a time (when no secret holds a line break, no form of one does; a secret of N
- * lines holds the last N lines back), and a line longer than any encoded secret could be is passed on except for that
- * many last characters: an occurrence that is not yet matched can only be a start of one at the very end. With no
+ * through. Text is passed on a line at a time (a secret of N lines holds the last N lines back), and a line longer
+ * than any encoded secret could be is passed on except for that many last characters: an occurrence that is not yet
+ * matched can only be a start of one at the very end. A hex or base64 form may be wrapped onto the next lines, so
+ * what is passed on stops, besides, where one may have begun that is not whole yet (`partialFormStart`): at most
+ * `longestEncodedForm()` characters of the lines before are held back with the line that is still arriving. With no
  * secret registered, pieces pass at once.
  */
 export class StreamRedactor {
@@ -213,8 +255,9 @@ export class StreamRedactor {
     if (lineBreaks === 0) {
       const lineEnd = this.pending.lastIndexOf("\n") + 1;
       if (lineEnd > 0) {
-        out = this.redactor.redact(this.pending.slice(0, lineEnd));
+        const lines = this.redactor.redact(this.pending.slice(0, lineEnd));
         this.pending = this.pending.slice(lineEnd);
+        out = this.release(lines);
       }
     } else {
       // A secret of N lines may span N line ends, and a cut at one would split it: the whole is redacted first (what
@@ -223,16 +266,23 @@ export class StreamRedactor {
       const redacted = this.redactor.redact(this.pending);
       let cut = redacted.length;
       for (let found = 0; found <= lineBreaks && cut >= 0; found += 1) cut = cut === 0 ? -1 : redacted.lastIndexOf("\n", cut - 1);
-      out = redacted.slice(0, cut + 1);
       this.pending = redacted.slice(cut + 1);
+      out = this.release(redacted.slice(0, cut + 1));
     }
     const hold = this.redactor.longestEncodedForm();
     if (this.pending.length > 2 * hold) {
       const redacted = this.redactor.redact(this.pending);
-      out += redacted.slice(0, redacted.length - hold);
       this.pending = redacted.slice(redacted.length - hold);
+      out += this.release(redacted.slice(0, redacted.length - hold));
     }
     return out;
+  }
+
+  /** The redacted text but its end from where a form of a secret may have begun, which goes back before `pending`. */
+  private release(redacted: string): string {
+    const start = this.redactor.partialFormStart(redacted);
+    this.pending = redacted.slice(start) + this.pending;
+    return redacted.slice(0, start);
   }
 
   /** What is left, at the end of the text. */
@@ -309,6 +359,134 @@ function compile(list: string[], escapes: boolean): RegExp {
   return new RegExp(alternatives.join("|"), "g");
 }
 
+/** A hex or base64 form of a secret as a text: hex in lower case, matched in either. */
+interface WrappedForm {
+  text: string;
+  caseless: boolean;
+}
+
+/**
+ * The hex and base64 forms of some secrets, longest first, and by the two characters each begins with (`byStart`,
+ * indexed by their codes as `first * 128 + second`; hex in both cases), which `redactWrapped` looks for.
+ */
+interface WrappedForms {
+  forms: WrappedForm[];
+  byStart: Map<number, WrappedForm[]>;
+  starts: Uint8Array;
+}
+
+function wrappedFormsOf(secrets: readonly string[]): WrappedForms {
+  const forms = [...new Set(secrets)]
+    .flatMap((secret): WrappedForm[] => [...base64Texts(secret).map((text) => ({ text, caseless: false })), { text: Buffer.from(secret, "utf8").toString("hex"), caseless: true }])
+    .sort((a, b) => b.text.length - a.text.length);
+  const byStart = new Map<number, WrappedForm[]>();
+  const starts = new Uint8Array(128 * 128);
+  for (const form of forms) {
+    const cases = (char: string): string[] => (form.caseless ? [...new Set([char, char.toUpperCase()])] : [char]);
+    for (const first of cases(form.text[0]!)) {
+      for (const second of cases(form.text[1]!)) {
+        const start = first.charCodeAt(0) * 128 + second.charCodeAt(0);
+        starts[start] = 1;
+        byStart.set(start, [...(byStart.get(start) ?? []), form]);
+      }
+    }
+  }
+  return { forms, byStart, starts };
+}
+
+/**
+ * Where the gap at `index` ends (`index` itself when there is none there): what may stand between two characters of
+ * a wrapped or spaced-out hex or base64 form. That is white space (space, tab, line feed, carriage return, form feed,
+ * vertical tab), the escapes a JSON text (or one inside another) writes a line break or a tab as (`\n`, `\\r`… the
+ * run log's records are JSON texts), and the backslashes of a JSON `\/` (a `/` of base64) or at the very end of a
+ * text (where more may follow).
+ */
+function gapEnd(text: string, index: number): number {
+  let at = index;
+  for (;;) {
+    const code = text.charCodeAt(at);
+    if (code === 32 || (code >= 9 && code <= 13)) {
+      at += 1;
+      continue;
+    }
+    if (code !== 92) return at;
+    let after = at + 1;
+    while (text.charCodeAt(after) === 92) after += 1;
+    const next = text.charCodeAt(after);
+    if (next === 110 || next === 114 || next === 116) at = after + 1;
+    else if (next === 47 || after >= text.length) return after;
+    else return at;
+  }
+}
+
+/**
+ * The text with every hex and base64 form of the secrets that has white space (see `gapEnd`) between its characters
+ * replaced too, from its first character to its last: a key that `base64` (76 columns), `xxd -p` (60), `od -t x1`, a
+ * PEM body or a JSON text of them wraps or spaces out is as decodable as one that is not.
+ *
+ * A regular expression with optional white space after each character is several times slower than all the other
+ * forms together (V8 can no longer skip ahead on a form's first characters), and so is a copy of the text without
+ * its white space (prose has a gap every few characters). So one loop reads the text once, skipping the gaps, and
+ * notes where two characters that begin a form follow each other (a few places in most texts); only there is a form
+ * compared, character by character. Joining the words of a text cannot make up a form by chance: each is at least
+ * eight characters of a key's base64, or sixteen of its hex.
+ */
+function redactWrapped(text: string, wrapped: WrappedForms): string {
+  const { starts, byStart } = wrapped;
+  const length = text.length;
+  let candidates: number[] | undefined;
+  // The code of the last character kept (0 after one that is not ASCII: no form has either) and where it is.
+  let previous = 0;
+  let previousAt = 0;
+  for (let index = 0; index < length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (code === 32 || (code >= 9 && code <= 13)) continue;
+    if (code === 92) {
+      const end = gapEnd(text, index);
+      if (end > index) {
+        index = end - 1;
+        continue;
+      }
+    }
+    if (code >= 128) previous = 0;
+    else {
+      if (starts[(previous << 7) | code] === 1) (candidates ??= []).push(previousAt);
+      previous = code;
+      previousAt = index;
+    }
+  }
+  if (candidates === undefined) return text;
+  const out: string[] = [];
+  let done = 0;
+  for (const candidate of candidates) {
+    if (candidate < done) continue;
+    const start = text.charCodeAt(candidate) * 128 + text.charCodeAt(gapEnd(text, candidate + 1));
+    for (const form of byStart.get(start) ?? []) {
+      const end = wrappedFormEnd(text, candidate, form);
+      if (end < 0) continue;
+      out.push(text.slice(done, candidate), REDACTED);
+      done = end;
+      break;
+    }
+  }
+  if (done === 0) return text;
+  out.push(text.slice(done));
+  return out.join("");
+}
+
+/** Where the form ends when it begins at `index`, gaps between its characters allowed; -1 when it does not. */
+function wrappedFormEnd(text: string, index: number, form: WrappedForm): number {
+  let at = index;
+  for (let matched = 0; matched < form.text.length; matched += 1) {
+    if (matched > 0) at = gapEnd(text, at);
+    let code = text.charCodeAt(at);
+    if (form.caseless && code >= 65 && code <= 70) code += 32;
+    if (code !== form.text.charCodeAt(matched)) return -1;
+    at += 1;
+  }
+  return at;
+}
+
 /** Each character raw or escaped: %XX (either case, also double-encoded %25XX), JSON \uXXXX, HTML &#…;, and the
  * form-encoding `+` for a space (and a space for `+`, which a server may decode a raw `+` to). Without `escapes`:
  * raw, and the space and `+` for each other. */
@@ -368,6 +546,10 @@ function hexForm(secret: string): string {
 /** The base64 characters that depend only on the secret's bytes, at each alignment, in both alphabets; and the
  * whole encoding with its padding first, so a lone encoded key is removed entirely. */
 function base64Forms(secret: string): string[] {
+  return base64Texts(secret).map(escapeRegExp);
+}
+
+function base64Texts(secret: string): string[] {
   const bytes = Buffer.from(secret, "utf8");
   const forms = new Set<string>();
   forms.add(bytes.toString("base64"));
@@ -381,7 +563,7 @@ function base64Forms(secret: string): string[] {
     forms.add(stable);
     forms.add(stable.replaceAll("+", "-").replaceAll("/", "_"));
   }
-  return [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp);
+  return [...forms].sort((a, b) => b.length - a.length);
 }
 
 /** A hex number as a pattern accepting both cases, zero-padded to `width` digits (0: no padding). */

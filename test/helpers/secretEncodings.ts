@@ -32,3 +32,27 @@ export function leaksOf(text: string, secret: string): string[] {
     .filter(([, form]) => text.includes(form))
     .map(([name]) => name);
 }
+
+/**
+ * The base64 and hex runs of `text` that decode to bytes holding `secret`, and the secret itself, found with white
+ * space (and JSON's `\n`, `\r`, `\t`, `\/` escapes) taken out first, at every alignment: empty when none does. What a
+ * wrapped or spaced-out `base64`, `xxd -p` or `od` output leaves decodable.
+ */
+export function decodableLeaks(text: string, secret: string): string[] {
+  const compact = text.replace(/\s+|\\+[nrt]|\\+(?=\/)/g, "");
+  const bytes = Buffer.from(secret, "utf8");
+  const leaks: string[] = [];
+  if (compact.includes(secret)) leaks.push("raw");
+  for (const run of compact.match(/[A-Za-z0-9+/_-]{8,}={0,2}/g) ?? []) {
+    for (let skip = 0; skip < 4; skip++) {
+      if (Buffer.from(run.slice(skip).replace(/-/g, "+").replace(/_/g, "/"), "base64").includes(bytes)) leaks.push(`base64 ${run}`);
+    }
+  }
+  for (const run of compact.match(/[0-9a-fA-F]{16,}/g) ?? []) {
+    for (let skip = 0; skip < 2; skip++) {
+      const digits = run.slice(skip);
+      if (Buffer.from(digits.slice(0, digits.length - (digits.length % 2)), "hex").includes(bytes)) leaks.push(`hex ${run}`);
+    }
+  }
+  return leaks;
+}
