@@ -111,6 +111,7 @@ export const ERROR_CODES = [
   "provider_quota",
   "provider_replay_diverged",
   "provider_reply_too_large",
+  "provider_script_empty_turn",
   "provider_script_exhausted",
   "provider_script_incomplete",
   "provider_script_no_agent",

@@ -75,6 +75,15 @@ describe("ScriptedModel", () => {
     await expect(model.generate({ messages: [] })).rejects.toBeInstanceOf(ProviderError);
   });
 
+  it("refuses a turn with neither text nor tool calls, as a live model's empty answer fails the run; a cut or filtered one is the loop's", async () => {
+    const model = new ScriptedModel(["", { text: "  " }, { text: "", finish_reason: "length" }]);
+    await expect(model.generate({ messages: [] })).rejects.toMatchObject({ code: "provider_script_empty_turn", message: expect.stringContaining("scripted turn 1 has no text and no tool calls") });
+    const again = new ScriptedModel([{ text: "  " }, { text: "", finish_reason: "length" }]);
+    await expect(again.generate({ messages: [] })).rejects.toBeInstanceOf(ProviderError);
+    const cut = new ScriptedModel([{ text: "", finish_reason: "length" }]);
+    await expect(cut.generate({ messages: [] })).resolves.toMatchObject({ finishReason: "length" });
+  });
+
   it("assertComplete fails when turns were never used", async () => {
     const model = new ScriptedModel(["one", "two", "three"]);
     await model.generate({ messages: [] });
