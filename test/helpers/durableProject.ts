@@ -13,7 +13,9 @@ import { tempDir, writeTree } from "./tempTree.js";
  *  - the server holds the model request of a round (`holdModel(round)`), and says when it has it;
  *  - a tool blocks in a call (`blockTool(name, n)`) after counting it and writing `blocked`;
  *  - a tool kills its own process right after its call returned (`killAfter(name, n)`): the outcome is recorded and
- *    the next model request not yet sent.
+ *    the next model request not yet sent;
+ *  - a tool blocks in a call until the process gets SIGINT or SIGTERM, and ends with its result after it
+ *    (`outlastStop(name, n)`).
  * Round `n` calls `note` (not idempotent: it appends to a file) when n % 3 is 0, else `look` (idempotent: it reads).
  */
 export interface DurableProject {
@@ -40,6 +42,11 @@ export interface DurableProject {
   tactic(name?: string): string;
   writeTactic(name: string, text: string): string;
   blockTool(name: string, n: number): void;
+  /**
+   * A tool's call `n` writes `blocked` after counting it, then waits, deaf to the run's abort, for the process's
+   * SIGINT or SIGTERM, and ends after it with its result (a call the stop does not cut short), writing `outlasted`.
+   */
+  outlastStop(name: string, n: number): void;
   killAfter(name: string, n: number): void;
   /** Clear the block and kill marks (before a resume). */
   clearMarks(): void;
@@ -69,6 +76,25 @@ async function count(name, n) {
     await new Promise(() => setInterval(() => {}, 60_000));
   }
   if (existsSync(path.join(dir, \`kill-\${name}-\${n}\`))) setImmediate(() => process.kill(process.pid, "SIGKILL"));
+  if (existsSync(path.join(dir, \`outlast-\${name}-\${n}\`))) {
+    // Deaf to the run's abort (it never looks at its signal), it ends on its own once the process was told to stop:
+    // right after lllm's own handler of that signal, which was there first, has aborted the run.
+    const stopped = new Promise((resolve) => {
+      // A timer keeps the event loop, and so the process, alive until the signal comes.
+      const alive = setInterval(() => {}, 60_000);
+      const onStop = () => {
+        process.off("SIGINT", onStop);
+        process.off("SIGTERM", onStop);
+        clearInterval(alive);
+        setImmediate(resolve);
+      };
+      process.on("SIGINT", onStop);
+      process.on("SIGTERM", onStop);
+    });
+    writeFileSync(path.join(dir, "blocked"), \`\${name} \${n}\`);
+    await stopped;
+    writeFileSync(path.join(dir, "outlasted"), \`\${name} \${n}\`);
+  }
 }
 export const note = {
   name: "note",
@@ -203,9 +229,10 @@ agent_configs:
       return file;
     },
     blockTool: (name, n) => writeFileSync(path.join(dir, `block-${name}-${n}`), ""),
+    outlastStop: (name, n) => writeFileSync(path.join(dir, `outlast-${name}-${n}`), ""),
     killAfter: (name, n) => writeFileSync(path.join(dir, `kill-${name}-${n}`), ""),
     clearMarks: () => {
-      for (const name of readdirSync(dir)) if (/^(block|kill)-|^blocked$/.test(name)) rmSync(path.join(dir, name), { force: true });
+      for (const name of readdirSync(dir)) if (/^(block|kill|outlast)-|^(blocked|outlasted)$/.test(name)) rmSync(path.join(dir, name), { force: true });
       held = undefined;
       holdingNow = false;
     },

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { durableProject, waitForFile, type DurableProject, type WireMessage } from "../helpers/durableProject.js";
@@ -264,5 +265,28 @@ describe("a code-action program, killed while it runs", () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     expectOnce(current.toolCalls(), program, ["note 15"]);
     expect(counts(current.toolCalls()).get("note 15")).toBe(2);
+  });
+});
+
+describe("a code-action program, stopped by Ctrl-C during a call that ends after it", () => {
+  const program = Array.from({ length: 30 }, (_, n) => `${n % 3 === 0 ? "note" : "look"} ${n}`);
+
+  it("keeps that call's outcome: the program runs again from its start, that call answered from the journal, nothing run twice", async () => {
+    current = await project();
+    current.outlastStop("note", 15);
+    const first = current.start(["run", current.tactic("program"), "--input", "go"]);
+    expect(await waitForFile(path.join(current.dir, "blocked"), 120_000), first.stderr()).toBe(true);
+    process.kill(first.pid, "SIGINT");
+    expect(await first.exit(60_000), first.stderr()).toBe(130);
+    expect(existsSync(path.join(current.dir, "outlasted")), first.stderr()).toBe(true);
+    expect(current.toolCalls()).toEqual(program.slice(0, 16));
+    current.clearMarks();
+    const resumed = await current.run(["run", "--resume", "--json"]);
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const json = JSON.parse(resumed.stdout) as RunJson;
+    expect(json.output).toBe(`total ${program.filter((call) => call.startsWith("look")).reduce((sum, call) => sum + Number(call.split(" ")[1]) * 7, 0)}`);
+    // Its first 16 calls answered from the journal, `note 15` among them: every call ran once.
+    expect(json.resumed).toEqual({ attempt: 2, replayed_model_calls: 1, replayed_tool_calls: 16 });
+    expect(current.toolCalls()).toEqual(program);
   });
 });

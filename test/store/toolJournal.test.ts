@@ -49,12 +49,48 @@ describe("ToolJournal: an item run again from its start replays its tool calls",
     expect(results.kept.size).toBe(0);
   });
 
-  it("keeps no outcome of a call that answered a signal's stop with a value of its own (a fallback, \"cancelled\")", async () => {
+  it("keeps no outcome of a call that answered a signal's stop with a value of its own (its sample failed: a fallback)", async () => {
     const results = memoryResults();
     const controller = new AbortController();
-    const tool = new FunctionTool({ name: "asks", description: "Asks.", run: () => { controller.abort(new InterruptedError("interrupted", "interrupted by the user")); return "the user cancelled"; } });
-    await new ToolJournal({ results, scope: "iabc" }).wrap(tool, "bot").call(new FunctionCall({ id: "c1", name: "asks" }), { signal: controller.signal });
+    const sample = (): Promise<never> => {
+      controller.abort(new InterruptedError("interrupted", "interrupted by the user"));
+      return Promise.reject(new Error("the model call was cancelled"));
+    };
+    const tool = new FunctionTool({ name: "sums", description: "Sums up.", run: async (_args, context) => context.sample!({ messages: [{ role: "user", content: "sum up" }] }).then(() => "summed", () => "no summary (cancelled)") });
+    const done = await new ToolJournal({ results, scope: "iabc" }).wrap(tool, "bot").call(new FunctionCall({ id: "c1", name: "sums" }), { signal: controller.signal, sample });
+    expect(done.result).toBe("no summary (cancelled)");
     expect(results.kept.size).toBe(0);
+  });
+
+  it("keeps no outcome of a call whose question to the user the stop cancelled", async () => {
+    const results = memoryResults();
+    const controller = new AbortController();
+    const elicit = (): Promise<{ action: "cancel" }> => {
+      controller.abort(new InterruptedError("interrupted", "interrupted by the user"));
+      return Promise.resolve({ action: "cancel" });
+    };
+    const tool = new FunctionTool({ name: "asks", description: "Asks.", run: async (_args, context) => ((await context.elicit!({ message: "Go?", requestedSchema: { type: "object", properties: {} } })).action === "accept" ? "done" : "the user cancelled") });
+    await new ToolJournal({ results, scope: "iabc" }).wrap(tool, "bot").call(new FunctionCall({ id: "c1", name: "asks" }), { signal: controller.signal, elicit });
+    expect(results.kept.size).toBe(0);
+  });
+
+  it("keeps the outcome of a call that ended with its result after a signal's stop (its tool does not heed the signal)", async () => {
+    const results = memoryResults();
+    const controller = new AbortController();
+    const answered = (): Promise<{ action: "accept"; content: { go: boolean } }> => Promise.resolve({ action: "accept", content: { go: true } });
+    const tool = new FunctionTool({
+      name: "deaf",
+      description: "Works on.",
+      run: async (_args, context) => {
+        // Its question was answered before the stop; the stop comes while it works, and it ends anyway.
+        await context.elicit!({ message: "Go?", requestedSchema: { type: "object", properties: { go: { type: "boolean" } } } });
+        controller.abort(new InterruptedError("interrupted", "interrupted by the user"));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return "worked";
+      },
+    });
+    await new ToolJournal({ results, scope: "iabc" }).wrap(tool, "bot").call(new FunctionCall({ id: "c1", name: "deaf" }), { signal: controller.signal, elicit: answered });
+    expect([...results.kept.values()].map((outcome) => (JSON.parse(outcome) as { result: string }).result)).toEqual(["worked"]);
   });
 
   it("keeps the outcome of a call that ended on its own while a limit stopped the run (reached by a call beside it)", async () => {

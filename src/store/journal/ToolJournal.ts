@@ -1,6 +1,7 @@
 import { performance } from "node:perf_hooks";
 import { ConfigError, RunLimitError } from "../../errors.js";
 import { FunctionCall, FunctionTool, isIdempotent, type SampleRequest, type ToolContext } from "../../tools/index.js";
+import { completeToolContext } from "../../tools/localToolContext.js";
 import { markSample, plainSampleRequest } from "../../tools/sampleRequest.js";
 import type { ToolCallOptions } from "../../tools/FunctionTool.js";
 import { recordToolFailure, toolFailureOf } from "../../tools/toolFailure.js";
@@ -111,8 +112,9 @@ export interface ToolJournalOptions {
  * whose outcome was kept gets that outcome. Tools may change things, cost money, or answer differently: a call runs
  * only once. A store that notes calls as they start (`keepToolStart`) lets a later attempt tell a call cut short by
  * the stop: it runs again only when its tool says it is safe (`idempotent`, or its work is journaled inside);
- * otherwise the attempt stops before it with an error naming the call. An outcome of a call the run's own stop cut
- * short (a Ctrl-C) is not kept.
+ * otherwise the attempt stops before it with an error naming the call. A call the run's own stop cut short (it
+ * failed after a Ctrl-C, or answered the stop with a fallback) keeps no outcome; one that ended on its own after the
+ * stop (its tool does not heed the signal) keeps its outcome, as any other.
  */
 export class ToolJournal {
   readonly #options: ToolJournalOptions;
@@ -171,25 +173,48 @@ export class ToolJournal {
     // A tool journaled inside keeps its calls' samples with them; a call cut short that runs again takes the recorded
     // answers to the samples it asked then.
     const sample = this.#options.keepSamples && !inside ? context.sample : undefined;
-    const watched: ToolContext = sample
-      ? {
-          ...context,
-          sample: async (request) => {
-            const plain = plainSampleRequest(request);
-            const answer = await sample(note === undefined ? request : markSample(request, "rerun"));
-            samples.push(plain);
-            return answer;
-          },
+    const asked = completeToolContext(context, tool.name);
+    // Whether the run's stop answered something the call asked lllm for (a sample that failed, a question that was
+    // cancelled): its outcome may then be its answer to the stop, not its work.
+    let stopAnswered = false;
+    const answeredByStop = (): void => {
+      if (context.signal?.aborted === true) stopAnswered = true;
+    };
+    const watched: ToolContext = {
+      ...asked,
+      sample: async (request) => {
+        try {
+          if (!sample) return await asked.sample(request);
+          const plain = plainSampleRequest(request);
+          const answer = await sample(note === undefined ? request : markSample(request, "rerun"));
+          samples.push(plain);
+          return answer;
+        } catch (error) {
+          answeredByStop();
+          throw error;
         }
-      : context;
+      },
+      elicit: async (request) => {
+        try {
+          const answer = await asked.elicit(request);
+          if (answer.action === "cancel") answeredByStop();
+          return answer;
+        } catch (error) {
+          answeredByStop();
+          throw error;
+        }
+      },
+    };
     // The tool itself runs the call: its argument validator is compiled once, not once per attempt.
     const done = await tool.call(call, watched, options);
     // A call the run's stop may have cut short keeps its start note only: its outcome is unknown, and a resume runs it
-    // again only when that is safe. A tool may answer a stop with a value of its own (a fallback when its sample or
-    // its question to the user failed, "cancelled"): after a signal, or an item parked for its provider batch, any
-    // outcome is taken as cut short. A limit reached by a call beside it stops the run without asking this one to
-    // stop early: a call that ended then without an error is whole, and a resume with a higher limit replays it.
-    const cutShort = context.signal?.aborted === true && (done.error !== undefined || !(context.signal.reason instanceof RunLimitError));
+    // again only when that is safe. That is a call that failed once the run was stopped (a tool that heeded its
+    // signal, a command killed), or one that ended after the stop answered its sample or its question (a fallback,
+    // "cancelled"): a limit reached by a call beside it stops the run without asking this one to stop early, so only
+    // its failure counts then. A call that ended with a result of its own after the stop (a tool that does not heed
+    // its signal, which the run waits for) is whole: kept before the run goes on, a resume replays it.
+    const aborted = context.signal?.aborted === true;
+    const cutShort = aborted && (done.error !== undefined || (stopAnswered && !(context.signal?.reason instanceof RunLimitError)));
     if (!cutShort) this.#options.results.keepToolResult(key, outcomeOf(done, samples), { agent, call: done, durationMs: performance.now() - started });
     return done;
   }
