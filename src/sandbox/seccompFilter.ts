@@ -4,6 +4,14 @@
  * namespaces (a user namespace would make the code root of its own), kernel modules and keyrings, bpf, userfaultfd,
  * perf and reading other processes' memory. clone3 answers ENOSYS, so the C library falls back to clone, whose flags
  * a classic filter can inspect (clone3 passes them in memory it cannot read). Built here, so no libseccomp is needed.
+ *
+ * Memory that no process's size shows answers ENOSYS too, as on a kernel built without it (programs that can do
+ * without fall back, Python raises `OSError: [Errno 38] Function not implemented`): anonymous files (memfd_create,
+ * memfd_secret), whose pages count in no process while they are not mapped, and System V IPC (shared memory
+ * segments, semaphore sets, message queues), whose objects live in the IPC namespace, not in a process. The memory
+ * watchdog sums what processes map, so gigabytes held there passed the memory limit unseen (semaphore sets are the
+ * kernel's own memory: a loop of them took over 10 GB in half a minute). Python's multiprocessing and shared_memory
+ * use POSIX shared memory and semaphores instead: files in /dev/shm, a sized tmpfs.
  */
 
 interface Arch {
@@ -14,6 +22,8 @@ interface Arch {
   /** System call numbers at and above this belong to another ABI on the same arch (x32 on x86_64): refused. */
   foreignFrom?: number;
   denied: readonly number[];
+  /** Answered ENOSYS, as if the kernel had no such call (see above). */
+  unsupported: readonly number[];
 }
 
 const ARCHES: Partial<Record<NodeJS.Architecture, Arch>> = {
@@ -27,6 +37,9 @@ const ARCHES: Partial<Record<NodeJS.Architecture, Arch>> = {
     // name_to_handle_at, open_by_handle_at, setns, process_vm_readv, process_vm_writev, finit_module,
     // kexec_file_load, bpf, userfaultfd, open_tree, move_mount, fsopen, fsconfig, fsmount, fspick, mount_setattr
     denied: [101, 165, 166, 167, 168, 169, 155, 161, 163, 164, 172, 173, 175, 176, 179, 248, 249, 250, 246, 272, 298, 303, 304, 308, 310, 311, 313, 320, 321, 323, 428, 429, 430, 431, 432, 433, 442],
+    // memfd_create, memfd_secret, shmget, shmat, shmctl, shmdt, semget, semop, semctl, semtimedop, msgget, msgsnd,
+    // msgrcv, msgctl
+    unsupported: [319, 447, 29, 30, 31, 67, 64, 65, 66, 220, 68, 69, 70, 71],
   },
   arm64: {
     audit: 0xc00000b7,
@@ -34,6 +47,7 @@ const ARCHES: Partial<Record<NodeJS.Architecture, Arch>> = {
     clone3: 435,
     // the same calls, by the generic table's numbers
     denied: [117, 40, 39, 224, 225, 142, 41, 51, 89, 170, 105, 106, 60, 217, 218, 219, 104, 97, 241, 264, 265, 268, 270, 271, 273, 294, 280, 282, 428, 429, 430, 431, 432, 433, 442],
+    unsupported: [279, 447, 194, 196, 195, 197, 190, 193, 191, 192, 186, 189, 188, 187],
   },
 };
 
@@ -69,6 +83,7 @@ export function seccompFilter(arch: NodeJS.Architecture = process.arch): Buffer 
   body.push({ code: LD_W_ABS, k: NR });
   if (table.foreignFrom !== undefined) body.push({ code: JGE_K, k: table.foreignFrom, onTrue: "deny", onFalse: "next" });
   for (const nr of table.denied) body.push({ code: JEQ_K, k: nr, onTrue: "deny", onFalse: "next" });
+  for (const nr of table.unsupported) body.push({ code: JEQ_K, k: nr, onTrue: "nosys", onFalse: "next" });
   body.push({ code: JEQ_K, k: table.clone3, onTrue: "nosys", onFalse: "next" });
   body.push({ code: JEQ_K, k: table.clone, onTrue: "next", onFalse: "allow" });
   body.push({ code: LD_W_ABS, k: ARG0_LOW });
