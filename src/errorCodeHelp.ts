@@ -83,6 +83,7 @@ export const ERROR_CODE_HELP: Readonly<Record<ErrorCode, ErrorCodeHelp>> = {
   mcp_server_start_failed: { means: "An MCP server failed to start (it exited, or the connection failed).", fix: "Run its command by hand to see why; its stderr is in the message." },
   mcp_server_start_timeout: { means: "An MCP server did not start in time.", fix: "Check that its command starts a server speaking MCP on stdio (or that the URL answers)." },
   mcp_token_missing: { means: "The variable `bearer_token_env` names is not set.", fix: "Set the variable before the run." },
+  mcp_token_needed: { means: "An MCP server reached by URL answered 401 and offers no OAuth sign-in: it wants a token lllm was not given.", fix: "Name the variable that holds the token: `bearer_token_env: NAME` on the server in the tactic, or `lllm mcp tools --bearer-token-env NAME <url>`." },
   mcp_tool_error: { means: "An MCP tool answered with an error result; the model reads it (a program gets `MCPToolError`).", fix: "Usually nothing: the model adapts. If it keeps failing, check the server." },
   mcp_tool_invalid: { means: "An MCP server offers a tool whose schema lllm cannot use.", fix: "Leave the tool out with `allowed_tools`, or fix the server's schema." },
   mcp_tool_name_clash: { means: "An MCP server offers two tools whose names are the same once made valid for the model.", fix: "Leave one out with `allowed_tools`." },

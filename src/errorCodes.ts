@@ -72,6 +72,7 @@ export const ERROR_CODES = [
   "mcp_server_start_failed",
   "mcp_server_start_timeout",
   "mcp_token_missing",
+  "mcp_token_needed",
   "mcp_tool_error",
   "mcp_tool_invalid",
   "mcp_tool_name_clash",

@@ -82,7 +82,7 @@ export const HELP_EXAMPLES: Readonly<Record<string, ReadonlyArray<readonly [comm
   ],
   "mcp tools": [
     ["lllm mcp tools \"npx -y @modelcontextprotocol/server-everything\"", "a stdio server, as a quoted command line"],
-    ["lllm mcp tools https://example.com/mcp --header \"Authorization: Bearer $TOKEN\" --json", "a Streamable HTTP server, as the model sees its tools"],
+    ["lllm mcp tools https://example.com/mcp --bearer-token-env TOKEN --json", "a Streamable HTTP server whose token is in $TOKEN, as the model sees its tools"],
   ],
   "mcp serve": [
     ["lllm mcp serve packages-example/weather", "the weather package's tools and tactics over stdio"],

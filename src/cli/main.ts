@@ -349,6 +349,7 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
       // Repeatable single-value options: a variadic option would swallow the server spec that follows it.
       .option("--env <KEY=VALUE>", "environment of a stdio server (repeatable)", collect)
       .option("--header <Name: value>", "HTTP header (repeatable)", collect)
+      .option("--bearer-token-env <name>", "an HTTP server's token: the environment variable holding it (sent as Authorization: Bearer)")
       .option("--json", "the tools as the model sees them")
       .action(async (server: string[], options: Record<string, unknown>, command: Command) => {
         const { mcpToolsCommand } = await import("./mcp.js");

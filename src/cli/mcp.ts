@@ -24,6 +24,8 @@ export interface McpToolsOptions {
   env?: string[];
   /** `Name: value` for an HTTP server's requests (repeatable). */
   header?: string[];
+  /** The environment variable holding an HTTP server's bearer token (sent as `Authorization: Bearer …`). */
+  bearerTokenEnv?: string;
 }
 
 /**
@@ -32,7 +34,7 @@ export interface McpToolsOptions {
  * of its description; with `--json`, the tools exactly as lllm offers them to a model.
  */
 export async function mcpToolsCommand(spec: string | string[], options: McpToolsOptions = {}): Promise<void> {
-  const config = parseServerSpec(spec, { ...(options.env ? { env: options.env } : {}), ...(options.header ? { header: options.header } : {}) });
+  const config = parseServerSpec(spec, { ...(options.env ? { env: options.env } : {}), ...(options.header ? { header: options.header } : {}), ...(options.bearerTokenEnv !== undefined ? { bearerTokenEnv: options.bearerTokenEnv } : {}) });
   const connections = new McpConnections({ hooks: mcpClientHooks({ verbose: false, signal: stopSignal() }) });
   try {
     const tools = await connections.get(config);

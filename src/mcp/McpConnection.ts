@@ -13,7 +13,8 @@ import { createTransport, describeServer, type ServerTransport } from "./createT
 import type { McpClientHooks } from "./McpClientHooks.js";
 import { installClientHandlers } from "./installClientHandlers.js";
 import { SignInNeeded } from "./oauth/LllmOAuthProvider.js";
-import { OAuthFlowError } from "./oauth/oauthFetch.js";
+import { OAuthFlowError, OAuthNotOffered } from "./oauth/oauthFetch.js";
+import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 import { decodeToolResult, type DecodedToolResult } from "./decodeToolResult.js";
 import { jsonRpcCodeName } from "./jsonRpcCodeName.js";
 import { McpToolError } from "./McpToolError.js";
@@ -272,8 +273,15 @@ function httpFailure(error: unknown, server: string): LllmError | undefined {
       cause: error,
     });
   }
+  if (root instanceof OAuthNotOffered) {
+    const said = root.serverMessage ? `: ${JSON.stringify(escapeControlCharacters(root.serverMessage, { all: true }))}` : "";
+    return new ConfigError("mcp_token_needed", `MCP server \`${server}\` needs a token: it answered HTTP ${root.status}${said}, and offers no OAuth sign-in`, {
+      hint: "Put the token in an environment variable and name the variable: `bearer_token_env: NAME` on the server in the tactic, or `lllm mcp tools --bearer-token-env NAME <url>` (for another header, `headers:` in the tactic, `--header` on the command line).",
+      cause: error,
+    });
+  }
   if (root instanceof UnauthorizedError || (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403))) {
-    return new ToolError("mcp_unauthorized", `MCP server \`${server}\` refused lllm's credentials: ${root instanceof Error ? root.message : String(root)}`, {
+    return new ToolError("mcp_unauthorized", `MCP server \`${server}\` refused lllm's credentials: ${refusalText(root)}`, {
       hint: "Check the token (bearer_token_env) or the OAuth client settings; a stored sign-in is in $LLLM_HOME/mcp/oauth (delete the server's file there to sign in again).",
       cause: error,
     });
@@ -282,6 +290,21 @@ function httpFailure(error: unknown, server: string): LllmError | undefined {
     return new ToolError("mcp_oauth_failed", `MCP server \`${server}\`: signing in (OAuth) failed: ${root.message}`, { hint: "Check the server's OAuth settings (its authorization server, the client_id and secret) and that its authorization server is up.", cause: error });
   }
   return undefined;
+}
+
+/** A refusal's text: the server's JSON-RPC error message when the SDK quotes its body (`Error POSTing to endpoint: {…}`). */
+function refusalText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const body = /^(?:Streamable HTTP error: )?Error POSTing to endpoint: (\{.*\})$/s.exec(message)?.[1];
+  if (error instanceof StreamableHTTPError && body !== undefined) {
+    try {
+      const said = (JSON.parse(body) as { error?: { message?: unknown } }).error?.message;
+      if (typeof said === "string") return `it answered HTTP ${error.code}: ${JSON.stringify(escapeControlCharacters(said.slice(0, 300), { all: true }))}`;
+    } catch {
+      // not JSON after all: the SDK's message as it is
+    }
+  }
+  return message;
 }
 
 function rootCause(error: unknown): unknown {

@@ -9,6 +9,8 @@ export interface ServerSpecOptions {
   env?: string[];
   /** `Name: value` entries (or `Name=value`) for an HTTP server's requests. */
   header?: string[];
+  /** The environment variable holding an HTTP server's bearer token (`bearer_token_env`). */
+  bearerTokenEnv?: string;
 }
 
 /**
@@ -31,8 +33,13 @@ export function parseServerSpec(spec: string | string[], options: ServerSpecOpti
       throw new ConfigError("usage_mcp_server", `\`${url}\` is not a valid URL`, { hint: "e.g. http://127.0.0.1:3000/mcp" });
     }
     const headers = parsePairs(options.header ?? [], /:|=/, "--header", "Authorization: Bearer abc");
-    return { name: host, url, ...(Object.keys(headers).length > 0 ? { headers } : {}) };
+    const tokenEnv = options.bearerTokenEnv?.trim();
+    if (tokenEnv !== undefined && !/^[A-Za-z_][A-Za-z0-9_]*$/.test(tokenEnv)) {
+      throw new ConfigError("usage_mcp_server", `--bearer-token-env \`${options.bearerTokenEnv}\` is not the name of an environment variable`, { hint: "Give the variable's name, not the token: --bearer-token-env MCP_TOKEN." });
+    }
+    return { name: host, url, ...(Object.keys(headers).length > 0 ? { headers } : {}), ...(tokenEnv !== undefined ? { bearer_token_env: tokenEnv } : {}) };
   }
+  if (options.bearerTokenEnv !== undefined) throw new ConfigError("usage_mcp_server", "--bearer-token-env applies to servers reached by URL, not to a command", { hint: "Use --env KEY=VALUE to configure a stdio server." });
   if (options.header && options.header.length > 0) throw new ConfigError("usage_mcp_server", "--header applies to servers reached by URL, not to a command", { hint: "Use --env KEY=VALUE to configure a stdio server." });
   const argv = words.length === 1 ? splitCommandLine(words[0]!) : words;
   const [command, ...args] = argv;

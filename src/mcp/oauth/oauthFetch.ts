@@ -1,10 +1,25 @@
-import { auth, extractWWWAuthenticateParams, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import { auth, discoverAuthorizationServerMetadata, discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { checkOAuthUrl } from "./checkOAuthUrl.js";
 import { SignInNeeded } from "./LllmOAuthProvider.js";
 
 /** A step of the OAuth flow failed (discovery, registration, the token request): the cause says which and why. */
 export class OAuthFlowError extends Error {}
+
+/**
+ * A server answered 401 and offers no OAuth (no protected-resource metadata, no authorization-server metadata): it
+ * wants a token it was not given. `serverMessage` is what its 401 said (its JSON-RPC error message, or its short
+ * text), for the user: lllm's own server says there how to send the token.
+ */
+export class OAuthNotOffered extends Error {
+  readonly status: number;
+  readonly serverMessage: string | undefined;
+  constructor(status: number, serverMessage: string | undefined) {
+    super(`the server answered HTTP ${status}${serverMessage ? ` (${JSON.stringify(serverMessage)})` : ""} and offers no OAuth sign-in`);
+    this.status = status;
+    this.serverMessage = serverMessage;
+  }
+}
 
 /** Authorization rounds for one request: a first sign-in, then at most two step-ups (the suite allows three). */
 const MAX_AUTH_ROUNDS = 3;
@@ -37,6 +52,7 @@ export function oauthFetch(provider: Provider, serverUrl: URL, next: FetchLike, 
       // The same refusal after a step-up: asking again would loop.
       if (stepUp && challenge === lastChallenge) break;
       lastChallenge = challenge;
+      const refusal = round === 0 && response.status === 401 ? await refusalMessage(response) : undefined;
       await response.body?.cancel().catch(() => {});
       // Every address of the flow (metadata, registration, token), however the server's metadata names it: https, or
       // http on this machine. A refusal is thrown, not answered: the SDK would take a failed discovery for "none".
@@ -55,6 +71,11 @@ export function oauthFetch(provider: Provider, serverUrl: URL, next: FetchLike, 
         }
       } catch (error) {
         if (error instanceof SignInNeeded) throw error;
+        // A server that wants a plain token offers no OAuth: the SDK then tries the default endpoints on its origin
+        // and fails on their 404s. What the user needs is the server's own 401 message, not that failure.
+        if (round === 0 && response.status === 401 && resourceMetadataUrl === undefined && !(await offersOAuth(serverUrl, next))) {
+          throw new OAuthNotOffered(401, refusal);
+        }
         throw new OAuthFlowError(error instanceof Error ? error.message : String(error), { cause: error });
       }
       if (result !== "AUTHORIZED") break;
@@ -62,4 +83,42 @@ export function oauthFetch(provider: Provider, serverUrl: URL, next: FetchLike, 
     }
     return response;
   };
+}
+
+/** The message of a refusal, for the user: a JSON-RPC `error.message`, an OAuth `error_description`, or short plain text. */
+async function refusalMessage(response: Response): Promise<string | undefined> {
+  let text: string;
+  try {
+    text = (await response.clone().text()).slice(0, 4096).trim();
+  } catch {
+    return undefined;
+  }
+  if (text === "") return undefined;
+  try {
+    const body = JSON.parse(text) as { error?: unknown; error_description?: unknown; message?: unknown };
+    const error = body.error as { message?: unknown } | string | undefined;
+    const message = typeof error === "object" && error !== null && typeof error.message === "string" ? error.message : typeof body.error_description === "string" ? body.error_description : typeof body.message === "string" ? body.message : typeof error === "string" ? error : undefined;
+    return message?.slice(0, 300);
+  } catch {
+    // An HTML error page says nothing useful on a terminal.
+    return /^\s*</.test(text) || text.length > 300 ? undefined : text;
+  }
+}
+
+/**
+ * Whether the server describes itself as an OAuth-protected resource (RFC 9728) or its origin serves
+ * authorization-server metadata. Only the server's own origin is asked.
+ */
+async function offersOAuth(serverUrl: URL, next: FetchLike): Promise<boolean> {
+  try {
+    await discoverOAuthProtectedResourceMetadata(serverUrl, {}, next);
+    return true;
+  } catch (error) {
+    if (!(error instanceof Error && /does not implement/.test(error.message))) return true; // there but broken: the flow's own error says more
+  }
+  try {
+    return (await discoverAuthorizationServerMetadata(new URL("/", serverUrl), { fetchFn: next })) !== undefined;
+  } catch {
+    return true;
+  }
 }
