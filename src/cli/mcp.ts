@@ -10,6 +10,8 @@ import { loadRegistry } from "./loadRegistry.js";
 import { positiveInteger } from "./positiveInteger.js";
 import { mcpClientHooks } from "./mcpClientHooks.js";
 import { packageTacticTools } from "../tactics/packageTacticTools.js";
+import { mcpServedRunner } from "../run/mcpServedRunner.js";
+import { environmentSecrets } from "../util/redact.js";
 import { stopSignal } from "./handleSignals.js";
 import { steadyHeap } from "../util/steadyHeap.js";
 import { SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
@@ -94,7 +96,9 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
   steadyHeap();
 
   // Tactics are served as tools too: each call runs the tactic here, with this side's models and keys.
-  const tactics = await packageTacticTools(registry, pkg.name);
+  // Each call of a tactic is recorded in the run log, as a request to `lllm serve` is (`lllm logs --served`).
+  const runner = mcpServedRunner({ environmentSecrets: environmentSecrets(process.env), warn });
+  const tactics = await packageTacticTools(registry, pkg.name, { runner });
   for (const { ref, reason } of tactics.skipped) warn(`not serving tactic \`${ref}\`: ${reason}`);
   const served = await loadServedPackage(registry, pkg.name, { extraTools: tactics.tools });
   for (const { what, reason } of served.skipped) warn(`not serving ${what}: ${reason}`);

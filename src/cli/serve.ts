@@ -12,6 +12,8 @@ import { mcpEndpoint, type McpEndpoint } from "../serve/mcpEndpoint.js";
 import { serve, SERVE_DEFAULTS } from "../serve/serve.js";
 import type { TacticToServe } from "../serve/ServedModels.js";
 import { isDefaultsFile, packageTacticTools } from "../tactics/packageTacticTools.js";
+import { mcpServedRunner } from "../run/mcpServedRunner.js";
+import { environmentSecrets } from "../util/redact.js";
 import { looksLikeQualifiedRef } from "../registry/ref.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
 import { assertTemplateVariables } from "../tactics/templateVariables.js";
@@ -79,8 +81,10 @@ export async function serveCommand(targets: string[], options: ServeCommandOptio
   let mcp: McpEndpoint | undefined;
   if (packages.length > 0) {
     const loaded: ServedPackage[] = [];
+    // A tactic called over /mcp is recorded like a request to /v1 (`lllm logs --served`).
+    const runner = mcpServedRunner({ environmentSecrets: environmentSecrets(process.env), ...(options.log === false ? { log: false } : {}), warn });
     for (const { registry, name } of packages) {
-      const tools = await packageTacticTools(registry, name);
+      const tools = await packageTacticTools(registry, name, { runner });
       loaded.push(await loadServedPackage(registry, name, { extraTools: tools.tools }));
     }
     mcp = mcpEndpoint(loaded, { host: http.host, ...(token.value !== undefined ? { token: token.value } : {}) });

@@ -23,7 +23,7 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
   lines.push(dim(`tactic ${run.tactic_path ?? "?"}`));
   lines.push(dim(`models ${run.models.join(", ") || "-"} · ${run.llm_calls} calls · ${tokens(run)} · cost ${formatCost(run.cost)}`));
   if (run.continues_run) lines.push(dim(`continues run ${run.continues_run}`));
-  if (run.served) lines.push(dim(`served ${run.served.route} as model ${run.served.model}${run.served.client?.user !== undefined ? ` for ${run.served.client.user}` : ""}${run.served.response_id !== undefined ? ` · ${run.served.response_id}` : ""}`));
+  if (run.served) lines.push(dim(servedLine(run.served)));
   if (run.attempts.length > 0) lines.push(dim(`resumed ${run.attempts.length === 1 ? "once" : `${run.attempts.length} times`} (lllm run --resume)`));
   if (Object.keys(run.vars).length > 0) lines.push(dim(`vars ${Object.entries(run.vars).map(([key, value]) => `${key}=${value}`).join(" ")}`));
   lines.push(...spendLines(run.details?.spend).map(dim));
@@ -149,4 +149,12 @@ function count(value: number, noun: string): string {
 /** Whether two stored messages are the same: one object (kept from the call before), or equal in every part. */
 function sameMessage(a: StoredMessage, b: StoredMessage): boolean {
   return a === b || JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** How a served run was asked for: `served chat.completions as model shop for ann`, `served over MCP (HTTP) as tool shop to inspector/0.1`. */
+function servedLine(served: NonNullable<RunRecord["served"]>): string {
+  if (served.route === "mcp" || served.route === "mcp.stdio") {
+    return `served over MCP (${served.route === "mcp" ? "HTTP" : "stdio"}) as tool ${served.model}${served.client?.user_agent !== undefined ? ` to ${served.client.user_agent}` : ""}`;
+  }
+  return `served ${served.route} as model ${served.model}${served.client?.user !== undefined ? ` for ${served.client.user}` : ""}${served.response_id !== undefined ? ` · ${served.response_id}` : ""}`;
 }

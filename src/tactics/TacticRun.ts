@@ -7,7 +7,7 @@ import type { RunBudget, RunLimits, SpendReport } from "../limits/index.js";
 import type { RunLimitName } from "../errors.js";
 import type { FallbackNotice } from "../providers/FallbackModel.js";
 import type { MediaAttachment, Model, ResponseFormat } from "../providers/Model.js";
-import type { FunctionTool } from "../tools/index.js";
+import type { FunctionTool, ToolContext } from "../tools/index.js";
 import type { RetryNotice } from "../providers/requestWithRetries.js";
 import type { PreparedTactic } from "./prepareTactic.js";
 
@@ -179,7 +179,8 @@ export interface AgentsRequest {
  * so that the run, the agents it builds and the tools they get form no import cycle.
  */
 export interface TacticRunner {
-  run(prepared: PreparedTactic, options: RunOptions): Promise<TacticResult>;
+  /** `context`: the tool call's, when the tactic is called as a tool (a served tactic's runner reads its caller there). */
+  run(prepared: PreparedTactic, options: RunOptions, context?: ToolContext): Promise<TacticResult>;
   /** Fresh agents for one call, closed (kernels, MCP servers) when `use` settles. */
   withAgents<T>(request: AgentsRequest, use: (agents: Map<string, Agent>) => Promise<T>): Promise<T>;
 }

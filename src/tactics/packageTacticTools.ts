@@ -8,19 +8,21 @@ import { prepareTactic } from "./prepareTactic.js";
 import { tacticRunner } from "./runTactic.js";
 import { tacticTool } from "./tacticTools.js";
 import type { BoundCapability } from "./prepareTactic.js";
+import type { TacticRunner } from "./TacticRun.js";
 
 /**
  * Every tactic of a package as a tool, for `lllm mcp serve`: each call runs the tactic with fresh agents (models
- * and keys come from the serving side). A tactic that cannot be loaded is skipped, with the reason.
+ * and keys come from the serving side), with `runner` (default: unrecorded; the servers pass one that records each
+ * call in the run log). A tactic that cannot be loaded is skipped, with the reason.
  */
-export async function packageTacticTools(registry: Registry, packageName: string): Promise<{ tools: FunctionTool[]; skipped: Array<{ ref: string; reason: string }> }> {
+export async function packageTacticTools(registry: Registry, packageName: string, options: { runner?: TacticRunner } = {}): Promise<{ tools: FunctionTool[]; skipped: Array<{ ref: string; reason: string }> }> {
   const pkg = registry.packages.get(packageName);
   const tools: FunctionTool[] = [];
   const skipped: Array<{ ref: string; reason: string }> = [];
   for (const entry of pkg ? pkg.tactics.values() : []) {
     if (isDefaultsFile(entry.file)) continue; // shared defaults that others name with `base:`: not a tactic to serve
     try {
-      tools.push(await standaloneTacticTool(registry, { ref: entry.ref, kind: "tactic", entry }));
+      tools.push(await standaloneTacticTool(registry, { ref: entry.ref, kind: "tactic", entry }, options.runner));
     } catch (error) {
       skipped.push({ ref: entry.ref, reason: error instanceof Error ? firstLine(error.message) : String(error) });
     }
@@ -35,9 +37,9 @@ export async function tacticRefTool(registry: Registry, text: string): Promise<F
   return standaloneTacticTool(registry, { ref: entry.ref, kind: "tactic", entry, ...(ref?.member ? { member: ref.member } : {}) });
 }
 
-async function standaloneTacticTool(registry: Registry, capability: BoundCapability): Promise<FunctionTool> {
+async function standaloneTacticTool(registry: Registry, capability: BoundCapability, runner: TacticRunner = tacticRunner): Promise<FunctionTool> {
   const nested = await prepareTactic(capability.entry.file, { registry });
-  return tacticTool({ nested, capability, options: { input: undefined }, onEvent: () => {}, runner: tacticRunner });
+  return tacticTool({ nested, capability, options: { input: undefined }, onEvent: () => {}, runner });
 }
 
 /** A YAML tactic file with no agents, no `base` and no pattern of its own only holds defaults for others. */

@@ -1,6 +1,6 @@
 import { checkParameterSchemas } from "../tools/checkParameterSchemas.js";
 import type { AgentEvent } from "../agent/index.js";
-import { FunctionTool, normalizeParameters } from "../tools/index.js";
+import { FunctionTool, normalizeParameters, type ToolContext } from "../tools/index.js";
 import { tacticMember } from "./tacticMember.js";
 import type { BoundCapability, PreparedTactic } from "./prepareTactic.js";
 import { tacticAsFunction } from "./tacticAsFunction.js";
@@ -28,12 +28,12 @@ export async function tacticTool({ nested, capability, options: parentOptions, o
   const { onStart: _parentStart, limits: _parentLimits, turn: _parentTurn, onText: _parentText, ...options } = parentOptions;
   const { config } = nested.tactic;
   const name = config.name ?? capability.entry.key;
-  const run = async (input: unknown, signal: AbortSignal | undefined): Promise<unknown> => {
+  const run = async (input: unknown, signal: AbortSignal | undefined, context?: ToolContext): Promise<unknown> => {
     // Each call counts in the run's budget under this tool, with the nested tactic's own limits; its agents are named
     // `<tool>/<agent>` in everything the run reports (the prefix nests).
     const budget = options.budget ? nestedRunBudget(options.budget, nested, name) : undefined;
     try {
-      return (await runner.run(nested, { ...options, input, ...(signal ? { signal } : {}), ...(budget ? { budget } : {}), agentPrefix: `${options.agentPrefix ?? ""}${name}/`, onEvent })).output;
+      return (await runner.run(nested, { ...options, input, ...(signal ? { signal } : {}), ...(budget ? { budget } : {}), agentPrefix: `${options.agentPrefix ?? ""}${name}/`, onEvent }, context)).output;
     } finally {
       budget?.close();
     }
@@ -45,7 +45,7 @@ export async function tacticTool({ nested, capability, options: parentOptions, o
       description: config.description ?? `Run the ${name} tactic on a task.`,
       inputSchema: config.input,
       ...(config.parameter_mode ? { parameterMode: config.parameter_mode } : {}),
-      call: (input, context) => run(input, context.signal),
+      call: (input, context) => run(input, context.signal, context),
     });
     // A resumed run calls it again: the nested run's model and tool calls are answered from the run's journal.
     whole.replaysInside = true;

@@ -24,6 +24,39 @@ export interface ConnectionState {
  *   capability gets a ToolError the tool may catch.
  */
 export function mcpToolContext(options: { server: Server; extra: RequestHandlerExtra<ServerRequest, ServerNotification>; state: ConnectionState; toolName: string; cwd: string }): ToolContext {
+  const context = contextFor(options);
+  const client = options.server.getClientVersion();
+  const userAgent = options.extra.requestInfo?.headers["user-agent"];
+  return withCaller(context, {
+    tool: options.toolName,
+    transport: options.extra.requestInfo !== undefined ? "http" : "stdio",
+    ...(client ? { client: `${client.name}${client.version ? `/${client.version}` : ""}` } : {}),
+    ...(typeof userAgent === "string" ? { userAgent } : {}),
+  });
+}
+
+/** Who called a tool over MCP: the tool's name, the transport, the client's `clientInfo` and HTTP User-Agent. */
+export interface McpCaller {
+  tool: string;
+  transport: "stdio" | "http";
+  /** `name/version` of the client's `clientInfo`. */
+  client?: string;
+  userAgent?: string;
+}
+
+/** Where a context keeps its caller: a symbol key, which the copies a tool call makes of its context (`{...context}`) keep. */
+const MCP_CALLER = Symbol("lllm.mcpCaller");
+
+function withCaller(context: ToolContext, caller: McpCaller): ToolContext {
+  return Object.assign(context, { [MCP_CALLER]: caller });
+}
+
+/** The MCP caller of a tool call, when `context` is that of a call an MCP client made (`mcpToolContext`). */
+export function mcpCallerOf(context: ToolContext | undefined): McpCaller | undefined {
+  return (context as Record<symbol, McpCaller | undefined> | undefined)?.[MCP_CALLER];
+}
+
+function contextFor(options: { server: Server; extra: RequestHandlerExtra<ServerRequest, ServerNotification>; state: ConnectionState; toolName: string; cwd: string }): ToolContext {
   const { server, extra, state, toolName } = options;
   const token = extra._meta?.progressToken;
   let last: number | undefined;
