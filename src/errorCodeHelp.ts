@@ -79,6 +79,7 @@ export const ERROR_CODE_HELP: Readonly<Record<ErrorCode, ErrorCodeHelp>> = {
   mcp_serve_listen_failed: { means: "`lllm mcp serve --http` cannot listen on that address (the port is in use).", fix: "Pick another port, or `--http 0` for any free one." },
   mcp_serve_token_missing: { means: "`--token-env NAME`, but the variable is not set or empty.", fix: "Set it to the token clients must send, e.g. `export MCP_TOKEN=$(openssl rand -hex 32)`." },
   mcp_server_closed: { means: "An MCP server closed the connection during a call, or while it was starting.", fix: "Check the server: its last stderr lines are in the message." },
+  mcp_server_env_unset: { means: "A stdio MCP server's `env` value names a variable (`${NAME}`) that is not set in lllm's environment, and gives no default.", fix: "Set the variable before the run, or give a default: `${NAME:-value}`." },
   mcp_server_invalid: { means: "An `mcp_servers` entry is invalid (both or neither of `command` and `url`, a bad URL…).", fix: "Fix the entry at the place the message names." },
   mcp_server_start_failed: { means: "An MCP server failed to start (it exited, or the connection failed).", fix: "Run its command by hand to see why; its stderr is in the message." },
   mcp_server_start_timeout: { means: "An MCP server did not start in time.", fix: "Check that its command starts a server speaking MCP on stdio (or that the URL answers)." },

@@ -68,6 +68,7 @@ export const ERROR_CODES = [
   "mcp_serve_listen_failed",
   "mcp_serve_token_missing",
   "mcp_server_closed",
+  "mcp_server_env_unset",
   "mcp_server_invalid",
   "mcp_server_start_failed",
   "mcp_server_start_timeout",

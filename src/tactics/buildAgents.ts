@@ -4,6 +4,7 @@ import { chainMember, modelChain, replySizeBytes, type AgentConfig, type McpServ
 import type { ProxyDefinition, ProxyManager } from "../proxies/index.js";
 import { ConfigError } from "../errors.js";
 import { MCP } from "../mcp/MCP.js";
+import { expandServerEnv } from "../mcp/expandServerEnv.js";
 import type { McpConnections } from "../mcp/McpConnections.js";
 import { FunctionTool } from "../tools/index.js";
 import { Prompt } from "../prompts/index.js";
@@ -84,7 +85,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
     if (only && !only.has(bound.name)) continue; // servers and kernels start only for agents the pattern uses
     const { config } = bound;
     const tools = bound.tools.map((entry) => entry.tool);
-    const servers = mcpServersOf(prepared, config);
+    const servers = mcpServersOf(prepared, config, options.env ?? process.env);
     if (servers.length > 0) {
       if (!connections) {
         // Loaded only when a tactic has MCP servers: the SDK is the heaviest dependency of a run.
@@ -222,10 +223,21 @@ function namedProxies(capabilities: BoundCapability[], definitions: ProxyDefinit
     .map((capability) => definitions.find((definition) => definition.source?.file === capability.entry.file)?.path ?? capability.entry.key);
 }
 
-/** The agent's MCP servers: the tactic's top-level ones, then the agent's (merged with global); a name given twice keeps the agent's. */
-function mcpServersOf(prepared: PreparedTactic, config: AgentConfig): McpServerConfig[] {
+/**
+ * The agent's MCP servers: the tactic's top-level ones, then the agent's (merged with global); a name given twice
+ * keeps the agent's. `${NAME}` in a server's `env` values is read from `env` (see `expandServerEnv`), each problem
+ * located in the file.
+ */
+function mcpServersOf(prepared: PreparedTactic, config: AgentConfig, env: NodeJS.ProcessEnv): McpServerConfig[] {
+  const { tactic } = prepared;
   const byName = new Map<string, McpServerConfig>();
-  for (const server of [...(prepared.tactic.config.mcp_servers ?? []), ...(config.mcp_servers ?? [])]) byName.set(server.name, server);
+  (tactic.config.mcp_servers ?? []).forEach((server, index) => {
+    byName.set(server.name, expandServerEnv(server, env, (key) => tactic.locate(["mcp_servers", index, "env", key]) ?? { file: tactic.file }));
+  });
+  const agentIndex = tactic.config.agent_configs?.findIndex((agent) => agent.name === config.name) ?? -1;
+  (config.mcp_servers ?? []).forEach((server, index) => {
+    byName.set(server.name, expandServerEnv(server, env, (key) => (agentIndex >= 0 ? tactic.locateAgent(agentIndex, ["mcp_servers", index, "env", key]) : undefined) ?? { file: tactic.file }));
+  });
   return [...byName.values()];
 }
 
