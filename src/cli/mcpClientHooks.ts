@@ -27,6 +27,7 @@ export function mcpClientHooks(options: {
   const terminal = options.terminal ?? (process.stdin.isTTY && process.stderr.isTTY ? { input: process.stdin, output: process.stderr } : undefined);
   const clean = (text: string): string => escapeControlCharacters(text, { all: true });
   return {
+    ...(options.signal ? { signal: options.signal } : {}),
     // Without the hook a question is declined (installClientHandlers).
     ...(terminal && options.ask !== false ? { elicit: (request: ElicitationRequest) => askOnTerminal(request, terminal, options.signal) } : {}),
     onProgress: ({ server, tool, progress, total, message }) => {

@@ -32,4 +32,9 @@ export interface McpClientHooks {
   home?: string;
   /** Where secrets named by `*_env` keys are read; default `process.env`. */
   env?: NodeJS.ProcessEnv;
+  /**
+   * Aborted when the command or run is stopped (Ctrl-C, SIGTERM, a limit): a server that fails to start meanwhile
+   * (its process group was stopped with the CLI) is reported as stopped, not as one that exited by itself.
+   */
+  signal?: AbortSignal | undefined;
 }

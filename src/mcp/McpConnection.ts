@@ -7,7 +7,7 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../config/TacticConfig.js";
 import { lllmHome } from "../config/lllmHome.js";
-import { ConfigError, LllmError, ToolError } from "../errors.js";
+import { ConfigError, InterruptedError, LllmError, ToolError } from "../errors.js";
 import { createHttpTransport, serverFetch } from "./createHttpTransport.js";
 import { createTransport, describeServer, type ServerTransport } from "./createTransport.js";
 import type { McpClientHooks } from "./McpClientHooks.js";
@@ -226,6 +226,13 @@ export class McpConnection {
     const closedWhileStarting = this.#closing;
     await this.close();
     if (error instanceof LllmError) return error;
+    const stop = this.#hooks.signal;
+    if (stop?.aborted) {
+      // Its process group was stopped with lllm (Ctrl-C, SIGTERM) or the run's limit: it did not exit by itself.
+      const reason = stop.reason instanceof Error ? stop.reason.message : "stopped";
+      const message = `MCP server \`${this.name}\` (${described}) was stopped while it was starting (${reason})`;
+      return stop.reason instanceof InterruptedError ? new InterruptedError(stop.reason.code, message, { exitCode: stop.reason.exitCode, cause: error }) : new ToolError("mcp_server_closed", message, { cause: error });
+    }
     if (closedWhileStarting) return new ToolError("mcp_server_closed", `MCP server \`${this.name}\` was closed while it was starting`, { cause: error });
     if (code === "ENOENT" || code === "EACCES") {
       return new ConfigError("mcp_command_not_found", `MCP server \`${this.name}\`: cannot run \`${this.config.command}\`: ${code === "ENOENT" ? "command not found" : "permission denied"}`, {

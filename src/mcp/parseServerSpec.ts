@@ -48,13 +48,34 @@ export function parseServerSpec(spec: string | string[], options: ServerSpecOpti
   return { name: serverName(command, args), command, args, ...(Object.keys(env).length > 0 ? { env } : {}) };
 }
 
-/** Launchers whose first non-flag argument names the server better than they do. */
+/** Launchers whose script or package (their first argument that is not a flag) names the server better than they do. */
 const LAUNCHERS = new Set(["node", "nodejs", "python", "python3", "uv", "uvx", "npx", "pnpx", "bunx", "bun", "deno", "tsx", "jiti"]);
+/** A launcher's flags whose value is the program itself, written inline: the server is named after the launcher. */
+const INLINE_PROGRAM = new Set(["-e", "--eval", "-p", "--print", "-c"]);
+/** A launcher's flags that take the next word as their value (a module to preload, a file of settings). */
+const TAKES_VALUE = new Set(["-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions", "--env-file", "--from", "--with"]);
 
-/** `node dist/server.js` -> `server`; `npx -y @scope/server-x` -> `server-x`; `my-server` -> `my-server`. */
+/**
+ * The program of a command: `node dist/server.js` -> `server`; `npx -y @scope/server-x` -> `server-x`;
+ * `python -m mcp_git` -> `mcp_git`; `my-server --flag` -> `my-server`; `node -e '…'` -> `node`. Never an argument
+ * that is not a file or package name (inline code, a sentence).
+ */
 function serverName(command: string, args: string[]): string {
   const base = path.basename(command);
-  const subject = LAUNCHERS.has(base.replace(/\.exe$/, "")) ? (args.find((arg) => !arg.startsWith("-") && arg !== "run") ?? base) : base;
+  let subject = base;
+  if (LAUNCHERS.has(base.replace(/\.exe$/, ""))) {
+    for (let index = 0; index < args.length; index++) {
+      const arg = args[index]!;
+      if (INLINE_PROGRAM.has(arg)) break;
+      if (TAKES_VALUE.has(arg)) {
+        index++;
+        continue;
+      }
+      if (arg.startsWith("-") || arg === "run") continue;
+      if (/^[\w@.\/\\:+-]+$/.test(arg)) subject = arg;
+      break;
+    }
+  }
   return path.basename(subject).replace(/\.(?:c|m)?(?:js|ts)$|\.py$/, "") || "server";
 }
 

@@ -99,7 +99,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
         const sample = mcpSamplingHook(model, { agent, signal: options.signal, onEvent });
         const created = new McpConnections({
           cwd: path.dirname(prepared.tactic.file),
-          hooks: { sample: (request) => sample(request), ...(options.env ? { env: options.env } : {}), ...options.mcpHooks },
+          hooks: { sample: (request) => sample(request), ...(options.env ? { env: options.env } : {}), ...(options.signal ? { signal: options.signal } : {}), ...options.mcpHooks },
         });
         scope.defer(() => created.closeAll());
         connections = created;

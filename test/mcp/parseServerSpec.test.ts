@@ -26,6 +26,12 @@ describe("parseServerSpec", () => {
     expect(parseServerSpec(["uvx", "mcp-server-fetch", "--ignore robots"])).toEqual({ name: "mcp-server-fetch", command: "uvx", args: ["mcp-server-fetch", "--ignore robots"] });
     expect(parseServerSpec("npx -y @modelcontextprotocol/server-filesystem /tmp").name).toBe("server-filesystem");
     expect(parseServerSpec("/usr/local/bin/weather-mcp --port 0").name).toBe("weather-mcp");
+    // Inline code and a flag's value never name the server: its program or script does.
+    expect(parseServerSpec("node -e 'setTimeout(()=>{},1000000)'").name).toBe("node");
+    expect(parseServerSpec("python3 -c 'import server'").name).toBe("python3");
+    expect(parseServerSpec("node --require ./preload.cjs dist/server.mjs").name).toBe("server");
+    expect(parseServerSpec("python -m mcp_server_git").name).toBe("mcp_server_git");
+    expect(parseServerSpec("lllm mcp serve packages-example/weather").name).toBe("lllm");
   });
 
   it("says what is wrong with a spec", () => {
