@@ -24,6 +24,16 @@ export function packagesOrHere(packages: string[] | undefined, cwd = process.cwd
   return packages;
 }
 
+/**
+ * `packagesOrHere`, but the current folder only when it has a manifest: for a lookup that does not need the folder's
+ * own code, in a folder that merely has a `tools/` (many repositories do), whose files would run to list them.
+ */
+export function packagesOrManifestHere(packages: string[] | undefined, cwd = process.cwd()): string[] | undefined {
+  if (packages !== undefined && packages.length > 0) return packages;
+  const marker = packageMarker(cwd);
+  return marker !== undefined && !SECTIONS.some((name) => marker === path.join(cwd, name)) ? packagesOrHere(packages, cwd) : packages;
+}
+
 /** The manifest or section that makes `dir` a package, or undefined. */
 function packageMarker(dir: string): string | undefined {
   const manifest = MANIFESTS.map((name) => path.join(dir, name)).find((file) => existsSync(file));

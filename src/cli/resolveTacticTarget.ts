@@ -5,7 +5,7 @@ import { ConfigError } from "../errors.js";
 import { looksLikeQualifiedRef } from "../registry/ref.js";
 import { didYouMean } from "../util/closest.js";
 import { loadRegistry } from "./loadRegistry.js";
-import { packagesOrHere } from "./packagesOrHere.js";
+import { packagesOrHere, packagesOrManifestHere } from "./packagesOrHere.js";
 import type { FileEntry } from "../registry/Package.js";
 
 /** A tactic argument: a file path, or `pkg.tactics:name` found in the loaded packages (or the folder's own). */
@@ -19,8 +19,9 @@ export async function resolveTacticTarget(target: string, packages: string[] | u
     return target;
   }
   // Quiet: the command loads these packages again with the tactic's and reports broken files then, once. Inside a
-  // package's folder with no -p, that package, as `lllm tools list` there (the tactic then knows its own package).
-  const registry = await loadRegistry(packagesOrHere(packages), { quiet: true });
+  // package's folder with no -p, that package, as `lllm tools list` there (the tactic then knows its own package);
+  // only one with a manifest: a folder with a mere `tools/` would have its files run to find another package's tactic.
+  const registry = await loadRegistry(packagesOrManifestHere(packages), { quiet: true });
   try {
     return registry.resolveEntry("tactics", target).file;
   } catch (error) {

@@ -1,3 +1,4 @@
+import { existsSync, mkdirSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EXAMPLE, runCli } from "../helpers/runCli.js";
@@ -197,6 +198,13 @@ describe("bad inputs: exit 2 with a message that says what, where and how to fix
     expect(noPackage.stderr).toContain("no package named `weather`");
     expect(noPackage.stderr).toContain("A file of that name is in this folder: to run it, name it as a path (./weather.tactics:briefing).");
     expect((await runCliInProcess(["validate", "./weather.tactics:briefing"], { cwd: planted })).code).toBe(0);
+    // A folder with a mere tools/ (a repository) is not taken for a package to look a ref up: its files do not run.
+    const repo = tempTree({ "tools/deploy.mjs": `import { writeFileSync } from "node:fs";\nwriteFileSync("ran", "x");\nexport default [];\n` });
+    mkdirSync(path.join(repo, "lllm_packages"));
+    symlinkSync(weather, path.join(repo, "lllm_packages", "weather"));
+    const found = await runCliInProcess(["validate", "weather.tactics:briefing"], { cwd: repo });
+    expect(found.code, found.stderr).toBe(0);
+    expect(existsSync(path.join(repo, "ran"))).toBe(false);
     // A name no package has is the plain not-found error.
     expect((await runCliInProcess(["validate", "zzzz", "-p", weather])).stderr).toBe("lllm: error: tactic file not found: zzzz\n");
   });
