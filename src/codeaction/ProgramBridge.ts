@@ -171,7 +171,7 @@ export class ProgramBridge {
     const rich = asToolResult(call.result);
     // The program is the model's code, and what it prints the model reads: a result's data holds no key lllm knows
     // of, as a tool result the model reads does not (see FunctionTool).
-    const value = secrets.redactValue(rich ? (rich.structuredContent ?? toolResultText(rich)) : call.result);
+    const value = secrets.redactKnownValue(rich ? (rich.structuredContent ?? toolResultText(rich)) : call.result);
     return this.#answer(tool.name, value, [...(rich ? fileBlocks(rich) : []), ...handed]);
   }
 

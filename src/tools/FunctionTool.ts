@@ -284,7 +284,7 @@ export class FunctionTool {
     try {
       // What the model reads holds no key lllm knows of (a command that prints its environment, an API's echo of
       // its credentials): the provider is not told it, and no later tool call can be made to carry it elsewhere.
-      call.resultStr = secrets.redact(this.processor ? String(this.processor(result, call)) : formatResult(call));
+      call.resultStr = secrets.redactKnown(this.processor ? String(this.processor(result, call)) : formatResult(call));
     } catch (error) {
       return fail(call, `the result processor of ${this.name} failed: ${errorMessage(error)}`);
     }
@@ -369,7 +369,7 @@ async function runWithTimeout(options: { name: string; timeout: number; run: () 
 
 function fail(call: FunctionCall, message: string): FunctionCall {
   // An error's text goes to the model too (a command's stderr, an exception's message): without the keys in it.
-  const text = secrets.redact(message);
+  const text = secrets.redactKnown(message);
   call.error = text;
   call.resultStr = `Error: ${text}`;
   return call;

@@ -78,7 +78,15 @@ export class SecretRedactor {
 
   /** The text with every known secret, in every encoding, and the userinfo of every URL replaced by `[redacted]`. */
   redact(text: string): string {
-    const masked = maskUrlCredentials(text, REDACTED);
+    return this.redactKnown(maskUrlCredentials(text, REDACTED));
+  }
+
+  /**
+   * The text with every known secret replaced, URLs left as they are: for what a tool returns to the model, where
+   * `ssh://git@github.com/…` must stay usable (a password in a URL lllm was given is a known secret).
+   */
+  redactKnown(text: string): string {
+    const masked = text;
     const all = this.allSecrets();
     if (all.length === 0 || masked.length < MIN_SECRET_LENGTH) return masked;
     // Every escaped form of a character begins with one of ESCAPES: a text without them can hold a secret only in
@@ -143,6 +151,11 @@ export class SecretRedactor {
    */
   redactValue<T>(value: T): T {
     return walk(value, (text) => this.redact(text)) as T;
+  }
+
+  /** `redactValue` with `redactKnown`: URLs left as they are. */
+  redactKnownValue<T>(value: T): T {
+    return walk(value, (text) => this.redactKnown(text)) as T;
   }
 
   /**
@@ -447,6 +460,13 @@ function redactWrapped(text: string, wrapped: WrappedForms): string {
         index = end - 1;
         continue;
       }
+      // Not a gap: the whole run of backslashes is passed at once (no form holds one), else each of them would scan
+      // the rest of the run again (a text of many backslashes took seconds).
+      let after = index + 1;
+      while (text.charCodeAt(after) === 92) after += 1;
+      index = after - 1;
+      previous = 0;
+      continue;
     }
     if (code >= 128) previous = 0;
     else {

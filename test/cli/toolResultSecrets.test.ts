@@ -25,7 +25,7 @@ describe("a tool that prints or throws the model's key", () => {
     });
     const dir = tempTree({
       "pkg/lllm.yaml": "name: pkg\n",
-      "pkg/tools/showenv.yaml": `name: showenv\ndescription: Print the environment's key\ncommand: [sh, -c, 'printf "raw=%s\\n" "$OPENAI_API_KEY"']\n`,
+      "pkg/tools/showenv.yaml": `name: showenv\ndescription: Print the environment's key\ncommand: [sh, -c, 'printf "raw=%s\\nrepo=ssh://git@github.com/org/repo.git\\n" "$OPENAI_API_KEY"']\n`,
       "pkg/tools/boom.mjs": 'export default { name: "boom", description: "Fails", parameters: {}, run: () => { throw new Error(`refused key ${process.env.OPENAI_API_KEY}`); } };\n',
       "t.yaml": `packages: [./pkg]\nprompt: "{input}"\nagent_configs:\n  - name: bot\n    model_name: gpt-4o-mini\n    system_prompt: Hi.\n    tools: [showenv, boom]\n`,
     });
@@ -35,6 +35,8 @@ describe("a tool that prints or throws the model's key", () => {
     expect(run.stdout).toBe("Done.\n");
     const sent = JSON.stringify(server.requests.map((request) => request.body));
     expect(sent).toContain("raw=[redacted]");
+    // A URL's user name is no secret: the model reads it as it is, to use it.
+    expect(sent).toContain("repo=ssh://git@github.com/org/repo.git");
     expect(sent).toContain("refused key [redacted]");
     expect(leaksOf(sent, KEY)).toEqual([]);
     const show = await runCli(["logs", "show", "last", "--json"], { cwd: dir, env: { LLLM_HOME: home } });
