@@ -219,6 +219,7 @@ export const ERROR_CODE_HELP: Readonly<Record<ErrorCode, ErrorCodeHelp>> = {
   usage_args: { means: "`--args` is not a JSON object.", fix: "Quote a JSON object: `--args '{\"city\": \"Paris\"}'`." },
   usage_chat_agent: { means: "`lllm chat`: the tactic has no agent to talk to, or `--agent` names none of its agents.", fix: "Pick one of the agents the message lists." },
   usage_chat_model: { means: "`lllm chat` without a tactic needs a model.", fix: "Pass `--model NAME`, set `model:` in the project settings, or name a tactic." },
+  usage_chat_pattern: { means: "`lllm chat`: the tactic's `tactic_type` (`code-action`, `notebook`) has its agent write code that only a run executes; a conversation would print the code.", fix: "Run it with `lllm run TACTIC --input TEXT`." },
   usage_code: { means: "`lllm exec`: no code was given.", fix: "Pass `--file code.py`, or pipe the code on standard input." },
   usage_command_line: { means: "A server command line has an unterminated quote.", fix: "Close the quote, or give the command after `--` as separate arguments." },
   usage_completion_shell: { means: "`lllm completion` was given no shell, or one it has no script for.", fix: "`lllm completion bash`, `zsh` or `fish`." },

@@ -208,6 +208,7 @@ export const ERROR_CODES = [
   "usage_args",
   "usage_chat_agent",
   "usage_chat_model",
+  "usage_chat_pattern",
   "usage_code",
   "usage_command_line",
   "usage_completion_shell",

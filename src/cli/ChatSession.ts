@@ -96,6 +96,7 @@ export class ChatSession {
       }
     }
     const prepared = await ChatSession.prepare(options, options.model);
+    assertChattable(prepared, options.target ?? prepared.tactic.file);
     const agent = options.agent ?? prepared.tactic.config.agent ?? prepared.agents[0]?.name;
     const names = prepared.agents.map((entry) => entry.name);
     if (agent === undefined) {
@@ -216,6 +217,28 @@ export class ChatSession {
   }
 }
 
+/**
+ * The tactic types whose agent writes code that the pattern runs (a code-action program, notebook cells). A turn of
+ * chat is the agent pattern on one agent, the dialog so far as its history: such an agent's reply would be shown as
+ * text, never run. Their patterns are one-shot (a code-action run opens a fresh dialog for its one task; a notebook
+ * runs to its end), so they are refused at the start rather than half-run.
+ */
+const UNCHATTABLE_TYPES: Readonly<Record<string, string>> = {
+  "code-action": "its agent writes a Python program that the run executes",
+  notebook: "its agent writes notebook cells that the run executes",
+};
+
+/** Refuse, before any model call, a tactic whose pattern a conversation cannot run. */
+function assertChattable(prepared: PreparedTactic, target: string): void {
+  const type = prepared.tactic.config.tactic_type;
+  const why = Object.hasOwn(UNCHATTABLE_TYPES, type) ? UNCHATTABLE_TYPES[type] : undefined;
+  if (why === undefined) return;
+  throw new ConfigError("usage_chat_pattern", `lllm chat cannot run a tactic of tactic_type \`${type}\`: ${why}, and a chat would only print it; use lllm run`, {
+    location: prepared.tactic.locate(["tactic_type"]) ?? { file: prepared.tactic.file },
+    hint: `Run it with: lllm run ${quoteArg(target)} --input TEXT`,
+  });
+}
+
 /** The dialog of the agent's last model call, without its system prompt, as the next turn's history. */
 function dialogOf(sent: ModelMessage[], agent: string): Message[] {
   const messages: Message[] = [];
@@ -226,4 +249,9 @@ function dialogOf(sent: ModelMessage[], agent: string): Message[] {
     else if (message.role === "tool") messages.push({ role: "tool", content: message.content, name: message.name ?? "tool", toolCallId: message.toolCallId, ...(message.isError ? { isError: true } : {}) });
   }
   return messages;
+}
+
+/** A command-line argument as a shell reads it back. */
+function quoteArg(text: string): string {
+  return /^[A-Za-z0-9._/:=@-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -151,7 +151,7 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
     program
       .command("chat")
       .description("talk with a tactic's agent, turn by turn (with no tactic: a plain assistant on --model); a line of stdin is a turn when it is not a terminal")
-      .argument("[tactic]", "tactic file or package ref (default: a plain assistant on --model, else the settings' model)")
+      .argument("[tactic]", "tactic file or package ref, not a code-action or notebook one (those run with lllm run) (default: a plain assistant on --model, else the settings' model)")
       .option("--agent <name>", "the agent to talk to (default: the tactic's `agent`, else its first)")
       .option("-m, --model <name>", "use this model (e.g. gpt-4o-mini, ollama/llama3)")
       .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)

@@ -141,6 +141,19 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     expect(result.code).toBe(2);
   });
 
+  it("refuses, before any model call, a code-action or notebook tactic (its agent writes code only a run executes)", async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, "turns.yaml"), "- |\n  ```python\n  final_answer(4)\n  ```\n");
+    for (const [fixture, type] of [["test/fixtures/codeaction/salary.yaml", "code-action"], ["test/fixtures/codeaction/notebook.yaml", "notebook"]] as const) {
+      const result = await cli(tempDir(), ["chat", path.join(ROOT, fixture), "--model", `scripted:${path.join(dir, "turns.yaml")}`], { cwd: dir, input: "Count: the quick brown fox\n" });
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toContain(`lllm chat cannot run a tactic of tactic_type \`${type}\``);
+      expect(result.stderr).toContain("use lllm run");
+      expect(result.stderr).toContain(`Run it with: lllm run ${path.join(ROOT, fixture)} --input TEXT`);
+    }
+  });
+
   it("goes on after a failed turn, and a script learns of it from the exit code", async () => {
     server = await echoServer();
     server.injectFailure({ status: 400, message: "This request is not valid." });
