@@ -31,5 +31,11 @@ export type AgentEvent =
   | { type: "tool_call"; agent: string; call: FunctionCall; durationMs: number; repeated: boolean; refused?: boolean }
   /** The reply did not parse; the model is asked again with `message` (`attempt` counts from 1). */
   | { type: "parse_retry"; agent: string; attempt: number; message: string }
+  /**
+   * A code-action program failed (it crashed, timed out, gave no answer or reached max_tool_calls; or the reply held
+   * no program) and the model is asked for a repaired one. `attempt`: the failed program's number, from 1; `repair`:
+   * the repair now asked for, of `maxRepairs`; `reason`: what went wrong, one line.
+   */
+  | { type: "program_repair"; agent: string; attempt: number; repair: number; maxRepairs: number; reason: string }
   /** Something the user should know but that does not stop the run. */
   | { type: "warning"; agent: string; message: string };

@@ -158,7 +158,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     signal,
     ...(onText ? { onText } : {}),
     onEvent: (event) => {
-      if (options.verbose || event.type === "warning") process.stderr.write(line.breakForLog());
+      if (options.verbose || event.type === "warning" || event.type === "program_repair") process.stderr.write(line.breakForLog());
       reportEvent(event, Boolean(options.verbose));
     },
     ...(options.dryRun ? { dryRun: true } : {}),
@@ -300,6 +300,13 @@ function parseSeconds(text: string): number {
 function reportEvent(event: AgentEvent, verbose: boolean): void {
   if (event.type === "warning") {
     warn(`[${event.agent}] ${terminalText(event.message)}`);
+    return;
+  }
+  // A failed program is news even without --verbose: the repair may take as long again.
+  if (event.type === "program_repair") {
+    const reason = oneLine(event.reason, 200);
+    const what = reason.startsWith("the program ") ? `program ${event.attempt} ${reason.slice("the program ".length)}` : `program ${event.attempt}: ${reason}`;
+    writeErr(paint("dim", `lllm: code-action: ${what}; asking the model to repair it (repair ${event.repair} of ${event.maxRepairs})`));
     return;
   }
   if (!verbose) return;

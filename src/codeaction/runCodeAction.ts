@@ -93,6 +93,8 @@ export async function runCodeAction(options: RunCodeActionOptions): Promise<Code
     report.error = record.error;
     budgetHit ||= outcome?.status === "budget";
     if (attempt > settings.maxRepairs) throw failure(outcome, options, report, finish);
+    // Said before the model is asked again: a program killed at exec_timeout has kept the user waiting already.
+    (options.onEvent ?? agent.onEvent)?.({ type: "program_repair", agent: agent.name, attempt, repair: attempt, maxRepairs: settings.maxRepairs, reason: repairReason(outcome) });
     agent.receive(repairPrompt(outcome, settings));
   }
 }
@@ -123,6 +125,14 @@ function run(code: string, options: RunCodeActionOptions, ledger: SideEffectLedg
 function programRecord(attempt: number, code: string, outcome: ProgramOutcome | undefined): ProgramRecord {
   if (!outcome) return { attempt, status: "error", toolCalls: 0, calls: [], error: "the reply contained no program", durationMs: 0, code };
   return { attempt, status: outcome.status, toolCalls: outcome.bridge.toolCalls, calls: outcome.bridge.calls, error: outcome.error ?? null, durationMs: Math.round(outcome.durationMs), code };
+}
+
+/** Why a program goes back to the model, on one line: the last line of a traceback, else the outcome's own reason. */
+function repairReason(outcome: ProgramOutcome | undefined): string {
+  if (!outcome) return "the reply contained no program";
+  const lines = (outcome.error ?? "").split("\n").map((line) => line.trim()).filter((line) => line !== "");
+  if (outcome.status === "error") return `the program failed: ${lines.at(-1) ?? "unknown error"}`;
+  return lines.join(" ") || `the program ended with status ${outcome.status}`;
 }
 
 function repairPrompt(outcome: ProgramOutcome | undefined, settings: CodeActionSettings): string {

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { BUDGET_REPAIR_PROMPT, CANNOT_FINISH } from "../../src/codeaction/index.js";
@@ -144,6 +144,22 @@ print("partial", total)`);
       }
     });
     expect(sleepers).toEqual([]);
+  });
+
+  it("says on stderr, not stdout, when a program timed out or failed and the model is asked to repair it (a scripted model)", async () => {
+    const dir = tempDir();
+    writeFileSync(path.join(dir, "stuck.yaml"), `name: stuck\nbase: ${path.join(fixtures, "salary.yaml")}\ncode_action: {exec_timeout: 1, max_repairs: 2}\n`);
+    const fenced = (code: string): string => `- |\n  \`\`\`python\n${code.split("\n").map((line) => `  ${line}`).join("\n")}\n  \`\`\`\n`;
+    writeFileSync(path.join(dir, "turns.yaml"), fenced("while True: pass") + fenced('raise ValueError("oops")') + fenced("final_answer(42)"));
+    const home = tempDir("lllm-home-");
+    for (const json of [false, true]) {
+      const result = await runCli(["run", "stuck.yaml", "--model", "scripted:turns.yaml", "--input", "go", ...(json ? ["--json"] : [])], { cwd: dir, env: { LLLM_HOME: home } });
+      expect(result.code).toBe(0);
+      if (json) expect(JSON.parse(result.stdout)).toMatchObject({ output: 42 });
+      else expect(result.stdout).toBe("42\n");
+      expect(result.stderr).toContain("lllm: code-action: program 1 did not finish within exec_timeout (1 s) and was killed; asking the model to repair it (repair 1 of 2)\n");
+      expect(result.stderr).toContain("lllm: code-action: program 2 failed: ValueError: oops; asking the model to repair it (repair 2 of 2)\n");
+    }
   });
 
   it("does not run a side-effect call twice when a repaired program repeats it", async () => {
