@@ -66,6 +66,7 @@ function summary(prepared: PreparedTactic): unknown {
       system_prompt: agent.systemPrompt.ref ?? "(inline)",
       tools: agent.tools.map((tool) => ({ ref: tool.ref, name: tool.tool.name })),
       capabilities: agent.capabilities.map((capability) => ({ ref: capability.ref, ...(capability.member ? { member: capability.member } : {}), kind: capability.kind })),
+      ...(agent.config.tool_chain ? { tool_chain: { over: toolChainOver(agent).listed, ...(agent.config.tool_chain === true ? {} : agent.config.tool_chain) } } : {}),
     })),
   };
 }
@@ -88,7 +89,8 @@ function describe(prepared: PreparedTactic): string {
     const tools = agent.tools.map((tool) => (tool.ref === tool.tool.name ? tool.ref : `${tool.tool.name} <- ${tool.ref}`));
     const capabilities = agent.capabilities.map((capability) => `${capability.ref}${capability.member ? `#${capability.member}` : ""} (${capability.kind})`);
     const agentTools = agent.agentTools.map((ref) => `agent:${ref.agent}`);
-    lines.push(`    tools: ${[...tools, ...capabilities, ...agentTools].join(", ") || "(none)"}`);
+    const chain = agent.config.tool_chain ? [toolChainLine(agent, tactic)] : [];
+    lines.push(`    tools: ${[...tools, ...capabilities, ...agentTools, ...chain].join(", ") || "(none)"}`);
     const { proxy, mcp_servers: servers, mcp_servers_list: hosted } = agent.config;
     if (proxy) lines.push(`    proxies: ${proxy.activate_proxies?.length ? proxy.activate_proxies.join(", ") : "all"}${proxy.exec_env === "interpreter" ? " (with run_python)" : ""}`);
     const mcp = [...(tactic.config.mcp_servers ?? []), ...(servers ?? [])].map((server) => `${server.name} (${server.url ?? server.command ?? "?"})`);
@@ -99,6 +101,34 @@ function describe(prepared: PreparedTactic): string {
     if (remote.size > 0) lines.push(`    remote agents: ${[...remote].map(([name, url]) => `${name} (${url})`).join(", ")}`);
   }
   return lines.join("\n");
+}
+
+type BoundAgentOf = PreparedTactic["agents"][number];
+
+/**
+ * What an agent's `tool_chain` scripts may call: its other tools, as named in the tools line (`listed`), and the
+ * kinds of tools only a run knows (`later`: its MCP servers', remote agents' and proxies').
+ */
+function toolChainOver(agent: BoundAgentOf, tactic?: PreparedTactic["tactic"]): { listed: string[]; later: string[] } {
+  const listed = [
+    ...agent.tools.map((tool) => tool.tool.name),
+    ...agent.capabilities.filter((capability) => capability.kind === "tactic").map((capability) => `${capability.ref}${capability.member ? `#${capability.member}` : ""}`),
+    ...agent.agentTools.map((ref) => `agent:${ref.agent}`),
+  ];
+  const later: string[] = [];
+  if ((tactic?.config.mcp_servers?.length ?? 0) > 0 || (agent.config.mcp_servers?.length ?? 0) > 0) later.push("its MCP servers' tools");
+  if ((tactic?.config.remote_agents?.length ?? 0) > 0 || (agent.config.remote_agents?.length ?? 0) > 0 || agent.remoteAgents.length > 0) later.push("its remote agents");
+  if (agent.config.proxy !== undefined || agent.capabilities.some((capability) => capability.kind === "proxy")) later.push("its proxy tools");
+  return { listed, later };
+}
+
+/** `tool_chain (programs over: a, b; timeout 20 s, max_tool_calls 57)`: the tool, what its scripts call, its settings. */
+function toolChainLine(agent: BoundAgentOf, tactic?: PreparedTactic["tactic"]): string {
+  const { listed, later } = toolChainOver(agent, tactic);
+  const over = [...listed, ...later];
+  const config = agent.config.tool_chain;
+  const settings = config && config !== true ? [...(config.timeout !== undefined ? [`timeout ${config.timeout} s`] : []), ...(config.max_tool_calls !== undefined ? [`max_tool_calls ${config.max_tool_calls}`] : [])] : [];
+  return `tool_chain (programs over: ${over.join(", ") || "no other tool"}${settings.length > 0 ? `; ${settings.join(", ")}` : ""})`;
 }
 
 function relative(file: string): string {

@@ -35,6 +35,8 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
     ...run.attempts.map((attempt): Step => ({ kind: "resume", at: attempt.started_at, order: attempt.step - 0.5, attempt })),
   ].sort((a, b) => a.order - b.order);
 
+  // A tool_chain script is shown under the call that ran it; the rest (a code-action run's programs) after the steps.
+  const { byCall: chainPrograms, unmatched: otherChainPrograms } = toolChainPrograms(run.tool_calls, asProgramList(run.details?.tool_chains) ?? []);
   const seen = new Map<string, readonly StoredMessage[]>();
   for (const step of steps) {
     lines.push("");
@@ -64,13 +66,14 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
       lines.push(heading(`── tool ${call.name}`) + dim(` · ${call.agent} · ${call.status} · ${formatDuration(call.duration_ms)}`));
       lines.push(`  arguments ${JSON.stringify(call.arguments)}`);
       lines.push(`  ${call.error !== null ? `error ${indent(call.error)}` : `result ${indent(call.result ?? "")}`}`);
+      const program = chainPrograms.get(call);
+      if (program) lines.push(heading("  ── program") + dim(` · ${programSummary(program)}`), ...programBody(program, "    "));
     }
   }
-  const programs = [...(asProgramList((run.details?.code_action as { programs?: unknown } | undefined)?.programs) ?? []), ...(asProgramList(run.details?.tool_chains) ?? [])];
+  const programs = [...(asProgramList((run.details?.code_action as { programs?: unknown } | undefined)?.programs) ?? []), ...otherChainPrograms];
   for (const program of programs) {
-    lines.push("", heading(`── program${program.attempt !== undefined ? ` (attempt ${program.attempt})` : ""}`) + dim(` · ${program.status ?? "?"} · ${program.tool_calls ?? 0} bridged calls · ${formatDuration(program.duration_ms ?? null)}`));
-    lines.push(`  ${indent(program.code ?? "")}`);
-    if (program.error) lines.push(`  error ${indent(program.error)}`);
+    lines.push("", heading(`── program${program.attempt !== undefined ? ` (attempt ${program.attempt})` : ""}`) + dim(` · ${programSummary(program)}`));
+    lines.push(...programBody(program, "  "));
   }
   for (const artifact of (run.details?.artifacts ?? []) as Array<{ ref?: string; size?: number; mime?: string; path?: string }>) {
     lines.push(dim(`artifact ${artifact.ref ?? "?"} · ${artifact.mime ?? "?"} · ${artifact.size ?? "?"} bytes · ${artifact.path ?? ""}`));
@@ -94,6 +97,41 @@ interface ProgramLike {
 
 function asProgramList(value: unknown): ProgramLike[] | undefined {
   return Array.isArray(value) ? (value as ProgramLike[]) : undefined;
+}
+
+function programSummary(program: ProgramLike): string {
+  return `${program.status ?? "?"} · ${count(program.tool_calls ?? 0, "bridged call")} · ${formatDuration(program.duration_ms ?? null)}`;
+}
+
+/** A program's code, every line at `pad`, then its error (its later lines two further in, as elsewhere). */
+function programBody(program: ProgramLike, pad: string): string[] {
+  // Blank lines keep the indent too: the block stays one block.
+  const lines = (program.code ?? "").trimEnd().split("\n").map((line) => `${pad}${line}`);
+  if (program.error) lines.push(`${pad}error ${program.error.replace(/\n/g, `\n${pad}  `)}`);
+  return lines;
+}
+
+/**
+ * Which tool_chain call ran which script: the run keeps the scripts in the order they ended and each call's arguments
+ * apart, so a script goes with the call whose `code` it is (the first such call not yet taken); a script with no
+ * such call (its arguments not kept as sent) goes with the next call that ran one, in order. A call not run again
+ * (`repeated`) or refused has no script; scripts left over are shown after the steps.
+ */
+function toolChainPrograms(calls: readonly ToolCallStoredRecord[], programs: readonly ProgramLike[]): { byCall: Map<ToolCallStoredRecord, ProgramLike>; unmatched: ProgramLike[] } {
+  const byCall = new Map<ToolCallStoredRecord, ProgramLike>();
+  const candidates = calls.filter((call) => call.name === "tool_chain" && (call.status === "ok" || call.status === "error")).sort((a, b) => a.step - b.step);
+  const left = [...programs];
+  for (const call of candidates) {
+    const index = left.findIndex((program) => program.code !== undefined && program.code === call.arguments.code);
+    if (index < 0) continue;
+    byCall.set(call, left[index]!);
+    left.splice(index, 1);
+  }
+  for (const call of candidates) {
+    if (byCall.has(call) || typeof call.arguments.code !== "string" || left.length === 0) continue;
+    byCall.set(call, left.shift()!);
+  }
+  return { byCall, unmatched: left };
 }
 
 function indent(text: string): string {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { BIN, EXAMPLE, ROOT, runCli } from "../helpers/runCli.js";
@@ -60,6 +60,27 @@ describe("lllm CLI", () => {
       ["researcher", "ollama/llama3"],
     ]);
     expect(summary.agents[1]!.tools.map((tool) => tool.ref)).toEqual(["weather.tools:web_search", "weather.tools:forecast"]);
+  });
+
+  it("validate shows an agent's tool_chain with the tools its programs call, in the tools line and in --json", async () => {
+    const chain = path.join(ROOT, "test/fixtures/codeaction/chain.yaml");
+    const over = ["list_employees", "get_employee", "export_directory", "count_rows", "send_email", "delete_employee"];
+    const text = await runCliInProcess(["validate", chain]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(`, delete_employee <- employees.tools:delete_employee, tool_chain (programs over: ${over.join(", ")}; timeout 20 s, max_tool_calls 57)\n`);
+    const json = await runCliInProcess(["validate", chain, "--json"]);
+    expect((JSON.parse(json.stdout) as { agents: Array<{ tool_chain?: unknown }> }).agents[0]!.tool_chain).toEqual({ over, timeout: 20, max_tool_calls: 57 });
+
+    // `tool_chain: true`, with only two tools: no settings to show.
+    const dir = tempDir();
+    writeFileSync(path.join(dir, "t.yaml"), `base: ${path.join(ROOT, "test/fixtures/codeaction/common.yaml")}\nglobal:\n  tools: [list_employees, get_employee]\n  tool_chain: true\n`);
+    const plain = await runCliInProcess(["validate", path.join(dir, "t.yaml")]);
+    expect(plain.stdout).toContain("    tools: list_employees <- employees.tools:list_employees, get_employee <- employees.tools:get_employee, tool_chain (programs over: list_employees, get_employee)\n");
+    const plainJson = await runCliInProcess(["validate", path.join(dir, "t.yaml"), "--json"]);
+    expect((JSON.parse(plainJson.stdout) as { agents: Array<{ tool_chain?: unknown }> }).agents[0]!.tool_chain).toEqual({ over: ["list_employees", "get_employee"] });
+    // Without tool_chain, no such key.
+    const none = await runCliInProcess(["validate", tactic, "--json"]);
+    expect((JSON.parse(none.stdout) as { agents: Array<Record<string, unknown>> }).agents[0]).not.toHaveProperty("tool_chain");
   });
 
   it("tools list shows every tool with its ref; declarations and command tools are marked", async () => {

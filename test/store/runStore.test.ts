@@ -215,6 +215,42 @@ describe("code-action runs", { timeout: 180_000 }, () => {
     expect(report.programs[0]!.code).toContain("final_answer(total)");
     const transcript = await cli(home, ["logs", "show", "last"]);
     expect(transcript.stdout).toContain("── program (attempt 1) · ok · 51 bridged calls");
+    // Every line of the program at one indent, under its heading.
+    const block = transcript.stdout.slice(transcript.stdout.indexOf("── program (attempt 1)")).split("\n\n")[0]!.split("\n").slice(1);
+    expect(block).toEqual(report.programs[0]!.code.trimEnd().split("\n").map((line) => `  ${line}`));
+  });
+
+  it("show each tool_chain script under the call that ran it, every line at one indent", async () => {
+    const home = tempDir();
+    const dir = tempDir();
+    writeFileSync(path.join(dir, "turns.yaml"), [
+      "- tool_calls:",
+      "    - name: tool_chain",
+      "      arguments:",
+      "        code: |",
+      "          names = list_employees()",
+      "          final_answer(len(names))",
+      "- tool_calls:",
+      "    - name: tool_chain",
+      "      arguments:",
+      "        code: |",
+      "          first = list_employees()[0]",
+      "          raise ValueError(first)",
+      "- text: There are 50 employees.",
+      "",
+    ].join("\n"));
+    const run = await cli(home, ["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--input", "How many?"]);
+    expect(run).toMatchObject({ code: 0, stdout: "There are 50 employees.\n" });
+    const transcript = (await cli(home, ["logs", "show", "last"])).stdout;
+    const blocks = transcript.split("\n\n");
+    const chainCalls = blocks.filter((block) => block.startsWith("── tool tool_chain"));
+    expect(chainCalls).toHaveLength(2);
+    expect(chainCalls[0]).toMatch(/\n {2}── program · ok · 1 bridged call · [^\n]+\n {4}names = list_employees\(\)\n {4}final_answer\(len\(names\)\)$/);
+    expect(chainCalls[1]).toMatch(/\n {2}── program · error · 1 bridged call · [^\n]+\n {4}first = list_employees\(\)\[0\]\n {4}raise ValueError\(first\)\n {4}error [^\n]*(\n {6}[^\n]*)*ValueError/);
+    // Each right after its call, before the next model call; none left over at the end.
+    expect(blocks.indexOf(chainCalls[0]!)).toBeLessThan(blocks.findIndex((block) => block.startsWith("── model call 2")));
+    expect(blocks.indexOf(chainCalls[1]!)).toBeLessThan(blocks.findIndex((block) => block.startsWith("── model call 3")));
+    expect(transcript).not.toMatch(/^── program/m);
   });
 });
 
