@@ -10,6 +10,7 @@ import { storeFile } from "../store/startRunLog.js";
 import { toReplayScript } from "../store/toReplayScript.js";
 import { paint, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 import { settingsWithoutCode } from "./settingsWithoutCode.js";
+import { plural } from "../util/plural.js";
 
 export interface LogsListOptions {
   number?: string;
@@ -159,7 +160,7 @@ export async function logsReplayCommand(id: string, options: { output?: string }
   writeFileSync(options.output, script);
   const tactic = run.tactic_path ? path.relative(process.cwd(), run.tactic_path) || run.tactic_path : "TACTIC";
   const agents = new Set(run.model_calls.map((call) => call.agent)).size;
-  writeErr(`lllm: wrote ${run.model_calls.length} turns${agents > 1 ? ` of ${agents} agents` : ""} to ${options.output}; replay with: lllm run ${tactic} --model scripted:${options.output} --input …`);
+  writeErr(`lllm: wrote ${plural(run.model_calls.length, "turn")}${agents > 1 ? ` of ${agents} agents` : ""} to ${options.output}; replay with: lllm run ${tactic} --model scripted:${options.output} --input …`);
 }
 
 async function findRun(id: string): Promise<NonNullable<ReturnType<RunStore["getRun"]>>> {

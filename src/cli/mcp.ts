@@ -17,6 +17,7 @@ import { steadyHeap } from "../util/steadyHeap.js";
 import { SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 import { summaryLine } from "../util/firstLine.js";
 import { escapeControlCharacters, escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
+import { plural } from "../util/plural.js";
 
 /** Flags of `lllm mcp tools`. */
 export interface McpToolsOptions {
@@ -171,10 +172,6 @@ function sessionLimitsFrom(options: McpServeOptions, http: boolean): { maxSessio
     maxSessions: options.maxSessions === undefined ? DEFAULT_MAX_SESSIONS : positiveInteger(options.maxSessions, "--max-sessions", "e.g. --max-sessions 100"),
     sessionIdleTimeoutMs: options.idleTimeout === undefined ? DEFAULT_SESSION_IDLE_TIMEOUT_MS : positiveInteger(options.idleTimeout, "--idle-timeout", "seconds, e.g. --idle-timeout 1800 (30 minutes)") * 1000,
   };
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }
 
 /** Send console.log/info/debug to stderr; returns the function that puts them back. */

@@ -30,6 +30,7 @@ import { UsageCounter } from "../tactics/UsageCounter.js";
 import { parseVars } from "./parseVars.js";
 import { isRemoteSource } from "../config/packageSource.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
+import { plural } from "../util/plural.js";
 
 export interface RunCommandOptions {
   input?: string;
@@ -316,7 +317,7 @@ function reportEvent(event: AgentEvent, verbose: boolean): void {
       writeErr(`${tag} model call, round ${event.round + 1}: ${event.messages} messages, tools: ${event.tools.join(", ") || "(none)"}`);
       break;
     case "model_reply":
-      writeErr(`${tag} reply: ${event.toolCalls.length > 0 ? `${event.toolCalls.length} tool call(s)` : oneLine(event.text)} (${event.usage.promptTokens}+${event.usage.completionTokens} tokens)`);
+      writeErr(`${tag} reply: ${event.toolCalls.length > 0 ? plural(event.toolCalls.length, "tool call") : oneLine(event.text)} (${event.usage.promptTokens}+${event.usage.completionTokens} tokens)`);
       break;
     case "tool_call": {
       writeErr(`${tag} ${terminalText(event.call.name)}(${oneLine(JSON.stringify(event.call.arguments))}) -> ${oneLine(resultText(event.call))}${event.repeated ? " (repeated, not run)" : ""} ${paint("dim", `${Math.round(event.durationMs)} ms`)}`);

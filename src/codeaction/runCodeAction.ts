@@ -10,6 +10,7 @@ import { extractProgram } from "./extractProgram.js";
 import { BUDGET_REPAIR_PROMPT, CANNOT_FINISH, crashRepairPrompt, EMPTY_REPAIR_PROMPT, timeoutRepairPrompt } from "./repairPrompts.js";
 import { runProgram, type ProgramOutcome } from "./runProgram.js";
 import { SideEffectLedger } from "./SideEffectLedger.js";
+import { plural } from "../util/plural.js";
 
 /** The `code_action:` block with defaults filled in (seed 002). */
 export interface CodeActionSettings {
@@ -162,8 +163,4 @@ function failure(outcome: ProgramOutcome | undefined, options: RunCodeActionOpti
     return new CodeActionTimeoutError(`code-action: the program did not finish within exec_timeout (${settings.execTimeout} s) and was killed; ${tries} tried`, { execTimeout: settings.execTimeout, attempts, report: finish() });
   }
   return new CodeActionError(`code-action: the program failed and no repair is left (${tries} tried, max_repairs: ${settings.maxRepairs}):\n${report.error ?? "unknown error"}`, { attempts, report: finish() });
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }

@@ -1,6 +1,7 @@
 import type { Usage } from "../providers/Model.js";
 import { formatDollars } from "./RunLimits.js";
 import { addCost } from "../util/roundCost.js";
+import { plural } from "../util/plural.js";
 
 /** What one agent of a run spent. Agents of nested tactics are named `<tool>/<agent>`. */
 export interface AgentSpend {
@@ -83,8 +84,4 @@ export function describeSpend(report: SpendReport): string {
   const parts = [`by agent: ${agents.join(", ") || "none"}`];
   if (tools.length > 0) parts.push(`by tool: ${tools.join(", ")}`);
   return parts.join("; ");
-}
-
-function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? "" : "s"}`;
 }

@@ -6,6 +6,7 @@ import type { ResolvedTurn, Script, ScriptedTurn } from "./ScriptedTurn.js";
 import { readScriptFile } from "./readScriptFile.js";
 import { expectedRequests, requestDifference, type ExpectedRequest } from "./scriptedRequest.js";
 import { replayDivergence, replayExhausted, type PendingTurn } from "./replayDivergence.js";
+import { plural } from "../util/plural.js";
 
 export interface ScriptedModelOptions {
   /** The model name reported by `name`; default `scripted`. */
@@ -209,7 +210,7 @@ export class ScriptedModel implements Model {
   private pick(list: TurnList, agent: string | undefined, request: ModelRequest, callNumber: number): number {
     if (list.next >= list.turns.length) {
       if (!this.perAgent && list.expected.every((expected) => expected === undefined)) {
-        throw new ProviderError("provider_script_exhausted", `ScriptedModel: no scripted turn left for call #${callNumber}; the script has ${list.turns.length} turns`, {
+        throw new ProviderError("provider_script_exhausted", `ScriptedModel: no scripted turn left for call #${callNumber}; the script has ${plural(list.turns.length, "turn")}`, {
           hint: "add a turn to the script, or check why the run made one more model call than expected",
         });
       }
@@ -250,9 +251,9 @@ export class ScriptedModel implements Model {
     if (unused.length === 0) return;
     if (!this.perAgent) {
       const { left, total } = unused[0]!;
-      throw new ProviderError("provider_script_incomplete", `ScriptedModel: ${left} of ${total} scripted turns were never used (the run made ${this.requests.length} calls)`);
+      throw new ProviderError("provider_script_incomplete", `ScriptedModel: ${left} of ${plural(total, "scripted turn")} ${left === 1 ? "was" : "were"} never used (the run made ${plural(this.requests.length, "call")})`);
     }
-    throw new ProviderError("provider_script_incomplete", `ScriptedModel: turns were never used: ${unused.map((entry) => `${entry.left} of ${entry.total} of agent \`${entry.agent}\``).join(", ")} (the run made ${this.requests.length} calls)`);
+    throw new ProviderError("provider_script_incomplete", `ScriptedModel: turns were never used: ${unused.map((entry) => `${entry.left} of ${entry.total} of agent \`${entry.agent}\``).join(", ")} (the run made ${plural(this.requests.length, "call")})`);
   }
 
   /**

@@ -1,4 +1,5 @@
 import { HttpError } from "./HttpError.js";
+import { plural } from "../util/plural.js";
 
 /**
  * At most `concurrency` runs at once; past that a request waits its turn, first come first served, in a line of at
@@ -35,7 +36,7 @@ export class Admission {
       return this.#releaser();
     }
     if (this.#waiting.length >= this.maxWaiting) {
-      throw new HttpError(429, `the server is full: ${this.#running} runs are running and ${this.#waiting.length} requests waiting, the most it takes (--concurrency ${this.concurrency}, --max-waiting ${this.maxWaiting}); retry later`, {
+      throw new HttpError(429, `the server is full: ${plural(this.#running, "run")} running and ${plural(this.#waiting.length, "request")} waiting, the most it takes (--concurrency ${this.concurrency}, --max-waiting ${this.maxWaiting}); retry later`, {
         code: "server_busy",
         headers: { "Retry-After": "1" },
       });

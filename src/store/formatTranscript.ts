@@ -21,7 +21,7 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
   lines.push(heading(`run ${run.id} · ${run.tactic_name ?? "?"} · ${run.status}${run.exit_code !== null ? ` (exit ${run.exit_code})` : ""}`));
   lines.push(dim(`started ${formatTime(run.started_at)} · ${formatDuration(run.duration_ms)} · lllm ${run.lllm_version ?? "?"} · config ${run.config_digest ?? "?"}`));
   lines.push(dim(`tactic ${run.tactic_path ?? "?"}`));
-  lines.push(dim(`models ${run.models.join(", ") || "-"} · ${run.llm_calls} calls · ${tokens(run)} · cost ${formatCost(run.cost)}`));
+  lines.push(dim(`models ${run.models.join(", ") || "-"} · ${count(run.llm_calls, "call")} · ${tokens(run)} · cost ${formatCost(run.cost)}`));
   if (run.continues_run) lines.push(dim(`continues run ${run.continues_run}`));
   if (run.served) lines.push(dim(servedLine(run.served)));
   if (run.attempts.length > 0) lines.push(dim(`resumed ${run.attempts.length === 1 ? "once" : `${run.attempts.length} times`} (lllm run --resume)`));

@@ -9,6 +9,7 @@ import { MockScript } from "./MockScript.js";
 import { readMockRequest } from "./readMockRequest.js";
 import type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
 import { MockBatchJobs, type MockBatchJob, type MockBatchOptions } from "./MockBatchJobs.js";
+import { plural } from "../util/plural.js";
 
 // The recorded request types live in their own file, shared by every mock; re-exported here, where they were first.
 export type { MockRequestBody, RecordedRequest } from "./RecordedRequest.js";
@@ -126,7 +127,7 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
     const next = await nextTurn(record.body, record);
     if (next === undefined) {
       // x-should-retry: false, so that a client with retries reports this at once instead of retrying it.
-      const message = `mock OpenAI server: no scripted turn left for model call #${modelRequests} (${record.path}); the script has ${script.length} turns`;
+      const message = `mock OpenAI server: no scripted turn left for model call #${modelRequests} (${record.path}); the script has ${plural(script.length, "turn")}`;
       return sendJSON(response, 500, { error: { message, type: "server_error", param: null, code: "script_exhausted" } }, { "x-should-retry": "false" });
     }
     const { turn: resolved, modelCalls } = next;
@@ -151,7 +152,7 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
   /** A request of a batch job, answered as a live call (script or handler) would be. */
   async function answerBatchLine(body: MockRequestBody): Promise<unknown> {
     const next = await nextTurn(body, { method: "POST", path: "/v1/chat/completions", headers: {}, body });
-    if (next === undefined) throw new Error(`mock OpenAI server: no scripted turn left for a batch request; the script has ${script.length} turns`);
+    if (next === undefined) throw new Error(`mock OpenAI server: no scripted turn left for a batch request; the script has ${plural(script.length, "turn")}`);
     return chatAnswer(next.turn, typeof body.model === "string" ? body.model : "mock-model", next.modelCalls);
   }
   const batches = new MockBatchJobs("batch_mock_", options.batch ?? {}, answerBatchLine);

@@ -215,6 +215,10 @@ describe("code-action runs", { timeout: 180_000 }, () => {
     expect(report.programs[0]!.code).toContain("final_answer(total)");
     const transcript = await cli(home, ["logs", "show", "last"]);
     expect(transcript.stdout).toContain("── program (attempt 1) · ok · 51 bridged calls");
+    // One model call, said in the singular.
+    expect(transcript.stdout).toMatch(/ · 1 call · /);
+    const replay = await cli(home, ["logs", "replay", "last", "-o", path.join(tempDir(), "replay.yaml")]);
+    expect(replay.stderr).toContain("lllm: wrote 1 turn to ");
     // Every line of the program at one indent, under its heading.
     const block = transcript.stdout.slice(transcript.stdout.indexOf("── program (attempt 1)")).split("\n\n")[0]!.split("\n").slice(1);
     expect(block).toEqual(report.programs[0]!.code.trimEnd().split("\n").map((line) => `  ${line}`));

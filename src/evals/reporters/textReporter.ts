@@ -4,6 +4,7 @@ import { textDiff } from "../../util/textDiff.js";
 import type { CaseResult } from "../CaseResult.js";
 import type { AssertionOutcome } from "../checkAssertion.js";
 import type { Reporter, TestRunSummary } from "./Reporter.js";
+import { plural } from "../../util/plural.js";
 
 export interface TextReporterOptions {
   /** Where lines go (the CLI: stderr). */
@@ -30,7 +31,7 @@ export function textReporter(options: TextReporterOptions): Reporter {
     },
     onCaseResult(result) {
       const mark = result.status === "passed" ? paint("green", "✓") : result.status === "skipped" ? paint("yellow", "-") : paint("red", "✗");
-      const how = result.status === "skipped" ? result.skipReason ?? "skipped" : `${result.mode === "record" ? "recorded" : result.problem?.kind === "no_cassette" ? "no cassette" : result.mode}, ${formatDuration(result.durationMs)}${result.repeat ? `, ${result.repeat.passed}/${result.repeat.runs} runs passed` : ""}`;
+      const how = result.status === "skipped" ? result.skipReason ?? "skipped" : `${result.mode === "record" ? "recorded" : result.problem?.kind === "no_cassette" ? "no cassette" : result.mode}, ${formatDuration(result.durationMs)}${result.repeat ? `, ${result.repeat.passed}/${plural(result.repeat.runs, "run")} passed` : ""}`;
       line(` ${mark} ${result.file} › ${terminalText(result.name)}  ${paint("dim", `(${how})`)}`);
       if (result.status === "failed" || options.verbose) for (const text of details(result, paint, result.status === "failed")) line(`     ${text}`);
     },
@@ -54,7 +55,7 @@ function details(result: CaseResult, paint: Paint, failed: boolean): string[] {
     if (failed && outcome.pass) continue;
     lines.push(...assertionLines(outcome, paint));
   }
-  if (result.repeat && failed) lines.push(`${result.repeat.passed} of ${result.repeat.runs} runs passed; ${Math.ceil(result.repeat.threshold * result.repeat.runs)} needed (threshold ${result.repeat.threshold})`);
+  if (result.repeat && failed) lines.push(`${result.repeat.passed} of ${plural(result.repeat.runs, "run")} passed; ${Math.ceil(result.repeat.threshold * result.repeat.runs)} needed (threshold ${result.repeat.threshold})`);
   if (failed && result.runIds.length > 0) lines.push(paint("dim", `run: lllm logs show ${result.runIds.at(-1)}`));
   return lines;
 }
