@@ -108,8 +108,8 @@ export async function logsPruneCommand(options: LogsListOptions & { olderThan?: 
   }
   const filter = { ...(options.tactic !== undefined ? { tactic: options.tactic } : {}), ...(options.status !== undefined ? { status: options.status } : {}), ...(options.search !== undefined ? { search: options.search } : {}), ...(options.served ? { served: true } : {}) };
   const { store } = await openStore();
-  const runs = store ? withStore(store, (open) => open.prune(Date.now() - age, filter, { dryRun: Boolean(options.dryRun) })) : [];
-  const what = `${runs.length} run${runs.length === 1 ? "" : "s"} older than ${options.olderThan}${Object.keys(filter).length > 0 ? " that match" : ""}`;
+  const { count, runs } = store ? withStore(store, (open) => open.prune(Date.now() - age, filter, { dryRun: Boolean(options.dryRun) })) : { count: 0, runs: [] };
+  const what = `${count} run${count === 1 ? "" : "s"} older than ${options.olderThan}${Object.keys(filter).length > 0 ? " that match" : ""}`;
   if (options.dryRun) {
     if (runs.length > 0) writeOut(formatTable(runs));
     writeErr(`lllm: would delete ${what} (--dry-run: nothing deleted)`);

@@ -99,7 +99,7 @@ export class ScriptedModel implements Model {
     const resolved = resolveTurn(turn, callNumber, () => JSON.stringify(request.messages));
     // As a live model's: a turn with neither text nor tool calls is no answer, and a run that took it would pass a
     // test that the live model fails (exit 0 with nothing). A cut (`length`) or filtered one is the loop's to judge.
-    if ((resolved.text ?? "").trim() === "" && resolved.toolCalls.length === 0 && resolved.finishReason !== "length" && resolved.finishReason !== "content_filter") {
+    if ((resolved.text ?? "") === "" && resolved.toolCalls.length === 0 && resolved.finishReason !== "length" && resolved.finishReason !== "content_filter") {
       throw new ProviderError("provider_script_empty_turn", `scripted turn ${index + 1} has no text and no tool calls: an empty answer is no answer (a live model's would fail the run)`, {
         hint: "Give the turn its text, or tool calls; a turn that stands for a refusal or a cut answer says `finish_reason: content_filter` or `length`.",
       });

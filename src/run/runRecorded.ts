@@ -136,8 +136,13 @@ export async function runRecorded(prepared: PreparedTactic, options: RecordedRun
   /** `head` with the run's totals. */
   const withTotals = <T extends object>(head: T): T & RecordedRunTotals => {
     const stored = runLog?.tally.usage;
+    // A resumed run's totals are the record's (every attempt's calls), as its cost is: what this attempt replayed may
+    // be less (it stopped early, or asked an answer again).
+    const spent = resume ? runLog?.recorder?.spent() : undefined;
     return Object.assign(head, {
-      usage: { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, totalTokens: usage.totalTokens, llmCalls: usage.llmCalls, cachedPromptTokens: stored?.cachedPromptTokens ?? 0, reasoningTokens: stored?.reasoningTokens ?? 0 },
+      usage: spent
+        ? { promptTokens: spent.usage.promptTokens, completionTokens: spent.usage.completionTokens, totalTokens: spent.usage.promptTokens + spent.usage.completionTokens, llmCalls: spent.llmCalls, cachedPromptTokens: spent.usage.cachedPromptTokens, reasoningTokens: spent.usage.reasoningTokens }
+        : { promptTokens: usage.promptTokens, completionTokens: usage.completionTokens, totalTokens: usage.totalTokens, llmCalls: usage.llmCalls, cachedPromptTokens: stored?.cachedPromptTokens ?? 0, reasoningTokens: stored?.reasoningTokens ?? 0 },
       // The record's: a resumed run's cost is the whole run's, even when this attempt stopped before replaying it all.
       cost: runLog?.recorder?.spent().cost ?? runLog?.tally.cost ?? null,
       ...(runLog?.recorder ? { runId: runLog.recorder.id } : {}),

@@ -147,4 +147,6 @@ export interface RunAttempt {
    * this was kept: see `RunJournal`'s `earlierDuration`): the next attempt's figure is this one's plus its own time.
    */
   earlier_ms: number | null;
+  /** The seq of the model call whose answer ended the run before this attempt, which it asked for again. */
+  asked_again: number | null;
 }

@@ -36,7 +36,7 @@ export interface RunRecorderOptions {
    * A later attempt of a recorded run (`lllm run --resume`): recorded under the run's id (`id`), as its attempt
    * `attempt`, its calls numbered on from `from`; the steps it replays (`replayed`) are in the record already.
    */
-  resume?: { attempt: number; from: { modelSeq: number; toolSeq: number; step: number }; replayed: ReplayedSteps; earlierMs: number; earlier: RunSpend };
+  resume?: { attempt: number; from: { modelSeq: number; toolSeq: number; step: number }; replayed: ReplayedSteps; earlierMs: number; earlier: RunSpend; askedAgain?: number };
 }
 
 /** Tells the answers and tool outcomes a resumed run took from its journal (they are recorded already). */
@@ -130,7 +130,7 @@ export class RunRecorder {
     const { redactor, run } = options;
     if (options.resume) {
       // The run is in the store already: it is running again (at once: a reader must not see it crashed meanwhile).
-      recorder.#append({ resume: { run: recorder.id, attempt: options.resume.attempt, startedAt: recorder.#started, from: options.resume.from, earlierMs: Math.round(options.resume.earlierMs) } }, { now: true, consequence: "this attempt is not logged" });
+      recorder.#append({ resume: { run: recorder.id, attempt: options.resume.attempt, startedAt: recorder.#started, from: options.resume.from, earlierMs: Math.round(options.resume.earlierMs), ...(options.resume.askedAgain !== undefined ? { askedAgain: options.resume.askedAgain } : {}) } }, { now: true, consequence: "this attempt is not logged" });
       return recorder;
     }
     recorder.#append(

@@ -121,11 +121,11 @@ export class RunStore {
         .all(id)
         .map((entry) => toToolCall(decodeRow(entry)));
       const attempts = this.#database
-        .prepare("SELECT attempt, started_at, model_seq, tool_seq, step, earlier_ms FROM run_attempts WHERE run_id = ? ORDER BY attempt")
+        .prepare("SELECT attempt, started_at, model_seq, tool_seq, step, earlier_ms, asked_again FROM run_attempts WHERE run_id = ? ORDER BY attempt")
         .all(id)
         .map((entry) => {
           const value = entry as Row;
-          return { attempt: integer(value.attempt) ?? 0, started_at: integer(value.started_at) ?? 0, model_seq: integer(value.model_seq) ?? 0, tool_seq: integer(value.tool_seq) ?? 0, step: integer(value.step) ?? 0, earlier_ms: integer(value.earlier_ms) };
+          return { attempt: integer(value.attempt) ?? 0, started_at: integer(value.started_at) ?? 0, model_seq: integer(value.model_seq) ?? 0, tool_seq: integer(value.tool_seq) ?? 0, step: integer(value.step) ?? 0, earlier_ms: integer(value.earlier_ms), asked_again: integer(value.asked_again) };
         });
       return { ...toSummary(row), details: parseDetails(row.details), model_calls: modelCalls, tool_calls: toolCalls, attempts };
     });
@@ -162,11 +162,12 @@ export class RunStore {
 
   /**
    * The id of the latest run started from folder `cwd` (of tactic file `tacticPath`, when given) that was interrupted
-   * or crashed and can be resumed (`lllm run --resume` without an id).
+   * or crashed and can be resumed (`lllm run --resume` without an id); or whose resume stopped on a mistake of its own
+   * (exit 2 after an attempt: a key not set in that shell), which leaves it as it was.
    */
   lastStopped(options: { cwd: string; tacticPath?: string }): string | undefined {
     return this.#reading(() => {
-      const where = ["status IN ('interrupted', 'crashed')", "resume IS NOT NULL", "batch_item IS NULL", "test_file IS NULL", "parent_run IS NULL", "cwd = ?"];
+      const where = ["(status IN ('interrupted', 'crashed') OR (status = 'error' AND exit_code = 2 AND EXISTS (SELECT 1 FROM run_attempts WHERE run_attempts.run_id = runs.id)))", "resume IS NOT NULL", "batch_item IS NULL", "test_file IS NULL", "parent_run IS NULL", "cwd = ?"];
       const values: unknown[] = [options.cwd];
       if (options.tacticPath !== undefined) {
         where.push("tactic_path = ?");
@@ -229,19 +230,21 @@ export class RunStore {
    * Delete the runs that started before `before` (ms since the epoch), with their calls, their journals, and what
    * `lllm serve` kept of them (Responses API responses, A2A tasks); returns how many runs.
    */
-  prune(before: number, filter: Omit<RunFilter, "limit" | "since"> = {}, options: { dryRun?: boolean } = {}): RunSummary[] {
+  prune(before: number, filter: Omit<RunFilter, "limit" | "since"> = {}, options: { dryRun?: boolean } = {}): { count: number; runs: RunSummary[] } {
     return this.#reading(() => {
       if (this.#readOnly !== undefined && !options.dryRun) throw new StoreError("store_read_only", `cannot delete runs from the run log: ${this.#readOnly}`, { location: { file: this.file }, hint: "Prune as the user who owns the log, with the lllm that wrote it." });
-      const { where, values } = matching(filter);
+      const { where, values } = matching(filter, { exactTactic: true });
       // A running run is never deleted, whatever the filters say.
       const selected = `SELECT id FROM runs WHERE ${["started_at < ?", "status != 'running'", ...where].join(" AND ")}`;
       const selectedValues = [before, ...values];
-      const runs = this.#database.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE id IN (${selected}) ORDER BY id DESC`).all(...selectedValues).map((row) => toSummary(decodeRow(row)));
-      if (options.dryRun || runs.length === 0) return runs;
-      const remove = this.#database.transaction(() => {
+      if (options.dryRun) {
+        const runs = this.#database.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE id IN (${selected}) ORDER BY id DESC`).all(...selectedValues).map((row) => toSummary(decodeRow(row)));
+        return { count: runs.length, runs };
+      }
+      const remove = this.#database.transaction((): number => {
         this.#database.prepare("CREATE TEMP TABLE IF NOT EXISTS pruned (id TEXT PRIMARY KEY)").run();
         this.#database.prepare("DELETE FROM pruned").run();
-        this.#database.prepare(`INSERT INTO pruned ${selected}`).run(...selectedValues);
+        const count = this.#database.prepare(`INSERT INTO pruned ${selected}`).run(...selectedValues).changes;
         for (const table of ["model_calls", "tool_calls", "tool_journal", "run_attempts", "runs_text"]) this.#database.prepare(`DELETE FROM ${table} WHERE run_id IN (SELECT id FROM pruned)`).run();
         // A response or task is the wire copy of a run's answer: it goes with its run (or, kept without one, by age
         // when no filter picks runs).
@@ -250,9 +253,9 @@ export class RunStore {
         this.#database.prepare(`DELETE FROM a2a_tasks WHERE run_id IN (SELECT id FROM pruned)${unfiltered ? " OR (run_id IS NULL AND updated_at < ?)" : ""}`).run(...(unfiltered ? [before] : []));
         this.#database.prepare("DELETE FROM runs WHERE id IN (SELECT id FROM pruned)").run();
         this.#database.prepare("DELETE FROM pruned").run();
+        return count;
       });
-      remove();
-      return runs;
+      return { count: remove(), runs: [] };
     });
   }
 
@@ -359,10 +362,15 @@ export function ftsQuery(text: string): string {
 }
 
 /** The SQL conditions of a filter on `runs` (all but its limit), and their values. */
-function matching(filter: RunFilter): { where: string[]; values: unknown[] } {
+function matching(filter: RunFilter, options: { exactTactic?: boolean } = {}): { where: string[]; values: unknown[] } {
   const where: string[] = [];
   const values: unknown[] = [];
-  if (filter.tactic !== undefined) {
+  if (filter.tactic !== undefined && options.exactTactic) {
+    // What deletes matches a tactic by its name, its path, or its file name after a folder: `weather.yaml` is not
+    // `myweather.yaml` (a listing may be looser).
+    where.push("(tactic_name = ? OR tactic_path = ? OR substr(tactic_path, -?) = ?)");
+    values.push(filter.tactic, filter.tactic, filter.tactic.length + 1, `/${filter.tactic}`);
+  } else if (filter.tactic !== undefined) {
     where.push("(tactic_name = ? OR tactic_path = ? OR tactic_path LIKE ?)");
     values.push(filter.tactic, filter.tactic, `%${filter.tactic}`);
   }

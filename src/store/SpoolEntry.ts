@@ -92,6 +92,8 @@ export interface ResumeStart {
   from: { modelSeq: number; toolSeq: number; step: number };
   /** What the attempts before it took, together (see `RunAttempt.earlier_ms`). */
   earlierMs?: number;
+  /** The model call whose answer it asks for again (see `RunAttempt.asked_again`). */
+  askedAgain?: number;
 }
 
 /** How a run ended. */

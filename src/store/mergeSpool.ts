@@ -153,10 +153,10 @@ function apply(statements: Statements, entry: Exclude<SpoolEntry, { close: true 
     statements.toolOutcome.run(resultInRow && row?.result != null ? wholeOutcome(outcome, row.result, resultIsBody === true) : outcome, at, run, key);
     if (row) insertCalls(statements, run, { model: [], tool: [row] });
   } else if ("resume" in entry) {
-    const { run, attempt, startedAt, from, earlierMs } = entry.resume;
+    const { run, attempt, startedAt, from, earlierMs, askedAgain } = entry.resume;
     // The run is running again, in this writer's process: a reader marks it crashed if that one dies too.
     statements.reopen.run(header.pid, header.host, run);
-    statements.attempt.run(run, attempt, startedAt, header.pid, header.host, from.modelSeq, from.toolSeq, from.step, earlierMs ?? null);
+    statements.attempt.run(run, attempt, startedAt, header.pid, header.host, from.modelSeq, from.toolSeq, from.step, earlierMs ?? null, askedAgain ?? null);
   } else if ("calls" in entry) {
     insertCalls(statements, entry.calls.run, entry.calls);
   } else if ("finish" in entry) {
@@ -270,7 +270,7 @@ function prepare(database: Database) {
     toolStart: statement("INSERT OR IGNORE INTO tool_journal (run_id, key, agent, name, arguments, rerun, started_at) VALUES (?, ?, ?, ?, ?, ?, ?)"),
     toolOutcome: statement("UPDATE tool_journal SET outcome = ?, ended_at = ? WHERE run_id = ? AND key = ? AND outcome IS NULL"),
     reopen: statement("UPDATE runs SET status = 'running', pid = ?, host = ?, ended_at = NULL, exit_code = NULL, error_code = NULL, error_message = NULL WHERE id = ?"),
-    attempt: statement("INSERT OR IGNORE INTO run_attempts (run_id, attempt, started_at, pid, host, model_seq, tool_seq, step, earlier_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"),
+    attempt: statement("INSERT OR IGNORE INTO run_attempts (run_id, attempt, started_at, pid, host, model_seq, tool_seq, step, earlier_ms, asked_again) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"),
     testStatus: statement("UPDATE runs SET test_status = ? WHERE id = ? AND test_file IS NOT NULL"),
     // As a blob: a text that is not UTF-8 (a damaged page) would abort the process inside libsql.
     open: statement("SELECT CAST(status AS BLOB) FROM runs WHERE id = ?"),

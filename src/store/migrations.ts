@@ -207,4 +207,7 @@ export const MIGRATIONS: readonly string[] = [
   `ALTER TABLE model_calls ADD COLUMN carry TEXT;`,
   // 12: what the attempts before each attempt took: a run's time across crashes is the last one's figure plus its own.
   `ALTER TABLE run_attempts ADD COLUMN earlier_ms INTEGER;`,
+  // 13: the model call whose answer ended the run before this attempt, which it asked for again (see endingAnswer):
+  // a later attempt must not replay that answer either.
+  `ALTER TABLE run_attempts ADD COLUMN asked_again INTEGER;`,
 ];

@@ -90,7 +90,7 @@ export async function startRunLog(options: StartRunLogOptions): Promise<RunLog> 
     recorder = RunRecorder.begin({
       journaled: resumable || resume !== undefined,
       ...(options.recordId !== undefined ? { id: options.recordId } : {}),
-      ...(resume ? { id: resume.journal.runId, resume: { attempt: resume.journal.attempt, from: resume.journal.from, replayed: resume.replayed, earlierMs: resume.journal.earlierMs, earlier: resume.journal.earlierSpend } } : {}),
+      ...(resume ? { id: resume.journal.runId, resume: { attempt: resume.journal.attempt, from: resume.journal.from, replayed: resume.replayed, earlierMs: resume.journal.earlierMs, earlier: resume.journal.earlierSpend, ...(resume.journal.askedAgain ? { askedAgain: resume.journal.askedAgain.seq } : {}) } } : {}),
       file: storeFile(env, prepared.settings.home),
       tally,
       redactor: secrets(),

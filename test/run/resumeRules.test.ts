@@ -144,6 +144,25 @@ describe("lllm run --resume picks", () => {
   });
 });
 
+describe("lllm run --resume of a run its model's answer ended, resumed twice", () => {
+  it("does not replay the answer the first resume asked for again, nor give its replacement to another request", async () => {
+    let misled = false;
+    const bad = { tool_calls: [{ id: "call_bad", name: "erase", arguments: {} }], usage: { prompt_tokens: 5000, completion_tokens: 100 } };
+    project = await durableProject({ rounds: 10, answer: (messages) => (messages.filter((message) => message.role === "tool").length === 4 && !misled ? ((misled = true), bad) : undefined) });
+    const first = await project.run(["run", project.tactic(), "--input", "go"]);
+    expect(first.code).toBe(1);
+    const id = /resume it with: lllm run --resume ([0-9A-Z]{26})/.exec(first.stderr)![1]!;
+    // The first resume asks round 4 again, goes on, and is killed in round 7's tool.
+    await project.crashInTool("look", 7, ["run", "--resume", id]);
+    const requests = project.modelRequests();
+    const second = await project.run(["run", "--resume", id, "--json"]);
+    expect(second.code, second.stderr).toBe(0);
+    expect((JSON.parse(second.stdout) as { output: string }).output).toBe("done: 10 rounds, last value 63");
+    // Rounds 0 to 7 were answered before: only rounds 8 to 10 went to the model.
+    expect(project.modelRequests() - requests).toBe(3);
+  });
+});
+
 describe("lllm run --resume that fails on its own mistake", () => {
   it("leaves the run resumable, with what it spent: a resume without the key, then with it, goes on", async () => {
     await killedRun();
@@ -158,6 +177,12 @@ describe("lllm run --resume that fails on its own mistake", () => {
     expect(id, noKey.stderr).toBeDefined();
     const after = await listed();
     expect(after.resumable).toBe(true);
+    // And a bare --resume finds it, as it found the crashed run.
+    const bare = await runCli(["run", "--resume", "--json"], { cwd: project.dir, env: { ...project.env, MOCK_KEY: undefined } });
+    expect(bare.stderr).toContain(`can still go on once that is fixed: lllm run --resume ${id}`);
+    const bareJson = JSON.parse(bare.stdout) as { usage: { llm_calls: number; prompt_tokens: number } };
+    // Its --json says what the run spent, as its cost does: the first attempt's calls.
+    expect([bareJson.usage.llm_calls, bareJson.usage.prompt_tokens]).toEqual([8, spentBefore]);
     expect(after.llm_calls).toBe(8);
     expect(after.prompt_tokens).toBe(spentBefore);
     const resumed = await project.run(["run", "--resume", id!, "--json"]);

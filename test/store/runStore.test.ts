@@ -295,6 +295,9 @@ describe("lllm logs", { timeout: 180_000 }, () => {
     expect(await listRuns(home)).toHaveLength(2);
     expect((await cli(home, ["logs", "prune", "--older-than", "0s", "--status", "error"])).stderr).toContain("deleted 0 runs older than 0s that match");
     expect((await cli(home, ["logs", "prune", "--older-than", "0s", "--tactic", "other"])).stderr).toContain("deleted 0 runs");
+    // A tactic is matched by its name, path or file name, not a part of one (`eather.yaml` is not `weather.yaml`).
+    expect((await cli(home, ["logs", "prune", "--older-than", "0s", "--tactic", "eather.yaml", "--dry-run"])).stderr).toContain("would delete 0 runs");
+    expect((await cli(home, ["logs", "prune", "--older-than", "0s", "--tactic", "weather.yaml", "--dry-run"])).stderr).toContain("would delete 2 runs");
     const limited = await cli(home, ["logs", "prune", "--older-than", "0s", "-n", "1"]);
     expect(limited.code).toBe(2);
     expect(limited.stderr).toContain("-n picks runs to list, not to delete");

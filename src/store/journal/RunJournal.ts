@@ -84,7 +84,10 @@ export class RunJournal {
     }
     // The answer that ended the run (a tool not offered, a refusal) is asked for again, not replayed into the same end.
     this.askedAgain = endingAnswer(run);
-    const replayed = this.askedAgain === undefined ? run.model_calls : run.model_calls.filter((call) => call !== this.askedAgain);
+    // And those an earlier resume asked for again: their answers were replaced by the ones asked for then.
+    const superseded = new Set(run.attempts.map((attempt) => attempt.asked_again).filter((seq) => seq !== null));
+    if (this.askedAgain !== undefined) superseded.add(this.askedAgain.seq);
+    const replayed = superseded.size === 0 ? run.model_calls : run.model_calls.filter((call) => !superseded.has(call.seq));
     let agents = toReplayTurns({ model_calls: replayed, tool_calls: withJournalResults(run, options.tools) }, { journal: true });
     if (options.force) agents = Object.fromEntries(Object.entries(agents).map(([agent, turns]) => [agent, turns.map(unchecked)]));
     this.#answers = new ScriptedModel({ agents }, { name: "journal", fromRecord: true });

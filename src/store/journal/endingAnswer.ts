@@ -11,9 +11,12 @@ const ENDED_BY_ANSWER = new Set(["unknown_tool", "answer_filtered", "parse_faile
  * (with the tactic as it is now, under `--force`) instead of replaying it, so that `lllm run --resume` of such a run
  * can go on at all. Its spend stays counted with the earlier attempt's.
  */
-export function endingAnswer(run: Pick<RunRecord, "status" | "error_code" | "model_calls">): ModelCallRecord | undefined {
+export function endingAnswer(run: Pick<RunRecord, "status" | "error_code" | "error_message" | "model_calls">): ModelCallRecord | undefined {
   if (run.status !== "error" || run.error_code === null || !ENDED_BY_ANSWER.has(run.error_code)) return undefined;
-  const calls = [...run.model_calls].sort((a, b) => a.seq - b.seq);
+  // Each of these errors names its agent first (`agent \`bot\` …`): with agents running side by side, the last call
+  // of the run may be another's.
+  const agent = /^agent `([^`]+)`/.exec(run.error_message ?? "")?.[1];
+  const calls = [...run.model_calls].filter((call) => agent === undefined || call.agent === agent || call.agent.endsWith(`/${agent}`)).sort((a, b) => a.seq - b.seq);
   const ending =
     run.error_code === "unknown_tool" ? (call: ModelCallRecord) => call.tool_calls.some((toolCall) => !call.tools.includes(toolCall.name))
     : run.error_code === "answer_filtered" ? (call: ModelCallRecord) => call.finish_reason === "content_filter"
