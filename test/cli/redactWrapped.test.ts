@@ -43,7 +43,8 @@ describe("a key a command tool prints wrapped in base64 or hex", () => {
     // The tool ran with the key and printed it: the model saw every form (what it is sent is not redacted).
     const sent = JSON.stringify(server.requests.map((request) => request.body));
     expect(sent).toContain("END-OF-DUMP");
-    expect(decodableLeaks(sent, KEY)).not.toEqual([]);
+    // The model reads none of the forms either: a tool's result loses every key lllm knows before it is sent.
+    expect(decodableLeaks(sent, KEY)).toEqual([]);
 
     const show = await runCli(["logs", "show", "last", "--json"], { cwd: dir, env: { LLLM_HOME: home } });
     expect(show.code).toBe(0);

@@ -106,7 +106,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
     expect(result.stdout).toBe("Sunny.\n");
     const lines = result.stderr.trim().split("\n");
     expect(lines[0]).toBe("[weather_bot] model call, round 1: 2 messages, tools: get_weather, divide");
-    expect(lines[1]).toMatch(/^\[weather_bot\] reply: 1 tool call\(s\) \(\d+\+\d+ tokens\)$/);
+    expect(lines[1]).toMatch(/^\[weather_bot\] reply: 1 tool call \(\d+\+\d+ tokens\)$/);
     expect(lines[2]).toMatch(/^\[weather_bot\] get_weather\(\{"city":"Paris"\}\) -> Sunny, 22 degrees celsius in Paris \d+ ms$/);
     expect(lines[3]).toBe("[weather_bot] model call, round 2: 4 messages, tools: get_weather, divide");
     expect(lines[4]).toMatch(/^\[weather_bot\] reply: Sunny\. \(\d+\+\d+ tokens\)$/);

@@ -31,7 +31,7 @@ describe("the store's migrations", () => {
     }
     const reopened = new Libsql(file);
     expect(reopened.prepare("PRAGMA user_version").raw().get()).toEqual([MIGRATIONS.length]);
-    expect(MIGRATIONS).toHaveLength(12); // 4: lllm test's columns, 5: --provider-batch's jobs and requests, 6: their bodies and tool results, 7: requests waiting in the store, and by job, 8: lllm serve's runs and responses, 9: its A2A tasks, 10: durable runs' journal, 11: what a provider wants back with an answer's tool calls, 12: each attempt's time before it
+    expect(MIGRATIONS).toHaveLength(13); // 13: which answer a resumed attempt asked for again; 4: lllm test's columns, 5: --provider-batch's jobs and requests, 6: their bodies and tool results, 7: requests waiting in the store, and by job, 8: lllm serve's runs and responses, 9: its A2A tasks, 10: durable runs' journal, 11: what a provider wants back with an answer's tool calls, 12: each attempt's time before it
     // The provider-batch tables exist too after an upgrade.
     expect(reopened.prepare("SELECT count(*) FROM provider_batch_jobs").raw().get()).toEqual([0]);
     expect(reopened.prepare("SELECT count(*) FROM provider_batch_tool_results").raw().get()).toEqual([0]);
