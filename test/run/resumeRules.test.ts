@@ -144,13 +144,22 @@ describe("lllm run --resume picks", () => {
   });
 });
 
+/**
+ * A run of `rounds` rounds whose model's first answer in round 4 calls a tool the agent is not offered (5,000 + 100
+ * tokens): it ends there (exit 1).
+ */
+async function misledRun(rounds: number): Promise<{ code: number | null; stderr: string }> {
+  let misled = false;
+  const bad = { tool_calls: [{ id: "call_bad", name: "erase", arguments: {} }], usage: { prompt_tokens: 5000, completion_tokens: 100 } };
+  project = await durableProject({ rounds, answer: (messages) => (messages.filter((message) => message.role === "tool").length === 4 && !misled ? ((misled = true), bad) : undefined) });
+  const first = await project.run(["run", project.tactic(), "--input", "go"]);
+  expect(first.code).toBe(1);
+  return first;
+}
+
 describe("lllm run --resume of a run its model's answer ended, resumed twice", () => {
   it("does not replay the answer the first resume asked for again, nor give its replacement to another request", async () => {
-    let misled = false;
-    const bad = { tool_calls: [{ id: "call_bad", name: "erase", arguments: {} }], usage: { prompt_tokens: 5000, completion_tokens: 100 } };
-    project = await durableProject({ rounds: 10, answer: (messages) => (messages.filter((message) => message.role === "tool").length === 4 && !misled ? ((misled = true), bad) : undefined) });
-    const first = await project.run(["run", project.tactic(), "--input", "go"]);
-    expect(first.code).toBe(1);
+    const first = await misledRun(10);
     const id = /resume it with: lllm run --resume ([0-9A-Z]{26})/.exec(first.stderr)![1]!;
     // The first resume asks round 4 again, goes on, and is killed in round 7's tool.
     await project.crashInTool("look", 7, ["run", "--resume", id]);
@@ -244,12 +253,7 @@ describe("holdRun", () => {
 
 describe("lllm run --resume of a run its model's answer ended", () => {
   it("asks the model again for that answer instead of replaying it into the same end, and counts what both cost", async () => {
-    // Round 4's first answer calls a tool the agent is not offered: the run ends there (exit 1).
-    let misled = false;
-    const bad = { tool_calls: [{ id: "call_bad", name: "erase", arguments: {} }], usage: { prompt_tokens: 5000, completion_tokens: 100 } };
-    project = await durableProject({ rounds: 6, answer: (messages) => (messages.filter((message) => message.role === "tool").length === 4 && !misled ? ((misled = true), bad) : undefined) });
-    const first = await project.run(["run", project.tactic(), "--input", "go"]);
-    expect(first.code).toBe(1);
+    const first = await misledRun(6);
     expect(first.stderr).toContain("agent `worker` called the tool `erase`, which is not offered on this turn");
     const id = /resume it with: lllm run --resume ([0-9A-Z]{26})/.exec(first.stderr)?.[1];
     expect(id, first.stderr).toBeDefined();
