@@ -16,6 +16,7 @@ import { warnUnknownModels } from "./models.js";
 import { warn } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { addCost } from "../util/roundCost.js";
+import { shellArgument } from "../util/shellArgument.js";
 
 /** The plain assistant `lllm chat` talks to when no tactic is named (its model: `--model`, else the settings'). */
 export const ASSISTANT_TACTIC = fileURLToPath(new URL("../cli/chatAssistant.yaml", import.meta.url));
@@ -235,7 +236,7 @@ function assertChattable(prepared: PreparedTactic, target: string): void {
   if (why === undefined) return;
   throw new ConfigError("usage_chat_pattern", `lllm chat cannot run a tactic of tactic_type \`${type}\`: ${why}, and a chat would only print it; use lllm run`, {
     location: prepared.tactic.locate(["tactic_type"]) ?? { file: prepared.tactic.file },
-    hint: `Run it with: lllm run ${quoteArg(target)} --input TEXT`,
+    hint: `Run it with: lllm run ${shellArgument(target)} --input TEXT`,
   });
 }
 
@@ -249,9 +250,4 @@ function dialogOf(sent: ModelMessage[], agent: string): Message[] {
     else if (message.role === "tool") messages.push({ role: "tool", content: message.content, name: message.name ?? "tool", toolCallId: message.toolCallId, ...(message.isError ? { isError: true } : {}) });
   }
   return messages;
-}
-
-/** A command-line argument as a shell reads it back. */
-function quoteArg(text: string): string {
-  return /^[A-Za-z0-9._/:=@-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }

@@ -18,6 +18,7 @@ import type { CaseStatusLog } from "./CaseStatusLog.js";
 import { runTurns } from "./runTurns.js";
 import { roundCost } from "../util/roundCost.js";
 import type { TestCase, TestFile } from "./TestFile.js";
+import { shellArgument } from "../util/shellArgument.js";
 
 export interface CaseSetup {
   testFile: TestFile;
@@ -50,7 +51,7 @@ interface Repetition {
 export async function runCase(setup: CaseSetup): Promise<CaseResult> {
   const { testFile, testCase, mode } = setup;
   const started = performance.now();
-  const rerecordHint = `Record it again if the change is intended: lllm test ${quoteArgument(testFile.shown)} --update --filter ${quoteArgument(testCase.name)}`;
+  const rerecordHint = `Record it again if the change is intended: lllm test ${shellArgument(testFile.shown)} --update --filter ${shellArgument(testCase.name)}`;
   const judgeDefault = judgeDefaultModel(testFile);
   const providerModel = (name: string | undefined): Model => createProviderModel({ model: name ?? judgeDefault, ...(setup.env ? { env: setup.env } : {}) });
   const repetitions: Repetition[] = [];
@@ -185,10 +186,5 @@ const replayRedactors = new WeakMap<TestFile, { env: NodeJS.ProcessEnv; redactio
 
 function sum(runs: CaseRun[], value: (run: CaseRun) => number): number {
   return runs.reduce((total, run) => total + value(run), 0);
-}
-
-/** A command-line argument as a shell reads it back. */
-function quoteArgument(text: string): string {
-  return /^[A-Za-z0-9._/:=-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
 }
 

@@ -1,5 +1,6 @@
 import type { ModelCallRecord, RunAttempt, RunRecord, StoredMessage, ToolCallStoredRecord } from "./RunRecord.js";
 import { formatCost } from "./RunTally.js";
+import { plural } from "../util/plural.js";
 
 export interface TranscriptStyle {
   /** Headings (bold/cyan on a terminal); identity by default. */
@@ -21,7 +22,7 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
   lines.push(heading(`run ${run.id} · ${run.tactic_name ?? "?"} · ${run.status}${run.exit_code !== null ? ` (exit ${run.exit_code})` : ""}`));
   lines.push(dim(`started ${formatTime(run.started_at)} · ${formatDuration(run.duration_ms)} · lllm ${run.lllm_version ?? "?"} · config ${run.config_digest ?? "?"}`));
   lines.push(dim(`tactic ${run.tactic_path ?? "?"}`));
-  lines.push(dim(`models ${run.models.join(", ") || "-"} · ${count(run.llm_calls, "call")} · ${tokens(run)} · cost ${formatCost(run.cost)}`));
+  lines.push(dim(`models ${run.models.join(", ") || "-"} · ${plural(run.llm_calls, "call")} · ${tokens(run)} · cost ${formatCost(run.cost)}`));
   if (run.continues_run) lines.push(dim(`continues run ${run.continues_run}`));
   if (run.served) lines.push(dim(servedLine(run.served)));
   if (run.attempts.length > 0) lines.push(dim(`resumed ${run.attempts.length === 1 ? "once" : `${run.attempts.length} times`} (lllm run --resume)`));
@@ -100,7 +101,7 @@ function asProgramList(value: unknown): ProgramLike[] | undefined {
 }
 
 function programSummary(program: ProgramLike): string {
-  return `${program.status ?? "?"} · ${count(program.tool_calls ?? 0, "bridged call")} · ${formatDuration(program.duration_ms ?? null)}`;
+  return `${program.status ?? "?"} · ${plural(program.tool_calls ?? 0, "bridged call")} · ${formatDuration(program.duration_ms ?? null)}`;
 }
 
 /** A program's code, every line at `pad`, then its error (its later lines two further in, as elsewhere). */
@@ -171,17 +172,13 @@ function spendLines(value: unknown): string[] {
   const limits = Object.entries(spend.limits ?? {});
   if (limits.length > 0) lines.push(`limits ${limits.map(([name, limit]) => `${name} ${limit}`).join(" · ")}`);
   for (const [name, agent] of Object.entries(spend.by_agent ?? {})) {
-    lines.push(`agent ${name}: ${count(agent.model_calls ?? 0, "model call")}, ${(agent.prompt_tokens ?? 0) + (agent.completion_tokens ?? 0)} tokens, ${formatCost(agent.cost ?? null)}, ${count(agent.tool_calls ?? 0, "tool call")}`);
+    lines.push(`agent ${name}: ${plural(agent.model_calls ?? 0, "model call")}, ${(agent.prompt_tokens ?? 0) + (agent.completion_tokens ?? 0)} tokens, ${formatCost(agent.cost ?? null)}, ${plural(agent.tool_calls ?? 0, "tool call")}`);
   }
   for (const [name, tool] of Object.entries(spend.by_tool ?? {})) {
-    const inside = (tool.model_calls ?? 0) > 0 ? `, ${count(tool.model_calls ?? 0, "model call")} inside (${formatCost(tool.cost ?? null)})` : "";
-    lines.push(`tool ${name}: ${count(tool.calls ?? 0, "call")}${(tool.failed ?? 0) > 0 ? ` (${tool.failed} failed)` : ""}${inside}`);
+    const inside = (tool.model_calls ?? 0) > 0 ? `, ${plural(tool.model_calls ?? 0, "model call")} inside (${formatCost(tool.cost ?? null)})` : "";
+    lines.push(`tool ${name}: ${plural(tool.calls ?? 0, "call")}${(tool.failed ?? 0) > 0 ? ` (${tool.failed} failed)` : ""}${inside}`);
   }
   return lines;
-}
-
-function count(value: number, noun: string): string {
-  return `${value} ${noun}${value === 1 ? "" : "s"}`;
 }
 
 /** Whether two stored messages are the same: one object (kept from the call before), or equal in every part. */

@@ -86,15 +86,14 @@ export class SecretRedactor {
    * `ssh://git@github.com/…` must stay usable (a password in a URL lllm was given is a known secret).
    */
   redactKnown(text: string): string {
-    const masked = text;
     const all = this.allSecrets();
-    if (all.length === 0 || masked.length < MIN_SECRET_LENGTH) return masked;
+    if (all.length === 0 || text.length < MIN_SECRET_LENGTH) return text;
     // Every escaped form of a character begins with one of ESCAPES: a text without them can hold a secret only in
     // the forms without escapes, which the plain pattern has. (The full pattern, for an eight-character key, takes V8
     // about 2 ms to compile on its first use; a recorded run pays it only when a text has an escape.)
-    const pattern = ESCAPES.test(masked) ? (this.pattern ??= patternOf(all, true)) : (this.plainPattern ??= patternOf(all, false));
+    const pattern = ESCAPES.test(text) ? (this.pattern ??= patternOf(all, true)) : (this.plainPattern ??= patternOf(all, false));
     pattern.lastIndex = 0;
-    return redactWrapped(masked.replace(pattern, REDACTED), (this.wrapped ??= wrappedFormsOf(all)));
+    return redactWrapped(text.replace(pattern, REDACTED), (this.wrapped ??= wrappedFormsOf(all)));
   }
 
   /**

@@ -25,6 +25,9 @@ export interface QueueGauges {
   workers: number;
 }
 
+/** How long requests for a tactic every live worker refuses share one look at the workers. */
+const LOOK_AGAIN_MS = 1000;
+
 /**
  * The server's side of `lllm serve --queue`: announces the served tactics to the workers (each by the digest of its
  * resolved configuration, as a batch announces its own: a worker runs only a tactic it has, the same), puts each
@@ -34,9 +37,6 @@ export interface QueueGauges {
  * lacks a package, has another copy: see `refusalKey`) is said on stderr, and its requests fail with the workers'
  * reasons rather than wait for a worker that will never take them.
  */
-/** How long requests for a tactic every live worker refuses share one look at the workers. */
-const LOOK_AGAIN_MS = 1000;
-
 export class QueueBridge implements RunTransport {
   readonly serverId = `${hostname()}:${process.pid}:${randomBytes(4).toString("hex")}`;
   readonly #link: RedisLink;
