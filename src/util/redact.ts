@@ -379,31 +379,43 @@ interface WrappedForm {
 
 /**
  * The hex and base64 forms of some secrets, longest first, and by the two characters each begins with (`byStart`,
- * indexed by their codes as `first * 128 + second`; hex in both cases), which `redactWrapped` looks for.
+ * indexed by their codes as `first * 128 + second`; hex in both cases); `starts` finds where two such characters
+ * follow each other, a gap (see `gapEnd`) between them allowed, which `redactWrapped` looks for.
  */
 interface WrappedForms {
   forms: WrappedForm[];
   byStart: Map<number, WrappedForm[]>;
-  starts: Uint8Array;
+  starts: RegExp;
 }
+
+/** A gap (see `gapEnd`) as a pattern: white space, or a run of backslashes before `n`, `r`, `t`, a `/` or the end. */
+const GAP = String.raw`(?:[ \t-\r]|\\+[nrt]|\\+(?=\/|$))`;
+
+/** The letters that make an escape after a backslash a gap (`\n`, `\r`, `\t`). */
+const ESCAPE_LETTER = /[nrt]/;
 
 function wrappedFormsOf(secrets: readonly string[]): WrappedForms {
   const forms = [...new Set(secrets)]
     .flatMap((secret): WrappedForm[] => [...base64Texts(secret).map((text) => ({ text, caseless: false })), { text: Buffer.from(secret, "utf8").toString("hex"), caseless: true }])
     .sort((a, b) => b.text.length - a.text.length);
   const byStart = new Map<number, WrappedForm[]>();
-  const starts = new Uint8Array(128 * 128);
+  // The characters that may follow each first character of a form.
+  const seconds = new Map<string, Set<string>>();
   for (const form of forms) {
     const cases = (char: string): string[] => (form.caseless ? [...new Set([char, char.toUpperCase()])] : [char]);
     for (const first of cases(form.text[0]!)) {
       for (const second of cases(form.text[1]!)) {
         const start = first.charCodeAt(0) * 128 + second.charCodeAt(0);
-        starts[start] = 1;
         byStart.set(start, [...(byStart.get(start) ?? []), form]);
+        seconds.set(first, (seconds.get(first) ?? new Set()).add(second));
       }
     }
   }
-  return { forms, byStart, starts };
+  // Each first character, where one of its second ones follows (a lookahead: a match takes one character, so two
+  // starts that overlap are both found). Hex and base64 characters are ASCII; each is written as `\xNN`.
+  const code = (char: string): string => `\\x${char.charCodeAt(0).toString(16).padStart(2, "0")}`;
+  const alternatives = [...seconds].map(([first, after]) => `${code(first)}(?=${GAP}*[${[...after].map(code).join("")}])`);
+  return { forms, byStart, starts: new RegExp(alternatives.join("|"), "g") };
 }
 
 /**
@@ -438,41 +450,22 @@ function gapEnd(text: string, index: number): number {
  *
  * A regular expression with optional white space after each character is several times slower than all the other
  * forms together (V8 can no longer skip ahead on a form's first characters), and so is a copy of the text without
- * its white space (prose has a gap every few characters). So one loop reads the text once, skipping the gaps, and
- * notes where two characters that begin a form follow each other (a few places in most texts); only there is a form
- * compared, character by character. Joining the words of a text cannot make up a form by chance: each is at least
- * eight characters of a key's base64, or sixteen of its hex.
+ * its white space (prose has a gap every few characters). So one pattern (`starts`) finds where two characters that
+ * begin a form follow each other, gaps allowed between them (a few places in most texts), and only there is a form
+ * compared, character by character. A pattern, not a loop over the characters: V8 runs it as machine code from its
+ * first use, where a loop runs interpreted for the first texts (the few short texts of each round of a run cost the
+ * recording of a 100-round run about 1% of its CPU so). Joining the words of a text cannot make up a form by chance:
+ * each is at least eight characters of a key's base64, or sixteen of its hex.
  */
 function redactWrapped(text: string, wrapped: WrappedForms): string {
   const { starts, byStart } = wrapped;
-  const length = text.length;
   let candidates: number[] | undefined;
-  // The code of the last character kept (0 after one that is not ASCII: no form has either) and where it is.
-  let previous = 0;
-  let previousAt = 0;
-  for (let index = 0; index < length; index += 1) {
-    const code = text.charCodeAt(index);
-    if (code === 32 || (code >= 9 && code <= 13)) continue;
-    if (code === 92) {
-      const end = gapEnd(text, index);
-      if (end > index) {
-        index = end - 1;
-        continue;
-      }
-      // Not a gap: the whole run of backslashes is passed at once (no form holds one), else each of them would scan
-      // the rest of the run again (a text of many backslashes took seconds).
-      let after = index + 1;
-      while (text.charCodeAt(after) === 92) after += 1;
-      index = after - 1;
-      previous = 0;
-      continue;
-    }
-    if (code >= 128) previous = 0;
-    else {
-      if (starts[(previous << 7) | code] === 1) (candidates ??= []).push(previousAt);
-      previous = code;
-      previousAt = index;
-    }
+  starts.lastIndex = 0;
+  for (let match = starts.exec(text); match !== null; match = starts.exec(text)) {
+    const at = match.index;
+    // The letter of an escape (`\n`) is part of a gap, not a character of a form.
+    if (at > 0 && text.charCodeAt(at - 1) === 92 && ESCAPE_LETTER.test(text[at]!)) continue;
+    (candidates ??= []).push(at);
   }
   if (candidates === undefined) return text;
   const out: string[] = [];
