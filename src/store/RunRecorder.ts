@@ -96,6 +96,12 @@ export class RunRecorder {
   /** Arguments objects and their redacted copies (`#redactedArguments`). */
   readonly #argumentsSeen = new WeakMap<object, Record<string, unknown>>();
   /**
+   * The arguments texts of the tool calls the last answers asked for, redacted (`#redactedCallArguments`): the same text
+   * is in the answer's record and again in the next call's dialog. Kept by call id, once, while the redactor knows the
+   * same secrets (`size`).
+   */
+  readonly #callArguments = new Map<string, { text: string; redacted: string; size: number }>();
+  /**
    * The result texts of the tool rows written, by call id, until a model call's messages hold them: there the message
    * refers to the row (`StoredMessage.resultOf`) instead of holding the text again.
    */
@@ -222,7 +228,7 @@ export class RunRecorder {
         messages: sent.slice(kept).map((message) => this.#storedMessage(message, redact)),
         tools: pending?.tools ?? [],
         reply: redact(event.text),
-        tool_calls: event.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: redact(call.arguments) })),
+        tool_calls: event.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: this.#redactedCallArguments(call, true) })),
         finish_reason: event.finishReason ?? null,
         prompt_tokens: event.usage.promptTokens,
         cached_prompt_tokens: event.usage.cachedPromptTokens ?? 0,
@@ -320,7 +326,22 @@ export class RunRecorder {
         return { role: "tool", content: null, toolCallId: message.toolCallId, ...(message.name !== undefined ? { name: message.name } : {}), resultOf: row.seq };
       }
     }
-    return toStoredMessage(message, redact);
+    return toStoredMessage(message, redact, (call) => this.#redactedCallArguments(call, false));
+  }
+
+  /**
+   * A tool call's arguments text, redacted: an answer's calls (`keep`) are remembered until the next call's dialog
+   * holds them, where the text is not scanned again.
+   */
+  #redactedCallArguments(call: { id: string; arguments: string }, keep: boolean): string {
+    const { redactor } = this.#options;
+    const kept = this.#callArguments.get(call.id);
+    if (kept !== undefined) this.#callArguments.delete(call.id);
+    if (kept !== undefined && kept.text === call.arguments && kept.size === redactor.size) return kept.redacted;
+    const redacted = redactor.redact(call.arguments);
+    // A few only: an agent whose next call never comes (an answer, a failure) leaves its calls here.
+    if (keep && this.#callArguments.size < 64) this.#callArguments.set(call.id, { text: call.arguments, redacted, size: redactor.size });
+    return redacted;
   }
 
   /**
@@ -414,9 +435,9 @@ function sameMessage(a: ModelMessage, b: ModelMessage): boolean {
   return true;
 }
 
-function toStoredMessage(message: ModelMessage, redact: (text: string) => string): StoredMessage {
+function toStoredMessage(message: ModelMessage, redact: (text: string) => string, redactArguments: (call: { id: string; arguments: string }) => string): StoredMessage {
   const stored: StoredMessage = { role: message.role, content: message.content === null ? null : redact(message.content) };
-  if (message.role === "assistant" && message.toolCalls) stored.toolCalls = message.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: redact(call.arguments) }));
+  if (message.role === "assistant" && message.toolCalls) stored.toolCalls = message.toolCalls.map((call) => ({ id: call.id, name: call.name, arguments: redactArguments(call) }));
   if (message.role === "tool") {
     stored.toolCallId = message.toolCallId;
     if (message.name !== undefined) stored.name = message.name;
