@@ -8,6 +8,9 @@ import { httpRequest, type HttpAnswer } from "../httpRequest.js";
 import { PACKAGE_LIMITS } from "../limits.js";
 import { OCI_MEDIA_TYPES, type OciManifest } from "./ociMediaTypes.js";
 
+/** Hosts spoken to over plain HTTP (as Docker does): this machine's. */
+const LOOPBACK = ["127.0.0.1", "localhost", "[::1]"];
+
 /**
  * A client of one repository of an OCI registry, over the distribution API: manifests and blobs, each checked
  * against its sha256 digest. Credentials are Docker's (`$DOCKER_CONFIG/config.json` or `~/.docker/config.json`,
@@ -25,7 +28,7 @@ export class OciRegistry {
     readonly repository: string,
   ) {
     const host = registry.replace(/:\d+$/, "");
-    this.base = `${["127.0.0.1", "localhost", "[::1]"].includes(host) ? "http" : "https"}://${registry}/v2/${repository}`;
+    this.base = `${LOOPBACK.includes(host) ? "http" : "https"}://${registry}/v2/${repository}`;
     this.basic = dockerCredentials(registry);
   }
 
@@ -94,15 +97,23 @@ export class OciRegistry {
     return data.tags ?? [];
   }
 
-  /** A request with the credentials the registry asks for: a bearer token from its token service, or basic auth. */
+  /**
+   * A request with the credentials the registry asks for: a bearer token from its token service, or basic auth. They
+   * go to the registry's own origin only, as Docker sends them: an upload location on another origin (a blob store)
+   * gets none, and a 401 from another origin (past a redirect) is not taken as the registry asking for a token, or its
+   * challenge would name a token service of its choosing that the Docker credentials are sent to.
+   */
   private async request(method: string, pathOrUrl: string, options: { headers?: Record<string, string>; body?: Buffer; maxBytes: number }): Promise<HttpAnswer> {
     const url = pathOrUrl.startsWith("/") ? `${this.base}${pathOrUrl}` : pathOrUrl;
+    const origin = new URL(this.base).origin;
+    const own = new URL(url).origin === origin;
     const send = (): Promise<HttpAnswer> => {
-      const authorization = this.token !== undefined ? `Bearer ${this.token}` : this.basic !== undefined ? `Basic ${this.basic}` : undefined;
+      const authorization = !own ? undefined : this.token !== undefined ? `Bearer ${this.token}` : this.basic !== undefined ? `Basic ${this.basic}` : undefined;
       return httpRequest(url, { method, headers: { ...options.headers, ...(authorization ? { authorization } : {}) }, ...(options.body !== undefined ? { body: options.body } : {}), maxBytes: options.maxBytes, what: `the OCI registry ${this.registry}` });
     };
     const answer = await send();
     const challenge = answer.headers.get("www-authenticate");
+    if (!own || new URL(answer.url).origin !== origin) return answer;
     if (answer.status !== 401 || challenge === null || this.token !== undefined || !/^bearer/i.test(challenge)) return answer;
     this.token = await this.fetchToken(challenge);
     return send();
@@ -112,6 +123,10 @@ export class OciRegistry {
     const fields = Object.fromEntries([...challenge.matchAll(/(\w+)="([^"]*)"/g)].map((match) => [match[1]!.toLowerCase(), match[2]!]));
     if (fields.realm === undefined) throw new PackageFetchError("package_fetch_failed", `the OCI registry ${this.registry} asks for a token without saying where to get one`);
     const url = new URL(fields.realm);
+    // The Docker credentials go to the token service: never in clear beyond this machine.
+    if (url.protocol !== "https:" && !(url.protocol === "http:" && LOOPBACK.includes(url.hostname))) {
+      throw new PackageFetchError("package_fetch_failed", `the OCI registry ${this.registry} names a token service that is not HTTPS (${url.origin}): its credentials are not sent there`, { hint: "A registry's token service must be reached over HTTPS (plain HTTP only on 127.0.0.1 or localhost)." });
+    }
     if (fields.service) url.searchParams.set("service", fields.service);
     if (fields.scope) url.searchParams.set("scope", fields.scope);
     const answer = await httpRequest(url.toString(), { headers: this.basic !== undefined ? { authorization: `Basic ${this.basic}` } : {}, maxBytes: 1024 * 1024, what: `the token service of ${this.registry}` });
