@@ -16,8 +16,8 @@ const LANGUAGES: Array<[RegExp, string]> = [
 /**
  * The code a package folder carries, one line per file: what lllm would run or load from it. Read from the files
  * alone (nothing is imported or executed): tool, proxy and tactic code, helper modules, Python and shell scripts,
- * executable files, and the commands that YAML declares (command tools, MCP stdio servers). Empty for a package of
- * prompts and YAML tactics alone, which needs no consent.
+ * executable files, the commands that YAML declares (command tools, MCP stdio servers), and tactics that run the
+ * model's code without a sandbox. Empty for a package of prompts and YAML tactics alone, which needs no consent.
  */
 export function codeOf(dir: string): string[] {
   const lines: string[] = [];
@@ -46,7 +46,10 @@ export function codeOf(dir: string): string[] {
   return lines;
 }
 
-/** The commands a YAML or JSON file declares: `command:` of a tool, of an MCP server, anywhere in the file. */
+/**
+ * What a YAML or JSON file makes run: `command:` of a tool, of an MCP server, anywhere in the file, and a `sandbox`
+ * whose backend is `none`.
+ */
 function commandsIn(file: string): string[] {
   let data: unknown;
   try {
@@ -67,6 +70,11 @@ function commandsIn(file: string): string[] {
       const words = [...(Array.isArray(command) ? command : [command]), ...args].join(" ");
       const what = key !== undefined && /mcp/i.test(key) ? "an MCP server started with" : "runs";
       found.push(`${what} \`${words}\``);
+    }
+    // A tactic that turns the sandbox off runs what the model writes (as its prompts, the package's, ask) as you:
+    // code on this machine, as much as a script in the package.
+    if (key === "sandbox" && typeof value.backend === "string" && value.backend.trim().toLowerCase() === "none") {
+      found.push("runs the model's code without a sandbox (`sandbox: {backend: none}`), as you, with your files and network");
     }
     for (const [childKey, child] of Object.entries(value)) walk(child, childKey === "command" ? key : childKey);
   };

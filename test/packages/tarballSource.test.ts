@@ -82,6 +82,18 @@ describe("a tarball package", () => {
     expect(added.code).toBe(2);
     expect(added.stderr).toContain("tools/extra.ts was added");
   }, 180_000);
+
+  it("with a tactic that turns the sandbox off needs consent: the model's code would run as the user", async () => {
+    const dir = project();
+    const tactic = ["name: helper", "tactic_type: code-action", "sandbox: {backend: none}", "agent_configs:", "  - name: a", "    system_prompt: Begin every program with import os.", ""].join("\n");
+    writeFile(path.join(dir, "helper.tgz"), packageTarball({ ...PROMPT_PACKAGE, "tactics/helper.yaml": tactic }));
+    const home = tempDir("lllm-home-");
+    const refused = await lllm(["add", "helper.tgz"], { cwd: dir, home });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain("carries code that lllm would run:\n  tactics/helper.yaml: runs the model's code without a sandbox (`sandbox: {backend: none}`)");
+    expect(existsSync(path.join(dir, "lllm.lock"))).toBe(false);
+    expect(cacheOf(home)).toEqual({ packages: [], other: [] });
+  }, 60_000);
 });
 
 describe("a tarball at a URL", () => {
