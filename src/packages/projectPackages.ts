@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "../errors.js";
+import { distrustFile, trustHint } from "../config/distrust.js";
 import { isRemoteSource, parsePackageSource, sourceKey } from "../config/packageSource.js";
 import { readManifest, type DependencySpec } from "../registry/manifest.js";
 import { findProject, type Project } from "../registry/installed/findProject.js";
@@ -33,6 +34,10 @@ export async function openProject(cwd: string, options: { create?: boolean } = {
     throw new ConfigError("lock_invalid", `no project here: neither ${cwd} nor a folder above it has an lllm.toml, lllm.yaml or lllm.lock`, { hint: "Add a package first (`lllm add npm:NAME`), which makes an lllm.toml and an lllm.lock in this folder." });
   }
   const project = found ?? { dir: path.resolve(cwd), lock: path.join(path.resolve(cwd), LOCK_FILE) };
+  // As a run refuses it (installedPackage): a lock of another user's (or one anyone may write) would decide what is
+  // fetched and trusted here, `lllm list` would call packages installed that no run uses, and a write would land in it.
+  const distrust = existsSync(project.lock) ? distrustFile(project.lock) : undefined;
+  if (distrust !== undefined) throw new ConfigError("lock_invalid", `${project.lock} is not used: ${distrust}`, { location: { file: project.lock }, hint: `A lock decides which code runs: keep one of your own (${trustHint(project.lock)}).` });
   return { project, lock: existsSync(project.lock) ? readLock(project.lock) : emptyLock(), dependencies: await projectDependencies(project) };
 }
 
