@@ -454,8 +454,8 @@ function gapEnd(text: string, index: number): number {
  * begin a form follow each other, gaps allowed between them (a few places in most texts), and only there is a form
  * compared, character by character. A pattern, not a loop over the characters: V8 runs it as machine code from its
  * first use, where a loop runs interpreted for the first texts (the few short texts of each round of a run cost the
- * recording of a 100-round run about 1% of its CPU so). Joining the words of a text cannot make up a form by chance:
- * each is at least eight characters of a key's base64, or sixteen of its hex.
+ * recording of a 100-round run about 3% of its instructions so). Joining the words of a text cannot make up a form by
+ * chance: each is at least eight characters of a key's base64, or sixteen of its hex.
  */
 function redactWrapped(text: string, wrapped: WrappedForms): string {
   const { starts, byStart } = wrapped;
