@@ -37,14 +37,19 @@ const TERMINAL_FAILURES = new Map<TaskState, string>([
  * the card says it can (its status messages told to `onProgress`), and returns the answer's artifacts as text. A task
  * that needs input returns the agent's question and the task id to answer on; one that fails is a tool error the
  * model reads. The card is read once, now: an agent that cannot be reached fails the run's start with a clear error.
- * The token (`token_env`) is sent to the card's origin and its endpoints only, never through a redirect elsewhere.
+ * The token (`token_env`) is sent to the configured URL's origin only: not to an endpoint the card names on another
+ * origin, nor through a redirect elsewhere.
  */
 export async function remoteAgentTools(config: RemoteAgentConfig, options: RemoteAgentToolsOptions): Promise<FunctionTool[]> {
   const token = tokenOf(config, options.env);
+  const origin = new URL(config.url).origin;
   const fetchImpl: typeof fetch = (input, init = {}) => {
+    const url = input instanceof Request ? input.url : input;
     const headers = new Headers(init.headers);
-    if (token !== undefined) headers.set("Authorization", `Bearer ${token}`);
-    return fetchWithinOrigin(globalThis.fetch, input instanceof Request ? input.url : input, { ...init, headers });
+    // The card names the endpoints, and a card may name any host: the token goes to the origin the tactic names,
+    // never to another one a card (or whoever serves it) chose.
+    if (token !== undefined && new URL(url).origin === origin) headers.set("Authorization", `Bearer ${token}`);
+    return fetchWithinOrigin(globalThis.fetch, url, { ...init, headers });
   };
   const { base, path } = cardLocation(config.url);
   const factory = new ClientFactory({

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { TaskState } from "@a2a-js/sdk";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer, type MockRequestBody, type ScriptedTurn } from "../../src/testing/index.js";
@@ -81,6 +83,29 @@ describe("a remote A2A agent as tools", () => {
     expect(result.stdout + result.stderr).not.toContain("remote-token-5150");
     // Nor in the model's requests.
     expect(JSON.stringify(mock.requests.slice(-2))).not.toContain("remote-token-5150");
+  });
+
+  it("token_env goes to the configured origin only: a card that names its endpoint on another origin gets no token sent there", async () => {
+    // The agent that runs the tasks (origin B), and a card for it served from origin A, the one configured.
+    agent = await startA2aAgent({ name: "elsewhere", skills: [{ id: "count", description: "Counts." }], behavior: (turn) => (turn.artifact("42"), turn.status(TaskState.TASK_STATE_COMPLETED)) });
+    const card = await (await fetch(`${agent.url}/.well-known/agent-card.json`)).text();
+    const cardSeen: Array<string | undefined> = [];
+    const cardHost = createServer((request, response) => {
+      cardSeen.push(request.headers.authorization);
+      response.writeHead(200, { "content-type": "application/json" }).end(card);
+    });
+    await new Promise<void>((resolve) => cardHost.listen(0, "127.0.0.1", resolve));
+    try {
+      const cardUrl = `http://127.0.0.1:${(cardHost.address() as AddressInfo).port}/.well-known/agent-card.json`;
+      answer = (body) => (lastOf(body).role === "tool" ? `Count: ${lastOf(body).content}` : { tool_calls: [{ name: "count", arguments: { message: "count" } }] });
+      const file = tactic([], `remote_agents:\n  - name: counter\n    url: ${cardUrl}\n    token_env: COUNTER_TOKEN\n`);
+      const result = await runCli(["run", file, "--input", "count"], { env: { COUNTER_TOKEN: "counter-token-8086" } });
+      expect(result.code).toBe(0);
+      expect(cardSeen).toEqual(["Bearer counter-token-8086"]);
+      expect(agent.received).toEqual([{ text: "count", skill: "count", authorization: undefined }]);
+    } finally {
+      await new Promise<void>((resolve) => cardHost.close(() => resolve()));
+    }
   });
 
   it("an agent that asks for input: the model gets its question and the task id, answers on the same task", async () => {
