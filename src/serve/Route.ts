@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { badRequest } from "./HttpError.js";
 import type { ServeContext } from "./ServeContext.js";
 
 /** One request as a route sees it. */
@@ -60,10 +61,19 @@ export class RouteTable {
       }
       const params: Record<string, string> = {};
       names.forEach((name, index) => {
-        params[name] = decodeURIComponent(match[index + 1]!);
+        params[name] = decodePathSegment(match[index + 1]!, path);
       });
       return { route, params };
     }
     return { allowed };
+  }
+}
+
+/** A `{name}` segment decoded; a malformed escape (`%E0%A4%A`) is the client's error, not a failure of the server. */
+function decodePathSegment(segment: string, path: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    throw badRequest(`the path ${path} is not valid percent-encoding (a \`%\` must start an escape of UTF-8, e.g. %20)`, null, "invalid_path");
   }
 }

@@ -161,6 +161,7 @@ describe("bad requests", () => {
       [post(JSON.stringify({ model: "shop", messages: [{ role: "user", content: "x".repeat(3000) }] })), 413, { code: "request_too_large" }],
       [curl([`${serving.url}/v1/chat/completions`, "-H", "content-type: application/json", "-d", "{}"]), 401, { code: "invalid_api_key" }],
       [curl([`${serving.url}/v1/nowhere`, "-H", "authorization: Bearer t0ken-for-tests"]), 404, { code: "not_found" }],
+      [curl([`${serving.url}/v1/models/%E0%A4%A`, "-H", "authorization: Bearer t0ken-for-tests"]), 400, { code: "invalid_path" }],
       [curl([`${serving.url}/v1/chat/completions`, "-H", "authorization: Bearer t0ken-for-tests"]), 405, { code: "method_not_allowed" }],
       [curl([`${serving.url}/v1/models`, "-H", "authorization: Bearer t0ken-for-tests", "-H", "Host: evil.example.com"]), 403, { code: "forbidden_host" }],
       [curl([`${serving.url}/v1/models`, "-H", "authorization: Bearer t0ken-for-tests", "-H", "Origin: http://evil.example.com"]), 403, { code: "forbidden_host" }],
