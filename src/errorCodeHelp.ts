@@ -174,7 +174,7 @@ export const ERROR_CODE_HELP: Readonly<Record<ErrorCode, ErrorCodeHelp>> = {
   serve_no_models: { means: "`serve()` from the library was given no tactic to serve.", fix: "Pass `tactics: [\"tactics/weather.yaml\"]` (tactic files or package folders)." },
   serve_queue_lost: RESERVED,
   serve_run_gone: { means: "`lllm serve --queue`: a client's tool results (or approval) came for a run that no longer waits for them: it ended on its worker (its server stopped, or `--pending-ttl` passed), or another request went on with it. The client gets a 400 (`tool_call_not_found`).", fix: "Send the conversation again ending with a user message." },
-  serve_token_missing: { means: "`lllm serve --token-env NAME`, but the variable is not set or empty.", fix: "Set it to the token clients must send, e.g. `export LLLM_TOKEN=$(openssl rand -hex 32)`." },
+  serve_token_missing: { means: "`lllm serve --token-env NAME`, but the variable is not set or empty; or the library's `serve({token})` got an undefined or blank token.", fix: "Set it to the token clients must send, e.g. `export LLLM_TOKEN=$(openssl rand -hex 32)`." },
   serve_worker_lost: { means: "`lllm serve --queue`: the worker running a request stopped (its heartbeat expired) after part of the answer was sent; the client gets a 502 (a request that sent nothing yet runs again on another worker).", fix: "Send the request again; see why the worker stopped (its stderr, `lllm doctor --queue`)." },
   store_damaged: { means: "The run log (`logs.db`) is damaged.", fix: "Move it aside (`mv ~/.lllm/logs.db ~/.lllm/logs.db.damaged`); lllm starts a new one." },
   store_no_model_calls: { means: "`lllm logs replay`: the run made no model call, so there is nothing to replay.", fix: "Replay a run that called a model." },

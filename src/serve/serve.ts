@@ -42,7 +42,10 @@ export interface ServeOptions {
   packages?: string[];
   /** The model of every agent of the tactics given as files (as `--model`). */
   model?: string;
-  /** The bearer token every route but `/healthz` wants; none: no token (keep such a server on loopback). */
+  /**
+   * The bearer token every route but `/healthz` wants. Left out: no token (keep such a server on loopback); given but
+   * undefined or blank (an unset variable) is an error, not a server open to all.
+   */
   token?: string;
   /** The address served on, for the Host and Origin checks and for `listen()`; default 127.0.0.1. */
   host?: string;
@@ -113,6 +116,12 @@ export interface LllmServer {
  * limits, cancelled when its client goes away.
  */
 export async function serve(options: ServeOptions): Promise<LllmServer> {
+  // `token: process.env.LLLM_TOKEN` with the variable unset or empty must not open the server to every caller:
+  // leaving `token` out is how one without a token is asked for. (A blank token would also match a header of
+  // "Bearer" and a no-break space, which the comparison trims to nothing.)
+  if ("token" in options && (options.token === undefined || options.token.trim() === "")) {
+    throw new ConfigError("serve_token_missing", `serve(): \`token\` is ${options.token === undefined ? "undefined" : "empty"}, so every caller would be let in`, { hint: "Set the variable the token comes from (e.g. export LLLM_TOKEN=$(openssl rand -hex 32)); to serve without a token (on loopback only), leave `token` out." });
+  }
   const tactics: TacticToServe[] = [];
   for (const entry of options.tactics) {
     if (typeof entry === "string") tactics.push({ prepared: await prepareTactic(entry, { ...(options.packages ? { packages: options.packages } : {}), ...(options.model !== undefined ? { model: options.model } : {}) }) });

@@ -197,6 +197,13 @@ describe("bad requests", () => {
     expect(foreign.headers["access-control-allow-origin"]).toBeUndefined();
   });
 
+  it("serve({token}) with an unset variable or a blank token refuses to start rather than let every caller in", async () => {
+    const tactics = [path.join(shop, "tactics/shop.yaml")];
+    for (const token of [process.env.LLLM_TEST_UNSET_TOKEN, "", " \u00a0"]) {
+      await expect(serveInProcess({ tactics, token })).rejects.toMatchObject({ code: "serve_token_missing", message: expect.stringContaining("every caller would be let in") });
+    }
+  });
+
   it("one tactic given twice is one model, under its name (not its file's path)", async () => {
     const file = path.join(shop, "tactics/shop.yaml");
     const serving = await start({ tactics: [file, file] });
