@@ -128,6 +128,8 @@ describe("chat completions with the openai SDK", () => {
     expect(chunks.at(-2)!.choices[0]!.finish_reason).toBe("stop");
     expect(chunks.at(-1)!.choices).toEqual([]);
     expect(chunks.at(-1)!.usage!.total_tokens).toBeGreaterThan(0);
+    // As OpenAI's: with include_usage every other chunk has `usage: null`.
+    expect(chunks.slice(0, -1).map((chunk) => chunk.usage)).toEqual(chunks.slice(0, -1).map(() => null));
     expect(posts().at(-1)!.stream).toBe(true);
   });
 

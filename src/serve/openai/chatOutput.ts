@@ -49,7 +49,8 @@ export function chatCompletion(head: ChatHead, answer: { text: string; calls?: C
 /**
  * An answer streamed as server-sent events: `chat.completion.chunk`s (the role first, then content deltas, the
  * client's tool calls, a last chunk with `finish_reason`, and with `include_usage` one with the usage), then
- * `data: [DONE]`. Nothing is written once the client is gone.
+ * `data: [DONE]` (with `include_usage`, the other chunks carry `usage: null`, as OpenAI's do). Nothing is written once
+ * the client is gone.
  */
 export class ChatStream {
   readonly #response: ServerResponse;
@@ -93,7 +94,9 @@ export class ChatStream {
   }
 
   #chunk(delta: ChatCompletionChunk.Choice.Delta, finishReason: ChatCompletionChunk.Choice["finish_reason"]): void {
-    const chunk: ChatCompletionChunk = { ...this.#base(), choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }] };
+    // With include_usage, OpenAI gives every chunk a `usage` field, null until the last one: clients that read it
+    // from each chunk (and tests of wire compatibility) expect it there.
+    const chunk: ChatCompletionChunk = { ...this.#base(), choices: [{ index: 0, delta, finish_reason: finishReason, logprobs: null }], ...(this.#includeUsage ? { usage: null } : {}) };
     this.#write(chunk);
   }
 
