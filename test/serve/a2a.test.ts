@@ -98,6 +98,11 @@ describe("lllm serve over A2A, with the @a2a-js/sdk client", () => {
     expect(textOf(again.artifacts[0]?.parts)).toBe("It costs: fig: 3 EUR");
     const listed = await runCli(["logs", "--served", "--json"], { env: { LLLM_HOME: home } });
     expect((JSON.parse(listed.stdout) as { runs: Array<{ served: { route: string; model: string } }> }).runs.map((run) => [run.served.route, run.served.model])).toContainEqual(["a2a", "shop"]);
+    // No client lists the tasks: they would be every client's (one token for all), with their messages and answers.
+    const listing = await fetch(`${serving.url}/a2a`, { method: "POST", headers: { authorization: `Bearer ${serving.token}`, "content-type": "application/json", "a2a-version": "1.0" }, body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "ListTasks", params: {} }) });
+    const listingText = await listing.text();
+    expect(listingText).not.toContain(result.id);
+    expect(JSON.parse(listingText)).toMatchObject({ id: 7, error: { message: expect.stringContaining("ListTasks is not offered") } });
 
     // `lllm logs prune` deletes a task with its run.
     process.kill(serving.cli.pid, "SIGTERM");

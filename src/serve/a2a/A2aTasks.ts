@@ -1,4 +1,5 @@
 import { Task, TaskState, type ListTasksRequest, type ListTasksResponse } from "@a2a-js/sdk";
+import { UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import type { ServerCallContext, TaskStore } from "@a2a-js/sdk/server";
 import { RunSpool } from "../../store/RunSpool.js";
 import { RunStore } from "../../store/RunStore.js";
@@ -53,9 +54,9 @@ export class A2aTasks implements TaskStore {
   }
 
   async list(_params: ListTasksRequest, _context: ServerCallContext): Promise<ListTasksResponse> {
-    // Listing every client's tasks is not offered: one token is shared by every client of a server.
-    const tasks = [...this.#byId.values()].slice(-50).reverse().map((task) => structuredClone(task));
-    return { tasks, nextPageToken: "", pageSize: tasks.length, totalSize: tasks.length };
+    // Not offered: one token is shared by every client of a server, so a list would hand each client the others'
+    // tasks, their messages (images too) and answers. A client reads its own tasks by the ids it was given.
+    throw new UnsupportedOperationError("ListTasks is not offered by lllm serve: its clients share one token, and a list would show each the others' tasks; read a task by its id (GetTask, tasks/get)");
   }
 
   /** Note the run that carries a task (written with its next state). */
