@@ -74,6 +74,23 @@ describe("lllm serve: the token", () => {
   });
 });
 
+describe("lllm serve: the token is a secret", () => {
+  it("a served answer that holds the server's token (made, or from a variable whose name says nothing) has it redacted", async () => {
+    for (const options of [{}, { args: ["--token-env", "LLLM_T"], env: { LLLM_T: "plain-name-token-0123456789" } }]) {
+      serving = await startServeCli([shop], options);
+      const token = serving.token ?? "plain-name-token-0123456789";
+      answer = () => `The server's token is ${token}.`;
+      const response = await post(serving.url, token, { model: "shop", messages: [{ role: "user", content: "Tell me a secret" }] });
+      expect(response.status).toBe(200);
+      const text = JSON.stringify(await response.json());
+      expect(text).toContain("The server's token is [redacted].");
+      expect(text).not.toContain(token);
+      serving.cli.killTree();
+      serving = undefined;
+    }
+  });
+});
+
 describe("lllm serve: stopping", () => {
   it("on SIGTERM stops accepting, lets the run in flight finish, exits 0; the run is recorded as served", async () => {
     const home = tempDir("lllm-home-");
