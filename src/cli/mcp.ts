@@ -130,11 +130,11 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
 }
 
 /** `--http [HOST:]PORT`: `3000`, `127.0.0.1:3000`, `[::1]:3000`, `0.0.0.0:8080`. */
-export function parseHttpAddress(text: string): { host: string; port: number } {
+export function parseHttpAddress(text: string, code: "usage_mcp_http" | "usage_serve" = "usage_mcp_http"): { host: string; port: number } {
   const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:\s]+):)?(\d{1,5})$/.exec(text.trim());
   const port = match ? Number(match[2]) : NaN;
   if (!match || port > 65535) {
-    throw new ConfigError("usage_mcp_http", `--http ${JSON.stringify(text)} is not [HOST:]PORT`, { hint: "For example --http 3000, --http 127.0.0.1:3000 or --http 0 (any free port)." });
+    throw new ConfigError(code, `--http ${JSON.stringify(text)} is not [HOST:]PORT`, { hint: "For example --http 3000, --http 127.0.0.1:3000 or --http 0 (any free port)." });
   }
   return { host: match[1] ?? "127.0.0.1", port };
 }

@@ -59,7 +59,7 @@ export interface ServeCommandOptions {
  * then exits 0; a second cancels them.
  */
 export async function serveCommand(targets: string[], options: ServeCommandOptions): Promise<void> {
-  const http = parseHttpAddress(options.http ?? "127.0.0.1:8080");
+  const http = parseHttpAddress(options.http ?? "127.0.0.1:8080", "usage_serve");
   const token = serveToken(options, http.host);
   const limits = limitFlags(options);
   const concurrency = options.concurrency === undefined ? undefined : positiveInteger(options.concurrency, "--concurrency", "e.g. --concurrency 16");
