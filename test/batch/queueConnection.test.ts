@@ -32,6 +32,10 @@ describe("queue durations", () => {
     expect(queueTimings({})).toEqual({ heartbeatMs: 1000, aliveMs: 10_000, noWorkerMs: 30_000, reconnectMs: 60_000, lockMs: 30_000 });
     expect(queueTimings({ LLLM_QUEUE_HEARTBEAT_MS: "100", LLLM_QUEUE_NO_WORKER_MS: "300", LLLM_QUEUE_RECONNECT_MS: "1500", LLLM_QUEUE_LOCK_MS: "2000" })).toEqual({ heartbeatMs: 100, aliveMs: 5000, noWorkerMs: 300, reconnectMs: 1500, lockMs: 2000 });
     expect(queueTimings({ LLLM_QUEUE_RECONNECT_MS: "soon", LLLM_QUEUE_LOCK_MS: "10" }).reconnectMs).toBe(60_000);
+    // The tests' shorter expiry: at least 3 heartbeats, else the rule above.
+    expect(queueTimings({ LLLM_QUEUE_HEARTBEAT_MS: "100", LLLM_QUEUE_ALIVE_MS: "2500" }).aliveMs).toBe(2500);
+    expect(queueTimings({ LLLM_QUEUE_HEARTBEAT_MS: "100", LLLM_QUEUE_ALIVE_MS: "200" }).aliveMs).toBe(5000);
+    expect(queueTimings({ LLLM_QUEUE_ALIVE_MS: "2500" }).aliveMs).toBe(10_000);
   });
 });
 

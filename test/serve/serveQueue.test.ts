@@ -23,7 +23,10 @@ const describeQueue = hasRedis || process.env.CI === "true" ? describe : describ
 if (!hasRedis && process.env.CI !== "true") console.warn("serveQueue.test.ts skipped: redis-server is not installed");
 
 type WireMessage = { role: string; content?: string | null };
-const QUICK = { LLLM_QUEUE_HEARTBEAT_MS: "100" };
+// Beats every 100 ms; one silent for 3 s (30 beats) is gone, instead of the 5 s floor production keeps (the
+// test-facing LLLM_QUEUE_ALIVE_MS): the tests of a worker or server found gone, and of keys that expire, wait less.
+// Not shorter: a busy machine can hold a worker's event loop up for a second or two (loading a tool's module).
+const QUICK = { LLLM_QUEUE_HEARTBEAT_MS: "100", LLLM_QUEUE_ALIVE_MS: "3000" };
 let redis: RedisServer;
 let mock: MockOpenAIServer;
 let holds: HoldServer;
@@ -265,8 +268,9 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     ["the server beats faster (it would take the worker for gone)", "100", "1000"],
     ["the worker beats faster (it would take the server for gone)", "1000", "100"],
   ] as const)("a request running when Redis restarts empty goes on to its end, run once: %s", async (_how, serverBeat, workerBeat) => {
-    const serving = await serveOnQueue({ LLLM_QUEUE_HEARTBEAT_MS: serverBeat });
-    const only = await worker(4, { LLLM_QUEUE_HEARTBEAT_MS: workerBeat });
+    // The production rule for how long a silent side is gone (10 beats, at least 5 s), not the tests' shorter one.
+    const serving = await serveOnQueue({ LLLM_QUEUE_HEARTBEAT_MS: serverBeat, LLLM_QUEUE_ALIVE_MS: undefined });
+    const only = await worker(4, { LLLM_QUEUE_HEARTBEAT_MS: workerBeat, LLLM_QUEUE_ALIVE_MS: undefined });
     const request = stream(serving, "quiet 13");
     expect(await waitUntil(() => holds.held.has("quiet 13"), 120_000)).toBe(true);
     await redis.stop();

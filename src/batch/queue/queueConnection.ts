@@ -85,7 +85,11 @@ export interface QueueItem {
 export interface QueueTimings {
   /** How often producers and workers say they are alive (`LLLM_QUEUE_HEARTBEAT_MS`, default 1 s). */
   heartbeatMs: number;
-  /** One silent for this long is gone: 10 heartbeats, at least 5 s (a busy machine may miss a few). */
+  /**
+   * One silent for this long is gone: 10 heartbeats, at least 5 s (a busy machine may miss a few). Test-facing:
+   * `LLLM_QUEUE_ALIVE_MS` (at least 3 heartbeats) sets it, so that tests of a worker or server found gone, and of keys
+   * that expire, need not wait out the 5 s floor; it is not for production, whose default is the rule above.
+   */
   aliveMs: number;
   /** A batch that sees no live worker for this long warns (`LLLM_QUEUE_NO_WORKER_MS`, default 30 s). */
   noWorkerMs: number;
@@ -99,7 +103,7 @@ export function queueTimings(env: NodeJS.ProcessEnv = process.env): QueueTimings
   const heartbeatMs = milliseconds(env.LLLM_QUEUE_HEARTBEAT_MS, 1000, 10);
   return {
     heartbeatMs,
-    aliveMs: Math.max(heartbeatMs * 10, 5000),
+    aliveMs: milliseconds(env.LLLM_QUEUE_ALIVE_MS, Math.max(heartbeatMs * 10, 5000), heartbeatMs * 3),
     noWorkerMs: milliseconds(env.LLLM_QUEUE_NO_WORKER_MS, 30_000, 0),
     reconnectMs: milliseconds(env.LLLM_QUEUE_RECONNECT_MS, 60_000, 0),
     lockMs: milliseconds(env.LLLM_QUEUE_LOCK_MS, 30_000, 500),
