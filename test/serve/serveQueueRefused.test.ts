@@ -15,7 +15,9 @@ vi.setConfig({ testTimeout: 240_000 });
 const describeQueue = hasRedis || process.env.CI === "true" ? describe : describe.skip;
 if (!hasRedis && process.env.CI !== "true") console.warn("serveQueueRefused.test.ts skipped: redis-server is not installed");
 
-const QUICK = { LLLM_QUEUE_HEARTBEAT_MS: "100" };
+// Beats every 100 ms; one silent for 3 s (30 beats) is gone, and a refusal expires as soon (the test-facing
+// LLLM_QUEUE_ALIVE_MS, instead of production's 5 s floor): above the second or two a busy machine may stall a worker.
+const QUICK = { LLLM_QUEUE_HEARTBEAT_MS: "100", LLLM_QUEUE_ALIVE_MS: "3000" };
 type Answer = { status: number; body: { error?: { message: string; type: string; code: string | null }; choices?: Array<{ message: { content: string } }> } };
 let redis: RedisServer;
 let mock: MockOpenAIServer;
