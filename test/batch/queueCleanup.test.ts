@@ -14,7 +14,9 @@ describeRedis("a queued batch leaves nothing in Redis", () => {
   it("a batch whose producer was killed is removed by a worker", async () => {
     const redis = await startRedis();
     const setup = await kitSetup({ delayMs: 200 });
-    const env = { ...setup.env, ...QUICK };
+    // The killed producer's heartbeat is taken for gone after 3 s (30 beats; the test-facing LLLM_QUEUE_ALIVE_MS), not
+    // production's 5 s floor: the worker removes the batch 2 s sooner.
+    const env = { ...setup.env, ...QUICK, LLLM_QUEUE_ALIVE_MS: "3000" };
     const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 50), "--lines", "--queue", redis.url, "--no-log"], env);
     const worker = startWorker(redis.url, env, { packages: [setup.kit] });
     await eventually(() => setup.answered() >= 3);
