@@ -45,7 +45,9 @@ describeRedis("lllm batch --queue with lllm worker", () => {
   it("two workers, one killed with SIGKILL mid-run: every item appears exactly once, and Redis is left empty", async () => {
     const redis = await startRedis();
     const setup = await kitSetup({ delayMs: 600 });
-    const env = { ...setup.env, ...QUICK, ...SHORT_LOCK };
+    // LLLM_QUEUE_ALIVE_MS (test-facing): the killed worker's heartbeat expires after 3 s (30 beats), not production's
+    // 5 s floor, for the check that Redis is left empty.
+    const env = { ...setup.env, ...QUICK, ...SHORT_LOCK, LLLM_QUEUE_ALIVE_MS: "3000" };
     const out = path.join(setup.dir, "out.jsonl");
     const producer = startBatch([setup.tactic, "--inputs", itemsFile(setup.dir, 60), "--lines", "--out", out, "--queue", redis.url, "--no-log"], env);
     const doomed = startWorker(redis.url, env, { packages: [setup.kit] });
