@@ -412,9 +412,11 @@ function wrappedFormsOf(secrets: readonly string[]): WrappedForms {
     }
   }
   // Each first character, where one of its second ones follows (a lookahead: a match takes one character, so two
-  // starts that overlap are both found). Hex and base64 characters are ASCII; each is written as `\xNN`.
+  // starts that overlap are both found). Hex and base64 characters are ASCII; each is written as `\xNN`. The letter of
+  // an escape (`\n`) is part of a gap, not a character of a form: a lookbehind refuses it before the lookahead reads
+  // on (each letter of a run of `\n` would otherwise read the rest of the run: quadratic).
   const code = (char: string): string => `\\x${char.charCodeAt(0).toString(16).padStart(2, "0")}`;
-  const alternatives = [...seconds].map(([first, after]) => `${code(first)}(?=${GAP}*[${[...after].map(code).join("")}])`);
+  const alternatives = [...seconds].map(([first, after]) => `${ESCAPE_LETTER.test(first) ? String.raw`(?<!\\)` : ""}${code(first)}(?=${GAP}*[${[...after].map(code).join("")}])`);
   return { forms, byStart, starts: new RegExp(alternatives.join("|"), "g") };
 }
 
@@ -461,12 +463,7 @@ function redactWrapped(text: string, wrapped: WrappedForms): string {
   const { starts, byStart } = wrapped;
   let candidates: number[] | undefined;
   starts.lastIndex = 0;
-  for (let match = starts.exec(text); match !== null; match = starts.exec(text)) {
-    const at = match.index;
-    // The letter of an escape (`\n`) is part of a gap, not a character of a form.
-    if (at > 0 && text.charCodeAt(at - 1) === 92 && ESCAPE_LETTER.test(text[at]!)) continue;
-    (candidates ??= []).push(at);
-  }
+  for (let match = starts.exec(text); match !== null; match = starts.exec(text)) (candidates ??= []).push(match.index);
   if (candidates === undefined) return text;
   const out: string[] = [];
   let done = 0;
