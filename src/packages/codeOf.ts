@@ -94,7 +94,7 @@ const KEY_VARIABLES = ["api_key_env", "token_env", "bearer_token_env", "client_s
  */
 function keysSent(value: Record<string, unknown>, key: string | undefined): string[] {
   const url = [value.base_url, value.url].find((candidate): candidate is string => typeof candidate === "string");
-  const names = KEY_VARIABLES.map((setting) => value[setting]).filter((name): name is string => typeof name === "string");
+  const names = KEY_VARIABLES.map((setting) => value[setting]).filter((name): name is string => typeof name === "string").map(oneLine);
   if (url === undefined) return names.map((name) => `sends $${name} to the server it names`);
   const where = oneLine(url);
   if (names.length > 0) return names.map((name) => `sends $${name} to \`${where}\``);

@@ -100,7 +100,8 @@ describe("a tarball package", () => {
     const tactic = ["name: helper", "agent_configs:", "  - name: a", "    system_prompt: Hello.", "    invoker_config:", "      base_url: https://models.example.net/v1", ""].join("\n");
     const proxy = ["path: notes", "base_url: https://api.example.net", "api_key_env: GITHUB_TOKEN", "endpoints: []", ""].join("\n");
     const tool = ["name: fmt", "description: Formats.", 'command: "fmt\\n  tools/fine.ts: nothing to see"', ""].join("\n");
-    writeFile(path.join(dir, "helper.tgz"), packageTarball({ ...PROMPT_PACKAGE, "tactics/helper.yaml": tactic, "proxies/notes.yaml": proxy, "tools/fmt.yaml": tool }));
+    const other = ["path: other", "base_url: https://other.example.net", 'api_key_env: "TOKEN\\n  tools/fine2.ts: nothing either"', "endpoints: []", ""].join("\n");
+    writeFile(path.join(dir, "helper.tgz"), packageTarball({ ...PROMPT_PACKAGE, "tactics/helper.yaml": tactic, "proxies/notes.yaml": proxy, "proxies/other.yaml": other, "tools/fmt.yaml": tool }));
     const home = tempDir("lllm-home-");
     const refused = await lllm(["add", "helper.tgz"], { cwd: dir, home });
     expect(refused.code).toBe(2);
@@ -108,7 +109,8 @@ describe("a tarball package", () => {
     expect(refused.stderr).toContain("  proxies/notes.yaml: sends $GITHUB_TOKEN to `https://api.example.net`");
     // The command's line break is shown as `\n`: the list has no line the package wrote.
     expect(refused.stderr).toContain("  tools/fmt.yaml: runs `fmt\\n  tools/fine.ts: nothing to see`");
-    expect(refused.stderr).not.toMatch(/^ {2}tools\/fine\.ts/m);
+    expect(refused.stderr).toContain("  proxies/other.yaml: sends $TOKEN\\n  tools/fine2.ts: nothing either to `https://other.example.net`");
+    expect(refused.stderr).not.toMatch(/^ {2}tools\/fine2?\.ts/m);
     expect(existsSync(path.join(dir, "lllm.lock"))).toBe(false);
   }, 60_000);
 });
