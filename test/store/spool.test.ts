@@ -99,6 +99,37 @@ describe("runs are recorded into the spool and merged into logs.db by readers", 
   });
 });
 
+describe("a tool call's arguments are redacted once for its answer and the next call's dialog", () => {
+  it("but a key learnt in between is removed from the dialog all the same", () => {
+    const home = tempDir();
+    const file = path.join(home, "logs.db");
+    const redactor = redactorOf([]);
+    const recorder = RunRecorder.begin({ ...recorderOptions(file), redactor });
+    const learnt = "sk-learnt-later-0123456789";
+    const toolCalls = [{ id: "c1", name: "read", arguments: `{"page":1,"key":"${learnt}"}` }, { id: "c2", name: "read", arguments: '{"page":2}' }];
+    recorder.onEvent({ type: "model_call", agent: "bot", round: 0, messages: 1, tools: ["read"], model: "m", sent: [{ role: "user", content: "hi" }] });
+    recorder.onEvent({ type: "model_reply", agent: "bot", round: 0, model: "m", text: "", toolCalls, usage: { promptTokens: 1, completionTokens: 1 } });
+    // The key becomes known (a proxy reads it) after the answer was recorded, before the next call's dialog is.
+    redactor.add(learnt);
+    const dialog = [
+      { role: "user" as const, content: "hi" },
+      { role: "assistant" as const, content: null, toolCalls },
+      { role: "tool" as const, content: "page one", toolCallId: "c1", name: "read" },
+      { role: "tool" as const, content: "page two", toolCallId: "c2", name: "read" },
+    ];
+    recorder.onEvent({ type: "model_call", agent: "bot", round: 1, messages: 4, tools: ["read"], model: "m", sent: dialog });
+    recorder.onEvent({ type: "model_reply", agent: "bot", round: 1, model: "m", text: "Read.", toolCalls: [], usage: { promptTokens: 1, completionTokens: 1 } });
+    recorder.finish({ output: "Read." });
+    const [spoolFile] = spoolOf(home);
+    const lines = readFileSync(path.join(home, "logs.spool", spoolFile!), "utf8").trim().split("\n").map((line) => JSON.parse(line) as { calls?: { model: Array<{ record: { messages: Array<{ toolCalls?: Array<{ arguments: string }> }> } }> } });
+    const calls = lines.flatMap((line) => line.calls?.model ?? []);
+    expect(calls).toHaveLength(2);
+    // The first answer was written before the key was known; the second call's dialog holds the calls redacted.
+    const asked = calls[1]!.record.messages.find((message) => message.toolCalls)!.toolCalls!;
+    expect(asked.map((call) => call.arguments)).toEqual(['{"page":1,"key":"[redacted]"}', '{"page":2}']);
+  });
+});
+
 describe("a tool result is written to the spool once, and read back whole", () => {
   it("the outcome and the next model call refer to the tool's row; the store holds the text in each place, and a resume's journal has it", () => {
     const home = tempDir();
