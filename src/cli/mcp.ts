@@ -11,10 +11,10 @@ import { positiveInteger } from "./positiveInteger.js";
 import { mcpClientHooks } from "./mcpClientHooks.js";
 import { packageTacticTools } from "../tactics/packageTacticTools.js";
 import { mcpServedRunner } from "../run/mcpServedRunner.js";
-import { environmentSecrets, registerSecret } from "../util/redact.js";
+import { environmentSecrets } from "../util/redact.js";
 import { stopSignal } from "./handleSignals.js";
 import { steadyHeap } from "../util/steadyHeap.js";
-import { SCHEMA_VERSION, warn, writeErr, writeErrShowing, writeOut } from "./output.js";
+import { SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 import { summaryLine } from "../util/firstLine.js";
 import { escapeControlCharacters, escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
 import { plural } from "../util/plural.js";
@@ -98,7 +98,8 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
 
   // Tactics are served as tools too: each call runs the tactic here, with this side's models and keys.
   // Each call of a tactic is recorded in the run log, as a request to `lllm serve` is (`lllm logs --served`).
-  const runner = mcpServedRunner({ environmentSecrets: environmentSecrets(process.env), warn });
+  // The token is in the records' secrets too (see serve's), whatever its variable is named.
+  const runner = mcpServedRunner({ environmentSecrets: [...environmentSecrets(process.env), ...(token.value !== undefined ? [token.value] : [])], warn });
   const tactics = await packageTacticTools(registry, pkg.name, { runner });
   for (const { ref, reason } of tactics.skipped) warn(`not serving tactic \`${ref}\`: ${reason}`);
   const served = await loadServedPackage(registry, pkg.name, { extraTools: tactics.tools });
@@ -108,15 +109,12 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
   const what = `${counts.join(", ")} of package \`${pkg.name}\``;
 
   if (http) {
-    // The token is a key (whoever has it calls these tools with this user's keys), whatever its variable is named.
-    registerSecret(token.value);
     const service = await serveHttp({ ...http, ...sessionLimits, newServer: () => serverFor(served), ...(token.value !== undefined ? { token: token.value } : {}), signal: stopSignal() });
     if (token.from === "none") warn("serving with --no-auth: any user of this machine can call these tools and tactics, with your keys");
     const serving = `lllm: serving ${what} at ${service.url}${token.from === "env" ? ` (bearer token from $${options.tokenEnv})` : ""} (${names.join(", ")}); Ctrl-C stops`;
     // The one place a made token is shown: whoever has it can call these tools with this user's keys. In the same
     // write as the address, so that a script that waits for the address finds the token beside it.
-    if (token.from === "made" && token.value !== undefined) writeErrShowing(`${serving}\n${madeTokenLine(token.value)}`, token.value);
-    else writeErr(serving);
+    writeErr(token.from === "made" && token.value !== undefined ? `${serving}\n${madeTokenLine(token.value)}` : serving);
     await service.closed;
     return;
   }

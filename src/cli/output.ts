@@ -55,18 +55,6 @@ export function writeErr(text: string): void {
   process.stderr.write(safe.endsWith("\n") ? safe : `${safe}\n`);
 }
 
-/**
- * `writeErr`, with `shown` kept as it is wherever it stands, the rest redacted: the one place a token made for the
- * session is printed (it is a secret, redacted everywhere else).
- */
-export function writeErrShowing(text: string, shown: string): void {
-  const safe = text
-    .split(shown)
-    .map((part) => terminalText(redactSecrets(part), { keepOwnStyles: true }))
-    .join(shown);
-  process.stderr.write(safe.endsWith("\n") ? safe : `${safe}\n`);
-}
-
 export function warn(text: string): void {
   writeErr(`${paint("yellow", "lllm: warning:")} ${text}`);
 }

@@ -23,7 +23,7 @@ import { stopSignal, takeFirstStop } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
 import { madeTokenLine, parseHttpAddress } from "./mcp.js";
 import { numberFlag, secondsFlag } from "./numberFlag.js";
-import { warn, writeErr, writeErrShowing } from "./output.js";
+import { warn, writeErr } from "./output.js";
 import { packagesOrHere } from "./packagesOrHere.js";
 import { positiveInteger } from "./positiveInteger.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
@@ -109,8 +109,7 @@ export async function serveCommand(targets: string[], options: ServeCommandOptio
   const serving = `lllm: serving ${server.models.length === 1 ? "1 model" : `${server.models.length} models`} (${server.models.join(", ")}) at ${url}/v1${mcp ? `, MCP at ${url}/mcp` : ""}, A2A at ${url}/a2a${token.from === "env" ? ` (bearer token from $${options.tokenEnv})` : ""}; Ctrl-C stops`;
   // The one place a made token is shown: whoever has it runs these tactics with this user's keys. Written with the
   // address, in one write: a script that waits for the address finds the token beside it.
-  if (token.from === "made" && token.value !== undefined) writeErrShowing(`${serving}\n${madeTokenLine(token.value)}`, token.value);
-  else writeErr(serving);
+  writeErr(token.from === "made" && token.value !== undefined ? `${serving}\n${madeTokenLine(token.value)}` : serving);
   if (token.from === "none") warn("serving with --no-auth: any user of this machine can run these tactics, with your keys");
   if (options.queue !== undefined) writeErr(`lllm: requests run on the workers of ${redactQueueUrl(options.queue)} (lllm worker --queue ${redactQueueUrl(options.queue)} -p DIR, here or on other machines)`);
 

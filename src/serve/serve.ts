@@ -5,7 +5,7 @@ import { approveAll, approveNone } from "../approval/index.js";
 import { ConfigError, InterruptedError } from "../errors.js";
 import type { RunLimits } from "../limits/index.js";
 import { storeFile } from "../store/startRunLog.js";
-import { environmentSecrets, registerSecret } from "../util/redact.js";
+import { environmentSecrets } from "../util/redact.js";
 import { prepareTactic, type PreparedTactic } from "../tactics/prepareTactic.js";
 import { Admission } from "./Admission.js";
 import { createServeHandler } from "./createServeHandler.js";
@@ -122,9 +122,6 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
   if ("token" in options && (options.token === undefined || options.token.trim() === "")) {
     throw new ConfigError("serve_token_missing", `serve(): \`token\` is ${options.token === undefined ? "undefined" : "empty"}, so every caller would be let in`, { hint: "Set the variable the token comes from (e.g. export LLLM_TOKEN=$(openssl rand -hex 32)); to serve without a token (on loopback only), leave `token` out." });
   }
-  // Whoever has the token runs these tactics with this user's keys: it is a key, whatever its variable is named (or
-  // made for this session, with none), never to reach an answer, a record or a log.
-  registerSecret(options.token);
   const tactics: TacticToServe[] = [];
   for (const entry of options.tactics) {
     if (typeof entry === "string") tactics.push({ prepared: await prepareTactic(entry, { ...(options.packages ? { packages: options.packages } : {}), ...(options.model !== undefined ? { model: options.model } : {}) }) });
@@ -154,8 +151,11 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
     ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl.replace(/\/+$/, "") } : {}),
     approve: options.approve === "all" ? approveAll : approveNone,
     log: options.log ?? true,
-    // Once, not per run: a served request's environment is the server's (see startRunLog).
-    environmentSecrets: environmentSecrets(process.env),
+    // Once, not per run: a served request's environment is the server's (see startRunLog). The token too: whoever has
+    // it runs these tactics with this user's keys, whatever its variable is named (or made for the session, in no
+    // variable). Only the records': a client that reads it in an answer sent it; registered with the process-wide
+    // redactor, it would hold every streamed answer back (see StreamRedactor).
+    environmentSecrets: [...environmentSecrets(process.env), ...(options.token !== undefined ? [options.token] : [])],
     warn,
     ...(bridge
       ? {

@@ -1,4 +1,4 @@
-import { existsSync as fsExists, writeFileSync } from "node:fs";
+import { existsSync as fsExists, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
@@ -75,16 +75,18 @@ describe("lllm serve: the token", () => {
 });
 
 describe("lllm serve: the token is a secret", () => {
-  it("a served answer that holds the server's token (made, or from a variable whose name says nothing) has it redacted", async () => {
+  it("a served run's record is redacted of the server's token (made, or from a variable whose name says nothing)", async () => {
     for (const options of [{}, { args: ["--token-env", "LLLM_T"], env: { LLLM_T: "plain-name-token-0123456789" } }]) {
-      serving = await startServeCli([shop], options);
+      const home = tempDir("lllm-home-");
+      serving = await startServeCli([shop], { ...options, env: { ...options.env, LLLM_HOME: home } });
       const token = serving.token ?? "plain-name-token-0123456789";
       answer = () => `The server's token is ${token}.`;
-      const response = await post(serving.url, token, { model: "shop", messages: [{ role: "user", content: "Tell me a secret" }] });
+      const response = await post(serving.url, token, { model: "shop", messages: [{ role: "user", content: `Tell me a secret: ${token}` }] });
       expect(response.status).toBe(200);
-      const text = JSON.stringify(await response.json());
-      expect(text).toContain("The server's token is [redacted].");
-      expect(text).not.toContain(token);
+      const recorded = (): string => readdirSync(path.join(home, "logs.spool")).map((file) => readFileSync(path.join(home, "logs.spool", file), "utf8")).join("");
+      expect(await waitUntil(() => fsExists(path.join(home, "logs.spool")) && recorded().includes("The server's token is [redacted]."), 60_000)).toBe(true);
+      expect(recorded()).toContain("Tell me a secret: [redacted]");
+      expect(recorded()).not.toContain(token);
       serving.cli.killTree();
       serving = undefined;
     }
