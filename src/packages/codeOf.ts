@@ -3,6 +3,7 @@ import path from "node:path";
 import { parseConfigData } from "../config/parseConfigData.js";
 import { listPackageFiles } from "../registry/installed/filesIntegrity.js";
 import { isCodeFile } from "../util/codeFile.js";
+import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 import { isPlainObject } from "../util/isPlainObject.js";
 
 const DATA = /\.(?:ya?ml|json)$/i;
@@ -103,6 +104,5 @@ function keysSent(value: Record<string, unknown>, key: string | undefined): stri
 
 /** A text shown in one line of the list: its line breaks escaped, so that a package cannot add lines of its own. */
 function oneLine(text: string): string {
-  return JSON.stringify(text).slice(1, -1);
+  return escapeControlCharacters(text, { all: true });
 }
-
