@@ -5,7 +5,7 @@ import type { AgentEvent } from "../agent/index.js";
 import { approveAll, approveNone, noticeFirstRefusal } from "../approval/index.js";
 import { lllmHome } from "../config/lllmHome.js";
 import { InterruptedError, isLllmError } from "../errors.js";
-import { StreamRedactor } from "../util/redact.js";
+import { StreamRedactor } from "../util/StreamRedactor.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
 import { ChatInput } from "./ChatInput.js";
 import { ChatSession } from "./ChatSession.js";

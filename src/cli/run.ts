@@ -14,7 +14,7 @@ import { fallbackMessage } from "../providers/FallbackModel.js";
 import { stopSignal } from "./handleSignals.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
-import { StreamRedactor } from "../util/redact.js";
+import { StreamRedactor } from "../util/StreamRedactor.js";
 import { warnBrokenFiles } from "./loadRegistry.js";
 import { StreamedLine } from "./StreamedLine.js";
 import { toolFailureText } from "./toolFailureText.js";

@@ -12,6 +12,7 @@
  * body print them (see `redactWrapped`).
  */
 
+import { type CharForms, type PartialForms, partialFormsOf, partialStart, type SecretForms, urlStart } from "./partialForms.js";
 import { maskUrlCredentials, urlCredentials, urlCredentialsIn } from "./urlCredentials.js";
 
 export const REDACTED = "[redacted]";
@@ -40,6 +41,8 @@ export class SecretRedactor {
   private plainPattern: RegExp | undefined;
   /** The hex and base64 forms, found with white space between their characters (`redactWrapped`). */
   private wrapped: WrappedForms | undefined;
+  /** Every form but the hex and base64 ones, as texts, for `heldFrom`; made on a stream's first piece. */
+  private partial: PartialForms | undefined;
   /** The most line feeds one of this redactor's own secrets holds. */
   private ownLineBreaks = 0;
 
@@ -130,6 +133,20 @@ export class SecretRedactor {
     return start === compact.length ? text.length : at[start]!;
   }
 
+  /**
+   * Where, in a text that more is still to follow, a form of a secret may have begun that is not whole yet, or a URL
+   * whose userinfo `redact` masks (the text's length when neither may have): a stream passes on what comes before,
+   * and holds the rest back. Only the last `longestEncodedForm()` characters are looked at.
+   */
+  heldFrom(text: string): number {
+    const all = this.allSecrets();
+    const from = Math.max(0, text.length - this.longestEncodedForm());
+    const url = urlStart(text, from);
+    if (all.length === 0) return url;
+    const partial = (this.partial ??= partialFormsOf(all.map(secretForms)));
+    return Math.min(url, partialStart(text, from, partial), this.partialFormStart(text));
+  }
+
   /** Every secret this redactor removes, its parents' included (gathered again when a parent learnt one). */
   private allSecrets(): string[] {
     const parentSize = this.parent?.size ?? 0;
@@ -139,6 +156,7 @@ export class SecretRedactor {
       this.pattern = undefined;
       this.plainPattern = undefined;
       this.wrapped = undefined;
+      this.partial = undefined;
     }
     return this.all;
   }
@@ -242,67 +260,6 @@ export function redactorOf(values: Iterable<string | undefined>): SecretRedactor
   const redactor = new SecretRedactor(secrets);
   for (const value of values) redactor.add(value);
   return redactor;
-}
-
-/**
- * Redaction of text that arrives in pieces (a streamed answer): a secret split across two pieces must not slip
- * through. Text is passed on a line at a time (a secret of N lines holds the last N lines back), and a line longer
- * than any encoded secret could be is passed on except for that many last characters: an occurrence that is not yet
- * matched can only be a start of one at the very end. A hex or base64 form may be wrapped onto the next lines, so
- * what is passed on stops, besides, where one may have begun that is not whole yet (`partialFormStart`): at most
- * `longestEncodedForm()` characters of the lines before are held back with the line that is still arriving. With no
- * secret registered, pieces pass at once.
- */
-export class StreamRedactor {
-  private pending = "";
-
-  constructor(private readonly redactor: SecretRedactor = secrets) {}
-
-  /** The part of the text so far that is safe to show now. */
-  push(piece: string): string {
-    if (this.redactor.size === 0) return this.flush() + piece;
-    this.pending += piece;
-    let out = "";
-    const lineBreaks = this.redactor.lineBreaks;
-    if (lineBreaks === 0) {
-      const lineEnd = this.pending.lastIndexOf("\n") + 1;
-      if (lineEnd > 0) {
-        const lines = this.redactor.redact(this.pending.slice(0, lineEnd));
-        this.pending = this.pending.slice(lineEnd);
-        out = this.release(lines);
-      }
-    } else {
-      // A secret of N lines may span N line ends, and a cut at one would split it: the whole is redacted first (what
-      // has arrived whole is removed whole), then passed on up to the (N+1)th last line end, before which no secret
-      // that is still arriving can begin.
-      const redacted = this.redactor.redact(this.pending);
-      let cut = redacted.length;
-      for (let found = 0; found <= lineBreaks && cut >= 0; found += 1) cut = cut === 0 ? -1 : redacted.lastIndexOf("\n", cut - 1);
-      this.pending = redacted.slice(cut + 1);
-      out = this.release(redacted.slice(0, cut + 1));
-    }
-    const hold = this.redactor.longestEncodedForm();
-    if (this.pending.length > 2 * hold) {
-      const redacted = this.redactor.redact(this.pending);
-      this.pending = redacted.slice(redacted.length - hold);
-      out += this.release(redacted.slice(0, redacted.length - hold));
-    }
-    return out;
-  }
-
-  /** The redacted text but its end from where a form of a secret may have begun, which goes back before `pending`. */
-  private release(redacted: string): string {
-    const start = this.redactor.partialFormStart(redacted);
-    this.pending = redacted.slice(start) + this.pending;
-    return redacted.slice(0, start);
-  }
-
-  /** What is left, at the end of the text. */
-  flush(): string {
-    const out = this.redactor.redact(this.pending);
-    this.pending = "";
-    return out;
-  }
 }
 
 /** Redact text with the process-wide redactor. */
@@ -521,6 +478,31 @@ function textForm(secret: string, escapes: boolean): string {
     .join("");
 }
 
+/** A secret's forms for `heldFrom`: `textForm`'s and `quotedForms`' as texts. */
+function secretForms(secret: string): SecretForms {
+  return { chars: [...secret].map(charForms), literals: quotedTexts(secret) };
+}
+
+/** The forms `textForm` gives a character (with escapes), as texts: escapes in lower case, references' digits apart. */
+function charForms(char: string): CharForms {
+  const code = char.codePointAt(0)!;
+  const exact = [char];
+  if (char === " ") exact.push("+");
+  if (char === "+") exact.push(" ");
+  if (char === "/") exact.push("\\/");
+  const named = char === "'" ? "&apos;" : HTML_ESCAPES[char];
+  if (named !== undefined) exact.push(named);
+  // Each byte once or twice encoded, mixed as `textForm` allows: at most 16 texts, for a character of four bytes.
+  let caseless = [""];
+  for (const byte of Buffer.from(char, "utf8")) {
+    const hex = byte.toString(16).padStart(2, "0");
+    caseless = caseless.flatMap((before) => [`${before}%${hex}`, `${before}%25${hex}`]);
+  }
+  if (code <= 0xffff) caseless.push(`\\u${code.toString(16).padStart(4, "0")}`);
+  // A reference's zeros are skipped before its digits are compared; a NUL's digits are all zeros.
+  return { exact, caseless, longest: Math.max(...caseless.map((form) => form.length)), decimal: code === 0 ? "" : String(code), hex: code === 0 ? "" : code.toString(16) };
+}
+
 /**
  * The secret as a string inside JSON (also JSON inside JSON, up to three deep: a tool's arguments or result holding a
  * JSON text, in a record that is JSON), inside Python's repr, and in HTML: `"` becomes `\"`, `\\"`…, a newline `\n`,
@@ -530,6 +512,11 @@ function textForm(secret: string, escapes: boolean): string {
  * (`\u0022`, `&#34;`) are `textForm`'s.
  */
 function quotedForms(secret: string): string[] {
+  return quotedTexts(secret).map(escapeRegExp);
+}
+
+/** `quotedForms` as texts, longest first. */
+function quotedTexts(secret: string): string[] {
   if (!QUOTED.test(secret)) return [];
   const forms = new Set<string>();
   let json = secret;
@@ -538,7 +525,7 @@ function quotedForms(secret: string): string[] {
   // `'` as encoders write it: &#39; (lodash, React), &#x27; (Python's html.escape), &apos; (XML).
   for (const apostrophe of ["&#39;", "&#x27;", "&apos;"]) forms.add(secret.replace(/[&<>"']/g, (char) => (char === "'" ? apostrophe : HTML_ESCAPES[char]!)));
   forms.delete(secret);
-  return [...forms].sort((a, b) => b.length - a.length).map(escapeRegExp);
+  return [...forms].sort((a, b) => b.length - a.length);
 }
 
 /** The characters JSON, Python's repr or HTML write otherwise. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { REDACTED, SecretRedactor, StreamRedactor } from "../../src/util/redact.js";
+import { REDACTED, SecretRedactor } from "../../src/util/redact.js";
+import { StreamRedactor } from "../../src/util/StreamRedactor.js";
 import { encodingsOf, leaksOf } from "../helpers/secretEncodings.js";
 
 const KEY = "ab+c/d=9";
@@ -149,29 +150,5 @@ describe("registerEnvironmentSecrets", () => {
     const { registerEnvironmentSecrets, redactSecrets } = await import("../../src/util/redact.js");
     registerEnvironmentSecrets({ MY_SERVICE_TOKEN: "tok-0123456789", SOME_API_KEY: "key-0123456789", HOME_DIRECTORY: "/home/someone-long" });
     expect(redactSecrets("tok-0123456789 key-0123456789 /home/someone-long")).toBe(`${REDACTED} ${REDACTED} /home/someone-long`);
-  });
-});
-
-describe("StreamRedactor", () => {
-  it("redacts a secret split across streamed pieces, and passes text on a line at a time", () => {
-    const redactor = new SecretRedactor();
-    redactor.add("sk-stream-secret-123456");
-    const stream = new StreamRedactor(redactor);
-    const pieces = ["Your key is sk-str", "eam-secr", "et-123456 and\nmore ", "text"];
-    const shown = pieces.map((piece) => stream.push(piece));
-    expect(shown.slice(0, 2)).toEqual(["", ""]);
-    expect(shown[2]).toBe("Your key is [redacted] and\n");
-    expect(shown.join("") + stream.flush()).toBe("Your key is [redacted] and\nmore text");
-  });
-
-  it("passes pieces at once when no secret is known, and keeps a long line moving", () => {
-    expect(new StreamRedactor(new SecretRedactor()).push("abc")).toBe("abc");
-    const redactor = new SecretRedactor();
-    redactor.add("sk-stream-secret-123456");
-    const stream = new StreamRedactor(redactor);
-    const long = "x".repeat(5000);
-    const shown = stream.push(long);
-    expect(shown.length).toBeGreaterThan(0);
-    expect(shown + stream.flush()).toBe(long);
   });
 });

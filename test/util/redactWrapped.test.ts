@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { REDACTED, SecretRedactor, StreamRedactor } from "../../src/util/redact.js";
+import { REDACTED, SecretRedactor } from "../../src/util/redact.js";
+import { StreamRedactor } from "../../src/util/StreamRedactor.js";
 import { decodableLeaks } from "../helpers/secretEncodings.js";
 
 // A key that `base64` (76 columns), `xxd -p` (60), `od` or `xxd` print is wrapped or spaced out: each of its hex and

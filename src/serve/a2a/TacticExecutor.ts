@@ -3,7 +3,8 @@ import { AgentEvent as A2aEvent, type AgentExecutor, type ExecutionEventBus, typ
 import type { AgentEvent } from "../../agent/index.js";
 import type { MediaAttachment } from "../../providers/Model.js";
 import { InterruptedError } from "../../errors.js";
-import { redactSecrets, StreamRedactor } from "../../util/redact.js";
+import { redactSecrets } from "../../util/redact.js";
+import { StreamRedactor } from "../../util/StreamRedactor.js";
 import { answerText, unstreamedRest } from "../answerText.js";
 import { HttpError } from "../HttpError.js";
 import type { RouteRequest } from "../Route.js";

@@ -1,4 +1,4 @@
-import { StreamRedactor } from "../../util/redact.js";
+import { StreamRedactor } from "../../util/StreamRedactor.js";
 import { answerText, unstreamedRest, usageOf } from "../answerText.js";
 import { newWireId } from "../newWireId.js";
 import type { Protocol, RouteRequest } from "../Route.js";

@@ -1,7 +1,7 @@
 import type { Response, ResponseOutputItem } from "openai/resources/responses/responses";
 import type { Message } from "../../agent/index.js";
 import { InterruptedError } from "../../errors.js";
-import { StreamRedactor } from "../../util/redact.js";
+import { StreamRedactor } from "../../util/StreamRedactor.js";
 import { answerText, unstreamedRest, usageOf } from "../answerText.js";
 import { inputMessage } from "../Conversation.js";
 import { HttpError } from "../HttpError.js";
