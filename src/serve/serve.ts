@@ -153,8 +153,7 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
     log: options.log ?? true,
     // Once, not per run: a served request's environment is the server's (see startRunLog). The token too: whoever has
     // it runs these tactics with this user's keys, whatever its variable is named (or made for the session, in no
-    // variable). Only the records': a client that reads it in an answer sent it; registered with the process-wide
-    // redactor, it would hold every streamed answer back (see StreamRedactor).
+    // variable). Only the records': a client that reads it in an answer is one that sent it.
     environmentSecrets: [...environmentSecrets(process.env), ...(options.token !== undefined ? [options.token] : [])],
     warn,
     ...(bridge
