@@ -608,7 +608,7 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
   if (wanted("list")) {
     program
       .command("list")
-      .description("the project's packages: from where, at which version, the code they carry, who trusted it, and whether the cache holds them unchanged")
+      .description("the project's packages: from where, at which version, the code they carry, who trusted it, and whether the cache holds them unchanged (exit 2 when one was modified since it was trusted: runs refuse it)")
       .option("--json", "print one JSON object")
       .action(async (options: { json?: boolean }) => {
         const { listCommand } = await import("./packages.js");

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { lllmHome } from "../config/lllmHome.js";
-import { SCHEMA_VERSION, writeErr, writeOut } from "./output.js";
+import { addFailureDetails, SCHEMA_VERSION, writeErr, writeOut } from "./output.js";
 
 /**
  * `lllm add | install | remove | update`: the project's shared packages (src/packages/). Thin: options in, one
@@ -89,9 +89,16 @@ export async function publishCommand(dir: string | undefined, flags: { to: strin
 }
 
 export async function listCommand(flags: { json?: boolean }): Promise<void> {
-  const { listPackages } = await import("../packages/listPackages.js");
+  const { listPackages, modifiedPackagesError } = await import("../packages/listPackages.js");
   const rows = await listPackages({ cwd: process.cwd(), home: lllmHome() });
+  // A package modified in the cache is refused by runs: the full list still shows, and the command fails as a run
+  // would (exit 2, the same error and hint), so that a script checking the project sees it.
+  const refused = modifiedPackagesError(rows);
   if (flags.json) {
+    if (refused !== undefined) {
+      addFailureDetails(refused, { packages: rows }); // one JSON object: the list and the error together
+      throw refused;
+    }
     writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, packages: rows }, null, 2));
     return;
   }
@@ -100,6 +107,7 @@ export async function listCommand(flags: { json?: boolean }): Promise<void> {
     return;
   }
   writeOut(table(["NAME", "SOURCE", "VERSION", "CODE", "TRUSTED BY", "STATE"], rows.map((row) => [row.dependencyOf ? `  ${row.name} (of ${row.dependencyOf})` : row.name, row.source, row.version ?? "-", row.code.length === 0 ? "none" : `${row.code.length} file${row.code.length === 1 ? "" : "s"}`, row.trustedBy ?? "-", row.state])));
+  if (refused !== undefined) throw refused;
 }
 
 export async function outdatedCommand(flags: { json?: boolean }): Promise<void> {

@@ -74,6 +74,21 @@ describe("a tarball package", () => {
     const tampered = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
     expect(tampered.code).toBe(2);
     expect(tampered.stderr).toContain("no longer matches lllm.lock: tools/hello.ts was changed");
+    // lllm list shows every package, the refused one among them, and fails as the run did: exit 2, same error and hint.
+    const listed = await lllm(["list"], { cwd: dir, home });
+    expect(listed.code).toBe(2);
+    expect(listed.stdout).toMatch(/^greet +file:greet\.tgz .* installed$/m);
+    expect(listed.stdout).toMatch(/^hello +file:hello\.tgz .* modified: tools\/hello\.ts changed \(refused\)$/m);
+    expect(listed.stderr).toContain(`lllm: error: the cached package \`file:hello.tgz\` no longer matches lllm.lock: tools/hello.ts was changed (in ${folder})`);
+    expect(listed.stderr).toContain(`Remove the folder (rm -rf ${folder}) and run \`lllm install\` to fetch it again.`);
+    const listedJson = await lllm(["list", "--json"], { cwd: dir, home });
+    expect(listedJson.code).toBe(2);
+    const report = JSON.parse(listedJson.stdout); // one JSON object: the list and the error
+    expect(report.packages.map((row: { name: string; state: string }) => [row.name, row.state])).toEqual([
+      ["greet", "installed"],
+      ["hello", "modified: tools/hello.ts changed (refused)"],
+    ]);
+    expect(report.error).toMatchObject({ code: "package_modified", hint: expect.stringContaining(`rm -rf ${folder}`) });
     // The file put back, another added beside it is refused too (the registry would load it).
     writeFileSync(file, TOOL_PACKAGE["tools/hello.ts"]);
     chmodSync(file, 0o444);

@@ -5,7 +5,7 @@ import { parsePackageSource, sourceKey, type RemoteSource } from "../../config/p
 import { findProject, type Project } from "./findProject.js";
 import { readLock, type Lock, type LockEntry } from "./lockFile.js";
 import { storeFolder } from "./packageStore.js";
-import { verifyInstalled } from "./verifyInstalled.js";
+import { verifyInstalled, type CacheChange } from "./verifyInstalled.js";
 
 /** A remote source resolved, offline, to its folder in the cache. */
 export interface InstalledPackage {
@@ -56,14 +56,32 @@ export function installedPackage(text: string, options: InstalledPackageOptions)
   if (!checked.has(dir)) {
     const change = verifyInstalled(dir, found.entry.integrity);
     if (change !== undefined) {
-      throw new ConfigError("package_modified", `the cached package \`${found.key}\` no longer matches lllm.lock: ${change.file} was ${change.how} (in ${dir})`, {
-        ...where,
-        hint: `lllm does not run a package whose files differ from what was trusted. Remove the folder (rm -rf ${dir}) and run \`lllm install\` to fetch it again.`,
-      });
+      throw packageModified([{ key: found.key, change, dir }], options.location);
     }
     checked.add(dir);
   }
   return { dir, key: found.key, entry: found.entry };
+}
+
+/**
+ * The refusal of cached packages whose files differ from what the lock trusted (`package_modified`, exit 2): what a
+ * run says when it meets one, and what `lllm list` says after its table.
+ */
+export function packageModified(packages: ReadonlyArray<{ key: string; change: CacheChange; dir: string }>, location?: SourceLocation): ConfigError {
+  const where = location ? { location } : {};
+  const why = "lllm does not run a package whose files differ from what was trusted.";
+  if (packages.length === 1) {
+    const [{ key, change, dir }] = packages as [{ key: string; change: CacheChange; dir: string }];
+    return new ConfigError("package_modified", `the cached package \`${key}\` no longer matches lllm.lock: ${change.file} was ${change.how} (in ${dir})`, {
+      ...where,
+      hint: `${why} Remove the folder (rm -rf ${dir}) and run \`lllm install\` to fetch it again.`,
+    });
+  }
+  const each = packages.map(({ key, change }) => `\`${key}\` (${change.file} was ${change.how})`).join(", ");
+  return new ConfigError("package_modified", `${packages.length} cached packages no longer match lllm.lock: ${each}`, {
+    ...where,
+    hint: `${why} Remove their folders (rm -rf ${packages.map(({ dir }) => dir).join(" ")}) and run \`lllm install\` to fetch them again.`,
+  });
 }
 
 /**
