@@ -169,7 +169,7 @@ export const ERROR_CODE_HELP: Readonly<Record<ErrorCode, ErrorCodeHelp>> = {
   sandbox_network: { means: "`sandbox.network` asks for a network: sandboxed code never gets one.", fix: "Give the code a tool or a proxy for what it must reach; credentials then stay on the host." },
   sandbox_prelude_failed: { means: "The Python kernel's start-up code failed.", fix: "Check `python3` works (`lllm doctor`)." },
   sandbox_start_failed: { means: "The sandbox (python3 under bubblewrap or gVisor) failed to start.", fix: "Run `lllm doctor` to see what is missing; the message has the sandbox's stderr." },
-  sandbox_unavailable: { means: "Model-written code needs a sandbox and none works here (no bubblewrap, no gVisor).", fix: "`apt-get install bubblewrap` (or runsc); or, for code you trust, `sandbox: {backend: none}`." },
+  sandbox_unavailable: { means: "Model-written code needs a sandbox and none works here (no bubblewrap, no gVisor).", fix: "`apt-get install bubblewrap` (or runsc); or, for code you trust, `sandbox: {backend: none}` (for a tactic of an installed package, in a tactic of your own that says `base: pkg.tactics:name`)." },
   serve_listen_failed: { means: "`lllm serve` (or `serve().listen()`) cannot listen on that address: the port is in use, or the address is not this machine's.", fix: "Pick another port (`--http HOST:PORT`), or `--http 0` for any free one." },
   serve_no_models: { means: "`serve()` from the library was given no tactic to serve.", fix: "Pass `tactics: [\"tactics/weather.yaml\"]` (tactic files or package folders)." },
   serve_queue_lost: RESERVED,

@@ -92,6 +92,8 @@ export class Registry {
   private readonly runtimeTools = new Map<string, FunctionTool>();
   /** Packages by real folder path, so a folder reached twice (listed, and as a dependency) loads once. */
   private readonly byDir = new Map<string, Package>();
+  /** The real folders of packages installed from a remote source (`lllm add`): cached copies, not to be edited. */
+  private readonly installedDirs = new Set<string>();
   private discovered = false;
   /** Where remote sources are resolved: the project's lock (from `cwd`) and the cache (in `home`). */
   private where: { cwd: string; home?: string } = { cwd: process.cwd() };
@@ -198,6 +200,14 @@ export class Registry {
       });
     }
     throw this.missing(ref, section, options);
+  }
+
+  /**
+   * Whether a package was installed from a remote source (npm, git, a tarball, OCI) into the cache: its files are
+   * the copy that was trusted, which runs refuse once changed, so a setting of it is changed by a file of your own.
+   */
+  isInstalled(pkg: Package): boolean {
+    return this.installedDirs.has(pkg.dir);
   }
 
   /** The package a file belongs to, if any (a tactic inside `pkg/tactics/` resolves bare names in `pkg` first). */
@@ -317,7 +327,8 @@ export class Registry {
 
   private async loadOne({ source, alias, chain, byDir, problems, explicit, importTools }: LoadOneOptions): Promise<Package | undefined> {
     let defaultName: string | undefined;
-    if (isRemoteSource(source.dir)) {
+    const remote = isRemoteSource(source.dir);
+    if (remote) {
       const installed = collectProblems(problems, () =>
         installedPackage(source.dir, { cwd: this.where.cwd, home: this.where.home ?? lllmHome(), ...(source.from !== undefined ? { from: source.from } : {}), ...(source.location ? { location: source.location } : {}) }),
       );
@@ -335,6 +346,7 @@ export class Registry {
       return undefined;
     }
     const real = realpathSync(absolute);
+    if (remote) this.installedDirs.add(real);
     if (chain.includes(real)) {
       // Every folder of the chain is already in byDir; its package name is what the user wrote in manifests.
       const names = [...chain, real].map((dir) => byDir.get(dir)?.name ?? path.basename(dir));

@@ -16,7 +16,7 @@ import { agentTool } from "./agentTool.js";
 import { hasMcpServers, localToolNames, unofferedApprovals } from "./checkModelChains.js";
 import { mcpSamplingHook } from "./mcpSamplingHook.js";
 import type { RunBudget } from "../limits/index.js";
-import { sandboxIsolation, sandboxLocator } from "./sandboxIsolation.js";
+import { isolationOrigin, sandboxIsolation, sandboxLocator } from "./sandboxIsolation.js";
 import type { RunScope } from "./RunScope.js";
 import { defaultModel, modelTimeoutSeconds } from "./runModels.js";
 import type { RunOptions, TacticRunner } from "./TacticRun.js";
@@ -152,7 +152,7 @@ export async function buildAgents({ prepared, options, onEvent, scope, runner, o
         config: proxyConfig,
         // run_python runs model-written code: in a sandbox, or unisolated only when the tactic says so (checked now,
         // before any model call).
-        isolation: proxyConfig.exec_env === "interpreter" ? await requireIsolation(isolation, `run_python of agent \`${bound.name}\``) : isolation,
+        isolation: proxyConfig.exec_env === "interpreter" ? await requireIsolation(isolation, `run_python of agent \`${bound.name}\``, isolationOrigin(prepared)) : isolation,
         scope,
         onWarning: (message) => onEvent({ type: "warning", agent: runName(bound.name), message }),
       });

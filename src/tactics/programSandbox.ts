@@ -1,7 +1,7 @@
 import { requireIsolation } from "../codeaction/requireIsolation.js";
 import type { IsolationOptions } from "../sandbox/index.js";
 import type { PreparedTactic } from "./prepareTactic.js";
-import { programOutputChars, sandboxIsolation, sandboxLocator } from "./sandboxIsolation.js";
+import { isolationOrigin, programOutputChars, sandboxIsolation, sandboxLocator } from "./sandboxIsolation.js";
 
 /** Where model-written programs of a tactic run: the checked isolation and the cap on what a program prints. */
 export interface ProgramSandbox {
@@ -17,6 +17,6 @@ export interface ProgramSandbox {
 export async function programSandbox(prepared: PreparedTactic, what: string): Promise<ProgramSandbox> {
   const { sandbox } = prepared.tactic.config;
   const locate = sandboxLocator(prepared.tactic);
-  const isolation = await requireIsolation(sandboxIsolation(sandbox, locate), what);
+  const isolation = await requireIsolation(sandboxIsolation(sandbox, locate), what, isolationOrigin(prepared));
   return { isolation, maxOutputChars: programOutputChars(sandbox, locate) };
 }

@@ -1,7 +1,10 @@
+import { existsSync, realpathSync } from "node:fs";
+import type { IsolationOrigin } from "../codeaction/requireIsolation.js";
 import type { LoadedTactic, SandboxConfig } from "../config/index.js";
 import { collectProblems, ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
 import type { IsolationOptions } from "../sandbox/index.js";
 import { megabytesOf } from "../util/megabytesOf.js";
+import type { Registry } from "../registry/index.js";
 
 /** Where a key of the `sandbox:` block is written, for errors. */
 export type SandboxLocator = (key: string) => SourceLocation | undefined;
@@ -86,4 +89,18 @@ export function sandboxProblems(tactic: Pick<LoadedTactic, "config" | "locate">)
     collectProblems(problems, () => (key === "output_size" ? programOutputChars({ output_size: value as string | number }, locate) : sandboxIsolation({ [key]: value }, locate)));
   }
   return problems;
+}
+
+/**
+ * Where a tactic's `sandbox:` is chosen, for the advice of a sandbox that cannot run: the tactic's own file, unless
+ * that file is in a package installed from a remote source, whose cached files cannot be edited (its ref is then
+ * given, for a tactic of your own with `base:`).
+ */
+export function isolationOrigin(prepared: { tactic: Pick<LoadedTactic, "file">; registry: Registry }): IsolationOrigin {
+  const { file } = prepared.tactic;
+  const pkg = prepared.registry.packageOfFile(file);
+  if (pkg === undefined || !prepared.registry.isInstalled(pkg)) return {};
+  const real = existsSync(file) ? realpathSync(file) : file;
+  const entry = [...pkg.tactics.values()].find((candidate) => candidate.file === file || (existsSync(candidate.file) && realpathSync(candidate.file) === real));
+  return entry === undefined ? {} : { installedTactic: entry.ref };
 }
