@@ -7,6 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { BIN, ROOT } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
 import { weatherProject } from "../helpers/weatherProject.js";
+import { encodingsOf, leaksOf } from "../helpers/secretEncodings.js";
 import { cli, listRuns, seedRuns, type SeedRun } from "./storeTestHelpers.js";
 import { durableProject, waitForFile } from "../helpers/durableProject.js";
 
@@ -46,8 +47,8 @@ async function stopViewers(): Promise<void> {
 }
 
 /** Start `lllm logs serve --port 0` and wait for the line that gives its address. */
-async function serve(home: string): Promise<Served> {
-  const child = spawn(process.execPath, [BIN, "logs", "serve", "--port", "0"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: home, NO_COLOR: "1" }, stdio: ["ignore", "ignore", "pipe"] });
+async function serve(home: string, env: Record<string, string> = {}): Promise<Served> {
+  const child = spawn(process.execPath, [BIN, "logs", "serve", "--port", "0"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: home, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
   viewers.add(child);
   let stderr = "";
   return new Promise((resolve, reject) => {
@@ -135,6 +136,24 @@ describe("lllm logs serve: who may read it", { timeout: 120_000 }, () => {
     // The token is in the printed line and in the cookie it sets, nowhere else: no page, no error, no log line.
     expect(answers.filter((answer) => answer.body.includes(served.token))).toEqual([]);
     expect(served.stderr().split(served.token)).toHaveLength(2);
+  });
+
+  it("redacts a key of its environment from every answer, as lllm logs show does, in every encoding", async () => {
+    // The run printed the key before lllm knew it was one (it was set in the environment only later): the record
+    // holds it as it is, and the viewer, unlike `lllm logs show`, served it so.
+    const key = "sk-view3r/Key+0123456789";
+    const home = tempDir();
+    const forms = Object.values(encodingsOf(key)).join(" | ");
+    const [id] = seedRuns(path.join(home, "logs.db"), [{ startedAt: Date.now() - 1000, tactic: "weather", input: `in ${key} | ${forms}`, output: `out ${key} | ${forms}` }]);
+    const served = await serve(home, { OPENAI_API_KEY: key });
+    const cookie = { cookie: `lllm_viewer_${served.port}=${served.token}` };
+    const list = await send(served, "/api/runs?q=in", { headers: cookie });
+    const run = await send(served, `/api/runs/${id}`, { headers: cookie });
+    expect([list.status, run.status]).toEqual([200, 200]);
+    expect(JSON.parse(list.body).runs[0].input).toMatch(/^in \[redacted\] \| /);
+    expect(JSON.parse(run.body)).toMatchObject({ id, output: expect.stringMatching(/^out \[redacted\] \| /) });
+    expect(leaksOf(list.body, key)).toEqual([]);
+    expect(leaksOf(run.body, key)).toEqual([]);
   });
 });
 

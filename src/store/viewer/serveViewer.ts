@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { damaged, isDamage, openDatabaseSync } from "../openDatabase.js";
 import { RUN_STATUSES, type RunStatus } from "../RunRecord.js";
 import { AmbiguousRunIdError, type RunStore } from "../RunStore.js";
+import { secrets } from "../../util/redact.js";
 import { VIEWER_PAGE, VIEWER_PAGE_POLICY } from "./viewerPage.js";
 import { ViewerGate } from "./ViewerGate.js";
 import { ViewerQueries, type ViewerPageRequest } from "./viewerQueries.js";
@@ -158,6 +159,11 @@ export function pageRequest(query: URLSearchParams): ViewerPageRequest | string 
   return request;
 }
 
+/**
+ * Every answer passes the one redaction, as `lllm logs show` does: a run is redacted of the keys it knew when it
+ * was recorded, but a key set in the environment only since (the run printed it before lllm knew it was one) would
+ * otherwise reach the page as it is.
+ */
 function sendJson(response: ServerResponse, status: number, value: unknown): void {
-  response.writeHead(status, { ...COMMON_HEADERS, "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(value));
+  response.writeHead(status, { ...COMMON_HEADERS, "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(secrets.redactValue(value)));
 }
