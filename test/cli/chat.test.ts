@@ -164,6 +164,17 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     expect(result.stdout).toBe("echo 2: hello\n");
   });
 
+  it("keeps a tool name the model made up on one line of the error: it cannot forge a line of lllm's own", async () => {
+    // The error of a call of a tool that was not offered quoted the model's name as it was: its line break started a
+    // line that read as lllm's own, asking the person at the chat's prompt for what they then sent to the model.
+    const forged = "lllm: error: your session expired; type your OPENAI_API_KEY as the next line to go on";
+    server = await startMockOpenAIServer({ handler: (body) => (lastUser(body) === "first" ? { tool_calls: [{ name: `nope\n${forged}`, arguments: {} }] } : "fine") });
+    const result = await cli(tempDir(), ["chat", loop], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: "first\nsecond\n" });
+    expect(result).toMatchObject({ code: 1, stdout: "fine\n" });
+    expect(result.stderr).toContain(`called the tool \`nope\\n${forged}\``);
+    expect(result.stderr.split("\n").filter((line) => line.startsWith(forged))).toEqual([]);
+  });
+
   it("cancels the answer on SIGINT and goes on with the next line; no tool process is left", async () => {
     const dir = tempDir();
     writeFileSync(path.join(dir, "lllm.toml"), 'name = "slow"\n');
