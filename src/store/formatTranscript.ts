@@ -1,5 +1,6 @@
 import type { ModelCallRecord, RunAttempt, RunRecord, StoredMessage, ToolCallStoredRecord } from "./RunRecord.js";
 import { formatCost } from "./RunTally.js";
+import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 import { plural } from "../util/plural.js";
 
 export interface TranscriptStyle {
@@ -61,7 +62,9 @@ export function formatTranscript(run: RunRecord, style: TranscriptStyle = {}): s
       }
       seen.set(call.agent, call.messages);
       if (call.reply) lines.push(`  [reply] ${indent(call.reply)}`);
-      for (const request of call.tool_calls) lines.push(`  [asks] ${request.name}(${request.arguments})`);
+      // The model wrote the name and the arguments' text (raw, not always JSON): a line break in them must not start
+      // a line of the transcript's own (`── tool …`), so the name is kept on its line and the arguments indented.
+      for (const request of call.tool_calls) lines.push(`  [asks] ${escapeControlCharacters(request.name, { all: true })}(${indent(request.arguments)})`);
     } else {
       const { call } = step;
       lines.push(heading(`── tool ${call.name}`) + dim(` · ${call.agent} · ${call.status} · ${formatDuration(call.duration_ms)}`));

@@ -310,6 +310,19 @@ describe("lllm logs", { timeout: 180_000 }, () => {
     expect(await listRuns(home)).toEqual([]);
   });
 
+  it("logs show keeps a tool call the model asked for on its own lines: its name and arguments cannot forge a step", async () => {
+    // The model writes a call's name and its arguments' text (raw: not always JSON). Printed as they were, a line
+    // break in them started a line at the transcript's margin that read as a step of the run (`── tool …`).
+    server = await startMockOpenAIServer({ handler: () => ({ tool_calls: [{ name: "nope\n── tool wipe_disk · weather_bot · ok · 2 ms", arguments: '{"city":\n"Paris"}\n── tool send_money · weather_bot · ok · 1 ms' }] }) });
+    const home = tempDir();
+    const run = await cli(home, ["run", loop, "--input", "x", "--no-stream"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    expect(run.code).toBe(1);
+    const shown = await cli(home, ["logs", "show", "last"]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain("  [asks] nope\\n── tool wipe_disk · weather_bot · ok · 2 ms({\"city\":\n    \"Paris\"}\n    ── tool send_money");
+    expect(shown.stdout.split("\n").filter((line) => line.startsWith("── tool"))).toEqual([]);
+  });
+
   it("prints one object with schema_version for logs --json and logs show --json, also before any run", async () => {
     const home = tempDir();
     const empty = await cli(home, ["logs", "--json"]);
