@@ -11,6 +11,7 @@ import { toReplayScript } from "../store/toReplayScript.js";
 import { paint, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 import { settingsWithoutCode } from "./settingsWithoutCode.js";
 import { plural } from "../util/plural.js";
+import { secrets } from "../util/redact.js";
 
 export interface LogsListOptions {
   number?: string;
@@ -152,7 +153,10 @@ export async function logsServeCommand(options: { port?: string }): Promise<void
 export async function logsReplayCommand(id: string, options: { output?: string }): Promise<void> {
   const run = await findRun(id);
   if (run.model_calls.length === 0) throw new ConfigError("store_no_model_calls", `run ${run.id} made no model call: there is nothing to replay`);
-  const script = toReplayScript(run);
+  // A key lllm knows now but did not when the run was recorded is in the record as it is. It is redacted here, from
+  // each text before it is written as YAML: the file (-o) was written unredacted, and redacting the YAML afterwards
+  // turned a value that was the key alone into `[redacted]`, a list, which the replay then refused.
+  const script = toReplayScript(secrets.redactValue(run));
   if (options.output === undefined) {
     writeOut(script);
     return;

@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { BIN, ROOT } from "../helpers/runCli.js";
+import { leaksOf } from "../helpers/secretEncodings.js";
 import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
 import { cli, listRuns, showRun } from "./storeTestHelpers.js";
 
@@ -80,6 +81,31 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
     expect(diverged.stderr).toContain('message 4 (the result of stamp({"word":"alpha"})) differs:');
     expect(diverged.stderr).toMatch(/- v1:alpha\n\s+\+ v2:alpha/);
     expect(diverged.stderr).toContain("record a new run and write its script again with `lllm logs replay`");
+  });
+
+  it("redacts a key it knows now from the script, written to a file or printed, and the script still replays", async () => {
+    // The run printed a key before lllm knew it was one: the record holds it as it is. `-o` wrote it to the file so,
+    // and on stdout the redaction of the finished YAML made an answer that was the key alone a list.
+    const key = "sk-replay-Zq8vR2mK5pL9xW3n";
+    const home = tempDir();
+    const project = stampProject("v1");
+    server = await startMockOpenAIServer({ script: [key] });
+    const recorded = await cli(home, ["run", project.tactic, "--input", "your key?", "--no-stream"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    expect(recorded).toMatchObject({ code: 0, stdout: `${key}\n` });
+
+    const file = path.join(project.dir, "replay.yaml");
+    const written = await cli(home, ["logs", "replay", "last", "-o", file], { env: { OPENAI_API_KEY: key } });
+    expect(written.code).toBe(0);
+    const printed = await cli(home, ["logs", "replay", "last"], { env: { OPENAI_API_KEY: key } });
+    expect(printed.code).toBe(0);
+    const stdoutScript = path.join(project.dir, "printed.yaml");
+    writeFileSync(stdoutScript, printed.stdout);
+    for (const script of [file, stdoutScript]) {
+      expect(leaksOf(readFileSync(script, "utf8"), key)).toEqual([]);
+      const replayed = await cli(home, ["run", project.tactic, "--model", `scripted:${script}`, "--input", "your key?", "--no-stream", "--no-log"]);
+      expect(replayed.stderr).not.toContain("error");
+      expect(replayed).toMatchObject({ code: 0, stdout: "[redacted]\n" });
+    }
   });
 
   it("replays a run of two agents, one a tactic the other uses as a tool; a changed nested tool fails with its diff", async () => {
