@@ -108,6 +108,19 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
     }
   });
 
+  it("-o naming a folder or a file in a missing folder says so (exit 2), not an internal error", async () => {
+    const home = tempDir();
+    expect((await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
+    const dir = tempDir();
+    const folder = await cli(home, ["logs", "replay", "last", "-o", dir]);
+    expect(folder).toMatchObject({ code: 2, stdout: "" });
+    expect(folder.stderr).toBe(`lllm: error: -o ${dir}: that is a folder, not a file\n  Name a file, e.g. -o ${path.join(dir, "replay.yaml")}\n`);
+    const missing = await cli(home, ["logs", "replay", "last", "-o", path.join(dir, "no", "replay.yaml")]);
+    expect(missing).toMatchObject({ code: 2, stdout: "" });
+    expect(missing.stderr).toContain(`lllm: error: -o ${path.join(dir, "no", "replay.yaml")}: there is no folder ${path.join(dir, "no")}\n`);
+    expect(missing.stderr).not.toContain("internal error");
+  });
+
   it("replays a run of two agents, one a tactic the other uses as a tool; a changed nested tool fails with its diff", async () => {
     const home = tempDir();
     const project = nestedProject("4 words");
