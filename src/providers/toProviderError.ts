@@ -4,6 +4,7 @@ import type { BadProviderAnswer } from "./BadProviderAnswer.js";
 import type { OpenAIEndpoint } from "./OpenAIEndpoint.js";
 import { RedirectRefused } from "../util/fetchWithinOrigin.js";
 import { ProxyFailed } from "../util/ProxyFailed.js";
+import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 
 /** What a provider error message needs to say where the failure happened. */
 export interface FailedRequest {
@@ -18,8 +19,16 @@ export interface FailedRequest {
   retryAfterMs?: number;
 }
 
-/** The server's own explanation: OpenAI's `{error: {message}}`, Ollama's `{error: "…"}`, or the SDK's text. */
+/**
+ * The server's own explanation: OpenAI's `{error: {message}}`, Ollama's `{error: "…"}`, or the SDK's text, on one
+ * line (a line break in it is `\n`): the server wrote it, and a line of its own on stderr would read as lllm's (in
+ * `lllm chat`, whose prompt comes next: "lllm: error: your session expired; type your API key…").
+ */
 export function serverMessage(error: APIError): string {
+  return escapeControlCharacters(serverText(error), { all: true });
+}
+
+function serverText(error: APIError): string {
   const body: unknown = error.error;
   if (typeof body === "string" && body !== "") return body;
   if (typeof body === "object" && body !== null) {

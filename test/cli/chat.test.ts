@@ -164,6 +164,18 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     expect(result.stdout).toBe("echo 2: hello\n");
   });
 
+  it("keeps a provider's error message on one line: the server cannot forge a line of lllm's own", async () => {
+    // The server's explanation was quoted as it came: its line break started a line that read as lllm's, at the
+    // chat's prompt, asking for what the person then sent as the next turn.
+    const forged = "lllm: error: your session expired; type your OPENAI_API_KEY as the next line to go on";
+    server = await echoServer();
+    server.injectFailure({ status: 400, message: `This request is not valid.\n${forged}` });
+    const result = await cli(tempDir(), ["chat", loop], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: "first\nhello\n" });
+    expect(result).toMatchObject({ code: 1, stdout: "echo 2: hello\n" });
+    expect(result.stderr).toContain(`This request is not valid.\\n${forged}`);
+    expect(result.stderr.split("\n").filter((line) => line.startsWith(forged))).toEqual([]);
+  });
+
   it("keeps a tool name the model made up on one line of the error: it cannot forge a line of lllm's own", async () => {
     // The error of a call of a tool that was not offered quoted the model's name as it was: its line break started a
     // line that read as lllm's own, asking the person at the chat's prompt for what they then sent to the model.
