@@ -12,6 +12,7 @@ import { paint, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 import { settingsWithoutCode } from "./settingsWithoutCode.js";
 import { plural } from "../util/plural.js";
 import { secrets } from "../util/redact.js";
+import { terminalText } from "../util/terminalText.js";
 
 export interface LogsListOptions {
   number?: string;
@@ -87,7 +88,11 @@ export async function logsShowCommand(id: string, options: { json?: boolean }): 
     writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...run }, null, 2));
     return;
   }
-  writeOut(formatTranscript(run, { heading: (text) => paint("bold", text, process.stdout), dim: (text) => paint("dim", text, process.stdout) }));
+  // On a terminal, what the run holds (answers, tool results, arguments) is escaped before lllm paints its headings:
+  // `writeOut` keeps lllm's own colour sequences, so a model's `ESC[32m` or `ESC[1m` would otherwise recolour the
+  // transcript (a green "tests passed", everything after it bold). Into a pipe the transcript is data, as it was.
+  const shown = process.stdout.isTTY ? (JSON.parse(JSON.stringify(run), (_key, value: unknown) => (typeof value === "string" ? terminalText(value) : value)) as typeof run) : run;
+  writeOut(formatTranscript(shown, { heading: (text) => paint("bold", text, process.stdout), dim: (text) => paint("dim", text, process.stdout) }));
 }
 
 /** `lllm logs path`. */

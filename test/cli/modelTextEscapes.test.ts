@@ -49,6 +49,21 @@ describe("a model's text, printed", () => {
     expect(output).not.toContain("\u001b]0;");
   });
 
+  it.skipIf(!hasScript && process.env.CI !== "true")("on a terminal, in `lllm logs show` too: a colour of the model's cannot recolour the transcript", async () => {
+    // `logs show` kept lllm's own colour sequences on a terminal, and the model's text was not escaped before lllm
+    // painted its headings: a model's `ESC[32m` (a green "passed") or `ESC[1m` (all that follows bold) got through.
+    const dir = tempTree({ "turns.yaml": '- "Done \\e[32mall tests passed\\e[39m \\e[1mbold"\n' });
+    const home = emptyHome();
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: home, NO_COLOR: "1", TERM: "dumb" };
+    const run = await runCli(["chat", "--model", `scripted:${path.join(dir, "turns.yaml")}`], { cwd: dir, input: "hi\n", env: { LLLM_HOME: home } });
+    expect(run.code).toBe(0);
+    const command = [process.execPath, BIN, "logs", "show", "last"].map((word) => `'${word}'`).join(" ");
+    const output = execFileSync("script", ["-qec", command, "/dev/null"], { cwd: dir, env, encoding: "utf8", timeout: 60_000 });
+    expect(output).toContain("[reply] Done \\u001b[32mall tests passed\\u001b[39m \\u001b[1mbold");
+    // NO_COLOR: lllm paints nothing, so no escape at all reaches the terminal.
+    expect(output.replace(/\r/g, "")).not.toMatch(RAW_CONTROL);
+  });
+
   it("into a pipe: the answer is data, byte for byte; stderr (--verbose) has the escapes written out", async () => {
     const dir = tempTree({ "turns.yaml": SCRIPT });
     const result = await runCli(["run", "approve.yaml", "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--input", "hi", "--no-log", "--approve", "none", "--verbose"], { cwd: fixtures });
