@@ -119,6 +119,10 @@ describe("lllm logs serve: who may read it", { timeout: 120_000 }, () => {
     expect((await ask("/api/runs", { headers: { cookie: `lllm_viewer_${served.port}=${wrong}` } })).status).toBe(401);
     expect((await ask("/api/runs", { headers: { cookie: `lllm_viewer_${served.port + 1}=${served.token}` } })).status).toBe(401);
     expect((await ask("/api/runs?status=fine", { headers: withCookie })).status).toBe(400);
+    // A malformed escape in a run's address is no run, not a failure of the viewer.
+    const malformed = await ask("/api/runs/%E0", { headers: withCookie });
+    expect(malformed.status).toBe(404);
+    expect(JSON.parse(malformed.body).error).toBe("no run %E0 in the log");
 
     // DNS rebinding: a page of another name that resolves to 127.0.0.1 sends its own Host; the token does not help it.
     expect((await ask(`/?token=${served.token}`, { headers: { host: `attacker.example:${served.port}` } })).status).toBe(403);

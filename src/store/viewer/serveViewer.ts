@@ -108,7 +108,12 @@ function handle({ store, queries, gate, request, response }: Exchange): void {
   }
   const match = /^\/api\/runs\/([^/]+)$/.exec(url.pathname);
   if (match) {
-    const id = decodeURIComponent(match[1]!);
+    // A malformed escape (`%E0`) is no run id: a 404 like any unknown id, not a 500 ("URI malformed").
+    const id = decodedOrUndefined(match[1]!);
+    if (id === undefined) {
+      sendJson(response, 404, { error: `no run ${match[1]} in the log` });
+      return;
+    }
     try {
       const run = store.getRun(id);
       if (run) sendJson(response, 200, run);
@@ -120,6 +125,14 @@ function handle({ store, queries, gate, request, response }: Exchange): void {
     return;
   }
   sendJson(response, 404, { error: "not found" });
+}
+
+function decodedOrUndefined(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The list's query parameters as a page request, or what is wrong with them. */
