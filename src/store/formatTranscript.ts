@@ -191,8 +191,11 @@ function sameMessage(a: StoredMessage, b: StoredMessage): boolean {
 
 /** How a served run was asked for: `served chat.completions as model shop for ann`, `served over MCP (HTTP) as tool shop to inspector/0.1`. */
 function servedLine(served: NonNullable<RunRecord["served"]>): string {
+  // The client named itself (a request's `user`, an MCP client's name and version): on this one line, so that a line
+  // break in it cannot start a line that reads as a step of the run.
+  const client = (text: string): string => escapeControlCharacters(text, { all: true });
   if (served.route === "mcp" || served.route === "mcp.stdio") {
-    return `served over MCP (${served.route === "mcp" ? "HTTP" : "stdio"}) as tool ${served.model}${served.client?.user_agent !== undefined ? ` to ${served.client.user_agent}` : ""}`;
+    return `served over MCP (${served.route === "mcp" ? "HTTP" : "stdio"}) as tool ${served.model}${served.client?.user_agent !== undefined ? ` to ${client(served.client.user_agent)}` : ""}`;
   }
-  return `served ${served.route} as model ${served.model}${served.client?.user !== undefined ? ` for ${served.client.user}` : ""}${served.response_id !== undefined ? ` · ${served.response_id}` : ""}`;
+  return `served ${served.route} as model ${served.model}${served.client?.user !== undefined ? ` for ${client(served.client.user)}` : ""}${served.response_id !== undefined ? ` · ${served.response_id}` : ""}`;
 }

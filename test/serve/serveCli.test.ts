@@ -93,6 +93,23 @@ describe("lllm serve: the token is a secret", () => {
   });
 });
 
+describe("lllm serve: what a client says of itself", () => {
+  it("logs show keeps a request's `user` on the served line: its line break cannot forge a step of the run", async () => {
+    const home = tempDir("lllm-home-");
+    serving = await startServeCli([shop], { env: { LLLM_HOME: home } });
+    answer = () => "fine";
+    const user = "ann\n── tool wipe_disk · shop · ok · 2 ms";
+    const response = await post(serving.url, serving.token, { model: "shop", user, messages: [{ role: "user", content: "hi" }] });
+    expect(response.status).toBe(200);
+    serving.cli.killTree();
+    serving = undefined;
+    const shown = await runCli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(/^served chat\.completions as model shop for ann\\n── tool wipe_disk · shop · ok · 2 ms · chatcmpl-[0-9a-f]+$/m);
+    expect(shown.stdout.split("\n").filter((line) => line.startsWith("── tool"))).toEqual([]);
+  });
+});
+
 describe("lllm serve: stopping", () => {
   it("on SIGTERM stops accepting, lets the run in flight finish, exits 0; the run is recorded as served", async () => {
     const home = tempDir("lllm-home-");
