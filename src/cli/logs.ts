@@ -115,6 +115,11 @@ export async function logsPruneCommand(options: LogsListOptions & { olderThan?: 
   const filter = { ...(options.tactic !== undefined ? { tactic: options.tactic } : {}), ...(options.status !== undefined ? { status: options.status } : {}), ...(options.search !== undefined ? { search: options.search } : {}), ...(options.served ? { served: true } : {}) };
   const { store } = await openStore();
   const { count, runs } = store ? withStore(store, (open) => open.prune(Date.now() - age, filter, { dryRun: Boolean(options.dryRun) })) : { count: 0, runs: [] };
+  // `--json` (an option of `lllm logs`, so prune took it) printed nothing on stdout: one object, as on failure.
+  if (options.json) {
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ...(options.dryRun ? { dry_run: true, would_delete: count, runs } : { deleted: count }) }, null, 2));
+    return;
+  }
   const what = `${count} run${count === 1 ? "" : "s"} older than ${options.olderThan}${Object.keys(filter).length > 0 ? " that match" : ""}`;
   if (options.dryRun) {
     if (runs.length > 0) writeOut(formatTable(runs));

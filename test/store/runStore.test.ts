@@ -310,6 +310,20 @@ describe("lllm logs", { timeout: 180_000 }, () => {
     expect(await listRuns(home)).toEqual([]);
   });
 
+  it("logs prune --json prints one object, with --dry-run the runs it would delete", async () => {
+    // `--json` is an option of `lllm logs`, so prune took it, and printed nothing on stdout (its result on stderr).
+    const home = tempDir();
+    expect((await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
+    const [run] = await listRuns(home);
+    const dry = await cli(home, ["logs", "prune", "--older-than", "0s", "--dry-run", "--json"]);
+    expect(dry.code).toBe(0);
+    expect(JSON.parse(dry.stdout)).toMatchObject({ schema_version: 1, dry_run: true, would_delete: 1, runs: [{ id: run!.id, input: "Paris?" }] });
+    const pruned = await cli(home, ["logs", "prune", "--older-than", "0s", "--json"]);
+    expect(pruned.code).toBe(0);
+    expect(JSON.parse(pruned.stdout)).toEqual({ schema_version: 1, deleted: 1 });
+    expect(await listRuns(home)).toEqual([]);
+  });
+
   it("logs show keeps a tool call the model asked for on its own lines: its name and arguments cannot forge a step", async () => {
     // The model writes a call's name and its arguments' text (raw: not always JSON). Printed as they were, a line
     // break in them started a line at the transcript's margin that read as a step of the run (`── tool …`).
