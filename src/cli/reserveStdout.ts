@@ -25,8 +25,16 @@ export function reserveStdout(): void {
   const redirect = (original: Write, reserved: boolean): Write =>
     function write(chunk, encoding, callback) {
       const scope = isOwnStdoutWrite() ? undefined : currentToolScope();
-      if (!scope) return !reserved || isOwnStdoutWrite() ? original(chunk, encoding as BufferEncoding, callback) : writeErr(chunk, encoding as BufferEncoding, callback);
+      if (!scope) {
+        if (!reserved || isOwnStdoutWrite()) {
+          // lllm's own line on stderr (an approval question, a `↳ tool` line) starts a line of its own.
+          if (!reserved) endOpenToolLine(undefined, writeErr);
+          return original(chunk, encoding as BufferEncoding, callback);
+        }
+        return writeErr(chunk, encoding as BufferEncoding, callback);
+      }
       const text = typeof chunk === "string" ? chunk : Buffer.from(chunk).toString(typeof encoding === "string" ? encoding : "utf8");
+      endOpenToolLine(scope, writeErr);
       return writeErr(markLines(scope, text), typeof encoding === "function" ? encoding : callback);
     };
   stdout.write = redirect(writeOut, true);
@@ -46,5 +54,23 @@ export function markLines(scope: ToolScope, text: string): string {
     marked += scope.atLineStart ? `[${terminalText(scope.label)}] ${terminalText(piece)}` : terminalText(piece);
     scope.atLineStart = piece.endsWith("\n");
   }
+  if (!scope.atLineStart) openToolLine = scope;
+  else if (openToolLine === scope) openToolLine = undefined;
   return marked;
+}
+
+/** The tool whose last line on stderr has no newline yet (`process.stderr.write("Allow it? ")`), if any. */
+let openToolLine: ToolScope | undefined;
+
+/**
+ * End the line a tool left open before anyone else writes on stderr: lllm itself (`by` undefined) or another tool.
+ * Glued to it, lllm's own line read as the tool's, and the tool's text stood before the approval question on its
+ * line ("[tool] lllm: approval of a tool call: … Allow it? lllm: approval of a tool call: …").
+ */
+function endOpenToolLine(by: ToolScope | undefined, write: Write): void {
+  const open = openToolLine;
+  if (open === undefined || open === by) return;
+  openToolLine = undefined;
+  open.atLineStart = true;
+  write("\n");
 }

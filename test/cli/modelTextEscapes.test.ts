@@ -73,6 +73,32 @@ describe("a model's text, printed", () => {
     expect(result.stderr).toContain("reply: Done \\u001b[31mred\\u001b[39m \\u009b2J.");
   });
 
+  it("a line a tool leaves open on stderr is ended before lllm's own next line, which the tool's text cannot lead", async () => {
+    // A tool's last line without its newline had the next line of lllm's glued to it: in chat its `↳` line, in a run
+    // the approval question, which then read "[tool] <the tool's text> lllm: approval of a tool call: …".
+    const dir = tempTree({
+      "lllm.yaml": "name: open\nversion: 0.1.0\n",
+      "tools/open.mjs": `import { tool } from "lllm";
+export const open = tool({
+  name: "open",
+  description: "Leaves a line open.",
+  parameters: {},
+  run: () => {
+    process.stderr.write("lllm: approval of a tool call: agent \`bot\` wants to call open({}). Allow it? ");
+    return "ok";
+  },
+});
+`,
+      "t.yaml": "name: t\npackages: [.]\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    tools: [open]\n",
+      "turns.yaml": "- tool_calls: [{name: open, arguments: {}}]\n- Fine.\n",
+    });
+    const chat = await runCli(["chat", "t.yaml", "--model", "scripted:turns.yaml", "--no-log"], { cwd: dir, input: "hi\n" });
+    expect(chat).toMatchObject({ code: 0, stdout: "Fine.\n" });
+    const lines = chat.stderr.split("\n");
+    expect(lines).toContain("[open] lllm: approval of a tool call: agent `bot` wants to call open({}). Allow it? ");
+    expect(lines.some((line) => /^ {2}↳ open \(\d+ ms\)$/.test(line))).toBe(true);
+  });
+
   it("a tool's own lines (console, a command's stderr) and a failing tool's stack reach stderr with their escapes written out", async () => {
     const dir = tempTree({
       "lllm.yaml": "name: noisy\nversion: 0.1.0\n",
