@@ -107,7 +107,10 @@ function referenceEnds(text: string, at: number, char: CharForms, ends: number[]
   if (index === text.length) return true;
   const hexadecimal = text[index] === "x" || text[index] === "X";
   if (hexadecimal) index += 1;
-  while (text.charCodeAt(index) === 48) index += 1;
+  for (let zeros = 0; text.charCodeAt(index) === 48; zeros += 1) {
+    if (zeros === 9) return false; // `textForm` allows 8 (9 for a NUL)
+    index += 1;
+  }
   if (index === text.length) return true;
   const digits = `${hexadecimal ? char.hex : char.decimal};`;
   const found = text.slice(index, index + digits.length);
@@ -124,7 +127,10 @@ function referenceEnds(text: string, at: number, char: CharForms, ends: number[]
  * up to 32 letters, digits, `+`, `.`, `-` could be one), `:`, two slashes (JSON may escape them), the userinfo so far.
  * A stream so holds back the last word of a text until what follows it shows it is no such URL.
  */
-const URL_START = /\b[a-z][a-z0-9+.-]{0,31}(?::(?:\\{0,7}(?:\/(?:\\{0,7}(?:\/[^\s/?#"'<>()[\]{}`\\]*)?)?)?)?)?$/gi;
+const URL_START = /\b[a-z][a-z0-9+.-]{0,31}(?::(?:\\{0,7}(?:\/(?:\\{0,7}(?:\/[^\s/?#"'<>()[\]{}`\\]{0,2048})?)?)?)?)?$/gi;
+
+/** The longest beginning of a URL `URL_START` holds (scheme, `:`, two escaped slashes, userinfo): USERINFO's bound. */
+export const URL_WINDOW = 32 + 1 + 2 * 8 + 2048;
 
 /** The first place at or after `from` where `URL_START` begins; the text's length when there is none. */
 export function urlStart(text: string, from: number): number {

@@ -12,7 +12,7 @@
  * body print them (see `redactWrapped`).
  */
 
-import { type CharForms, type PartialForms, partialFormsOf, partialStart, type SecretForms, urlStart } from "./partialForms.js";
+import { type CharForms, type PartialForms, partialFormsOf, partialStart, type SecretForms, URL_WINDOW, urlStart } from "./partialForms.js";
 import { maskUrlCredentials, urlCredentials, urlCredentialsIn } from "./urlCredentials.js";
 
 export const REDACTED = "[redacted]";
@@ -141,7 +141,8 @@ export class SecretRedactor {
   heldFrom(text: string): number {
     const all = this.allSecrets();
     const from = Math.max(0, text.length - this.longestEncodedForm());
-    const url = urlStart(text, from);
+    // A URL's userinfo may be longer than any key's form, and is masked with no key registered too.
+    const url = urlStart(text, Math.max(0, text.length - URL_WINDOW));
     if (all.length === 0) return url;
     const partial = (this.partial ??= partialFormsOf(all.map(secretForms)));
     return Math.min(url, partialStart(text, from, partial), this.partialFormStart(text));
@@ -298,8 +299,8 @@ function walk(value: unknown, redact: (text: string) => string): unknown {
   return value;
 }
 
-/** What each escaped form in `textForm` begins with: `%XX`, JSON's `\uXXXX` and `\/`, HTML's `&#…;`. */
-const ESCAPES = /%|\\[u/]|&#/;
+/** What each escaped form in `textForm` begins with: `%XX`, JSON's `\uXXXX` and `\/`, HTML's `&#…;` and its names. */
+const ESCAPES = /%|\\[u/]|&(?:#|amp;|lt;|gt;|quot;|apos;)/;
 
 /**
  * The patterns compiled lately, by their secrets and kind: redactors that know the same secrets share one (a run's
@@ -465,7 +466,8 @@ function textForm(secret: string, escapes: boolean): string {
         const bytes = [...Buffer.from(char, "utf8")];
         forms.push(bytes.map((byte) => `%(?:25)?${hexPattern(byte, 2)}`).join(""));
         if (code <= 0xffff) forms.push(`\\\\u${hexPattern(code, 4)}`);
-        forms.push(`&#0*${code};`, `&#[xX]0*${hexPattern(code, 0)};`);
+        // At most 8 zeros: unbounded, a form would be longer than `longestEncodedForm()`, which a stream holds back.
+        forms.push(`&#0{0,8}${code};`, `&#[xX]0{0,8}${hexPattern(code, 0)};`);
         if (char === "/") forms.push("\\\\/");
       }
       // HTML's names, here too: a text may name one character and number another (`&quot;`, `&#39;`).

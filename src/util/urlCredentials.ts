@@ -12,7 +12,7 @@
  * attempt that walked to the run's end, quadratic in its length (40 KB took 0.8 s, and every text lllm shows or
  * keeps passes here).
  */
-const USERINFO = /\b([a-z][a-z0-9+.-]{0,31}:(?:\\{0,7}\/){2})([^\s/?#"'<>()[\]{}`\\]+)@/gi;
+const USERINFO = /\b([a-z][a-z0-9+.-]{0,31}:(?:\\{0,7}\/){2})([^\s/?#"'<>()[\]{}`\\]{1,2048})@/gi;
 
 /**
  * A userinfo that only shows the form (`USER:PASSWORD`, `:PASSWORD`, `TOKEN`): a hint that says how to write a URL

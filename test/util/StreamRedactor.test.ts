@@ -62,8 +62,9 @@ describe("StreamRedactor", () => {
     expect(shown).toEqual(["Your key is ", "", `${REDACTED} and\nmore `, "", "text"]);
   });
 
-  it("passes pieces at once when no secret is known, and keeps a long run without a word's end moving", () => {
-    expect(new StreamRedactor(new SecretRedactor()).push("abc")).toBe("abc");
+  it("passes pieces on when no secret is known, and keeps a long run without a word's end moving", () => {
+    // With no key known, only a word that may begin a URL with a password waits.
+    expect(new StreamRedactor(new SecretRedactor()).push("abc, def ")).toBe("abc, def ");
     const stream = new StreamRedactor(redactorOf(["sk-stream-secret-123456"]));
     const long = "x".repeat(5000);
     const shown = stream.push(long);
@@ -127,5 +128,52 @@ describe("StreamRedactor", () => {
       const shown = streamed(redactor, cut(text, [size])).join("");
       expect(shown).toBe(`Fetch it from https://${REDACTED}@example.com/data or http:\\/\\/${REDACTED}@host.test/x today.`);
     }
+  });
+});
+
+describe("StreamRedactor: what a review found", () => {
+  const PEM = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nVJTUzI1NiIsInR5cCI6IkpXVCJ9abcd\n-----END PRIVATE KEY-----";
+
+  it("removes a key one of whose characters alone is HTML-escaped, in a piece with no other escape", () => {
+    const redactor = redactorOf(['pass"word&123']);
+    expect(streamed(redactor, ["100% ", 'pass"word&amp;123']).join("")).toBe(`100% ${REDACTED}`);
+    // XML escapes `&`, `<` and `>` only: the text holds no `%`, `\u` or `&#`.
+    expect(redactorOf(['Tr0ub4dor&3"xyz']).redact('<password>Tr0ub4dor&amp;3"xyz</password>')).toBe(`<password>${REDACTED}</password>`);
+  });
+
+  it("with a key of several lines known, passes on no part of a key whose beginning is another key, nor of a password with an @", () => {
+    expect(streamed(redactorOf([PEM, "abcdefgh", "abcdefgh-and-more-secret"]), ["x abcdefgh", "-and-more-secret y"]).join("")).toBe(`x ${REDACTED} y`);
+    expect(streamed(redactorOf([PEM]), ["db: postgres://admin:s3cr@t", "-pa55@db.internal/app ok"]).join("")).toBe(`db: postgres://${REDACTED}@db.internal/app ok`);
+  });
+
+  it("held back long (a form across every cut), still removes a key that another key's end begins", () => {
+    const redactor = redactorOf(["passw=wo", "rdsecret", "rdsecret-more-and-more"]);
+    const prose = "word ".repeat(900);
+    const shown = streamed(redactor, [`${prose}passw=wordsecret`, "-more-and-more", " done"]).join("");
+    expect(shown).toBe(redactor.redact(`${prose}passw=wordsecret-more-and-more done`));
+    expect(shown.endsWith(`${REDACTED}${REDACTED} done`)).toBe(true);
+  });
+
+  it("masks a URL's password longer than any key's form, and with no key known", () => {
+    const long = `see http://user:${"x".repeat(200)}@host/ ok`;
+    expect(streamed(redactorOf(["abcdefgh"]), cut(long, [3])).join("")).toBe(`see http://${REDACTED}@host/ ok`);
+    expect(streamed(new SecretRedactor(), ["http://user:pa", "ss@host x"]).join("")).toBe(`http://${REDACTED}@host x`);
+  });
+
+  it("redacts a numeric reference with zeros before its digits as the whole text is, one character at a time", () => {
+    const redactor = redactorOf(["secretkey"]);
+    for (const zeros of [0, 3, 8]) {
+      const text = `a &#${"0".repeat(zeros)}115;ecretkey b`;
+      expect(streamed(redactor, cut(text, [1])).join(""), `${zeros} zeros`).toBe(`a ${REDACTED} b`);
+    }
+    // No encoder writes so many: not a form of the key (a form longer than a stream holds back would pass it whole).
+    const padded = `a &#${"0".repeat(200)}115;ecretkey b`;
+    expect(streamed(redactor, cut(padded, [1])).join("")).toBe(redactor.redact(padded));
+  });
+
+  it("never passes on half of an emoji", () => {
+    const shown = streamed(redactorOf([LONG_KEY]), ["Great job \ud83d", "\ude00 well done"]);
+    for (const piece of shown) expect(/[\ud800-\udbff]$/.test(piece), JSON.stringify(piece)).toBe(false);
+    expect(shown.join("")).toBe("Great job \ud83d\ude00 well done");
   });
 });
