@@ -134,6 +134,8 @@ async function answer(session: ChatSession, text: string, signal: AbortSignal, v
     onModelRetry: retryReporter(verbose),
     onText: (delta) => show(redactor.push(delta)),
     onEvent: (event) => {
+      // A reply's text is whole: what the redactor held back (its last word) is shown before the lines that follow it.
+      if (event.type === "model_reply") show(redactor.flush());
       const note = eventLine(event, verbose);
       if (note === undefined) return;
       process.stderr.write(line.breakForLog());

@@ -159,6 +159,8 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     signal,
     ...(onText ? { onText } : {}),
     onEvent: (event) => {
+      // A reply's text is whole: what the redactor held back (its last word) is shown before the lines that follow it.
+      if (onText && event.type === "model_reply") show(redactor.flush());
       if (options.verbose || event.type === "warning" || event.type === "program_repair") process.stderr.write(line.breakForLog());
       reportEvent(event, Boolean(options.verbose));
     },

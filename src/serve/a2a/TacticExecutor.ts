@@ -109,7 +109,11 @@ export class TacticExecutor implements AgentExecutor {
         ...options,
         listener: {
           text: (delta) => publisher.chunk(redactor.push(delta)),
-          event: (event) => publisher.toolCalls(event),
+          event: (event) => {
+            // A reply's text is whole: what the redactor held back goes before the reply's tool calls are told.
+            if (event.type === "model_reply") publisher.chunk(redactor.flush());
+            publisher.toolCalls(event);
+          },
         },
         onAdmitted: (run) => {
           this.#running.set(publisher.taskId, run);
