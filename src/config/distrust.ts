@@ -33,6 +33,17 @@ export function distrustFile(file: string, env: NodeJS.ProcessEnv = process.env)
 }
 
 /**
+ * Why a file already open (`fstat` of its descriptor, so that it cannot be swapped between the check and the read)
+ * is not this user's to trust: another user's, or one anyone may write to; undefined when it is.
+ */
+export function distrustOpenFile(stat: Stats, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!hasOwners()) return undefined;
+  if (!trustedOwner(stat.uid, env)) return `it belongs to another user (uid ${stat.uid})`;
+  if ((stat.mode & 0o002) !== 0) return `anyone may write to it (mode ${modeText(stat)})`;
+  return undefined;
+}
+
+/**
  * Why lllm must not keep its home (packages that run, keys, the run log, caches) in `folder`, or undefined when it
  * may: the folder belongs to another user or others may write to it; or a folder above it belongs to another user
  * or lets others write to it without the sticky bit (`/tmp` has it: others cannot rename what is ours there). A

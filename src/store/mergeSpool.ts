@@ -1,4 +1,5 @@
-import { closeSync, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, unlinkSync } from "node:fs";
+import { distrustOpenFile } from "../config/distrust.js";
 import path from "node:path";
 import type Libsql from "libsql";
 import type { Database } from "./openDatabase.js";
@@ -37,13 +38,18 @@ interface Progress {
 function mergeFile(database: Database, statements: Statements, file: string, name: string, keepFiles: boolean): void {
   let fd: number;
   try {
-    fd = openSync(file, "r");
+    // Not through a link, and without waiting on a FIFO (its open would block until something writes to it).
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
-    return; // Merged and deleted by another reader meanwhile.
+    return; // Merged and deleted by another reader meanwhile (or a link, which no writer makes).
   }
   let progress: Progress;
   try {
-    const size = fstatSync(fd).size;
+    const stat = fstatSync(fd);
+    // Only this user's own runs: a file another user put in a spool folder made writable to others by hand would
+    // add runs of theirs (a conversation `--continue` sends to the model). Left as it is, not merged, not deleted.
+    if (!stat.isFile() || distrustOpenFile(stat) !== undefined) return;
+    const size = stat.size;
     // Outside a transaction first: a file merged to its end (a live writer's, between two lines) costs no lock.
     progress = readProgress(statements, name);
     while (progress.offset < size && !(progress.header && progress.header.spool > SPOOL_VERSION)) {

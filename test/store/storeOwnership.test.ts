@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -65,5 +66,31 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("the run store of another
       chmodSync(home, 0o700);
       undo();
     }
+  });
+
+  it("a spool file another user put in this user's spool is not merged: its runs are not this user's", async () => {
+    expect(AS_ROOT, "this test needs root (it chowns a spool file to nobody); CI runs the suite as root").toBe(true);
+    const home = tempDir();
+    expect((await cli(home, run("planted"))).code).toBe(0);
+    const spool = path.join(home, "logs.spool");
+    const [planted] = readdirSync(spool);
+    // As if another user had written it there (a spool folder made writable to others by hand).
+    chownSync(path.join(spool, planted!), NOBODY, NOBODY);
+    expect(await listRuns(home)).toEqual([]);
+    expect(readdirSync(spool)).toEqual([planted]);
+  });
+});
+
+describe("the spool's files", { timeout: 240_000 }, () => {
+  it("a FIFO named as a spool file does not hang lllm logs", async () => {
+    const home = tempDir();
+    const spool = path.join(home, "logs.spool");
+    mkdirSync(spool, { mode: 0o700 });
+    const fifo = path.join(spool, `${"0".repeat(25)}A-1.jsonl`);
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    // Opened to read, a FIFO waits for a writer: the listing never came.
+    const listing = await cli(home, ["logs", "--json"]);
+    expect(listing.code, listing.stderr).toBe(0);
+    expect(JSON.parse(listing.stdout).runs).toEqual([]);
   });
 });
