@@ -36,8 +36,8 @@ export function distrustFile(file: string, env: NodeJS.ProcessEnv = process.env)
  * Why a file already open (`fstat` of its descriptor, so that it cannot be swapped between the check and the read)
  * is not this user's to trust: another user's, or one anyone may write to; undefined when it is.
  */
-export function distrustOpenFile(stat: Stats, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (!hasOwners()) return undefined;
+export function distrustOpenFile(stat: Stats, file: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (!hasOwners() || trustedByVariable(file, env)) return undefined;
   if (!trustedOwner(stat.uid, env)) return `it belongs to another user (uid ${stat.uid})`;
   if ((stat.mode & 0o002) !== 0) return `anyone may write to it (mode ${modeText(stat)})`;
   return undefined;

@@ -6,6 +6,7 @@ import type { ModelCallRecord, RunRecord, RunStatus, RunSummary } from "./RunRec
 import { host } from "./RunSpool.js";
 import { StoreError } from "./StoreError.js";
 import { spoolFiles, spoolFolder } from "./storeFiles.js";
+import { trustHint } from "../config/distrust.js";
 import type { ServedA2aTask, ServedResponse } from "./SpoolEntry.js";
 import { blobText, decodeRow, integer, MODEL_CALL_COLUMNS, RUN_COLUMNS, scalar, toModelCall, toSummary, toToolCall, TOOL_CALL_COLUMNS, type Row } from "./storedRows.js";
 
@@ -285,7 +286,10 @@ export class RunStore {
       return;
     }
     try {
-      mergeSpool(this.#database, spoolFolder(this.file), { keepFiles: this.#inMemory });
+      const skipped = mergeSpool(this.#database, spoolFolder(this.file), { keepFiles: this.#inMemory });
+      // Another user's runs are not this user's to list (see mergeSpool); said, so that a log of one's own on a disk
+      // that shows every file as anyone's (a Windows mount) does not look empty.
+      if (skipped.length > 0) this.#warnOnce(`left out of the run log, not yours: ${skipped.join(", ")} in ${spoolFolder(this.file)} (${trustHint(spoolFolder(this.file))})`);
     } catch (error) {
       if (isDamage(error)) throw error;
       // Busy past the wait, or a full disk: show what the database holds; the next read merges again.

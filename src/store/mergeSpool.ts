@@ -22,11 +22,16 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
  * host). A file of a spool version this lllm does not know is left for the lllm that wrote it. With `keepFiles`
  * (a copy in memory, for a reader who cannot write the log) no file is deleted.
  */
-export function mergeSpool(database: Database, folder: string, options: { keepFiles?: boolean } = {}): void {
+export function mergeSpool(database: Database, folder: string, options: { keepFiles?: boolean } = {}): string[] {
   const names = spoolFiles(folder);
-  if (names.length === 0) return;
+  if (names.length === 0) return [];
   const statements = statementsOf(database);
-  for (const name of names) mergeFile(database, statements, path.join(folder, name), name, options.keepFiles === true);
+  const skipped: string[] = [];
+  for (const name of names) {
+    const why = mergeFile(database, statements, path.join(folder, name), name, options.keepFiles === true);
+    if (why !== undefined) skipped.push(`${name} (${why})`);
+  }
+  return skipped;
 }
 
 interface Progress {
@@ -35,20 +40,23 @@ interface Progress {
   closed: boolean;
 }
 
-function mergeFile(database: Database, statements: Statements, file: string, name: string, keepFiles: boolean): void {
+/** Merge one file; why it was left out when it is not this user's to merge. */
+function mergeFile(database: Database, statements: Statements, file: string, name: string, keepFiles: boolean): string | undefined {
   let fd: number;
   try {
     // Not through a link, and without waiting on a FIFO (its open would block until something writes to it).
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch {
-    return; // Merged and deleted by another reader meanwhile (or a link, which no writer makes).
+    return undefined; // Merged and deleted by another reader meanwhile (or a link, which no writer makes).
   }
   let progress: Progress;
   try {
     const stat = fstatSync(fd);
     // Only this user's own runs: a file another user put in a spool folder made writable to others by hand would
     // add runs of theirs (a conversation `--continue` sends to the model). Left as it is, not merged, not deleted.
-    if (!stat.isFile() || distrustOpenFile(stat) !== undefined) return;
+    if (!stat.isFile()) return "not a file";
+    const distrust = distrustOpenFile(stat, file);
+    if (distrust !== undefined) return distrust;
     const size = stat.size;
     // Outside a transaction first: a file merged to its end (a live writer's, between two lines) costs no lock.
     progress = readProgress(statements, name);
@@ -71,6 +79,7 @@ function mergeFile(database: Database, statements: Statements, file: string, nam
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") return; // Kept (and its progress with it) until it can go.
   }
   statements.forget.run(name);
+  return undefined;
 }
 
 /** Merge the next chunk of complete lines of one file; `done` when none is left (or the file is not ours to merge). */

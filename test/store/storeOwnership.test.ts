@@ -76,12 +76,30 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("the run store of another
     const [planted] = readdirSync(spool);
     // As if another user had written it there (a spool folder made writable to others by hand).
     chownSync(path.join(spool, planted!), NOBODY, NOBODY);
-    expect(await listRuns(home)).toEqual([]);
+    const listing = await cli(home, ["logs", "--json"]);
+    expect(listing.code).toBe(0);
+    expect(JSON.parse(listing.stdout).runs).toEqual([]);
+    expect(listing.stderr).toContain(`left out of the run log, not yours: ${planted} (it belongs to another user (uid ${NOBODY}))`);
     expect(readdirSync(spool)).toEqual([planted]);
   });
 });
 
 describe("the spool's files", { timeout: 240_000 }, () => {
+  it("a spool file anyone may write to is left out, unless LLLM_TRUSTED_PATHS trusts the home (a disk that shows every file so)", async () => {
+    const home = tempDir();
+    expect((await cli(home, run("shared"))).code).toBe(0);
+    const spool = path.join(home, "logs.spool");
+    const [file] = readdirSync(spool);
+    chmodSync(path.join(spool, file!), 0o666);
+    const refused = await cli(home, ["logs", "--json"]);
+    expect(JSON.parse(refused.stdout).runs).toEqual([]);
+    expect(refused.stderr).toContain(`left out of the run log, not yours: ${file} (anyone may write to it (mode 0666))`);
+    expect(refused.stderr).toContain(`LLLM_TRUSTED_PATHS=${spool}`);
+    const trusted = await cli(home, ["logs", "--json"], { env: { LLLM_TRUSTED_PATHS: home } });
+    expect(trusted.stderr).toBe("");
+    expect(JSON.parse(trusted.stdout).runs.map((entry: { input: string }) => entry.input)).toEqual(["shared"]);
+  });
+
   it("a FIFO named as a spool file does not hang lllm logs", async () => {
     const home = tempDir();
     const spool = path.join(home, "logs.spool");
