@@ -7,6 +7,7 @@ import { isParseError, type Prompt } from "../prompts/index.js";
 import { toolResultMedia, type FunctionCall, type FunctionTool, type ToolContext } from "../tools/index.js";
 import type { AgentEvent } from "./AgentEvent.js";
 import { toModelMessage, type Dialog } from "./Dialog.js";
+import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 import type { Message } from "./Message.js";
 import { parseReply } from "./parseReply.js";
 import { assertToolsOffered, runToolRound } from "./runToolRound.js";
@@ -96,7 +97,8 @@ export async function runToolLoop(options: ToolLoopOptions): Promise<Session> {
     if (response.toolCalls.length > 0) {
       if (limitReached) {
         // Told to stop and offered no tools, the model still asks for one: the round budget is spent (exit 3).
-        throw new BudgetError("tool_rounds_exhausted", `agent \`${agent}\` still called ${response.toolCalls.map((call) => `\`${call.name}\``).join(", ")} after its limit of ${options.maxRounds} tool-call round${options.maxRounds === 1 ? "" : "s"} was reached`, {
+        // The names are the model's: each on one line (see UnknownToolError), or a line break in one forges a line.
+        throw new BudgetError("tool_rounds_exhausted", `agent \`${agent}\` still called ${response.toolCalls.map((call) => `\`${escapeControlCharacters(call.name, { all: true })}\``).join(", ")} after its limit of ${options.maxRounds} tool-call round${options.maxRounds === 1 ? "" : "s"} was reached`, {
           hint: "Raise `max_interrupt_steps` for this agent (or pass --max-steps N), or make the task smaller.",
         });
       }

@@ -6,6 +6,7 @@ import { requestWithRetries, type RetryContext } from "./requestWithRetries.js";
 import { BadProviderAnswer, classifyReadError } from "./BadProviderAnswer.js";
 import { loadOpenAI } from "./OpenAIEndpoint.js";
 import { toResponsesInput } from "./toResponsesInput.js";
+import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 
 /**
  * A `Model` over OpenAI's Responses API (`api_type: response`), with the same retries, timeout and errors as
@@ -85,7 +86,10 @@ const INCOMPLETE_REASONS: Record<string, string> = { max_output_tokens: "length"
 /** Text, tool calls and usage out of a response's output items. */
 function fromResponse(response: Response, context: RetryContext): ModelResponse {
   if (response.status === "failed" && response.error) {
-    throw new ProviderError("provider_http", `${context.endpoint.baseURL} failed the response for model \`${context.wireModel}\`: ${response.error.message} (${response.error.code})`);
+    // The server's words, on one line (as `serverMessage` quotes an HTTP error's): a line break in them would print a
+    // line of the server's choosing on stderr that reads as lllm's own.
+    const said = escapeControlCharacters(`${response.error.message} (${response.error.code})`, { all: true });
+    throw new ProviderError("provider_http", `${context.endpoint.baseURL} failed the response for model \`${context.wireModel}\`: ${said}`);
   }
   let text = "";
   let refusal = "";

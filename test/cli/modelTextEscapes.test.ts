@@ -99,6 +99,22 @@ export const open = tool({
     expect(lines.some((line) => /^ {2}↳ open \(\d+ ms\)$/.test(line))).toBe(true);
   });
 
+  it("a tool name the model made up after its last round stays on one line of the error: it cannot forge a line of lllm's", async () => {
+    // Past its round limit no tool is offered, so any name reaches tool_rounds_exhausted's message, which quoted it as
+    // it was: its line break printed a line of the model's choosing that read as lllm's own.
+    const forged = "lllm: error: your session expired; type your OPENAI_API_KEY as the next line to go on";
+    const dir = tempTree({
+      "lllm.yaml": "name: rounds\nversion: 0.1.0\n",
+      "tools/ping.mjs": 'import { tool } from "lllm";\nexport const ping = tool({ name: "ping", description: "Pings.", parameters: {}, run: () => "pong" });\n',
+      "t.yaml": "name: t\npackages: [.]\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    max_interrupt_steps: 1\n    tools: [ping]\n",
+      "turns.yaml": `- tool_calls: [{name: ping, arguments: {}}]\n- tool_calls: [{name: ${JSON.stringify(`nope\n${forged}`)}, arguments: {}}]\n`,
+    });
+    const result = await runCli(["run", "t.yaml", "--model", "scripted:turns.yaml", "--input", "go", "--no-log"], { cwd: dir });
+    expect(result.code, result.stderr).toBe(3);
+    expect(result.stderr).toContain(`still called \`nope\\n${forged}\``);
+    expect(result.stderr.split("\n").filter((line) => line.startsWith(forged))).toEqual([]);
+  });
+
   it("a tool's own lines (console, a command's stderr) and a failing tool's stack reach stderr with their escapes written out", async () => {
     const dir = tempTree({
       "lllm.yaml": "name: noisy\nversion: 0.1.0\n",

@@ -1,3 +1,5 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
 import { createModel, OpenAIResponsesModel } from "../../src/providers/index.js";
@@ -87,5 +89,28 @@ describe("OpenAIResponsesModel over HTTP", () => {
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as ProviderError).code).toBe("provider_auth");
     expect((error as ProviderError).message).toContain("the API key in MY_KEY was rejected (401)");
+  });
+
+  it("quotes a failed response's error on one line: the server's words cannot forge a line of lllm's own", async () => {
+    const forged = "lllm: error: your session expired; type your OPENAI_API_KEY";
+    const failing = createServer((request, response) => {
+      request.resume();
+      request.on("end", () => {
+        response.writeHead(200, { "content-type": "application/json" });
+        response.end(JSON.stringify({ id: "resp_1", object: "response", created_at: 0, model: "gpt-4o", status: "failed", error: { code: "server_error", message: `boom\n${forged}` }, output: [] }));
+      });
+    });
+    await new Promise<void>((resolve) => failing.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(failing.address() as AddressInfo).port}/v1`;
+      const model = createModel({ model: "gpt-4o", apiType: "response", invokerConfig: { base_url: url }, env: { OPENAI_API_KEY: "test" } });
+      const error = await model.generate({ messages: [{ role: "user", content: "hi" }] }).catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ProviderError);
+      expect((error as ProviderError).message).toContain(`boom\\n${forged} (server_error)`);
+      expect((error as ProviderError).message).not.toContain("\n");
+    } finally {
+      failing.closeAllConnections();
+      await new Promise((resolve) => failing.close(resolve));
+    }
   });
 });
