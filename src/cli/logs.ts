@@ -13,6 +13,7 @@ import { settingsWithoutCode } from "./settingsWithoutCode.js";
 import { plural } from "../util/plural.js";
 import { secrets } from "../util/redact.js";
 import { terminalText } from "../util/terminalText.js";
+import { mapStrings } from "../util/mapStrings.js";
 
 export interface LogsListOptions {
   number?: string;
@@ -91,7 +92,7 @@ export async function logsShowCommand(id: string, options: { json?: boolean }): 
   // On a terminal, what the run holds (answers, tool results, arguments) is escaped before lllm paints its headings:
   // `writeOut` keeps lllm's own colour sequences, so a model's `ESC[32m` or `ESC[1m` would otherwise recolour the
   // transcript (a green "tests passed", everything after it bold). Into a pipe the transcript is data, as it was.
-  const shown = process.stdout.isTTY ? (JSON.parse(JSON.stringify(run), (_key, value: unknown) => (typeof value === "string" ? terminalText(value) : value)) as typeof run) : run;
+  const shown = process.stdout.isTTY ? mapStrings(run, terminalText) : run;
   writeOut(formatTranscript(shown, { heading: (text) => paint("bold", text, process.stdout), dim: (text) => paint("dim", text, process.stdout) }));
 }
 
@@ -166,7 +167,7 @@ export async function logsReplayCommand(id: string, options: { output?: string }
   // A key lllm knows now but did not when the run was recorded is in the record as it is. It is redacted here, from
   // each text before it is written as YAML: the file (-o) was written unredacted, and redacting the YAML afterwards
   // turned a value that was the key alone into `[redacted]`, a list, which the replay then refused.
-  const script = toReplayScript(secrets.redactValue(run));
+  const script = toReplayScript(mapStrings(run, (text) => secrets.redact(text)));
   if (options.output === undefined) {
     writeOut(script);
     return;

@@ -4,6 +4,7 @@ import { damaged, isDamage, openDatabaseSync } from "../openDatabase.js";
 import { RUN_STATUSES, type RunStatus } from "../RunRecord.js";
 import { AmbiguousRunIdError, type RunStore } from "../RunStore.js";
 import { secrets } from "../../util/redact.js";
+import { mapStrings } from "../../util/mapStrings.js";
 import { VIEWER_PAGE, VIEWER_PAGE_POLICY } from "./viewerPage.js";
 import { ViewerGate } from "./ViewerGate.js";
 import { ViewerQueries, type ViewerPageRequest } from "./viewerQueries.js";
@@ -178,5 +179,5 @@ export function pageRequest(query: URLSearchParams): ViewerPageRequest | string 
  * otherwise reach the page as it is.
  */
 function sendJson(response: ServerResponse, status: number, value: unknown): void {
-  response.writeHead(status, { ...COMMON_HEADERS, "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(secrets.redactValue(value)));
+  response.writeHead(status, { ...COMMON_HEADERS, "content-type": "application/json; charset=utf-8" }).end(JSON.stringify(mapStrings(value, (text) => secrets.redact(text))));
 }
