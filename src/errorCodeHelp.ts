@@ -225,7 +225,7 @@ export const ERROR_CODE_HELP: Readonly<Record<ErrorCode, ErrorCodeHelp>> = {
   usage_completion_shell: { means: "`lllm completion` was given no shell, or one it has no script for.", fix: "`lllm completion bash`, `zsh` or `fish`." },
   usage_continue_pattern: { means: "`--continue` works with the agent pattern only.", fix: "Continue a run of an agent-pattern tactic." },
   usage_env_file: { means: "An `--env-file` cannot be read.", fix: "Give a dotenv file of `NAME=value` lines that exists." },
-  usage_file: { means: "A file named on the command line cannot be used: `lllm exec --file` does not exist, or the file of `lllm logs replay -o` or chat's `/save` cannot be written (a folder, a missing folder, no permission).", fix: "Check the path; name a file in a folder you can write to." },
+  usage_file: { means: "A file named on the command line cannot be used: `lllm exec --file` does not exist, or the file of `lllm logs replay -o`, `lllm pack -o` or chat's `/save` cannot be written (a folder, a missing folder, no permission).", fix: "Check the path; name a file in a folder you can write to." },
   usage_format: { means: "`lllm batch`: `--lines` and `--format` disagree.", fix: "Give one of them." },
   usage_help_topic: { means: "`lllm help` was given no topic or command of that name.", fix: "`lllm help` lists the topics; the message suggests the closest." },
   usage_input: { means: "The input was given twice, or `--input-file` names no file.", fix: "Give `--input` or `--input-file`, once, naming a file that exists." },

@@ -1,4 +1,3 @@
-import { statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "../errors.js";
 import { formatDuration, formatTime, formatTranscript } from "../store/formatTranscript.js";
@@ -14,6 +13,7 @@ import { plural } from "../util/plural.js";
 import { secrets } from "../util/redact.js";
 import { terminalText } from "../util/terminalText.js";
 import { mapStrings } from "../util/mapStrings.js";
+import { writeOutputFile } from "./writeOutputFile.js";
 
 export interface LogsListOptions {
   number?: string;
@@ -172,35 +172,13 @@ export async function logsReplayCommand(id: string, options: { output?: string }
     writeOut(script);
     return;
   }
-  writeScript(options.output, script);
+  writeOutputFile("-o", options.output, script, "replay.yaml");
   const tactic = run.tactic_path ? path.relative(process.cwd(), run.tactic_path) || run.tactic_path : "TACTIC";
   const agents = new Set(run.model_calls.map((call) => call.agent)).size;
   writeErr(`lllm: wrote ${plural(run.model_calls.length, "turn")}${agents > 1 ? ` of ${agents} agents` : ""} to ${options.output}; replay with: lllm run ${tactic} --model scripted:${options.output} --input …`);
 }
 
 /** Write the script to `-o FILE`; a folder, a missing folder or a refusal is the user's to fix (exit 2), not a crash. */
-function writeScript(file: string, script: string): void {
-  try {
-    writeFileSync(file, script);
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    const where = { location: { file: "-o" }, cause: error };
-    if (code === "EISDIR") throw new ConfigError("usage_file", `-o ${file}: that is a folder, not a file`, { ...where, hint: `Name a file, e.g. -o ${path.join(file, "replay.yaml")}` });
-    const folder = path.dirname(path.resolve(file));
-    if ((code === "ENOENT" || code === "ENOTDIR") && !isFolder(folder)) throw new ConfigError("usage_file", `-o ${file}: there is no folder ${folder}`, { ...where, hint: "Create the folder first, or name a file in a folder that exists, e.g. -o replay.yaml" });
-    if (code === "EACCES" || code === "EPERM" || code === "EROFS") throw new ConfigError("usage_file", `-o ${file}: it cannot be written here (${code === "EROFS" ? "a read-only file system" : "permission denied"})`, { ...where, hint: "Name a file in a folder you can write to, e.g. -o replay.yaml" });
-    throw new ConfigError("usage_file", `-o ${file}: it could not be written: ${(error as Error).message}`, where);
-  }
-}
-
-function isFolder(file: string): boolean {
-  try {
-    return statSync(file).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
 async function findRun(id: string): Promise<NonNullable<ReturnType<RunStore["getRun"]>>> {
   const { file, store } = await openStore();
   if (!store) throw new ConfigError("store_run_not_found", `no run \`${id}\`: no runs logged yet (${file})`);

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { lllmHome } from "../config/lllmHome.js";
 import { addFailureDetails, SCHEMA_VERSION, writeErr, writeOut } from "./output.js";
+import { writeOutputFile } from "./writeOutputFile.js";
 
 /**
  * `lllm add | install | remove | update`: the project's shared packages (src/packages/). Thin: options in, one
@@ -65,11 +66,10 @@ export async function updateCommand(name: string | undefined, flags: ConsentFlag
 
 export async function packCommand(dir: string | undefined, flags: { out?: string; json?: boolean }): Promise<void> {
   const { packPackage } = await import("../packages/packPackage.js");
-  const { writeFileSync } = await import("node:fs");
   const path = await import("node:path");
   const packed = await packPackage(dir ?? ".");
   const file = path.resolve(flags.out ?? packed.fileName);
-  writeFileSync(file, packed.archive);
+  writeOutputFile("-o", file, packed.archive, packed.fileName);
   if (flags.json) {
     writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, file, files: packed.files, bytes: packed.archive.length }, null, 2));
     return;

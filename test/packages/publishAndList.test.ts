@@ -47,6 +47,20 @@ describe("lllm pack", () => {
     expect(packed.code, packed.stderr).toBe(0);
     expect(packed.stdout).toBe(`${path.join(dir, "notes-0.1.0.tgz")}\n`);
   });
+
+  it("-o naming a folder, or a file in a folder that does not exist, is the user's to fix (exit 2), not an internal error", async () => {
+    const dir = greetPackage("1.0.0", "Hi.");
+    const home = tempDir("lllm-home-");
+    const intoFolder = await lllm(["pack", "-o", dir], { cwd: dir, home });
+    expect(intoFolder.code).toBe(2);
+    expect(intoFolder.stderr).toContain(`-o ${dir}: that is a folder, not a file`);
+    expect(intoFolder.stderr).toContain(`-o ${path.join(dir, "greet-1.0.0.tgz")}`);
+    const missing = path.join(dir, "nope", "x.tgz");
+    const nowhere = await lllm(["pack", "-o", missing], { cwd: dir, home });
+    expect(nowhere.code).toBe(2);
+    expect(nowhere.stderr).toContain(`there is no folder ${path.dirname(missing)}`);
+    expect(nowhere.stderr).not.toContain("internal error");
+  });
 });
 
 describe("lllm publish --to npm, outdated, update, list", () => {
