@@ -334,6 +334,12 @@ describe.skipIf(!CHROMIUM && !process.env.CI)("lllm logs serve, in a real browse
     await expect.poll(() => tab.locator("#run-input").textContent()).toBe("Paris and Tokyo?");
     expect(await tab.locator("tr.run.selected").getAttribute("data-id")).toBe(ids.weather);
     await tab.close();
+    // An address with a malformed escape names no run: the page still shows the list.
+    const malformed = await page.context().newPage();
+    await malformed.goto(`${served.origin}/runs/%E0`);
+    await expect.poll(() => malformed.locator(`tr.run[data-id="${ids.weather}"]`).count()).toBe(1);
+    expect(await malformed.locator("#detail").textContent()).toBe("Select a run.");
+    await malformed.close();
     await page.goBack();
     expect(page.url()).toBe(`${served.origin}/runs/${ids.pipeline}`);
     await expect.poll(() => page.locator("#run-input").textContent()).toBe("rain");

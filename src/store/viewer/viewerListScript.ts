@@ -39,7 +39,13 @@ const plural = (n, word) => n + " " + word + (n === 1 ? "" : "s");
 // The address: which run is open, and the list's filters and page.
 function runOfPath() {
   const match = /^[/]runs[/]([^/]+)$/.exec(location.pathname);
-  return match ? decodeURIComponent(match[1]) : null;
+  if (!match) return null;
+  // A malformed escape (a hand-typed /runs/%E0) names no run; thrown, it stopped the page before the list showed.
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return null;
+  }
 }
 function listParams() {
   const params = new URLSearchParams();
