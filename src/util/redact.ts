@@ -136,7 +136,7 @@ export class SecretRedactor {
   /**
    * Where, in a text that more is still to follow, a form of a secret may have begun that is not whole yet, or a URL
    * whose userinfo `redact` masks (the text's length when neither may have): a stream passes on what comes before,
-   * and holds the rest back. Only the last `longestEncodedForm()` characters are looked at.
+   * and holds the rest back. Only the last `longestEncodedForm()` characters are looked at (`URL_WINDOW` for a URL).
    */
   heldFrom(text: string): number {
     const all = this.allSecrets();
