@@ -178,7 +178,6 @@ export async function logsReplayCommand(id: string, options: { output?: string }
   writeErr(`lllm: wrote ${plural(run.model_calls.length, "turn")}${agents > 1 ? ` of ${agents} agents` : ""} to ${options.output}; replay with: lllm run ${tactic} --model scripted:${options.output} --input …`);
 }
 
-/** Write the script to `-o FILE`; a folder, a missing folder or a refusal is the user's to fix (exit 2), not a crash. */
 async function findRun(id: string): Promise<NonNullable<ReturnType<RunStore["getRun"]>>> {
   const { file, store } = await openStore();
   if (!store) throw new ConfigError("store_run_not_found", `no run \`${id}\`: no runs logged yet (${file})`);

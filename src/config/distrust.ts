@@ -27,9 +27,7 @@ export function distrustFile(file: string, env: NodeJS.ProcessEnv = process.env)
     return undefined;
   }
   if (link.isSymbolicLink() && !trustedOwner(link.uid, env)) return `the link belongs to another user (uid ${link.uid})`;
-  if (!trustedOwner(target.uid, env)) return `it belongs to another user (uid ${target.uid})`;
-  if ((target.mode & 0o002) !== 0) return `anyone may write to it (mode ${modeText(target)})`;
-  return undefined;
+  return distrustedStats(target, env);
 }
 
 /**
@@ -38,6 +36,11 @@ export function distrustFile(file: string, env: NodeJS.ProcessEnv = process.env)
  */
 export function distrustOpenFile(stat: Stats, file: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   if (!hasOwners() || trustedByVariable(file, env)) return undefined;
+  return distrustedStats(stat, env);
+}
+
+/** What `distrustFile` and `distrustOpenFile` judge of the file itself: its owner, and whether anyone may write to it. */
+function distrustedStats(stat: Stats, env: NodeJS.ProcessEnv): string | undefined {
   if (!trustedOwner(stat.uid, env)) return `it belongs to another user (uid ${stat.uid})`;
   if ((stat.mode & 0o002) !== 0) return `anyone may write to it (mode ${modeText(stat)})`;
   return undefined;

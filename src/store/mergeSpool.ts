@@ -20,7 +20,8 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
  * so a line is never merged twice), complete lines only: a writer may be appending the next line right now. A file
  * is deleted once merged to its end and its writer is done with it (a `close` line, or its process is gone from this
  * host). A file of a spool version this lllm does not know is left for the lllm that wrote it. With `keepFiles`
- * (a copy in memory, for a reader who cannot write the log) no file is deleted.
+ * (a copy in memory, for a reader who cannot write the log) no file is deleted. A file that is not this user's (see
+ * `mergeFile`) is left out: returned, each with why, for the reader to say.
  */
 export function mergeSpool(database: Database, folder: string, options: { keepFiles?: boolean } = {}): string[] {
   const names = spoolFiles(folder);
