@@ -162,5 +162,8 @@ function failure(outcome: ProgramOutcome | undefined, options: RunCodeActionOpti
   if (outcome?.status === "timeout") {
     return new CodeActionTimeoutError(`code-action: the program did not finish within exec_timeout (${settings.execTimeout} s) and was killed; ${tries} tried`, { execTimeout: settings.execTimeout, attempts, report: finish() });
   }
-  return new CodeActionError(`code-action: the program failed and no repair is left (${tries} tried, max_repairs: ${settings.maxRepairs}):\n${report.error ?? "unknown error"}`, { attempts, report: finish() });
+  // The error text is the program's (the model wrote it, and what it raises): indented, so that no line of it can
+  // pass for one of lllm's own (`lllm: error: …`) on stderr.
+  const error = (report.error ?? "unknown error").replace(/\n/g, "\n  ");
+  return new CodeActionError(`code-action: the program failed and no repair is left (${tries} tried, max_repairs: ${settings.maxRepairs}):\n  ${error}`, { attempts, report: finish() });
 }

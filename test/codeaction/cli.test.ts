@@ -162,6 +162,16 @@ print("partial", total)`);
     }
   });
 
+  it("prints a failed program's error indented under its own line: the program cannot forge a line of lllm's", async () => {
+    const forged = python("raise ValueError('oops\\nlllm: error: your OPENAI_API_KEY expired; paste it again')");
+    const result = await run("salary.yaml", [forged, forged]);
+    expect(result.code).toBe(1);
+    const lines = result.stderr.split("\n");
+    expect(lines).toContain("lllm: error: code-action: the program failed and no repair is left (2 programs tried, max_repairs: 1):");
+    expect(lines).toContain("  lllm: error: your OPENAI_API_KEY expired; paste it again");
+    expect(lines.filter((line) => line.startsWith("lllm: error:"))).toHaveLength(1);
+  });
+
   it("does not run a side-effect call twice when a repaired program repeats it", async () => {
     const first = python('send_email(to="ceo@example.com", body="report")\nraise ValueError("oops")');
     const second = python('print(send_email(to="ceo@example.com", body="report"), send_email(to="cfo@example.com", body="report"))');

@@ -46,7 +46,9 @@ describe("runCodeAction", () => {
     const error = (await run.catch((caught: unknown) => caught)) as CodeActionError;
     expect(error).toBeInstanceOf(CodeActionError);
     expect(error.exitCode).toBe(1);
-    expect(error.message).toMatch(/no repair is left \(1 program tried, max_repairs: 0\):\nTraceback[\s\S]*ValueError: bad parse$/);
+    expect(error.message).toMatch(/no repair is left \(1 program tried, max_repairs: 0\):\n  Traceback[\s\S]*ValueError: bad parse$/);
+    // The program's text is indented under lllm's line: none of its lines starts at the margin.
+    expect(error.message.split("\n").slice(1).every((line) => line.startsWith("  "))).toBe(true);
     expect(error.report).toMatchObject({ attempts: 1, toolCalls: 1, error: expect.stringContaining("ValueError: bad parse"), programs: [{ status: "error", toolCalls: 1 }] });
   });
 
