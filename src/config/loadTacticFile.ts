@@ -14,6 +14,7 @@ import { sortProblems } from "./sortProblems.js";
 import type { TacticConfig } from "./TacticConfig.js";
 import { validateTactic } from "./validateTactic.js";
 import { resolvePackageEntry } from "./packageSource.js";
+import { confinementProblem } from "./packageConfinement.js";
 
 export interface LoadTacticOptions {
   /**
@@ -35,6 +36,11 @@ export interface LoadTacticOptions {
   text?: string;
   /** The data of `file` when it was never text (a tactic defined in code gives its config this way), used as is. */
   data?: Record<string, unknown>;
+  /**
+   * The folder a file of the chain must keep its `base:` and `packages:` paths in, or undefined: an installed
+   * package's own folder for its tactics (see `confinementProblem`).
+   */
+  confine?: (file: string) => string | undefined;
 }
 
 /**
@@ -74,8 +80,11 @@ export async function loadTacticFile(file: string, options: LoadTacticOptions = 
     documents.push(document);
     files.push(next.file);
     problems.push(...validateTactic(document));
-    layers.push(withAbsolutePackages(document.data, path.dirname(next.file)));
-    next = nextBase(document, next.file, options, problems);
+    const layer = withAbsolutePackages(document.data, path.dirname(next.file));
+    const folder = options.confine?.(next.file);
+    if (folder !== undefined) confinePackages(layer, document, folder, problems);
+    layers.push(layer);
+    next = nextBase(document, next.file, options, problems, folder);
   }
   if (problems.length > 0) throw ConfigError.fromProblems("config_invalid", sortProblems(problems));
 
@@ -101,11 +110,17 @@ export async function loadTacticFile(file: string, options: LoadTacticOptions = 
 }
 
 /** The file `document`'s `base` names, or undefined; a ref that cannot be resolved becomes a problem. */
-function nextBase(document: SourceDocument, file: string, options: LoadTacticOptions, problems: ConfigProblem[]): { file: string; from: SourceLocation } | undefined {
+function nextBase(document: SourceDocument, file: string, options: LoadTacticOptions, problems: ConfigProblem[], folder: string | undefined): { file: string; from: SourceLocation } | undefined {
   const base = document.data.base;
   if (typeof base !== "string") return undefined;
   const from = document.locate(["base"]);
-  if (!isPackageRef(base)) return { file: path.resolve(path.dirname(file), base), from };
+  if (!isPackageRef(base)) {
+    const target = path.resolve(path.dirname(file), base);
+    // Not even read: a file out of an installed package is no part of what was added.
+    const outside = folder === undefined ? undefined : confinementProblem("base", target, folder, from);
+    if (outside !== undefined) problems.push(outside);
+    return outside === undefined ? { file: target, from } : undefined;
+  }
   if (!options.resolveRef) {
     problems.push({
       message: `base \`${base}\` is a package ref, but no packages are available to resolve it here`,
@@ -115,6 +130,17 @@ function nextBase(document: SourceDocument, file: string, options: LoadTacticOpt
     return undefined;
   }
   return { file: path.resolve(options.cwd ?? process.cwd(), options.resolveRef(base, from)), from };
+}
+
+/** Each of the layer's local `packages:` folders that lies outside `folder`, as a problem (see `confinementProblem`). */
+function confinePackages(layer: Record<string, unknown>, document: SourceDocument, folder: string, problems: ConfigProblem[]): void {
+  const packages = layer.packages;
+  if (!Array.isArray(packages)) return;
+  packages.forEach((entry: unknown, index) => {
+    if (typeof entry !== "string") return;
+    const outside = confinementProblem("package", entry, folder, document.locate(["packages", index]));
+    if (outside !== undefined) problems.push(outside);
+  });
 }
 
 /** The file's data with its `packages` made absolute against its own folder (a base's packages are its own). */

@@ -19,6 +19,8 @@ import { sandboxProblems } from "./sandboxIsolation.js";
 import { unpricedModels } from "./unpricedModels.js";
 import { PriceTable } from "../providers/PriceTable.js";
 import { resolvePackageEntry } from "../config/packageSource.js";
+import { lllmHome } from "../config/lllmHome.js";
+import { installedFolderOf } from "../registry/installed/packageStore.js";
 
 /** A tool bound for an agent, with the place in the tactic that asked for it. */
 export interface BoundTool extends ResolvedTool {
@@ -90,14 +92,16 @@ export async function prepareTactic(file: string, options: PrepareOptions = {}):
   const absolute = path.resolve(cwd, file);
   const { settings, file: settingsFile } = await loadProjectSettings(cwd);
   const registry = options.registry ?? new Registry();
+  const home = options.home ?? lllmHome();
+  const confine = (tacticFile: string): string | undefined => installedFolderOf(tacticFile, home);
   const flagPackages = (options.packages ?? []).map((dir) => ({ dir: resolvePackageEntry(dir, cwd), location: { file: "--package" } }));
   // A `base:` ref needs the packages before the tactic is fully loaded: load the ones the file itself lists first.
   await registry.add({
-    packages: [...flagPackages, ...(settings.packages ?? []).map((dir) => ({ dir, ...(settingsFile ? { location: { file: settingsFile } } : {}) })), ...earlyPackages(absolute)],
+    packages: [...flagPackages, ...(settings.packages ?? []).map((dir) => ({ dir, ...(settingsFile ? { location: { file: settingsFile } } : {}) })), ...earlyPackages(absolute, confine)],
     cwd,
     ...(options.home ? { home: options.home } : {}),
   });
-  const context: BindContext = { registry, cwd, settings, ...(settingsFile ? { settingsFile } : {}), ...(options.model ? { model: options.model } : {}), nested: new Map(), binding: new Set() };
+  const context: BindContext = { registry, cwd, settings, confine, ...(settingsFile ? { settingsFile } : {}), ...(options.model ? { model: options.model } : {}), nested: new Map(), binding: new Set() };
   return bindTactic(absolute, context);
 }
 
@@ -111,6 +115,8 @@ interface BindContext {
   nested: Map<string, PreparedTactic>;
   /** Files being bound now, higher up the tree: a tactic that uses itself as a tool is bound once. */
   binding: Set<string>;
+  /** The installed package folder a tactic file must keep its paths in (see `LoadTacticOptions.confine`). */
+  confine: (file: string) => string | undefined;
 }
 
 /** Load one tactic of the tree and bind its agents, its nested tactics included; all problems are thrown together. */
@@ -123,6 +129,7 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
     resolveRef: (ref: string, from: SourceLocation) => registry.resolveEntry("tactics", ref, { where: from, ...fromPackage(registry, from.file) }).file,
     ...(model ? { modelOverride: model } : {}),
     ...(settings.model ? { defaultModel: settings.model } : {}),
+    confine: context.confine,
   });
   await registry.add({ packages: tactic.packages.map((dir, index) => ({ dir, location: tactic.locate(["packages", index]) ?? { file: tactic.file } })), cwd, discover: false });
 
@@ -197,7 +204,7 @@ async function bindTactic(absolute: string, context: BindContext): Promise<Prepa
     const file = capability.entry.file;
     if (capability.kind !== "tactic" || context.nested.has(file) || context.binding.has(file)) continue;
     await collectProblemsAsync(problems, async () => {
-      await registry.add({ packages: earlyPackages(file), cwd, discover: false });
+      await registry.add({ packages: earlyPackages(file, context.confine), cwd, discover: false });
       return bindTactic(file, context);
     });
   }
@@ -317,9 +324,10 @@ function fromPackage(registry: Registry, file: string): { from?: string } {
 }
 
 /** The `packages:` of the top file, read loosely (the real loader reports any problem in it). */
-function earlyPackages(file: string): Array<{ dir: string; location: SourceLocation }> {
-  // A tactic in code names its packages in its config, which codeTacticConfig loads.
-  if (!existsSync(file) || isCodeTactic(file)) return [];
+function earlyPackages(file: string, confine: (file: string) => string | undefined): Array<{ dir: string; location: SourceLocation }> {
+  // A tactic in code names its packages in its config, which codeTacticConfig loads. An installed package's tactic
+  // loads its packages with the rest of its file, once they are checked to lie inside the package.
+  if (!existsSync(file) || isCodeTactic(file) || confine(file) !== undefined) return [];
   try {
     const data: unknown = parseConfigData(readFileSync(file, "utf8"), file);
     const list = typeof data === "object" && data !== null ? (data as { packages?: unknown; base?: unknown }) : {};

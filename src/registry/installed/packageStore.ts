@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readFileSync, realpathSync } from "node:fs";
 import path from "node:path";
 import type { FileDigest } from "./filesIntegrity.js";
 import type { LockTrust } from "./lockFile.js";
@@ -11,6 +11,25 @@ import type { LockTrust } from "./lockFile.js";
  */
 export function storeRoot(home: string): string {
   return path.join(home, "packages", ".store");
+}
+
+/**
+ * The cached package folder `file` lies in (links resolved), or undefined for a file elsewhere: a tactic there keeps
+ * its paths inside that folder (see `confinementProblem`).
+ */
+export function installedFolderOf(file: string, home: string): string | undefined {
+  const root = realOrResolved(storeRoot(home));
+  const relative = path.relative(root, realOrResolved(file));
+  if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) return undefined;
+  return path.join(root, relative.split(path.sep)[0]!);
+}
+
+function realOrResolved(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return path.resolve(file);
+  }
 }
 
 /** The folder of the package whose files have `integrity` (`sha512-<base64>`). */
