@@ -13,13 +13,18 @@ import { isRemoteSource } from "./packageSource.js";
  * project's lock, which holds only what was added, and are fine.
  */
 export function confinementProblem(what: "base" | "package", target: string, folder: string, location: SourceLocation | undefined): ConfigProblem | undefined {
-  if (what === "package" && (isRemoteSource(target) || target.startsWith("file:"))) return undefined;
-  if (isInside(real(target), real(folder))) return undefined;
+  if (!escapesFolder(what, target, folder)) return undefined;
   return {
     message: `${what === "base" ? "`base`" : "a `packages:` entry"} of a tactic in an installed package names ${displayPath(target)}, outside the package`,
     ...(location ? { location } : {}),
     hint: `An installed package runs only its own files, which were shown when it was added. Ask its author to ship the file in the package${what === "base" ? " or name it by ref (`pkg.tactics:name`)" : " or to name the package by its source (npm:, git+, oci://) so that it is added with its own consent"}; or copy the tactic into a folder of yours.`,
   };
+}
+
+/** Whether a `base:` path or a `packages:` entry (absolute already) lies outside `folder`. */
+export function escapesFolder(what: "base" | "package", target: string, folder: string): boolean {
+  if (what === "package" && (isRemoteSource(target) || target.startsWith("file:"))) return false;
+  return !isInside(real(target), real(folder));
 }
 
 function isInside(target: string, folder: string): boolean {

@@ -4,6 +4,11 @@ import path from "node:path";
 import { ConfigError } from "../errors.js";
 import { readManifest, type PackageManifest } from "../registry/manifest.js";
 import { formatBytes, PACKAGE_LIMITS } from "./limits.js";
+import { parseConfigData } from "../config/parseConfigData.js";
+import { isPackageRef } from "../config/isPackageRef.js";
+import { resolvePackageEntry } from "../config/packageSource.js";
+import { escapesFolder } from "../config/packageConfinement.js";
+import { isPlainObject } from "../util/isPlainObject.js";
 
 /** A packed package: the archive, and the files in it. */
 export interface Packed {
@@ -33,6 +38,7 @@ export async function packPackage(dir: string): Promise<Packed> {
   const manifest = await readManifest(root);
   refuseLocalDependencies(manifest);
   const files = listPackable(root);
+  refusePathsOutside(root, files);
   const staging = mkdtempSync(path.join(tmpdir(), "lllm-pack-"));
   try {
     let bytes = 0;
@@ -95,4 +101,30 @@ function refuseLocalDependencies(manifest: PackageManifest): void {
     location: local.location,
     hint: "Share that package first (lllm publish) and depend on its source (npm:NAME@RANGE, oci://…, git+https://…), then pack this one.",
   });
+}
+
+/**
+ * An installed package's tactic names files by path only inside its package (see `confinementProblem`): a tactic
+ * whose `base:` or `packages:` reaches outside the folder works here and would be refused wherever it is installed.
+ */
+function refusePathsOutside(root: string, files: readonly string[]): void {
+  for (const relative of files.filter((name) => /^tactics\/[^/]+\.(?:ya?ml|json)$/i.test(name))) {
+    const file = path.join(root, ...relative.split("/"));
+    let data: unknown;
+    try {
+      data = parseConfigData(readFileSync(file, "utf8"), file);
+    } catch {
+      continue; // a tactic that does not parse is validate's to report
+    }
+    if (!isPlainObject(data)) continue;
+    const folder = path.dirname(file);
+    const base = typeof data.base === "string" && !isPackageRef(data.base) && escapesFolder("base", path.resolve(folder, data.base), root) ? data.base : undefined;
+    const packages = Array.isArray(data.packages) ? data.packages.filter((entry): entry is string => typeof entry === "string") : [];
+    const outside = base ?? packages.find((entry) => escapesFolder("package", resolvePackageEntry(entry, folder), root));
+    if (outside === undefined) continue;
+    throw new ConfigError("package_invalid", `${relative} names \`${outside}\` ${base !== undefined ? "as its base" : "in its packages"}, outside the package: an installed copy of the package refuses to use it`, {
+      location: { file },
+      hint: base !== undefined ? "Put that file in the package (e.g. tactics/common.yaml) or name a tactic of another package by ref (pkg.tactics:name)." : "Put that package's files in this one, or depend on it by its source (npm:NAME@RANGE, oci://…, git+https://…).",
+    });
+  }
 }

@@ -64,6 +64,27 @@ describe("a tactic of an installed package names files by path only inside its p
     expect(JSON.parse(result.stdout)).toMatchObject({ valid: true, agents: [{ name: "a", model: "gpt-4o-mini", system_prompt: "nice.prompts:system" }] });
   }, 120_000);
 
+  it("lllm pack refuses a tactic whose base or packages lie outside the package, which an installed copy would refuse", async () => {
+    const shared = outside();
+    const home = tempDir("lllm-home-");
+    const write = (tactic: string): string => {
+      const dir = tempDir("lllm-pkg-");
+      mkdirSync(path.join(dir, "tactics"));
+      writeFileSync(path.join(dir, "lllm.toml"), '[package]\nname = "nice"\nversion = "1.0.0"\n');
+      writeFileSync(path.join(dir, "tactics", "hello.yaml"), tactic);
+      return dir;
+    };
+    const viaBase = await lllm(["pack"], { cwd: write(`base: ${JSON.stringify(shared.common)}\n${TACTIC}`), home });
+    expect(viaBase.code).toBe(2);
+    expect(viaBase.stderr).toContain(`tactics/hello.yaml names \`${shared.common}\` as its base, outside the package: an installed copy of the package refuses to use it`);
+    const viaPackages = await lllm(["pack"], { cwd: write(`packages: [.., ../../elsewhere]\n${TACTIC}`), home });
+    expect(viaPackages.code).toBe(2);
+    expect(viaPackages.stderr).toContain("tactics/hello.yaml names `../../elsewhere` in its packages, outside the package");
+    const inside = await lllm(["pack"], { cwd: write(`base: ./common.yaml\npackages: [.., npm:@acme/tools@1]\n${TACTIC}`), home });
+    expect(inside.stderr).not.toContain("error");
+    expect(inside.code).toBe(0);
+  }, 120_000);
+
   it("leaves a tactic of the user's own free to name any path", async () => {
     const shared = outside();
     const dir = tempDir("lllm-project-");
