@@ -97,8 +97,10 @@ export async function logsShowCommand(id: string, options: { json?: boolean }): 
 }
 
 /** `lllm logs path`. */
-export async function logsPathCommand(): Promise<void> {
-  writeOut(await logsFile());
+export async function logsPathCommand(options: { json?: boolean } = {}): Promise<void> {
+  const file = await logsFile();
+  // `--json` (an option of `lllm logs`, so path takes it too): one object, as every command's --json prints.
+  writeOut(options.json ? JSON.stringify({ schema_version: SCHEMA_VERSION, path: file }, null, 2) : file);
 }
 
 /**
@@ -131,7 +133,7 @@ export async function logsPruneCommand(options: LogsListOptions & { olderThan?: 
 }
 
 /** `lllm logs serve [--port N]`: the viewer on 127.0.0.1, behind a token, until Ctrl-C. */
-export async function logsServeCommand(options: { port?: string }): Promise<void> {
+export async function logsServeCommand(options: { port?: string; json?: boolean }): Promise<void> {
   const port = options.port === undefined ? 8765 : Number(options.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError("usage_logs_port", `--port must be a port number 0-65535 (got \`${options.port}\`)`, { location: { file: "--port" } });
   const file = await logsFile();
@@ -147,6 +149,8 @@ export async function logsServeCommand(options: { port?: string }): Promise<void
   }
   // The one place the token is shown: whoever has this address can read every run in the log.
   writeErr(`lllm: the run viewer is at ${served.url} (read-only; the address holds its token: do not share it; Ctrl-C to stop)`);
+  // For a script that starts the viewer and opens it: the address as data, once the viewer listens.
+  if (options.json) writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, url: served.url }));
   await new Promise<void>((resolve) => {
     const stop = (): void => {
       process.off("SIGINT", stop);
@@ -161,20 +165,23 @@ export async function logsServeCommand(options: { port?: string }): Promise<void
 }
 
 /** `lllm logs replay ID [-o FILE]`: the run's model turns as a `scripted:` model file. */
-export async function logsReplayCommand(id: string, options: { output?: string }): Promise<void> {
+export async function logsReplayCommand(id: string, options: { output?: string; json?: boolean }): Promise<void> {
   const run = await findRun(id);
   if (run.model_calls.length === 0) throw new ConfigError("store_no_model_calls", `run ${run.id} made no model call: there is nothing to replay`);
   // A key lllm knows now but did not when the run was recorded is in the record as it is. It is redacted here, from
   // each text before it is written as YAML: the file (-o) was written unredacted, and redacting the YAML afterwards
   // turned a value that was the key alone into `[redacted]`, a list, which the replay then refused.
   const script = toReplayScript(mapStrings(run, (text) => secrets.redact(text)));
+  const agents = new Set(run.model_calls.map((call) => call.agent)).size;
+  // `--json`: one object, the script's YAML in it (or the file it went to), as every command's --json prints.
+  const summary = { schema_version: SCHEMA_VERSION, run_id: run.id, turns: run.model_calls.length, agents };
   if (options.output === undefined) {
-    writeOut(script);
+    writeOut(options.json ? JSON.stringify({ ...summary, script }, null, 2) : script);
     return;
   }
   writeOutputFile("-o", options.output, script, "replay.yaml");
+  if (options.json) writeOut(JSON.stringify({ ...summary, file: options.output }, null, 2));
   const tactic = run.tactic_path ? path.relative(process.cwd(), run.tactic_path) || run.tactic_path : "TACTIC";
-  const agents = new Set(run.model_calls.map((call) => call.agent)).size;
   writeErr(`lllm: wrote ${plural(run.model_calls.length, "turn")}${agents > 1 ? ` of ${agents} agents` : ""} to ${options.output}; replay with: lllm run ${tactic} --model scripted:${options.output} --input …`);
 }
 

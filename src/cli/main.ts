@@ -428,6 +428,7 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
       .description("write a run's model turns as a scripted model file, to replay it offline as a test")
       .argument("<id>", "a run id (or its first characters), or `last`")
       .option("-o, --output <file>", "write to this file (default: standard output)")
+      .option("--json", "print {schema_version, run_id, turns, agents} with the script (or the -o file it went to)")
       .action(async (id: string, options: Record<string, unknown>, command: Command) => {
         const { logsReplayCommand } = await import("./logs.js");
         await logsReplayCommand(id, command.optsWithGlobals());
@@ -436,6 +437,7 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
       .command("serve")
       .description("serve a read-only page of the runs (filters, timelines, programs) on 127.0.0.1, at the address it prints (with its token)")
       .option("--port <n>", "the port (default 8765; 0: any free port)")
+      .option("--json", "print {schema_version, url} on stdout once the viewer listens")
       .action(async (options: Record<string, unknown>, command: Command) => {
         const { logsServeCommand } = await import("./logs.js");
         await logsServeCommand(command.optsWithGlobals());
@@ -443,9 +445,10 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
     logs
       .command("path")
       .description("print the run log's file")
-      .action(async () => {
+      .option("--json", "print {schema_version, path}")
+      .action(async (options: Record<string, unknown>, command: Command) => {
         const { logsPathCommand } = await import("./logs.js");
-        await logsPathCommand();
+        await logsPathCommand(command.optsWithGlobals());
       });
     logs
       .command("prune")

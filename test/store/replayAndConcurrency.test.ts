@@ -121,6 +121,23 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
     expect(missing.stderr).not.toContain("internal error");
   });
 
+  it("--json gives one object from logs path and logs replay (the script in it, or the file it went to)", async () => {
+    const home = tempDir();
+    expect((await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
+    const where = await cli(home, ["logs", "path", "--json"]);
+    expect(where.code).toBe(0);
+    expect(JSON.parse(where.stdout)).toEqual({ schema_version: 1, path: path.join(home, "logs.db") });
+    const printed = await cli(home, ["logs", "replay", "last", "--json"]);
+    expect(printed.code).toBe(0);
+    const script = (await cli(home, ["logs", "replay", "last"])).stdout;
+    expect(JSON.parse(printed.stdout)).toMatchObject({ schema_version: 1, run_id: expect.any(String), turns: 2, agents: 1, script });
+    const file = path.join(tempDir(), "replay.yaml");
+    const written = await cli(home, ["logs", "replay", "last", "-o", file, "--json"]);
+    expect(written.code).toBe(0);
+    expect(JSON.parse(written.stdout)).toMatchObject({ schema_version: 1, turns: 2, file });
+    expect(readFileSync(file, "utf8")).toBe(script);
+  });
+
   it("replays a run of two agents, one a tactic the other uses as a tool; a changed nested tool fails with its diff", async () => {
     const home = tempDir();
     const project = nestedProject("4 words");

@@ -142,6 +142,25 @@ describe("lllm logs serve: who may read it", { timeout: 120_000 }, () => {
     expect(served.stderr().split(served.token)).toHaveLength(2);
   });
 
+  it("with --json prints its address as one object on stdout once it listens, the address that answers", async () => {
+    const home = tempDir();
+    const child = spawn(process.execPath, [BIN, "logs", "serve", "--port", "0", "--json"], { env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: home, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    viewers.add(child);
+    let stdout = "";
+    const line = await new Promise<string>((resolve, reject) => {
+      child.stdout!.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes("\n")) resolve(stdout);
+      });
+      child.on("close", (code) => reject(new Error(`lllm logs serve ended (${code})`)));
+    });
+    const { url, schema_version: version } = JSON.parse(line) as { url: string; schema_version: number };
+    expect(version).toBe(1);
+    const address = new URL(url);
+    const page = await send({ url, origin: address.origin, port: Number(address.port), token: address.searchParams.get("token")!, stderr: () => "" }, `${address.pathname}${address.search}`);
+    expect(page.status).toBe(200);
+  });
+
   it("redacts a key of its environment from every answer, as lllm logs show does, in every encoding", async () => {
     // The run printed the key before lllm knew it was one (it was set in the environment only later): the record
     // holds it as it is, and the viewer, unlike `lllm logs show`, served it so.
