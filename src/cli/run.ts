@@ -194,11 +194,12 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
       ...resumedJson(run),
     });
     // A run stopped before its end goes on from where it stopped: say how (not for a mistake in the files or flags,
-    // nor for a recorded model that no longer fits the run: resumed, it would diverge again).
+    // nor for a recorded model that no longer fits the run: resumed, it would diverge again; nor for a run refused
+    // before its first model call, a sandbox missing: nothing was spent, and running it again is the same).
     if (resumed && run.runId !== undefined && !signal.aborted && isLllmError(run.error) && run.error.exitCode === 2) {
       // The attempt's mistake (a key not set in this shell, a script path from another folder), not the run's.
       writeErr(`lllm: run ${run.runId} can still go on once that is fixed: lllm run --resume ${run.runId}`);
-    } else if (run.runId !== undefined && !signal.aborted && !(isLllmError(run.error) && (run.error.exitCode === 2 || /^provider_(replay|script)_/.test(run.error.code)))) {
+    } else if (run.runId !== undefined && !signal.aborted && (resumed !== undefined || usage.llmCalls > 0) && !(isLllmError(run.error) && (run.error.exitCode === 2 || /^provider_(replay|script)_/.test(run.error.code)))) {
       const raise = run.error instanceof RunLimitError ? ` --${run.error.limit.replaceAll("_", "-")} <higher>` : "";
       writeErr(`lllm: run ${run.runId} stopped before its end; resume it with: lllm run --resume ${run.runId}${raise}`);
     }

@@ -54,6 +54,8 @@ describe("an installed package's tactic that runs model-written code, on a machi
     expect(codeAction.stderr).toContain(advice("calc"));
     expect(codeAction.stderr).toContain("comes from an installed package, whose files cannot be edited");
     expect(codeAction.stderr).not.toContain("in the tactic.");
+    // Refused before its first model call: nothing to go on from, so no `lllm run --resume` advice.
+    expect(codeAction.stderr).not.toContain("--resume");
     const runPython = await lllm(["run", "calc.tactics:analyst", "--model", "scripted:python.yaml", "--input", "go"], { cwd: dir, home, env: noSandbox });
     expect(runPython.code).toBe(1);
     expect(runPython.stderr).toContain("run_python of agent `a` runs model-written code only in a sandbox, and none works here");
