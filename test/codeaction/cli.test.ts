@@ -170,6 +170,8 @@ print("partial", total)`);
     expect(lines).toContain("lllm: error: code-action: the program failed and no repair is left (2 programs tried, max_repairs: 1):");
     expect(lines).toContain("  lllm: error: your OPENAI_API_KEY expired; paste it again");
     expect(lines.filter((line) => line.startsWith("lllm: error:"))).toHaveLength(1);
+    // A resume would replay the model's programs to the same end: no `lllm run --resume` advice (the hint says what helps).
+    expect(result.stderr).not.toContain("--resume");
   });
 
   it("does not run a side-effect call twice when a repaired program repeats it", async () => {
