@@ -294,7 +294,7 @@ function httpFailure(error: unknown, server: string): LllmError | undefined {
     });
   }
   if (root instanceof OAuthFlowError) {
-    return new ToolError("mcp_oauth_failed", `MCP server \`${server}\`: signing in (OAuth) failed: ${root.message}`, { hint: "Check the server's OAuth settings (its authorization server, the client_id and secret) and that its authorization server is up.", cause: error });
+    return new ToolError("mcp_oauth_failed", `MCP server \`${server}\`: signing in (OAuth) failed: ${serverText(root.message)}`, { hint: "Check the server's OAuth settings (its authorization server, the client_id and secret) and that its authorization server is up.", cause: error });
   }
   return undefined;
 }
@@ -311,8 +311,21 @@ function refusalText(error: unknown): string {
       // not JSON after all: the SDK's message as it is
     }
   }
-  return message;
+  return serverText(message);
 }
+
+/**
+ * Text a server controls (an HTTP body the SDK quotes, a JSON-RPC error message) inside one of lllm's messages: on
+ * one line, so that a line break in it cannot start a line of lllm's own on stderr (`lllm: error: …`), and short,
+ * since the SDK quotes a whole body (an HTML error page, say).
+ */
+function serverText(text: string): string {
+  const line = escapeControlCharacters(text, { all: true });
+  return line.length > SERVER_TEXT_LIMIT ? `${line.slice(0, SERVER_TEXT_LIMIT)}…` : line;
+}
+
+/** At most this much of a server's text is quoted in a message: enough to read its complaint. */
+const SERVER_TEXT_LIMIT = 500;
 
 function rootCause(error: unknown): unknown {
   let current = error;
@@ -324,10 +337,10 @@ function isNotConnected(error: unknown): boolean {
   return error instanceof Error && error.message === "Not connected";
 }
 
-/** An error's message with its cause's code (fetch hides ECONNREFUSED in `cause`). */
+/** An error's message with its cause's code (fetch hides ECONNREFUSED in `cause`), as a server's text (see `serverText`). */
 function messageOf(error: unknown): string {
-  if (!(error instanceof Error)) return String(error);
+  if (!(error instanceof Error)) return serverText(String(error));
   const cause = error.cause as NodeJS.ErrnoException | undefined;
   const detail = cause && typeof cause === "object" ? (cause.code ?? cause.message) : undefined;
-  return detail && !error.message.includes(String(detail)) ? `${error.message} (${detail})` : error.message;
+  return serverText(detail && !error.message.includes(String(detail)) ? `${error.message} (${detail})` : error.message);
 }
