@@ -20,6 +20,9 @@ import { jsonRpcCodeName } from "./jsonRpcCodeName.js";
 import { McpToolError } from "./McpToolError.js";
 import { MESSAGE_TOO_LARGE } from "./StdioProcessTransport.js";
 
+/** How long an HTTP server has to answer the request that ends its session before lllm closes without it. */
+const SESSION_END_MS = 2000;
+
 /** A tool as the server lists it (the SDK's `Tool`). */
 export type McpToolInfo = Tool;
 
@@ -149,7 +152,11 @@ export class McpConnection {
     const transport = this.#server?.transport;
     if (!transport) return;
     if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
-      await transport.terminateSession().catch(() => {});
+      // A server that never answers the DELETE must not keep lllm from exiting: past a short wait, the transport's
+      // close below aborts the request.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([transport.terminateSession().catch(() => {}), new Promise((resolve) => (timer = setTimeout(resolve, SESSION_END_MS)))]);
+      clearTimeout(timer);
     }
     await this.#client.close().catch(() => {});
     await transport.close().catch(() => {});
