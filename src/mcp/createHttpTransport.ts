@@ -8,6 +8,7 @@ import { createOAuthProvider } from "./oauth/createOAuthProvider.js";
 import type { SignIn } from "./oauth/LllmOAuthProvider.js";
 import { oauthFetch } from "./oauth/oauthFetch.js";
 import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
+import { isSecretName, registerSecret } from "../util/redact.js";
 
 /** What an HTTP transport needs beyond the config. */
 export interface HttpTransportOptions {
@@ -36,6 +37,9 @@ export async function serverFetch(config: McpServerConfig, options: HttpTranspor
     }
     headers.authorization = `Bearer ${token}`;
   }
+  // A server may echo what it was sent (in a tool's result, an error): the token and the config's credential headers
+  // are secrets whatever their variable or header is called, removed from what the model, the logs and stderr see.
+  for (const [name, value] of Object.entries(headers)) if (isCredentialHeader(name)) registerSecret(credentialOf(value));
   // The config's headers and the token are for the server alone: a request to another origin (an OAuth
   // authorization server, say) goes without them, and a redirect to another origin is not followed.
   const origin = new URL(config.url!).origin;
@@ -56,4 +60,14 @@ export function createHttpTransport(config: McpServerConfig, fetchLike: FetchLik
   const url = new URL(config.url!);
   if (kind === "sse") return { transport: new SSEClientTransport(url, { fetch: fetchLike }), kind };
   return { transport: new StreamableHTTPClientTransport(url, { fetch: fetchLike }), kind };
+}
+
+/** `Authorization`, `Cookie`, `X-Api-Key`, `Private-Token`…: a header whose value is a credential. */
+function isCredentialHeader(name: string): boolean {
+  return /^(?:authorization|proxy-authorization|cookie)$/i.test(name) || isSecretName(name.replace(/-/g, "_"));
+}
+
+/** The credential in a header's value: `Bearer abc` (or `Basic …`) is `abc`, which is what a server would echo alone. */
+function credentialOf(value: string): string {
+  return value.replace(/^(?:Bearer|Basic|Token)\s+/i, "");
 }

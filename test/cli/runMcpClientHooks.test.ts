@@ -94,6 +94,27 @@ describe("lllm run answers what MCP servers ask", () => {
       await fixture.close();
     }
   });
+
+  it("a bearer token from a variable of any name is redacted from what the model reads and from every output", async () => {
+    // MCP_BEARER does not look like a credential by its name (…_TOKEN, …_KEY do): bearer_token_env says it is one.
+    const fixture = await startHttpFixture();
+    try {
+      server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "whoami", arguments: {} }] }, "Checked."] });
+      const dir = tempDir("lllm-mcp-bearer-");
+      const file = path.join(dir, "t.yaml");
+      writeFileSync(file, `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: calc, url: "${fixture.url}", bearer_token_env: MCP_BEARER}\n`);
+      const result = await runCli(["run", file, "--input", "who am I?", "--verbose"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, MCP_BEARER: "bearer-9f8e7d6c5b4a" } });
+      expect(result.code).toBe(0);
+      const posts = server.requests.filter((request) => request.method === "POST");
+      const toolMessage = (posts[1]!.body.messages as Array<{ role: string; content: string }>).find((message) => message.role === "tool");
+      expect(toolMessage?.content).toContain("Bearer [redacted]");
+      expect(JSON.stringify(posts.map((request) => request.body))).not.toContain("bearer-9f8e7d6c5b4a");
+      expect(result.stdout).not.toContain("bearer-9f8e7d6c5b4a");
+      expect(result.stderr).not.toContain("bearer-9f8e7d6c5b4a");
+    } finally {
+      await fixture.close();
+    }
+  });
 });
 
 describe("an MCP server's question on the terminal (mcpClientHooks)", () => {

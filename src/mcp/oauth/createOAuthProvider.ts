@@ -2,6 +2,7 @@ import { ClientCredentialsProvider, PrivateKeyJwtProvider } from "@modelcontextp
 import type { OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
 import type { McpServerConfig } from "../../config/TacticConfig.js";
 import { ConfigError } from "../../errors.js";
+import { registerSecret } from "../../util/redact.js";
 import { LllmOAuthProvider, type SignIn } from "./LllmOAuthProvider.js";
 import { OAuthStore } from "./OAuthStore.js";
 
@@ -17,6 +18,8 @@ export async function createOAuthProvider(config: McpServerConfig, options: { en
     if (name === undefined) return undefined;
     const value = options.env[name];
     if (!value) throw new ConfigError("mcp_oauth_secret_missing", `MCP server \`${config.name}\`: the environment variable \`${name}\` (oauth.${key}) is not set`, { hint: `Set ${name} before the run.` });
+    // A secret by declaration, whatever the variable is called: removed from every text lllm shows or keeps.
+    registerSecret(value);
     return value;
   };
   const secret = secretOf("client_secret_env");
