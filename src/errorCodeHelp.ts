@@ -143,6 +143,7 @@ export const ERROR_CODE_HELP: Readonly<Record<ErrorCode, ErrorCodeHelp>> = {
   proxy_param_missing: { means: "A required parameter of an endpoint is missing.", fix: "Pass it in params; the message shows an example." },
   proxy_path_value: { means: "A `{placeholder}` of an endpoint path has no value, or one that is not a string or number (or empty, `.`, `..`).", fix: "Write it in the path or pass it in params." },
   proxy_redirect_refused: { means: "The data API redirected to another origin; lllm does not follow, so the key never travels elsewhere.", fix: "Call an endpoint that answers directly, or fix `base_url`." },
+  proxy_response_too_large: { means: "The data API answered more than 64 MB to one call; lllm stopped reading (one call never returns more).", fix: "Ask for less data: a narrower date range, fewer fields, a page at a time." },
   proxy_timeout: { means: "The data API did not answer in time.", fix: "Try again, or ask for less data." },
   proxy_unknown: { means: "A `CALL_API` path names no active proxy.", fix: "Use a path that starts with an active proxy's name; the message lists them." },
   queue_auth: { means: "Redis needs a password, or refuses the one given.", fix: "Put the password in the queue URL: `redis://:PASSWORD@host:6379`." },

@@ -132,6 +132,7 @@ export const ERROR_CODES = [
   "proxy_param_missing",
   "proxy_path_value",
   "proxy_redirect_refused",
+  "proxy_response_too_large",
   "proxy_timeout",
   "proxy_unknown",
   "queue_auth",

@@ -17,6 +17,13 @@ export interface SendOptions {
 /** At most this much of an error body goes into the message: enough to read the API's complaint. */
 const BODY_LIMIT = 300;
 
+/**
+ * The most a call reads of an answer: the sandbox's bridge carries at most 64 MB in one message, so more could never
+ * reach the code; reading on would only hold the whole body in lllm's memory (a runaway or hostile API can send
+ * gigabytes, and V8 gives up on a string past 512 MB with a message that reads like a network failure).
+ */
+export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+
 
 /**
  * Send one request the way Step 12 describes: GET puts `params` in the query string, POST sends them as a JSON body;
@@ -38,7 +45,7 @@ export async function sendRequest(request: ApiRequest, options: SendOptions): Pr
   let response: Response;
   try {
     response = await fetchWithinApiOrigin(url, { method: request.method, headers, ...(body !== undefined ? { body } : {}) }, options);
-    text = redact(await response.text());
+    text = redact(await readLimited(response, options.label));
   } catch (error) {
     if (error instanceof ProxyCallError) throw error;
     if (options.signal?.aborted && isTimeout(options.signal.reason)) {
@@ -58,6 +65,33 @@ export async function sendRequest(request: ApiRequest, options: SendOptions): Pr
   } catch {
     return text;
   }
+}
+
+/** The body as text, refused once it passes `MAX_RESPONSE_BYTES` (from its Content-Length, else while it is read). */
+async function readLimited(response: Response, label: string): Promise<string> {
+  const tooLarge = (): ProxyCallError =>
+    new ProxyCallError("proxy_response_too_large", `${label} answered more than ${MAX_RESPONSE_BYTES / 2 ** 20} MB, the most one call returns: ask for less data (a narrower range, fewer fields, one page at a time)`);
+  const declared = Number(response.headers.get("content-length"));
+  if (Number.isFinite(declared) && declared > MAX_RESPONSE_BYTES) {
+    await response.body?.cancel().catch(() => undefined);
+    throw tooLarge();
+  }
+  if (!response.body) return "";
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  const reader = response.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    bytes += value.byteLength;
+    if (bytes > MAX_RESPONSE_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  // As `response.text()` decodes: UTF-8, a byte-order mark dropped.
+  return new TextDecoder().decode(Buffer.concat(chunks));
 }
 
 /** Lists repeat the name (`a=1&a=2`, as Python's requests sends them); dicts travel as JSON; null is left out. */
