@@ -1,4 +1,5 @@
 import { ConfigError, LllmError } from "../errors.js";
+import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 import { formatResult } from "../tools/formatResult.js";
 import { FunctionTool } from "../tools/FunctionTool.js";
 import { isPlainObject } from "../tools/JsonSchema.js";
@@ -27,14 +28,17 @@ export interface McpToolOptions {
 export function mcpToolToFunction(connection: McpConnection, tool: McpToolInfo, options: McpToolOptions): FunctionTool {
   const server = connection.name;
   const name = exposedName(`${options.prefix ?? ""}${tool.name}`);
-  const where = `tool \`${tool.name}\` of MCP server \`${server}\``;
+  // The server's name for it, on one line wherever an error quotes it (a line break could forge a line of lllm's own).
+  const shownName = escapeControlCharacters(tool.name, { all: true });
+  const where = `tool \`${shownName}\` of MCP server \`${server}\``;
   const inputSchema: Record<string, unknown> = isPlainObject(tool.inputSchema) ? tool.inputSchema : { type: "object" };
   let parameters;
   try {
     parameters = normalizeParameters({ ...inputSchema, type: "object", required: Array.isArray(inputSchema.required) ? inputSchema.required : [] }, { where, untypedAsString: false });
   } catch (error) {
-    const message = error instanceof LllmError ? error.message : String(error);
-    throw new ConfigError("mcp_tool_invalid", message, { hint: `Leave \`${tool.name}\` out with \`allowed_tools\` on server \`${server}\`, or fix the server's schema.`, cause: error });
+    // It quotes the server's property names too: kept on one line like the tool's name.
+    const message = escapeControlCharacters(error instanceof LllmError ? error.message : String(error), { all: true });
+    throw new ConfigError("mcp_tool_invalid", message, { hint: `Leave \`${shownName}\` out with \`allowed_tools\` on server \`${server}\`, or fix the server's schema.`, cause: error });
   }
   const readOnly = tool.annotations?.readOnlyHint;
   return new FunctionTool({

@@ -1,6 +1,7 @@
 import type { McpServerConfig } from "../config/TacticConfig.js";
 import { ConfigError } from "../errors.js";
 import { closest } from "../util/closest.js";
+import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 import type { McpToolInfo } from "./McpConnection.js";
 
 /**
@@ -14,10 +15,12 @@ export function selectTools(tools: McpToolInfo[], config: McpServerConfig): McpT
   const missing = config.allowed_tools.filter((name) => !byName.has(name));
   if (missing.length > 0) {
     const names = tools.map((tool) => tool.name);
-    const suggestions = missing.flatMap((name) => closest(name, names).slice(0, 1).map((near) => `\`${name}\` -> \`${near}\``));
+    // The names are the server's text: on one line, so that a line break in one cannot start a line of lllm's own.
+    const shown = (name: string): string => escapeControlCharacters(name, { all: true });
+    const suggestions = missing.flatMap((name) => closest(name, names).slice(0, 1).map((near) => `\`${name}\` -> \`${shown(near)}\``));
     throw new ConfigError(
       "mcp_tool_not_found",
-      `MCP server \`${config.name}\` has no tool ${missing.map((name) => `\`${name}\``).join(", ")} (listed in allowed_tools); its tools are: ${names.length > 0 ? names.join(", ") : "none"}`,
+      `MCP server \`${config.name}\` has no tool ${missing.map((name) => `\`${name}\``).join(", ")} (listed in allowed_tools); its tools are: ${names.length > 0 ? names.map(shown).join(", ") : "none"}`,
       { hint: suggestions.length > 0 ? `did you mean ${suggestions.join(", ")}?` : "Fix allowed_tools to name tools the server lists (`lllm mcp tools <server>` prints them)." },
     );
   }

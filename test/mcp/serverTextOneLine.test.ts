@@ -1,8 +1,11 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 vi.setConfig({ testTimeout: 120_000 });
 
@@ -58,5 +61,17 @@ describe("a server's text in lllm's errors", () => {
     const message = (JSON.parse(json.stdout) as { error: { message: string } }).error.message;
     expect(message).not.toContain("\n");
     expect(json.stderr.split("\n").filter((line) => line.startsWith("lllm: error: FORGED"))).toEqual([]);
+  });
+
+  it("keeps a tool's name on the line of an allowed_tools error that lists the server's tools", async () => {
+    const dir = tempDir("lllm-mcp-forger-");
+    const tactic = path.join(dir, "t.yaml");
+    const server = JSON.stringify({ name: "forger", command: process.execPath, args: [MULTILINE_ERROR_SERVER, "tools"], allowed_tools: ["search"] });
+    writeFileSync(tactic, `prompt: "{input}"\nglobal: {model_name: gpt-test, mcp_servers: [${server}]}\nagent_configs:\n  - {name: bot, system_prompt: hi}\n`);
+    writeFileSync(path.join(dir, "turns.yaml"), "- text: never asked\n");
+    const result = await runCli(["run", tactic, "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--input", "hi"]);
+    expect(result.code).toBe(2);
+    expect(lllmLines(result.stderr).filter((line) => line.startsWith("lllm: error:"))).toHaveLength(1);
+    expect(result.stderr).toContain("its tools are: lookup\\nlllm: error: FORGED by the server\\n\\u001b[2Jcleared");
   });
 });
