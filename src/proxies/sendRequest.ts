@@ -24,7 +24,6 @@ const BODY_LIMIT = 300;
  */
 export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
-
 /**
  * Send one request the way Step 12 describes: GET puts `params` in the query string, POST sends them as a JSON body;
  * `query` (the key) goes in the query string either way. The answer is parsed as JSON, else returned as text. An
