@@ -241,6 +241,11 @@ export interface McpOAuthConfig {
   scope?: string;
   /** A URL of lllm's client metadata document, used as the client_id where the server supports it (CIMD). */
   client_metadata_url?: string;
+  /**
+   * The issuer URL of the authorization server the client belongs to: its credentials go there alone, not to one the
+   * MCP server names. Required with `client_credentials`.
+   */
+  issuer?: string;
 }
 
 /** The `code-action` pattern's budgets (seed 002). */

@@ -301,7 +301,12 @@ function httpFailure(error: unknown, server: string): LllmError | undefined {
     });
   }
   if (root instanceof OAuthFlowError) {
-    return new ToolError("mcp_oauth_failed", `MCP server \`${server}\`: signing in (OAuth) failed: ${serverText(root.message)}`, { hint: "Check the server's OAuth settings (its authorization server, the client_id and secret) and that its authorization server is up.", cause: error });
+    // The SDK's words for `oauth.issuer` not matching the authorization server the MCP server names.
+    const elsewhere = /is bound to authorization server/.test(root.message);
+    const hint = elsewhere
+      ? "The MCP server names another authorization server than `oauth.issuer`, so the client's credentials were not sent. If the authorization server really moved, change `issuer`; otherwise do not trust this server with them."
+      : "Check the server's OAuth settings (its authorization server, the client_id and secret) and that its authorization server is up.";
+    return new ToolError("mcp_oauth_failed", `MCP server \`${server}\`: signing in (OAuth) failed: ${serverText(root.message)}`, { hint, cause: error });
   }
   return undefined;
 }

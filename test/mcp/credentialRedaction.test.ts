@@ -20,7 +20,7 @@ describe("an HTTP MCP server's credentials are redacted", () => {
 
   it("an OAuth client's secret from a variable of any name", async () => {
     await createOAuthProvider(
-      { name: "ci", url: "http://127.0.0.1:9/mcp", oauth: { grant: "client_credentials", client_id: "bot", client_secret_env: "CI_CLIENT" } },
+      { name: "ci", url: "http://127.0.0.1:9/mcp", oauth: { grant: "client_credentials", client_id: "bot", client_secret_env: "CI_CLIENT", issuer: "https://auth.example.com" } },
       { env: { CI_CLIENT: "oauth-client-5e6f7a8b9c" }, home: tempDir("lllm-mcp-home-") },
     );
     expect(secrets.redact("echo oauth-client-5e6f7a8b9c")).toBe("echo [redacted]");

@@ -25,18 +25,22 @@ export async function createOAuthProvider(config: McpServerConfig, options: { en
   const secret = secretOf("client_secret_env");
   if (oauth.grant === "client_credentials") {
     const privateKey = secretOf("private_key_env");
-    if (oauth.client_id === undefined || (secret === undefined && privateKey === undefined)) {
-      throw new ConfigError("mcp_oauth_invalid", `MCP server \`${config.name}\`: \`grant: client_credentials\` needs \`client_id\` and \`client_secret_env\` or \`private_key_env\``, {
-        hint: "e.g. oauth: {grant: client_credentials, client_id: my-agent, client_secret_env: MY_AGENT_SECRET}",
+    if (oauth.client_id === undefined || (secret === undefined && privateKey === undefined) || oauth.issuer === undefined) {
+      // Without `issuer`, the MCP server's metadata decides which authorization server receives the client's secret
+      // or signed assertion: a hostile or compromised MCP server could name its own and collect them.
+      throw new ConfigError("mcp_oauth_invalid", `MCP server \`${config.name}\`: \`grant: client_credentials\` needs \`client_id\`, \`client_secret_env\` or \`private_key_env\`, and \`issuer\` (the authorization server the credentials are for)`, {
+        hint: "e.g. oauth: {grant: client_credentials, client_id: my-agent, client_secret_env: MY_AGENT_SECRET, issuer: https://auth.example.com} (the issuer URL is in the authorization server's metadata)",
       });
     }
-    if (privateKey !== undefined) return new PrivateKeyJwtProvider({ clientId: oauth.client_id, privateKey, algorithm: oauth.signing_algorithm ?? "ES256", ...(oauth.scope ? { scope: oauth.scope } : {}) });
-    return new ClientCredentialsProvider({ clientId: oauth.client_id, clientSecret: secret!, ...(oauth.scope ? { scope: oauth.scope } : {}) });
+    const common = { clientId: oauth.client_id, expectedIssuer: oauth.issuer, ...(oauth.scope ? { scope: oauth.scope } : {}) };
+    if (privateKey !== undefined) return new PrivateKeyJwtProvider({ ...common, privateKey, algorithm: oauth.signing_algorithm ?? "ES256" });
+    return new ClientCredentialsProvider({ ...common, clientSecret: secret! });
   }
   const store = new OAuthStore({ home: options.home, server: `${config.url}${oauth.client_id ? `#${oauth.client_id}` : ""}` });
   return LllmOAuthProvider.create({
     store,
-    preRegistered: oauth.client_id === undefined ? undefined : { client_id: oauth.client_id, ...(secret !== undefined ? { client_secret: secret } : {}) },
+    // Stamped with its issuer when one is given: the SDK then presents it to that authorization server alone.
+    preRegistered: oauth.client_id === undefined ? undefined : { client_id: oauth.client_id, ...(secret !== undefined ? { client_secret: secret } : {}), ...(oauth.issuer !== undefined ? { issuer: oauth.issuer } : {}) },
     scope: oauth.scope,
     signIn: options.signIn,
     clientMetadataUrl: oauth.client_metadata_url,
