@@ -1,6 +1,7 @@
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { scaffoldPackage } from "../init/scaffoldPackage.js";
+import { shellArgument } from "../util/shellArgument.js";
 import { writeErr, writeOut } from "./output.js";
 
 export interface InitCommandOptions {
@@ -16,6 +17,7 @@ export function initCommand(dir: string | undefined, options: InitCommandOptions
   const result = scaffoldPackage({ dir: target, ...(options.template ? { template: options.template } : {}), ...(options.force ? { force: true } : {}), lllmRoot: root });
   writeOut(result.files.sort().join("\n"));
   const shown = path.relative(process.cwd(), path.resolve(target)) || ".";
-  const cd = shown === "." ? "" : `cd ${shown} && `;
+  // The "Next:" line is pasted into a shell: a folder with a space or a quote must reach `cd` as one word.
+  const cd = shown === "." ? "" : `cd ${shellArgument(shown)} && `;
   writeErr(`lllm: created package \`${result.name}\` (template ${result.template}) in ${shown}. Next: ${cd}cat README.md`);
 }

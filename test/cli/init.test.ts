@@ -36,6 +36,17 @@ describe("lllm init", () => {
     }, 240_000);
   }
 
+  it("says the next step as a command a shell runs as written, for a folder whose name has a space or a quote", async () => {
+    const parent = tempDir("lllm-init-");
+    const created = await runCli(["init", "Tom's agent"], { cwd: parent });
+    expect(created.code).toBe(0);
+    const next = /Next: (.+)$/m.exec(created.stderr)?.[1];
+    expect(next).toBe(`cd 'Tom'\\''s agent' && cat README.md`);
+    const pasted = spawnSync("sh", ["-c", next!], { cwd: parent, encoding: "utf8" });
+    expect(pasted.stderr).toBe("");
+    expect(pasted.stdout).toContain("# tom_s_agent");
+  }, 120_000);
+
   it("inside the new package, tools list and proxy list show it without -p . (issue 23, point 7)", async () => {
     const dir = path.join(tempDir("lllm-init-"), "here");
     expect((await runCli(["init", dir, "-t", "proxy"])).code).toBe(0);
