@@ -112,3 +112,30 @@ export function documentationPages(root = ROOT): string[] {
 export function readPage(page: string, root = ROOT): string {
   return readFileSync(path.join(root, page), "utf8");
 }
+
+/** A code span of a page's prose (`` `lllm run …` ``), with the line it starts on; it may run over a line break. */
+export interface CodeSpan {
+  text: string;
+  line: number;
+}
+
+/** The code spans of a page's prose, not those inside fenced blocks. */
+export function codeSpans(markdown: string): CodeSpan[] {
+  const lines = markdown.split("\n");
+  let fence: string | undefined;
+  // Fenced blocks become blank lines, so the spans keep their line numbers and none starts in a block.
+  const prose = lines.map((line) => {
+    const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence === undefined && marker) {
+      fence = marker;
+      return "";
+    }
+    if (fence !== undefined) {
+      if (isClosingFence(line, fence)) fence = undefined;
+      return "";
+    }
+    return line;
+  });
+  const text = prose.join("\n");
+  return [...text.matchAll(/(`+)(?!`)([\s\S]*?[^`])\1(?!`)/g)].map((match) => ({ text: match[2]!.replace(/\n/g, " "), line: text.slice(0, match.index).split("\n").length }));
+}
