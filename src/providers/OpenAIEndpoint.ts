@@ -11,6 +11,8 @@ export interface OpenAIEndpoint {
   apiKey?: string;
   /** The environment variable the key came from (or should come from), named in auth errors. */
   apiKeyEnv?: string;
+  /** Where the API root was set (`invoker_config.base_url`, `OPENAI_BASE_URL`), named in connection errors; absent for the provider's default. */
+  baseURLFrom?: string;
   /** OpenAI organization / project ids (`OpenAI-Organization`, `OpenAI-Project` headers). */
   organization?: string;
   project?: string;

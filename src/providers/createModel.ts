@@ -135,6 +135,10 @@ export function modelEndpoint(options: CreateModelOptions): { route: ProviderRou
   const endpoint: OpenAIEndpoint = { baseURL: root };
   if (apiKey !== undefined) endpoint.apiKey = apiKey;
   if (apiKeyEnv !== undefined) endpoint.apiKeyEnv = apiKeyEnv;
+  // A connection error then names the setting to check: the user may have set OPENAI_BASE_URL and never seen invoker_config.
+  const fromEnv = route.baseURLEnv !== undefined && nonEmpty(env[route.baseURLEnv]) !== undefined;
+  if (baseURLOverride !== undefined) endpoint.baseURLFrom = "invoker_config.base_url";
+  else if (fromEnv) endpoint.baseURLFrom = route.baseURLEnv;
   if (route.prefix === "openai") {
     const organization = nonEmpty(env["OPENAI_ORG_ID"]);
     const project = nonEmpty(env["OPENAI_PROJECT_ID"]);

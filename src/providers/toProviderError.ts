@@ -88,16 +88,17 @@ export function connectionError(error: Error, failed: FailedRequest): ProviderEr
   for (; innermost instanceof Error && innermost.cause instanceof Error; innermost = innermost.cause) if (innermost instanceof ProxyFailed) proxy = innermost;
   if (innermost instanceof ProxyFailed) proxy = innermost;
   const tls = tlsFailureOf(error);
+  const setting = failed.endpoint.baseURLFrom ?? "invoker_config.base_url";
   const cause = tls ? `: ${tls.what} (${tls.code}: ${tls.message})` : proxy ? `: ${proxy.message}` : innermost instanceof Error && innermost !== error ? `: ${innermost.message}` : "";
   const hint = tls
     ? tls.hint
     : innermost instanceof RedirectRefused
-      ? "set the base URL (invoker_config.base_url) to the API itself, not to an address that redirects elsewhere"
+      ? `set the base URL (${setting}) to the API itself, not to an address that redirects elsewhere`
       : proxy
         ? proxy.status === 407
           ? "the proxy wants credentials: give them in the proxy variable, as http://USER:PASSWORD@host:port (HTTPS_PROXY for https:// servers)"
           : "check the proxy variables (HTTPS_PROXY, HTTP_PROXY) and NO_PROXY, which lists the hosts reached without the proxy"
-        : "check that the server is running and that the base URL (invoker_config.base_url) is right";
+        : `check that the server is running and that the base URL (${setting}) is right`;
   return new ProviderError("provider_connection", `cannot reach ${failed.endpoint.baseURL} for model \`${failed.wireModel}\`${afterAttempts(failed)}${cause}`, { hint, cause: error });
 }
 

@@ -214,6 +214,16 @@ describe("OpenAIChatModel over HTTP", () => {
     expect(error.message).toContain("ECONNREFUSED");
   });
 
+  it("names, in a connection error's hint, the setting the base URL came from", async () => {
+    const { server: stopped } = await modelOnMock({});
+    await stopped.close();
+    const fromConfig = createModel({ model: "gpt-4o-mini", invokerConfig: { base_url: stopped.url }, env: { OPENAI_API_KEY: "k" }, retry: { ...FAST_RETRY, maxRetries: 0 } });
+    expect((await rejection(fromConfig.generate(ASK))).hint).toBe("check that the server is running and that the base URL (invoker_config.base_url) is right");
+    // The getting-started walk and the mock servers of the docs set OPENAI_BASE_URL, and never an invoker_config.
+    const fromEnv = createModel({ model: "gpt-4o-mini", env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: stopped.url }, retry: { ...FAST_RETRY, maxRetries: 0 } });
+    expect((await rejection(fromEnv.generate(ASK))).hint).toBe("check that the server is running and that the base URL (OPENAI_BASE_URL) is right");
+  });
+
   it("says so at once when the mock's script runs out", async () => {
     const { model, server } = await modelOnMock({ script: ["only one"] });
     await model.generate(ASK);
