@@ -3,7 +3,7 @@ import { loadProjectSettings } from "../config/index.js";
 import { ConfigError } from "../errors.js";
 import { dialogOfRun } from "../store/dialogOfRun.js";
 import { AmbiguousRunIdError, RunStore } from "../store/RunStore.js";
-import { storeFile } from "../store/startRunLog.js";
+import { NO_RUNS_YET, storeFile } from "../store/startRunLog.js";
 import { existsSync } from "node:fs";
 import { warn } from "./output.js";
 
@@ -27,7 +27,7 @@ export async function findContinuedRun(target: string | undefined, flag: string 
   }
   const { settings } = await loadProjectSettings(process.cwd());
   const file = storeFile(process.env, settings.home);
-  if (!RunStore.exists(file)) throw new ConfigError("store_run_not_found", `--continue: no runs logged yet (${file})`, { location: { file: "--continue" } });
+  if (!RunStore.exists(file)) throw new ConfigError("store_run_not_found", `--continue: no runs logged yet (${file})`, { location: { file: "--continue" }, hint: NO_RUNS_YET });
   const store = await RunStore.open(file, { warn });
   let run: ReturnType<RunStore["getRun"]>;
   try {

@@ -5,7 +5,7 @@ import { parseAge } from "../store/parseAge.js";
 import type { RunStatus, RunSummary } from "../store/RunRecord.js";
 import { AmbiguousRunIdError, RunStore } from "../store/RunStore.js";
 import { formatCost } from "../store/RunTally.js";
-import { storeFile } from "../store/startRunLog.js";
+import { NO_RUNS_YET, storeFile } from "../store/startRunLog.js";
 import { toReplayScript } from "../store/toReplayScript.js";
 import { paint, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 import { settingsWithoutCode } from "./settingsWithoutCode.js";
@@ -187,7 +187,7 @@ export async function logsReplayCommand(id: string, options: { output?: string; 
 
 async function findRun(id: string): Promise<NonNullable<ReturnType<RunStore["getRun"]>>> {
   const { file, store } = await openStore();
-  if (!store) throw new ConfigError("store_run_not_found", `no run \`${id}\`: no runs logged yet (${file})`);
+  if (!store) throw new ConfigError("store_run_not_found", `no run \`${id}\`: no runs logged yet (${file})`, { hint: NO_RUNS_YET });
   const run = withStore(store, (open) => {
     try {
       return open.getRun(id);

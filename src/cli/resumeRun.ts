@@ -13,7 +13,7 @@ import type { Message } from "../agent/index.js";
 import { dialogOfRun } from "../store/dialogOfRun.js";
 import { AmbiguousRunIdError, RunStore } from "../store/RunStore.js";
 import type { ResumeFlags, ResumeInfo } from "../store/SpoolEntry.js";
-import { storeFile } from "../store/startRunLog.js";
+import { NO_RUNS_YET, storeFile } from "../store/startRunLog.js";
 import { isPlainObject } from "../util/isPlainObject.js";
 import { escapeControlCharacters, escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
 import { discardTypedAhead, inTurn } from "../util/terminalTurn.js";
@@ -44,7 +44,7 @@ export async function findResumedRun(target: string | undefined, flag: string | 
   const { settings } = await loadProjectSettings(process.cwd());
   const file = storeFile(process.env, settings.home);
   const where = { location: { file: "--resume" } };
-  if (!RunStore.exists(file)) throw new ConfigError("store_run_not_found", `--resume: no runs logged yet (${file})`, where);
+  if (!RunStore.exists(file)) throw new ConfigError("store_run_not_found", `--resume: no runs logged yet (${file})`, { ...where, hint: NO_RUNS_YET });
   const store = await RunStore.open(file, { warn });
   let record: RunRecord | undefined;
   let journal: ReturnType<RunStore["getJournal"]>;

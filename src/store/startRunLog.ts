@@ -215,6 +215,12 @@ function storeRedactor(values: Array<string | undefined>): SecretRedactor {
   return lastRedactor.redactor;
 }
 
+/**
+ * The hint for a command that needs a logged run (`--continue`, `--resume`, `logs show`) when the log has none yet:
+ * a newcomer trying these first needs to hear that a run makes one.
+ */
+export const NO_RUNS_YET = "Every `lllm run`, `chat` and `test` is recorded there as it runs (unless --no-log, `log: false` or LLLM_LOG=0): run one first, e.g. lllm run TACTIC --input …";
+
 /** `$LLLM_HOME/logs.db` (the project settings' `home:` first). */
 export function storeFile(env: NodeJS.ProcessEnv = process.env, home?: string): string {
   return path.join(home ?? lllmHome(env), "logs.db");

@@ -48,6 +48,12 @@ describe("lllm run --continue", { timeout: 180_000 }, () => {
     const none = await cli(home, ["run", "--continue", "--input", "x"]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("--continue: no runs logged yet");
+    // What to do next, for each command that needs a logged run: make one.
+    for (const args of [["run", "--continue", "--input", "x"], ["run", "--resume"], ["logs", "show", "last"]]) {
+      const result = await cli(home, args);
+      expect(result.code, args.join(" ")).toBe(2);
+      expect(result.stderr, args.join(" ")).toContain("run one first, e.g. lllm run TACTIC --input …");
+    }
     const missing = await cli(home, ["run", "--input", "x"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("missing the tactic to run");
