@@ -126,7 +126,7 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
       .option("--max-steps <n>", "override every agent's max_interrupt_steps")
       .option("--timeout <seconds>", "how long a model request may go without progress, for every agent (default: each agent's `timeout`, else 120)")
       .option("-p, --package <dir>", "also load these package folders (repeatable)", collect)
-      .option("--json", "print {output, usage, tool_calls, duration_ms} as JSON")
+      .option("--json", "print one JSON object: {schema_version, output, usage, tool_calls, model_calls, duration_ms, cost, run_id}, and a failure as one too")
       .option("--stream", "print the answer as it arrives (default on a terminal)")
       .option("--no-stream", "print the answer only when it is complete")
       .option("--dry-run", "print the first request that would be sent, and call nothing")
@@ -266,7 +266,7 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
       .argument("<ref>", "a tool ref or bare name")
       .option("-a, --args <json>", "arguments as a JSON object", "{}")
       .option("-p, --package <dir>", "package folders to load (repeatable)", collect)
-      .option("--json", "print the raw result as JSON instead")
+      .option("--json", "print {schema_version, result} (the raw result) instead, and a failure as one JSON object")
       .action(async (ref: string, options: Record<string, unknown>, command: Command) => {
         const { toolsCallCommand } = await import("./tools.js");
         await toolsCallCommand(ref, command.optsWithGlobals());

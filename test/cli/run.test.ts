@@ -150,6 +150,9 @@ describe("lllm run against an OpenAI-compatible server", () => {
     expect(typeof (report.tool_calls as Array<{ duration_ms: unknown }>)[0]!.duration_ms).toBe("number");
     // The JSON a user's scripts read: these keys, in this order (the library's own types are camelCase).
     expect(Object.keys(report)).toEqual(["schema_version", "output", "usage", "tool_calls", "model_calls", "duration_ms", "cost", ...("run_id" in report ? ["run_id"] : [])]);
+    // `lllm run --help` names those keys, so the reader of the help knows what a script gets.
+    const help = (await runCliInProcess(["run", "--help"])).stdout.replace(/\s+/g, " ");
+    for (const key of Object.keys(report)) expect(help, key).toMatch(new RegExp(`--json print one JSON object: \\{[^}]*\\b${key}\\b`));
     expect(Object.keys(report.usage as object)).toEqual(["prompt_tokens", "completion_tokens", "total_tokens", "llm_calls", "cached_prompt_tokens", "reasoning_tokens", "by_agent", "by_tool"]);
     // Which model answered each call (a fallback chain may change it), and where the spend went.
     expect((report.model_calls as Array<{ agent: string; model: string }>).map((call) => [call.agent, call.model])).toEqual([["weather_bot", "gpt-test"], ["weather_bot", "gpt-test"]]);
