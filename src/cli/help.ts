@@ -30,7 +30,13 @@ export function helpCommand(words: string[], program: Commander.Command): void {
     command.outputHelp();
     return;
   }
-  const known = [...Object.keys(topics), ...program.commands.map((sub) => sub.name())];
+  // Sub-commands by their whole path, so `lllm help tools cal` is offered `tools call`, not just `tools`.
+  const known = [...Object.keys(topics), ...commandPaths(program)];
   const guess = didYouMean(words.join(" "), known);
   throw new ConfigError("usage_help_topic", `no help topic or command \`${words.join(" ")}\`${guess ? `: ${guess}` : ""}`, { hint: `Topics: ${Object.keys(topics).join(", ")}; or a command, as in lllm help run.` });
+}
+
+/** Every command under `command`, by its words after `lllm`: `run`, `tools`, `tools call`… */
+function commandPaths(command: Commander.Command, prefix = ""): string[] {
+  return command.commands.flatMap((sub) => [`${prefix}${sub.name()}`, ...commandPaths(sub, `${prefix}${sub.name()} `)]);
 }

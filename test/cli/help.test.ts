@@ -85,6 +85,9 @@ describe("help that teaches", { timeout: 300_000 }, () => {
     const wrong = await runCliInProcess(["help", "tacticz"]);
     expect(wrong.code).toBe(2);
     expect(wrong.stderr).toContain("no help topic or command `tacticz`: did you mean `tactics`?");
+    // A sub-command's typo is offered the sub-command, not only its parent.
+    expect((await runCliInProcess(["help", "tools", "cal"])).stderr).toContain("no help topic or command `tools cal`: did you mean `tools call`?");
+    expect((await runCliInProcess(["help", "logs", "shwo"])).stderr).toContain("did you mean `logs show`?");
   });
 
   it("takes a page added to the index as a topic, named after its file", () => {
