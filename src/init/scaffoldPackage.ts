@@ -155,9 +155,13 @@ function nearestExisting(dir: string): string {
   }
 }
 
-/** The folder's name as a package name: an identifier (letters, digits, `_`), starting with a letter. */
+/**
+ * The folder's name as a package name: an identifier (letters, digits, `_`), starting with a letter. Accented
+ * letters lose their accent first (`Über` is `uber`, not `ber`).
+ */
 export function packageName(dir: string): string {
-  const base = path.basename(dir).toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "");
+  const plain = path.basename(dir).normalize("NFKD").replace(/\p{M}+/gu, "");
+  const base = plain.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "");
   if (base === "") return "my_package";
   return /^[a-z]/.test(base) ? base : `pkg_${base}`;
 }
