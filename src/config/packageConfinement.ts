@@ -29,7 +29,8 @@ export function escapesFolder(what: "base" | "package", target: string, folder: 
 
 function isInside(target: string, folder: string): boolean {
   const relative = path.relative(folder, target);
-  return relative === "" || (!relative.startsWith("..") && !path.isAbsolute(relative));
+  // `..` or `../…` is out; a name that merely starts with two dots (`..notes`) is in.
+  return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
 }
 
 /** The path with its links resolved where it exists, so that a link inside the package cannot point out of it. */

@@ -20,7 +20,7 @@ export function storeRoot(home: string): string {
 export function installedFolderOf(file: string, home: string): string | undefined {
   const root = realOrResolved(storeRoot(home));
   const relative = path.relative(root, realOrResolved(file));
-  if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) return undefined;
+  if (relative === "" || relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) return undefined;
   return path.join(root, relative.split(path.sep)[0]!);
 }
 
