@@ -13,8 +13,9 @@ const SECTIONS = ["tools", "tactics", "proxies", "prompts"];
  * folder): `lllm tools list` inside a package lists that package, as `-p .` would. A folder that is not this
  * user's (see `distrustFolder`), as `/tmp` is not, is no package unless named with `-p`: its code would run.
  */
-export function packagesOrHere(packages: string[] | undefined, cwd = process.cwd()): string[] | undefined {
+export function packagesOrHere(packages: string[] | undefined, here = process.cwd()): string[] | undefined {
   if (packages !== undefined && packages.length > 0) return packages;
+  const cwd = packageFolderOf(here);
   const marker = packageMarker(cwd);
   if (marker === undefined) return packages;
   const markerDistrust = distrustFile(marker);
@@ -28,10 +29,21 @@ export function packagesOrHere(packages: string[] | undefined, cwd = process.cwd
  * `packagesOrHere`, but the current folder only when it has a manifest: for a lookup that does not need the folder's
  * own code, in a folder that merely has a `tools/` (many repositories do), whose files would run to list them.
  */
-export function packagesOrManifestHere(packages: string[] | undefined, cwd = process.cwd()): string[] | undefined {
+export function packagesOrManifestHere(packages: string[] | undefined, here = process.cwd()): string[] | undefined {
   if (packages !== undefined && packages.length > 0) return packages;
+  const cwd = packageFolderOf(here);
   const marker = packageMarker(cwd);
   return marker !== undefined && !SECTIONS.some((name) => marker === path.join(cwd, name)) ? packagesOrHere(packages, cwd) : packages;
+}
+
+/**
+ * The folder taken for the package: `dir`, or, when `dir` is a section folder (tools/, tactics/…) of a package with a
+ * manifest, that package: `lllm tools list` in a package's tools/ lists the package, as npm finds package.json above.
+ */
+function packageFolderOf(dir: string): string {
+  if (packageMarker(dir) !== undefined || !SECTIONS.includes(path.basename(dir))) return dir;
+  const parent = path.dirname(dir);
+  return MANIFESTS.some((name) => existsSync(path.join(parent, name))) ? parent : dir;
 }
 
 /** The manifest or section that makes `dir` a package, or undefined. */

@@ -55,6 +55,10 @@ describe("lllm init", () => {
     expect(tools.stdout).toMatch(/^here\.tools:count_words +Count the words of a text\nhere\.tools:shout +Write a text in capital letters \(command\)\n$/);
     const proxies = await runCli(["proxy", "list", "--json"], { cwd: dir });
     expect(proxies.stdout).toContain('"words"');
+    // In its tools/ folder too, as npm finds the package.json above: the package is the folder with the manifest.
+    const inTools = await runCli(["tools", "list"], { cwd: path.join(dir, "tools") });
+    expect(inTools.stderr).toBe("");
+    expect(inTools.stdout).toBe(tools.stdout);
   }, 120_000);
 
   it("the tsconfig type-checks the tools against lllm's own types, in a teammate's checkout too (no path of this machine in it)", async () => {
