@@ -14,7 +14,10 @@ export async function* readLines(stream: AsyncIterable<Buffer>, maxBytes: number
   let lineNumber = 0;
   const finish = (): DatasetLine => {
     lineNumber += 1;
-    const line: DatasetLine = length > maxBytes ? { lineNumber, bytes: length } : { lineNumber, text: decode(parts) };
+    const text = length > maxBytes ? undefined : decode(parts);
+    // A UTF-8 byte order mark (Windows editors, PowerShell's Out-File) is no part of the first line: left in, it
+    // makes that line's JSON unreadable and puts an invisible character into a text line's input.
+    const line: DatasetLine = text === undefined ? { lineNumber, bytes: length } : { lineNumber, text: lineNumber === 1 && text.startsWith(BOM) ? text.slice(BOM.length) : text };
     parts = [];
     length = 0;
     return line;
@@ -36,6 +39,8 @@ export async function* readLines(stream: AsyncIterable<Buffer>, maxBytes: number
   }
   if (length > 0) yield [finish()];
 }
+
+const BOM = "\uFEFF";
 
 function decode(parts: Buffer[]): string {
   const text = parts.length === 1 ? parts[0]!.toString("utf8") : Buffer.concat(parts).toString("utf8");

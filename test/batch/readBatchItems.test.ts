@@ -72,6 +72,18 @@ describe("capCsvRecords", () => {
 });
 
 describe("readBatchItems", () => {
+  it("a UTF-8 byte order mark before the first line is not part of it (JSONL, text lines), CRLF lines or not", async () => {
+    const bom = "\uFEFF";
+    expect(await readFile(`${bom}"first"\r\n{"id": "b", "input": "second"}\r\n`, { format: "jsonl" })).toEqual([
+      { id: "1", index: 0, input: "first", vars: {} },
+      { id: "b", index: 1, input: "second", vars: {} },
+    ]);
+    expect(await readFile(`${bom}first\n${bom}second\n`, { format: "lines" })).toEqual([
+      { id: "1", index: 0, input: "first", vars: {} },
+      { id: "2", index: 1, input: `${bom}second`, vars: {} }, // only the file's first bytes are a byte order mark
+    ]);
+  });
+
   it("a JSONL or text line over --max-line-size fails its item (its line number, file:line, the size), the next lines are read", async () => {
     const jsonl = await readFile(`"one"\n${JSON.stringify("z".repeat(3000))}\n{"id": "q3", "input": "three"}\n`, { format: "jsonl", maxLineBytes: 1000 });
     expect(jsonl.map((item) => [item.id, item.input, item.problem?.code])).toEqual([
