@@ -1,6 +1,7 @@
-import { closeSync, createReadStream, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, createReadStream, fdatasyncSync, fstatSync, ftruncateSync, openSync, readSync, renameSync, statSync, truncateSync, unlinkSync, writeSync } from "node:fs";
+import { Readable } from "node:stream";
 import { createInterface } from "node:readline";
-import { LllmError } from "../errors.js";
+import { ConfigError, LllmError } from "../errors.js";
 import { redactSecrets } from "../util/redact.js";
 import { batchResultJson, type BatchResult, type BatchSpending } from "./BatchItem.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
@@ -58,13 +59,19 @@ export class BatchOutput {
     if (file === undefined) return new BatchOutput({ done, spent, ordered: options.ordered });
     // Only a regular file is read back (a pipe or /dev/stdout as --out is written to, never read).
     if (isRegularFile(file)) {
-      cutTornLine(file);
+      const torn = tornLineStart(file);
       const kept: string[] = [];
       const keptSpent: BatchSpending = { promptTokens: 0, completionTokens: 0, cost: 0 };
-      const lines = createInterface({ input: createReadStream(file), crlfDelay: Infinity });
+      // Every line is checked before the torn one is cut: a file that is not a results file is left as it is.
+      const lines = createInterface({ input: torn === 0 ? Readable.from([]) : createReadStream(file, torn === undefined ? {} : { end: torn - 1 }), crlfDelay: Infinity });
+      let lineNumber = 0;
       for await (const line of lines) {
+        lineNumber += 1;
+        if (line.trim() === "") continue;
         const result = parseLine(line);
-        if (!result) continue;
+        // Another file given as --out by mistake (notes, a dataset, a JSON file): appending to it, or --retry-failed
+        // rewriting it with the results only, would spoil or lose it. Before anything is written.
+        if (!result) throw notResults(file, lineNumber);
         done.set(result.id, result.status);
         addSpending(spent, result);
         if (options.retryFailed && result.status === "ok") {
@@ -72,6 +79,7 @@ export class BatchOutput {
           addSpending(keptSpent, result);
         }
       }
+      if (torn !== undefined) truncateSync(file, torn);
       if (options.retryFailed && [...done.values()].some((status) => status !== "ok")) {
         for (const [id, status] of done) if (status !== "ok") done.delete(id);
         rewrite(file, kept);
@@ -240,27 +248,39 @@ function formatLines(count: number): string {
   return `${count} result${count === 1 ? "" : "s"}`;
 }
 
-/** A file that does not end with a newline ends with a torn line (the machine went down mid-write): cut it off. */
-function cutTornLine(file: string): void {
+/** Refused as --out: the file has a line lllm batch did not write. */
+function notResults(file: string, line: number): ConfigError {
+  return new ConfigError("usage_out", "--out is not a results file: this line is no result of lllm batch (which appends its results to --out and reads back the ids already done)", { location: { file, line }, hint: "Give a new file, or the results file of an earlier run of the same batch (a line you edited there must stay one JSON result per line)." });
+}
+
+/**
+ * Where the torn last line of a file starts, when it has one: a file that does not end with a newline ends with a
+ * line cut short (the machine went down mid-write). Only a line begun as lllm writes one (`{"id":`, or a part of
+ * that) is torn: the last line of another file is for the reading to refuse, not to cut.
+ */
+function tornLineStart(file: string): number | undefined {
   const size = statSync(file).size;
-  if (size === 0) return;
-  const fd = openSync(file, "r+");
+  if (size === 0) return undefined;
+  const fd = openSync(file, "r");
   try {
     const last = Buffer.alloc(1);
     readSync(fd, last, 0, 1, size - 1);
-    if (last[0] === 0x0a) return;
+    if (last[0] === 0x0a) return undefined;
     // Find the last newline, reading backwards in blocks.
     const block = Buffer.alloc(65536);
-    let end = size;
-    while (end > 0) {
-      const start = Math.max(0, end - block.length);
-      const length = end - start;
-      readSync(fd, block, 0, length, start);
-      const at = block.subarray(0, length).lastIndexOf(0x0a);
-      if (at >= 0) return ftruncateSync(fd, start + at + 1);
-      end = start;
+    let start = 0;
+    for (let end = size; end > 0; ) {
+      const from = Math.max(0, end - block.length);
+      const at = block.subarray(0, readSync(fd, block, 0, end - from, from)).lastIndexOf(0x0a);
+      if (at >= 0) {
+        start = from + at + 1;
+        break;
+      }
+      end = from;
     }
-    ftruncateSync(fd, 0);
+    const head = Buffer.alloc(16);
+    const text = head.subarray(0, readSync(fd, head, 0, head.length, start)).toString("latin1");
+    return /^\{\s*"id"\s*:/.test(text) || '{"id":'.startsWith(text) ? start : undefined;
   } finally {
     closeSync(fd);
   }

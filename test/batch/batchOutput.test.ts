@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { BatchOutput } from "../../src/batch/BatchOutput.js";
+import { ConfigError } from "../../src/errors.js";
 import { removeTempDirs, tempDir } from "./batchTestHelpers.js";
 
 afterEach(() => removeTempDirs());
@@ -21,6 +22,30 @@ describe("BatchOutput", () => {
     output.close();
     const lines = readFileSync(file, "utf8").split("\n").filter(Boolean).map((text) => JSON.parse(text) as { id: string });
     expect(lines.map((entry) => entry.id)).toEqual(["1", "2", "3"]);
+  });
+
+  it("refuses a file that is not a results file (a line lllm did not write), and leaves it as it was, torn-looking last line or not", async () => {
+    const dir = tempDir();
+    const cases = {
+      "notes.md": "# Notes\nthe last line, without a newline",
+      "config.json": '{"name": "x", "value": 1}',
+      "items.jsonl": `${line("1", "ok")}\n{"input": "a dataset line"}\n{"id": "3", "input": "no newline"}`,
+      "retry.jsonl": `${line("1", "error")}\nnot a result\n`,
+    };
+    for (const [name, text] of Object.entries(cases)) {
+      const file = path.join(dir, name);
+      writeFileSync(file, text);
+      const opening = BatchOutput.open({ file, ordered: false, retryFailed: name === "retry.jsonl" });
+      await expect(opening).rejects.toThrow(ConfigError);
+      await expect(opening).rejects.toMatchObject({ message: expect.stringMatching(/^--out is not a results file/), problems: [{ location: { file, line: expect.any(Number) } }] });
+      expect(readFileSync(file, "utf8")).toBe(text);
+    }
+    // Empty lines are no trouble.
+    const spaced = path.join(dir, "spaced.jsonl");
+    writeFileSync(spaced, `\n${line("1", "ok")}\n\n`);
+    const output = await BatchOutput.open({ file: spaced, ordered: false, retryFailed: false });
+    output.close();
+    expect([...output.done.keys()]).toEqual(["1"]);
   });
 
   it("--retry-failed drops the failed lines, so that each id stays once in the file", async () => {
