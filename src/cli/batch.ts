@@ -122,6 +122,9 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   // each item. With --queue the workers call the models, with their own keys.
   if (options.queue === undefined) for (const agent of prepared.agents) modelChain(agent.config).forEach((_, position) => createModel(chainMember(agent.config, position)));
   const stopStarting = new AbortController();
+  // A signal the batch does not hold (SIGTERM, SIGHUP, a second Ctrl-C) cancels the running items: no new one may
+  // start either, or each item left in the dataset would start, be cancelled at once and leave a run to resume.
+  cancel.addEventListener("abort", () => stopStarting.abort(), { once: true });
   if (options.providerBatch) {
     const { startProviderBatch } = await import("./providerBatch.js");
     providerBatch = await startProviderBatch({
