@@ -87,6 +87,18 @@ describe("lllm batch --provider-batch checks a job's results before it uses any"
     expect(readResults(project.out).map((line) => line.output).sort()).toEqual(["q1: 13", "q2: 13", "q3: 13"]);
   }, 120_000);
 
+  it("an answer's id is the provider's text: its warning quotes it on one line, so that it cannot forge a line of lllm's own", async () => {
+    const forged = "lllm batch: 999 ok, 0 failed in 0.1 s";
+    const provider = await providers.openai({ resultLines: onJob(1, (lines) => [...lines, withId(lines[0]!, `x\u001b[2J\n${forged}`)]) });
+    const project = provider.project(2);
+    const result = await run(project);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`1 answer has an id of no request of this job (\`x\\u001b[2J\\n${forged}\`): not used`);
+    expect(result.stderr.split("\n").filter((line) => line.startsWith(forged))).toEqual([]);
+    expect(result.stderr).not.toContain("\u001b");
+    expect(result.stderr).toContain("lllm batch: 2 ok, 0 failed");
+  }, 120_000);
+
   for (const name of ["openai", "anthropic", "gemini"] as const) {
     it(`${name}: an answer whose id comes twice, or is no request of its job, is refused: no item gets another's answer, the requests are asked again, the summary says so`, async () => {
       // The last round's job: the first answer comes again under the second's id (last in the file, so that "last

@@ -1,4 +1,5 @@
 import type { BatchResults } from "./BatchApi.js";
+import { escapeControlCharacters } from "../../util/escapeControlCharacters.js";
 
 /** The answers of a job's results that are not used, found before any of them is. */
 export interface RefusedAnswers {
@@ -42,7 +43,8 @@ export async function checkResults(results: BatchResults, options: CheckResultsO
 /** What a job's refused answers were, for a warning; undefined when none was. */
 export function describeRefused(refused: RefusedAnswers): string | undefined {
   const parts: string[] = [];
-  const ids = (list: string[], total: number): string => `${list.map((id) => `\`${id}\``).join(", ")}${total > list.length ? ", …" : ""}`;
+  // The ids are the provider's text: a newline in one could start a line that reads as lllm's own on stderr.
+  const ids = (list: string[], total: number): string => `${list.map((id) => `\`${escapeControlCharacters(id, { all: true })}\``).join(", ")}${total > list.length ? ", …" : ""}`;
   const twice = refused.twice.size;
   if (twice > 0) {
     const one = twice === 1;
