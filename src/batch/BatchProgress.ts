@@ -1,6 +1,8 @@
 import { formatCost } from "../store/RunTally.js";
 import type { BatchStats } from "./runBatch.js";
 import { formatCount } from "../util/formatCount.js";
+import { redactSecrets } from "../util/redact.js";
+import { terminalText } from "../util/terminalText.js";
 
 export interface BatchProgressOptions {
   stream?: NodeJS.WriteStream;
@@ -40,10 +42,14 @@ export class BatchProgress {
     this.#stats = stats;
   }
 
-  /** Print a line (a warning) without breaking the live line. */
+  /**
+   * Print a line (a warning) without breaking the live line. Made safe as the CLI's other stderr lines are (keys
+   * redacted, control characters escaped): the batch's messages quote providers, workers and tools.
+   */
   print(text: string): void {
     this.#clear();
-    this.#stream.write(text.endsWith("\n") ? text : `${text}\n`);
+    const safe = terminalText(redactSecrets(text), { keepOwnStyles: true });
+    this.#stream.write(safe.endsWith("\n") ? safe : `${safe}\n`);
   }
 
   stop(): void {

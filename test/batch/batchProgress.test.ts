@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { progressLine } from "../../src/batch/BatchProgress.js";
+import { BatchProgress, progressLine } from "../../src/batch/BatchProgress.js";
+import { registerSecret } from "../../src/util/redact.js";
 import type { BatchStats } from "../../src/batch/runBatch.js";
 import { formatCost } from "../../src/store/RunTally.js";
 
@@ -35,5 +36,15 @@ describe("the batch progress line", () => {
 
   it("prints costs rounded, never in exponent notation", () => {
     expect([0, 0.0000045, 0.00036, 0.0045, 0.015, 0.996, 1.234, 12].map(formatCost)).toEqual(["$0", "<$0.0001", "$0.00036", "$0.0045", "$0.015", "$1.00", "$1.23", "$12.00"]);
+  });
+
+  it("prints a warning as writeErr would: keys redacted, control characters escaped, lllm's own colours kept", () => {
+    const written: string[] = [];
+    const stream = { write: (text: string) => written.push(text) } as unknown as NodeJS.WriteStream;
+    const progress = new BatchProgress({ live: false, stream });
+    registerSecret("sk-progress-secret-123");
+    progress.print("\u001b[33mlllm: warning:\u001b[39m polling failed (sk-progress-secret-123 \u001b[2J\u001b]0;title\u0007)");
+    progress.stop();
+    expect(written).toEqual(["\u001b[33mlllm: warning:\u001b[39m polling failed ([redacted] \\u001b[2J\\u001b]0;title\\u0007)\n"]);
   });
 });
