@@ -2,6 +2,7 @@ import { closeSync, createReadStream, fdatasyncSync, fstatSync, ftruncateSync, o
 import { Readable } from "node:stream";
 import { createInterface } from "node:readline";
 import { ConfigError, LllmError } from "../errors.js";
+import { escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
 import { redactSecrets } from "../util/redact.js";
 import { batchResultJson, type BatchResult, type BatchSpending } from "./BatchItem.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
@@ -103,7 +104,9 @@ export class BatchOutput {
 
   /** The item at `index` finished: write its line (with --ordered, once every earlier item is written). */
   write(index: number, result: BatchResult): void {
-    this.#emit(index, `${redactSecrets(JSON.stringify(batchResultJson(result)))}\n`);
+    // JSON.stringify leaves DEL, C1 controls and bidi overrides raw: a model's answer could drive the terminal that
+    // shows the results (no --out) or `cat`s the file. Escaped, they are the same data for a parser.
+    this.#emit(index, `${redactSecrets(escapeJsonControlCharacters(JSON.stringify(batchResultJson(result))))}\n`);
   }
 
   /** The item at `index` was skipped (already done): with --ordered, the items after it need not wait for it. */

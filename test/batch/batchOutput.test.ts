@@ -48,6 +48,18 @@ describe("BatchOutput", () => {
     expect([...output.done.keys()]).toEqual(["1"]);
   });
 
+  it("writes the characters a terminal acts on that JSON leaves raw (C1 controls, bidi overrides) as escapes: the same data", async () => {
+    const file = path.join(tempDir(), "out.jsonl");
+    const answer = "ok \u009b2J \u202egnp.exe \u2028 \u007f";
+    const output = await BatchOutput.open({ file, ordered: false, retryFailed: false });
+    output.write(0, { id: "1", status: "ok", output: answer, error: null, usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0, llmCalls: 0 }, cost: null, runId: null, durationMs: 1 });
+    output.close();
+    const text = readFileSync(file, "utf8");
+    expect(text).not.toMatch(/[\u007f-\u009f\u2028\u202e]/);
+    expect(text).toContain("\\u009b2J \\u202egnp.exe \\u2028 \\u007f");
+    expect((JSON.parse(text) as { output: string }).output).toBe(answer);
+  });
+
   it("--retry-failed drops the failed lines, so that each id stays once in the file", async () => {
     const file = path.join(tempDir(), "out.jsonl");
     writeFileSync(file, `${line("1", "ok")}\n${line("2", "error")}\n`);
