@@ -117,7 +117,9 @@ async function* csvItems(stream: AsyncIterable<Buffer>, label: string, maxBytes:
     oversized.push(record);
   });
   const source = Readable.from(records, { objectMode: false });
-  const parser = parse({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false, info: true });
+  // Both line endings, whichever comes first: csv-parse otherwise takes the first one it meets for the whole file, and
+  // a CRLF file with a row appended by `echo >>` (or the reverse) had a `\r` or `\n` at the end of its last column.
+  const parser = parse({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false, info: true, record_delimiter: ["\r\n", "\n"] });
   source.on("error", (error) => parser.destroy(error));
   source.pipe(parser);
   let index = 0;

@@ -100,6 +100,14 @@ describe("readBatchItems", () => {
     ]);
   });
 
+  it("a CSV with both line endings (a CRLF file with a row appended with LF, or the reverse) keeps them out of the values", async () => {
+    for (const text of ['input,id\r\na,x\r\nb,y\n', 'input,id\na,x\r\n"b\r\nc",y\r\n']) {
+      const items = await readFile(text, { format: "csv" });
+      expect(items.map((item) => item.id)).toEqual(["x", "y"]);
+      expect(items[0]!.input).toBe("a");
+    }
+  });
+
   it("a CSV record over the cap fails its item in file order; the rows after it keep their line numbers as ids", async () => {
     const big = "w".repeat(200_000); // spans several chunks of the file stream
     const items = await readFile(`input,city\nfirst,Oslo\n"${big}\n${big}",Rome\n"multi\nline",Paris\nlast,Lima\n"${big}",Nowhere\n`, { format: "csv", maxLineBytes: 100_000 });
