@@ -2,6 +2,7 @@ import { constants } from "node:buffer";
 import { createReadStream } from "node:fs";
 import type { Readable } from "node:stream";
 import { ConfigError } from "../errors.js";
+import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 import type { BatchItem } from "./BatchItem.js";
 import { capCsvRecords, type OversizedRecord } from "./capCsvRecords.js";
 import { readLines } from "./readLines.js";
@@ -119,7 +120,13 @@ async function* csvItems(stream: AsyncIterable<Buffer>, label: string, maxBytes:
   const source = Readable.from(records, { objectMode: false });
   // Both line endings, whichever comes first: csv-parse otherwise takes the first one it meets for the whole file, and
   // a CRLF file with a row appended by `echo >>` (or the reverse) had a `\r` or `\n` at the end of its last column.
-  const parser = parse({ columns: true, bom: true, skip_empty_lines: true, relax_column_count: false, info: true, record_delimiter: ["\r\n", "\n"] });
+  // A column named twice would silently keep its last value (an `input` column twice: the wrong input for every item).
+  const columns = (header: string[]): string[] => {
+    const twice = header.find((name, position) => header.indexOf(name) !== position);
+    if (twice !== undefined) throw new ConfigError("batch_bad_csv", `${label}:1: the header row names the column \`${escapeControlCharacters(twice, { all: true })}\` twice`, { location: { file: label, line: 1 }, hint: "Give each column its own name: `input`, optionally `id`, and one column per var." });
+    return header;
+  };
+  const parser = parse({ columns, bom: true, skip_empty_lines: true, relax_column_count: false, info: true, record_delimiter: ["\r\n", "\n"] });
   source.on("error", (error) => parser.destroy(error));
   source.pipe(parser);
   let index = 0;

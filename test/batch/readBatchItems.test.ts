@@ -108,6 +108,10 @@ describe("readBatchItems", () => {
     }
   });
 
+  it("a CSV header naming a column twice stops the batch with a clear error, not the last column's values", async () => {
+    await expect(readFile("input,id,input\na,1,b\n", { format: "csv" })).rejects.toMatchObject({ code: "batch_bad_csv", message: "items:1: the header row names the column `input` twice" });
+  });
+
   it("a CSV record over the cap fails its item in file order; the rows after it keep their line numbers as ids", async () => {
     const big = "w".repeat(200_000); // spans several chunks of the file stream
     const items = await readFile(`input,city\nfirst,Oslo\n"${big}\n${big}",Rome\n"multi\nline",Paris\nlast,Lima\n"${big}",Nowhere\n`, { format: "csv", maxLineBytes: 100_000 });
