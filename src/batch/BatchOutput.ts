@@ -166,7 +166,8 @@ export class BatchOutput {
     this.#waiting.clear();
     if (this.#fd !== undefined) {
       try {
-        if (failure === undefined && this.#failure === undefined) fdatasyncSync(this.#fd);
+        // Only a regular file is flushed: a pipe or /dev/stdout as --out has nothing to flush (fdatasync: EINVAL).
+        if (failure === undefined && this.#failure === undefined && this.#size !== undefined) fdatasyncSync(this.#fd);
       } catch (error) {
         failure = unwritable(this.#file!, error, "");
       } finally {

@@ -1,4 +1,5 @@
-import { writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { createReadStream, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MockOpenAIServer } from "../../src/testing/index.js";
@@ -92,6 +93,24 @@ describe("lllm batch", () => {
     expect(results.filter((line) => line.status === "ok").map((line) => line.id).sort()).toEqual(["1", "3"]);
     expect(result.stderr).toContain("2 ok, 1 failed");
     expect(result.stderr).toContain("--retry-failed");
+  }, 120_000);
+
+  it("--out a pipe (a FIFO, `>(command)`) gets the results and the batch exits 0: a pipe has nothing to flush to disk", async () => {
+    const setup = await echoSetup();
+    servers.push(setup.server);
+    const inputs = path.join(setup.dir, "items.txt");
+    writeFileSync(inputs, "one\ntwo\n");
+    const fifo = path.join(setup.dir, "results.fifo");
+    execFileSync("mkfifo", [fifo]);
+    // The reader is there before the batch opens the FIFO (which waits for one), and reads until it is closed.
+    const read = new Promise<string>((resolve, reject) => {
+      let text = "";
+      createReadStream(fifo, "utf8").on("data", (chunk) => (text += chunk)).on("end", () => resolve(text)).on("error", reject);
+    });
+    const result = await batch([setup.tactic, "--inputs", inputs, "--lines", "--out", fifo, "--no-log"], setup.env);
+    expect(result.stderr).not.toContain("cannot write the results");
+    expect(result.code).toBe(0);
+    expect(parseLines(await read).map((line) => line.output).sort()).toEqual(["echo: one", "echo: two"]);
   }, 120_000);
 
   it("Ctrl-C lets running items finish (exit 130); the same command again runs only the rest: every item once", async () => {
