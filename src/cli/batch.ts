@@ -84,6 +84,9 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
     const { providerJobsCommand } = await import("./providerBatch.js");
     return providerJobsCommand(options.out, options.status ? "status" : "cancel");
   }
+  // `-` and our own standard output under another name are standard output, as `--inputs -` is standard input (a
+  // file named `-` was made instead; a socket, as Node's child processes get, cannot be opened at all: ENXIO).
+  if (options.out !== undefined && ["-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"].includes(options.out)) options = { ...options, out: undefined };
   if (tacticTarget === undefined) throw new ConfigError("usage_missing_tactic", "missing the tactic to run over the dataset", { hint: "lllm batch TACTIC --inputs items.jsonl --out results.jsonl" });
   const settings = batchSettings(options);
   if (options.queue !== undefined) queueConnection(options.queue); // a bad URL is a usage error before anything loads

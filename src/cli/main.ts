@@ -172,7 +172,7 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
       .description("run a tactic over every item of a dataset (JSONL, CSV or text lines); one NDJSON result per item")
       .argument("[tactic]", "tactic file, or a package ref")
       .option("--inputs <file>", "the dataset: JSONL (a string, or {input, vars, id} per line), CSV (header row; `input` column) or text lines; a file, a pipe or a FIFO such as <(command), read once as a stream; `-` for standard input")
-      .option("-o, --out <file>", "append the results here (NDJSON); running the same command again skips the items already done (default: standard output)")
+      .option("-o, --out <file>", "append the results here (NDJSON); running the same command again skips the items already done (default, or `-`: standard output)")
       .option("--concurrency <n>", "items running at once (default 4; lowered on 429s and grown back; with --provider-batch 100: items replaying their answered turns or calling tools, while the waiting ones hold no slot; 10000 for tactics whose items wait in memory: lllm help provider-batch)")
       .option("--ordered", "write the results in input order")
       .option("--lines", "the dataset is text lines, each line an input")

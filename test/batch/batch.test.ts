@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { createReadStream, writeFileSync } from "node:fs";
+import { createReadStream, existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MockOpenAIServer } from "../../src/testing/index.js";
@@ -111,6 +111,20 @@ describe("lllm batch", () => {
     expect(result.stderr).not.toContain("cannot write the results");
     expect(result.code).toBe(0);
     expect(parseLines(await read).map((line) => line.output).sort()).toEqual(["echo: one", "echo: two"]);
+  }, 120_000);
+
+  it("--out - and --out /dev/stdout are standard output (here a socket, which cannot be opened by its name)", async () => {
+    const setup = await echoSetup();
+    servers.push(setup.server);
+    const inputs = path.join(setup.dir, "items.txt");
+    writeFileSync(inputs, "one\ntwo\n");
+    for (const out of ["-", "/dev/stdout"]) {
+      const result = await batch([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--no-log"], setup.env, { cwd: setup.dir });
+      expect(result.stderr).not.toContain("cannot write the results");
+      expect(result.code).toBe(0);
+      expect(parseLines(result.stdout).map((line) => line.output).sort()).toEqual(["echo: one", "echo: two"]);
+    }
+    expect(existsSync(path.join(setup.dir, "-"))).toBe(false);
   }, 120_000);
 
   it("Ctrl-C lets running items finish (exit 130); the same command again runs only the rest: every item once", async () => {
