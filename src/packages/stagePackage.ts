@@ -9,6 +9,7 @@ import type { LockTrust } from "../registry/installed/lockFile.js";
 import { writeStoreRecord } from "../registry/installed/verifyInstalled.js";
 import { processAlive } from "../util/processAlive.js";
 import { makePrivateFolder } from "../util/privateFolder.js";
+import { escapesFolder } from "../config/packageConfinement.js";
 import { codeOf } from "./codeOf.js";
 
 /** A package unpacked into a staging folder of the cache and checked, waiting to be committed (or discarded). */
@@ -59,6 +60,11 @@ export async function inspectStaged(dir: string, options: { home: string; label:
       });
     }
     const manifest = await readManifest(dir, { defaultName: options.defaultName });
+    // A folder outside the package would not come with it, and its code would run unseen: refused, not left out.
+    const outside = manifest.dependencies.find((dependency) => !isRemoteSource(dependency.path) && escapesFolder("package", path.resolve(dir, dependency.path), dir));
+    if (outside !== undefined) {
+      throw new ConfigError("package_invalid", `${options.label}: its manifest depends on \`${outside.path}\`, a folder outside the package, which an installed package cannot use; nothing was installed`, { hint: "Ask its author to depend on that package by its source (npm:NAME@RANGE, oci://…, git+https://…); `lllm pack` refuses such a dependency." });
+    }
     const dependencies = manifest.dependencies.filter((dependency) => isRemoteSource(dependency.path));
     const cached = existsSync(storeFolder(options.home, integrity.integrity));
     return { dir, integrity: integrity.integrity, files: integrity.files, code: codeOf(dir), name: manifest.name, ...(manifest.version !== undefined ? { version: manifest.version } : {}), dependencies, cached, hasManifest: manifest.file !== undefined };

@@ -5,6 +5,7 @@ import { toFunctionTool, type FunctionTool } from "../tools/index.js";
 import { closest } from "../util/closest.js";
 import { lllmHome } from "../config/lllmHome.js";
 import { distrustFolder, trustHint } from "../config/distrust.js";
+import { escapesFolder } from "../config/packageConfinement.js";
 import { warnOnce } from "../config/warnOnce.js";
 import { readManifest } from "./manifest.js";
 import { isRemoteSource } from "../config/packageSource.js";
@@ -379,6 +380,12 @@ export class Registry {
       const loaded = new Map<(typeof manifest.dependencies)[number], Package>();
       for (const dependency of unaliasedFirst(manifest.dependencies)) {
         const dependencyDir = isRemoteSource(dependency.path) ? dependency.path : path.resolve(real, dependency.path);
+        // An installed package's folders stay its own (see `confinementProblem`): a dependency on a folder outside it
+        // would run code that `lllm add` never showed, in every command of the project.
+        if (remote && escapesFolder("package", dependencyDir, real)) {
+          problems.push({ message: `package \`${manifest.name}\` is installed, and its manifest depends on ${dependency.path}, a folder outside the package: it is not loaded`, ...(dependency.location ? { location: dependency.location } : {}), hint: "An installed package runs only its own files. Ask its author to depend on that package by its source (npm:NAME@RANGE, oci://…, git+https://…)." });
+          continue;
+        }
         const found = await this.loadOne({ source: { dir: dependencyDir, location: dependency.location, from: real }, ...(dependency.alias ? { alias: dependency.alias } : {}), chain: [...chain, real], byDir, problems, explicit: true, importTools });
         if (found) loaded.set(dependency, found);
       }

@@ -53,6 +53,20 @@ describe("a tactic of an installed package names files by path only inside its p
     expect(existsSync(shared.marker)).toBe(false);
   }, 120_000);
 
+  it("lllm add refuses a package whose manifest depends on a folder outside it, which would run unseen code", async () => {
+    const shared = outside();
+    const dir = tempDir("lllm-project-");
+    const home = tempDir("lllm-home-");
+    writeFileSync(path.join(dir, "nice.tgz"), packageTarball({ ...PROMPT_PACKAGE, "lllm.toml": `[package]\nname = "nice"\nversion = "1.0.0"\n\n[dependencies]\npackages = [${JSON.stringify(shared.code)}]\n`, "tactics/hello.yaml": TACTIC }));
+    const add = await lllm(["add", "nice.tgz"], { cwd: dir, home });
+    expect(add.code).toBe(2);
+    expect(add.stderr).toContain(`its manifest depends on \`${shared.code}\`, a folder outside the package, which an installed package cannot use; nothing was installed`);
+    const mine = path.join(dir, "mine.yaml");
+    writeFileSync(mine, TACTIC);
+    expect((await lllm(["validate", mine], { cwd: dir, home })).code).toBe(0);
+    expect(existsSync(shared.marker)).toBe(false);
+  }, 120_000);
+
   it("keeps paths inside the package working: a base beside the tactic, the package itself in `packages:`", async () => {
     const { dir, home } = await added({
       "tactics/common.yaml": "global:\n  model_name: gpt-4o-mini\n",
