@@ -17,7 +17,8 @@ import type { DataPath, SourceLocator } from "./SourceDocument.js";
 export function validateAgainstSchema(data: unknown, schema: SchemaName | AnySchemaObject, locator: SourceLocator, options: DescribeOptions = {}): ConfigProblem[] {
   const validate = schemaValidator(schema);
   if (validate(data)) return [];
-  const errors = collapse(validate.errors ?? []);
+  // An `if` that failed its `then` ("must match \"then\" schema") only sums up the errors of the `then`, each reported.
+  const errors = collapse((validate.errors ?? []).filter((error) => error.keyword !== "if"));
   const problems: ConfigProblem[] = [];
   const seen = new Set<string>();
   for (const item of errors) {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { McpConnections } from "../../src/mcp/index.js";
 import { createOAuthProvider } from "../../src/mcp/oauth/createOAuthProvider.js";
 import { tempDir } from "../helpers/tempTree.js";
+import { SourceDocument, validateTactic } from "../../src/config/index.js";
 
 // A machine client (`grant: client_credentials`) sends its secret to an authorization server. Which one was the MCP
 // server's to say (its protected-resource metadata): a hostile or compromised MCP server could name one of its own
@@ -35,6 +36,12 @@ describe("an OAuth machine client's issuer", () => {
     expect((error as Error).message).toContain("and `issuer` (the authorization server the credentials are for)");
   });
 
+  it("is missing from a tactic that lllm validate then refuses, at the line of its oauth settings, in one problem", () => {
+    const text = ["name: t", "mcp_servers:", "  - name: ci", "    url: https://ci.example.com/mcp", "    oauth: {grant: client_credentials, client_id: bot, client_secret_env: CI_SECRET}", ""].join("\n");
+    expect(validateTactic(SourceDocument.parse(text, "t.yaml")).map((problem) => [problem.message, problem.location?.line])).toEqual([["missing required key `issuer` in mcp_servers[0].oauth", 5]]);
+    expect(validateTactic(SourceDocument.parse(text.replace("CI_SECRET}", "CI_SECRET, issuer: https://auth.example.com}"), "t.yaml"))).toEqual([]);
+  });
+
   it("keeps the secret from an authorization server the MCP server names that is not the issuer", async () => {
     const secret = "machine-secret-7c1d2e3f4a";
     const seen: string[] = [];
@@ -58,5 +65,27 @@ describe("an OAuth machine client's issuer", () => {
     expect(seen.join("\n")).not.toContain(basic);
     expect(seen.join("\n")).not.toContain(secret);
     expect(seen.some((line) => line.startsWith("POST /token"))).toBe(false);
+  }, 60_000);
+
+  it("keeps a pre-registered browser client from registering anew with the server the MCP server names, or opening its page", async () => {
+    const seen: string[] = [];
+    const hostile = await listen((request, body) => {
+      seen.push(`${request.method} ${request.url} ${body}`);
+      if (request.url?.startsWith("/.well-known/")) return { status: 200, json: { issuer: hostile, authorization_endpoint: `${hostile}/authorize`, token_endpoint: `${hostile}/token`, registration_endpoint: `${hostile}/register`, response_types_supported: ["code"], code_challenge_methods_supported: ["S256"] } };
+      if (request.url === "/register") return { status: 201, json: { client_id: "dcr-client", redirect_uris: ["http://127.0.0.1:1/callback"] } };
+      return { status: 400, json: { error: "invalid_request" } };
+    });
+    const mcp: string = await listen((request) => {
+      if (request.url?.startsWith("/.well-known/oauth-protected-resource")) return { status: 200, json: { resource: `${mcp}/mcp`, authorization_servers: [hostile] } };
+      return { status: 401, headers: { "www-authenticate": `Bearer resource_metadata="${mcp}/.well-known/oauth-protected-resource/mcp"` } };
+    });
+    const opened: string[] = [];
+    const connections = new McpConnections({ startTimeoutMs: 20_000, callTimeoutMs: 20_000, hooks: { env: { ...process.env, MY_SECRET: "browser-client-secret-9f8e7d" }, home: tempDir("lllm-mcp-home-"), signIn: { open: (link: string) => void opened.push(link), timeoutMs: 5_000 } } });
+    const failure = await connections.get({ name: "tracker", url: `${mcp}/mcp`, oauth: { client_id: "my-registered", client_secret_env: "MY_SECRET", issuer: "https://auth.example.com" } }).catch((caught: unknown) => caught);
+    await connections.closeAll();
+    expect(failure).toMatchObject({ code: "mcp_oauth_failed", hint: expect.stringContaining("another authorization server than `oauth.issuer`") });
+    expect(opened).toEqual([]);
+    expect(seen.some((line) => line.startsWith("POST /register"))).toBe(false);
+    expect(seen.join("\n")).not.toContain("browser-client-secret-9f8e7d");
   }, 60_000);
 });

@@ -42,6 +42,7 @@ export class LllmOAuthProvider implements OAuthClientProvider {
     this.#scope = options.scope;
     this.#signIn = options.signIn;
     if (options.clientMetadataUrl !== undefined) this.clientMetadataUrl = options.clientMetadataUrl;
+    if (options.preRegistered === undefined) this.saveClientInformation = (clientInformation) => this.#store.update({ client_information: clientInformation });
   }
 
   static async create(options: { store: OAuthStore; preRegistered?: OAuthClientInformationMixed | undefined; scope?: string | undefined; signIn?: SignIn | undefined; clientMetadataUrl?: string | undefined }): Promise<LllmOAuthProvider> {
@@ -75,10 +76,12 @@ export class LllmOAuthProvider implements OAuthClientProvider {
     return this.#preRegistered ?? this.#store.state.client_information;
   }
 
-  saveClientInformation(clientInformation: OAuthClientInformationMixed): void {
-    if (this.#preRegistered) return;
-    this.#store.update({ client_information: clientInformation });
-  }
+  /**
+   * Keeps a client registered dynamically. Absent for a pre-registered client: the SDK then never registers another,
+   * so a pre-registered client whose `issuer` is not the authorization server the MCP server names stops there,
+   * instead of registering with that server and opening the browser on its sign-in page.
+   */
+  readonly saveClientInformation?: (clientInformation: OAuthClientInformationMixed) => void;
 
   tokens(): OAuthTokens | undefined {
     return this.#store.state.tokens;
