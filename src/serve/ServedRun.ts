@@ -11,6 +11,7 @@ import type { FunctionCall } from "../tools/FunctionCall.js";
 import { ClientTool, type ClientToolSpec } from "./ClientTool.js";
 import type { ApprovalCall, ClientCall, RunHandle, RunListener, RunOutcome } from "./RunHandle.js";
 import type { ServedModel } from "./ServedModels.js";
+import { newWireId } from "./newWireId.js";
 
 export type { ApprovalCall, ClientCall, RunListener, RunOutcome } from "./RunHandle.js";
 
@@ -46,8 +47,6 @@ export interface ServedRunOptions {
   /** The environment's credentials as the server or worker read them when it started (see `startRunLog`). */
   environmentSecrets?: readonly string[];
   warn: (message: string) => void;
-  /** Whether another paused run already waits under this wire id (a model's id is then given a suffix). */
-  idTaken: (id: string) => boolean;
 }
 
 interface PendingCall {
@@ -83,7 +82,11 @@ export class ServedRun implements RunHandle {
   #outcome!: { promise: Promise<RunOutcome>; resolve: (outcome: RunOutcome) => void };
   #round: Round | undefined;
   readonly #pending = new Map<string, PendingCall>();
-  /** The ids the client was given, by the model's ids (they differ only when another paused run had the same). */
+  /**
+   * The ids the client was given, by the model's ids. Never the model's own: those are often predictable (`call_0`
+   * from local servers, Gemini's numbered ones), and the id is what continues a paused run, so another client of
+   * the server could send results for this client's calls and read its answer.
+   */
   readonly #wireIds = new Map<string, string>();
   #finished: RecordedRun | undefined;
   #settle!: (run: RecordedRun) => void;
@@ -227,8 +230,7 @@ export class ServedRun implements RunHandle {
       signal?.addEventListener("abort", onAbort, { once: true });
       let wire = this.#wireIds.get(call.id);
       if (wire === undefined) {
-        wire = call.id;
-        for (let suffix = 2; this.#options.idTaken(wire) || [...this.#wireIds.values()].includes(wire); suffix++) wire = `${call.id}_${suffix}`;
+        wire = newWireId("call_");
         this.#wireIds.set(call.id, wire);
       }
       const args = JSON.stringify(call.arguments);

@@ -151,7 +151,6 @@ function startRun(request: RouteRequest, context: ServeContext, spec: RunSpec, {
     log: context.log,
     environmentSecrets: context.environmentSecrets,
     warn: context.warn,
-    idTaken: (id) => context.paused.has(id),
   };
   const run = context.queue ? context.queue.createRun(options) : new ServedRun(options);
   track(context, run);

@@ -226,7 +226,6 @@ export async function serveOnWorker(options: ServeOnWorkerOptions): Promise<{ se
       log: options.log !== false && data.log,
       environmentSecrets: credentials,
       warn: options.warn,
-      idTaken: (id) => [...held.values()].some((entry) => entry.callIds.includes(id)),
     });
     const entry: HeldRun = { job: data, run, server: data.server, redactor: new StreamRedactor(), paused: false, callIds: [], seq: 1 };
     held.set(data.runKey, entry);
