@@ -1,6 +1,13 @@
 import type { IncomingMessage } from "node:http";
 import { badRequest, HttpError } from "./HttpError.js";
 
+/**
+ * How deep a body's arrays and objects may nest. Far past any real request (a tool's JSON Schema nests a few levels),
+ * and far short of where the run's own walks of the request (copies, redaction, the provider's body) overflow the
+ * stack: a body nested thousands deep failed its run with a 500 instead of being refused.
+ */
+const MAX_DEPTH = 100;
+
 /** Limits of a request's body. */
 export interface BodyLimits {
   /** The largest body read, in bytes; a larger one is a 413. */
@@ -12,7 +19,7 @@ export interface BodyLimits {
 /**
  * The request's body as JSON: `application/json` (415 otherwise), at most `maxBytes` (413, said as soon as the
  * declared length or the bytes read pass it, and the connection is closed after the answer rather than reading the
- * rest), within `timeoutMs` (408), valid JSON (400).
+ * rest), within `timeoutMs` (408), valid JSON (400) nested at most `MAX_DEPTH` deep (400).
  */
 export async function readJsonBody(request: IncomingMessage, limits: BodyLimits): Promise<unknown> {
   const type = (request.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
@@ -51,11 +58,25 @@ export async function readJsonBody(request: IncomingMessage, limits: BodyLimits)
     };
     request.on("data", onData).once("end", onEnd).once("error", onError);
   });
+  let value: unknown;
   try {
-    return JSON.parse(text) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch (error) {
     throw badRequest(`the body is not valid JSON: ${(error as Error).message}`, null, "invalid_json");
   }
+  if (nestedDeeperThan(value, MAX_DEPTH)) throw badRequest(`the body's arrays and objects nest more than ${MAX_DEPTH} deep`, null, "invalid_json");
+  return value;
+}
+
+/** Whether `value` nests arrays and objects more than `max` deep (walked without recursion: the point is the stack). */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<{ node: object; depth: number }> = typeof value === "object" && value !== null ? [{ node: value, depth: 1 }] : [];
+  while (stack.length > 0) {
+    const { node, depth } = stack.pop()!;
+    if (depth > max) return true;
+    for (const child of Object.values(node)) if (typeof child === "object" && child !== null) stack.push({ node: child as object, depth: depth + 1 });
+  }
+  return false;
 }
 
 function tooLarge(size: number, max: number): HttpError {

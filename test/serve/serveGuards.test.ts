@@ -144,9 +144,14 @@ describe("a client that goes away", () => {
   });
 });
 
+/** The JSON of an object nested `depth` deep: {"a": {"a": … 1}}. */
+const nested = (depth: number): string => `${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`;
+
 describe("bad requests", () => {
   it("each gets its 4xx in OpenAI's shape, nothing reaches the store, and the server goes on serving", async () => {
     const serving = await start({ maxBodyBytes: 2000, bodyTimeoutMs: 1000 });
+    // A server whose body limit lets a deeply nested body in.
+    const deep = start().then((roomy) => roomy.url);
     const before = storedRuns().length;
     const post = (body: string, headers: string[] = ["-H", "content-type: application/json"]): ReturnType<typeof curl> => curl([`${serving.url}/v1/chat/completions`, "-H", "authorization: Bearer t0ken-for-tests", ...headers, "--data-binary", body]);
     const cases: Array<[Promise<{ status: number; body: string }>, number, Record<string, unknown>]> = [
@@ -159,6 +164,8 @@ describe("bad requests", () => {
       [post(JSON.stringify({ model: "shop" })), 400, { code: "missing_required_parameter", param: "messages" }],
       [post(JSON.stringify({ model: "nope", messages: [{ role: "user", content: "x" }] })), 404, { code: "model_not_found", param: "model" }],
       [post(JSON.stringify({ model: "shop", messages: [{ role: "user", content: "x".repeat(3000) }] })), 413, { code: "request_too_large" }],
+      // Nested past what the run's walks of a request take (a client tool's parameters thousands deep were a 500).
+      [deep.then((url) => curl([`${url}/v1/chat/completions`, "-H", "authorization: Bearer t0ken-for-tests", "-H", "content-type: application/json", "--data-binary", `{"model":"shop","messages":[{"role":"user","content":"x"}],"tools":[{"type":"function","function":{"name":"nested","parameters":${nested(10_000)}}}]}`])), 400, { code: "invalid_json" }],
       [curl([`${serving.url}/v1/chat/completions`, "-H", "content-type: application/json", "-d", "{}"]), 401, { code: "invalid_api_key" }],
       [curl([`${serving.url}/v1/nowhere`, "-H", "authorization: Bearer t0ken-for-tests"]), 404, { code: "not_found" }],
       [curl([`${serving.url}/v1/models/%E0%A4%A`, "-H", "authorization: Bearer t0ken-for-tests"]), 400, { code: "invalid_path" }],
