@@ -3,6 +3,7 @@ import { AgentEvent as A2aEvent, type AgentExecutor, type ExecutionEventBus, typ
 import type { AgentEvent } from "../../agent/index.js";
 import type { MediaAttachment } from "../../providers/Model.js";
 import { InterruptedError } from "../../errors.js";
+import { escapeControlCharacters } from "../../util/escapeControlCharacters.js";
 import { redactSecrets } from "../../util/redact.js";
 import { StreamRedactor } from "../../util/StreamRedactor.js";
 import { answerText, unstreamedRest } from "../answerText.js";
@@ -50,6 +51,17 @@ export class TacticExecutor implements AgentExecutor {
   }
 
   execute = async (requestContext: RequestContext, bus: ExecutionEventBus): Promise<void> => {
+    try {
+      await this.#execute(requestContext, bus);
+    } catch (error) {
+      // Never left to the SDK: it would print the error's stack on stderr after the client's raw messageId (a line
+      // a client writes), and tell the client the error's own message.
+      this.#context.warn(`an A2A task failed unexpectedly: ${escapeControlCharacters(redactSecrets(error instanceof Error ? error.message : String(error)), { all: true })}`);
+      new TaskPublisher(bus, { taskId: requestContext.taskId, contextId: requestContext.contextId }, false).end(TaskState.TASK_STATE_FAILED, "internal error: the task failed unexpectedly; see the server's log");
+    }
+  };
+
+  async #execute(requestContext: RequestContext, bus: ExecutionEventBus): Promise<void> {
     const request = requestContext.context.state.get(ROUTE_REQUEST) as RouteRequest;
     const streaming = requestContext.context.state.get(STREAMING) === true;
     const ids = { taskId: requestContext.taskId, contextId: requestContext.contextId };
@@ -75,7 +87,7 @@ export class TacticExecutor implements AgentExecutor {
     if ("refused" in input) return publisher.end(TaskState.TASK_STATE_REJECTED, input.refused);
     publisher.status(TaskState.TASK_STATE_WORKING, undefined);
     await this.#drive(request, publisher, { ...specOf(model, input.input, ids.taskId, input.media), stream: streaming }, requestContext, {});
-  };
+  }
 
   cancelTask = async (taskId: string, bus: ExecutionEventBus): Promise<void> => {
     const run = this.#running.get(taskId);

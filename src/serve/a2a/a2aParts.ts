@@ -35,7 +35,8 @@ export function messageInput(message: Message, model: ServedModel): { input: str
     const content = part.content;
     if (content?.$case === "text") texts.push(content.value);
     else if (content?.$case === "data") data.push(content.value);
-    else if (content?.$case === "raw" && isImageLabel(part.mediaType)) {
+    // The SDK's 0.3 layer passes a file's `mimeType` on as the client sent it, a number included.
+    else if (content?.$case === "raw" && typeof part.mediaType === "string" && isImageLabel(part.mediaType)) {
       if (!takesImages(model)) return { refused: `skill \`${model.id}\` takes text only: images go to agent tactics, whose agent's model sees them` };
       // The type the bytes say (see imageTypeOf): a provider refuses an image labelled with another.
       const mimeType = imageTypeOf(content.value);

@@ -2,6 +2,7 @@ import { AgentCard, Extensions } from "@a2a-js/sdk";
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
 import { DefaultRequestHandler, JsonRpcTransportHandler, ServerCallContext, validateVersion, type User } from "@a2a-js/sdk/server";
 import { storeFile } from "../../store/startRunLog.js";
+import { isPlainObject } from "../../util/isPlainObject.js";
 import { HttpError } from "../HttpError.js";
 import type { RouteRequest } from "../Route.js";
 import type { ServeContext } from "../ServeContext.js";
@@ -65,7 +66,7 @@ export function createA2aServer(context: ServeContext): A2aServer {
       let answer: Awaited<ReturnType<JsonRpcTransportHandler["handle"]>>;
       try {
         validateVersion(call.requestedVersion, await handler.getAgentCard(), "JSONRPC");
-        answer = await (useLegacy ? legacy : current).handle(body as Record<string, unknown>, call);
+        answer = await (useLegacy ? legacy : current).handle(withoutReferenceTasks(body) as Record<string, unknown>, call);
       } catch (error) {
         return sendJson(request.response, 200, { jsonrpc: "2.0", id, error: mapError(error) });
       }
@@ -84,6 +85,17 @@ export function createA2aServer(context: ServeContext): A2aServer {
       }
     },
   };
+}
+
+/**
+ * The request without its message's `referenceTaskIds`: a task here takes no reference tasks (the executor reads the
+ * message only), and the SDK looks each one up and prints the ids it cannot find raw on stderr, where an id with a
+ * line break would forge lines of lllm's own.
+ */
+function withoutReferenceTasks(body: unknown): unknown {
+  const message = isPlainObject(body) && isPlainObject(body.params) ? body.params.message : undefined;
+  if (isPlainObject(message)) delete message.referenceTaskIds;
+  return body;
 }
 
 function isStream<T>(value: T | AsyncGenerator<unknown, void, undefined>): value is AsyncGenerator<unknown, void, undefined> {
