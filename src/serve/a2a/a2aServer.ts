@@ -9,6 +9,7 @@ import type { ServeContext } from "../ServeContext.js";
 import { sendJson } from "../sendJson.js";
 import { agentCard, legacyAgentCard } from "./agentCard.js";
 import { A2aTasks } from "./A2aTasks.js";
+import { badRequestIds } from "./badRequestIds.js";
 import { ROUTE_REQUEST, STREAMING, TacticExecutor } from "./TacticExecutor.js";
 
 /** The JSON-RPC methods that answer with a stream of events (A2A 1.0's names and 0.3's). */
@@ -57,6 +58,8 @@ export function createA2aServer(context: ServeContext): A2aServer {
       }
       const id = typeof body === "object" && body !== null && "id" in body ? (body as { id: unknown }).id : null;
       const method = typeof body === "object" && body !== null && "method" in body ? (body as { method: unknown }).method : undefined;
+      const badIds = badRequestIds(body);
+      if (badIds !== undefined) return sendJson(request.response, 200, { jsonrpc: "2.0", id, error: { code: -32602, message: badIds } });
       const state = new Map<string, unknown>([
         [ROUTE_REQUEST, request],
         [STREAMING, typeof method === "string" && STREAMING_METHODS.has(method)],
