@@ -48,9 +48,11 @@ export async function readJsonBody(request: IncomingMessage, limits: BodyLimits)
       cleanup();
       resolve(Buffer.concat(chunks).toString("utf8"));
     };
+    // The client's connection failed mid-body (it went away: "aborted"): the client's doing, not a failure of the
+    // server to log as one (nobody reads the answer).
     const onError = (error: Error): void => {
       cleanup();
-      reject(error);
+      reject(new HttpError(400, `the connection ended before the body's end (${error.message})`, { code: "request_aborted", headers: { Connection: "close" } }));
     };
     const cleanup = (): void => {
       clearTimeout(timer);

@@ -227,6 +227,20 @@ describe("bad requests", () => {
     expect(answered.choices[0]!.message.content).toBe("3 EUR");
   });
 
+  it("a client that goes away before its body's end is no failure of the server: nothing on its stderr", async () => {
+    const serving = await start();
+    const written: string[] = [];
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation((chunk: string | Uint8Array) => written.push(String(chunk)) > 0);
+    try {
+      const socket = connect(Number(new URL(serving.url).port), "127.0.0.1", () => socket.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer t0ken-for-tests\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"model":`, () => socket.destroy()));
+      const left = async (): Promise<boolean> => (await curl([`${serving.url}/metrics`, "-H", "authorization: Bearer t0ken-for-tests"])).body.includes('lllm_serve_requests_total{route="/v1/chat/completions",model="",status="499"} 1');
+      expect(await waitUntil(left, 60_000)).toBe(true);
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(written.join("")).not.toContain("a request failed");
+  });
+
   it("/healthz needs no token; /metrics counts requests by route, model and status", async () => {
     const serving = await start();
     const health = await curl([`${serving.url}/healthz`]);
