@@ -17,6 +17,15 @@ export function modelArgsOf(values: { maxTokens: unknown; temperature: unknown; 
   return Object.keys(args).length > 0 ? args : undefined;
 }
 
+/**
+ * The request's token cap and stop sequences as a provider takes them: a cap of at least 1, stop sequences as
+ * strings. Others passed the type check and reached the provider, whose 400 the client got as a 502.
+ */
+export function checkModelArgs(values: { maxTokens: unknown; maxTokensParam: string; stop?: unknown }): void {
+  if (typeof values.maxTokens === "number" && values.maxTokens < 1) throw badRequest(`\`${values.maxTokensParam}\` must be at least 1 (got ${values.maxTokens})`, values.maxTokensParam, "invalid_value");
+  if (Array.isArray(values.stop) && !values.stop.every((entry) => typeof entry === "string")) throw badRequest("`stop` must be a string or an array of strings", "stop", "invalid_type");
+}
+
 /** `auto`, `none`, `required`, or a named function among the client's tools (`nameOf` reads the protocol's shape). */
 export function toolChoiceOf(value: unknown, where: string, tools: ClientToolSpec[], nameOf: (choice: unknown) => string | undefined): ClientToolChoice {
   if (value === "auto" || value === "none" || value === "required") return value;

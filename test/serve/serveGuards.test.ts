@@ -160,6 +160,10 @@ describe("bad requests", () => {
       [post(JSON.stringify({ model: "shop", messages: [{ role: "user", content: "x" }], bogus: 1 })), 400, { code: "unknown_parameter", param: "bogus" }],
       [post(JSON.stringify({ model: "shop", messages: [{ role: "user", content: "x" }], temperature: "hot" })), 400, { code: "invalid_type", param: "temperature" }],
       [post(JSON.stringify({ model: "shop", messages: [{ role: "user", content: 5 }] })), 400, { code: "invalid_type", param: "messages[0].content" }],
+      // Of the type the field takes, but no provider takes them (its 400 was the client's 502).
+      [post(JSON.stringify({ model: "shop", messages: [{ role: "user", content: "x" }], stop: [1, 2] })), 400, { code: "invalid_type", param: "stop" }],
+      [post(JSON.stringify({ model: "shop", messages: [{ role: "user", content: "x" }], max_tokens: -1 })), 400, { code: "invalid_value", param: "max_tokens" }],
+      [curl([`${serving.url}/v1/responses`, "-H", "authorization: Bearer t0ken-for-tests", "-H", "content-type: application/json", "-d", JSON.stringify({ model: "shop", input: "x", max_output_tokens: 0 })]), 400, { code: "invalid_value", param: "max_output_tokens" }],
       [post(JSON.stringify({ model: "shop", messages: [{ role: "system", content: "be nice" }] })), 400, { code: "no_user_message", param: "messages" }],
       [post(JSON.stringify({ model: "shop" })), 400, { code: "missing_required_parameter", param: "messages" }],
       [post(JSON.stringify({ model: "nope", messages: [{ role: "user", content: "x" }] })), 404, { code: "model_not_found", param: "model" }],

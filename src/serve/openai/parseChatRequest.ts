@@ -8,7 +8,7 @@ import { checkFields, required, type FieldKind } from "../fields.js";
 import { badRequest, HttpError } from "../HttpError.js";
 import type { ServedModel, ServedModels } from "../ServedModels.js";
 import type { ClientToolChoice } from "../ServedRun.js";
-import { modelArgsOf, toolChoiceOf } from "../requestOptions.js";
+import { checkModelArgs, modelArgsOf, toolChoiceOf } from "../requestOptions.js";
 
 /** The fields of a chat completions request lllm reads, and those it takes and ignores (documented). */
 const FIELDS: Record<string, readonly FieldKind[]> = {
@@ -74,6 +74,7 @@ export function parseChatRequest(value: unknown, models: ServedModels): ChatRequ
   const conversation = chatConversation(body.messages as unknown[], model);
   checkPattern(model, conversation, clientTools);
   const toolChoice = body.tool_choice === undefined ? undefined : toolChoiceOf(body.tool_choice, "tool_choice", clientTools ?? [], (choice) => (isPlainObject(choice) && isPlainObject(choice.function) && typeof choice.function.name === "string" ? choice.function.name : undefined));
+  checkModelArgs({ maxTokens: body.max_completion_tokens ?? body.max_tokens, maxTokensParam: body.max_completion_tokens !== undefined && body.max_completion_tokens !== null ? "max_completion_tokens" : "max_tokens", stop: body.stop });
   const modelArgs = modelArgsOf({ maxTokens: body.max_completion_tokens ?? body.max_tokens, temperature: body.temperature, topP: body.top_p, seed: body.seed, stop: body.stop });
   const responseFormat = body.response_format === undefined ? undefined : chatResponseFormat(body.response_format);
   return {

@@ -7,7 +7,7 @@ import { readContent } from "../contentParts.js";
 import { checkFields, required, type FieldKind } from "../fields.js";
 import { badRequest, HttpError } from "../HttpError.js";
 import { checkPattern, findModel, functionSpec, stringMap } from "../openai/parseChatRequest.js";
-import { modelArgsOf, toolChoiceOf } from "../requestOptions.js";
+import { checkModelArgs, modelArgsOf, toolChoiceOf } from "../requestOptions.js";
 import type { ServedModel, ServedModels } from "../ServedModels.js";
 import type { ClientToolChoice } from "../ServedRun.js";
 import type { KeptResponse } from "./ServedResponses.js";
@@ -88,6 +88,7 @@ export function parseResponsesRequest(value: unknown, models: ServedModels, kept
   const conversation = conversationOf([...earlier, ...added], instructions);
   checkPattern(model, conversation, clientTools);
   const toolChoice = body.tool_choice === undefined ? undefined : toolChoiceOf(body.tool_choice, "tool_choice", clientTools ?? [], (choice) => (isPlainObject(choice) && choice.type === "function" && typeof choice.name === "string" ? choice.name : undefined));
+  checkModelArgs({ maxTokens: body.max_output_tokens, maxTokensParam: "max_output_tokens" });
   const modelArgs = modelArgsOf({ maxTokens: body.max_output_tokens, temperature: body.temperature, topP: body.top_p, seed: undefined, stop: undefined });
   const responseFormat = body.text === undefined ? undefined : textFormat(body.text);
   const metadata = body.metadata === undefined || body.metadata === null ? undefined : stringMap(body.metadata as Record<string, unknown>, "metadata");
