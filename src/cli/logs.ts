@@ -147,7 +147,8 @@ export async function logsServeCommand(options: { port?: string; json?: boolean 
     const code = (error as NodeJS.ErrnoException).code;
     throw new ConfigError("usage_logs_port", code === "EADDRINUSE" ? `port ${port} is in use` : `cannot serve on 127.0.0.1:${port}: ${(error as Error).message}`, { location: { file: "--port" }, hint: "Pick another with --port N (0: any free port)." });
   }
-  // The one place the token is shown: whoever has this address can read every run in the log.
+  // The token is shown here, and on stdout with --json, which asked for it: whoever has this address can read every
+  // run in the log.
   writeErr(`lllm: the run viewer is at ${served.url} (read-only; the address holds its token: do not share it; Ctrl-C to stop)`);
   // For a script that starts the viewer and opens it: the address as data, once the viewer listens.
   if (options.json) writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, url: served.url }));

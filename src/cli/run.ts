@@ -351,7 +351,8 @@ function resumablePackage(entry: string): string {
 /**
  * Whether a resume of the run would only replay its way to the same error: what the model did (a refusal, a reply
  * that never parsed, an unknown tool, programs that failed every repair) is in the record, and a resume replays it.
- * A program killed at exec_timeout is the exception: it runs again when resumed, and may finish in time.
+ * A program killed at exec_timeout is the exception: it runs again when resumed, and may finish in time. Programs
+ * that all reached code_action.max_tool_calls (exit 3) are not: the cap is the tactic's, and a resume replays them.
  */
 function replaysToSameEnd(error: unknown): boolean {
   return error instanceof ModelBehaviorError && error.code !== "code_action_timeout";

@@ -98,7 +98,10 @@ export function connectionError(error: Error, failed: FailedRequest): ProviderEr
         ? proxy.status === 407
           ? "the proxy wants credentials: give them in the proxy variable, as http://USER:PASSWORD@host:port (HTTPS_PROXY for https:// servers)"
           : "check the proxy variables (HTTPS_PROXY, HTTP_PROXY) and NO_PROXY, which lists the hosts reached without the proxy"
-        : `check that the server is running and that the base URL (${setting}) is right`;
+        : failed.endpoint.baseURLFrom === undefined && /^https:\/\/api\./.test(failed.endpoint.baseURL)
+          ? // The provider's own address, which the user never set: the network is what to check.
+            "check this machine's network connection, and the proxy variables (HTTPS_PROXY, NO_PROXY) if it needs a proxy"
+          : `check that the server is running and that the base URL (${setting}) is right`;
   return new ProviderError("provider_connection", `cannot reach ${failed.endpoint.baseURL} for model \`${failed.wireModel}\`${afterAttempts(failed)}${cause}`, { hint, cause: error });
 }
 

@@ -1,3 +1,4 @@
+import { connectionError } from "../../src/providers/toProviderError.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { ProviderError } from "../../src/errors.js";
 import { createModel } from "../../src/providers/index.js";
@@ -222,6 +223,13 @@ describe("OpenAIChatModel over HTTP", () => {
     // The getting-started walk and the mock servers of the docs set OPENAI_BASE_URL, and never an invoker_config.
     const fromEnv = createModel({ model: "gpt-4o-mini", env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: stopped.url }, retry: { ...FAST_RETRY, maxRetries: 0 } });
     expect((await rejection(fromEnv.generate(ASK))).hint).toBe("check that the server is running and that the base URL (OPENAI_BASE_URL) is right");
+  });
+
+  it("tells the user to check the network, not a base URL they never set, when the provider's own address fails", () => {
+    const refused = new TypeError("fetch failed", { cause: Object.assign(new Error("getaddrinfo ENOTFOUND api.openai.com"), { code: "ENOTFOUND" }) });
+    const error = connectionError(refused, { modelName: "gpt-4o-mini", wireModel: "gpt-4o-mini", endpoint: { baseURL: "https://api.openai.com/v1" }, attempts: 1 });
+    expect(error.hint).toBe("check this machine's network connection, and the proxy variables (HTTPS_PROXY, NO_PROXY) if it needs a proxy");
+    expect(error.message).toBe("cannot reach https://api.openai.com/v1 for model `gpt-4o-mini`: getaddrinfo ENOTFOUND api.openai.com");
   });
 
   it("says so at once when the mock's script runs out", async () => {
