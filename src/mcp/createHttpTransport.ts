@@ -39,7 +39,7 @@ export async function serverFetch(config: McpServerConfig, options: HttpTranspor
   }
   // A server may echo what it was sent (in a tool's result, an error): the token and the config's credential headers
   // are secrets whatever their variable or header is called, removed from what the model, the logs and stderr see.
-  for (const [name, value] of Object.entries(headers)) if (isCredentialHeader(name)) registerSecret(credentialOf(value));
+  for (const [name, value] of Object.entries(headers)) if (isCredentialHeader(name)) for (const secret of credentialsOf(name, value)) registerSecret(secret);
   // The config's headers and the token are for the server alone: a request to another origin (an OAuth
   // authorization server, say) goes without them, and a redirect to another origin is not followed.
   const origin = new URL(config.url!).origin;
@@ -67,7 +67,17 @@ function isCredentialHeader(name: string): boolean {
   return /^(?:authorization|proxy-authorization|cookie)$/i.test(name) || isSecretName(name.replace(/-/g, "_"));
 }
 
-/** The credential in a header's value: `Bearer abc` (or `Basic …`) is `abc`, which is what a server would echo alone. */
-function credentialOf(value: string): string {
-  return value.replace(/^(?:Bearer|Basic|Token)\s+/i, "");
+/**
+ * The credentials in a header's value, each of which a server might echo alone: `Bearer abc` is `abc`; `Basic …` is
+ * its base64 and the password it decodes to; a cookie header is each cookie's value.
+ */
+function credentialsOf(name: string, value: string): string[] {
+  if (/^cookie$/i.test(name)) return [value, ...value.split(";").map((pair) => pair.slice(pair.indexOf("=") + 1).trim()).filter((cookie) => cookie !== "")];
+  const basic = /^Basic\s+(\S+)$/i.exec(value);
+  if (basic) {
+    const decoded = Buffer.from(basic[1]!, "base64").toString("utf8");
+    const password = decoded.slice(decoded.indexOf(":") + 1);
+    return [basic[1]!, decoded, ...(password !== "" ? [password] : [])];
+  }
+  return [value.replace(/^(?:Bearer|Token)\s+/i, "")];
 }

@@ -16,6 +16,13 @@ describe("an HTTP MCP server's credentials are redacted", () => {
       { env: {}, home: tempDir("lllm-mcp-home-") },
     );
     expect(secrets.redact("echo hdr-key-0a1b2c3d4e dXNlcjpwYXNzd29yZC0x plain-client-name")).toBe("echo [redacted] [redacted] plain-client-name");
+    // Basic's password as the server decodes it, alone too.
+    expect(secrets.redact("you sent password-1")).toBe("you sent [redacted]");
+  });
+
+  it("each cookie's value of a Cookie header, which a server may echo one at a time", async () => {
+    await serverFetch({ name: "remote", url: "http://127.0.0.1:9/mcp", headers: { Cookie: "session=sess-9a8b7c6d5e4f; theme=dark-mode-choice" } }, { env: {}, home: tempDir("lllm-mcp-home-") });
+    expect(secrets.redact("session is sess-9a8b7c6d5e4f")).toBe("session is [redacted]");
   });
 
   it("an OAuth client's secret from a variable of any name", async () => {
