@@ -155,12 +155,15 @@ function nearestExisting(dir: string): string {
   }
 }
 
+/** Latin letters that do not decompose into a letter and an accent, written as their usual ASCII spelling. */
+const LETTERS: Record<string, string> = { ß: "ss", æ: "ae", œ: "oe", ø: "o", ł: "l", đ: "d", þ: "th" };
+
 /**
  * The folder's name as a package name: an identifier (letters, digits, `_`), starting with a letter. Accented
  * letters lose their accent first (`Über` is `uber`, not `ber`).
  */
 export function packageName(dir: string): string {
-  const plain = path.basename(dir).normalize("NFKD").replace(/\p{M}+/gu, "");
+  const plain = path.basename(dir).normalize("NFKD").replace(/\p{M}+/gu, "").replace(/[ßæœøłđþ]/giu, (letter) => LETTERS[letter.toLowerCase()] ?? letter);
   const base = plain.toLowerCase().replace(/[^a-z0-9_]+/g, "_").replace(/^_+|_+$/g, "");
   if (base === "") return "my_package";
   return /^[a-z]/.test(base) ? base : `pkg_${base}`;

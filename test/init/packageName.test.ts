@@ -13,5 +13,8 @@ describe("lllm init's package name, from the folder's", () => {
     expect(packageName("/work/Über")).toBe("uber");
     expect(packageName("/work/café-bot")).toBe("cafe_bot");
     expect(packageName("/work/Ångström")).toBe("angstrom");
+    expect(packageName("/work/Straße")).toBe("strasse");
+    expect(packageName("/work/Łódź")).toBe("lodz");
+    expect(packageName("/work/Øresund")).toBe("oresund");
   });
 });
