@@ -108,7 +108,8 @@ function refuseLocalDependencies(manifest: PackageManifest): void {
  * whose `base:` or `packages:` reaches outside the folder works here and would be refused wherever it is installed.
  */
 function refusePathsOutside(root: string, files: readonly string[]): void {
-  for (const relative of files.filter((name) => /^tactics\/[^/]+\.(?:ya?ml|json)$/i.test(name))) {
+  // Every data file: a tactic's `base:` may be any file of the package (tactics/shared/common.yaml, common/base.yaml).
+  for (const relative of files.filter((name) => /\.(?:ya?ml|json)$/i.test(name) && name !== "package.json")) {
     const file = path.join(root, ...relative.split("/"));
     let data: unknown;
     try {

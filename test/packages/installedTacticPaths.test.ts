@@ -94,6 +94,13 @@ describe("a tactic of an installed package names files by path only inside its p
     const viaPackages = await lllm(["pack"], { cwd: write(`packages: [.., ../../elsewhere]\n${TACTIC}`), home });
     expect(viaPackages.code).toBe(2);
     expect(viaPackages.stderr).toContain("tactics/hello.yaml names `../../elsewhere` in its packages, outside the package");
+    // A base file elsewhere in the package, whose own packages lead out.
+    const deeper = write(`base: ../common/base.yaml\n${TACTIC}`);
+    mkdirSync(path.join(deeper, "common"));
+    writeFileSync(path.join(deeper, "common", "base.yaml"), "packages: [../../elsewhere]\n");
+    const viaDeeperBase = await lllm(["pack"], { cwd: deeper, home });
+    expect(viaDeeperBase.code).toBe(2);
+    expect(viaDeeperBase.stderr).toContain("common/base.yaml names `../../elsewhere` in its packages, outside the package");
     const inside = await lllm(["pack"], { cwd: write(`base: ./common.yaml\npackages: [.., npm:@acme/tools@1]\n${TACTIC}`), home });
     expect(inside.stderr).not.toContain("error");
     expect(inside.code).toBe(0);
