@@ -4,6 +4,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
 import { ConfigError, isLllmError, ModelBehaviorError, RunLimitError } from "../errors.js";
+import { endedByAnswer } from "../store/journal/endingAnswer.js";
 import { warnUnknownModels } from "./models.js";
 import { modelLocation } from "../tactics/modelLocation.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
@@ -349,11 +350,12 @@ function resumablePackage(entry: string): string {
 }
 
 /**
- * Whether a resume of the run would only replay its way to the same error: what the model did (a refusal, a reply
- * that never parsed, an unknown tool, programs that failed every repair) is in the record, and a resume replays it.
- * A program killed at exec_timeout is the exception: it runs again when resumed, and may finish in time. Programs
- * that all reached code_action.max_tool_calls (exit 3) are not: the cap is the tactic's, and a resume replays them.
+ * Whether a resume of the run would only replay its way to the same error: programs that failed every repair are in
+ * the record, and a resume replays them. An answer that ended the run by itself (a refusal, a reply that never
+ * parsed, a tool not offered) is asked for again instead (see `endedByAnswer`), and a program killed at
+ * exec_timeout runs again and may finish in time: both are worth a resume. Programs that all reached
+ * code_action.max_tool_calls (exit 3) are not: the cap is the tactic's, and a resume replays them.
  */
 function replaysToSameEnd(error: unknown): boolean {
-  return error instanceof ModelBehaviorError && error.code !== "code_action_timeout";
+  return error instanceof ModelBehaviorError && error.code !== "code_action_timeout" && !endedByAnswer(error.code);
 }

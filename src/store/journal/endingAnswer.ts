@@ -6,6 +6,11 @@ import type { ModelCallRecord, RunRecord } from "../RunRecord.js";
  */
 const ENDED_BY_ANSWER = new Set(["unknown_tool", "answer_filtered", "parse_failed"]);
 
+/** Whether a run that ended with this error code is resumed by asking the model again for its last answer. */
+export function endedByAnswer(code: string): boolean {
+  return ENDED_BY_ANSWER.has(code);
+}
+
 /**
  * The recorded model call whose answer ended the run, if that is how it ended: a resume asks the model again for it
  * (with the tactic as it is now, under `--force`) instead of replaying it, so that `lllm run --resume` of such a run
