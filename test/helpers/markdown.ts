@@ -45,22 +45,26 @@ function isClosingFence(line: string, fence: string): boolean {
 
 /** A page's text with its fenced blocks and inline code blanked out (same lines), where links and headings are read. */
 export function proseOf(markdown: string): string {
-  const lines = markdown.split("\n");
-  let fence: string | undefined;
-  return lines
-    .map((line) => {
-      const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
-      if (fence === undefined && marker) {
-        fence = marker;
-        return "";
-      }
-      if (fence !== undefined) {
-        if (isClosingFence(line, fence)) fence = undefined;
-        return "";
-      }
-      return line.replace(/(`+)(?:(?!\1)[\s\S])*?\1/g, (code) => " ".repeat(code.length));
-    })
+  return withoutFences(markdown)
+    .map((line) => line.replace(/(`+)(?:(?!\1)[\s\S])*?\1/g, (code) => " ".repeat(code.length)))
     .join("\n");
+}
+
+/** A page's lines with those of its fenced blocks blank: line numbers stay, and nothing read starts in a block. */
+function withoutFences(markdown: string): string[] {
+  let fence: string | undefined;
+  return markdown.split("\n").map((line) => {
+    const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
+    if (fence === undefined && marker) {
+      fence = marker;
+      return "";
+    }
+    if (fence !== undefined) {
+      if (isClosingFence(line, fence)) fence = undefined;
+      return "";
+    }
+    return line;
+  });
 }
 
 /** A link of a page: its target as written, and its line. */
@@ -121,21 +125,6 @@ export interface CodeSpan {
 
 /** The code spans of a page's prose, not those inside fenced blocks. */
 export function codeSpans(markdown: string): CodeSpan[] {
-  const lines = markdown.split("\n");
-  let fence: string | undefined;
-  // Fenced blocks become blank lines, so the spans keep their line numbers and none starts in a block.
-  const prose = lines.map((line) => {
-    const marker = /^\s*(`{3,}|~{3,})/.exec(line)?.[1];
-    if (fence === undefined && marker) {
-      fence = marker;
-      return "";
-    }
-    if (fence !== undefined) {
-      if (isClosingFence(line, fence)) fence = undefined;
-      return "";
-    }
-    return line;
-  });
-  const text = prose.join("\n");
+  const text = withoutFences(markdown).join("\n");
   return [...text.matchAll(/(`+)(?!`)([\s\S]*?[^`])\1(?!`)/g)].map((match) => ({ text: match[2]!.replace(/\n/g, " "), line: text.slice(0, match.index).split("\n").length }));
 }
