@@ -124,6 +124,8 @@ async function* csvItems(stream: AsyncIterable<Buffer>, label: string, maxBytes:
   const columns = (header: string[]): string[] => {
     const twice = header.find((name, position) => header.indexOf(name) !== position);
     if (twice !== undefined) throw new ConfigError("batch_bad_csv", `${label}:1: the header row names the column \`${escapeControlCharacters(twice, { all: true })}\` twice`, { location: { file: label, line: 1 }, hint: "Give each column its own name: `input`, optionally `id`, and one column per var." });
+    // Checked on the header, not on the first row: a CSV of a header alone would otherwise pass as a batch of nothing.
+    if (!header.includes("input")) throw noInputColumn(label);
     return header;
   };
   const parser = parse({ columns, bom: true, skip_empty_lines: true, relax_column_count: false, info: true, record_delimiter: ["\r\n", "\n"] });
@@ -135,7 +137,7 @@ async function* csvItems(stream: AsyncIterable<Buffer>, label: string, maxBytes:
       const { record, info } = row;
       const { input, id, ...vars } = record;
       const lineNumber = info.lines;
-      if (input === undefined) throw new ConfigError("batch_no_input_column", `${label}: the CSV has no \`input\` column`, { location: { file: label, line: 1 }, hint: "The header row names the columns: `input`, optionally `id`, and one column per var." });
+      if (input === undefined) throw noInputColumn(label);
       while (oversized.length > 0 && oversized[0]!.lineNumber < lineNumber) yield oversizedItem(oversized.shift()!, index++, label, maxBytes, "record");
       yield { id: id !== undefined && id !== "" ? id : String(lineNumber), index: index++, input, vars };
     }
@@ -147,4 +149,8 @@ async function* csvItems(stream: AsyncIterable<Buffer>, label: string, maxBytes:
   } finally {
     source.destroy();
   }
+}
+
+function noInputColumn(label: string): ConfigError {
+  return new ConfigError("batch_no_input_column", `${label}: the CSV has no \`input\` column`, { location: { file: label, line: 1 }, hint: "The header row names the columns: `input`, optionally `id`, and one column per var." });
 }

@@ -21,8 +21,9 @@ export function reportSummary(stats: BatchStats, context: { batchId: string; out
   const failedTotal = stats.failed + stats.skippedFailed;
   if (failedTotal > 0) lines.push(`  ${failedTotal} item${failedTotal === 1 ? "" : "s"} failed: the lines with "status":"error" in ${context.out ?? "the output"} say why${context.out ? "; --retry-failed runs them again" : ""}`);
   if (stats.stoppedBy === "interrupted" || stats.stoppedBy === "fail_fast") lines.push(`  stopped before the end${stats.stoppedBy === "fail_fast" ? " (--fail-fast)" : ""}: ${context.out ? "run the same command again to go on" : "give --out FILE to be able to resume"}`);
-  // Something the run met that the counts do not show (answers of provider jobs refused).
-  const notes = context.notes ?? [];
+  // Something the run met that the counts do not show (answers of provider jobs refused, a dataset of nothing).
+  const notes = [...(context.notes ?? [])];
+  if (stats.ok + stats.failed + stats.skipped + stats.duplicates + stats.cancelled === 0 && stats.stoppedBy === undefined) notes.push("the dataset held no item: nothing was run");
   for (const note of notes) lines.push(`  ${note}`);
   // The summary is the one line --quiet keeps only when something needs the user's attention.
   if (context.quiet && failedTotal === 0 && stats.duplicates === 0 && stats.stoppedBy === undefined && notes.length === 0) return;

@@ -39,6 +39,20 @@ describe("lllm batch", () => {
     expect(setup.answered()).toBe(500);
   }, 300_000);
 
+  it("says so when the dataset held no item (an empty file, a CSV header alone), which is no failure", async () => {
+    const setup = await echoSetup();
+    servers.push(setup.server);
+    for (const [name, text] of [["empty.jsonl", ""], ["header.csv", "input,id\n"]] as const) {
+      const inputs = path.join(setup.dir, name);
+      writeFileSync(inputs, text);
+      const result = await batch([setup.tactic, "--inputs", inputs, "--no-log"], setup.env);
+      expect(result.code).toBe(0);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toContain("lllm batch: 0 ok, 0 failed");
+      expect(result.stderr).toContain("  the dataset held no item: nothing was run\n");
+    }
+  });
+
   it("reads CSV (columns become vars, `input` the input) and records each item in the run store with the batch id", async () => {
     const setup = await echoSetup({ prompt: "{input} in {city}" });
     servers.push(setup.server);

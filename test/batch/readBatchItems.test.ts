@@ -112,6 +112,13 @@ describe("readBatchItems", () => {
     await expect(readFile("input,id,input\na,1,b\n", { format: "csv" })).rejects.toMatchObject({ code: "batch_bad_csv", message: "items:1: the header row names the column `input` twice" });
   });
 
+  it("a CSV without an input column stops the batch at its header, a header alone too (not a batch of nothing)", async () => {
+    for (const text of ["question,id\n", "question,id\nwhy,1\n"]) {
+      await expect(readFile(text, { format: "csv" })).rejects.toMatchObject({ code: "batch_no_input_column", message: "items: the CSV has no `input` column" });
+    }
+    expect(await readFile("input,id\n", { format: "csv" })).toEqual([]);
+  });
+
   it("a CSV record over the cap fails its item in file order; the rows after it keep their line numbers as ids", async () => {
     const big = "w".repeat(200_000); // spans several chunks of the file stream
     const items = await readFile(`input,city\nfirst,Oslo\n"${big}\n${big}",Rome\n"multi\nline",Paris\nlast,Lima\n"${big}",Nowhere\n`, { format: "csv", maxLineBytes: 100_000 });
