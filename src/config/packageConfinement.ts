@@ -1,7 +1,7 @@
-import { realpathSync } from "node:fs";
 import path from "node:path";
 import type { ConfigProblem, SourceLocation } from "../errors.js";
 import { displayPath } from "./displayPath.js";
+import { realOrResolved } from "../util/realPath.js";
 import { isRemoteSource } from "./packageSource.js";
 
 /**
@@ -23,21 +23,13 @@ export function confinementProblem(what: "base" | "package", target: string, fol
 
 /** Whether a `base:` path or a `packages:` entry (absolute already) lies outside `folder`. */
 export function escapesFolder(what: "base" | "package", target: string, folder: string): boolean {
-  if (what === "package" && (isRemoteSource(target) || target.startsWith("file:"))) return false;
-  return !isInside(real(target), real(folder));
+  if (what === "package" && isRemoteSource(target)) return false;
+  // Links resolved, so that a link inside the package cannot point out of it.
+  return !isInside(realOrResolved(target), realOrResolved(folder));
 }
 
 function isInside(target: string, folder: string): boolean {
   const relative = path.relative(folder, target);
   // `..` or `../…` is out; a name that merely starts with two dots (`..notes`) is in.
   return relative === "" || (relative !== ".." && !relative.startsWith(`..${path.sep}`) && !path.isAbsolute(relative));
-}
-
-/** The path with its links resolved where it exists, so that a link inside the package cannot point out of it. */
-function real(file: string): string {
-  try {
-    return realpathSync(file);
-  } catch {
-    return path.resolve(file);
-  }
 }

@@ -14,6 +14,7 @@ import { installedPackage } from "./installed/installedPackage.js";
 import { Package, type FileEntry, type ToolEntry } from "./Package.js";
 import { parseRef, type Ref, type Section } from "./ref.js";
 import { firstLine } from "../util/firstLine.js";
+import { realOrResolved } from "../util/realPath.js";
 
 /**
  * A package to load, and where it was named (for messages): a folder, or a remote source (`npm:…`, `git+…`,
@@ -214,7 +215,7 @@ export class Registry {
   /** The package a file belongs to, if any (a tactic inside `pkg/tactics/` resolves bare names in `pkg` first). */
   packageOfFile(file: string): Package | undefined {
     // Package folders are kept by real path, so compare real paths; the innermost folder wins when packages nest.
-    const resolved = existsSync(file) ? realpathSync(file) : path.resolve(file);
+    const resolved = realOrResolved(file);
     const containing = this.list().filter((pkg) => resolved.startsWith(path.resolve(pkg.dir) + path.sep));
     return containing.sort((a, b) => b.dir.length - a.dir.length)[0];
   }
@@ -312,7 +313,7 @@ export class Registry {
         for (const dir of subfolders(root)) {
           // Found, not named: its code runs only if it is a folder of the user's own (as the folder a command runs in
           // is taken for a package, see packagesOrHere). One another user made in a shared working folder is left out.
-          const distrust = distrustFolder(realFolder(dir));
+          const distrust = distrustFolder(realOrResolved(dir));
           if (distrust !== undefined) {
             warnOnce(`${dir} is not loaded as a package: ${distrust} (name it with -p to load it, or ${trustHint(dir)})`);
             continue;
@@ -419,15 +420,6 @@ async function projectDependencies(cwd: string): Promise<Array<{ path: string; a
  */
 function unaliasedFirst<T extends { alias?: string }>(dependencies: T[]): T[] {
   return [...dependencies.filter((dependency) => dependency.alias === undefined), ...dependencies.filter((dependency) => dependency.alias !== undefined)];
-}
-
-/** Where a link leads (a package folder linked from lllm_packages is judged where it is); the path itself if nowhere. */
-function realFolder(dir: string): string {
-  try {
-    return realpathSync(dir);
-  } catch {
-    return dir;
-  }
 }
 
 function subfolders(root: string): string[] {

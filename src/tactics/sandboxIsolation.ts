@@ -1,10 +1,10 @@
-import { existsSync, realpathSync } from "node:fs";
 import type { IsolationOrigin } from "../codeaction/requireIsolation.js";
 import type { LoadedTactic, SandboxConfig } from "../config/index.js";
 import { collectProblems, ConfigError, type ConfigProblem, type SourceLocation } from "../errors.js";
 import type { IsolationOptions } from "../sandbox/index.js";
 import { megabytesOf } from "../util/megabytesOf.js";
 import type { Registry } from "../registry/index.js";
+import { realOrResolved } from "../util/realPath.js";
 
 /** Where a key of the `sandbox:` block is written, for errors. */
 export type SandboxLocator = (key: string) => SourceLocation | undefined;
@@ -100,7 +100,7 @@ export function isolationOrigin(prepared: { tactic: Pick<LoadedTactic, "file">; 
   const { file } = prepared.tactic;
   const pkg = prepared.registry.packageOfFile(file);
   if (pkg === undefined || !prepared.registry.isInstalled(pkg)) return {};
-  const real = existsSync(file) ? realpathSync(file) : file;
-  const entry = [...pkg.tactics.values()].find((candidate) => candidate.file === file || (existsSync(candidate.file) && realpathSync(candidate.file) === real));
+  const real = realOrResolved(file);
+  const entry = [...pkg.tactics.values()].find((candidate) => candidate.file === file || realOrResolved(candidate.file) === real);
   return entry === undefined ? {} : { installedTactic: entry.ref };
 }

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import type { Registry } from "../../registry/index.js";
 import type { PreparedTactic } from "../../tactics/prepareTactic.js";
 import { canonicalJson } from "../../util/canonicalJson.js";
+import { realOrResolved } from "../../util/realPath.js";
 
 /**
  * The digest a producer and its workers compare: the tactic's resolved configuration, its agents (with their system
@@ -26,8 +26,7 @@ export function packageNames(registry: Registry, folders: readonly string[]): st
 }
 
 function sameFolder(a: string, b: string): boolean {
-  const real = (folder: string): string => (existsSync(folder) ? realpathSync(folder) : path.resolve(folder));
-  return real(a) === real(b);
+  return realOrResolved(a) === realOrResolved(b);
 }
 
 /** The digest of a file's bytes: a worker compares it with its own copy before loading anything. */

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "../../errors.js";
 import type { FileEntry, Registry } from "../../registry/index.js";
@@ -6,6 +6,7 @@ import type { PreparedTactic } from "../../tactics/prepareTactic.js";
 import type { QueuedTactic } from "./queueConnection.js";
 import { contentDigest, packageNames } from "./queueDigest.js";
 import { unsendableParts } from "./unsendableParts.js";
+import { realOrResolved } from "../../util/realPath.js";
 
 /**
  * How a queued batch names its tactic so that a worker on another machine, in another folder, finds the same one
@@ -40,10 +41,10 @@ export function queuedTactic(prepared: PreparedTactic, model: string | null): Qu
 
 /** The `tactics/` entry of a loaded package that is this file, if any. */
 function tacticEntryOf(registry: Registry, file: string): FileEntry | undefined {
-  const real = existsSync(file) ? realpathSync(file) : path.resolve(file);
+  const real = realOrResolved(file);
   for (const pkg of registry.list()) {
     for (const entry of pkg.entries("tactics").values()) {
-      if ((existsSync(entry.file) ? realpathSync(entry.file) : path.resolve(entry.file)) === real) return entry;
+      if (realOrResolved(entry.file) === real) return entry;
     }
   }
   return undefined;

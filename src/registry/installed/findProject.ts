@@ -1,8 +1,9 @@
-import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
 import { isPackageManifest } from "../../config/isPackageManifest.js";
 import { LOCK_FILE } from "./lockFile.js";
+import { realOrResolved } from "../../util/realPath.js";
 
 /**
  * Manifest files a project may keep its dependencies in, in the order they are looked for (as a package's are):
@@ -25,20 +26,12 @@ export interface Project {
  * project settings are found. Undefined when there is none.
  */
 export function findProject(cwd: string): Project | undefined {
-  const home = resolved(homedir());
+  const home = realOrResolved(homedir());
   for (let folder = path.resolve(cwd); ; folder = path.dirname(folder)) {
     const manifest = PROJECT_MANIFESTS.map((name) => path.join(folder, name)).find((file) => existsSync(file) && (path.basename(file) !== "package.json" || hasLllmKey(file)));
     const lock = path.join(folder, LOCK_FILE);
     if (manifest !== undefined || existsSync(lock)) return { dir: folder, ...(manifest !== undefined ? { manifest } : {}), lock };
     if (path.dirname(folder) === folder || folder === home || existsSync(path.join(folder, ".git"))) return undefined;
-  }
-}
-
-function resolved(folder: string): string {
-  try {
-    return realpathSync(folder);
-  } catch {
-    return path.resolve(folder);
   }
 }
 

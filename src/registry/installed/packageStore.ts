@@ -1,5 +1,6 @@
-import { readFileSync, realpathSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
+import { realOrResolved } from "../../util/realPath.js";
 import type { FileDigest } from "./filesIntegrity.js";
 import type { LockTrust } from "./lockFile.js";
 
@@ -22,14 +23,6 @@ export function installedFolderOf(file: string, home: string): string | undefine
   const relative = path.relative(root, realOrResolved(file));
   if (relative === "" || relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative)) return undefined;
   return path.join(root, relative.split(path.sep)[0]!);
-}
-
-function realOrResolved(file: string): string {
-  try {
-    return realpathSync(file);
-  } catch {
-    return path.resolve(file);
-  }
 }
 
 /** The folder of the package whose files have `integrity` (`sha512-<base64>`). */

@@ -1,9 +1,10 @@
-import { existsSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { TEST_FILE } from "../../evals/findTestFiles.js";
 import type { PreparedTactic } from "../../tactics/prepareTactic.js";
 import { isPlainObject } from "../../util/isPlainObject.js";
 import { yaml } from "../../util/lazyYaml.js";
+import { realOrResolved } from "../../util/realPath.js";
 
 /** At most this many examples per skill: a card is read by every client. */
 const MAX_EXAMPLES = 5;
@@ -17,7 +18,7 @@ export function tacticExamples(prepared: PreparedTactic): string[] {
   const file = prepared.tactic.file;
   const folder = path.dirname(file);
   const packageRoot = path.basename(folder) === "tactics" ? path.dirname(folder) : folder;
-  const target = realOf(file);
+  const target = realOrResolved(file);
   const examples: string[] = [];
   for (const testFile of testFilesUnder([path.join(packageRoot, "tests"), folder])) {
     let data: unknown;
@@ -26,7 +27,7 @@ export function tacticExamples(prepared: PreparedTactic): string[] {
     } catch {
       continue;
     }
-    if (!isPlainObject(data) || typeof data.tactic !== "string" || realOf(path.resolve(path.dirname(testFile), data.tactic)) !== target) continue;
+    if (!isPlainObject(data) || typeof data.tactic !== "string" || realOrResolved(path.resolve(path.dirname(testFile), data.tactic)) !== target) continue;
     for (const testCase of Array.isArray(data.cases) ? data.cases : []) {
       if (!isPlainObject(testCase)) continue;
       const input = testCase.input ?? (Array.isArray(testCase.turns) ? testCase.turns[0] : undefined);
@@ -48,8 +49,4 @@ function testFilesUnder(folders: string[]): string[] {
     }
   }
   return [...found];
-}
-
-function realOf(file: string): string {
-  return existsSync(file) ? realpathSync(file) : path.resolve(file);
 }
