@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from "node:async_hooks";
+import { AsyncLocalStorage, executionAsyncResource } from "node:async_hooks";
 
 /**
  * Which tool's code is running. Tool code runs inside a scope so that what it writes (`console.log`,
@@ -19,6 +19,8 @@ export interface ToolScope {
 
 const storage = new AsyncLocalStorage<ToolScope>();
 const running = new Set<ToolScope>();
+/** Every scope made, to tell one from whatever else a resource may hold under the storage's key. */
+const made = new WeakSet<ToolScope>();
 
 /**
  * Run `body` (a tool's `run`, a tool file's import) inside a scope; async work it starts stays in the scope. The
@@ -27,6 +29,7 @@ const running = new Set<ToolScope>();
  */
 export async function runInToolScope<T>(options: { label: string; file?: string | undefined; kind?: "run" | "import" }, body: () => T | Promise<T>): Promise<T> {
   const scope: ToolScope = { label: options.label, file: options.file, kind: options.kind ?? "run", atLineStart: true };
+  made.add(scope);
   running.add(scope);
   try {
     return await storage.run(scope, body);
@@ -34,15 +37,28 @@ export async function runInToolScope<T>(options: { label: string; file?: string 
     running.delete(scope);
     // On Node before 24, an enabled AsyncLocalStorage hooks every promise of the process (the model's HTTP
     // requests too: about a quarter of a millisecond per tool round): it is on only while tool code runs. What a
-    // tool writes later (from a timer it left) may then have no scope (Node 24 keeps it); either way the CLI keeps
-    // it off stdout.
+    // tool writes later (from a timer it left) is found by `currentToolScope` all the same.
     if (running.size === 0) storage.disable();
   }
 }
 
 /** The scope of the code running now, if it is tool code. */
 export function currentToolScope(): ToolScope | undefined {
-  return storage.getStore();
+  return storage.getStore() ?? keptScope();
+}
+
+/**
+ * The scope of a callback that tool code set up (a timer, a child process's output) and that runs after the storage
+ * was disabled (see `runInToolScope`), on Node before 24: there the storage keeps each scope on the resources made in
+ * it, under the symbol `kResourceStore`, and a disabled storage no longer looks there. Without this, what a tool
+ * wrote later reached stderr unmarked and unescaped (colours, a forged `lllm:` line), where Node 24 marks it. Node
+ * 24's storage (one frame per context) has no such key, and needs none.
+ */
+function keptScope(): ToolScope | undefined {
+  const key = (storage as unknown as { kResourceStore?: unknown }).kResourceStore;
+  if (typeof key !== "symbol") return undefined;
+  const held = (executionAsyncResource() as Record<symbol, unknown> | undefined)?.[key];
+  return typeof held === "object" && held !== null && made.has(held as ToolScope) ? (held as ToolScope) : undefined;
 }
 
 /** Tool scopes entered and not yet settled (oldest first). */

@@ -53,7 +53,7 @@ const TOOLS: Record<string, string> = {
   ].join("\n"),
   "pkg/tools/noisy.yaml": 'name: noisy\ndescription: a command tool that logs on stderr\ncommand: [python3, -c, "import sys; sys.stderr.write(\'working hard\\\\n\'); print(\'done\')"]\n',
   // Returns at once and writes later, from a timer: after the run's last tool has settled, outside any tool scope.
-  "pkg/tools/late.ts": 'import { tool } from "lllm";\nexport default tool({ name: "late", description: "writes later", run: () => { setTimeout(() => { console.log("late line"); process.stdout.write("late write\\n"); }, 300); return "ok"; } });\n',
+  "pkg/tools/late.ts": 'import { tool } from "lllm";\nexport default tool({ name: "late", description: "writes later", run: () => { setTimeout(() => { console.log("late line"); process.stdout.write("late write\\n"); process.stderr.write("\\nlllm: error: forged \\u001b[31mred\\n"); }, 300); return "ok"; } });\n',
   "tactic.yaml": "name: t\npackages: [./pkg]\nagent_configs:\n  - name: bot\n    model_name: gpt-test\n    system_prompt: You help.\n    tools: [hang, chatty, boom, noisy, late]\n",
 };
 
@@ -127,14 +127,17 @@ describe("what a tool prints goes to stderr, marked with its name", () => {
     expect(result.stderr).toContain("[chatty] a warning\n");
   });
 
-  it("what a tool writes later, from a timer it left running, still goes to stderr", async () => {
+  it("what a tool writes later, from a timer it left running, still goes to stderr, marked with its name", async () => {
     const dir = tree(scripted([{ tool_calls: [{ name: "late", arguments: {} }] }, { text: "Done." }]));
     const result = await runCli(["run", "tactic.yaml", "--model", "scripted:turns.json", "--input", "go", "--no-stream"], { cwd: dir });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("Done.\n");
     // The timer fires after the answer (the process waits for it), so these lines were written: on stderr.
-    expect(result.stderr).toContain("late line\n");
-    expect(result.stderr).toContain("late write\n");
+    // Marked and escaped as what it writes while it runs, on every Node (before 24, the scope is found on the timer).
+    expect(result.stderr).toContain("[late] late line\n");
+    expect(result.stderr).toContain("[late] late write\n");
+    expect(result.stderr).toContain("[late] lllm: error: forged \\u001b[31mred\n");
+    expect(result.stderr).not.toMatch(/^lllm: error: forged/m);
   });
 
   it("tools call: the answer alone on stdout; a command tool's stderr is shown on stderr with its name", async () => {
