@@ -7,6 +7,7 @@ import { BatchGroups, itemAttempt, itemModels, itemKey, type ItemAttempt, type I
 import { ParkedItems, type ParkedEntry } from "../batch/ParkedItems.js";
 import type { ItemHistory } from "../batch/provider/ItemHistory.js";
 import { whyNotParkable } from "../batch/provider/whyNotParkable.js";
+import { providerText } from "../batch/provider/providerText.js";
 import { ProviderBatchRunner } from "../batch/provider/ProviderBatchRunner.js";
 import { loadProjectSettings } from "../config/index.js";
 import { PriceTable } from "../providers/PriceTable.js";
@@ -200,7 +201,7 @@ export async function providerJobsCommand(out: string, action: "status" | "cance
             line = describeJob({ ...job, providerState: status.providerState }, status);
           }
         } catch (error) {
-          line += ` (cannot ${action === "cancel" ? "cancel" : "ask"} ${job.provider}: ${error instanceof Error ? error.message : String(error)})`;
+          line += ` (cannot ${action === "cancel" ? "cancel" : "ask"} ${job.provider}: ${providerText(error instanceof Error ? error.message : String(error))})`;
         }
       }
       writeOut(`${line}\n`);
@@ -219,9 +220,10 @@ export async function providerJobsCommand(out: string, action: "status" | "cance
 }
 
 function describeJob(job: StoredJob, counts?: { done?: number; failed?: number; total?: number }): string {
-  const state = job.state === "running" || job.state === "cancelling" ? `${job.state} (${job.providerState ?? "submitted"})` : job.state;
+  // The id and the state are the provider's text: one row of tab-separated columns whatever they hold.
+  const state = job.state === "running" || job.state === "cancelling" ? `${job.state} (${providerText(job.providerState ?? "submitted")})` : job.state;
   const done = counts?.done !== undefined ? `, ${counts.done}/${counts.total ?? job.requests} done${counts.failed ? ` (${counts.failed} failed)` : ""}` : "";
-  return `${job.provider}\t${job.jobId}\t${state}\t${job.requests} request${job.requests === 1 ? "" : "s"}${done}\tsubmitted ${formatAge(Date.now() - job.submittedAt)} ago`;
+  return `${job.provider}\t${providerText(job.jobId)}\t${state}\t${job.requests} request${job.requests === 1 ? "" : "s"}${done}\tsubmitted ${formatAge(Date.now() - job.submittedAt)} ago`;
 }
 
 function formatAge(ms: number): string {

@@ -13,6 +13,11 @@ export interface MockBatchOptions {
    * responses as JSON). What comes back is served as is, one per line (Gemini's inside its JSON array).
    */
   resultLines?: (lines: string[], job: MockBatchJob) => string[];
+  /**
+   * What the jobs' ids start with (each ends with its number) instead of the provider's usual prefix: a test gives
+   * one with a line break or a control character, as a hostile provider could.
+   */
+  jobIdPrefix?: string;
 }
 
 /** What the next submitted job does instead of ending with answers: fail, expire, or be cancelled (no answers). */
@@ -47,7 +52,7 @@ export class MockBatchJobs {
   readonly #prefix: string;
 
   constructor(prefix: string, options: MockBatchOptions, answer: (body: MockRequestBody) => Promise<unknown>) {
-    this.#prefix = prefix;
+    this.#prefix = options.jobIdPrefix ?? prefix;
     this.#options = options;
     this.#answer = answer;
   }
@@ -93,7 +98,7 @@ export class MockBatchJobs {
 
   /** The job as it is now: ended (and answered) once its delay has passed. */
   async current(id: string): Promise<MockBatchJob | undefined> {
-    const job = this.jobs.get(id);
+    const job = this.#find(id);
     if (!job || job.state !== "running" || Date.now() - job.createdAt < (this.#options.delayMs ?? 0)) return job;
     if (job.outcome) {
       job.state = job.outcome;
@@ -112,8 +117,19 @@ export class MockBatchJobs {
   }
 
   cancel(id: string): MockBatchJob | undefined {
-    const job = this.jobs.get(id);
+    const job = this.#find(id);
     if (job && job.state === "running") job.state = "cancelled";
     return job;
+  }
+
+  /** The job of an id as it stands in a URL path (percent-encoded, when the id has characters a path cannot hold). */
+  #find(id: string): MockBatchJob | undefined {
+    const job = this.jobs.get(id);
+    if (job) return job;
+    try {
+      return this.jobs.get(decodeURIComponent(id));
+    } catch {
+      return undefined; // not a percent-encoding: no job has it
+    }
   }
 }

@@ -192,7 +192,8 @@ export async function startMockOpenAIServer(options: MockOpenAIServerOptions = {
     }
     const content = /^\/v1\/files\/([^/]+)\/content$/.exec(path);
     if (request.method === "GET" && content) {
-      const text = files.get(content[1]!);
+      // A file id named after a job whose id needs percent-encoding in a path (`jobIdPrefix`) comes encoded.
+      const text = files.get(content[1]!) ?? files.get(decodeURIComponent(content[1]!.replace(/%(?![0-9a-f]{2})/gi, "%25")));
       if (text === undefined) return sendJSON(response, 404, { error: { message: "No such File object", type: "invalid_request_error", param: null, code: null } }), true;
       response.writeHead(200, { "content-type": "application/octet-stream" });
       return response.end(text), true;

@@ -150,6 +150,23 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(after.stdout).toContain("batch_mock_1\tcancelled");
   }, 180_000);
 
+  it("a job id with a line break or a control character (a hostile provider's) is shown escaped on one line, on stderr and in --status", async () => {
+    const server = await openAIBatchServer({ jobIdPrefix: "batch\nlllm: forged\t\u001b[2K_" });
+    servers.push(server);
+    const project = openAIProject(server, 2);
+    const result = await batch([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("submitted openai batch job batch\\nlllm: forged\\t\\u001b[2K_1 (2 requests)");
+    expect(result.stderr).toContain("openai batch job batch\\nlllm: forged\\t\\u001b[2K_3 ended: 2 answers");
+    expect(result.stderr.split("\n").filter((line) => line.startsWith("lllm: forged"))).toEqual([]);
+    const status = await runCli(["batch", "--status", "--out", project.out], { env: project.env });
+    expect(status.code).toBe(0);
+    const rows = status.stdout.split("\n").filter(Boolean);
+    expect(rows).toHaveLength(3);
+    for (const row of rows) expect(row.split("\t")).toHaveLength(5);
+    expect(rows[0]).toMatch(/^openai\tbatch\\nlllm: forged\\t\\u001b\[2K_1\tended\t/);
+  }, 120_000);
+
   it("--max-cost counts the estimated price of requests in jobs still running: a rerun under a lower limit submits nothing more, and collects the job already submitted before it stops", async () => {
     const { options, server, project, args } = await killedAfterFirstJob(40);
     // Nothing is spent yet (no result line), but round 1 of 40 items is at the provider: at least its prompts'

@@ -6,6 +6,7 @@ import type { BatchApi, BatchJobStatus, BatchRequestLine, BatchTurn } from "./Ba
 import { BatchHttpError } from "./BatchApi.js";
 import { describeRefused, type RefusedAnswers } from "./checkResults.js";
 import { pollJob } from "./pollJob.js";
+import { providerText } from "./providerText.js";
 import { JobCancellations } from "./JobCancellations.js";
 import type { BatchJobStore, StoredAnswer, WaitingRange } from "./BatchJobStore.js";
 import type { KnownRequest } from "./ItemHistory.js";
@@ -144,7 +145,7 @@ export class ProviderBatchRunner {
       this.#cancellations.resumed(job.jobId, job.state === "cancelling");
       const group = this.#options.groupOf(job.config);
       if (!group) {
-        this.#options.warn(`cannot poll ${job.provider} job ${job.jobId} again (its model settings are no longer in the tactic); its requests are submitted again`);
+        this.#options.warn(`cannot poll ${job.provider} job ${providerText(job.jobId)} again (its model settings are no longer in the tactic); its requests are submitted again`);
         this.#options.store.endJob(job.jobId, "failed", "unknown settings");
         continue;
       }
@@ -405,7 +406,7 @@ export class ProviderBatchRunner {
     }
     this.#options.store.submitted(submission, jobId);
     this.jobsSubmitted += 1;
-    this.#options.say(`submitted ${api.provider} batch job ${jobId} (${job.count} request${job.count === 1 ? "" : "s"})`);
+    this.#options.say(`submitted ${api.provider} batch job ${providerText(jobId)} (${job.count} request${job.count === 1 ? "" : "s"})`);
     this.#poll(jobId, group, job.committed, job.submittedAt);
   }
 
@@ -456,10 +457,10 @@ export class ProviderBatchRunner {
     // Left to the next run to poll (even ended at the provider): it takes what the job answered.
     this.#options.store.setJobState(jobId, "running", status.providerState);
     if (this.#failure) return;
-    this.#failure = new ProviderError("provider_batch_cancelled", `the ${provider} batch job ${jobId} was cancelled while this batch ran (lllm batch --cancel, or the provider's console): the batch stopped, and submitted nothing again`, {
+    this.#failure = new ProviderError("provider_batch_cancelled", `the ${provider} batch job ${providerText(jobId)} was cancelled while this batch ran (lllm batch --cancel, or the provider's console): the batch stopped, and submitted nothing again`, {
       hint: "Run the same command again to go on: it takes what the cancelled job answered, and submits its other requests again in a new job (paid again).",
     });
-    this.#options.say(`${provider} batch job ${jobId} was cancelled: the batch stops (its requests are not submitted again)`);
+    this.#options.say(`${provider} batch job ${providerText(jobId)} was cancelled: the batch stops (its requests are not submitted again)`);
     this.#options.onStop?.(this.#failure);
     void this.detach();
   }
@@ -470,7 +471,7 @@ export class ProviderBatchRunner {
     if (text === undefined) return;
     this.refused.twice += refused.twice.size;
     this.refused.foreign += refused.foreign;
-    this.#options.warn(`${group.api.provider} batch job ${jobId}: answers refused: ${text}`);
+    this.#options.warn(`${group.api.provider} batch job ${providerText(jobId)}: answers refused: ${text}`);
   }
 
   /** Hand stored answers to their items: waiting in memory (read back from the store), or parked (told ready). */
@@ -502,8 +503,8 @@ export class ProviderBatchRunner {
     const missing = store.requestsOf(jobId);
     store.endJob(jobId, status.state, status.providerState, this.#numberOf(group));
     this.jobsEnded += 1;
-    const why = status.state === "ended" ? "" : ` (${status.state}${status.message ? `: ${status.message}` : ""})`;
-    this.#options.say(`${group.api.provider} batch job ${jobId} ended${why}: ${answered} answer${answered === 1 ? "" : "s"}${missing.length > 0 ? `, ${missing.length} to submit again` : ""}`);
+    const why = status.state === "ended" ? "" : ` (${status.state}${status.message ? `: ${providerText(status.message)}` : ""})`;
+    this.#options.say(`${group.api.provider} batch job ${providerText(jobId)} ended${why}: ${answered} answer${answered === 1 ? "" : "s"}${missing.length > 0 ? `, ${missing.length} to submit again` : ""}`);
     let waitAgain = 0;
     for (const id of missing) {
       const waiter = this.#waiters.get(id);
@@ -513,7 +514,7 @@ export class ProviderBatchRunner {
       const attempts = store.request(id)?.attempts ?? 0;
       if (attempts >= (this.#options.maxAttempts ?? 3)) {
         const unanswered = taken.refused.has(id) ? ", its id coming more than once in the job's results (no answer of it used)" : why;
-        this.#fail(id, new ProviderError("provider_batch_failed", `the ${group.api.provider} batch job ${jobId} ended without answering this request${unanswered}, after ${attempts} submissions`));
+        this.#fail(id, new ProviderError("provider_batch_failed", `the ${group.api.provider} batch job ${providerText(jobId)} ended without answering this request${unanswered}, after ${attempts} submissions`));
         continue;
       }
       if (kept) waitAgain += 1;

@@ -4,6 +4,7 @@ import { BatchHttpError, BatchResultsError } from "./BatchApi.js";
 import type { BatchJobStore, StoredAnswer } from "./BatchJobStore.js";
 import { checkResults, type RefusedAnswers } from "./checkResults.js";
 import type { JobCancellations } from "./JobCancellations.js";
+import { providerText } from "./providerText.js";
 
 export interface PollJobOptions {
   jobId: string;
@@ -72,7 +73,7 @@ export async function pollJob(options: PollJobOptions): Promise<JobOutcome> {
         status = { state: "failed", providerState: "status unreadable", message: `its status cannot be read: ${message}` };
       } else {
         failures += 1;
-        if (failures === 1 || failures % 10 === 0) options.warn(`polling ${api.provider} batch job ${jobId} failed (${message}); polling on`);
+        if (failures === 1 || failures % 10 === 0) options.warn(`polling ${api.provider} batch job ${providerText(jobId)} failed (${providerText(message)}); polling on`);
         continue;
       }
     }
