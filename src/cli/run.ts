@@ -209,7 +209,10 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   }
   const { result } = run;
   if (result.dryRunRequest) {
-    writeOut(JSON.stringify(result.dryRunRequest, null, 2));
+    // Bare, the body is what the provider would get (ready for `curl -d @-`); with --json it is wrapped like every
+    // other --json output, so that a script can check the version and tell it from a run's result.
+    const printed = options.json ? { schema_version: SCHEMA_VERSION, dry_run: true, request: result.dryRunRequest } : result.dryRunRequest;
+    writeOut(JSON.stringify(printed, null, 2));
     return;
   }
   if (options.verbose) writeErr(paint("dim", `lllm: ${run.summary}${run.runId !== undefined ? ` · run ${run.runId}` : ""}`));

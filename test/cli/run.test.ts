@@ -198,6 +198,18 @@ describe("lllm run against an OpenAI-compatible server", () => {
     expect(JSON.parse(weather.stdout)).toMatchObject({ model: "llama3", temperature: 0.1 });
   });
 
+  it("--dry-run --json wraps the request as every --json output is: {schema_version, dry_run, request}", async () => {
+    const result = await run(["run", loop, "--input", "Paris?", "--dry-run", "--json"], []);
+    expect(result.code).toBe(0);
+    const printed = JSON.parse(result.stdout) as { schema_version: number; dry_run: boolean; request: { model: string; messages: Array<{ role: string }> } };
+    expect(Object.keys(printed)).toEqual(["schema_version", "dry_run", "request"]);
+    expect(printed.schema_version).toBe(1);
+    expect(printed.dry_run).toBe(true);
+    expect(printed.request.model).toBe("gpt-test");
+    expect(printed.request.messages.map((message) => message.role)).toEqual(["system", "user"]);
+    expect(server!.requests).toHaveLength(0);
+  });
+
   it("a template placeholder nothing fills stops the run before any model call (exit 2)", async () => {
     const result = await run(["run", path.join(fixtures, "pipeline.yaml"), "--var", "tone=dry", "--input", "rain"], ["draft", "final"]);
     expect(result.code).toBe(0); // pipeline.yaml's placeholders are all filled: input, tone (vars and --var), draft (as)
