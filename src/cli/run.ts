@@ -3,8 +3,8 @@ import { mcpClientHooks } from "./mcpClientHooks.js";
 import { existsSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { AgentEvent } from "../agent/index.js";
-import { ConfigError, isLllmError, ModelBehaviorError, RunLimitError } from "../errors.js";
-import { endedByAnswer } from "../store/journal/endingAnswer.js";
+import { ConfigError, isLllmError, RunLimitError } from "../errors.js";
+import { replaysToSameEnd } from "../store/journal/endingAnswer.js";
 import { warnUnknownModels } from "./models.js";
 import { modelLocation } from "../tactics/modelLocation.js";
 import { prepareTactic } from "../tactics/prepareTactic.js";
@@ -197,11 +197,11 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
     // A run stopped before its end goes on from where it stopped: say how (not for a mistake in the files or flags,
     // nor for a recorded model that no longer fits the run: resumed, it would diverge again; nor for a run refused
     // before its first model call, a sandbox missing: nothing was spent, and running it again is the same; nor for
-    // what the model did, see replaysToSameEnd).
+    // what the model did, see replaysToSameEnd). `lllm logs` marks runs by the same rule (isResumable).
     if (resumed && run.runId !== undefined && !signal.aborted && isLllmError(run.error) && run.error.exitCode === 2) {
       // The attempt's mistake (a key not set in this shell, a script path from another folder), not the run's.
       writeErr(`lllm: run ${run.runId} can still go on once that is fixed: lllm run --resume ${run.runId}`);
-    } else if (run.runId !== undefined && !signal.aborted && (resumed !== undefined || usage.llmCalls > 0) && !(isLllmError(run.error) && (run.error.exitCode === 2 || /^provider_(replay|script)_/.test(run.error.code))) && !replaysToSameEnd(run.error)) {
+    } else if (run.runId !== undefined && !signal.aborted && (resumed !== undefined || usage.llmCalls > 0) && !(isLllmError(run.error) && (run.error.exitCode === 2 || replaysToSameEnd(run.error.code)))) {
       const raise = run.error instanceof RunLimitError ? ` --${run.error.limit.replaceAll("_", "-")} <higher>` : "";
       writeErr(`lllm: run ${run.runId} stopped before its end; resume it with: lllm run --resume ${run.runId}${raise}`);
     }
@@ -350,15 +350,4 @@ function resultText(call: { error?: string; result?: unknown }): string {
  */
 function resumablePackage(entry: string): string {
   return isRemoteSource(entry) || !existsSync(entry) ? entry : path.resolve(entry);
-}
-
-/**
- * Whether a resume of the run would only replay its way to the same error: programs that failed every repair are in
- * the record, and a resume replays them. An answer that ended the run by itself (a refusal, a reply that never
- * parsed, a tool not offered) is asked for again instead (see `endedByAnswer`), and a program killed at
- * exec_timeout runs again and may finish in time: both are worth a resume. Programs that all reached
- * code_action.max_tool_calls (exit 3) are not: the cap is the tactic's, and a resume replays them.
- */
-function replaysToSameEnd(error: unknown): boolean {
-  return error instanceof ModelBehaviorError && error.code !== "code_action_timeout" && !endedByAnswer(error.code);
 }

@@ -1,4 +1,5 @@
 import type { ModelCallRecord, RunStatus, RunSummary, ToolCallStoredRecord } from "./RunRecord.js";
+import { replaysToSameEnd } from "./journal/endingAnswer.js";
 
 /**
  * Rows of the store as lllm reads them. Text columns are selected as blobs and decoded here: libsql aborts the whole
@@ -112,7 +113,16 @@ export function toSummary(row: Row): RunSummary {
     served: json(row.served, null),
     pid: integer(row.pid),
     cwd: text(row.cwd),
-    resumable: isResumable(String(row.status) as RunStatus, integer(row.journaled) === 1, integer(row.exit_code), text(row.test_file), text(row.parent_run), integer(row.resumed_before) === 1),
+    resumable: isResumable({
+      status: String(row.status) as RunStatus,
+      journaled: integer(row.journaled) === 1,
+      exitCode: integer(row.exit_code),
+      errorCode: text(row.error_code),
+      llmCalls: integer(row.llm_calls) ?? 0,
+      testFile: text(row.test_file),
+      parentRun: text(row.parent_run),
+      resumedBefore: integer(row.resumed_before) === 1,
+    }),
   };
 }
 
@@ -120,14 +130,20 @@ export function toSummary(row: Row): RunSummary {
 export const RESUMABLE_STATUSES: readonly RunStatus[] = ["crashed", "interrupted", "error", "budget"];
 
 /**
- * Whether `lllm run --resume` can go on with a run: it stopped before its end (not a mistake in the user's files or
- * flags, exit 2, which a resume would meet again; but a resume that stopped so, a key not set in that shell or a
- * script path from another folder, leaves the run as resumable as it was), and it was recorded with its journal (by
- * an lllm that keeps one, as a run of its own: a test case, a nested run or a batch item is resumed with what
- * started it).
+ * Whether `lllm run --resume` can go on with a run, as `lllm run` advises when the run stops (the same rule, so that
+ * `lllm logs` marks what the run itself said): it stopped before its end, but not on a mistake in the user's files or
+ * flags (exit 2), which a resume would meet again (a resume that stopped so, a key not set in that shell or a script
+ * path from another folder, leaves the run as resumable as it was); not on an error a resume would only replay into
+ * again (`replaysToSameEnd`: programs that failed every repair); not on a failure before its first model call, when
+ * nothing is done that a resume could go on from. And it was recorded with its journal (by an lllm that keeps one, as
+ * a run of its own: a test case, a nested run or a batch item is resumed with what started it).
  */
-export function isResumable(status: RunStatus, journaled: boolean, exitCode: number | null, testFile: string | null, parentRun: string | null, resumedBefore = false): boolean {
-  return journaled && RESUMABLE_STATUSES.includes(status) && (exitCode !== 2 || resumedBefore) && testFile === null && parentRun === null;
+export function isResumable(run: { status: RunStatus; journaled: boolean; exitCode: number | null; errorCode: string | null; llmCalls: number; testFile: string | null; parentRun: string | null; resumedBefore: boolean }): boolean {
+  if (!run.journaled || !RESUMABLE_STATUSES.includes(run.status) || run.testFile !== null || run.parentRun !== null) return false;
+  if (run.status === "crashed" || run.status === "interrupted") return true;
+  if (replaysToSameEnd(run.errorCode)) return false;
+  // A resumed run that stopped on exit 2 stopped on the attempt's mistake, and had something done before.
+  return run.resumedBefore || (run.exitCode !== 2 && run.llmCalls > 0);
 }
 
 /** The stored form of an answer (see `decodeOutput`). */

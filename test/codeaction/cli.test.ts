@@ -174,6 +174,24 @@ print("partial", total)`);
     expect(result.stderr).not.toContain("--resume");
   });
 
+  it("lllm logs agrees with the run: programs that failed every repair are not marked resumable, and no resume command is given", async () => {
+    const failing = python('raise ValueError("oops")');
+    const result = await run("salary.yaml", [failing, failing]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).not.toContain("--resume");
+    const env = { LLLM_HOME: result.home };
+    const listed = JSON.parse((await runCli(["logs", "--json"], { env })).stdout) as { runs: Array<{ id: string; status: string; error_code: string; resumable: boolean }> };
+    expect(listed.runs).toHaveLength(1);
+    expect(listed.runs[0]).toMatchObject({ status: "error", error_code: "code_action_failed", resumable: false });
+    expect(listed.runs[0]).not.toHaveProperty("resume_command");
+    const table = await runCli(["logs"], { env });
+    expect(table.code).toBe(0);
+    expect(table.stdout).not.toContain("error *");
+    expect(table.stderr).not.toContain("--resume");
+    const shown = await runCli(["logs", "show", listed.runs[0]!.id], { env });
+    expect(shown.stdout).not.toContain("--resume");
+  });
+
   it("does not run a side-effect call twice when a repaired program repeats it", async () => {
     const first = python('send_email(to="ceo@example.com", body="report")\nraise ValueError("oops")');
     const second = python('print(send_email(to="ceo@example.com", body="report"), send_email(to="cfo@example.com", body="report"))');

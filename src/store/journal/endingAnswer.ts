@@ -12,6 +12,25 @@ export function endedByAnswer(code: string): boolean {
 }
 
 /**
+ * The errors of what the model did that a resume replays from the record into the same end: programs that failed
+ * every repair (`code_action_failed`) or all reached `code_action.max_tool_calls` (`code_action_budget`: the cap is the
+ * tactic's), a reply a parser refused (`parse_error`). An answer that ended the run by itself is asked for again
+ * instead (`endedByAnswer`), and a program killed at `exec_timeout` runs again and may finish in time: both are worth
+ * a resume.
+ */
+const REPLAYED_TO_SAME_END = new Set(["code_action_failed", "code_action_budget", "parse_error"]);
+
+/**
+ * Whether a resume of a run that ended with this error code would only replay its way to the same error: the errors
+ * above, and a recorded or scripted model that no longer fits the run (`provider_replay_*`, `provider_script_*`),
+ * which a resume would diverge from again. The one rule for `lllm run`'s "resume it with" advice and for what `lllm
+ * logs` marks resumable (`isResumable`).
+ */
+export function replaysToSameEnd(code: string | null): boolean {
+  return code !== null && (REPLAYED_TO_SAME_END.has(code) || /^provider_(replay|script)_/.test(code));
+}
+
+/**
  * The recorded model call whose answer ended the run, if that is how it ended: a resume asks the model again for it
  * (with the tactic as it is now, under `--force`) instead of replaying it, so that `lllm run --resume` of such a run
  * can go on at all. Its spend stays counted with the earlier attempt's.
