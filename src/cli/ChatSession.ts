@@ -56,7 +56,8 @@ export interface ChatTurn {
 
 export interface TurnOptions {
   signal: AbortSignal;
-  onText: (delta: string) => void;
+  /** The answer's text as it streams; without it the turn is not streamed (`--json` prints the answer whole). */
+  onText?: (delta: string) => void;
   onEvent: (event: AgentEvent) => void;
   onModelRetry?: (notice: RetryNotice) => void;
 }
@@ -168,7 +169,7 @@ export class ChatSession {
       vars: this.options.vars ?? {},
       ...(this.options.maxSteps !== undefined ? { maxSteps: this.options.maxSteps } : {}),
       signal: options.signal,
-      onText: options.onText,
+      ...(options.onText ? { onText: options.onText } : {}),
       ...(options.onModelRetry ? { onModelRetry: options.onModelRetry } : {}),
       onEvent: (event) => {
         if (event.type === "model_call" && event.agent === this.agent) lastSent = event.sent?.slice();

@@ -11,7 +11,10 @@ import { ChatInput } from "./ChatInput.js";
 import { ChatSession } from "./ChatSession.js";
 import { parseSlashCommand, runSlashCommand } from "./chatCommands.js";
 import { stopSignal, takeInterrupts } from "./handleSignals.js";
-import { paint, reportError, warn, writeErr } from "./output.js";
+import { failureJson, paint, reportError, SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
+import { recordedRunJson, recordedUsageJson } from "../run/recordedRunJson.js";
+import type { RecordedRun } from "../run/runRecorded.js";
+import { escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
 import { parseVars } from "./parseVars.js";
 import { retryReporter } from "./retryReporter.js";
 import { StreamedLine } from "./StreamedLine.js";
@@ -28,6 +31,8 @@ export interface ChatCommandOptions {
   log?: boolean;
   continue?: string | boolean;
   verbose?: boolean;
+  /** One JSON line per turn on stdout instead of the answer's text. */
+  json?: boolean;
 }
 
 /** Where the inputs typed in `lllm chat` are kept between sessions. */
@@ -38,7 +43,8 @@ export function chatHistoryFile(env: NodeJS.ProcessEnv = process.env): string {
 /**
  * `lllm chat [TACTIC]`: a conversation with one agent, turn by turn. On a terminal: a prompt, line editing and
  * history, answers streamed, Ctrl-C cancels the answer (its tools and programs stop) and the session goes on.
- * Otherwise each line of stdin is a turn and stdout carries the answers alone, so a script can drive it.
+ * Otherwise each line of stdin is a turn and stdout carries the answers alone, so a script can drive it; with
+ * `--json`, one JSON line per turn, so that a script can tell where an answer of several lines ends.
  */
 export async function chatCommand(target: string | undefined, options: ChatCommandOptions): Promise<void> {
   const terminal = Boolean(process.stdin.isTTY && process.stderr.isTTY);
@@ -104,7 +110,7 @@ export async function chatCommand(target: string | undefined, options: ChatComma
         continue;
       }
       answering = new AbortController();
-      const code = await answer(session, text.startsWith("//") ? text.slice(1) : text, AbortSignal.any([answering.signal, stopped]), Boolean(options.verbose), terminal);
+      const code = await answer(session, text.startsWith("//") ? text.slice(1) : text, AbortSignal.any([answering.signal, stopped]), { verbose: Boolean(options.verbose), terminal, json: Boolean(options.json) });
       answering = undefined;
       if (stopped.aborted) break;
       if (code !== 0) failure ??= code;
@@ -119,8 +125,12 @@ export async function chatCommand(target: string | undefined, options: ChatComma
   else if (failure !== undefined && process.exitCode === undefined) process.exitCode = failure;
 }
 
-/** One turn: stream the answer to stdout, a dim line per tool call on stderr; the exit code of the turn. */
-async function answer(session: ChatSession, text: string, signal: AbortSignal, verbose: boolean, terminal: boolean): Promise<number> {
+/**
+ * One turn: stream the answer to stdout (with `json`, one JSON line once the turn ends, a failed turn's too), a dim
+ * line per tool call on stderr; the exit code of the turn.
+ */
+async function answer(session: ChatSession, text: string, signal: AbortSignal, options: { verbose: boolean; terminal: boolean; json: boolean }): Promise<number> {
+  const { verbose, terminal, json } = options;
   const line = new StreamedLine();
   const redactor = new StreamRedactor();
   let written = "";
@@ -132,7 +142,7 @@ async function answer(session: ChatSession, text: string, signal: AbortSignal, v
   const run = await session.turn(text, {
     signal,
     onModelRetry: retryReporter(verbose),
-    onText: (delta) => show(redactor.push(delta)),
+    ...(json ? {} : { onText: (delta: string) => show(redactor.push(delta)) }),
     onEvent: (event) => {
       // A reply's text is whole: what the redactor held back (its last word) is shown before the lines that follow it.
       if (event.type === "model_reply") show(redactor.flush());
@@ -143,13 +153,15 @@ async function answer(session: ChatSession, text: string, signal: AbortSignal, v
     },
   });
   show(redactor.flush());
+  if (json) writeOut(escapeJsonControlCharacters(JSON.stringify(turnJson(run))));
   if (run.ok) {
+    if (json) return 0;
     // Structured or unstreamed output (a tactic's own answer): written whole.
     if (written === "") show(typeof run.result.output === "string" ? run.result.output : JSON.stringify(run.result.output, null, 2));
     if (!written.endsWith("\n")) writeOwnStdout("\n");
     return 0;
   }
-  if (written !== "" && !written.endsWith("\n")) writeOwnStdout("\n");
+  if (!json && written !== "" && !written.endsWith("\n")) writeOwnStdout("\n");
   if (run.error instanceof InterruptedError && signal.aborted && !stopSignal().aborted) {
     writeErr(paint("dim", terminal ? "(answer cancelled; the conversation goes on)" : "lllm: answer cancelled"));
     return 130;
@@ -171,4 +183,11 @@ function eventLine(event: AgentEvent, verbose: boolean): string | undefined {
   return undefined;
 }
 
-
+/**
+ * A turn as `--json` prints it, on one line: what `lllm run --json` prints for a run, or for a failed turn the
+ * failure object with what the turn spent (its answer is not part of the conversation).
+ */
+function turnJson(run: RecordedRun): Record<string, unknown> {
+  if (run.ok) return { schema_version: SCHEMA_VERSION, ...recordedRunJson(run) };
+  return { ...failureJson(run.error), output: null, usage: recordedUsageJson(run), cost: run.cost, ...(run.runId !== undefined ? { run_id: run.runId } : {}) };
+}

@@ -160,6 +160,7 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
       .addOption(new Option("--approve <which>", "calls from programs to tools that need approval: run all, or none (default: none)").choices(["all", "none"]))
       .option("--no-log", "do not record the turns in the run store")
       .option("-c, --continue [id]", "go on with the conversation of a logged run or chat (default: the last)")
+      .option("--json", "print one JSON line per turn (JSONL): {schema_version, output, usage, cost, run_id}, or a failed turn's {schema_version, error, output: null, usage, cost, run_id}")
       .action(async (tactic: string | undefined, options: Record<string, unknown>, command: Command) => {
         const { chatCommand } = await import("./chat.js");
         await chatCommand(tactic, command.optsWithGlobals());

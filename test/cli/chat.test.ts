@@ -164,6 +164,27 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     expect(result.stdout).toBe("echo 2: hello\n");
   });
 
+  it("--json prints one JSON line per turn (JSONL): an answer of several lines stays on its line, a failed turn has one too", async () => {
+    server = await echoServer();
+    server.injectFailure({ status: 400, message: "This request is not valid." });
+    const home = tempDir();
+    const script = ["first", '"""', "line one", "", "line two", '"""', "/cost", "what is the weather?", ""].join("\n");
+    const result = await cli(home, ["chat", loop, "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: script });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("This request is not valid.");
+    expect(result.stdout.endsWith("\n")).toBe(true);
+    const lines = result.stdout.slice(0, -1).split("\n").map((line) => JSON.parse(line) as { schema_version: number; output?: string | null; error?: { code: string }; run_id?: string; usage: { llm_calls: number } });
+    // Three turns, three lines (the command prints none): the failed one, an answer of three lines, the tool-using one.
+    expect(lines).toHaveLength(3);
+    expect(lines.map((line) => line.schema_version)).toEqual([1, 1, 1]);
+    expect(lines[0]).toMatchObject({ output: null, error: { code: "provider_http" } });
+    expect(lines[1]).toMatchObject({ output: "echo 2: line one\n\nline two", usage: { llm_calls: 1 } });
+    expect(lines[1]).not.toHaveProperty("error");
+    expect(lines[2]).toMatchObject({ output: "Sunny in Paris.", usage: { llm_calls: 2 } });
+    const runs = (await listRuns(home)).reverse();
+    expect(lines.map((line) => line.run_id)).toEqual(runs.map((run) => run.id));
+  });
+
   it("keeps a provider's error message on one line: the server cannot forge a line of lllm's own", async () => {
     // The server's explanation was quoted as it came: its line break started a line that read as lllm's, at the
     // chat's prompt, asking for what the person then sent as the next turn.
