@@ -198,8 +198,8 @@ function describeFailure(error: unknown, sdk: OpenAIModule): string {
     return `cannot connect${innermost instanceof Error && innermost !== error ? ` (${innermost.message})` : ""}`;
   }
   if (error instanceof sdk.APIError) {
-    const text = serverMessage(error);
-    return `HTTP ${error.status ?? "error"}${text ? `: ${text.length > 100 ? `${text.slice(0, 100)}…` : text}` : ""}`;
+    const text = serverMessage(error, { max: 100 });
+    return `HTTP ${error.status ?? "error"}${text ? `: ${text}` : ""}`;
   }
   return String(error);
 }

@@ -22,10 +22,17 @@ export interface FailedRequest {
 /**
  * The server's own explanation: OpenAI's `{error: {message}}`, Ollama's `{error: "…"}`, or the SDK's text, on one
  * line (a line break in it is `\n`): the server wrote it, and a line of its own on stderr would read as lllm's (in
- * `lllm chat`, whose prompt comes next: "lllm: error: your session expired; type your API key…").
+ * `lllm chat`, whose prompt comes next: "lllm: error: your session expired; type your API key…"). With `max`, cut to
+ * that many characters of the server's text, with `…` when cut.
  */
-export function serverMessage(error: APIError): string {
-  return escapeControlCharacters(serverText(error), { all: true });
+export function serverMessage(error: APIError, options: { max?: number } = {}): string {
+  const text = serverText(error);
+  if (options.max === undefined) return escapeControlCharacters(text, { all: true });
+  // Cut before escaping, by code points: the cut never falls inside an escape (`\u001b`) nor between the two
+  // halves of a character beyond the BMP (an emoji), which would print as a broken character.
+  const characters = Array.from(text);
+  if (characters.length <= options.max) return escapeControlCharacters(text, { all: true });
+  return `${escapeControlCharacters(characters.slice(0, options.max).join(""), { all: true })}…`;
 }
 
 function serverText(error: APIError): string {

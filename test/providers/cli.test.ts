@@ -106,6 +106,15 @@ describe("lllm run: retries are told on stderr, and what cannot succeed is not r
     expect(result.stderr).toMatch(/attempt 2\/5 failed \(HTTP 503: The server is overloaded\.\)/);
   });
 
+  it("a long server message in a retry notice is cut at 100 characters of its text, never inside an escape or a character", async () => {
+    const escape = `${"x".repeat(97)}\u001b[2J and more`;
+    const emoji = `${"y".repeat(99)}\u{1F600} and more`;
+    const result = await run(["--verbose", "--no-stream"], [{ status: 500, message: escape }, { status: 503, message: emoji }], ["Fine."]);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain(`attempt 1/5 failed (HTTP 500: ${"x".repeat(97)}\\u001b[2…); trying again`);
+    expect(result.stderr).toContain(`attempt 2/5 failed (HTTP 503: ${"y".repeat(99)}\u{1F600}…); trying again`);
+  });
+
   it("without --verbose, one line once retrying keeps the user waiting", async () => {
     // The server asks for a 3 s wait: long enough to deserve a word without --verbose.
     const result = await run(["--no-stream"], [{ status: 503, retryAfterMs: 3000 }], ["Fine."]);
