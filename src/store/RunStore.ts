@@ -286,7 +286,9 @@ export class RunStore {
       return;
     }
     try {
-      const skipped = mergeSpool(this.#database, spoolFolder(this.file), { keepFiles: this.#inMemory });
+      const { skipped, dropped } = mergeSpool(this.#database, spoolFolder(this.file), { keepFiles: this.#inMemory });
+      // Each dropped line is merged past once: said every time (never twice for the same line).
+      for (const line of dropped) this.#warn?.(`a line of the run log's spool was dropped, its values not of the types recorded there (a damaged or edited file): ${line} in ${spoolFolder(this.file)}`);
       // Another user's runs are not this user's to list (see mergeSpool); said, so that a log of one's own on a disk
       // that shows every file as anyone's (a Windows mount) does not look empty.
       if (skipped.length > 0) this.#warnOnce(`left out of the run log, not yours: ${skipped.join(", ")} in ${spoolFolder(this.file)} (${trustHint(spoolFolder(this.file))})`);

@@ -23,16 +23,27 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
  * (a copy in memory, for a reader who cannot write the log) no file is deleted. A file that is not this user's (see
  * `mergeFile`) is left out: returned, each with why, for the reader to say.
  */
-export function mergeSpool(database: Database, folder: string, options: { keepFiles?: boolean } = {}): string[] {
+export function mergeSpool(database: Database, folder: string, options: { keepFiles?: boolean } = {}): SpoolMerge {
   const names = spoolFiles(folder);
-  if (names.length === 0) return [];
+  const merge: SpoolMerge = { skipped: [], dropped: [] };
+  if (names.length === 0) return merge;
   const statements = statementsOf(database);
-  const skipped: string[] = [];
   for (const name of names) {
-    const why = mergeFile(database, statements, path.join(folder, name), name, options.keepFiles === true);
-    if (why !== undefined) skipped.push(`${name} (${why})`);
+    const why = mergeFile(database, statements, path.join(folder, name), name, { keepFiles: options.keepFiles === true, dropped: merge.dropped });
+    if (why !== undefined) merge.skipped.push(`${name} (${why})`);
   }
-  return skipped;
+  return merge;
+}
+
+/** What a merge left out: files that are not this user's (each with why), and lines it could not use (each named). */
+export interface SpoolMerge {
+  skipped: string[];
+  /**
+   * Lines of a damaged or hand-edited file whose values have the wrong types or shape (`true` where a text belongs,
+   * a part missing): dropped, each said once, so that the lines after them are merged and no bad value reaches SQLite
+   * (libsql aborts the whole process on a boolean).
+   */
+  dropped: string[];
 }
 
 interface Progress {
@@ -42,7 +53,8 @@ interface Progress {
 }
 
 /** Merge one file; why it was left out when it is not this user's to merge. */
-function mergeFile(database: Database, statements: Statements, file: string, name: string, keepFiles: boolean): string | undefined {
+function mergeFile(database: Database, statements: Statements, file: string, name: string, options: { keepFiles: boolean; dropped: string[] }): string | undefined {
+  const { keepFiles } = options;
   let fd: number;
   try {
     // Not through a link, and without waiting on a FIFO (its open would block until something writes to it).
@@ -62,7 +74,10 @@ function mergeFile(database: Database, statements: Statements, file: string, nam
     // Outside a transaction first: a file merged to its end (a live writer's, between two lines) costs no lock.
     progress = readProgress(statements, name);
     while (progress.offset < size && !(progress.header && progress.header.spool > SPOOL_VERSION)) {
-      const step = database.transaction(() => mergeChunk(statements, fd, name, size)).immediate();
+      const dropped: string[] = [];
+      const step = database.transaction(() => mergeChunk(statements, fd, name, size, dropped)).immediate();
+      // Said once the chunk is in: a chunk rolled back (a busy database) is merged again, and would say them again.
+      options.dropped.push(...dropped);
       progress = step.progress;
       if (step.done) break;
     }
@@ -84,13 +99,13 @@ function mergeFile(database: Database, statements: Statements, file: string, nam
 }
 
 /** Merge the next chunk of complete lines of one file; `done` when none is left (or the file is not ours to merge). */
-function mergeChunk(statements: Statements, fd: number, name: string, size: number): { done: boolean; progress: Progress } {
+function mergeChunk(statements: Statements, fd: number, name: string, size: number, dropped: string[]): { done: boolean; progress: Progress } {
   // Read again inside the transaction: another reader may have merged this file meanwhile.
   const progress = readProgress(statements, name);
   if (progress.header && progress.header.spool > SPOOL_VERSION) return { done: true, progress };
   const lines = readLines(fd, progress.offset, size);
   if (lines.consumed === 0) return { done: true, progress };
-  for (const line of lines.texts) {
+  for (const [index, line] of lines.texts.entries()) {
     if (!progress.header) {
       progress.header = parseHeader(line);
       // Not a spool we know: leave the whole file (and its offset) for the lllm that wrote it.
@@ -99,8 +114,14 @@ function mergeChunk(statements: Statements, fd: number, name: string, size: numb
     }
     const entry = parseEntry(line);
     if (entry === undefined) continue; // A line garbled on disk: the rest of the file still counts.
-    if ("close" in entry) progress.closed = true;
-    else apply(statements, entry, progress.header);
+    if ("close" in entry) {
+      progress.closed = true;
+      continue;
+    }
+    const why = applyLine(statements, entry, progress.header);
+    if (why === undefined) continue;
+    const start = progress.offset + lines.texts.slice(0, index).reduce((bytes, before) => bytes + Buffer.byteLength(before) + 1, 0);
+    dropped.push(`${name}, line ${lineNumberAt(fd, start)} (a \`${Object.keys(entry)[0] ?? "?"}\`): ${why}`);
   }
   if (progress.header && progress.header.spool > SPOOL_VERSION) {
     statements.saveProgress.run(name, 0, JSON.stringify(progress.header), 0);
@@ -112,7 +133,7 @@ function mergeChunk(statements: Statements, fd: number, name: string, size: numb
 }
 
 function readProgress(statements: Statements, name: string): Progress {
-  const row = statements.progress.raw().get(name) as [number, unknown, number] | undefined;
+  const row = statements.progress.row(name) as [number, unknown, number] | undefined;
   const header = blobText(row?.[1]);
   return { offset: row ? Number(row[0]) : 0, header: typeof header === "string" ? (JSON.parse(header) as SpoolHeader) : undefined, closed: row ? Number(row[2]) === 1 : false };
 }
@@ -155,6 +176,45 @@ function parseEntry(line: string): SpoolEntry | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Apply one line, all of it or none (a savepoint): undefined when it went in, else why it was dropped (a value of
+ * the wrong type, a part missing, a row SQLite refuses). Any other failure (a busy database, a full disk, damage)
+ * stops the merge, as before.
+ */
+function applyLine(statements: Statements, entry: Exclude<SpoolEntry, { close: true }>, header: SpoolHeader): string | undefined {
+  statements.savepoint.run();
+  try {
+    apply(statements, entry, header);
+    statements.release.run();
+    return undefined;
+  } catch (error) {
+    if (!isBadLine(error)) throw error;
+    statements.rollbackTo.run();
+    statements.release.run();
+    return (error as Error).message;
+  }
+}
+
+/** A failure that comes from the line itself: a value SQLite cannot take, a shape the merge cannot read, a row refused. */
+function isBadLine(error: unknown): boolean {
+  if (error instanceof BadSpoolValue || error instanceof TypeError) return true;
+  const code = (error as { code?: unknown } | undefined)?.code;
+  return typeof code === "string" && (code.startsWith("SQLITE_CONSTRAINT") || code.startsWith("SQLITE_MISMATCH"));
+}
+
+/** The line number of the line that starts at byte `offset` of the file (counted only for a line that is dropped). */
+function lineNumberAt(fd: number, offset: number): number {
+  const buffer = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(1, offset)));
+  let lines = 1;
+  for (let at = 0; at < offset; ) {
+    const got = readSync(fd, buffer, 0, Math.min(buffer.length, offset - at), at);
+    if (got === 0) break;
+    for (let index = 0; index < got; index += 1) if (buffer[index] === 10) lines += 1;
+    at += got;
+  }
+  return lines;
 }
 
 function apply(statements: Statements, entry: Exclude<SpoolEntry, { close: true }>, header: SpoolHeader): void {
@@ -218,8 +278,8 @@ function withResults(statements: Statements, runId: string, messages: StoredMess
     const { resultOf, ...rest } = message;
     // The row of that number, if it is this call's: one of another call (a run recorded again under its first
     // attempt's id by an lllm that numbered its rows anew, calls ending in another order) gives way to this call's own.
-    let row = statements.toolResult.raw().get(runId, resultOf) as [unknown, unknown] | undefined;
-    if (row !== undefined && row[1] !== rest.toolCallId) row = statements.toolResultOfCall.raw().get(runId, rest.toolCallId ?? null) as [unknown, unknown] | undefined;
+    let row = statements.toolResult.row(runId, resultOf) as [unknown, unknown] | undefined;
+    if (row !== undefined && row[1] !== rest.toolCallId) row = statements.toolResultOfCall.row(runId, rest.toolCallId ?? null) as [unknown, unknown] | undefined;
     const text = blobText(row?.[0]);
     return { ...rest, content: typeof text === "string" ? text : null };
   });
@@ -237,7 +297,7 @@ function insertCalls(statements: Statements, runId: string, calls: RunCalls): vo
 
 function finish(statements: Statements, runId: string, end: RunEnd): void {
   // Only a run still open takes its end (`crashed`: a reader saw its process gone before this line was merged).
-  const row = statements.open.raw().get(runId) as [unknown] | undefined;
+  const row = statements.open.row(runId) as [unknown] | undefined;
   const status = blobText(row?.[0]);
   if (!row || (status !== "running" && status !== "crashed")) return;
   statements.finish.run(end.endedAt, end.status, end.exitCode, end.errorCode, end.errorMessage, end.output, end.details, JSON.stringify(end.models), end.promptTokens, end.cachedPromptTokens, end.completionTokens, end.reasoningTokens, end.llmCalls, end.cost, end.durationMs, runId);
@@ -245,8 +305,41 @@ function finish(statements: Statements, runId: string, end: RunEnd): void {
   statements.search.run(typeof output === "string" ? output : output === null ? "" : JSON.stringify(output), runId);
 }
 
-type Statement = Libsql.Statement<unknown[]>;
 type Statements = ReturnType<typeof prepare>;
+
+/** A value of a spool line that SQLite cannot take where it goes (see `CheckedStatement`). */
+class BadSpoolValue extends Error {}
+
+/**
+ * A prepared statement whose values are checked before libsql sees them: the spool is a file on disk, and libsql
+ * aborts the whole process on a boolean, throws on an object, and spreads an array over the next parameters.
+ */
+class CheckedStatement {
+  readonly #statement: Libsql.Statement<unknown[]>;
+
+  constructor(statement: Libsql.Statement<unknown[]>) {
+    this.#statement = statement;
+  }
+
+  run(...values: unknown[]): void {
+    this.#statement.run(...checked(values));
+  }
+
+  /** The first row, as an array of its columns. */
+  row(...values: unknown[]): unknown {
+    return this.#statement.raw().get(...checked(values));
+  }
+}
+
+function checked(values: unknown[]): unknown[] {
+  for (const value of values) {
+    // undefined binds as NULL, like the `?? null` of an optional field.
+    if (value === null || value === undefined || typeof value === "string" || typeof value === "number" || typeof value === "bigint" || Buffer.isBuffer(value)) continue;
+    const kind = typeof value === "boolean" ? "a boolean" : Array.isArray(value) ? "a list" : typeof value === "object" ? "an object" : `a ${typeof value}`;
+    throw new BadSpoolValue(`${kind} where a text, a number or null belongs`);
+  }
+  return values;
+}
 
 /** The merge's statements, prepared once per connection (the viewer merges at every request). */
 const prepared = new WeakMap<Database, Statements>();
@@ -260,8 +353,12 @@ function statementsOf(database: Database): Statements {
 function prepare(database: Database) {
   // The merge's own bookkeeping, not part of the runs' schema (no version bump: an older lllm can still use the file).
   database.exec("CREATE TABLE IF NOT EXISTS spool_progress (name TEXT PRIMARY KEY, offset INTEGER NOT NULL, header TEXT, closed INTEGER NOT NULL DEFAULT 0)");
-  const statement = (sql: string): Statement => database.prepare(sql);
+  const statement = (sql: string): CheckedStatement => new CheckedStatement(database.prepare(sql));
   return {
+    // Each line goes in whole or not at all (see applyLine), inside the chunk's transaction.
+    savepoint: statement("SAVEPOINT spool_line"),
+    release: statement("RELEASE spool_line"),
+    rollbackTo: statement("ROLLBACK TO spool_line"),
     progress: statement("SELECT offset, CAST(header AS BLOB), closed FROM spool_progress WHERE name = ?"),
     saveProgress: statement("INSERT INTO spool_progress (name, offset, header, closed) VALUES (?, ?, ?, ?) ON CONFLICT (name) DO UPDATE SET offset = excluded.offset, header = excluded.header, closed = excluded.closed"),
     forget: statement("DELETE FROM spool_progress WHERE name = ?"),

@@ -320,6 +320,48 @@ describe("an outcome that is not JSON", () => {
   });
 });
 
+describe("a spool line whose values have the wrong types", { timeout: 120_000 }, () => {
+  it("is dropped with a warning naming it, and the lines around it are merged: lllm logs never aborts", async () => {
+    const home = tempDir();
+    const folder = path.join(home, "logs.spool");
+    fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const begin = (id: string, input: unknown) => ({ begin: { id, startedAt: 1, tacticPath: "t.yaml", tacticName: "t", configDigest: "d", input, vars: {}, models: [], lllmVersion: "0" } });
+    const end = { endedAt: 3, status: "ok", exitCode: 0, errorCode: null, errorMessage: null, output: null, details: null, models: [], llmCalls: 0, cost: 0, durationMs: 2, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, reasoningTokens: 0 };
+    const [good, bad, other] = ["01J0000000000000000000000H", "01J0000000000000000000000J", "01J0000000000000000000000K"];
+    const lines = [
+      { spool: 3, pid: process.pid, host: hostname() },
+      begin(good, "fine"),
+      // A boolean where a text belongs made libsql abort the process (a panic in its binding, exit 134).
+      begin(bad, true),
+      begin(other, "also fine"),
+      // An object where a number belongs, and a line without the part it needs.
+      { start: { run: other, key: "k", agent: "bot", name: "read", arguments: {}, at: { when: 1 } } },
+      { resume: { run: other, attempt: 2, startedAt: 4 } },
+      { finish: { run: good, end } },
+      { finish: { run: other, end } },
+      { close: true },
+    ];
+    const spool = path.join(folder, `01J0000000000000000000000L-${process.pid}.jsonl`);
+    writeFileSync(spool, lines.map((line) => `${JSON.stringify(line)}\n`).join(""));
+    const result = await cli(home, ["logs", "--json"]);
+    expect(result.code, result.stderr).toBe(0);
+    const runs = (JSON.parse(result.stdout) as { runs: Array<{ id: string; input: string; status: string }> }).runs;
+    expect(runs.map((run) => [run.id, run.input, run.status]).sort()).toEqual([
+      [good, "fine", "ok"],
+      [other, "also fine", "ok"],
+    ]);
+    const warnings = result.stderr.split("\n").filter((line) => line.includes("dropped"));
+    expect(warnings, result.stderr).toHaveLength(3);
+    expect(warnings[0]).toContain(`01J0000000000000000000000L-${process.pid}.jsonl, line 3 (a \`begin\`): a boolean where a text, a number or null belongs`);
+    expect(warnings[1]).toContain("line 5 (a `start`): an object where a text, a number or null belongs");
+    expect(warnings[2]).toContain("line 6 (a `resume`):");
+    // Merged to its end, its writer done: the file is gone, and the next reader says nothing more.
+    expect(existsSync(spool)).toBe(false);
+    const again = await cli(home, ["logs", "--json"]);
+    expect(again.stderr).toBe("");
+  });
+});
+
 describe("recording never loads SQLite", { timeout: 180_000 }, () => {
   it("`lllm run` records its run without loading libsql; `lllm logs` loads it and lists the run", async () => {
     const home = tempDir();
