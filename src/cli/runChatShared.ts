@@ -15,6 +15,16 @@ export function parseCount(text: string): number {
  * control characters shown as escapes (see `terminalText`), cut to `width` characters with `…`.
  */
 export function oneLine(text: string, width = 120): string {
-  const flat = terminalText(text.replace(/\s+/g, " ").trim());
-  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
+  const flat = text.replace(/\s+/g, " ").trim();
+  const shown = terminalText(flat);
+  if (shown.length <= width) return shown;
+  // Cut by the text's characters, each shown whole: never inside an escape (`\u001b`) nor between the two halves
+  // of a character beyond the BMP (an emoji), which would print as a broken character.
+  let cut = "";
+  for (const character of flat) {
+    const piece = terminalText(character);
+    if (cut.length + piece.length > width - 1) break;
+    cut += piece;
+  }
+  return `${cut}…`;
 }
