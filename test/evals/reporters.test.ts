@@ -1,4 +1,9 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { runCli } from "../helpers/runCli.js";
+import { leaksOf } from "../helpers/secretEncodings.js";
+import { tempTree } from "../helpers/tempTree.js";
 import type { CaseResult, TestRunSummary } from "../../src/index.js";
 import { jsonReporter, junitXml, textReporter } from "../../src/index.js";
 import type { AssertionSpec } from "../../src/evals/TestFile.js";
@@ -85,5 +90,25 @@ describe("reporters", () => {
     expect(xml).toContain("  expected: Paris: sunny, 22 degrees.\nTokyo: rain, 18 degrees.");
     expect(xml).toContain('<skipped message="not run: --bail after a failure"/>');
     expect(xml).not.toContain("\u001b");
+  });
+});
+
+describe("lllm test --junit", () => {
+  it("redacts every key from the report file, in every encoding, as --json and the text report do", { timeout: 120_000 }, async () => {
+    // `&`, `<` and `'` are escaped in XML: a redaction after the escapes would miss this key.
+    const key = "sk-junit&<key>'0123456789";
+    const answer = `raw ${key} base64 ${Buffer.from(key).toString("base64")} url ${encodeURIComponent(key)}`;
+    const dir = tempTree({
+      "t.yaml": "name: t\nglobal: {model_name: \"scripted:answer.yaml\"}\nagent_configs:\n  - name: a\n    system_prompt: Hi.\n",
+      "answer.yaml": `- ${JSON.stringify(answer)}\n`,
+      "k.test.yaml": `tactic: ./t.yaml\ncases:\n  - name: leaks\n    input: hi\n    assert:\n      - equals: something else\n`,
+    });
+    const junit = path.join(dir, "junit.xml");
+    const result = await runCli(["test", "k.test.yaml", "--json", "--junit", junit], { cwd: dir, env: { OPENAI_API_KEY: key }, timeoutMs: 110_000 });
+    expect(result.code, result.stderr).toBe(1);
+    const xml = readFileSync(junit, "utf8");
+    expect(xml).toContain("got: raw [redacted] base64 [redacted] url [redacted]");
+    expect(leaksOf(xml, key)).toEqual([]);
+    expect(leaksOf(result.stdout + result.stderr, key)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "../../errors.js";
+import { redactSecrets } from "../../util/redact.js";
 import type { CaseResult } from "../CaseResult.js";
 import type { Reporter, TestRunSummary } from "./Reporter.js";
 
@@ -79,9 +80,13 @@ function failureOf(result: CaseResult): { message: string; details: string } {
   return { message: first.length > 300 ? `${first.slice(0, 299)}…` : first, details: lines.join("\n") };
 }
 
-/** Text safe in XML attributes and content; characters XML 1.0 cannot hold at all are dropped. */
+/**
+ * Text safe in XML attributes and content; characters XML 1.0 cannot hold at all are dropped. The report is a file
+ * that leaves lllm (a CI artifact), and it quotes answers and errors: every key is redacted here, before the XML
+ * escapes, which would hide a key holding `&` or `<` from the redaction.
+ */
 function escape(text: string): string {
-  return text
+  return redactSecrets(text)
     .replace(/[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, "")
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
