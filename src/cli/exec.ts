@@ -11,6 +11,7 @@ import { loadRegistry } from "./loadRegistry.js";
 import { redactSecrets } from "../util/redact.js";
 import { warn } from "./output.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
+import { terminalText } from "../util/terminalText.js";
 
 interface ExecOptions {
   proxy?: string[];
@@ -47,7 +48,9 @@ export async function execCommand(options: ExecOptions): Promise<void> {
   const signal = stopSignal();
   try {
     const result = await kernel.execute(code);
-    writeOwnStdout(redactSecrets(result.output));
+    // Data, as an answer is: byte for byte into a pipe; on a terminal, what an API sent back cannot drive it.
+    const output = redactSecrets(result.output);
+    writeOwnStdout(process.stdout.isTTY ? terminalText(output) : output);
     if (result.error) process.exitCode = 1; // the traceback is in the output; a shell should see the failure
     if (result.outputCut) {
       // Incomplete data must not look like success to a pipeline.

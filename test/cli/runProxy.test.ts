@@ -1,9 +1,10 @@
+import { spawn } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
-import { ROOT, runCli } from "../helpers/runCli.js";
+import { BIN, emptyHome, ROOT, runCli } from "../helpers/runCli.js";
 import { tempDir, tempTree } from "../helpers/tempTree.js";
 
 // Each case spawns the CLI, most with a Python kernel: on a busy machine more than the default 30 s.
@@ -66,6 +67,29 @@ describe("lllm run with proxies: query_api_doc, then run_python with CALL_API", 
     const misspelt = await runCli(["exec", "--proxy", "weathr", "-p", "packages-example/weather"], { input: "print(1)\n" });
     expect(misspelt.code).toBe(2);
     expect(misspelt.stderr).toContain("lllm: error: --proxy names `weathr`, which is not a loaded proxy\n  did you mean `weather`?");
+  });
+
+  it("lllm exec on a terminal shows the control characters an API sent as escapes; into a pipe they stay as they are", async () => {
+    api = createServer((_request, response) => {
+      response.setHeader("content-type", "application/json");
+      response.end(JSON.stringify({ temperature: 21.5, condition: "sun\u001b[8mny\u001b]0;title\u0007" }));
+    });
+    await new Promise<void>((resolve) => api!.listen(0, "127.0.0.1", resolve));
+    const env = { WEATHER_API_KEY: "k", LLLM_PROXY_WEATHER_API_BASE_URL: `http://127.0.0.1:${(api.address() as AddressInfo).port}/weather` };
+    const code = path.join(tempTree({ "c.py": 'print(CALL_API("weather_api/current/Paris", {})["condition"])\n' }), "c.py");
+    const args = ["exec", "--proxy", "weather_api", "-p", "packages-example/weather", "--file", code];
+    const piped = await runCli(args, { env });
+    expect(piped).toMatchObject({ code: 0, stdout: "sun\u001b[8mny\u001b]0;title\u0007\n" });
+    // `script` (util-linux) gives the CLI a real terminal; asynchronous, so that the API above can answer.
+    const command = [process.execPath, BIN, ...args].map((word) => `'${word}'`).join(" ");
+    const terminal = await new Promise<string>((resolve, reject) => {
+      const child = spawn("script", ["-qec", command, "/dev/null"], { cwd: ROOT, env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: emptyHome(), NO_COLOR: "1", TERM: "dumb", ...env } });
+      let output = "";
+      child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+      child.on("error", reject);
+      child.on("close", () => resolve(output));
+    });
+    expect(terminal.replace(/\r/g, "")).toBe("sun\\u001b[8mny\\u001b]0;title\\u0007\n");
   });
 
   it("a bad path value raises ValueError in CALL_API (seed 000, Step 12) before anything is sent", async () => {
