@@ -1,5 +1,5 @@
 import { distance } from "fastest-levenshtein";
-import { keysFile, readKeys, VARIABLE_NAME, writeKeys } from "../config/keysFile.js";
+import { environmentValue, keysFile, readKeys, VARIABLE_NAME, writeKeys } from "../config/keysFile.js";
 import { ConfigError, InterruptedError } from "../errors.js";
 import { PROVIDER_ROUTES } from "../providers/providerRoutes.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
@@ -56,13 +56,13 @@ export async function keysSetCommand(name: string, options: KeysSetOptions = {})
   if (/[\r\n\0]/.test(value)) throw new ConfigError("usage_key_value", `the value for ${variable} holds a line break or a NUL: a key is one line`, { hint: "give the key alone, on one line" });
   writeKeys(file, { ...keys, [variable]: value });
   writeErr(`lllm: stored ${variable} in ${file}${variable === name ? "" : ` (the key of ${name}/ models)`}`);
-  if ((process.env[variable] ?? "") !== "") writeErr(`lllm: note: ${variable} is set in the environment too, and the environment wins`);
+  if ((environmentValue(process.env, variable) ?? "") !== "") writeErr(`lllm: note: ${variable} is set in the environment too, and the environment wins`);
 }
 
 export function keysListCommand(options: { json?: boolean }): void {
   const file = keysFile();
   const names = Object.keys(readKeys(file)).sort();
-  const overridden = names.filter((name) => (process.env[name] ?? "") !== "");
+  const overridden = names.filter((name) => (environmentValue(process.env, name) ?? "") !== "");
   if (options.json) {
     writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, file, keys: names.map((name) => ({ name, overridden_by_environment: overridden.includes(name) })) }, null, 2));
     return;
@@ -77,8 +77,9 @@ export function keysListCommand(options: { json?: boolean }): void {
 export function keysGetCommand(name: string): void {
   const variable = variableOf(name);
   const file = keysFile();
-  const value = readKeys(file)[variable];
-  if (value === undefined) throw notFound(variable, file);
+  const keys = readKeys(file);
+  if (!Object.hasOwn(keys, variable)) throw notFound(variable, file);
+  const value = keys[variable]!;
   // The value itself is the data asked for: printed as it is, not through the redaction of every other output.
   writeOwnStdout(`${value}\n`);
 }

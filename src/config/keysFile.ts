@@ -41,7 +41,8 @@ export function readKeys(file: string): Record<string, string> {
   if (typeof data !== "object" || data === null || Array.isArray(data)) {
     throw new ConfigError("keys_file_invalid", `the keys file ${file} must hold a JSON object of variable names and values`, { hint: `e.g. {"OPENAI_API_KEY": "sk-…"}` });
   }
-  const keys: Record<string, string> = {};
+  // Without a prototype: a name is one of the file's own entries, so `toString` is no key and `__proto__` is kept.
+  const keys: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [name, value] of Object.entries(data)) {
     if (!VARIABLE_NAME.test(name) || typeof value !== "string") {
       throw new ConfigError("keys_file_invalid", `the keys file ${file} has a bad entry \`${name}\`: each key must be a variable name (letters, digits, _) with a string value`, {
@@ -61,11 +62,16 @@ export function readKeys(file: string): Record<string, string> {
 export function fillFromKeys(env: NodeJS.ProcessEnv, keys: Record<string, string>): Set<string> {
   const filled = new Set<string>();
   for (const [name, value] of Object.entries(keys)) {
-    if ((env[name] ?? "") !== "") continue;
+    if ((environmentValue(env, name) ?? "") !== "") continue;
     env[name] = value;
     filled.add(name);
   }
   return filled;
+}
+
+/** A variable of `env`, looked up as its own: `process.env.constructor` is a function, not a variable someone set. */
+export function environmentValue(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  return Object.hasOwn(env, name) ? env[name] : undefined;
 }
 
 /**

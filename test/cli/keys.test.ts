@@ -196,6 +196,20 @@ describe("lllm keys", () => {
     expect(where).toMatchObject({ code: 0, stdout: `${file}\n` });
   });
 
+  it("a name is one of the file's own entries: `toString` is no key; `constructor` and `__proto__` are names like any other", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const file = path.join(home, "keys.json");
+    const inherited = await runCliInProcess(["keys", "get", "toString"], { env: { LLLM_HOME: home } });
+    expect(inherited).toMatchObject({ code: 2, stdout: "" });
+    expect(inherited.stderr).toContain(`no key toString in ${file}`);
+    for (const name of ["constructor", "__proto__"]) {
+      // No "set in the environment too" note: process.env.constructor is Object's, not a variable someone set.
+      expect(await runCli(["keys", "set", name], { env: { LLLM_HOME: home }, input: `value-of-${name}\n` })).toMatchObject({ code: 0, stderr: `lllm: stored ${name} in ${file}\n` });
+    }
+    expect(await runCliInProcess(["keys", "list"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0, stdout: "__proto__\nconstructor\n" });
+    expect(await runCliInProcess(["keys", "get", "__proto__"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0, stdout: "value-of-__proto__\n" });
+  });
+
   it("a keys-file error names the file once (in its message, not again as a location before it)", async () => {
     const home = tempDir("lllm-keys-home-");
     const file = path.join(home, "keys.json");
