@@ -45,7 +45,11 @@ export function readKeys(file: string): Record<string, string> {
   const keys: Record<string, string> = Object.create(null) as Record<string, string>;
   for (const [name, value] of Object.entries(data)) {
     if (!VARIABLE_NAME.test(name) || typeof value !== "string") {
-      throw new ConfigError("keys_file_invalid", `the keys file ${file} has a bad entry \`${name}\`: each key must be a variable name (letters, digits, _) with a string value`, {
+      // A name that is not a variable name may be a key pasted in its place (`"OPENAI_API_KEY=sk-…"`): it is shown
+      // by its line, never quoted, as a parse error never quotes the text around its fault.
+      const line = lineOf(text, name);
+      const entry = VARIABLE_NAME.test(name) ? `\`${name}\`${line ? ` (line ${line})` : ""}` : line ? `at line ${line}` : "whose name is not a variable name";
+      throw new ConfigError("keys_file_invalid", `the keys file ${file} has a bad entry ${entry}: each key must be a variable name (letters, digits, _) with a string value`, {
         // Not \`lllm keys remove\`: it reads this same file, and stops on this same entry.
         hint: `edit the file (\`lllm keys path\` shows where): remove the entry, or give it a string value under a variable name`,
       });
@@ -53,6 +57,13 @@ export function readKeys(file: string): Record<string, string> {
     keys[name] = value;
   }
   return keys;
+}
+
+/** The line where the entry `name` is written (a name as JSON.stringify writes it, then `:`; else unknown). */
+function lineOf(text: string, name: string): number | undefined {
+  const quoted = JSON.stringify(name).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const at = text.search(new RegExp(`${quoted}\\s*:`));
+  return at < 0 ? undefined : text.slice(0, at).split("\n").length;
 }
 
 /**

@@ -182,13 +182,30 @@ describe("lllm keys", () => {
     }
   });
 
+  it("a bad entry whose name is not a variable name (a key pasted as the name) is named by its line, never quoted", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const file = path.join(home, "keys.json");
+    const value = "Qz7Wv9XyJk4Lm2NpRt8c";
+    writeFileSync(file, `{\n  "ANTHROPIC_API_KEY": "${FILE_KEY}",\n  "OPENAI_API_KEY=sk-${value}": "",\n  "GEMINI_API_KEY": 5\n}\n`, { mode: 0o600 });
+    for (const args of [["run", loop, "-i", "hi"], ["keys", "list"], ["doctor"], ["doctor", "--json"], ["models"]]) {
+      const result = await runCliInProcess([...args, "--verbose"], { env: { LLLM_HOME: home } });
+      const printed = result.stdout + result.stderr;
+      expect(printed, args.join(" ")).toContain(`the keys file ${file} has a bad entry at line 3: each key must be a variable name`);
+      for (let start = 0; start + 4 <= value.length; start++) expect(printed).not.toContain(value.slice(start, start + 4));
+    }
+    // A variable name with a value of the wrong type is named: it is no secret.
+    writeFileSync(file, `{"ANTHROPIC_API_KEY": "${FILE_KEY}",\n "GEMINI_API_KEY": 5}\n`, { mode: 0o600 });
+    const typed = await runCliInProcess(["keys", "list"], { env: { LLLM_HOME: home } });
+    expect(typed.stderr).toContain(`the keys file ${file} has a bad entry \`GEMINI_API_KEY\` (line 2): each key must be a variable name`);
+  });
+
   it("a bad entry's hint is a fix that works on that file: editing it, not `lllm keys remove`", async () => {
     const home = tempDir("lllm-keys-home-");
     const file = path.join(home, "keys.json");
     writeFileSync(file, `{"OPENAI_API_KEY": "${FILE_KEY}", "bad-name": "x"}\n`, { mode: 0o600 });
     const run = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
     expect(run.code).toBe(2);
-    expect(run.stderr).toContain(`the keys file ${file} has a bad entry \`bad-name\``);
+    expect(run.stderr).toContain(`the keys file ${file} has a bad entry at line 1:`);
     expect(run.stderr).toContain("edit the file (`lllm keys path` shows where)");
     expect(run.stderr).not.toContain("lllm keys remove");
     // What the hint says works: the path is printed even with the bad entry there.
