@@ -71,6 +71,25 @@ describe("reporters", () => {
     );
   });
 
+  it("text, in colour: the model's words (the answer, a judge's reason, a run's error) carry no colour of their own", () => {
+    const green = "\u001b[32m✓ all good\u001b[39m";
+    let out = "";
+    const reporter = textReporter({ write: (text) => (out += text), color: true });
+    reporter.onCaseResult?.({
+      ...base,
+      name: "painted",
+      status: "failed",
+      score: 0,
+      problem: { kind: "error", message: `the run failed: ${green}`, hint: `hint ${green}` },
+      assertions: [
+        { spec: spec("contains", "Paris", 'contains: "Paris"'), pass: false, score: 0, reason: `judge: ${green}`, expected: 'contains "Paris"', actual: `answer ${green}` },
+        { spec: spec("equals", "x", 'equals: "x"'), pass: false, score: 0, reason: "the answer is not the expected text", expected: "x", actual: green },
+      ],
+    });
+    expect(out).not.toContain(green);
+    for (const shown of ["the run failed: \\u001b[32m✓ all good\\u001b[39m", "hint \\u001b[32m✓", "judge: \\u001b[32m✓", "answer \\u001b[32m✓", "\\u001b[32m✓ all good\\u001b[39m\""]) expect(out).toContain(shown);
+  });
+
   it("json: one object with schema_version, the summary and every case", () => {
     let out = "";
     jsonReporter({ write: (text) => (out += text) }).onRunEnd?.(summary);

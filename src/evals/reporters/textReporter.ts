@@ -31,7 +31,7 @@ export function textReporter(options: TextReporterOptions): Reporter {
     },
     onCaseResult(result) {
       const mark = result.status === "passed" ? paint("green", "✓") : result.status === "skipped" ? paint("yellow", "-") : paint("red", "✗");
-      const how = result.status === "skipped" ? result.skipReason ?? "skipped" : `${result.mode === "record" ? "recorded" : result.problem?.kind === "no_cassette" ? "no cassette" : result.mode}, ${formatDuration(result.durationMs)}${result.repeat ? `, ${result.repeat.passed}/${plural(result.repeat.runs, "run")} passed` : ""}`;
+      const how = result.status === "skipped" ? terminalText(result.skipReason ?? "skipped") : `${result.mode === "record" ? "recorded" : result.problem?.kind === "no_cassette" ? "no cassette" : result.mode}, ${formatDuration(result.durationMs)}${result.repeat ? `, ${result.repeat.passed}/${plural(result.repeat.runs, "run")} passed` : ""}`;
       line(` ${mark} ${result.file} › ${terminalText(result.name)}  ${paint("dim", `(${how})`)}`);
       if (result.status === "failed" || options.verbose) for (const text of details(result, paint, result.status === "failed")) line(`     ${text}`);
     },
@@ -48,8 +48,8 @@ type Paint = (style: keyof typeof STYLES, text: string) => string;
 function details(result: CaseResult, paint: Paint, failed: boolean): string[] {
   const lines: string[] = [];
   if (result.problem) {
-    lines.push(...result.problem.message.split("\n").map((text, index) => (index === 0 ? paint("red", text) : text)));
-    if (result.problem.hint) lines.push(paint("dim", result.problem.hint));
+    lines.push(...terminalText(result.problem.message).split("\n").map((text, index) => (index === 0 ? paint("red", text) : text)));
+    if (result.problem.hint) lines.push(paint("dim", terminalText(result.problem.hint)));
   }
   for (const outcome of result.assertions) {
     if (failed && outcome.pass) continue;
@@ -63,12 +63,14 @@ function details(result: CaseResult, paint: Paint, failed: boolean): string[] {
 function assertionLines(outcome: AssertionOutcome, paint: Paint): string[] {
   const mark = outcome.pass ? paint("green", "✓") : paint("red", "✗");
   const turn = outcome.spec.turn !== undefined ? ` (turn ${outcome.spec.turn})` : "";
-  const lines = [`${mark} ${outcome.spec.label}${turn}`, `  ${outcome.reason.split("\n").join("\n  ")}`];
+  // The reason, the answer and a judge's words are the model's: escaped before lllm paints, so that not even a
+  // colour of lllm's own (which stderr keeps) comes from them.
+  const lines = [`${mark} ${terminalText(outcome.spec.label)}${turn}`, `  ${terminalText(outcome.reason).split("\n").join("\n  ")}`];
   if (outcome.pass || outcome.expected === undefined || outcome.actual === undefined) return lines;
   if (outcome.spec.type === "equals" && !outcome.spec.negate) {
-    lines.push(...textDiff(outcome.expected, outcome.actual, { labels: ["expected", "got"] }).map((text) => `  ${colorDiff(text, paint)}`));
+    lines.push(...textDiff(outcome.expected, outcome.actual, { labels: ["expected", "got"] }).map((text) => `  ${colorDiff(terminalText(text), paint)}`));
   } else {
-    lines.push(`  ${paint("dim", "expected:")} ${outcome.expected}`, `  ${paint("dim", "got:     ")} ${excerpt(outcome.actual)}`);
+    lines.push(`  ${paint("dim", "expected:")} ${terminalText(outcome.expected)}`, `  ${paint("dim", "got:     ")} ${excerpt(terminalText(outcome.actual))}`);
   }
   return lines;
 }
