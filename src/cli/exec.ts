@@ -69,7 +69,13 @@ function readCode(file: string | undefined): string {
   if (file !== undefined) {
     const absolute = path.resolve(file);
     if (!existsSync(absolute)) throw new ConfigError("usage_file", `code file \`${file}\` does not exist`, { location: { file: "--file" } });
-    return readFileSync(absolute, "utf8");
+    try {
+      return readFileSync(absolute, "utf8");
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const reason = code === "EISDIR" ? "it is a folder" : code === "EACCES" ? "permission denied" : (error as Error).message;
+      throw new ConfigError("usage_file", `code file \`${file}\` cannot be read (${reason})`, { location: { file: "--file" }, hint: "give a Python file, e.g. --file code.py, or pipe the code on standard input", cause: error });
+    }
   }
   if (process.stdin.isTTY) {
     throw new ConfigError("usage_code", "no code: pass --file code.py or pipe it on standard input", { hint: `e.g. echo 'print(CALL_API("weather/current/Tokyo", {}))' | lllm exec --proxy weather` });

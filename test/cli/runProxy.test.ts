@@ -67,6 +67,12 @@ describe("lllm run with proxies: query_api_doc, then run_python with CALL_API", 
     const misspelt = await runCli(["exec", "--proxy", "weathr", "-p", "packages-example/weather"], { input: "print(1)\n" });
     expect(misspelt.code).toBe(2);
     expect(misspelt.stderr).toContain("lllm: error: --proxy names `weathr`, which is not a loaded proxy\n  did you mean `weather`?");
+    // A folder given as the code file is the user's mistake (exit 2), not an internal error.
+    const folder = tempDir();
+    const notAFile = await runCli(["exec", "--file", folder]);
+    expect(notAFile.code).toBe(2);
+    expect(notAFile.stderr).toContain(`code file \`${folder}\` cannot be read (it is a folder)`);
+    expect(notAFile.stderr).not.toContain("internal error");
   });
 
   it("lllm exec on a terminal shows the control characters an API sent as escapes; into a pipe they stay as they are", async () => {
