@@ -3,6 +3,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { runCli } from "../helpers/runCli.js";
 import { leaksOf } from "../helpers/secretEncodings.js";
+import { registerSecret } from "../../src/util/redact.js";
 import { tempTree } from "../helpers/tempTree.js";
 import type { CaseResult, TestRunSummary } from "../../src/index.js";
 import { jsonReporter, junitXml, textReporter } from "../../src/index.js";
@@ -129,5 +130,31 @@ describe("lllm test --junit", () => {
     expect(xml).toContain("got: raw [redacted] base64 [redacted] url [redacted]");
     expect(leaksOf(xml, key)).toEqual([]);
     expect(leaksOf(result.stdout + result.stderr, key)).toEqual([]);
+  });
+
+  it("a key in a long answer is redacted before the report cuts the line: no first part of it shows", { timeout: 120_000 }, async () => {
+    const key = "sk-cut-Qz7Wv9XyJk4Lm2NpRt8c";
+    const dir = tempTree({
+      "t.yaml": 'name: t\nglobal: {model_name: "scripted:answer.yaml"}\nagent_configs:\n  - name: a\n    system_prompt: Hi.\n',
+      // The text report cuts an answer's line at 200 characters: the key straddles the cut.
+      "answer.yaml": `- ${JSON.stringify(`${"x".repeat(190)}${key} and more`)}\n`,
+      "k.test.yaml": "tactic: ./t.yaml\ncases:\n  - name: long\n    input: hi\n    assert:\n      - contains: something else\n",
+    });
+    const result = await runCli(["test", "k.test.yaml", "--junit", path.join(dir, "junit.xml")], { cwd: dir, env: { OPENAI_API_KEY: key }, timeoutMs: 110_000 });
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toContain(`got:      ${"x".repeat(190)}[redacted…`);
+    const printed = result.stderr + readFileSync(path.join(dir, "junit.xml"), "utf8");
+    for (let start = 0; start + 5 <= key.length; start++) expect(printed).not.toContain(key.slice(start, start + 5));
+  });
+});
+
+describe("junitXml", () => {
+  it("redacts a failure's one-line message before cutting it to 300 characters", () => {
+    const key = "sk-junit-cut-Vb7kQ2zX9mN4pL8r";
+    registerSecret(key);
+    const message = `${"y".repeat(290)}${key} and more`;
+    const xml = junitXml({ ...summary, results: [{ ...base, name: "cut", status: "failed", problem: { kind: "error", message } }] });
+    expect(xml).toContain(`message="${"y".repeat(290)}[redacted…"`);
+    for (let start = 0; start + 5 <= key.length; start++) expect(xml).not.toContain(key.slice(start, start + 5));
   });
 });

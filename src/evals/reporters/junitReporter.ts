@@ -76,7 +76,8 @@ function failureOf(result: CaseResult): { message: string; details: string } {
     if (outcome.expected !== undefined && outcome.actual !== undefined) lines.push(`  expected: ${outcome.expected}`, `  got: ${outcome.actual}`);
   }
   if (result.runIds.length > 0) lines.push(`run: lllm logs show ${result.runIds.at(-1)}`);
-  const first = result.problem?.message.split("\n")[0] ?? (failed[0] ? `${failed[0].spec.label}: ${failed[0].reason}` : "failed");
+  // Redacted before it is cut: a key cut in two is no longer found whole by the redaction in `escape`.
+  const first = redactSecrets(result.problem?.message.split("\n")[0] ?? (failed[0] ? `${failed[0].spec.label}: ${failed[0].reason}` : "failed"));
   return { message: first.length > 300 ? `${first.slice(0, 299)}…` : first, details: lines.join("\n") };
 }
 

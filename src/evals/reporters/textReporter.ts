@@ -1,4 +1,5 @@
 import { formatCost } from "../../store/RunTally.js";
+import { redactSecrets } from "../../util/redact.js";
 import { terminalText } from "../../util/terminalText.js";
 import { textDiff } from "../../util/textDiff.js";
 import type { CaseResult } from "../CaseResult.js";
@@ -48,8 +49,8 @@ type Paint = (style: keyof typeof STYLES, text: string) => string;
 function details(result: CaseResult, paint: Paint, failed: boolean): string[] {
   const lines: string[] = [];
   if (result.problem) {
-    lines.push(...terminalText(result.problem.message).split("\n").map((text, index) => (index === 0 ? paint("red", text) : text)));
-    if (result.problem.hint) lines.push(paint("dim", terminalText(result.problem.hint)));
+    lines.push(...shown(result.problem.message).split("\n").map((text, index) => (index === 0 ? paint("red", text) : text)));
+    if (result.problem.hint) lines.push(paint("dim", shown(result.problem.hint)));
   }
   for (const outcome of result.assertions) {
     if (failed && outcome.pass) continue;
@@ -63,16 +64,23 @@ function details(result: CaseResult, paint: Paint, failed: boolean): string[] {
 function assertionLines(outcome: AssertionOutcome, paint: Paint): string[] {
   const mark = outcome.pass ? paint("green", "✓") : paint("red", "✗");
   const turn = outcome.spec.turn !== undefined ? ` (turn ${outcome.spec.turn})` : "";
-  // The reason, the answer and a judge's words are the model's: escaped before lllm paints, so that not even a
-  // colour of lllm's own (which stderr keeps) comes from them.
-  const lines = [`${mark} ${terminalText(outcome.spec.label)}${turn}`, `  ${terminalText(outcome.reason).split("\n").join("\n  ")}`];
+  const lines = [`${mark} ${shown(outcome.spec.label)}${turn}`, `  ${shown(outcome.reason).split("\n").join("\n  ")}`];
   if (outcome.pass || outcome.expected === undefined || outcome.actual === undefined) return lines;
   if (outcome.spec.type === "equals" && !outcome.spec.negate) {
-    lines.push(...textDiff(outcome.expected, outcome.actual, { labels: ["expected", "got"] }).map((text) => `  ${colorDiff(terminalText(text), paint)}`));
+    lines.push(...textDiff(redactSecrets(outcome.expected), redactSecrets(outcome.actual), { labels: ["expected", "got"] }).map((text) => `  ${colorDiff(terminalText(text), paint)}`));
   } else {
-    lines.push(`  ${paint("dim", "expected:")} ${terminalText(outcome.expected)}`, `  ${paint("dim", "got:     ")} ${excerpt(terminalText(outcome.actual))}`);
+    lines.push(`  ${paint("dim", "expected:")} ${shown(outcome.expected)}`, `  ${paint("dim", "got:     ")} ${excerpt(shown(outcome.actual))}`);
   }
   return lines;
+}
+
+/**
+ * A text of the model's (an answer, a judge's reason, a run's error) as the report shows it: redacted before it is
+ * cut to an excerpt or a diff's window (a key cut in two is no longer found whole, and its first part would show),
+ * and escaped before lllm paints it, so that not even a colour of lllm's own (which stderr keeps) comes from it.
+ */
+function shown(text: string): string {
+  return terminalText(redactSecrets(text));
 }
 
 function colorDiff(text: string, paint: Paint): string {
