@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { redactSecrets } from "../util/redact.js";
 
 /** How a check's process ended. */
 export type CheckProcessOutcome =
@@ -72,9 +73,12 @@ export function runCheckProcess(options: CheckProcessOptions): Promise<CheckProc
   });
 }
 
-/** The last lines of a program's output, for a reason. */
+/**
+ * The last lines of a program's output, for a reason. Redacted before it is cut: a check may print a key (it runs
+ * with the environment), and a key cut in two is no longer found whole by the redaction of what is printed.
+ */
 export function outputTail(text: string, lines = 12, chars = 1500): string {
-  let tail = text.trimEnd().split("\n").slice(-lines).join("\n").trim();
+  let tail = redactSecrets(text.trimEnd().split("\n").slice(-lines).join("\n").trim());
   if (tail.length > chars) tail = `…${tail.slice(-chars)}`;
   return tail;
 }

@@ -7,6 +7,7 @@ import type { AssertionSpec, AssertionType } from "../../src/evals/TestFile.js";
 import { ScriptedModel } from "../../src/testing/index.js";
 import { isRunning, waitUntil } from "../helpers/processTree.js";
 import { tempDir } from "../helpers/tempTree.js";
+import { registerSecret } from "../../src/util/redact.js";
 
 /** The run every assertion below is checked against: two tool calls, a short answer, a known cost. */
 const run: CaseRun = {
@@ -156,6 +157,17 @@ describe("script checks", { timeout: 120_000 }, () => {
     expect(failed).toMatchObject({ pass: false });
     expect(failed.reason).toContain("`python3 verify.py` exited 1: expected Tokyo and two weather calls, got ['get_weather', 'get_weather', 'to_fahrenheit']");
     expect(failed.broken).toBeUndefined();
+  });
+
+  it("a key the script prints is redacted before its output is cut to the reason's 1500 characters", async () => {
+    const key = "sk-tail-Vb7kQ2zX9mN4pL8rWq";
+    registerSecret(key);
+    // The last 1500 characters start inside the key: cut first, its end would show, no longer found whole.
+    writeFileSync(path.join(folder, "prints-key.py"), `import sys\nprint(${JSON.stringify(key)} + "y" * 1490)\nsys.exit(1)\n`);
+    const failed = await check("script", "python3 prints-key.py");
+    expect(failed).toMatchObject({ pass: false });
+    expect(failed.reason).toContain(`exited 1: [redacted]${"y".repeat(1490)}`);
+    for (let start = 0; start + 5 <= key.length; start++) expect(failed.reason).not.toContain(key.slice(start, start + 5));
   });
 
   it("a script that hangs is killed with what it started; a missing program is named", async () => {
