@@ -15,6 +15,7 @@ import type { RetryPolicy } from "./RetryPolicy.js";
 import { proxyCredentials, proxyEnvironment, ProxySettingInvalid, type ProxyEnvironment } from "../util/proxyEnvironment.js";
 import { secrets } from "../util/redact.js";
 import { maskUrlCredentials } from "../util/urlCredentials.js";
+import { terminalText } from "../util/terminalText.js";
 
 /** The `invoker` values accepted: LLLM configs say `litellm`; both route the same way. */
 export const INVOKERS = ["litellm", "openai"] as const;
@@ -198,14 +199,18 @@ function apiRoot(route: ProviderRoute, url: string): string {
   return trimmed;
 }
 
+/**
+ * The value itself is not quoted: what is in a base URL's place when it is no URL is often a key pasted into the
+ * wrong variable (`OPENAI_BASE_URL=sk-…`), which no redaction knows as a secret. Its scheme is safe to name.
+ */
 function checkURL(url: string, source: string): void {
   let protocol: string;
   try {
     protocol = new URL(url).protocol;
   } catch {
-    throw new ConfigError("config_invalid_base_url", `${source} is not a URL: ${url}`, { hint: "give the API root, e.g. http://localhost:8000/v1" });
+    throw new ConfigError("config_invalid_base_url", `${source} is not a URL (its value, ${url.length} characters, is not shown, in case it is a key set in the wrong place)`, { hint: "give the API root, e.g. http://localhost:8000/v1" });
   }
-  if (protocol !== "http:" && protocol !== "https:") throw new ConfigError("config_invalid_base_url", `${source} must be an http(s) URL, got ${url}`);
+  if (protocol !== "http:" && protocol !== "https:") throw new ConfigError("config_invalid_base_url", `${source} must be an http(s) URL; it begins \`${terminalText(protocol.slice(0, 32))}\``, { hint: "give the API root with its scheme, e.g. http://localhost:11434/v1" });
 }
 
 /**

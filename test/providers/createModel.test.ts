@@ -113,6 +113,16 @@ describe("createModel", () => {
   it("rejects a base_url that is not a URL", () => {
     const error = thrown(() => createModel({ model: "ollama/llama3", invokerConfig: { base_url: "localhost:11434" }, env: {} }));
     expect(error.code).toBe("config_invalid_base_url");
+    expect(error.message).toContain("it begins `localhost:`");
+  });
+
+  it("never quotes a base URL that is no URL: it is often a key set in the wrong variable", () => {
+    for (const value of ["sk-proj-Q7vX9mN4pL8rWq2s", "sk-proj:Q7vX9mN4pL8rWq2s"]) {
+      const error = thrown(() => createModel({ model: "gpt-4o", env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: value } }));
+      expect(error.code).toBe("config_invalid_base_url");
+      expect(error.message).toContain("OPENAI_BASE_URL");
+      expect(`${error.message} ${error.hint ?? ""}`).not.toContain("Q7vX9mN4pL8rWq2s");
+    }
   });
 
   it("reports a 401 from a server without a key as provider_auth saying no key was sent", async () => {
