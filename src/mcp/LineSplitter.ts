@@ -73,8 +73,8 @@ export class LineSplitter {
   }
 }
 
-/** The id of a JSON-RPC message from one end of its line. */
-function findId(text: string): string | number | undefined {
+/** The id of a JSON-RPC message from one end of its text (a line of stdio, an event's data). */
+export function findId(text: string): string | number | undefined {
   const match =
     /^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")/.exec(text) ?? /[,{]\s*"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*\}\s*$/.exec(text);
   if (!match?.[1]) return undefined;

@@ -18,6 +18,7 @@ import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 import { decodeToolResult, type DecodedToolResult } from "./decodeToolResult.js";
 import { jsonRpcCodeName } from "./jsonRpcCodeName.js";
 import { McpToolError } from "./McpToolError.js";
+import { ResponseTooLargeError } from "./limitResponseSize.js";
 import { MESSAGE_TOO_LARGE } from "./StdioProcessTransport.js";
 
 /** How long an HTTP server has to answer the request that ends its session before lllm closes without it. */
@@ -41,6 +42,8 @@ export class McpConnection {
   readonly #hooks: McpClientHooks;
   #closing = false;
   #closed: Promise<void> | undefined;
+  /** The request `start()` is at, for its errors. */
+  #startStep: "initialize" | "tools/list" = "initialize";
 
   constructor(config: McpServerConfig, options: { cwd?: string | undefined; hooks?: McpClientHooks | undefined } = {}) {
     this.config = config;
@@ -72,6 +75,7 @@ export class McpConnection {
     let timer: NodeJS.Timeout | undefined;
     const work = (async () => {
       await this.#connect(timeoutMs);
+      this.#startStep = "tools/list";
       this.tools = await this.#listTools(timeoutMs);
     })();
     const deadline = new Promise<"timeout">((resolve) => {
@@ -114,8 +118,9 @@ export class McpConnection {
       });
     } catch (error) {
       if (options.signal?.aborted) throw error;
-      if (error instanceof McpError && (error.data as { reason?: unknown } | undefined)?.reason === MESSAGE_TOO_LARGE) {
-        const { bytes, limit } = error.data as { bytes: number; limit: number };
+      const tooLarge = tooLargeAnswer(error);
+      if (tooLarge) {
+        const { bytes, limit } = tooLarge;
         throw new ToolError("mcp_result_too_large", `MCP server \`${this.name}\`: the result of \`${tool}\` is over the size limit (${megabytes(bytes)} so far; at most ${megabytes(limit)} in one message), so it was dropped; the server is still connected`, {
           hint: "Ask the tool for less (a filter, a smaller page or range), or have the server write large data to a file and return its path.",
           cause: error,
@@ -249,6 +254,13 @@ export class McpConnection {
     }
     const http = httpFailure(error, this.name);
     if (http) return http;
+    const tooLarge = tooLargeAnswer(error);
+    if (tooLarge) {
+      return new ToolError("mcp_server_start_failed", `MCP server \`${this.name}\` (${described}) failed to start: its answer to \`${this.#startStep}\` is over the size limit (${megabytes(tooLarge.bytes)} so far; at most ${megabytes(tooLarge.limit)} in one message)`, {
+        hint: "No MCP message needs to be this large: check the server (its version, its settings), or leave it out of the tactic.",
+        cause: error,
+      });
+    }
     // The stderr pipe delivers its last chunks around the exit; let them arrive before reading the tail.
     await new Promise((resolve) => setImmediate(resolve));
     const stdio = this.config.url === undefined;
@@ -343,6 +355,18 @@ function rootCause(error: unknown): unknown {
   let current = error;
   for (let depth = 0; depth < 5 && current instanceof Error && current.cause !== undefined && !(current instanceof SignInNeeded) && !(current instanceof OAuthFlowError); depth++) current = current.cause;
   return current;
+}
+
+/**
+ * The size of an answer over the limit on one message: the error answer a transport gives in its place (stdio, an
+ * event stream), or the failure of a body read past the limit (see `limitResponseSize`).
+ */
+function tooLargeAnswer(error: unknown): { bytes: number; limit: number } | undefined {
+  if (error instanceof McpError && (error.data as { reason?: unknown } | undefined)?.reason === MESSAGE_TOO_LARGE) return error.data as { bytes: number; limit: number };
+  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
+    if (current instanceof ResponseTooLargeError) return { bytes: current.bytes, limit: current.limit };
+  }
+  return undefined;
 }
 
 function isNotConnected(error: unknown): boolean {

@@ -8,6 +8,7 @@ import { createOAuthProvider } from "./oauth/createOAuthProvider.js";
 import type { SignIn } from "./oauth/LllmOAuthProvider.js";
 import { oauthFetch } from "./oauth/oauthFetch.js";
 import { fetchWithinOrigin } from "../util/fetchWithinOrigin.js";
+import { limitResponseSize } from "./limitResponseSize.js";
 import { isSecretName, registerSecret } from "../util/redact.js";
 
 /** What an HTTP transport needs beyond the config. */
@@ -43,11 +44,13 @@ export async function serverFetch(config: McpServerConfig, options: HttpTranspor
   // The config's headers and the token are for the server alone: a request to another origin (an OAuth
   // authorization server, say) goes without them, and a redirect to another origin is not followed.
   const origin = new URL(config.url!).origin;
+  // Every answer, the server's and its authorization server's, is read within the limit on one message.
+  const limited = limitResponseSize(fetch);
   const base: FetchLike = (input, init) => {
-    if (new URL(input instanceof Request ? input.url : input.toString()).origin !== origin) return fetch(input, init);
+    if (new URL(input instanceof Request ? input.url : input.toString()).origin !== origin) return limited(input, init);
     const merged = new Headers(init?.headers);
     for (const [name, value] of Object.entries(headers)) if (!merged.has(name)) merged.set(name, value);
-    return fetchWithinOrigin(fetch, input, { ...init, headers: merged });
+    return fetchWithinOrigin(limited, input, { ...init, headers: merged });
   };
   // A fixed token is the whole story; otherwise a 401 starts OAuth.
   if (config.bearer_token_env !== undefined || Object.keys(headers).some((name) => name.toLowerCase() === "authorization")) return base;
