@@ -1,5 +1,6 @@
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../config/TacticConfig.js";
+import { registerServerEnvSecrets } from "./registerServerEnvSecrets.js";
 import { StderrTail } from "./StderrTail.js";
 import { StdioProcessTransport } from "./StdioProcessTransport.js";
 
@@ -16,9 +17,11 @@ export interface ServerTransport {
 /**
  * The stdio transport of a `command` config: the SDK's default environment (HOME, PATH, SHELL, TERM, USER,
  * LOGNAME) plus the config's `env`, never the whole environment of lllm: API keys in the host's environment stay
- * out of servers that were not given them. Servers reached by `url` get theirs from `createHttpTransport`.
+ * out of servers that were not given them. The `env` values are secrets from then on (see `registerServerEnvSecrets`).
+ * Servers reached by `url` get theirs from `createHttpTransport`.
  */
 export function createTransport(config: McpServerConfig, options: { cwd?: string | undefined }): ServerTransport {
+  registerServerEnvSecrets(config.env);
   const transport = new StdioProcessTransport({ command: config.command!, args: config.args ?? [], env: config.env, cwd: options.cwd });
   return { transport, stderr: new StderrTail(transport.stderr), process: transport, kind: "stdio" };
 }

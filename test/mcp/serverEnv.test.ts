@@ -30,7 +30,7 @@ function project(): { tactic: string; turns: string; home: string } {
       "        env:",
       '          SERVICE_TOKEN: "${LLLM_TEST_SERVICE_VALUE}"', // line 12
       '          GREETING: "hello ${LLLM_TEST_WHO:-world}"',
-      '          LITERAL: "$${NOT_EXPANDED}"',
+      '          LITERAL: "$${HOME}"', // short: a longer value given to a server is redacted like a credential (below)
       "        allowed_tools: [env]",
       "",
     ].join("\n"),
@@ -63,7 +63,7 @@ describe("a stdio MCP server's env: ${NAME} from lllm's environment", () => {
     expect(shown.stdout).toMatch(/^ +\[redacted\]$/m);
     expect(shown.stdout).not.toContain(SECRET);
     expect(shown.stdout).toMatch(/^ +hello world$/m);
-    expect(shown.stdout).toMatch(/^ +\$\{NOT_EXPANDED\}$/m);
+    expect(shown.stdout).toMatch(/^ +\$\{HOME\}$/m);
   });
 
   it("an unset variable without a default is a config error naming the file, the line and the variable", async () => {
@@ -73,5 +73,41 @@ describe("a stdio MCP server's env: ${NAME} from lllm's environment", () => {
     expect(run.stderr).toContain(`${tactic}:12:`);
     expect(run.stderr).toContain("MCP server `fx`: env `SERVICE_TOKEN` names the variable `LLLM_TEST_SERVICE_VALUE` (`${LLLM_TEST_SERVICE_VALUE}`), which is not set (or empty)");
     expect(run.stderr).toContain("${LLLM_TEST_SERVICE_VALUE:-value}");
+  });
+});
+
+/**
+ * Values written in the tactic itself are meant for the server alone, whatever their names: a server that echoes
+ * one (a result, its stderr quoted in an error) must not bring it to the model, the log or stderr. Short values,
+ * settings made of lower-case words and file paths are no credentials and stay readable.
+ */
+describe("a stdio MCP server's literal env values", () => {
+  const LITERALS = { API_TOKEN: "sk-literal-0a1b2c3d4e5f", ACME_LICENCE: "Lic-77-Zq8-PLUM" };
+
+  it("are redacted in what the model, the log and stderr see (but not `production` or a path)", async () => {
+    const dir = tempDir("lllm-mcp-env-");
+    const tactic = path.join(dir, "tactic.yaml");
+    const env = { ...LITERALS, NODE_ENV: "production", DATA_DIR: "/srv/data/projects", DEBUG: "1" };
+    writeFileSync(
+      tactic,
+      `global: {model_name: gpt-test}\nagent_configs:\n  - name: worker\n    system_prompt: hi\n    mcp_servers:\n      - ${JSON.stringify({ name: "fx", command: process.execPath, args: [FIXTURE], env, allowed_tools: ["env"] })}\n`,
+    );
+    const turns = path.join(dir, "turns.yaml");
+    writeFileSync(turns, `- tool_calls:\n${Object.keys(env).map((name) => `    - {name: env, arguments: {name: ${name}}}\n`).join("")}- text: checked\n`);
+    const home = tempDir("lllm-home-");
+    const run = await runCli(["run", tactic, "--model", `scripted:${turns}`, "--input", "go", "--json"], { env: { LLLM_HOME: home } });
+    expect(run.code, run.stderr).toBe(0);
+    const results = (JSON.parse(run.stdout) as { tool_calls: Array<{ result: unknown }> }).tool_calls.map((call) => call.result);
+    expect(results).toEqual(["[redacted]", "[redacted]", "production", "/srv/data/projects", "1"]);
+    const shown = await runCli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
+    expect(shown.code).toBe(0);
+    for (const value of Object.values(LITERALS)) expect(shown.stdout + run.stdout + run.stderr).not.toContain(value);
+  });
+
+  it("are redacted in the server's stderr quoted by a start failure", async () => {
+    const run = await runCli(["mcp", "tools", "--env", `ACME_LICENCE=${LITERALS.ACME_LICENCE}`, "--", process.execPath, "-e", 'console.error("licence " + process.env.ACME_LICENCE + " refused"); process.exit(1)']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("licence [redacted] refused");
+    expect(run.stderr).not.toContain(LITERALS.ACME_LICENCE);
   });
 });
