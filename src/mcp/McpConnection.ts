@@ -16,6 +16,7 @@ import { SignInNeeded } from "./oauth/LllmOAuthProvider.js";
 import { OAuthFlowError, OAuthNotOffered } from "./oauth/oauthFetch.js";
 import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 import { decodeToolResult, type DecodedToolResult } from "./decodeToolResult.js";
+import { DepthGuardTransport, MAX_MESSAGE_DEPTH, MESSAGE_TOO_DEEP } from "./DepthGuardTransport.js";
 import { jsonRpcCodeName } from "./jsonRpcCodeName.js";
 import { McpToolError } from "./McpToolError.js";
 import { ResponseTooLargeError } from "./limitResponseSize.js";
@@ -126,6 +127,10 @@ export class McpConnection {
           cause: error,
         });
       }
+      if (error instanceof McpError && (error.data as { reason?: unknown } | undefined)?.reason === MESSAGE_TOO_DEEP) {
+        const mcpMessage = `the result of \`${tool}\` is nested deeper than ${MAX_MESSAGE_DEPTH} levels, so it was dropped`;
+        throw new McpToolError(`MCP server \`${this.name}\`: ${mcpMessage}`, { ...where, mcpCode: "INTERNAL_ERROR", mcpMessage, cause: error });
+      }
       if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
         throw new ToolError("mcp_tool_timeout", `MCP server \`${this.name}\`: tool \`${tool}\` did not answer within ${seconds(options.timeoutMs)}`, { cause: error });
       }
@@ -199,21 +204,21 @@ export class McpConnection {
   async #connect(timeoutMs: number): Promise<void> {
     if (this.config.url === undefined) {
       this.#server = createTransport(this.config, { cwd: this.#cwd });
-      await this.#client.connect(this.#server.transport, { timeout: timeoutMs });
+      await this.#client.connect(new DepthGuardTransport(this.#server.transport), { timeout: timeoutMs });
       return;
     }
     const fetchLike: FetchLike = await serverFetch(this.config, { env: this.#hooks.env ?? process.env, home: this.#hooks.home ?? lllmHome(this.#hooks.env ?? process.env), signIn: this.#hooks.signIn });
     const wanted = this.config.transport ?? "auto";
     this.#server = createHttpTransport(this.config, fetchLike, wanted === "sse" ? "sse" : "http");
     try {
-      await this.#client.connect(this.#server.transport, { timeout: timeoutMs });
+      await this.#client.connect(new DepthGuardTransport(this.#server.transport), { timeout: timeoutMs });
     } catch (error) {
       const status = error instanceof StreamableHTTPError ? error.code : undefined;
       if (wanted !== "auto" || status === undefined || status < 400 || status >= 500 || status === 401 || status === 403) throw error;
       await this.#server.transport.close().catch(() => {});
       this.#client = this.#newClient();
       this.#server = createHttpTransport(this.config, fetchLike, "sse");
-      await this.#client.connect(this.#server.transport, { timeout: timeoutMs });
+      await this.#client.connect(new DepthGuardTransport(this.#server.transport), { timeout: timeoutMs });
     }
   }
 
@@ -258,6 +263,12 @@ export class McpConnection {
     if (tooLarge) {
       return new ToolError("mcp_server_start_failed", `MCP server \`${this.name}\` (${described}) failed to start: its answer to \`${this.#startStep}\` is over the size limit (${megabytes(tooLarge.bytes)} so far; at most ${megabytes(tooLarge.limit)} in one message)`, {
         hint: "No MCP message needs to be this large: check the server (its version, its settings), or leave it out of the tactic.",
+        cause: error,
+      });
+    }
+    if (error instanceof McpError && (error.data as { reason?: unknown } | undefined)?.reason === MESSAGE_TOO_DEEP) {
+      return new ToolError("mcp_server_start_failed", `MCP server \`${this.name}\` (${described}) failed to start: its answer to \`${this.#startStep}\` is nested deeper than ${MAX_MESSAGE_DEPTH} levels`, {
+        hint: "No MCP message needs to be nested this deeply: check the server (its version, its settings), or leave it out of the tactic.",
         cause: error,
       });
     }

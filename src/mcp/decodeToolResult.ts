@@ -1,6 +1,8 @@
 import type { ContentBlock } from "../tools/ContentBlock.js";
 import { isPlainObject } from "../tools/JsonSchema.js";
 import { fileBlocksOf } from "../tools/resultFiles.js";
+import { nestedDeeperThan } from "../util/nestedDeeperThan.js";
+import { MAX_MESSAGE_DEPTH } from "./DepthGuardTransport.js";
 import { jsonRpcCodeName } from "./jsonRpcCodeName.js";
 import { McpToolError } from "./McpToolError.js";
 
@@ -81,15 +83,20 @@ function blockText(block: unknown): string {
   }
 }
 
-/** `{value}` when the text is JSON, `undefined` when it is not (a JSON `null` is still a value). */
+/**
+ * `{value}` when the text is JSON, `undefined` when it is not (a JSON `null` is still a value). JSON nested deeper
+ * than a message may be (`[[[[…`) stays text: as data it would overflow the stack of what walks a result.
+ */
 function parseJson(text: string): { value: unknown } | undefined {
   const trimmed = text.trim();
   if (trimmed === "") return undefined;
+  let value: unknown;
   try {
-    return { value: JSON.parse(trimmed) as unknown };
+    value = JSON.parse(trimmed) as unknown;
   } catch {
     return undefined;
   }
+  return nestedDeeperThan(value, MAX_MESSAGE_DEPTH) ? undefined : { value };
 }
 
 /** A Promptise-style `{"error": {"code": …, "message": …}}` envelope, the only key of the result. */

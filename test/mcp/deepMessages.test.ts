@@ -1,0 +1,43 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it, vi } from "vitest";
+import { runCli } from "../helpers/runCli.js";
+import { tempDir } from "../helpers/tempTree.js";
+
+vi.setConfig({ testTimeout: 120_000 });
+
+const DEEP_SERVER = fileURLToPath(new URL("./fixtures/deepServer.mjs", import.meta.url));
+
+/**
+ * A server's answer nested 100,000 levels deep (`{"a":{"a":…`, or a text of `[[[[…`) overflowed the stack of what
+ * walks a result (redaction, the model's text, the log) and ended the whole run as an internal error. Nesting is
+ * bounded like size: a structured result too deep is an error for the model, a text too deep stays text, and a
+ * tools/list too deep fails the start with a clear error.
+ */
+describe("an MCP server's answers nested too deeply", () => {
+  it("are an error for the model (structured) or plain text (JSON text); the run goes on", async () => {
+    const dir = tempDir("lllm-mcp-deep-");
+    writeFileSync(path.join(dir, "turns.json"), JSON.stringify([{ tool_calls: [{ name: "deep_structured", arguments: {} }, { name: "deep_text", arguments: {} }, { name: "small", arguments: {} }] }, "Done."]));
+    writeFileSync(
+      path.join(dir, "t.yaml"),
+      `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - ${JSON.stringify({ name: "deep", command: process.execPath, args: [DEEP_SERVER] })}\n`,
+    );
+    const run = await runCli(["run", path.join(dir, "t.yaml"), "--input", "go", "--model", `scripted:${path.join(dir, "turns.json")}`, "--json"]);
+    expect(run.code, run.stderr).toBe(0);
+    const report = JSON.parse(run.stdout) as { output: string; tool_calls: Array<{ error: string | null; result: unknown }> };
+    expect(report.output).toBe("Done.");
+    const [structured, text, small] = report.tool_calls;
+    expect(structured!.error).toBe("MCP server `deep`: the result of `deep_structured` is nested deeper than 512 levels, so it was dropped");
+    expect(text!.error).toBeNull();
+    expect(text!.result).toBe(`${"[".repeat(100_000)}${"]".repeat(100_000)}`);
+    expect(small!.result).toBe("fine");
+  });
+
+  it("in tools/list fail the start, naming the server and the request", async () => {
+    const run = await runCli(["mcp", "tools", "--", process.execPath, DEEP_SERVER, "--deep-list"]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain("MCP server `deepServer` (");
+    expect(run.stderr).toContain("failed to start: its answer to `tools/list` is nested deeper than 512 levels");
+  });
+});
