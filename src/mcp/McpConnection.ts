@@ -20,7 +20,7 @@ import { DepthGuardTransport, MAX_MESSAGE_DEPTH, MESSAGE_TOO_DEEP } from "./Dept
 import { jsonRpcCodeName } from "./jsonRpcCodeName.js";
 import { McpToolError } from "./McpToolError.js";
 import { ResponseTooLargeError } from "./limitResponseSize.js";
-import { MESSAGE_TOO_LARGE } from "./StdioProcessTransport.js";
+import { MAX_SERVER_MESSAGE_BYTES, MESSAGE_TOO_LARGE } from "./StdioProcessTransport.js";
 
 /** How long an HTTP server has to answer the request that ends its session before lllm closes without it. */
 const SESSION_END_MS = 2000;
@@ -227,10 +227,19 @@ export class McpConnection {
     if (!this.#client.getServerCapabilities()?.tools) return [];
     const tools: McpToolInfo[] = [];
     let cursor: string | undefined;
+    // Each page is within the limit on one message; the list as a whole is too, or 100 pages could hold 1 GB. (No
+    // model reads 10 MB of tools: that is millions of tokens.)
+    let bytes = 0;
     // A bound on pages: a server that always returns a cursor must not hang the start.
     for (let page = 0; page < 100; page++) {
       const result = await this.#client.listTools(cursor === undefined ? undefined : { cursor }, { timeout: timeoutMs });
       tools.push(...result.tools);
+      bytes += JSON.stringify(result.tools).length;
+      if (bytes > MAX_SERVER_MESSAGE_BYTES) {
+        throw new ToolError("mcp_server_start_failed", `MCP server \`${this.name}\` (${describeServer(this.config)}) failed to start: its tools are over the size limit (${tools.length} tools in ${page + 1} pages of \`tools/list\`, more than ${megabytes(MAX_SERVER_MESSAGE_BYTES)} in all)`, {
+          hint: "No model can read this many tools: check the server (its version, its settings), or leave it out of the tactic.",
+        });
+      }
       cursor = result.nextCursor;
       if (cursor === undefined) break;
     }

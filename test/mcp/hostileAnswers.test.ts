@@ -7,7 +7,7 @@ import { tempDir } from "../helpers/tempTree.js";
 
 vi.setConfig({ testTimeout: 120_000 });
 
-const DEEP_SERVER = fileURLToPath(new URL("./fixtures/deepServer.mjs", import.meta.url));
+const HOSTILE_SERVER = fileURLToPath(new URL("./fixtures/hostileServer.mjs", import.meta.url));
 
 /**
  * A server's answer nested 100,000 levels deep (`{"a":{"a":…`, or a text of `[[[[…`) overflowed the stack of what
@@ -21,7 +21,7 @@ describe("an MCP server's answers nested too deeply", () => {
     writeFileSync(path.join(dir, "turns.json"), JSON.stringify([{ tool_calls: [{ name: "deep_structured", arguments: {} }, { name: "deep_text", arguments: {} }, { name: "small", arguments: {} }] }, "Done."]));
     writeFileSync(
       path.join(dir, "t.yaml"),
-      `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - ${JSON.stringify({ name: "deep", command: process.execPath, args: [DEEP_SERVER] })}\n`,
+      `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - ${JSON.stringify({ name: "deep", command: process.execPath, args: [HOSTILE_SERVER] })}\n`,
     );
     const run = await runCli(["run", path.join(dir, "t.yaml"), "--input", "go", "--model", `scripted:${path.join(dir, "turns.json")}`, "--json"]);
     expect(run.code, run.stderr).toBe(0);
@@ -35,9 +35,18 @@ describe("an MCP server's answers nested too deeply", () => {
   });
 
   it("in tools/list fail the start, naming the server and the request", async () => {
-    const run = await runCli(["mcp", "tools", "--", process.execPath, DEEP_SERVER, "--deep-list"]);
+    const run = await runCli(["mcp", "tools", "--", process.execPath, HOSTILE_SERVER, "--deep-list"]);
     expect(run.code).toBe(1);
-    expect(run.stderr).toContain("MCP server `deepServer` (");
+    expect(run.stderr).toContain("MCP server `hostileServer` (");
     expect(run.stderr).toContain("failed to start: its answer to `tools/list` is nested deeper than 512 levels");
+  });
+});
+
+describe("an MCP server's tools/list with no end", () => {
+  it("fails the start once the pages hold more than 10 MB in all, rather than holding up to 100 of them", async () => {
+    const run = await runCli(["mcp", "tools", "--", process.execPath, HOSTILE_SERVER, "--endless-list"]);
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe("");
+    expect(run.stderr).toMatch(/failed to start: its tools are over the size limit \(\d+ tools in \d+ pages of `tools\/list`, more than 10 MB in all\)/);
   });
 });
