@@ -6,6 +6,9 @@ import { writeErr } from "./output.js";
 import type { JsonSchema } from "../tools/JsonSchema.js";
 import type { ElicitResult } from "../tools/ToolContext.js";
 
+/** At most this much of a server's log or progress message is shown. */
+const SHOWN_CHARACTERS = 1000;
+
 /** How long a browser sign-in may take before the run gives up on it. */
 const SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
@@ -25,7 +28,9 @@ export function mcpClientHooks(options: {
 }): McpClientHooks {
   const env = options.env ?? process.env;
   const terminal = options.terminal ?? (process.stdin.isTTY && process.stderr.isTTY ? { input: process.stdin, output: process.stderr } : undefined);
-  const clean = (text: string): string => escapeControlCharacters(text, { all: true });
+  // A server's text on one line (a line break in it could forge a line of lllm's own), and short: a server may send
+  // megabytes in one log or progress message, which would flood the terminal.
+  const clean = (text: string): string => escapeControlCharacters(text.length > SHOWN_CHARACTERS ? `${text.slice(0, SHOWN_CHARACTERS)}… (${text.length} characters)` : text, { all: true });
   return {
     ...(options.signal ? { signal: options.signal } : {}),
     // Without the hook a question is declined (installClientHandlers).

@@ -50,3 +50,22 @@ describe("an MCP server's tools/list with no end", () => {
     expect(run.stderr).toMatch(/failed to start: its tools are over the size limit \(\d+ tools in \d+ pages of `tools\/list`, more than 10 MB in all\)/);
   });
 });
+
+describe("an MCP server's log and progress messages of 1 MB", () => {
+  it("are shown on stderr cut short, one line each", async () => {
+    const dir = tempDir("lllm-mcp-chatty-");
+    writeFileSync(path.join(dir, "turns.json"), JSON.stringify([{ tool_calls: [{ name: "chatty", arguments: {} }] }, "Done."]));
+    writeFileSync(
+      path.join(dir, "t.yaml"),
+      `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - ${JSON.stringify({ name: "noisy", command: process.execPath, args: [HOSTILE_SERVER] })}\n`,
+    );
+    const run = await runCli(["run", path.join(dir, "t.yaml"), "--input", "go", "--model", `scripted:${path.join(dir, "turns.json")}`]);
+    expect(run.code, run.stderr.slice(0, 2000)).toBe(0);
+    expect(run.stdout).toBe("Done.\n");
+    const log = run.stderr.split("\n").find((line) => line.startsWith("lllm: noisy [error] log zzz"));
+    const progress = run.stderr.split("\n").find((line) => line.startsWith("lllm: noisy.chatty: 1/2 progress zzz"));
+    expect(log).toMatch(/z… \(1000004 characters\)$/);
+    expect(progress).toMatch(/z… \(1000009 characters\)$/);
+    expect(run.stderr.length).toBeLessThan(5000);
+  });
+});
