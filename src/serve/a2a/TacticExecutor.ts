@@ -137,7 +137,8 @@ export class TacticExecutor implements AgentExecutor {
       });
     } catch (error) {
       // Refused before it ran (the server is full or stopping, a bad limit): the task fails with the reason.
-      return publisher.end(TaskState.TASK_STATE_FAILED, error instanceof HttpError ? error.message : redactSecrets(String(error)));
+      if (error instanceof HttpError) return publisher.end(TaskState.TASK_STATE_FAILED, error.message);
+      return publisher.end(TaskState.TASK_STATE_FAILED, runErrorToHttp(error, { partialOutput: "", requestId: publisher.taskId, log: this.#context.warn }).message);
     }
     const { run, outcome } = result;
     publisher.chunk(redactor.flush());
@@ -150,7 +151,7 @@ export class TacticExecutor implements AgentExecutor {
       return publisher.end(TaskState.TASK_STATE_COMPLETED, undefined);
     }
     if (outcome.run.error instanceof CancelledByClient) return publisher.end(TaskState.TASK_STATE_CANCELED, "the client cancelled the task");
-    const answer = runErrorToHttp(outcome.run.error, run.lastText);
+    const answer = runErrorToHttp(outcome.run.error, { partialOutput: run.lastText, requestId: publisher.taskId, log: this.#context.warn });
     // A message the tactic cannot take (its input schema) is refused, as a bad request is: the agent did not fail.
     publisher.end(answer.code === "input_invalid" ? TaskState.TASK_STATE_REJECTED : TaskState.TASK_STATE_FAILED, answer.message);
   }

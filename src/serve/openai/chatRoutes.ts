@@ -21,7 +21,7 @@ async function chatCompletions(request: RouteRequest, context: ServeContext): Pr
     const { run, outcome } = await runRequest(request, context, spec);
     if (outcome.type === "paused") return sendJson(request.response, 200, chatCompletion(head, { text: outcome.text, calls: outcome.calls }, usageOf(run)));
     if (outcome.type !== "finished") throw unexpected(outcome.type);
-    if (!outcome.run.ok) throw runErrorToHttp(outcome.run.error, run.lastText);
+    if (!outcome.run.ok) throw runErrorToHttp(outcome.run.error, { partialOutput: run.lastText, requestId: head.id, log: context.warn });
     return sendJson(request.response, 200, chatCompletion(head, { text: answerText(outcome.run) }, usageOf(run)));
   }
   const stream = new ChatStream(request.response, head, parsed.includeUsage);
@@ -36,7 +36,7 @@ async function chatCompletions(request: RouteRequest, context: ServeContext): Pr
     return stream.finish(outcome.calls, usageOf(run));
   }
   if (outcome.type !== "finished") return stream.fail(unexpected(outcome.type));
-  if (!outcome.run.ok) return stream.fail(runErrorToHttp(outcome.run.error, run.lastText));
+  if (!outcome.run.ok) return stream.fail(runErrorToHttp(outcome.run.error, { partialOutput: run.lastText, requestId: head.id, log: context.warn }));
   stream.content(unstreamedRest(outcome.run, run));
   stream.finish([], usageOf(run));
 }

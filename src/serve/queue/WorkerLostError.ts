@@ -6,11 +6,14 @@ import { LllmError } from "../../errors.js";
  */
 export class WorkerLostError extends LllmError {
   readonly worker: string;
+  /** How much of the answer its client had (the client is told this, not the worker's name). */
+  readonly streamedCharacters: number;
 
   constructor(worker: string, streamedCharacters: number) {
     super("serve_worker_lost", `the worker running this request (${worker}) stopped before the answer was complete${streamedCharacters > 0 ? ` (${streamedCharacters} characters of it had been sent)` : ""}; send the request again`, {
       hint: "Another worker takes the request when it is sent again; `lllm doctor --queue URL` lists the live workers.",
     });
     this.worker = worker;
+    this.streamedCharacters = streamedCharacters;
   }
 }

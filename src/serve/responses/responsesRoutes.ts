@@ -50,7 +50,7 @@ async function createResponse(request: RouteRequest, context: ServeContext): Pro
       } else if (outcome.type === "finished" && outcome.run.ok) {
         output.push(messageItem(newWireId("msg_"), answerText(outcome.run), "completed"));
       }
-      const ended = ending(head, outcome, output, run);
+      const ended = ending(head, outcome, output, run, context.warn);
       keep(ended.body, ended.history && historyOf(parsed, ended.history));
       if (ended.error && ended.body.status === "failed") throw ended.error;
       return sendJson(request.response, 200, ended.body);
@@ -72,7 +72,7 @@ async function createResponse(request: RouteRequest, context: ServeContext): Pro
       stream.text(unstreamedRest(outcome.run, run));
     }
     stream.endText();
-    const ended = ending(head, outcome, stream.output, run);
+    const ended = ending(head, outcome, stream.output, run, context.warn);
     keep(ended.body, ended.history && historyOf(parsed, ended.history));
     stream.finish(ended.body);
   } finally {
@@ -81,13 +81,13 @@ async function createResponse(request: RouteRequest, context: ServeContext): Pro
 }
 
 /** The response as the run left it: completed (with its answer, or the function calls it waits for), cancelled or failed. */
-function ending(head: ResponseHead, outcome: RunOutcome, output: ResponseOutputItem[], run: RunHandle): { body: Response; history?: Message | undefined; error?: HttpError } {
+function ending(head: ResponseHead, outcome: RunOutcome, output: ResponseOutputItem[], run: RunHandle, log: (message: string) => void): { body: Response; history?: Message | undefined; error?: HttpError } {
   const usage = usageOf(run);
   const agent = run.model.prepared.tactic.config.agent ?? run.model.prepared.agents[0]?.name ?? "assistant";
   if (outcome.type === "paused") return { body: responseObject(head, { status: "completed", output, usage }), history: toolCallTurn(agent, outcome.text, outcome.calls) };
   if (outcome.type !== "finished") return { body: responseObject(head, { status: "failed", output, usage, error: { code: "server_error", message: "internal error" } }), error: unexpected(outcome.type) };
   if (outcome.run.ok) return { body: responseObject(head, { status: "completed", output, usage }), history: { role: "assistant", content: answerText(outcome.run), name: agent } };
-  const error = runErrorToHttp(outcome.run.error, run.lastText);
+  const error = runErrorToHttp(outcome.run.error, { partialOutput: run.lastText, requestId: head.id, log });
   const cancelled = outcome.run.error instanceof CancelledByClient;
   return { body: responseObject(head, { status: cancelled ? "cancelled" : "failed", output, usage, ...(cancelled ? {} : { error: { code: error.code ?? "server_error", message: error.message } }) }), error };
 }
