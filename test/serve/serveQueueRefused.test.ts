@@ -64,7 +64,7 @@ afterEach(async () => {
 });
 
 describeQueue("lllm serve --queue whose workers refuse its tactic", () => {
-  it("every live worker refuses it: a waiting request and a new one get a 503 with each worker's reason, said once on the server's stderr and by lllm doctor; a worker that has it serves it", async () => {
+  it("every live worker refuses it: a waiting request and a new one get a 503 naming no worker, each worker's reason said once on the server's stderr and by lllm doctor; a worker that has it serves it", async () => {
     const serving = await startServeCli([pkg], { args: ["--queue", redis.url], env: QUICK });
     started.push(serving.cli);
     const keys = redis.client();
@@ -80,19 +80,24 @@ describeQueue("lllm serve --queue whose workers refuse its tactic", () => {
     const first = await waiting;
     expect(first.status).toBe(503);
     expect(first.body.error).toMatchObject({ type: "server_error", code: "queue_refused" });
+    // The client learns that no worker takes it now, not the pool's names (its Redis, its workers' hosts and pids).
     const message = first.body.error!.message;
-    expect(message).toMatch(/^every worker on redis:\/\/127\.0\.0\.1:\d+ refuses the served tactic `pool`:\n {2}worker \S+:\d+: this worker has no package `pool` \(the served tactic `pool` is `pool\.tactics:pool`\)\n {4}Start the worker with a copy of `pool` 0\.1\.0: lllm worker --queue URL -p DIR/);
-    expect(message).not.toMatch(/[0-9a-f]{16}/); // no digest
+    expect(message).toMatch(/^no worker of the server's queue takes this tactic now; try again later; the server's log has the details \(request chatcmpl-[0-9a-f]+\)$/);
+    // The server's log has each worker's reason, under the id the client was given.
+    const id = /request (chatcmpl-[0-9a-f]+)/.exec(message)![1]!;
+    const logged = serving.cli.stderr().split("\n").find((line) => line.includes(`request ${id} failed (queue_refused)`));
+    expect(logged).toMatch(/every worker on redis:\/\/127\.0\.0\.1:\d+ refuses the served tactic `pool`:\\n {2}worker \S+:\d+: this worker has no package `pool`/);
     // A new one fails at once, the same way (never queued).
     const second = await ask(serving, "second");
-    expect(second).toMatchObject({ status: 503, body: { error: { code: "queue_refused", message } } });
+    expect(second).toMatchObject({ status: 503, body: { error: { code: "queue_refused", message: expect.stringMatching(/^no worker of the server's queue takes this tactic now; .*\(request chatcmpl-[0-9a-f]+\)$/) } } });
     expect(await keys.llen((await keys.keys("lllm:serve:waiting:*"))[0] ?? "none")).toBe(0);
     expect(mock.requests).toHaveLength(0);
     // The worker names the served tactic, not its digest, nor a batch.
     expect(refusing.stderr()).toContain("served tactic `pool` refused: this worker has no package `pool` (the served tactic `pool` is `pool.tactics:pool`)");
     expect(refusing.stderr()).not.toContain("the batch runs");
-    // The server said it, once, on one line, whatever the number of its heartbeats and requests since.
-    const said = serving.cli.stderr().split("\n").filter((line) => line.includes("refuses the served tactic `pool`"));
+    // The server said it, once, on one line, whatever the number of its heartbeats and requests since (besides the
+    // line of each failed request, under its id).
+    const said = serving.cli.stderr().split("\n").filter((line) => line.includes("refuses the served tactic `pool`") && !/^lllm: warning: request \S+ failed/.test(line));
     expect(said).toHaveLength(1);
     expect(said[0]).toMatch(/^lllm: warning: worker \S+:\d+ refuses the served tactic `pool`, and no live worker takes it \(its requests fail: 503, queue_refused\): this worker has no package `pool` \(the served tactic `pool` is `pool\.tactics:pool`\)\. Start the worker with a copy of `pool` 0\.1\.0/);
     // lllm doctor --queue sees it as the servers do: a failure.
