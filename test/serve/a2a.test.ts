@@ -166,7 +166,7 @@ describe("lllm serve over A2A, with the @a2a-js/sdk client", () => {
     expect(kept.artifacts[0]!.parts.map((part) => part.content)).toEqual([{ $case: "text", value: "Figs are 3 EUR each, fresh today." }]);
   });
 
-  it("tasks/cancel stops the run as Ctrl-C does: the tool's signal aborts, the task is canceled, the run interrupted", async () => {
+  it("tasks/cancel stops the run as Ctrl-C does: the tool's signal aborts, the task is canceled, the run interrupted; a second cancel is refused", async () => {
     answer = (body) => (lastOf(body).role === "tool" ? "never" : { tool_calls: [{ name: "slow_wait", arguments: {} }] });
     serving = await startServeCli([shop], { env: { LLLM_HOME: home } });
     const client = await clientOf(serving.url);
@@ -178,6 +178,10 @@ describe("lllm serve over A2A, with the @a2a-js/sdk client", () => {
     expect(existsSync(path.join(shop, "tools/aborted.txt"))).toBe(true);
     const task = await client.getTask({ tenant: "", id: submitted.id, historyLength: undefined }, auth);
     expect(task.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    // Cancelled once: a task in a terminal state is not cancelable (A2A's TaskNotCancelableError, -32002), in 1.0 and 0.3.
+    await expect(client.cancelTask({ tenant: "", id: submitted.id, metadata: undefined }, auth)).rejects.toThrow(/already canceled/);
+    const legacy = await fetch(`${serving.url}/a2a`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${serving.token}` }, body: JSON.stringify({ jsonrpc: "2.0", id: 3, method: "tasks/cancel", params: { id: submitted.id } }) });
+    expect(await legacy.json()).toMatchObject({ id: 3, error: { code: -32002 } });
     await expect(client.cancelTask({ tenant: "", id: "no-such-task", metadata: undefined }, auth)).rejects.toThrow(/not found/i);
     const listed = await runCli(["logs", "--served", "--json", "-n", "1"], { env: { LLLM_HOME: home } });
     expect((JSON.parse(listed.stdout) as { runs: Array<{ status: string }> }).runs.map((run) => run.status)).toEqual(["interrupted"]);

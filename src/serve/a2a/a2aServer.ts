@@ -1,6 +1,6 @@
 import { AgentCard, Extensions } from "@a2a-js/sdk";
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
-import { DefaultRequestHandler, JsonRpcTransportHandler, ServerCallContext, validateVersion, type User } from "@a2a-js/sdk/server";
+import { JsonRpcTransportHandler, ServerCallContext, validateVersion, type User } from "@a2a-js/sdk/server";
 import { storeFile } from "../../store/startRunLog.js";
 import { isPlainObject } from "../../util/isPlainObject.js";
 import { HttpError } from "../HttpError.js";
@@ -11,6 +11,7 @@ import { agentCard, legacyAgentCard } from "./agentCard.js";
 import { A2aTasks } from "./A2aTasks.js";
 import { badRequestIds } from "./badRequestIds.js";
 import { ROUTE_REQUEST, STREAMING, TacticExecutor } from "./TacticExecutor.js";
+import { TaskRequestHandler } from "./TaskRequestHandler.js";
 
 /** The JSON-RPC methods that answer with a stream of events (A2A 1.0's names and 0.3's). */
 const STREAMING_METHODS = new Set(["SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe"]);
@@ -35,7 +36,7 @@ export interface A2aServer {
 export function createA2aServer(context: ServeContext): A2aServer {
   const tasks = new A2aTasks({ ...(context.log ? { storeFile: storeFile(process.env, context.models.list()[0]!.prepared.settings.home) } : {}), warn: context.warn });
   const cardFor = (baseUrl: string): AgentCard => agentCard({ models: context.models.list(), baseUrl: context.publicUrl ?? baseUrl, auth: context.auth });
-  const handler = new DefaultRequestHandler(cardFor("http://localhost"), tasks, new TacticExecutor(context, tasks));
+  const handler = new TaskRequestHandler(cardFor("http://localhost"), tasks, new TacticExecutor(context, tasks));
   const current = new JsonRpcTransportHandler(handler);
   const legacy = new LegacyJsonRpcTransportHandler(handler);
 
