@@ -39,8 +39,8 @@ beforeAll(async () => {
   shop = shopPackage(mock.url, {
     careful: `name: careful\ndescription: Looks prices up, asking first.\npackages: [..]\nprompt: "{input}"\nrequire_approval: [lookup_price]\nagent_configs:\n  - name: clerk\n    system_prompt: You are a careful clerk.\n    model_name: gpt-test\n    invoker_config: {base_url: "${mock.url}"}\n    tools: [lookup_price]\n`,
   });
-  // A test file of the shop tactic: its inputs are the skill's examples.
-  writeTree(shop, { "tests/shop.test.yaml": "tactic: ../tactics/shop.yaml\ncases:\n  - name: figs\n    input: How much are figs?\n    assert: [{contains: EUR}]\n" });
+  // A test file of the shop tactic: its inputs are the author's test data, never published on the card.
+  writeTree(shop, { "tests/shop.test.yaml": "tactic: ../tactics/shop.yaml\ncases:\n  - name: figs\n    input: What do the secret test figs cost?\n    assert: [{contains: EUR}]\n" });
   home = tempDir("lllm-home-");
 });
 
@@ -54,7 +54,7 @@ afterAll(async () => {
 });
 
 describe("lllm serve over A2A, with the @a2a-js/sdk client", () => {
-  it("serves the agent card without the token: a skill per tactic, the bearer scheme, streaming; lllm a2a card prints the same", async () => {
+  it("serves the agent card without the token: a skill per tactic (no test inputs), the bearer scheme, streaming; lllm a2a card prints the same", async () => {
     serving = await startServeCli([shop], { env: { LLLM_HOME: home } });
     const response = await fetch(`${serving.url}/.well-known/agent-card.json`, { headers: { "A2A-Version": "1.0" } });
     expect(response.status).toBe(200);
@@ -64,10 +64,11 @@ describe("lllm serve over A2A, with the @a2a-js/sdk client", () => {
     expect(card.supportedInterfaces.map((entry) => [entry.url, entry.protocolVersion])).toEqual([[`${serving.url}/a2a`, "1.0"], [`${serving.url}/a2a`, "0.3"]]);
     expect(card.skills.map((skill) => [skill.id, skill.description, skill.examples ?? []])).toEqual([
       ["careful", "Looks prices up, asking first.", []],
-      ["shop", "Answers questions about prices.", ["How much are figs?"]],
+      ["shop", "Answers questions about prices.", []],
     ]);
     // A 0.3 client (no A2A-Version header) reads the same card in 0.3's shape.
     const legacy = (await (await fetch(`${serving.url}/.well-known/agent-card.json`)).json()) as Record<string, unknown>;
+    expect(JSON.stringify(card) + JSON.stringify(legacy)).not.toContain("secret test figs");
     expect(legacy).toMatchObject({ protocolVersion: "0.3.0", url: `${serving.url}/a2a`, preferredTransport: "JSONRPC", securitySchemes: { bearer: { type: "http", scheme: "bearer" } }, capabilities: { streaming: true } });
     // The JSON-RPC endpoint wants the token.
     expect((await fetch(`${serving.url}/a2a`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(401);

@@ -3,7 +3,6 @@ import { lllmVersion } from "../../store/startRunLog.js";
 import { MODEL_IMAGE_TYPES } from "../../providers/imagesForModel.js";
 import { takesImages } from "../contentParts.js";
 import type { ServedModel } from "../ServedModels.js";
-import { tacticExamples } from "./tacticExamples.js";
 
 /** Where the JSON-RPC endpoint is, under the server's base URL. */
 export const A2A_PATH = "/a2a";
@@ -24,7 +23,7 @@ const TEXT_MODES = ["text/plain"];
 
 /**
  * The agent card of a server (A2A 1.0's `AgentCard`, typed by the SDK): one skill per served tactic (its model id,
- * description, pattern as a tag, input and output modes, examples from its test files), the JSON-RPC endpoint in
+ * description, built-in pattern as a tag, input and output modes), the JSON-RPC endpoint in
  * both protocol versions served (1.0, and 0.3 through the SDK's compatibility layer), streaming, and the bearer
  * scheme when the server wants its token. A message names its skill in `metadata.skill`; one served tactic needs none.
  */
@@ -54,12 +53,16 @@ export function agentCard(options: AgentCardOptions): AgentCard {
 function skillOf(model: ServedModel): AgentSkill {
   const config = model.prepared.tactic.config;
   const structuredInput = config.input !== undefined && config.input.type !== "string";
+  const pattern = config.tactic_type ?? "agent";
+  // The card is served without the token, to anyone who asks: it says only what the tactic's author wrote for its
+  // users (its name and description). No examples: the inputs of its test files are the author's test data, not
+  // something published; nor a package's tactic ref as a tag (`pkg.tactics:name` names the server's packages).
   return {
     id: model.id,
     name: config.name ?? model.id,
     description: model.description ?? `The lllm tactic ${model.id}.`,
-    tags: [config.tactic_type ?? "agent"],
-    examples: tacticExamples(model.prepared),
+    tags: pattern.includes(":") ? [] : [pattern],
+    examples: [],
     // An agent tactic's agent sees images sent with the text (raw file parts).
     inputModes: [...(structuredInput ? ["application/json"] : TEXT_MODES), ...(takesImages(model) ? MODEL_IMAGE_TYPES : [])],
     outputModes: config.output !== undefined ? ["application/json"] : TEXT_MODES,
