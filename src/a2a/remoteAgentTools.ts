@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Role, TaskState, type AgentCard, type AgentSkill, type Message, type Part, type StreamResponse, type Task } from "@a2a-js/sdk";
-import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client } from "@a2a-js/sdk/client";
+import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory, type Client, type TransportFactory } from "@a2a-js/sdk/client";
 import type { RemoteAgentConfig } from "../config/index.js";
 import { ConfigError, ToolError } from "../errors.js";
 import { FunctionTool } from "../tools/index.js";
@@ -37,23 +37,24 @@ const TERMINAL_FAILURES = new Map<TaskState, string>([
  * the card says it can (its status messages told to `onProgress`), and returns the answer's artifacts as text. A task
  * that needs input returns the agent's question and the task id to answer on; one that fails is a tool error the
  * model reads. The card is read once, now: an agent that cannot be reached fails the run's start with a clear error.
- * The token (`token_env`) is sent to the configured URL's origin only: not to an endpoint the card names on another
- * origin, nor through a redirect elsewhere.
+ * The calls go to the configured URL's origin, or to one `endpoint_origins` names: a card whose endpoint is elsewhere
+ * is refused when the run starts. The token (`token_env`) goes to those origins only, never through a redirect elsewhere.
  */
 export async function remoteAgentTools(config: RemoteAgentConfig, options: RemoteAgentToolsOptions): Promise<FunctionTool[]> {
   const token = tokenOf(config, options.env);
   const origin = new URL(config.url).origin;
+  // The card names the endpoint, and whoever serves the card may name any host: the tactic's messages (and its token)
+  // go only where the tactic says, as a redirect is followed only within its origin.
+  const allowed = new Set([origin, ...(config.endpoint_origins ?? []).map((entry) => new URL(entry).origin)]);
   const fetchImpl: typeof fetch = (input, init = {}) => {
     const url = input instanceof Request ? input.url : input;
     const headers = new Headers(init.headers);
-    // The card names the endpoints, and a card may name any host: the token goes to the origin the tactic names,
-    // never to another one a card (or whoever serves it) chose.
-    if (token !== undefined && new URL(url).origin === origin) headers.set("Authorization", `Bearer ${token}`);
+    if (token !== undefined && allowed.has(new URL(url).origin)) headers.set("Authorization", `Bearer ${token}`);
     return fetchWithinOrigin(globalThis.fetch, url, { ...init, headers });
   };
   const { base, path } = cardLocation(config.url);
   const factory = new ClientFactory({
-    transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }), new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })],
+    transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat: { enabled: true } }), new RestTransportFactory({ fetchImpl, legacyCompat: { enabled: true } })].map((transport) => withinOrigins(transport, allowed, config)),
     cardResolver: new DefaultAgentCardResolver({ fetchImpl, legacyCompat: { enabled: true } }),
   });
   let client: Client;
@@ -62,6 +63,7 @@ export async function remoteAgentTools(config: RemoteAgentConfig, options: Remot
     client = await factory.createFromUrl(base, path);
     card = await client.getAgentCard();
   } catch (error) {
+    if (error instanceof ConfigError) throw error;
     throw new ConfigError("a2a_unreachable", `cannot use the remote agent \`${config.name}\` at ${config.url}: ${redactSecrets((error as Error).message)}`, {
       hint: token === undefined ? "Check its URL (its card is read at /.well-known/agent-card.json); if it wants a token, give the variable holding it in remote_agents: [{name, url, token_env}]." : `Check its URL (its card is read at /.well-known/agent-card.json) and the token in $${config.token_env}.`,
     });
@@ -77,6 +79,25 @@ export async function remoteAgentTools(config: RemoteAgentConfig, options: Remot
   const streaming = card.capabilities?.streaming === true;
   const timeoutMs = (config.timeout ?? DEFAULT_TIMEOUT_SECONDS) * 1000;
   return offered.map((skill) => skillTool({ config, card, skill, client, streaming, timeoutMs, named: skills.length > 0, ...(options.onProgress ? { onProgress: options.onProgress } : {}) }));
+}
+
+/** A transport that is made only for an endpoint on one of the allowed origins (the SDK picks it from the card). */
+function withinOrigins(transport: TransportFactory, allowed: ReadonlySet<string>, config: RemoteAgentConfig): TransportFactory {
+  return {
+    get protocolName() {
+      return transport.protocolName;
+    },
+    create: (url, card) => {
+      const endpoint = new URL(url).origin;
+      if (!allowed.has(endpoint)) {
+        const shown = config.name === new URL(config.url).host ? `tools: [a2a:${config.url}]` : `remote_agents: ${config.name}`;
+        throw new ConfigError("remote_agent_invalid", `the card of the remote agent \`${config.name}\` (${config.url}) names its endpoint on another origin, ${endpoint}: lllm sends a tactic's messages and token only to the origin it names`, {
+          hint: `If you trust ${endpoint} with this agent's calls${config.token_env !== undefined ? ` and its token ($${config.token_env})` : ""}, name it in remote_agents: [{name: ${config.name}, url: ${config.url}, endpoint_origins: [${endpoint}]}]${shown.startsWith("tools") ? ` instead of ${shown}` : ""}.`,
+        });
+      }
+      return transport.create(url, card);
+    },
+  };
 }
 
 function tokenOf(config: RemoteAgentConfig, env: NodeJS.ProcessEnv): string | undefined {

@@ -196,6 +196,8 @@ export interface RemoteAgentConfig {
   prefix?: string;
   /** Seconds one call may take; default 300. The run's own limits hold besides. */
   timeout?: number;
+  /** Origins besides `url`'s where the card may put its endpoint (the calls and the token go there); none by default. */
+  endpoint_origins?: string[];
 }
 
 export interface McpServerConfig {

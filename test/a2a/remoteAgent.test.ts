@@ -85,7 +85,7 @@ describe("a remote A2A agent as tools", () => {
     expect(JSON.stringify(mock.requests.slice(-2))).not.toContain("remote-token-5150");
   });
 
-  it("token_env goes to the configured origin only: a card that names its endpoint on another origin gets no token sent there", async () => {
+  it("a card that puts its endpoint on another origin is refused (exit 2), unless endpoint_origins names it: then the calls and the token go there", async () => {
     // The agent that runs the tasks (origin B), and a card for it served from origin A, the one configured.
     agent = await startA2aAgent({ name: "elsewhere", skills: [{ id: "count", description: "Counts." }], behavior: (turn) => (turn.artifact("42"), turn.status(TaskState.TASK_STATE_COMPLETED)) });
     const card = await (await fetch(`${agent.url}/.well-known/agent-card.json`)).text();
@@ -96,13 +96,25 @@ describe("a remote A2A agent as tools", () => {
     });
     await new Promise<void>((resolve) => cardHost.listen(0, "127.0.0.1", resolve));
     try {
-      const cardUrl = `http://127.0.0.1:${(cardHost.address() as AddressInfo).port}/.well-known/agent-card.json`;
+      const cardOrigin = `http://127.0.0.1:${(cardHost.address() as AddressInfo).port}`;
+      const cardUrl = `${cardOrigin}/.well-known/agent-card.json`;
       answer = (body) => (lastOf(body).role === "tool" ? `Count: ${lastOf(body).content}` : { tool_calls: [{ name: "count", arguments: { message: "count" } }] });
-      const file = tactic([], `remote_agents:\n  - name: counter\n    url: ${cardUrl}\n    token_env: COUNTER_TOKEN\n`);
-      const result = await runCli(["run", file, "--input", "count"], { env: { COUNTER_TOKEN: "counter-token-8086" } });
-      expect(result.code).toBe(0);
-      expect(cardSeen).toEqual(["Bearer counter-token-8086"]);
-      expect(agent.received).toEqual([{ text: "count", skill: "count", authorization: undefined }]);
+      const env = { COUNTER_TOKEN: "counter-token-8086" };
+      const refused = await runCli(["run", tactic([], `remote_agents:\n  - name: counter\n    url: ${cardUrl}\n    token_env: COUNTER_TOKEN\n`), "--input", "count"], { env });
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toContain(`the card of the remote agent \`counter\` (${cardUrl}) names its endpoint on another origin, ${agent.url}: lllm sends a tactic's messages and token only to the origin it names`);
+      expect(refused.stderr).toContain(`endpoint_origins: [${agent.url}]`);
+      expect(refused.stderr).not.toContain("counter-token-8086");
+      // The short form too (no token, but the model's messages would go to a host the tactic never named).
+      const short = await runCli(["run", tactic([`a2a:${cardUrl}`]), "--input", "count"]);
+      expect(short.code).toBe(2);
+      expect(short.stderr).toContain(`names its endpoint on another origin, ${agent.url}`);
+      expect(agent.received).toEqual([]);
+      expect(cardSeen).toEqual(["Bearer counter-token-8086", undefined]);
+      // Named by the tactic: trusted with the calls and the token.
+      const named = await runCli(["run", tactic([], `remote_agents:\n  - name: counter\n    url: ${cardUrl}\n    token_env: COUNTER_TOKEN\n    endpoint_origins: [${agent.url}]\n`), "--input", "count"], { env });
+      expect(named.code, named.stderr).toBe(0);
+      expect(agent.received).toEqual([{ text: "count", skill: "count", authorization: "Bearer counter-token-8086" }]);
     } finally {
       await new Promise<void>((resolve) => cardHost.close(() => resolve()));
     }
