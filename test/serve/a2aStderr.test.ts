@@ -1,6 +1,9 @@
+import { writeFileSync } from "node:fs";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { shopPackage, startServeCli } from "../helpers/serve.js";
+import { tempDir } from "../helpers/tempTree.js";
 
 vi.setConfig({ testTimeout: 180_000 });
 
@@ -39,5 +42,22 @@ describe("lllm serve over A2A: the server's stderr", () => {
     expect(stderr).not.toMatch(/^lllm: forged/m);
     expect(stderr).not.toMatch(/^\s+at /m);
     expect(stderr).toMatch(/^lllm: received SIGTERM/m);
+  });
+
+  it("an A2A request that fails inside lllm (its run store damaged) tells the client a request id, not the server's files; the log has why", async () => {
+    const home = tempDir("lllm-home-");
+    writeFileSync(path.join(home, "logs.db"), "this is no SQLite database, but a damaged run store");
+    const serving = await startServeCli([shopPackage(mock.url)], { env: { LLLM_HOME: home } });
+    try {
+      const response = await fetch(`${serving.url}/a2a`, { method: "POST", headers: { authorization: `Bearer ${serving.token!}`, "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: 4, method: "tasks/get", params: { id: "some-task" } }) });
+      const body = (await response.json()) as { id: number; error: { code: number; message: string } };
+      expect(body.error.code).toBe(-32603);
+      expect(body.error.message).toMatch(/^internal error; the server's log has the details \(request req_[0-9a-f]+\)$/);
+      expect(body.error.message).not.toContain(home);
+      const id = /request (req_[0-9a-f]+)/.exec(body.error.message)![1]!;
+      expect(serving.cli.stderr()).toContain(`A2A request ${id} failed: the run log ${path.join(home, "logs.db")} is damaged`);
+    } finally {
+      serving.cli.killTree();
+    }
   });
 });

@@ -2,7 +2,10 @@ import { AgentCard, Extensions } from "@a2a-js/sdk";
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion, type User } from "@a2a-js/sdk/server";
 import { storeFile } from "../../store/startRunLog.js";
+import { escapeControlCharacters } from "../../util/escapeControlCharacters.js";
 import { isPlainObject } from "../../util/isPlainObject.js";
+import { redactSecrets } from "../../util/redact.js";
+import { newWireId } from "../newWireId.js";
 import { HttpError } from "../HttpError.js";
 import type { RouteRequest } from "../Route.js";
 import type { ServeContext } from "../ServeContext.js";
@@ -12,6 +15,9 @@ import { A2aTasks } from "./A2aTasks.js";
 import { badRequestIds } from "./badRequestIds.js";
 import { ROUTE_REQUEST, STREAMING, TacticExecutor } from "./TacticExecutor.js";
 import { TaskRequestHandler } from "./TaskRequestHandler.js";
+
+/** JSON-RPC's code of an internal error. */
+const INTERNAL_ERROR = -32603;
 
 /** The JSON-RPC methods that answer with a stream of events (A2A 1.0's names and 0.3's). */
 const STREAMING_METHODS = new Set(["SendStreamingMessage", "SubscribeToTask", "message/stream", "tasks/resubscribe"]);
@@ -49,7 +55,7 @@ export function createA2aServer(context: ServeContext): A2aServer {
       const headers = request.request.headers;
       const version = typeof headers["a2a-version"] === "string" && headers["a2a-version"] !== "" ? headers["a2a-version"] : undefined;
       const useLegacy = version === undefined || version === "0.3";
-      const mapError = useLegacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError;
+      const mapError = (error: unknown): { code: number; message: string } => withoutInternals((useLegacy ? LegacyJsonRpcTransportHandler.mapToLegacyJSONRPCError : JsonRpcTransportHandler.mapToJSONRPCError)(error), context);
       let body: unknown;
       try {
         body = await request.body();
@@ -74,7 +80,11 @@ export function createA2aServer(context: ServeContext): A2aServer {
       } catch (error) {
         return sendJson(request.response, 200, { jsonrpc: "2.0", id, error: mapError(error) });
       }
-      if (!isStream(answer)) return sendJson(request.response, 200, answer);
+      if (!isStream(answer)) {
+        // The SDK's handler answers most failures itself, as an error object.
+        const failed = answer as { error?: { code: number; message: string } };
+        return sendJson(request.response, 200, failed.error ? { ...failed, error: withoutInternals(failed.error, context) } : answer);
+      }
       const response = request.response;
       response.writeHead(200, { "Content-Type": "text/event-stream", "Cache-Control": "no-cache", Connection: "keep-alive", "X-Accel-Buffering": "no" });
       try {
@@ -89,6 +99,18 @@ export function createA2aServer(context: ServeContext): A2aServer {
       }
     },
   };
+}
+
+/**
+ * A JSON-RPC error as the client reads it. One of A2A's own (a task not found, not cancelable…) as it is; an internal
+ * error is lllm's own failure (its run store damaged, a defect), whose message names the server's files: the client
+ * reads that it failed and a request id, the server's log why, under that id.
+ */
+function withoutInternals<T extends { code: number; message: string }>(error: T, context: ServeContext): T | { code: number; message: string } {
+  if (error.code !== INTERNAL_ERROR) return error;
+  const requestId = newWireId("req_");
+  context.warn(`A2A request ${requestId} failed: ${escapeControlCharacters(redactSecrets(error.message), { all: true })}`);
+  return { code: INTERNAL_ERROR, message: `internal error; the server's log has the details (request ${requestId})` };
 }
 
 /**
