@@ -1,6 +1,9 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { allowedHostNames, hasBearerToken, refusedHost } from "../mcp/serve/httpGuard.js";
+import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
+import { redactSecrets } from "../util/redact.js";
 import { HttpError } from "./HttpError.js";
+import { newWireId } from "./newWireId.js";
 import { readJsonBody } from "./readJsonBody.js";
 import { RouteTable, type Protocol, type RouteRequest } from "./Route.js";
 import type { ServeContext } from "./ServeContext.js";
@@ -116,8 +119,10 @@ export function createServeHandler(options: ServeHandlerOptions): (request: Inco
         if (error.headers.Connection === "close") response.once("finish", () => request.destroy());
         return sendError(response, error);
       }
-      options.log(`lllm: a request failed: ${error instanceof Error ? error.message : String(error)}; still serving`);
-      sendError(response, new HttpError(500, "internal error; see the server's log", { code: "internal_error" }));
+      // The message names the server's own things (its files): the client gets an id to quote, the log the rest.
+      const requestId = newWireId("req_");
+      options.log(`lllm: request ${requestId} failed: ${escapeControlCharacters(redactSecrets(error instanceof Error ? error.message : String(error)), { all: true })}; still serving`);
+      sendError(response, new HttpError(500, `internal error; the server's log has the details (request ${requestId})`, { code: "internal_error" }));
     });
   };
 }

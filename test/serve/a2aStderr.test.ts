@@ -44,7 +44,7 @@ describe("lllm serve over A2A: the server's stderr", () => {
     expect(stderr).toMatch(/^lllm: received SIGTERM/m);
   });
 
-  it("an A2A request that fails inside lllm (its run store damaged) tells the client a request id, not the server's files; the log has why", async () => {
+  it("a request that fails inside lllm (its run store damaged) tells the client a request id, not the server's files, over A2A and OpenAI's routes; the log has why", async () => {
     const home = tempDir("lllm-home-");
     writeFileSync(path.join(home, "logs.db"), "this is no SQLite database, but a damaged run store");
     const serving = await startServeCli([shopPackage(mock.url)], { env: { LLLM_HOME: home } });
@@ -56,6 +56,12 @@ describe("lllm serve over A2A: the server's stderr", () => {
       expect(body.error.message).not.toContain(home);
       const id = /request (req_[0-9a-f]+)/.exec(body.error.message)![1]!;
       expect(serving.cli.stderr()).toContain(`A2A request ${id} failed: the run log ${path.join(home, "logs.db")} is damaged`);
+      // The same over OpenAI's routes (a kept response is read from the run store).
+      const kept = await fetch(`${serving.url}/v1/responses/resp_0123`, { headers: { authorization: `Bearer ${serving.token!}` } });
+      expect(kept.status).toBe(500);
+      const keptError = ((await kept.json()) as { error: { message: string } }).error.message;
+      expect(keptError).toMatch(/^internal error; the server's log has the details \(request req_[0-9a-f]+\)$/);
+      expect(serving.cli.stderr()).toContain(`lllm: request ${/request (req_[0-9a-f]+)/.exec(keptError)![1]!} failed: the run log ${path.join(home, "logs.db")} is damaged`);
     } finally {
       serving.cli.killTree();
     }
