@@ -11,6 +11,7 @@ import { registerEnvironmentSecrets } from "../util/redact.js";
 import { ConfigError } from "../errors.js";
 import { failIfLoopDrains } from "./failIfLoopDrains.js";
 import { failureJson, paint, reportError, useColor, warn, writeOut } from "./output.js";
+import { escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
 import { addExamples } from "./helpExamples.js";
 import { checkCommandWords } from "./checkCommandWords.js";
 import { reserveStdout } from "./reserveStdout.js";
@@ -715,7 +716,11 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
   useTranspileCache(path.join(cache, "jiti"));
   useParsedYamlCache(path.join(cache, "yaml"));
   useCodeCache(path.join(cache, "v8"));
-  const program = buildProgram(singleCommand(argv.slice(2)));
+  const only = singleCommand(argv.slice(2));
+  const program = buildProgram(only);
+  // `chat --json` prints JSON lines (one per turn): its failure to start is one line too, which a reader of lines
+  // takes whole. Every other command prints one object, indented.
+  const jsonText = (value: unknown): string => (only.only === "chat" ? escapeJsonControlCharacters(JSON.stringify(value)) : JSON.stringify(value, null, 2));
   const verbose = argv.includes("--verbose") || argv.includes("-v");
   // Decided by the command's own parsed options once it runs; before that (a usage error), by the words given.
   let json = argv.includes("--json");
@@ -739,11 +744,11 @@ export async function main(argv: string[], options: MainOptions = {}): Promise<n
     if (error instanceof cli().CommanderError) {
       // Help and version are successes; every other commander error is a usage error (exit 2).
       process.exitCode = error.exitCode === 0 || error.code === "commander.helpDisplayed" || error.code === "commander.version" ? 0 : 2;
-      if (process.exitCode === 2 && json) writeOut(JSON.stringify(failureJson(new ConfigError("usage", error.message.replace(/^error: /, "").trim())), null, 2));
+      if (process.exitCode === 2 && json) writeOut(jsonText(failureJson(new ConfigError("usage", error.message.replace(/^error: /, "").trim()))));
     } else {
       process.exitCode = reportError(error, verbose);
       // Every --json command prints one JSON object, on failure too, so a pipeline reads data either way.
-      if (json) writeOut(JSON.stringify(failureJson(error), null, 2));
+      if (json) writeOut(jsonText(failureJson(error)));
     }
   } finally {
     stopWatching();

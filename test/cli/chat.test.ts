@@ -185,6 +185,18 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     expect(lines.map((line) => line.run_id)).toEqual(runs.map((run) => run.id));
   });
 
+  it("--json: a chat that cannot start says so in one JSON line too, as a reader of lines expects", async () => {
+    const home = tempDir();
+    for (const args of [["chat", path.join(home, "missing.yaml"), "--json"], ["chat", loop, "--json", "--no-such-flag"]]) {
+      const result = await cli(home, args, { env: { OPENAI_API_KEY: "k" }, input: "hello\n" });
+      expect(result.code).toBe(2);
+      expect(result.stdout.endsWith("\n")).toBe(true);
+      const lines = result.stdout.slice(0, -1).split("\n");
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!)).toMatchObject({ schema_version: 1, error: { code: expect.any(String) } });
+    }
+  });
+
   it("keeps a provider's error message on one line: the server cannot forge a line of lllm's own", async () => {
     // The server's explanation was quoted as it came: its line break started a line that read as lllm's, at the
     // chat's prompt, asking for what the person then sent as the next turn.
