@@ -58,6 +58,8 @@ describe("lllm serve over A2A, with the @a2a-js/sdk client", () => {
     serving = await startServeCli([shop], { env: { LLLM_HOME: home } });
     const response = await fetch(`${serving.url}/.well-known/agent-card.json`, { headers: { "A2A-Version": "1.0" } });
     expect(response.status).toBe(200);
+    // Made from the request's Host (no --public-url): a cache in front must not give it to a request for another.
+    expect(response.headers.get("vary")?.split(/,\s*/)).toEqual(expect.arrayContaining(["A2A-Version", "Host"]));
     const card = (await response.json()) as { name: string; capabilities: { streaming: boolean }; securitySchemes: Record<string, unknown>; supportedInterfaces: Array<{ url: string; protocolVersion: string }>; skills: Array<{ id: string; description: string; examples?: string[] }> };
     expect(card.capabilities.streaming).toBe(true);
     expect(card.securitySchemes).toEqual({ bearer: { httpAuthSecurityScheme: { description: expect.any(String), scheme: "Bearer" } } });

@@ -13,12 +13,15 @@ export const a2aProtocol: Protocol = (context) => {
   let server: Promise<A2aServer> | undefined;
   const loaded = (): Promise<A2aServer> => (server ??= import("./a2aServer.js").then(({ createA2aServer }) => createA2aServer(context)));
   return [
-    { method: "GET", path: AGENT_CARD_PATH, public: true, handle: async (request) => sendJson(request.response, 200, (await loaded()).card(baseUrlOf(request, context), versionOf(request)), { "Cache-Control": "no-cache", Vary: "A2A-Version" }) },
+    { method: "GET", path: AGENT_CARD_PATH, public: true, handle: async (request) => sendJson(request.response, 200, (await loaded()).card(baseUrlOf(request, context), versionOf(request)), { "Cache-Control": "no-cache", Vary: context.publicUrl === undefined ? "A2A-Version, Host" : "A2A-Version" }) },
     { method: "POST", path: A2A_PATH, handle: async (request) => (await loaded()).rpc(request) },
   ];
 };
 
-/** The base URL the client reached: `--public-url`, else the request's Host (checked by the server before any route). */
+/**
+ * The base URL the client reached: `--public-url`, else the request's Host (checked by the server before any route;
+ * the card then says `Vary: Host`, so that a cache in front never hands one client a card made for another's Host).
+ */
 function baseUrlOf(request: RouteRequest, context: ServeContext): string {
   return context.publicUrl ?? `http://${request.request.headers.host ?? "127.0.0.1"}`;
 }
