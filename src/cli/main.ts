@@ -384,6 +384,7 @@ export function buildProgram(options: BuildProgramOptions = {}): Command {
       .option("--concurrency <n>", "runs at once (default: 4 times the CPU count)")
       .option("--max-waiting <n>", "requests waiting for a place past --concurrency before more are refused with 429 (default 100)")
       .option("--pending-ttl <seconds>", "how long a run paused at a client's tool calls waits for the results (default 600)")
+      .option("--max-paused <n>", "runs kept paused at clients' tool calls or approvals at once; past that the one paused longest is cancelled (default 1000)")
       .option("--max-cost <usd>", "the most a request's run may spend, in US dollars (a client may lower it, never raise it)")
       .option("--max-tokens <n>", "the most tokens a request's run may use (a client may lower it)")
       .option("--max-duration <seconds>", "the longest a request's run may take (a client may lower it)")

@@ -38,6 +38,7 @@ export interface ServeCommandOptions {
   concurrency?: string;
   maxWaiting?: string;
   pendingTtl?: string;
+  maxPaused?: string;
   maxCost?: string;
   maxTokens?: string;
   maxDuration?: string;
@@ -65,6 +66,7 @@ export async function serveCommand(targets: string[], options: ServeCommandOptio
   const concurrency = options.concurrency === undefined ? undefined : positiveInteger(options.concurrency, "--concurrency", "e.g. --concurrency 16");
   const maxWaiting = options.maxWaiting === undefined ? undefined : wholeNumber(options.maxWaiting, "--max-waiting", "e.g. --max-waiting 100 (0: refuse when every place is taken)");
   const pendingTtlMs = options.pendingTtl === undefined ? undefined : seconds(options.pendingTtl, "--pending-ttl", "600") * 1000;
+  const maxPaused = options.maxPaused === undefined ? undefined : positiveInteger(options.maxPaused, "--max-paused", "e.g. --max-paused 1000");
   const drainTimeoutMs = options.drainTimeout === undefined ? SERVE_DEFAULTS.drainTimeoutMs : seconds(options.drainTimeout, "--drain-timeout", "30", true) * 1000;
   if (options.publicUrl !== undefined && !/^https?:\/\/[^\s]+$/.test(options.publicUrl)) throw new ConfigError("usage_serve", `--public-url ${JSON.stringify(options.publicUrl)} is not an http(s) URL`, { hint: "Give the URL clients reach this server at, e.g. --public-url https://agents.example.com" });
   if (options.corsOrigin !== undefined && !/^https?:\/\/[^/\s]+$/.test(options.corsOrigin)) throw new ConfigError("usage_serve", `--cors-origin ${JSON.stringify(options.corsOrigin)} is not an origin`, { hint: "Give scheme, host and port, no path: --cors-origin https://app.example.com" });
@@ -95,6 +97,7 @@ export async function serveCommand(targets: string[], options: ServeCommandOptio
     host: http.host,
     ...(concurrency !== undefined ? { concurrency } : {}),
     ...(maxWaiting !== undefined ? { maxWaiting } : {}),
+    ...(maxPaused !== undefined ? { maxPaused } : {}),
     ...(pendingTtlMs !== undefined ? { pendingTtlMs } : {}),
     limits,
     ...(options.approve ? { approve: options.approve } : {}),

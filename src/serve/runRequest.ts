@@ -108,7 +108,7 @@ async function continuedRun(context: ServeContext, spec: RunSpec): Promise<RunHa
     if (run) track(context, run);
   }
   if (!run) {
-    throw badRequest(`no run waits for the results of tool call \`${ids[0]}\`: it ended (its results did not come within --pending-ttl, or the server restarted) or never was; send the conversation again ending with a user message`, spec.conversation.param, "tool_call_not_found");
+    throw badRequest(`no run waits for the results of tool call \`${ids[0]}\`: it ended (its results did not come within --pending-ttl, more runs waited than --max-paused, or the server restarted) or never was; send the conversation again ending with a user message`, spec.conversation.param, "tool_call_not_found");
   }
   const missing = run.missingResults(results);
   const problem = run.model !== spec.model ? `the run waiting for these results is of model \`${run.model.id}\`, not \`${spec.model.id}\`` : missing.length > 0 ? `the results of tool call${missing.length === 1 ? "" : "s"} ${missing.map((id) => `\`${id}\``).join(", ")} are missing: the run waits for every call it asked for` : undefined;

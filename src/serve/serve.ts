@@ -29,6 +29,7 @@ const PROTOCOLS: Protocol[] = [modelProtocol, chatProtocol, responsesProtocol, a
 export const SERVE_DEFAULTS = {
   maxWaiting: 100,
   pendingTtlMs: 10 * 60_000,
+  maxPaused: 1000,
   drainTimeoutMs: 30_000,
   maxBodyBytes: 10 * 1024 * 1024,
   bodyTimeoutMs: 30_000,
@@ -55,6 +56,11 @@ export interface ServeOptions {
   maxWaiting?: number;
   /** How long a run paused at a client's tool calls waits for their results, in milliseconds; default 10 minutes. */
   pendingTtlMs?: number;
+  /**
+   * Runs kept paused at once (at client tool calls, or an approval); past that the one paused longest is cancelled, so
+   * that clients who never come back cannot fill the server's memory within `pendingTtlMs`; default 1000.
+   */
+  maxPaused?: number;
   /** Ceilings over every request's limits (and the tactics' own): `maxCost`, `maxTokens`, `maxDuration`. */
   limits?: RunLimits;
   /** Calls to tools that need approval: `all` runs them, `none` (default) refuses them to the model. */
@@ -132,7 +138,7 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
   const warn = options.warn ?? ((message: string) => void process.stderr.write(`lllm: warning: ${message}\n`));
   const host = options.host ?? "127.0.0.1";
   const admission = new Admission({ concurrency: options.concurrency ?? 4 * availableParallelism(), maxWaiting: options.maxWaiting ?? SERVE_DEFAULTS.maxWaiting });
-  const paused = new PausedRuns({ ttlMs: options.pendingTtlMs ?? SERVE_DEFAULTS.pendingTtlMs });
+  const paused = new PausedRuns({ ttlMs: options.pendingTtlMs ?? SERVE_DEFAULTS.pendingTtlMs, max: options.maxPaused ?? SERVE_DEFAULTS.maxPaused });
   const runs = new Set<RunHandle>();
   let draining = false;
   const models = new ServedModels(tactics);
