@@ -9,6 +9,15 @@ import type { ElicitResult } from "../tools/ToolContext.js";
 /** At most this much of a server's log or progress message is shown. */
 const SHOWN_CHARACTERS = 1000;
 
+/**
+ * Without --verbose, a server's error messages shown at most this many times: past that, one line says more came. A
+ * server may send thousands (one per item of a failing loop), which would bury lllm's own lines.
+ */
+const SHOWN_ERRORS = 100;
+
+/** A tool call's progress shown at most once in this many milliseconds (and its last step, progress = total). */
+const PROGRESS_EVERY_MS = 1000;
+
 /** How long a browser sign-in may take before the run gives up on it. */
 const SIGN_IN_TIMEOUT_MS = 5 * 60_000;
 
@@ -31,15 +40,28 @@ export function mcpClientHooks(options: {
   // A server's text on one line (a line break in it could forge a line of lllm's own), and short: a server may send
   // megabytes in one log or progress message, which would flood the terminal.
   const clean = (text: string): string => escapeControlCharacters(text.length > SHOWN_CHARACTERS ? `${text.slice(0, SHOWN_CHARACTERS)}… (${text.length} characters)` : text, { all: true });
+  const errorsShown = new Map<string, number>();
+  const progressShown = new Map<string, number>();
   return {
     ...(options.signal ? { signal: options.signal } : {}),
     // Without the hook a question is declined (installClientHandlers).
     ...(terminal && options.ask !== false ? { elicit: (request: ElicitationRequest) => askOnTerminal(request, terminal, options.signal) } : {}),
     onProgress: ({ server, tool, progress, total, message }) => {
+      const key = `${server}\u0000${tool}`;
+      const now = performance.now();
+      const last = progressShown.get(key);
+      if (last !== undefined && now - last < PROGRESS_EVERY_MS && progress !== total) return;
+      progressShown.set(key, now);
       writeErr(`lllm: ${clean(server)}.${clean(tool)}: ${total !== undefined ? `${progress}/${total}` : String(progress)}${message ? ` ${clean(message)}` : ""}`);
     },
     onLog: ({ server, level, logger, data }) => {
       if (!options.verbose && level !== "error" && level !== "critical" && level !== "alert" && level !== "emergency") return;
+      if (!options.verbose) {
+        const shown = (errorsShown.get(server) ?? 0) + 1;
+        errorsShown.set(server, shown);
+        if (shown > SHOWN_ERRORS + 1) return;
+        if (shown === SHOWN_ERRORS + 1) return writeErr(`lllm: ${clean(server)} sent more than ${SHOWN_ERRORS} error messages; the rest are not shown (--verbose shows every message)`);
+      }
       writeErr(`lllm: ${clean(server)}${logger ? `/${clean(logger)}` : ""} [${level}] ${clean(typeof data === "string" ? data : JSON.stringify(data))}`);
     },
     ...(terminal !== undefined || env.BROWSER ? { signIn: { open: (url: string) => openBrowser(url, { env, write: writeErr }), timeoutMs: SIGN_IN_TIMEOUT_MS, signal: options.signal } } : {}),

@@ -68,4 +68,25 @@ describe("an MCP server's log and progress messages of 1 MB", () => {
     expect(progress).toMatch(/z… \(1000009 characters\)$/);
     expect(run.stderr.length).toBeLessThan(5000);
   });
+
+  it("in a flood are shown in part: the first 100 errors and a line saying more came, progress at most once a second and its end", async () => {
+    const dir = tempDir("lllm-mcp-flood-");
+    writeFileSync(path.join(dir, "turns.json"), JSON.stringify([{ tool_calls: [{ name: "flood", arguments: {} }] }, "Done."]));
+    writeFileSync(
+      path.join(dir, "t.yaml"),
+      `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - ${JSON.stringify({ name: "noisy", command: process.execPath, args: [HOSTILE_SERVER] })}\n`,
+    );
+    const run = await runCli(["run", path.join(dir, "t.yaml"), "--input", "go", "--model", `scripted:${path.join(dir, "turns.json")}`]);
+    expect(run.code, run.stderr.slice(0, 2000)).toBe(0);
+    expect(run.stdout).toBe("Done.\n");
+    const lines = run.stderr.split("\n");
+    const errors = lines.filter((line) => line.startsWith("lllm: noisy [error] failure "));
+    expect(errors.map((line) => line.slice("lllm: noisy [error] failure ".length))).toEqual(Array.from({ length: 100 }, (_, index) => String(index + 1)));
+    expect(lines).toContain("lllm: noisy sent more than 100 error messages; the rest are not shown (--verbose shows every message)");
+    const progress = lines.filter((line) => line.startsWith("lllm: noisy.flood: "));
+    // The first step and the last, and at most one a second between (the 2,000 come within moments).
+    expect(progress[0]).toBe("lllm: noisy.flood: 1/2000");
+    expect(progress.at(-1)).toBe("lllm: noisy.flood: 2000/2000");
+    expect(progress.length).toBeLessThan(100);
+  });
 });
