@@ -9,6 +9,17 @@ vi.setConfig({ testTimeout: 120_000 });
 
 const HOSTILE_SERVER = fileURLToPath(new URL("./fixtures/hostileServer.mjs", import.meta.url));
 
+/** `lllm run` of a tactic whose model calls the hostile server's `tool` (the server named `noisy`) once. */
+function callNoisy(tool: string): ReturnType<typeof runCli> {
+  const dir = tempDir(`lllm-mcp-${tool}-`);
+  writeFileSync(path.join(dir, "turns.json"), JSON.stringify([{ tool_calls: [{ name: tool, arguments: {} }] }, "Done."]));
+  writeFileSync(
+    path.join(dir, "t.yaml"),
+    `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - ${JSON.stringify({ name: "noisy", command: process.execPath, args: [HOSTILE_SERVER] })}\n`,
+  );
+  return runCli(["run", path.join(dir, "t.yaml"), "--input", "go", "--model", `scripted:${path.join(dir, "turns.json")}`]);
+}
+
 /**
  * A server's answer nested 100,000 levels deep (`{"a":{"a":…`, or a text of `[[[[…`) overflowed the stack of what
  * walks a result (redaction, the model's text, the log) and ended the whole run as an internal error. Nesting is
@@ -53,13 +64,7 @@ describe("an MCP server's tools/list with no end", () => {
 
 describe("an MCP server's log and progress messages of 1 MB", () => {
   it("are shown on stderr cut short, one line each", async () => {
-    const dir = tempDir("lllm-mcp-chatty-");
-    writeFileSync(path.join(dir, "turns.json"), JSON.stringify([{ tool_calls: [{ name: "chatty", arguments: {} }] }, "Done."]));
-    writeFileSync(
-      path.join(dir, "t.yaml"),
-      `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - ${JSON.stringify({ name: "noisy", command: process.execPath, args: [HOSTILE_SERVER] })}\n`,
-    );
-    const run = await runCli(["run", path.join(dir, "t.yaml"), "--input", "go", "--model", `scripted:${path.join(dir, "turns.json")}`]);
+    const run = await callNoisy("chatty");
     expect(run.code, run.stderr.slice(0, 2000)).toBe(0);
     expect(run.stdout).toBe("Done.\n");
     const log = run.stderr.split("\n").find((line) => line.startsWith("lllm: noisy [error] log zzz"));
@@ -70,13 +75,7 @@ describe("an MCP server's log and progress messages of 1 MB", () => {
   });
 
   it("in a flood are shown in part: the first 100 errors and a line saying more came, progress at most once a second and its end", async () => {
-    const dir = tempDir("lllm-mcp-flood-");
-    writeFileSync(path.join(dir, "turns.json"), JSON.stringify([{ tool_calls: [{ name: "flood", arguments: {} }] }, "Done."]));
-    writeFileSync(
-      path.join(dir, "t.yaml"),
-      `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - ${JSON.stringify({ name: "noisy", command: process.execPath, args: [HOSTILE_SERVER] })}\n`,
-    );
-    const run = await runCli(["run", path.join(dir, "t.yaml"), "--input", "go", "--model", `scripted:${path.join(dir, "turns.json")}`]);
+    const run = await callNoisy("flood");
     expect(run.code, run.stderr.slice(0, 2000)).toBe(0);
     expect(run.stdout).toBe("Done.\n");
     const lines = run.stderr.split("\n");
