@@ -74,6 +74,12 @@ function eventLimit(limit: number, requestIds: Array<string | number>): Transfor
   let oversized: { head: Buffer; tail: Buffer; bytes: number } | undefined;
   let lineStart = true;
   let afterCr = false;
+  /**
+   * The event passed on last ended at a CR whose LF (of a CR LF) is not here yet: it goes on at once when it comes,
+   * for the parser behind waits at a trailing CR to see whether an LF follows (held, the event reached the SDK only
+   * with the next one: a POST's answer, its stream's last event, never did).
+   */
+  let endedAtCr = false;
 
   const answer = (controller: TransformStreamDefaultController<Uint8Array>, ids: Array<string | number>, bytes: number): void => {
     for (const id of ids) controller.enqueue(new TextEncoder().encode(`event: message\ndata: ${JSON.stringify(tooLargeAnswer(id, bytes, limit))}\n\n`));
@@ -98,7 +104,15 @@ function eventLimit(limit: number, requestIds: Array<string | number>): Transfor
   return new TransformStream({
     transform(chunk, controller) {
       let start = 0;
-      for (let index = 0; index < chunk.byteLength; index++) {
+      if (endedAtCr && chunk.byteLength > 0) {
+        endedAtCr = false;
+        if (chunk[0] === LF) {
+          afterCr = false;
+          controller.enqueue(chunk.subarray(0, 1));
+          start = 1;
+        }
+      }
+      for (let index = start; index < chunk.byteLength; index++) {
         const byte = chunk[index]!;
         if (byte === LF && afterCr) {
           afterCr = false; // the LF of a CR LF: its line ended at the CR
@@ -114,9 +128,16 @@ function eventLimit(limit: number, requestIds: Array<string | number>): Transfor
           lineStart = true;
           continue;
         }
-        // An empty line: the event ends here.
-        keep(chunk.subarray(start, index + 1));
-        start = index + 1;
+        // An empty line: the event ends here, with the LF of its CR LF if that is here too.
+        let end = index + 1;
+        if (byte === CR && end < chunk.byteLength && chunk[end] === LF) {
+          end += 1;
+          afterCr = false;
+        }
+        endedAtCr = byte === CR && end === index + 1;
+        keep(chunk.subarray(start, end));
+        start = end;
+        index = end - 1;
         if (oversized) {
           const { bytes } = oversized;
           const found = requestIds.length > 0 ? requestIds : idsOfEvent(oversized);
@@ -138,6 +159,11 @@ function eventLimit(limit: number, requestIds: Array<string | number>): Transfor
         answer(controller, requestIds, oversized.bytes);
         controller.terminate();
       }
+    },
+    // The stream's end: what is held under the limit goes on (an event without its empty line, which the parser
+    // drops, or the line ends after the last one).
+    flush(controller) {
+      if (!oversized) for (const piece of held) controller.enqueue(piece);
     },
   });
 }

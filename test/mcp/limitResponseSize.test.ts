@@ -1,3 +1,4 @@
+import { EventSourceParserStream } from "eventsource-parser/stream";
 import { describe, expect, it } from "vitest";
 import { limitResponseSize, ResponseTooLargeError } from "../../src/mcp/limitResponseSize.js";
 
@@ -24,6 +25,37 @@ describe("limitResponseSize: an event stream", () => {
     const chunks = [...stream]; // one character a chunk
     const response = await limitResponseSize(answering(chunks, "text/event-stream"), LIMIT)("http://127.0.0.1:9/mcp", { method: "GET" });
     expect(await response.text()).toBe(stream);
+  });
+
+  it("hands each event to the SDK's parser as soon as it ends, with CR LF or LF line ends, however the stream is cut", async () => {
+    // The parser waits at a trailing CR to see whether an LF follows: an event passed on without the LF of its last
+    // CR LF reached the SDK only with the next event (a POST's answer, the last of its stream, never).
+    // (A stream of bare CRs waits in the parser for its next byte in any case: a CR may begin a CR LF.)
+    for (const end of ["\r\n", "\n"]) {
+      const event = `event: message${end}data: {"jsonrpc":"2.0","id":1,"result":{}}${end}${end}`;
+      for (const chunks of [[event], [...event], [event.slice(0, -1), event.slice(-1)]]) {
+        let source!: ReadableStreamDefaultController<Uint8Array>;
+        // Left open, as a standing stream (or a POST's, whose server has not closed it yet) is.
+        const body = new ReadableStream<Uint8Array>({ start: (controller) => void (source = controller) });
+        const response = await limitResponseSize(async () => new Response(body, { headers: { "content-type": "text/event-stream" } }), LIMIT)("http://127.0.0.1:9/mcp", { method: "GET" });
+        const events: string[] = [];
+        const reading = response.body!.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).pipeTo(new WritableStream({ write: (parsed) => void events.push(parsed.data) }));
+        for (const chunk of chunks) source.enqueue(new TextEncoder().encode(chunk));
+        // Every stage runs on microtasks and immediates: a few turns of the event loop let them all go.
+        for (let turn = 0; turn < 20 && events.length === 0; turn++) await new Promise((resolve) => setImmediate(resolve));
+        expect(events, JSON.stringify(chunks)).toEqual(['{"jsonrpc":"2.0","id":1,"result":{}}']);
+        source.close();
+        await reading;
+      }
+    }
+  });
+
+  it("passes on the line end after the last event when the stream ends", async () => {
+    const stream = 'data: {"a":1}\r\n\r\n';
+    for (const chunks of [[stream], [...stream]]) {
+      const response = await limitResponseSize(answering(chunks, "text/event-stream"), LIMIT)("http://127.0.0.1:9/mcp", { method: "GET" });
+      expect(await response.text()).toBe(stream);
+    }
   });
 
   it("answers the POSTed request in place of an event over the limit, and ends the stream", async () => {
