@@ -141,7 +141,19 @@ export class SandboxError extends LllmError {}
 export class PackageFetchError extends LllmError {}
 
 /** The model provider failed: HTTP, auth, rate limit. Exit 1 (2 for a missing key, which is configuration). */
-export class ProviderError extends LllmError {}
+export class ProviderError extends LllmError {
+  /**
+   * The provider's HTTP status and its own words (one line, cut), when it answered: a server that passes its client's
+   * request on (`lllm serve`) tells its client why the provider refused it, without the message's other parts (the
+   * provider's address, the variable of its key), which are the operator's.
+   */
+  readonly upstream: { status: number; message: string } | undefined;
+
+  constructor(code: ErrorCode, message: string, options: LllmErrorOptions & { upstream?: { status: number; message: string } } = {}) {
+    super(code, message, options);
+    this.upstream = options.upstream;
+  }
+}
 
 /** A budget ran out: tool calls, steps, time. Exit 3. */
 export class BudgetError extends LllmError {

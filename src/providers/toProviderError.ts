@@ -84,7 +84,7 @@ export function httpError(error: APIError, failed: FailedRequest): ProviderError
   }
   const what = status === undefined ? "failed" : status === 429 ? "is rate limited (429)" : `answered HTTP ${status}`;
   const wait = failed.retryAfterMs !== undefined ? ` (the server asks to wait ${Math.ceil(failed.retryAfterMs / 1000)} s before retrying)` : "";
-  return new ProviderError("provider_http", `${endpoint.baseURL} ${what} for model \`${wireModel}\`${afterAttempts(failed)}: ${detail}${wait}`, { cause: error });
+  return new ProviderError("provider_http", `${endpoint.baseURL} ${what} for model \`${wireModel}\`${afterAttempts(failed)}: ${detail}${wait}`, { cause: error, ...(status !== undefined ? { upstream: { status, message: detail } } : {}) });
 }
 
 /** The server could not be reached at all. */

@@ -40,6 +40,12 @@ export function runErrorToHttp(error: unknown, context: RunErrorContext): HttpEr
   const code = error instanceof LllmError ? error.code : "internal_error";
   context.log(`request ${requestId} failed (${code}): ${escapeControlCharacters(message, { all: true })}`);
   const seeLog = `the server's log has the details (request ${requestId})`;
+  // The provider refused the request as it was (too long for the model's context, an image it cannot take, content it
+  // declines): the client may change it, so it reads the provider's own words, as a 400 (what OpenAI-compatible
+  // gateways do), without the rest of the message (the provider's address).
+  if (error instanceof ProviderError && error.upstream !== undefined && REQUEST_REFUSED.has(error.upstream.status)) {
+    return new HttpError(400, `the model provider refused the request (HTTP ${error.upstream.status}): ${redactSecrets(error.upstream.message)}; ${seeLog}`, { type: "invalid_request_error", code });
+  }
   // A model, or the worker of the queue that ran the request, failed: the server in front of them answers 502.
   if (error instanceof ProviderError) return new HttpError(502, `the model provider of this tactic failed (${code}); ${seeLog}`, { type: "upstream_error", code });
   if (error instanceof LllmError && error.code === "serve_worker_lost") {
@@ -53,6 +59,9 @@ export function runErrorToHttp(error: unknown, context: RunErrorContext): HttpEr
   if (error instanceof LllmError) return new HttpError(500, `the run failed (${code}); ${seeLog}`, { code });
   return new HttpError(500, `internal error: the run failed unexpectedly; ${seeLog}`, { code: "internal_error" });
 }
+
+/** Provider statuses that say the request itself was refused (not the key, the quota or the rate). */
+const REQUEST_REFUSED = new Set([400, 413, 422]);
 
 /** An outcome a route never asks for (an approval pause outside A2A): a defect, answered as a 500. */
 export function unexpected(outcome: string): HttpError {

@@ -68,4 +68,22 @@ describe("lllm serve: a model provider that fails", () => {
     expect(serving.cli.stderr()).toContain(`request ${task.id} failed (provider_connection): cannot reach http://127.0.0.1:9/v1`);
     expect(serving.cli.stderr()).not.toContain("a-wrong-key-4417");
   });
+
+  it("answers 400 with the provider's own words when it refuses the request itself (too long, say), still without its address", async () => {
+    const strict = await startMockOpenAIServer({ script: [] });
+    try {
+      strict.injectFailure({ status: 400, message: "This model's maximum context length is 8192 tokens; your messages resulted in 9120 tokens." });
+      const dir = tempTree({ "strict.yaml": `name: strict\nprompt: "{input}"\nagent_configs:\n  - name: clerk\n    system_prompt: You help.\n    model_name: gpt-test\n    invoker_config: {base_url: "${strict.url}", api_key_env: OPERATOR_UPSTREAM_KEY}\n` });
+      serving = await startServeCli([`${dir}/strict.yaml`], { env: { OPERATOR_UPSTREAM_KEY: "a-key-5521" } });
+      const response = await chat("strict");
+      expect(response.status).toBe(400);
+      const body = (await response.json()) as { error: { message: string; type: string; code: string } };
+      expect(body.error).toMatchObject({ type: "invalid_request_error", code: "provider_http" });
+      expect(body.error.message).toContain("the model provider refused the request (HTTP 400): This model's maximum context length is 8192 tokens");
+      expect(body.error.message).not.toContain(String(strict.port));
+      expect(body.error.message).not.toContain("OPERATOR_UPSTREAM_KEY");
+    } finally {
+      await strict.close();
+    }
+  });
 });
