@@ -39,7 +39,8 @@ export function mcpClientHooks(options: {
   const terminal = options.terminal ?? (process.stdin.isTTY && process.stderr.isTTY ? { input: process.stdin, output: process.stderr } : undefined);
   // A server's text on one line (a line break in it could forge a line of lllm's own), and short: a server may send
   // megabytes in one log or progress message, which would flood the terminal.
-  const clean = (text: string): string => escapeControlCharacters(text.length > SHOWN_CHARACTERS ? `${text.slice(0, SHOWN_CHARACTERS)}… (${text.length} characters)` : text, { all: true });
+  // Cut before escaping (never inside an escape), and not between an emoji's two halves.
+  const clean = (text: string): string => escapeControlCharacters(text.length > SHOWN_CHARACTERS ? `${text.slice(0, SHOWN_CHARACTERS).replace(/[\ud800-\udbff]$/, "")}… (${text.length} characters)` : text, { all: true });
   const errorsShown = new Map<string, number>();
   const progressShown = new Map<string, number>();
   return {

@@ -122,6 +122,8 @@ export interface LllmServer {
  * limits, cancelled when its client goes away.
  */
 export async function serve(options: ServeOptions): Promise<LllmServer> {
+  // 0 (or NaN) would cancel every run the moment it pauses.
+  if (options.maxPaused !== undefined && !(Number.isInteger(options.maxPaused) && options.maxPaused >= 1)) throw new ConfigError("usage_serve", `maxPaused must be a whole number >= 1, got ${options.maxPaused}`, { hint: "leave it out for the default, 1000" });
   // `token: process.env.LLLM_TOKEN` with the variable unset or empty must not open the server to every caller:
   // leaving `token` out is how one without a token is asked for. (A blank token would also match a header of
   // "Bearer" and a no-break space, which the comparison trims to nothing.)

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { mcpClientHooks } from "../../src/cli/mcpClientHooks.js";
 
 const saved = { stdin: process.stdin.isTTY, stderr: process.stderr.isTTY };
@@ -17,5 +17,22 @@ describe("mcpClientHooks", () => {
     // Progress and logs still reach stderr.
     expect(chat.onProgress).toBeTypeOf("function");
     expect(chat.onLog).toBeTypeOf("function");
+  });
+
+  it("cuts a long log message without splitting an emoji in two", () => {
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      // The 1,000th character is the first half of 😀: the cut falls between its halves.
+      mcpClientHooks({ verbose: false, env: {} }).onLog?.({ server: "s", level: "error", data: `${"x".repeat(999)}😀 and more` });
+    } finally {
+      spy.mockRestore();
+    }
+    const line = written.join("");
+    expect(line).toContain(`${"x".repeat(999)}… (1010 characters)`);
+    expect(line).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
   });
 });

@@ -148,7 +148,26 @@ describe("lllm test --junit", () => {
   });
 });
 
+describe("textReporter", () => {
+  it("cuts a long line of the answer by characters, never inside the escape of a control character", () => {
+    let out = "";
+    const reporter = textReporter({ write: (text) => (out += text) });
+    const actual = `${"a".repeat(196)}\u001b[2Jmore and more`;
+    reporter.onCaseResult?.({ ...base, name: "cut", status: "failed", assertions: [{ spec: spec("contains", "b", "contains: b"), pass: false, score: 0, reason: "no b", expected: "b", actual }] });
+    const line = out.split("\n").find((entry) => entry.includes("got:"))!;
+    expect(line.endsWith(` ${"a".repeat(196)}…`)).toBe(true);
+  });
+});
+
 describe("junitXml", () => {
+  it("removes what XML cannot hold before it redacts: a key with a control character inside is not made whole", () => {
+    const key = "sk-junit-ctl-Hq3Wm8Zr5Tx2Kc9v";
+    registerSecret(key);
+    const xml = junitXml({ ...summary, results: [{ ...base, name: "ctl", status: "failed", problem: { kind: "error", message: `leak ${key.slice(0, 10)}\u0001${key.slice(10)}` } }] });
+    expect(xml).not.toContain(key);
+    expect(xml).toContain("leak [redacted]");
+  });
+
   it("redacts a failure's one-line message before cutting it to 300 characters", () => {
     const key = "sk-junit-cut-Vb7kQ2zX9mN4pL8r";
     registerSecret(key);

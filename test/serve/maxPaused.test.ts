@@ -45,6 +45,10 @@ describe("lllm serve --max-paused", () => {
     expect((await resultsOf(asked[2]!, 2)).choices[0]!.message.content).toBe("Added.");
   });
 
+  it("refuses a maxPaused that is not a positive whole number in the library too (0 would cancel every paused run)", async () => {
+    await expect(serveInProcess({ tactics: [], maxPaused: 0 })).rejects.toMatchObject({ code: "usage_serve" });
+  });
+
   it("refuses a --max-paused that is not a positive whole number, as a usage error", async () => {
     const result = await runCli(["serve", "--max-paused", "0", "--no-auth"], { cwd: tempDir() });
     expect(result.code).toBe(2);

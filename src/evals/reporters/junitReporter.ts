@@ -87,8 +87,9 @@ function failureOf(result: CaseResult): { message: string; details: string } {
  * escapes, which would hide a key holding `&` or `<` from the redaction.
  */
 function escape(text: string): string {
-  return redactSecrets(text)
-    .replace(/[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, "")
+  // What XML cannot hold goes first, then keys: a key with a control character inside would be missed by redaction,
+  // then made whole by the removal.
+  return redactSecrets(text.replace(/[^\u0009\u000a\u000d\u0020-\ud7ff\ue000-\ufffd\u{10000}-\u{10ffff}]/gu, ""))
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
     .replace(/>/g, "&gt;")

@@ -88,9 +88,19 @@ function colorDiff(text: string, paint: Paint): string {
 }
 
 /** A long answer shown in a few lines. */
+/**
+ * A line of at most 200 characters: cut by code points (not between an emoji's halves), and not inside the escape
+ * (`\u001b`) that `terminalText` wrote for a control character.
+ */
+function cutLine(line: string): string {
+  const characters = Array.from(line);
+  if (characters.length <= 200) return line;
+  return `${characters.slice(0, 199).join("").replace(/\\(?:u[0-9a-f]{0,3})?$/, "")}…`;
+}
+
 function excerpt(text: string): string {
   const lines = text.split("\n");
-  const shown = lines.slice(0, 5).map((entry) => (entry.length > 200 ? `${entry.slice(0, 199)}…` : entry));
+  const shown = lines.slice(0, 5).map(cutLine);
   const more = lines.length > shown.length ? `\n            … (${lines.length - shown.length} more lines)` : "";
   return shown.join("\n            ") + more;
 }
