@@ -4,6 +4,7 @@ import path from "node:path";
 import type Libsql from "libsql";
 import type { Database } from "./openDatabase.js";
 import { processAlive } from "../util/processAlive.js";
+import { escapeControlCharacters } from "../util/escapeControlCharacters.js";
 import { host, SPOOL_VERSION } from "./RunSpool.js";
 import { formattedBody } from "../tools/formatResult.js";
 import type { StoredMessage } from "./RunRecord.js";
@@ -105,7 +106,11 @@ function mergeChunk(statements: Statements, fd: number, name: string, size: numb
   if (progress.header && progress.header.spool > SPOOL_VERSION) return { done: true, progress };
   const lines = readLines(fd, progress.offset, size);
   if (lines.consumed === 0) return { done: true, progress };
-  for (const [index, line] of lines.texts.entries()) {
+  let droppedHere = 0;
+  let offset = progress.offset;
+  for (const line of lines.texts) {
+    const start = offset;
+    offset += Buffer.byteLength(line) + 1;
     if (!progress.header) {
       progress.header = parseHeader(line);
       // Not a spool we know: leave the whole file (and its offset) for the lllm that wrote it.
@@ -120,9 +125,11 @@ function mergeChunk(statements: Statements, fd: number, name: string, size: numb
     }
     const why = applyLine(statements, entry, progress.header);
     if (why === undefined) continue;
-    const start = progress.offset + lines.texts.slice(0, index).reduce((bytes, before) => bytes + Buffer.byteLength(before) + 1, 0);
-    dropped.push(`${name}, line ${lineNumberAt(fd, start)} (a \`${Object.keys(entry)[0] ?? "?"}\`): ${why}`);
+    // Named for the first few (finding a line's number reads the file up to it); the rest are counted.
+    droppedHere += 1;
+    if (droppedHere <= MAX_NAMED_DROPS) dropped.push(`${name}, line ${lineNumberAt(fd, start)} (a \`${kindOf(entry)}\` line): ${escapeControlCharacters(why, { all: true })}`);
   }
+  if (droppedHere > MAX_NAMED_DROPS) dropped.push(`${name}: ${droppedHere - MAX_NAMED_DROPS} more lines like these`);
   if (progress.header && progress.header.spool > SPOOL_VERSION) {
     statements.saveProgress.run(name, 0, JSON.stringify(progress.header), 0);
     return { done: true, progress: { ...progress, offset: 0 } };
@@ -202,6 +209,14 @@ function isBadLine(error: unknown): boolean {
   if (error instanceof BadSpoolValue || error instanceof TypeError) return true;
   const code = (error as { code?: unknown } | undefined)?.code;
   return typeof code === "string" && (code.startsWith("SQLITE_CONSTRAINT") || code.startsWith("SQLITE_MISMATCH"));
+}
+
+/** Dropped lines named one by one in a chunk; past that they are counted. */
+const MAX_NAMED_DROPS = 10;
+
+/** Which kind of line an entry is, by the keys lllm writes (a key of the file's own is never quoted). */
+function kindOf(entry: object): string {
+  return ["begin", "calls", "finish", "start", "outcome", "resume"].find((kind) => kind in entry) ?? "unknown";
 }
 
 /** The line number of the line that starts at byte `offset` of the file (counted only for a line that is dropped). */

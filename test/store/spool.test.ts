@@ -352,13 +352,28 @@ describe("a spool line whose values have the wrong types", { timeout: 120_000 },
     ]);
     const warnings = result.stderr.split("\n").filter((line) => line.includes("dropped"));
     expect(warnings, result.stderr).toHaveLength(3);
-    expect(warnings[0]).toContain(`01J0000000000000000000000L-${process.pid}.jsonl, line 3 (a \`begin\`): a boolean where a text, a number or null belongs`);
-    expect(warnings[1]).toContain("line 5 (a `start`): an object where a text, a number or null belongs");
-    expect(warnings[2]).toContain("line 6 (a `resume`):");
+    expect(warnings[0]).toContain(`01J0000000000000000000000L-${process.pid}.jsonl, line 3 (a \`begin\` line): a boolean where a text, a number or null belongs`);
+    expect(warnings[1]).toContain("line 5 (a `start` line): an object where a text, a number or null belongs");
+    expect(warnings[2]).toContain("line 6 (a `resume` line):");
     // Merged to its end, its writer done: the file is gone, and the next reader says nothing more.
     expect(existsSync(spool)).toBe(false);
     const again = await cli(home, ["logs", "--json"]);
     expect(again.stderr).toBe("");
+  });
+
+  it("names the first ten of many, and counts the rest", async () => {
+    const home = tempDir();
+    const folder = path.join(home, "logs.spool");
+    fs.mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const bad = Array.from({ length: 15 }, (_, n) => ({ begin: { id: `01J00000000000000000000${String(n).padStart(3, "0")}`, startedAt: 1, tacticPath: "t.yaml", tacticName: "t", configDigest: "d", input: true, vars: {}, models: [], lllmVersion: "0" } }));
+    const lines = [{ spool: 3, pid: process.pid, host: hostname() }, ...bad, { close: true }];
+    writeFileSync(path.join(folder, `01J0000000000000000000000M-${process.pid}.jsonl`), lines.map((line) => `${JSON.stringify(line)}\n`).join(""));
+    const result = await cli(home, ["logs", "--json"]);
+    expect(result.code, result.stderr).toBe(0);
+    const warnings = result.stderr.split("\n").filter((line) => line.includes("dropped"));
+    expect(warnings, result.stderr).toHaveLength(11);
+    expect(warnings[9]).toContain("line 11 (a `begin` line)");
+    expect(warnings[10]).toContain("5 more lines like these");
   });
 });
 
