@@ -19,6 +19,21 @@ describe("mcpClientHooks", () => {
     expect(chat.onLog).toBeTypeOf("function");
   });
 
+  it("shows a burst of progress as its first step and its last, not each step", () => {
+    const written: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+      written.push(String(chunk));
+      return true;
+    });
+    try {
+      const hooks = mcpClientHooks({ verbose: false, env: {} });
+      for (let step = 1; step <= 2000; step++) hooks.onProgress?.({ server: "s", tool: "t", progress: step, total: 2000 });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(written.join("").split("\n").filter((line) => line !== "")).toEqual(["lllm: s.t: 1/2000", "lllm: s.t: 2000/2000"]);
+  });
+
   it("cuts a long log message without splitting an emoji in two", () => {
     const written: string[] = [];
     const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {

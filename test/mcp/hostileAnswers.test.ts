@@ -83,9 +83,9 @@ describe("an MCP server's log and progress messages of 1 MB", () => {
     expect(errors.map((line) => line.slice("lllm: noisy [error] failure ".length))).toEqual(Array.from({ length: 100 }, (_, index) => String(index + 1)));
     expect(lines).toContain("lllm: noisy sent more than 100 error messages; the rest are not shown (--verbose shows every message)");
     const progress = lines.filter((line) => line.startsWith("lllm: noisy.flood: "));
-    // The first step and the last, and at most one a second between (the 2,000 come within moments).
+    // The first step, and at most one a second after it (the 2,000 come within moments). (The last step is shown
+    // too when it arrives, see test/cli/mcpClientHooks.test.ts: the SDK drops what comes after the call's answer.)
     expect(progress[0]).toBe("lllm: noisy.flood: 1/2000");
-    expect(progress.at(-1)).toBe("lllm: noisy.flood: 2000/2000");
     expect(progress.length).toBeLessThan(100);
   });
 });

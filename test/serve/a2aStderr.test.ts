@@ -55,13 +55,14 @@ describe("lllm serve over A2A: the server's stderr", () => {
       expect(body.error.message).toMatch(/^internal error; the server's log has the details \(request req_[0-9a-f]+\)$/);
       expect(body.error.message).not.toContain(home);
       const id = /request (req_[0-9a-f]+)/.exec(body.error.message)![1]!;
-      expect(serving.cli.stderr()).toContain(`A2A request ${id} failed: the run log ${path.join(home, "logs.db")} is damaged`);
+      // The log line and the answer go by different pipes: either may come first.
+      await expect.poll(() => serving.cli.stderr()).toContain(`A2A request ${id} failed: the run log ${path.join(home, "logs.db")} is damaged`);
       // The same over OpenAI's routes (a kept response is read from the run store).
       const kept = await fetch(`${serving.url}/v1/responses/resp_0123`, { headers: { authorization: `Bearer ${serving.token!}` } });
       expect(kept.status).toBe(500);
       const keptError = ((await kept.json()) as { error: { message: string } }).error.message;
       expect(keptError).toMatch(/^internal error; the server's log has the details \(request req_[0-9a-f]+\)$/);
-      expect(serving.cli.stderr()).toContain(`lllm: request ${/request (req_[0-9a-f]+)/.exec(keptError)![1]!} failed: the run log ${path.join(home, "logs.db")} is damaged`);
+      await expect.poll(() => serving.cli.stderr()).toContain(`lllm: request ${/request (req_[0-9a-f]+)/.exec(keptError)![1]!} failed: the run log ${path.join(home, "logs.db")} is damaged`);
     } finally {
       serving.cli.killTree();
     }
