@@ -20,6 +20,7 @@ import { DepthGuardTransport, MAX_MESSAGE_DEPTH, MESSAGE_TOO_DEEP } from "./Dept
 import { jsonRpcCodeName } from "./jsonRpcCodeName.js";
 import { McpToolError } from "./McpToolError.js";
 import { ResponseTooLargeError } from "./limitResponseSize.js";
+import { describeBytes, replyTooLargeIn } from "../util/ReplyTooLarge.js";
 import { MAX_SERVER_MESSAGE_BYTES, MESSAGE_TOO_LARGE } from "./StdioProcessTransport.js";
 
 /** How long an HTTP server has to answer the request that ends its session before lllm closes without it. */
@@ -122,7 +123,7 @@ export class McpConnection {
       const tooLarge = tooLargeAnswer(error);
       if (tooLarge) {
         const { bytes, limit } = tooLarge;
-        throw new ToolError("mcp_result_too_large", `MCP server \`${this.name}\`: the result of \`${tool}\` is over the size limit (${megabytes(bytes)} so far; at most ${megabytes(limit)} in one message), so it was dropped; the server is still connected`, {
+        throw new ToolError("mcp_result_too_large", `MCP server \`${this.name}\`: the result of \`${tool}\` is over the size limit (${describeBytes(bytes)} so far; at most ${describeBytes(limit)} in one message), so it was dropped; the server is still connected`, {
           hint: "Ask the tool for less (a filter, a smaller page or range), or have the server write large data to a file and return its path.",
           cause: error,
         });
@@ -236,7 +237,7 @@ export class McpConnection {
       tools.push(...result.tools);
       bytes += JSON.stringify(result.tools).length;
       if (bytes > MAX_SERVER_MESSAGE_BYTES) {
-        throw new ToolError("mcp_server_start_failed", `MCP server \`${this.name}\` (${describeServer(this.config)}) failed to start: its tools are over the size limit (${tools.length} tools in ${page + 1} pages of \`tools/list\`, more than ${megabytes(MAX_SERVER_MESSAGE_BYTES)} in all)`, {
+        throw new ToolError("mcp_server_start_failed", `MCP server \`${this.name}\` (${describeServer(this.config)}) failed to start: its tools are over the size limit (${tools.length} tools in ${page + 1} pages of \`tools/list\`, more than ${describeBytes(MAX_SERVER_MESSAGE_BYTES)} in all)`, {
           hint: "No model can read this many tools: check the server (its version, its settings), or leave it out of the tactic.",
         });
       }
@@ -270,7 +271,7 @@ export class McpConnection {
     if (http) return http;
     const tooLarge = tooLargeAnswer(error);
     if (tooLarge) {
-      return new ToolError("mcp_server_start_failed", `MCP server \`${this.name}\` (${described}) failed to start: its answer to \`${this.#startStep}\` is over the size limit (${megabytes(tooLarge.bytes)} so far; at most ${megabytes(tooLarge.limit)} in one message)`, {
+      return new ToolError("mcp_server_start_failed", `MCP server \`${this.name}\` (${described}) failed to start: its answer to \`${this.#startStep}\` is over the size limit (${describeBytes(tooLarge.bytes)} so far; at most ${describeBytes(tooLarge.limit)} in one message)`, {
         hint: "No MCP message needs to be this large: check the server (its version, its settings), or leave it out of the tactic.",
         cause: error,
       });
@@ -303,9 +304,6 @@ function seconds(ms: number): string {
   return ms % 1000 === 0 ? `${ms / 1000} s` : `${(ms / 1000).toFixed(1)} s`;
 }
 
-function megabytes(bytes: number): string {
-  return `${(bytes / 2 ** 20).toFixed(bytes < 2 ** 20 ? 2 : 0)} MB`;
-}
 
 /**
  * The failures of an HTTP server that need the user: a sign-in nobody can do here, an OAuth step that failed, a
@@ -383,10 +381,8 @@ function rootCause(error: unknown): unknown {
  */
 function tooLargeAnswer(error: unknown): { bytes: number; limit: number } | undefined {
   if (error instanceof McpError && (error.data as { reason?: unknown } | undefined)?.reason === MESSAGE_TOO_LARGE) return error.data as { bytes: number; limit: number };
-  for (let current = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth++) {
-    if (current instanceof ResponseTooLargeError) return { bytes: current.bytes, limit: current.limit };
-  }
-  return undefined;
+  const found = replyTooLargeIn(error);
+  return found instanceof ResponseTooLargeError ? { bytes: found.bytes, limit: found.limit } : undefined;
 }
 
 function isNotConnected(error: unknown): boolean {

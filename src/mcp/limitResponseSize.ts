@@ -1,4 +1,5 @@
 import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { describeBytes, ReplyTooLarge } from "../util/ReplyTooLarge.js";
 import { findId } from "./LineSplitter.js";
 import { MAX_SERVER_MESSAGE_BYTES, MESSAGE_TOO_LARGE } from "./StdioProcessTransport.js";
 
@@ -7,13 +8,17 @@ const EDGE_BYTES = 512;
 const LF = 10;
 const CR = 13;
 
-/** An HTTP answer of an MCP server (or of its authorization server) that was larger than the limit; it was not read on. */
-export class ResponseTooLargeError extends Error {
+/**
+ * An HTTP answer of an MCP server (or of its authorization server) that was larger than the limit; it was not read
+ * on. A `ReplyTooLarge`, as the other transports' caps are, with the size read so far.
+ */
+export class ResponseTooLargeError extends ReplyTooLarge {
   constructor(
     readonly bytes: number,
     readonly limit: number,
   ) {
-    super(`the server's answer is larger than ${limit / 2 ** 20} MB (the limit on one message), so it was not read on`);
+    super(limit);
+    this.message = `the server's answer is larger than ${describeBytes(limit)} (the limit on one message), so it was not read on`;
     this.name = "ResponseTooLargeError";
   }
 }
