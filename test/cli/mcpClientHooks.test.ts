@@ -7,6 +7,21 @@ afterEach(() => {
   process.stderr.isTTY = saved.stderr;
 });
 
+/** What `body` writes to stderr (kept from the terminal). */
+function stderrOf(body: () => void): string {
+  const written: string[] = [];
+  const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
+    written.push(String(chunk));
+    return true;
+  });
+  try {
+    body();
+  } finally {
+    spy.mockRestore();
+  }
+  return written.join("");
+}
+
 describe("mcpClientHooks", () => {
   it("on a terminal asks a server's question, unless told not to (lllm chat, whose prompt has the keyboard): then it is declined", () => {
     process.stdin.isTTY = true;
@@ -20,33 +35,16 @@ describe("mcpClientHooks", () => {
   });
 
   it("shows a burst of progress as its first step and its last, not each step", () => {
-    const written: string[] = [];
-    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-      written.push(String(chunk));
-      return true;
-    });
-    try {
+    const written = stderrOf(() => {
       const hooks = mcpClientHooks({ verbose: false, env: {} });
       for (let step = 1; step <= 2000; step++) hooks.onProgress?.({ server: "s", tool: "t", progress: step, total: 2000 });
-    } finally {
-      spy.mockRestore();
-    }
-    expect(written.join("").split("\n").filter((line) => line !== "")).toEqual(["lllm: s.t: 1/2000", "lllm: s.t: 2000/2000"]);
+    });
+    expect(written.split("\n").filter((line) => line !== "")).toEqual(["lllm: s.t: 1/2000", "lllm: s.t: 2000/2000"]);
   });
 
   it("cuts a long log message without splitting an emoji in two", () => {
-    const written: string[] = [];
-    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => {
-      written.push(String(chunk));
-      return true;
-    });
-    try {
-      // The 1,000th character is the first half of 😀: the cut falls between its halves.
-      mcpClientHooks({ verbose: false, env: {} }).onLog?.({ server: "s", level: "error", data: `${"x".repeat(999)}😀 and more` });
-    } finally {
-      spy.mockRestore();
-    }
-    const line = written.join("");
+    // The 1,000th character is the first half of 😀: the cut falls between its halves.
+    const line = stderrOf(() => mcpClientHooks({ verbose: false, env: {} }).onLog?.({ server: "s", level: "error", data: `${"x".repeat(999)}😀 and more` }));
     expect(line).toContain(`${"x".repeat(999)}… (1010 characters)`);
     expect(line).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
   });
