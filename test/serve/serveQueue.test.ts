@@ -202,7 +202,7 @@ describeQueue("lllm serve --queue with lllm workers", () => {
     // The one that had streamed ends at once, without waiting for the stopped worker's heartbeat to expire.
     // The client is not told which worker it was (its host and pid): the server's log is.
     expect(await requests[0]).toEqual({ text: "Part one. ", end: expect.stringMatching(/^the worker running this request stopped before the answer was complete \(10 characters of it had been sent\); send the request again; the server's log has the details \(request chatcmpl-[0-9a-f]+\)$/) });
-    expect(serving.cli.stderr()).toMatch(/request chatcmpl-[0-9a-f]+ failed \(serve_worker_lost\): the worker running this request \(\S+:\d+\) stopped/);
+    await expect.poll(() => serving.cli.stderr()).toMatch(/request chatcmpl-[0-9a-f]+ failed \(serve_worker_lost\): the worker running this request \(\S+:\d+\) stopped/);
     // The other waits in the queue for a worker, and runs there from its start.
     const second = await worker();
     expect(await waitUntil(() => holds.held.get("quiet 12") === second.pid, 120_000)).toBe(true);

@@ -85,7 +85,10 @@ describeQueue("lllm serve --queue whose workers refuse its tactic", () => {
     expect(message).toMatch(/^no worker of the server's queue takes this tactic now; try again later; the server's log has the details \(request chatcmpl-[0-9a-f]+\)$/);
     // The server's log has each worker's reason, under the id the client was given.
     const id = /request (chatcmpl-[0-9a-f]+)/.exec(message)![1]!;
-    const logged = serving.cli.stderr().split("\n").find((line) => line.includes(`request ${id} failed (queue_refused)`));
+    // The log line and the answer go by different pipes: either may come first.
+    const loggedLine = () => serving.cli.stderr().split("\n").find((line) => line.includes(`request ${id} failed (queue_refused)`));
+    await expect.poll(loggedLine).toBeDefined();
+    const logged = loggedLine();
     expect(logged).toMatch(/every worker on redis:\/\/127\.0\.0\.1:\d+ refuses the served tactic `pool`:\\n {2}worker \S+:\d+: this worker has no package `pool`/);
     // A new one fails at once, the same way (never queued).
     const second = await ask(serving, "second");

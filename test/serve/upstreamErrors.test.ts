@@ -50,9 +50,11 @@ describe("lllm serve: a model provider that fails", () => {
       expect(body.error.message).not.toContain("127.0.0.1");
       expect(body.error.message).not.toContain("OPERATOR_UPSTREAM_KEY");
       const id = /request (chatcmpl-[0-9a-f]+)/.exec(body.error.message)![1]!;
-      // The operator reads what failed, under the id the client quotes.
-      const logged = serving.cli.stderr().split("\n").find((line) => line.includes(`request ${id} failed`));
-      expect(logged).toBeDefined();
+      // The operator reads what failed, under the id the client quotes. The log line and the answer go by different
+      // pipes: either may come first.
+      const loggedLine = () => serving!.cli.stderr().split("\n").find((line) => line.includes(`request ${id} failed`));
+      await expect.poll(loggedLine).toBeDefined();
+      const logged = loggedLine();
       expect(logged).toContain(model === "away" ? "127.0.0.1:9" : String(mock.port));
     }
     // The same over A2A: the failed task's status message.
@@ -65,7 +67,7 @@ describe("lllm serve: a model provider that fails", () => {
     expect(task.status.state).toBe("failed");
     const said = task.status.message.parts.map((part) => part.text).join("");
     expect(said).toBe(`the model provider of this tactic failed (provider_connection); the server's log has the details (request ${task.id})`);
-    expect(serving.cli.stderr()).toContain(`request ${task.id} failed (provider_connection): cannot reach http://127.0.0.1:9/v1`);
+    await expect.poll(() => serving!.cli.stderr()).toContain(`request ${task.id} failed (provider_connection): cannot reach http://127.0.0.1:9/v1`);
     expect(serving.cli.stderr()).not.toContain("a-wrong-key-4417");
   });
 
