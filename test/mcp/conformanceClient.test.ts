@@ -84,6 +84,45 @@ function runScenario(node: string, scenario: string, options: { command?: string
   });
 }
 
+interface ScenarioResult {
+  checks: Check[];
+  /** The client's stdout and stderr. */
+  clientOutput: string;
+}
+
+/**
+ * Run every client scenario of the suite at once, in one run of the suite (`--suite all`: one suite process instead
+ * of one a scenario, about half the CPU of this file), each client with a home of its own (CONFORMANCE_HOMES, read by
+ * the client). Resolves with the suite's output and each scenario's results by its name.
+ */
+function runEveryScenario(node: string): Promise<{ output: string; scenarios: Map<string, ScenarioResult> }> {
+  const out = tempDir("lllm-conformance-");
+  const homes = tempDir("lllm-conformance-homes-");
+  return new Promise((resolve, reject) => {
+    const child = spawn(node, [SUITE, "client", "--command", `${node} ${CLIENT}`, "--suite", "all", "--timeout", "180000", "-o", out], {
+      cwd: ROOT,
+      env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ""}`, CONFORMANCE_HOMES: homes },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.on("error", reject);
+    child.on("close", () => {
+      // <out>/<scenario>-<time>/checks.json, where an auth scenario's name makes a sub-folder.
+      const scenarios = new Map<string, ScenarioResult>();
+      for (const file of readdirSync(out, { recursive: true }) as string[]) {
+        if (path.basename(file) !== "checks.json") continue;
+        const folder = path.join(out, path.dirname(file));
+        const name = path.dirname(file).split(path.sep).join("/").replace(/-\d{4}-\d{2}-\d{2}T[\d-]+Z$/, "");
+        const clientOutput = ["stdout.txt", "stderr.txt"].map((part) => (existsSync(path.join(folder, part)) ? readFileSync(path.join(folder, part), "utf8") : "")).join("\n");
+        scenarios.set(name, { checks: JSON.parse(readFileSync(path.join(folder, "checks.json"), "utf8")) as Check[], clientOutput });
+      }
+      resolve({ output, scenarios });
+    });
+  });
+}
+
 /**
  * A check that failed for a reason lllm controls. sse-retry measures how long the client waited before it
  * reconnected (the server's `retry: 500`); on a busy machine a timer fires late, which is the machine, not the
@@ -117,12 +156,17 @@ describe.skipIf(missing)("MCP conformance suite, client scenarios (lllm as a cli
     expect([...scenarios].sort()).toEqual([...EXPECTED_TO_PASS, ...Object.keys(NOT_APPLICABLE)].sort());
   }, 60_000);
 
-  // Concurrently (vitest's maxConcurrency bounds it): each scenario is mostly waiting on local HTTP round trips. Five
-  // at once, each with two Node processes, took 36 s a scenario on a loaded machine: the client gets 180 s, the test 300.
+  // One run of the suite for all of them, started by the first test that asks. Every scenario is mostly waiting on
+  // local HTTP round trips; all at once on a loaded machine, each client gets 180 s, the test 300.
+  let everyScenario: ReturnType<typeof runEveryScenario> | undefined;
   it.concurrent.each(EXPECTED_TO_PASS)("%s passes", async (scenario) => {
-    const { output, checks } = await runScenario(NODE22!, scenario);
-    // The suite's own log is long; the client's stderr is at its end when something failed.
-    const tail = output.slice(-4000);
+    everyScenario ??= runEveryScenario(NODE22!);
+    const { output, scenarios } = await everyScenario;
+    const result = scenarios.get(scenario);
+    // The suite's own log is long: the lines of this scenario's client say what went wrong.
+    expect(result, output.slice(-4000)).toBeDefined();
+    const { checks, clientOutput } = result!;
+    const tail = clientOutput.slice(-4000);
     expect(checks.length, tail).toBeGreaterThan(0);
     const failures = checks.filter(isRealFailure).map((check) => `${check.name}: ${check.errorMessage ?? check.status}`);
     expect(failures, tail).toEqual([]);
