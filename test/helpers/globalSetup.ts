@@ -8,25 +8,38 @@ import { processAlive } from "../../src/util/processAlive.js";
  * by the workers and by their child processes), removed when the suite ends, so `npm test` leaves nothing in the
  * machine's temp dir whatever a test forgets. lllm's own leftovers are still caught: a kernel folder the product
  * failed to remove fails the run, since lllm promises to clean those up itself.
+ *
+ * Vitest calls setup and teardown once for the root config and once for each of its projects (vitest.config.ts), in
+ * one process, each time in a module of its own: the state lives on the process, the first setup makes the suite's
+ * folder and the last teardown removes it.
  */
-let root: string | undefined;
-/** The machine's temp dir (setup then points TMPDIR at the suite's folder), and what of lllm's it held then. */
-const machineTemp = tmpdir();
-let before = new Set<string>();
-/** The developer's own lllm home, and its files with their modification times when the suite began. */
+interface Suite {
+  setups: number;
+  root?: string;
+  /** The machine's temp dir (setup then points TMPDIR at the suite's folder), and what of lllm's it held then. */
+  machineTemp: string;
+  before: Set<string>;
+  /** The developer's own lllm home's files with their modification times when the suite began. */
+  homeBefore: Map<string, number>;
+}
+const suite: Suite = ((globalThis as { lllmTestSuite?: Suite }).lllmTestSuite ??= { setups: 0, machineTemp: tmpdir(), before: new Set(), homeBefore: new Map() });
+const machineTemp = suite.machineTemp;
+/** The developer's own lllm home. */
 const realHome = path.join(homedir(), ".lllm");
-let homeBefore = new Map<string, number>();
 
 export function setup(): void {
+  suite.setups += 1;
+  if (suite.setups > 1) return;
   removeRootsOfEndedRuns();
-  before = tempEntries();
-  homeBefore = filesOf(realHome);
+  suite.before = tempEntries();
+  suite.homeBefore = filesOf(realHome);
   // The folder names the run's process, so that a later run can tell that a run killed before its teardown is over.
-  root = mkdtempSync(path.join(tmpdir(), `lllm-test-${process.pid}-`));
+  const root = mkdtempSync(path.join(tmpdir(), `lllm-test-${process.pid}-`));
   // Readable and searchable by others (each test's own folders inside stay 0700): tests that run the CLI as another
   // user open the folders above theirs for it and put them back after. Two such tests opening and putting back this
   // shared folder at once raced: one's restore shut the other's user out mid-test.
   chmodSync(root, 0o755);
+  suite.root = root;
   process.env.TMPDIR = root;
   // A backstop: library code run in the workers, and any child that inherits their environment, uses an LLLM_HOME
   // in that folder, never the developer's ~/.lllm. CLI spawns still get an empty home of their own (emptyHome).
@@ -40,19 +53,21 @@ export function setup(): void {
 }
 
 export function teardown(): void {
-  if (root === undefined) return;
+  suite.setups -= 1;
+  const root = suite.root;
+  if (root === undefined || suite.setups > 0) return;
   const leftovers = readdirSync(root).filter((name) => name.startsWith("lllm-kernel-"));
   rmSync(root, { recursive: true, force: true });
   const problems: string[] = [];
   if (leftovers.length > 0) problems.push(`lllm left ${leftovers.length} kernel folder(s) in the temp dir: ${leftovers.slice(0, 5).join(", ")}`);
   // What escaped the suite's folder into the machine's temp dir: a child started without TMPDIR, or a tool that
   // keeps its files elsewhere (tmux's sockets follow TMUX_TMPDIR, jiti ignores a TMPDIR that is its working folder).
-  const escaped = [...tempEntries()].filter((entry) => !before.has(entry));
+  const escaped = [...tempEntries()].filter((entry) => !suite.before.has(entry));
   if (escaped.length > 0) problems.push(`the tests left ${escaped.length} file(s) in ${machineTemp}: ${escaped.slice(0, 5).join(", ")}`);
   // A CLI started without LLLM_HOME (an environment built by hand, an MCP server started with the SDK's short list of
   // variables) keeps its caches and runs in the developer's ~/.lllm: a test's package transpiled there, its runs in
   // their log. (A run of the developer's own while the suite ran writes there too: then run the suite again.)
-  const written = [...filesOf(realHome)].filter(([file, modified]) => homeBefore.get(file) !== modified).map(([file]) => file);
+  const written = [...filesOf(realHome)].filter(([file, modified]) => suite.homeBefore.get(file) !== modified).map(([file]) => file);
   if (written.length > 0) problems.push(`the tests wrote ${written.length} file(s) in ${realHome}, the home of the user running them: ${written.slice(0, 5).join(", ")} (a run of yours meanwhile writes there too: then run the suite again)`);
   if (problems.length > 0) {
     // vitest prints an error thrown here and still exits 0: the exit code is set too, so `npm test` fails.
