@@ -45,6 +45,7 @@ export const ERROR_CODES = [
   "internal_error",
   "interrupted",
   "keys_file_invalid",
+  "keys_file_link",
   "keys_file_permissions",
   "keys_not_found",
   "limit_max_cost",

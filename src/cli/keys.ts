@@ -1,5 +1,5 @@
 import { distance } from "fastest-levenshtein";
-import { environmentValue, keysFile, readKeys, VARIABLE_NAME, writeKeys } from "../config/keysFile.js";
+import { environmentValue, keysFile, keysWriteTarget, readKeys, VARIABLE_NAME, writeKeys } from "../config/keysFile.js";
 import { ConfigError, InterruptedError } from "../errors.js";
 import { PROVIDER_ROUTES } from "../providers/providerRoutes.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
@@ -49,7 +49,9 @@ export async function keysSetCommand(name: string, options: KeysSetOptions = {})
   refuseProviderTypo(name);
   const variable = variableOf(name);
   const file = keysFile();
-  const keys = readKeys(file); // a bad file is reported before a value is asked for
+  // A bad file, or a keys.json linked to nowhere, is reported before a value is asked for.
+  keysWriteTarget(file);
+  const keys = readKeys(file);
   const stdin = options.stdin ?? process.stdin;
   const value = stdin.isTTY ? await promptHidden(`Value of ${variable} (not shown): `, stdin) : trimLineEnd(await readAll(stdin));
   if (value === "") throw new ConfigError("usage_key_value", `no value given for ${variable}: nothing was stored`, { hint: `type it at the prompt, or pipe it: printf %s "$KEY" | lllm keys set ${variable}` });
@@ -87,6 +89,8 @@ export function keysGetCommand(name: string): void {
 export function keysRemoveCommand(name: string): void {
   const variable = variableOf(name);
   const file = keysFile();
+  // A link to nowhere reads as no keys: said as what it is, not as "no key of that name".
+  keysWriteTarget(file);
   const keys = readKeys(file);
   if (!Object.hasOwn(keys, variable)) throw notFound(variable, file);
   delete keys[variable];

@@ -1,6 +1,7 @@
-import { closeSync, constants, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from "node:fs";
+import { closeSync, constants, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, readlinkSync, renameSync, rmSync, statSync, type Stats, writeSync } from "node:fs";
 import path from "node:path";
 import { ConfigError } from "../errors.js";
+import { realOrResolved } from "../util/realPath.js";
 import { jsonErrorPosition } from "./jsonErrorPosition.js";
 import { lllmHome } from "./lllmHome.js";
 
@@ -88,18 +89,63 @@ export function environmentValue(env: NodeJS.ProcessEnv, name: string): string |
 /**
  * Write the keys to `file`, readable by this user alone (0600, in a folder created 0700): through a new file that
  * replaces the old one, so that a reader never sees half a file and no moment exists when the keys are readable
- * by others. An empty set removes the file.
+ * by others. When `file` is a link, the file it leads to is written and the link kept (see keysWriteTarget). An
+ * empty set removes the file (a link's file is emptied instead: removing the link would leave the keys in it).
  */
 export function writeKeys(file: string, keys: Record<string, string>): void {
   mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  if (Object.keys(keys).length === 0) {
+  const target = keysWriteTarget(file);
+  if (Object.keys(keys).length === 0 && target === file) {
     rmSync(file, { force: true });
     return;
   }
+  replaceFile(target, `${JSON.stringify(keys, null, 2)}\n`);
+}
+
+/**
+ * Where writing the keys file lands: `file` itself, or, when `file` is a link (to an encrypted volume, a dotfiles
+ * repository, a secrets mount), the file it leads to, so that the rename replaces that file and not the link. A link
+ * to nothing, or to something that is not a regular file, is refused (and left as it is): writing there would
+ * either replace the link or fail half-way. Called before a value is asked for, and again by writeKeys.
+ */
+export function keysWriteTarget(file: string): string {
+  if (!lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) return file;
+  const target = followedStat(file);
+  const destination = readlinkSync(file);
+  if (target === undefined) {
+    // `{}`, not an empty file: an empty file is not JSON, and would be refused next.
+    const missing = path.resolve(path.dirname(file), destination);
+    throw new ConfigError("keys_file_link", `the keys file ${file} is a link to ${destination}, which does not exist (or is a loop of links): nothing was written`, {
+      hint: `create that file (printf '{}' > ${missing} && chmod 600 ${missing}), point the link at an existing file, or remove the link to keep the keys in ${file} itself`,
+    });
+  }
+  if (!target.isFile()) {
+    throw new ConfigError("keys_file_link", `the keys file ${file} is a link to ${destination}, which is not a regular file: nothing was written`, {
+      hint: `point the link at a file, or remove the link to keep the keys in ${file} itself`,
+    });
+  }
+  return realOrResolved(file);
+}
+
+/** The stat of what a link leads to; undefined when nothing is there, or the links go round in a loop. */
+function followedStat(file: string): Stats | undefined {
+  try {
+    return statSync(file, { throwIfNoEntry: false });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ELOOP") return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Replace `file` with `text`: written to an exclusive temporary file beside it (in its folder, so the rename stays
+ * on one file system), 0600 from its creation, synced, then renamed over it.
+ */
+function replaceFile(file: string, text: string): void {
   const partial = `${file}.${process.pid}.tmp`;
   const fd = openSync(partial, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
   try {
-    writeSync(fd, `${JSON.stringify(keys, null, 2)}\n`);
+    writeSync(fd, text);
     fsyncSync(fd);
   } finally {
     closeSync(fd);

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
@@ -60,6 +60,68 @@ describe("lllm keys", () => {
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`no key OPENAI_API_KEY in ${file}`);
     expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it("a keys.json linked to a file elsewhere stays a link: set and remove write the file it leads to, 0600", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const elsewhere = tempDir("lllm-keys-elsewhere-");
+    const target = path.join(elsewhere, "secrets.json");
+    writeFileSync(target, `{"OPENAI_API_KEY": "${FILE_KEY}"}\n`, { mode: 0o600 });
+    const link = path.join(home, "keys.json");
+    // Relative, as a dotfiles manager writes it: resolved from the link's folder, not the working one.
+    const destination = path.relative(home, target);
+    symlinkSync(destination, link);
+    const keptLink = (): void => {
+      expect(lstatSync(link).isSymbolicLink()).toBe(true);
+      expect(readlinkSync(link)).toBe(destination);
+      expect(statSync(target).mode & 0o777).toBe(0o600);
+      // The temporary file was beside the target, and is gone.
+      expect(readdirSync(elsewhere)).toEqual(["secrets.json"]);
+      expect(readdirSync(home)).toEqual(["keys.json"]);
+    };
+
+    const set = await runCli(["keys", "set", "anthropic"], { env: { LLLM_HOME: home }, input: "sk-ant-linked-0456\n" });
+    expect(set).toMatchObject({ code: 0, stderr: `lllm: stored ANTHROPIC_API_KEY in ${link} (the key of anthropic/ models)\n` });
+    keptLink();
+    expect(JSON.parse(readFileSync(target, "utf8"))).toEqual({ OPENAI_API_KEY: FILE_KEY, ANTHROPIC_API_KEY: "sk-ant-linked-0456" });
+
+    expect(await runCli(["keys", "remove", "openai"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0 });
+    keptLink();
+    expect(JSON.parse(readFileSync(target, "utf8"))).toEqual({ ANTHROPIC_API_KEY: "sk-ant-linked-0456" });
+
+    // The last key: the target is emptied, not the link removed (which would leave the key in the target).
+    expect(await runCli(["keys", "remove", "anthropic"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0 });
+    keptLink();
+    expect(JSON.parse(readFileSync(target, "utf8"))).toEqual({});
+    expect(await runCliInProcess(["keys", "list"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0, stdout: "", stderr: `lllm: no keys in ${link} (add one with \`lllm keys set NAME\`)\n` });
+  });
+
+  it("a keys.json linked to nowhere, or to a folder, is refused (exit 2) by set and remove; the link is left as it is", async () => {
+    const home = tempDir("lllm-keys-home-");
+    const elsewhere = tempDir("lllm-keys-elsewhere-");
+    const link = path.join(home, "keys.json");
+    const missing = path.join(elsewhere, "secrets.json");
+    symlinkSync(missing, link);
+    const value = "sk-dangling-Qz7Wv9XyJk";
+    const set = await runCli(["keys", "set", "OPENAI_API_KEY"], { env: { LLLM_HOME: home }, input: `${value}\n` });
+    expect(set.code).toBe(2);
+    expect(set.stderr).toContain(`lllm: error: the keys file ${link} is a link to ${missing}, which does not exist (or is a loop of links): nothing was written`);
+    expect(set.stderr).toContain(`create that file (printf '{}' > ${missing} && chmod 600 ${missing}), point the link at an existing file, or remove the link to keep the keys in ${link} itself`);
+    expect(set.stdout + set.stderr).not.toContain(value);
+    const remove = await runCliInProcess(["keys", "remove", "OPENAI_API_KEY"], { env: { LLLM_HOME: home } });
+    expect(remove.code).toBe(2);
+    expect(remove.stderr).toContain(`the keys file ${link} is a link to ${missing}, which does not exist`);
+    expect(readlinkSync(link)).toBe(missing);
+    expect(readdirSync(home)).toEqual(["keys.json"]);
+    expect(readdirSync(elsewhere)).toEqual([]);
+
+    mkdirSync(missing, { mode: 0o700 });
+    const folder = await runCli(["keys", "set", "OPENAI_API_KEY"], { env: { LLLM_HOME: home }, input: `${value}\n` });
+    expect(folder.code).toBe(2);
+    expect(folder.stderr).toContain(`the keys file ${link} is a link to ${missing}, which is not a regular file: nothing was written`);
+    expect(folder.stdout + folder.stderr).not.toContain(value);
+    expect(readlinkSync(link)).toBe(missing);
+    expect(readdirSync(missing)).toEqual([]);
   });
 
   it("refuses a bad name and an empty value, storing nothing", async () => {
