@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import path from "node:path";
 import { damaged, isDamage, openDatabaseSync, type Database, type OpenedDatabase } from "./openDatabase.js";
 import { mergeSpool } from "./mergeSpool.js";
 import { processAlive } from "../util/processAlive.js";
@@ -42,6 +43,8 @@ export class RunStore {
   readonly #inMemory: boolean;
   readonly #warn: ((message: string) => void) | undefined;
   #warned = false;
+  /** Whether what stops dropped lines being said at every read was told (see `#sayDropped`): once per store. */
+  #hinted = false;
 
   private constructor(file: string, opened: OpenedDatabase, options: RunStoreOptions) {
     this.file = file;
@@ -286,9 +289,8 @@ export class RunStore {
       return;
     }
     try {
-      const { skipped, dropped } = mergeSpool(this.#database, spoolFolder(this.file), { keepFiles: this.#inMemory });
-      // Each dropped line is merged past once: said every time (never twice for the same line).
-      for (const line of dropped) this.#warn?.(`a line of the run log's spool was dropped, its values not of the types recorded there (a damaged or edited file): ${line} in ${spoolFolder(this.file)}`);
+      const { skipped, dropped, saidAgain } = mergeSpool(this.#database, spoolFolder(this.file), { keepFiles: this.#inMemory });
+      this.#sayDropped(dropped, saidAgain);
       // Another user's runs are not this user's to list (see mergeSpool); said, so that a log of one's own on a disk
       // that shows every file as anyone's (a Windows mount) does not look empty.
       if (skipped.length > 0) this.#warnOnce(`left out of the run log, not yours: ${skipped.join(", ")} in ${spoolFolder(this.file)} (${trustHint(spoolFolder(this.file))})`);
@@ -305,6 +307,16 @@ export class RunStore {
         this.#database.prepare(CRASHED).run(runId, runId);
       }
     }
+  }
+
+  /** Each dropped line is merged past once (kept files: said by their first reader only, see `droppedSaid`). */
+  #sayDropped(dropped: string[], saidAgain: string | undefined): void {
+    const folder = spoolFolder(this.file);
+    for (const line of dropped) this.#warn?.(`a line of the run log's spool was dropped, its values not of the types recorded there (a damaged or edited file): ${line} in ${folder}`);
+    if (saidAgain === undefined || this.#hinted) return;
+    // Nowhere to remember it: every \`lllm logs\` says it again, so say too what ends that.
+    this.#hinted = true;
+    this.#warn?.(`the dropped lines above are said again at each reading of the log (${saidAgain}): to clear them, make ${path.dirname(this.file)} writable to you and run \`lllm logs\` once (the spool's runs go into ${path.basename(this.file)}, and its files are removed)`);
   }
 
   #warnOnce(message: string): void {

@@ -10,6 +10,7 @@ import { formattedBody } from "../tools/formatResult.js";
 import type { StoredMessage } from "./RunRecord.js";
 import type { RunCalls, RunEnd, RunStart, SpoolEntry, SpoolHeader } from "./SpoolEntry.js";
 import { spoolFiles } from "./storeFiles.js";
+import { forgetDroppedSaid, readDroppedSaid, saveDroppedSaid, type DroppedSaid } from "./droppedSaid.js";
 import { blobText, decodeOutput } from "./storedRows.js";
 
 /** A spool file is read and merged this much at a time, one transaction each: memory and the WAL stay small. */
@@ -21,18 +22,24 @@ const CHUNK_BYTES = 4 * 1024 * 1024;
  * so a line is never merged twice), complete lines only: a writer may be appending the next line right now. A file
  * is deleted once merged to its end and its writer is done with it (a `close` line, or its process is gone from this
  * host). A file of a spool version this lllm does not know is left for the lllm that wrote it. With `keepFiles`
- * (a copy in memory, for a reader who cannot write the log) no file is deleted. A file that is not this user's (see
- * `mergeFile`) is left out: returned, each with why, for the reader to say.
+ * (a copy in memory, for a reader who cannot write the log) no file is deleted, and a dropped line is said by the
+ * first reader only (see `droppedSaid`). A file that is not this user's (see `mergeFile`) is left out: returned,
+ * each with why, for the reader to say.
  */
 export function mergeSpool(database: Database, folder: string, options: { keepFiles?: boolean } = {}): SpoolMerge {
   const names = spoolFiles(folder);
   const merge: SpoolMerge = { skipped: [], dropped: [] };
   if (names.length === 0) return merge;
   const statements = statementsOf(database);
+  // Kept files are merged again by every reader: what an earlier one said of them is not said again.
+  const said = options.keepFiles === true ? readDroppedSaid(folder) : undefined;
   for (const name of names) {
-    const why = mergeFile(database, statements, path.join(folder, name), name, { keepFiles: options.keepFiles === true, dropped: merge.dropped });
+    const why = mergeFile(database, statements, path.join(folder, name), name, { keepFiles: options.keepFiles === true, dropped: merge.dropped, said });
     if (why !== undefined) merge.skipped.push(`${name} (${why})`);
   }
+  if (said !== undefined && merge.dropped.length > 0) merge.saidAgain = saveDroppedSaid(folder, said, names);
+  // A home that may be written again: what readers of its kept files remembered is of no more use.
+  if (said === undefined) forgetDroppedSaid(folder);
   return merge;
 }
 
@@ -45,6 +52,8 @@ export interface SpoolMerge {
    * (libsql aborts the whole process on a boolean).
    */
   dropped: string[];
+  /** Why the next reader will say these dropped lines again (kept files, and nowhere to remember them); else undefined. */
+  saidAgain?: string;
 }
 
 interface Progress {
@@ -54,7 +63,7 @@ interface Progress {
 }
 
 /** Merge one file; why it was left out when it is not this user's to merge. */
-function mergeFile(database: Database, statements: Statements, file: string, name: string, options: { keepFiles: boolean; dropped: string[] }): string | undefined {
+function mergeFile(database: Database, statements: Statements, file: string, name: string, options: { keepFiles: boolean; dropped: string[]; said: DroppedSaid | undefined }): string | undefined {
   const { keepFiles } = options;
   let fd: number;
   try {
@@ -74,12 +83,14 @@ function mergeFile(database: Database, statements: Statements, file: string, nam
     const size = stat.size;
     // Outside a transaction first: a file merged to its end (a live writer's, between two lines) costs no lock.
     progress = readProgress(statements, name);
+    const saidUpTo = options.said?.get(name) ?? 0;
     while (progress.offset < size && !(progress.header && progress.header.spool > SPOOL_VERSION)) {
       const dropped: string[] = [];
-      const step = database.transaction(() => mergeChunk(statements, fd, name, size, dropped)).immediate();
+      const step = database.transaction(() => mergeChunk(statements, fd, name, size, { dropped, saidUpTo })).immediate();
       // Said once the chunk is in: a chunk rolled back (a busy database) is merged again, and would say them again.
       options.dropped.push(...dropped);
       progress = step.progress;
+      if (dropped.length > 0) options.said?.set(name, progress.offset);
       if (step.done) break;
     }
   } finally {
@@ -100,7 +111,8 @@ function mergeFile(database: Database, statements: Statements, file: string, nam
 }
 
 /** Merge the next chunk of complete lines of one file; `done` when none is left (or the file is not ours to merge). */
-function mergeChunk(statements: Statements, fd: number, name: string, size: number, dropped: string[]): { done: boolean; progress: Progress } {
+function mergeChunk(statements: Statements, fd: number, name: string, size: number, drops: { dropped: string[]; saidUpTo: number }): { done: boolean; progress: Progress } {
+  const { dropped, saidUpTo } = drops;
   // Read again inside the transaction: another reader may have merged this file meanwhile.
   const progress = readProgress(statements, name);
   if (progress.header && progress.header.spool > SPOOL_VERSION) return { done: true, progress };
@@ -124,7 +136,8 @@ function mergeChunk(statements: Statements, fd: number, name: string, size: numb
       continue;
     }
     const why = applyLine(statements, entry, progress.header);
-    if (why === undefined) continue;
+    // A line before `saidUpTo` was said by an earlier reader of this kept file: dropped again, quietly.
+    if (why === undefined || start < saidUpTo) continue;
     // Named for the first few (finding a line's number reads the file up to it); the rest are counted.
     droppedHere += 1;
     if (droppedHere <= MAX_NAMED_DROPS) dropped.push(`${name}, line ${lineNumberAt(fd, start)} (a \`${kindOf(entry)}\` line): ${escapeControlCharacters(why, { all: true })}`);
