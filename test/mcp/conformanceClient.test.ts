@@ -58,32 +58,6 @@ interface Check {
   details?: Record<string, unknown>;
 }
 
-/** Run one scenario; resolves with the suite's exit code, its output, and the checks it wrote. */
-function runScenario(node: string, scenario: string, options: { command?: string; home?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; output: string; checks: Check[]; clientOutput: string }> {
-  const out = tempDir("lllm-conformance-");
-  const home = options.home ?? tempDir("lllm-conformance-home-");
-  return new Promise((resolve, reject) => {
-    const child = spawn(node, [SUITE, "client", "--command", options.command ?? `${node} ${CLIENT}`, "--scenario", scenario, "--timeout", "180000", "-o", out], {
-      cwd: ROOT,
-      // The client finds Node 22 first on PATH too; its OAuth state goes to a home of its own.
-      env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ""}`, LLLM_HOME: home, ...options.env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      // Results go to <out>/<scenario>-<time>/checks.json, where an auth scenario's name makes a sub-folder.
-      const file = (readdirSync(out, { recursive: true }) as string[]).find((name) => path.basename(name) === "checks.json");
-      const checks = file === undefined ? [] : (JSON.parse(readFileSync(path.join(out, file), "utf8")) as Check[]);
-      const results = file === undefined ? undefined : path.join(out, path.dirname(file));
-      const clientOutput = results === undefined ? "" : ["stdout.txt", "stderr.txt"].map((name) => (existsSync(path.join(results, name)) ? readFileSync(path.join(results, name), "utf8") : "")).join("\n");
-      resolve({ code, output, checks, clientOutput });
-    });
-  });
-}
-
 interface ScenarioResult {
   checks: Check[];
   /** The client's stdout and stderr. */
@@ -91,24 +65,22 @@ interface ScenarioResult {
 }
 
 /**
- * Run every client scenario of the suite at once, in one run of the suite (`--suite all`: one suite process instead
- * of one a scenario, about half the CPU of this file), each client with a home of its own (CONFORMANCE_HOMES, read by
- * the client). Resolves with the suite's output and each scenario's results by its name.
+ * Run the suite's client command with `args` (`--scenario NAME` or `--suite NAME`) and `env`, the client finding Node
+ * 22 first on PATH too. Resolves with the suite's exit code and output, and each scenario's results by its name.
  */
-function runEveryScenario(node: string): Promise<{ output: string; scenarios: Map<string, ScenarioResult> }> {
+function runSuite(node: string, command: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string; scenarios: Map<string, ScenarioResult> }> {
   const out = tempDir("lllm-conformance-");
-  const homes = tempDir("lllm-conformance-homes-");
   return new Promise((resolve, reject) => {
-    const child = spawn(node, [SUITE, "client", "--command", `${node} ${CLIENT}`, "--suite", "all", "--timeout", "180000", "-o", out], {
+    const child = spawn(node, [SUITE, "client", "--command", command, ...args, "--timeout", "180000", "-o", out], {
       cwd: ROOT,
-      env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ""}`, CONFORMANCE_HOMES: homes },
+      env: { ...process.env, PATH: `${path.dirname(node)}${path.delimiter}${process.env.PATH ?? ""}`, ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let output = "";
     child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
     child.on("error", reject);
-    child.on("close", () => {
+    child.on("close", (code) => {
       // <out>/<scenario>-<time>/checks.json, where an auth scenario's name makes a sub-folder.
       const scenarios = new Map<string, ScenarioResult>();
       for (const file of readdirSync(out, { recursive: true }) as string[]) {
@@ -118,9 +90,26 @@ function runEveryScenario(node: string): Promise<{ output: string; scenarios: Ma
         const clientOutput = ["stdout.txt", "stderr.txt"].map((part) => (existsSync(path.join(folder, part)) ? readFileSync(path.join(folder, part), "utf8") : "")).join("\n");
         scenarios.set(name, { checks: JSON.parse(readFileSync(path.join(folder, "checks.json"), "utf8")) as Check[], clientOutput });
       }
-      resolve({ output, scenarios });
+      resolve({ code, output, scenarios });
     });
   });
+}
+
+/** Run one scenario, its client's OAuth state in a home of its own; resolves with what the suite and the client said. */
+async function runScenario(node: string, scenario: string, options: { command?: string; home?: string; env?: NodeJS.ProcessEnv } = {}): Promise<{ code: number | null; output: string; checks: Check[]; clientOutput: string }> {
+  const home = options.home ?? tempDir("lllm-conformance-home-");
+  const { code, output, scenarios } = await runSuite(node, options.command ?? `${node} ${CLIENT}`, ["--scenario", scenario], { LLLM_HOME: home, ...options.env });
+  const result = scenarios.get(scenario);
+  return { code, output, checks: result?.checks ?? [], clientOutput: result?.clientOutput ?? "" };
+}
+
+/**
+ * Run every client scenario of the suite at once, in one run of the suite (`--suite all`: one suite process instead
+ * of one a scenario, about half the CPU of this file), each client with a home of its own (CONFORMANCE_HOMES, read by
+ * the client).
+ */
+function runEveryScenario(node: string): ReturnType<typeof runSuite> {
+  return runSuite(node, `${node} ${CLIENT}`, ["--suite", "all"], { CONFORMANCE_HOMES: tempDir("lllm-conformance-homes-") });
 }
 
 /**
