@@ -35,10 +35,17 @@ describe("mcpClientHooks", () => {
   });
 
   it("shows a burst of progress as its first step and its last, not each step", () => {
-    const written = stderrOf(() => {
-      const hooks = mcpClientHooks({ verbose: false, env: {} });
-      for (let step = 1; step <= 2000; step++) hooks.onProgress?.({ server: "s", tool: "t", progress: step, total: 2000 });
-    });
+    // The clock stands still: a pause of a busy machine mid-burst must not let a step through.
+    vi.useFakeTimers({ toFake: ["performance"] });
+    let written: string;
+    try {
+      written = stderrOf(() => {
+        const hooks = mcpClientHooks({ verbose: false, env: {} });
+        for (let step = 1; step <= 2000; step++) hooks.onProgress?.({ server: "s", tool: "t", progress: step, total: 2000 });
+      });
+    } finally {
+      vi.useRealTimers();
+    }
     expect(written.split("\n").filter((line) => line !== "")).toEqual(["lllm: s.t: 1/2000", "lllm: s.t: 2000/2000"]);
   });
 
