@@ -32,7 +32,10 @@ const running = isRunning;
  * kernel only knows its namespace's) once the kernel's child runs. `release` lets an "exit" host exit.
  */
 function startHost(backend: string, mode: "exit" | "stay"): Promise<{ host: number; sandbox: number[]; exited: Promise<unknown>; release(): void }> {
-  const host = spawn(process.execPath, [path.join(root, "node_modules/jiti/lib/jiti-cli.mjs"), script, backend, mode], { stdio: ["pipe", "pipe", "inherit"] });
+  // A temp dir of the test's own: a host killed with SIGKILL leaves its kernel folder behind (the next lllm to start a
+  // kernel there removes it), and the last one killed here must not be left in the suite's temp dir.
+  const env = { ...process.env, TMPDIR: folder };
+  const host = spawn(process.execPath, [path.join(root, "node_modules/jiti/lib/jiti-cli.mjs"), script, backend, mode], { env, stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => host.once("exit", resolve));
   return new Promise((resolve, reject) => {
     let text = "";
