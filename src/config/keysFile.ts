@@ -25,8 +25,13 @@ export function readKeys(file: string): Record<string, string> {
     checkPrivate(file);
     text = readFileSync(file, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
+    // A link to a file that is not there (an encrypted volume not mounted, a dotfiles checkout moved) is not "no
+    // keys": the keys the user stored are out of reach, and a run would go on to a missing-key error instead. (First:
+    // a link to a folder others may list would otherwise be called a keys file others may read.)
+    const broken = brokenLink(file, "no key could be read from it");
+    if (broken) throw broken;
     if (error instanceof ConfigError) throw error;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
     throw new ConfigError("keys_file_invalid", `cannot read the keys file ${file}: ${(error as Error).message}`, { hint: "check that it is a file this user may read", cause: error });
   }
   let data: unknown;
@@ -110,21 +115,32 @@ export function writeKeys(file: string, keys: Record<string, string>): void {
  */
 export function keysWriteTarget(file: string): string {
   if (!lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) return file;
+  const broken = brokenLink(file, "nothing was written");
+  if (broken) throw broken;
+  return realOrResolved(file);
+}
+
+/**
+ * When `file` is a link that leads to nothing (or round a loop of links), or to something that is not a regular
+ * file: the error that says so, ending with `consequence`. Otherwise (a plain file, no file, a good link) undefined.
+ */
+function brokenLink(file: string, consequence: string): ConfigError | undefined {
+  if (!lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) return undefined;
   const target = followedStat(file);
   const destination = readlinkSync(file);
   if (target === undefined) {
     // `{}`, not an empty file: an empty file is not JSON, and would be refused next.
     const missing = path.resolve(path.dirname(file), destination);
-    throw new ConfigError("keys_file_link", `the keys file ${file} is a link to ${destination}, which does not exist (or is a loop of links): nothing was written`, {
+    return new ConfigError("keys_file_link", `the keys file ${file} is a link to ${destination}, which does not exist (or is a loop of links): ${consequence}`, {
       hint: `create that file (printf '{}' > ${missing} && chmod 600 ${missing}), point the link at an existing file, or remove the link to keep the keys in ${file} itself`,
     });
   }
   if (!target.isFile()) {
-    throw new ConfigError("keys_file_link", `the keys file ${file} is a link to ${destination}, which is not a regular file: nothing was written`, {
+    return new ConfigError("keys_file_link", `the keys file ${file} is a link to ${destination}, which is not a regular file: ${consequence}`, {
       hint: `point the link at a file, or remove the link to keep the keys in ${file} itself`,
     });
   }
-  return realOrResolved(file);
+  return undefined;
 }
 
 /** The stat of what a link leads to; undefined when nothing is there, or the links go round in a loop. */
