@@ -122,7 +122,7 @@ describeQueue("lllm serve --queue whose workers refuse its tactic", () => {
     expect(await keys.keys("lllm:serve:refused:*")).toEqual([]);
   });
 
-  it("a refusal expires with a worker killed outright, and a worker that refuses a tactic takes it once its servers announce one it has", async () => {
+  it("a refusal expires with a worker killed outright, and a worker that refuses a tactic takes it once its servers announce one it has; the provider's refusal of a request crosses the queue as a 400", async () => {
     const serving = await startServeCli([pkg], { args: ["--queue", redis.url], env: QUICK });
     started.push(serving.cli);
     const keys = redis.client();
@@ -150,5 +150,13 @@ describeQueue("lllm serve --queue whose workers refuse its tactic", () => {
     }
     expect(await waitUntil(async () => (await keys.keys("lllm:serve:refused:*")).length === 0, 60_000)).toBe(true);
     expect(await ask(serving, "taken")).toMatchObject({ status: 200, body: { choices: [{ message: { content: "Done." } }] } });
+
+    // The provider refuses the request itself (too long): through the queue, as without one, a 400 in its own words.
+    mock.injectFailure({ status: 400, message: "This model's maximum context length is 8192 tokens; your messages resulted in 9120 tokens." });
+    const refused = await ask(serving, "too long");
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toMatchObject({ type: "invalid_request_error", code: "provider_http" });
+    expect(refused.body.error!.message).toContain("the model provider refused the request (HTTP 400): This model's maximum context length is 8192 tokens");
+    expect(refused.body.error!.message).not.toContain(mock.url);
   });
 });

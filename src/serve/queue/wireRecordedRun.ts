@@ -16,6 +16,8 @@ export interface WireError {
   message: string;
   hint?: string;
   limit?: { name: RunLimitName; value: number; spent: number };
+  /** A provider's refusal of the request itself (its status and words): the route answers it as a 400, as without a queue. */
+  upstream?: { status: number; message: string };
 }
 
 /** A worker's run's end, to send. */
@@ -32,7 +34,7 @@ function wireError(error: unknown): WireError {
   if (error instanceof RunLimitError) return { kind: "limit", ...common, limit: { name: error.limit, value: error.value, spent: error.spent } };
   if (error instanceof BudgetError) return { kind: "budget", ...common };
   if (error instanceof InterruptedError) return { kind: "interrupted", ...common };
-  if (error instanceof ProviderError) return { kind: "provider", ...common };
+  if (error instanceof ProviderError) return { kind: "provider", ...common, ...(error.upstream !== undefined ? { upstream: { status: error.upstream.status, message: redactSecrets(error.upstream.message) } } : {}) };
   if (error instanceof ModelBehaviorError) return { kind: "model", ...common };
   if (error instanceof ToolError) return { kind: "tool", ...common };
   return { kind: "lllm", ...common };
@@ -56,7 +58,7 @@ function revive(error: WireError): Error {
     case "interrupted":
       return new InterruptedError(code, error.message, options);
     case "provider":
-      return new ProviderError(code, error.message, options);
+      return new ProviderError(code, error.message, { ...options, ...(error.upstream !== undefined ? { upstream: error.upstream } : {}) });
     case "model":
       return new ModelBehaviorError(code, error.message, options);
     case "tool":
