@@ -3,7 +3,9 @@ import { chmodSync, existsSync, readdirSync, readFileSync, renameSync, statSync,
 import { createRequire } from "node:module";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { RunSummary } from "../../src/store/RunRecord.js";
 import { BIN, ROOT, type CliResult } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
 import { cli, listRuns } from "./storeTestHelpers.js";
 
@@ -26,6 +28,24 @@ afterEach(async () => {
 });
 
 const run = (home: string, input: string) => cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", input, "--no-stream"]);
+
+/**
+ * `lllm …` with this LLLM_HOME in this process (see runCliInProcess), for the reads after which the test changes
+ * nothing on disk. The others stay spawns: the runs (one in this process would leave its spool file open in the home,
+ * for every later reader to merge from), a read before the log is damaged or made read-only (libsql's `close()` keeps
+ * the connection until its statements are collected, and the log is not on disk whole till then: its WAL is kept),
+ * and the reads of a damaged log (they check that nothing panicked, which libsql prints on the process's stderr
+ * itself, not through `process.stderr`).
+ */
+const cliInProcess = (home: string, args: string[]) => runCliInProcess(args, { env: { LLLM_HOME: home } });
+
+async function listRunsInProcess(home: string): Promise<RunSummary[]> {
+  const result = await cliInProcess(home, ["logs", "--json"]);
+  if (result.code !== 0) throw new Error(`lllm logs failed: ${result.stderr}`);
+  const listing = JSON.parse(result.stdout) as { schema_version: number; runs: RunSummary[] };
+  if (listing.schema_version !== 1) throw new Error(`lllm logs --json: no schema_version 1 in ${result.stdout.slice(0, 200)}`);
+  return listing.runs;
+}
 
 /** libsql in the test process, to change a store as another program (or a newer lllm) would. */
 function database(file: string) {
@@ -110,7 +130,7 @@ describe("a damaged run log", { timeout: 240_000 }, () => {
     expectRecoveryAdvice(await cli(home, ["logs"]), file);
 
     renameSync(file, `${file}.damaged`);
-    expect((await listRuns(home)).map((entry) => [entry.input, entry.status])).toEqual([["second", "ok"]]);
+    expect((await listRunsInProcess(home)).map((entry) => [entry.input, entry.status])).toEqual([["second", "ok"]]);
   });
 });
 
@@ -118,14 +138,14 @@ describe("a run log written by a newer lllm", { timeout: 240_000 }, () => {
   it("is read, never written: runs recorded meanwhile wait in the spool, and lllm logs says why", async () => {
     const home = tempDir();
     expect(await run(home, "before")).toMatchObject({ code: 0 });
-    expect(await listRuns(home)).toHaveLength(1);
+    expect(await listRunsInProcess(home)).toHaveLength(1);
     const file = path.join(home, "logs.db");
     const newer = database(file);
     newer.pragma("user_version = 99");
     newer.close();
 
     expect(await run(home, "after")).toMatchObject({ code: 0, stdout: ANSWER });
-    const listing = await cli(home, ["logs", "--json"]);
+    const listing = await cliInProcess(home, ["logs", "--json"]);
     expect(listing.code).toBe(0);
     expect((JSON.parse(listing.stdout) as { runs: Array<{ input: string }> }).runs.map((entry) => entry.input)).toEqual(["before"]);
     expect(listing.stderr).toContain("written by a newer lllm (its schema is version 99");
@@ -135,7 +155,7 @@ describe("a run log written by a newer lllm", { timeout: 240_000 }, () => {
     expect(check.prepare("SELECT count(*) FROM runs").raw().get()).toEqual([1]);
     check.close();
     expect(readdirSync(path.join(home, "logs.spool"))).toHaveLength(1);
-    const prune = await cli(home, ["logs", "prune", "--older-than", "0s"]);
+    const prune = await cliInProcess(home, ["logs", "prune", "--older-than", "0s"]);
     expect(prune.code).toBe(1);
     expect(prune.stderr).toContain("cannot delete runs from the run log");
   });

@@ -3,13 +3,40 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
-import { BIN, ROOT } from "../helpers/runCli.js";
+import type { RunRecord, RunSummary } from "../../src/store/RunRecord.js";
+import { BIN, ROOT, type CliResult } from "../helpers/runCli.js";
+import { runCliInProcess, type InProcessOptions } from "../helpers/runCliInProcess.js";
 import { leaksOf } from "../helpers/secretEncodings.js";
 import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
-import { cli, listRuns, showRun } from "./storeTestHelpers.js";
+import { cli } from "./storeTestHelpers.js";
 
 const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");
 const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-tokyo.yaml");
+
+/**
+ * `lllm …` with this LLLM_HOME in this process (see runCliInProcess): the reads of the log, and the runs that need no
+ * process of their own. Spawns (`cli`) stay where a process is the point: a run after its tool's file changed (this
+ * process keeps the module it loaded first), the runs in parallel, the signals; and one `lllm logs replay`, end to end.
+ */
+function cliInProcess(home: string, args: string[], options: InProcessOptions = {}): Promise<CliResult> {
+  return runCliInProcess(args, { ...options, env: { LLLM_HOME: home, ...options.env } });
+}
+
+async function listRuns(home: string, extra: string[] = []): Promise<RunSummary[]> {
+  const result = await cliInProcess(home, ["logs", "--json", ...extra]);
+  if (result.code !== 0) throw new Error(`lllm logs failed: ${result.stderr}`);
+  const listing = JSON.parse(result.stdout) as { schema_version: number; runs: RunSummary[] };
+  if (listing.schema_version !== 1) throw new Error(`lllm logs --json: no schema_version 1 in ${result.stdout.slice(0, 200)}`);
+  return listing.runs;
+}
+
+async function showRun(home: string, id = "last"): Promise<RunRecord> {
+  const result = await cliInProcess(home, ["logs", "show", id, "--json"]);
+  if (result.code !== 0) throw new Error(`lllm logs show failed: ${result.stderr}`);
+  const { schema_version: version, ...record } = JSON.parse(result.stdout) as RunRecord & { schema_version: number };
+  if (version !== 1) throw new Error(`lllm logs show --json: no schema_version 1 in ${result.stdout.slice(0, 200)}`);
+  return record;
+}
 
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {
@@ -56,7 +83,7 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
         "Stamped alpha and beta.",
       ],
     });
-    const recorded = await cli(home, ["run", project.tactic, "--input", "stamp alpha, then beta", "--no-stream"], { env: { OPENAI_API_KEY: "k-recording", OPENAI_BASE_URL: server.url } });
+    const recorded = await cliInProcess(home, ["run", project.tactic, "--input", "stamp alpha, then beta", "--no-stream"], { env: { OPENAI_API_KEY: "k-recording", OPENAI_BASE_URL: server.url } });
     expect(recorded).toMatchObject({ code: 0, stdout: "Stamped alpha and beta.\n" });
     await server.close();
     server = undefined;
@@ -67,13 +94,14 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
     expect(written.stderr).toContain("wrote 3 turns");
 
     // Offline: no key, no server; the tool runs for real.
-    const replayed = await cli(home, ["run", project.tactic, "--model", `scripted:${script}`, "--input", "stamp alpha, then beta", "--no-stream"]);
+    const replayed = await cliInProcess(home, ["run", project.tactic, "--model", `scripted:${script}`, "--input", "stamp alpha, then beta", "--no-stream"]);
     expect(replayed.stderr).not.toContain("error");
     expect(replayed).toMatchObject({ code: 0, stdout: recorded.stdout });
     const record = await showRun(home, "last");
     expect(record.tool_calls.map((call) => call.result)).toEqual([expect.stringContaining("v1:alpha"), expect.stringContaining("v1:beta")]);
 
     project.setVersion("v2");
+    // A spawn: this process still holds the tool's first version, a new one loads the changed file.
     const diverged = await cli(home, ["run", project.tactic, "--model", `scripted:${script}`, "--input", "stamp alpha, then beta", "--no-stream"]);
     expect(diverged.code).toBe(1);
     expect(diverged.stdout).toBe("");
@@ -90,19 +118,21 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
     const home = tempDir();
     const project = stampProject("v1");
     server = await startMockOpenAIServer({ script: [key] });
+    // A spawn: this process's redactor keeps every key it was given (the calls below give it this one), and would
+    // redact the answer before the record had it.
     const recorded = await cli(home, ["run", project.tactic, "--input", "your key?", "--no-stream"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(recorded).toMatchObject({ code: 0, stdout: `${key}\n` });
 
     const file = path.join(project.dir, "replay.yaml");
-    const written = await cli(home, ["logs", "replay", "last", "-o", file], { env: { OPENAI_API_KEY: key } });
+    const written = await cliInProcess(home, ["logs", "replay", "last", "-o", file], { env: { OPENAI_API_KEY: key } });
     expect(written.code).toBe(0);
-    const printed = await cli(home, ["logs", "replay", "last"], { env: { OPENAI_API_KEY: key } });
+    const printed = await cliInProcess(home, ["logs", "replay", "last"], { env: { OPENAI_API_KEY: key } });
     expect(printed.code).toBe(0);
     const stdoutScript = path.join(project.dir, "printed.yaml");
     writeFileSync(stdoutScript, printed.stdout);
     for (const script of [file, stdoutScript]) {
       expect(leaksOf(readFileSync(script, "utf8"), key)).toEqual([]);
-      const replayed = await cli(home, ["run", project.tactic, "--model", `scripted:${script}`, "--input", "your key?", "--no-stream", "--no-log"]);
+      const replayed = await cliInProcess(home, ["run", project.tactic, "--model", `scripted:${script}`, "--input", "your key?", "--no-stream", "--no-log"]);
       expect(replayed.stderr).not.toContain("error");
       expect(replayed).toMatchObject({ code: 0, stdout: "[redacted]\n" });
     }
@@ -110,12 +140,12 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
 
   it("-o naming a folder or a file in a missing folder says so (exit 2), not an internal error", async () => {
     const home = tempDir();
-    expect((await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
+    expect((await cliInProcess(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
     const dir = tempDir();
-    const folder = await cli(home, ["logs", "replay", "last", "-o", dir]);
+    const folder = await cliInProcess(home, ["logs", "replay", "last", "-o", dir]);
     expect(folder).toMatchObject({ code: 2, stdout: "" });
     expect(folder.stderr).toBe(`lllm: error: -o ${dir}: that is a folder, not a file\n  Name a file, e.g. -o ${path.join(dir, "replay.yaml")}\n`);
-    const missing = await cli(home, ["logs", "replay", "last", "-o", path.join(dir, "no", "replay.yaml")]);
+    const missing = await cliInProcess(home, ["logs", "replay", "last", "-o", path.join(dir, "no", "replay.yaml")]);
     expect(missing).toMatchObject({ code: 2, stdout: "" });
     expect(missing.stderr).toContain(`lllm: error: -o ${path.join(dir, "no", "replay.yaml")}: there is no folder ${path.join(dir, "no")}\n`);
     expect(missing.stderr).not.toContain("internal error");
@@ -123,16 +153,16 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
 
   it("--json gives one object from logs path and logs replay (the script in it, or the file it went to)", async () => {
     const home = tempDir();
-    expect((await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
-    const where = await cli(home, ["logs", "path", "--json"]);
+    expect((await cliInProcess(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
+    const where = await cliInProcess(home, ["logs", "path", "--json"]);
     expect(where.code).toBe(0);
     expect(JSON.parse(where.stdout)).toEqual({ schema_version: 1, path: path.join(home, "logs.db") });
-    const printed = await cli(home, ["logs", "replay", "last", "--json"]);
+    const printed = await cliInProcess(home, ["logs", "replay", "last", "--json"]);
     expect(printed.code).toBe(0);
-    const script = (await cli(home, ["logs", "replay", "last"])).stdout;
+    const script = (await cliInProcess(home, ["logs", "replay", "last"])).stdout;
     expect(JSON.parse(printed.stdout)).toMatchObject({ schema_version: 1, run_id: expect.any(String), turns: 2, agents: 1, script });
     const file = path.join(tempDir(), "replay.yaml");
-    const written = await cli(home, ["logs", "replay", "last", "-o", file, "--json"]);
+    const written = await cliInProcess(home, ["logs", "replay", "last", "-o", file, "--json"]);
     expect(written.code).toBe(0);
     expect(JSON.parse(written.stdout)).toMatchObject({ schema_version: 1, turns: 2, file });
     expect(readFileSync(file, "utf8")).toBe(script);
@@ -150,18 +180,18 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
       ],
     });
     const args = ["run", project.tactic, "--input", "summarize the quick brown fox", "--no-stream"];
-    const recorded = await cli(home, args, { env: { OPENAI_API_KEY: "k-recording", OPENAI_BASE_URL: server.url } });
+    const recorded = await cliInProcess(home, args, { env: { OPENAI_API_KEY: "k-recording", OPENAI_BASE_URL: server.url } });
     expect(recorded).toMatchObject({ code: 0, stdout: "Summary: a fox.\n" });
     await server.close();
     server = undefined;
 
     const script = path.join(project.dir, "replay.yaml");
-    const written = await cli(home, ["logs", "replay", "last", "-o", script]);
+    const written = await cliInProcess(home, ["logs", "replay", "last", "-o", script]);
     expect(written).toMatchObject({ code: 0 });
     expect(written.stderr).toContain("wrote 4 turns of 2 agents");
     expect(written.stderr).not.toContain("warning");
 
-    const replayed = await cli(home, [...args.slice(0, 2), "--model", `scripted:${script}`, ...args.slice(2)]);
+    const replayed = await cliInProcess(home, [...args.slice(0, 2), "--model", `scripted:${script}`, ...args.slice(2)]);
     expect(replayed.stderr).not.toContain("error");
     expect(replayed).toMatchObject({ code: 0, stdout: recorded.stdout });
     const record = await showRun(home, "last");
@@ -169,6 +199,7 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
     expect(record.model_calls.map((call) => call.agent)).toEqual(["writer", "summarize/summarizer", "summarize/summarizer", "writer"]);
 
     project.setStats("4 words!");
+    // A spawn, for the changed tool file (as above).
     const diverged = await cli(home, [...args.slice(0, 2), "--model", `scripted:${script}`, ...args.slice(2)]);
     expect(diverged).toMatchObject({ code: 1, stdout: "" });
     // The cause, in the nested agent, not its echo in the writer's tool result.
@@ -193,7 +224,7 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
         ],
       }),
     );
-    const replayed = await cli(tempDir(), ["run", project.tactic, "--model", `scripted:${script}`, "--input", "summarize the quick brown fox", "--no-stream"]);
+    const replayed = await cliInProcess(tempDir(), ["run", project.tactic, "--model", `scripted:${script}`, "--input", "summarize the quick brown fox", "--no-stream"]);
     expect(replayed.stderr).not.toContain("error");
     expect(replayed).toMatchObject({ code: 0, stdout: "Summary: a fox.\n" });
   });
@@ -246,6 +277,6 @@ describe("the store under concurrency and crashes", { timeout: 180_000 }, () => 
     await closed;
     const [run] = await listRuns(home);
     expect(run).toMatchObject({ status: "crashed", input: "Hi", ended_at: null });
-    expect((await cli(home, ["logs", "--status", "crashed"])).stdout).toContain(run!.id);
+    expect((await cliInProcess(home, ["logs", "--status", "crashed"])).stdout).toContain(run!.id);
   });
 });

@@ -3,9 +3,11 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, write
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
+import type { RunRecord, RunSummary } from "../../src/store/RunRecord.js";
 import { BIN, ROOT, type CliResult } from "../helpers/runCli.js";
+import { runCliInProcess, type InProcessOptions } from "../helpers/runCliInProcess.js";
 import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
-import { cli, listRuns, showRun } from "./storeTestHelpers.js";
+import { cli } from "./storeTestHelpers.js";
 
 const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");
 const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-tokyo.yaml");
@@ -26,6 +28,31 @@ function runAs(uid: number | undefined, args: string[], env: NodeJS.ProcessEnv):
   });
 }
 
+/**
+ * `lllm …` with this LLLM_HOME in this process (see runCliInProcess): the reads of the log, and the runs that need no
+ * process of their own. A scripted run and a `lllm logs` still go through a spawn (`cli`) in the first test, end to
+ * end; the code-action runs too (their kernel is a process of the CLI's), and a run as another user.
+ */
+function cliInProcess(home: string, args: string[], options: InProcessOptions = {}): Promise<CliResult> {
+  return runCliInProcess(args, { ...options, env: { LLLM_HOME: home, ...options.env } });
+}
+
+async function listRuns(home: string, extra: string[] = []): Promise<RunSummary[]> {
+  const result = await cliInProcess(home, ["logs", "--json", ...extra]);
+  if (result.code !== 0) throw new Error(`lllm logs failed: ${result.stderr}`);
+  const listing = JSON.parse(result.stdout) as { schema_version: number; runs: RunSummary[] };
+  if (listing.schema_version !== 1) throw new Error(`lllm logs --json: no schema_version 1 in ${result.stdout.slice(0, 200)}`);
+  return listing.runs;
+}
+
+async function showRun(home: string, id = "last"): Promise<RunRecord> {
+  const result = await cliInProcess(home, ["logs", "show", id, "--json"]);
+  if (result.code !== 0) throw new Error(`lllm logs show failed: ${result.stderr}`);
+  const { schema_version: version, ...record } = JSON.parse(result.stdout) as RunRecord & { schema_version: number };
+  if (version !== 1) throw new Error(`lllm logs show --json: no schema_version 1 in ${result.stdout.slice(0, 200)}`);
+  return record;
+}
+
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {
   await server?.close();
@@ -36,6 +63,7 @@ afterEach(async () => {
 describe("the run store records runs", { timeout: 180_000 }, () => {
   it("records a scripted run with every model call and tool call", async () => {
     const home = tempDir();
+    // The built CLI end to end: this run and the transcript below are spawns.
     const run = await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris and Tokyo?", "--no-stream", "--verbose"]);
     expect(run.code).toBe(0);
     // The --verbose summary: tokens, cost (nothing, for a scripted model: no provider is called), the run's id.
@@ -79,7 +107,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
         { text: `Sunny in Paris. (your key was ${KEY})`, usage: { prompt_tokens: 1200, completion_tokens: 30 } },
       ],
     });
-    const run = await cli(home, ["run", loop, "--model", "gpt-4o-mini", "--input", `Weather in Paris? My key is ${KEY} and Basic ${Buffer.from(KEY).toString("base64")} and ${PROXY_KEY}`, "--json"], { env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, WA_API_DEV: PROXY_KEY } });
+    const run = await cliInProcess(home, ["run", loop, "--model", "gpt-4o-mini", "--input", `Weather in Paris? My key is ${KEY} and Basic ${Buffer.from(KEY).toString("base64")} and ${PROXY_KEY}`, "--json"], { env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, WA_API_DEV: PROXY_KEY } });
     expect(run.code).toBe(0);
     const report = JSON.parse(run.stdout) as { cost: number; run_id: string; usage: Record<string, number> };
     // gpt-4o-mini: $0.15 input, $0.60 output per million tokens.
@@ -95,7 +123,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     expect(record.input).toBe("Weather in Paris? My key is [redacted] and Basic [redacted] and [redacted]");
     expect(record.output).toBe("Sunny in Paris. (your key was [redacted])");
 
-    const listing = await cli(home, ["logs"]);
+    const listing = await cliInProcess(home, ["logs"]);
     expect(listing.stdout).toContain("gpt-4o-mini");
     expect(listing.stdout).toContain("$0.00036");
 
@@ -111,12 +139,12 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
   it("records the retries before a model call's answer, with their causes, and shows them in the transcript", async () => {
     const home = tempDir();
     server = await startMockOpenAIServer({ failures: [{ status: 500, message: "The server is overloaded." }], script: ["Sunny."] });
-    const run = await cli(home, ["run", loop, "--model", "gpt-4o-mini", "--input", "Weather?", "--json"], { env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, LLLM_RETRY_DELAY_MS: "1" } });
+    const run = await cliInProcess(home, ["run", loop, "--model", "gpt-4o-mini", "--input", "Weather?", "--json"], { env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, LLLM_RETRY_DELAY_MS: "1" } });
     expect(run.code).toBe(0);
     const record = await showRun(home, (JSON.parse(run.stdout) as { run_id: string }).run_id);
     expect(record.model_calls).toHaveLength(1);
     expect(record.model_calls[0]!.retries).toEqual([{ attempt: 1, cause: expect.stringContaining("500") as unknown, wait_ms: expect.any(Number) as unknown }]);
-    const transcript = await cli(home, ["logs", "show", "last"]);
+    const transcript = await cliInProcess(home, ["logs", "show", "last"]);
     expect(transcript.stdout).toMatch(/\[retry\] attempt 1 failed \(.*500.*\)/);
   });
 
@@ -126,7 +154,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     const dir = tempDir();
     const tactic = path.join(dir, "keyed.yaml");
     writeFileSync(tactic, `name: keyed\nglobal:\n  model_name: gpt-test\n  invoker_config: {api_key_env: LLM_ACCESS, base_url: "${server.url}"}\nagent_configs:\n  - name: bot\n    system_prompt: Say hello.\n`);
-    const run = await cli(home, ["run", tactic, "--input", "access is plain-word-access-77", "--no-stream"], { env: { LLM_ACCESS: "plain-word-access-77" } });
+    const run = await cliInProcess(home, ["run", tactic, "--input", "access is plain-word-access-77", "--no-stream"], { env: { LLM_ACCESS: "plain-word-access-77" } });
     expect(run).toMatchObject({ code: 0, stdout: "Hello.\n" });
     expect(server.requests.find((request) => request.method === "POST")!.headers.authorization).toBe("Bearer plain-word-access-77");
     expect((await showRun(home, "last")).input).toBe("access is [redacted]");
@@ -135,13 +163,13 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
   it("--no-log, LLLM_LOG=0 and `log: false` in the project settings record nothing", async () => {
     const home = tempDir();
     const args = ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"];
-    expect((await cli(home, [...args, "--no-log"])).code).toBe(0);
-    expect((await cli(home, args, { env: { LLLM_LOG: "0" } })).code).toBe(0);
+    expect((await cliInProcess(home, [...args, "--no-log"])).code).toBe(0);
+    expect((await cliInProcess(home, args, { env: { LLLM_LOG: "0" } })).code).toBe(0);
     const project = tempDir();
     writeFileSync(path.join(project, ".lllmrc.json"), JSON.stringify({ log: false }));
-    expect((await cli(home, args, { cwd: project })).code).toBe(0);
+    expect((await cliInProcess(home, args, { cwd: project })).code).toBe(0);
     expect(existsSync(path.join(home, "logs.db"))).toBe(false);
-    const none = await cli(home, ["logs"]);
+    const none = await cliInProcess(home, ["logs"]);
     expect(none).toMatchObject({ code: 0, stdout: "" });
     expect(none.stderr).toContain("no runs logged yet");
   });
@@ -150,10 +178,10 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     const home = tempDir();
     // logs.db is a folder: it cannot be opened as a database.
     mkdirSync(path.join(home, "logs.db"));
-    const unusable = await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"]);
+    const unusable = await cliInProcess(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"]);
     expect(unusable).toMatchObject({ code: 0, stdout: "It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n" });
     expect(unusable.stderr).not.toContain("warning");
-    const listing = await cli(home, ["logs"]);
+    const listing = await cliInProcess(home, ["logs"]);
     expect(listing.code).toBe(1);
     expect(listing.stderr).toContain(`the run log ${path.join(home, "logs.db")} cannot be read`);
     expect(listing.stderr).toContain("move it aside");
@@ -187,7 +215,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     const script = tempDir();
     // One turn only: the second model call finds none, a runtime error (exit 1).
     writeFileSync(path.join(script, "short.yaml"), "- tool_calls: [{name: get_weather, arguments: {city: Paris}}]\n");
-    const run = await cli(home, ["run", weather, "--model", `scripted:${path.join(script, "short.yaml")}`, "--input", "x", "--no-stream"]);
+    const run = await cliInProcess(home, ["run", weather, "--model", `scripted:${path.join(script, "short.yaml")}`, "--input", "x", "--no-stream"]);
     expect(run.code).toBe(1);
     const [record] = await listRuns(home);
     expect(record).toMatchObject({ status: "error", exit_code: 1, error_code: "provider_script_exhausted", output: null });
@@ -195,7 +223,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
 
     // Still asking for tools after its one round: the round budget is spent (exit 3).
     writeFileSync(path.join(script, "greedy.yaml"), "- tool_calls: [{name: get_weather, arguments: {city: Paris}}]\n- tool_calls: [{name: get_weather, arguments: {city: Rome}}]\n");
-    const budget = await cli(home, ["run", weather, "--model", `scripted:${path.join(script, "greedy.yaml")}`, "--input", "x", "--no-stream", "--max-steps", "1"]);
+    const budget = await cliInProcess(home, ["run", weather, "--model", `scripted:${path.join(script, "greedy.yaml")}`, "--input", "x", "--no-stream", "--max-steps", "1"]);
     expect(budget.code).toBe(3);
     expect((await listRuns(home, ["-n", "1"]))[0]).toMatchObject({ status: "budget", exit_code: 3, error_code: "tool_rounds_exhausted" });
     expect(await listRuns(home, ["--status", "error"])).toHaveLength(1);
@@ -205,6 +233,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
 describe("code-action runs", { timeout: 180_000 }, () => {
   it("keep their programs and every bridged call", async () => {
     const home = tempDir();
+    // A spawn: the program runs in a kernel, a child process of the CLI's.
     const run = await cli(home, ["run", "packages-example/company/tactics/salary.yaml", "--model", "scripted:packages-example/company/scripted/salary.yaml", "--input", "What is the combined salary of everyone in Engineering?"]);
     expect(run).toMatchObject({ code: 0, stdout: "1031760\n" });
     const record = await showRun(home, "last");
@@ -213,11 +242,11 @@ describe("code-action runs", { timeout: 180_000 }, () => {
     expect(report.attempts).toBe(1);
     expect(report.programs[0]!.calls).toHaveLength(51);
     expect(report.programs[0]!.code).toContain("final_answer(total)");
-    const transcript = await cli(home, ["logs", "show", "last"]);
+    const transcript = await cliInProcess(home, ["logs", "show", "last"]);
     expect(transcript.stdout).toContain("── program (attempt 1) · ok · 51 bridged calls");
     // One model call, said in the singular.
     expect(transcript.stdout).toMatch(/ · 1 call · /);
-    const replay = await cli(home, ["logs", "replay", "last", "-o", path.join(tempDir(), "replay.yaml")]);
+    const replay = await cliInProcess(home, ["logs", "replay", "last", "-o", path.join(tempDir(), "replay.yaml")]);
     expect(replay.stderr).toContain("lllm: wrote 1 turn to ");
     // Every line of the program at one indent, under its heading.
     const block = transcript.stdout.slice(transcript.stdout.indexOf("── program (attempt 1)")).split("\n\n")[0]!.split("\n").slice(1);
@@ -243,9 +272,10 @@ describe("code-action runs", { timeout: 180_000 }, () => {
       "- text: There are 50 employees.",
       "",
     ].join("\n"));
+    // A spawn, as above: the scripts run in a kernel of the CLI's.
     const run = await cli(home, ["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--input", "How many?"]);
     expect(run).toMatchObject({ code: 0, stdout: "There are 50 employees.\n" });
-    const transcript = (await cli(home, ["logs", "show", "last"])).stdout;
+    const transcript = (await cliInProcess(home, ["logs", "show", "last"])).stdout;
     const blocks = transcript.split("\n\n");
     const chainCalls = blocks.filter((block) => block.startsWith("── tool tool_chain"));
     expect(chainCalls).toHaveLength(2);
@@ -262,7 +292,7 @@ describe("lllm logs", { timeout: 180_000 }, () => {
   it("lists newest first with -n, --tactic, --status, --since and --search; prune deletes old runs; path names the file", async () => {
     const home = tempDir();
     for (const input of ["first about Lisbon", "second about Oslo"]) {
-      expect((await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", input, "--no-stream"])).code).toBe(0);
+      expect((await cliInProcess(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", input, "--no-stream"])).code).toBe(0);
     }
     const all = await listRuns(home);
     expect(all.map((run) => run.input)).toEqual(["second about Oslo", "first about Lisbon"]);
@@ -273,39 +303,39 @@ describe("lllm logs", { timeout: 180_000 }, () => {
     expect(await listRuns(home, ["--tactic", "other"])).toHaveLength(0);
     expect(await listRuns(home, ["--status", "ok", "--since", "1h"])).toHaveLength(2);
 
-    const table = await cli(home, ["logs"]);
+    const table = await cliInProcess(home, ["logs"]);
     expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+WHEN\s+TACTIC\s+STATUS\s+MODEL\s+TOKENS\s+COST\s+DURATION$/);
     expect(table.stdout).toContain(all[0]!.id);
 
-    const bad = await cli(home, ["logs", "--since", "yesterday"]);
+    const bad = await cliInProcess(home, ["logs", "--since", "yesterday"]);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--since `yesterday` is not an age");
-    const missing = await cli(home, ["logs", "show", "NOSUCHRUN"]);
+    const missing = await cliInProcess(home, ["logs", "show", "NOSUCHRUN"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("no run `NOSUCHRUN`");
 
-    expect((await cli(home, ["logs", "path"])).stdout).toBe(`${path.join(home, "logs.db")}\n`);
-    const keep = await cli(home, ["logs", "prune", "--older-than", "30d"]);
+    expect((await cliInProcess(home, ["logs", "path"])).stdout).toBe(`${path.join(home, "logs.db")}\n`);
+    const keep = await cliInProcess(home, ["logs", "prune", "--older-than", "30d"]);
     expect(keep.stderr).toContain("deleted 0 runs");
     // The list's filters narrow what prune deletes (they were ignored: every old run went); --dry-run deletes none.
-    const dry = await cli(home, ["logs", "prune", "--older-than", "0s", "--search", "lisbon", "--dry-run"]);
+    const dry = await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--search", "lisbon", "--dry-run"]);
     expect(dry.stdout).toContain(all[1]!.id);
     expect(dry.stdout).not.toContain(all[0]!.id);
     expect(dry.stderr).toContain("would delete 1 run older than 0s that match (--dry-run: nothing deleted)");
     expect(await listRuns(home)).toHaveLength(2);
-    expect((await cli(home, ["logs", "prune", "--older-than", "0s", "--status", "error"])).stderr).toContain("deleted 0 runs older than 0s that match");
-    expect((await cli(home, ["logs", "prune", "--older-than", "0s", "--tactic", "other"])).stderr).toContain("deleted 0 runs");
+    expect((await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--status", "error"])).stderr).toContain("deleted 0 runs older than 0s that match");
+    expect((await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--tactic", "other"])).stderr).toContain("deleted 0 runs");
     // A tactic is matched by its name, path or file name, not a part of one (`eather.yaml` is not `weather.yaml`).
-    expect((await cli(home, ["logs", "prune", "--older-than", "0s", "--tactic", "eather.yaml", "--dry-run"])).stderr).toContain("would delete 0 runs");
-    expect((await cli(home, ["logs", "prune", "--older-than", "0s", "--tactic", "weather.yaml", "--dry-run"])).stderr).toContain("would delete 2 runs");
-    const limited = await cli(home, ["logs", "prune", "--older-than", "0s", "-n", "1"]);
+    expect((await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--tactic", "eather.yaml", "--dry-run"])).stderr).toContain("would delete 0 runs");
+    expect((await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--tactic", "weather.yaml", "--dry-run"])).stderr).toContain("would delete 2 runs");
+    const limited = await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "-n", "1"]);
     expect(limited.code).toBe(2);
     expect(limited.stderr).toContain("-n picks runs to list, not to delete");
     expect(await listRuns(home)).toHaveLength(2);
-    const one = await cli(home, ["logs", "prune", "--older-than", "0s", "--search", "lisbon"]);
+    const one = await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--search", "lisbon"]);
     expect(one.stderr).toContain("deleted 1 run older than 0s that match");
     expect((await listRuns(home)).map((run) => run.input)).toEqual(["second about Oslo"]);
-    const pruned = await cli(home, ["logs", "prune", "--older-than", "0s"]);
+    const pruned = await cliInProcess(home, ["logs", "prune", "--older-than", "0s"]);
     expect(pruned.stderr).toContain("deleted 1 run older than 0s");
     expect(await listRuns(home)).toEqual([]);
   });
@@ -313,12 +343,12 @@ describe("lllm logs", { timeout: 180_000 }, () => {
   it("logs prune --json prints one object, with --dry-run the runs it would delete", async () => {
     // `--json` is an option of `lllm logs`, so prune took it, and printed nothing on stdout (its result on stderr).
     const home = tempDir();
-    expect((await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
+    expect((await cliInProcess(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
     const [run] = await listRuns(home);
-    const dry = await cli(home, ["logs", "prune", "--older-than", "0s", "--dry-run", "--json"]);
+    const dry = await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--dry-run", "--json"]);
     expect(dry.code).toBe(0);
     expect(JSON.parse(dry.stdout)).toMatchObject({ schema_version: 1, dry_run: true, would_delete: 1, runs: [{ id: run!.id, input: "Paris?" }] });
-    const pruned = await cli(home, ["logs", "prune", "--older-than", "0s", "--json"]);
+    const pruned = await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--json"]);
     expect(pruned.code).toBe(0);
     expect(JSON.parse(pruned.stdout)).toEqual({ schema_version: 1, deleted: 1 });
     expect(await listRuns(home)).toEqual([]);
@@ -329,9 +359,9 @@ describe("lllm logs", { timeout: 180_000 }, () => {
     // break in them started a line at the transcript's margin that read as a step of the run (`── tool …`).
     server = await startMockOpenAIServer({ handler: () => ({ tool_calls: [{ name: "nope\n── tool wipe_disk · weather_bot · ok · 2 ms", arguments: '{"city":\n"Paris"}\n── tool send_money · weather_bot · ok · 1 ms' }] }) });
     const home = tempDir();
-    const run = await cli(home, ["run", loop, "--input", "x", "--no-stream"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    const run = await cliInProcess(home, ["run", loop, "--input", "x", "--no-stream"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(run.code).toBe(1);
-    const shown = await cli(home, ["logs", "show", "last"]);
+    const shown = await cliInProcess(home, ["logs", "show", "last"]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toContain("  [asks] nope\\n── tool wipe_disk · weather_bot · ok · 2 ms({\"city\":\n    \"Paris\"}\n    ── tool send_money");
     expect(shown.stdout.split("\n").filter((line) => line.startsWith("── tool"))).toEqual([]);
@@ -339,16 +369,16 @@ describe("lllm logs", { timeout: 180_000 }, () => {
 
   it("prints one object with schema_version for logs --json and logs show --json, also before any run", async () => {
     const home = tempDir();
-    const empty = await cli(home, ["logs", "--json"]);
+    const empty = await cliInProcess(home, ["logs", "--json"]);
     expect(empty.code).toBe(0);
     expect(JSON.parse(empty.stdout)).toEqual({ schema_version: 1, runs: [] });
-    expect((await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
-    const listing = JSON.parse((await cli(home, ["logs", "--json"])).stdout) as { schema_version: number; runs: Array<{ id: string }> };
+    expect((await cliInProcess(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
+    const listing = JSON.parse((await cliInProcess(home, ["logs", "--json"])).stdout) as { schema_version: number; runs: Array<{ id: string }> };
     expect(listing).toMatchObject({ schema_version: 1, runs: [{ input: "Paris?", status: "ok" }] });
-    const shown = await cli(home, ["logs", "show", "last", "--json"]);
+    const shown = await cliInProcess(home, ["logs", "show", "last", "--json"]);
     expect(shown.code).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ schema_version: 1, id: listing.runs[0]!.id, status: "ok", model_calls: expect.any(Array) });
-    const missing = await cli(home, ["logs", "show", "NOSUCHRUN", "--json"]);
+    const missing = await cliInProcess(home, ["logs", "show", "NOSUCHRUN", "--json"]);
     expect(missing.code).toBe(2);
     expect(JSON.parse(missing.stdout)).toMatchObject({ schema_version: 1, error: { code: "store_run_not_found" } });
   });
