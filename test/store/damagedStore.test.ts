@@ -3,11 +3,9 @@ import { chmodSync, existsSync, readdirSync, readFileSync, renameSync, statSync,
 import { createRequire } from "node:module";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { RunSummary } from "../../src/store/RunRecord.js";
 import { BIN, ROOT, type CliResult } from "../helpers/runCli.js";
-import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
-import { cli, listRuns } from "./storeTestHelpers.js";
+import { cli, cliInProcess, listRuns, listRunsInProcess } from "./storeTestHelpers.js";
 
 const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");
 const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-tokyo.yaml");
@@ -29,23 +27,11 @@ afterEach(async () => {
 
 const run = (home: string, input: string) => cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", input, "--no-stream"]);
 
-/**
- * `lllm …` with this LLLM_HOME in this process (see runCliInProcess), for the reads after which the test changes
- * nothing on disk. The others stay spawns: the runs (one in this process would leave its spool file open in the home,
- * for every later reader to merge from), a read before the log is damaged or made read-only (libsql's `close()` keeps
- * the connection until its statements are collected, and the log is not on disk whole till then: its WAL is kept),
- * and the reads of a damaged log (they check that nothing panicked, which libsql prints on the process's stderr
- * itself, not through `process.stderr`).
- */
-const cliInProcess = (home: string, args: string[]) => runCliInProcess(args, { env: { LLLM_HOME: home } });
-
-async function listRunsInProcess(home: string): Promise<RunSummary[]> {
-  const result = await cliInProcess(home, ["logs", "--json"]);
-  if (result.code !== 0) throw new Error(`lllm logs failed: ${result.stderr}`);
-  const listing = JSON.parse(result.stdout) as { schema_version: number; runs: RunSummary[] };
-  if (listing.schema_version !== 1) throw new Error(`lllm logs --json: no schema_version 1 in ${result.stdout.slice(0, 200)}`);
-  return listing.runs;
-}
+// `cliInProcess` (this process) for the reads after which the test changes nothing on disk. The others stay spawns: the
+// runs (one in this process would leave its spool file open in the home, for every later reader to merge from), a read
+// before the log is damaged or made read-only (libsql's `close()` keeps the connection until its statements are
+// collected, and the log is not on disk whole till then: its WAL is kept), and the reads of a damaged log (they check
+// that nothing panicked, which libsql prints on the process's stderr itself, not through `process.stderr`).
 
 /** libsql in the test process, to change a store as another program (or a newer lllm) would. */
 function database(file: string) {

@@ -3,41 +3,17 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
-import type { RunRecord, RunSummary } from "../../src/store/RunRecord.js";
-import { BIN, ROOT, type CliResult } from "../helpers/runCli.js";
-import { runCliInProcess, type InProcessOptions } from "../helpers/runCliInProcess.js";
+import { BIN, ROOT } from "../helpers/runCli.js";
 import { leaksOf } from "../helpers/secretEncodings.js";
 import { removeTempDirs, tempDir } from "../helpers/tempTree.js";
-import { cli } from "./storeTestHelpers.js";
+import { cli, cliInProcess, listRunsInProcess as listRuns, showRunInProcess as showRun } from "./storeTestHelpers.js";
 
 const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");
 const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-tokyo.yaml");
 
-/**
- * `lllm …` with this LLLM_HOME in this process (see runCliInProcess): the reads of the log, and the runs that need no
- * process of their own. Spawns (`cli`) stay where a process is the point: a run after its tool's file changed (this
- * process keeps the module it loaded first), the runs in parallel, the signals; and one `lllm logs replay`, end to end.
- */
-function cliInProcess(home: string, args: string[], options: InProcessOptions = {}): Promise<CliResult> {
-  return runCliInProcess(args, { ...options, env: { LLLM_HOME: home, ...options.env } });
-}
-
-async function listRuns(home: string, extra: string[] = []): Promise<RunSummary[]> {
-  const result = await cliInProcess(home, ["logs", "--json", ...extra]);
-  if (result.code !== 0) throw new Error(`lllm logs failed: ${result.stderr}`);
-  const listing = JSON.parse(result.stdout) as { schema_version: number; runs: RunSummary[] };
-  if (listing.schema_version !== 1) throw new Error(`lllm logs --json: no schema_version 1 in ${result.stdout.slice(0, 200)}`);
-  return listing.runs;
-}
-
-async function showRun(home: string, id = "last"): Promise<RunRecord> {
-  const result = await cliInProcess(home, ["logs", "show", id, "--json"]);
-  if (result.code !== 0) throw new Error(`lllm logs show failed: ${result.stderr}`);
-  const { schema_version: version, ...record } = JSON.parse(result.stdout) as RunRecord & { schema_version: number };
-  if (version !== 1) throw new Error(`lllm logs show --json: no schema_version 1 in ${result.stdout.slice(0, 200)}`);
-  return record;
-}
-
+// The reads of the log, and the runs that need no process of their own, run in this process (`cliInProcess`).
+// Spawns (`cli`) stay where a process is the point: a run after its tool's file changed (this process keeps the
+// module it loaded first), the runs in parallel, the signals; and one `lllm logs replay`, end to end.
 let server: MockOpenAIServer | undefined;
 afterEach(async () => {
   await server?.close();

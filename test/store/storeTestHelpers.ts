@@ -1,4 +1,5 @@
 import { runCli, type CliOptions, type CliResult } from "../helpers/runCli.js";
+import { runCliInProcess, type InProcessOptions } from "../helpers/runCliInProcess.js";
 import type { RunRecord, RunSummary } from "../../src/store/RunRecord.js";
 import { RunSpool } from "../../src/store/RunSpool.js";
 import type { RunEnd } from "../../src/store/SpoolEntry.js";
@@ -11,16 +12,33 @@ export function cli(home: string, args: string[], options: CliOptions = {}): Pro
   return runCli(args, { timeoutMs: 90_000, ...options, env: { LLLM_HOME: home, ...options.env } });
 }
 
-export async function listRuns(home: string, extra: string[] = []): Promise<RunSummary[]> {
-  const result = await cli(home, ["logs", "--json", ...extra]);
+/**
+ * The same in this process (see runCliInProcess): for the reads of the log, and the runs that need no process of
+ * their own. A file keeps spawns (`cli`) where a process is the point, and one of each command, end to end.
+ */
+export function cliInProcess(home: string, args: string[], options: InProcessOptions = {}): Promise<CliResult> {
+  return runCliInProcess(args, { ...options, env: { LLLM_HOME: home, ...options.env } });
+}
+
+type Runner = (home: string, args: string[]) => Promise<CliResult>;
+
+/** `lllm logs --json`'s runs, read by a spawned CLI (`listRunsInProcess`: in this process). */
+export const listRuns = (home: string, extra: string[] = []): Promise<RunSummary[]> => runsListed(cli, home, extra);
+export const listRunsInProcess = (home: string, extra: string[] = []): Promise<RunSummary[]> => runsListed(cliInProcess, home, extra);
+/** `lllm logs show ID --json`'s record, read by a spawned CLI (`showRunInProcess`: in this process). */
+export const showRun = (home: string, id = "last"): Promise<RunRecord> => runShown(cli, home, id);
+export const showRunInProcess = (home: string, id = "last"): Promise<RunRecord> => runShown(cliInProcess, home, id);
+
+async function runsListed(run: Runner, home: string, extra: string[]): Promise<RunSummary[]> {
+  const result = await run(home, ["logs", "--json", ...extra]);
   if (result.code !== 0) throw new Error(`lllm logs failed: ${result.stderr}`);
   const listing = JSON.parse(result.stdout) as { schema_version: number; runs: RunSummary[] };
   if (listing.schema_version !== 1) throw new Error(`lllm logs --json: no schema_version 1 in ${result.stdout.slice(0, 200)}`);
   return listing.runs;
 }
 
-export async function showRun(home: string, id = "last"): Promise<RunRecord> {
-  const result = await cli(home, ["logs", "show", id, "--json"]);
+async function runShown(run: Runner, home: string, id: string): Promise<RunRecord> {
+  const result = await run(home, ["logs", "show", id, "--json"]);
   if (result.code !== 0) throw new Error(`lllm logs show failed: ${result.stderr}`);
   const { schema_version: version, ...record } = JSON.parse(result.stdout) as RunRecord & { schema_version: number };
   if (version !== 1) throw new Error(`lllm logs show --json: no schema_version 1 in ${result.stdout.slice(0, 200)}`);
