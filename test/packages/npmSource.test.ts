@@ -4,12 +4,19 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../helpers/freePort.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { packageTarball } from "../helpers/tarball.js";
 import { tempDir } from "../helpers/tempTree.js";
 import { startVerdaccio, type Verdaccio } from "../helpers/verdaccio.js";
 import { cacheOf, lllm, project, writeFile } from "./packageFixtures.js";
 
 // npm: sources against a real npm registry (verdaccio) started here, configured through .npmrc as npm reads it.
+// The first case and an install spawn the built CLI; the rest run it in this process (`lllmInProcess`).
+
+/** `lllm` as main(argv) in this process, with its own `$LLLM_HOME`: a spawn's output and exit code, a hundredth of its CPU. */
+function lllmInProcess(args: string[], options: { cwd: string; home: string; env?: NodeJS.ProcessEnv }): ReturnType<typeof runCliInProcess> {
+  return runCliInProcess(args, { cwd: options.cwd, env: { LLLM_HOME: options.home, ...options.env } });
+}
 
 let registry: Verdaccio;
 beforeAll(async () => {
@@ -44,18 +51,18 @@ describe("an npm package", () => {
   it("takes a range, a dist-tag; an unknown version or package is a clear error listing what exists", async () => {
     const dir = npmProject();
     const home = tempDir("lllm-home-");
-    expect((await lllm(["add", "npm:@acme/greet@~1.0.0"], { cwd: dir, home })).stderr).toContain("(greet 1.0.0, no code)");
-    expect((await lllm(["add", "npm:@acme/greet@next"], { cwd: dir, home })).stderr).toContain("(greet 2.0.0-beta.1, no code)");
-    const unknown = await lllm(["add", "npm:@acme/greet@^3"], { cwd: dir, home });
+    expect((await lllmInProcess(["add", "npm:@acme/greet@~1.0.0"], { cwd: dir, home })).stderr).toContain("(greet 1.0.0, no code)");
+    expect((await lllmInProcess(["add", "npm:@acme/greet@next"], { cwd: dir, home })).stderr).toContain("(greet 2.0.0-beta.1, no code)");
+    const unknown = await lllmInProcess(["add", "npm:@acme/greet@^3"], { cwd: dir, home });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("npm package `@acme/greet` has no version matching `^3`");
     expect(unknown.stderr).toContain("Its versions: 2.0.0-beta.1, 1.1.0, 1.0.0; its tags: latest (1.1.0), next (2.0.0-beta.1)");
     await registry.publish("@acme/plain", "1.0.0", packageTarball({ "package.json": JSON.stringify({ name: "@acme/plain", version: "1.0.0" }), "index.js": "module.exports = 1;\n" }));
-    const plain = await lllm(["add", "npm:@acme/plain"], { cwd: dir, home });
+    const plain = await lllmInProcess(["add", "npm:@acme/plain"], { cwd: dir, home });
     expect(plain.code).toBe(2);
     expect(plain.stderr).toContain("is an npm package, but not an lllm package");
     expect(cacheOf(home).other).toEqual([]);
-    const missing = await lllm(["add", "npm:@acme/nothing"], { cwd: dir, home });
+    const missing = await lllmInProcess(["add", "npm:@acme/nothing"], { cwd: dir, home });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`there is no npm package \`@acme/nothing\` in ${registry.url}`);
   }, 120_000);
@@ -63,17 +70,17 @@ describe("an npm package", () => {
   it("a registry that is down is a clear error (exit 1); what is cached still installs and runs", async () => {
     const dir = npmProject();
     const home = tempDir("lllm-home-");
-    expect((await lllm(["add", "npm:@acme/greet@^1"], { cwd: dir, home })).code).toBe(0);
+    expect((await lllmInProcess(["add", "npm:@acme/greet@^1"], { cwd: dir, home })).code).toBe(0);
     const port = await freePort();
     const downProject = npmProject();
     writeFile(path.join(downProject, ".npmrc"), `registry=http://127.0.0.1:${port}/\n`);
-    const refused = await lllm(["add", "npm:@acme/greet"], { cwd: downProject, home });
+    const refused = await lllmInProcess(["add", "npm:@acme/greet"], { cwd: downProject, home });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain(`cannot reach the npm registry 127.0.0.1:${port} at http://127.0.0.1:${port} (ECONNREFUSED)`);
     expect(refused.stderr).toContain("Packages already installed keep working");
     writeFile(path.join(dir, ".npmrc"), `registry=http://127.0.0.1:${port}/\n`);
     expect((await lllm(["install", "--frozen"], { cwd: dir, home })).stderr).toContain("all from the cache");
-    expect((await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home })).code).toBe(0);
+    expect((await lllmInProcess(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home })).code).toBe(0);
     expect(cacheOf(home).other).toEqual([]);
   }, 120_000);
 });
@@ -121,12 +128,12 @@ describe("npm credentials", () => {
     const host = registry.url.replace(/^http:/, "");
     const dir = npmProject();
     const home = tempDir("lllm-home-");
-    const refused = await lllm(["add", "npm:@private/secret"], { cwd: dir, home });
+    const refused = await lllmInProcess(["add", "npm:@private/secret"], { cwd: dir, home });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("refused (HTTP 401)");
     expect(refused.stderr).toContain("npm login --registry");
     writeFile(path.join(dir, ".npmrc"), `@private:registry=${registry.url}\nregistry=http://127.0.0.1:${await freePort()}/\n${host}:_authToken=\${TEST_NPM_TOKEN}\n`);
-    const added = await lllm(["add", "npm:@private/secret", "--json"], { cwd: dir, home, env: { TEST_NPM_TOKEN: registry.token } });
+    const added = await lllmInProcess(["add", "npm:@private/secret", "--json"], { cwd: dir, home, env: { TEST_NPM_TOKEN: registry.token } });
     expect(added.stderr).toContain("fetched npm:@private/secret (secret 1.0.0, no code)");
     expect(added.code).toBe(0);
     for (const text of [added.stdout, added.stderr, readFileSync(path.join(dir, "lllm.lock"), "utf8"), readFileSync(path.join(dir, "lllm.toml"), "utf8")]) expect(text).not.toContain(registry.token);
@@ -138,7 +145,7 @@ describe("npm credentials", () => {
       const dir = npmProject();
       writeFile(path.join(dir, ".npmrc"), `registry=${front.url}\n${front.url.replace(/^http:/, "")}:_authToken=${registry.token}\n`);
       const home = tempDir("lllm-home-");
-      const added = await lllm(["add", "npm:@acme/greet@1.0.0"], { cwd: dir, home });
+      const added = await lllmInProcess(["add", "npm:@acme/greet@1.0.0"], { cwd: dir, home });
       expect(added.code).toBe(0);
       const atFront = front.seen.filter((request) => !request.path.startsWith("other:"));
       const atOther = front.seen.filter((request) => request.path.startsWith("other:"));
@@ -156,7 +163,7 @@ describe("npm credentials", () => {
       const dir = npmProject();
       writeFile(path.join(dir, ".npmrc"), `registry=${front.url}\n`);
       const home = tempDir("lllm-home-");
-      const added = await lllm(["add", "npm:@acme/greet@1.0.0"], { cwd: dir, home });
+      const added = await lllmInProcess(["add", "npm:@acme/greet@1.0.0"], { cwd: dir, home });
       expect(added.code).toBe(2);
       expect(added.stderr).toContain("the tarball of @acme/greet@1.0.0 does not match its integrity");
       expect(cacheOf(home)).toEqual({ packages: [], other: [] });
@@ -175,23 +182,23 @@ describe("dependencies of a shared package", () => {
     );
     const dir = npmProject();
     const home = tempDir("lllm-home-");
-    const added = await lllm(["add", "npm:@acme/desk"], { cwd: dir, home });
+    const added = await lllmInProcess(["add", "npm:@acme/desk"], { cwd: dir, home });
     expect(added.code).toBe(0);
     const lock = JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages;
     expect(lock["npm:@acme/desk@^1.0.0"].dependencies).toEqual(["npm:@acme/greet@~1.0.0"]);
     expect(lock["npm:@acme/greet@~1.0.0"]).toMatchObject({ name: "greet", version: "1.0.0" });
     // The dependency is known by its alias inside the package's tree.
     writeFile(path.join(dir, "tactic.yaml"), readFileSync(path.join(dir, "tactic.yaml"), "utf8").replace("greet.prompts:system", "hi.prompts:system"));
-    expect((await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home })).stdout).toContain("Version one.");
+    expect((await lllmInProcess(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home })).stdout).toContain("Version one.");
 
     // The same source in a tactic's packages: (and with -p), with no manifest entry: resolved through the lock.
     const other = tempDir("lllm-tactics-");
     writeFile(path.join(other, "t.yaml"), ["name: t", 'prompt: "{input}"', 'packages: ["npm:@acme/greet@~1.0.0"]', "agent_configs:", "  - name: a", "    system_prompt_path: greet.prompts:system", ""].join("\n"));
     writeFile(path.join(other, "p.yaml"), ["name: p", 'prompt: "{input}"', "agent_configs:", "  - name: a", "    system_prompt_path: desk.prompts:desk", ""].join("\n"));
-    expect((await lllm(["run", path.join(other, "t.yaml"), "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home })).stdout).toContain("Version one.");
-    const flagged = await lllm(["run", path.join(other, "p.yaml"), "-p", "npm:@acme/desk@^1.0.0", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home });
+    expect((await lllmInProcess(["run", path.join(other, "t.yaml"), "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home })).stdout).toContain("Version one.");
+    const flagged = await lllmInProcess(["run", path.join(other, "p.yaml"), "-p", "npm:@acme/desk@^1.0.0", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home });
     expect(flagged.stdout, flagged.stderr).toContain("Desk.");
-    const unlocked = await lllm(["run", path.join(other, "p.yaml"), "-p", "npm:@acme/other@^1", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
+    const unlocked = await lllmInProcess(["run", path.join(other, "p.yaml"), "-p", "npm:@acme/other@^1", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
     expect(unlocked.code).toBe(2);
     expect(unlocked.stderr).toContain("package `npm:@acme/other@^1` is not installed");
   }, 120_000);
@@ -205,17 +212,17 @@ describe("a package the added one depends on", () => {
     await registry.publish("@acme/uses-kit", "1.0.0", packageTarball({ "package.json": JSON.stringify({ name: "@acme/uses-kit", version: "1.0.0" }), "lllm.toml": '[package]\nname = "useskit"\nversion = "1.0.0"\n\n[dependencies]\npackages = ["npm:@acme/kit@~0.1.0"]\n', "prompts/uses.md": "Uses kit." }));
     const dir = npmProject();
     const home = tempDir("lllm-home-");
-    expect((await lllm(["add", "npm:@acme/uses-kit"], { cwd: dir, home })).code).toBe(0);
+    expect((await lllmInProcess(["add", "npm:@acme/uses-kit"], { cwd: dir, home })).code).toBe(0);
     const manifest = readFileSync(path.join(dir, "lllm.toml"), "utf8");
     const lock = readFileSync(path.join(dir, "lllm.lock"), "utf8");
-    const clash = await lllm(["add", "npm:@acme/kit@1.0.0"], { cwd: dir, home });
+    const clash = await lllmInProcess(["add", "npm:@acme/kit@1.0.0"], { cwd: dir, home });
     expect(clash.code).toBe(2);
     expect(clash.stderr).toContain("two packages are named `kit`");
     expect(clash.stderr).toContain("lllm add npm:@acme/kit@1.0.0 --as kit2");
     expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).toBe(manifest);
     expect(readFileSync(path.join(dir, "lllm.lock"), "utf8")).toBe(lock);
-    expect((await lllm(["add", "npm:@acme/kit@1.0.0", "--as", "kit2"], { cwd: dir, home })).code).toBe(0);
+    expect((await lllmInProcess(["add", "npm:@acme/kit@1.0.0", "--as", "kit2"], { cwd: dir, home })).code).toBe(0);
     writeFile(path.join(dir, "tactic.yaml"), readFileSync(path.join(dir, "tactic.yaml"), "utf8").replace("greet.prompts:system", "kit2.prompts:system"));
-    expect((await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home })).stdout).toContain("Kit one.");
+    expect((await lllmInProcess(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home })).stdout).toContain("Kit one.");
   }, 120_000);
 });

@@ -1,11 +1,19 @@
 import { symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir, writeTree } from "../helpers/tempTree.js";
 import { startVerdaccio, type Verdaccio } from "../helpers/verdaccio.js";
 import { lllm, project } from "./packageFixtures.js";
 
 // lllm pack, lllm publish --to npm (npm's own publish) into verdaccio, then list, outdated and update.
+// Each command spawns the built CLI once; the other cases run it in this process (`lllmInProcess`). Every publish
+// spawns: npm writes to the CLI's own stderr, which in this process is the test's, where no assertion would see it.
+
+/** `lllm` as main(argv) in this process, with its own `$LLLM_HOME`: a spawn's output and exit code, a hundredth of its CPU. */
+function lllmInProcess(args: string[], options: { cwd: string; home: string }): ReturnType<typeof runCliInProcess> {
+  return runCliInProcess(args, { cwd: options.cwd, env: { LLLM_HOME: options.home } });
+}
 
 let registry: Verdaccio;
 beforeAll(async () => {
@@ -34,7 +42,7 @@ describe("lllm pack", () => {
     expect(packed.stdout).toBe(`${path.join(dir, "greet-1.0.0.tgz")}\n`);
     expect(packed.stderr).toMatch(/lllm: 3 files packed \(\d+ bytes\):\n {2}lllm\.toml\n {2}package\.json\n {2}prompts\/system\.md\n/);
     symlinkSync("/etc/passwd", path.join(dir, "prompts", "leak.md"));
-    const linked = await lllm(["pack"], { cwd: dir, home });
+    const linked = await lllmInProcess(["pack"], { cwd: dir, home });
     expect(linked.code).toBe(2);
     expect(linked.stderr).toContain("prompts/leak.md is a link: a package holds plain files only");
   });
@@ -43,7 +51,7 @@ describe("lllm pack", () => {
     const dir = tempDir("lllm-pj-");
     writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "@private/notes", version: "0.1.0", lllm: { name: "notes" } }));
     writeFileSync(path.join(dir, "notes.md"), "Notes.");
-    const packed = await lllm(["pack"], { cwd: dir, home: tempDir("lllm-home-") });
+    const packed = await lllmInProcess(["pack"], { cwd: dir, home: tempDir("lllm-home-") });
     expect(packed.code, packed.stderr).toBe(0);
     expect(packed.stdout).toBe(`${path.join(dir, "notes-0.1.0.tgz")}\n`);
   });
@@ -51,12 +59,12 @@ describe("lllm pack", () => {
   it("-o naming a folder, or a file in a folder that does not exist, is the user's to fix (exit 2), not an internal error", async () => {
     const dir = greetPackage("1.0.0", "Hi.");
     const home = tempDir("lllm-home-");
-    const intoFolder = await lllm(["pack", "-o", dir], { cwd: dir, home });
+    const intoFolder = await lllmInProcess(["pack", "-o", dir], { cwd: dir, home });
     expect(intoFolder.code).toBe(2);
     expect(intoFolder.stderr).toContain(`-o ${dir}: that is a folder, not a file`);
     expect(intoFolder.stderr).toContain(`-o ${path.join(dir, "greet-1.0.0.tgz")}`);
     const missing = path.join(dir, "nope", "x.tgz");
-    const nowhere = await lllm(["pack", "-o", missing], { cwd: dir, home });
+    const nowhere = await lllmInProcess(["pack", "-o", missing], { cwd: dir, home });
     expect(nowhere.code).toBe(2);
     expect(nowhere.stderr).toContain(`there is no folder ${path.dirname(missing)}`);
     expect(nowhere.stderr).not.toContain("internal error");
@@ -67,7 +75,7 @@ describe("lllm publish --to npm, outdated, update, list", () => {
   it("refuses a package that depends on a folder of this machine, naming the dependency and its line", async () => {
     const dir = greetPackage("1.0.0", "Hi.");
     writeFileSync(path.join(dir, "lllm.toml"), `[package]\nname = "greet"\nversion = "1.0.0"\n\n[dependencies]\npackages = ["../helpers as helpers"]\n`);
-    const packed = await lllm(["pack"], { cwd: dir, home: tempDir("lllm-home-") });
+    const packed = await lllmInProcess(["pack"], { cwd: dir, home: tempDir("lllm-home-") });
     expect(packed.code).toBe(2);
     expect(packed.stdout).toBe("");
     expect(packed.stderr).toContain("the package depends on `../helpers`, which exists only on this machine");
@@ -97,8 +105,8 @@ describe("lllm publish --to npm, outdated, update, list", () => {
     expect(list.stdout).toBe(
       ["NAME   SOURCE            VERSION  CODE  TRUSTED BY  STATE", "greet  npm:greet@^1.0.0  1.1.0    none  -           installed", ""].join("\n"),
     );
-    const json = JSON.parse((await lllm(["list", "--json"], { cwd: dir, home })).stdout);
+    const json = JSON.parse((await lllmInProcess(["list", "--json"], { cwd: dir, home })).stdout);
     expect(json.packages).toEqual([{ name: "greet", source: "npm:greet@^1.0.0", version: "1.1.0", code: [], state: "installed" }]);
-    expect((await lllm(["list"], { cwd: dir, home: tempDir("lllm-home-") })).stdout).toContain("not installed (run `lllm install`)");
+    expect((await lllmInProcess(["list"], { cwd: dir, home: tempDir("lllm-home-") })).stdout).toContain("not installed (run `lllm install`)");
   }, 180_000);
 });

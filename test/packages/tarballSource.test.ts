@@ -3,12 +3,19 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { makeTarball, packageTarball } from "../helpers/tarball.js";
 import { tempDir } from "../helpers/tempTree.js";
 import { cacheOf, lllm, project, PROMPT_PACKAGE, TOOL_PACKAGE, writeFile } from "./packageFixtures.js";
 
 // Packages from tarball files: the cache, lllm.lock, integrity, consent, offline runs and refused archives, all
-// through the CLI a user types.
+// through the CLI a user types. Most cases run it in this process (`lllmInProcess`); each command keeps a spawn of
+// the built CLI (`lllm`), and so do the runs that must find a cached package changed.
+
+/** `lllm` as main(argv) in this process, with its own `$LLLM_HOME`: a spawn's output and exit code, a hundredth of its CPU. */
+function lllmInProcess(args: string[], options: { cwd: string; home: string }): ReturnType<typeof runCliInProcess> {
+  return runCliInProcess(args, { cwd: options.cwd, env: { LLLM_HOME: options.home } });
+}
 
 describe("a tarball package", () => {
   it("is added into the cache, the manifest and the lock, and a tactic runs from it offline, on a second home after install --frozen", async () => {
@@ -29,17 +36,17 @@ describe("a tarball package", () => {
 
     // Another machine: a fresh home has nothing cached; the run says what to do, install --frozen fetches it.
     const other = tempDir("lllm-home-");
-    const missing = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home: other });
+    const missing = await lllmInProcess(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home: other });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("package `greet-1.0.0.tgz` is not installed");
     expect(missing.stderr).toContain("run `lllm install`".replace("run ", "Run "));
     const installed = await lllm(["install", "--frozen"], { cwd: dir, home: other });
     expect(installed.code).toBe(0);
     expect(installed.stderr).toContain("1 package installed (1 fetched)");
-    expect((await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home: other })).stdout).toBe("greeted\n");
+    expect((await lllmInProcess(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home: other })).stdout).toBe("greeted\n");
     // The tarball gone (as if offline): the cache serves.
     writeFileSync(path.join(dir, "greet-1.0.0.tgz"), "");
-    const again = await lllm(["install", "--frozen"], { cwd: dir, home: other });
+    const again = await lllmInProcess(["install", "--frozen"], { cwd: dir, home: other });
     expect(again.stderr).toContain("all from the cache");
     expect(again.code).toBe(0);
   }, 180_000);
@@ -49,7 +56,7 @@ describe("a tarball package", () => {
     writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
     writeFile(path.join(dir, "hello.tgz"), packageTarball(TOOL_PACKAGE));
     const home = tempDir("lllm-home-");
-    const refused = await lllm(["add", "hello.tgz"], { cwd: dir, home });
+    const refused = await lllmInProcess(["add", "hello.tgz"], { cwd: dir, home });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("carries code that lllm would run:\n  tools/hello.ts: TypeScript, tool code, run when the package loads");
     expect(refused.stderr).toContain("--trust");
@@ -57,16 +64,18 @@ describe("a tarball package", () => {
     expect(existsSync(path.join(dir, "lllm.toml"))).toBe(false);
     expect(cacheOf(home)).toEqual({ packages: [], other: [] });
 
-    expect((await lllm(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
-    const trusted = await lllm(["add", "hello.tgz", "--trust"], { cwd: dir, home });
+    expect((await lllmInProcess(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
+    const trusted = await lllmInProcess(["add", "hello.tgz", "--trust"], { cwd: dir, home });
     expect(trusted.code).toBe(0);
     const entry = JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages["file:hello.tgz"];
     expect(entry.code).toEqual(["tools/hello.ts: TypeScript, tool code, run when the package loads"]);
     expect(entry.trusted).toEqual({ by: expect.any(String), how: "--trust" });
-    const run = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--json"], { cwd: dir, home });
+    const run = await lllmInProcess(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--json"], { cwd: dir, home });
     expect(JSON.parse(run.stdout).tool_calls).toEqual([expect.objectContaining({ name: "hello", result: "Hello, Ada!" })]);
 
-    // A cached file changed afterwards: refused, never run, naming the file.
+    // A cached file changed afterwards: refused, never run, naming the file. These runs spawn: lllm checks a cached
+    // folder once per process (this one did, at the add and the run above), and the changed tool calls process.exit,
+    // which should end the CLI's process, not the test's, if the check ever missed it.
     const folder = path.join(home, "packages", ".store", cacheOf(home).packages.find((name) => existsSync(path.join(home, "packages", ".store", name, "tools")))!);
     const file = path.join(folder, "tools", "hello.ts");
     chmodSync(file, 0o644);
@@ -81,7 +90,7 @@ describe("a tarball package", () => {
     expect(listed.stdout).toMatch(/^hello +file:hello\.tgz .* modified: tools\/hello\.ts changed \(refused\)$/m);
     expect(listed.stderr).toContain(`lllm: error: the cached package \`file:hello.tgz\` no longer matches lllm.lock: tools/hello.ts was changed (in ${folder})`);
     expect(listed.stderr).toContain(`Remove the folder (rm -rf ${folder}) and run \`lllm install\` to fetch it again.`);
-    const listedJson = await lllm(["list", "--json"], { cwd: dir, home });
+    const listedJson = await lllmInProcess(["list", "--json"], { cwd: dir, home });
     expect(listedJson.code).toBe(2);
     const report = JSON.parse(listedJson.stdout); // one JSON object: the list and the error
     expect(report.packages.map((row: { name: string; state: string }) => [row.name, row.state])).toEqual([
@@ -103,7 +112,7 @@ describe("a tarball package", () => {
     const tactic = ["name: helper", "tactic_type: code-action", "sandbox: {backend: none}", "agent_configs:", "  - name: a", "    system_prompt: Begin every program with import os.", ""].join("\n");
     writeFile(path.join(dir, "helper.tgz"), packageTarball({ ...PROMPT_PACKAGE, "tactics/helper.yaml": tactic }));
     const home = tempDir("lllm-home-");
-    const refused = await lllm(["add", "helper.tgz"], { cwd: dir, home });
+    const refused = await lllmInProcess(["add", "helper.tgz"], { cwd: dir, home });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("carries code that lllm would run:\n  tactics/helper.yaml: runs the model's code without a sandbox (`sandbox: {backend: none}`)");
     expect(existsSync(path.join(dir, "lllm.lock"))).toBe(false);
@@ -118,7 +127,7 @@ describe("a tarball package", () => {
     const other = ["path: other", "base_url: https://other.example.net", 'api_key_env: "TOKEN\\n  tools/fine2.ts: nothing either"', "endpoints: []", ""].join("\n");
     writeFile(path.join(dir, "helper.tgz"), packageTarball({ ...PROMPT_PACKAGE, "tactics/helper.yaml": tactic, "proxies/notes.yaml": proxy, "proxies/other.yaml": other, "tools/fmt.yaml": tool }));
     const home = tempDir("lllm-home-");
-    const refused = await lllm(["add", "helper.tgz"], { cwd: dir, home });
+    const refused = await lllmInProcess(["add", "helper.tgz"], { cwd: dir, home });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("  tactics/helper.yaml: sends the model's key (e.g. $OPENAI_API_KEY) to `https://models.example.net/v1`");
     expect(refused.stderr).toContain("  proxies/notes.yaml: sends $GITHUB_TOKEN to `https://api.example.net`");
@@ -139,13 +148,13 @@ describe("a tarball at a URL", () => {
     try {
       const dir = project();
       const home = tempDir("lllm-home-");
-      expect((await lllm(["add", url], { cwd: dir, home })).code).toBe(0);
+      expect((await lllmInProcess(["add", url], { cwd: dir, home })).code).toBe(0);
       expect(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages[url]).toMatchObject({ name: "greet", resolved: url, tarball: expect.stringMatching(/^sha512-/) });
       archive = packageTarball({ ...PROMPT_PACKAGE, "prompts/system.md": "Changed." });
-      const changed = await lllm(["install"], { cwd: dir, home: tempDir("lllm-home-") });
+      const changed = await lllmInProcess(["install"], { cwd: dir, home: tempDir("lllm-home-") });
       expect(changed.code).toBe(2);
       expect(changed.stderr).toContain(`the tarball ${url} is not the one lllm.lock pins`);
-      const missing = await lllm(["add", url.replace("greet-1.0.0", "none")], { cwd: dir, home });
+      const missing = await lllmInProcess(["add", url.replace("greet-1.0.0", "none")], { cwd: dir, home });
       expect(missing.code).toBe(1);
       expect(missing.stderr).toContain("HTTP 404");
     } finally {
@@ -168,7 +177,7 @@ describe("a refused archive", () => {
     const dir = tempDir("lllm-project-");
     writeFile(path.join(dir, "bad.tgz"), archive);
     const home = tempDir("lllm-home-");
-    const result = await lllm(["add", "bad.tgz"], { cwd: dir, home });
+    const result = await lllmInProcess(["add", "bad.tgz"], { cwd: dir, home });
     expect(result.stderr).toContain(message);
     expect(result.stderr).not.toContain("    at ");
     expect(result.code).toBe(2);
@@ -183,11 +192,11 @@ describe("lllm.lock", () => {
     const dir = project();
     writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
     const home = tempDir("lllm-home-");
-    expect((await lllm(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
+    expect((await lllmInProcess(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
     const lockFile = path.join(dir, "lllm.lock");
     const good = readFileSync(lockFile, "utf8");
     writeFileSync(lockFile, good.replace('"name": "greet",', '"name": "greet"'));
-    const broken = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
+    const broken = await lllmInProcess(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
     expect(broken.code).toBe(2);
     expect(broken.stderr).toMatch(/lllm\.lock:6:\d+: lllm\.lock is not valid JSON/);
 
@@ -196,7 +205,7 @@ describe("lllm.lock", () => {
     entry.integrity = `sha512-${Buffer.alloc(64, 7).toString("base64")}`;
     writeFileSync(lockFile, JSON.stringify(lock, null, 2));
     const fresh = tempDir("lllm-home-");
-    const install = await lllm(["install"], { cwd: dir, home: fresh });
+    const install = await lllmInProcess(["install"], { cwd: dir, home: fresh });
     expect(install.code).toBe(2);
     expect(install.stderr).toContain("its files do not match lllm.lock");
     expect(cacheOf(fresh)).toEqual({ packages: [], other: [] });
@@ -204,7 +213,7 @@ describe("lllm.lock", () => {
     delete entry.integrity;
     entry.code = "none";
     writeFileSync(lockFile, JSON.stringify(lock, null, 2));
-    const invalid = await lllm(["install"], { cwd: dir, home: fresh });
+    const invalid = await lllmInProcess(["install"], { cwd: dir, home: fresh });
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain("`integrity` of `file:greet.tgz` must be a sha512 integrity");
     expect(invalid.stderr).toContain("`code` of `file:greet.tgz` must be a list of strings");
@@ -215,17 +224,17 @@ describe("lllm.lock", () => {
     writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
     writeFile(path.join(dir, "other.tgz"), packageTarball({ ...PROMPT_PACKAGE, "lllm.toml": '[package]\nname = "other"\n' }));
     const home = tempDir("lllm-home-");
-    expect((await lllm(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
+    expect((await lllmInProcess(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
     const manifest = path.join(dir, "lllm.toml");
     writeFileSync(manifest, readFileSync(manifest, "utf8").replace('"greet.tgz",', '"greet.tgz",\n  "other.tgz",'));
     const lock = readFileSync(path.join(dir, "lllm.lock"), "utf8");
-    const frozen = await lllm(["install", "--frozen"], { cwd: dir, home });
+    const frozen = await lllmInProcess(["install", "--frozen"], { cwd: dir, home });
     expect(frozen.code).toBe(2);
     expect(frozen.stderr).toContain("the manifest lists `other.tgz`, which lllm.lock does not lock");
     expect(readFileSync(path.join(dir, "lllm.lock"), "utf8")).toBe(lock);
-    expect((await lllm(["install"], { cwd: dir, home })).code).toBe(0);
+    expect((await lllmInProcess(["install"], { cwd: dir, home })).code).toBe(0);
     expect(Object.keys(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages)).toEqual(["file:greet.tgz", "file:other.tgz"]);
-    expect((await lllm(["remove", "other"], { cwd: dir, home })).code).toBe(0);
+    expect((await lllmInProcess(["remove", "other"], { cwd: dir, home })).code).toBe(0);
     expect(Object.keys(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages)).toEqual(["file:greet.tgz"]);
   }, 120_000);
 
@@ -234,11 +243,11 @@ describe("lllm.lock", () => {
     const home = tempDir("lllm-home-");
     mkdirSync(path.join(dir, "kit"));
     writeFile(path.join(dir, "kit", "lllm.toml"), '[package]\nname = "kit"\n');
-    const folder = await lllm(["add", "kit"], { cwd: dir, home });
+    const folder = await lllmInProcess(["add", "kit"], { cwd: dir, home });
     expect(folder.code).toBe(2);
     expect(folder.stderr).toContain("`kit` is a folder: `lllm add` takes a package to fetch");
     for (const missing of ["./nothing", "foo:bar"]) {
-      const result = await lllm(["add", missing], { cwd: dir, home });
+      const result = await lllmInProcess(["add", missing], { cwd: dir, home });
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(`\`${missing}\` is not a package source (nor a folder or file here): \`lllm add\` takes a package to fetch`);
     }
@@ -247,14 +256,14 @@ describe("lllm.lock", () => {
   it("refuses an address with a password, without showing it, before anything is written", async () => {
     const dir = project();
     const home = tempDir("lllm-home-");
-    const result = await lllm(["add", "http://user:s3cret-pass@127.0.0.1:9/greet.tgz"], { cwd: dir, home });
+    const result = await lllmInProcess(["add", "http://user:s3cret-pass@127.0.0.1:9/greet.tgz"], { cwd: dir, home });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("package source `http://127.0.0.1:9/greet.tgz` was given with a user name or password in its address");
     expect(result.stderr + result.stdout).not.toContain("s3cret-pass");
     expect(existsSync(path.join(dir, "lllm.toml"))).toBe(false);
     // A git address with a token, as a password or as the user of an https address, likewise.
     for (const address of ["git+https://x-access-token:ghp-t0ken-value@127.0.0.1:9/repo.git#main", "git+https://ghp-t0ken-value@127.0.0.1:9/repo.git"]) {
-      const git = await lllm(["add", address], { cwd: dir, home });
+      const git = await lllmInProcess(["add", address], { cwd: dir, home });
       expect(git.code).toBe(2);
       expect(git.stderr).toContain("package source `git+https://127.0.0.1:9/repo.git");
       expect(git.stderr).toContain("was given with a password or token in its address");
@@ -268,30 +277,30 @@ describe("lllm.lock", () => {
     writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
     writeFile(path.join(dir, "greet2.tgz"), packageTarball({ ...PROMPT_PACKAGE, "prompts/system.md": "Other." }));
     const home = tempDir("lllm-home-");
-    expect((await lllm(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
-    const clash = await lllm(["add", "greet2.tgz"], { cwd: dir, home });
+    expect((await lllmInProcess(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
+    const clash = await lllmInProcess(["add", "greet2.tgz"], { cwd: dir, home });
     expect(clash.code).toBe(2);
     expect(clash.stderr).toContain("two packages of the project would be named `greet`");
     expect(clash.stderr).toContain("--as greet2");
     expect(Object.keys(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages)).toEqual(["file:greet.tgz"]);
-    const aliased = await lllm(["add", "greet2.tgz", "--as", "other"], { cwd: dir, home });
+    const aliased = await lllmInProcess(["add", "greet2.tgz", "--as", "other"], { cwd: dir, home });
     expect(aliased.code).toBe(0);
     expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).toContain('"greet2.tgz as other"');
     // Both work afterwards: the second is known by its alias, the first keeps the name.
-    const run = (ref: string): ReturnType<typeof lllm> => {
+    const run = (ref: string): ReturnType<typeof lllmInProcess> => {
       writeFile(path.join(dir, "tactic.yaml"), ["name: t", 'prompt: "{input}"', "agent_configs:", "  - name: a", `    system_prompt_path: ${ref}`, ""].join("\n"));
-      return lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home });
+      return lllmInProcess(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home });
     };
     const second = await run("other.prompts:system");
     expect(second.stderr).not.toContain("two packages");
     expect(second.stdout).toContain("Other.");
     expect((await run("greet.prompts:system")).stdout).toContain("You greet people by name.");
-    const taken = await lllm(["add", "greet2.tgz", "--as", "greet"], { cwd: dir, home });
+    const taken = await lllmInProcess(["add", "greet2.tgz", "--as", "greet"], { cwd: dir, home });
     expect(taken.code).toBe(2);
     // `remove` by the package's own name: the one known by it; then the aliased one, by its name too.
-    expect((await lllm(["remove", "greet"], { cwd: dir, home })).code).toBe(0);
+    expect((await lllmInProcess(["remove", "greet"], { cwd: dir, home })).code).toBe(0);
     expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).not.toContain('"greet.tgz"');
-    const byName = await lllm(["remove", "greet"], { cwd: dir, home });
+    const byName = await lllmInProcess(["remove", "greet"], { cwd: dir, home });
     expect(byName.code, byName.stderr).toBe(0);
     expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).not.toContain("greet2.tgz");
   }, 120_000);
@@ -303,7 +312,7 @@ describe("the project's own name", () => {
     mkdirSync(dir);
     writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
     const home = tempDir("lllm-home-");
-    expect((await lllm(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
+    expect((await lllmInProcess(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
     expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).toMatch(/^\[package\]\nname = "greet-project"\n/);
     // In the folder the project loads as a package of its own, beside the one it added.
     const listed = await lllm(["tools", "list"], { cwd: dir, home });
@@ -313,7 +322,7 @@ describe("the project's own name", () => {
     const other = tempDir("lllm-named-");
     writeFile(path.join(other, "lllm.toml"), '[package]\nname = "greet"\n');
     writeFile(path.join(other, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
-    const clash = await lllm(["add", "greet.tgz"], { cwd: other, home });
+    const clash = await lllmInProcess(["add", "greet.tgz"], { cwd: other, home });
     expect(clash.code).toBe(2);
     expect(clash.stderr).toContain("two packages of the project would be named `greet`: this project (lllm.toml) and greet.tgz");
     expect(clash.stderr).toContain("lllm add greet.tgz --as greet2");
@@ -325,9 +334,9 @@ describe("the project's own name", () => {
     writeFile(path.join(dir, "a.tgz"), packageTarball(tk("I am package A.")));
     writeFile(path.join(dir, "b.tgz"), packageTarball(tk("I am package B.")));
     const home = tempDir("lllm-home-");
-    expect((await lllm(["add", "a.tgz"], { cwd: dir, home })).code).toBe(0);
-    expect((await lllm(["add", "b.tgz", "--as", "tk2"], { cwd: dir, home })).code).toBe(0);
-    const run = (ref: string): ReturnType<typeof lllm> => lllm(["run", ref, "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home });
+    expect((await lllmInProcess(["add", "a.tgz"], { cwd: dir, home })).code).toBe(0);
+    expect((await lllmInProcess(["add", "b.tgz", "--as", "tk2"], { cwd: dir, home })).code).toBe(0);
+    const run = (ref: string): ReturnType<typeof lllmInProcess> => lllmInProcess(["run", ref, "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home });
     expect((await run("tk2.tactics:t")).stdout).toContain("I am package B.");
     expect((await run("tk.tactics:t")).stdout).toContain("I am package A.");
   }, 120_000);
@@ -337,10 +346,10 @@ describe("the project's own name", () => {
     writeFile(path.join(dir, "package.json"), JSON.stringify({ name: "app", lllm: { model: "scripted:script.yaml" } }));
     writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
     const home = tempDir("lllm-home-");
-    const added = await lllm(["add", "greet.tgz"], { cwd: dir, home });
+    const added = await lllmInProcess(["add", "greet.tgz"], { cwd: dir, home });
     expect(added.code, added.stderr).toBe(0);
     // The settings' model runs the tactic; the package was added to an lllm.toml of its own.
-    const run = await lllm(["run", "tactic.yaml", "--input", "hi"], { cwd: dir, home });
+    const run = await lllmInProcess(["run", "tactic.yaml", "--input", "hi"], { cwd: dir, home });
     expect(run).toMatchObject({ code: 0, stdout: "greeted\n" });
     expect(JSON.parse(readFileSync(path.join(dir, "package.json"), "utf8"))).toEqual({ name: "app", lllm: { model: "scripted:script.yaml" } });
   }, 120_000);
@@ -351,7 +360,7 @@ describe("the project's own name", () => {
     writeFile(path.join(dir, "package.json"), `\uFEFF${JSON.stringify({ name: "pj", version: "1.0.0", lllm: { name: "pj" } }, null, 4).replaceAll("\n", "\r\n")}\r\n`);
     writeFile(path.join(dir, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
     const home = tempDir("lllm-home-");
-    const added = await lllm(["add", "greet.tgz"], { cwd: dir, home });
+    const added = await lllmInProcess(["add", "greet.tgz"], { cwd: dir, home });
     expect(added.code, added.stderr).toBe(0);
     expect(existsSync(path.join(dir, "lllm.toml"))).toBe(false);
     expect(readFileSync(path.join(dir, "package.json"), "utf8")).toBe(`\uFEFF${JSON.stringify({ name: "pj", version: "1.0.0", lllm: { name: "pj", dependencies: ["greet.tgz"] } }, null, 4).replaceAll("\n", "\r\n")}\r\n`);
