@@ -7,6 +7,7 @@ vi.setConfig({ testTimeout: 240_000 });
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { freePort } from "../helpers/freePort.js";
 import { EXAMPLE, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir, tempTree } from "../helpers/tempTree.js";
 
 interface Report {
@@ -48,22 +49,27 @@ function pythonTactic(url: string): string {
   return path.join(dir, "t.yaml");
 }
 
-async function doctor(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; report: Report; stderr: string }> {
-  const result = await runCli(["doctor", ...args, "--json"], { env, timeoutMs: 60_000 });
+/**
+ * `lllm doctor --json`, in this process unless `spawned`: lllm finds Python and judges LLLM_CODE_CACHE once per
+ * process, so a case that changes what those see needs a CLI of its own.
+ */
+async function doctor(args: string[], env: NodeJS.ProcessEnv = {}, options: { spawned?: boolean } = {}): Promise<{ code: number | null; report: Report; stderr: string }> {
+  const result = options.spawned ? await runCli(["doctor", ...args, "--json"], { env, timeoutMs: 60_000 }) : await runCliInProcess(["doctor", ...args, "--json"], { env });
   return { code: result.code, report: JSON.parse(result.stdout) as Report, stderr: result.stderr };
 }
 
 describe("lllm doctor", () => {
   it("without python3 on PATH: a warning alone, exit 0; for a tactic that runs Python, a failure with the fix, exit 1", async () => {
+    // Spawned: lllm looks for python3 once per process, and this one may have found it already.
     const PATH = pathWithoutPython();
-    const plain = await doctor([], { PATH });
+    const plain = await doctor([], { PATH }, { spawned: true });
     expect(plain.code).toBe(0);
     expect(plain.report.ok).toBe(true);
     expect(check(plain.report, "python3")).toMatchObject({ status: "warn", fix: expect.stringContaining("apt-get install python3") });
     expect(check(plain.report, "node")).toMatchObject({ status: "ok", detail: `Node ${process.versions.node}` });
 
     server = await startMockOpenAIServer({ script: [] });
-    const tactic = await doctor([pythonTactic(server.url)], { PATH, DOCTOR_TEST_KEY: "sk-doctor-test-0123", WEATHER_API_KEY: "wk-doctor-0456" });
+    const tactic = await doctor([pythonTactic(server.url)], { PATH, DOCTOR_TEST_KEY: "sk-doctor-test-0123", WEATHER_API_KEY: "wk-doctor-0456" }, { spawned: true });
     expect(tactic.code).toBe(1);
     expect(tactic.report.ok).toBe(false);
     expect(failed(tactic.report)).toContain("python3");
@@ -81,7 +87,7 @@ describe("lllm doctor", () => {
     for (const [name, value] of [["DOCTOR_TEST_KEY", "sk-doctor-test-0123"], ["WEATHER_API_KEY", "wk-doctor-0456"]] as const) {
       expect((await runCli(["keys", "set", name], { env: { LLLM_HOME: home }, input: value })).code).toBe(0);
     }
-    const result = await runCli(["doctor", pythonTactic(server.url)], { env: { LLLM_HOME: home }, timeoutMs: 60_000 });
+    const result = await runCliInProcess(["doctor", pythonTactic(server.url)], { env: { LLLM_HOME: home } });
     // A machine without a working sandbox fails this tactic for that reason alone, and says so.
     const sandboxMissing = /FAIL {2}(bubblewrap|gvisor)/.test(result.stdout);
     expect(result.code).toBe(sandboxMissing ? 1 : 0);
@@ -113,12 +119,13 @@ describe("lllm doctor", () => {
   it("LLLM_CODE_CACHE: the folder it names, and a warning with the fix when lllm would not use it", async () => {
     const home = tempDir("lllm-doctor-home-");
     const own = tempDir("lllm-doctor-cache-");
-    expect(check((await doctor([], { LLLM_HOME: home, LLLM_CODE_CACHE: own })).report, "code cache")).toMatchObject({ status: "ok", detail: `${own} (LLLM_CODE_CACHE)` });
+    // Spawned: the folder is judged once per process, and an in-process CLI would make it the test process's code cache.
+    expect(check((await doctor([], { LLLM_HOME: home, LLLM_CODE_CACHE: own }, { spawned: true })).report, "code cache")).toMatchObject({ status: "ok", detail: `${own} (LLLM_CODE_CACHE)` });
     chmodSync(own, 0o777);
-    const open = await doctor([], { LLLM_HOME: home, LLLM_CODE_CACHE: own });
+    const open = await doctor([], { LLLM_HOME: home, LLLM_CODE_CACHE: own }, { spawned: true });
     expect(open.code).toBe(0);
     expect(check(open.report, "code cache")).toMatchObject({ status: "warn", detail: expect.stringContaining(`LLLM_CODE_CACHE=${own} is not used: others may write to it (mode 0777)`), fix: expect.stringContaining("unset LLLM_CODE_CACHE") });
-    expect(check((await doctor([], { LLLM_HOME: home, LLLM_CODE_CACHE: undefined })).report, "code cache")).toBeUndefined();
+    expect(check((await doctor([], { LLLM_HOME: home, LLLM_CODE_CACHE: undefined }, { spawned: true })).report, "code cache")).toBeUndefined();
   });
 
   it("checks every model of an agent's chain: a fallback model's missing key is a failure", async () => {
@@ -134,7 +141,7 @@ describe("lllm doctor", () => {
     server = await startMockOpenAIServer({ script: [] });
     const dir = tempTree({ "t.yaml": `agent_configs:\n  - name: main\n    system_prompt: Hi.\n    model_name: gpt-4o-mini\n    fallback_models: [anthropic/claude-sonnet-4]\n` });
     const env = { LLLM_HOME: tempDir("lllm-doctor-home-"), OPENAI_API_KEY: "sk-doctor-0123", OPENAI_BASE_URL: server.url };
-    const result = await runCli(["doctor", path.join(dir, "t.yaml")], { env, timeoutMs: 60_000 });
+    const result = await runCliInProcess(["doctor", path.join(dir, "t.yaml")], { env });
     expect(result.code).toBe(1);
     expect(result.stdout.match(/^FAIL /gm)).toHaveLength(1);
     expect(result.stdout.trimEnd().split("\n").at(-1)).toBe("1 problem stops this tactic (exit 1).");

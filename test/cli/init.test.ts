@@ -3,6 +3,7 @@ import path from "node:path";
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { ROOT, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir } from "../helpers/tempTree.js";
 
 /** Each template: its tactic, and the answer its offline script gives. */
@@ -14,23 +15,25 @@ const TEMPLATES = [
 
 describe("lllm init", () => {
   for (const { template, tactic, answer } of TEMPLATES) {
+    // The first template goes through the spawned CLI end to end; the others run it in this process.
+    const cli = template === "agent" ? runCli : runCliInProcess;
     it(`--template ${template}: validate passes, the tactic runs offline, and its test replays`, async () => {
       const dir = path.join(tempDir("lllm-init-"), `my-${template}`);
-      const created = await runCli(["init", dir, "--template", template]);
+      const created = await cli(["init", dir, "--template", template]);
       expect(created.code).toBe(0);
       expect(created.stderr).toContain(`created package \`my_${template.replace("-", "_")}\` (template ${template})`);
       expect(created.stdout.split("\n")).toEqual(expect.arrayContaining(["lllm.toml", "tsconfig.json", "README.md", "tools/count_words.ts", "tools/shout.yaml", `tactics/${tactic}.yaml`, "scripted/demo.yaml", `tests/${tactic}.test.yaml`, `tests/__cassettes__/${tactic}.test.yaml/counts-words.yaml`]));
 
-      const validated = await runCli(["validate", `tactics/${tactic}.yaml`], { cwd: dir });
+      const validated = await cli(["validate", `tactics/${tactic}.yaml`], { cwd: dir });
       expect(validated.stderr).toBe("");
       expect(validated.code).toBe(0);
       expect(validated.stdout).toContain(`ok tactic ${tactic} (tactics/${tactic}.yaml)`);
 
-      const ran = await runCli(["run", `tactics/${tactic}.yaml`, "--model", "scripted:scripted/demo.yaml", "-i", "Count: the quick brown fox"], { cwd: dir, timeoutMs: 90_000 });
+      const ran = await cli(["run", `tactics/${tactic}.yaml`, "--model", "scripted:scripted/demo.yaml", "-i", "Count: the quick brown fox"], { cwd: dir, timeoutMs: 90_000 });
       expect(ran.stderr).not.toContain("error");
       expect(ran).toMatchObject({ code: 0, stdout: `${answer}\n` });
 
-      const tested = await runCli(["test", "tests", "--offline"], { cwd: dir, timeoutMs: 90_000 });
+      const tested = await cli(["test", "tests", "--offline"], { cwd: dir, timeoutMs: 90_000 });
       expect(tested.stdout + tested.stderr).toContain("1 passed");
       expect(tested.code).toBe(0);
     }, 240_000);
@@ -38,7 +41,7 @@ describe("lllm init", () => {
 
   it("says the next step as a command a shell runs as written, for a folder whose name has a space or a quote", async () => {
     const parent = tempDir("lllm-init-");
-    const created = await runCli(["init", "Tom's agent"], { cwd: parent });
+    const created = await runCliInProcess(["init", "Tom's agent"], { cwd: parent });
     expect(created.code).toBe(0);
     const next = /Next: (.+)$/m.exec(created.stderr)?.[1];
     expect(next).toBe(`cd 'Tom'\\''s agent' && cat README.md`);
@@ -49,21 +52,21 @@ describe("lllm init", () => {
 
   it("inside the new package, tools list and proxy list show it without -p . (issue 23, point 7)", async () => {
     const dir = path.join(tempDir("lllm-init-"), "here");
-    expect((await runCli(["init", dir, "-t", "proxy"])).code).toBe(0);
+    expect((await runCliInProcess(["init", dir, "-t", "proxy"])).code).toBe(0);
     const tools = await runCli(["tools", "list"], { cwd: dir });
     expect(tools.stderr).toBe("");
     expect(tools.stdout).toMatch(/^here\.tools:count_words +Count the words of a text\nhere\.tools:shout +Write a text in capital letters \(command\)\n$/);
     const proxies = await runCli(["proxy", "list", "--json"], { cwd: dir });
     expect(proxies.stdout).toContain('"words"');
     // In its tools/ folder too, as npm finds the package.json above: the package is the folder with the manifest.
-    const inTools = await runCli(["tools", "list"], { cwd: path.join(dir, "tools") });
+    const inTools = await runCliInProcess(["tools", "list"], { cwd: path.join(dir, "tools") });
     expect(inTools.stderr).toBe("");
     expect(inTools.stdout).toBe(tools.stdout);
   }, 120_000);
 
   it("the tsconfig type-checks the tools against lllm's own types, in a teammate's checkout too (no path of this machine in it)", async () => {
     const dir = path.join(tempDir("lllm-init-"), "typed");
-    const created = await runCli(["init", dir]);
+    const created = await runCliInProcess(["init", dir]);
     expect(created.code).toBe(0);
     expect(created.stdout.split("\n")).toEqual(expect.arrayContaining([".gitignore", "node_modules/lllm"]));
     // Issue 30: the shared files name no place of this machine; node_modules/lllm (git-ignored) is the link to lllm.
@@ -96,7 +99,7 @@ describe("lllm init", () => {
     mkdirSync(dir);
     symlinkSync(path.join(outside, "precious.toml"), path.join(dir, "lllm.toml"));
     symlinkSync(path.join(outside, "folder"), path.join(dir, "scripts"));
-    const forced = await runCli(["init", "pkg", "--force"], { cwd: parent });
+    const forced = await runCliInProcess(["init", "pkg", "--force"], { cwd: parent });
     expect(forced.code).toBe(2);
     expect(forced.stderr).toContain(`lllm: error: pkg has symbolic links where the template writes: lllm.toml -> ${path.join(outside, "precious.toml")}, scripts -> ${path.join(outside, "folder")}; lllm init does not write through links`);
     expect(readFileSync(path.join(outside, "precious.toml"), "utf8")).toBe("mine\n");
@@ -106,29 +109,29 @@ describe("lllm init", () => {
     rmSync(path.join(dir, "lllm.toml"));
     rmSync(path.join(dir, "scripts"));
     symlinkSync(path.join(outside, "folder"), path.join(dir, "data"));
-    expect((await runCli(["init", "pkg", "--force"], { cwd: parent })).code).toBe(0);
+    expect((await runCliInProcess(["init", "pkg", "--force"], { cwd: parent })).code).toBe(0);
     expect(readdirSync(path.join(outside, "folder"))).toEqual([]);
   }, 120_000);
 
   it("refuses a file, a package, a folder that is not empty (unless --force), and one it cannot write to: exit 2 with the reason", async () => {
     const parent = tempDir("lllm-init-");
     writeFileSync(path.join(parent, "a-file"), "x");
-    const file = await runCli(["init", "a-file"], { cwd: parent });
+    const file = await runCliInProcess(["init", "a-file"], { cwd: parent });
     expect(file.code).toBe(2);
     expect(file.stderr).toContain("a-file is a file, not a folder");
 
-    expect((await runCli(["init", "pkg"], { cwd: parent })).code).toBe(0);
-    const again = await runCli(["init", "pkg"], { cwd: parent });
+    expect((await runCliInProcess(["init", "pkg"], { cwd: parent })).code).toBe(0);
+    const again = await runCliInProcess(["init", "pkg"], { cwd: parent });
     expect(again.code).toBe(2);
     expect(again.stderr).toContain("pkg is a package already (it has lllm.toml)");
 
     mkdirSync(path.join(parent, "notes"));
     writeFileSync(path.join(parent, "notes", "todo.txt"), "keep me");
-    const busy = await runCli(["init", "notes", "-t", "proxy"], { cwd: parent });
+    const busy = await runCliInProcess(["init", "notes", "-t", "proxy"], { cwd: parent });
     expect(busy.code).toBe(2);
     expect(busy.stderr).toContain("notes is not empty (1 entry)");
     expect(busy.stderr).toContain("--force");
-    const forced = await runCli(["init", "notes", "-t", "proxy", "--force"], { cwd: parent });
+    const forced = await runCliInProcess(["init", "notes", "-t", "proxy", "--force"], { cwd: parent });
     expect(forced.code).toBe(0);
     expect(readdirSync(path.join(parent, "notes"))).toEqual(expect.arrayContaining(["todo.txt", "lllm.toml", "proxies"]));
 
@@ -139,7 +142,7 @@ describe("lllm init", () => {
       mkdirSync(readOnly);
       chmodSync(readOnly, 0o555);
     }
-    const denied = await runCli(["init", path.join(readOnly, "pkg")]);
+    const denied = await runCliInProcess(["init", path.join(readOnly, "pkg")]);
     chmodSync(parent, 0o755);
     expect(denied.code).toBe(2);
     expect(denied.stderr).toMatch(/lllm: error: (cannot write to .*: permission denied|cannot write the package into .*)/);

@@ -46,17 +46,19 @@ describe("lllm keys", () => {
     expect(statSync(home).mode & 0o077).toBe(0);
     expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ OPENAI_API_KEY: FILE_KEY, ANTHROPIC_API_KEY: "sk-ant-file-key-0456" });
 
-    const list = await runCli(["keys", "list"], { env: { LLLM_HOME: home } });
+    const list = await runCliInProcess(["keys", "list"], { env: { LLLM_HOME: home } });
     expect(list).toMatchObject({ code: 0, stdout: "ANTHROPIC_API_KEY\nOPENAI_API_KEY\n" });
+    // Spawned: lllm redacts every key it has read for the rest of its process, and in this one an earlier CLI may have
+    // read this key; only a CLI of its own shows that the list leaves the value out.
     const listJson = await runCli(["keys", "list", "--json"], { env: { LLLM_HOME: home, OPENAI_API_KEY: "sk-env-wins-0789" } });
     expect(JSON.parse(listJson.stdout)).toEqual({ schema_version: 1, file, keys: [{ name: "ANTHROPIC_API_KEY", overridden_by_environment: false }, { name: "OPENAI_API_KEY", overridden_by_environment: true }] });
     expect(listJson.stdout + listJson.stderr).not.toContain(FILE_KEY);
 
-    expect(await runCli(["keys", "get", "OPENAI_API_KEY"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0, stdout: `${FILE_KEY}\n` });
-    expect(await runCli(["keys", "path"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0, stdout: `${file}\n` });
+    expect(await runCliInProcess(["keys", "get", "OPENAI_API_KEY"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0, stdout: `${FILE_KEY}\n` });
+    expect(await runCliInProcess(["keys", "path"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0, stdout: `${file}\n` });
 
-    expect(await runCli(["keys", "remove", "openai"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0 });
-    const missing = await runCli(["keys", "get", "OPENAI_API_KEY"], { env: { LLLM_HOME: home } });
+    expect(await runCliInProcess(["keys", "remove", "openai"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0 });
+    const missing = await runCliInProcess(["keys", "get", "OPENAI_API_KEY"], { env: { LLLM_HOME: home } });
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`no key OPENAI_API_KEY in ${file}`);
     expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -85,12 +87,12 @@ describe("lllm keys", () => {
     keptLink();
     expect(JSON.parse(readFileSync(target, "utf8"))).toEqual({ OPENAI_API_KEY: FILE_KEY, ANTHROPIC_API_KEY: "sk-ant-linked-0456" });
 
-    expect(await runCli(["keys", "remove", "openai"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0 });
+    expect(await runCliInProcess(["keys", "remove", "openai"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0 });
     keptLink();
     expect(JSON.parse(readFileSync(target, "utf8"))).toEqual({ ANTHROPIC_API_KEY: "sk-ant-linked-0456" });
 
     // The last key: the target is emptied, not the link removed (which would leave the key in the target).
-    expect(await runCli(["keys", "remove", "anthropic"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0 });
+    expect(await runCliInProcess(["keys", "remove", "anthropic"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0 });
     keptLink();
     expect(JSON.parse(readFileSync(target, "utf8"))).toEqual({});
     expect(await runCliInProcess(["keys", "list"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0, stdout: "", stderr: `lllm: no keys in ${link} (add one with \`lllm keys set NAME\`)\n` });
@@ -154,7 +156,7 @@ describe("lllm keys", () => {
     server = await startMockOpenAIServer({ script: ["one", "two"] });
     const fromFile = await runCli(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home, OPENAI_BASE_URL: server.url } });
     expect(fromFile).toMatchObject({ code: 0, stdout: "one\n" });
-    const fromEnvironment = await runCli(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-env-wins-0789" } });
+    const fromEnvironment = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: "sk-env-wins-0789" } });
     expect(fromEnvironment).toMatchObject({ code: 0, stdout: "two\n" });
     expect(authorizations()).toEqual([`Bearer ${FILE_KEY}`, "Bearer sk-env-wins-0789"]);
   });
@@ -163,7 +165,7 @@ describe("lllm keys", () => {
     const home = await homeWithKeys({ MY_SERVER_KEY: "sk-my-server-key-0321" });
     server = await startMockOpenAIServer({ script: ["done"] });
     const dir = tempTree({ "t.yaml": `global: {model_name: gpt-test, invoker_config: {base_url: "${server.url}", api_key_env: MY_SERVER_KEY}}\nagent_configs:\n  - name: a\n    system_prompt: Hi.\n` });
-    const result = await runCli(["run", path.join(dir, "t.yaml"), "-i", "hi"], { env: { LLLM_HOME: home } });
+    const result = await runCliInProcess(["run", path.join(dir, "t.yaml"), "-i", "hi"], { env: { LLLM_HOME: home } });
     expect(result).toMatchObject({ code: 0, stdout: "done\n" });
     expect(authorizations()).toEqual(["Bearer sk-my-server-key-0321"]);
   });
@@ -191,7 +193,8 @@ describe("lllm keys", () => {
     const file = path.join(home, "keys.json");
     chmodSync(file, 0o644);
     for (const args of [["run", loop, "-i", "hi"], ["keys", "list"], ["keys", "set", "OTHER_KEY"]]) {
-      const result = await runCli(args, { env: { LLLM_HOME: home }, input: "v-12345678\n" });
+      // `keys set` reads the value from standard input, which only a spawned CLI has.
+      const result = args[1] === "set" ? await runCli(args, { env: { LLLM_HOME: home }, input: "v-12345678\n" }) : await runCliInProcess(args, { env: { LLLM_HOME: home } });
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(`the keys file ${file} may be read by others (mode 0644)`);
       expect(result.stderr).toContain(`chmod 600 ${file}`);
@@ -199,7 +202,7 @@ describe("lllm keys", () => {
     expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({ OPENAI_API_KEY: FILE_KEY });
     writeFileSync(file, "{not json", { mode: 0o600 });
     chmodSync(file, 0o600);
-    const bad = await runCli(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
+    const bad = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain(`the keys file ${file} is not valid JSON`);
   });
@@ -305,6 +308,7 @@ describe("lllm keys", () => {
 });
 
 describe("--env-file", () => {
+  // Spawned: the command line is Node's too (Node 20 reads an `--env-file` after the script's name itself).
   it("loads a dotenv file (quotes, comments, export) for any command; the environment wins over it, it wins over the keys file", async () => {
     const home = await homeWithKeys({ OPENAI_API_KEY: FILE_KEY });
     server = await startMockOpenAIServer({ script: ["one", "two", "three"] });
