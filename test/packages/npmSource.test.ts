@@ -4,19 +4,14 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../helpers/freePort.js";
-import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { packageTarball } from "../helpers/tarball.js";
 import { tempDir } from "../helpers/tempTree.js";
 import { startVerdaccio, type Verdaccio } from "../helpers/verdaccio.js";
-import { cacheOf, lllm, project, writeFile } from "./packageFixtures.js";
+import { cacheOf, lllm, project, writeFile, lllmInProcess } from "./packageFixtures.js";
 
 // npm: sources against a real npm registry (verdaccio) started here, configured through .npmrc as npm reads it.
 // The first case and an install spawn the built CLI; the rest run it in this process (`lllmInProcess`).
 
-/** `lllm` as main(argv) in this process, with its own `$LLLM_HOME`: a spawn's output and exit code, a hundredth of its CPU. */
-function lllmInProcess(args: string[], options: { cwd: string; home: string; env?: NodeJS.ProcessEnv }): ReturnType<typeof runCliInProcess> {
-  return runCliInProcess(args, { cwd: options.cwd, env: { LLLM_HOME: options.home, ...options.env } });
-}
 
 let registry: Verdaccio;
 beforeAll(async () => {

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { runCli, type CliResult } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir, writeTree } from "../helpers/tempTree.js";
 
 /** A package of a prompt alone (no code): added without consent. */
@@ -37,6 +38,11 @@ export function project(options: { withTool?: boolean } = {}): string {
 /** The CLI in `cwd` with its own `$LLLM_HOME`. */
 export function lllm(args: string[], options: { cwd: string; home: string; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CliResult> {
   return runCli(args, { cwd: options.cwd, env: { LLLM_HOME: options.home, ...options.env }, timeoutMs: options.timeoutMs ?? 90_000 });
+}
+
+/** `lllm` as main(argv) in this process, with its own `$LLLM_HOME`: a spawn's output and exit code, a hundredth of its CPU. */
+export function lllmInProcess(args: string[], options: { cwd: string; home: string; env?: NodeJS.ProcessEnv }): Promise<CliResult> {
+  return runCliInProcess(args, { cwd: options.cwd, env: { LLLM_HOME: options.home, ...options.env } });
 }
 
 /** The packages in a home's cache (their folder names), and anything else left in the store (staging folders). */

@@ -1,19 +1,14 @@
 import { symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir, writeTree } from "../helpers/tempTree.js";
 import { startVerdaccio, type Verdaccio } from "../helpers/verdaccio.js";
-import { lllm, project } from "./packageFixtures.js";
+import { lllm, project, lllmInProcess } from "./packageFixtures.js";
 
 // lllm pack, lllm publish --to npm (npm's own publish) into verdaccio, then list, outdated and update.
 // Each command spawns the built CLI once; the other cases run it in this process (`lllmInProcess`). Every publish
 // spawns: npm writes to the CLI's own stderr, which in this process is the test's, where no assertion would see it.
 
-/** `lllm` as main(argv) in this process, with its own `$LLLM_HOME`: a spawn's output and exit code, a hundredth of its CPU. */
-function lllmInProcess(args: string[], options: { cwd: string; home: string }): ReturnType<typeof runCliInProcess> {
-  return runCliInProcess(args, { cwd: options.cwd, env: { LLLM_HOME: options.home } });
-}
 
 let registry: Verdaccio;
 beforeAll(async () => {

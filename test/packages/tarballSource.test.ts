@@ -3,19 +3,14 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { makeTarball, packageTarball } from "../helpers/tarball.js";
 import { tempDir } from "../helpers/tempTree.js";
-import { cacheOf, lllm, project, PROMPT_PACKAGE, TOOL_PACKAGE, writeFile } from "./packageFixtures.js";
+import { cacheOf, lllm, project, PROMPT_PACKAGE, TOOL_PACKAGE, writeFile, lllmInProcess } from "./packageFixtures.js";
 
 // Packages from tarball files: the cache, lllm.lock, integrity, consent, offline runs and refused archives, all
 // through the CLI a user types. Most cases run it in this process (`lllmInProcess`); each command keeps a spawn of
 // the built CLI (`lllm`), and so do the runs that must find a cached package changed.
 
-/** `lllm` as main(argv) in this process, with its own `$LLLM_HOME`: a spawn's output and exit code, a hundredth of its CPU. */
-function lllmInProcess(args: string[], options: { cwd: string; home: string }): ReturnType<typeof runCliInProcess> {
-  return runCliInProcess(args, { cwd: options.cwd, env: { LLLM_HOME: options.home } });
-}
 
 describe("a tarball package", () => {
   it("is added into the cache, the manifest and the lock, and a tactic runs from it offline, on a second home after install --frozen", async () => {
