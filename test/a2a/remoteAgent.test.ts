@@ -5,12 +5,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest
 import { startMockOpenAIServer, type MockOpenAIServer, type MockRequestBody, type ScriptedTurn } from "../../src/testing/index.js";
 import { startA2aAgent, type A2aAgent } from "../helpers/a2aAgent.js";
 import { runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempTree } from "../helpers/tempTree.js";
 
 vi.setConfig({ testTimeout: 120_000 });
 
 // lllm as an A2A client: a tactic's agent calls a remote agent's skills as tools. The remote agent is written with
-// the official SDK in the test (test/helpers/a2aAgent.ts); the tactic's model is the mock; the CLI runs as a user runs it.
+// the official SDK in the test (test/helpers/a2aAgent.ts); the tactic's model is the mock. The first run and the first
+// validate go through the built CLI as a user runs it; the others run its main() in this process (nothing they check
+// depends on being a process of its own).
 type WireMessage = { role: string; content?: string | null; tool_call_id?: string };
 type WireTool = { function: { name: string; description: string; parameters: { properties: Record<string, unknown>; required: string[] } } };
 let mock: MockOpenAIServer;
@@ -64,7 +67,7 @@ describe("a remote A2A agent as tools", () => {
     ]);
     expect(offered[0]!.function.parameters.required).toEqual(["message"]);
     // Without --verbose, the remote task's progress is not printed.
-    const quiet = await runCli(["run", file, "--input", "figs?"]);
+    const quiet = await runCliInProcess(["run", file, "--input", "figs?"]);
     expect(quiet.code).toBe(0);
     expect(quiet.stderr).not.toContain("looking it up");
   });
@@ -73,10 +76,10 @@ describe("a remote A2A agent as tools", () => {
     agent = await startA2aAgent({ name: "vault", token: "remote-token-5150", skills: [{ id: "secret_count", description: "Counts." }], behavior: (turn) => (turn.artifact("42"), turn.status(TaskState.TASK_STATE_COMPLETED)) });
     answer = (body) => (lastOf(body).role === "tool" ? `Count: ${lastOf(body).content}` : { tool_calls: [{ name: "vault_secret_count", arguments: { message: "count" } }] });
     const file = tactic([], `remote_agents:\n  - name: vault\n    url: ${agent.url}/.well-known/agent-card.json\n    token_env: VAULT_TOKEN\n    prefix: vault_\n`);
-    const missing = await runCli(["run", file, "--input", "count"]);
+    const missing = await runCliInProcess(["run", file, "--input", "count"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("the remote agent `vault` wants the token in $VAULT_TOKEN, which is not set");
-    const result = await runCli(["run", file, "--input", "count", "--json"], { env: { VAULT_TOKEN: "remote-token-5150" } });
+    const result = await runCliInProcess(["run", file, "--input", "count", "--json"], { env: { VAULT_TOKEN: "remote-token-5150" } });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ output: expect.stringContaining("Count:") });
     expect(agent.received.map((entry) => entry.authorization)).toEqual(["Bearer remote-token-5150"]);
@@ -100,19 +103,19 @@ describe("a remote A2A agent as tools", () => {
       const cardUrl = `${cardOrigin}/.well-known/agent-card.json`;
       answer = (body) => (lastOf(body).role === "tool" ? `Count: ${lastOf(body).content}` : { tool_calls: [{ name: "count", arguments: { message: "count" } }] });
       const env = { COUNTER_TOKEN: "counter-token-8086" };
-      const refused = await runCli(["run", tactic([], `remote_agents:\n  - name: counter\n    url: ${cardUrl}\n    token_env: COUNTER_TOKEN\n`), "--input", "count"], { env });
+      const refused = await runCliInProcess(["run", tactic([], `remote_agents:\n  - name: counter\n    url: ${cardUrl}\n    token_env: COUNTER_TOKEN\n`), "--input", "count"], { env });
       expect(refused.code).toBe(2);
       expect(refused.stderr).toContain(`the card of the remote agent \`counter\` (${cardUrl}) names its endpoint on another origin, ${agent.url}: lllm sends a tactic's messages and token only to the origin it names`);
       expect(refused.stderr).toContain(`endpoint_origins: [${agent.url}]`);
       expect(refused.stderr).not.toContain("counter-token-8086");
       // The short form too (no token, but the model's messages would go to a host the tactic never named).
-      const short = await runCli(["run", tactic([`a2a:${cardUrl}`]), "--input", "count"]);
+      const short = await runCliInProcess(["run", tactic([`a2a:${cardUrl}`]), "--input", "count"]);
       expect(short.code).toBe(2);
       expect(short.stderr).toContain(`names its endpoint on another origin, ${agent.url}`);
       expect(agent.received).toEqual([]);
       expect(cardSeen).toEqual(["Bearer counter-token-8086", undefined]);
       // Named by the tactic: trusted with the calls and the token.
-      const named = await runCli(["run", tactic([], `remote_agents:\n  - name: counter\n    url: ${cardUrl}\n    token_env: COUNTER_TOKEN\n    endpoint_origins: [${agent.url}]\n`), "--input", "count"], { env });
+      const named = await runCliInProcess(["run", tactic([], `remote_agents:\n  - name: counter\n    url: ${cardUrl}\n    token_env: COUNTER_TOKEN\n    endpoint_origins: [${agent.url}]\n`), "--input", "count"], { env });
       expect(named.code, named.stderr).toBe(0);
       expect(agent.received).toEqual([{ text: "count", skill: "count", authorization: "Bearer counter-token-8086" }]);
     } finally {
@@ -141,7 +144,7 @@ describe("a remote A2A agent as tools", () => {
       }
       return `Done: ${last.content}`;
     };
-    const result = await runCli(["run", tactic([`a2a:${agent.url}`]), "--input", "book"]);
+    const result = await runCliInProcess(["run", tactic([`a2a:${agent.url}`]), "--input", "book"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toMatch(/^Done: [\s\S]*Booked for two\./);
     expect(taskId).not.toBe("");
@@ -152,7 +155,7 @@ describe("a remote A2A agent as tools", () => {
   it("a failed remote task is an error the model reads, not a crash", async () => {
     agent = await startA2aAgent({ name: "flaky", skills: [{ id: "work", description: "Works." }], behavior: (turn) => turn.status(TaskState.TASK_STATE_FAILED, "the warehouse is closed") });
     answer = (body) => (lastOf(body).role === "tool" ? `Sorry: ${lastOf(body).content}` : { tool_calls: [{ name: "work", arguments: { message: "go" } }] });
-    const result = await runCli(["run", tactic([`a2a:${agent.url}`]), "--input", "go"]);
+    const result = await runCliInProcess(["run", tactic([`a2a:${agent.url}`]), "--input", "go"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("the remote agent `flaky` (work) failed: the warehouse is closed");
 
@@ -170,7 +173,7 @@ describe("a remote A2A agent as tools", () => {
         }),
     });
     answer = () => ({ tool_calls: [{ name: "wait", arguments: { message: "forever" } }] });
-    const result = await runCli(["run", tactic([`a2a:${agent.url}`], "limits: {max_duration: 3}\n"), "--input", "wait"]);
+    const result = await runCliInProcess(["run", tactic([`a2a:${agent.url}`], "limits: {max_duration: 3}\n"), "--input", "wait"]);
     expect(result.code).toBe(3);
     expect(result.stderr).toContain("max_duration");
     expect(agent.received).toHaveLength(1);
@@ -184,11 +187,11 @@ describe("a remote A2A agent as tools", () => {
     expect(bad.stderr).toMatch(/front\.yaml:\d+:\d+/);
     expect(bad.stderr).toContain("`a2a:ftp//nowhere` does not name an A2A agent");
     // validate names the remote agents an agent will have (their tools are known once the cards are read).
-    const listed = await runCli(["validate", tactic(["a2a:http://127.0.0.1:9/"], "remote_agents:\n  - name: vault\n    url: http://127.0.0.1:8/\n")]);
+    const listed = await runCliInProcess(["validate", tactic(["a2a:http://127.0.0.1:9/"], "remote_agents:\n  - name: vault\n    url: http://127.0.0.1:8/\n")]);
     expect(listed.code).toBe(0);
     expect(listed.stdout).toContain("    remote agents: vault (http://127.0.0.1:8/), 127.0.0.1:9 (http://127.0.0.1:9/)\n");
     answer = () => "unused";
-    const away = await runCli(["run", tactic(["a2a:http://127.0.0.1:9/"]), "--input", "x"]);
+    const away = await runCliInProcess(["run", tactic(["a2a:http://127.0.0.1:9/"]), "--input", "x"]);
     expect(away.code).toBe(2);
     expect(away.stderr).toContain("cannot use the remote agent `127.0.0.1:9` at http://127.0.0.1:9/");
   });

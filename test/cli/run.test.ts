@@ -5,8 +5,8 @@ import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
 import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir } from "../helpers/tempTree.js";
 
-// Each case spawns the CLI (or loads its commands in-process the first time), some with a sandboxed program:
-// on a busy machine more than the default 30 s.
+// Each case spawns the CLI or runs it in this process (which loads its commands the first time), some with a
+// sandboxed program: on a busy machine more than the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
 
 const fixtures = path.join(ROOT, "test/fixtures/run");
@@ -17,10 +17,15 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** Start the mock model server with a script, run the CLI against it over HTTP. */
-async function run(args: string[], script: ScriptedTurn[], options: { failures?: InjectedFailure[]; input?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> {
+/**
+ * Start the mock model server with a script, run the CLI against it over HTTP: its main() in this process, or the
+ * built CLI (`spawn`) for what needs a process of its own (standard input) and for the end-to-end cases.
+ */
+async function run(args: string[], script: ScriptedTurn[], options: { failures?: InjectedFailure[]; input?: string; env?: NodeJS.ProcessEnv; spawn?: boolean } = {}): Promise<CliResult> {
   server = await startMockOpenAIServer({ script, ...(options.failures ? { failures: options.failures } : {}) });
-  return runCli(args, { env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: server.url, ...options.env }, ...(options.input !== undefined ? { input: options.input } : {}) });
+  const env = { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: server.url, ...options.env };
+  if (options.spawn === true || options.input !== undefined) return runCli(args, { env, ...(options.input !== undefined ? { input: options.input } : {}) });
+  return runCliInProcess(args, { env });
 }
 
 type WireMessage = { role: string; content?: string | null; tool_calls?: Array<{ function: { name: string; arguments: string } }>; tool_call_id?: string };
@@ -33,7 +38,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
     const result = await run(["run", loop, "--input", "What is the weather in Paris and Tokyo?"], [
       { tool_calls: [{ name: "get_weather", arguments: { city: "Paris" } }, { name: "get_weather", arguments: { city: "Tokyo" } }] },
       "Sunny, 22 degrees in both.",
-    ]);
+    ], { spawn: true });
     expect(result.stderr).toBe("");
     expect(result).toMatchObject({ code: 0, stdout: "Sunny, 22 degrees in both.\n" });
     const posts = server!.requests.filter((request) => request.method === "POST");
@@ -194,7 +199,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
     expect(request.tools.map((tool) => tool.function.name)).toEqual(["get_weather", "divide"]);
     expect(server!.requests).toHaveLength(0);
     // The body as the provider sends it: model_args merged in, the provider prefix stripped from the model.
-    const weather = await runCli(["run", "packages-example/weather/tactics/weather.yaml", "--input", "hi", "--dry-run", "--model", "ollama/llama3"]);
+    const weather = await runCliInProcess(["run", "packages-example/weather/tactics/weather.yaml", "--input", "hi", "--dry-run", "--model", "ollama/llama3"]);
     expect(JSON.parse(weather.stdout)).toMatchObject({ model: "llama3", temperature: 0.1 });
   });
 
@@ -232,7 +237,8 @@ describe("lllm run against an OpenAI-compatible server", () => {
   });
 
   it("no input is a usage error", async () => {
-    const result = await run(["run", loop], []);
+    // Without --input, run reads its standard input (empty here): only a process of its own has one.
+    const result = await run(["run", loop], [], { spawn: true });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("--input");
   });
@@ -240,7 +246,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
 
 describe("lllm run: more ways in", () => {
   it("runs a tactic by package ref", async () => {
-    const result = await runCli(["run", "weather.tactics:weather", "-p", "packages-example/weather", "--model", "scripted:packages-example/weather/scripted/paris-tokyo.yaml", "--input", "Paris and Tokyo?"]);
+    const result = await runCliInProcess(["run", "weather.tactics:weather", "-p", "packages-example/weather", "--model", "scripted:packages-example/weather/scripted/paris-tokyo.yaml", "--input", "Paris and Tokyo?"]);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain("sunny in both cities");
   });

@@ -6,9 +6,10 @@ import { startMockOpenAIServer, type MockOpenAIServer, type ScriptedTurn } from 
 import { employees } from "../fixtures/codeaction/employees/data/directory.js";
 import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
 import { orphanedProcesses } from "../helpers/processTree.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir } from "../helpers/tempTree.js";
 
-// Each case spawns the CLI, which runs one or more sandboxed programs: on a busy machine more than the default 30 s.
+// Each case runs the CLI, which runs one or more sandboxed programs: on a busy machine more than the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
 
 const fixtures = path.join(ROOT, "test/fixtures/codeaction");
@@ -19,12 +20,16 @@ afterEach(async () => {
   server = undefined;
 });
 
-/** The CLI against the mock model server, with its own LLLM_HOME and an outbox file for the side-effect tools. */
-async function run(tactic: string, script: ScriptedTurn[], extra: string[] = []): Promise<CliResult & { home: string; outbox: string }> {
+/**
+ * The CLI against the mock model server, with its own LLLM_HOME and an outbox file for the side-effect tools: its
+ * main() in this process, or the built CLI (`runCli`) where the processes are the point (the program's process tree
+ * and memory, MCP servers left behind, stdout against stderr) and end to end.
+ */
+async function run(tactic: string, script: ScriptedTurn[], extra: string[] = [], cli = runCliInProcess): Promise<CliResult & { home: string; outbox: string }> {
   server = await startMockOpenAIServer({ script });
   const home = tempDir("lllm-home-");
   const outbox = path.join(home, "outbox.txt");
-  const result = await runCli(["run", path.join(fixtures, tactic), "--input", "What is the combined salary of everyone in Engineering?", ...extra], {
+  const result = await cli(["run", path.join(fixtures, tactic), "--input", "What is the combined salary of everyone in Engineering?", ...extra], {
     env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: server.url, LLLM_HOME: home, LLLM_TEST_OUTBOX: outbox },
   });
   return { ...result, home, outbox };
@@ -48,7 +53,7 @@ const engineering = employees(50).filter((employee) => employee.department === "
 
 describe("lllm run: code-action", () => {
   it("answers the seed's question over 50 employees with one program and one model call, exactly", async () => {
-    const result = await run("salary.yaml", [python(SALARY)], ["--json"]);
+    const result = await run("salary.yaml", [python(SALARY)], ["--json"], runCli);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { output: string; usage: { llm_calls: number }; code_action: { tool_calls: number; attempts: number; error: null; programs: Array<{ status: string; calls: Array<{ tool: string; status: string; arguments_digest: string; duration_ms: number }> }> } };
@@ -133,7 +138,7 @@ print("partial", total)`);
   });
 
   it("kills a program at exec_timeout, with every process it started (exit 3)", async () => {
-    const result = await run("slow.yaml", [python('import subprocess, time\nsubprocess.Popen(["sleep", "4242"])\ntime.sleep(60)')]);
+    const result = await run("slow.yaml", [python('import subprocess, time\nsubprocess.Popen(["sleep", "4242"])\ntime.sleep(60)')], [], runCli);
     expect(result.code).toBe(3);
     expect(result.stderr).toContain("did not finish within exec_timeout (1 s)");
     const sleepers = readdirSync("/proc").filter((pid) => /^\d+$/.test(pid)).filter((pid) => {
@@ -184,11 +189,11 @@ print("partial", total)`);
     expect(listed.runs).toHaveLength(1);
     expect(listed.runs[0]).toMatchObject({ status: "error", error_code: "code_action_failed", resumable: false });
     expect(listed.runs[0]).not.toHaveProperty("resume_command");
-    const table = await runCli(["logs"], { env });
+    const table = await runCliInProcess(["logs"], { env });
     expect(table.code).toBe(0);
     expect(table.stdout).not.toContain("error *");
     expect(table.stderr).not.toContain("--resume");
-    const shown = await runCli(["logs", "show", listed.runs[0]!.id], { env });
+    const shown = await runCliInProcess(["logs", "show", listed.runs[0]!.id], { env });
     expect(shown.stdout).not.toContain("--resume");
   });
 
@@ -260,7 +265,7 @@ describe("lllm run: code-action, more from the CLI", () => {
 
   it("the sandbox: keys of the tactic reach the program: memory_limit and output_size", async () => {
     const bomb = "x = bytearray(512 * 1024 * 1024)\nprint('allocated')";
-    const memory = await run("limits.yaml", [python(bomb), python(bomb)]);
+    const memory = await run("limits.yaml", [python(bomb), python(bomb)], [], runCli);
     expect(memory.code).toBe(1);
     expect(memory.stderr).toContain("MemoryError");
     const long = await run("limits.yaml", [python("print('y' * 5000)")]);
@@ -274,7 +279,8 @@ describe("lllm run: code-action, more from the CLI", () => {
 image = img.files[0]
 data = open(image.materialize(), "rb").read()
 final_answer({"text": str(img), "files": len(img.files), "mime": image.mime, "png": data[:8] == b"\\x89PNG\\r\\n\\x1a\\n", "same": len(data) == image.size, "image": image})`;
-    const result = await run("everything.yaml", [python(program)], ["--json"]);
+    // Spawned: a server the CLI left running would have a vitest parent in this process, and go unseen.
+    const result = await run("everything.yaml", [python(program)], ["--json"], runCli);
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { output: Record<string, unknown>; artifacts: Array<{ ref: string; path: string; size: number; mime: string; source: string }> };
@@ -288,7 +294,7 @@ final_answer({"text": str(img), "files": len(img.files), "mime": image.mime, "pn
 
   it("a program calls a real MCP server from npm (server-everything) and no server process is left", async () => {
     const program = "echoed = echo(message='hi')\nsums = [get_sum(a=a, b=b) for a, b in [(1, 2), (3, 4)]]\nfinal_answer({'echo': echoed, 'sums': sums})";
-    const result = await run("everything.yaml", [python(program)], ["--json"]);
+    const result = await run("everything.yaml", [python(program)], ["--json"], runCli); // spawned, as above
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { output: unknown; code_action: { tool_calls: number } };

@@ -4,13 +4,18 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type InjectedFailure, type MockOpenAIServer, type ScriptedTurn } from "../../src/testing/index.js";
 import { runCli, type CliResult } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { freePort } from "../helpers/freePort.js";
 import { leaksOf } from "../helpers/secretEncodings.js";
 
-// Each case spawns the CLI, some several times: on a busy machine more than the default 30 s.
+// Some cases spawn the CLI, some several times: on a busy machine more than the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
 
-/** End to end through the built CLI against a local mock server: what a user sees when a provider misbehaves. */
+/**
+ * What a user sees when a provider misbehaves, through the CLI against a local mock server. Most cases run the CLI's
+ * main() in this process (what it prints does not depend on being a process of its own); a run that must not print
+ * the key, and `validate`, go end to end through the built CLI.
+ */
 
 let server: MockOpenAIServer | undefined;
 const folders: string[] = [];
@@ -29,9 +34,10 @@ function tactic(extra: string[] = []): string {
   return file;
 }
 
-async function run(args: string[], failures: InjectedFailure[], script: ScriptedTurn[], env: NodeJS.ProcessEnv = {}, extra: string[] = []): Promise<CliResult> {
+/** `lllm run` of a one-agent tactic against the mock server, in this process unless `cli` is `runCli`. */
+async function run(args: string[], failures: InjectedFailure[], script: ScriptedTurn[], env: NodeJS.ProcessEnv = {}, extra: string[] = [], cli = runCliInProcess): Promise<CliResult> {
   server = await startMockOpenAIServer({ failures, script });
-  return runCli(["run", tactic(extra), "--input", "hi", ...args], { env: { OPENAI_API_KEY: "sk-test-key-000000", OPENAI_BASE_URL: server.url, LLLM_RETRY_DELAY_MS: "1", ...env }, timeoutMs: 60_000 });
+  return cli(["run", tactic(extra), "--input", "hi", ...args], { env: { OPENAI_API_KEY: "sk-test-key-000000", OPENAI_BASE_URL: server.url, LLLM_RETRY_DELAY_MS: "1", ...env } });
 }
 
 function posts(): number {
@@ -44,7 +50,8 @@ describe("lllm run: the provider's key is never printed (9.4)", () => {
 
   it("not on stderr, not with --verbose (stack and causes), not in --json output", async () => {
     for (const args of [[], ["--verbose"], ["--json"], ["--json", "--verbose"]]) {
-      const result = await run(args, [{ status: 401, message: echoed }], [], { OPENAI_API_KEY: key });
+      // The first end to end: nothing the process prints (a stack, a cause) may hold the key.
+      const result = await run(args, [{ status: 401, message: echoed }], [], { OPENAI_API_KEY: key }, [], args.length === 0 ? runCli : runCliInProcess);
       expect(result.code, args.join(" ")).toBe(1);
       expect(result.stderr).toContain("Incorrect API key provided: Bearer [redacted]");
       expect(leaksOf(result.stdout, key)).toEqual([]);
@@ -138,7 +145,7 @@ describe("lllm run: retries are told on stderr, and what cannot succeed is not r
 
   it("a refused connection to a local server is not retried", async () => {
     const port = await freePort();
-    const result = await runCli(["--verbose", "run", tactic(), "--input", "hi", "--no-stream"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` } });
+    const result = await runCliInProcess(["--verbose", "run", tactic(), "--input", "hi", "--no-stream"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` } });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("ECONNREFUSED");
     expect(result.stderr).not.toContain("lllm: retry:");
@@ -166,7 +173,7 @@ describe("the model timeout can be set (9.13)", () => {
   });
 
   it("a bad --timeout or `timeout` is a usage error (exit 2) that says where", async () => {
-    const flag = await runCli(["run", tactic(), "--input", "hi", "--timeout", "soon"], { env: { OPENAI_API_KEY: "k" } });
+    const flag = await runCliInProcess(["run", tactic(), "--input", "hi", "--timeout", "soon"], { env: { OPENAI_API_KEY: "k" } });
     expect(flag.code).toBe(2);
     expect(flag.stderr).toContain("--timeout must be a number of seconds above 0");
     const key = await runCli(["validate", tactic(["timeout: -1"])]);
