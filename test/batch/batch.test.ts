@@ -3,7 +3,7 @@ import { createReadStream, existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MockOpenAIServer } from "../../src/testing/index.js";
-import { batch, echoSetup, parseLines, readResults, removeTempDirs, spawnBatch, until } from "./batchTestHelpers.js";
+import { batch, batchInProcess, echoSetup, parseLines, readResults, removeTempDirs, spawnBatch, until } from "./batchTestHelpers.js";
 
 let servers: MockOpenAIServer[] = [];
 afterEach(async () => {
@@ -12,6 +12,9 @@ afterEach(async () => {
   removeTempDirs();
 });
 
+// What a process is the point of runs the built CLI (`batch`, `spawnBatch`): standard input, a pipe or a socket as
+// --out or stdout, Ctrl-C and the run after it, and the one `logs`. The others run its main() in this process
+// (`batchInProcess`): the items, results and messages they check do not depend on being a process of its own.
 describe("lllm batch", () => {
   it("runs 500 JSONL items at concurrency 16: every result once, ids intact", async () => {
     const setup = await echoSetup();
@@ -21,7 +24,7 @@ describe("lllm batch", () => {
     for (let index = 1; index <= 500; index += 1) lines.push(index % 3 === 0 ? JSON.stringify({ id: `q-${index}`, input: `question ${index}` }) : JSON.stringify(`question ${index}`));
     writeFileSync(inputs, `${lines.join("\n")}\n`);
     const out = path.join(setup.dir, "results.jsonl");
-    const result = await batch([setup.tactic, "--inputs", inputs, "--out", out, "--concurrency", "16", "--no-log"], setup.env, { timeoutMs: 240_000 });
+    const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--out", out, "--concurrency", "16", "--no-log"], setup.env);
     expect(result.stderr).toContain("500 ok, 0 failed");
     expect(result.code).toBe(0);
     const results = readResults(out);
@@ -45,7 +48,7 @@ describe("lllm batch", () => {
     for (const [name, text] of [["empty.jsonl", ""], ["header.csv", "input,id\n"]] as const) {
       const inputs = path.join(setup.dir, name);
       writeFileSync(inputs, text);
-      const result = await batch([setup.tactic, "--inputs", inputs, "--no-log"], setup.env);
+      const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--no-log"], setup.env);
       expect(result.code).toBe(0);
       expect(result.stdout).toBe("");
       expect(result.stderr).toContain("lllm batch: 0 ok, 0 failed");
@@ -58,7 +61,7 @@ describe("lllm batch", () => {
     servers.push(setup.server);
     const inputs = path.join(setup.dir, "items.csv");
     writeFileSync(inputs, 'id,input,city\nparis,"Weather, today",Paris\n,Rain?,"Tokyo"\n');
-    const result = await batch([setup.tactic, "--inputs", inputs, "--ordered"], setup.env);
+    const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--ordered"], setup.env);
     expect(result.code).toBe(0);
     const results = parseLines(result.stdout);
     expect(results.map((line) => [line.id, line.output])).toEqual([
@@ -76,7 +79,7 @@ describe("lllm batch", () => {
     servers.push(setup.server);
     const inputs = path.join(setup.dir, "items.txt");
     writeFileSync(inputs, Array.from({ length: 30 }, (_, index) => `line ${index + 1}`).join("\n"));
-    const result = await batch([setup.tactic, "--inputs", inputs, "--lines", "--ordered", "--concurrency", "8", "--no-log"], setup.env);
+    const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--lines", "--ordered", "--concurrency", "8", "--no-log"], setup.env);
     expect(result.code).toBe(0);
     const results = parseLines(result.stdout);
     expect(results.map((line) => line.id)).toEqual(Array.from({ length: 30 }, (_, index) => String(index + 1)));
@@ -100,7 +103,7 @@ describe("lllm batch", () => {
     const inputs = path.join(setup.dir, "items.jsonl");
     writeFileSync(inputs, '"one"\n{"input": \n"three"\n');
     const out = path.join(setup.dir, "out.jsonl");
-    const result = await batch([setup.tactic, "--inputs", inputs, "--out", out, "--no-log"], setup.env);
+    const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--out", out, "--no-log"], setup.env);
     expect(result.code).toBe(1);
     const results = readResults(out);
     expect(results.find((line) => line.id === "2")).toMatchObject({ status: "error", error: { code: "batch_bad_line", message: expect.stringContaining("items.jsonl:2") } });
@@ -176,13 +179,13 @@ describe("lllm batch", () => {
     const inputs = path.join(setup.dir, "items.jsonl");
     writeFileSync(inputs, '{"input": "a", "vars": {"city": "Oslo"}}\n"b"\n');
     const out = path.join(setup.dir, "out.jsonl");
-    const first = await batch([setup.tactic, "--inputs", inputs, "--out", out, "--no-log"], setup.env);
+    const first = await batchInProcess([setup.tactic, "--inputs", inputs, "--out", out, "--no-log"], setup.env);
     expect(first.code).toBe(1);
     expect(readResults(out).find((line) => line.id === "2")?.error?.code).toBe("template_missing_variable");
-    const again = await batch([setup.tactic, "--inputs", inputs, "--out", out, "--no-log"], setup.env);
+    const again = await batchInProcess([setup.tactic, "--inputs", inputs, "--out", out, "--no-log"], setup.env);
     expect(again.code).toBe(1); // the failure is still there, and not run again without --retry-failed
     expect(setup.answered()).toBe(1);
-    const retried = await batch([setup.tactic, "--inputs", inputs, "--out", out, "--retry-failed", "--var", "city=Rome", "--no-log"], setup.env);
+    const retried = await batchInProcess([setup.tactic, "--inputs", inputs, "--out", out, "--retry-failed", "--var", "city=Rome", "--no-log"], setup.env);
     expect(retried.code).toBe(0);
     const results = readResults(out);
     expect(results.map((line) => [line.id, line.output])).toEqual([
@@ -198,12 +201,12 @@ describe("lllm batch", () => {
     const inputs = path.join(setup.dir, "items.txt");
     writeFileSync(inputs, Array.from({ length: 10 }, (_, index) => `q${index + 1}`).join("\n"));
     const out = path.join(setup.dir, "out.jsonl");
-    const result = await batch([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-cost", "0.05", "--no-log"], setup.env);
+    const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-cost", "0.05", "--no-log"], setup.env);
     expect(result.code).toBe(3);
     expect(result.stderr).toContain("--max-cost 0.05 reached");
     expect(readResults(out)).toHaveLength(4);
     expect(setup.answered()).toBe(4);
-    const more = await batch([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-cost", "1", "--no-log"], setup.env);
+    const more = await batchInProcess([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-cost", "1", "--no-log"], setup.env);
     expect(more.code).toBe(0);
     expect(readResults(out)).toHaveLength(10);
     expect(setup.answered()).toBe(10);
@@ -215,7 +218,7 @@ describe("lllm batch", () => {
     const inputs = path.join(setup.dir, "items.txt");
     writeFileSync(inputs, Array.from({ length: 100 }, (_, index) => `q${index + 1}`).join("\n"));
     const out = path.join(setup.dir, "out.jsonl");
-    const result = await batch([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "16", "--no-log"], setup.env, { timeoutMs: 180_000 });
+    const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "16", "--no-log"], setup.env);
     expect(result.code).toBe(0);
     const results = readResults(out);
     expect(new Set(results.map((line) => line.id)).size).toBe(100);
@@ -229,15 +232,15 @@ describe("lllm batch", () => {
   it("bad flags are usage errors (exit 2) that name the flag", async () => {
     const setup = await echoSetup();
     servers.push(setup.server);
-    const missing = await batch([setup.tactic, "--inputs", path.join(setup.dir, "nope.jsonl")], setup.env);
+    const missing = await batchInProcess([setup.tactic, "--inputs", path.join(setup.dir, "nope.jsonl")], setup.env);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("does not exist");
     const inputs = path.join(setup.dir, "items.txt");
     writeFileSync(inputs, "a\n");
-    const bad = await batch([setup.tactic, "--inputs", inputs, "--concurrency", "0"], setup.env);
+    const bad = await batchInProcess([setup.tactic, "--inputs", inputs, "--concurrency", "0"], setup.env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--concurrency must be a whole number");
-    const noKey = await batch([setup.tactic, "--inputs", inputs], { ...setup.env, MOCK_KEY: "" });
+    const noKey = await batchInProcess([setup.tactic, "--inputs", inputs], { ...setup.env, MOCK_KEY: "" });
     expect(noKey.code).toBe(2);
     expect(noKey.stdout).toBe("");
   }, 120_000);

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MockOpenAIServer } from "../../src/testing/index.js";
 import { runCli } from "../helpers/runCli.js";
-import { batch, echoSetup, readResults, removeTempDirs } from "./batchTestHelpers.js";
+import { batch, batchInProcess, echoSetup, readResults, removeTempDirs } from "./batchTestHelpers.js";
 
 let servers: MockOpenAIServer[] = [];
 afterEach(async () => {
@@ -14,6 +14,8 @@ afterEach(async () => {
 
 const questions = (count: number): string => Array.from({ length: count }, (_, index) => `q${index + 1}`).join("\n");
 
+// The first batch and `batch --help` run the built CLI, end to end; the others run its main() in this process
+// (`batchInProcess`): the budgets and their messages do not depend on being a process of its own.
 describe("lllm batch budgets across resumed runs", () => {
   it("--max-cost counts what the results already in --out spent: the same command again starts nothing", async () => {
     // 100,000 prompt tokens of gpt-4o-mini per item: $0.015 each.
@@ -29,7 +31,7 @@ describe("lllm batch budgets across resumed runs", () => {
     expect(setup.answered()).toBe(2);
     // Run again as the hint says, without raising the limit: nothing more is spent, however often.
     for (let run = 0; run < 3; run += 1) {
-      const again = await batch(args, setup.env);
+      const again = await batchInProcess(args, setup.env);
       expect(again.code).toBe(3);
       expect(again.stderr).toContain(`--max-cost 0.02 reached: the results already in ${out} spent $0.030`);
       expect(again.stderr).toContain("2 skipped");
@@ -39,7 +41,7 @@ describe("lllm batch budgets across resumed runs", () => {
     expect(spent).toBeCloseTo(0.03, 10);
 
     // A higher limit goes on from there: $0.030 already spent, so two more items reach $0.06.
-    const raised = await batch([...args.slice(0, -3), "--max-cost", "0.06", "--no-log"], setup.env);
+    const raised = await batchInProcess([...args.slice(0, -3), "--max-cost", "0.06", "--no-log"], setup.env);
     expect(raised.code).toBe(3);
     expect(raised.stderr).toContain("--max-cost 0.06 reached: $0.060 spent, $0.030 of it by the results already in");
     expect(setup.answered()).toBe(4);
@@ -54,9 +56,9 @@ describe("lllm batch budgets across resumed runs", () => {
     writeFileSync(inputs, questions(10));
     const out = path.join(setup.dir, "out.jsonl");
     const args = [setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-tokens", "150000", "--no-log"];
-    expect((await batch(args, setup.env)).code).toBe(3);
+    expect((await batchInProcess(args, setup.env)).code).toBe(3);
     expect(setup.answered()).toBe(2);
-    const again = await batch(args, setup.env);
+    const again = await batchInProcess(args, setup.env);
     expect(again.code).toBe(3);
     expect(again.stderr).toContain(`--max-tokens 150000 reached: the results already in ${out} used 200,000 tokens`);
     expect(setup.answered()).toBe(2);
@@ -69,10 +71,10 @@ describe("lllm batch budgets across resumed runs", () => {
     writeFileSync(inputs, questions(3));
     const out = path.join(setup.dir, "out.jsonl");
     const args = [setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-tokens", "300000", "--no-log"];
-    const first = await batch(args, setup.env);
+    const first = await batchInProcess(args, setup.env);
     expect(first.stderr).toContain("3 ok, 0 failed");
     expect(first.code).toBe(0);
-    const again = await batch(args, setup.env);
+    const again = await batchInProcess(args, setup.env);
     expect(again.stderr).toContain("3 skipped");
     expect(again.code).toBe(0);
     expect(setup.answered()).toBe(3);
@@ -89,7 +91,7 @@ describe("lllm batch --max-cost and models without a price", () => {
     writeFileSync(inputs, questions(40));
     const out = path.join(setup.dir, "out.jsonl");
     const args = [tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-cost", "1", "--no-log"];
-    const refused = await batch(args, setup.env, { cwd: setup.dir });
+    const refused = await batchInProcess(args, setup.env, { cwd: setup.dir });
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("--max-cost cannot hold: the model `local-llama` (agent `bot`) has no known price");
     expect(refused.stderr).toContain('under `prices:` in the project settings (.lllmrc.yaml), e.g. `prices: {"local-llama": {input: 0.15, output: 0.6}}`');
@@ -98,7 +100,7 @@ describe("lllm batch --max-cost and models without a price", () => {
 
     // The fix the error names: $0.50 per million prompt tokens, so each item costs $0.50 and two reach the limit.
     writeFileSync(path.join(setup.dir, ".lllmrc.yaml"), "prices:\n  local-llama: {input: 0.5, output: 1}\n");
-    const priced = await batch(args, setup.env, { cwd: setup.dir });
+    const priced = await batchInProcess(args, setup.env, { cwd: setup.dir });
     expect(priced.code).toBe(3);
     expect(priced.stderr).toContain("--max-cost 1 reached: $1.00 spent");
     expect(setup.answered()).toBe(2);

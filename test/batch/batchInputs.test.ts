@@ -6,7 +6,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MockOpenAIServer } from "../../src/testing/index.js";
 import { BIN, ROOT, type CliResult } from "../helpers/runCli.js";
-import { batch, echoSetup, parseLines, readResults, removeTempDirs } from "./batchTestHelpers.js";
+import { batch, batchInProcess, echoSetup, parseLines, readResults, removeTempDirs } from "./batchTestHelpers.js";
 
 let servers: MockOpenAIServer[] = [];
 afterEach(async () => {
@@ -31,6 +31,9 @@ function bashBatch(args: string, env: NodeJS.ProcessEnv): Promise<CliResult> {
 const questions = (count: number): string => Array.from({ length: count }, (_, index) => `q${index + 1}`).join("\n");
 const expectedIds = (count: number): string[] => Array.from({ length: count }, (_, index) => String(index + 1));
 
+// Datasets that are pipes, FIFOs or standard input are read by the built CLI (`bashBatch`, `batch`): another process
+// writes them. The other cases run its main() in this process (`batchInProcess`): they do not depend on being a
+// process of its own.
 describe("lllm batch --inputs that is not a regular file", () => {
   it("reads a process substitution `<(command)` (a FIFO) once, as a stream: every item, no error about a folder", async () => {
     const setup = await echoSetup();
@@ -68,12 +71,12 @@ describe("lllm batch --inputs that is not a regular file", () => {
   it("a folder is still refused, and so is a folder as --out; a file that cannot be opened is a clear error", async () => {
     const setup = await echoSetup();
     servers.push(setup.server);
-    const folder = await batch([setup.tactic, "--inputs", setup.dir], setup.env);
+    const folder = await batchInProcess([setup.tactic, "--inputs", setup.dir], setup.env);
     expect(folder.code).toBe(2);
     expect(folder.stderr).toContain("is a folder, not a file");
     const inputs = path.join(setup.dir, "items.txt");
     writeFileSync(inputs, "a\n");
-    const out = await batch([setup.tactic, "--inputs", inputs, "--lines", "--out", setup.dir], setup.env);
+    const out = await batchInProcess([setup.tactic, "--inputs", inputs, "--lines", "--out", setup.dir], setup.env);
     expect(out.code).toBe(2);
     expect(out.stderr).toContain("--out");
     expect(out.stderr).toContain("is a folder");
@@ -82,7 +85,7 @@ describe("lllm batch --inputs that is not a regular file", () => {
     const server = createServer();
     await new Promise<void>((resolve) => server.listen(socket, resolve));
     try {
-      const unreadable = await batch([setup.tactic, "--inputs", socket, "--lines"], setup.env);
+      const unreadable = await batchInProcess([setup.tactic, "--inputs", socket, "--lines"], setup.env);
       expect(unreadable.code).toBe(2);
       expect(unreadable.stderr).toContain(`cannot read the dataset ${socket}: ENXIO`);
       expect(unreadable.stderr).not.toContain("internal error");
@@ -117,13 +120,13 @@ describe("lllm batch: lines too long to read", () => {
     const inputs = path.join(setup.dir, "items.jsonl");
     writeFileSync(inputs, `"small"\n${JSON.stringify({ id: "huge", input: "h".repeat(3 * 1024 * 1024) })}\n"after"\n`);
     const out = path.join(setup.dir, "out.jsonl");
-    const result = await batch([setup.tactic, "--inputs", inputs, "--out", out, "--max-line-size", "1M", "--no-log"], setup.env);
+    const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--out", out, "--max-line-size", "1M", "--no-log"], setup.env);
     expect(result.code).toBe(1);
     const byId = new Map(readResults(out).map((line) => [line.id, line]));
     expect([...byId.keys()].sort()).toEqual(["1", "2", "3"]);
     expect(byId.get("2")!.error).toEqual({ code: "batch_line_too_long", message: `${inputs}:2: the line is 3 MB, over the limit of 1 MB a line may have; it is not run (--max-line-size raises the limit, e.g. --max-line-size 4M)` });
     expect(setup.answered()).toBe(2);
-    const bad = await batch([setup.tactic, "--inputs", inputs, "--max-line-size", "lots"], setup.env);
+    const bad = await batchInProcess([setup.tactic, "--inputs", inputs, "--max-line-size", "lots"], setup.env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("--max-line-size must be a size such as 64M");
   }, 120_000);
@@ -138,7 +141,7 @@ describe("lllm batch: duplicate ids", () => {
     writeFileSync(inputs, ids.map((id, index) => JSON.stringify({ id, input: `q${index + 1}` })).join("\n"));
     const out = path.join(setup.dir, "out.jsonl");
     const args = [setup.tactic, "--inputs", inputs, "--out", out, "--ordered", "--no-log"];
-    const first = await batch(args, setup.env);
+    const first = await batchInProcess(args, setup.env);
     expect(first.code).toBe(1);
     // --ordered does not wait for the items left out: the lines after them are written.
     expect(readResults(out).map((line) => [line.id, line.output])).toEqual([
@@ -152,7 +155,7 @@ describe("lllm batch: duplicate ids", () => {
     expect(first.stderr).toContain("4 ok, 0 failed, 3 not run (duplicate ids)");
     expect(setup.answered()).toBe(4);
 
-    const again = await batch(args, setup.env);
+    const again = await batchInProcess(args, setup.env);
     expect(again.code).toBe(1);
     expect(again.stderr).toContain("4 skipped (already in");
     expect(again.stderr).toContain("3 not run (duplicate ids)");

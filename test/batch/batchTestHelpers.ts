@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
 import { BIN, ROOT, runCli, type CliResult } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { startMockOpenAIServer, type MockOpenAIServer, type MockOpenAIServerOptions } from "../../src/testing/index.js";
 
 // The one home of temporary folders in tests (removed after each file, or by removeTempDirs()).
@@ -40,6 +41,15 @@ export async function echoSetup(options: { prompt?: string; delayMs?: number; us
 
 export function batch(args: string[], env: NodeJS.ProcessEnv, options: { input?: string; timeoutMs?: number; cwd?: string } = {}): Promise<CliResult> {
   return runCli(["batch", ...args], { env, timeoutMs: options.timeoutMs ?? 120_000, ...(options.input !== undefined ? { input: options.input } : {}), ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) });
+}
+
+/**
+ * `batch` as the CLI's main() in this process (`runCliInProcess`): for what does not depend on being a process of its
+ * own (error messages, a batch against a mock server, reading its results). No standard input; calls must not
+ * overlap. What a process is the point of (stdin, signals and the runs after them, stdout itself) uses `batch`.
+ */
+export function batchInProcess(args: string[], env: NodeJS.ProcessEnv, options: { cwd?: string } = {}): Promise<CliResult> {
+  return runCliInProcess(["batch", ...args], { env, ...(options.cwd !== undefined ? { cwd: options.cwd } : {}) });
 }
 
 /** The CLI as a child this test can signal. */

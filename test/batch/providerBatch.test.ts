@@ -5,8 +5,9 @@ import { afterEach, describe, expect, it } from "vitest";
 import { endedPid } from "../helpers/endedPid.js";
 import type { MockOpenAIServer } from "../../src/testing/index.js";
 import { waitUntil } from "../helpers/waitUntil.js";
-import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
+import { batch, batchInProcess, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
 import { runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import type { MockBatchOptions } from "../../src/testing/index.js";
 import { expectSummaryCost, ITEM_BATCH_COST, killDuringRoundTwo, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject, questionIn, toolResultsIn } from "./providerBatchHelpers.js";
 
@@ -17,6 +18,9 @@ afterEach(async () => {
   removeTempDirs();
 });
 
+// The first batch, the runs after a kill and one --status are the built CLI (`batch`, `runCli`), end to end and where a
+// process is the point; the rest run its main() in this process (`batchInProcess`): what they check (the jobs, the
+// messages, the results file) does not depend on being a process of its own.
 const modelCalls = (server: MockOpenAIServer): number => server.requests.filter((request) => request.path === "/v1/chat/completions").length;
 
 describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
@@ -28,6 +32,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     const orphan = path.join(tmpdir(), `lllm-batch-${await endedPid()}-Xy12Zw`);
     mkdirSync(orphan);
     writeFileSync(path.join(orphan, "requests.jsonl"), "{}\n");
+    // Spawned: the orphaned folders are swept once per process (a process's first upload), and end to end.
     const result = await batch([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05"], project.env);
     expect(result.stderr).toContain("submitted openai batch job");
     expect(result.code).toBe(0);
@@ -80,7 +85,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     const server = await openAIBatchServer({ reject: (body) => (questionIn(body) === "q3" && toolResultsIn(body).length === 1 ? "Invalid 'messages[3]': mock refusal of this one request" : undefined) });
     servers.push(server);
     const project = openAIProject(server, 6);
-    const result = await batch([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
+    const result = await batchInProcess([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
     expect(result.code).toBe(1);
     const lines = readResults(project.out);
     expect(lines).toHaveLength(6);
@@ -97,7 +102,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     server.batches.failNext("expired", "failed");
     server.batches.failPolls(500, 503, 502);
     const project = openAIProject(server, 5);
-    const result = await batch([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
+    const result = await batchInProcess([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
     expect(result.code).toBe(0);
     expect(result.stderr).toContain("HTTP 500");
     expect(result.stderr).toContain("polling on");
@@ -111,16 +116,16 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     servers.push(server);
     const project = openAIProject(server, 3);
     const base = [project.tactic, "--inputs", project.inputs, "--lines", "--provider-batch"];
-    const noOut = await batch(base, project.env);
+    const noOut = await batchInProcess(base, project.env);
     expect(noOut.code).toBe(2);
     expect(noOut.stderr).toContain("--provider-batch needs --out");
-    const noKey = await batch([...base, "--out", project.out], { ...project.env, MOCK_KEY: "" });
+    const noKey = await batchInProcess([...base, "--out", project.out], { ...project.env, MOCK_KEY: "" });
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).toContain("MOCK_KEY");
-    const typo = await batch([...base, "--out", project.out, "--model", "gpt-4o-mni"], project.env);
+    const typo = await batchInProcess([...base, "--out", project.out, "--model", "gpt-4o-mni"], project.env);
     expect(typo.code).toBe(2);
     expect(typo.stderr).toContain("`gpt-4o-mni` (agent `bot`) is not in lllm's model table");
-    const groq = await batch([...base, "--out", project.out, "--model", "groq/llama-3.1-8b-instant"], { ...project.env, GROQ_API_KEY: "gsk-mock-key-123" });
+    const groq = await batchInProcess([...base, "--out", project.out, "--model", "groq/llama-3.1-8b-instant"], { ...project.env, GROQ_API_KEY: "gsk-mock-key-123" });
     expect(groq.code).toBe(2);
     expect(groq.stderr).toContain("no agent of the tactic uses a provider with a batch API");
     expect(server.requests).toHaveLength(0);
@@ -129,21 +134,22 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
 
   it("--status shows the jobs of an --out file without waiting; --cancel cancels them at the provider; a rerun submits the cancelled requests again", async () => {
     const { options, server, project, args } = await killedAfterFirstJob(4);
-    const status = await runCli(["batch", "--status", "--out", project.out], { env: project.env });
+    const status = await runCliInProcess(["batch", "--status", "--out", project.out], { env: project.env });
     expect(status.stderr).toBe("");
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/^openai\tbatch_mock_1\trunning \(in_progress\)\t4 requests, 0\/4 done\tsubmitted \d+ s ago\n$/);
-    const cancel = await runCli(["batch", "--cancel", "--out", project.out], { env: project.env });
+    const cancel = await runCliInProcess(["batch", "--cancel", "--out", project.out], { env: project.env });
     expect(cancel.code).toBe(0);
     expect(server.requests.some((request) => request.method === "POST" && request.path === "/v1/batches/batch_mock_1/cancel")).toBe(true);
     expect(cancel.stderr).toContain("1 job cancelled at the provider");
     options.delayMs = 0;
+    // Spawned: the run after the kill picks up what the killed one left.
     const again = await batch(args, project.env);
     expect(again.code).toBe(0);
     expect(again.stderr).toMatch(/batch_mock_1 ended \(cancelled\): 0 answers, 4 to submit again/);
     expect(readResults(project.out).filter((line) => line.status === "ok")).toHaveLength(4);
-    const after = await runCli(["batch", "--status", "--out", project.out], { env: project.env });
-    const nothing = await runCli(["batch", "--cancel", "--out", project.out], { env: project.env });
+    const after = await runCliInProcess(["batch", "--status", "--out", project.out], { env: project.env });
+    const nothing = await runCliInProcess(["batch", "--cancel", "--out", project.out], { env: project.env });
     expect(nothing.code).toBe(0);
     expect(nothing.stderr).toContain("no job of this --out file is running at the provider: nothing to cancel");
     expect(after.stdout.split("\n").filter(Boolean)).toHaveLength(4);
@@ -154,11 +160,12 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     const server = await openAIBatchServer({ jobIdPrefix: "batch\nlllm: forged\t\u001b[2K_" });
     servers.push(server);
     const project = openAIProject(server, 2);
-    const result = await batch([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
+    const result = await batchInProcess([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
     expect(result.code).toBe(0);
     expect(result.stderr).toContain("submitted openai batch job batch\\nlllm: forged\\t\\u001b[2K_1 (2 requests)");
     expect(result.stderr).toContain("openai batch job batch\\nlllm: forged\\t\\u001b[2K_3 ended: 2 answers");
     expect(result.stderr.split("\n").filter((line) => line.startsWith("lllm: forged"))).toEqual([]);
+    // Spawned: --status end to end.
     const status = await runCli(["batch", "--status", "--out", project.out], { env: project.env });
     expect(status.code).toBe(0);
     const rows = status.stdout.split("\n").filter(Boolean);

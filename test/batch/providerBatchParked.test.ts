@@ -4,8 +4,9 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { MockBatchOptions, MockOpenAIServer } from "../../src/testing/index.js";
 import { runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { waitUntil } from "../helpers/waitUntil.js";
-import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
+import { batch, batchInProcess, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
 import { expectSummaryCost, ITEM_BATCH_COST, killDuringRoundTwo, OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject, toolRuns } from "./providerBatchHelpers.js";
 
 let servers: MockOpenAIServer[] = [];
@@ -52,11 +53,14 @@ async function project(count: number, options: { extraTools?: string[]; batch?: 
   return { server, jobs, setup, calls, env: { ...setup.env, CALLS_FILE: calls } };
 }
 
+// The runs killed or stopped, the runs after them and one `logs` are the built CLI (`spawnBatch`, `batch`, `runCli`),
+// end to end and where a process is the point; the others run its main() in this process (`batchInProcess`,
+// `runCliInProcess`): what they check does not depend on being a process of its own.
 describe("lllm batch --provider-batch: items wait for their jobs as data", () => {
   it("every item's request of a round goes into one job whatever --concurrency is; each tool call runs once, though items run again from their start; one record per item", async () => {
     const { server, setup, calls, env } = await project(60);
     // --concurrency 5: five items run at once (replaying, running tools); the waiting ones hold no slot.
-    const result = await batch([setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05", "--concurrency", "5"], env);
+    const result = await batchInProcess([setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05", "--concurrency", "5"], env);
     expect(result.code).toBe(0);
     expect(jobSizes(server)).toEqual([60, 60, 60]);
     expect(toolRuns(calls)).toBe(120);
@@ -66,7 +70,7 @@ describe("lllm batch --provider-batch: items wait for their jobs as data", () =>
     // Each item's three attempts wrote one record, closed by the last: ok, with its three model calls and two tool calls.
     const runIds = new Set(lines.map((line) => line.run_id));
     expect(runIds.size).toBe(60);
-    const listed = await runCli(["logs", "--json", "-n", "500"], { env: setup.env });
+    const listed = await runCliInProcess(["logs", "--json", "-n", "500"], { env: setup.env });
     const { runs } = JSON.parse(listed.stdout) as { runs: Array<{ id: string; status: string; llm_calls: number }> };
     expect(runs).toHaveLength(60);
     expect(runs.every((run) => runIds.has(run.id) && run.status === "ok" && run.llm_calls === 3)).toBe(true);
@@ -141,7 +145,7 @@ describe("lllm batch --provider-batch: items wait for their jobs as data", () =>
 
   it("a tactic whose tools keep state of their own (here an agent used as a tool) waits in memory, --concurrency items per round", async () => {
     const { server, setup, calls, env } = await project(12, { extraTools: ["agent:helper"] });
-    const result = await batch([setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05", "--concurrency", "6", "--no-log"], env);
+    const result = await batchInProcess([setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05", "--concurrency", "6", "--no-log"], env);
     expect(result.code).toBe(0);
     expect(jobSizes(server).reduce((sum, size) => sum + size, 0)).toBe(36);
     expect(Math.max(...jobSizes(server))).toBeLessThanOrEqual(6);

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockAnthropicServer, startMockGeminiServer, type MockBatchJobs, type MockBatchOptions, type MockRequestBody } from "../../src/testing/index.js";
-import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
+import { batch, batchInProcess, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
 import { expectSummaryCost, killDuringRoundTwo, providerBatchProject, threeRounds, toolRuns, TURN_USAGE } from "./providerBatchHelpers.js";
 
 let closers: Array<() => Promise<void>> = [];
@@ -26,6 +26,7 @@ async function killAndResume(options: { provider: string; model: string; modelAr
   const first = spawnBatch(args, env);
   await killDuringRoundTwo(first, options.batches, options.batchOptions, options.provider);
   expect(toolRuns(calls)).toBe(COUNT);
+  // Spawned, as the killed run: the run after a kill picks up what it left.
   const again = await batch(args, env);
   expect(again.stderr).toContain("polling 1 provider batch job submitted by an earlier run");
   expect(again.code).toBe(0);
@@ -120,7 +121,8 @@ describe("lllm batch --provider-batch over Anthropic's and Gemini's batch APIs",
     const server = await startMockGeminiServer({ handler: threeRounds, batch: {}, thoughtSignatures: true, functionCallIds: true });
     closers.push(() => server.close());
     const project = providerBatchProject({ model: "gemini/gemini-2.5-flash", count: 3, extraEnv: { GEMINI_BASE_URL: server.url, GEMINI_API_KEY: "gm-mock-batch-key" } });
-    const result = await batch([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
+    // In this process: nothing here depends on being a process of its own.
+    const result = await batchInProcess([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
     expect(result.stderr).not.toContain("refused");
     expect(result.code).toBe(0);
     expect(readResults(project.out).map((line) => line.output).sort()).toEqual(["q1: 13", "q2: 13", "q3: 13"]);

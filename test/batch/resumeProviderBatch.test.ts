@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { tempDir, writeTree } from "../helpers/tempTree.js";
 import { waitUntil } from "../helpers/waitUntil.js";
-import { batch, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
+import { batch, batchInProcess, readResults, removeTempDirs, spawnBatch } from "./batchTestHelpers.js";
 import { OPENAI_BATCH_KEY, openAIBatchServer, providerBatchProject, toolRuns } from "./providerBatchHelpers.js";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -128,12 +128,13 @@ describe("lllm batch --provider-batch over a store an earlier lllm wrote", () =>
     servers.push(server);
     const setup = providerBatchProject({ model: "gpt-4o-mini", invokerConfig: `{base_url: "${server.url}", api_key_env: MOCK_KEY}`, count: 1, extraEnv: { MOCK_KEY: OPENAI_BATCH_KEY } });
     const args = [setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05"];
-    expect((await batch(args, setup.env)).code).toBe(0);
+    // In this process (no run here is killed): nothing it checks depends on being a process of its own.
+    expect((await batchInProcess(args, setup.env)).code).toBe(0);
     // A request of an unfinished batch, as an lllm that numbered an item's requests left it.
     const database = new Libsql(path.join(setup.home, "logs.db"));
     database.prepare("INSERT INTO provider_batch_requests (out, custom_id, attempts) VALUES (?, ?, 1)").run(path.resolve(setup.out), `i${"0".repeat(24)}-1`);
     database.close();
-    const again = await batch(args, setup.env);
+    const again = await batchInProcess(args, setup.env);
     expect(again.stderr).toContain(`1 request of ${setup.out} was made by an earlier lllm, which named requests otherwise: their items ask again, in new jobs (paid again)`);
   }, 120_000);
 });
