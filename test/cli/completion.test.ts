@@ -4,16 +4,19 @@ import path from "node:path";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 
 // Each case runs the CLI several times (each completion of a model, a ref or a run id is one): on a busy machine
-// more than 30 s.
+// more than 30 s. The completions spawn the built CLI through bash, as a shell does; of the commands the tests run
+// themselves, one of each (`completion zsh`, `run`, `logs path`, `doctor`, `help`, `validate`) spawns it too, end
+// to end, and the others run its main() in this process.
 vi.setConfig({ testTimeout: 240_000 });
 import { EXAMPLE, ROOT, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { HOSTILE_REFS, hostileRepo, lllmOnPath } from "../helpers/completionShells.js";
 import { tempDir, tempTree } from "../helpers/tempTree.js";
 
 let script = "";
 let bin = "";
 beforeAll(async () => {
-  const result = await runCli(["completion", "bash"]);
+  const result = await runCliInProcess(["completion", "bash"]);
   expect(result.code).toBe(0);
   script = path.join(tempDir("lllm-completion-"), "lllm.bash");
   writeFileSync(script, result.stdout);
@@ -76,7 +79,7 @@ describe("lllm completion bash", () => {
     const home = tempDir("lllm-home-");
     const run = await runCli(["run", "packages-example/weather/tactics/weather.yaml", "--model", "scripted:packages-example/weather/scripted/paris-tokyo.yaml", "--input", "Paris and Tokyo?", "--json"], { env: { LLLM_HOME: home } });
     expect(run.code).toBe(0);
-    const logged = await runCli(["logs", "--json"], { env: { LLLM_HOME: home } });
+    const logged = await runCliInProcess(["logs", "--json"], { env: { LLLM_HOME: home } });
     const [id] = (JSON.parse(logged.stdout) as { runs: Array<{ id: string }> }).runs.map((entry) => entry.id);
     expect(id).toBeDefined();
     expect(complete("lllm logs show ", { home })).toEqual([id, "last"].sort());
@@ -122,7 +125,9 @@ describe("read-only commands run nothing of the folder they start in", () => {
     const repo = hostileRepo();
     const home = tempDir("lllm-home-");
     for (const args of [["completion", "--list", "tactics"], ["completion", "--list", "runs"], ["completion", "--list", "models"], ["logs"], ["logs", "path"], ["doctor"], ["help"], ["help", "tactics"], ["--help"]]) {
-      const result = await runCli(args, { cwd: repo.dir, env: { LLLM_HOME: home } });
+      // `doctor` and `help` spawn the built CLI (their one spawn in this file); the rest run in this process.
+      const cli = args.length === 1 && (args[0] === "doctor" || args[0] === "help") ? runCli : runCliInProcess;
+      const result = await cli(args, { cwd: repo.dir, env: { LLLM_HOME: home } });
       expect(result.code, args.join(" ")).toBe(0);
       expect(repo.ran(), args.join(" ")).toEqual([]);
     }
@@ -141,7 +146,7 @@ describe("lllm completion zsh and fish", () => {
     const zsh = await runCli(["completion", "zsh"]);
     expect(zsh.code).toBe(0);
     expect(zsh.stdout).toContain("bashcompinit");
-    const fish = await runCli(["completion", "fish"]);
+    const fish = await runCliInProcess(["completion", "fish"]);
     expect(fish.code).toBe(0);
     expect(fish.stdout).toContain("complete -c lllm -n '__fish_use_subcommand' -a 'run'");
     for (const [shell, text] of [["zsh", zsh.stdout], ["fish", fish.stdout]] as const) {
@@ -153,7 +158,7 @@ describe("lllm completion zsh and fish", () => {
       writeFileSync(file, text);
       expect(spawnSync(shell, ["-n", file], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], cwd: ROOT }).status).toBe(0);
     }
-    const unknown = await runCli(["completion", "tcsh"]);
+    const unknown = await runCliInProcess(["completion", "tcsh"]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toContain("Allowed choices are bash, zsh, fish");
   });

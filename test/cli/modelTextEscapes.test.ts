@@ -2,9 +2,12 @@ import { execFileSync, spawnSync } from "node:child_process";
 import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { BIN, ROOT, emptyHome, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempTree } from "../helpers/tempTree.js";
 
-// Each case spawns the CLI: on a busy machine more than the default 30 s.
+// Each case spawns the CLI, or runs its main() in this process where what is checked is lllm's own print into a pipe
+// (captured as the binary's): on a busy machine more than the default 30 s. What needs a process of its own stays
+// spawned: a terminal, standard input (chat), and a tool's own lines (in this process they go to vitest's console).
 vi.setConfig({ testTimeout: 120_000 });
 
 // Issue 29 item 3: what a model or a tool wrote reached the terminal with its raw escapes, in `run` and `chat`: an
@@ -66,7 +69,7 @@ describe("a model's text, printed", () => {
 
   it("into a pipe: the answer is data, byte for byte; stderr (--verbose) has the escapes written out", async () => {
     const dir = tempTree({ "turns.yaml": SCRIPT });
-    const result = await runCli(["run", "approve.yaml", "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--input", "hi", "--no-log", "--approve", "none", "--verbose"], { cwd: fixtures });
+    const result = await runCliInProcess(["run", "approve.yaml", "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--input", "hi", "--no-log", "--approve", "none", "--verbose"], { cwd: fixtures });
     expect(result.code).toBe(0);
     expect(result.stdout).toBe("Done \u001b[31mred\u001b[39m \u009b2J.\n");
     expect(result.stderr).not.toMatch(RAW_CONTROL);
@@ -109,7 +112,7 @@ export const open = tool({
       "t.yaml": "name: t\npackages: [.]\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    max_interrupt_steps: 1\n    tools: [ping]\n",
       "turns.yaml": `- tool_calls: [{name: ping, arguments: {}}]\n- tool_calls: [{name: ${JSON.stringify(`nope\n${forged}`)}, arguments: {}}]\n`,
     });
-    const result = await runCli(["run", "t.yaml", "--model", "scripted:turns.yaml", "--input", "go", "--no-log"], { cwd: dir });
+    const result = await runCliInProcess(["run", "t.yaml", "--model", "scripted:turns.yaml", "--input", "go", "--no-log"], { cwd: dir });
     expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toContain(`still called \`nope\\n${forged}\``);
     expect(result.stderr.split("\n").filter((line) => line.startsWith(forged))).toEqual([]);

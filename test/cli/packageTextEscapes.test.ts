@@ -1,8 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
 import { BIN, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir, tempTree } from "../helpers/tempTree.js";
 
-// Each case spawns the CLI, some with an MCP server: on a busy machine more than the default 30 s.
+// Each case runs the CLI, some with an MCP server: on a busy machine more than the default 30 s. The first of each
+// command (`tools list`, `mcp tools`, `proxy list`) spawns the built CLI, end to end; the others run its main() in
+// this process, whose stdout and stderr are captured as the binary's (every text checked here is lllm's own print).
 vi.setConfig({ testTimeout: 120_000 });
 
 // Issue 19 item 20: text from a package or an MCP server (tool names and descriptions, results, errors, proxy docs)
@@ -45,22 +48,22 @@ describe("text from a package or an MCP server, printed", () => {
 
   it("`tools list --json` and `tools show`: the same data, no raw control character", async () => {
     const dir = tempTree(PACKAGE);
-    const listed = await runCli(["tools", "list", "-p", dir, "--json"]);
+    const listed = await runCliInProcess(["tools", "list", "-p", dir, "--json"]);
     expectNoRawControl(listed.stdout);
     const tools = (JSON.parse(listed.stdout) as { tools: Array<{ name: string; description: string }> }).tools;
     expect(tools.find((tool) => tool.name === "evil")?.description).toBe(DESCRIPTION);
-    const shown = await runCli(["tools", "show", "evil.tools:evil", "-p", dir]);
+    const shown = await runCliInProcess(["tools", "show", "evil.tools:evil", "-p", dir]);
     expectNoRawControl(shown.stdout);
     expect((JSON.parse(shown.stdout) as { function: { description: string } }).function.description).toBe(DESCRIPTION);
   });
 
   it("`tools call`: the result, the error and its --verbose details", async () => {
     const dir = tempTree(PACKAGE);
-    const called = await runCli(["tools", "call", "evil.tools:evil", "-p", dir, "--args", '{"fail": false}']);
+    const called = await runCliInProcess(["tools", "call", "evil.tools:evil", "-p", dir, "--args", '{"fail": false}']);
     expect(called.code).toBe(0);
     expectNoRawControl(called.stdout);
     expect(called.stdout).toContain("result\\u001b[2J\\u001b]0;t\\u0007done");
-    const failed = await runCli(["tools", "call", "evil.tools:evil", "-p", dir, "--args", '{"fail": true}', "--verbose"]);
+    const failed = await runCliInProcess(["tools", "call", "evil.tools:evil", "-p", dir, "--args", '{"fail": true}', "--verbose"]);
     expect(failed.code).toBe(1);
     expectNoRawControl(failed.stdout);
     expectNoRawControl(failed.stderr);
@@ -77,7 +80,7 @@ describe("text from a package or an MCP server, printed", () => {
     expect(result.code).toBe(0);
     expectNoRawControl(result.stdout);
     expect(result.stdout).toContain("evil  Looks fine\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31mRED\\u202eevil");
-    const json = await runCli(["mcp", "tools", "--json", ...server], { timeoutMs: 60_000 });
+    const json = await runCliInProcess(["mcp", "tools", "--json", ...server]);
     expectNoRawControl(json.stdout);
     expect(json.stdout).toContain("\\u009b31mRED\\u202eevil");
   }, 90_000);
@@ -88,7 +91,7 @@ describe("text from a package or an MCP server, printed", () => {
     expect(listed.code).toBe(0);
     expectNoRawControl(listed.stdout);
     expect(listed.stdout).toContain("API\\u001b]0;pwned\\u0007");
-    const docs = await runCli(["proxy", "docs", "api", "-p", dir]);
+    const docs = await runCliInProcess(["proxy", "docs", "api", "-p", dir]);
     expect(docs.code).toBe(0);
     expectNoRawControl(docs.stdout);
     expect(docs.stdout).toContain("docs\\u001b[2J here");

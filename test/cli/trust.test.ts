@@ -3,11 +3,14 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ROOT, runCli } from "../helpers/runCli.js";
 import { AS_ROOT, NOBODY } from "../helpers/runCliAs.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir, tempTree } from "../helpers/tempTree.js";
 
 // Issue 29, point 2 (and 13): lllm trusts the current user's files and root's, as git's safe.directory. Another
 // user's files need root to make (chown); as root, the victim of the issue's reproduction is root itself. CI runs
-// the suite as root, so there these tests never skip; a developer's run as anyone else says it skipped.
+// the suite as root, so there these tests never skip; a developer's run as anyone else says it skipped. The first of
+// each command (`run`, `logs`, `keys`, `tools`) spawns the built CLI, end to end, as does `keys set`, which reads its
+// standard input; the others run its main() in this process (lllm checks who owns the files, not who it runs as).
 const weather = path.join(ROOT, "packages-example/weather/tactics/weather.yaml");
 const parisTokyo = path.join(ROOT, "packages-example/weather/scripted/paris-tokyo.yaml");
 const runWeather = ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris and Tokyo?", "--no-stream"];
@@ -69,7 +72,7 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("lllm ignores settings, h
     );
     expect(readdirSync(theirHome)).toEqual([]);
     // Trusted by name, it is used.
-    const trusted = await runCli(["keys", "path"], { env: { LLLM_HOME: theirHome, HOME: userHome, LLLM_TRUSTED_PATHS: theirHome } });
+    const trusted = await runCliInProcess(["keys", "path"], { env: { LLLM_HOME: theirHome, HOME: userHome, LLLM_TRUSTED_PATHS: theirHome } });
     expect(trusted).toMatchObject({ code: 0, stdout: `${theirHome}/keys.json\n`, stderr: "" });
   }, 60_000);
 
@@ -79,7 +82,7 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("lllm ignores settings, h
     const listed = await runCli(["tools", "list"], { cwd: mine });
     expect(listed.stderr).toBe("");
     expect(listed.stdout).toMatch(/^\S+\.tools:shout +Upper-case a text\n$/);
-    const called = await runCli(["tools", "call", "shout", "--args", '{"text": "hi"}'], { cwd: mine });
+    const called = await runCliInProcess(["tools", "call", "shout", "--args", '{"text": "hi"}'], { cwd: mine });
     expect(called.code).toBe(0);
     expect(called.stdout).toContain("\nHI\n");
 
@@ -88,7 +91,7 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("lllm ignores settings, h
     const marker = path.join(shared, "imported");
     writeFileSync(path.join(shared, "tools", "evil.mjs"), `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\nexport default [];\n`);
     asNobody(path.join(shared, "tools"), path.join(shared, "tools", "evil.mjs"));
-    const refused = await runCli(["tools", "list"], { cwd: shared });
+    const refused = await runCliInProcess(["tools", "list"], { cwd: shared });
     expect(refused.stderr).toContain(`lllm: warning: ${shared} is not taken as a package without -p: others may write to it (mode 1777)`);
     expect(existsSync(marker)).toBe(false);
   }, 120_000);
@@ -108,14 +111,14 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("lllm ignores settings, h
     symlinkSync(mine, path.join(linked, "lllm_packages", "mine"));
     const home = tempDir("lllm-home-");
     for (const cwd of [shared, linked]) {
-      const run = await runCli(runWeather, { cwd, env: { LLLM_HOME: home } });
+      const run = await runCliInProcess(runWeather, { cwd, env: { LLLM_HOME: home } });
       expect(run.code, run.stderr).toBe(0);
       expect(run.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
       expect(run.stderr).toContain(`lllm: warning: ${path.join(cwd, "lllm_packages", "evil")} is not loaded as a package: `);
       expect(run.stderr).toContain(`belongs to another user (uid ${NOBODY})`);
       expect(existsSync(marker)).toBe(false);
     }
-    const listed = await runCli(["tools", "list"], { cwd: linked, env: { LLLM_HOME: home } });
+    const listed = await runCliInProcess(["tools", "list"], { cwd: linked, env: { LLLM_HOME: home } });
     expect(listed.stdout).toContain("mine.tools:shout");
     expect(listed.stdout).not.toContain("evil");
     expect(existsSync(marker)).toBe(false);

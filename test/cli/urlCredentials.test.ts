@@ -2,7 +2,8 @@ import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
-import { runCli } from "../helpers/runCli.js";
+import { runCli, type CliResult } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { leaksOf } from "../helpers/secretEncodings.js";
 import { tempDir } from "../helpers/tempTree.js";
 
@@ -26,11 +27,16 @@ function withCredentials(url: string): string {
   return url.replace("http://", `http://${USER}:${encodeURIComponent(PASSWORD)}@`);
 }
 
-/** Everything a user reads or lllm kept after the run: stderr, stdout, logs.db's bytes, `logs show` and `logs --json`. */
-async function everythingAfter(run: { stdout: string; stderr: string }, home: string): Promise<Record<string, string>> {
-  const show = await runCli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
-  const showJson = await runCli(["logs", "show", "last", "--json"], { env: { LLLM_HOME: home } });
-  const list = await runCli(["logs", "--json"], { env: { LLLM_HOME: home } });
+/**
+ * Everything a user reads or lllm kept after the run: stderr, stdout, logs.db's bytes, `logs show` and `logs --json`.
+ * The runs always spawn the built CLI: lllm's redactor is one for the whole process and only grows, so a run in this
+ * process would register the password, and hide it from every print after. The `logs` commands spawn after the first
+ * run and run main() in this process after the second: no call in this process ever had the password to register.
+ */
+async function everythingAfter(run: { stdout: string; stderr: string }, home: string, cli: (args: string[], options: { env: NodeJS.ProcessEnv }) => Promise<CliResult> = runCli): Promise<Record<string, string>> {
+  const show = await cli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
+  const showJson = await cli(["logs", "show", "last", "--json"], { env: { LLLM_HOME: home } });
+  const list = await cli(["logs", "--json"], { env: { LLLM_HOME: home } });
   return { stderr: run.stderr, stdout: run.stdout, store: readFileSync(path.join(home, "logs.db")).toString("latin1"), show: show.stdout + show.stderr, showJson: showJson.stdout, list: list.stdout };
 }
 
@@ -69,6 +75,6 @@ describe("a password in a base URL", () => {
     const run = await runCli(["--verbose", "run", tactic, "--input", "hi"], { env: { LLLM_HOME: home, OPENAI_API_KEY: "sk-url-test-key", OPENAI_BASE_URL: withCredentials(server.url), LLLM_RETRY_DELAY_MS: "10" }, timeoutMs: 60_000 });
     expect(run.code).toBe(1);
     expect(run.stderr).toContain(`${server.url.replace("http://", "http://[redacted]@")} answered HTTP 500`);
-    expectNoCredentials(await everythingAfter(run, home));
+    expectNoCredentials(await everythingAfter(run, home, runCliInProcess));
   }, 120_000);
 });

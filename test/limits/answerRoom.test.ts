@@ -7,13 +7,16 @@ import type { ModelRequest } from "../../src/providers/Model.js";
 import { chatRequestBody } from "../../src/providers/OpenAIChatModel.js";
 import { responsesRequestBody } from "../../src/providers/OpenAIResponsesModel.js";
 import { ROOT, runCli, type CliResult } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir } from "../helpers/tempTree.js";
 
 /**
  * Budgets that spend the cap, never past it: each call's answer room is cut to what the rest of the budget can pay,
  * against the mock OpenAI-compatible server with realistic usage (prompt tokens counted from what it is sent, a
  * quarter of its characters, as a tokenizer does for English and JSON; tool-call answers of 30 tokens). gpt-4o at the
- * shipped prices ($2.50 / $10 per million prompt / answer tokens).
+ * shipped prices ($2.50 / $10 per million prompt / answer tokens). The runs are the CLI's main() in this process
+ * (what a budget sends and says does not depend on being a process of its own); the cut answer's run spawns the
+ * built CLI, end to end.
  */
 const fixtures = path.join(ROOT, "test/fixtures/limits");
 const PRICE = { input: 2.5 / 1_000_000, output: 10 / 1_000_000 };
@@ -55,10 +58,9 @@ async function research(args: string[], rounds = 40): Promise<{ result: CliResul
       return answer;
     },
   });
-  const result = await runCli(["run", path.join(fixtures, "research.yaml"), "--input", "Which district grew most?", "--json", ...args], {
+  const result = await runCliInProcess(["run", path.join(fixtures, "research.yaml"), "--input", "Which district grew most?", "--json", ...args], {
     cwd: fixtures,
     env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: server.url, LLLM_HOME: tempDir("lllm-home-") },
-    timeoutMs: 120_000,
   });
   const bodies = server.requests.filter((request) => request.method === "POST").map((request) => request.body);
   return { result, report: JSON.parse(result.stdout) as Report, served, bodies };
@@ -122,7 +124,7 @@ describe("the answer room reaches each provider's wire in its own field", () => 
         ["anthropic/claude-test", { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anthropic.url }, anthropic, (body: Record<string, unknown>) => body["max_tokens"]],
         ["gemini/gemini-test", { GEMINI_API_KEY: "k", GEMINI_BASE_URL: gemini.url }, gemini, (body: Record<string, unknown>) => (body["generationConfig"] as Record<string, unknown> | undefined)?.["maxOutputTokens"]],
       ] as const) {
-        const result = await runCli(["run", path.join(fixtures, "research.yaml"), "--model", model, "--input", "go", "--max-cost", "0.5", "--json", "--no-stream"], { cwd: fixtures, env: { ...env, LLLM_HOME: tempDir("lllm-home-") }, timeoutMs: 120_000 });
+        const result = await runCliInProcess(["run", path.join(fixtures, "research.yaml"), "--model", model, "--input", "go", "--max-cost", "0.5", "--json", "--no-stream"], { cwd: fixtures, env: { ...env, LLLM_HOME: tempDir("lllm-home-") } });
         expect(result.code, `${model}: ${result.stderr}`).toBe(3);
         const limits = sentLimits(mock.requests, read);
         expect(limits.length, model).toBeGreaterThan(1);
@@ -143,7 +145,7 @@ describe("the answer room reaches each provider's wire in its own field", () => 
   it("OpenAI's reasoning models get max_completion_tokens (they refuse max_tokens); a limit the model_args set is lowered, never raised", async () => {
     server = await startMockOpenAIServer({ script: lookups(40) });
     const env = { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: server.url, LLLM_HOME: tempDir("lllm-home-") };
-    const reasoning = await runCli(["run", path.join(fixtures, "research.yaml"), "--model", "o4-mini", "--input", "go", "--max-cost", "0.01", "--json"], { cwd: fixtures, env, timeoutMs: 120_000 });
+    const reasoning = await runCliInProcess(["run", path.join(fixtures, "research.yaml"), "--model", "o4-mini", "--input", "go", "--max-cost", "0.01", "--json"], { cwd: fixtures, env });
     expect(reasoning.code, reasoning.stderr).toBe(3);
     const bodies = server.requests.filter((request) => request.method === "POST").map((request) => request.body as Record<string, unknown>);
     expect(bodies.length).toBeGreaterThan(1);
@@ -154,7 +156,7 @@ describe("the answer room reaches each provider's wire in its own field", () => 
     // loop.yaml asks for 50 answer tokens: a budget with room for more sends 50.
     server.setScript(lookups(3).concat(["Done."]));
     const before = server.requests.length;
-    const roomy = await runCli(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-cost", "5"], { cwd: fixtures, env, timeoutMs: 120_000 });
+    const roomy = await runCliInProcess(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-cost", "5"], { cwd: fixtures, env });
     expect(roomy.code, roomy.stderr).toBe(0);
     const sent = server.requests.slice(before).filter((request) => request.method === "POST").map((request) => (request.body as Record<string, unknown>)["max_tokens"]);
     expect(sent).toEqual([50, 50, 50, 50]);

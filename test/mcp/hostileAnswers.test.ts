@@ -2,22 +2,26 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
-import { runCli } from "../helpers/runCli.js";
+import { runCli, type CliResult } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir } from "../helpers/tempTree.js";
 
 vi.setConfig({ testTimeout: 120_000 });
 
+// The first `run` and the `mcp tools` of the endless list spawn the built CLI, end to end; the others run its main()
+// in this process (what they check is lllm's own print, captured as the binary's; the server's stderr is lllm's pipe).
+
 const HOSTILE_SERVER = fileURLToPath(new URL("./fixtures/hostileServer.mjs", import.meta.url));
 
-/** `lllm run` of a tactic whose model calls the hostile server's `tool` (the server named `noisy`) once. */
-function callNoisy(tool: string): ReturnType<typeof runCli> {
+/** `lllm run` of a tactic whose model calls the hostile server's `tool` (the server named `noisy`) once: in this process. */
+function callNoisy(tool: string): Promise<CliResult> {
   const dir = tempDir(`lllm-mcp-${tool}-`);
   writeFileSync(path.join(dir, "turns.json"), JSON.stringify([{ tool_calls: [{ name: tool, arguments: {} }] }, "Done."]));
   writeFileSync(
     path.join(dir, "t.yaml"),
     `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - ${JSON.stringify({ name: "noisy", command: process.execPath, args: [HOSTILE_SERVER] })}\n`,
   );
-  return runCli(["run", path.join(dir, "t.yaml"), "--input", "go", "--model", `scripted:${path.join(dir, "turns.json")}`]);
+  return runCliInProcess(["run", path.join(dir, "t.yaml"), "--input", "go", "--model", `scripted:${path.join(dir, "turns.json")}`]);
 }
 
 /**
@@ -46,7 +50,7 @@ describe("an MCP server's answers nested too deeply", () => {
   });
 
   it("in tools/list fail the start, naming the server and the request", async () => {
-    const run = await runCli(["mcp", "tools", "--", process.execPath, HOSTILE_SERVER, "--deep-list"]);
+    const run = await runCliInProcess(["mcp", "tools", "--", process.execPath, HOSTILE_SERVER, "--deep-list"]);
     expect(run.code).toBe(1);
     expect(run.stderr).toContain("MCP server `hostileServer` (");
     expect(run.stderr).toContain("failed to start: its answer to `tools/list` is nested deeper than 512 levels");

@@ -5,6 +5,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir } from "../helpers/tempTree.js";
 
 vi.setConfig({ testTimeout: 120_000 });
@@ -17,6 +18,9 @@ function lllmLines(stderr: string): string[] {
 }
 
 /**
+ * The stdio server's `mcp tools` and the `run` spawn the built CLI, end to end; the HTTP server's refusals run its
+ * main() in this process (lllm's own print, captured as the binary's).
+ *
  * A server's text quoted in lllm's errors (a JSON-RPC error message, the body of an HTTP refusal) stays on one line:
  * a line break in it must not start a line on stderr that reads as lllm's own, nor a control code drive the terminal.
  */
@@ -49,14 +53,14 @@ describe("a server's text in lllm's errors", () => {
   });
 
   it("keeps an HTTP server's refusal on the error's line, in --json too", async () => {
-    const result = await runCli(["mcp", "tools", url]);
+    const result = await runCliInProcess(["mcp", "tools", url]);
     expect(result.code).toBe(1);
     expect(lllmLines(result.stderr)).toHaveLength(1);
     expect(lllmLines(result.stderr)[0]).toContain("refused lllm's credentials: ");
     expect(lllmLines(result.stderr)[0]).toContain("forbidden\\nlllm: error: FORGED by the server");
     expect(result.stderr).not.toContain("\u001b");
 
-    const json = await runCli(["mcp", "tools", "--json", url]);
+    const json = await runCliInProcess(["mcp", "tools", "--json", url]);
     expect(json.code).toBe(1);
     const message = (JSON.parse(json.stdout) as { error: { message: string } }).error.message;
     expect(message).not.toContain("\n");

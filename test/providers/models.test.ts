@@ -7,7 +7,12 @@ import { startMockOpenAIServer } from "../../src/testing/mockOpenAIServer.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
 import { runCliInProcess } from "../helpers/runCliInProcess.js";
 
-/** Model names and routing: `lllm models`, an unknown prefix, a name the model table does not know. */
+/**
+ * Model names and routing: `lllm models`, an unknown prefix, a name the model table does not know. The first of each
+ * command (`models`, `run`, `batch`) spawns the built CLI, end to end; the others run its main() in this process. The
+ * `models` that must not print a key's value stays a spawn: lllm's redactor is one for the whole process and only grows,
+ * so in this process an earlier call could hide the value.
+ */
 
 const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
 const home = mkdtempSync(path.join(os.tmpdir(), "lllm-models-home-"));
@@ -29,7 +34,7 @@ describe("lllm models", () => {
   }, 60_000);
 
   it("--json gives one object with every provider", async () => {
-    const result = await runCli(["models", "--json"], { env: { ...base, OPENAI_API_KEY: "sk-x" } });
+    const result = await runCliInProcess(["models", "--json"], { env: { ...base, OPENAI_API_KEY: "sk-x" } });
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { schema_version: number; providers: Array<{ prefix: string; key_env: string[]; key_set: boolean; models: string[] }> };
     expect(report.schema_version).toBe(1);
@@ -50,7 +55,7 @@ describe("model names in lllm run", () => {
   }, 60_000);
 
   it("a name the table does not know gets a warning naming the closest ones, and the run goes on", async () => {
-    const result = await runCli(["run", loop, "--model", "gpt-4o-mni", "--input", "hi", "--dry-run"], { env: { ...base, OPENAI_API_KEY: "k" } });
+    const result = await runCliInProcess(["run", loop, "--model", "gpt-4o-mni", "--input", "hi", "--dry-run"], { env: { ...base, OPENAI_API_KEY: "k" } });
     expect(result.code).toBe(0);
     expect(result.stderr).toContain("model `gpt-4o-mni` is not in lllm's model table");
     expect(result.stderr).toContain("`gpt-4o-mini`");
@@ -87,7 +92,7 @@ describe("model names in lllm run", () => {
   }, 60_000);
 
   it("the same for a provider prefix: anthropic/claude-haku-4-5", async () => {
-    const result = await runCli(["run", loop, "--model", "anthropic/claude-haku-4-5", "--input", "hi", "--dry-run"], { env: { ...base, ANTHROPIC_API_KEY: "k" } });
+    const result = await runCliInProcess(["run", loop, "--model", "anthropic/claude-haku-4-5", "--input", "hi", "--dry-run"], { env: { ...base, ANTHROPIC_API_KEY: "k" } });
     expect(result.code).toBe(0);
     expect(result.stderr).toContain("`anthropic/claude-haiku-4-5`");
   }, 60_000);
@@ -98,18 +103,18 @@ describe("model names in lllm run", () => {
       const team = path.join(ROOT, "test/fixtures/limits/team.yaml");
       const env = { ...base, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url };
       // Two agents with the same model: the warning says it once.
-      const result = await runCli(["run", team, "--model", "anthropc/claude-sonnet-4-5", "--input", "hi", "--json"], { env });
+      const result = await runCliInProcess(["run", team, "--model", "anthropc/claude-sonnet-4-5", "--input", "hi", "--json"], { env });
       expect(result.code, result.stderr).toBe(0);
       const warnings = result.stderr.split("\n").filter((line) => line.startsWith("lllm: warning:"));
       expect(warnings).toEqual([`lllm: warning: model \`anthropc/claude-sonnet-4-5\`: \`anthropc/\` is not a provider prefix lllm knows, so the whole name goes to the server of OPENAI_BASE_URL (${server.url}) and its calls have no price; did you mean \`anthropic/claude-sonnet-4-5\`? If the name is right for that server, ignore this (\`prices:\` in the project settings gives it a price).`]);
       expect(server.requests.find((request) => request.method === "POST")!.body.model).toBe("anthropc/claude-sonnet-4-5");
       // It went to the OpenAI-compatible server: Anthropic's price does not apply, so its cost is unknown, and a cost limit refuses it.
       expect((JSON.parse(result.stdout) as { cost: number | null }).cost).toBeNull();
-      const limited = await runCli(["run", team, "--model", "anthropc/claude-sonnet-4-5", "--input", "hi", "--max-cost", "1"], { env });
+      const limited = await runCliInProcess(["run", team, "--model", "anthropc/claude-sonnet-4-5", "--input", "hi", "--max-cost", "1"], { env });
       expect(limited.code).toBe(2);
       expect(limited.stderr).toContain("model `anthropc/claude-sonnet-4-5` has no known price, so --max-cost cannot count what it costs");
       // A model typo is a word worth saying there too.
-      const typo = await runCli(["run", loop, "--model", "gpt-4o-mni", "--input", "hi", "--dry-run"], { env });
+      const typo = await runCliInProcess(["run", loop, "--model", "gpt-4o-mni", "--input", "hi", "--dry-run"], { env });
       expect(typo.stderr).toContain("model `gpt-4o-mni` is not in lllm's model table");
     } finally {
       await server.close();
@@ -118,7 +123,7 @@ describe("model names in lllm run", () => {
 
   it("no warning for a known name, a dated one, a local server's model, or a name like no known one", async () => {
     for (const model of ["anthropic/claude-haiku-4-5", "gpt-4o-2024-08-06", "ollama/llama3", "my-finetune"]) {
-      const result = await runCli(["run", loop, "--model", model, "--input", "hi", "--dry-run"], { env: { ...base, ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k" } });
+      const result = await runCliInProcess(["run", loop, "--model", model, "--input", "hi", "--dry-run"], { env: { ...base, ANTHROPIC_API_KEY: "k", OPENAI_API_KEY: "k" } });
       expect(result.code, model).toBe(0);
       expect(result.stderr, model).toBe("");
     }

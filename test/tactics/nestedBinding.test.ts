@@ -7,6 +7,7 @@ import { prepareTactic } from "../../src/tactics/prepareTactic.js";
 import { runTactic } from "../../src/tactics/runTactic.js";
 import { ScriptedModel } from "../../src/testing/index.js";
 import { runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 
 const made: string[] = [];
 afterEach(() => {
@@ -68,10 +69,11 @@ describe("nested tactics are bound by prepareTactic", () => {
 
 describe("pkg.tactics:name#tool is checked by prepareTactic", () => {
   it("a YAML tactic has no tools to pick: lllm validate says so at the entry's line", async () => {
+    // The CLI's main() in this process; the validate above spawns the built CLI, end to end.
     const { dir } = deskPackage(["desk.tools:shout"]);
     const file = path.join(dir, "desk", "tactics", "picker.yaml");
     writeFileSync(file, "name: picker\npackages: [..]\nagent_configs:\n  - name: a\n    model_name: gpt-test\n    system_prompt: Hi.\n    tools: [desk.tactics:helper#summarise]\n");
-    const result = await runCli(["validate", file], { cwd: dir });
+    const result = await runCliInProcess(["validate", file], { cwd: dir });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("picker.yaml:7");
     expect(result.stderr).toContain("a YAML tactic has no tools to pick");

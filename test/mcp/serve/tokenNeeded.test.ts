@@ -3,8 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startMcpServeHttp, type ServingCli } from "../../helpers/mcpServeHttp.js";
 import { ROOT } from "../../helpers/paths.js";
 import { runCli } from "../../helpers/runCli.js";
+import { runCliInProcess } from "../../helpers/runCliInProcess.js";
 
-/** `lllm mcp tools <url>` against lllm's own token-protected server: what a user sees without the token, with it, with a wrong one. */
+/**
+ * `lllm mcp tools <url>` against lllm's own token-protected server: what a user sees without the token, with it, with a
+ * wrong one. The call with the token spawns the built CLI, end to end: lllm's redactor is one for the whole process
+ * and only grows, so in this process it would register the token and hide it from every print after. The others run
+ * its main() in this process, which never has the token to register.
+ */
 
 const FIXTURE = path.join(ROOT, "test/fixtures/mcp-conformance");
 const TOKEN = "s3cret-token-for-the-hint-test";
@@ -17,7 +23,7 @@ describe("lllm mcp tools against a server that wants a bearer token", () => {
   afterAll(() => serving?.cli.killTree());
 
   it("without the token: the server's own 401 message and how to pass a token, not an OAuth failure", async () => {
-    const result = await runCli(["mcp", "tools", serving.url]);
+    const result = await runCliInProcess(["mcp", "tools", serving.url]);
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("lllm: error: MCP server `127.0.0.1` needs a token: it answered HTTP 401: \"Unauthorized: send the token as `Authorization: Bearer <token>`\", and offers no OAuth sign-in");
     expect(result.stderr).toContain("bearer_token_env: NAME");
@@ -30,17 +36,17 @@ describe("lllm mcp tools against a server that wants a bearer token", () => {
     expect(good.stderr).toBe("");
     expect(good.code).toBe(0);
     expect(good.stdout).toMatch(/^test_simple_text /m);
-    const wrong = await runCli(["mcp", "tools", "--bearer-token-env", "THE_TOKEN", serving.url], { env: { THE_TOKEN: "not-the-token" } });
+    const wrong = await runCliInProcess(["mcp", "tools", "--bearer-token-env", "THE_TOKEN", serving.url], { env: { THE_TOKEN: "not-the-token" } });
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toContain("refused lllm's credentials: it answered HTTP 401: \"Unauthorized: send the token as `Authorization: Bearer <token>`\"");
     for (const output of [good.stdout, good.stderr, wrong.stdout, wrong.stderr]) expect(output).not.toContain(TOKEN);
   });
 
   it("--bearer-token-env takes a variable's name, for a URL only", async () => {
-    const command = await runCli(["mcp", "tools", "--bearer-token-env", "X", "node server.js"]);
+    const command = await runCliInProcess(["mcp", "tools", "--bearer-token-env", "X", "node server.js"]);
     expect(command.code).toBe(2);
     expect(command.stderr).toContain("--bearer-token-env applies to servers reached by URL, not to a command");
-    const value = await runCli(["mcp", "tools", "--bearer-token-env", "Bearer abc", serving.url]);
+    const value = await runCliInProcess(["mcp", "tools", "--bearer-token-env", "Bearer abc", serving.url]);
     expect(value.code).toBe(2);
     expect(value.stderr).toContain("is not the name of an environment variable");
   });
