@@ -2,10 +2,11 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { orphanedProcesses } from "../helpers/processTree.js";
 import { tempDir } from "../helpers/tempTree.js";
 
-// Each case spawns the CLI and MCP servers: on a busy machine more than the default 30 s.
+// Cases spawn the CLI and MCP servers: on a busy machine more than the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
 
 let server: MockOpenAIServer | undefined;
@@ -13,7 +14,12 @@ afterEach(async () => {
   await server?.close();
 });
 
-/** Pids of running server-everything processes (to prove none is left behind). */
+/**
+ * The server-everything runs go through the built CLI: they check that no server is left behind, and one left running
+ * by main() in this process would have the test worker as its parent, unseen by orphanedProcesses. The server that
+ * fails to start, the HTTP server and server-filesystem are the CLI's main() in this process: what the tool loop does
+ * with them does not depend on being a process of its own.
+ */
 
 describe("lllm run with an MCP server as a tool source", () => {
   it("offers the server's allowed tools, calls them over stdio, and stops the server at the end", async () => {
@@ -65,7 +71,7 @@ describe("lllm run with an MCP server as a tool source", () => {
     const { writeFileSync } = await import("node:fs");
     const dir = tempDir("lllm-mcp-");
     writeFileSync(path.join(dir, "t.yaml"), "global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: broken, command: node, args: [-e, 'process.exit(3)']}\n");
-    const result = await runCli(["run", path.join(dir, "t.yaml"), "--input", "x"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    const result = await runCliInProcess(["run", path.join(dir, "t.yaml"), "--input", "x"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain("broken");
     expect(result.stdout).toBe("");
@@ -81,7 +87,7 @@ describe("MCP over Streamable HTTP and server-filesystem, from the tool loop", (
       const { writeFileSync } = await import("node:fs");
       const dir = tempDir("lllm-mcp-http-");
       writeFileSync(path.join(dir, "t.yaml"), `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: calc, url: "${fixture.url}", headers: {Authorization: Bearer t0k}, prefix: calc_}\n`);
-      const result = await runCli(["run", path.join(dir, "t.yaml"), "--input", "20+22?"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+      const result = await runCliInProcess(["run", path.join(dir, "t.yaml"), "--input", "20+22?"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
       expect(result.stderr).toBe("");
       expect(result).toMatchObject({ code: 0, stdout: "42.\n" });
       const last = server.requests.filter((request) => request.method === "POST")[1]!.body.messages as Array<{ role: string; content: string }>;
@@ -103,7 +109,7 @@ describe("MCP over Streamable HTTP and server-filesystem, from the tool loop", (
     server = await startMockOpenAIServer({
       script: [{ tool_calls: [{ name: "read_text_file", arguments: { path: path.join(dir, "notes.txt") } }, { name: "read_text_file", arguments: { path: "/etc/passwd" } }] }, "teapot"],
     });
-    const result = await runCli(["run", path.join(dir, "t.yaml"), "--input", "What is the secret word?"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    const result = await runCliInProcess(["run", path.join(dir, "t.yaml"), "--input", "What is the secret word?"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(result).toMatchObject({ code: 0, stdout: "teapot\n" });
     const last = server.requests.filter((request) => request.method === "POST")[1]!.body.messages as Array<{ role: string; content: string }>;
     const results = last.filter((message) => message.role === "tool").map((message) => message.content);

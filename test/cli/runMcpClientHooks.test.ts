@@ -5,11 +5,12 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { EVERYTHING } from "../mcp/helpers.js";
 import { runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { mcpClientHooks } from "../../src/cli/mcpClientHooks.js";
 import { startHttpFixture } from "../mcp/fixtures/httpServer.js";
 import { tempDir } from "../helpers/tempTree.js";
 
-// Each case spawns the CLI and MCP servers: on a busy machine more than the default 30 s.
+// Cases spawn the CLI and MCP servers: on a busy machine more than the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
 
 let server: MockOpenAIServer | undefined;
@@ -26,12 +27,19 @@ function everythingTactic(extra = ""): string {
   return file;
 }
 
+/**
+ * How lllm answers a sampling request does not depend on being a process of its own: that run is the CLI's main() in
+ * this process (lllm stops its servers at the end of the run). The others go through the built CLI: `chat` reads
+ * standard input; the bearer tokens must be printed nowhere (lllm redacts for the rest of a process every secret it
+ * has read); and the progress run, whose line on stderr was missing in one of several runs in process (cause not
+ * found).
+ */
 describe("lllm run answers what MCP servers ask", () => {
   it("a sampling request is answered by the agent's own model, and the server's answer reaches the agent", async () => {
     server = await startMockOpenAIServer({
       script: [{ tool_calls: [{ name: "trigger-sampling-request", arguments: { prompt: "Name a colour", maxTokens: 20 } }] }, "Teal.", "The server's model said teal."],
     });
-    const result = await runCli(["run", everythingTactic(), "--input", "Ask the server to sample", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    const result = await runCliInProcess(["run", everythingTactic(), "--input", "Ask the server to sample", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(result.stderr).toBe("");
     expect(result.code).toBe(0);
     const report = JSON.parse(result.stdout) as { output: string; usage: { llm_calls: number; by_agent: Record<string, { model_calls: number }> } };

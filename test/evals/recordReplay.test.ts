@@ -6,6 +6,7 @@ import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/
 import type { MockRequestBody } from "../../src/testing/RecordedRequest.js";
 import type { ScriptedTurn } from "../../src/providers/ScriptedTurn.js";
 import { BIN, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { waitUntil } from "../helpers/waitUntil.js";
 import { tempDir } from "../helpers/tempTree.js";
 import { weatherProject } from "../helpers/weatherProject.js";
@@ -33,6 +34,15 @@ function lllm(home: string, args: string[], env: NodeJS.ProcessEnv = {}, cwd?: s
   return runCli(args, { timeoutMs: 170_000, env: { LLLM_HOME: home, ...env }, ...(cwd ? { cwd } : {}) });
 }
 
+/**
+ * The CLI's main() in this process, as `lllm` runs the built CLI: for the runs that depend on no process of their own.
+ * The recording (its cassettes must not hold the key), `logs`, `run` and the runs after a tool's code changed (a
+ * process imports a module once) go through the built CLI.
+ */
+function inProcess(home: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  return runCliInProcess(args, { env: { LLLM_HOME: home, ...env } });
+}
+
 describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
   it("records cassettes against a server, replays them with no key and no network, and fails the right case with a diff when a tool breaks", async () => {
     const home = tempDir();
@@ -57,7 +67,7 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
 
     // Offline: no key, no server. The JSON report on stdout, the JUnit file for CI.
     const junit = path.join(tempDir(), "reports", "junit.xml");
-    const replayed = await lllm(home, ["test", project.tests, "--offline", "--json", "--junit", junit]);
+    const replayed = await inProcess(home, ["test", project.tests, "--offline", "--json", "--junit", junit]);
     expect(replayed.stderr).toContain("(replay 3)");
     expect(replayed.code).toBe(0);
     const report = JSON.parse(replayed.stdout) as { schema_version: number; ok: boolean; summary: { passed: number; failed: number; cost: number }; cases: Array<{ name: string; mode: string; status: string; run_ids: string[]; assertions: Array<{ type: string; pass: boolean }> }> };
@@ -117,7 +127,7 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
     const good = readFileSync(path.join(project.cassettes, "a-conversation.yaml"), "utf8");
     await server.close();
     server = await startMockOpenAIServer({ handler: () => "I cannot say." });
-    const flaky = await lllm(home, ["test", project.tests, "--update", "--filter", "conversation"], { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
+    const flaky = await inProcess(home, ["test", project.tests, "--update", "--filter", "conversation"], { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
     expect(flaky.code).toBe(1);
     expect(flaky.stderr).toContain("a-conversation.yaml was kept; fix the case (or delete the cassette) to record it again");
     expect(readFileSync(path.join(project.cassettes, "a-conversation.yaml"), "utf8")).toBe(good);
@@ -126,7 +136,7 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
   it("--offline fails a case without a cassette instead of calling a model; a plain run calls it live", async () => {
     const home = tempDir();
     const project = weatherProject();
-    const offline = await lllm(home, ["test", project.tests, "--offline", "--filter", "asks for"]);
+    const offline = await inProcess(home, ["test", project.tests, "--offline", "--filter", "asks for"]);
     expect(offline.code).toBe(1);
     expect(offline.stderr).toContain("no cassette");
     expect(offline.stderr).toContain("and --offline calls no model");
@@ -136,7 +146,7 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
     expect(existsSync(project.cassettes)).toBe(false);
 
     server = await startMockOpenAIServer({ handler: model });
-    const live = await lllm(home, ["test", project.tests, "--filter", "asks for"], { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
+    const live = await inProcess(home, ["test", project.tests, "--filter", "asks for"], { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
     expect(live.code).toBe(0);
     expect(live.stderr).toMatch(/✓ .*› asks for a city {2}\(live, /);
     expect(server.requests.filter((request) => request.path === "/v1/chat/completions")).toHaveLength(1);

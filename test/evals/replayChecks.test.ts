@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import type { MockRequestBody } from "../../src/testing/RecordedRequest.js";
 import type { ScriptedTurn } from "../../src/providers/ScriptedTurn.js";
-import { runCli } from "../helpers/runCli.js";
+import { runCli, type CliOptions, type CliResult } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir, tempTree } from "../helpers/tempTree.js";
 
 let server: MockOpenAIServer | undefined;
@@ -61,12 +62,13 @@ async function liveEnv(): Promise<NodeJS.ProcessEnv> {
 const homes = new Map<string, string>();
 
 /**
- * `lllm test` on the project, offline unless `env` names a server: the built CLI, since each run must load the tools
- * as they are now (a process imports a module once). One LLLM_HOME a project, so its caches stay warm.
+ * `lllm test` on the project, offline unless `env` names a server. One LLLM_HOME a project, so its caches stay warm.
+ * The CLI's main() in this process, unless `cli` is `runCli`: a run after a change to a tool's code is the built CLI,
+ * since it must load the tool as it is now (a process imports a module once).
  */
-function test(dir: string, args: string[] = [], env: NodeJS.ProcessEnv = {}) {
+function test(dir: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, cli: (args: string[], options: CliOptions) => Promise<CliResult> = runCliInProcess) {
   if (!homes.has(dir)) homes.set(dir, tempDir("lllm-home-"));
-  return runCli(["test", dir, ...(Object.keys(env).length === 0 ? ["--offline"] : []), ...args], { env: { LLLM_HOME: homes.get(dir)!, ...env }, cwd: dir, timeoutMs: 120_000 });
+  return cli(["test", dir, ...(Object.keys(env).length === 0 ? ["--offline"] : []), ...args], { env: { LLLM_HOME: homes.get(dir)!, ...env }, cwd: dir, timeoutMs: 120_000 });
 }
 
 /** Change a file for one check, and put it back. */
@@ -94,14 +96,14 @@ describe("a replay notices every change the model would see", { timeout: 240_000
     expect(clean.stderr).not.toContain("warning");
 
     const echo = path.join(dir, "pkg/tools/echo.ts");
-    const described = await withChange(echo, '"Echo a word"', '"Echo a word back, loudly"', () => test(dir));
+    const described = await withChange(echo, '"Echo a word"', '"Echo a word back, loudly"', () => test(dir, [], {}, runCli));
     expect(described.code).toBe(1);
     expect(described.stderr).toContain("✗ crew.test.yaml › echoes  (replay");
     expect(described.stderr).toContain("the replay diverged at agent `bot`'s model call 1: the model would now read tool `echo` otherwise than the recording did:\n         its description differs:\n         - recorded: \"Echo a word\"\n         + now:      \"Echo a word back, loudly\"");
     expect(described.stderr).toContain("Record it again if the change is intended: lllm test crew.test.yaml --update --filter echoes");
     expect(described.stderr).toContain("Tests: 3 failed (3 cases)");
 
-    const shaped = await withChange(echo, 'parameters: { word: { type: "string" } }', 'parameters: { word: { type: "string" }, loud: { type: "boolean" } }', () => test(dir));
+    const shaped = await withChange(echo, 'parameters: { word: { type: "string" } }', 'parameters: { word: { type: "string" }, loud: { type: "boolean" } }', () => test(dir, [], {}, runCli));
     expect(shaped.code).toBe(1);
     expect(shaped.stderr).toContain("the model would now read tool `echo` otherwise than the recording did:\n         its parameters differ:");
     expect(shaped.stderr).toMatch(/\+\s+"loud": \{/);
@@ -134,7 +136,7 @@ describe("a replay notices every change the model would see", { timeout: 240_000
     const text = readFileSync(file, "utf8");
     writeFileSync(file, text.replace(/^setup:\n(?: .*\n)+/m, ""));
     expect(readFileSync(file, "utf8")).not.toContain("setup:");
-    const replayed = await withChange(path.join(dir, "pkg/tools/echo.ts"), '"Echo a word"', '"Echo a word back"', () => test(dir, ["--filter", "echoes"]));
+    const replayed = await withChange(path.join(dir, "pkg/tools/echo.ts"), '"Echo a word"', '"Echo a word back"', () => test(dir, ["--filter", "echoes"], {}, runCli));
     expect(replayed.code).toBe(0);
     expect(replayed.stderr).toContain(
       "lllm: warning: a cassette was recorded before lllm kept each agent's model and the tools as the model read them (__cassettes__/crew.test.yaml/echoes.yaml): their replays check the messages and the tool results, not the model or the tools' descriptions and parameters. Record again to check those too: lllm test crew.test.yaml --update",

@@ -2,12 +2,17 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir } from "../helpers/tempTree.js";
 import { FIXTURE } from "./helpers.js";
 
 vi.setConfig({ testTimeout: 120_000 });
 
-/** `${NAME}` in a stdio server's `env`, through `lllm run` as a user writes it: read from lllm's environment, strictly. */
+/**
+ * `${NAME}` in a stdio server's `env`, through `lllm run` as a user writes it: read from lllm's environment, strictly.
+ * The checks that a value is redacted go through the built CLI (lllm redacts for the rest of a process every secret
+ * it has read); the config error is the CLI's main() in this process.
+ */
 
 const SECRET = "value-of-the-service-credential-42";
 
@@ -68,7 +73,7 @@ describe("a stdio MCP server's env: ${NAME} from lllm's environment", () => {
 
   it("an unset variable without a default is a config error naming the file, the line and the variable", async () => {
     const { tactic, turns, home } = project();
-    const run = await runCli(["run", tactic, "--model", `scripted:${turns}`, "--input", "go"], { env: { LLLM_HOME: home } });
+    const run = await runCliInProcess(["run", tactic, "--model", `scripted:${turns}`, "--input", "go"], { env: { LLLM_HOME: home } });
     expect(run.code).toBe(2);
     expect(run.stderr).toContain(`${tactic}:12:`);
     expect(run.stderr).toContain("MCP server `fx`: env `SERVICE_TOKEN` names the variable `LLLM_TEST_SERVICE_VALUE` (`${LLLM_TEST_SERVICE_VALUE}`), which is not set (or empty)");

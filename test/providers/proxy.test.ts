@@ -4,6 +4,7 @@ import { startMockAnthropicServer, startMockGeminiServer, startMockOpenAIServer 
 import { freePort } from "../helpers/freePort.js";
 import { startHttpProxy, type HttpProxy } from "../helpers/httpProxy.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { leaksOf } from "../helpers/secretEncodings.js";
 import { selfSignedCertificate, startTlsFront } from "../helpers/tlsServer.js";
 
@@ -11,6 +12,11 @@ import { selfSignedCertificate, startTlsFront } from "../helpers/tlsServer.js";
  * The model clients go through the proxies of the environment (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, either case), as
  * users of corporate networks need: a CONNECT tunnel for https, an absolute-form request for http. The proxy's
  * credentials go to the proxy alone; the API key never reaches it through a tunnel.
+ *
+ * The runs against http servers, and the unreachable proxy, are the CLI's main() in this process: what goes through
+ * the proxy and what lllm says does not depend on being a process of its own. The built CLI runs the https cases
+ * (Node reads NODE_EXTRA_CA_CERTS when its process starts) and the checks that no secret is printed (lllm redacts
+ * for the rest of a process every secret it has read).
  */
 
 const loop = path.join(ROOT, "test/fixtures/run/loop.yaml");
@@ -84,14 +90,14 @@ for (const provider of providers) {
       const port = portOf(server.url);
       const origin = `http://127.0.0.1:${port}`;
       const env = { ...provider.env(origin, provider.key), HTTP_PROXY: `http://user:proxy-Secret-42@127.0.0.1:${forward.port}` };
-      const proxied = await runCli(["run", loop, "--model", provider.model, "--input", "Weather?"], { env, timeoutMs: 60_000 });
+      const proxied = await runCliInProcess(["run", loop, "--model", provider.model, "--input", "Weather?"], { env });
       expect(proxied).toMatchObject({ code: 0, stdout: "Sunny.\n" });
       expect(forward.requests).toHaveLength(1);
       expect(forward.requests[0]!.method).toBe("POST");
       expect(forward.requests[0]!.target.startsWith(`${origin}/`)).toBe(true);
       expect(forward.requests[0]!.headers["proxy-authorization"]).toBe(`Basic ${Buffer.from("user:proxy-Secret-42").toString("base64")}`);
 
-      const direct = await runCli(["run", loop, "--model", provider.model, "--input", "Weather?"], { env: { ...env, no_proxy: `localhost, 127.0.0.1:${port}` }, timeoutMs: 60_000 });
+      const direct = await runCliInProcess(["run", loop, "--model", provider.model, "--input", "Weather?"], { env: { ...env, no_proxy: `localhost, 127.0.0.1:${port}` } });
       expect(direct).toMatchObject({ code: 0, stdout: "Rainy.\n" });
       expect(forward.requests).toHaveLength(1);
       const posts = server.requests.filter((request) => request.method === "POST");
@@ -124,7 +130,7 @@ describe("proxy failures", { timeout: 120_000 }, () => {
   it("a proxy that cannot be reached is named as such, for https and http servers alike", async () => {
     const dead = await freePort();
     for (const [variable, baseURL] of [["HTTPS_PROXY", "https://api.example.test/v1"], ["HTTP_PROXY", "http://api.example.test/v1"]] as const) {
-      const result = await runCli(["run", loop, "--model", "gpt-4o-mini", "--input", "Weather?"], { env: { OPENAI_API_KEY: "sk-openai-key-0000000001", OPENAI_BASE_URL: baseURL, [variable]: `http://127.0.0.1:${dead}`, LLLM_RETRY_DELAY_MS: "1" }, timeoutMs: 60_000 });
+      const result = await runCliInProcess(["run", loop, "--model", "gpt-4o-mini", "--input", "Weather?"], { env: { OPENAI_API_KEY: "sk-openai-key-0000000001", OPENAI_BASE_URL: baseURL, [variable]: `http://127.0.0.1:${dead}`, LLLM_RETRY_DELAY_MS: "1" } });
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`the proxy http://127.0.0.1:${dead} cannot be reached: connect ECONNREFUSED`);
       expect(result.stderr).toContain("check the proxy variables");

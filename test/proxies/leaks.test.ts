@@ -5,6 +5,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { ROOT, runCli } from "../helpers/runCli.js";
+import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { encodingsOf, leaksOf } from "../helpers/secretEncodings.js";
 import { tempDir } from "../helpers/tempTree.js";
 
@@ -163,9 +164,14 @@ describe.each(KEYS)("proxy keys with URL-special characters never leave lllm (9.
   }, 90_000);
 });
 
+/**
+ * What the API servers are asked does not depend on being a process of its own: these calls are the CLI's main() in
+ * this process. The checks above, that nothing lllm prints or keeps holds the key, go through the built CLI (lllm
+ * redacts for the rest of a process every secret it has read).
+ */
 describe("proxies never follow a redirect to another origin (9.3)", () => {
   it("follows a redirect within the API's origin", async () => {
-    const result = await runCli(["proxy", "call", "echo/hop", "-p", PACKAGE, "--no-cache"], { env });
+    const result = await runCliInProcess(["proxy", "call", "echo/hop", "-p", PACKAGE, "--no-cache"], { env });
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ url: expect.stringContaining("/api/echo") });
     expect(api.seen.map((request) => new URL(request.url!, "http://x").pathname)).toEqual(["/api/hop", "/api/echo"]);
@@ -173,7 +179,7 @@ describe("proxies never follow a redirect to another origin (9.3)", () => {
 
   it("refuses a redirect to another host, for a query key and for a header key, and says so", async () => {
     for (const target of ["echo/away", "echoh/away"]) {
-      const result = await runCli(["proxy", "call", target, "-p", PACKAGE, "--no-cache"], { env });
+      const result = await runCliInProcess(["proxy", "call", target, "-p", PACKAGE, "--no-cache"], { env });
       expect(result.code, target).toBe(1);
       expect(result.stderr).toContain("redirect");
       expect(result.stderr).toContain(other.url);
@@ -185,7 +191,7 @@ describe("proxies never follow a redirect to another origin (9.3)", () => {
   });
 
   it("keeps the header key on a same-origin redirect", async () => {
-    const result = await runCli(["proxy", "call", "echoh/hop", "-p", PACKAGE, "--no-cache"], { env });
+    const result = await runCliInProcess(["proxy", "call", "echoh/hop", "-p", PACKAGE, "--no-cache"], { env });
     expect(result.code).toBe(0);
     expect(api.seen.map((request) => request.headers["x-api-key"])).toEqual([KEY, KEY]);
   });
