@@ -43,6 +43,8 @@ const MAX_PENDING_BYTES = 256 * 1024;
 export class RunSpool {
   static readonly #byFile = new Map<string, RunSpool>();
   static readonly #byFolder = new Map<string, RunSpool>();
+  /** One `exit` hook for every spool of the process: a library caller may record into many homes (one each). */
+  static #exitHook = false;
 
   /** The process's spool for the store `file` (`$LLLM_HOME/logs.db`). */
   static of(file: string): RunSpool {
@@ -62,7 +64,6 @@ export class RunSpool {
   #pending: string[] = [];
   #pendingBytes = 0;
   #timer: NodeJS.Timeout | undefined;
-  #exitHook = false;
   #warned = false;
   #losses = 0;
 
@@ -75,10 +76,12 @@ export class RunSpool {
    * `FLUSH_DELAY_MS`. Throws when the spool cannot be written (the recorder tells the user, once).
    */
   append(entry: SpoolEntry, options: { now: boolean }): void {
-    if (!this.#exitHook) {
+    if (!RunSpool.#exitHook) {
       // What waits is written when the process ends, however it ends short of a kill (a return, exit(), a signal lllm handles).
-      this.#exitHook = true;
-      process.on("exit", () => this.close());
+      RunSpool.#exitHook = true;
+      process.on("exit", () => {
+        for (const spool of RunSpool.#byFolder.values()) spool.close();
+      });
     }
     const line = `${JSON.stringify(entry)}\n`;
     this.#pending.push(line);

@@ -99,6 +99,18 @@ describe("runs are recorded into the spool and merged into logs.db by readers", 
   });
 });
 
+describe("a process that records into many homes (a library caller, a test worker)", () => {
+  it("adds one exit hook for all of them, so twelve homes raise no MaxListenersExceededWarning", () => {
+    const before = process.listenerCount("exit");
+    const spools = Array.from({ length: 12 }, () => RunSpool.of(path.join(tempDir("lllm-spool-homes-"), "logs.db")));
+    for (const spool of spools) spool.append({ close: true }, { now: false });
+    // One hook at most: an earlier test of this worker may have added it already.
+    expect(process.listenerCount("exit") - before).toBeLessThanOrEqual(1);
+    expect(process.listeners("exit").length).toBeLessThan(process.getMaxListeners());
+    for (const spool of spools) spool.close();
+  });
+});
+
 describe("a tool call's arguments are redacted once for its answer and the next call's dialog", () => {
   it("but a key learnt in between is removed from the dialog all the same", () => {
     const home = tempDir();
