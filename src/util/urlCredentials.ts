@@ -20,6 +20,13 @@ const USERINFO = /\b([a-z][a-z0-9+.-]{0,31}:(?:\\{0,7}\/){2})([^\s/?#"'<>()[\]{}
  */
 const PLACEHOLDER = /^(?:USER|USERNAME|TOKEN)?(?::(?:PASSWORD|PASS|TOKEN))?$/;
 
+/**
+ * An ssh URL's user name alone (`ssh://git@host`, `git+ssh://deploy@host`): an account's name, not a secret (ssh
+ * signs in with a key or asks for the password), so kept as written. A password beside it is still one.
+ */
+const SSH_SCHEME = /^(?:[a-z0-9.-]+\+)?ssh:/i;
+const sshUser = (scheme: string, userinfo: string): boolean => !userinfo.includes(":") && SSH_SCHEME.test(scheme);
+
 /** Whether USERINFO can match: most texts hold no `@`, or no `://` (or `:\/`), and are passed at once. */
 function mayHoldUserinfo(text: string): boolean {
   return text.includes("@") && (text.includes("://") || text.includes(":\\"));
@@ -28,18 +35,20 @@ function mayHoldUserinfo(text: string): boolean {
 /** The text with the userinfo of every URL in it replaced: `http://[redacted]@host/v1`. */
 export function maskUrlCredentials(text: string, mask = "[redacted]"): string {
   if (!mayHoldUserinfo(text)) return text;
-  return text.replace(USERINFO, (match, scheme: string, userinfo: string) => (userinfo !== "" && PLACEHOLDER.test(userinfo) ? match : `${scheme}${mask}@`));
+  return text.replace(USERINFO, (match, scheme: string, userinfo: string) => (userinfo !== "" && (PLACEHOLDER.test(userinfo) || sshUser(scheme, userinfo)) ? match : `${scheme}${mask}@`));
 }
 
 /**
  * The secrets in the URLs of `text`: each password (decoded from its percent-encoding), and a user name that stands
- * alone (`https://<token>@host`: a token, by the common convention). A user name beside a password is not one.
+ * alone (`https://<token>@host`: a token, by the common convention) but an ssh URL's. A user name beside a password
+ * is not one.
  */
 export function urlCredentials(text: string): string[] {
   if (!mayHoldUserinfo(text)) return [];
   const found: string[] = [];
   for (const match of text.matchAll(USERINFO)) {
     const userinfo = match[2]!;
+    if (sshUser(match[1]!, userinfo)) continue;
     const colon = userinfo.indexOf(":");
     found.push(decode(colon === -1 ? userinfo : userinfo.slice(colon + 1)));
   }

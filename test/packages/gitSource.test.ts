@@ -92,5 +92,7 @@ describe("a git package", () => {
     expect(refused.code).toBe(2);
     expect(refused.stderr).toContain("package source `git+https://127.0.0.1:1/none.git` was given with a password or token in its address");
     expect(refused.stderr).not.toContain("pw-0123456789");
+    // The hint's ssh address is shown as written: its user is an account's name, not a credential to hide.
+    expect(refused.stderr).toContain("an SSH key: git+ssh://git@host/repo.git");
   }, 180_000);
 });

@@ -127,7 +127,9 @@ describe("SecretRedactor: wrapped and spaced-out hex and base64", () => {
     redactor.add("pa55-word-known-123");
     expect(redactor.redactKnown("clone ssh://git@github.com/org/repo.git, db postgres://app@db:5432/main")).toBe("clone ssh://git@github.com/org/repo.git, db postgres://app@db:5432/main");
     expect(redactor.redactKnown("https://me:pa55-word-known-123@host/x")).toBe(`https://me:${REDACTED}@host/x`);
-    expect(redactor.redact("ssh://git@github.com/org/repo.git")).toBe(`ssh://${REDACTED}@github.com/org/repo.git`);
+    // What is printed or stored masks every URL's userinfo but an ssh URL's user name alone (an account's name).
+    expect(redactor.redact("ssh://git@github.com/org/repo.git")).toBe("ssh://git@github.com/org/repo.git");
+    expect(redactor.redact("https://app@db/main ssh://git:pw-unknown-77@github.com/x")).toBe(`https://${REDACTED}@db/main ssh://${REDACTED}@github.com/x`);
   });
 
   it("leaves ordinary text with line breaks and spaces as it was", () => {

@@ -16,6 +16,9 @@ describe("credentials in URLs", () => {
     ["--queue redis://:PASSWORD@host:port (or redis://USER:PASSWORD@host:port)", "--queue redis://:PASSWORD@host:port (or redis://USER:PASSWORD@host:port)"],
     ["redis://USER:PASSWORDx@host", "redis://[redacted]@host"],
     ["no userinfo: http://host/v1?to=me@example.com and me@example.com", "no userinfo: http://host/v1?to=me@example.com and me@example.com"],
+    // An ssh URL's user is an account's name (ssh signs in with a key): a hint's git+ssh://git@host stays readable.
+    ["an SSH key: git+ssh://git@host/repo.git, or ssh://deploy@host:22/x", "an SSH key: git+ssh://git@host/repo.git, or ssh://deploy@host:22/x"],
+    ["ssh://deploy:hunter2@host/x and https://ghp_tok3n@host/x", "ssh://[redacted]@host/x and https://[redacted]@host/x"],
   ])("masks the userinfo of %j", (text, masked) => {
     expect(maskUrlCredentials(text)).toBe(masked);
   });
@@ -30,6 +33,7 @@ describe("credentials in URLs", () => {
 
   it("finds passwords (decoded), and a user name that stands alone (a token)", () => {
     expect(urlCredentials("http://alice:pa55%2Fword@host http://ghp_token123456@github.com")).toEqual(["pa55/word", "ghp_token123456"]);
+    expect(urlCredentials("git+ssh://git@github.com/org/repo.git ssh://deploy:s3cret-pass@host")).toEqual(["s3cret-pass"]);
     expect(urlCredentialsIn({ global: { invoker_config: { base_url: "http://u:secret-one@h/v1" } }, servers: [{ url: "https://u:secret-two@h/mcp" }] })).toEqual(expect.arrayContaining(["secret-one", "secret-two"]));
   });
 
