@@ -89,7 +89,7 @@ export function keysGetCommand(name: string): void {
 export function keysRemoveCommand(name: string): void {
   const variable = variableOf(name);
   const file = keysFile();
-  // A link to nowhere reads as no keys: said as what it is, not as "no key of that name".
+  // A link to nowhere is said as what it means here: nothing is written (readKeys would say no key could be read).
   keysWriteTarget(file);
   const keys = readKeys(file);
   if (!Object.hasOwn(keys, variable)) throw notFound(variable, file);
