@@ -3,6 +3,7 @@ import path from "node:path";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import type { ScriptedTurn } from "../../src/providers/ScriptedTurn.js";
 import { runCli, type CliResult } from "./runCli.js";
+import { runCliInProcess } from "./runCliInProcess.js";
 import { startCli, waitUntil, type RunningCli } from "./processTree.js";
 import { tempDir, writeTree } from "./tempTree.js";
 
@@ -57,6 +58,12 @@ export interface DurableProject {
   crashInTool(name: string, n: number, args?: string[]): Promise<void>;
   /** `lllm …` in the project folder, to its end. */
   run(args: string[]): Promise<CliResult>;
+  /**
+   * `lllm …` in the project folder, to its end, as the CLI's main() in this process (see runCliInProcess). A resume
+   * holds its run until its process exits (`holdRun`), and this process does not: a resume that another resume of
+   * the same run follows is a spawn (`run`).
+   */
+  inProcess(args: string[]): Promise<CliResult>;
   /** `lllm …` in the project folder, running. */
   start(args: string[]): RunningCli;
   close(): Promise<void>;
@@ -248,6 +255,7 @@ agent_configs:
       project.clearMarks();
     },
     run: (args) => runCli(args, { cwd: dir, env, timeoutMs: 120_000 }),
+    inProcess: (args) => runCliInProcess(args, { cwd: dir, env }),
     start: (args) => startCli(args, { cwd: dir, env }),
     close: () => server.close(),
   };

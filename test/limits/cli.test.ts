@@ -8,11 +8,8 @@ import { tempDir } from "../helpers/tempTree.js";
 /** A busy machine can take long to start the CLI: a generous limit, since a passing run waits no longer than it must. */
 const cli = (args: string[], options: CliOptions = {}): Promise<CliResult> => runCli(args, { timeoutMs: 120_000, ...options });
 
-/**
- * The CLI's main() in this process: what the limits do and say does not depend on being a process of its own. One
- * run, `logs` and `validate` go through the built CLI (`cli`), end to end.
- */
-const inProcess = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> => runCliInProcess(args, options);
+// `runCliInProcess` (the CLI's main() in this process): what the limits do and say does not depend on being a process
+// of its own. One run, `logs` and `validate` go through the built CLI (`cli`), end to end.
 
 /**
  * Limits of a whole run, through the CLI against the mock OpenAI-compatible server. The fixtures' folder holds
@@ -38,7 +35,7 @@ function agentOf(body: MockRequestBody): string {
 
 async function run(tactic: string, answer: (agent: string, messages: WireMessage[]) => ScriptedTurn, args: string[] = []): Promise<CliResult> {
   server = await startMockOpenAIServer({ handler: (body) => answer(agentOf(body), (body.messages ?? []) as WireMessage[]) });
-  return inProcess(["run", path.join(fixtures, tactic), "--input", "go", ...args], {
+  return runCliInProcess(["run", path.join(fixtures, tactic), "--input", "go", ...args], {
     cwd: fixtures,
     env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: server.url, LLLM_HOME: tempDir("lllm-home-"), LLLM_RETRY_DELAY_MS: "1" },
   });
@@ -134,12 +131,12 @@ describe("limits of the whole run", () => {
 
     server = await startMockOpenAIServer({ script: [lookup("a")], failures: [{ delayMs: 60_000 }] });
     const home = tempDir("lllm-home-");
-    const slow = await inProcess(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-duration", "1"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home } });
+    const slow = await runCliInProcess(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-duration", "1"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home } });
     expect(slow.code).toBe(3);
     expect(slow.stderr).toMatch(/lllm: error: max_duration reached \(1 s, --max-duration\): the run has taken \d+(\.\d)? s/);
     // At least the limit; how much more is the machine's (a busy one runs the timer late).
     expect(Number(/the run has taken ([\d.]+) s/.exec(slow.stderr)?.[1])).toBeGreaterThanOrEqual(1);
-    const shown = await inProcess(["logs", "show", "last"], { env: { LLLM_HOME: home } });
+    const shown = await runCliInProcess(["logs", "show", "last"], { env: { LLLM_HOME: home } });
     expect(shown.stdout).toContain("limits max_duration 1");
     expect(shown.stdout).toContain("budget (exit 3)");
 
@@ -149,13 +146,13 @@ describe("limits of the whole run", () => {
     server = await startMockOpenAIServer({ script: [lookup("a"), lookup("b"), "Done."] });
     const home = tempDir("lllm-home-");
     const env = { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home };
-    const result = await inProcess(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-cost", "5"], { cwd: fixtures, env });
+    const result = await runCliInProcess(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-cost", "5"], { cwd: fixtures, env });
     expect(result.code).toBe(0);
-    const shown = await inProcess(["logs", "show", "last"], { env: { LLLM_HOME: home } });
+    const shown = await runCliInProcess(["logs", "show", "last"], { env: { LLLM_HOME: home } });
     expect(shown.stdout).toContain("limits max_cost 5");
     expect(shown.stdout).toMatch(/agent bot: 3 model calls, \d+ tokens, \$0\.\d+, 2 tool calls/);
     expect(shown.stdout).toContain("tool lookup: 2 calls");
-    const json = JSON.parse((await inProcess(["logs", "show", "last", "--json"], { env: { LLLM_HOME: home } })).stdout) as { details: { spend: { by_agent: Record<string, unknown>; by_tool: Record<string, unknown>; limits: unknown } } };
+    const json = JSON.parse((await runCliInProcess(["logs", "show", "last", "--json"], { env: { LLLM_HOME: home } })).stdout) as { details: { spend: { by_agent: Record<string, unknown>; by_tool: Record<string, unknown>; limits: unknown } } };
     expect(json.details.spend.limits).toEqual({ max_cost: 5 });
     expect(Object.keys(json.details.spend.by_tool)).toEqual(["lookup"]);
   }, 300_000);
@@ -199,7 +196,7 @@ describe("limits on the native providers", () => {
         ["anthropic/claude-test", { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: anthropic.url }],
         ["gemini/gemini-test", { GEMINI_API_KEY: "k", GEMINI_BASE_URL: gemini.url }],
       ] as const) {
-        const result = await inProcess(["run", path.join(fixtures, "loop.yaml"), "--model", model, "--input", "go", "--max-cost", "0.2", "--max-steps", "50", "--json", "--no-stream"], { cwd: fixtures, env: { ...env, LLLM_HOME: tempDir("lllm-home-") } });
+        const result = await runCliInProcess(["run", path.join(fixtures, "loop.yaml"), "--model", model, "--input", "go", "--max-cost", "0.2", "--max-steps", "50", "--json", "--no-stream"], { cwd: fixtures, env: { ...env, LLLM_HOME: tempDir("lllm-home-") } });
         expect(result.code, model).toBe(3);
         const report = JSON.parse(result.stdout) as Failure;
         expect(report.error.code, model).toBe("limit_max_cost");
@@ -216,7 +213,7 @@ describe("limits on the native providers", () => {
 describe("bad limits", () => {
   it("a model without a price under max_cost is an error before the run starts (exit 2), at the model's line", async () => {
     server = await startMockOpenAIServer({ script: ["never"] });
-    const result = await inProcess(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-cost", "1", "--model", "my-private-model"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
+    const result = await runCliInProcess(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-cost", "1", "--model", "my-private-model"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain("lllm: error: --model: model `my-private-model` has no known price, so --max-cost cannot count what it costs");
     expect(result.stderr).toContain('prices: {"my-private-model": {input:');
@@ -236,14 +233,14 @@ describe("bad limits", () => {
 
     const unpriced = path.join(dir, "unpriced.yaml");
     writeFileSync(unpriced, "name: unpriced\nlimits: {max_cost: 1}\nagent_configs:\n  - name: a\n    model_name: [gpt-4o-mini, ollama/llama3.1]\n    system_prompt: hi\n");
-    const priced = await inProcess(["validate", unpriced], { cwd: dir });
+    const priced = await runCliInProcess(["validate", unpriced], { cwd: dir });
     expect(priced.code).toBe(2);
     expect(priced.stderr).toContain("lllm: error: unpriced.yaml:5:31: model `ollama/llama3.1` has no known price, so limits.max_cost of unpriced.yaml:2:20 cannot count what it costs");
   }, 300_000);
 
   it("a limit flag that is not a positive number is a usage error (exit 2)", async () => {
     for (const [flag, value] of [["--max-cost", "-0.5"], ["--max-tokens", "1.5"], ["--max-tool-calls", "many"], ["--max-duration", "0"]] as const) {
-      const result = await inProcess(["run", path.join(fixtures, "loop.yaml"), "--input", "go", flag, value], { cwd: fixtures });
+      const result = await runCliInProcess(["run", path.join(fixtures, "loop.yaml"), "--input", "go", flag, value], { cwd: fixtures });
       expect(result.code, flag).toBe(2);
       expect(result.stderr, flag).toMatch(new RegExp(`^lllm: error: ${flag} must be `));
     }

@@ -10,11 +10,9 @@ import { tempDir } from "../helpers/tempTree.js";
 /** A busy machine can take long to start the CLI: a generous limit, since a passing run waits no longer than it must. */
 const cli = (args: string[], options: CliOptions = {}): Promise<CliResult> => runCli(args, { timeoutMs: 120_000, ...options });
 
-/**
- * The CLI's main() in this process: which model answers, and what is said about it, does not depend on being a
- * process of its own. The first case's run and `logs`, and a `validate`, go through the built CLI (`cli`), end to end.
- */
-const inProcess = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> => runCliInProcess(args, options);
+// `runCliInProcess` (the CLI's main() in this process): which model answers, and what is said about it, does not depend
+// on being a process of its own. The first case's run and `logs`, and a `validate`, go through the built CLI (`cli`),
+// end to end.
 
 /**
  * Model fallback through the CLI: a chain whose first model's provider fails (the mock OpenAI-compatible server)
@@ -93,7 +91,7 @@ describe("a model_name list is a fallback chain", () => {
     anthropic = await startMockAnthropicServer({ failures: Array.from({ length: 5 }, () => ({ status: 529, message: "Overloaded" })) });
     gemini = await startMockGeminiServer({ script: ["From Gemini."] });
     const closedPort = await freePort();
-    const result = await inProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test", "gemini/gemini-test"]), "--input", "Hi", "--no-stream"], {
+    const result = await runCliInProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test", "gemini/gemini-test"]), "--input", "Hi", "--no-stream"], {
       env: { ...env(), OPENAI_BASE_URL: `http://127.0.0.1:${closedPort}/v1` },
     });
     expect(result.code).toBe(0);
@@ -106,7 +104,7 @@ describe("a model_name list is a fallback chain", () => {
     openai = await startMockOpenAIServer({ script: ["never"], failures: Array.from({ length: 5 }, () => ({ delayMs: 60_000 })) });
     anthropic = await startMockAnthropicServer({ script: ["From Claude."] });
     // --timeout holds for the fallback's call too: 5 s, so that its answer is in time on a busy machine.
-    const result = await inProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--timeout", "5", "--json", "--no-stream"], { env: env() });
+    const result = await runCliInProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--timeout", "5", "--json", "--no-stream"], { env: env() });
     expect(result.code).toBe(0);
     expect((JSON.parse(result.stdout) as { output: string; model_calls: Array<{ model: string }> }).model_calls.map((call) => call.model)).toEqual(["anthropic/claude-test"]);
     expect(result.stderr).toMatch(/^lllm: warning: anthropic\/claude-test answers instead of gpt-test from now on \(gpt-test: no answer from .* within 5 s\)\n$/);
@@ -115,7 +113,7 @@ describe("a model_name list is a fallback chain", () => {
     // A 429 that the retries did not mend: the next model answers.
     openai = await startMockOpenAIServer({ script: ["never"], failures: Array.from({ length: 5 }, () => ({ status: 429, message: "Rate limit reached for requests" })) });
     anthropic = await startMockAnthropicServer({ script: ["From Claude."] });
-    const limited = await inProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--no-stream"], { env: env() });
+    const limited = await runCliInProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--no-stream"], { env: env() });
     expect(limited.code).toBe(0);
     expect(limited.stdout).toBe("From Claude.\n");
     expect(limited.stderr).toMatch(/^lllm: warning: anthropic\/claude-test answers instead of gpt-test from now on \(gpt-test: .*rate limited \(429\).*gave up after 5 attempts.*\)\n$/);
@@ -126,7 +124,7 @@ describe("a model_name list is a fallback chain", () => {
     for (const status of [401, 400]) {
       openai = await startMockOpenAIServer({ failures: [{ status, message: status === 401 ? "Incorrect API key provided." : "Invalid value for 'temperature'." }] });
       anthropic = await startMockAnthropicServer({ script: ["never"] });
-      const result = await inProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--json"], { env: env() });
+      const result = await runCliInProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--json"], { env: env() });
       expect(result.code, String(status)).toBe(1);
       expect((JSON.parse(result.stdout) as { error: { code: string } }).error.code).toBe(status === 401 ? "provider_auth" : "provider_http");
       expect(posts(anthropic), String(status)).toBe(0);
@@ -139,7 +137,7 @@ describe("a model_name list is a fallback chain", () => {
   it("an answer already streamed in part does not fall back (it would be printed twice)", async () => {
     openai = await startMockOpenAIServer({ script: ["A long answer that is cut in the middle."], failures: [{ cut: "reset_mid_answer" }] });
     anthropic = await startMockAnthropicServer({ script: ["never"] });
-    const result = await inProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--stream"], { env: env() });
+    const result = await runCliInProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--stream"], { env: env() });
     expect(result.code).toBe(1);
     expect(posts(anthropic)).toBe(0);
   }, 300_000);
@@ -149,7 +147,7 @@ describe("a model_name list is a fallback chain", () => {
     const own = await startMockOpenAIServer({ failures: Array.from({ length: 5 }, () => ({ status: 503 })) });
     anthropic = await startMockAnthropicServer({ script: ["From Claude."] });
     try {
-      const result = await inProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"], { base_url: own.url }), "--input", "Hi", "--no-stream"], { env: env() });
+      const result = await runCliInProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"], { base_url: own.url }), "--input", "Hi", "--no-stream"], { env: env() });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toBe("From Claude.\n");
       expect(posts(own)).toBe(5);
@@ -166,13 +164,13 @@ describe("a model_name list is a fallback chain", () => {
     anthropic = await startMockAnthropicServer({ script: ["From Claude."] });
     try {
       const tactic = chainTactic(["gpt-test"], { base_url: own.url });
-      const result = await inProcess(["run", tactic, "--model", "anthropic/claude-test", "--input", "Hi", "--no-stream"], { env: env() });
+      const result = await runCliInProcess(["run", tactic, "--model", "anthropic/claude-test", "--input", "Hi", "--no-stream"], { env: env() });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toBe("From Claude.\n");
       expect(own.requests).toHaveLength(0);
       expect(JSON.stringify(anthropic.requests.find((request) => request.method === "POST")!.headers)).toContain("sk-ant-test");
       // Another model on the file's own server keeps it.
-      const same = await inProcess(["run", tactic, "--model", "gpt-other", "--input", "Hi", "--no-stream"], { env: env() });
+      const same = await runCliInProcess(["run", tactic, "--model", "gpt-other", "--input", "Hi", "--no-stream"], { env: env() });
       expect(same.code, same.stderr).toBe(0);
       expect(same.stdout).toBe("From the file's server.\n");
       expect(posts(own)).toBe(1);
@@ -184,13 +182,13 @@ describe("a model_name list is a fallback chain", () => {
   it("an agent's api_key_env is its first model's, and a provider's own key variable goes to that provider's server only (exit 2 before any call)", async () => {
     openai = await startMockOpenAIServer({ script: ["never"] });
     // [gpt-4o-mini, openrouter/x] with OPENROUTER_API_KEY: it would send the OpenRouter key to the OpenAI URL.
-    const result = await inProcess(["run", chainTactic(["gpt-test", "openrouter/meta/llama-3-8b"], { api_key_env: "OPENROUTER_API_KEY" }), "--input", "Hi"], { env: { ...env(), OPENROUTER_API_KEY: "sk-or-secret-1234" } });
+    const result = await runCliInProcess(["run", chainTactic(["gpt-test", "openrouter/meta/llama-3-8b"], { api_key_env: "OPENROUTER_API_KEY" }), "--input", "Hi"], { env: { ...env(), OPENROUTER_API_KEY: "sk-or-secret-1234" } });
     expect(result.code).toBe(2);
     expect(result.stderr).toContain(`lllm: error: invoker_config.api_key_env names OPENROUTER_API_KEY, the key of \`openrouter/\` models, but model \`gpt-test\` is sent to ${openai.url}`);
     expect(result.stderr).not.toContain("sk-or-secret");
     expect(openai.requests).toHaveLength(0);
     // With the key written beside the server it is for, the user said where it goes.
-    const besides = await inProcess(["run", chainTactic(["gpt-test"], { api_key_env: "OPENROUTER_API_KEY", base_url: openai.url }), "--input", "Hi", "--no-stream"], { env: { ...env(), OPENROUTER_API_KEY: "sk-or-secret-1234" } });
+    const besides = await runCliInProcess(["run", chainTactic(["gpt-test"], { api_key_env: "OPENROUTER_API_KEY", base_url: openai.url }), "--input", "Hi", "--no-stream"], { env: { ...env(), OPENROUTER_API_KEY: "sk-or-secret-1234" } });
     expect(besides.code, besides.stderr).toBe(0);
     expect(openai.requests[0]!.headers["authorization"]).toBe("Bearer sk-or-secret-1234");
   }, 300_000);
@@ -206,19 +204,19 @@ describe("a model_name list is a fallback chain", () => {
     // the near ones, for every model of the chain.
     const typo = path.join(dir, "typo.yaml");
     writeFileSync(typo, "name: typo\nglobal:\n  model_name: [gpt-4o-mini, anthropic/claude-haiku-4-55]\n  fallback_models: [gemini/gemini-2.5-flsh]\nagent_configs:\n  - name: a\n    system_prompt: hi\n");
-    const warned = await inProcess(["validate", typo], { cwd: dir });
+    const warned = await runCliInProcess(["validate", typo], { cwd: dir });
     expect(warned.code).toBe(0);
     expect(warned.stderr).toContain("lllm: warning: typo.yaml:3:29: model `anthropic/claude-haiku-4-55` is not in lllm's model table");
     expect(warned.stderr).toContain("lllm: warning: typo.yaml:4:21: model `gemini/gemini-2.5-flsh` is not in lllm's model table");
     expect(warned.stderr).toContain("did you mean `gemini/gemini-2.5-flash`");
     const good = chainTactic(["gpt-4o-mini", "anthropic/claude-haiku-4-5", "ollama/llama3.1"]);
-    const valid = await inProcess(["validate", good]);
+    const valid = await runCliInProcess(["validate", good]);
     expect(valid.code).toBe(0);
     expect(valid.stdout).toContain("    model: gpt-4o-mini -> anthropic/claude-haiku-4-5 -> ollama/llama3.1\n");
-    const json = JSON.parse((await inProcess(["validate", good, "--json"])).stdout) as { agents: Array<{ model: string; fallback_models: string[] }> };
+    const json = JSON.parse((await runCliInProcess(["validate", good, "--json"])).stdout) as { agents: Array<{ model: string; fallback_models: string[] }> };
     expect(json.agents[0]).toMatchObject({ model: "gpt-4o-mini", fallback_models: ["anthropic/claude-haiku-4-5", "ollama/llama3.1"] });
     // --model names the one model of every agent: the file's chain goes.
-    const overridden = await inProcess(["validate", good, "--model", "gpt-4o", "--json"]);
+    const overridden = await runCliInProcess(["validate", good, "--model", "gpt-4o", "--json"]);
     expect((JSON.parse(overridden.stdout) as { agents: Array<Record<string, unknown>> }).agents[0]!["fallback_models"]).toBeUndefined();
   }, 300_000);
 });

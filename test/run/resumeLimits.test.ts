@@ -3,7 +3,6 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { durableProject, type DurableProject } from "../helpers/durableProject.js";
 import { waitUntil } from "../helpers/processTree.js";
-import { runCliInProcess } from "../helpers/runCliInProcess.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -27,18 +26,15 @@ afterEach(async () => {
 
 const LIMIT = "0.05";
 
-/**
- * `lllm …` in the project folder, as `project.run`, in this process (see runCliInProcess): the runs to their end and
- * the reads of the log. The attempts that crash stay processes of their own (`crashInTool`, `start`), and so does a
- * resume that another resume of the same run follows: a resume holds its run until its process exits (`holdRun`),
- * and this process does not. A resume and a `lllm logs` go through the built CLI (`project.run`), end to end.
- */
-const inProcess = (project: DurableProject, args: string[]) => runCliInProcess(args, { cwd: project.dir, env: project.env });
+// `project.inProcess` (the CLI's main() in this process): the runs to their end and the reads of the log. The attempts
+// that crash stay processes of their own (`crashInTool`, `start`), and so does a resume that another resume of the same
+// run follows: a resume holds its run until its process exits (`holdRun`), and this process does not. A resume and a
+// `lllm logs` go through the built CLI (`project.run`), end to end.
 
 /** Run the CLI with `args` until `look`'s call `n` blocks, SIGKILL it there, and let `lllm logs` read its record. */
 async function crashAt(project: DurableProject, n: number, args: string[]): Promise<void> {
   await project.crashInTool("look", n, args);
-  expect((await inProcess(project, ["logs"])).code).toBe(0);
+  expect((await project.inProcess(["logs"])).code).toBe(0);
 }
 
 /** Change the run store as a test's scenario needs (the time an attempt began); how many rows it changed. */
@@ -55,7 +51,7 @@ describe("a resumed run's limits", () => {
   it("--max-cost counts what the first attempt spent: the resumed run stops where an uninterrupted one stops", async () => {
     // Uninterrupted, under the limit: where it stops, and what it spent.
     const whole = await durableProject({ rounds: 30 });
-    const limited = await inProcess(whole, ["run", whole.tactic(), "--input", "go", "--max-cost", LIMIT, "--json"]);
+    const limited = await whole.inProcess(["run", whole.tactic(), "--input", "go", "--max-cost", LIMIT, "--json"]);
     await whole.close();
     expect(limited.code, limited.stderr).toBe(3);
     const stopped = JSON.parse(limited.stdout) as FailureJson;
@@ -84,10 +80,10 @@ describe("a resumed run's limits", () => {
 
     // Stopped by its budget, it goes on with a higher one, to the uninterrupted run's answer and cost.
     const reference = await durableProject({ rounds: 30 });
-    const full = await inProcess(reference, ["run", reference.tactic(), "--input", "go", "--json"]);
+    const full = await reference.inProcess(["run", reference.tactic(), "--input", "go", "--json"]);
     await reference.close();
     // Not an interrupted or crashed run any more (it ran out of budget): resumed by its id.
-    const higher = await inProcess(project, ["run", "--resume", json.run_id, "--max-cost", "1", "--json"]);
+    const higher = await project.inProcess(["run", "--resume", json.run_id, "--max-cost", "1", "--json"]);
     expect(higher.code, higher.stderr).toBe(0);
     const done = JSON.parse(higher.stdout) as { output: string; cost: number };
     expect(done.output).toBe((JSON.parse(full.stdout) as { output: string }).output);
@@ -104,14 +100,14 @@ describe("a resumed run's limits", () => {
         return { tool_calls: [{ id: "call_a", name: "note", arguments: { n: 1 } }, { id: "call_b", name: "note", arguments: { n: 2 } }], usage };
       },
     });
-    const limited = await inProcess(project, ["run", project.tactic(), "--input", "go", "--max-tool-calls", "1", "--json"]);
+    const limited = await project.inProcess(["run", project.tactic(), "--input", "go", "--max-tool-calls", "1", "--json"]);
     expect(limited.code, limited.stderr).toBe(3);
     const stopped = JSON.parse(limited.stdout) as FailureJson;
     expect(stopped.error.code).toBe("limit_max_tool_calls");
     expect(project.toolCalls()).toEqual(["note 1"]);
     // The first call ended on its own (the limit stopped the run as it ran): its outcome is the record's, not a call
     // cut short whose outcome is unknown.
-    const resumed = await inProcess(project, ["run", "--resume", stopped.run_id, "--max-tool-calls", "5", "--json"]);
+    const resumed = await project.inProcess(["run", "--resume", stopped.run_id, "--max-tool-calls", "5", "--json"]);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect((JSON.parse(resumed.stdout) as { output: string }).output).toBe("noted both");
     expect(project.toolCalls()).toEqual(["note 1", "note 2"]);
@@ -134,7 +130,7 @@ describe("a resumed run's limits", () => {
     expect(resumed.stderr).toContain("max_duration reached");
     expect(project.modelRequests()).toBe(requests);
     // Given enough for the whole run, it finishes.
-    const enough = await inProcess(project, ["run", "--resume", failure.run_id, "--max-duration", "7200"]);
+    const enough = await project.inProcess(["run", "--resume", failure.run_id, "--max-duration", "7200"]);
     expect(enough.code, enough.stderr).toBe(0);
     expect(enough.stdout).toBe("done: 30 rounds, last value 203\n");
   });
@@ -146,7 +142,7 @@ describe("a resumed run's limits", () => {
     changeStore(project, "UPDATE runs SET started_at = started_at - 3600000");
     // The second attempt crashes too, a few rounds on.
     await crashAt(project, 8, ["run", "--resume"]);
-    const third = await inProcess(project, ["run", "--resume", "--max-duration", "1800", "--json"]);
+    const third = await project.inProcess(["run", "--resume", "--max-duration", "1800", "--json"]);
     expect(third.code, third.stderr).toBe(3);
     expect((JSON.parse(third.stdout) as FailureJson).error.code).toBe("limit_max_duration");
   });
@@ -163,7 +159,7 @@ describe("a resumed run's limits", () => {
     await crashAt(project, 13, ["run", "--resume", id]);
     expect(changeStore(project, "UPDATE run_attempts SET started_at = started_at - 3600000 WHERE attempt = 3")).toBe(1);
     await crashAt(project, 16, ["run", "--resume"]);
-    const fifth = await inProcess(project, ["run", "--resume", "--max-duration", "1800", "--json"]);
+    const fifth = await project.inProcess(["run", "--resume", "--max-duration", "1800", "--json"]);
     expect(fifth.code, fifth.stderr).toBe(3);
     expect((JSON.parse(fifth.stdout) as FailureJson).error.code).toBe("limit_max_duration");
   });

@@ -2,7 +2,6 @@ import path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { durableProject, waitForFile, type DurableProject } from "../helpers/durableProject.js";
 import { waitUntil } from "../helpers/processTree.js";
-import { runCliInProcess } from "../helpers/runCliInProcess.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -15,12 +14,9 @@ afterEach(async () => {
   project = undefined;
 });
 
-/**
- * `lllm …` in the project folder, as `project.run`, in this process (see runCliInProcess): the reads of the log and
- * the resumes. The runs that are stopped stay processes of their own (`project.start`), and the table and a resume
- * to its end go through the built CLI (`project.run`) in one test, end to end.
- */
-const inProcess = (project: DurableProject, args: string[]) => runCliInProcess(args, { cwd: project.dir, env: project.env });
+// `project.inProcess` (the CLI's main() in this process): the reads of the log and the resumes. The runs that are
+// stopped stay processes of their own (`project.start`), and the table and a resume to its end go through the built CLI
+// (`project.run`) in one test, end to end.
 
 interface Listed {
   id: string;
@@ -49,13 +45,13 @@ describe("a stopped run", () => {
     expect(await waitForFile(path.join(project.dir, "blocked"), 120_000), running.stderr()).toBe(true);
     process.kill(running.pid, signal);
     expect(await running.exit(60_000)).toBe(code);
-    const listed = JSON.parse((await inProcess(project, ["logs", "--json"])).stdout) as { runs: Array<Totals & Listed> };
+    const listed = JSON.parse((await project.inProcess(["logs", "--json"])).stdout) as { runs: Array<Totals & Listed> };
     expect(listed.runs).toEqual([expect.objectContaining({ status: "interrupted", resumable: true, llm_calls: 3 })]);
     expect(listed.runs[0]!.prompt_tokens).toBeGreaterThan(0);
     expect(listed.runs[0]!.duration_ms).not.toBeNull();
     // The call it stopped during is still unfinished: the resume runs it again (`look` may run twice), and ends.
     project.clearMarks();
-    const resumed = await inProcess(project, ["run", "--resume"]);
+    const resumed = await project.inProcess(["run", "--resume"]);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(project.toolCalls().filter((call) => call === "look 2")).toHaveLength(2);
   });
@@ -63,7 +59,7 @@ describe("a stopped run", () => {
   it("killed (SIGKILL) mid-run: lllm logs shows it crashed, with the model calls and tokens it recorded", async () => {
     project = await durableProject({ rounds: 8 });
     await project.crashInTool("look", 4);
-    const listed = JSON.parse((await inProcess(project, ["logs", "--json"])).stdout) as { runs: Array<Totals & Listed> };
+    const listed = JSON.parse((await project.inProcess(["logs", "--json"])).stdout) as { runs: Array<Totals & Listed> };
     expect(listed.runs).toEqual([expect.objectContaining({ status: "crashed", resumable: true, llm_calls: 5 })]);
     expect(listed.runs[0]!.prompt_tokens).toBeGreaterThan(0);
     expect(listed.runs[0]!.completion_tokens).toBeGreaterThan(0);
@@ -90,19 +86,19 @@ describe("a stopped run", () => {
     expect(table.code).toBe(0);
     expect(table.stdout).toMatch(new RegExp(`^${id}  .*  rounds  interrupted \\*  `, "m"));
     expect(table.stderr).toContain(`runs marked * stopped before their end and can go on from where they stopped: lllm run --resume ${id}`);
-    const listed = JSON.parse((await inProcess(project, ["logs", "--json"])).stdout) as { runs: Listed[] };
+    const listed = JSON.parse((await project.inProcess(["logs", "--json"])).stdout) as { runs: Listed[] };
     expect(listed.runs).toEqual([expect.objectContaining({ id, status: "interrupted", resumable: true, resume_command: `lllm run --resume ${id}` })]);
-    const shown = await inProcess(project, ["logs", "show", id!]);
+    const shown = await project.inProcess(["logs", "show", id!]);
     expect(shown.stdout).toContain(`It stopped before its end; go on from where it stopped with: lllm run --resume ${id}`);
 
     // Resumed to its end: no longer marked; its transcript shows where it was resumed.
     project.clearMarks();
     const resumed = await project.run(["run", "--resume"]);
     expect(resumed.code, resumed.stderr).toBe(0);
-    const after = JSON.parse((await inProcess(project, ["logs", "--json"])).stdout) as { runs: Listed[] };
+    const after = JSON.parse((await project.inProcess(["logs", "--json"])).stdout) as { runs: Listed[] };
     expect(after.runs).toEqual([expect.objectContaining({ id, status: "ok", resumable: false })]);
     expect(after.runs[0]).not.toHaveProperty("resume_command");
-    const transcript = (await inProcess(project, ["logs", "show", id!])).stdout;
+    const transcript = (await project.inProcess(["logs", "show", id!])).stdout;
     expect(transcript).toContain("resumed once (lllm run --resume)");
     // Three rounds before the mark (the fourth model call was cut short), the rest after it.
     const mark = transcript.indexOf("── resumed here · attempt 2");
@@ -123,10 +119,10 @@ describe("a stopped run", () => {
     process.kill(running.pid, "SIGKILL");
     await running.exit();
     // Its key is not set: a mistake a resume would meet again (exit 2), recorded as the run's error.
-    const noKey = await inProcess(project, ["run", project.writeTactic("nokey", `name: nokey\nprompt: "{input}"\nglobal: {model_name: mock-model, invoker_config: {base_url: "MOCK_URL", api_key_env: NOT_SET_KEY}}\nagent_configs: [{name: a, system_prompt: hi}]\n`), "--input", "go"]);
+    const noKey = await project.inProcess(["run", project.writeTactic("nokey", `name: nokey\nprompt: "{input}"\nglobal: {model_name: mock-model, invoker_config: {base_url: "MOCK_URL", api_key_env: NOT_SET_KEY}}\nagent_configs: [{name: a, system_prompt: hi}]\n`), "--input", "go"]);
     expect(noKey.code).toBe(2);
     expect(noKey.stderr).not.toContain("--resume");
-    const listed = JSON.parse((await inProcess(project, ["logs", "--json"])).stdout) as { runs: Listed[] };
+    const listed = JSON.parse((await project.inProcess(["logs", "--json"])).stdout) as { runs: Listed[] };
     expect(listed.runs.map((run) => [run.status, run.resumable])).toEqual([["error", false], ["crashed", true]]);
   });
 });

@@ -6,8 +6,7 @@ import { durableProject, roundTurn, waitForFile, type DurableProject, type WireM
 import { holdRun } from "../../src/cli/resumeRun.js";
 import { endedPid } from "../helpers/endedPid.js";
 import { tempDir } from "../helpers/tempTree.js";
-import { runCli, type CliResult } from "../helpers/runCli.js";
-import { runCliInProcess } from "../helpers/runCliInProcess.js";
+import { runCli } from "../helpers/runCli.js";
 
 vi.setConfig({ testTimeout: 240_000 });
 
@@ -21,12 +20,9 @@ afterEach(async () => {
   await project?.close();
 });
 
-/**
- * `lllm …` in the project folder, as `project.run` but the CLI's main() in this process. A resume holds its run until
- * its process exits (`holdRun`), and this process does not exit: a resume that another resume of the same run
- * follows in the test is a spawn (`project.run`), and so are the runs killed on purpose.
- */
-const inProcess = (args: string[]): Promise<CliResult> => runCliInProcess(args, { cwd: project.dir, env: project.env });
+// `project.inProcess`: the CLI's main() in this process. A resume holds its run until its process exits (`holdRun`),
+// and this process does not exit: a resume that another resume of the same run follows in the test is a spawn
+// (`project.run`), and so are the runs killed on purpose.
 
 /** A 10-round run killed while `look 7` runs (idempotent: a resume may run it again). */
 async function killedRun(): Promise<void> {
@@ -48,7 +44,7 @@ describe("lllm run --resume refuses", () => {
     expect(refused.stderr).not.toContain("`note`");
     expect(refused.stderr).toContain("--force");
     expect(project.modelRequests()).toBe(requests);
-    const forced = await inProcess(["run", "--resume", "--force"]);
+    const forced = await project.inProcess(["run", "--resume", "--force"]);
     expect(forced.code, forced.stderr).toBe(0);
     expect(forced.stdout).toBe("done: 10 rounds, last value 63\n");
     expect(forced.stderr).toContain("--force: resuming run");
@@ -65,7 +61,7 @@ describe("lllm run --resume refuses", () => {
     expect(prompt.code).toBe(2);
     expect(prompt.stderr).toContain("the system prompt of agent `worker` changed");
     writeFileSync(project.tactic(), changed);
-    const model = await inProcess(["run", "--resume", "--model", "other-model"]);
+    const model = await project.inProcess(["run", "--resume", "--model", "other-model"]);
     expect(model.code).toBe(2);
     expect(model.stderr).toContain("the settings of agent `worker` changed");
   });
@@ -77,7 +73,7 @@ describe("lllm run --resume refuses", () => {
     const database = new Libsql(path.join(project.home, "logs.db"));
     database.prepare("UPDATE tool_journal SET outcome = '{\"resultStr\": \"val' WHERE key LIKE '%call_main_2%'").run();
     database.close();
-    const result = await inProcess(["run", "--resume"]);
+    const result = await project.inProcess(["run", "--resume"]);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/run [0-9A-Z]{26} cannot be resumed: its record is damaged: the recorded outcome of its call of `look` \(agent `worker`\) is not readable/);
     expect(result.stdout).toBe("");
@@ -85,17 +81,17 @@ describe("lllm run --resume refuses", () => {
 
   it("a run that is not in the log, or that ended with its answer", async () => {
     await killedRun();
-    const missing = await inProcess(["run", "--resume", "01J0000000000000000000000X"]);
+    const missing = await project.inProcess(["run", "--resume", "01J0000000000000000000000X"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain("--resume: no run `01J0000000000000000000000X` in the log");
-    const done = await inProcess(["run", "--resume", "--json"]);
+    const done = await project.inProcess(["run", "--resume", "--json"]);
     expect(done.code, done.stderr).toBe(0);
     const { run_id: id } = JSON.parse(done.stdout) as { run_id: string };
-    const again = await inProcess(["run", "--resume", id]);
+    const again = await project.inProcess(["run", "--resume", id]);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain(`run ${id} ended with its answer`);
     // Nothing left to resume here.
-    const none = await inProcess(["run", "--resume"]);
+    const none = await project.inProcess(["run", "--resume"]);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain("no interrupted or crashed run was started from this folder");
   });
@@ -105,16 +101,16 @@ describe("lllm run --resume refuses", () => {
     project.blockTool("look", 8);
     const resuming = project.start(["run", "--resume"]);
     expect(await waitForFile(path.join(project.dir, "blocked")), resuming.stderr()).toBe(true);
-    const [run] = (JSON.parse((await inProcess(["logs", "--json"])).stdout) as { runs: Array<{ id: string; status: string }> }).runs;
+    const [run] = (JSON.parse((await project.inProcess(["logs", "--json"])).stdout) as { runs: Array<{ id: string; status: string }> }).runs;
     expect(run!.status).toBe("running");
-    const second = await inProcess(["run", "--resume", run!.id]);
+    const second = await project.inProcess(["run", "--resume", run!.id]);
     expect(second.code).toBe(2);
     expect(second.stderr).toMatch(/--resume: run [0-9A-Z]{26} (is being resumed already|is still running) \(process \d+\)/);
     process.kill(resuming.pid, "SIGKILL");
     await resuming.exit();
     project.clearMarks();
     // The resume that was killed holds it no more.
-    const third = await inProcess(["run", "--resume"]);
+    const third = await project.inProcess(["run", "--resume"]);
     expect(third.code, third.stderr).toBe(0);
     expect(third.stdout).toBe("done: 10 rounds, last value 63\n");
   });
@@ -122,11 +118,11 @@ describe("lllm run --resume refuses", () => {
   it("flags that would make it another run", async () => {
     await killedRun();
     for (const flags of [["--input", "other"], ["--var", "a=b"], ["--no-log"], ["--dry-run"]]) {
-      const result = await inProcess(["run", "--resume", ...flags]);
+      const result = await project.inProcess(["run", "--resume", ...flags]);
       expect(result.code, flags.join(" ")).toBe(2);
       expect(result.stderr).toContain(`--resume goes on with the run's own input, vars and record: it cannot go with ${flags[0]}`);
     }
-    const force = await inProcess(["run", project.tactic(), "--input", "go", "--force"]);
+    const force = await project.inProcess(["run", project.tactic(), "--input", "go", "--force"]);
     expect(force.code).toBe(2);
     expect(force.stderr).toContain("--force goes with --resume");
   });
@@ -143,11 +139,11 @@ describe("lllm run --resume picks", () => {
     process.kill(second.pid, "SIGKILL");
     await second.exit();
     project.clearMarks();
-    const byTactic = await inProcess(["run", project.tactic(), "--resume", "--json"]);
+    const byTactic = await project.inProcess(["run", project.tactic(), "--resume", "--json"]);
     expect(byTactic.code, byTactic.stderr).toBe(0);
     expect((JSON.parse(byTactic.stdout) as { output: string }).output).toBe("done: 10 rounds, last value 63");
     // The other one stopped in `note 3` (not idempotent): the default picks it, and says what stops it.
-    const latest = await inProcess(["run", "--resume"]);
+    const latest = await project.inProcess(["run", "--resume"]);
     expect(latest.code).toBe(2);
     expect(latest.stderr).toContain("the run stopped during a call of `note` (agent `worker`, arguments {\"n\":3})");
   });
@@ -161,7 +157,7 @@ async function misledRun(rounds: number): Promise<{ code: number | null; stderr:
   let misled = false;
   const bad = { tool_calls: [{ id: "call_bad", name: "erase", arguments: {} }], usage: { prompt_tokens: 5000, completion_tokens: 100 } };
   project = await durableProject({ rounds, answer: (messages) => (messages.filter((message) => message.role === "tool").length === 4 && !misled ? ((misled = true), bad) : undefined) });
-  const first = await inProcess(["run", project.tactic(), "--input", "go"]);
+  const first = await project.inProcess(["run", project.tactic(), "--input", "go"]);
   expect(first.code).toBe(1);
   return first;
 }
@@ -173,7 +169,7 @@ describe("lllm run --resume of a run its model's answer ended, resumed twice", (
     // The first resume asks round 4 again, goes on, and is killed in round 7's tool.
     await project.crashInTool("look", 7, ["run", "--resume", id]);
     const requests = project.modelRequests();
-    const second = await inProcess(["run", "--resume", id, "--json"]);
+    const second = await project.inProcess(["run", "--resume", id, "--json"]);
     expect(second.code, second.stderr).toBe(0);
     expect((JSON.parse(second.stdout) as { output: string }).output).toBe("done: 10 rounds, last value 63");
     // Rounds 0 to 7 were answered before: only rounds 8 to 10 went to the model.
@@ -185,7 +181,7 @@ describe("lllm run --resume that fails on its own mistake", () => {
   it("leaves the run resumable, with what it spent: a resume without the key, then with it, goes on", async () => {
     await killedRun();
     const listed = async (): Promise<{ resumable: boolean; llm_calls: number; prompt_tokens: number; cost: number }> =>
-      (JSON.parse((await inProcess(["logs", "--json"])).stdout) as { runs: Array<{ resumable: boolean; llm_calls: number; prompt_tokens: number; cost: number }> }).runs[0]!;
+      (JSON.parse((await project.inProcess(["logs", "--json"])).stdout) as { runs: Array<{ resumable: boolean; llm_calls: number; prompt_tokens: number; cost: number }> }).runs[0]!;
     // The first attempt asked the model 8 times (rounds 0 to 7; it died in round 7's tool).
     const spentBefore = Array.from({ length: 8 }, (_, round) => 1000 + round * 40).reduce((sum, tokens) => sum + tokens, 0);
     // Both spawned: each holds the run, which the resume with the key then takes (see `inProcess`).
@@ -204,7 +200,7 @@ describe("lllm run --resume that fails on its own mistake", () => {
     expect([bareJson.usage.llm_calls, bareJson.usage.prompt_tokens]).toEqual([8, spentBefore]);
     expect(after.llm_calls).toBe(8);
     expect(after.prompt_tokens).toBe(spentBefore);
-    const resumed = await inProcess(["run", "--resume", id!, "--json"]);
+    const resumed = await project.inProcess(["run", "--resume", id!, "--json"]);
     expect(resumed.code, resumed.stderr).toBe(0);
     const json = JSON.parse(resumed.stdout) as { output: string; cost: number };
     expect(json.output).toBe("done: 10 rounds, last value 63");
@@ -225,7 +221,7 @@ describe("lllm run --resume of a run that continued another", () => {
         return roundTurn(round, 6, { agent: `turn${user}` });
       },
     });
-    const first = await inProcess(["run", project.tactic(), "--input", "first", "--json"]);
+    const first = await project.inProcess(["run", project.tactic(), "--input", "first", "--json"]);
     expect(first.code, first.stderr).toBe(0);
     const firstId = (JSON.parse(first.stdout) as { run_id: string }).run_id;
     project.blockTool("look", 4);
@@ -235,7 +231,7 @@ describe("lllm run --resume of a run that continued another", () => {
     await second.exit();
     project.clearMarks();
     const requests = project.modelRequests();
-    const resumed = await inProcess(["run", "--resume", "--json"]);
+    const resumed = await project.inProcess(["run", "--resume", "--json"]);
     expect(resumed.code, resumed.stderr).toBe(0);
     const json = JSON.parse(resumed.stdout) as { output: string; resumed: { replayed_model_calls: number } };
     expect(json.output).toBe("turn2: 6 rounds, last value 35");
@@ -267,7 +263,7 @@ describe("lllm run --resume of a run its model's answer ended", () => {
     expect(first.stderr).toContain("agent `worker` called the tool `erase`, which is not offered on this turn");
     const id = /resume it with: lllm run --resume ([0-9A-Z]{26})/.exec(first.stderr)?.[1];
     expect(id, first.stderr).toBeDefined();
-    const resumed = await inProcess(["run", "--resume", id!, "--json"]);
+    const resumed = await project.inProcess(["run", "--resume", id!, "--json"]);
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(resumed.stderr).toContain("asking agent `worker` again for the answer that ended it");
     const json = JSON.parse(resumed.stdout) as { output: string; cost: number; usage: { llm_calls: number; prompt_tokens: number } };

@@ -9,11 +9,8 @@ import { tempDir } from "../helpers/tempTree.js";
 /** A busy machine can take long to start the CLI: a generous limit, since a passing run waits no longer than it must. */
 const cli = (args: string[], options: CliOptions = {}): Promise<CliResult> => runCli(args, { timeoutMs: 120_000, ...options });
 
-/**
- * The CLI's main() in this process: what an agent used as a tool does and says does not depend on being a process of
- * its own. The first run and the first validate go through the built CLI (`cli`), end to end.
- */
-const inProcess = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<CliResult> => runCliInProcess(args, options);
+// `runCliInProcess` (the CLI's main() in this process): what an agent used as a tool does and says does not depend on
+// being a process of its own. The first run and the first validate go through the built CLI (`cli`), end to end.
 
 /** Agents as tools inside one tactic (`tools: [agent:summarizer]`), through the CLI against the mock server. */
 const fixtures = path.join(ROOT, "test/fixtures/limits");
@@ -70,7 +67,7 @@ describe("an agent as a tool of another agent of the same tactic", () => {
         return { tool_calls: [{ name: "summarizer", arguments: { input: "a text" } }] };
       },
     });
-    const result = await inProcess(["run", path.join(fixtures, "team.yaml"), "--input", "Go.", "--max-tool-calls", "1", "--json"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: tempDir("lllm-home-") } });
+    const result = await runCliInProcess(["run", path.join(fixtures, "team.yaml"), "--input", "Go.", "--max-tool-calls", "1", "--json"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: tempDir("lllm-home-") } });
     expect(result.code).toBe(3);
     const report = JSON.parse(result.stdout) as { error: { code: string; message: string }; usage: { by_tool: Record<string, { calls: number; model_calls: number }> } };
     expect(report.error.code).toBe("limit_max_tool_calls");
@@ -91,12 +88,12 @@ describe("an agent as a tool of another agent of the same tactic", () => {
     expect(unknown.stderr).toContain("lllm: error: unknown.yaml:7:13: `agent:sumarizer` in the tools of agent `lead` names no agent of this tactic");
     expect(unknown.stderr).toContain("did you mean `summarizer`?");
 
-    const cycle = await inProcess(["validate", write("cycle.yaml", "  - name: a\n    tools: [agent:b]\n  - name: b\n    tools: [agent:a]\n")], { cwd: dir });
+    const cycle = await runCliInProcess(["validate", write("cycle.yaml", "  - name: a\n    tools: [agent:b]\n  - name: b\n    tools: [agent:a]\n")], { cwd: dir });
     expect(cycle.code).toBe(2);
     expect(cycle.stderr).toContain("agents used as tools call each other in a cycle: `a` calls `b` calls `a`");
     expect(cycle.stderr).toMatch(/cycle\.yaml:\d+:\d+: agents used as tools/);
 
-    const unused = await inProcess(["validate", write("unused.yaml", "  - name: lead\n    tools: [agent:helper]\n  - name: helper\n  - name: idle\n")], { cwd: dir });
+    const unused = await runCliInProcess(["validate", write("unused.yaml", "  - name: lead\n    tools: [agent:helper]\n  - name: helper\n  - name: idle\n")], { cwd: dir });
     expect(unused.code).toBe(0);
     expect(unused.stderr).toBe("lllm: warning: unused.yaml:9:5: agent `idle` is not used: the pattern does not run it and no agent lists `agent:idle` in its tools\n");
     expect(unused.stdout).toContain("tools: agent:helper");
