@@ -96,7 +96,7 @@ export function holdRun(runId: string, options: { storeFile: string }): void {
   for (let tries = 0; tries < 2; tries += 1) {
     try {
       writeFileSync(file, String(process.pid), { flag: "wx", mode: 0o600 });
-      process.on("exit", () => rmSync(file, { force: true }));
+      releaseAtExit(file);
       return;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
@@ -108,6 +108,19 @@ export function holdRun(runId: string, options: { storeFile: string }): void {
     rmSync(file, { force: true }); // left by a resume that was killed
   }
   throw new ConfigError("resume_running", `--resume: run ${runId} is being resumed already`, { location: { file: "--resume" } });
+}
+
+/** The holds of this process, released by one `exit` hook (a caller of the CLI's main() may resume many runs). */
+const held = new Set<string>();
+let hooked = false;
+
+function releaseAtExit(file: string): void {
+  held.add(file);
+  if (hooked) return;
+  hooked = true;
+  process.on("exit", () => {
+    for (const hold of held) rmSync(hold, { force: true });
+  });
 }
 
 /** A run that cannot go on: still running, ended with its answer, stopped by a mistake in its files or flags, or recorded without a journal. */

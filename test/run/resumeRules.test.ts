@@ -242,9 +242,10 @@ describe("lllm run --resume of a run that continued another", () => {
 });
 
 describe("holdRun", () => {
-  it("lets one process at a time resume a run; a hold left by a process that is gone is taken over", async () => {
+  it("lets one process at a time resume a run; a hold left by a process that is gone is taken over; one exit hook releases them all", async () => {
     const home = tempDir("lllm-hold-");
     const storeFile = path.join(home, "logs.db");
+    const hooks = process.listenerCount("exit");
     holdRun("01J0000000000000000000000A", { storeFile });
     expect(() => holdRun("01J0000000000000000000000A", { storeFile })).toThrow(`run 01J0000000000000000000000A is being resumed already (process ${process.pid})`);
     // Another run is another hold.
@@ -253,6 +254,8 @@ describe("holdRun", () => {
     writeFileSync(path.join(home, "runs", "01J0000000000000000000000C.resuming"), String(await endedPid()));
     holdRun("01J0000000000000000000000C", { storeFile });
     expect(readFileSync(path.join(home, "runs", "01J0000000000000000000000C.resuming"), "utf8")).toBe(String(process.pid));
+    // The holds of a process are released by one exit hook (at most one added, if an earlier hold did not add it).
+    expect(process.listenerCount("exit") - hooks).toBeLessThanOrEqual(1);
   });
 });
 
