@@ -140,7 +140,9 @@ describeQueue("lllm serve --queue whose workers refuse its tactic", () => {
     const announced = JSON.parse((await keys.get(`lllm:serve:tactic:${digest}`))!) as Record<string, unknown>;
     process.kill(serving.cli.pid, "SIGSTOP");
     try {
-      await keys.set(`lllm:serve:tactic:${digest}`, JSON.stringify({ ...announced, serving: 1 }), "PX", 600_000);
+      // The set that lists served tactics outlives a server's last heartbeat by only two of its lives (6 s here): kept
+      // too, or a worker slow to start on a busy machine finds no tactic to refuse.
+      await keys.multi().set(`lllm:serve:tactic:${digest}`, JSON.stringify({ ...announced, serving: 1 }), "PX", 600_000).pexpire("lllm:serve:tactics", 600_000).exec();
       const upgraded = startCli(["worker", "--queue", redis.url, "-p", pkg], { env: { ...QUICK, HOLD_URL: holds.url } });
       started.push(upgraded);
       expect(await waitUntil(async () => (await keys.keys("lllm:serve:refused:*")).length === 1, 60_000), upgraded.stderr()).toBe(true);
