@@ -6,6 +6,9 @@
 // of lllm runs: a hostile .env in a cloned repository would run code (issue 29, point 6). `#!/usr/bin/env -S node --`
 // would do the same where env has -S, which busybox's (Alpine) has not; sh is everywhere.
 // Thin launcher: everything lives in the built CLI (one bundle, scripts/bundle.js) so start-up stays one import.
+// CommonJS (bin/package.json says so), unlike the rest of lllm: an ES module as the main script starts Node's ES
+// module loader first, ~10 ms of every start on Node 20, which `--version` (answered here) then never uses; a
+// command's `import()` of the bundle starts it when it is needed, and costs the same from here.
 // Builtins through process.getBuiltinModule (Node 20.16+), not ES imports: an imported builtin costs a facade that
 // reads all its exports (scripts/builtinImports.js, which does the same for the bundle).
 if (typeof process.getBuiltinModule !== "function") {
@@ -17,7 +20,7 @@ const { lstatSync, mkdirSync, readdirSync, readFileSync, statSync } = process.ge
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   // Answered here, as the CLI would: scripts call it often, and it needs nothing else loaded.
-  process.stdout.write(`${JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version}\n`);
+  process.stdout.write(`${JSON.parse(readFileSync(`${__dirname}/../package.json`, "utf8")).version}\n`);
 } else {
   enableCompileCache()
     .then(loadCli)
@@ -43,7 +46,7 @@ async function loadCli() {
 
 function buildUnderWay() {
   try {
-    return readdirSync(new URL("..", import.meta.url)).some((name) => /^dist\.(tmp|old)-\d+$/.test(name));
+    return readdirSync(`${__dirname}/..`).some((name) => /^dist\.(tmp|old)-\d+$/.test(name));
   } catch {
     return false;
   }
