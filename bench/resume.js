@@ -48,23 +48,35 @@ function cpuSoFar(pid) {
 /** The process being measured, and the CPU it had spent when its first request reached the mock model. */
 let probe;
 
-/** Run lllm to its end: wall time and CPU time (user + system), from bench/report-rss.mjs; `atFirstCall` from /proc. */
+/**
+ * Run lllm to its end under bench/measure.py: wall time and CPU time (user + system, every thread) as the kernel
+ * counted them for that process alone, nothing loaded into it; `atFirstCall` from /proc.
+ */
 function measure(root, args, env) {
   return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn(process.execPath, ["--import", path.join(root, "bench", "report-rss.mjs"), path.join(root, "bin", "lllm.js"), ...args], { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
-    probe = { pid: child.pid, atFirstCall: undefined };
+    const child = spawn("python3", [path.join(root, "bench", "measure.py"), process.execPath, path.join(root, "bin", "lllm.js"), ...args], { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
+    probe = { wrapper: child.pid, atFirstCall: undefined };
     const measured = probe;
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.on("error", reject);
     child.on("close", (status) => {
       if (probe === measured) probe = undefined;
-      const match = /cpu_us=(\d+)/.exec(stderr);
-      if (status !== 0 || !match) return reject(new Error(`lllm ${args.join(" ")} exited ${status}: ${stderr}`));
-      resolve({ ms: performance.now() - start, cpuMs: Number(match[1]) / 1000, atFirstCall: measured.atFirstCall });
+      const cpu = /cpu_us=(\d+)/.exec(stderr);
+      const wall = /wall_us=(\d+)/.exec(stderr);
+      if (status !== 0 || !cpu || !wall) return reject(new Error(`lllm ${args.join(" ")} exited ${status}: ${stderr}`));
+      resolve({ ms: Number(wall[1]) / 1000, cpuMs: Number(cpu[1]) / 1000, atFirstCall: measured.atFirstCall });
     });
   });
+}
+
+/** The pid of lllm itself: the one child of measure.py (Linux). */
+function measuredPid(wrapper) {
+  try {
+    return Number(readFileSync(`/proc/${wrapper}/task/${wrapper}/children`, "utf8").trim().split(" ")[0]) || undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function resumeSuite({ runs, root }) {
@@ -74,7 +86,7 @@ export async function resumeSuite({ runs, root }) {
   let held;
   const server = await startMockOpenAIServer({
     handler: async (body) => {
-      if (probe && probe.atFirstCall === undefined) probe.atFirstCall = cpuSoFar(probe.pid);
+      if (probe && probe.atFirstCall === undefined) probe.atFirstCall = cpuSoFar(measuredPid(probe.wrapper));
       const done = (body.messages ?? []).filter((message) => message.role === "tool").length;
       const wanted = Number(/^(?:bench|pages)-(\d+)$/.exec(body.model ?? "")?.[1] ?? 0);
       const pages = String(body.model).startsWith("pages-");
