@@ -8,6 +8,7 @@ import type { RunHandle } from "./RunHandle.js";
 import type { ServedRunOptions } from "./ServedRun.js";
 import type { ServeMetrics } from "./ServeMetrics.js";
 import type { ServedResponses } from "./responses/ServedResponses.js";
+import type { HeldStore } from "../store/HeldStore.js";
 
 /** The queue the runs go to (`lllm serve --queue`): runs on its workers, and what /metrics shows of it. */
 export interface ServeQueue {
@@ -36,6 +37,8 @@ export interface ServeContext {
   publicUrl?: string;
   /** `false`: record no run (`--no-log`). */
   log: boolean;
+  /** The run store, read back for responses and A2A tasks no longer in memory; absent with `--no-log`. */
+  store?: HeldStore;
   /** The environment's credentials, read when the server started: every run's record is redacted of them. */
   environmentSecrets: readonly string[];
   warn: (message: string) => void;

@@ -20,6 +20,7 @@ import { ServedModels, type TacticToServe } from "./ServedModels.js";
 import type { RunHandle } from "./RunHandle.js";
 import { ServeMetrics } from "./ServeMetrics.js";
 import { ServedResponses } from "./responses/ServedResponses.js";
+import { HeldStore } from "../store/HeldStore.js";
 import { timerDelay } from "../util/timerDelay.js";
 
 /** The protocols served, each a folder of its own: adding one is adding its routes here. */
@@ -147,18 +148,21 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
   const pendingTtlMs = options.pendingTtlMs ?? SERVE_DEFAULTS.pendingTtlMs;
   // Loaded only with --queue: ioredis stays out of every other server.
   const bridge = options.queue === undefined ? undefined : await (await import("./queue/QueueBridge.js")).QueueBridge.open({ url: options.queue, models: models.list(), warn, say: (message) => process.stderr.write(`lllm: ${message}\n`) });
+  // One connection for the server's life (see HeldStore), closed when it stops.
+  const store = options.log !== false ? new HeldStore(storeFile(process.env, tactics[0]!.prepared.settings.home)) : undefined;
   const context: ServeContext = {
     models,
     admission,
     paused,
     metrics: new ServeMetrics(() => ({ inFlight: admission.running, waiting: admission.waiting, paused: paused.size })),
-    responses: new ServedResponses({ ...(options.log !== false ? { storeFile: storeFile(process.env, tactics[0]!.prepared.settings.home) } : {}), warn }),
+    responses: new ServedResponses({ ...(store ? { store } : {}), warn }),
     runs,
     limits: options.limits ?? {},
     auth: options.token !== undefined,
     ...(options.publicUrl !== undefined ? { publicUrl: options.publicUrl.replace(/\/+$/, "") } : {}),
     approve: options.approve === "all" ? approveAll : approveNone,
     log: options.log ?? true,
+    ...(store ? { store } : {}),
     // Once, not per run: a served request's environment is the server's (see startRunLog). The token too: whoever has
     // it runs these tactics with this user's keys, whatever its variable is named (or made for the session, in no
     // variable). Only the records': a client that reads it in an answer is one that sent it.
@@ -248,6 +252,7 @@ export async function serve(options: ServeOptions): Promise<LllmServer> {
         await Promise.allSettled([...runs].map((run) => run.done));
         if (answering > 0) await new Promise<void>((resolve) => (allAnswered = resolve));
         await bridge?.close();
+        store?.close();
         if (server) {
           const closing = server;
           await new Promise<void>((resolve) => {

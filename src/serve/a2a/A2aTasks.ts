@@ -2,7 +2,7 @@ import { Task, TaskState, type ListTasksRequest, type ListTasksResponse } from "
 import { UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import type { ServerCallContext, TaskStore } from "@a2a-js/sdk/server";
 import { RunSpool } from "../../store/RunSpool.js";
-import { RunStore } from "../../store/RunStore.js";
+import type { HeldStore } from "../../store/HeldStore.js";
 import { redactSecrets } from "../../util/redact.js";
 import { statusMessage } from "./a2aParts.js";
 
@@ -22,11 +22,12 @@ export class A2aTasks implements TaskStore {
   readonly #written = new Map<string, TaskState>();
   /** The run carrying each task, once known (kept in its row). */
   readonly #runs = new Map<string, string>();
-  readonly #storeFile: string | undefined;
+  /** The run store, when runs are recorded. */
+  readonly #store: HeldStore | undefined;
   readonly #warn: (message: string) => void;
 
-  constructor(options: { storeFile?: string; warn: (message: string) => void }) {
-    this.#storeFile = options.storeFile;
+  constructor(options: { store?: HeldStore; warn: (message: string) => void }) {
+    this.#store = options.store;
     this.#warn = options.warn;
   }
 
@@ -65,8 +66,8 @@ export class A2aTasks implements TaskStore {
   }
 
   #write(task: Task): void {
-    if (this.#storeFile === undefined) return;
-    const spool = RunSpool.of(this.#storeFile);
+    if (this.#store === undefined) return;
+    const spool = RunSpool.of(this.#store.file);
     try {
       spool.append({ a2aTask: { id: task.id, contextId: task.contextId, run: this.#runs.get(task.id) ?? null, updatedAt: Date.now(), body: redactSecrets(JSON.stringify(Task.toJSON(task))) } }, { now: true });
     } catch (error) {
@@ -75,16 +76,9 @@ export class A2aTasks implements TaskStore {
   }
 
   #fromStore(taskId: string): Task | undefined {
-    if (this.#storeFile === undefined || !RunStore.exists(this.#storeFile)) return undefined;
-    const store = RunStore.openSync(this.#storeFile);
-    let task: Task;
-    try {
-      const row = store.getA2aTask(taskId);
-      if (!row) return undefined;
-      task = Task.fromJSON(JSON.parse(row.body));
-    } finally {
-      store.close();
-    }
+    const row = this.#store?.read((store) => store.getA2aTask(taskId));
+    if (!row) return undefined;
+    const task = Task.fromJSON(JSON.parse(row.body));
     const state = task.status?.state;
     if (state !== undefined && !TERMINAL.has(state)) {
       // Its run ended with the server that ran it.

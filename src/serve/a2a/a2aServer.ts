@@ -1,7 +1,6 @@
 import { AgentCard, Extensions } from "@a2a-js/sdk";
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
 import { JsonRpcTransportHandler, ServerCallContext, validateVersion, type User } from "@a2a-js/sdk/server";
-import { storeFile } from "../../store/startRunLog.js";
 import { escapeControlCharacters } from "../../util/escapeControlCharacters.js";
 import { isPlainObject } from "../../util/isPlainObject.js";
 import { redactSecrets } from "../../util/redact.js";
@@ -40,7 +39,7 @@ export interface A2aServer {
  * an `A2A-Version` header is 0.3, as the SDK's own servers take it.
  */
 export function createA2aServer(context: ServeContext): A2aServer {
-  const tasks = new A2aTasks({ ...(context.log ? { storeFile: storeFile(process.env, context.models.list()[0]!.prepared.settings.home) } : {}), warn: context.warn });
+  const tasks = new A2aTasks({ ...(context.store ? { store: context.store } : {}), warn: context.warn });
   const cardFor = (baseUrl: string): AgentCard => agentCard({ models: context.models.list(), baseUrl: context.publicUrl ?? baseUrl, auth: context.auth });
   const handler = new TaskRequestHandler(cardFor("http://localhost"), tasks, new TacticExecutor(context, tasks));
   const current = new JsonRpcTransportHandler(handler);

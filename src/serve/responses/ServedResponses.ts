@@ -1,6 +1,6 @@
 import type { Message } from "../../agent/index.js";
 import { RunSpool } from "../../store/RunSpool.js";
-import { RunStore } from "../../store/RunStore.js";
+import type { HeldStore } from "../../store/HeldStore.js";
 import { redactSecrets } from "../../util/redact.js";
 import type { RunHandle } from "../RunHandle.js";
 
@@ -26,12 +26,12 @@ export class ServedResponses {
   readonly #byId = new Map<string, KeptResponse>();
   readonly #deleted = new Set<string>();
   readonly #running = new Map<string, RunHandle>();
-  /** The run store's file, when runs are recorded. */
-  readonly #storeFile: string | undefined;
+  /** The run store, when runs are recorded. */
+  readonly #store: HeldStore | undefined;
   readonly #warn: (message: string) => void;
 
-  constructor(options: { storeFile?: string; warn: (message: string) => void }) {
-    this.#storeFile = options.storeFile;
+  constructor(options: { store?: HeldStore; warn: (message: string) => void }) {
+    this.#store = options.store;
     this.#warn = options.warn;
   }
 
@@ -44,9 +44,9 @@ export class ServedResponses {
     this.#byId.delete(response.id);
     this.#byId.set(response.id, response);
     if (this.#byId.size > IN_MEMORY) this.#byId.delete(this.#byId.keys().next().value!);
-    if (response.history === undefined || this.#storeFile === undefined) return;
+    if (response.history === undefined || this.#store === undefined) return;
     // Only complete responses are written: one in progress lives in memory, and a restart ends it anyway.
-    const spool = RunSpool.of(this.#storeFile);
+    const spool = RunSpool.of(this.#store.file);
     try {
       spool.append({ response: { id: response.id, run: null, createdAt: Date.now(), body: redactSecrets(JSON.stringify({ model: response.model, body: response.body })), history: redactSecrets(JSON.stringify(response.history)) } }, { now: true });
     } catch (error) {
@@ -58,9 +58,9 @@ export class ServedResponses {
     const known = this.get(id) !== undefined;
     this.#byId.delete(id);
     this.#deleted.add(id);
-    if (known && this.#storeFile !== undefined) {
+    if (known && this.#store !== undefined) {
       try {
-        RunSpool.of(this.#storeFile).append({ responseDeleted: { id } }, { now: true });
+        RunSpool.of(this.#store.file).append({ responseDeleted: { id } }, { now: true });
       } catch {
         // Deleted here; the store keeps it until it can be written to.
       }
@@ -79,17 +79,12 @@ export class ServedResponses {
   }
 
   #fromStore(id: string): KeptResponse | undefined {
-    if (this.#storeFile === undefined || !RunStore.exists(this.#storeFile) || !/^resp_[0-9a-f]+$/.test(id)) return undefined;
-    const store = RunStore.openSync(this.#storeFile);
-    try {
-      const row = store.getResponse(id);
-      if (!row) return undefined;
-      const { model, body } = JSON.parse(row.body) as { model: string; body: Record<string, unknown> };
-      const kept: KeptResponse = { id, model, body, ...(row.history !== null ? { history: JSON.parse(row.history) as Message[] } : {}) };
-      this.#byId.set(id, kept);
-      return kept;
-    } finally {
-      store.close();
-    }
+    if (this.#store === undefined || !/^resp_[0-9a-f]+$/.test(id)) return undefined;
+    const row = this.#store.read((store) => store.getResponse(id));
+    if (!row) return undefined;
+    const { model, body } = JSON.parse(row.body) as { model: string; body: Record<string, unknown> };
+    const kept: KeptResponse = { id, model, body, ...(row.history !== null ? { history: JSON.parse(row.history) as Message[] } : {}) };
+    this.#byId.set(id, kept);
+    return kept;
   }
 }
