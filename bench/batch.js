@@ -9,7 +9,7 @@
 // `--log on` measures the throughput part with the run store on (default off: `--no-log`, lllm's own cost alone).
 // `--memory 0` skips the memory part; `--concurrency 0` skips the throughput part.
 //
-// The machine may be shared: CPU time (user + system, from bench/report-rss.mjs) is a steadier figure than wall
+// The machine may be shared: CPU time (user + system, from bench/measure.py) is a steadier figure than wall
 // time, and every figure is the median of `--repeat` runs with its spread. Per-item CPU separates start-up from
 // the work of each item: (cpu(N items) - cpu(1 item)) / (N - 1), for lllm and for the floor; lllm's own per-item
 // cost is the difference. Ratios and per-item figures are printed, never asserted in tests.
@@ -19,6 +19,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { leanMockSource } from "./leanMock.mjs";
+import { measured, usageOf } from "./measured.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -33,19 +34,20 @@ const memoryDelayMs = Number(flag("--memory-delay", "1"));
 const memoryLog = flag("--memory-log", "both");
 const throughputLog = flag("--log", "off") === "on";
 
-/** Run a command to its end; its wall time, and (with report-rss) its peak memory and CPU time. */
-function run(command, commandArgs, env) {
+/**
+ * Run a node program to its end under bench/measure.py: its wall time, peak memory and CPU time; its peak live heap
+ * too when it loads report-heap.
+ */
+function run(commandArgs, env) {
   return new Promise((resolve, reject) => {
-    const start = process.hrtime.bigint();
-    const child = spawn(command, commandArgs, { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(...measured(process.execPath, commandArgs), { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.on("close", (code) => {
-      const ms = Number(process.hrtime.bigint() - start) / 1e6;
       if (code !== 0) return reject(new Error(`${commandArgs.join(" ")} exited ${code}: ${stderr}`));
-      const rss = /maxrss_kib=(\d+) cpu_us=(\d+)/.exec(stderr);
+      const { wallMs, maxrssKib, cpuMs } = usageOf(stderr);
       const heap = /live_heap_peak_kib=(\d+)/.exec(stderr);
-      resolve({ ms, maxrssKib: rss ? Number(rss[1]) : NaN, cpuMs: rss ? Number(rss[2]) / 1000 : NaN, liveHeapKib: heap ? Number(heap[1]) : NaN });
+      resolve({ ms: wallMs, maxrssKib, cpuMs, liveHeapKib: heap ? Number(heap[1]) : NaN });
     });
   });
 }
@@ -82,9 +84,9 @@ try {
     const env = { LLLM_HOME: home, MOCK_KEY: "sk-bench" };
     const out = path.join(dir, `out-${outs}.jsonl`);
     const heapArgs = heap ? ["--expose-gc", "--import", path.join(root, "bench/report-heap.mjs")] : [];
-    return run(process.execPath, [...heapArgs, "--import", path.join(root, "bench/report-rss.mjs"), path.join(root, "bin/lllm.js"), "batch", tactic, "--inputs", file, "--lines", "--concurrency", String(concurrency), "--out", out, ...(log ? [] : ["--no-log"]), "--quiet"], env).finally(() => rmSync(home, { recursive: true, force: true }));
+    return run([...heapArgs, path.join(root, "bin/lllm.js"), "batch", tactic, "--inputs", file, "--lines", "--concurrency", String(concurrency), "--out", out, ...(log ? [] : ["--no-log"]), "--quiet"], env).finally(() => rmSync(home, { recursive: true, force: true }));
   };
-  const floorBatch = ({ mock, count, concurrency }) => run(process.execPath, ["--import", path.join(root, "bench/report-rss.mjs"), path.join(root, "bench/batchFloor.mjs"), String(count), String(concurrency)], { OPENAI_BASE_URL: mock.url, OPENAI_API_KEY: "sk-bench" });
+  const floorBatch = ({ mock, count, concurrency }) => run([path.join(root, "bench/batchFloor.mjs"), String(count), String(concurrency)], { OPENAI_BASE_URL: mock.url, OPENAI_API_KEY: "sk-bench" });
 
   if (levels.length > 0) {
     const mock = await startMock(delayMs);

@@ -14,6 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { leanMockSource } from "./leanMock.mjs";
+import { measured, usageOf } from "./measured.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -28,10 +29,13 @@ if (spawnSync("redis-server", ["--version"], { stdio: "ignore" }).status !== 0) 
   process.exit(2);
 }
 
-/** Every process this bench started, stopped in the end whatever happens. */
+/**
+ * Every process this bench started, stopped in the end whatever happens: each leads a process group of its own, killed
+ * whole (an lllm process runs under bench/measure.py, which a kill of that process alone would leave behind).
+ */
 const children = new Set();
 function start(command, commandArgs, options = {}) {
-  const child = spawn(command, commandArgs, { cwd: root, ...options, env: { ...process.env, NO_COLOR: "1", ...options.env } });
+  const child = spawn(command, commandArgs, { cwd: root, ...options, detached: true, env: { ...process.env, NO_COLOR: "1", ...options.env } });
   children.add(child);
   child.once("exit", () => children.delete(child));
   return child;
@@ -43,7 +47,11 @@ async function stopAll() {
         new Promise((resolve) => {
           if (child.exitCode !== null || child.signalCode !== null) return resolve();
           child.once("exit", resolve);
-          child.kill("SIGKILL");
+          try {
+            process.kill(-child.pid, "SIGKILL");
+          } catch {
+            child.kill("SIGKILL");
+          }
         }),
     ),
   );
@@ -82,19 +90,18 @@ async function startMock() {
   return new Promise((resolve) => child.stdout.once("data", (chunk) => resolve(String(chunk).trim())));
 }
 
-/** The CPU (ms) and peak memory a process reported at its exit (bench/report-rss.mjs). */
-function usageOf(stderr) {
-  const match = /maxrss_kib=(\d+) cpu_us=(\d+)/.exec(stderr);
-  return match ? { cpuMs: Number(match[2]) / 1000, maxrssKib: Number(match[1]) } : { cpuMs: NaN, maxrssKib: NaN };
-}
-
-/** An lllm process (with report-rss); resolves at its exit with its code, wall time, CPU and stderr. */
+/**
+ * An lllm process under bench/measure.py (a signal to `child` reaches lllm); resolves at its exit with its code, wall
+ * time, CPU, peak memory and stderr.
+ */
 function lllm(commandArgs, env) {
-  const started = process.hrtime.bigint();
-  const child = start(process.execPath, ["--import", path.join(root, "bench/report-rss.mjs"), path.join(root, "bin/lllm.js"), ...commandArgs], { env, stdio: ["ignore", "ignore", "pipe"] });
+  const child = start(...measured(process.execPath, [path.join(root, "bin/lllm.js"), ...commandArgs]), { env, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (chunk) => (stderr += chunk));
-  const done = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal, ms: Number(process.hrtime.bigint() - started) / 1e6, stderr, ...usageOf(stderr) })));
+  const done = new Promise((resolve) => child.once("close", (code, signal) => {
+    const { wallMs, cpuMs, maxrssKib } = usageOf(stderr);
+    resolve({ code, signal, ms: wallMs, cpuMs, maxrssKib, stderr });
+  }));
   return { child, done, stderr: () => stderr };
 }
 

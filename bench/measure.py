@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 # Runs one command and prints, on its last line of stderr, what it cost as the kernel counted it: wall time from
 # fork to exit, CPU time (user + system, every thread) and peak RSS, from wait4's rusage of that child alone.
-# The start-up pairs (coldStart.js) time processes of 60 to 400 ms: a reporter loaded into them
-# (`node --import report-rss.mjs`) added its own start (~16 ms on Node 20) to both sides of every pair, which pulls
-# every ratio toward 1. Here nothing is added to the process measured; this script's own start is outside the count.
+# Every bench that times a process uses it (bench/measured.js). The start-up pairs (coldStart.js) time processes of
+# 60 to 400 ms: the reporter the benches loaded into them before (`node --import`, printing its rusage at exit) added
+# its own start (~16 ms on Node 20) to both sides of every pair, which pulls every ratio toward 1. Here nothing is
+# added to the process measured; this script's own start is outside the count, wall time included.
 import os
+import signal
 import sys
 import time
 
@@ -16,8 +18,12 @@ if pid == 0:
         os.execvp(argv[0], argv)
     finally:
         os._exit(127)
+# A bench that stops what it measures (a queue worker, with SIGTERM) signals this process: the command gets it.
+for forwarded in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    signal.signal(forwarded, lambda number, _frame: os.kill(pid, number))
 _, status, usage = os.wait4(pid, 0)
 wall_us = (time.perf_counter_ns() - start) // 1000
 cpu_us = int((usage.ru_utime + usage.ru_stime) * 1e6)
 sys.stderr.write(f"\nmaxrss_kib={usage.ru_maxrss} cpu_us={cpu_us} wall_us={wall_us}\n")
-sys.exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+# The command's own exit code, or 128 + the signal that ended it, as a shell reports it.
+sys.exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + os.WTERMSIG(status))

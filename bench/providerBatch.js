@@ -2,7 +2,7 @@
 // `lllm batch --provider-batch` against the same batch run live, side by side in the same run, both against the mock
 // OpenAI server of lllm/testing (in this process; its batch jobs end at the first poll): a three-round tool-using
 // tactic (two `add` tool rounds, then the answer) over N items. Reported: peak RSS and CPU time (user + system, from
-// bench/report-rss.mjs) of each, their ratio, and lllm's CPU per item per round: (cpu(N) - cpu(small)) / (N - small) / 3.
+// bench/measure.py) of each, their ratio, and lllm's CPU per item per round: (cpu(N) - cpu(small)) / (N - small) / 3.
 //
 // Usage: node bench/providerBatch.js [--items 1000,10000] [--small 100] [--live-concurrency 64] [--repeat 1]
 import { spawn } from "node:child_process";
@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { measured, usageOf } from "./measured.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -64,14 +65,14 @@ function runAgainst(count, mode) {
   const out = path.join(home, "out.jsonl");
   const extra = mode === "provider" ? ["--provider-batch", "--poll-interval", "0.2"] : ["--concurrency", liveConcurrency];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", path.join(root, "bench/report-rss.mjs"), path.join(root, "bin/lllm.js"), "batch", tactic, "--inputs", inputs, "--lines", "--out", out, "--no-log", "--quiet", ...extra], { cwd: root, env: { ...process.env, NO_COLOR: "1", LLLM_HOME: home, MOCK_KEY: "sk-bench" }, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(...measured(process.execPath, [path.join(root, "bin/lllm.js"), "batch", tactic, "--inputs", inputs, "--lines", "--out", out, "--no-log", "--quiet", ...extra]), { cwd: root, env: { ...process.env, NO_COLOR: "1", LLLM_HOME: home, MOCK_KEY: "sk-bench" }, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.on("close", (code) => {
       rmSync(home, { recursive: true, force: true });
-      const rss = /maxrss_kib=(\d+) cpu_us=(\d+)/.exec(stderr);
-      if (code !== 0 || !rss) return reject(new Error(`${mode} ${count} exited ${code}: ${stderr.slice(-2000)}`));
-      resolve({ rssMib: Number(rss[1]) / 1024, cpuMs: Number(rss[2]) / 1000 });
+      const { maxrssKib, cpuMs } = usageOf(stderr);
+      if (code !== 0 || Number.isNaN(cpuMs)) return reject(new Error(`${mode} ${count} exited ${code}: ${stderr.slice(-2000)}`));
+      resolve({ rssMib: maxrssKib / 1024, cpuMs });
     });
   });
 }

@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import path from "node:path";
 import { compareStarts } from "./startTimes.js";
+import { measured, usageOf } from "./measured.js";
 
 const benchRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -63,12 +64,12 @@ function compare(title, cases) {
   });
 }
 
-/** Peak RSS of a command, read from bench/report-rss.mjs's line on stderr. */
+/** Peak RSS of a node program, from bench/measure.py. */
 function peakMemory(commandArgs) {
-  const result = spawnSync(process.execPath, ["--import", path.join(benchRoot, "bench", "report-rss.mjs"), ...commandArgs], { cwd: root, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"], env: benchEnv });
-  const match = /maxrss_kib=(\d+)/.exec(result.stderr);
-  if (result.status !== 0 || !match) throw new Error(`failed: ${commandArgs.join(" ")}: ${result.stderr}`);
-  return Number(match[1]) / 1024;
+  const result = spawnSync(...measured(process.execPath, commandArgs), { cwd: root, encoding: "utf8", stdio: ["ignore", "ignore", "pipe"], env: benchEnv });
+  const { maxrssKib } = usageOf(result.stderr);
+  if (result.status !== 0 || Number.isNaN(maxrssKib)) throw new Error(`failed: ${commandArgs.join(" ")}: ${result.stderr}`);
+  return maxrssKib / 1024;
 }
 
 /** The loop's own cost per tool round: an agent against a model that answers at once, minus the same work done directly. */

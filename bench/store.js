@@ -12,6 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { leanMockSource } from "./leanMock.mjs";
+import { measured, usageOf } from "./measured.js";
 
 function median(values) {
   const sorted = [...values].sort((a, b) => a - b);
@@ -94,19 +95,17 @@ async function inProcessLoop({ runs, root }) {
   console.log(`  the reader merging those ${merge.runs} runs   ${merge.ms.toFixed(1).padStart(8)} ms   (${(merge.ms / merge.runs).toFixed(1)} ms a ${rounds}-round run, paid once by the next \`lllm logs\`)`);
 }
 
-/** Run a command to its end: wall time, CPU time (user + system) and peak RSS, from bench/report-rss.mjs. */
+/** Run a node program to its end: wall time, CPU time (user + system) and peak RSS, from bench/measure.py. */
 function measure(root, args, env) {
   return new Promise((resolve, reject) => {
-    const start = performance.now();
-    const child = spawn(process.execPath, ["--import", path.join(root, "bench", "report-rss.mjs"), ...args], { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(...measured(process.execPath, args), { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.on("error", reject);
     child.on("close", (status) => {
-      const ms = performance.now() - start;
-      const match = /maxrss_kib=(\d+) cpu_us=(\d+)/.exec(stderr);
-      if (status !== 0 || !match) return reject(new Error(`${args.join(" ")} exited ${status}: ${stderr}`));
-      resolve({ ms, cpuMs: Number(match[2]) / 1000, rssMib: Number(match[1]) / 1024 });
+      const usage = usageOf(stderr);
+      if (status !== 0 || Number.isNaN(usage.wallMs)) return reject(new Error(`${args.join(" ")} exited ${status}: ${stderr}`));
+      resolve({ ms: usage.wallMs, cpuMs: usage.cpuMs, rssMib: usage.maxrssKib / 1024 });
     });
   });
 }

@@ -14,6 +14,7 @@ import { copyFileSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } f
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { measured, usageOf } from "./measured.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -24,15 +25,13 @@ const repeat = Math.max(1, Number(flag("--repeat", "3")));
 
 function run(commandArgs, env) {
   return new Promise((resolve, reject) => {
-    const start = process.hrtime.bigint();
-    const child = spawn(process.execPath, ["--import", path.join(root, "bench/report-rss.mjs"), ...commandArgs], { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
+    const child = spawn(...measured(process.execPath, commandArgs), { cwd: root, env: { ...process.env, NO_COLOR: "1", ...env }, stdio: ["ignore", "ignore", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.on("close", (code) => {
-      const ms = Number(process.hrtime.bigint() - start) / 1e6;
       if (code !== 0) return reject(new Error(`${commandArgs.join(" ")} exited ${code}: ${stderr.slice(-2000)}`));
-      const rss = /maxrss_kib=(\d+) cpu_us=(\d+)/.exec(stderr);
-      resolve({ ms, cpuMs: Number(rss[2]) / 1000 });
+      const usage = usageOf(stderr);
+      resolve({ ms: usage.wallMs, cpuMs: usage.cpuMs });
     });
   });
 }
