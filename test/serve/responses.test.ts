@@ -52,6 +52,9 @@ describe("responses with the openai SDK", () => {
     expect(read.output_text).toBe("Cherries are 3 EUR.");
     await client.responses.delete(response.id);
     await expect(client.responses.retrieve(response.id)).rejects.toMatchObject({ status: 404 });
+    // Deleted twice, or never made: 404.
+    await expect(client.responses.delete(response.id)).rejects.toMatchObject({ status: 404 });
+    await expect(client.responses.delete("resp_0123456789ab")).rejects.toMatchObject({ status: 404 });
   });
 
   it("continues from previous_response_id: the earlier turns are sent again", async () => {

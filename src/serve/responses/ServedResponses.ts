@@ -56,16 +56,19 @@ export class ServedResponses {
 
   delete(id: string): boolean {
     const known = this.get(id) !== undefined;
+    if (!known) return false;
     this.#byId.delete(id);
+    // Not read back from the store, whose copy goes when the spool's deletion is merged. Known ids only: a client
+    // deleting made-up ids without end would grow this set for the server's life.
     this.#deleted.add(id);
-    if (known && this.#store !== undefined) {
+    if (this.#store !== undefined) {
       try {
         RunSpool.of(this.#store.file).append({ responseDeleted: { id } }, { now: true });
       } catch {
         // Deleted here; the store keeps it until it can be written to.
       }
     }
-    return known;
+    return true;
   }
 
   /** The run answering a response (in flight, or waiting for its function calls' outputs). */
