@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { damaged, isDamage, openDatabaseSync, type Database, type OpenedDatabase } from "./openDatabase.js";
+import { damaged, isDamage, openDatabaseSync, userVersion, type Database, type OpenedDatabase } from "./openDatabase.js";
 import { mergeSpool } from "./mergeSpool.js";
 import { processAlive } from "../util/processAlive.js";
 import type { ModelCallRecord, RunRecord, RunStatus, RunSummary } from "./RunRecord.js";
@@ -85,6 +85,25 @@ export class RunStore {
 
   close(): void {
     this.#database.close();
+  }
+
+  /** The schema version of the file as it is now (another lllm, a newer one, may have migrated it since the open). */
+  schemaVersion(): number {
+    return userVersion(this.#database);
+  }
+
+  /**
+   * Copy what the write-ahead log holds into the database file, without waiting for anyone. SQLite does it when the
+   * last connection to the file closes: a process that keeps one open (a server) would otherwise leave the newest runs
+   * in `logs.db-wal` only, lost to whoever moves `logs.db` aside (as a damaged log's fix says) or copies it alone.
+   */
+  checkpoint(): void {
+    if (this.#readOnly !== undefined || this.#inMemory) return;
+    try {
+      this.#database.pragma("wal_checkpoint(PASSIVE)");
+    } catch {
+      // Busy or unwritable now: the next look-up does it.
+    }
   }
 
   /** Runs newest first. */

@@ -140,7 +140,8 @@ function writable(file: string): boolean {
   }
 }
 
-function userVersion(database: Database): number {
+/** The schema version a database file holds (`PRAGMA user_version`). */
+export function userVersion(database: Database): number {
   // libsql's pluck()/pragma({simple}) return the whole row: raw() gives the values.
   const row = database.prepare("PRAGMA user_version").raw().get() as unknown[] | undefined;
   return Number(row?.[0] ?? 0);
