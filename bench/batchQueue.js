@@ -56,7 +56,17 @@ async function stopAll() {
     ),
   );
 }
-for (const signal of ["SIGINT", "SIGTERM"]) process.once(signal, () => void stopAll().then(() => process.exit(130)));
+// The processes lead groups of their own: a Ctrl-C or a closed terminal reaches this process only, which stops them
+// and removes its folder (`dir`, made below) before it ends.
+let dir;
+for (const [signal, number] of [["SIGINT", 2], ["SIGTERM", 15], ["SIGHUP", 1]]) {
+  process.once(signal, () =>
+    void stopAll().then(() => {
+      if (dir) rmSync(dir, { recursive: true, force: true });
+      process.exit(128 + number);
+    }),
+  );
+}
 
 const freePort = () =>
   new Promise((resolve, reject) => {
@@ -112,7 +122,7 @@ const median = (values) => {
 };
 const spread = (values, digits = 2) => (values.length === 1 ? values[0].toFixed(digits) : `${median(values).toFixed(digits)} (${Math.min(...values).toFixed(digits)}–${Math.max(...values).toFixed(digits)})`);
 
-const dir = mkdtempSync(path.join(os.tmpdir(), "lllm-bench-queue-"));
+dir = mkdtempSync(path.join(os.tmpdir(), "lllm-bench-queue-"));
 try {
   const [redisUrl, mockUrl] = await Promise.all([startRedis(), startMock()]);
   // In a package, as a queued batch's tactic must be when it sets invoker_config: the workers get the package (-p).

@@ -11,16 +11,24 @@ import sys
 import time
 
 argv = sys.argv[1:]
+# Signals wait until this process has its handlers: none may end it between the fork and them, leaving the command.
+HANDLED = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
 start = time.perf_counter_ns()
 pid = os.fork()
 if pid == 0:
     try:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED)
         os.execvp(argv[0], argv)
     finally:
         os._exit(127)
-# A bench that stops what it measures (a queue worker, with SIGTERM) signals this process: the command gets it.
-for forwarded in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-    signal.signal(forwarded, lambda number, _frame: os.kill(pid, number))
+# A bench that stops what it measures (a queue worker) sends SIGTERM here: the command gets it. Ctrl-C and a closed
+# terminal reach the command themselves (one process group): passed on too, it would get them twice (a second Ctrl-C
+# stops lllm at once).
+signal.signal(signal.SIGTERM, lambda number, _frame: os.kill(pid, number))
+signal.signal(signal.SIGINT, signal.SIG_IGN)
+signal.signal(signal.SIGHUP, signal.SIG_IGN)
+signal.pthread_sigmask(signal.SIG_UNBLOCK, HANDLED)
 _, status, usage = os.wait4(pid, 0)
 wall_us = (time.perf_counter_ns() - start) // 1000
 cpu_us = int((usage.ru_utime + usage.ru_stime) * 1e6)
