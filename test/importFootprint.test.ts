@@ -163,6 +163,59 @@ describe("a plain `lllm run` (the guard of start-up: npm run bench -- --check me
   });
 });
 
+describe("`lllm serve` of a package (its tactics as models and tools, its proxies, /mcp)", () => {
+  /** Start the server with the module hook; once it listens, `whileServing(url, token)`, then SIGTERM. */
+  async function serveOnce(home: string, name: string, whileServing?: (url: string, token: string) => Promise<void>): Promise<{ modules: string[]; stderr: string; code: number | null }> {
+    const list = path.join(dir, `${name}.txt`);
+    writeFileSync(list, "");
+    const child = spawn(process.execPath, ["--import", pathToFileURL(register).href, BIN, "serve", path.join(ROOT, "packages-example", "weather"), "--http", "127.0.0.1:0"], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NO_COLOR: "1", LLLM_HOME: home, LLLM_MODULE_LIST: list },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    let stderr = "";
+    const listening = new Promise<{ url: string; token: string }>((resolve) => {
+      child.stderr.on("data", (chunk: Buffer) => {
+        stderr += chunk.toString();
+        const url = /at (http:\/\/127\.0\.0\.1:\d+)\/v1/.exec(stderr)?.[1];
+        const token = /Bearer ([\w-]+)/.exec(stderr)?.[1];
+        if (url && token) resolve({ url, token });
+      });
+    });
+    const closed = new Promise<number | null>((resolve) => child.on("close", resolve));
+    const started = await Promise.race([listening, closed.then(() => undefined)]);
+    expect(started, stderr).toBeDefined();
+    await whileServing?.(started!.url, started!.token);
+    child.kill("SIGTERM");
+    const code = await closed;
+    return { modules: readFileSync(list, "utf8").split("\n").filter(Boolean), stderr, code };
+  }
+
+  it("starts without the MCP SDK, zod or ajv's compiler (once its caches are warm), and loads the SDK when a client opens a session at /mcp", async () => {
+    const home = tempDir("lllm-home-");
+    // The first start fills the caches (the tactics' input validators, the built-in proxies' parsed data).
+    expect((await serveOnce(home, "serve-cold")).code).toBe(0);
+    const warm = await serveOnce(home, "serve-warm");
+    expect(warm.code, warm.stderr).toBe(0);
+    expect(ownFiles(warm.modules).length).toBeGreaterThan(0);
+    expect(heavyIn(warm.modules)).toEqual([]);
+    expect(warm.modules.filter((module) => module.includes("/node_modules/zod/"))).toEqual([]);
+    // ajv's runtime may serve a cached validator; its compiler (core.js, compile/) is what a start must not load.
+    expect(warm.modules.filter((module) => /\/node_modules\/ajv\/dist\/(?:core|2020|ajv)\.js$|\/node_modules\/ajv\/dist\/compile\//.test(module))).toEqual([]);
+    const used = await serveOnce(home, "serve-mcp", async (url, token) => {
+      const response = await fetch(`${url}/mcp`, {
+        method: "POST",
+        headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "footprint", version: "1" } } }),
+      });
+      expect(response.status).toBe(200);
+      expect(await response.text()).toContain('"serverInfo"');
+    });
+    expect(used.code, used.stderr).toBe(0);
+    expect(heavyIn(used.modules)).toContain("@modelcontextprotocol/sdk");
+  });
+});
+
 describe("`lllm validate` (the start-up bench's third pair)", () => {
   /** The text of lllm's own files a command loaded (chunks of the bundle, one-file dependencies). */
   const ownText = (modules: string[]): string => ownFiles(modules).map((module) => readFileSync(module.startsWith("file:") ? new URL(module) : module, "utf8")).join("\n");

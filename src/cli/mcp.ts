@@ -18,6 +18,7 @@ import { SCHEMA_VERSION, warn, writeErr, writeOut } from "./output.js";
 import { summaryLine } from "../util/firstLine.js";
 import { escapeControlCharacters, escapeJsonControlCharacters } from "../util/escapeControlCharacters.js";
 import { plural } from "../util/plural.js";
+import { madeTokenLine, parseHttpAddress } from "./httpAddress.js";
 
 /** Flags of `lllm mcp tools`. */
 export interface McpToolsOptions {
@@ -127,16 +128,6 @@ export async function mcpServeCommand(dir: string, options: McpServeOptions = {}
   }
 }
 
-/** `--http [HOST:]PORT`: `3000`, `127.0.0.1:3000`, `[::1]:3000`, `0.0.0.0:8080`. */
-export function parseHttpAddress(text: string, code: "usage_mcp_http" | "usage_serve" = "usage_mcp_http"): { host: string; port: number } {
-  const match = /^(?:(\[[0-9a-fA-F:.]+\]|[^:\s]+):)?(\d{1,5})$/.exec(text.trim());
-  const port = match ? Number(match[2]) : NaN;
-  if (!match || port > 65535) {
-    throw new ConfigError(code, `--http ${JSON.stringify(text)} is not [HOST:]PORT`, { hint: "For example --http 3000, --http 127.0.0.1:3000 or --http 0 (any free port)." });
-  }
-  return { host: match[1] ?? "127.0.0.1", port };
-}
-
 /**
  * The bearer token HTTP clients must send: the one named by `--token-env`, which must be set; else, on a loopback
  * address, one made for this session (any user of the machine can reach 127.0.0.1, and would otherwise call the
@@ -180,9 +171,4 @@ function divertConsoleToStderr(): () => void {
   const saved = { log: console.log, info: console.info, debug: console.debug };
   console.log = console.info = console.debug = (...args: unknown[]) => console.error(...args);
   return () => Object.assign(console, saved);
-}
-
-/** The line that shows a token made for this session (`lllm serve`, `lllm mcp serve --http`). */
-export function madeTokenLine(token: string): string {
-  return `lllm: clients must send the header \`Authorization: Bearer ${token}\` (a token made for this session: do not share it; --token-env NAME to choose one)`;
 }

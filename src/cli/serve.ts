@@ -21,7 +21,7 @@ import { startRunBudget } from "../tactics/tacticBudget.js";
 import { steadyHeap } from "../util/steadyHeap.js";
 import { stopSignal, takeFirstStop } from "./handleSignals.js";
 import { loadRegistry } from "./loadRegistry.js";
-import { madeTokenLine, parseHttpAddress } from "./mcp.js";
+import { madeTokenLine, parseHttpAddress } from "./httpAddress.js";
 import { numberFlag, secondsFlag } from "./numberFlag.js";
 import { warn, writeErr } from "./output.js";
 import { packagesOrHere } from "./packagesOrHere.js";

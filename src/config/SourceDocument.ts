@@ -85,9 +85,10 @@ export class SourceDocument implements SourceLocator {
    * tabs used for indentation, …) with its position, or saying what was expected when the file is empty or its top
    * level is not a mapping. `file` is the name used in locations. With `allowEmpty`, an empty file (or one of only
    * comments) is an empty mapping. A file over the size or nesting limits (`CONFIG_LIMITS`) is a `ConfigError`
-   * (`config_too_large`, `config_too_deep`).
+   * (`config_too_large`, `config_too_deep`). `shipped`: a file of lllm's own, kept in the parse cache even where
+   * its keys are named like credentials (see storeParsedYaml).
    */
-  static parse(text: string, file: string, options: { allowEmpty?: boolean } = {}): SourceDocument {
+  static parse(text: string, file: string, options: { allowEmpty?: boolean; shipped?: boolean } = {}): SourceDocument {
     const cached = readParsedYaml(text);
     if (isPlainObject(cached)) return new SourceDocument(file, cached, { text });
     const lineCounter = new yaml.LineCounter();
@@ -127,7 +128,7 @@ export class SourceDocument implements SourceLocator {
         { message: `cannot expand the file's aliases: ${error instanceof Error ? error.message : String(error)}`, location: { file } },
       ]);
     }
-    storeParsedYaml(text, data);
+    storeParsedYaml(text, data, { shipped: options.shipped === true });
     return new SourceDocument(file, data as Record<string, unknown>, { document, lineCounter });
   }
 

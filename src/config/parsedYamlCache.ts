@@ -47,10 +47,14 @@ export function readParsedYaml(text: string): unknown {
   }
 }
 
-/** Keep what `text` parsed to, when JSON holds it exactly; a cache that cannot be written is skipped. */
-export function storeParsedYaml(text: string, data: unknown): void {
+/**
+ * Keep what `text` parsed to, when JSON holds it exactly; a cache that cannot be written is skipped. `shipped`: a
+ * file of lllm's own (a built-in proxy), which holds no user's credential: its keys named like one
+ * (`api_key_env: FRED_API_KEY`, a variable's name) do not keep it out, and it is read from the cache like any other.
+ */
+export function storeParsedYaml(text: string, data: unknown, options: { shipped?: boolean } = {}): void {
   const cacheFolder = usableFolder();
-  if (cacheFolder === undefined || !keepable(data) || redactSecrets(text) !== text) return;
+  if (cacheFolder === undefined || !keepable(data, options.shipped === true) || redactSecrets(text) !== text) return;
   try {
     const json = JSON.stringify(data);
     const file = fileFor(cacheFolder, text);
@@ -63,8 +67,8 @@ export function storeParsedYaml(text: string, data: unknown): void {
   }
 }
 
-/** Whether JSON holds `data` exactly and nothing in it may be a credential (see above). */
-function keepable(data: unknown): boolean {
+/** Whether JSON holds `data` exactly and (unless `shipped`) nothing in it may be a credential (see above). */
+function keepable(data: unknown, shipped: boolean): boolean {
   const stack: unknown[] = [data];
   // Data that contains itself (an alias inside its anchor's value) is refused by the parser; should any reach here,
   // the walk still ends: a file holds fewer values than bytes, plus what its aliases repeat.
@@ -80,8 +84,8 @@ function keepable(data: unknown): boolean {
     if (Array.isArray(value)) for (const item of value as unknown[]) stack.push(item); // not push(...): a long list overflows the stack
     else if (isPlainObject(value)) {
       for (const [key, item] of Object.entries(value)) {
-        if ((key === "headers" || key === "env") && isPlainObject(item) && Object.keys(item).length > 0) return false;
-        if (isSecretName(key.replace(/-/g, "_")) && item !== null && item !== "") return false;
+        if (!shipped && (key === "headers" || key === "env") && isPlainObject(item) && Object.keys(item).length > 0) return false;
+        if (!shipped && isSecretName(key.replace(/-/g, "_")) && item !== null && item !== "") return false;
         stack.push(item);
       }
     } else return false; // a date, a set, a map, undefined: JSON would not give it back as it is

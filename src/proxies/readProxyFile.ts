@@ -26,7 +26,9 @@ export async function readProxyFile(file: string, source: Omit<ProxySource, "fil
 
 /** The same as `readProxyFile` for text already in hand (`file` names it in messages). */
 export function parseProxyText(text: string, file: string, source: Omit<ProxySource, "file"> = { kind: "yaml" }): ProxyDefinition {
-  const document = SourceDocument.parse(text, displayPath(file));
+  // A built-in's data comes from the parse cache after the first run: the six of them took ~100 ms of yaml parsing
+  // at each start of `lllm serve` or of a run with a code-action agent (their `api_key_env` kept them out).
+  const document = SourceDocument.parse(text, displayPath(file), { shipped: source.kind === "builtin" });
   const problems = validateAgainstSchema(document.data, "proxyYaml", document);
   if (problems.length > 0) throw ConfigError.fromProblems("proxy_invalid", problems);
   return definitionFromSpec(toCamel(document.data), {

@@ -1,7 +1,7 @@
 import { checkParameterSchemas } from "../tools/checkParameterSchemas.js";
 import type { ErrorObject, ValidateFunction } from "ajv/dist/2020.js";
 import { ConfigError } from "../errors.js";
-import { sharedAjv } from "../util/sharedAjv.js";
+import { compileWithCache } from "../util/sharedAjv.js";
 import { FunctionTool, type ToolContext } from "../tools/FunctionTool.js";
 import { isPlainObject, type JsonSchema } from "../tools/JsonSchema.js";
 import { normalizeParameters } from "../tools/normalizeParameters.js";
@@ -85,7 +85,9 @@ function withoutDialect(schema: JsonSchema, name: string): JsonSchema {
 
 function compile(schema: JsonSchema, name: string): ValidateFunction {
   try {
-    return sharedAjv().compile(schema);
+    // From the validator cache when this schema was compiled before (`lllm serve` and `lllm mcp serve` make every
+    // tactic of a package a tool at start-up: compiling loaded ajv's compiler, some 90 files, at each start).
+    return compileWithCache(schema);
   } catch (error) {
     throw new ConfigError("tactic_input_invalid", `tactic \`${name}\`: the input schema is not a valid JSON Schema: ${error instanceof Error ? error.message : String(error)}`, {
       hint: "Fix the tactic's `input:` (see https://json-schema.org/understanding-json-schema).",

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { runCli } from "../helpers/runCli.js";
+import { ROOT, runCli } from "../helpers/runCli.js";
 import { runCliInProcess } from "../helpers/runCliInProcess.js";
 import { tempDir } from "../helpers/tempTree.js";
 
@@ -63,6 +63,24 @@ describe("the parse cache of config files", () => {
       expect(text).not.toContain("sk-literal-abc123");
       expect(text).not.toContain("tok-literal-456");
     }
+  });
+
+  it("keeps lllm's built-in proxies, whose `api_key_env` names a variable, and still no package's proxy that names one", async () => {
+    const home = path.join(dir, "home-builtins");
+    const weather = path.join(ROOT, "packages-example", "weather");
+    // A process of its own: the built-ins are read once per process, and this worker may have read them already.
+    const listed = await runCli(["proxy", "list", "-p", weather], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain("fred");
+    const kept = cacheFiles(home).map((name) => readFileSync(path.join(home, "cache", "yaml", name), "utf8"));
+    // All six built-ins: each start of `lllm serve` or of a code-action run parsed them with the yaml library.
+    for (const variable of ["FRED_API_KEY", "FMP_API_KEY", "EXA_API_KEY", "WA_API_DEV", "MSD_API_KEY", "SEARCH_API_KEY"]) {
+      expect(kept.some((text) => text.includes(`"${variable}"`)), variable).toBe(true);
+    }
+    expect(kept.some((text) => text.includes("WEATHER_API_KEY"))).toBe(false);
+    // The second run reads them from the cache and lists the same.
+    const again = await runCli(["proxy", "list", "-p", weather], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
+    expect(again.stdout).toBe(listed.stdout);
   });
 
   it("keeps only what JSON gives back as it was: a YAML 1.1 date reads the same on every run", async () => {

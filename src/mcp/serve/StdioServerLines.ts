@@ -3,9 +3,7 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { LineSplitter, type OversizedLine } from "../LineSplitter.js";
 import { writeOwnStdout } from "../../util/ownStdout.js";
-
-/** The largest message `lllm mcp serve` reads (the SDK's stdio limit); a bigger one is answered with an error. */
-export const MAX_CLIENT_MESSAGE_BYTES = 10 * 1024 * 1024;
+import { MAX_CLIENT_MESSAGE_BYTES } from "./messageLimit.js";
 
 /**
  * The server side of MCP over stdio, in place of the SDK's `StdioServerTransport`, which closes the connection

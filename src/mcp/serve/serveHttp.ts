@@ -7,7 +7,10 @@ import { ConfigError } from "../../errors.js";
 import { requireNow } from "../../util/lazyModule.js";
 import { allowedHostNames, hasBearerToken, refusedHost } from "./httpGuard.js";
 import { MemoryEventStore } from "./MemoryEventStore.js";
-import { MAX_CLIENT_MESSAGE_BYTES } from "./StdioServerLines.js";
+import { MAX_CLIENT_MESSAGE_BYTES } from "./messageLimit.js";
+
+type StreamableHttpModule = typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js");
+type TypesModule = typeof import("@modelcontextprotocol/sdk/types.js");
 
 /** The path of the MCP endpoint. */
 export const MCP_HTTP_PATH = "/mcp";
@@ -73,8 +76,12 @@ interface Session {
  * are open at once (a new one past it is refused, 503), and a session idle for `sessionIdleTimeoutMs` is closed.
  */
 export function mcpHttpHandler(options: Omit<ServeHttpOptions, "port" | "signal">): McpHttpHandler {
-  const { StreamableHTTPServerTransport } = requireNow<typeof import("@modelcontextprotocol/sdk/server/streamableHttp.js")>("@modelcontextprotocol/sdk/server/streamableHttp.js");
-  const { isInitializeRequest } = requireNow<typeof import("@modelcontextprotocol/sdk/types.js")>("@modelcontextprotocol/sdk/types.js");
+  // The SDK (with its zod, some 200 files) is loaded by the first request that opens a session, not here: `lllm
+  // serve` makes this handler at every start, for an endpoint most of its clients never call.
+  const sdk = (): { StreamableHTTPServerTransport: StreamableHttpModule["StreamableHTTPServerTransport"]; isInitializeRequest: TypesModule["isInitializeRequest"] } => ({
+    StreamableHTTPServerTransport: requireNow<StreamableHttpModule>("@modelcontextprotocol/sdk/server/streamableHttp.js").StreamableHTTPServerTransport,
+    isInitializeRequest: requireNow<TypesModule>("@modelcontextprotocol/sdk/types.js").isInitializeRequest,
+  });
   const host = options.host ?? "127.0.0.1";
   const allowed = allowedHostNames(host);
   const log = options.log ?? ((text: string) => void process.stderr.write(`${text}\n`));
@@ -112,7 +119,7 @@ export function mcpHttpHandler(options: Omit<ServeHttpOptions, "port" | "signal"
 
   const openSession = async (): Promise<Session> => {
     const server = options.newServer();
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: StreamableHTTPServerTransport = new (sdk().StreamableHTTPServerTransport)({
       sessionIdGenerator: () => randomUUID(),
       eventStore: new MemoryEventStore(),
       retryInterval: SSE_RETRY_MS,
@@ -152,6 +159,7 @@ export function mcpHttpHandler(options: Omit<ServeHttpOptions, "port" | "signal"
         return known.transport.handleRequest(request, response, body.value);
       }
       if (typeof sessionId === "string") return reply(response, 404, `Session not found: ${sessionId}; start a new one with initialize`, -32001);
+      const { isInitializeRequest } = sdk();
       if (!(Array.isArray(body.value) ? body.value.some((message) => isInitializeRequest(message)) : isInitializeRequest(body.value))) {
         return reply(response, 400, "Bad Request: no session; send initialize first, then the Mcp-Session-Id it returns");
       }
