@@ -123,7 +123,16 @@ const { output } = await build({
     charset: "ascii",
     // Each dependency in a chunk named after it (dep-openai-….js): it loads when first imported, as from
     // node_modules, and a test can tell which dependencies a command loaded.
-    codeSplitting: { groups: [{ debugName: "dependencies", name: (id) => dependencyOf(id), test: /[\\/]node_modules[\\/]/ }, ...startupGroups(out)] },
+    // The line splitter of MCP's stdio, in a chunk of its own: left to itself the bundler put it in the MCP client's
+    // chunk, which `lllm mcp serve` (the server side, which needs the splitter alone) then loaded, with the SDK's
+    // client and a second copy of zod.
+    codeSplitting: {
+      groups: [
+        { debugName: "dependencies", name: (id) => dependencyOf(id), test: /[\\/]node_modules[\\/]/ },
+        ...startupGroups(out),
+        { name: "LineSplitter", test: /[\\/]mcp[\\/]LineSplitter\.js$/ },
+      ],
+    },
   },
   logLevel: "warn",
 });

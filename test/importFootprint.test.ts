@@ -216,6 +216,38 @@ describe("`lllm serve` of a package (its tactics as models and tools, its proxie
   });
 });
 
+describe("`lllm mcp serve` over stdio (an MCP client starts it for each session)", () => {
+  /** One session: an initialize, then the end of its input (the client went away); the modules it loaded. */
+  async function session(home: string, name: string): Promise<{ modules: string[]; stdout: string; stderr: string; code: number | null }> {
+    const list = path.join(dir, `${name}.txt`);
+    writeFileSync(list, "");
+    const child = spawn(process.execPath, ["--import", pathToFileURL(register).href, BIN, "mcp", "serve", path.join(ROOT, "packages-example", "weather")], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, NO_COLOR: "1", LLLM_HOME: home, LLLM_MODULE_LIST: list },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    child.stdin.end(`${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "footprint", version: "1" } } })}\n`);
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    return { modules: readFileSync(list, "utf8").split("\n").filter(Boolean), stdout, stderr, code };
+  }
+
+  it("answers initialize with the SDK's server side alone: none of its client, its ES module build, or undici", async () => {
+    const home = tempDir("lllm-home-");
+    // The first session fills the caches (the package's TypeScript tools transpiled, the validators).
+    expect((await session(home, "mcp-serve-cold")).code).toBe(0);
+    const warm = await session(home, "mcp-serve-warm");
+    expect(warm.code, warm.stderr).toBe(0);
+    expect(warm.stdout).toContain('"serverInfo"');
+    expect(warm.modules.some((module) => module.includes("/@modelcontextprotocol/sdk/dist/cjs/server/"))).toBe(true);
+    expect(warm.modules.filter((module) => module.includes("/@modelcontextprotocol/sdk/dist/esm/"))).toEqual([]);
+    expect(heavyIn(warm.modules).filter((name) => name !== "@modelcontextprotocol/sdk")).toEqual([]);
+  });
+});
+
 describe("`lllm validate` (the start-up bench's third pair)", () => {
   /** The text of lllm's own files a command loaded (chunks of the bundle, one-file dependencies). */
   const ownText = (modules: string[]): string => ownFiles(modules).map((module) => readFileSync(module.startsWith("file:") ? new URL(module) : module, "utf8")).join("\n");

@@ -3,7 +3,10 @@ import { existsSync, realpathSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { ConfigError } from "../errors.js";
-import { loadServedPackage, McpConnections, parseServerSpec, serverFor, serveStdio } from "../mcp/index.js";
+// From their own modules, not the folder's index: importing that runs every module it re-exports, the MCP client's too.
+import { loadServedPackage, serverFor } from "../mcp/serve/createPackageServer.js";
+import { parseServerSpec } from "../mcp/parseServerSpec.js";
+import { serveStdio } from "../mcp/serve/serveStdio.js";
 import { isLoopbackHost, isWildcardHost } from "../mcp/serve/httpGuard.js";
 import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_TIMEOUT_MS, serveHttp } from "../mcp/serve/serveHttp.js";
 import { loadRegistry } from "./loadRegistry.js";
@@ -39,6 +42,8 @@ export interface McpToolsOptions {
  */
 export async function mcpToolsCommand(spec: string | string[], options: McpToolsOptions = {}): Promise<void> {
   const config = parseServerSpec(spec, { ...(options.env ? { env: options.env } : {}), ...(options.header ? { header: options.header } : {}), ...(options.bearerTokenEnv !== undefined ? { bearerTokenEnv: options.bearerTokenEnv } : {}) });
+  // Imported here: the client (the SDK's client, its zod) is `mcp tools`' alone, not `mcp serve`'s.
+  const { McpConnections } = await import("../mcp/McpConnections.js");
   const connections = new McpConnections({ hooks: mcpClientHooks({ verbose: false, signal: stopSignal() }) });
   try {
     const tools = await connections.get(config);
