@@ -15,7 +15,8 @@ import { CONFIG_LIMITS } from "./configLimits.js";
  * their positions), only data that JSON holds exactly (no `.inf`/`.nan`, dates or sets), and never what may hold a
  * credential: a text with a secret this process knows, or data with `headers` or `env` (MCP servers and proxies
  * take keys there) or a key named like a credential (`api_key`, `token`, …), so the cache never becomes a second
- * copy of a key. Off unless the CLI names a folder (`$LLLM_HOME/cache/yaml`) that is this user's alone.
+ * copy of a key (lllm's own files, the built-in proxies, are kept whatever their keys are named: `shipped`). Off
+ * unless the CLI names a folder (`$LLLM_HOME/cache/yaml`) that is this user's alone.
  */
 const FORMAT = "1";
 let folder: string | undefined;
