@@ -24,13 +24,80 @@ const MAX_REDIRECTS = 5;
 /** Headers that carry credentials: never sent past a redirect to another origin. */
 const CREDENTIAL_HEADERS = ["authorization", "cookie", "proxy-authorization"];
 
+/** Answers that say "not now" rather than "no": a GET is asked again after them, as npm does. */
+const TRANSIENT_STATUSES = new Set([408, 429, 500, 502, 503, 504]);
+/** How long to wait before the second and the third try; a server's Retry-After is taken up to the last. */
+const RETRY_DELAYS_MS = [500, 2_000];
+const MAX_RETRY_AFTER_MS = 10_000;
+
 /**
  * One HTTP request to a registry. Redirects are followed by hand: to another origin (scheme, host or port), the
  * credentials stay behind, so a registry's token never reaches a server it did not name (a blob store, or a
- * redirect planted by someone else). A registry that cannot be reached is a PackageFetchError that says so; no
- * message carries a header.
+ * redirect planted by someone else). A GET or HEAD whose connection was cut, or that was answered 408, 429 or
+ * 5xx, is tried again twice (a registry restarting, a proxy dropping an idle connection); a refused connection or
+ * an unknown host is not (nothing is there, and waiting would only delay saying so). A registry that cannot be
+ * reached is a PackageFetchError that says so; no message carries a header.
  */
 export async function httpRequest(url: string, options: HttpRequestOptions): Promise<HttpAnswer> {
+  const idempotent = (options.method ?? "GET") === "GET" || options.method === "HEAD";
+  for (let attempt = 0; ; attempt += 1) {
+    const last = !idempotent || attempt >= RETRY_DELAYS_MS.length;
+    let answer: HttpAnswer;
+    try {
+      answer = await requestOnce(url, options);
+    } catch (error) {
+      if (last || !(error instanceof ConnectionCut)) throw error instanceof ConnectionCut ? error.failure(attempt + 1) : error;
+      await delay(RETRY_DELAYS_MS[attempt]!);
+      continue;
+    }
+    if (last || !TRANSIENT_STATUSES.has(answer.status)) return answer;
+    await delay(retryAfter(answer.headers) ?? RETRY_DELAYS_MS[attempt]!);
+  }
+}
+
+/** The wait a Retry-After header asks for (seconds or a date), capped; undefined when it asks for none it can keep. */
+function retryAfter(headers: Headers): number | undefined {
+  const value = headers.get("retry-after");
+  if (value === null) return undefined;
+  const ms = /^\d+$/.test(value.trim()) ? Number(value.trim()) * 1000 : Date.parse(value) - Date.now();
+  return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS) : undefined;
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A connection that was cut (reset, closed mid-answer, timed out): worth another try, unlike a refused one. */
+class ConnectionCut extends Error {
+  constructor(
+    private readonly describe: (tries: number) => string,
+    override readonly cause: unknown,
+  ) {
+    super(describe(1));
+  }
+
+  failure(tries: number): PackageFetchError {
+    return new PackageFetchError("package_fetch_failed", this.describe(tries), {
+      hint: "Check the address and that the registry is up. Packages already installed keep working: runs use the cache and never reach the network.",
+      cause: this.cause,
+    });
+  }
+}
+
+/** Error codes of a connection that was made and then lost. */
+const CUT_CODES = new Set(["ECONNRESET", "EPIPE", "ETIMEDOUT", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "UND_ERR_HEADERS_TIMEOUT", "UND_ERR_BODY_TIMEOUT"]);
+
+/** The error code (or message) under a failed fetch, for messages. */
+function failureCode(error: unknown): string | undefined {
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  return (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause instanceof Error ? cause.message : undefined);
+}
+
+function triesNote(tries: number): string {
+  return tries > 1 ? `, ${tries} tries` : "";
+}
+
+async function requestOnce(url: string, options: HttpRequestOptions): Promise<HttpAnswer> {
   let current = new URL(url);
   const origin = current.origin;
   const headers = new Headers(options.headers ?? {});
@@ -41,16 +108,25 @@ export async function httpRequest(url: string, options: HttpRequestOptions): Pro
     try {
       response = await fetch(current, { method, headers, redirect: "manual", ...(body !== undefined ? { body } : {}) });
     } catch (error) {
-      const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-      const code = (cause as NodeJS.ErrnoException | undefined)?.code ?? (cause instanceof Error ? cause.message : undefined);
-      throw new PackageFetchError("package_fetch_failed", `cannot reach ${options.what} at ${current.origin}${code ? ` (${code})` : ""}`, {
-        hint: "Check the address and that the registry is up. Packages already installed keep working: runs use the cache and never reach the network.",
-        cause: error,
-      });
+      const code = failureCode(error);
+      const at = current.origin;
+      const describe = (tries: number): string => `cannot reach ${options.what} at ${at}${code ? ` (${code}${triesNote(tries)})` : ""}`;
+      const cut = new ConnectionCut(describe, error);
+      if (code !== undefined && CUT_CODES.has(code)) throw cut;
+      throw cut.failure(1);
     }
     const location = response.headers.get("location");
     if (!REDIRECTS.has(response.status) || location === null) {
-      const answerBody = method === "HEAD" ? Buffer.alloc(0) : await readBody(response, options);
+      let answerBody: Buffer;
+      try {
+        answerBody = method === "HEAD" ? Buffer.alloc(0) : await readBody(response, options);
+      } catch (error) {
+        if (error instanceof PackageFetchError) throw error;
+        // The body stream fails with undici's "terminated" when the connection is lost mid-answer.
+        const code = failureCode(error);
+        const at = current.origin;
+        throw new ConnectionCut((tries) => `${options.what} at ${at} cut the connection before its answer was complete (${code ?? "terminated"}${triesNote(tries)})`, error);
+      }
       return { status: response.status, headers: response.headers, body: answerBody, url: current.toString() };
     }
     await response.body?.cancel().catch(() => undefined);

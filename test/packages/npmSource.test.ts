@@ -159,7 +159,7 @@ describe("npm credentials", () => {
       writeFile(path.join(dir, ".npmrc"), `registry=${front.url}\n`);
       const home = tempDir("lllm-home-");
       const added = await lllmInProcess(["add", "npm:@acme/greet@1.0.0"], { cwd: dir, home });
-      expect(added.code).toBe(2);
+      expect(added.code, added.stderr).toBe(2);
       expect(added.stderr).toContain("the tarball of @acme/greet@1.0.0 does not match its integrity");
       expect(cacheOf(home)).toEqual({ packages: [], other: [] });
     } finally {

@@ -158,6 +158,55 @@ describe("a tarball at a URL", () => {
   }, 120_000);
 });
 
+describe("a registry that drops a connection or is busy", () => {
+  it("is asked again (twice at most, GET only), and what it said is the error when it goes on failing", async () => {
+    const archive = packageTarball(PROMPT_PACKAGE);
+    const seen: string[] = [];
+    const server = createServer((request, response) => {
+      const url = request.url!;
+      const tries = seen.filter((seenUrl) => seenUrl === url).length;
+      seen.push(url);
+      if (url === "/reset.tgz" && tries === 0) return void request.socket.destroy();
+      if (url === "/reset.tgz" && tries === 1) return void response.writeHead(503, { "retry-after": "0" }).end();
+      if (url === "/cut.tgz" && tries === 0) {
+        response.writeHead(200, { "content-length": String(archive.length) });
+        response.write(archive.subarray(0, archive.length >> 1), () => response.socket?.destroy());
+        return;
+      }
+      if (url === "/dropped.tgz") return void request.socket.destroy();
+      if (url === "/busy.tgz") return void response.writeHead(503, { "retry-after": "0" }).end("busy");
+      if (url === "/gone.tgz") return void response.writeHead(404).end();
+      response.end(archive);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    try {
+      const home = tempDir("lllm-home-");
+      // Reset before an answer, then 503: the third try installs it.
+      const reset = await lllmInProcess(["add", `${base}/reset.tgz`], { cwd: project(), home });
+      expect(reset.code, reset.stderr).toBe(0);
+      // An answer cut half-way: the second try installs it.
+      const cut = await lllmInProcess(["add", `${base}/cut.tgz`], { cwd: project(), home });
+      expect(cut.code, cut.stderr).toBe(0);
+      // 503 every time: three tries, then the server's answer is the error.
+      const busy = await lllmInProcess(["add", `${base}/busy.tgz`], { cwd: project(), home });
+      expect(busy.code).toBe(1);
+      expect(busy.stderr).toContain(`the tarball ${base}/busy.tgz: HTTP 503`);
+      // A connection cut every time: the error says so, and how often it was tried.
+      const dropped = await lllmInProcess(["add", `${base}/dropped.tgz`], { cwd: project(), home });
+      expect(dropped.code).toBe(1);
+      expect(dropped.stderr).toContain(`lllm: error: cannot reach the tarball ${base}/dropped.tgz at ${base} (UND_ERR_SOCKET, 3 tries)`);
+      // A 404 is an answer, not a failure to ask again.
+      const gone = await lllmInProcess(["add", `${base}/gone.tgz`], { cwd: project(), home });
+      expect(gone.code).toBe(1);
+      expect(gone.stderr).toContain("HTTP 404");
+      expect(seen).toEqual(["/reset.tgz", "/reset.tgz", "/reset.tgz", "/cut.tgz", "/cut.tgz", "/busy.tgz", "/busy.tgz", "/busy.tgz", "/dropped.tgz", "/dropped.tgz", "/dropped.tgz", "/gone.tgz"]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 120_000);
+});
+
 describe("a refused archive", () => {
   const cases: Array<[string, Buffer, string]> = [
     ["a path that climbs out", makeTarball([{ path: "package/lllm.toml", content: 'name = "x"\n' }, { path: "package/../../evil.txt", content: "x" }]), "climbs out of the package (`..`)"],
