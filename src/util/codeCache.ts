@@ -4,6 +4,7 @@ import Module, { createRequire } from "node:module";
 import path from "node:path";
 import { Script } from "node:vm";
 import { privateFolder } from "./privateFolder.js";
+import { underStartFlags, v8FlagsSetAtRunTime } from "./runtimeV8Flags.js";
 
 /**
  * V8's compiled code of lllm's one-file dependencies (dist/vendor/) and generated validators, kept between runs, with
@@ -64,7 +65,7 @@ export function requireCompiled(file: string, fallback: (file: string) => unknow
     throw error;
   }
   module.loaded = true;
-  if (!cachedData || script.cachedDataRejected === true) storeAtExit(cacheFile, script);
+  if (!cachedData || script.cachedDataRejected === true) storeAtExit(cacheFile, script, v8FlagsSetAtRunTime().length > 0);
   return module.exports;
 }
 
@@ -74,23 +75,32 @@ export function requireCompiled(file: string, fallback: (file: string) => unknow
  * key all the same, and data made under other flags is rejected by V8 and written anew.)
  */
 function v8Flags(): string[] {
-  return [...process.execArgv, process.env.NODE_OPTIONS ?? ""];
+  return [...process.execArgv, process.env.NODE_OPTIONS ?? "", ...v8FlagsSetAtRunTime()];
 }
 
-/** Code caches to write when the process ends. */
-const unsaved = new Map<string, Script>();
+/** Code caches to write when the process ends, and whether V8's flags had been changed when each was loaded. */
+const unsaved = new Map<string, { script: Script; underChangedFlags: boolean }>();
 
 /**
  * Write the file's code cache when the process exits, not once its top level has run: V8 compiles a function when
  * it is first called, and the data then holds every function this run called (commander's parsing, the validators,
  * the zod a tool used), which the next run then need not compile either.
+ *
+ * A server sets a V8 flag once it has started (steadyHeap): V8 stamps the data with its flags as they are when the
+ * data is made, so a file loaded before that is written under the flags V8 started with, where the next start
+ * loads it (stamped with the server's, every `lllm serve` or `lllm worker` start, and the `lllm run` after one,
+ * compiled zod and commander again and wrote them anew: ~30 ms of CPU a start). A file loaded after it has a key of
+ * its own (`v8Flags`) and is written as it is.
  */
-function storeAtExit(cacheFile: string, script: Script): void {
+function storeAtExit(cacheFile: string, script: Script, underChangedFlags: boolean): void {
   if (unsaved.size === 0) process.once("exit", () => {
-    for (const [file, compiled] of unsaved) store(file, compiled);
+    underStartFlags(() => {
+      for (const [file, entry] of unsaved) if (!entry.underChangedFlags) store(file, entry.script);
+    });
+    for (const [file, entry] of unsaved) if (entry.underChangedFlags) store(file, entry.script);
     unsaved.clear();
   });
-  unsaved.set(cacheFile, script);
+  unsaved.set(cacheFile, { script, underChangedFlags });
 }
 
 function store(cacheFile: string, script: Script): void {

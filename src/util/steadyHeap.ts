@@ -1,4 +1,4 @@
-import { setFlagsFromString } from "node:v8";
+import { setV8FlagAtRunTime } from "./runtimeV8Flags.js";
 
 /** How far V8 lets the old generation grow past what a full collection kept: 1.5x (its own factor goes up to 4x). */
 export const HEAP_GROWING_PERCENT = 50;
@@ -13,9 +13,10 @@ export const HEAP_GROWING_PERCENT = 50;
  * requests per second was measurable (bench/serve.js), and RSS stays within 10 MiB.
  *
  * Set at run time, before the first request: V8 reads the factor at each full collection. A `--heap-growing-percent`
- * given to node itself is left as it is.
+ * given to node itself is left as it is. Set through `setV8FlagAtRunTime`, so that the code cache this process writes
+ * at exit is made under the flags the next process starts with.
  */
 export function steadyHeap(): void {
   if (process.execArgv.some((arg) => /^--heap[-_]growing[-_]percent\b/.test(arg))) return;
-  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  setV8FlagAtRunTime(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`, "--heap-growing-percent=0");
 }

@@ -47,6 +47,34 @@ describe("the code cache of lllm's dependencies", () => {
   });
 });
 
+describe("the code cache of a server", () => {
+  // `lllm serve`, `lllm worker` and `lllm mcp serve` change a V8 flag once they have started (util/steadyHeap.ts),
+  // and V8 rejects data made under other flags than its own: made after that change, the data of what a server had
+  // loaded before it was rejected at every next start, compiled again and written anew (and the `lllm run` after a
+  // server's too). A rewrite makes a new file (written beside, then renamed): its inode shows it.
+  it("is made under the flags the next start has: a second start and a validate rewrite nothing", async () => {
+    const home = path.join(dir, "server");
+    const folder = path.join(home, "cache", "v8");
+    const env = { LLLM_HOME: home, LLLM_CODE_CACHE: undefined };
+    const serve = () => runCli(["mcp", "serve", path.join(EXAMPLE, "weather")], { env, input: "" });
+    const inodes = (): Record<string, number> => Object.fromEntries(readdirSync(folder).map((name) => [name, statSync(path.join(folder, name)).ino]));
+    const first = await serve();
+    expect(first.code, first.stderr).toBe(0);
+    const written = inodes();
+    expect(Object.keys(written).length).toBeGreaterThan(1);
+    // The second start may add a file (what it loads after the change, which the first loaded before it), and
+    // rewrites none; a third adds nothing.
+    expect((await serve()).code).toBe(0);
+    const second = inodes();
+    expect(second).toMatchObject(written);
+    expect((await serve()).code).toBe(0);
+    expect(inodes()).toEqual(second);
+    const validated = await runCli(["validate", path.join(EXAMPLE, "weather", "tactics", "weather.yaml")], { env });
+    expect(validated.code, validated.stderr).toBe(0);
+    expect(inodes()).toMatchObject(second);
+  });
+});
+
 describe("LLLM_CODE_CACHE", () => {
   const weather = path.join(EXAMPLE, "weather", "tactics", "weather.yaml");
   // What `validate` of the weather example keeps: Node's compile cache where Node has one, V8's data of the
