@@ -100,6 +100,17 @@ for (const [name, source] of [["zod", "zod"], ["zod-locales", "zod/v4/locales"],
     logLevel: "warn",
   });
 }
+// The MCP SDK's server side (scripts/vendor/*.js say what of it): two entries, so that the stdio server does not
+// load the HTTP transport; what they share is a chunk of its own, which requireCompiled loads with its cache too.
+await build({
+  input: { "mcp-server": path.join(root, "scripts", "vendor", "mcp-server.js"), "mcp-server-http": path.join(root, "scripts", "vendor", "mcp-server-http.js") },
+  platform: "node",
+  cwd: out,
+  external: [/^node:/],
+  plugins: [zodLocalesOnFirstUse],
+  output: { dir: dist("vendor"), format: "cjs", exports: "named", entryFileNames: "[name].cjs", chunkFileNames: "mcp-shared-[hash].cjs", comments: CODE_COMMENTS, charset: "ascii" },
+  logLevel: "warn",
+});
 const { output } = await build({
   input: { cli: dist("cli/main.js"), index: dist("index.js"), packageApi: dist("packageApi/index.js"), testing: dist("testing/index.js") },
   platform: "node",

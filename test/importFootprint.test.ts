@@ -199,7 +199,7 @@ describe("`lllm serve` of a package (its tactics as models and tools, its proxie
     expect(warm.code, warm.stderr).toBe(0);
     expect(ownFiles(warm.modules).length).toBeGreaterThan(0);
     expect(heavyIn(warm.modules)).toEqual([]);
-    expect(warm.modules.filter((module) => module.includes("/node_modules/zod/"))).toEqual([]);
+    expect(warm.modules.filter((module) => module.includes("/node_modules/zod/") || module.includes("/dist/vendor/mcp-"))).toEqual([]);
     // ajv's runtime may serve a cached validator; its compiler (core.js, compile/) is what a start must not load.
     expect(warm.modules.filter((module) => /\/node_modules\/ajv\/dist\/(?:core|2020|ajv)\.js$|\/node_modules\/ajv\/dist\/compile\//.test(module))).toEqual([]);
     const used = await serveOnce(home, "serve-mcp", async (url, token) => {
@@ -212,7 +212,8 @@ describe("`lllm serve` of a package (its tactics as models and tools, its proxie
       expect(await response.text()).toContain('"serverInfo"');
     });
     expect(used.code, used.stderr).toBe(0);
-    expect(heavyIn(used.modules)).toContain("@modelcontextprotocol/sdk");
+    // The SDK's server side and its HTTP transport, each in one file of lllm's (dist/vendor/).
+    for (const file of ["mcp-server.cjs", "mcp-server-http.cjs"]) expect(used.modules.some((module) => module.endsWith(`/dist/vendor/${file}`)), file).toBe(true);
   });
 });
 
@@ -235,16 +236,17 @@ describe("`lllm mcp serve` over stdio (an MCP client starts it for each session)
     return { modules: readFileSync(list, "utf8").split("\n").filter(Boolean), stdout, stderr, code };
   }
 
-  it("answers initialize with the SDK's server side alone: none of its client, its ES module build, or undici", async () => {
+  it("answers initialize with the SDK's server side in one file: nothing of the SDK, zod or ajv from node_modules, no HTTP transport, no undici", async () => {
     const home = tempDir("lllm-home-");
     // The first session fills the caches (the package's TypeScript tools transpiled, the validators).
     expect((await session(home, "mcp-serve-cold")).code).toBe(0);
     const warm = await session(home, "mcp-serve-warm");
     expect(warm.code, warm.stderr).toBe(0);
     expect(warm.stdout).toContain('"serverInfo"');
-    expect(warm.modules.some((module) => module.includes("/@modelcontextprotocol/sdk/dist/cjs/server/"))).toBe(true);
-    expect(warm.modules.filter((module) => module.includes("/@modelcontextprotocol/sdk/dist/esm/"))).toEqual([]);
-    expect(heavyIn(warm.modules).filter((name) => name !== "@modelcontextprotocol/sdk")).toEqual([]);
+    expect(warm.modules.some((module) => module.endsWith("/dist/vendor/mcp-server.cjs"))).toBe(true);
+    // From node_modules the SDK's server was ~300 files: the SDK, zod in four forms, ajv and its formats.
+    expect(warm.modules.filter((module) => (/\/node_modules\/(?:@modelcontextprotocol|zod|zod-to-json-schema|ajv|ajv-formats)\//.test(module) && !module.endsWith("/package.json")) || module.endsWith("/dist/vendor/mcp-server-http.cjs"))).toEqual([]);
+    expect(heavyIn(warm.modules)).toEqual([]);
   });
 });
 

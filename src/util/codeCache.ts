@@ -59,7 +59,7 @@ export function requireCompiled(file: string, fallback: (file: string) => unknow
   // In require's cache before it runs, as require does, so that a later require of the same file shares it.
   (Module as unknown as { _cache: Record<string, Module> })._cache[file] = module;
   try {
-    (script.runInThisContext() as (...args: unknown[]) => void).call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
+    (script.runInThisContext() as (...args: unknown[]) => void).call(module.exports, module.exports, siblingsCompiled(file, fallback), module, file, path.dirname(file));
   } catch (error) {
     delete (Module as unknown as { _cache: Record<string, Module> })._cache[file];
     throw error;
@@ -67,6 +67,16 @@ export function requireCompiled(file: string, fallback: (file: string) => unknow
   module.loaded = true;
   if (!cachedData || script.cachedDataRejected === true) storeAtExit(cacheFile, script, v8FlagsSetAtRunTime().length > 0);
   return module.exports;
+}
+
+/**
+ * The `require` of a file loaded here: a CommonJS file beside it (`./chunk.cjs`, a chunk the bundler split off) is
+ * loaded here too, with its cache; anything else as `require` would.
+ */
+function siblingsCompiled(file: string, fallback: (file: string) => unknown): NodeJS.Require {
+  const plain = createRequire(file);
+  const sibling = (id: string): unknown => (/^\.\/[^/\\]+\.cjs$/.test(id) ? requireCompiled(path.join(path.dirname(file), id), fallback) : plain(id));
+  return Object.assign(sibling, { resolve: plain.resolve, cache: plain.cache, extensions: plain.extensions, main: plain.main }) as NodeJS.Require;
 }
 
 /**

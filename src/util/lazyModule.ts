@@ -24,7 +24,7 @@ export function lazyObject<T extends object>(load: () => T): T {
 }
 
 /** The dependencies the build bundles into one file each (scripts/bundle.js writes dist/vendor/<name>.cjs). */
-export type VendoredModule = "zod" | "yaml" | "commander";
+export type VendoredModule = "zod" | "yaml" | "commander" | "mcp-server" | "mcp-server-http";
 
 /**
  * A dependency from its one-file copy in dist/vendor/ when lllm runs built, else (tests run src/) from
@@ -32,12 +32,12 @@ export type VendoredModule = "zod" | "yaml" | "commander";
  * start-up more than their code. The path goes through the folder's name, so it holds from dist/util/ and from
  * the bundle in dist/bundle/ alike.
  */
-export function requireVendored<T>(id: VendoredModule): T {
+export function requireVendored<T>(id: VendoredModule, fromNodeModules: () => T = () => require(id) as T): T {
   try {
     return requireCompiled(require.resolve(`../vendor/${id}.cjs`), require) as T;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "MODULE_NOT_FOUND" || !String((error as Error).message).includes(`vendor/${id}.cjs`)) throw error;
-    return require(id) as T;
+    return fromNodeModules();
   }
 }
 

@@ -3,12 +3,12 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { LineSplitter, type OversizedLine } from "../LineSplitter.js";
 import { writeOwnStdout } from "../../util/ownStdout.js";
-import { requireNow } from "../../util/lazyModule.js";
+import { sdkServer } from "./sdkServer.js";
 import { MAX_CLIENT_MESSAGE_BYTES } from "./messageLimit.js";
 
 // The SDK's CommonJS build, as the rest of the server side (serverFor) requires it: an ES import here loaded its
 // ES module build too, with a second copy of zod, at every start of `lllm mcp serve`.
-const { ErrorCode, JSONRPCMessageSchema } = requireNow<typeof import("@modelcontextprotocol/sdk/types.js")>("@modelcontextprotocol/sdk/types.js");
+const { ErrorCode, JSONRPCMessageSchema } = sdkServer();
 
 /**
  * The server side of MCP over stdio, in place of the SDK's `StdioServerTransport`, which closes the connection

@@ -1,7 +1,7 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Registry } from "../../registry/Registry.js";
 import type { FunctionTool } from "../../tools/FunctionTool.js";
-import { requireNow } from "../../util/lazyModule.js";
+import { sdkServer } from "./sdkServer.js";
 import type { ConnectionState } from "./mcpToolContext.js";
 import { packagePrompts } from "./packagePrompts.js";
 import { packageResources } from "./packageResources.js";
@@ -65,7 +65,7 @@ export async function loadServedPackage(registry: Registry, packageName: string,
  */
 export function serverFor(served: ServedPackage): Server {
   // The SDK is required here, synchronously, rather than imported at the top: `import "lllm"` must not load it.
-  const { Server } = requireNow<typeof import("@modelcontextprotocol/sdk/server/index.js")>("@modelcontextprotocol/sdk/server/index.js");
+  const { Server } = sdkServer();
   const hasPrompts = served.prompts.size > 0;
   const hasResources = served.resources.size > 0 || served.templates.length > 0;
   const server = new Server(

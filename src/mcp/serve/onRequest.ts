@@ -2,9 +2,8 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { RequestHandlerExtra } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { ServerNotification, ServerRequest } from "@modelcontextprotocol/sdk/types.js";
 import type * as Zod from "zod/v4";
-import { requireNow } from "../../util/lazyModule.js";
+import { sdkServer } from "./sdkServer.js";
 
-type Types = typeof import("@modelcontextprotocol/sdk/types.js");
 type RequestSchema = Zod.ZodObject<{ method: Zod.ZodLiteral<string> }>;
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -15,8 +14,7 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
  * real one is checked inside.
  */
 export function onRequest<S extends RequestSchema>(server: Server, schema: S, handler: (request: Zod.infer<S>, extra: Extra) => unknown): void {
-  const z = requireNow<typeof import("zod/v4")>("zod/v4");
-  const { ErrorCode, McpError } = requireNow<Types>("@modelcontextprotocol/sdk/types.js");
+  const { ErrorCode, McpError, z } = sdkServer();
   const method = schema.shape.method.value;
   const named = z.looseObject({ method: z.literal(method) });
   server.setRequestHandler(named as never, ((request: unknown, extra: Extra) => {

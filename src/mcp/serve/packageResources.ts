@@ -8,7 +8,7 @@ import { importModule } from "../../registry/importModule.js";
 import type { ProxyDefinition } from "../../proxies/ProxyDefinition.js";
 import { formatApiDocs } from "../../proxies/formatApiDocs.js";
 import { isCodeFile } from "../../util/codeFile.js";
-import { requireNow } from "../../util/lazyModule.js";
+import { sdkServer } from "./sdkServer.js";
 import { isTextType, mimeTypeOf } from "./mimeTypeOf.js";
 
 /** A resource at a fixed URI. */
@@ -111,7 +111,7 @@ function codeResource(definition: ResourceDefinition & { kind: "resource" }): Se
 
 function codeTemplate(definition: ResourceDefinition & { kind: "template" }): ServedTemplate {
   // The SDK's RFC 6570 matcher; the SDK is loaded whenever a package is served.
-  const { UriTemplate } = requireNow<typeof import("@modelcontextprotocol/sdk/shared/uriTemplate.js")>("@modelcontextprotocol/sdk/shared/uriTemplate.js");
+  const { UriTemplate } = sdkServer();
   const template = new UriTemplate(definition.uriTemplate);
   return {
     uriTemplate: definition.uriTemplate,

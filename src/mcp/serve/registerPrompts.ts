@@ -1,9 +1,8 @@
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { onRequest } from "./onRequest.js";
-import { requireNow } from "../../util/lazyModule.js";
+import { sdkServer } from "./sdkServer.js";
 import type { ServedPackage } from "./ServedPackage.js";
 
-type Types = typeof import("@modelcontextprotocol/sdk/types.js");
 
 /** The most completions sent at once (MCP's limit). */
 const MAX_COMPLETIONS = 100;
@@ -13,7 +12,7 @@ const MAX_COMPLETIONS = 100;
  * values that start with what was typed, case aside) and resource template variables (their `complete`).
  */
 export function registerPrompts(server: Server, served: ServedPackage): void {
-  const { CompleteRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, McpError } = requireNow<Types>("@modelcontextprotocol/sdk/types.js");
+  const { CompleteRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, McpError } = sdkServer();
   if (served.prompts.size > 0) {
     const listed = [...served.prompts.values()].map((prompt) => ({
       name: prompt.name,

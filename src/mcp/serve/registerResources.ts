@@ -1,10 +1,9 @@
 import { watch, type FSWatcher } from "node:fs";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { onRequest } from "./onRequest.js";
-import { requireNow } from "../../util/lazyModule.js";
+import { sdkServer } from "./sdkServer.js";
 import type { ServedPackage } from "./ServedPackage.js";
 
-type Types = typeof import("@modelcontextprotocol/sdk/types.js");
 
 /** MCP's "resource not found" error code. */
 const RESOURCE_NOT_FOUND = -32002;
@@ -15,7 +14,7 @@ const RESOURCE_NOT_FOUND = -32002;
  * `notifications/resources/updated` when it changes; the watchers stop with the connection.
  */
 export function registerResources(server: Server, served: ServedPackage): void {
-  const { ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, McpError, ReadResourceRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema } = requireNow<Types>("@modelcontextprotocol/sdk/types.js");
+  const { ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, McpError, ReadResourceRequestSchema, SubscribeRequestSchema, UnsubscribeRequestSchema } = sdkServer();
   const describe = <T extends { name: string; title?: string; description?: string; mimeType?: string }>(item: T) => ({
     name: item.name,
     ...(item.title !== undefined ? { title: item.title } : {}),

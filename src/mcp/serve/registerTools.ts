@@ -2,17 +2,16 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { FunctionCall } from "../../tools/FunctionCall.js";
 import { onRequest } from "./onRequest.js";
-import { requireNow } from "../../util/lazyModule.js";
+import { sdkServer } from "./sdkServer.js";
 import type { ServedPackage } from "./ServedPackage.js";
 import { mcpToolContext, type ConnectionState } from "./mcpToolContext.js";
 import { toCallToolResult } from "./toCallToolResult.js";
 import { toMcpTool } from "./toMcpTool.js";
 
-type Types = typeof import("@modelcontextprotocol/sdk/types.js");
 
 /** `tools/list`, `tools/call` and `logging/setLevel` (the level of the tools' log messages) on one connection. */
 export function registerTools(server: Server, served: ServedPackage, state: ConnectionState): void {
-  const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SetLevelRequestSchema } = requireNow<Types>("@modelcontextprotocol/sdk/types.js");
+  const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, SetLevelRequestSchema } = sdkServer();
   const listed = [...served.tools.values()].map(toMcpTool);
   onRequest(server, ListToolsRequestSchema, () => ({ tools: listed }));
   onRequest(server, CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {

@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net";
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { ConfigError } from "../../errors.js";
-import { requireNow } from "../../util/lazyModule.js";
+import { sdkServer, sdkServerHttp } from "./sdkServer.js";
 import { allowedHostNames, hasBearerToken, refusedHost } from "./httpGuard.js";
 import { MemoryEventStore } from "./MemoryEventStore.js";
 import { MAX_CLIENT_MESSAGE_BYTES } from "./messageLimit.js";
@@ -79,8 +79,8 @@ export function mcpHttpHandler(options: Omit<ServeHttpOptions, "port" | "signal"
   // The SDK (with its zod, some 200 files) is loaded by the first request that opens a session, not here: `lllm
   // serve` makes this handler at every start, for an endpoint most of its clients never call.
   const sdk = (): { StreamableHTTPServerTransport: StreamableHttpModule["StreamableHTTPServerTransport"]; isInitializeRequest: TypesModule["isInitializeRequest"] } => ({
-    StreamableHTTPServerTransport: requireNow<StreamableHttpModule>("@modelcontextprotocol/sdk/server/streamableHttp.js").StreamableHTTPServerTransport,
-    isInitializeRequest: requireNow<TypesModule>("@modelcontextprotocol/sdk/types.js").isInitializeRequest,
+    StreamableHTTPServerTransport: sdkServerHttp().StreamableHTTPServerTransport,
+    isInitializeRequest: sdkServer().isInitializeRequest,
   });
   const host = options.host ?? "127.0.0.1";
   const allowed = allowedHostNames(host);
