@@ -121,11 +121,11 @@ describe("a plain `lllm run` (the guard of start-up: npm run bench -- --check me
     // The first run fills the caches (jiti transpiles the .mjs tool once): it is the list's own proof that it sees jiti.
     const cold = await modulesLoadedByNode(args, "run-cold", { LLLM_HOME: home });
     expect(cold.stdout).toBe("Sunny in Paris.\n");
-    expect(cold.code).toBe(0);
+    expect(cold.code, cold.stderr).toBe(0);
     expect(heavyIn(cold.modules)).toContain("jiti");
     const warm = await modulesLoadedByNode(args, "run-warm", { LLLM_HOME: home });
     expect(warm.stdout).toBe("Sunny in Paris.\n");
-    expect(warm.code).toBe(0);
+    expect(warm.code, warm.stderr).toBe(0);
     expect(ownFiles(warm.modules).length).toBeGreaterThan(0);
     expect(heavyIn(warm.modules)).toEqual([]);
   });
@@ -261,7 +261,7 @@ describe("`lllm validate` (the start-up bench's third pair)", () => {
     expect(validate.stderr).toBe("");
     expect(validate.stdout).toContain("ok tactic weather");
     const run = await modulesLoadedByNode([BIN, "run", path.join(example, "tactics", "weather.yaml"), "--model", `scripted:${path.join(example, "scripted", "paris-tokyo.yaml")}`, "--input", "Weather in Paris?", "--no-log"], "validate-run", { LLLM_HOME: home });
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     // The bundle names each module it holds in a comment: the run's files hold the clients, so the search finds them.
     const clients = ["OpenAIChatModel", "AnthropicModel", "GeminiModel", "ScriptedModel"].map((name) => `// providers/${name}.js\n`);
     expect(clients.filter((name) => ownText(run.modules).includes(name))).toEqual(clients);
@@ -281,7 +281,7 @@ describe("`lllm validate` (the start-up bench's third pair)", () => {
   it("loads zod for a zod tool without its 40 translations, which `z.locales` still gives a tool", async () => {
     const home = tempDir("lllm-home-");
     const validate = await modulesLoadedByNode([BIN, "validate", path.join(ROOT, "packages-example", "weather", "tactics", "weather.yaml")], "validate-zod", { LLLM_HOME: home });
-    expect(validate.code).toBe(0);
+    expect(validate.code, validate.stderr).toBe(0);
     // draw.ts makes its parameters with zod.
     expect(loaded(validate.modules, "zod")).toBe(true);
     expect(ownText(validate.modules)).not.toContain("Entrée invalide");
@@ -326,7 +326,7 @@ describe("the build's JavaScript (rolldown's charset: ascii, scripts/bundle.js a
   it("still prints what its sources say: an escaped `…` comes out as the character", async () => {
     // The built CLI, in a clean environment with no key.
     const result = await runCli(["run", path.join(ROOT, "bench", "fixtures", "rounds.yaml"), "--model", "gpt-4o-mini", "--input", "x"]);
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("set it with `export OPENAI_API_KEY=…`");
   });
 });

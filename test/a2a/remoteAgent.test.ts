@@ -57,7 +57,7 @@ describe("a remote A2A agent as tools", () => {
     const file = tactic([`a2a:${agent.url}`]);
     const result = await runCli(["run", file, "--input", "figs?", "--verbose"]);
     expect(result.stderr).toContain("lllm: pricing/quote [info] looking it up");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^Answer: [\s\S]*\nquote: figs are 3 EUR\n/);
     expect(agent.received).toEqual([{ text: "price of figs", skill: "quote", authorization: undefined }]);
     const offered = toolsOf(mock.requests.at(-2)!.body);
@@ -68,7 +68,7 @@ describe("a remote A2A agent as tools", () => {
     expect(offered[0]!.function.parameters.required).toEqual(["message"]);
     // Without --verbose, the remote task's progress is not printed.
     const quiet = await runCliInProcess(["run", file, "--input", "figs?"]);
-    expect(quiet.code).toBe(0);
+    expect(quiet.code, quiet.stderr).toBe(0);
     expect(quiet.stderr).not.toContain("looking it up");
   });
 
@@ -77,10 +77,10 @@ describe("a remote A2A agent as tools", () => {
     answer = (body) => (lastOf(body).role === "tool" ? `Count: ${lastOf(body).content}` : { tool_calls: [{ name: "vault_secret_count", arguments: { message: "count" } }] });
     const file = tactic([], `remote_agents:\n  - name: vault\n    url: ${agent.url}/.well-known/agent-card.json\n    token_env: VAULT_TOKEN\n    prefix: vault_\n`);
     const missing = await runCliInProcess(["run", file, "--input", "count"]);
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toContain("the remote agent `vault` wants the token in $VAULT_TOKEN, which is not set");
     const result = await runCliInProcess(["run", file, "--input", "count", "--json"], { env: { VAULT_TOKEN: "remote-token-5150" } });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ output: expect.stringContaining("Count:") });
     expect(agent.received.map((entry) => entry.authorization)).toEqual(["Bearer remote-token-5150"]);
     expect(result.stdout + result.stderr).not.toContain("remote-token-5150");
@@ -104,13 +104,13 @@ describe("a remote A2A agent as tools", () => {
       answer = (body) => (lastOf(body).role === "tool" ? `Count: ${lastOf(body).content}` : { tool_calls: [{ name: "count", arguments: { message: "count" } }] });
       const env = { COUNTER_TOKEN: "counter-token-8086" };
       const refused = await runCliInProcess(["run", tactic([], `remote_agents:\n  - name: counter\n    url: ${cardUrl}\n    token_env: COUNTER_TOKEN\n`), "--input", "count"], { env });
-      expect(refused.code).toBe(2);
+      expect(refused.code, refused.stderr).toBe(2);
       expect(refused.stderr).toContain(`the card of the remote agent \`counter\` (${cardUrl}) names its endpoint on another origin, ${agent.url}: lllm sends a tactic's messages and token only to the origin it names`);
       expect(refused.stderr).toContain(`endpoint_origins: [${agent.url}]`);
       expect(refused.stderr).not.toContain("counter-token-8086");
       // The short form too (no token, but the model's messages would go to a host the tactic never named).
       const short = await runCliInProcess(["run", tactic([`a2a:${cardUrl}`]), "--input", "count"]);
-      expect(short.code).toBe(2);
+      expect(short.code, short.stderr).toBe(2);
       expect(short.stderr).toContain(`names its endpoint on another origin, ${agent.url}`);
       expect(agent.received).toEqual([]);
       expect(cardSeen).toEqual(["Bearer counter-token-8086", undefined]);
@@ -145,7 +145,7 @@ describe("a remote A2A agent as tools", () => {
       return `Done: ${last.content}`;
     };
     const result = await runCliInProcess(["run", tactic([`a2a:${agent.url}`]), "--input", "book"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^Done: [\s\S]*Booked for two\./);
     expect(taskId).not.toBe("");
     const asked = mock.requests.map((request) => lastOf(request.body).content ?? "").find((text) => text.includes("needs more input"));
@@ -156,7 +156,7 @@ describe("a remote A2A agent as tools", () => {
     agent = await startA2aAgent({ name: "flaky", skills: [{ id: "work", description: "Works." }], behavior: (turn) => turn.status(TaskState.TASK_STATE_FAILED, "the warehouse is closed") });
     answer = (body) => (lastOf(body).role === "tool" ? `Sorry: ${lastOf(body).content}` : { tool_calls: [{ name: "work", arguments: { message: "go" } }] });
     const result = await runCliInProcess(["run", tactic([`a2a:${agent.url}`]), "--input", "go"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("the remote agent `flaky` (work) failed: the warehouse is closed");
 
   });
@@ -174,7 +174,7 @@ describe("a remote A2A agent as tools", () => {
     });
     answer = () => ({ tool_calls: [{ name: "wait", arguments: { message: "forever" } }] });
     const result = await runCliInProcess(["run", tactic([`a2a:${agent.url}`], "limits: {max_duration: 3}\n"), "--input", "wait"]);
-    expect(result.code).toBe(3);
+    expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toContain("max_duration");
     expect(agent.received).toHaveLength(1);
     // The remote task was cancelled too (tasks/cancel), not left running.
@@ -183,16 +183,16 @@ describe("a remote A2A agent as tools", () => {
 
   it("a2a: with something else than a URL is a configuration error naming the file and line; an unreachable agent fails the start", async () => {
     const bad = await runCli(["validate", tactic(["a2a:ftp//nowhere"])]);
-    expect(bad.code).toBe(2);
+    expect(bad.code, bad.stderr).toBe(2);
     expect(bad.stderr).toMatch(/front\.yaml:\d+:\d+/);
     expect(bad.stderr).toContain("`a2a:ftp//nowhere` does not name an A2A agent");
     // validate names the remote agents an agent will have (their tools are known once the cards are read).
     const listed = await runCliInProcess(["validate", tactic(["a2a:http://127.0.0.1:9/"], "remote_agents:\n  - name: vault\n    url: http://127.0.0.1:8/\n")]);
-    expect(listed.code).toBe(0);
+    expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toContain("    remote agents: vault (http://127.0.0.1:8/), 127.0.0.1:9 (http://127.0.0.1:9/)\n");
     answer = () => "unused";
     const away = await runCliInProcess(["run", tactic(["a2a:http://127.0.0.1:9/"]), "--input", "x"]);
-    expect(away.code).toBe(2);
+    expect(away.code, away.stderr).toBe(2);
     expect(away.stderr).toContain("cannot use the remote agent `127.0.0.1:9` at http://127.0.0.1:9/");
   });
 });

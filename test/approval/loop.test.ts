@@ -34,7 +34,7 @@ async function run(tactic: string, script: ScriptedTurn[], args: string[] = []):
 describe("approval in the tool loop", () => {
   it("without a terminal and without --approve, a call that needs approval is refused: the model reads the refusal, stderr says so once, the run store records it", async () => {
     const result = await run("approve.yaml", [erase("a"), erase("b"), "I could not erase them."], ["--json"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.outbox).toEqual([]);
     const report = JSON.parse(result.stdout) as { output: string; tool_calls: Array<{ name: string; error: string | null }> };
     expect(report.output).toBe("I could not erase them.");
@@ -49,17 +49,17 @@ describe("approval in the tool loop", () => {
 
   it("--approve all runs them; --approve none refuses them without the warning", async () => {
     const approved = await run("approve.yaml", [erase("a"), "Erased."], ["--approve", "all"]);
-    expect(approved.code).toBe(0);
+    expect(approved.code, approved.stderr).toBe(0);
     expect(approved.outbox).toEqual(["erased a"]);
     const refused = await run("approve.yaml", [erase("a"), "Not erased."], ["--approve", "none"]);
-    expect(refused.code).toBe(0);
+    expect(refused.code, refused.stderr).toBe(0);
     expect(refused.outbox).toEqual([]);
     expect(refused.stderr).toBe("");
   }, 300_000);
 
   it("require_approval makes a tool that declares nothing ask first", async () => {
     const result = await run("require.yaml", [{ tool_calls: [{ name: "lookup", arguments: { key: "x" } }] }, "Fine."], ["--json"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect((JSON.parse(result.stdout) as { tool_calls: Array<{ error: string | null }> }).tool_calls[0]!.error).toBe(refusalText("lookup"));
   }, 300_000);
 
@@ -68,7 +68,7 @@ describe("approval in the tool loop", () => {
     const file = path.join(dir, "typo.yaml");
     writeFileSync(file, `name: typo\npackages: [${path.join(fixtures, "runtree")}]\nrequire_approval: [erse]\nglobal:\n  model_name: gpt-test\n  tools: [lookup, erase]\nagent_configs:\n  - name: a\n    system_prompt: hi\n`);
     const result = await cli(["validate", file], { cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("lllm: error: typo.yaml:3:20: require_approval names `erse`, which no agent of this tactic is offered");
     expect(result.stderr).toContain("did you mean `erase`?");
   }, 300_000);
@@ -80,7 +80,7 @@ describe("approval in the tool loop", () => {
     const outbox = path.join(home, "outbox.txt");
     writeFileSync(inputs, '"one"\n"two"\n');
     const result = await cli(["batch", path.join(fixtures, "approve.yaml"), "--inputs", inputs, "--concurrency", "1", "--quiet"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home, LLLM_TEST_OUTBOX: outbox } });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(existsSync(outbox)).toBe(false);
     expect(result.stderr.match(/`erase` needs approval and was refused: a batch asks nobody/g)).toHaveLength(1);
   }, 300_000);

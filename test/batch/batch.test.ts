@@ -26,7 +26,7 @@ describe("lllm batch", () => {
     const out = path.join(setup.dir, "results.jsonl");
     const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--out", out, "--concurrency", "16", "--no-log"], setup.env);
     expect(result.stderr).toContain("500 ok, 0 failed");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const results = readResults(out);
     expect(results).toHaveLength(500);
     const byId = new Map(results.map((line) => [line.id, line]));
@@ -49,7 +49,7 @@ describe("lllm batch", () => {
       const inputs = path.join(setup.dir, name);
       writeFileSync(inputs, text);
       const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--no-log"], setup.env);
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toBe("");
       expect(result.stderr).toContain("lllm batch: 0 ok, 0 failed");
       expect(result.stderr).toContain("  the dataset held no item: nothing was run\n");
@@ -62,7 +62,7 @@ describe("lllm batch", () => {
     const inputs = path.join(setup.dir, "items.csv");
     writeFileSync(inputs, 'id,input,city\nparis,"Weather, today",Paris\n,Rain?,"Tokyo"\n');
     const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--ordered"], setup.env);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const results = parseLines(result.stdout);
     expect(results.map((line) => [line.id, line.output])).toEqual([
       ["paris", "echo: Weather, today in Paris"],
@@ -80,7 +80,7 @@ describe("lllm batch", () => {
     const inputs = path.join(setup.dir, "items.txt");
     writeFileSync(inputs, Array.from({ length: 30 }, (_, index) => `line ${index + 1}`).join("\n"));
     const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--lines", "--ordered", "--concurrency", "8", "--no-log"], setup.env);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const results = parseLines(result.stdout);
     expect(results.map((line) => line.id)).toEqual(Array.from({ length: 30 }, (_, index) => String(index + 1)));
     expect(results.map((line) => line.output)).toEqual(Array.from({ length: 30 }, (_, index) => `echo: line ${index + 1}`));
@@ -90,7 +90,7 @@ describe("lllm batch", () => {
     const setup = await echoSetup();
     servers.push(setup.server);
     const result = await batch([setup.tactic, "--inputs", "-", "--ordered", "--no-log"], setup.env, { input: '"first"\n{"id": "b", "input": "second"}\n' });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(parseLines(result.stdout).map((line) => [line.id, line.output])).toEqual([
       ["1", "echo: first"],
       ["b", "echo: second"],
@@ -104,7 +104,7 @@ describe("lllm batch", () => {
     writeFileSync(inputs, '"one"\n{"input": \n"three"\n');
     const out = path.join(setup.dir, "out.jsonl");
     const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--out", out, "--no-log"], setup.env);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     const results = readResults(out);
     expect(results.find((line) => line.id === "2")).toMatchObject({ status: "error", error: { code: "batch_bad_line", message: expect.stringContaining("items.jsonl:2") } });
     expect(results.filter((line) => line.status === "ok").map((line) => line.id).sort()).toEqual(["1", "3"]);
@@ -126,7 +126,7 @@ describe("lllm batch", () => {
     });
     const result = await batch([setup.tactic, "--inputs", inputs, "--lines", "--out", fifo, "--no-log"], setup.env);
     expect(result.stderr).not.toContain("cannot write the results");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(parseLines(await read).map((line) => line.output).sort()).toEqual(["echo: one", "echo: two"]);
   }, 120_000);
 
@@ -138,7 +138,7 @@ describe("lllm batch", () => {
     for (const out of ["-", "/dev/stdout"]) {
       const result = await batch([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--no-log"], setup.env, { cwd: setup.dir });
       expect(result.stderr).not.toContain("cannot write the results");
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       expect(parseLines(result.stdout).map((line) => line.output).sort()).toEqual(["echo: one", "echo: two"]);
     }
     expect(existsSync(path.join(setup.dir, "-"))).toBe(false);
@@ -155,7 +155,7 @@ describe("lllm batch", () => {
     await until(() => setup.answered() >= 6);
     first.child.kill("SIGINT");
     const stopped = await first.done;
-    expect(stopped.code).toBe(130);
+    expect(stopped.code, stopped.stderr).toBe(130);
     expect(stopped.stderr).toContain("no new items");
     const partial = readResults(out);
     // The items running at Ctrl-C finished and were written: everything the model answered is in the file.
@@ -165,7 +165,7 @@ describe("lllm batch", () => {
 
     const answeredBefore = setup.answered();
     const second = await batch(args, setup.env);
-    expect(second.code).toBe(0);
+    expect(second.code, second.stderr).toBe(0);
     expect(second.stderr).toContain(`${partial.length} skipped`);
     const all = readResults(out);
     expect(all.map((line) => line.id).sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 40 }, (_, index) => String(index + 1)));
@@ -180,13 +180,13 @@ describe("lllm batch", () => {
     writeFileSync(inputs, '{"input": "a", "vars": {"city": "Oslo"}}\n"b"\n');
     const out = path.join(setup.dir, "out.jsonl");
     const first = await batchInProcess([setup.tactic, "--inputs", inputs, "--out", out, "--no-log"], setup.env);
-    expect(first.code).toBe(1);
+    expect(first.code, first.stderr).toBe(1);
     expect(readResults(out).find((line) => line.id === "2")?.error?.code).toBe("template_missing_variable");
     const again = await batchInProcess([setup.tactic, "--inputs", inputs, "--out", out, "--no-log"], setup.env);
-    expect(again.code).toBe(1); // the failure is still there, and not run again without --retry-failed
+    expect(again.code, again.stderr).toBe(1); // the failure is still there, and not run again without --retry-failed
     expect(setup.answered()).toBe(1);
     const retried = await batchInProcess([setup.tactic, "--inputs", inputs, "--out", out, "--retry-failed", "--var", "city=Rome", "--no-log"], setup.env);
-    expect(retried.code).toBe(0);
+    expect(retried.code, retried.stderr).toBe(0);
     const results = readResults(out);
     expect(results.map((line) => [line.id, line.output])).toEqual([
       ["1", "echo: a Oslo"],
@@ -202,12 +202,12 @@ describe("lllm batch", () => {
     writeFileSync(inputs, Array.from({ length: 10 }, (_, index) => `q${index + 1}`).join("\n"));
     const out = path.join(setup.dir, "out.jsonl");
     const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-cost", "0.05", "--no-log"], setup.env);
-    expect(result.code).toBe(3);
+    expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toContain("--max-cost 0.05 reached");
     expect(readResults(out)).toHaveLength(4);
     expect(setup.answered()).toBe(4);
     const more = await batchInProcess([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-cost", "1", "--no-log"], setup.env);
-    expect(more.code).toBe(0);
+    expect(more.code, more.stderr).toBe(0);
     expect(readResults(out)).toHaveLength(10);
     expect(setup.answered()).toBe(10);
   }, 120_000);
@@ -219,7 +219,7 @@ describe("lllm batch", () => {
     writeFileSync(inputs, Array.from({ length: 100 }, (_, index) => `q${index + 1}`).join("\n"));
     const out = path.join(setup.dir, "out.jsonl");
     const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "16", "--no-log"], setup.env);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const results = readResults(out);
     expect(new Set(results.map((line) => line.id)).size).toBe(100);
     expect(results.every((line) => line.status === "ok")).toBe(true);
@@ -233,15 +233,15 @@ describe("lllm batch", () => {
     const setup = await echoSetup();
     servers.push(setup.server);
     const missing = await batchInProcess([setup.tactic, "--inputs", path.join(setup.dir, "nope.jsonl")], setup.env);
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toContain("does not exist");
     const inputs = path.join(setup.dir, "items.txt");
     writeFileSync(inputs, "a\n");
     const bad = await batchInProcess([setup.tactic, "--inputs", inputs, "--concurrency", "0"], setup.env);
-    expect(bad.code).toBe(2);
+    expect(bad.code, bad.stderr).toBe(2);
     expect(bad.stderr).toContain("--concurrency must be a whole number");
     const noKey = await batchInProcess([setup.tactic, "--inputs", inputs], { ...setup.env, MOCK_KEY: "" });
-    expect(noKey.code).toBe(2);
+    expect(noKey.code, noKey.stderr).toBe(2);
     expect(noKey.stdout).toBe("");
   }, 120_000);
 });

@@ -26,13 +26,13 @@ describe("lllm batch budgets across resumed runs", () => {
     const out = path.join(setup.dir, "out.jsonl");
     const args = [setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-cost", "0.02", "--no-log"];
     const first = await batch(args, setup.env);
-    expect(first.code).toBe(3);
+    expect(first.code, first.stderr).toBe(3);
     expect(first.stderr).toContain("--max-cost 0.02 reached: $0.030 spent");
     expect(setup.answered()).toBe(2);
     // Run again as the hint says, without raising the limit: nothing more is spent, however often.
     for (let run = 0; run < 3; run += 1) {
       const again = await batchInProcess(args, setup.env);
-      expect(again.code).toBe(3);
+      expect(again.code, again.stderr).toBe(3);
       expect(again.stderr).toContain(`--max-cost 0.02 reached: the results already in ${out} spent $0.030`);
       expect(again.stderr).toContain("2 skipped");
     }
@@ -42,7 +42,7 @@ describe("lllm batch budgets across resumed runs", () => {
 
     // A higher limit goes on from there: $0.030 already spent, so two more items reach $0.06.
     const raised = await batchInProcess([...args.slice(0, -3), "--max-cost", "0.06", "--no-log"], setup.env);
-    expect(raised.code).toBe(3);
+    expect(raised.code, raised.stderr).toBe(3);
     expect(raised.stderr).toContain("--max-cost 0.06 reached: $0.060 spent, $0.030 of it by the results already in");
     expect(setup.answered()).toBe(4);
     const help = await runCli(["batch", "--help"], { env: setup.env });
@@ -59,7 +59,7 @@ describe("lllm batch budgets across resumed runs", () => {
     expect((await batchInProcess(args, setup.env)).code).toBe(3);
     expect(setup.answered()).toBe(2);
     const again = await batchInProcess(args, setup.env);
-    expect(again.code).toBe(3);
+    expect(again.code, again.stderr).toBe(3);
     expect(again.stderr).toContain(`--max-tokens 150000 reached: the results already in ${out} used 200,000 tokens`);
     expect(setup.answered()).toBe(2);
   }, 120_000);
@@ -73,10 +73,10 @@ describe("lllm batch budgets across resumed runs", () => {
     const args = [setup.tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-tokens", "300000", "--no-log"];
     const first = await batchInProcess(args, setup.env);
     expect(first.stderr).toContain("3 ok, 0 failed");
-    expect(first.code).toBe(0);
+    expect(first.code, first.stderr).toBe(0);
     const again = await batchInProcess(args, setup.env);
     expect(again.stderr).toContain("3 skipped");
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     expect(setup.answered()).toBe(3);
   }, 120_000);
 });
@@ -92,7 +92,7 @@ describe("lllm batch --max-cost and models without a price", () => {
     const out = path.join(setup.dir, "out.jsonl");
     const args = [tactic, "--inputs", inputs, "--lines", "--out", out, "--concurrency", "1", "--max-cost", "1", "--no-log"];
     const refused = await batchInProcess(args, setup.env, { cwd: setup.dir });
-    expect(refused.code).toBe(2);
+    expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain("--max-cost cannot hold: the model `local-llama` (agent `bot`) has no known price");
     expect(refused.stderr).toContain('under `prices:` in the project settings (.lllmrc.yaml), e.g. `prices: {"local-llama": {input: 0.15, output: 0.6}}`');
     expect(setup.answered()).toBe(0);
@@ -101,7 +101,7 @@ describe("lllm batch --max-cost and models without a price", () => {
     // The fix the error names: $0.50 per million prompt tokens, so each item costs $0.50 and two reach the limit.
     writeFileSync(path.join(setup.dir, ".lllmrc.yaml"), "prices:\n  local-llama: {input: 0.5, output: 1}\n");
     const priced = await batchInProcess(args, setup.env, { cwd: setup.dir });
-    expect(priced.code).toBe(3);
+    expect(priced.code, priced.stderr).toBe(3);
     expect(priced.stderr).toContain("--max-cost 1 reached: $1.00 spent");
     expect(setup.answered()).toBe(2);
     expect(readResults(out).every((line) => line.cost === 0.5)).toBe(true);

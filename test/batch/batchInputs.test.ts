@@ -43,7 +43,7 @@ describe("lllm batch --inputs that is not a regular file", () => {
     const out = path.join(setup.dir, "out.jsonl");
     const result = await bashBatch(`"${setup.tactic}" --inputs <(cat "${source}") --lines --out "${out}" --concurrency 8 --no-log`, setup.env);
     expect(result.stderr).not.toContain("folder");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     // Counting the lines first would have read part of the pipe: every line reaches the items only when it is read once.
     expect(readResults(out).map((line) => line.id).sort((a, b) => Number(a) - Number(b))).toEqual(expectedIds(300));
     expect(result.stderr).toContain("300 ok, 0 failed");
@@ -58,13 +58,13 @@ describe("lllm batch --inputs that is not a regular file", () => {
     const writer = createWriteStream(fifo);
     writer.end(`"from a fifo"\n{"id": "x", "input": "second"}\n`);
     const fromFifo = await batch([setup.tactic, "--inputs", fifo, "--ordered", "--no-log"], setup.env);
-    expect(fromFifo.code).toBe(0);
+    expect(fromFifo.code, fromFifo.stderr).toBe(0);
     expect(parseLines(fromFifo.stdout).map((line) => [line.id, line.output])).toEqual([
       ["1", "echo: from a fifo"],
       ["x", "echo: second"],
     ]);
     const fromStdin = await batch([setup.tactic, "--inputs", "/dev/stdin", "--lines", "--ordered", "--no-log"], setup.env, { input: "alpha\nbeta\n" });
-    expect(fromStdin.code).toBe(0);
+    expect(fromStdin.code, fromStdin.stderr).toBe(0);
     expect(parseLines(fromStdin.stdout).map((line) => line.output)).toEqual(["echo: alpha", "echo: beta"]);
   }, 120_000);
 
@@ -72,12 +72,12 @@ describe("lllm batch --inputs that is not a regular file", () => {
     const setup = await echoSetup();
     servers.push(setup.server);
     const folder = await batchInProcess([setup.tactic, "--inputs", setup.dir], setup.env);
-    expect(folder.code).toBe(2);
+    expect(folder.code, folder.stderr).toBe(2);
     expect(folder.stderr).toContain("is a folder, not a file");
     const inputs = path.join(setup.dir, "items.txt");
     writeFileSync(inputs, "a\n");
     const out = await batchInProcess([setup.tactic, "--inputs", inputs, "--lines", "--out", setup.dir], setup.env);
-    expect(out.code).toBe(2);
+    expect(out.code, out.stderr).toBe(2);
     expect(out.stderr).toContain("--out");
     expect(out.stderr).toContain("is a folder");
     // A Unix socket exists but cannot be opened (ENXIO).
@@ -86,7 +86,7 @@ describe("lllm batch --inputs that is not a regular file", () => {
     await new Promise<void>((resolve) => server.listen(socket, resolve));
     try {
       const unreadable = await batchInProcess([setup.tactic, "--inputs", socket, "--lines"], setup.env);
-      expect(unreadable.code).toBe(2);
+      expect(unreadable.code, unreadable.stderr).toBe(2);
       expect(unreadable.stderr).toContain(`cannot read the dataset ${socket}: ENXIO`);
       expect(unreadable.stderr).not.toContain("internal error");
     } finally {
@@ -110,7 +110,7 @@ describe("lllm batch: lines too long to read", () => {
       ["3", "ok", "echo: last"],
     ]);
     expect(lines[1]!.error).toEqual({ code: "batch_line_too_long", message: "stdin:2: the line is 572 MB, over the limit of 64 MB a line may have; it is not run (no line over 512 MB can be read: shorten it)" });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("2 ok, 1 failed");
   }, 240_000);
 
@@ -121,13 +121,13 @@ describe("lllm batch: lines too long to read", () => {
     writeFileSync(inputs, `"small"\n${JSON.stringify({ id: "huge", input: "h".repeat(3 * 1024 * 1024) })}\n"after"\n`);
     const out = path.join(setup.dir, "out.jsonl");
     const result = await batchInProcess([setup.tactic, "--inputs", inputs, "--out", out, "--max-line-size", "1M", "--no-log"], setup.env);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     const byId = new Map(readResults(out).map((line) => [line.id, line]));
     expect([...byId.keys()].sort()).toEqual(["1", "2", "3"]);
     expect(byId.get("2")!.error).toEqual({ code: "batch_line_too_long", message: `${inputs}:2: the line is 3 MB, over the limit of 1 MB a line may have; it is not run (--max-line-size raises the limit, e.g. --max-line-size 4M)` });
     expect(setup.answered()).toBe(2);
     const bad = await batchInProcess([setup.tactic, "--inputs", inputs, "--max-line-size", "lots"], setup.env);
-    expect(bad.code).toBe(2);
+    expect(bad.code, bad.stderr).toBe(2);
     expect(bad.stderr).toContain("--max-line-size must be a size such as 64M");
   }, 120_000);
 });
@@ -142,7 +142,7 @@ describe("lllm batch: duplicate ids", () => {
     const out = path.join(setup.dir, "out.jsonl");
     const args = [setup.tactic, "--inputs", inputs, "--out", out, "--ordered", "--no-log"];
     const first = await batchInProcess(args, setup.env);
-    expect(first.code).toBe(1);
+    expect(first.code, first.stderr).toBe(1);
     // --ordered does not wait for the items left out: the lines after them are written.
     expect(readResults(out).map((line) => [line.id, line.output])).toEqual([
       ["a", "echo: q1"],
@@ -156,7 +156,7 @@ describe("lllm batch: duplicate ids", () => {
     expect(setup.answered()).toBe(4);
 
     const again = await batchInProcess(args, setup.env);
-    expect(again.code).toBe(1);
+    expect(again.code, again.stderr).toBe(1);
     expect(again.stderr).toContain("4 skipped (already in");
     expect(again.stderr).toContain("3 not run (duplicate ids)");
     expect(readResults(out)).toHaveLength(4);

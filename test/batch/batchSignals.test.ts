@@ -38,7 +38,7 @@ describe("lllm batch and SIGTERM", () => {
     await until(() => asked === 2);
     first.child.kill("SIGTERM");
     const stopped = await first.done;
-    expect(stopped.code).toBe(143);
+    expect(stopped.code, stopped.stderr).toBe(143);
     // Before, every item left in the dataset was started after the signal, cancelled at once and recorded as a run
     // stopped mid-way ("28 cancelled" more, and as many runs for the rerun to resume).
     expect(stopped.stderr).toContain("0 ok, 0 failed, 2 cancelled");
@@ -46,7 +46,7 @@ describe("lllm batch and SIGTERM", () => {
 
     release();
     const again = await batch(args, env);
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain("2 items stopped mid-way in an earlier run");
     expect(again.stderr).toContain("30 ok, 0 failed");
     expect(readResults(out).map((line) => line.id).sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: 30 }, (_, index) => String(index + 1)));

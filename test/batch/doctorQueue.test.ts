@@ -21,7 +21,7 @@ describeRedis("lllm doctor --queue", () => {
 
     const wrong = `redis://:not-the-password-0456@127.0.0.1:${redis.port}`;
     const bad = await runCli(["doctor", "--queue", wrong], { timeoutMs: 60_000 });
-    expect(bad.code).toBe(1);
+    expect(bad.code, bad.stderr).toBe(1);
     expect(bad.stdout).toMatch(/FAIL {2}redis redis:\/\/\[redacted\]@127\.0\.0\.1:\d+ +cannot use it: WRONGPASS/);
     expect(bad.stdout + bad.stderr).not.toContain("not-the-password-0456");
   });

@@ -46,7 +46,7 @@ describe("lllm batch --out on a full disk", () => {
       ].join("\n"),
     });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const read = (name: string): string => readFileSync(path.join(report, name), "utf8");
 
     const firstErr = read("first.err");

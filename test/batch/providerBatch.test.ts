@@ -35,7 +35,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     // Spawned: the orphaned folders are swept once per process (a process's first upload), and end to end.
     const result = await batch([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05"], project.env);
     expect(result.stderr).toContain("submitted openai batch job");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const lines = readResults(project.out);
     expect(lines).toHaveLength(40);
     for (const line of lines) {
@@ -67,7 +67,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(readResults(project.out)).toHaveLength(0);
     const again = await batch(args, project.env);
     expect(again.stderr).toContain("polling 1 provider batch job submitted by an earlier run");
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     // Round 2's job was polled again, not submitted again: three jobs in all, each request in one job only.
     expect(server.batches.count).toBe(3);
     const submitted = [...server.batches.jobs.values()].flatMap((job) => job.requests.map((request) => request.customId));
@@ -86,7 +86,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     servers.push(server);
     const project = openAIProject(server, 6);
     const result = await batchInProcess([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     const lines = readResults(project.out);
     expect(lines).toHaveLength(6);
     const failed = lines.filter((line) => line.status === "error");
@@ -103,7 +103,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     server.batches.failPolls(500, 503, 502);
     const project = openAIProject(server, 5);
     const result = await batchInProcess([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain("HTTP 500");
     expect(result.stderr).toContain("polling on");
     expect(result.stderr).toMatch(/ended \(expired\): 0 answers, 5 to submit again/);
@@ -117,16 +117,16 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     const project = openAIProject(server, 3);
     const base = [project.tactic, "--inputs", project.inputs, "--lines", "--provider-batch"];
     const noOut = await batchInProcess(base, project.env);
-    expect(noOut.code).toBe(2);
+    expect(noOut.code, noOut.stderr).toBe(2);
     expect(noOut.stderr).toContain("--provider-batch needs --out");
     const noKey = await batchInProcess([...base, "--out", project.out], { ...project.env, MOCK_KEY: "" });
-    expect(noKey.code).toBe(2);
+    expect(noKey.code, noKey.stderr).toBe(2);
     expect(noKey.stderr).toContain("MOCK_KEY");
     const typo = await batchInProcess([...base, "--out", project.out, "--model", "gpt-4o-mni"], project.env);
-    expect(typo.code).toBe(2);
+    expect(typo.code, typo.stderr).toBe(2);
     expect(typo.stderr).toContain("`gpt-4o-mni` (agent `bot`) is not in lllm's model table");
     const groq = await batchInProcess([...base, "--out", project.out, "--model", "groq/llama-3.1-8b-instant"], { ...project.env, GROQ_API_KEY: "gsk-mock-key-123" });
-    expect(groq.code).toBe(2);
+    expect(groq.code, groq.stderr).toBe(2);
     expect(groq.stderr).toContain("no agent of the tactic uses a provider with a batch API");
     expect(server.requests).toHaveLength(0);
     expect(readResults(project.out)).toHaveLength(0);
@@ -136,21 +136,21 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     const { options, server, project, args } = await killedAfterFirstJob(4);
     const status = await runCliInProcess(["batch", "--status", "--out", project.out], { env: project.env });
     expect(status.stderr).toBe("");
-    expect(status.code).toBe(0);
+    expect(status.code, status.stderr).toBe(0);
     expect(status.stdout).toMatch(/^openai\tbatch_mock_1\trunning \(in_progress\)\t4 requests, 0\/4 done\tsubmitted \d+ s ago\n$/);
     const cancel = await runCliInProcess(["batch", "--cancel", "--out", project.out], { env: project.env });
-    expect(cancel.code).toBe(0);
+    expect(cancel.code, cancel.stderr).toBe(0);
     expect(server.requests.some((request) => request.method === "POST" && request.path === "/v1/batches/batch_mock_1/cancel")).toBe(true);
     expect(cancel.stderr).toContain("1 job cancelled at the provider");
     options.delayMs = 0;
     // Spawned: the run after the kill picks up what the killed one left.
     const again = await batch(args, project.env);
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/batch_mock_1 ended \(cancelled\): 0 answers, 4 to submit again/);
     expect(readResults(project.out).filter((line) => line.status === "ok")).toHaveLength(4);
     const after = await runCliInProcess(["batch", "--status", "--out", project.out], { env: project.env });
     const nothing = await runCliInProcess(["batch", "--cancel", "--out", project.out], { env: project.env });
-    expect(nothing.code).toBe(0);
+    expect(nothing.code, nothing.stderr).toBe(0);
     expect(nothing.stderr).toContain("no job of this --out file is running at the provider: nothing to cancel");
     expect(after.stdout.split("\n").filter(Boolean)).toHaveLength(4);
     expect(after.stdout).toContain("batch_mock_1\tcancelled");
@@ -161,13 +161,13 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     servers.push(server);
     const project = openAIProject(server, 2);
     const result = await batchInProcess([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain("submitted openai batch job batch\\nlllm: forged\\t\\u001b[2K_1 (2 requests)");
     expect(result.stderr).toContain("openai batch job batch\\nlllm: forged\\t\\u001b[2K_3 ended: 2 answers");
     expect(result.stderr.split("\n").filter((line) => line.startsWith("lllm: forged"))).toEqual([]);
     // Spawned: --status end to end.
     const status = await runCli(["batch", "--status", "--out", project.out], { env: project.env });
-    expect(status.code).toBe(0);
+    expect(status.code, status.stderr).toBe(0);
     const rows = status.stdout.split("\n").filter(Boolean);
     expect(rows).toHaveLength(3);
     for (const row of rows) expect(row.split("\t")).toHaveLength(5);
@@ -180,7 +180,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     // price, about 40 x 150 tokens x $0.075 per million, some $0.0005.
     options.delayMs = 0;
     const capped = await batch([...args, "--max-cost", "0.0002"], project.env);
-    expect(capped.code).toBe(3);
+    expect(capped.code, capped.stderr).toBe(3);
     expect(capped.stderr).toMatch(/--max-cost 0\.0002 reached: \$0(\.0+)? spent, and \$[0-9.]+ committed \(the estimated batch price of requests in provider jobs not answered yet\)/);
     expect(server.batches.count).toBe(1);
     expect(readResults(project.out)).toHaveLength(0);
@@ -194,7 +194,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     const raised = await batch([...args, "--max-cost", "1"], project.env);
     expect(raised.stderr).not.toContain("polling 1 provider batch job submitted by an earlier run");
     expect(downloads()).toBe(1);
-    expect(raised.code).toBe(0);
+    expect(raised.code, raised.stderr).toBe(0);
     expect(server.batches.count).toBe(3);
     const lines = readResults(project.out);
     expect(lines).toHaveLength(40);
@@ -214,7 +214,7 @@ describe("lllm batch --provider-batch over OpenAI's Batch API", () => {
     expect(first.stderr()).not.toContain("submitted openai batch job");
     options.createDelayMs = 0;
     const again = await batch(args, project.env);
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain("polling 1 provider batch job submitted by an earlier run");
     expect(server.batches.count).toBe(3);
     expect(readResults(project.out).filter((line) => line.status === "ok")).toHaveLength(5);

@@ -51,14 +51,14 @@ describe("a provider job cancelled while its batch runs is final for that run", 
       jobId: "batch_mock_1",
       cancel: async () => {
         const cancel = await runCli(["batch", "--cancel", "--out", project.out], { env: project.env });
-        expect(cancel.code).toBe(0);
+        expect(cancel.code, cancel.stderr).toBe(0);
         cancelMessage = cancel.stderr;
       },
     });
     expect(cancelMessage).toContain(`1 job cancelled at the provider. An \`lllm batch\` running on ${project.out} stops at its next poll, and submits nothing again. Running the same command again takes what the job answered before it was cancelled, and submits its other requests again, in new jobs (paid again).`);
     options.delayMs = 0;
     const again = await batch(argsOf(project), project.env);
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toMatch(/batch_mock_1 ended \(cancelled\): 0 answers, 4 to submit again/);
     expect(readResults(project.out).map((line) => line.output).sort()).toEqual(["q1: 13", "q2: 13", "q3: 13", "q4: 13"]);
   }, 180_000);

@@ -61,7 +61,7 @@ describe("lllm batch --provider-batch: items wait for their jobs as data", () =>
     const { server, setup, calls, env } = await project(60);
     // --concurrency 5: five items run at once (replaying, running tools); the waiting ones hold no slot.
     const result = await batchInProcess([setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05", "--concurrency", "5"], env);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(jobSizes(server)).toEqual([60, 60, 60]);
     expect(toolRuns(calls)).toBe(120);
     const lines = readResults(setup.out);
@@ -85,7 +85,7 @@ describe("lllm batch --provider-batch: items wait for their jobs as data", () =>
     await killDuringRoundTwo(first, server.batches, jobs, "openai");
     expect(toolRuns(calls)).toBe(40);
     const again = await batch(args, env);
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain("polling 1 provider batch job submitted by an earlier run");
     expect(jobSizes(server)).toEqual([40, 40, 40]);
     expect(toolRuns(calls)).toBe(80);
@@ -109,7 +109,7 @@ describe("lllm batch --provider-batch: items wait for their jobs as data", () =>
     await first.done;
     expect(server.batches.count).toBe(1);
     const again = await batch(args, env);
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     // Round 1's job was answered before the kill: its answers are read back, not asked for again.
     expect(jobSizes(server)).toEqual([1000, 1000, 1000]);
     const submitted = [...server.batches.jobs.values()].flatMap((job) => job.requests.map((request) => request.customId));
@@ -131,12 +131,12 @@ describe("lllm batch --provider-batch: items wait for their jobs as data", () =>
     await waitUntil(() => first.stderr().includes("submitted openai batch job"), 60_000);
     first.child.kill("SIGINT");
     const stopped = await first.done;
-    expect(stopped.code).toBe(130);
+    expect(stopped.code, stopped.stderr).toBe(130);
     expect(stopped.stderr).toContain("the provider batch jobs keep running; run the same command again to pick them up");
     expect(readResults(setup.out)).toHaveLength(0);
     timing.delayMs = 0;
     const again = await batch(args, env);
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain("polling 1 provider batch job submitted by an earlier run");
     expect(jobSizes(server)).toEqual([20, 20, 20]);
     expect(toolRuns(calls)).toBe(40);
@@ -146,7 +146,7 @@ describe("lllm batch --provider-batch: items wait for their jobs as data", () =>
   it("a tactic whose tools keep state of their own (here an agent used as a tool) waits in memory, --concurrency items per round", async () => {
     const { server, setup, calls, env } = await project(12, { extraTools: ["agent:helper"] });
     const result = await batchInProcess([setup.tactic, "--inputs", setup.inputs, "--lines", "--out", setup.out, "--provider-batch", "--poll-interval", "0.05", "--concurrency", "6", "--no-log"], env);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(jobSizes(server).reduce((sum, size) => sum + size, 0)).toBe(36);
     expect(Math.max(...jobSizes(server))).toBeLessThanOrEqual(6);
     expect(toolRuns(calls)).toBe(24);

@@ -29,7 +29,7 @@ async function killAndResume(options: { provider: string; model: string; modelAr
   // Spawned, as the killed run: the run after a kill picks up what it left.
   const again = await batch(args, env);
   expect(again.stderr).toContain("polling 1 provider batch job submitted by an earlier run");
-  expect(again.code).toBe(0);
+  expect(again.code, again.stderr).toBe(0);
   expect(options.batches.count).toBe(3);
   const submitted = [...options.batches.jobs.values()].flatMap((job) => job.requests.map((request) => request.customId));
   expect(new Set(submitted).size).toBe(3 * COUNT);
@@ -124,7 +124,7 @@ describe("lllm batch --provider-batch over Anthropic's and Gemini's batch APIs",
     // In this process: nothing here depends on being a process of its own.
     const result = await batchInProcess([project.tactic, "--inputs", project.inputs, "--lines", "--out", project.out, "--provider-batch", "--poll-interval", "0.05", "--no-log"], project.env);
     expect(result.stderr).not.toContain("refused");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(readResults(project.out).map((line) => line.output).sort()).toEqual(["q1: 13", "q2: 13", "q3: 13"]);
     expect(server.batches.count).toBe(3);
     expect(expectAnswersSentBack(server.batches, geminiTurns, geminiParts)).toBe(9);

@@ -54,7 +54,7 @@ describe("lllm batch --provider-batch checks a job's results before it uses any"
     const provider = await providers.openai({ resultLines: (lines) => ['{"custom_id": "i1-1", "respo', ...lines] });
     const project = provider.project(3);
     const result = await run(project);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toMatch(/openai batch job batch_mock_1 ended \(failed: its results cannot be read: the output file file-batch_mock_1-output, line 1 is not JSON: "\{\\"custom_id\\": \\"i1-1\\", \\"respo"\): 0 answers, 3 to submit again/);
     expect(provider.batches.count).toBe(3);
     const lines = readResults(project.out);
@@ -72,7 +72,7 @@ describe("lllm batch --provider-batch checks a job's results before it uses any"
     const project = provider.project(3);
     const result = await run(project);
     expect(result.stderr).toMatch(/anthropic batch job msgbatch_mock_1 ended \(failed: its results cannot be read: the results, line 2 is not a JSON object\): 0 answers, 3 to submit again/);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(provider.batches.count).toBe(4);
     expect(readResults(project.out).map((line) => line.output).sort()).toEqual(["q1: 13", "q2: 13", "q3: 13"]);
   }, 120_000);
@@ -83,7 +83,7 @@ describe("lllm batch --provider-batch checks a job's results before it uses any"
     writeFileSync(path.join(project.dir, ".lllmrc.yaml"), "reply_size: 1M\n");
     const result = await run(project, { cwd: project.dir });
     expect(result.stderr).toMatch(/batch_mock_1 ended \(failed: its results cannot be read: the output file file-batch_mock_1-output, line 2 is longer than 1\.1 MB \(a reply is at most `reply_size`\)\): 0 answers, 3 to submit again/);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(readResults(project.out).map((line) => line.output).sort()).toEqual(["q1: 13", "q2: 13", "q3: 13"]);
   }, 120_000);
 
@@ -92,7 +92,7 @@ describe("lllm batch --provider-batch checks a job's results before it uses any"
     const provider = await providers.openai({ resultLines: onJob(1, (lines) => [...lines, withId(lines[0]!, `x\u001b[2J\n${forged}`)]) });
     const project = provider.project(2);
     const result = await run(project);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain(`1 answer has an id of no request of this job (\`x\\u001b[2J\\n${forged}\`): not used`);
     expect(result.stderr.split("\n").filter((line) => line.startsWith(forged))).toEqual([]);
     expect(result.stderr).not.toContain("\u001b");
@@ -113,7 +113,7 @@ describe("lllm batch --provider-batch checks a job's results before it uses any"
       });
       const project = provider.project(4);
       const result = await run(project);
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       const lines = readResults(project.out);
       expect(lines.map((line) => line.id).sort()).toEqual(["1", "2", "3", "4"]);
       for (const line of lines) expect(line.output).toBe(`q${line.id}: 13`);

@@ -41,10 +41,10 @@ describeRedis("a queued batch leaves nothing in Redis", () => {
     const client = redis.client();
     await eventually(async () => (await client.keys("bull:*")).length >= 30);
     const running = await runCli(["batch", "--queue", redis.url, "--purge", "--out", out], { env, cwd: setup.dir });
-    expect(running.code).toBe(1);
+    expect(running.code, running.stderr).toBe(1);
     expect(running.stderr).toMatch(new RegExp(`batch \\w+ \\(${setup.tactic.replaceAll("/", "\\/")}, writing ${out.replaceAll("/", "\\/")}\\) is still running \\(process ${producer.child.pid} on `));
     const all = await runCli(["batch", "--queue", redis.url, "--purge"], { env });
-    expect(all.code).toBe(0);
+    expect(all.code, all.stderr).toBe(0);
     expect(all.stderr).toContain(`removed 0 batches from ${redis.url}; 1 still running, kept`);
     expect((await batchKeys(client)).length).toBeGreaterThan(30);
 
@@ -52,12 +52,12 @@ describeRedis("a queued batch leaves nothing in Redis", () => {
     await producer.exited;
     // At once: on this machine the producer's process is seen gone before its heartbeat expires.
     const purged = await runCli(["batch", "--queue", redis.url, "--purge", "--out", "out.jsonl"], { env, cwd: setup.dir });
-    expect(purged.code).toBe(0);
+    expect(purged.code, purged.stderr).toBe(0);
     expect(purged.stderr).toMatch(/removed batch \w+ \(/);
     expect(purged.stderr).toContain(`removed 1 batch from ${redis.url}`);
     expect(await batchKeys(client)).toEqual([]);
     const again = await runCli(["batch", "--queue", redis.url, "--purge", "--out", out], { env });
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     expect(again.stderr).toContain("nothing to remove");
   }, 120_000);
 

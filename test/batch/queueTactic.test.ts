@@ -161,7 +161,7 @@ it("a tactic in no package that would choose where a worker sends its keys is re
   // The echo tactic's own text, outside its package: it sets invoker_config (base_url, api_key_env).
   writeFileSync(loose, `name: loose\nglobal:\n  model_name: gpt-4o-mini\n  invoker_config: {base_url: "http://127.0.0.1:9/v1", api_key_env: MOCK_KEY}\n  mcp_servers: [{name: local, command: ./serve.sh}]\nagent_configs:\n  - name: bot\n    system_prompt: Answer.\n`);
   const result = await batch([loose, "--inputs", itemsFile(setup.dir, 2), "--lines", "--queue", `redis://127.0.0.1:${await freePort()}`, "--no-log"], setup.env);
-  expect(result.code).toBe(2);
+  expect(result.code, result.stderr).toBe(2);
   expect(result.stderr).toContain("the workers cannot run this tactic as it is: it is not in a package");
   expect(result.stderr).toContain("global.invoker_config (would choose where the worker sends its API keys)");
   expect(result.stderr).toContain("global.mcp_servers[0].command (starts `./serve.sh` on the worker)");

@@ -104,7 +104,7 @@ describe("lllm batch run again after a kill", () => {
     await first.exit();
     project.clearMarks();
     const refused = await project.run(command);
-    expect(refused.code).toBe(1);
+    expect(refused.code, refused.stderr).toBe(1);
     const failed = lines(out).find((line) => line.id === "2") as Line & { error: { code: string; message: string } };
     expect(failed.status).toBe("error");
     expect(failed.error.code).toBe("resume_unknown_call");

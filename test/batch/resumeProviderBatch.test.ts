@@ -44,7 +44,7 @@ describe("lllm batch --provider-batch run again after a kill during a tool call"
     const ranBefore = toolRuns(calls);
 
     const again = await batch(args, env);
-    expect(again.code).toBe(1);
+    expect(again.code, again.stderr).toBe(1);
     const lines = readResults(setup.out);
     expect(lines).toHaveLength(10);
     // The items stuck in a call, and those killed as they started one (noted as started: it may have run).

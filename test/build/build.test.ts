@@ -100,7 +100,7 @@ describe("the build", () => {
     expect(starts.length).toBeGreaterThan(1);
     for (const start of starts) {
       expect(start.stderr).toBe("");
-      expect(start.code).toBe(0);
+      expect(start.code, start.stderr).toBe(0);
     }
     expect(starts[0]!.stdout).toContain(DESCRIPTION);
     expect(starts.at(-1)!.stdout).toContain("Run LLM agents, rebuilt.");

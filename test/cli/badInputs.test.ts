@@ -148,20 +148,20 @@ describe("bad inputs: exit 2 with a message that says what, where and how to fix
       }
       expect(result.stderr).toMatch(/^lllm: error: /);
       expect(result.stderr).not.toMatch(/\n\s+at .*\(.*:\d+:\d+\)/); // no stack trace without --verbose
-      expect(result.code).toBe(2);
+      expect(result.code, result.stderr).toBe(2);
     });
   }
 
   it("--verbose adds the stack trace", async () => {
     const dir = tempTree({ "tactic.yaml": `${AGENT}    modle_args: {}\n` });
     const result = await runCli(["validate", "tactic.yaml", "--verbose"], { cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(/\n\s+at /);
   });
 
   it("tools call with --args that is not JSON", async () => {
     const result = await runCliInProcess(["tools", "call", "get_weather", "-p", weather, "--args", "{city: Paris}"]);
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("--args is not valid JSON");
     expect(result.stderr).toContain(`--args '{"city": "Paris"}'`);
   });
@@ -177,10 +177,10 @@ describe("bad inputs: exit 2 with a message that says what, where and how to fix
 
   it("a package's tactic named alone is refused with its ref, and a ref works inside the package's folder without -p", async () => {
     const alone = await runCliInProcess(["validate", "briefing", "-p", weather]);
-    expect(alone.code).toBe(2);
+    expect(alone.code, alone.stderr).toBe(2);
     expect(alone.stderr).toBe("lllm: error: tactic file not found: briefing\n  a package's tactic is named with its package: `weather.tactics:briefing`\n");
     const near = await runCliInProcess(["run", "wether", "-p", weather, "-i", "x"]);
-    expect(near.code).toBe(2);
+    expect(near.code, near.stderr).toBe(2);
     expect(near.stderr).toContain("tactic file not found: wether\n  did you mean `weather.tactics:weather`?");
     // Inside the package, as `lllm tools list` there: its tactics by ref, and the hint too.
     const inside = await runCliInProcess(["validate", "weather.tactics:briefing"], { cwd: weather });
@@ -194,7 +194,7 @@ describe("bad inputs: exit 2 with a message that says what, where and how to fix
     expect(byRef.code, byRef.stderr).toBe(0);
     expect(byRef.stdout).toContain(`ok tactic briefing (${path.join(weather, "tactics", "briefing.ts")})`);
     const noPackage = await runCliInProcess(["validate", "weather.tactics:briefing"], { cwd: planted });
-    expect(noPackage.code).toBe(2);
+    expect(noPackage.code, noPackage.stderr).toBe(2);
     expect(noPackage.stderr).toContain("no package named `weather`");
     expect(noPackage.stderr).toContain("A file of that name is in this folder: to run it, name it as a path (./weather.tactics:briefing).");
     expect((await runCliInProcess(["validate", "./weather.tactics:briefing"], { cwd: planted })).code).toBe(0);
@@ -212,7 +212,7 @@ describe("bad inputs: exit 2 with a message that says what, where and how to fix
   // The cases above run in-process (runCliInProcess); these spawn the built binary, end to end.
   it("an unknown command is a usage error", async () => {
     const result = await runCli(["valdate", "x.yaml"]);
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("unknown command 'valdate'");
     expect(result.stderr).toContain("validate");
   });

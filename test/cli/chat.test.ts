@@ -43,7 +43,7 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     const script = ["hello", "what is the weather?", "/cost", "/tools", "/nonsense", '"""', "line one", "line two", '"""', "//slash text", ""].join("\n");
     const result = await cli(home, ["chat", loop], { env, input: script });
     expect(result.stderr).not.toContain("error");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(["echo 2: hello", "Sunny in Paris.", "echo 8: line one\nline two", "echo 10: /slash text", ""].join("\n"));
     // The tool call is one line; the commands answer on stderr, an unknown one with a hint, and the session goes on.
     expect(result.stderr).toMatch(/↳ get_weather \(\d+ ms\)/);
@@ -72,7 +72,7 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     const file = path.join(tempDir(), "chat.md");
     const script = ["/help", "hello", "what is the weather?", `/save ${file}`, "/reset", "again", "/model gpt-other", "once more", "/exit", "never sent"].join("\n");
     const result = await cli(home, ["chat", loop, "--verbose"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: script });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain("/save FILE");
     // --verbose shows each tool call's arguments.
     expect(result.stderr).toMatch(/↳ get_weather \{"city":"Paris"\} \(\d+ ms\)/);
@@ -84,7 +84,7 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     // A bad name at /model is said once, as the command's; the chat goes on with the model it had (and a script
     // learns that a command failed).
     const bad = await cli(home, ["chat", loop], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: "/model scripted:\nhi\n" });
-    expect(bad.code).toBe(2);
+    expect(bad.code, bad.stderr).toBe(2);
     expect(bad.stderr).toContain("lllm: error: /model: `scripted:` needs a file: `scripted:<file.yaml>`\n");
     expect(bad.stderr).not.toContain("--model");
     expect(bad.stdout).toMatch(/^echo \d+: hi\n$/);
@@ -98,12 +98,12 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     expect(posts()[0]!.messages[0]).toMatchObject({ role: "system", content: expect.stringContaining("helpful assistant") });
 
     const none = await cli(tempDir(), ["chat"], { cwd: tempDir(), input: "hi\n" });
-    expect(none.code).toBe(2);
+    expect(none.code, none.stderr).toBe(2);
     expect(none.stderr).toContain("lllm chat without a tactic needs a model");
     expect(none.stderr).toContain("--model");
 
     const agent = await cli(home, ["chat", loop, "--agent", "weather_bott"], { input: "hi\n" });
-    expect(agent.code).toBe(2);
+    expect(agent.code, agent.stderr).toBe(2);
     expect(agent.stderr).toContain("no agent `weather_bott`");
     expect(agent.stderr).toContain("did you mean `weather_bot`?");
 
@@ -112,7 +112,7 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     writeFileSync(path.join(dir, "v.yaml"), "name: v\nagent_configs:\n  - name: bot\n    model_name: gpt-test\n    system_prompt: You speak about {topic}.\n");
     const before = server.requests.length;
     const vars = await cli(home, ["chat", path.join(dir, "v.yaml")], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: "hi\n" });
-    expect(vars.code).toBe(2);
+    expect(vars.code, vars.stderr).toBe(2);
     expect(vars.stderr).toContain("{topic} in the system prompt of agent `bot` has no value");
     expect(vars.stderr).toContain("--var topic=VALUE");
     expect(server.requests.length).toBe(before);
@@ -138,7 +138,7 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     expect(result.stderr).toContain(`lllm: error: /save missing/chat.md: the folder ${path.join(dir, "missing")} does not exist`);
     expect(result.stdout).toBe("first answer\nsecond answer\n");
     expect(readFileSync(path.join(dir, "notes", "chat.md"), "utf8")).toContain("second answer");
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
   });
 
   it("refuses, before any model call, a code-action or notebook tactic (its agent writes code only a run executes)", async () => {
@@ -146,7 +146,7 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     writeFileSync(path.join(dir, "turns.yaml"), "- |\n  ```python\n  final_answer(4)\n  ```\n");
     for (const [fixture, type] of [["test/fixtures/codeaction/salary.yaml", "code-action"], ["test/fixtures/codeaction/notebook.yaml", "notebook"]] as const) {
       const result = await cli(tempDir(), ["chat", path.join(ROOT, fixture), "--model", `scripted:${path.join(dir, "turns.yaml")}`], { cwd: dir, input: "Count: the quick brown fox\n" });
-      expect(result.code).toBe(2);
+      expect(result.code, result.stderr).toBe(2);
       expect(result.stdout).toBe("");
       expect(result.stderr).toContain(`lllm chat cannot run a tactic of tactic_type \`${type}\``);
       expect(result.stderr).toContain("use lllm run");
@@ -158,7 +158,7 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     server = await echoServer();
     server.injectFailure({ status: 400, message: "This request is not valid." });
     const result = await cli(tempDir(), ["chat", loop], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: "first\nhello\n" });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("This request is not valid.");
     // The failed turn is not part of the dialog: the next one is sent without it.
     expect(result.stdout).toBe("echo 2: hello\n");
@@ -170,7 +170,7 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     const home = tempDir();
     const script = ["first", '"""', "line one", "", "line two", '"""', "/cost", "what is the weather?", ""].join("\n");
     const result = await cli(home, ["chat", loop, "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: script });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("This request is not valid.");
     expect(result.stdout.endsWith("\n")).toBe(true);
     const lines = result.stdout.slice(0, -1).split("\n").map((line) => JSON.parse(line) as { schema_version: number; output?: string | null; error?: { code: string }; run_id?: string; usage: { llm_calls: number } });
@@ -189,7 +189,7 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     const home = tempDir();
     for (const args of [["chat", path.join(home, "missing.yaml"), "--json"], ["chat", loop, "--json", "--no-such-flag"]]) {
       const result = await cli(home, args, { env: { OPENAI_API_KEY: "k" }, input: "hello\n" });
-      expect(result.code).toBe(2);
+      expect(result.code, result.stderr).toBe(2);
       expect(result.stdout.endsWith("\n")).toBe(true);
       const lines = result.stdout.slice(0, -1).split("\n");
       expect(lines).toHaveLength(1);

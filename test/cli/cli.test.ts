@@ -14,7 +14,7 @@ const tactic = "packages-example/weather/tactics/weather.yaml";
 describe("lllm CLI", () => {
   it("--help lists the commands on stdout, exit 0", async () => {
     const result = await runCliInProcess(["--help"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("Usage: lllm");
     for (const command of ["validate", "tools", "schema"]) expect(result.stdout).toContain(command);
   });
@@ -32,7 +32,7 @@ describe("lllm CLI", () => {
   it("validate prints the agents, models and bound tools of the example", async () => {
     const result = await runCli(["validate", tactic]);
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(
       [
         "ok tactic weather (packages-example/weather/tactics/weather.yaml)",
@@ -53,7 +53,7 @@ describe("lllm CLI", () => {
 
   it("validate --model overrides every agent's model, and --json is data", async () => {
     const result = await runCliInProcess(["validate", tactic, "--model", "ollama/llama3", "--json"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const summary = JSON.parse(result.stdout) as { agents: Array<{ name: string; model: string; tools: Array<{ ref: string }> }> };
     expect(summary.agents.map((agent) => [agent.name, agent.model])).toEqual([
       ["weather_bot", "ollama/llama3"],
@@ -66,7 +66,7 @@ describe("lllm CLI", () => {
     const chain = path.join(ROOT, "test/fixtures/codeaction/chain.yaml");
     const over = ["list_employees", "get_employee", "export_directory", "count_rows", "send_email", "delete_employee"];
     const text = await runCliInProcess(["validate", chain]);
-    expect(text.code).toBe(0);
+    expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain(`, delete_employee <- employees.tools:delete_employee, tool_chain (programs over: ${over.join(", ")}; timeout 20 s, max_tool_calls 57)\n`);
     const json = await runCliInProcess(["validate", chain, "--json"]);
     expect((JSON.parse(json.stdout) as { agents: Array<{ tool_chain?: unknown }> }).agents[0]!.tool_chain).toEqual({ over, timeout: 20, max_tool_calls: 57 });
@@ -85,7 +85,7 @@ describe("lllm CLI", () => {
 
   it("tools list shows every tool with its ref; declarations and command tools are marked", async () => {
     const result = await runCliInProcess(["tools", "list", "-p", weather]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.split("\n").filter(Boolean)).toEqual([
       "weather.tools:divide         Divide two numbers",
       "weather.tools:draw           Draw a line through the points",
@@ -107,7 +107,7 @@ describe("lllm CLI", () => {
 
   it("proxy list --json: one object with schema_version and the proxies", async () => {
     const list = await runCliInProcess(["proxy", "list", "-p", weather, "--json"]);
-    expect(list.code).toBe(0);
+    expect(list.code, list.stderr).toBe(0);
     const listed = JSON.parse(list.stdout) as { schema_version: number; proxies: Array<{ path: string; source: string }> };
     expect(listed.schema_version).toBe(1);
     expect(listed.proxies.find((proxy) => proxy.path === "weather")).toMatchObject({ path: "weather" });
@@ -115,19 +115,19 @@ describe("lllm CLI", () => {
 
   it("proxy docs --json: one object with schema_version and each proxy's endpoints", async () => {
     const docs = await runCliInProcess(["proxy", "docs", "weather", "-p", weather, "--json"]);
-    expect(docs.code).toBe(0);
+    expect(docs.code, docs.stderr).toBe(0);
     const printed = JSON.parse(docs.stdout) as { schema_version: number; proxies: Array<{ path: string; endpoints: Array<{ endpoint: string }> }> };
     expect(printed.schema_version).toBe(1);
     expect(printed.proxies.map((proxy) => proxy.path)).toEqual(["weather"]);
     expect(printed.proxies[0]!.endpoints.map((endpoint) => endpoint.endpoint)).toEqual(["current/{city}", "forecast/daily"]);
     const unknown = await runCliInProcess(["proxy", "docs", "wether", "-p", weather, "--json"]);
-    expect(unknown.code).toBe(2);
+    expect(unknown.code, unknown.stderr).toBe(2);
     expect(JSON.parse(unknown.stdout)).toMatchObject({ schema_version: 1, error: { code: "proxy_not_found" } });
   });
 
   it("proxy call --json: {schema_version, result}", async () => {
     const call = await runCliInProcess(["proxy", "call", "weather/forecast/daily", "--params", '{"city": "Tokyo", "days": 2}', "-p", weather, "--json", "--no-cache"]);
-    expect(call.code).toBe(0);
+    expect(call.code, call.stderr).toBe(0);
     const printed = JSON.parse(call.stdout) as { schema_version: number; result: Array<{ high: number }> };
     expect(printed.schema_version).toBe(1);
     expect(printed.result).toHaveLength(2);
@@ -136,7 +136,7 @@ describe("lllm CLI", () => {
   it("tools show prints the seed's get_weather JSON exactly", async () => {
     const result = await runCliInProcess(["tools", "show", "weather.tools:get_weather", "-p", weather]);
     const expected = readFileSync(path.join(ROOT, "test/tools/fixtures/get_weather.tool.json"), "utf8");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout.trim()).toBe(expected.trim());
   });
 
@@ -150,7 +150,7 @@ describe("lllm CLI", () => {
 
   it("repeatable options may come before the positional argument", async () => {
     const result = await runCliInProcess(["tools", "call", "-p", weather, "weather.tools:get_weather", "--args", '{"city": "Oslo"}']);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("Sunny, 22 degrees celsius in Oslo");
   });
 
@@ -161,13 +161,13 @@ describe("lllm CLI", () => {
 
   it("tools call: invalid arguments are explained, the tool does not run", async () => {
     const result = await runCliInProcess(["tools", "call", "draw", "-p", weather, "--args", '{"points": [{"x": 1, "y": 2}], "color": "green"}']);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stdout).toBe(`Error: Invalid arguments for draw: argument 'color' must be one of "red", "blue", got string "green"\n`);
   });
 
   it("tools call: a declaration is bound to its implementation in a dependency", async () => {
     const result = await runCliInProcess(["tools", "call", "web_search", "-p", weather, "--args", '{"query": "lllm"}']);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("Top results for 'lllm'");
   });
 
@@ -186,12 +186,12 @@ describe("lllm CLI", () => {
   it("schema prints the tactic, test and package JSON Schemas", async () => {
     for (const kind of ["tactic", "test", "package", "proxy", "settings"]) {
       const result = await runCliInProcess(["schema", kind]);
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       const schema = JSON.parse(result.stdout) as { title?: string; properties?: object };
       expect(schema.properties).toBeTypeOf("object");
     }
     const bad = await runCliInProcess(["schema", "tactics"]);
-    expect(bad.code).toBe(2);
+    expect(bad.code, bad.stderr).toBe(2);
     expect(bad.stderr).toContain("Allowed choices are tactic, test, package, proxy, settings");
   });
 
@@ -216,13 +216,13 @@ describe("lllm CLI", () => {
 
   it("packages in ./lllm_packages are found without flags", async () => {
     const result = await runCliInProcess(["tools", "list"], { cwd: path.join(ROOT, "test/fixtures/project") });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("local.tools:shout");
   });
 
   it("NO_COLOR: no escape codes in errors", async () => {
     const result = await runCliInProcess(["validate", "missing.yaml"], { env: { FORCE_COLOR: "1", NO_COLOR: "1" } });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).not.toContain("\u001b[");
   });
 

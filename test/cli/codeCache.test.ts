@@ -24,7 +24,7 @@ describe("the code cache of lllm's dependencies", () => {
     const folder = path.join(home, "cache", "v8");
     const validate = () => runCli(["validate", path.join(EXAMPLE, "weather", "tactics", "weather.yaml")], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
     const first = await validate();
-    expect(first.code).toBe(0);
+    expect(first.code, first.stderr).toBe(0);
     const node = path.join(home, "cache", "node");
     if (nodeHasCompileCache) {
       // Node's own cache, in a folder of this user's own rather than the shared temp folder.
@@ -86,7 +86,7 @@ describe("LLLM_CODE_CACHE", () => {
     const shared = path.join(dir, "shared");
     const homes = [path.join(dir, "home-a"), path.join(dir, "home-b")];
     const first = await runCli(["validate", weather], { env: { LLLM_HOME: homes[0], LLLM_CODE_CACHE: shared } });
-    expect(first.code).toBe(0);
+    expect(first.code, first.stderr).toBe(0);
     expect(readdirSync(shared)).toEqual(expect.arrayContaining(codeCaches));
     expect(statSync(shared).mode & 0o077).toBe(0);
     const kept = filesUnder(shared);
@@ -103,7 +103,7 @@ describe("LLLM_CODE_CACHE", () => {
     chmodSync(open, 0o777);
     const home = path.join(dir, "home-c");
     const result = await runCli(["validate", weather], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: open } });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain(`ignored LLLM_CODE_CACHE=${open}: others may write to it (mode 0777); lllm uses ${path.join(home, "cache")} instead`);
     expect(readdirSync(open)).toEqual([]);
     expect(readdirSync(path.join(home, "cache"))).toEqual(expect.arrayContaining(codeCaches));
@@ -116,7 +116,7 @@ describe("LLLM_CODE_CACHE", () => {
     writeFileSync(envFile, `LLLM_CODE_CACHE=${planted}\n`);
     const home = path.join(dir, "home-d");
     const result = await runCli(["--env-file", envFile, "validate", weather], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain(`--env-file ${envFile}: ignored LLLM_CODE_CACHE`);
     expect(readdirSync(planted)).toEqual([]);
     expect(readdirSync(path.join(home, "cache"))).toEqual(expect.arrayContaining(codeCaches));

@@ -17,7 +17,7 @@ let script = "";
 let bin = "";
 beforeAll(async () => {
   const result = await runCliInProcess(["completion", "bash"]);
-  expect(result.code).toBe(0);
+  expect(result.code, result.stderr).toBe(0);
   script = path.join(tempDir("lllm-completion-"), "lllm.bash");
   writeFileSync(script, result.stdout);
   bin = lllmOnPath();
@@ -78,7 +78,7 @@ describe("lllm completion bash", () => {
     expect(complete("lllm keys remove o")).toEqual(["openai", "openrouter"]);
     const home = tempDir("lllm-home-");
     const run = await runCli(["run", "packages-example/weather/tactics/weather.yaml", "--model", "scripted:packages-example/weather/scripted/paris-tokyo.yaml", "--input", "Paris and Tokyo?", "--json"], { env: { LLLM_HOME: home } });
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     const logged = await runCliInProcess(["logs", "--json"], { env: { LLLM_HOME: home } });
     const [id] = (JSON.parse(logged.stdout) as { runs: Array<{ id: string }> }).runs.map((entry) => entry.id);
     expect(id).toBeDefined();
@@ -144,10 +144,10 @@ describe("read-only commands run nothing of the folder they start in", () => {
 describe("lllm completion zsh and fish", () => {
   it("print scripts that their shells' syntax accepts, and an unknown shell is a usage error", async () => {
     const zsh = await runCli(["completion", "zsh"]);
-    expect(zsh.code).toBe(0);
+    expect(zsh.code, zsh.stderr).toBe(0);
     expect(zsh.stdout).toContain("bashcompinit");
     const fish = await runCliInProcess(["completion", "fish"]);
-    expect(fish.code).toBe(0);
+    expect(fish.code, fish.stderr).toBe(0);
     expect(fish.stdout).toContain("complete -c lllm -n '__fish_use_subcommand' -a 'run'");
     for (const [shell, text] of [["zsh", zsh.stdout], ["fish", fish.stdout]] as const) {
       if (spawnSync(shell, ["--version"], { stdio: "ignore" }).status !== 0 && process.env.CI !== "true") {
@@ -159,7 +159,7 @@ describe("lllm completion zsh and fish", () => {
       expect(spawnSync(shell, ["-n", file], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], cwd: ROOT }).status).toBe(0);
     }
     const unknown = await runCliInProcess(["completion", "tcsh"]);
-    expect(unknown.code).toBe(2);
+    expect(unknown.code, unknown.stderr).toBe(2);
     expect(unknown.stderr).toContain("Allowed choices are bash, zsh, fish");
   });
 });

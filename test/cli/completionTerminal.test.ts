@@ -30,7 +30,7 @@ beforeAll(async () => {
   const folder = tempDir("lllm-completion-");
   for (const shell of ["bash", "zsh", "fish"] as const) {
     const result = await runCli(["completion", shell]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     scripts[shell] = path.join(folder, `lllm.${shell}`);
     writeFileSync(scripts[shell], result.stdout);
   }

@@ -63,14 +63,14 @@ describe("lllm doctor", () => {
     // Spawned: lllm looks for python3 once per process, and this one may have found it already.
     const PATH = pathWithoutPython();
     const plain = await doctor([], { PATH }, { spawned: true });
-    expect(plain.code).toBe(0);
+    expect(plain.code, plain.stderr).toBe(0);
     expect(plain.report.ok).toBe(true);
     expect(check(plain.report, "python3")).toMatchObject({ status: "warn", fix: expect.stringContaining("apt-get install python3") });
     expect(check(plain.report, "node")).toMatchObject({ status: "ok", detail: `Node ${process.versions.node}` });
 
     server = await startMockOpenAIServer({ script: [] });
     const tactic = await doctor([pythonTactic(server.url)], { PATH, DOCTOR_TEST_KEY: "sk-doctor-test-0123", WEATHER_API_KEY: "wk-doctor-0456" }, { spawned: true });
-    expect(tactic.code).toBe(1);
+    expect(tactic.code, tactic.stderr).toBe(1);
     expect(tactic.report.ok).toBe(false);
     expect(failed(tactic.report)).toContain("python3");
     expect(check(tactic.report, "python3")!.detail).toContain("not found on PATH");
@@ -90,7 +90,7 @@ describe("lllm doctor", () => {
     const result = await runCliInProcess(["doctor", pythonTactic(server.url)], { env: { LLLM_HOME: home } });
     // A machine without a working sandbox fails this tactic for that reason alone, and says so.
     const sandboxMissing = /FAIL {2}(bubblewrap|gvisor)/.test(result.stdout);
-    expect(result.code).toBe(sandboxMissing ? 1 : 0);
+    expect(result.code, result.stderr).toBe(sandboxMissing ? 1 : 0);
     expect(result.stdout).toMatch(/^ok {4}python3 +Python 3\./m);
     expect(result.stdout).toMatch(/^ok {4}key DOCTOR_TEST_KEY +set \(keys file\), for gpt-test$/m);
     expect(result.stdout).toMatch(/^ok {4}key WEATHER_API_KEY +set \(keys file\), for proxy weather_api$/m);
@@ -101,18 +101,18 @@ describe("lllm doctor", () => {
     const closed = `http://127.0.0.1:${await freePort()}/v1`;
     const home = tempDir("lllm-doctor-home-");
     const missingKey = await doctor([pythonTactic(closed)], { LLLM_HOME: home, WEATHER_API_KEY: "wk-doctor-0456" });
-    expect(missingKey.code).toBe(1);
+    expect(missingKey.code, missingKey.stderr).toBe(1);
     expect(check(missingKey.report, "model gpt-test")).toMatchObject({ status: "fail", fix: expect.stringContaining("lllm keys set DOCTOR_TEST_KEY") });
 
     const unreachable = await doctor([pythonTactic(closed)], { LLLM_HOME: home, DOCTOR_TEST_KEY: "sk-doctor-test-0123", WEATHER_API_KEY: "wk-doctor-0456" });
-    expect(unreachable.code).toBe(1);
+    expect(unreachable.code, unreachable.stderr).toBe(1);
     expect(check(unreachable.report, `reach ${closed}`)).toMatchObject({ status: "fail", detail: expect.stringContaining("cannot be reached (ECONNREFUSED)") });
 
     mkdirSync(home, { recursive: true });
     writeFileSync(path.join(home, "keys.json"), "{}");
     chmodSync(path.join(home, "keys.json"), 0o644);
     const loose = await doctor([], { LLLM_HOME: home });
-    expect(loose.code).toBe(1);
+    expect(loose.code, loose.stderr).toBe(1);
     expect(check(loose.report, "keys file")).toMatchObject({ status: "fail", fix: `make it yours alone: chmod 600 ${path.join(home, "keys.json")}` });
   });
 
@@ -123,7 +123,7 @@ describe("lllm doctor", () => {
     expect(check((await doctor([], { LLLM_HOME: home, LLLM_CODE_CACHE: own }, { spawned: true })).report, "code cache")).toMatchObject({ status: "ok", detail: `${own} (LLLM_CODE_CACHE)` });
     chmodSync(own, 0o777);
     const open = await doctor([], { LLLM_HOME: home, LLLM_CODE_CACHE: own }, { spawned: true });
-    expect(open.code).toBe(0);
+    expect(open.code, open.stderr).toBe(0);
     expect(check(open.report, "code cache")).toMatchObject({ status: "warn", detail: expect.stringContaining(`LLLM_CODE_CACHE=${own} is not used: others may write to it (mode 0777)`), fix: expect.stringContaining("unset LLLM_CODE_CACHE") });
     expect(check((await doctor([], { LLLM_HOME: home, LLLM_CODE_CACHE: undefined }, { spawned: true })).report, "code cache")).toBeUndefined();
   });
@@ -134,7 +134,7 @@ describe("lllm doctor", () => {
     const result = await doctor([path.join(dir, "t.yaml")], { LLLM_HOME: tempDir("lllm-doctor-home-"), OPENAI_API_KEY: "sk-doctor-0123", OPENAI_BASE_URL: server.url });
     expect(check(result.report, "key OPENAI_API_KEY")).toMatchObject({ status: "ok" });
     expect(check(result.report, "model anthropic/claude-sonnet-4")).toMatchObject({ status: "fail", fix: expect.stringContaining("ANTHROPIC_API_KEY") });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
   });
 
   it("counts one problem in the singular, in the text report", async () => {
@@ -142,7 +142,7 @@ describe("lllm doctor", () => {
     const dir = tempTree({ "t.yaml": `agent_configs:\n  - name: main\n    system_prompt: Hi.\n    model_name: gpt-4o-mini\n    fallback_models: [anthropic/claude-sonnet-4]\n` });
     const env = { LLLM_HOME: tempDir("lllm-doctor-home-"), OPENAI_API_KEY: "sk-doctor-0123", OPENAI_BASE_URL: server.url };
     const result = await runCliInProcess(["doctor", path.join(dir, "t.yaml")], { env });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stdout.match(/^FAIL /gm)).toHaveLength(1);
     expect(result.stdout.trimEnd().split("\n").at(-1)).toBe("1 problem stops this tactic (exit 1).");
   });
@@ -150,7 +150,7 @@ describe("lllm doctor", () => {
   it("--queue to a Redis that is not there fails with how to fix it", async () => {
     const url = `redis://127.0.0.1:${await freePort()}`;
     const result = await doctor(["--queue", url]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(check(result.report, `redis ${url}`)).toMatchObject({ status: "fail", fix: expect.stringContaining("start Redis") });
   });
 });

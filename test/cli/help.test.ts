@@ -79,11 +79,11 @@ describe("help that teaches", { timeout: 300_000 }, () => {
     expect(Object.values(topics).map((topic) => `docs/${topic.page}`).sort()).toEqual(pages.sort());
     expect(Object.keys(topics)).toEqual(expect.arrayContaining(["getting-started", "tactics", "packages", "proxies", "code-action", "batch", "testing", "cli", "error-codes"]));
     const all = await runCliInProcess(["help"]);
-    expect(all.code).toBe(0);
+    expect(all.code, all.stderr).toBe(0);
     expect(all.stdout).toContain("Usage: lllm");
     for (const [topic, { what }] of Object.entries(topics)) expect(all.stdout).toContain(`  ${topic.padEnd(Math.max(...Object.keys(topics).map((name) => name.length)) + 2)}${what}\n`);
     const wrong = await runCliInProcess(["help", "tacticz"]);
-    expect(wrong.code).toBe(2);
+    expect(wrong.code, wrong.stderr).toBe(2);
     expect(wrong.stderr).toContain("no help topic or command `tacticz`: did you mean `tactics`?");
     // A sub-command's typo is offered the sub-command, not only its parent.
     expect((await runCliInProcess(["help", "tools", "cal"])).stderr).toContain("no help topic or command `tools cal`: did you mean `tools call`?");
@@ -114,11 +114,11 @@ describe("words that name no command", { timeout: 180_000 }, () => {
     }
     // A subcommand too: `tools lst --help` is not `tools --help`.
     const nested = await runCliInProcess(["tools", "lst", "--help"]);
-    expect(nested.code).toBe(2);
+    expect(nested.code, nested.stderr).toBe(2);
     expect(nested.stderr).toContain("lllm: error: unknown command 'tools lst'\n(did you mean `list`?)");
     // Nothing close: said so plainly; `--json` still gets one JSON object.
     const far = await runCliInProcess(["zzzzzz", "--help", "--json"]);
-    expect(far.code).toBe(2);
+    expect(far.code, far.stderr).toBe(2);
     expect(far.stderr).toContain("lllm: error: unknown command 'zzzzzz'\n(run with --help for usage)");
     expect(JSON.parse(far.stdout)).toMatchObject({ error: { code: "usage" } });
     // Arguments and flag values are not commands.
@@ -150,10 +150,10 @@ describe("words that name no command", { timeout: 180_000 }, () => {
 
   it("`lllm -v` alone says that -v is --verbose and the version is -V", async () => {
     const result = await runCliInProcess(["-v"]);
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("lllm: error: no command given: -v is --verbose (with a command: lllm -v run …); the version is lllm -V (--version)");
     const version = await runCliInProcess(["-V"]);
-    expect(version.code).toBe(0);
+    expect(version.code, version.stderr).toBe(0);
     expect(version.stdout).toMatch(/^\d+\.\d+\.\d+/);
   });
 
@@ -172,7 +172,7 @@ describe("colour", { timeout: 180_000 }, () => {
 
   it("is off in a pipe, on with FORCE_COLOR, and off again with NO_COLOR or --no-color", async () => {
     const plain = await runCli(missing, { env: { NO_COLOR: undefined } });
-    expect(plain.code).toBe(2);
+    expect(plain.code, plain.stderr).toBe(2);
     expect(plain.stderr).toContain("lllm: error:");
     expect(plain.stderr).not.toContain(ESCAPE);
 

@@ -20,13 +20,13 @@ describe("lllm init", () => {
     it(`--template ${template}: validate passes, the tactic runs offline, and its test replays`, async () => {
       const dir = path.join(tempDir("lllm-init-"), `my-${template}`);
       const created = await cli(["init", dir, "--template", template]);
-      expect(created.code).toBe(0);
+      expect(created.code, created.stderr).toBe(0);
       expect(created.stderr).toContain(`created package \`my_${template.replace("-", "_")}\` (template ${template})`);
       expect(created.stdout.split("\n")).toEqual(expect.arrayContaining(["lllm.toml", "tsconfig.json", "README.md", "tools/count_words.ts", "tools/shout.yaml", `tactics/${tactic}.yaml`, "scripted/demo.yaml", `tests/${tactic}.test.yaml`, `tests/__cassettes__/${tactic}.test.yaml/counts-words.yaml`]));
 
       const validated = await cli(["validate", `tactics/${tactic}.yaml`], { cwd: dir });
       expect(validated.stderr).toBe("");
-      expect(validated.code).toBe(0);
+      expect(validated.code, validated.stderr).toBe(0);
       expect(validated.stdout).toContain(`ok tactic ${tactic} (tactics/${tactic}.yaml)`);
 
       const ran = await cli(["run", `tactics/${tactic}.yaml`, "--model", "scripted:scripted/demo.yaml", "-i", "Count: the quick brown fox"], { cwd: dir, timeoutMs: 90_000 });
@@ -35,14 +35,14 @@ describe("lllm init", () => {
 
       const tested = await cli(["test", "tests", "--offline"], { cwd: dir, timeoutMs: 90_000 });
       expect(tested.stdout + tested.stderr).toContain("1 passed");
-      expect(tested.code).toBe(0);
+      expect(tested.code, tested.stderr).toBe(0);
     }, 240_000);
   }
 
   it("says the next step as a command a shell runs as written, for a folder whose name has a space or a quote", async () => {
     const parent = tempDir("lllm-init-");
     const created = await runCliInProcess(["init", "Tom's agent"], { cwd: parent });
-    expect(created.code).toBe(0);
+    expect(created.code, created.stderr).toBe(0);
     const next = /Next: (.+)$/m.exec(created.stderr)?.[1];
     expect(next).toBe(`cd 'Tom'\\''s agent' && cat README.md`);
     const pasted = spawnSync("sh", ["-c", next!], { cwd: parent, encoding: "utf8" });
@@ -67,7 +67,7 @@ describe("lllm init", () => {
   it("the tsconfig type-checks the tools against lllm's own types, in a teammate's checkout too (no path of this machine in it)", async () => {
     const dir = path.join(tempDir("lllm-init-"), "typed");
     const created = await runCliInProcess(["init", dir]);
-    expect(created.code).toBe(0);
+    expect(created.code, created.stderr).toBe(0);
     expect(created.stdout.split("\n")).toEqual(expect.arrayContaining([".gitignore", "node_modules/lllm"]));
     // Issue 30: the shared files name no place of this machine; node_modules/lllm (git-ignored) is the link to lllm.
     expect(readFileSync(path.join(dir, "tsconfig.json"), "utf8")).not.toContain(ROOT);
@@ -100,7 +100,7 @@ describe("lllm init", () => {
     symlinkSync(path.join(outside, "precious.toml"), path.join(dir, "lllm.toml"));
     symlinkSync(path.join(outside, "folder"), path.join(dir, "scripts"));
     const forced = await runCliInProcess(["init", "pkg", "--force"], { cwd: parent });
-    expect(forced.code).toBe(2);
+    expect(forced.code, forced.stderr).toBe(2);
     expect(forced.stderr).toContain(`lllm: error: pkg has symbolic links where the template writes: lllm.toml -> ${path.join(outside, "precious.toml")}, scripts -> ${path.join(outside, "folder")}; lllm init does not write through links`);
     expect(readFileSync(path.join(outside, "precious.toml"), "utf8")).toBe("mine\n");
     expect(readdirSync(path.join(outside, "folder"))).toEqual([]);
@@ -117,22 +117,22 @@ describe("lllm init", () => {
     const parent = tempDir("lllm-init-");
     writeFileSync(path.join(parent, "a-file"), "x");
     const file = await runCliInProcess(["init", "a-file"], { cwd: parent });
-    expect(file.code).toBe(2);
+    expect(file.code, file.stderr).toBe(2);
     expect(file.stderr).toContain("a-file is a file, not a folder");
 
     expect((await runCliInProcess(["init", "pkg"], { cwd: parent })).code).toBe(0);
     const again = await runCliInProcess(["init", "pkg"], { cwd: parent });
-    expect(again.code).toBe(2);
+    expect(again.code, again.stderr).toBe(2);
     expect(again.stderr).toContain("pkg is a package already (it has lllm.toml)");
 
     mkdirSync(path.join(parent, "notes"));
     writeFileSync(path.join(parent, "notes", "todo.txt"), "keep me");
     const busy = await runCliInProcess(["init", "notes", "-t", "proxy"], { cwd: parent });
-    expect(busy.code).toBe(2);
+    expect(busy.code, busy.stderr).toBe(2);
     expect(busy.stderr).toContain("notes is not empty (1 entry)");
     expect(busy.stderr).toContain("--force");
     const forced = await runCliInProcess(["init", "notes", "-t", "proxy", "--force"], { cwd: parent });
-    expect(forced.code).toBe(0);
+    expect(forced.code, forced.stderr).toBe(0);
     expect(readdirSync(path.join(parent, "notes"))).toEqual(expect.arrayContaining(["todo.txt", "lllm.toml", "proxies"]));
 
     // Root may write to any folder: a read-only file system shows it the refusal (/proc), anyone else a 0555 folder.
@@ -144,7 +144,7 @@ describe("lllm init", () => {
     }
     const denied = await runCliInProcess(["init", path.join(readOnly, "pkg")]);
     chmodSync(parent, 0o755);
-    expect(denied.code).toBe(2);
+    expect(denied.code, denied.stderr).toBe(2);
     expect(denied.stderr).toMatch(/lllm: error: (cannot write to .*: permission denied|cannot write the package into .*)/);
     expect(denied.stderr).not.toContain("    at ");
   }, 120_000);

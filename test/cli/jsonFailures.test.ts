@@ -27,7 +27,7 @@ describe("--json on failure", () => {
   it("run: a model that calls an unknown tool gives {schema_version, error, usage} and exit 1; the hint names the YAML key", async () => {
     server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "get_wether", arguments: {} }] }] });
     const result = await runCli(["run", loop, "--input", "hi", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     const failure = JSON.parse(result.stdout) as Failure;
     expect(failure).toMatchObject({ schema_version: 1, output: null, error: { code: "unknown_tool" }, usage: { llm_calls: 1 } });
     expect(failure.error.hint).toContain("`tools:`");
@@ -38,7 +38,7 @@ describe("--json on failure", () => {
   it("run: a configuration error before the run is one object too, with file and line", async () => {
     const dir = tree({ "tactic.yaml": "name: t\ntactic_type: agnet\nagent_configs:\n  - name: bot\n    model_name: m\n    system_prompt: hi\n" });
     const result = await runCliInProcess(["run", "tactic.yaml", "--input", "x", "--json"], { cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     const failure = JSON.parse(result.stdout) as Failure;
     expect(failure).toMatchObject({ schema_version: 1, error: { code: "tactic_unbound", file: "tactic.yaml", line: 2 } });
     expect(failure.error.message).toContain("did you mean `agent`?");
@@ -47,7 +47,7 @@ describe("--json on failure", () => {
   it("validate: {schema_version, valid: false, error, problems}; success has schema_version too", async () => {
     const dir = tree({ "tactic.yaml": "tactic_typ: agent\nagent_configs:\n  - name: bot\n    model_name: m\n    system_prompt: hi\n    modle_args: {}\n" });
     const bad = await runCliInProcess(["validate", "tactic.yaml", "--json"], { cwd: dir });
-    expect(bad.code).toBe(2);
+    expect(bad.code, bad.stderr).toBe(2);
     const failure = JSON.parse(bad.stdout) as Failure & { problems: Array<{ message: string; line: number }> };
     expect(failure).toMatchObject({ schema_version: 1, valid: false });
     expect(failure.problems.map((problem) => problem.line)).toEqual([1, 6]);
@@ -57,13 +57,13 @@ describe("--json on failure", () => {
 
   it("tools call: a failing tool gives the same shape", async () => {
     const result = await runCliInProcess(["tools", "call", "forecast", "-p", path.join(EXAMPLE, "weather"), "--args", '{"city": "Oslo", "days": 0}', "--json"]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(JSON.parse(result.stdout)).toEqual({ schema_version: 1, error: { code: "tool_failed", message: "days must be at least 1", hint: null } });
   });
 
   it("a usage error with --json is an object too", async () => {
     const result = await runCliInProcess(["run", loop, "--json", "--no-such-flag"]);
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(JSON.parse(result.stdout)).toMatchObject({ schema_version: 1, error: { code: "usage", message: "unknown option '--no-such-flag'" } });
   });
 });

@@ -31,7 +31,7 @@ async function homeWithKeys(keys: Record<string, string>): Promise<string> {
   for (const [name, value] of Object.entries(keys)) {
     const result = await runCli(["keys", "set", name], { env: { LLLM_HOME: home }, input: `${value}\n` });
     expect(result.stderr).toMatch(/^lllm: stored [A-Z_]+ in /);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
   }
   return home;
 }
@@ -59,7 +59,7 @@ describe("lllm keys", () => {
 
     expect(await runCliInProcess(["keys", "remove", "openai"], { env: { LLLM_HOME: home } })).toMatchObject({ code: 0 });
     const missing = await runCliInProcess(["keys", "get", "OPENAI_API_KEY"], { env: { LLLM_HOME: home } });
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toContain(`no key OPENAI_API_KEY in ${file}`);
     expect(statSync(file).mode & 0o777).toBe(0o600);
   });
@@ -106,12 +106,12 @@ describe("lllm keys", () => {
     symlinkSync(missing, link);
     const value = "sk-dangling-Qz7Wv9XyJk";
     const set = await runCli(["keys", "set", "OPENAI_API_KEY"], { env: { LLLM_HOME: home }, input: `${value}\n` });
-    expect(set.code).toBe(2);
+    expect(set.code, set.stderr).toBe(2);
     expect(set.stderr).toContain(`lllm: error: the keys file ${link} is a link to ${missing}, which does not exist (or is a loop of links): nothing was written`);
     expect(set.stderr).toContain(`create that file (printf '{}' > ${missing} && chmod 600 ${missing}), point the link at an existing file, or remove the link to keep the keys in ${link} itself`);
     expect(set.stdout + set.stderr).not.toContain(value);
     const remove = await runCliInProcess(["keys", "remove", "OPENAI_API_KEY"], { env: { LLLM_HOME: home } });
-    expect(remove.code).toBe(2);
+    expect(remove.code, remove.stderr).toBe(2);
     expect(remove.stderr).toContain(`the keys file ${link} is a link to ${missing}, which does not exist`);
     expect(readlinkSync(link)).toBe(missing);
     expect(readdirSync(home)).toEqual(["keys.json"]);
@@ -119,7 +119,7 @@ describe("lllm keys", () => {
 
     mkdirSync(missing, { mode: 0o700 });
     const folder = await runCli(["keys", "set", "OPENAI_API_KEY"], { env: { LLLM_HOME: home }, input: `${value}\n` });
-    expect(folder.code).toBe(2);
+    expect(folder.code, folder.stderr).toBe(2);
     expect(folder.stderr).toContain(`the keys file ${link} is a link to ${missing}, which is not a regular file: nothing was written`);
     expect(folder.stdout + folder.stderr).not.toContain(value);
     expect(readlinkSync(link)).toBe(missing);
@@ -129,10 +129,10 @@ describe("lllm keys", () => {
   it("refuses a bad name and an empty value, storing nothing", async () => {
     const home = tempDir("lllm-keys-home-");
     const badName = await runCli(["keys", "set", "my-key"], { env: { LLLM_HOME: home }, input: "value-123456\n" });
-    expect(badName.code).toBe(2);
+    expect(badName.code, badName.stderr).toBe(2);
     expect(badName.stderr).toContain("`my-key` is not a variable name");
     const empty = await runCli(["keys", "set", "MY_KEY"], { env: { LLLM_HOME: home }, input: "" });
-    expect(empty.code).toBe(2);
+    expect(empty.code, empty.stderr).toBe(2);
     expect(empty.stderr).toContain("no value given for MY_KEY");
     expect(existsSync(path.join(home, "keys.json"))).toBe(false);
   });
@@ -140,10 +140,10 @@ describe("lllm keys", () => {
   it("a name close to a provider's (opnai, OPENAI) is refused with the provider it is close to; nothing is stored (issue 30)", async () => {
     const home = tempDir("lllm-keys-home-");
     const typo = await runCli(["keys", "set", "opnai"], { env: { LLLM_HOME: home }, input: "sk-typo-123456\n" });
-    expect(typo.code).toBe(2);
+    expect(typo.code, typo.stderr).toBe(2);
     expect(typo.stderr).toBe("lllm: error: `opnai` is not a provider: did you mean `openai` (stored as OPENAI_API_KEY)?\n  lllm keys set openai; a key is stored under the variable its readers ask for, such as OPENAI_API_KEY\n");
     const upper = await runCli(["keys", "set", "ANTHROPIC"], { env: { LLLM_HOME: home }, input: "sk-typo-123456\n" });
-    expect(upper.code).toBe(2);
+    expect(upper.code, upper.stderr).toBe(2);
     expect(upper.stderr).toContain("did you mean `anthropic` (stored as ANTHROPIC_API_KEY)?");
     expect(existsSync(path.join(home, "keys.json"))).toBe(false);
     // Any other variable name is stored as given (a proxy's api_key_env may be anything).
@@ -182,7 +182,7 @@ describe("lllm keys", () => {
     const base = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/weather`;
     const result = await runCli(["proxy", "call", "weather_api/current/Tokyo", "-p", path.join(EXAMPLE, "weather"), "--no-cache"], { env: { LLLM_HOME: home, LLLM_PROXY_WEATHER_API_BASE_URL: base }, timeoutMs: 90_000 });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(seen).toEqual(["/weather/current/Tokyo?units=metric&api_key=wk-proxy-key-0654"]);
     expect(result.stdout).toContain("api_key=[redacted]");
     expect(result.stdout).not.toContain("wk-proxy-key-0654");
@@ -195,7 +195,7 @@ describe("lllm keys", () => {
     for (const args of [["run", loop, "-i", "hi"], ["keys", "list"], ["keys", "set", "OTHER_KEY"]]) {
       // `keys set` reads the value from standard input, which only a spawned CLI has.
       const result = args[1] === "set" ? await runCli(args, { env: { LLLM_HOME: home }, input: "v-12345678\n" }) : await runCliInProcess(args, { env: { LLLM_HOME: home } });
-      expect(result.code).toBe(2);
+      expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toContain(`the keys file ${file} may be read by others (mode 0644)`);
       expect(result.stderr).toContain(`chmod 600 ${file}`);
     }
@@ -203,7 +203,7 @@ describe("lllm keys", () => {
     writeFileSync(file, "{not json", { mode: 0o600 });
     chmodSync(file, 0o600);
     const bad = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
-    expect(bad.code).toBe(2);
+    expect(bad.code, bad.stderr).toBe(2);
     expect(bad.stderr).toContain(`the keys file ${file} is not valid JSON`);
   });
 
@@ -223,12 +223,12 @@ describe("lllm keys", () => {
         expect(result.stdout + result.stderr).not.toBe("");
       }
       const models = await runCliInProcess(["models", "--json"], { env: { LLLM_HOME: home } });
-      expect(models.code).toBe(0);
+      expect(models.code, models.stderr).toBe(0);
       expect(models.stderr).toContain(`lllm: warning: the keys file ${file} ${problem}`);
       const openai = (JSON.parse(models.stdout) as { providers: Array<{ prefix: string; key_set: boolean }> }).providers.find((provider) => provider.prefix === "openai/");
       expect(openai?.key_set).toBe(false);
       const run = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
-      expect(run.code).toBe(2);
+      expect(run.code, run.stderr).toBe(2);
       expect(run.stderr).toContain(`the keys file ${file} ${problem}`);
     }
   });
@@ -269,7 +269,7 @@ describe("lllm keys", () => {
     const file = path.join(home, "keys.json");
     writeFileSync(file, `{"OPENAI_API_KEY": "${FILE_KEY}", "bad-name": "x"}\n`, { mode: 0o600 });
     const run = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
-    expect(run.code).toBe(2);
+    expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain(`the keys file ${file} has a bad entry at line 1:`);
     expect(run.stderr).toContain("edit the file (`lllm keys path` shows where)");
     expect(run.stderr).not.toContain("lllm keys remove");
@@ -299,7 +299,7 @@ describe("lllm keys", () => {
       writeFileSync(file, content, { mode: 0o600 });
       chmodSync(file, mode);
       const result = await runCliInProcess(["run", loop, "-i", "hi"], { env: { LLLM_HOME: home } });
-      expect(result.code).toBe(2);
+      expect(result.code, result.stderr).toBe(2);
       const [first] = result.stderr.split("\n");
       expect(first).toMatch(/^lllm: error: the keys file /);
       expect(first!.split(file)).toHaveLength(2);
@@ -358,10 +358,10 @@ describe("--env-file", () => {
   // stops with "node: FILE: not found" (exit 9) before lllm starts; lllm's own check is what later Node versions show.
   it("a missing or unreadable file is a usage error naming it", async () => {
     const missing = await runCliInProcess(["models", "--env-file", "/nonexistent/.env"]);
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toContain("--env-file /nonexistent/.env: cannot read it (no such file)");
     const folder = await runCliInProcess(["models", "--env-file", tempDir()]);
-    expect(folder.code).toBe(2);
+    expect(folder.code, folder.stderr).toBe(2);
     expect(folder.stderr).toContain("cannot read it (it is a folder)");
   });
 });

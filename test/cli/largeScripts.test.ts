@@ -16,7 +16,7 @@ describe("model script files are bounded", () => {
     const dir = tempTree({ "t.yaml": TACTIC });
     writeFileSync(path.join(dir, "turns.yaml"), `- "${"x".repeat(5 * 1024 * 1024)}"\n`);
     const result = await runCli(["run", "t.yaml", "--input", "hi", "--model", "scripted:turns.yaml"], { ...CLI, cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(/model script .*turns\.yaml is 5(\.\d)? MB; a model script may be at most 4 MB/);
     expect(result.stdout).toBe("");
   }, 150_000);
@@ -24,7 +24,7 @@ describe("model script files are bounded", () => {
   it("a script nested deeper than a config file may nest is refused at its line (exit 2), not a stack overflow", async () => {
     const dir = tempTree({ "t.yaml": TACTIC, "turns.yaml": `- content: ${"[".repeat(5000)}${"]".repeat(5000)}\n` });
     const result = await runCli(["run", "t.yaml", "--input", "hi", "--model", "scripted:turns.yaml"], { ...CLI, cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("turns.yaml:1:");
     expect(result.stderr).toContain("values nest more than 100 levels deep");
     expect(result.stderr).not.toMatch(/internal error|\n\s+at /);

@@ -59,7 +59,7 @@ describe("a model's text, printed", () => {
     const home = emptyHome();
     const env = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR, LLLM_CODE_CACHE: process.env.LLLM_CODE_CACHE, LLLM_HOME: home, NO_COLOR: "1", TERM: "dumb" };
     const run = await runCli(["chat", "--model", `scripted:${path.join(dir, "turns.yaml")}`], { cwd: dir, input: "hi\n", env: { LLLM_HOME: home } });
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     const command = [process.execPath, BIN, "logs", "show", "last"].map((word) => `'${word}'`).join(" ");
     const output = execFileSync("script", ["-qec", command, "/dev/null"], { cwd: dir, env, encoding: "utf8", timeout: 60_000 });
     expect(output).toContain("[reply] Done \\u001b[32mall tests passed\\u001b[39m \\u001b[1mbold");
@@ -70,7 +70,7 @@ describe("a model's text, printed", () => {
   it("into a pipe: the answer is data, byte for byte; stderr (--verbose) has the escapes written out", async () => {
     const dir = tempTree({ "turns.yaml": SCRIPT });
     const result = await runCliInProcess(["run", "approve.yaml", "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--input", "hi", "--no-log", "--approve", "none", "--verbose"], { cwd: fixtures });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe("Done \u001b[31mred\u001b[39m \u009b2J.\n");
     expect(result.stderr).not.toMatch(RAW_CONTROL);
     expect(result.stderr).toContain("reply: Done \\u001b[31mred\\u001b[39m \\u009b2J.");
@@ -137,7 +137,7 @@ export const noisy = tool({
       "turns.yaml": "- tool_calls: [{name: noisy, arguments: {}}, {name: shout, arguments: {}}]\n- Fine.\n",
     });
     const result = await runCli(["run", "t.yaml", "--model", "scripted:turns.yaml", "--input", "hi", "--no-log", "--verbose"], { cwd: dir });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).not.toMatch(RAW_CONTROL);
     expect(result.stderr).toContain("[noisy] log\\u001b]0;pwned\\u0007 \\u001b[2J line");
     expect(result.stderr).toContain("cmd\\u001b[8m concealed");

@@ -40,7 +40,7 @@ describe("text from a package or an MCP server, printed", () => {
   it("`tools list`: names and descriptions with their escapes written out", async () => {
     const dir = tempTree(PACKAGE);
     const result = await runCli(["tools", "list", "-p", dir]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expectNoRawControl(result.stdout);
     expect(result.stdout).toContain("evil.tools:evil  Looks fine\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31mRED\\u202eevil");
     expect(result.stdout).toContain("evil.tools:decl  decl\\u001b[2J\\u001b]0;x\\u0007 (declaration)");
@@ -60,11 +60,11 @@ describe("text from a package or an MCP server, printed", () => {
   it("`tools call`: the result, the error and its --verbose details", async () => {
     const dir = tempTree(PACKAGE);
     const called = await runCliInProcess(["tools", "call", "evil.tools:evil", "-p", dir, "--args", '{"fail": false}']);
-    expect(called.code).toBe(0);
+    expect(called.code, called.stderr).toBe(0);
     expectNoRawControl(called.stdout);
     expect(called.stdout).toContain("result\\u001b[2J\\u001b]0;t\\u0007done");
     const failed = await runCliInProcess(["tools", "call", "evil.tools:evil", "-p", dir, "--args", '{"fail": true}', "--verbose"]);
-    expect(failed.code).toBe(1);
+    expect(failed.code, failed.stderr).toBe(1);
     expectNoRawControl(failed.stdout);
     expectNoRawControl(failed.stderr);
     expect(failed.stdout).toContain("Error: bad\\u001b[2Jthing\\u001b]0;title\\u0007");
@@ -77,7 +77,7 @@ describe("text from a package or an MCP server, printed", () => {
     // the user's ~/.lllm.
     const server = ["--env", `LLLM_HOME=${tempDir("lllm-home-")}`, "--env", `LLLM_CODE_CACHE=${process.env.LLLM_CODE_CACHE ?? ""}`, "--", process.execPath, BIN, "mcp", "serve", dir];
     const result = await runCli(["mcp", "tools", ...server], { timeoutMs: 60_000 });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expectNoRawControl(result.stdout);
     expect(result.stdout).toContain("evil  Looks fine\\u001b]0;pwned\\u0007\\u001b[2J\\u009b31mRED\\u202eevil");
     const json = await runCliInProcess(["mcp", "tools", "--json", ...server]);
@@ -88,11 +88,11 @@ describe("text from a package or an MCP server, printed", () => {
   it("`proxy list` and `proxy docs`", async () => {
     const dir = tempTree(PACKAGE);
     const listed = await runCli(["proxy", "list", "-p", dir]);
-    expect(listed.code).toBe(0);
+    expect(listed.code, listed.stderr).toBe(0);
     expectNoRawControl(listed.stdout);
     expect(listed.stdout).toContain("API\\u001b]0;pwned\\u0007");
     const docs = await runCliInProcess(["proxy", "docs", "api", "-p", dir]);
-    expect(docs.code).toBe(0);
+    expect(docs.code, docs.stderr).toBe(0);
     expectNoRawControl(docs.stdout);
     expect(docs.stdout).toContain("docs\\u001b[2J here");
   });

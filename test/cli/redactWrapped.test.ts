@@ -38,7 +38,7 @@ describe("a key a command tool prints wrapped in base64 or hex", () => {
     const env = { LLLM_HOME: home, OPENAI_API_KEY: "sk-test-key-000000", OPENAI_BASE_URL: server.url, DEMO_SERVICE_TOKEN: KEY };
     const run = await runCli(["run", "t.yaml", "--input", "hi"], { cwd: dir, env, timeoutMs: 60_000 });
     expect(run.stderr).toBe("");
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain("Done.");
     // The tool ran with the key and printed it: the model saw every form (what it is sent is not redacted).
     const sent = JSON.stringify(server.requests.map((request) => request.body));
@@ -47,7 +47,7 @@ describe("a key a command tool prints wrapped in base64 or hex", () => {
     expect(decodableLeaks(sent, KEY)).toEqual([]);
 
     const show = await runCli(["logs", "show", "last", "--json"], { cwd: dir, env: { LLLM_HOME: home } });
-    expect(show.code).toBe(0);
+    expect(show.code, show.stderr).toBe(0);
     expect(show.stdout).toContain("END-OF-DUMP");
     expect(show.stdout).toContain("[redacted]");
     expect(decodableLeaks(show.stdout, KEY)).toEqual([]);

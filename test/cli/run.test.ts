@@ -74,7 +74,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
       { tool_calls: [{ name: "get_weather", arguments: { city: "Paris" } }] },
       "Sunny in Paris.",
     ]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const repeated = messagesOf(2).at(-1)!;
     expect(repeated.role).toBe("tool");
     expect(repeated.content).toBe("This call was already made with the same arguments in this response; use the earlier result:\nReturn of calling function get_weather with arguments {'city': 'Paris'}:\n---\nSunny, 22 degrees celsius in Paris\n---");
@@ -88,7 +88,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
 
   it("ends with exit 1 when the model calls a tool that is not offered, naming it and the offered ones", async () => {
     const result = await run(["run", loop, "--input", "Go"], [{ tool_calls: [{ name: "launch_rockets", arguments: {} }] }]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain("launch_rockets");
     expect(result.stderr).toContain("get_weather, divide");
@@ -119,7 +119,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
 
   it("an unknown model (404) is exit 1 naming the model", async () => {
     const result = await run(["run", loop, "--input", "Hi"], [], { failures: [{ status: 404 }] });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("gpt-test");
   });
 
@@ -127,14 +127,14 @@ describe("lllm run against an OpenAI-compatible server", () => {
     // At OpenAI's own URL a key is required; it is checked before anything is sent (so no network is needed).
     server = await startMockOpenAIServer({ script: ["never sent"] });
     const result = await runCliInProcess(["run", loop, "--input", "Hi"], { env: { OPENAI_API_KEY: "", OPENAI_BASE_URL: "" } });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("OPENAI_API_KEY");
     expect(server!.requests).toHaveLength(0);
   });
 
   it("a rejected key (401) is exit 1 naming the variable", async () => {
     const result = await run(["run", loop, "--input", "Hi"], [], { failures: [{ status: 401 }] });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("OPENAI_API_KEY");
     expect(result.stderr).toContain("401");
   });
@@ -144,7 +144,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
       { tool_calls: [{ name: "get_weather", arguments: { city: "Paris" } }], usage: { prompt_tokens: 50, completion_tokens: 10 } },
       { text: "Sunny.", usage: { prompt_tokens: 80, completion_tokens: 3 } },
     ]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(report).toMatchObject({
       output: "Sunny.",
@@ -181,7 +181,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
 
   it("asks for JSON with the output schema and prints the validated object; a bad reply is sent back to be fixed", async () => {
     const result = await run(["run", path.join(fixtures, "output.yaml"), "--input", "Paris"], ['{"city": "Paris"}', '{"city": "Paris", "temperature": 22}']);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ city: "Paris", temperature: 22 });
     const first = server!.requests.filter((request) => request.method === "POST")[0]!.body;
     expect(first.response_format).toMatchObject({ type: "json_schema", json_schema: { name: "city_report", schema: { required: ["city", "temperature"] } } });
@@ -192,7 +192,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
 
   it("--dry-run prints the first request and sends nothing", async () => {
     const result = await run(["run", loop, "--input", "Paris?", "--dry-run"], []);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const request = JSON.parse(result.stdout) as { model: string; messages: Array<{ role: string }>; tools: Array<{ function: { name: string } }> };
     expect(request.model).toBe("gpt-test");
     expect(request.messages.map((message) => message.role)).toEqual(["system", "user"]);
@@ -205,7 +205,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
 
   it("--dry-run --json wraps the request as every --json output is: {schema_version, dry_run, request}", async () => {
     const result = await run(["run", loop, "--input", "Paris?", "--dry-run", "--json"], []);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const printed = JSON.parse(result.stdout) as { schema_version: number; dry_run: boolean; request: { model: string; messages: Array<{ role: string }> } };
     expect(Object.keys(printed)).toEqual(["schema_version", "dry_run", "request"]);
     expect(printed.schema_version).toBe(1);
@@ -217,29 +217,29 @@ describe("lllm run against an OpenAI-compatible server", () => {
 
   it("a template placeholder nothing fills stops the run before any model call (exit 2)", async () => {
     const result = await run(["run", path.join(fixtures, "pipeline.yaml"), "--var", "tone=dry", "--input", "rain"], ["draft", "final"]);
-    expect(result.code).toBe(0); // pipeline.yaml's placeholders are all filled: input, tone (vars and --var), draft (as)
+    expect(result.code, result.stderr).toBe(0); // pipeline.yaml's placeholders are all filled: input, tone (vars and --var), draft (as)
     const dir = tempDir("lllm-vars-");
     (await import("node:fs")).writeFileSync(path.join(dir, "t.yaml"), "global: {model_name: gpt-test}\nprompt: 'Answer in {language}: {input}'\nagent_configs:\n  - {name: bot, system_prompt: hi}\n");
     const missing = await runCliInProcess(["run", path.join(dir, "t.yaml"), "--input", "hi"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server!.url } });
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toContain("t.yaml:2:9: {language} in prompt has no value");
     expect(missing.stderr).toContain("--var language=");
     expect(server!.requests.filter((request) => request.method === "POST")).toHaveLength(2);
     const filled = await runCliInProcess(["run", "--var", "language=French", path.join(dir, "t.yaml"), "--input", "hi", "--dry-run"]);
-    expect(filled.code).toBe(0);
+    expect(filled.code, filled.stderr).toBe(0);
     expect((JSON.parse(filled.stdout) as { messages: Array<{ content: string }> }).messages[1]!.content).toBe("Answer in French: hi");
   });
 
   it("--input-file that is a folder is a usage error", async () => {
     const result = await runCliInProcess(["run", loop, "--input-file", fixtures]);
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("is a folder, not a file");
   });
 
   it("no input is a usage error", async () => {
     // Without --input, run reads its standard input (empty here): only a process of its own has one.
     const result = await run(["run", loop], [], { spawn: true });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("--input");
   });
 });
@@ -247,7 +247,7 @@ describe("lllm run against an OpenAI-compatible server", () => {
 describe("lllm run: more ways in", () => {
   it("runs a tactic by package ref", async () => {
     const result = await runCliInProcess(["run", "weather.tactics:weather", "-p", "packages-example/weather", "--model", "scripted:packages-example/weather/scripted/paris-tokyo.yaml", "--input", "Paris and Tokyo?"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("sunny in both cities");
   });
 
@@ -279,7 +279,7 @@ describe("lllm run: more ways in", () => {
 describe("the code-action example of docs/code-action.md", () => {
   it("answers seed 002's salary question with one sandboxed program and the exact sum", async () => {
     const result = await runCli(["run", "packages-example/company/tactics/salary.yaml", "--model", "scripted:packages-example/company/scripted/salary.yaml", "--input", "What is the combined salary of everyone in Engineering?", "--json"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { output: unknown; usage: { llm_calls: number }; code_action: { tool_calls: number; attempts: number } };
     expect(report.output).toBe(1031760);
     expect(report.usage.llm_calls).toBe(1);
@@ -297,7 +297,7 @@ describe("the code-action example of docs/code-action.md", () => {
 describe("the first command of the README and docs/getting-started.md", () => {
   it("runs the weather example offline with the scripted model, and says so", async () => {
     const result = await runCli(["run", "packages-example/weather/tactics/weather.yaml", "--model", "scripted:packages-example/weather/scripted/paris-tokyo.yaml", "--input", "What is the weather in Paris and Tokyo?"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
     expect(result.stderr).toContain("replaying the model's turns");
   });

@@ -25,7 +25,7 @@ describe("provider-side MCP (seed Step 9)", () => {
     const dir = tempDir("lllm-hosted-");
     writeFileSync(path.join(dir, "t.yaml"), "global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers_list:\n      - {server_label: docs, server_url: 'https://example.com/mcp'}\n");
     const result = await runCli(["validate", "t.yaml"], { cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("t.yaml:6:7");
     expect(result.stderr).toContain("need the Responses API");
     expect(result.stderr).toContain("api_type: response");

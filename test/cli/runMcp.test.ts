@@ -28,7 +28,7 @@ describe("lllm run with an MCP server as a tool source", () => {
     });
     const result = await runCli(["run", path.join(ROOT, "test/fixtures/run/mcp.yaml"), "--input", "Echo something", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const posts = server.requests.filter((request) => request.method === "POST");
     const offered = (posts[0]!.body.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name).sort();
     expect(offered).toEqual(["echo", "get-sum"]);

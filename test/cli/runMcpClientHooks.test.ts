@@ -41,7 +41,7 @@ describe("lllm run answers what MCP servers ask", () => {
     });
     const result = await runCliInProcess(["run", everythingTactic(), "--input", "Ask the server to sample", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { output: string; usage: { llm_calls: number; by_agent: Record<string, { model_calls: number }> } };
     expect(report.output).toBe("The server's model said teal.");
     // The sampling call counts in the run's usage like the agent's own two calls, and in its budget under a name of its own.
@@ -66,7 +66,7 @@ describe("lllm run answers what MCP servers ask", () => {
       script: [{ tool_calls: [{ name: "trigger-long-running-operation", arguments: { duration: 0.2, steps: 2 } }, { name: "trigger-elicitation-request", arguments: {} }] }, "Done."],
     });
     const result = await runCli(args, { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, ...(input !== undefined ? { input } : {}) });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe("Done.\n");
     expect(result.stderr).toContain("lllm: everything.trigger-long-running-operation: 1/2\n");
     const posts = server.requests.filter((request) => request.method === "POST");
@@ -90,7 +90,7 @@ describe("lllm run answers what MCP servers ask", () => {
       const file = path.join(dir, "t.yaml");
       writeFileSync(file, `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: calc, url: "${fixture.url}", bearer_token_env: CALC_TOKEN}\n`);
       const result = await runCli(["run", file, "--input", "who am I?", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, CALC_TOKEN: "calc-s3cret-token" } });
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       const posts = server.requests.filter((request) => request.method === "POST");
       // The server received it (the model reads what whoami returned, with the key redacted as every text is)...
       const toolMessage = (posts[1]!.body.messages as Array<{ role: string; content: string }>).find((message) => message.role === "tool");
@@ -112,7 +112,7 @@ describe("lllm run answers what MCP servers ask", () => {
       const file = path.join(dir, "t.yaml");
       writeFileSync(file, `global: {model_name: gpt-test}\nagent_configs:\n  - name: bot\n    system_prompt: hi\n    mcp_servers:\n      - {name: calc, url: "${fixture.url}", bearer_token_env: MCP_BEARER}\n`);
       const result = await runCli(["run", file, "--input", "who am I?", "--verbose"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, MCP_BEARER: "bearer-9f8e7d6c5b4a" } });
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       const posts = server.requests.filter((request) => request.method === "POST");
       const toolMessage = (posts[1]!.body.messages as Array<{ role: string; content: string }>).find((message) => message.role === "tool");
       expect(toolMessage?.content).toContain("Bearer [redacted]");

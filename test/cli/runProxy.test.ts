@@ -47,7 +47,7 @@ describe("lllm run with proxies: query_api_doc, then run_python with CALL_API", 
       env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: model.url, WEATHER_API_KEY: "secret-weather-key", LLLM_PROXY_WEATHER_API_BASE_URL: weatherApi.url },
     });
     expect(result.stdout).toBe("Tokyo is cloudy; Oslo is sunny.\n");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const posts = model.requests.filter((request) => request.method === "POST");
     const system = (posts[0]!.body.messages as Wire[])[0]!.content;
     expect(system).toContain("You are a weather analyst.");
@@ -65,12 +65,12 @@ describe("lllm run with proxies: query_api_doc, then run_python with CALL_API", 
     expect(result).toMatchObject({ code: 0, stdout: "2 19\n" });
     // A misspelt name is the flag's: the error names it, not a tactic key the user never wrote.
     const misspelt = await runCli(["exec", "--proxy", "weathr", "-p", "packages-example/weather"], { input: "print(1)\n" });
-    expect(misspelt.code).toBe(2);
+    expect(misspelt.code, misspelt.stderr).toBe(2);
     expect(misspelt.stderr).toContain("lllm: error: --proxy names `weathr`, which is not a loaded proxy\n  did you mean `weather`?");
     // A folder given as the code file is the user's mistake (exit 2), not an internal error.
     const folder = tempDir();
     const notAFile = await runCli(["exec", "--file", folder]);
-    expect(notAFile.code).toBe(2);
+    expect(notAFile.code, notAFile.stderr).toBe(2);
     expect(notAFile.stderr).toContain(`code file \`${folder}\` cannot be read (it is a folder)`);
     expect(notAFile.stderr).not.toContain("internal error");
   });
@@ -124,7 +124,7 @@ describe("lllm run with proxies: query_api_doc, then run_python with CALL_API", 
         "",
       ].join("\n"),
     );
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     // Only the good call reached the API.
     expect(weatherApi.seen).toEqual(["/weather/current/BRK%2FA?units=metric&api_key=k"]);
   });
@@ -155,7 +155,7 @@ describe("the proxy block's options, seen in the first request (--dry-run)", () 
     writeFileSync(path.join(dir, "t.yaml"), `packages: [${path.join(ROOT, "packages-example/weather")}]\nglobal: {model_name: gpt-test}\n${yaml}`);
     const result = await runCli(["run", path.join(dir, "t.yaml"), "--input", "hi", "--dry-run"]);
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     return JSON.parse(result.stdout) as Body;
   }
   const toolNames = (body: Body): string[] => (body.tools ?? []).map((tool) => tool.function.name);
@@ -184,7 +184,7 @@ describe("the proxy block's options, seen in the first request (--dry-run)", () 
 describe("the proxy example of docs/proxies.md", () => {
   it("runs the analyst tactic offline: docs, two Python cells sharing variables, an answer", async () => {
     const result = await runCli(["run", "packages-example/weather/tactics/analyst.yaml", "--model", "scripted:packages-example/weather/scripted/analyst.yaml", "--input", "Compare Tokyo and Paris", "--json"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { output: string; tool_calls: Array<{ name: string; result: unknown }> };
     expect(report.output).toBe("Tokyo and Paris are both cloudy at 18 degrees.");
     expect(report.tool_calls.map((call) => call.name)).toEqual(["query_api_doc", "run_python", "run_python"]);
@@ -200,13 +200,13 @@ describe("the sandbox: block's limits", () => {
   it("a limit that is no number, or zero, is refused by validate and by run before any model call, at its line", async () => {
     const dir = analyst("  cpu_time: \"0\"\n  max_processes: abc\n  memory_limit: 1X\n  network: true\n");
     const validated = await runCli(["validate", "t.yaml"], { cwd: dir });
-    expect(validated.code).toBe(2);
+    expect(validated.code, validated.stderr).toBe(2);
     expect(validated.stderr).toContain("t.yaml:6:18: sandbox.max_processes must be a whole number, at least 1 (got \"abc\")");
     expect(validated.stderr).toContain("t.yaml:7:17: sandbox.memory_limit must be a size such as \"512M\" or \"1G\", or a number of megabytes (got \"1X\")");
     // What the schema lets through (a zero in words, a network) is read when the tactic is bound.
     const bound = analyst("  cpu_time: \"0\"\n  network: true\n  memory_limit: \"536870912\"\n  file_size: 99999999T\n");
     const checked = await runCli(["validate", "t.yaml"], { cwd: bound });
-    expect(checked.code).toBe(2);
+    expect(checked.code, checked.stderr).toBe(2);
     expect(checked.stderr).toContain("t.yaml:5:13: sandbox.cpu_time `0` is not a duration above 0");
     expect(checked.stderr).toContain("t.yaml:6:12: sandboxed code never gets a network");
     // A byte count written as a string is no more megabytes than one written as a number; a size past any system's is no size.
@@ -214,7 +214,7 @@ describe("the sandbox: block's limits", () => {
     expect(checked.stderr).toContain("t.yaml:8:14: sandbox.file_size `99999999T` is not a size");
     model = await startMockOpenAIServer({ script: ["never asked"] });
     const run = await runCli(["run", "t.yaml", "--input", "Paris?"], { cwd: bound, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: model.url } });
-    expect(run.code).toBe(2);
+    expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain("sandbox.cpu_time `0` is not a duration above 0");
     expect(model.requests.filter((request) => request.method === "POST")).toHaveLength(0);
   });
@@ -224,7 +224,7 @@ describe("the sandbox: block's limits", () => {
     // Or the memory limit kills it first (SIGKILL), which of the two depends on timing: the run says that instead.
     const dir = analyst("  memory_limit: 16M\n");
     const result = await runCli(["run", "t.yaml", "--model", `scripted:${path.join(ROOT, "packages-example/weather/scripted/analyst.yaml")}`, "--input", "Paris?"], { cwd: dir });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toMatch(/the Python kernel \(in bubblewrap\) (exited with code 70 before it was ready:\nlllm kernel: cannot start: RuntimeError: can't start new thread|was killed by SIGKILL before it was ready\n)/);
     expect(result.stderr).toContain("The sandbox's limits may be too low for Python to start (memory_limit 16 MB, default 1024)");
@@ -234,7 +234,7 @@ describe("the sandbox: block's limits", () => {
     // 0.1 MB of /tmp is 104857.6 bytes: bubblewrap and gVisor take whole ones.
     const dir = analyst("  cpu_time: 20.5\n  file_size: 0.1\n  memory_limit: 536870912B\n");
     const result = await runCli(["run", "t.yaml", "--model", `scripted:${path.join(ROOT, "packages-example/weather/scripted/analyst.yaml")}`, "--input", "Paris?", "--json"], { cwd: dir });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { tool_calls: Array<{ result: unknown; error: unknown }> };
     expect(report.tool_calls[1]).toMatchObject({ result: "18 18\n", error: null });
   });

@@ -30,7 +30,7 @@ describe("tactics as tools", () => {
       "Today: Paris: sunny, 22 degrees.",
     ]);
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { output: string; usage: { llm_calls: number }; tool_calls: Array<{ agent: string; name: string; result: unknown }> };
     expect(report.output).toBe("Today: Paris: sunny, 22 degrees.");
     expect(report.usage.llm_calls).toBe(4);
@@ -67,7 +67,7 @@ describe("tactics as tools", () => {
     expect(result).toMatchObject({ code: 0, stdout: "Rome is glorious today!\n" });
     expect((posts()[0]!.body.messages as Wire[])[1]!.content).toBe("Write a cheerful weather briefing for Rome in two sentences.");
     const bad = await runCli(["run", "weather.tactics:briefing", "-p", "packages-example/weather", "--input", '{"style": "x"}'], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server!.url } });
-    expect(bad.code).toBe(2);
+    expect(bad.code, bad.stderr).toBe(2);
     expect(bad.stderr).toContain("city");
   });
 });
@@ -75,10 +75,10 @@ describe("tactics as tools", () => {
 describe("lllm tools show|call with a tactic ref", () => {
   it("shows a tactic as the tool an agent would get, and calls it", async () => {
     const shown = await runCli(["tools", "show", "weather.tactics:briefing", "-p", "packages-example/weather"]);
-    expect(shown.code).toBe(0);
+    expect(shown.code, shown.stderr).toBe(0);
     expect((JSON.parse(shown.stdout) as { function: { name: string; parameters: { required: string[] } } }).function).toMatchObject({ name: "briefing", parameters: { required: ["city"] } });
     const result = await run(["tools", "call", "weather.tactics:briefing#headline", "-p", "packages-example/weather", "--args", '{"city": "Bergen"}', "--json"], ["Bergen: rain, as ever."]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ schema_version: 1, result: "Bergen: rain, as ever." });
   });
 });

@@ -42,7 +42,7 @@ describe("--verbose on a terminal", () => {
 describe("--help", () => {
   it("run --help lists the global --verbose", async () => {
     const result = await runCli(["run", "--help"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/-v, --verbose\s+show stack traces/);
   });
 });

@@ -85,13 +85,13 @@ describe("a tool that never settles", () => {
     expect(result.stderr).toContain("lllm: error:");
     expect(result.stderr).toContain("tool `hang` never finished");
     expect(result.stderr).toContain("hang.ts");
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
   });
 
   it("lllm run over HTTP with --json prints one failure object", async () => {
     const dir = tree();
     const result = await overHttp(dir, ["run", "tactic.yaml", "--input", "go", "--json"], [{ tool_calls: [{ name: "hang", arguments: {} }] }, "never reached"]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     const failure = JSON.parse(result.stdout) as { schema_version: number; error: { code: string; message: string } };
     expect(failure.schema_version).toBe(1);
     expect(failure.error.code).toBe("tool_never_settled");
@@ -118,7 +118,7 @@ describe("what a tool prints goes to stderr, marked with its name", () => {
   it("run --json: stdout is exactly the JSON; console.log, process.stdout.write and console.error are on stderr", async () => {
     const dir = tree(scripted([{ tool_calls: [{ name: "chatty", arguments: { city: "Paris" } }] }, { text: "Sunny in Paris." }]));
     const result = await runCli(["run", "tactic.yaml", "--model", "scripted:turns.json", "--input", "Paris?", "--json"], { cwd: dir });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { schema_version: number; output: string };
     expect(report).toMatchObject({ schema_version: 1, output: "Sunny in Paris." });
     expect(result.stderr).toContain("[chatty.ts] loading chatty\n");
@@ -130,7 +130,7 @@ describe("what a tool prints goes to stderr, marked with its name", () => {
   it("what a tool writes later, from a timer it left running, still goes to stderr, marked with its name", async () => {
     const dir = tree(scripted([{ tool_calls: [{ name: "late", arguments: {} }] }, { text: "Done." }]));
     const result = await runCli(["run", "tactic.yaml", "--model", "scripted:turns.json", "--input", "go", "--no-stream"], { cwd: dir });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe("Done.\n");
     // The timer fires after the answer (the process waits for it), so these lines were written: on stderr.
     // Marked and escaped as what it writes while it runs, on every Node (before 24, the scope is found on the timer).
@@ -143,11 +143,11 @@ describe("what a tool prints goes to stderr, marked with its name", () => {
   it("tools call: the answer alone on stdout; a command tool's stderr is shown on stderr with its name", async () => {
     const dir = tree();
     const chatty = await runCli(["tools", "call", "chatty", "-p", "pkg", "--args", '{"city": "Oslo"}'], { cwd: dir });
-    expect(chatty.code).toBe(0);
+    expect(chatty.code, chatty.stderr).toBe(0);
     expect(chatty.stdout).toBe("Return of calling function chatty with arguments {'city': 'Oslo'}:\n---\nsunny in Oslo\n---\n");
     expect(chatty.stderr).toContain("[chatty] looking up Oslo\n");
     const noisy = await runCli(["tools", "call", "noisy", "-p", "pkg"], { cwd: dir });
-    expect(noisy.code).toBe(0);
+    expect(noisy.code, noisy.stderr).toBe(0);
     expect(noisy.stdout).not.toContain("working hard");
     expect(noisy.stderr).toContain("[noisy] working hard\n");
   });
@@ -181,7 +181,7 @@ describe("one broken tool file in a package", () => {
   it("tools call of a healthy tool works; the broken files are reported on stderr", async () => {
     const dir = tree(broken);
     const result = await runCli(["tools", "call", "chatty", "-p", "pkg", "--args", '{"city": "Oslo"}'], { cwd: dir });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("sunny in Oslo");
     expect(result.stderr).toMatch(/lllm: warning: .*pkg\/tools\/broken\.ts:\d+: tool file failed to load: /);
     expect(result.stderr).toMatch(/pkg\/tools\/empty\.ts: tool file defines no tool: its exports are `default` \(number\)/);
@@ -190,7 +190,7 @@ describe("one broken tool file in a package", () => {
   it("tools list lists the healthy tools and warns about the broken files", async () => {
     const dir = tree(broken);
     const result = await runCli(["tools", "list", "-p", "pkg"], { cwd: dir });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("pkg.tools:chatty");
     expect(result.stderr).toContain("broken.ts");
   });
@@ -201,11 +201,11 @@ describe("one broken tool file in a package", () => {
     expect(ok).toMatchObject({ code: 0, stdout: "Fine.\n" });
     expect(ok.stderr).toContain("broken.ts");
     const usesBroken = await runCli(["run", "uses_x.yaml", "--model", "scripted:turns.json", "--input", "go"], { cwd: dir });
-    expect(usesBroken.code).toBe(2);
+    expect(usesBroken.code, usesBroken.stderr).toBe(2);
     expect(usesBroken.stderr).toContain("tool `x` not found");
     expect(usesBroken.stderr).toMatch(/did not load and may define it: .*broken\.ts/);
     const validate = await runCli(["validate", "tactic.yaml"], { cwd: dir });
-    expect(validate.code).toBe(2);
+    expect(validate.code, validate.stderr).toBe(2);
     expect(validate.stderr).toContain("broken.ts");
     expect(validate.stderr).toContain("empty.ts");
   });

@@ -52,7 +52,7 @@ describe("a tool's context in `lllm run`", () => {
     server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "paint", arguments: { topic: "the sea" } }] }, "blue", "A blue sea."] });
     const result = await runCli(["run", path.join(dir, "tactic.yaml"), "--input", "Paint the sea"], { env: { OPENAI_API_KEY: "test-key", OPENAI_BASE_URL: server.url } });
     expect(result.stdout).toBe("A blue sea.\n");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain("progress 1/2 (50%): mixing colours");
     expect(result.stderr).toContain("info: canvas ready");
 

@@ -47,7 +47,7 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("lllm ignores settings, h
 
     const run = await runCli(runWeather, { cwd: project, env: { LLLM_HOME: home } });
     expect(run.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     expect(run.stderr).toContain(`lllm: warning: ignored the settings file ${settings}: it belongs to another user (uid ${NOBODY})`);
     expect(run.stderr).toContain(`lllm: warning: ignored the settings file ${code}: it belongs to another user (uid ${NOBODY})`);
     expect(run.stderr).toContain(`(to use it anyway: LLLM_TRUSTED_PATHS=${code})`);
@@ -65,7 +65,7 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("lllm ignores settings, h
     asNobody(theirHome);
     const userHome = tempDir("lllm-user-");
     const stored = await runCli(["keys", "set", "OPENAI_API_KEY"], { env: { LLLM_HOME: theirHome, HOME: userHome }, input: "sk-mine-0123\n" });
-    expect(stored.code).toBe(0);
+    expect(stored.code, stored.stderr).toBe(0);
     expect(stored.stderr).toBe(
       `lllm: warning: ignored LLLM_HOME=${theirHome}: it belongs to another user (uid ${NOBODY}); lllm uses ${userHome}/.lllm instead (to use it anyway: LLLM_TRUSTED_PATHS=${theirHome})\n` +
         `lllm: stored OPENAI_API_KEY in ${userHome}/.lllm/keys.json\n`,
@@ -83,7 +83,7 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("lllm ignores settings, h
     expect(listed.stderr).toBe("");
     expect(listed.stdout).toMatch(/^\S+\.tools:shout +Upper-case a text\n$/);
     const called = await runCliInProcess(["tools", "call", "shout", "--args", '{"text": "hi"}'], { cwd: mine });
-    expect(called.code).toBe(0);
+    expect(called.code, called.stderr).toBe(0);
     expect(called.stdout).toContain("\nHI\n");
 
     const shared = stickyShared();

@@ -55,7 +55,7 @@ describe("a password in a base URL", () => {
     const tactic = path.join(dir, "t.yaml");
     writeFileSync(tactic, `name: t\nprompt: "{input}"\nglobal:\n  model_name: gpt-4o-mini\n  invoker_config: {base_url: "${withCredentials(server.url)}"}\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n`);
     const run = await runCli(["--verbose", "run", tactic, "--input", "hi"], { env: { LLLM_HOME: home, OPENAI_API_KEY: "sk-url-test-key", LLLM_RETRY_DELAY_MS: "10" }, timeoutMs: 60_000 });
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
     // The run did retry and fail at that URL, so the texts checked below are the ones that named it.
     expect(run.stderr).toContain("lllm: retry:");
     const masked = server.url.replace("http://", "http://[redacted]@");
@@ -73,7 +73,7 @@ describe("a password in a base URL", () => {
     const tactic = path.join(dir, "t.yaml");
     writeFileSync(tactic, 'name: t\nprompt: "{input}"\nglobal:\n  model_name: gpt-4o-mini\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n');
     const run = await runCli(["--verbose", "run", tactic, "--input", "hi"], { env: { LLLM_HOME: home, OPENAI_API_KEY: "sk-url-test-key", OPENAI_BASE_URL: withCredentials(server.url), LLLM_RETRY_DELAY_MS: "10" }, timeoutMs: 60_000 });
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toContain(`${server.url.replace("http://", "http://[redacted]@")} answered HTTP 500`);
     expectNoCredentials(await everythingAfter(run, home, runCliInProcess));
   }, 120_000);

@@ -25,7 +25,7 @@ describe("tool_chain without a working sandbox (seed 001)", () => {
     const home = emptyHome();
     try {
       const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/chain-two-agents.yaml"), "--input", "Sales payroll?"], { env: { PATH: bin, OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home } });
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toBe("Nobody in Sales.\n");
       const warnings = result.stderr.split("\n").filter((line) => line.includes("tool_chain"));
       expect(warnings).toHaveLength(1);

@@ -55,7 +55,7 @@ describe("lllm run: code-action", () => {
   it("answers the seed's question over 50 employees with one program and one model call, exactly", async () => {
     const result = await run("salary.yaml", [python(SALARY)], ["--json"], runCli);
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { output: string; usage: { llm_calls: number }; code_action: { tool_calls: number; attempts: number; error: null; programs: Array<{ status: string; calls: Array<{ tool: string; status: string; arguments_digest: string; duration_ms: number }> }> } };
     expect(report.output).toBe(String(engineering));
     expect(report.usage.llm_calls).toBe(1);
@@ -81,7 +81,7 @@ describe("lllm run: code-action", () => {
 
   it("passes a large result by reference from one tool to another, and keeps it under the run's folder", async () => {
     const result = await run("salary.yaml", [python("csv = export_directory()\nsummary = count_rows(csv=csv)\nfinal_answer({'kind': type(csv).__name__, 'large': csv.size > 4096, 'rows': summary['rows']})")], ["--json"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { output: unknown; run_id: string; artifacts: Array<{ ref: string; path: string; size: number; mime: string; source: string }> };
     expect(report.output).toEqual({ kind: "ToolResult", large: true, rows: 50 });
     expect(report.artifacts).toHaveLength(1);
@@ -102,7 +102,7 @@ except Exception:
     pass
 print("partial", total)`);
     const result = await run("tight.yaml", [greedy, greedy]);
-    expect(result.code).toBe(3);
+    expect(result.code, result.stderr).toBe(3);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain("every program reached max_tool_calls");
     // Seed 002: a warning when each program reached the cap, logged as it happened.
@@ -118,7 +118,7 @@ print("partial", total)`);
 
   it("stops with exit 3 when the model replies CANNOT_FINISH_WITHIN_CALL_CAP", async () => {
     const result = await run("tight.yaml", [python(SALARY), CANNOT_FINISH]);
-    expect(result.code).toBe(3);
+    expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toContain(`the model replied ${CANNOT_FINISH}`);
     expect(result.stderr).toContain("max_tool_calls");
     expect(requests()).toHaveLength(2);
@@ -127,7 +127,7 @@ print("partial", total)`);
   it("repairs a crashing program from the tail of its traceback", async () => {
     const broken = SALARY.replace('employee["salary"]', 'employee["salry"]');
     const result = await run("salary.yaml", [python(broken), python(SALARY)], ["--json"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { output: string; code_action: { attempts: number; tool_calls: number; programs: Array<{ status: string; error: string | null }> } };
     expect(report.output).toBe(String(engineering));
     expect(report.code_action.attempts).toBe(2);
@@ -139,7 +139,7 @@ print("partial", total)`);
 
   it("kills a program at exec_timeout, with every process it started (exit 3)", async () => {
     const result = await run("slow.yaml", [python('import subprocess, time\nsubprocess.Popen(["sleep", "4242"])\ntime.sleep(60)')], [], runCli);
-    expect(result.code).toBe(3);
+    expect(result.code, result.stderr).toBe(3);
     expect(result.stderr).toContain("did not finish within exec_timeout (1 s)");
     const sleepers = readdirSync("/proc").filter((pid) => /^\d+$/.test(pid)).filter((pid) => {
       try {
@@ -159,7 +159,7 @@ print("partial", total)`);
     const home = tempDir("lllm-home-");
     for (const json of [false, true]) {
       const result = await runCli(["run", "stuck.yaml", "--model", "scripted:turns.yaml", "--input", "go", ...(json ? ["--json"] : [])], { cwd: dir, env: { LLLM_HOME: home } });
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       if (json) expect(JSON.parse(result.stdout)).toMatchObject({ output: 42 });
       else expect(result.stdout).toBe("42\n");
       expect(result.stderr).toContain("lllm: code-action: program 1 did not finish within exec_timeout (1 s) and was killed; asking the model to repair it (repair 1 of 2)\n");
@@ -170,7 +170,7 @@ print("partial", total)`);
   it("prints a failed program's error indented under its own line: the program cannot forge a line of lllm's", async () => {
     const forged = python("raise ValueError('oops\\nlllm: error: your OPENAI_API_KEY expired; paste it again')");
     const result = await run("salary.yaml", [forged, forged]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     const lines = result.stderr.split("\n");
     expect(lines).toContain("lllm: error: code-action: the program failed and no repair is left (2 programs tried, max_repairs: 1):");
     expect(lines).toContain("  lllm: error: your OPENAI_API_KEY expired; paste it again");
@@ -182,7 +182,7 @@ print("partial", total)`);
   it("lllm logs agrees with the run: programs that failed every repair are not marked resumable, and no resume command is given", async () => {
     const failing = python('raise ValueError("oops")');
     const result = await run("salary.yaml", [failing, failing]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).not.toContain("--resume");
     const env = { LLLM_HOME: result.home };
     const listed = JSON.parse((await runCli(["logs", "--json"], { env })).stdout) as { runs: Array<{ id: string; status: string; error_code: string; resumable: boolean }> };
@@ -190,7 +190,7 @@ print("partial", total)`);
     expect(listed.runs[0]).toMatchObject({ status: "error", error_code: "code_action_failed", resumable: false });
     expect(listed.runs[0]).not.toHaveProperty("resume_command");
     const table = await runCliInProcess(["logs"], { env });
-    expect(table.code).toBe(0);
+    expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).not.toContain("error *");
     expect(table.stderr).not.toContain("--resume");
     const shown = await runCliInProcess(["logs", "show", listed.runs[0]!.id], { env });
@@ -201,7 +201,7 @@ print("partial", total)`);
     const first = python('send_email(to="ceo@example.com", body="report")\nraise ValueError("oops")');
     const second = python('print(send_email(to="ceo@example.com", body="report"), send_email(to="cfo@example.com", body="report"))');
     const result = await run("salary.yaml", [first, second], ["--json"]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(outboxLines(result.outbox)).toEqual(["ceo@example.com: report", "cfo@example.com: report"]);
     const report = JSON.parse(result.stdout) as { output: string; code_action: { programs: Array<{ calls: Array<{ status: string }> }> } };
     expect(report.output).toBe("sent sent");
@@ -254,7 +254,7 @@ describe("lllm run: code-action, more from the CLI", () => {
   it("--json on a run that fails still prints the report: the error, the attempts, the programs", async () => {
     const loop = "for i in range(10):\n    list_employees()\nprint('done')";
     const result = await run("tight.yaml", [python(loop), python(loop)], ["--json"]);
-    expect(result.code).toBe(3);
+    expect(result.code, result.stderr).toBe(3);
     const report = JSON.parse(result.stdout) as { output: null; error: { code: string }; code_action: { attempts: number; error: string; programs: unknown[] } };
     expect(report.output).toBeNull();
     expect(report.code_action.attempts).toBe(2);
@@ -266,10 +266,10 @@ describe("lllm run: code-action, more from the CLI", () => {
   it("the sandbox: keys of the tactic reach the program: memory_limit and output_size", async () => {
     const bomb = "x = bytearray(512 * 1024 * 1024)\nprint('allocated')";
     const memory = await run("limits.yaml", [python(bomb), python(bomb)], [], runCli);
-    expect(memory.code).toBe(1);
+    expect(memory.code, memory.stderr).toBe(1);
     expect(memory.stderr).toContain("MemoryError");
     const long = await run("limits.yaml", [python("print('y' * 5000)")]);
-    expect(long.code).toBe(0);
+    expect(long.code, long.stderr).toBe(0);
     expect(long.stdout.trim().length).toBeLessThanOrEqual(1100);
     expect(long.stdout.trim().length).toBeGreaterThan(500);
   });
@@ -282,7 +282,7 @@ final_answer({"text": str(img), "files": len(img.files), "mime": image.mime, "pn
     // Spawned: a server the CLI left running would have a vitest parent in this process, and go unseen.
     const result = await run("everything.yaml", [python(program)], ["--json"], runCli);
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { output: Record<string, unknown>; artifacts: Array<{ ref: string; path: string; size: number; mime: string; source: string }> };
     const [stored] = report.artifacts;
     expect(report.artifacts).toHaveLength(1);
@@ -296,7 +296,7 @@ final_answer({"text": str(img), "files": len(img.files), "mime": image.mime, "pn
     const program = "echoed = echo(message='hi')\nsums = [get_sum(a=a, b=b) for a, b in [(1, 2), (3, 4)]]\nfinal_answer({'echo': echoed, 'sums': sums})";
     const result = await run("everything.yaml", [python(program)], ["--json"], runCli); // spawned, as above
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { output: unknown; code_action: { tool_calls: number } };
     expect(report.code_action.tool_calls).toBe(3);
     expect(report.output).toMatchObject({ echo: expect.stringContaining("hi") });

@@ -43,7 +43,7 @@ describe("lllm run: notebook", () => {
     const out = path.join(tempDir("lllm-nb-"), "run.ipynb");
     const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/notebook.yaml"), "--input", "How is Tokyo?", "--notebook-out", out], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe(
       "<markdown_cell>\nFetch Tokyo.\n</markdown_cell>\n\n<python_cell>\ntokyo = CALL_API(\"weather/current/Tokyo\", {})\nprint(tokyo[\"temperature\"])\n</python_cell>\n\n<python_cell>\nprint(tokyo['condition'], 1 / 0)\n</python_cell>\n\n<markdown_cell>\nTokyo is 18 degrees and cloudy.\n</markdown_cell>\n",
     );
@@ -79,7 +79,7 @@ describe("lllm run: notebook", () => {
     server = await startMockOpenAIServer({ script: ["<python_cell>\nprint(6 * 7)\n</python_cell>", "<markdown_cell>42.</markdown_cell>\n<TERMINATE_NOTEBOOK>"] });
     const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/notebook-directory.yaml"), "--input", "Six times seven?"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe("<python_cell>\nprint(6 * 7)\n</python_cell>\n\n<markdown_cell>\n42.\n</markdown_cell>\n");
     const posts = server.requests.filter((request) => request.method === "POST").map((request) => request.body.messages as Array<{ role: string; content: string }>);
     // The user's template is the whole prompt: the built-in instructions are not appended a second time.
@@ -98,7 +98,7 @@ describe("lllm run: notebook", () => {
       server = await startMockOpenAIServer({ script: ["<markdown_cell>Nothing to do.</markdown_cell>\n<TERMINATE_NOTEBOOK>"] });
       const result = await runCli(["run", file, "--input", "Hello"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
       expect(result.stderr).toBe("");
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       const system = (server.requests.find((request) => request.method === "POST")!.body.messages as Array<{ content: string }>)[0]!.content;
       expect(system.startsWith(SEED_SYSTEM)).toBe(true);
       expect(system.split("## Weather API (weather)")).toHaveLength(2);
@@ -120,7 +120,7 @@ describe("lllm run: notebook", () => {
       server = await startMockOpenAIServer({ script: ["<markdown_cell>Nothing to do.</markdown_cell>\n<TERMINATE_NOTEBOOK>"] });
       const result = await runCli(["run", file, "--input", "Hello"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
       expect(result.stderr).toBe("");
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       const system = (server.requests.find((request) => request.method === "POST")!.body.messages as Array<{ content: string }>)[0]!.content;
       expect(system.startsWith(SEED_SYSTEM)).toBe(true);
       expect(system).toContain("## Weather API (weather)");

@@ -21,7 +21,7 @@ describe("tool_chain", () => {
     server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "tool_chain", arguments: { code } }] }, "Done."] });
     const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--input", "Sales payroll?", "--json"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const sales = employees(50).filter((employee) => employee.department === "Sales").reduce((sum, employee) => sum + employee.salary, 0);
     const report = JSON.parse(result.stdout) as { output: string; tool_calls: Array<{ name: string; result: unknown }>; tool_chains: Array<{ status: string; tool_calls: number }> };
     expect(report.output).toBe("Done.");
@@ -47,7 +47,7 @@ describe("tool_chain", () => {
     const code = "for i in range(100):\n    list_employees()\nprint('never')";
     server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "tool_chain", arguments: { code } }] }, "I could not finish."] });
     const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--input", "List everyone a hundred times"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain("lllm: warning: [analyst] tool_chain: the script reached max_tool_calls (the cap on each program's tool calls)");
     expect(result.stderr).not.toContain("57");
     const messages = (server.requests.filter((request) => request.method === "POST")[1]!.body.messages ?? []) as Array<{ role: string; content: string }>;
@@ -57,14 +57,14 @@ describe("tool_chain", () => {
   it("a script past its timeout is stopped, and the model reads a TimeoutError", async () => {
     server = await startMockOpenAIServer({ script: [{ tool_calls: [{ name: "tool_chain", arguments: { code: "import time\ntime.sleep(60)", timeout: 1 } }] }, "Too slow."] });
     const result = await runCli(["run", path.join(ROOT, "test/fixtures/codeaction/chain.yaml"), "--input", "Wait"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: emptyHome() } });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const messages = (server.requests.filter((request) => request.method === "POST")[1]!.body.messages ?? []) as Array<{ role: string; content: string }>;
     expect(messages.at(-1)!.content).toContain("Error: TimeoutError: the script did not finish within 1 s and was stopped");
   });
 
   it("a tool_chain key that is neither true nor settings is a configuration error", async () => {
     const result = await runCli(["validate", path.join(ROOT, "test/fixtures/codeaction/bad-chain.yaml")]);
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("tool_chain");
   });
 });

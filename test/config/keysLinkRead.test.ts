@@ -30,7 +30,7 @@ describe("a keys.json that is a link to no file (a volume not mounted, a dotfile
     expect(run.stderr).toContain(said);
     expect(run.stderr).toContain(`create that file (printf '{}' > ${target} && chmod 600 ${target})`);
     const list = await runCliInProcess(["keys", "list"], { env: { LLLM_HOME: home } });
-    expect(list.code).toBe(2);
+    expect(list.code, list.stderr).toBe(2);
     expect(list.stderr).toContain(said);
     // `models` counts the keys as not set, and says why, as for a keys file others may read.
     const models = await runCliInProcess(["models"], { env: { LLLM_HOME: home } });
@@ -47,7 +47,7 @@ describe("a keys.json that is a link to no file (a volume not mounted, a dotfile
       return path.join(dir, "folder");
     });
     const list = await runCliInProcess(["keys", "list"], { env: { LLLM_HOME: home } });
-    expect(list.code).toBe(2);
+    expect(list.code, list.stderr).toBe(2);
     expect(list.stderr).toContain(`the keys file ${link} is a link to ${target}, which is not a regular file: no key could be read from it`);
     expect(list.stderr).not.toContain("may be read by others");
   });

@@ -21,7 +21,7 @@ describe("the parse cache of config files", () => {
     const file = path.join(dir, "typo.yaml");
     writeFileSync(file, "name: typo\nprompt: \"{input}\"\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n    max_interupt_steps: 3\n");
     const first = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
-    expect(first.code).toBe(2);
+    expect(first.code, first.stderr).toBe(2);
     expect(first.stderr).toContain("typo.yaml:6:5");
     expect(cacheFiles(home).length).toBeGreaterThan(0);
     const second = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
@@ -35,7 +35,7 @@ describe("the parse cache of config files", () => {
     expect((await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } })).code).toBe(0);
     writeFileSync(file, "name: edited\nprompt: \"{input}\"\nglobal:\n  model_name: gpt-4o-mini\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n    colour: blue\n");
     const edited = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
-    expect(edited.code).toBe(2);
+    expect(edited.code, edited.stderr).toBe(2);
     expect(edited.stderr).toContain("edited.yaml:8:5");
   });
 
@@ -89,7 +89,7 @@ describe("the parse cache of config files", () => {
     writeFileSync(file, "%YAML 1.1\n---\nname: dated\ndescription: 2001-12-14\nprompt: \"{input}\"\nglobal:\n  model_name: gpt-4o-mini\nagent_configs:\n  - name: bot\n    system_prompt: Hi.\n");
     const first = await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
     // YAML 1.1 reads the value as a date, not a string: the same answer whether or not a cache was written.
-    expect(first.code).toBe(2);
+    expect(first.code, first.stderr).toBe(2);
     expect(first.stderr).toContain("description must be a string");
     expect(await runCliInProcess(["validate", file], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } })).toEqual(first);
   });

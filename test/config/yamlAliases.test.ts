@@ -39,7 +39,7 @@ describe("a self-referencing YAML alias (issue 19 item 9)", () => {
   ])("in a tactic (%s): `validate` exits 2 at the alias, each time", async (_name, text, where) => {
     const dir = tempTree({ "t.yaml": text });
     for (const result of await twice(["validate", "t.yaml"], { cwd: dir })) {
-      expect(result.code).toBe(2);
+      expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toContain(`${where}: the alias \`*`);
       expect(result.stderr).toContain(CYCLE);
       expect(result.stdout).toBe("");
@@ -49,7 +49,7 @@ describe("a self-referencing YAML alias (issue 19 item 9)", () => {
   it("in a tactic: `run` exits 2 at the alias, before any model call", async () => {
     const dir = tempTree({ "t.yaml": `${TACTIC}vars: &v {x: *v}\n` });
     const result = await runCli(["run", "t.yaml", "--input", "hi", "--model", "scripted:none.yaml"], { ...CLI, cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain(`t.yaml:8:14: the alias \`*v\` ${CYCLE}`);
   }, TEST_TIMEOUT);
 
@@ -57,11 +57,11 @@ describe("a self-referencing YAML alias (issue 19 item 9)", () => {
     const pkg = packageWith({ "tools/loop.yaml": "name: loop\ndescription: &d\n  again: *d\n" });
     const tactic = path.join(tempTree({ "t.yaml": `${TACTIC}packages: [${JSON.stringify(pkg)}]\n` }), "t.yaml");
     const validated = await runCli(["validate", tactic], CLI);
-    expect(validated.code).toBe(2);
+    expect(validated.code, validated.stderr).toBe(2);
     expect(validated.stderr).toContain(`loop.yaml: cannot parse tool declaration: the alias \`*d\` ${CYCLE}: an alias may repeat only a value that does not hold it at line 3, column 10`);
     // As for any broken declaration: the file's tools are left out with a warning, the package's others listed.
     const listed = await runCli(["tools", "list", "-p", pkg], CLI);
-    expect(listed.code).toBe(0);
+    expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stderr).toContain(`loop.yaml: cannot parse tool declaration: the alias \`*d\` ${CYCLE}`);
     expect(listed.stdout).toContain("pkg.tools:echo");
   }, TEST_TIMEOUT);
@@ -70,7 +70,7 @@ describe("a self-referencing YAML alias (issue 19 item 9)", () => {
     const pkg = packageWith({ "lllm.yaml": "name: pkg\nversion: 0.1.0\nextra: &m\n  - *m\n" });
     for (const args of [["tools", "list", "-p", pkg], ["mcp", "serve", pkg]]) {
       const result = await runCli(args, CLI);
-      expect(result.code).toBe(2);
+      expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toContain(`lllm.yaml:4:5: cannot parse the package manifest: the alias \`*m\` ${CYCLE}`);
     }
   }, TEST_TIMEOUT);
@@ -78,25 +78,25 @@ describe("a self-referencing YAML alias (issue 19 item 9)", () => {
   it("in a proxy file and in the project settings: exit 2 at the alias", async () => {
     const pkg = packageWith({ "proxies/api.yaml": "name: api\nbase_url: http://127.0.0.1:9\nendpoints: &e\n  - *e\n" });
     const proxy = await runCli(["proxy", "list", "-p", pkg], CLI);
-    expect(proxy.code).toBe(2);
+    expect(proxy.code, proxy.stderr).toBe(2);
     expect(proxy.stderr).toContain(`api.yaml:4:5: the alias \`*e\` ${CYCLE}`);
     const dir = tempTree({ "t.yaml": TACTIC, "lllm.config.yaml": "packages: &d\n  - *d\n" });
     const settings = await runCli(["validate", "t.yaml"], { ...CLI, cwd: dir });
-    expect(settings.code).toBe(2);
+    expect(settings.code, settings.stderr).toBe(2);
     expect(settings.stderr).toContain(`lllm.config.yaml:2:5: the alias \`*d\` ${CYCLE}`);
   }, TEST_TIMEOUT);
 
   it("in a scripted model file: `run --model scripted:` exits 2 at the alias", async () => {
     const dir = tempTree({ "t.yaml": TACTIC, "turns.yaml": "- &turn\n  content: hi\n  again: *turn\n" });
     const result = await runCli(["run", "t.yaml", "--input", "hi", "--model", "scripted:turns.yaml"], { ...CLI, cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain(`turns.yaml:3:10: model script: the alias \`*turn\` ${CYCLE}`);
   }, TEST_TIMEOUT);
 
   it("an alias with no anchor is a clear error too", async () => {
     const pkg = packageWith({ "lllm.yaml": "name: pkg\nversion: 0.1.0\nextra: *nothing\n" });
     const result = await runCli(["tools", "list", "-p", pkg], CLI);
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("lllm.yaml:3:8: cannot parse the package manifest: the alias `*nothing` has no anchor");
     expect(result.stderr).not.toMatch(/internal error|\n\s+at /);
   }, TEST_TIMEOUT);
@@ -108,7 +108,7 @@ describe("aliases of aliases (billion laughs)", () => {
     for (let level = 1; level < 9; level++) lines.push(`  l${level}: &l${level} [${Array.from({ length: 9 }, () => `*l${level - 1}`).join(", ")}]`);
     const dir = tempTree({ "t.yaml": `${lines.join("\n")}\n` });
     for (const result of await twice(["validate", "t.yaml"], { cwd: dir })) {
-      expect(result.code).toBe(2);
+      expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toMatch(/t\.yaml:9:\d+: the aliases repeat more than 100000 values; a config file may repeat at most 100000 through aliases/);
     }
   }, TEST_TIMEOUT);
@@ -118,7 +118,7 @@ describe("aliases of aliases (billion laughs)", () => {
     const repeats = Array.from({ length: 30 }, () => "*big").join(", ");
     const dir = tempTree({ "t.yaml": `name: t\nvars:\n  big: &big ${big}\n  many: [${repeats}]\n` });
     const result = await runCli(["validate", "t.yaml"], { ...CLI, cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toMatch(/t\.yaml:4:\d+: the aliases repeat more than 100000 values/);
   }, TEST_TIMEOUT);
 
@@ -126,7 +126,7 @@ describe("aliases of aliases (billion laughs)", () => {
     const dir = tempTree({ "t.yaml": `name: t\nprompt: "{input}"\nglobal: &g\n  model_name: gpt-4o-mini\nagent_configs:\n  - name: a\n    system_prompt: Hi.\n    <<: *g\n  - name: b\n    system_prompt: Hi.\n    <<: *g\n` });
     for (const result of await twice(["validate", "t.yaml"], { cwd: dir })) {
       expect(result.stderr).toBe("");
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
     }
   }, TEST_TIMEOUT);
 });

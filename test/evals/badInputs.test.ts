@@ -20,7 +20,7 @@ afterAll(() => server.close());
 async function rejected(files: Record<string, string>, args: string[] = []) {
   const dir = tempTree(files);
   const result = await runCliInProcess(["test", dir, ...args], { env, cwd: dir });
-  expect(result.code).toBe(2);
+  expect(result.code, result.stderr).toBe(2);
   expect(result.stdout).toBe("");
   expect(server.requests).toHaveLength(0);
   return result;
@@ -32,10 +32,10 @@ describe("lllm test --filter that matches no case", { timeout: 120_000 }, () => 
   it("exits 1 and says so (as jest and vitest do); --json says ok: false", async () => {
     const dir = tempTree({ "a.test.yaml": `${header}  - {name: a, input: hi}\n  - {name: b, input: hi}\n` });
     const result = await runCliInProcess(["test", dir, "--filter", "nothing like it"], { env, cwd: dir });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain('no case matches --filter "nothing like it" (2 cases left out); it matches text in `<file> › <case name>`, ignoring case');
     const json = await runCliInProcess(["test", dir, "--filter", "nothing like it", "--json"], { env, cwd: dir });
-    expect(json.code).toBe(1);
+    expect(json.code, json.stderr).toBe(1);
     expect(JSON.parse(json.stdout)).toMatchObject({ ok: false, summary: { total: 0, filtered_out: 2, unmatched_filter: "nothing like it" } });
     expect(server.requests).toHaveLength(0);
   });
@@ -135,7 +135,7 @@ describe("lllm test: bad input stops everything, exit 2, with file:line:col and 
     for (const flag of ["--record", "--update"]) {
       // No key, and OpenAI's own endpoint (a server of one's own may not need a key).
       const result = await runCliInProcess(["test", dir, flag], { cwd: dir });
-      expect(result.code).toBe(2);
+      expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toBe(
         "lllm: error: a.test.yaml:3:5: model `gpt-4o-mini` needs an API key in OPENAI_API_KEY, which is not set; 2 cases `a`, `b` must be recorded\n  set it with `export OPENAI_API_KEY=…` or `lllm keys set OPENAI_API_KEY`, or name another variable with invoker_config.api_key_env\n",
       );
@@ -146,10 +146,10 @@ describe("lllm test: bad input stops everything, exit 2, with file:line:col and 
   it("--junit naming a folder (or a path under a file) is a usage error before any case runs", async () => {
     const dir = tempTree({ "a.test.yaml": `${header}  - {name: a, input: hi}\n`, "reports/.keep": "" });
     const folder = await runCliInProcess(["test", dir, "--junit", path.join(dir, "reports")], { env, cwd: dir });
-    expect(folder.code).toBe(2);
+    expect(folder.code, folder.stderr).toBe(2);
     expect(folder.stderr).toBe(`lllm: error: --junit names a folder (${path.join(dir, "reports")}): it takes the file to write the JUnit XML to\n  Give the report's file, e.g. --junit reports/junit.xml (its folders are made when missing).\n`);
     const underFile = await runCliInProcess(["test", dir, "--junit", "reports/.keep/junit.xml"], { env, cwd: dir });
-    expect(underFile.code).toBe(2);
+    expect(underFile.code, underFile.stderr).toBe(2);
     expect(underFile.stderr).toContain(`is a file, not a folder`);
     expect(server.requests).toHaveLength(0);
   });
@@ -175,7 +175,7 @@ describe("lllm test: bad input stops everything, exit 2, with file:line:col and 
     mkdirSync(path.join(dir, "more"));
     writeFileSync(path.join(dir, "more", "b.test.json"), JSON.stringify({ tactic: weather, cases: [{ name: "b", input: "x", assert: [{ "max-cost": -1 }] }] }));
     const json = await runCliInProcess(["test", dir, "--json"], { env });
-    expect(json.code).toBe(2);
+    expect(json.code, json.stderr).toBe(2);
     const failure = JSON.parse(json.stdout) as { schema_version: number; error: { code: string; message: string } };
     expect(failure).toMatchObject({ schema_version: 1, error: { code: "test_invalid" } });
     expect(failure.error.message).toContain("cases[0].assert[0][\"max-cost\"] must be at least 0 (got -1)");

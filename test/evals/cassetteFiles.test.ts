@@ -35,21 +35,21 @@ describe("cassette files: one folder per test file, one file per case", { timeou
       "x.test.json": JSON.stringify({ tactic: weather, cases: [{ name: "a", input: "What is the weather in Tokyo?", assert: [{ contains: "Tokyo" }] }] }),
     });
     const recorded = await test(dir, ["--record"], live);
-    expect(recorded.code).toBe(0);
+    expect(recorded.code, recorded.stderr).toBe(0);
     expect(readdirSync(path.join(dir, "__cassettes__")).sort()).toEqual(["x.test.json", "x.test.yaml"]);
     expect(readFileSync(path.join(dir, "__cassettes__/x.test.json/a.yaml"), "utf8")).toContain("Tokyo");
     expect(readFileSync(path.join(dir, "__cassettes__/x.test.yaml/a.yaml"), "utf8")).toContain("Paris");
     const replayed = await test(dir, ["--offline"]);
     expect(replayed.stderr).toContain("Tests: 2 passed (2 cases)");
-    expect(replayed.code).toBe(0);
+    expect(replayed.code, replayed.stderr).toBe(0);
   });
 
   it("test files or case names that differ only by case, which share a file on macOS and Windows, are refused before anything runs", async () => {
     const files = await test(tempTree({ "Crew.test.yaml": `tactic: ${weather}\ncases: [{name: a, input: hi}]\n`, "crew.test.yaml": `tactic: ${weather}\ncases: [{name: b, input: hi}]\n` }), ["--record"], live);
-    expect(files.code).toBe(2);
+    expect(files.code, files.stderr).toBe(2);
     expect(files.stderr).toContain("lllm: error: crew.test.yaml: crew.test.yaml and Crew.test.yaml differ only by case: their cassettes would share one folder (__cassettes__/crew.test.yaml) on macOS and Windows");
     const cases = await test(tempTree({ "c.test.yaml": `tactic: ${weather}\ncases:\n  - {name: Two Cities, input: hi}\n  - {name: two cities, input: hi}\n` }), ["--record"], live);
-    expect(cases.code).toBe(2);
+    expect(cases.code, cases.stderr).toBe(2);
     expect(cases.stderr).toContain("c.test.yaml:4:12: cases[0] (`Two Cities`) and cases[1] (`two cities`) have names that differ only by case, which make one file on macOS and Windows: they would share a cassette (`two-cities.yaml`)");
     expect(server.requests).toHaveLength(0);
   });
@@ -57,13 +57,13 @@ describe("cassette files: one folder per test file, one file per case", { timeou
   it("a folder of the old name (__cassettes__/t.test/) is read, with the command that renames it; not when two test files shared it", async () => {
     const dir = tempTree({ "t.test.yaml": `tactic: ${weather}\ncases: [{name: a, input: hi, assert: [{contains: Sunny}]}]\n`, "__cassettes__/t.test/a.yaml": CASSETTE });
     const replayed = await test(dir, ["--offline"]);
-    expect(replayed.code).toBe(0);
+    expect(replayed.code, replayed.stderr).toBe(0);
     expect(replayed.stderr).toContain("lllm: warning: cassettes read from __cassettes__/t.test, the folder's old name; rename it so that `--record` and `--update` write beside them: mv __cassettes__/t.test __cassettes__/t.test.yaml");
     expect(replayed.stderr).toContain("✓ t.test.yaml › a  (replay");
     // t.test.json beside it wrote into the same old folder: whose cassettes these are cannot be told.
     writeFileSync(path.join(dir, "t.test.json"), JSON.stringify({ tactic: weather, cases: [{ name: "a", input: "hi" }] }));
     const shared = await test(dir, ["--offline"]);
-    expect(shared.code).toBe(1);
+    expect(shared.code, shared.stderr).toBe(1);
     expect(shared.stderr).toContain("✗ t.test.yaml › a  (no cassette");
     expect(shared.stderr).not.toContain("warning: cassettes read from");
   });
@@ -76,7 +76,7 @@ describe("lllm test on an untrusted repository", { timeout: 240_000 }, () => {
     const dir = tempTree({ "t.test.yaml": `tactic: ${weather}\ncases:\n  - {name: ${name}, input: What is the weather in Paris?, assert: [{contains: Paris}]}\n  - {name: ${name} 2, input: What is the weather in Rome?}\n` });
     const junit = path.join(tempDir(), "junit.xml");
     const recorded = await test(dir, ["--record", "--junit", junit], live);
-    expect(recorded.code).toBe(0);
+    expect(recorded.code, recorded.stderr).toBe(0);
     const files = readdirSync(path.join(dir, "__cassettes__/t.test.yaml"));
     expect(files).toHaveLength(2);
     for (const file of files) expect(file).toMatch(/^Paris-and-again-[a-z-]+-[0-9a-f]{8}\.yaml$/);
@@ -90,7 +90,7 @@ describe("lllm test on an untrusted repository", { timeout: 240_000 }, () => {
     mkdirSync(path.join(dir, "__cassettes__"));
     symlinkSync(outside, path.join(dir, "__cassettes__/t.test.yaml"), "dir");
     const recorded = await test(dir, ["--record"], live);
-    expect(recorded.code).toBe(2);
+    expect(recorded.code, recorded.stderr).toBe(2);
     expect(recorded.stderr).toContain("lllm: error: __cassettes__/t.test.yaml: __cassettes__/t.test.yaml is a symbolic link; lllm test does not follow links under __cassettes__");
     expect(readdirSync(outside)).toEqual([]);
     expect(server.requests).toHaveLength(0);
@@ -99,7 +99,7 @@ describe("lllm test on an untrusted repository", { timeout: 240_000 }, () => {
     mkdirSync(path.join(linked, "__cassettes__/t.test.yaml"), { recursive: true });
     symlinkSync(path.join(linked, "elsewhere.yaml"), path.join(linked, "__cassettes__/t.test.yaml/a.yaml"));
     const replayed = await test(linked, ["--offline"]);
-    expect(replayed.code).toBe(2);
+    expect(replayed.code, replayed.stderr).toBe(2);
     expect(replayed.stderr).toContain("__cassettes__/t.test.yaml/a.yaml is a symbolic link");
   });
 
@@ -107,11 +107,11 @@ describe("lllm test on an untrusted repository", { timeout: 240_000 }, () => {
     const big = `${CASSETTE}${"    - text: Sunny.\n".repeat(1)}# ${"x".repeat(4 * 1024 * 1024)}\n`;
     const dir = tempTree({ "t.test.yaml": `tactic: ${weather}\ncases: [{name: a, input: hi}]\n`, "__cassettes__/t.test.yaml/a.yaml": big });
     const large = await test(dir, ["--offline"]);
-    expect(large.code).toBe(2);
+    expect(large.code, large.stderr).toBe(2);
     expect(large.stderr).toContain("lllm: error: __cassettes__/t.test.yaml/a.yaml: the cassette __cassettes__/t.test.yaml/a.yaml is too large to replay: it is 4.1 MB; a cassette may be at most 4 MB");
     writeFileSync(path.join(dir, "__cassettes__/t.test.yaml/a.yaml"), `${CASSETTE}${"    - text: Sunny.\n".repeat(2000)}`);
     const long = await test(dir, ["--offline"]);
-    expect(long.code).toBe(2);
+    expect(long.code, long.stderr).toBe(2);
     expect(long.stderr).toContain("is too large to replay: it has 2001 model turns; a cassette may hold at most 2000");
     expect(existsSync(path.join(dir, "__cassettes__/t.test.yaml/a.yaml"))).toBe(true);
   });

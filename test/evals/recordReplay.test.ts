@@ -69,7 +69,7 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
     const junit = path.join(tempDir(), "reports", "junit.xml");
     const replayed = await inProcess(home, ["test", project.tests, "--offline", "--json", "--junit", junit]);
     expect(replayed.stderr).toContain("(replay 3)");
-    expect(replayed.code).toBe(0);
+    expect(replayed.code, replayed.stderr).toBe(0);
     const report = JSON.parse(replayed.stdout) as { schema_version: number; ok: boolean; summary: { passed: number; failed: number; cost: number }; cases: Array<{ name: string; mode: string; status: string; run_ids: string[]; assertions: Array<{ type: string; pass: boolean }> }> };
     expect(report).toMatchObject({ schema_version: 1, ok: true, summary: { passed: 3, failed: 0 } });
     expect(report.summary.cost).toBeGreaterThan(0); // recorded usage, priced as gpt-4o-mini
@@ -100,7 +100,7 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
     const tool = path.join(project.weather, "tools", "to_fahrenheit.ts");
     writeFileSync(tool, readFileSync(tool, "utf8").replace("* 9) / 5 + 32", "* 9) / 5"));
     const broken = await lllm(home, ["test", project.tests, "--junit", junit]);
-    expect(broken.code).toBe(1);
+    expect(broken.code, broken.stderr).toBe(1);
     expect(broken.stderr).toMatch(/✓ .*› two cities/);
     expect(broken.stderr).toMatch(/✓ .*› asks for a city/);
     expect(broken.stderr).toMatch(/✗ .*› a conversation {2}\(replay, /);
@@ -116,7 +116,7 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
     // --update records again (the server is back): the new behaviour becomes the recording.
     server = await startMockOpenAIServer({ handler: model });
     const updated = await lllm(home, ["test", project.tests, "--update", "--filter", "conversation"], { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
-    expect(updated.code).toBe(0);
+    expect(updated.code, updated.stderr).toBe(0);
     expect(updated.stderr).toContain("1 passed (1 case)");
     expect(updated.stderr).toContain("2 filtered out");
     expect(readFileSync(path.join(project.cassettes, "a-conversation.yaml"), "utf8")).toContain("39.6");
@@ -128,7 +128,7 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
     await server.close();
     server = await startMockOpenAIServer({ handler: () => "I cannot say." });
     const flaky = await inProcess(home, ["test", project.tests, "--update", "--filter", "conversation"], { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
-    expect(flaky.code).toBe(1);
+    expect(flaky.code, flaky.stderr).toBe(1);
     expect(flaky.stderr).toContain("a-conversation.yaml was kept; fix the case (or delete the cassette) to record it again");
     expect(readFileSync(path.join(project.cassettes, "a-conversation.yaml"), "utf8")).toBe(good);
   });
@@ -137,7 +137,7 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
     const home = tempDir();
     const project = weatherProject();
     const offline = await inProcess(home, ["test", project.tests, "--offline", "--filter", "asks for"]);
-    expect(offline.code).toBe(1);
+    expect(offline.code, offline.stderr).toBe(1);
     expect(offline.stderr).toContain("no cassette");
     expect(offline.stderr).toContain("and --offline calls no model");
     expect(offline.stderr).toContain("lllm test: 1 case in 1 file (without a cassette 1)");
@@ -147,7 +147,7 @@ describe("lllm test: record once, replay offline", { timeout: 400_000 }, () => {
 
     server = await startMockOpenAIServer({ handler: model });
     const live = await inProcess(home, ["test", project.tests, "--filter", "asks for"], { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url });
-    expect(live.code).toBe(0);
+    expect(live.code, live.stderr).toBe(0);
     expect(live.stderr).toMatch(/✓ .*› asks for a city {2}\(live, /);
     expect(server.requests.filter((request) => request.path === "/v1/chat/completions")).toHaveLength(1);
     // Live without --record writes nothing.

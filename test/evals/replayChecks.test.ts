@@ -88,44 +88,44 @@ describe("a replay notices every change the model would see", { timeout: 240_000
     const dir = project();
     const recorded = await test(dir, ["--record"], await liveEnv());
     expect(recorded.stderr).toContain("Tests: 3 passed (3 cases)");
-    expect(recorded.code).toBe(0);
+    expect(recorded.code, recorded.stderr).toBe(0);
     const cassette = readFileSync(path.join(dir, "__cassettes__/crew.test.yaml/echoes.yaml"), "utf8");
     expect(cassette).toContain("setup:\n  bot:\n    models:\n      - provider: openai\n        name: gpt-4o-mini\n    tools:\n      - name: echo\n        description: Echo a word\n");
     const clean = await test(dir);
-    expect(clean.code).toBe(0);
+    expect(clean.code, clean.stderr).toBe(0);
     expect(clean.stderr).not.toContain("warning");
 
     const echo = path.join(dir, "pkg/tools/echo.ts");
     const described = await withChange(echo, '"Echo a word"', '"Echo a word back, loudly"', () => test(dir, [], {}, runCli));
-    expect(described.code).toBe(1);
+    expect(described.code, described.stderr).toBe(1);
     expect(described.stderr).toContain("✗ crew.test.yaml › echoes  (replay");
     expect(described.stderr).toContain("the replay diverged at agent `bot`'s model call 1: the model would now read tool `echo` otherwise than the recording did:\n         its description differs:\n         - recorded: \"Echo a word\"\n         + now:      \"Echo a word back, loudly\"");
     expect(described.stderr).toContain("Record it again if the change is intended: lllm test crew.test.yaml --update --filter echoes");
     expect(described.stderr).toContain("Tests: 3 failed (3 cases)");
 
     const shaped = await withChange(echo, 'parameters: { word: { type: "string" } }', 'parameters: { word: { type: "string" }, loud: { type: "boolean" } }', () => test(dir, [], {}, runCli));
-    expect(shaped.code).toBe(1);
+    expect(shaped.code, shaped.stderr).toBe(1);
     expect(shaped.stderr).toContain("the model would now read tool `echo` otherwise than the recording did:\n         its parameters differ:");
     expect(shaped.stderr).toMatch(/\+\s+"loud": \{/);
 
     const helper = path.join(dir, "pkg/tactics/helper.yaml");
     const nested = await withChange(helper, "description: Ask the helper a question.", "description: Ask the helper anything.", () => test(dir));
-    expect(nested.code).toBe(1);
+    expect(nested.code, nested.stderr).toBe(1);
     expect(nested.stderr).toContain("the model would now read tool `helper` otherwise than the recording did:\n         its description differs:");
     expect(nested.stderr).toContain("+ now:      \"Ask the helper anything.\"");
 
     const testFile = path.join(dir, "crew.test.yaml");
     const other = await withChange(testFile, "tactic: tactic.yaml\n", "tactic: tactic.yaml\nmodel: gpt-4o\n", async () => {
       const replayed = await test(dir);
-      expect(replayed.code).toBe(1);
+      expect(replayed.code, replayed.stderr).toBe(1);
       expect(replayed.stderr).toContain("the replay diverged at agent `bot`'s model call 1: the agent now calls openai/gpt-4o, but the recording was answered by openai/gpt-4o-mini (its answers, token counts and price are that model's)");
       // Recorded again with the new model, the replay passes.
       const updated = await test(dir, ["--update"], await liveEnv());
-      expect(updated.code).toBe(0);
+      expect(updated.code, updated.stderr).toBe(0);
       expect(readFileSync(path.join(dir, "__cassettes__/crew.test.yaml/echoes.yaml"), "utf8")).toContain("      - provider: openai\n        name: gpt-4o\n");
       return test(dir);
     });
-    expect(other.code).toBe(0);
+    expect(other.code, other.stderr).toBe(0);
     expect(other.stderr).toContain("Tests: 3 passed (3 cases)");
   });
 
@@ -137,7 +137,7 @@ describe("a replay notices every change the model would see", { timeout: 240_000
     writeFileSync(file, text.replace(/^setup:\n(?: .*\n)+/m, ""));
     expect(readFileSync(file, "utf8")).not.toContain("setup:");
     const replayed = await withChange(path.join(dir, "pkg/tools/echo.ts"), '"Echo a word"', '"Echo a word back"', () => test(dir, ["--filter", "echoes"], {}, runCli));
-    expect(replayed.code).toBe(0);
+    expect(replayed.code, replayed.stderr).toBe(0);
     expect(replayed.stderr).toContain(
       "lllm: warning: a cassette was recorded before lllm kept each agent's model and the tools as the model read them (__cassettes__/crew.test.yaml/echoes.yaml): their replays check the messages and the tool results, not the model or the tools' descriptions and parameters. Record again to check those too: lllm test crew.test.yaml --update",
     );
@@ -147,7 +147,7 @@ describe("a replay notices every change the model would see", { timeout: 240_000
     const dir = project();
     expect((await test(dir, ["--record", "--filter", "talks"], await liveEnv())).code).toBe(0);
     const shorter = await withChange(path.join(dir, "crew.test.yaml"), "turns: [hi, again]", "turns: [hi]", () => test(dir, ["--filter", "talks"]));
-    expect(shorter.code).toBe(1);
+    expect(shorter.code, shorter.stderr).toBe(1);
     expect(shorter.stderr).toContain("✗ crew.test.yaml › talks  (replay");
     expect(shorter.stderr).toContain("the recording has 1 more turn than the run used (agent `bot`: 2 recorded, 1 asked): the run now calls the model less often than when it was recorded");
     expect(shorter.stderr).toContain("--update --filter talks");

@@ -57,7 +57,7 @@ describe("limits of the whole run", () => {
       if (agent === "brief") return messages.at(-1)?.role === "tool" ? "A short brief." : lookup("k");
       return "```python\nfinal_answer(len([lookup(key=str(i)) for i in range(3)]))\n```";
     }, ["--json"]);
-    expect(result.code).toBe(3);
+    expect(result.code, result.stderr).toBe(3);
     const report = JSON.parse(result.stdout) as Failure;
     expect(report.error.code).toBe("limit_max_cost");
     expect(report.error.message).toMatch(/^max_cost reached \(\$0\.50, limits\.max_cost of parent\.yaml:3:20\): \$0\.\d+ spent, and the next call to gpt-test needs \$0\.\d+ more \(about [\d,]+ prompt tokens and 50 answer tokens, the least a call is sent with\); stopped before it\./);
@@ -107,7 +107,7 @@ describe("limits of the whole run", () => {
   it("a limit reached inside a nested tactic stops the whole run: the parent does not read it as a failed tool", async () => {
     const next = looksUpForever();
     const result = await run("tight-parent.yaml", (agent) => (agent === "planner" ? { tool_calls: [{ name: "tight", arguments: { task: "go" } }] } : next()), ["--json"]);
-    expect(result.code).toBe(3);
+    expect(result.code, result.stderr).toBe(3);
     const report = JSON.parse(result.stdout) as Failure;
     expect(report.error.code).toBe("limit_max_tool_calls");
     expect(report.error.message).toContain("max_tool_calls reached (1 tool call, limits.max_tool_calls of ");
@@ -118,13 +118,13 @@ describe("limits of the whole run", () => {
 
   it("--max-tool-calls, --max-tokens and --max-duration stop a plain tool loop (exit 3); the run store keeps where the spend went", async () => {
     const calls = await run("loop.yaml", looksUpForever(), ["--max-tool-calls", "3", "--max-steps", "50"]);
-    expect(calls.code).toBe(3);
+    expect(calls.code, calls.stderr).toBe(3);
     expect(calls.stderr).toContain("lllm: error: max_tool_calls reached (3 tool calls, --max-tool-calls): the run has made 3 tool calls, its limit; `lookup` (agent `bot`) was not run.");
     expect(calls.stderr).toContain("by tool: lookup 3 calls");
     expect(calls.stderr).toContain("Raise the limit (--max-tool-calls), or give the run less to do.");
 
     const tokens = await run("loop.yaml", looksUpForever(), ["--max-tokens", "2000", "--max-steps", "50", "--json"]);
-    expect(tokens.code).toBe(3);
+    expect(tokens.code, tokens.stderr).toBe(3);
     const report = JSON.parse(tokens.stdout) as Failure & { usage: { total_tokens: number } };
     expect(report.error.code).toBe("limit_max_tokens");
     expect(report.usage.total_tokens).toBeLessThanOrEqual(2000);
@@ -132,7 +132,7 @@ describe("limits of the whole run", () => {
     server = await startMockOpenAIServer({ script: [lookup("a")], failures: [{ delayMs: 60_000 }] });
     const home = tempDir("lllm-home-");
     const slow = await runCliInProcess(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-duration", "1"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home } });
-    expect(slow.code).toBe(3);
+    expect(slow.code, slow.stderr).toBe(3);
     expect(slow.stderr).toMatch(/lllm: error: max_duration reached \(1 s, --max-duration\): the run has taken \d+(\.\d)? s/);
     // At least the limit; how much more is the machine's (a busy one runs the timer late).
     expect(Number(/the run has taken ([\d.]+) s/.exec(slow.stderr)?.[1])).toBeGreaterThanOrEqual(1);
@@ -147,7 +147,7 @@ describe("limits of the whole run", () => {
     const home = tempDir("lllm-home-");
     const env = { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: home };
     const result = await runCliInProcess(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-cost", "5"], { cwd: fixtures, env });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const shown = await runCliInProcess(["logs", "show", "last"], { env: { LLLM_HOME: home } });
     expect(shown.stdout).toContain("limits max_cost 5");
     expect(shown.stdout).toMatch(/agent bot: 3 model calls, \d+ tokens, \$0\.\d+, 2 tool calls/);
@@ -214,7 +214,7 @@ describe("bad limits", () => {
   it("a model without a price under max_cost is an error before the run starts (exit 2), at the model's line", async () => {
     server = await startMockOpenAIServer({ script: ["never"] });
     const result = await runCliInProcess(["run", path.join(fixtures, "loop.yaml"), "--input", "go", "--max-cost", "1", "--model", "my-private-model"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("lllm: error: --model: model `my-private-model` has no known price, so --max-cost cannot count what it costs");
     expect(result.stderr).toContain('prices: {"my-private-model": {input:');
     expect(server.requests).toHaveLength(0);
@@ -226,7 +226,7 @@ describe("bad limits", () => {
     const file = path.join(dir, "bad.yaml");
     writeFileSync(file, "name: bad\nlimits:\n  max_cost: -1\n  max_tokens: lots\n  max_calls: 3\nglobal:\n  model_name: gpt-test\nagent_configs:\n  - name: a\n    system_prompt: hi\n");
     const result = await cli(["validate", file], { cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("bad.yaml:3:13: limits.max_cost must be greater than 0 (got -1)");
     expect(result.stderr).toContain('bad.yaml:4:15: limits.max_tokens must be an integer (got "lots")');
     expect(result.stderr).toContain("bad.yaml:5:3: unknown key `max_calls` in limits");
@@ -234,7 +234,7 @@ describe("bad limits", () => {
     const unpriced = path.join(dir, "unpriced.yaml");
     writeFileSync(unpriced, "name: unpriced\nlimits: {max_cost: 1}\nagent_configs:\n  - name: a\n    model_name: [gpt-4o-mini, ollama/llama3.1]\n    system_prompt: hi\n");
     const priced = await runCliInProcess(["validate", unpriced], { cwd: dir });
-    expect(priced.code).toBe(2);
+    expect(priced.code, priced.stderr).toBe(2);
     expect(priced.stderr).toContain("lllm: error: unpriced.yaml:5:31: model `ollama/llama3.1` has no known price, so limits.max_cost of unpriced.yaml:2:20 cannot count what it costs");
   }, 300_000);
 

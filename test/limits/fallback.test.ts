@@ -68,7 +68,7 @@ describe("a model_name list is a fallback chain", () => {
     anthropic = await startMockAnthropicServer({ script: [{ tool_calls: [{ name: "lookup", arguments: { key: "rome" } }] }, "Paris and Rome."] });
     const home = tempDir("lllm-home-");
     const result = await cli(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Facts?", "--json"], { env: env(home) });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { output: string; model_calls: Array<{ agent: string; model: string }> };
     expect(report.output).toBe("Paris and Rome.");
     expect(report.model_calls.map((call) => call.model)).toEqual(["gpt-test", "anthropic/claude-test", "anthropic/claude-test"]);
@@ -94,7 +94,7 @@ describe("a model_name list is a fallback chain", () => {
     const result = await runCliInProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test", "gemini/gemini-test"]), "--input", "Hi", "--no-stream"], {
       env: { ...env(), OPENAI_BASE_URL: `http://127.0.0.1:${closedPort}/v1` },
     });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe("From Gemini.\n");
     expect(result.stderr).toMatch(/lllm: warning: gemini\/gemini-test answers instead of gpt-test from now on \(gpt-test: cannot reach .*; anthropic\/claude-test: .*529.*\)/);
     expect(posts(anthropic)).toBe(5);
@@ -105,7 +105,7 @@ describe("a model_name list is a fallback chain", () => {
     anthropic = await startMockAnthropicServer({ script: ["From Claude."] });
     // --timeout holds for the fallback's call too: 5 s, so that its answer is in time on a busy machine.
     const result = await runCliInProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--timeout", "5", "--json", "--no-stream"], { env: env() });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect((JSON.parse(result.stdout) as { output: string; model_calls: Array<{ model: string }> }).model_calls.map((call) => call.model)).toEqual(["anthropic/claude-test"]);
     expect(result.stderr).toMatch(/^lllm: warning: anthropic\/claude-test answers instead of gpt-test from now on \(gpt-test: no answer from .* within 5 s\)\n$/);
     await Promise.all([openai.close(), anthropic.close()]);
@@ -114,7 +114,7 @@ describe("a model_name list is a fallback chain", () => {
     openai = await startMockOpenAIServer({ script: ["never"], failures: Array.from({ length: 5 }, () => ({ status: 429, message: "Rate limit reached for requests" })) });
     anthropic = await startMockAnthropicServer({ script: ["From Claude."] });
     const limited = await runCliInProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--no-stream"], { env: env() });
-    expect(limited.code).toBe(0);
+    expect(limited.code, limited.stderr).toBe(0);
     expect(limited.stdout).toBe("From Claude.\n");
     expect(limited.stderr).toMatch(/^lllm: warning: anthropic\/claude-test answers instead of gpt-test from now on \(gpt-test: .*rate limited \(429\).*gave up after 5 attempts.*\)\n$/);
     expect(posts(openai)).toBe(5);
@@ -138,7 +138,7 @@ describe("a model_name list is a fallback chain", () => {
     openai = await startMockOpenAIServer({ script: ["A long answer that is cut in the middle."], failures: [{ cut: "reset_mid_answer" }] });
     anthropic = await startMockAnthropicServer({ script: ["never"] });
     const result = await runCliInProcess(["run", chainTactic(["gpt-test", "anthropic/claude-test"]), "--input", "Hi", "--stream"], { env: env() });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(posts(anthropic)).toBe(0);
   }, 300_000);
 
@@ -183,7 +183,7 @@ describe("a model_name list is a fallback chain", () => {
     openai = await startMockOpenAIServer({ script: ["never"] });
     // [gpt-4o-mini, openrouter/x] with OPENROUTER_API_KEY: it would send the OpenRouter key to the OpenAI URL.
     const result = await runCliInProcess(["run", chainTactic(["gpt-test", "openrouter/meta/llama-3-8b"], { api_key_env: "OPENROUTER_API_KEY" }), "--input", "Hi"], { env: { ...env(), OPENROUTER_API_KEY: "sk-or-secret-1234" } });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain(`lllm: error: invoker_config.api_key_env names OPENROUTER_API_KEY, the key of \`openrouter/\` models, but model \`gpt-test\` is sent to ${openai.url}`);
     expect(result.stderr).not.toContain("sk-or-secret");
     expect(openai.requests).toHaveLength(0);
@@ -198,20 +198,20 @@ describe("a model_name list is a fallback chain", () => {
     const bad = path.join(dir, "bad.yaml");
     writeFileSync(bad, "name: bad\nglobal:\n  model_name: gpt-4o-mini\n  fallback_models: [antropic/claude-haiku-4-5]\nagent_configs:\n  - name: a\n    system_prompt: hi\n");
     const result = await cli(["validate", bad], { cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("lllm: error: bad.yaml:4:21: agent `a`: model `antropic/claude-haiku-4-5`: unknown provider prefix `antropic/`; did you mean `anthropic/`?");
     // A well-formed name the price table does not know may be a new model: a warning at its line (exit 0), naming
     // the near ones, for every model of the chain.
     const typo = path.join(dir, "typo.yaml");
     writeFileSync(typo, "name: typo\nglobal:\n  model_name: [gpt-4o-mini, anthropic/claude-haiku-4-55]\n  fallback_models: [gemini/gemini-2.5-flsh]\nagent_configs:\n  - name: a\n    system_prompt: hi\n");
     const warned = await runCliInProcess(["validate", typo], { cwd: dir });
-    expect(warned.code).toBe(0);
+    expect(warned.code, warned.stderr).toBe(0);
     expect(warned.stderr).toContain("lllm: warning: typo.yaml:3:29: model `anthropic/claude-haiku-4-55` is not in lllm's model table");
     expect(warned.stderr).toContain("lllm: warning: typo.yaml:4:21: model `gemini/gemini-2.5-flsh` is not in lllm's model table");
     expect(warned.stderr).toContain("did you mean `gemini/gemini-2.5-flash`");
     const good = chainTactic(["gpt-4o-mini", "anthropic/claude-haiku-4-5", "ollama/llama3.1"]);
     const valid = await runCliInProcess(["validate", good]);
-    expect(valid.code).toBe(0);
+    expect(valid.code, valid.stderr).toBe(0);
     expect(valid.stdout).toContain("    model: gpt-4o-mini -> anthropic/claude-haiku-4-5 -> ollama/llama3.1\n");
     const json = JSON.parse((await runCliInProcess(["validate", good, "--json"])).stdout) as { agents: Array<{ model: string; fallback_models: string[] }> };
     expect(json.agents[0]).toMatchObject({ model: "gpt-4o-mini", fallback_models: ["anthropic/claude-haiku-4-5", "ollama/llama3.1"] });

@@ -51,7 +51,7 @@ describe("an MCP server's answers nested too deeply", () => {
 
   it("in tools/list fail the start, naming the server and the request", async () => {
     const run = await runCliInProcess(["mcp", "tools", "--", process.execPath, HOSTILE_SERVER, "--deep-list"]);
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toContain("MCP server `hostileServer` (");
     expect(run.stderr).toContain("failed to start: its answer to `tools/list` is nested deeper than 512 levels");
   });
@@ -60,7 +60,7 @@ describe("an MCP server's answers nested too deeply", () => {
 describe("an MCP server's tools/list with no end", () => {
   it("fails the start once the pages hold more than 10 MB in all, rather than holding up to 100 of them", async () => {
     const run = await runCli(["mcp", "tools", "--", process.execPath, HOSTILE_SERVER, "--endless-list"]);
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
     expect(run.stdout).toBe("");
     expect(run.stderr).toMatch(/failed to start: its tools are over the size limit \(\d+ tools in \d+ pages of `tools\/list`, more than 10 MB in all\)/);
   });

@@ -41,7 +41,7 @@ describe("an HTTP MCP server's answer over the size limit", () => {
 
   it.each(["json", "sse"])("a tools/list (%s) fails the start with a clear error", async (mode) => {
     const run = await (mode === "json" ? runCliInProcess : runCli)(["mcp", "tools", `${server.url}/list-${mode}`]);
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
     expect(run.stdout).toBe("");
     expect(run.stderr).toContain(`MCP server \`127.0.0.1\` (${server.url}/list-${mode}) failed to start: its answer to \`tools/list\` is over the size limit`);
   });

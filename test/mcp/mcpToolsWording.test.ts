@@ -14,7 +14,7 @@ vi.setConfig({ testTimeout: 120_000 });
 describe("lllm mcp tools: naming a command's server, and a stop during its start", () => {
   it("names the server after its program or script, never after inline code", async () => {
     const inline = await runCli(["mcp", "tools", "node -e 'process.exit(3)'"]);
-    expect(inline.code).toBe(1);
+    expect(inline.code, inline.stderr).toBe(1);
     expect(inline.stderr).toContain("lllm: error: MCP server `node` (node -e \"process.exit(3)\") failed to start: the process exited before answering");
     const script = await runCli(["mcp", "tools", "--", "node", "--require", "./no-such-preload.cjs", FIXTURE]);
     expect(script.stderr).toContain("MCP server `stdioServer` (");

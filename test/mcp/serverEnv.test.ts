@@ -62,7 +62,7 @@ describe("a stdio MCP server's env: ${NAME} from lllm's environment", () => {
     expect(run.stderr).not.toContain("error");
     expect(run.stderr).not.toContain(SECRET);
     expect(run.stdout).toBe("checked\n");
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     const shown = await runCli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
     // The server saw the secret (its answer held it); the log shows it redacted, as a credential's value.
     expect(shown.stdout).toMatch(/^ +\[redacted\]$/m);
@@ -74,7 +74,7 @@ describe("a stdio MCP server's env: ${NAME} from lllm's environment", () => {
   it("an unset variable without a default is a config error naming the file, the line and the variable", async () => {
     const { tactic, turns, home } = project();
     const run = await runCliInProcess(["run", tactic, "--model", `scripted:${turns}`, "--input", "go"], { env: { LLLM_HOME: home } });
-    expect(run.code).toBe(2);
+    expect(run.code, run.stderr).toBe(2);
     expect(run.stderr).toContain(`${tactic}:12:`);
     expect(run.stderr).toContain("MCP server `fx`: env `SERVICE_TOKEN` names the variable `LLLM_TEST_SERVICE_VALUE` (`${LLLM_TEST_SERVICE_VALUE}`), which is not set (or empty)");
     expect(run.stderr).toContain("${LLLM_TEST_SERVICE_VALUE:-value}");
@@ -105,13 +105,13 @@ describe("a stdio MCP server's literal env values", () => {
     const results = (JSON.parse(run.stdout) as { tool_calls: Array<{ result: unknown }> }).tool_calls.map((call) => call.result);
     expect(results).toEqual(["[redacted]", "[redacted]", "production", "/srv/data/projects", "1"]);
     const shown = await runCli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
-    expect(shown.code).toBe(0);
+    expect(shown.code, shown.stderr).toBe(0);
     for (const value of Object.values(LITERALS)) expect(shown.stdout + run.stdout + run.stderr).not.toContain(value);
   });
 
   it("are redacted in the server's stderr quoted by a start failure", async () => {
     const run = await runCli(["mcp", "tools", "--env", `ACME_LICENCE=${LITERALS.ACME_LICENCE}`, "--", process.execPath, "-e", 'console.error("licence " + process.env.ACME_LICENCE + " refused"); process.exit(1)']);
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
     expect(run.stderr).toContain("licence [redacted] refused");
     expect(run.stderr).not.toContain(LITERALS.ACME_LICENCE);
   });

@@ -46,7 +46,7 @@ describe("a server's text in lllm's errors", () => {
 
   it("keeps a stdio server's initialize error on the error's line", async () => {
     const result = await runCli(["mcp", "tools", "--", process.execPath, MULTILINE_ERROR_SERVER]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(lllmLines(result.stderr)).toHaveLength(1);
     expect(lllmLines(result.stderr)[0]).toContain("failed to start: MCP error -32603: not today\\nlllm: error: FORGED by the server\\n\\u001b[2Jcleared");
     expect(result.stderr).not.toContain("\u001b");
@@ -54,14 +54,14 @@ describe("a server's text in lllm's errors", () => {
 
   it("keeps an HTTP server's refusal on the error's line, in --json too", async () => {
     const result = await runCliInProcess(["mcp", "tools", url]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(lllmLines(result.stderr)).toHaveLength(1);
     expect(lllmLines(result.stderr)[0]).toContain("refused lllm's credentials: ");
     expect(lllmLines(result.stderr)[0]).toContain("forbidden\\nlllm: error: FORGED by the server");
     expect(result.stderr).not.toContain("\u001b");
 
     const json = await runCliInProcess(["mcp", "tools", "--json", url]);
-    expect(json.code).toBe(1);
+    expect(json.code, json.stderr).toBe(1);
     const message = (JSON.parse(json.stdout) as { error: { message: string } }).error.message;
     expect(message).not.toContain("\n");
     expect(json.stderr.split("\n").filter((line) => line.startsWith("lllm: error: FORGED"))).toEqual([]);
@@ -74,7 +74,7 @@ describe("a server's text in lllm's errors", () => {
     writeFileSync(tactic, `prompt: "{input}"\nglobal: {model_name: gpt-test, mcp_servers: [${server}]}\nagent_configs:\n  - {name: bot, system_prompt: hi}\n`);
     writeFileSync(path.join(dir, "turns.yaml"), "- text: never asked\n");
     const result = await runCli(["run", tactic, "--model", `scripted:${path.join(dir, "turns.yaml")}`, "--input", "hi"]);
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(lllmLines(result.stderr).filter((line) => line.startsWith("lllm: error:"))).toHaveLength(1);
     expect(result.stderr).toContain("its tools are: lookup\\nlllm: error: FORGED by the server\\n\\u001b[2Jcleared");
   });

@@ -56,7 +56,7 @@ describe("ending the session of an HTTP MCP server", () => {
 
   it("asks to end the session, and exits even when the server never answers", async () => {
     const result = await runCli(["mcp", "tools", url]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe("lookup  Look something up\n");
     expect(stuck.deletes()).toBe(1);
   });

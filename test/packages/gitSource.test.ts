@@ -40,7 +40,7 @@ describe("a git package", () => {
     const home = tempDir("lllm-home-");
     const added = await lllm(["add", `git+${repo.url}#main:packages/greet`], { cwd: dir, home });
     expect(added.stderr).toContain(`(greet 1.0.0 at ${first.slice(0, 12)}, no code)`);
-    expect(added.code).toBe(0);
+    expect(added.code, added.stderr).toBe(0);
     const lock = () => JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages[`git+${repo.url}#main:packages/greet`];
     expect(lock()).toMatchObject({ name: "greet", commit: first, resolved: repo.url, code: [] });
 
@@ -50,11 +50,11 @@ describe("a git package", () => {
     expect((await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home: fresh })).stdout).toContain("First.");
 
     const refused = await lllm(["update", "greet"], { cwd: dir, home: fresh });
-    expect(refused.code).toBe(2);
+    expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain("tools/run.ts: TypeScript, tool code");
     expect(lock().commit).toBe(first);
     const updated = await lllm(["update", "greet", "--trust"], { cwd: dir, home: fresh });
-    expect(updated.code).toBe(0);
+    expect(updated.code, updated.stderr).toBe(0);
     // The version is the same: the line tells the commits apart, not "(unchanged)".
     expect(updated.stderr).toContain(`: 1.0.0 (${first.slice(0, 12)}) -> 1.0.0 (${second.slice(0, 12)})`);
     expect(lock()).toMatchObject({ commit: second, code: ["tools/run.ts: TypeScript, tool code, run when the package loads"], trusted: { how: "--trust" } });
@@ -70,26 +70,26 @@ describe("a git package", () => {
     expect(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages[`git+${repo.url}#v1.0.0`].commit).toBe(tagged);
 
     const unknown = await lllm(["add", `git+${repo.url}#v9`], { cwd: dir, home });
-    expect(unknown.code).toBe(2);
+    expect(unknown.code, unknown.stderr).toBe(2);
     expect(unknown.stderr).toContain("has no branch or tag `v9`");
     expect(unknown.stderr).toContain("Its branches and tags: main, v1.0.0.");
     const noFolder = await lllm(["add", `git+${repo.url}#main:nothing`], { cwd: dir, home });
-    expect(noFolder.code).toBe(2);
+    expect(noFolder.code, noFolder.stderr).toBe(2);
     expect(noFolder.stderr).toContain("has no folder `nothing`");
 
     symlinkSync("/etc/passwd", path.join(repo.work, "prompts", "leak.md"));
     repo.commit({}, "link");
     const linked = await lllm(["add", `git+${repo.url}#main`, "--as", "linked"], { cwd: dir, home });
-    expect(linked.code).toBe(2);
+    expect(linked.code, linked.stderr).toBe(2);
     expect(linked.stderr).toContain("`prompts/leak.md` is a symbolic link (to `/etc/passwd`)");
     expect(cacheOf(home).other).toEqual([]);
 
     const missing = await lllm(["add", `git+file://${tempDir("lllm-nothing-")}/none.git`], { cwd: dir, home });
-    expect(missing.code).toBe(1);
+    expect(missing.code, missing.stderr).toBe(1);
     expect(missing.stderr).toContain("git could not fetch file://");
     // A password in the URL is refused before git is asked (it would be written into lllm.toml), and never shown.
     const refused = await lllm(["add", "git+https://me:pw-0123456789@127.0.0.1:1/none.git"], { cwd: dir, home });
-    expect(refused.code).toBe(2);
+    expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain("package source `git+https://127.0.0.1:1/none.git` was given with a password or token in its address");
     expect(refused.stderr).not.toContain("pw-0123456789");
     // The hint's ssh address is shown as written: its user is an account's name, not a credential to hide.

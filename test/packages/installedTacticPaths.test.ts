@@ -29,7 +29,7 @@ describe("a tactic of an installed package names files by path only inside its p
     const home = tempDir("lllm-home-");
     writeFileSync(path.join(dir, "nice.tgz"), packageTarball({ ...PROMPT_PACKAGE, "lllm.toml": '[package]\nname = "nice"\nversion = "1.0.0"\n', ...tactics }));
     const add = await lllm(["add", "nice.tgz"], { cwd: dir, home });
-    expect(add.code).toBe(0);
+    expect(add.code, add.stderr).toBe(0);
     expect(add.stderr).toContain("no code");
     return { dir, home };
   }
@@ -59,7 +59,7 @@ describe("a tactic of an installed package names files by path only inside its p
     const home = tempDir("lllm-home-");
     writeFileSync(path.join(dir, "nice.tgz"), packageTarball({ ...PROMPT_PACKAGE, "lllm.toml": `[package]\nname = "nice"\nversion = "1.0.0"\n\n[dependencies]\npackages = [${JSON.stringify(shared.code)}]\n`, "tactics/hello.yaml": TACTIC }));
     const add = await lllm(["add", "nice.tgz"], { cwd: dir, home });
-    expect(add.code).toBe(2);
+    expect(add.code, add.stderr).toBe(2);
     expect(add.stderr).toContain(`its manifest depends on \`${shared.code}\`, a folder outside the package, which an installed package cannot use; nothing was installed`);
     const mine = path.join(dir, "mine.yaml");
     writeFileSync(mine, TACTIC);
@@ -74,7 +74,7 @@ describe("a tactic of an installed package names files by path only inside its p
     });
     const result = await lllm(["validate", "nice.tactics:hello", "--json"], { cwd: dir, home });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ valid: true, agents: [{ name: "a", model: "gpt-4o-mini", system_prompt: "nice.prompts:system" }] });
   }, 120_000);
 
@@ -89,21 +89,21 @@ describe("a tactic of an installed package names files by path only inside its p
       return dir;
     };
     const viaBase = await lllm(["pack"], { cwd: write(`base: ${JSON.stringify(shared.common)}\n${TACTIC}`), home });
-    expect(viaBase.code).toBe(2);
+    expect(viaBase.code, viaBase.stderr).toBe(2);
     expect(viaBase.stderr).toContain(`tactics/hello.yaml names \`${shared.common}\` as its base, outside the package: an installed copy of the package refuses to use it`);
     const viaPackages = await lllm(["pack"], { cwd: write(`packages: [.., ../../elsewhere]\n${TACTIC}`), home });
-    expect(viaPackages.code).toBe(2);
+    expect(viaPackages.code, viaPackages.stderr).toBe(2);
     expect(viaPackages.stderr).toContain("tactics/hello.yaml names `../../elsewhere` in its packages, outside the package");
     // A base file elsewhere in the package, whose own packages lead out.
     const deeper = write(`base: ../common/base.yaml\n${TACTIC}`);
     mkdirSync(path.join(deeper, "common"));
     writeFileSync(path.join(deeper, "common", "base.yaml"), "packages: [../../elsewhere]\n");
     const viaDeeperBase = await lllm(["pack"], { cwd: deeper, home });
-    expect(viaDeeperBase.code).toBe(2);
+    expect(viaDeeperBase.code, viaDeeperBase.stderr).toBe(2);
     expect(viaDeeperBase.stderr).toContain("common/base.yaml names `../../elsewhere` in its packages, outside the package");
     const inside = await lllm(["pack"], { cwd: write(`base: ./common.yaml\npackages: [.., npm:@acme/tools@1]\n${TACTIC}`), home });
     expect(inside.stderr).not.toContain("error");
-    expect(inside.code).toBe(0);
+    expect(inside.code, inside.stderr).toBe(0);
   }, 120_000);
 
   it("leaves a tactic of the user's own free to name any path", async () => {
@@ -112,7 +112,7 @@ describe("a tactic of an installed package names files by path only inside its p
     const home = tempDir("lllm-home-");
     writeFileSync(path.join(dir, "mine.yaml"), `base: ${JSON.stringify(shared.common)}\n${TACTIC}`);
     const result = await lllm(["validate", "mine.yaml"], { cwd: dir, home });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(existsSync(shared.marker)).toBe(true); // the user named it: the package loads
   }, 120_000);
 });

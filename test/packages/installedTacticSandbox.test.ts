@@ -42,13 +42,13 @@ describe("an installed package's tactic that runs model-written code, on a machi
 
     // YAML tactics alone: no code to consent to.
     const added = await lllm(["add", "calc.tgz"], { cwd: dir, home });
-    expect(added.code).toBe(0);
+    expect(added.code, added.stderr).toBe(0);
     expect(added.stderr).toContain("no code");
 
     const advice = (backend: string): string => `run a tactic of your own that says \`base: calc.tactics:${backend}\` and \`sandbox: {backend: none}\``;
     const noSandbox = { PATH: pythonOnly };
     const codeAction = await lllm(["run", "calc.tactics:calc", "--model", "scripted:script.yaml", "--input", "go"], { cwd: dir, home, env: noSandbox });
-    expect(codeAction.code).toBe(1);
+    expect(codeAction.code, codeAction.stderr).toBe(1);
     expect(codeAction.stdout).toBe("");
     expect(codeAction.stderr).toContain("code-action runs model-written code only in a sandbox, and none works here: bwrap is not installed; runsc is not installed");
     expect(codeAction.stderr).toContain(advice("calc"));
@@ -57,7 +57,7 @@ describe("an installed package's tactic that runs model-written code, on a machi
     // Refused before its first model call: nothing to go on from, so no `lllm run --resume` advice.
     expect(codeAction.stderr).not.toContain("--resume");
     const runPython = await lllm(["run", "calc.tactics:analyst", "--model", "scripted:python.yaml", "--input", "go"], { cwd: dir, home, env: noSandbox });
-    expect(runPython.code).toBe(1);
+    expect(runPython.code, runPython.stderr).toBe(1);
     expect(runPython.stderr).toContain("run_python of agent `a` runs model-written code only in a sandbox, and none works here");
     expect(runPython.stderr).toContain(advice("analyst"));
     expect(existsSync(marker)).toBe(false); // the model's code never ran
@@ -66,7 +66,7 @@ describe("an installed package's tactic that runs model-written code, on a machi
     writeFileSync(path.join(dir, "mine.yaml"), "name: mine\nbase: calc.tactics:calc\nsandbox: {backend: none}\n");
     const mine = await lllm(["run", "mine.yaml", "--model", "scripted:script.yaml", "--input", "go"], { cwd: dir, home, env: noSandbox });
     expect(mine.stderr).not.toContain("error");
-    expect(mine.code).toBe(0);
+    expect(mine.code, mine.stderr).toBe(0);
     expect(mine.stdout).toBe("42\n");
     expect(existsSync(marker)).toBe(true);
   }, 180_000);

@@ -35,7 +35,7 @@ describe("an npm package", () => {
     const home = tempDir("lllm-home-");
     const added = await lllm(["add", "npm:@acme/greet"], { cwd: dir, home });
     expect(added.stderr).toContain("fetched npm:@acme/greet (greet 1.1.0, no code)");
-    expect(added.code).toBe(0);
+    expect(added.code, added.stderr).toBe(0);
     expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).toContain('"npm:@acme/greet@^1.1.0"');
     const entry = JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages["npm:@acme/greet@^1.1.0"];
     expect(entry).toMatchObject({ name: "greet", version: "1.1.0", resolved: `${registry.url}@acme/greet/-/greet-1.1.0.tgz`, tarball: expect.stringMatching(/^sha512-/), code: [] });
@@ -49,16 +49,16 @@ describe("an npm package", () => {
     expect((await lllmInProcess(["add", "npm:@acme/greet@~1.0.0"], { cwd: dir, home })).stderr).toContain("(greet 1.0.0, no code)");
     expect((await lllmInProcess(["add", "npm:@acme/greet@next"], { cwd: dir, home })).stderr).toContain("(greet 2.0.0-beta.1, no code)");
     const unknown = await lllmInProcess(["add", "npm:@acme/greet@^3"], { cwd: dir, home });
-    expect(unknown.code).toBe(2);
+    expect(unknown.code, unknown.stderr).toBe(2);
     expect(unknown.stderr).toContain("npm package `@acme/greet` has no version matching `^3`");
     expect(unknown.stderr).toContain("Its versions: 2.0.0-beta.1, 1.1.0, 1.0.0; its tags: latest (1.1.0), next (2.0.0-beta.1)");
     await registry.publish("@acme/plain", "1.0.0", packageTarball({ "package.json": JSON.stringify({ name: "@acme/plain", version: "1.0.0" }), "index.js": "module.exports = 1;\n" }));
     const plain = await lllmInProcess(["add", "npm:@acme/plain"], { cwd: dir, home });
-    expect(plain.code).toBe(2);
+    expect(plain.code, plain.stderr).toBe(2);
     expect(plain.stderr).toContain("is an npm package, but not an lllm package");
     expect(cacheOf(home).other).toEqual([]);
     const missing = await lllmInProcess(["add", "npm:@acme/nothing"], { cwd: dir, home });
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toContain(`there is no npm package \`@acme/nothing\` in ${registry.url}`);
   }, 120_000);
 
@@ -70,7 +70,7 @@ describe("an npm package", () => {
     const downProject = npmProject();
     writeFile(path.join(downProject, ".npmrc"), `registry=http://127.0.0.1:${port}/\n`);
     const refused = await lllmInProcess(["add", "npm:@acme/greet"], { cwd: downProject, home });
-    expect(refused.code).toBe(1);
+    expect(refused.code, refused.stderr).toBe(1);
     expect(refused.stderr).toContain(`cannot reach the npm registry 127.0.0.1:${port} at http://127.0.0.1:${port} (ECONNREFUSED)`);
     expect(refused.stderr).toContain("Packages already installed keep working");
     writeFile(path.join(dir, ".npmrc"), `registry=http://127.0.0.1:${port}/\n`);
@@ -124,13 +124,13 @@ describe("npm credentials", () => {
     const dir = npmProject();
     const home = tempDir("lllm-home-");
     const refused = await lllmInProcess(["add", "npm:@private/secret"], { cwd: dir, home });
-    expect(refused.code).toBe(1);
+    expect(refused.code, refused.stderr).toBe(1);
     expect(refused.stderr).toContain("refused (HTTP 401)");
     expect(refused.stderr).toContain("npm login --registry");
     writeFile(path.join(dir, ".npmrc"), `@private:registry=${registry.url}\nregistry=http://127.0.0.1:${await freePort()}/\n${host}:_authToken=\${TEST_NPM_TOKEN}\n`);
     const added = await lllmInProcess(["add", "npm:@private/secret", "--json"], { cwd: dir, home, env: { TEST_NPM_TOKEN: registry.token } });
     expect(added.stderr).toContain("fetched npm:@private/secret (secret 1.0.0, no code)");
-    expect(added.code).toBe(0);
+    expect(added.code, added.stderr).toBe(0);
     for (const text of [added.stdout, added.stderr, readFileSync(path.join(dir, "lllm.lock"), "utf8"), readFileSync(path.join(dir, "lllm.toml"), "utf8")]) expect(text).not.toContain(registry.token);
   }, 120_000);
 
@@ -141,7 +141,7 @@ describe("npm credentials", () => {
       writeFile(path.join(dir, ".npmrc"), `registry=${front.url}\n${front.url.replace(/^http:/, "")}:_authToken=${registry.token}\n`);
       const home = tempDir("lllm-home-");
       const added = await lllmInProcess(["add", "npm:@acme/greet@1.0.0"], { cwd: dir, home });
-      expect(added.code).toBe(0);
+      expect(added.code, added.stderr).toBe(0);
       const atFront = front.seen.filter((request) => !request.path.startsWith("other:"));
       const atOther = front.seen.filter((request) => request.path.startsWith("other:"));
       // The token went where .npmrc names it, and the redirected request reached the other origin without it.
@@ -178,7 +178,7 @@ describe("dependencies of a shared package", () => {
     const dir = npmProject();
     const home = tempDir("lllm-home-");
     const added = await lllmInProcess(["add", "npm:@acme/desk"], { cwd: dir, home });
-    expect(added.code).toBe(0);
+    expect(added.code, added.stderr).toBe(0);
     const lock = JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages;
     expect(lock["npm:@acme/desk@^1.0.0"].dependencies).toEqual(["npm:@acme/greet@~1.0.0"]);
     expect(lock["npm:@acme/greet@~1.0.0"]).toMatchObject({ name: "greet", version: "1.0.0" });
@@ -194,7 +194,7 @@ describe("dependencies of a shared package", () => {
     const flagged = await lllmInProcess(["run", path.join(other, "p.yaml"), "-p", "npm:@acme/desk@^1.0.0", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home });
     expect(flagged.stdout, flagged.stderr).toContain("Desk.");
     const unlocked = await lllmInProcess(["run", path.join(other, "p.yaml"), "-p", "npm:@acme/other@^1", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
-    expect(unlocked.code).toBe(2);
+    expect(unlocked.code, unlocked.stderr).toBe(2);
     expect(unlocked.stderr).toContain("package `npm:@acme/other@^1` is not installed");
   }, 120_000);
 });
@@ -211,7 +211,7 @@ describe("a package the added one depends on", () => {
     const manifest = readFileSync(path.join(dir, "lllm.toml"), "utf8");
     const lock = readFileSync(path.join(dir, "lllm.lock"), "utf8");
     const clash = await lllmInProcess(["add", "npm:@acme/kit@1.0.0"], { cwd: dir, home });
-    expect(clash.code).toBe(2);
+    expect(clash.code, clash.stderr).toBe(2);
     expect(clash.stderr).toContain("two packages are named `kit`");
     expect(clash.stderr).toContain("lllm add npm:@acme/kit@1.0.0 --as kit2");
     expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).toBe(manifest);

@@ -79,7 +79,7 @@ describe("OCI registry credentials", () => {
     expect(store.seen.length).toBeGreaterThan(0);
     expect(store.seen.filter((request) => request.authorization !== undefined)).toEqual([]);
     expect(store.seen.map((request) => request.path)).not.toContain("/token?service=store");
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).not.toContain(secret);
   }, 60_000);
 
@@ -98,7 +98,7 @@ describe("OCI registry credentials", () => {
     const author = tempDir("lllm-author-");
     writeTree(author, PROMPT_PACKAGE);
     const result = await lllm(["publish", ".", "--to", `oci://${host}/acme/greet:1.0.0`], { cwd: author, home: tempDir("lllm-home-"), env: { DOCKER_CONFIG: dockerConfig(host) } });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(uploads.seen.map((request) => request.path.split("?")[0])).toEqual(["/upload", "/upload"]);
     expect(uploads.seen.filter((request) => request.authorization !== undefined)).toEqual([]);
     expect(registry.seen.every((request) => request.authorization?.startsWith("Basic "))).toBe(true);

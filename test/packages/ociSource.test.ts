@@ -18,7 +18,7 @@ describe("an OCI package", () => {
     const author = tempDir("lllm-author-");
     writeTree(author, { ...TOOL_PACKAGE, ...{ "prompts/system.md": "From the registry." }, ".env": "SECRET=1\n" });
     const published = await lllm(["publish", ".", "--to", `oci://${registry.host}/acme/hello:1.0.0`], { cwd: author, home: tempDir("lllm-home-") });
-    expect(published.code).toBe(0);
+    expect(published.code, published.stderr).toBe(0);
     expect(published.stdout).toMatch(new RegExp(`^oci://${registry.host}/acme/hello@sha256:[0-9a-f]{64}\\n$`));
     const digest = published.stdout.trim().split("@")[1]!;
 
@@ -26,7 +26,7 @@ describe("an OCI package", () => {
     writeTree(dir, { "tactic.yaml": readFileSync(path.join(dir, "tactic.yaml"), "utf8").replace("greet.prompts:system", "hello.prompts:system") });
     const home = tempDir("lllm-home-");
     const added = await lllm(["add", `oci://${registry.host}/acme/hello:1.0.0`, "--trust"], { cwd: dir, home });
-    expect(added.code).toBe(0);
+    expect(added.code, added.stderr).toBe(0);
     const entry = JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages[`oci://${registry.host}/acme/hello:1.0.0`];
     expect(entry).toMatchObject({ name: "hello", version: "1.0.0", digest, resolved: `oci://${registry.host}/acme/hello@${digest}`, code: ["tools/hello.ts: TypeScript, tool code, run when the package loads"] });
     const run = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--json"], { cwd: dir, home });
@@ -50,7 +50,7 @@ describe("an OCI package", () => {
     writeFileSync(layer, bytes);
     const third = tempDir("lllm-home-");
     const tampered = await lllm(["install", "--trust"], { cwd: dir, home: third });
-    expect(tampered.code).toBe(2);
+    expect(tampered.code, tampered.stderr).toBe(2);
     expect(tampered.stderr).toContain(`the layer ${manifest.layers[0].digest} does not match its digest`);
     expect(cacheOf(third)).toEqual({ packages: [], other: [] });
   }, 180_000);
@@ -62,7 +62,7 @@ describe("an OCI package", () => {
     const dir = project();
     const home = tempDir("lllm-home-");
     const unknown = await lllm(["add", `oci://${registry.host}/acme/greet:9.9.9`], { cwd: dir, home });
-    expect(unknown.code).toBe(2);
+    expect(unknown.code, unknown.stderr).toBe(2);
     expect(unknown.stderr).toContain(`oci://${registry.host}/acme/greet has no \`9.9.9\``);
     expect(unknown.stderr).toContain("Its tags: 2.0.0.");
     // A plain image-like manifest pushed by hand.
@@ -77,7 +77,7 @@ describe("an OCI package", () => {
     const manifest = { schemaVersion: 2, mediaType: "application/vnd.oci.image.manifest.v1+json", config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: configDigest, size: config.length }, layers: [] };
     expect((await fetch(`${base}/manifests/1`, { method: "PUT", headers: { "content-type": manifest.mediaType }, body: JSON.stringify(manifest) })).status).toBe(201);
     const image = await lllm(["add", `oci://${registry.host}/acme/image:1`], { cwd: dir, home });
-    expect(image.code).toBe(2);
+    expect(image.code, image.stderr).toBe(2);
     expect(image.stderr).toContain("is not an lllm package");
   }, 120_000);
 });

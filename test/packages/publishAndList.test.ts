@@ -33,12 +33,12 @@ describe("lllm pack", () => {
     const dir = greetPackage("1.0.0", "Hi.");
     const home = tempDir("lllm-home-");
     const packed = await lllm(["pack"], { cwd: dir, home });
-    expect(packed.code).toBe(0);
+    expect(packed.code, packed.stderr).toBe(0);
     expect(packed.stdout).toBe(`${path.join(dir, "greet-1.0.0.tgz")}\n`);
     expect(packed.stderr).toMatch(/lllm: 3 files packed \(\d+ bytes\):\n {2}lllm\.toml\n {2}package\.json\n {2}prompts\/system\.md\n/);
     symlinkSync("/etc/passwd", path.join(dir, "prompts", "leak.md"));
     const linked = await lllmInProcess(["pack"], { cwd: dir, home });
-    expect(linked.code).toBe(2);
+    expect(linked.code, linked.stderr).toBe(2);
     expect(linked.stderr).toContain("prompts/leak.md is a link: a package holds plain files only");
   });
 
@@ -55,12 +55,12 @@ describe("lllm pack", () => {
     const dir = greetPackage("1.0.0", "Hi.");
     const home = tempDir("lllm-home-");
     const intoFolder = await lllmInProcess(["pack", "-o", dir], { cwd: dir, home });
-    expect(intoFolder.code).toBe(2);
+    expect(intoFolder.code, intoFolder.stderr).toBe(2);
     expect(intoFolder.stderr).toContain(`-o ${dir}: that is a folder, not a file`);
     expect(intoFolder.stderr).toContain(`-o ${path.join(dir, "greet-1.0.0.tgz")}`);
     const missing = path.join(dir, "nope", "x.tgz");
     const nowhere = await lllmInProcess(["pack", "-o", missing], { cwd: dir, home });
-    expect(nowhere.code).toBe(2);
+    expect(nowhere.code, nowhere.stderr).toBe(2);
     expect(nowhere.stderr).toContain(`there is no folder ${path.dirname(missing)}`);
     expect(nowhere.stderr).not.toContain("internal error");
   });
@@ -71,7 +71,7 @@ describe("lllm publish --to npm, outdated, update, list", () => {
     const dir = greetPackage("1.0.0", "Hi.");
     writeFileSync(path.join(dir, "lllm.toml"), `[package]\nname = "greet"\nversion = "1.0.0"\n\n[dependencies]\npackages = ["../helpers as helpers"]\n`);
     const packed = await lllmInProcess(["pack"], { cwd: dir, home: tempDir("lllm-home-") });
-    expect(packed.code).toBe(2);
+    expect(packed.code, packed.stderr).toBe(2);
     expect(packed.stdout).toBe("");
     expect(packed.stderr).toContain("the package depends on `../helpers`, which exists only on this machine");
     expect(packed.stderr).toContain("lllm.toml:");
@@ -85,15 +85,15 @@ describe("lllm publish --to npm, outdated, update, list", () => {
     for (const [version, text] of [["1.0.0", "One."], ["1.1.0", "One point one."], ["2.0.0", "Two."]] as const) {
       const published = await lllm(["publish", "--to", "npm"], { cwd: greetPackage(version, text), home, env: { npm_config_cache: tempDir("lllm-npm-cache-") } });
       expect(published.stderr).not.toContain(registry.token);
-      expect(published.code).toBe(0);
+      expect(published.code, published.stderr).toBe(0);
       expect(published.stdout).toBe(`npm:greet@${version}\n`);
       if (version === "1.0.0") expect((await lllm(["add", "npm:greet@^1.0.0"], { cwd: dir, home })).code).toBe(0);
     }
     const outdated = await lllm(["outdated", "--json"], { cwd: dir, home });
-    expect(outdated.code).toBe(0);
+    expect(outdated.code, outdated.stderr).toBe(0);
     expect(JSON.parse(outdated.stdout).outdated).toEqual([{ name: "greet", source: "npm:greet@^1.0.0", current: "1.0.0", wanted: "1.1.0", latest: "2.0.0" }]);
     const updated = await lllm(["update"], { cwd: dir, home });
-    expect(updated.code).toBe(0);
+    expect(updated.code, updated.stderr).toBe(0);
     expect(updated.stderr).toContain("npm:greet@^1.0.0: 1.0.0 -> 1.1.0");
     expect((await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--dry-run"], { cwd: dir, home })).stdout).toContain("One point one.");
     const list = await lllm(["list"], { cwd: dir, home });

@@ -19,31 +19,31 @@ describe("a tarball package", () => {
     const home = tempDir("lllm-home-");
     const added = await lllm(["add", "./greet-1.0.0.tgz"], { cwd: dir, home });
     expect(added.stderr).toContain("no code");
-    expect(added.code).toBe(0);
+    expect(added.code, added.stderr).toBe(0);
     expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).toContain('packages = [\n  "greet-1.0.0.tgz",\n]');
     const lock = JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8"));
     expect(lock.packages["file:greet-1.0.0.tgz"]).toMatchObject({ name: "greet", version: "1.0.0", code: [], integrity: expect.stringMatching(/^sha512-/), tarball: expect.stringMatching(/^sha512-/) });
     expect(cacheOf(home)).toEqual({ packages: [expect.any(String)], other: [] });
 
     const run = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi", "--json"], { cwd: dir, home });
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout).output).toBe("greeted");
 
     // Another machine: a fresh home has nothing cached; the run says what to do, install --frozen fetches it.
     const other = tempDir("lllm-home-");
     const missing = await lllmInProcess(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home: other });
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toContain("package `greet-1.0.0.tgz` is not installed");
     expect(missing.stderr).toContain("run `lllm install`".replace("run ", "Run "));
     const installed = await lllm(["install", "--frozen"], { cwd: dir, home: other });
-    expect(installed.code).toBe(0);
+    expect(installed.code, installed.stderr).toBe(0);
     expect(installed.stderr).toContain("1 package installed (1 fetched)");
     expect((await lllmInProcess(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home: other })).stdout).toBe("greeted\n");
     // The tarball gone (as if offline): the cache serves.
     writeFileSync(path.join(dir, "greet-1.0.0.tgz"), "");
     const again = await lllmInProcess(["install", "--frozen"], { cwd: dir, home: other });
     expect(again.stderr).toContain("all from the cache");
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
   }, 180_000);
 
   it("with code needs consent: refused without a terminal or --trust (nothing written), locked as trusted with --trust", async () => {
@@ -52,7 +52,7 @@ describe("a tarball package", () => {
     writeFile(path.join(dir, "hello.tgz"), packageTarball(TOOL_PACKAGE));
     const home = tempDir("lllm-home-");
     const refused = await lllmInProcess(["add", "hello.tgz"], { cwd: dir, home });
-    expect(refused.code).toBe(2);
+    expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain("carries code that lllm would run:\n  tools/hello.ts: TypeScript, tool code, run when the package loads");
     expect(refused.stderr).toContain("--trust");
     expect(existsSync(path.join(dir, "lllm.lock"))).toBe(false);
@@ -61,7 +61,7 @@ describe("a tarball package", () => {
 
     expect((await lllmInProcess(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
     const trusted = await lllmInProcess(["add", "hello.tgz", "--trust"], { cwd: dir, home });
-    expect(trusted.code).toBe(0);
+    expect(trusted.code, trusted.stderr).toBe(0);
     const entry = JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages["file:hello.tgz"];
     expect(entry.code).toEqual(["tools/hello.ts: TypeScript, tool code, run when the package loads"]);
     expect(entry.trusted).toEqual({ by: expect.any(String), how: "--trust" });
@@ -76,17 +76,17 @@ describe("a tarball package", () => {
     chmodSync(file, 0o644);
     writeFileSync(file, `${readFileSync(file, "utf8")}process.exit(7);\n`);
     const tampered = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
-    expect(tampered.code).toBe(2);
+    expect(tampered.code, tampered.stderr).toBe(2);
     expect(tampered.stderr).toContain("no longer matches lllm.lock: tools/hello.ts was changed");
     // lllm list shows every package, the refused one among them, and fails as the run did: exit 2, same error and hint.
     const listed = await lllm(["list"], { cwd: dir, home });
-    expect(listed.code).toBe(2);
+    expect(listed.code, listed.stderr).toBe(2);
     expect(listed.stdout).toMatch(/^greet +file:greet\.tgz .* installed$/m);
     expect(listed.stdout).toMatch(/^hello +file:hello\.tgz .* modified: tools\/hello\.ts changed \(refused\)$/m);
     expect(listed.stderr).toContain(`lllm: error: the cached package \`file:hello.tgz\` no longer matches lllm.lock: tools/hello.ts was changed (in ${folder})`);
     expect(listed.stderr).toContain(`Remove the folder (rm -rf ${folder}) and run \`lllm install\` to fetch it again.`);
     const listedJson = await lllmInProcess(["list", "--json"], { cwd: dir, home });
-    expect(listedJson.code).toBe(2);
+    expect(listedJson.code, listedJson.stderr).toBe(2);
     const report = JSON.parse(listedJson.stdout); // one JSON object: the list and the error
     expect(report.packages.map((row: { name: string; state: string }) => [row.name, row.state])).toEqual([
       ["greet", "installed"],
@@ -98,7 +98,7 @@ describe("a tarball package", () => {
     chmodSync(file, 0o444);
     writeFileSync(path.join(folder, "tools", "extra.ts"), "process.exit(7);\n");
     const added = await lllm(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
-    expect(added.code).toBe(2);
+    expect(added.code, added.stderr).toBe(2);
     expect(added.stderr).toContain("tools/extra.ts was added");
   }, 180_000);
 
@@ -108,7 +108,7 @@ describe("a tarball package", () => {
     writeFile(path.join(dir, "helper.tgz"), packageTarball({ ...PROMPT_PACKAGE, "tactics/helper.yaml": tactic }));
     const home = tempDir("lllm-home-");
     const refused = await lllmInProcess(["add", "helper.tgz"], { cwd: dir, home });
-    expect(refused.code).toBe(2);
+    expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain("carries code that lllm would run:\n  tactics/helper.yaml: runs the model's code without a sandbox (`sandbox: {backend: none}`)");
     expect(existsSync(path.join(dir, "lllm.lock"))).toBe(false);
     expect(cacheOf(home)).toEqual({ packages: [], other: [] });
@@ -123,7 +123,7 @@ describe("a tarball package", () => {
     writeFile(path.join(dir, "helper.tgz"), packageTarball({ ...PROMPT_PACKAGE, "tactics/helper.yaml": tactic, "proxies/notes.yaml": proxy, "proxies/other.yaml": other, "tools/fmt.yaml": tool }));
     const home = tempDir("lllm-home-");
     const refused = await lllmInProcess(["add", "helper.tgz"], { cwd: dir, home });
-    expect(refused.code).toBe(2);
+    expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain("  tactics/helper.yaml: sends the model's key (e.g. $OPENAI_API_KEY) to `https://models.example.net/v1`");
     expect(refused.stderr).toContain("  proxies/notes.yaml: sends $GITHUB_TOKEN to `https://api.example.net`");
     // The command's line break is shown as `\n`: the list has no line the package wrote.
@@ -147,10 +147,10 @@ describe("a tarball at a URL", () => {
       expect(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages[url]).toMatchObject({ name: "greet", resolved: url, tarball: expect.stringMatching(/^sha512-/) });
       archive = packageTarball({ ...PROMPT_PACKAGE, "prompts/system.md": "Changed." });
       const changed = await lllmInProcess(["install"], { cwd: dir, home: tempDir("lllm-home-") });
-      expect(changed.code).toBe(2);
+      expect(changed.code, changed.stderr).toBe(2);
       expect(changed.stderr).toContain(`the tarball ${url} is not the one lllm.lock pins`);
       const missing = await lllmInProcess(["add", url.replace("greet-1.0.0", "none")], { cwd: dir, home });
-      expect(missing.code).toBe(1);
+      expect(missing.code, missing.stderr).toBe(1);
       expect(missing.stderr).toContain("HTTP 404");
     } finally {
       await new Promise((resolve) => server.close(resolve));
@@ -190,15 +190,15 @@ describe("a registry that drops a connection or is busy", () => {
       expect(cut.code, cut.stderr).toBe(0);
       // 503 every time: three tries, then the server's answer is the error.
       const busy = await lllmInProcess(["add", `${base}/busy.tgz`], { cwd: project(), home });
-      expect(busy.code).toBe(1);
+      expect(busy.code, busy.stderr).toBe(1);
       expect(busy.stderr).toContain(`the tarball ${base}/busy.tgz: HTTP 503`);
       // A connection cut every time: the error says so, and how often it was tried.
       const dropped = await lllmInProcess(["add", `${base}/dropped.tgz`], { cwd: project(), home });
-      expect(dropped.code).toBe(1);
+      expect(dropped.code, dropped.stderr).toBe(1);
       expect(dropped.stderr).toContain(`lllm: error: cannot reach the tarball ${base}/dropped.tgz at ${base} (UND_ERR_SOCKET, 3 tries)`);
       // A 404 is an answer, not a failure to ask again.
       const gone = await lllmInProcess(["add", `${base}/gone.tgz`], { cwd: project(), home });
-      expect(gone.code).toBe(1);
+      expect(gone.code, gone.stderr).toBe(1);
       expect(gone.stderr).toContain("HTTP 404");
       expect(seen).toEqual(["/reset.tgz", "/reset.tgz", "/reset.tgz", "/cut.tgz", "/cut.tgz", "/busy.tgz", "/busy.tgz", "/busy.tgz", "/dropped.tgz", "/dropped.tgz", "/dropped.tgz", "/gone.tgz"]);
     } finally {
@@ -224,7 +224,7 @@ describe("a refused archive", () => {
     const result = await lllmInProcess(["add", "bad.tgz"], { cwd: dir, home });
     expect(result.stderr).toContain(message);
     expect(result.stderr).not.toContain("    at ");
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(readdirSync(dir)).toEqual(["bad.tgz"]);
     expect(cacheOf(home)).toEqual({ packages: [], other: [] });
     expect(existsSync(path.join(path.dirname(dir), "evil.txt"))).toBe(false);
@@ -241,7 +241,7 @@ describe("lllm.lock", () => {
     const good = readFileSync(lockFile, "utf8");
     writeFileSync(lockFile, good.replace('"name": "greet",', '"name": "greet"'));
     const broken = await lllmInProcess(["run", "tactic.yaml", "--model", "scripted:script.yaml", "--input", "hi"], { cwd: dir, home });
-    expect(broken.code).toBe(2);
+    expect(broken.code, broken.stderr).toBe(2);
     expect(broken.stderr).toMatch(/lllm\.lock:6:\d+: lllm\.lock is not valid JSON/);
 
     const lock = JSON.parse(good);
@@ -250,7 +250,7 @@ describe("lllm.lock", () => {
     writeFileSync(lockFile, JSON.stringify(lock, null, 2));
     const fresh = tempDir("lllm-home-");
     const install = await lllmInProcess(["install"], { cwd: dir, home: fresh });
-    expect(install.code).toBe(2);
+    expect(install.code, install.stderr).toBe(2);
     expect(install.stderr).toContain("its files do not match lllm.lock");
     expect(cacheOf(fresh)).toEqual({ packages: [], other: [] });
 
@@ -258,7 +258,7 @@ describe("lllm.lock", () => {
     entry.code = "none";
     writeFileSync(lockFile, JSON.stringify(lock, null, 2));
     const invalid = await lllmInProcess(["install"], { cwd: dir, home: fresh });
-    expect(invalid.code).toBe(2);
+    expect(invalid.code, invalid.stderr).toBe(2);
     expect(invalid.stderr).toContain("`integrity` of `file:greet.tgz` must be a sha512 integrity");
     expect(invalid.stderr).toContain("`code` of `file:greet.tgz` must be a list of strings");
   }, 120_000);
@@ -273,7 +273,7 @@ describe("lllm.lock", () => {
     writeFileSync(manifest, readFileSync(manifest, "utf8").replace('"greet.tgz",', '"greet.tgz",\n  "other.tgz",'));
     const lock = readFileSync(path.join(dir, "lllm.lock"), "utf8");
     const frozen = await lllmInProcess(["install", "--frozen"], { cwd: dir, home });
-    expect(frozen.code).toBe(2);
+    expect(frozen.code, frozen.stderr).toBe(2);
     expect(frozen.stderr).toContain("the manifest lists `other.tgz`, which lllm.lock does not lock");
     expect(readFileSync(path.join(dir, "lllm.lock"), "utf8")).toBe(lock);
     expect((await lllmInProcess(["install"], { cwd: dir, home })).code).toBe(0);
@@ -288,11 +288,11 @@ describe("lllm.lock", () => {
     mkdirSync(path.join(dir, "kit"));
     writeFile(path.join(dir, "kit", "lllm.toml"), '[package]\nname = "kit"\n');
     const folder = await lllmInProcess(["add", "kit"], { cwd: dir, home });
-    expect(folder.code).toBe(2);
+    expect(folder.code, folder.stderr).toBe(2);
     expect(folder.stderr).toContain("`kit` is a folder: `lllm add` takes a package to fetch");
     for (const missing of ["./nothing", "foo:bar"]) {
       const result = await lllmInProcess(["add", missing], { cwd: dir, home });
-      expect(result.code).toBe(2);
+      expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toContain(`\`${missing}\` is not a package source (nor a folder or file here): \`lllm add\` takes a package to fetch`);
     }
   }, 120_000);
@@ -301,14 +301,14 @@ describe("lllm.lock", () => {
     const dir = project();
     const home = tempDir("lllm-home-");
     const result = await lllmInProcess(["add", "http://user:s3cret-pass@127.0.0.1:9/greet.tgz"], { cwd: dir, home });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("package source `http://127.0.0.1:9/greet.tgz` was given with a user name or password in its address");
     expect(result.stderr + result.stdout).not.toContain("s3cret-pass");
     expect(existsSync(path.join(dir, "lllm.toml"))).toBe(false);
     // A git address with a token, as a password or as the user of an https address, likewise.
     for (const address of ["git+https://x-access-token:ghp-t0ken-value@127.0.0.1:9/repo.git#main", "git+https://ghp-t0ken-value@127.0.0.1:9/repo.git"]) {
       const git = await lllmInProcess(["add", address], { cwd: dir, home });
-      expect(git.code).toBe(2);
+      expect(git.code, git.stderr).toBe(2);
       expect(git.stderr).toContain("package source `git+https://127.0.0.1:9/repo.git");
       expect(git.stderr).toContain("was given with a password or token in its address");
       expect(git.stderr + git.stdout).not.toContain("ghp-t0ken-value");
@@ -323,12 +323,12 @@ describe("lllm.lock", () => {
     const home = tempDir("lllm-home-");
     expect((await lllmInProcess(["add", "greet.tgz"], { cwd: dir, home })).code).toBe(0);
     const clash = await lllmInProcess(["add", "greet2.tgz"], { cwd: dir, home });
-    expect(clash.code).toBe(2);
+    expect(clash.code, clash.stderr).toBe(2);
     expect(clash.stderr).toContain("two packages of the project would be named `greet`");
     expect(clash.stderr).toContain("--as greet2");
     expect(Object.keys(JSON.parse(readFileSync(path.join(dir, "lllm.lock"), "utf8")).packages)).toEqual(["file:greet.tgz"]);
     const aliased = await lllmInProcess(["add", "greet2.tgz", "--as", "other"], { cwd: dir, home });
-    expect(aliased.code).toBe(0);
+    expect(aliased.code, aliased.stderr).toBe(0);
     expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).toContain('"greet2.tgz as other"');
     // Both work afterwards: the second is known by its alias, the first keeps the name.
     const run = (ref: string): ReturnType<typeof lllmInProcess> => {
@@ -340,7 +340,7 @@ describe("lllm.lock", () => {
     expect(second.stdout).toContain("Other.");
     expect((await run("greet.prompts:system")).stdout).toContain("You greet people by name.");
     const taken = await lllmInProcess(["add", "greet2.tgz", "--as", "greet"], { cwd: dir, home });
-    expect(taken.code).toBe(2);
+    expect(taken.code, taken.stderr).toBe(2);
     // `remove` by the package's own name: the one known by it; then the aliased one, by its name too.
     expect((await lllmInProcess(["remove", "greet"], { cwd: dir, home })).code).toBe(0);
     expect(readFileSync(path.join(dir, "lllm.toml"), "utf8")).not.toContain('"greet.tgz"');
@@ -361,13 +361,13 @@ describe("the project's own name", () => {
     // In the folder the project loads as a package of its own, beside the one it added.
     const listed = await lllm(["tools", "list"], { cwd: dir, home });
     expect(listed.stderr).not.toContain("two packages");
-    expect(listed.code).toBe(0);
+    expect(listed.code, listed.stderr).toBe(0);
     // A project that is named so already is told to give the package another name.
     const other = tempDir("lllm-named-");
     writeFile(path.join(other, "lllm.toml"), '[package]\nname = "greet"\n');
     writeFile(path.join(other, "greet.tgz"), packageTarball(PROMPT_PACKAGE));
     const clash = await lllmInProcess(["add", "greet.tgz"], { cwd: other, home });
-    expect(clash.code).toBe(2);
+    expect(clash.code, clash.stderr).toBe(2);
     expect(clash.stderr).toContain("two packages of the project would be named `greet`: this project (lllm.toml) and greet.tgz");
     expect(clash.stderr).toContain("lllm add greet.tgz --as greet2");
   }, 120_000);

@@ -39,7 +39,7 @@ describe("anthropic/<model> through the CLI", () => {
     it(`runs the seed's weather transcript with parallel calls (${stream})`, async () => {
       const result = await run(["--input", "What is the weather in Paris and Tokyo?", stream], weather);
       expect(result.stderr).toBe("");
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toContain("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.");
       const first = server!.requests[0]!;
       expect(first.path).toBe("/v1/messages");
@@ -72,7 +72,7 @@ describe("anthropic/<model> through the CLI", () => {
 
   it("sends a failing tool's error back as an is_error result", async () => {
     const result = await run(["--input", "Divide", "--no-stream"], [{ tool_calls: [{ name: "divide", arguments: { a: 1, b: 0 } }] }, "Cannot divide by zero."]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const results = messagesOf(1)[2]!.content as Block[];
     expect(results[0]).toMatchObject({ type: "tool_result", tool_use_id: "toolu_1_0", is_error: true });
     expect(String(results[0]!["content"])).toContain("Error");
@@ -81,7 +81,7 @@ describe("anthropic/<model> through the CLI", () => {
   it("at the round cap, the limit text follows the tool results in one user turn and no tools are offered", async () => {
     const call = (city: string): ScriptedTurn => ({ tool_calls: [{ name: "get_weather", arguments: { city } }] });
     const result = await run(["--input", "Weather?", "--max-steps", "1", "--no-stream"], [call("Paris"), "Done."]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(bodyOf(1)["tools"]).toBeUndefined();
     const last = messagesOf(1)[2]!.content as Block[];
     expect(last.map((block) => block["type"])).toEqual(["tool_result", "text"]);
@@ -89,7 +89,7 @@ describe("anthropic/<model> through the CLI", () => {
 
   it("retries a 429 after its retry-after, then answers", async () => {
     const result = await run(["--input", "Hi", "--no-stream", "--verbose"], ["Hello."], { failures: [{ status: 429, retryAfter: 0, message: "Number of requests has exceeded your rate limit" }] });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("Hello.");
     expect(result.stderr).toContain("429");
     expect(server!.requests).toHaveLength(2);
@@ -97,7 +97,7 @@ describe("anthropic/<model> through the CLI", () => {
 
   it("a 401 is a provider error naming ANTHROPIC_API_KEY, not retried, and the key is not printed", async () => {
     const result = await run(["--input", "Hi", "--json"], [], { failures: [{ status: 401, message: "invalid x-api-key sk-ant-test-0000" }] });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(server!.requests).toHaveLength(1);
     const report = JSON.parse(result.stdout) as { error: { code: string; message: string } };
     expect(report.error.code).toBe("provider_auth");
@@ -108,7 +108,7 @@ describe("anthropic/<model> through the CLI", () => {
   it("structured output goes through a forced answer tool; usage counts cache reads and writes", async () => {
     const result = await run(["--input", "Paris", "--json", "--no-stream"], [{ tool_calls: [{ name: "final_answer", arguments: { city: "Paris", temperature: 22 } }] }], { tactic: output, cacheUsage: { read: 30, write: 20 } });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { output: unknown; usage: { prompt_tokens: number; cached_prompt_tokens: number } };
     expect(report.output).toEqual({ city: "Paris", temperature: 22 });
     expect(report.usage.cached_prompt_tokens).toBe(30);
@@ -119,7 +119,7 @@ describe("anthropic/<model> through the CLI", () => {
 
   it("--dry-run prints the Messages API body", async () => {
     const result = await run(["--input", "Hi", "--dry-run"], []);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const body = JSON.parse(result.stdout) as Block;
     expect(body).toMatchObject({ model: "claude-haiku-4-5", max_tokens: 8192, system: "You are a weather assistant.", messages: [{ role: "user", content: [{ type: "text", text: "Hi" }] }] });
     expect(server!.requests).toHaveLength(0);

@@ -64,7 +64,7 @@ describe("lllm run: the provider's key is never printed (9.4)", () => {
 describe("lllm run: an incomplete or broken answer never exits 0 (9.11, 9.12)", () => {
   it("a stream that ends without finish_reason or [DONE] fails after the partial text", async () => {
     const result = await run(["--stream"], [{ cut: "end_early" }], ["A partial answer that goes on."]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stdout).toContain("A partial answer");
     expect(result.stderr).toContain("ended before it was complete");
     expect(result.stderr).toContain("only part of the answer");
@@ -73,7 +73,7 @@ describe("lllm run: an incomplete or broken answer never exits 0 (9.11, 9.12)", 
 
   it("a connection reset mid-stream is a provider error (exit 1), not an internal error", async () => {
     const result = await run(["--stream"], [{ cut: "reset_mid_answer" }], ["Part one, part two, part three, part four."]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("lost the connection");
     expect(result.stderr).not.toContain("internal error");
   });
@@ -88,7 +88,7 @@ describe("lllm run: an incomplete or broken answer never exits 0 (9.11, 9.12)", 
   for (const [what, failure, says] of broken) {
     it(`${what}, every time: exit 1 with a plain provider error after the retries`, async () => {
       const result = await run(["--no-stream"], Array.from({ length: 5 }, () => failure), []);
-      expect(result.code).toBe(1);
+      expect(result.code, result.stderr).toBe(1);
       expect(result.stdout).toBe("");
       expect(result.stderr).toContain(says);
       expect(result.stderr).not.toContain("internal error");
@@ -99,7 +99,7 @@ describe("lllm run: an incomplete or broken answer never exits 0 (9.11, 9.12)", 
   it("a JSON body sent to a streaming request is not an empty success", async () => {
     const body = JSON.stringify({ id: "x", choices: [{ index: 0, message: { role: "assistant", content: "Hello" }, finish_reason: "stop" }] });
     const result = await run(["--stream"], Array.from({ length: 5 }, () => ({ body })), []);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("ended before it was complete");
   });
 });
@@ -107,7 +107,7 @@ describe("lllm run: an incomplete or broken answer never exits 0 (9.11, 9.12)", 
 describe("lllm run: retries are told on stderr, and what cannot succeed is not retried (10.6)", () => {
   it("--verbose says each retry: attempt n/N, cause and wait", async () => {
     const result = await run(["--verbose", "--no-stream"], [{ status: 500 }, { status: 503 }], ["Fine."]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe("Fine.\n");
     expect(result.stderr).toMatch(/attempt 1\/5 failed \(HTTP 500: The server had an error while processing your request\.\); trying again in \d+\.\d s/);
     expect(result.stderr).toMatch(/attempt 2\/5 failed \(HTTP 503: The server is overloaded\.\)/);
@@ -117,7 +117,7 @@ describe("lllm run: retries are told on stderr, and what cannot succeed is not r
     const escape = `${"x".repeat(97)}\u001b[2J and more`;
     const emoji = `${"y".repeat(99)}\u{1F600} and more`;
     const result = await run(["--verbose", "--no-stream"], [{ status: 500, message: escape }, { status: 503, message: emoji }], ["Fine."]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain(`attempt 1/5 failed (HTTP 500: ${"x".repeat(97)}\\u001b[2…); trying again`);
     expect(result.stderr).toContain(`attempt 2/5 failed (HTTP 503: ${"y".repeat(99)}\u{1F600}…); trying again`);
   });
@@ -125,7 +125,7 @@ describe("lllm run: retries are told on stderr, and what cannot succeed is not r
   it("without --verbose, one line once retrying keeps the user waiting", async () => {
     // The server asks for a 3 s wait: long enough to deserve a word without --verbose.
     const result = await run(["--no-stream"], [{ status: 503, retryAfterMs: 3000 }], ["Fine."]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr.match(/is failing \(HTTP 503/g)).toHaveLength(1);
     expect(result.stderr).toContain("retrying (attempt 2 of 5");
   });
@@ -137,7 +137,7 @@ describe("lllm run: retries are told on stderr, and what cannot succeed is not r
 
   it("insufficient_quota is not retried", async () => {
     const result = await run(["--verbose", "--no-stream"], [{ status: 429, code: "insufficient_quota", message: "You exceeded your current quota." }], ["never"]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("You exceeded your current quota.");
     expect(result.stderr).not.toContain("lllm: retry:");
     expect(posts()).toBe(1);
@@ -146,7 +146,7 @@ describe("lllm run: retries are told on stderr, and what cannot succeed is not r
   it("a refused connection to a local server is not retried", async () => {
     const port = await freePort();
     const result = await runCliInProcess(["--verbose", "run", tactic(), "--input", "hi", "--no-stream"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: `http://127.0.0.1:${port}/v1` } });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("ECONNREFUSED");
     expect(result.stderr).not.toContain("lllm: retry:");
     expect(result.stderr).not.toContain("gave up after");
@@ -156,7 +156,7 @@ describe("lllm run: retries are told on stderr, and what cannot succeed is not r
 describe("the model timeout can be set (9.13)", () => {
   it("--timeout applies to every agent, and the message names the settings", async () => {
     const result = await run(["--timeout", "0.5", "--no-stream"], [{ delayMs: 20_000 }], ["too late"]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("within 0.5 s");
     expect(result.stderr).toContain("`timeout: <seconds>` in the agent's config");
     expect(result.stderr).toContain("lllm run --timeout <seconds>");
@@ -164,7 +164,7 @@ describe("the model timeout can be set (9.13)", () => {
 
   it("an agent's `timeout` key, and model_args.timeout (not sent to the server)", async () => {
     const result = await run(["--no-stream"], [{ delayMs: 20_000 }], ["too late"], {}, ["timeout: 0.5"]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("within 0.5 s");
     const second = await run(["--no-stream"], [], ["Fine."], {}, ["model_args: {timeout: 30, temperature: 0}"]);
     expect(second).toMatchObject({ code: 0, stdout: "Fine.\n" });
@@ -174,10 +174,10 @@ describe("the model timeout can be set (9.13)", () => {
 
   it("a bad --timeout or `timeout` is a usage error (exit 2) that says where", async () => {
     const flag = await runCliInProcess(["run", tactic(), "--input", "hi", "--timeout", "soon"], { env: { OPENAI_API_KEY: "k" } });
-    expect(flag.code).toBe(2);
+    expect(flag.code, flag.stderr).toBe(2);
     expect(flag.stderr).toContain("--timeout must be a number of seconds above 0");
     const key = await runCli(["validate", tactic(["timeout: -1"])]);
-    expect(key.code).toBe(2);
+    expect(key.code, key.stderr).toBe(2);
     expect(key.stderr).toContain("timeout");
   });
 });
@@ -186,7 +186,7 @@ describe("lllm run: an answer cut off or withheld is not a success", () => {
   it("an answer cut at the output token limit (finish_reason: length) exits 3 naming max_tokens, and prints no partial answer", async () => {
     for (const stream of ["--no-stream", "--stream"]) {
       const result = await run([stream], [], [{ text: "The weather in Par", finish_reason: "length" }]);
-      expect(result.code).toBe(3);
+      expect(result.code, result.stderr).toBe(3);
       expect(result.stderr).toContain("cut off at the model's output token limit (finish_reason: length)");
       expect(result.stderr).toContain("max_tokens");
       if (stream === "--no-stream") expect(result.stdout).toBe("");
@@ -195,7 +195,7 @@ describe("lllm run: an answer cut off or withheld is not a success", () => {
 
   it("an answer withheld by the content filter exits 1 and says so", async () => {
     const result = await run(["--json"], [], [{ text: "Partial", finish_reason: "content_filter" }]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     const report = JSON.parse(result.stdout) as { output: unknown; error: { code: string } };
     expect(report.output).toBeNull();
     expect(report.error.code).toBe("answer_filtered");
@@ -204,7 +204,7 @@ describe("lllm run: an answer cut off or withheld is not a success", () => {
   it("a key the model repeats is redacted from the streamed answer too, even split across pieces", async () => {
     const key = "sk-test-key-000000";
     const result = await run(["--stream"], [], [`Here it is: ${key}, and more words after it.`]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe("Here it is: [redacted], and more words after it.\n");
   });
 });

@@ -54,7 +54,7 @@ for (const native of natives) {
 
     it("an answer withheld by the provider's filter exits 1 (answer_filtered)", async () => {
       const result = await run(native, ["--json"], [{ text: "Partial", finish_reason: "content_filter" }]);
-      expect(result.code).toBe(1);
+      expect(result.code, result.stderr).toBe(1);
       const report = JSON.parse(result.stdout) as { output: unknown; error: { code: string } };
       expect(report.output).toBeNull();
       expect(report.error.code).toBe("answer_filtered");

@@ -43,7 +43,7 @@ describe("gemini/<model> through the CLI", () => {
     it(`runs the seed's weather transcript with parallel calls (${stream})`, async () => {
       const result = await run(["--input", "What is the weather in Paris and Tokyo?", stream], weather);
       expect(result.stderr).toBe("");
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       expect(result.stdout).toContain("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.");
       const first = server!.requests[0]!;
       expect(first.path).toBe(`/v1beta/models/gemini-2.5-flash:${stream === "--stream" ? "streamGenerateContent" : "generateContent"}`);
@@ -68,7 +68,7 @@ describe("gemini/<model> through the CLI", () => {
 
   it("sends a failing tool's error back as an error response", async () => {
     const result = await run(["--input", "Divide", "--no-stream"], [{ tool_calls: [{ name: "divide", arguments: { a: 1, b: 0 } }] }, "Cannot divide by zero."]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const response = (contentsOf(1)[2]!.parts[0]!["functionResponse"] as { response: Record<string, unknown> }).response;
     expect(Object.keys(response)).toEqual(["error"]);
     expect(String(response["error"])).toContain("Error");
@@ -76,14 +76,14 @@ describe("gemini/<model> through the CLI", () => {
 
   it("at the round cap, no tools are offered and the limit text follows the responses", async () => {
     const result = await run(["--input", "Weather?", "--max-steps", "1", "--no-stream"], [{ tool_calls: [{ name: "get_weather", arguments: { city: "Paris" } }] }, "Done."]);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(bodyOf(1)["tools"]).toBeUndefined();
     expect(contentsOf(1)[2]!.parts.map((part) => Object.keys(part)[0])).toEqual(["functionResponse", "text"]);
   }, 90_000);
 
   it("retries a 429 after the RetryInfo delay, then answers", async () => {
     const result = await run(["--input", "Hi", "--no-stream", "--verbose"], ["Hello."], { failures: [{ status: 429, message: "Resource has been exhausted (e.g. check quota).", retryDelaySeconds: 0 }] });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("Hello.");
     expect(result.stderr).toContain("429");
     expect(server!.requests).toHaveLength(2);
@@ -91,7 +91,7 @@ describe("gemini/<model> through the CLI", () => {
 
   it("a 401 is a provider error naming GEMINI_API_KEY, not retried, and the key is not printed", async () => {
     const result = await run(["--input", "Hi", "--json"], [], { failures: [{ status: 401, message: "API key not valid: AIza-test-0000" }] });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(server!.requests).toHaveLength(1);
     const report = JSON.parse(result.stdout) as { error: { code: string; message: string } };
     expect(report.error.code).toBe("provider_auth");
@@ -102,7 +102,7 @@ describe("gemini/<model> through the CLI", () => {
   it("structured output uses responseSchema; GOOGLE_API_KEY works too", async () => {
     const result = await run(["--input", "Paris", "--json", "--no-stream"], ['{"city": "Paris", "temperature": 22}'], { tactic: output, env: { GEMINI_API_KEY: "", GOOGLE_API_KEY: "AIza-google-1111" } });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect((JSON.parse(result.stdout) as { output: unknown }).output).toEqual({ city: "Paris", temperature: 22 });
     expect(server!.requests[0]!.headers["x-goog-api-key"]).toBe("AIza-google-1111");
     expect(bodyOf(0)["generationConfig"]).toMatchObject({ responseMimeType: "application/json", responseSchema: { type: "OBJECT", properties: { city: { type: "STRING" }, temperature: { type: "NUMBER" } } } });
@@ -110,7 +110,7 @@ describe("gemini/<model> through the CLI", () => {
 
   it("--dry-run prints the generateContent body", async () => {
     const result = await run(["--input", "Hi", "--dry-run"], []);
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ contents: [{ role: "user", parts: [{ text: "Hi" }] }], systemInstruction: { parts: [{ text: "You are a weather assistant." }] } });
     expect(server!.requests).toHaveLength(0);
   }, 90_000);

@@ -23,7 +23,7 @@ describe("lllm models", () => {
   it("lists the prefixes, their key variables and whether each is set (never the value), and the known models", async () => {
     const result = await runCli(["models"], { env: { ...base, ANTHROPIC_API_KEY: "sk-ant-secret-5555", GOOGLE_API_KEY: "AIza-secret-6666" } });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^anthropic\/\s+ANTHROPIC_API_KEY set/m);
     expect(result.stdout).toMatch(/^gemini\/\s+GEMINI_API_KEY or GOOGLE_API_KEY set/m);
     expect(result.stdout).toMatch(/^openai\/\s+OPENAI_API_KEY NOT set/m);
@@ -35,7 +35,7 @@ describe("lllm models", () => {
 
   it("--json gives one object with every provider", async () => {
     const result = await runCliInProcess(["models", "--json"], { env: { ...base, OPENAI_API_KEY: "sk-x" } });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { schema_version: number; providers: Array<{ prefix: string; key_env: string[]; key_set: boolean; models: string[] }> };
     expect(report.schema_version).toBe(1);
     const byPrefix = new Map(report.providers.map((provider) => [provider.prefix, provider]));
@@ -49,14 +49,14 @@ describe("lllm models", () => {
 describe("model names in lllm run", () => {
   it("an unknown prefix is a usage error (exit 2) before any call, with did-you-mean", async () => {
     const result = await runCli(["run", loop, "--model", "antropic/claude-haiku-4-5", "--input", "hi"], { env: { ...base, ANTHROPIC_API_KEY: "k" } });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("unknown provider prefix `antropic/`");
     expect(result.stderr).toContain("did you mean `anthropic/`?");
   }, 60_000);
 
   it("a name the table does not know gets a warning naming the closest ones, and the run goes on", async () => {
     const result = await runCliInProcess(["run", loop, "--model", "gpt-4o-mni", "--input", "hi", "--dry-run"], { env: { ...base, OPENAI_API_KEY: "k" } });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain("model `gpt-4o-mni` is not in lllm's model table");
     expect(result.stderr).toContain("`gpt-4o-mini`");
     expect(JSON.parse(result.stdout)).toMatchObject({ model: "gpt-4o-mni" });
@@ -68,7 +68,7 @@ describe("model names in lllm run", () => {
       const items = path.join(home, "items.txt");
       writeFileSync(items, "Paris?\n");
       const result = await runCli(["batch", loop, "--model", "anthropic/claude-haku-4-5", "--inputs", items, "--lines", "--quiet", "--no-log"], { env: { ...base, ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: server.url } });
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
       expect(result.stderr).toContain("model `anthropic/claude-haku-4-5` is not in lllm's model table");
       expect(result.stderr).toContain("`anthropic/claude-haiku-4-5`");
       expect(JSON.parse(result.stdout)).toMatchObject({ status: "ok", output: "Sunny." });
@@ -80,20 +80,20 @@ describe("model names in lllm run", () => {
   it("lllm validate warns the same way, on stderr, and still validates (exit 0, stdout unchanged)", async () => {
     const env = { ...base, OPENAI_API_KEY: "k" };
     const text = await runCliInProcess(["validate", loop, "--model", "gpt-4o-mni"], { env });
-    expect(text.code).toBe(0);
+    expect(text.code, text.stderr).toBe(0);
     expect(text.stderr).toContain("model `gpt-4o-mni` is not in lllm's model table");
     expect(text.stderr).toContain("`gpt-4o-mini`");
     expect(text.stdout).toMatch(/^ok tactic /);
     expect(text.stdout).not.toContain("model table");
     const json = await runCliInProcess(["validate", loop, "--model", "gpt-4o-mni", "--json"], { env });
-    expect(json.code).toBe(0);
+    expect(json.code, json.stderr).toBe(0);
     expect(json.stderr).toContain("model `gpt-4o-mni` is not in lllm's model table");
     expect(JSON.parse(json.stdout)).toMatchObject({ valid: true, agents: [{ model: "gpt-4o-mni" }] });
   }, 60_000);
 
   it("the same for a provider prefix: anthropic/claude-haku-4-5", async () => {
     const result = await runCliInProcess(["run", loop, "--model", "anthropic/claude-haku-4-5", "--input", "hi", "--dry-run"], { env: { ...base, ANTHROPIC_API_KEY: "k" } });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toContain("`anthropic/claude-haiku-4-5`");
   }, 60_000);
 
@@ -111,7 +111,7 @@ describe("model names in lllm run", () => {
       // It went to the OpenAI-compatible server: Anthropic's price does not apply, so its cost is unknown, and a cost limit refuses it.
       expect((JSON.parse(result.stdout) as { cost: number | null }).cost).toBeNull();
       const limited = await runCliInProcess(["run", team, "--model", "anthropc/claude-sonnet-4-5", "--input", "hi", "--max-cost", "1"], { env });
-      expect(limited.code).toBe(2);
+      expect(limited.code, limited.stderr).toBe(2);
       expect(limited.stderr).toContain("model `anthropc/claude-sonnet-4-5` has no known price, so --max-cost cannot count what it costs");
       // A model typo is a word worth saying there too.
       const typo = await runCliInProcess(["run", loop, "--model", "gpt-4o-mni", "--input", "hi", "--dry-run"], { env });

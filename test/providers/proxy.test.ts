@@ -118,7 +118,7 @@ describe("proxy failures", { timeout: 120_000 }, () => {
       env: { OPENAI_API_KEY: "sk-openai-key-0000000001", OPENAI_BASE_URL: `https://127.0.0.1:${front.port}/v1`, HTTPS_PROXY: `http://corp-user:Wrong-Password-77@127.0.0.1:${tunnel.port}`, NODE_EXTRA_CA_CERTS: certificate.certFile, LLLM_RETRY_DELAY_MS: "1" },
       timeoutMs: 60_000,
     });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain(`the proxy http://127.0.0.1:${tunnel.port} refused the tunnel to 127.0.0.1:${front.port}: 407`);
     expect(result.stderr).toContain("http://USER:PASSWORD@host:port");
     expect(tunnel.requests).toHaveLength(1);
@@ -131,7 +131,7 @@ describe("proxy failures", { timeout: 120_000 }, () => {
     const dead = await freePort();
     for (const [variable, baseURL] of [["HTTPS_PROXY", "https://api.example.test/v1"], ["HTTP_PROXY", "http://api.example.test/v1"]] as const) {
       const result = await runCliInProcess(["run", loop, "--model", "gpt-4o-mini", "--input", "Weather?"], { env: { OPENAI_API_KEY: "sk-openai-key-0000000001", OPENAI_BASE_URL: baseURL, [variable]: `http://127.0.0.1:${dead}`, LLLM_RETRY_DELAY_MS: "1" } });
-      expect(result.code).toBe(1);
+      expect(result.code, result.stderr).toBe(1);
       expect(result.stderr).toContain(`the proxy http://127.0.0.1:${dead} cannot be reached: connect ECONNREFUSED`);
       expect(result.stderr).toContain("check the proxy variables");
     }
@@ -140,7 +140,7 @@ describe("proxy failures", { timeout: 120_000 }, () => {
   it("a proxy variable that is not a usable URL is a configuration error (exit 2) that does not quote it", async () => {
     for (const value of ["http://user:Secret-Value-99@[bad", "socks5://user:Secret-Value-99@127.0.0.1:1080"]) {
       const result = await runCli(["run", loop, "--model", "gpt-4o-mini", "--input", "Weather?"], { env: { OPENAI_API_KEY: "sk-openai-key-0000000001", HTTPS_PROXY: value } });
-      expect(result.code).toBe(2);
+      expect(result.code, result.stderr).toBe(2);
       expect(result.stderr).toContain("HTTPS_PROXY");
       expect(result.stderr).not.toContain("Secret-Value-99");
     }

@@ -91,7 +91,7 @@ describe("the reply size cap", () => {
   it("a bad reply_size is a configuration error that names the settings file", async () => {
     const project = tempTree({ ".lllmrc.yaml": "reply_size: lots\n" });
     const result = await runCli(["validate", loop], { cwd: project });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain(".lllmrc.yaml");
     expect(result.stderr).toContain("reply_size");
   });

@@ -26,7 +26,7 @@ const PARIS = { city: "Paris", temperature: 22 };
 async function run(model: string, env: NodeJS.ProcessEnv): Promise<Report> {
   const result = await cli(["run", tactic, "--model", model, "--input", "Paris", "--json", "--no-stream"], { env: { LLLM_HOME: tempDir("lllm-home-"), LLLM_RETRY_DELAY_MS: "1", OPENAI_API_KEY: "", ...env } });
   expect(result.stderr).toBe("");
-  expect(result.code).toBe(0);
+  expect(result.code, result.stderr).toBe(0);
   return JSON.parse(result.stdout) as Report;
 }
 

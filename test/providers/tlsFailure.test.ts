@@ -24,7 +24,7 @@ describe("a TLS certificate failure", { timeout: 120_000 }, () => {
     const env = { OPENAI_API_KEY: "sk-openai-key-0000000001", OPENAI_BASE_URL: `https://127.0.0.1:${front.port}/v1`, LLLM_RETRY_DELAY_MS: "1" };
 
     const refused = await runCli(["run", loop, "--model", "gpt-4o-mini", "--input", "Weather?", "--json"], { env, timeoutMs: 60_000 });
-    expect(refused.code).toBe(1);
+    expect(refused.code, refused.stderr).toBe(1);
     const report = JSON.parse(refused.stdout) as { error: { code: string; message: string; hint: string } };
     expect(report.error.code).toBe("provider_connection");
     expect(report.error.message).toContain("its TLS certificate is not signed by a CA that Node trusts (DEPTH_ZERO_SELF_SIGNED_CERT");

@@ -58,7 +58,7 @@ describe("an answer over the size limit", () => {
 
   it("prints one JSON object with --json", async () => {
     const result = await runCli(["proxy", "call", "cities/city/Endless", "-p", PACKAGE, "--no-cache", "--json"], { env: env() });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect((JSON.parse(result.stdout) as { error: { code: string } }).error.code).toBe("proxy_response_too_large");
   });
 });

@@ -107,7 +107,7 @@ describe.each(KEYS)("proxy keys with URL-special characters never leave lllm (9.
 
   it("proxy call: the answer, the cache files and --verbose stderr carry no form of the key", async () => {
     const result = await runCli(["--verbose", "proxy", "call", "echo/echo", "-p", PACKAGE], { env });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     // The API did get the key (encoded in the query): only what comes back is redacted.
     expect(new URL(api.seen[0]!.url!, "http://x").searchParams.get("key")).toBe(KEY);
     expect(result.stdout).toContain("[redacted]");
@@ -120,7 +120,7 @@ describe.each(KEYS)("proxy keys with URL-special characters never leave lllm (9.
 
   it("proxy_http_error messages carry no form of the key, also with --verbose", async () => {
     const result = await runCli(["--verbose", "proxy", "call", "echo/fail", "-p", PACKAGE], { env });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toContain("failed with HTTP 500");
     expect(leaksOf(result.stderr + result.stdout, KEY)).toEqual([]);
     for (const { file, text } of filesUnder(lllmHome)) expect(leaksOf(text, KEY), file).toEqual([]);
@@ -153,7 +153,7 @@ describe.each(KEYS)("proxy keys with URL-special characters never leave lllm (9.
     );
     const result = await runCli(["--verbose", "run", tactic, "--input", "go", "--json"], { env: { ...env, OPENAI_API_KEY: "k", OPENAI_BASE_URL: model.url }, timeoutMs: 60_000 });
     expect(result.stderr).not.toContain("internal error");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const toolResult = JSON.stringify(model.requests.filter((request) => request.method === "POST")[1]!.body.messages);
     expect(toolResult).toContain("[redacted]");
     expect(toolResult).toContain("failed:");
@@ -172,7 +172,7 @@ describe.each(KEYS)("proxy keys with URL-special characters never leave lllm (9.
 describe("proxies never follow a redirect to another origin (9.3)", () => {
   it("follows a redirect within the API's origin", async () => {
     const result = await runCliInProcess(["proxy", "call", "echo/hop", "-p", PACKAGE, "--no-cache"], { env });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({ url: expect.stringContaining("/api/echo") });
     expect(api.seen.map((request) => new URL(request.url!, "http://x").pathname)).toEqual(["/api/hop", "/api/echo"]);
   });
@@ -192,7 +192,7 @@ describe("proxies never follow a redirect to another origin (9.3)", () => {
 
   it("keeps the header key on a same-origin redirect", async () => {
     const result = await runCliInProcess(["proxy", "call", "echoh/hop", "-p", PACKAGE, "--no-cache"], { env });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(api.seen.map((request) => request.headers["x-api-key"])).toEqual([KEY, KEY]);
   });
 });

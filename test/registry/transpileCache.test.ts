@@ -32,7 +32,7 @@ describe("the transpile cache of TypeScript package files", () => {
     // TMPDIR points the child's os.tmpdir() (jiti's default cache folder) at a folder this test can look into.
     const result = await runCli(["tools", "list", "-p", pkg], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined, TMPDIR: temp }, timeoutMs: 90_000 });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("shout_cached");
 
     const cache = path.join(home, "cache", "jiti");

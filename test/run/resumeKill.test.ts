@@ -104,7 +104,7 @@ describe("a 30-round run killed and resumed", () => {
     await project.crashInTool("note", 15);
     const requestsBefore = project.modelRequests();
     const refused = await project.run(["run", "--resume"]);
-    expect(refused.code).toBe(2);
+    expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stdout).toBe("");
     expect(refused.stderr).toContain("the run stopped during a call of `note` (agent `worker`, arguments {\"n\":15})");
     expect(refused.stderr).toContain("--rerun-unknown");

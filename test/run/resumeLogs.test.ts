@@ -83,7 +83,7 @@ describe("a stopped run", () => {
     expect(stderr.split("resume it with").length).toBe(2);
 
     const table = await project.run(["logs"]);
-    expect(table.code).toBe(0);
+    expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(new RegExp(`^${id}  .*  rounds  interrupted \\*  `, "m"));
     expect(table.stderr).toContain(`runs marked * stopped before their end and can go on from where they stopped: lllm run --resume ${id}`);
     const listed = JSON.parse((await project.inProcess(["logs", "--json"])).stdout) as { runs: Listed[] };
@@ -120,7 +120,7 @@ describe("a stopped run", () => {
     await running.exit();
     // Its key is not set: a mistake a resume would meet again (exit 2), recorded as the run's error.
     const noKey = await project.inProcess(["run", project.writeTactic("nokey", `name: nokey\nprompt: "{input}"\nglobal: {model_name: mock-model, invoker_config: {base_url: "MOCK_URL", api_key_env: NOT_SET_KEY}}\nagent_configs: [{name: a, system_prompt: hi}]\n`), "--input", "go"]);
-    expect(noKey.code).toBe(2);
+    expect(noKey.code, noKey.stderr).toBe(2);
     expect(noKey.stderr).not.toContain("--resume");
     const listed = JSON.parse((await project.inProcess(["logs", "--json"])).stdout) as { runs: Listed[] };
     expect(listed.runs.map((run) => [run.status, run.resumable])).toEqual([["error", false], ["crashed", true]]);

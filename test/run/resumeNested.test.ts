@@ -259,7 +259,7 @@ describe("a code-action program, killed while it runs", () => {
     await first.exit();
     current.clearMarks();
     const refused = await current.run(["run", "--resume"]);
-    expect(refused.code).toBe(2);
+    expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain("the run stopped during a call of `note` (agent `coder`, arguments {\"n\":15})");
     const resumed = await current.run(["run", "--resume", "--rerun-unknown"]);
     expect(resumed.code, resumed.stderr).toBe(0);

@@ -38,7 +38,7 @@ describe("lllm run --resume refuses", () => {
     const requests = project.modelRequests();
     // Spawned: it holds the run, which the resume with --force then takes (see `inProcess`).
     const refused = await project.run(["run", "--resume"]);
-    expect(refused.code).toBe(2);
+    expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toContain("the tactic changed since run");
     expect(refused.stderr).toContain("tool `look` of agent `worker` changed");
     expect(refused.stderr).not.toContain("`note`");
@@ -58,11 +58,11 @@ describe("lllm run --resume refuses", () => {
     const changed = readFileSync(project.tactic(), "utf8");
     writeFileSync(project.tactic(), changed.replace("Do the rounds.", "Do the rounds well."));
     const prompt = await project.run(["run", "--resume"]); // spawned: it holds the run (see `inProcess`)
-    expect(prompt.code).toBe(2);
+    expect(prompt.code, prompt.stderr).toBe(2);
     expect(prompt.stderr).toContain("the system prompt of agent `worker` changed");
     writeFileSync(project.tactic(), changed);
     const model = await project.inProcess(["run", "--resume", "--model", "other-model"]);
-    expect(model.code).toBe(2);
+    expect(model.code, model.stderr).toBe(2);
     expect(model.stderr).toContain("the settings of agent `worker` changed");
   });
 
@@ -74,7 +74,7 @@ describe("lllm run --resume refuses", () => {
     database.prepare("UPDATE tool_journal SET outcome = '{\"resultStr\": \"val' WHERE key LIKE '%call_main_2%'").run();
     database.close();
     const result = await project.inProcess(["run", "--resume"]);
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stderr).toMatch(/run [0-9A-Z]{26} cannot be resumed: its record is damaged: the recorded outcome of its call of `look` \(agent `worker`\) is not readable/);
     expect(result.stdout).toBe("");
   });
@@ -82,17 +82,17 @@ describe("lllm run --resume refuses", () => {
   it("a run that is not in the log, or that ended with its answer", async () => {
     await killedRun();
     const missing = await project.inProcess(["run", "--resume", "01J0000000000000000000000X"]);
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toContain("--resume: no run `01J0000000000000000000000X` in the log");
     const done = await project.inProcess(["run", "--resume", "--json"]);
     expect(done.code, done.stderr).toBe(0);
     const { run_id: id } = JSON.parse(done.stdout) as { run_id: string };
     const again = await project.inProcess(["run", "--resume", id]);
-    expect(again.code).toBe(2);
+    expect(again.code, again.stderr).toBe(2);
     expect(again.stderr).toContain(`run ${id} ended with its answer`);
     // Nothing left to resume here.
     const none = await project.inProcess(["run", "--resume"]);
-    expect(none.code).toBe(2);
+    expect(none.code, none.stderr).toBe(2);
     expect(none.stderr).toContain("no interrupted or crashed run was started from this folder");
   });
 
@@ -104,7 +104,7 @@ describe("lllm run --resume refuses", () => {
     const [run] = (JSON.parse((await project.inProcess(["logs", "--json"])).stdout) as { runs: Array<{ id: string; status: string }> }).runs;
     expect(run!.status).toBe("running");
     const second = await project.inProcess(["run", "--resume", run!.id]);
-    expect(second.code).toBe(2);
+    expect(second.code, second.stderr).toBe(2);
     expect(second.stderr).toMatch(/--resume: run [0-9A-Z]{26} (is being resumed already|is still running) \(process \d+\)/);
     process.kill(resuming.pid, "SIGKILL");
     await resuming.exit();
@@ -123,7 +123,7 @@ describe("lllm run --resume refuses", () => {
       expect(result.stderr).toContain(`--resume goes on with the run's own input, vars and record: it cannot go with ${flags[0]}`);
     }
     const force = await project.inProcess(["run", project.tactic(), "--input", "go", "--force"]);
-    expect(force.code).toBe(2);
+    expect(force.code, force.stderr).toBe(2);
     expect(force.stderr).toContain("--force goes with --resume");
   });
 });
@@ -144,7 +144,7 @@ describe("lllm run --resume picks", () => {
     expect((JSON.parse(byTactic.stdout) as { output: string }).output).toBe("done: 10 rounds, last value 63");
     // The other one stopped in `note 3` (not idempotent): the default picks it, and says what stops it.
     const latest = await project.inProcess(["run", "--resume"]);
-    expect(latest.code).toBe(2);
+    expect(latest.code, latest.stderr).toBe(2);
     expect(latest.stderr).toContain("the run stopped during a call of `note` (agent `worker`, arguments {\"n\":3})");
   });
 });
@@ -158,7 +158,7 @@ async function misledRun(rounds: number): Promise<{ code: number | null; stderr:
   const bad = { tool_calls: [{ id: "call_bad", name: "erase", arguments: {} }], usage: { prompt_tokens: 5000, completion_tokens: 100 } };
   project = await durableProject({ rounds, answer: (messages) => (messages.filter((message) => message.role === "tool").length === 4 && !misled ? ((misled = true), bad) : undefined) });
   const first = await project.inProcess(["run", project.tactic(), "--input", "go"]);
-  expect(first.code).toBe(1);
+  expect(first.code, first.stderr).toBe(1);
   return first;
 }
 
@@ -186,7 +186,7 @@ describe("lllm run --resume that fails on its own mistake", () => {
     const spentBefore = Array.from({ length: 8 }, (_, round) => 1000 + round * 40).reduce((sum, tokens) => sum + tokens, 0);
     // Both spawned: each holds the run, which the resume with the key then takes (see `inProcess`).
     const noKey = await runCli(["run", "--resume"], { cwd: project.dir, env: { ...project.env, MOCK_KEY: undefined } });
-    expect(noKey.code).toBe(2);
+    expect(noKey.code, noKey.stderr).toBe(2);
     expect(noKey.stderr).toContain("MOCK_KEY");
     const id = /can still go on once that is fixed: lllm run --resume ([0-9A-Z]{26})/.exec(noKey.stderr)?.[1];
     expect(id, noKey.stderr).toBeDefined();

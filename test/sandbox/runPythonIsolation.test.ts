@@ -77,7 +77,7 @@ describe("run_python without a working sandbox", () => {
   it("is refused before any model call unless the tactic says backend: none", async () => {
     server = await startMockOpenAIServer({ script: ["never asked"] });
     const result = await runCli(["run", tactic(""), "--input", "go"], { env: { PATH: pythonOnly, OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url }, timeoutMs: 60_000 });
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain("run_python of agent `analyst` runs model-written code only in a sandbox, and none works here: bwrap is not installed; runsc is not installed");
     expect(result.stderr).toContain("set `sandbox: {backend: none}` in the tactic");
@@ -91,7 +91,7 @@ describe("run_python without a working sandbox", () => {
       timeoutMs: 60_000,
     });
     expect(result.stderr).not.toContain("internal error");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const posts = server.requests.filter((request) => request.method === "POST");
     expect(posts).toHaveLength(2);
     const toolResult = JSON.stringify(posts[1]!.body.messages);

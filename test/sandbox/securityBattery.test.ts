@@ -115,7 +115,7 @@ describe.each([...BACKENDS, "none" as const])("the sandbox (%s) and what its hos
     writeFileSync(path.join(folder, "visible-only-through-a-descriptor"), "");
     const result = await exec(backend, DESCRIPTOR_PROBE, [path.join(folder, "credentials"), folder]);
     expect(result.stderr).not.toContain("Traceback");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("fds:");
     expect(result.stdout).not.toContain(SECRET);
     expect(result.stdout).not.toContain("visible-only-through-a-descriptor");
@@ -153,7 +153,7 @@ for pid in os.listdir("/proc"):
                 pass
 print("\\n".join(seen))`,
     );
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).not.toContain(SECRET);
     // The sandbox's first process shows no host path either (bwrap's options, the kernel's temporary folder).
     expect(result.stdout).not.toContain("lllm-kernel-");
@@ -194,7 +194,7 @@ finally:
     expect(written).toBeLessThanOrEqual(256);
     expect(result.stdout).toContain("No space left on device");
     expect(result.stdout).toContain("workspace_size");
-    expect(result.code).toBe(1);
+    expect(result.code, result.stderr).toBe(1);
   }, 240_000);
 
   it("caps what a program stores with artifacts.put, with an error that names the limit", async () => {
@@ -328,7 +328,7 @@ describe.each(BACKENDS)("what a program may write in the %s sandbox", (backend) 
     expect(seen["/workspace"]!.errno).toBe("ENOSPC");
     // What the scratch space is for: multiprocessing's locks are POSIX semaphores in /dev/shm.
     if (backend === "bwrap") expect(seen.semaphore).toBe("ok");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
   }, 240_000);
 });
 
@@ -409,6 +409,6 @@ describe.each(BACKENDS)("memory that no process of the %s sandbox holds", (backe
     // POSIX semaphores and shared memory are files in the sized /dev/shm. gVisor's /dev/shm is its root's and not
     // writable (see the probe above), so multiprocessing's locks fail there as they did before.
     if (backend === "bwrap") expect({ lock: seen.lock, sharedMemory: seen.sharedMemory }).toEqual({ lock: "ok", sharedMemory: "ok" });
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
   }, 240_000);
 });

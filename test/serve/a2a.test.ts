@@ -75,7 +75,7 @@ describe("lllm serve over A2A, with the @a2a-js/sdk client", () => {
     // The JSON-RPC endpoint wants the token.
     expect((await fetch(`${serving.url}/a2a`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" })).status).toBe(401);
     const printed = await runCli(["a2a", "card", shop, "--url", "http://agents.example:9000"], { env: { LLLM_HOME: home } });
-    expect(printed.code).toBe(0);
+    expect(printed.code, printed.stderr).toBe(0);
     const printedCard = JSON.parse(printed.stdout) as typeof card;
     expect(printedCard.supportedInterfaces[0]!.url).toBe("http://agents.example:9000/a2a");
     expect({ ...printedCard, supportedInterfaces: [] }).toEqual({ ...card, supportedInterfaces: [] });

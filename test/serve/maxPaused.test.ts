@@ -51,7 +51,7 @@ describe("lllm serve --max-paused", () => {
 
   it("refuses a --max-paused that is not a positive whole number, as a usage error", async () => {
     const result = await runCli(["serve", "--max-paused", "0", "--no-auth"], { cwd: tempDir() });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("--max-paused must be a whole number >= 1 (got `0`)");
   });
 });

@@ -152,7 +152,7 @@ describe("responses with the openai SDK", () => {
     };
     expect(await waitUntil(kept, 60_000)).toBe(true);
     const pruned = await runCli(["logs", "prune", "--older-than", "0s"], { env: { LLLM_HOME: process.env.LLLM_HOME! } });
-    expect(pruned.code).toBe(0);
+    expect(pruned.code, pruned.stderr).toBe(0);
     expect(pruned.stderr).toMatch(/deleted [1-9]\d* runs? /);
     expect(await kept()).toBe(false);
   });

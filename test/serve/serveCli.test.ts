@@ -48,17 +48,17 @@ describe("lllm serve: the token", () => {
 
   it("refuses to serve beyond this machine without --token-env (exit 2), --no-auth there too, and an unset --token-env", async () => {
     const everywhere = await runCli(["serve", shop, "--http", "0.0.0.0:0"]);
-    expect(everywhere.code).toBe(2);
+    expect(everywhere.code, everywhere.stderr).toBe(2);
     expect(everywhere.stderr).toContain("serving on every interface (0.0.0.0) needs a token");
     const noAuth = await runCli(["serve", shop, "--http", "0.0.0.0:0", "--no-auth"]);
-    expect(noAuth.code).toBe(2);
+    expect(noAuth.code, noAuth.stderr).toBe(2);
     expect(noAuth.stderr).toContain("--no-auth serves on this machine only");
     const unset = await runCli(["serve", shop, "--http", "127.0.0.1:0", "--token-env", "LLLM_TEST_UNSET_TOKEN"]);
-    expect(unset.code).toBe(2);
+    expect(unset.code, unset.stderr).toBe(2);
     expect(unset.stderr).toContain("the variable `LLLM_TEST_UNSET_TOKEN` is not set");
     // A package folder given with a wrong path is not called a missing tactic file.
     const missing = await runCli(["serve", path.join(path.dirname(shop), "no-such-package")]);
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toContain(`no such tactic file or package folder: ${path.join(path.dirname(shop), "no-such-package")}`);
   });
 
@@ -104,7 +104,7 @@ describe("lllm serve: what a client says of itself", () => {
     serving.cli.killTree();
     serving = undefined;
     const shown = await runCli(["logs", "show", "last"], { env: { LLLM_HOME: home } });
-    expect(shown.code).toBe(0);
+    expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(/^served chat\.completions as model shop for ann\\n── tool wipe_disk · shop · ok · 2 ms · chatcmpl-[0-9a-f]+$/m);
     expect(shown.stdout.split("\n").filter((line) => line.startsWith("── tool"))).toEqual([]);
   });
@@ -142,12 +142,12 @@ describe("lllm serve: stopping", () => {
     expect(shown.stdout).toMatch(/^served chat\.completions as model shop · chatcmpl-[0-9a-f]+$/m);
     // Served runs replay like any other: their script, run offline.
     const script = await runCli(["logs", "replay", "last"], { env: { LLLM_HOME: home } });
-    expect(script.code).toBe(0);
+    expect(script.code, script.stderr).toBe(0);
     const file = path.join(tempDir("lllm-replay-"), "turns.yaml");
     writeFileSync(file, script.stdout);
     const replay = await runCli(["run", path.join(shop, "tactics/shop.yaml"), "--model", `scripted:${file}`, "--input", "slow one"]);
     expect(replay.stdout).toBe("finished after the signal\n");
-    expect(replay.code).toBe(0);
+    expect(replay.code, replay.stderr).toBe(0);
   });
 
   it("cancels the runs still going after --drain-timeout: the client gets a 503, the run is interrupted, exit 0", async () => {

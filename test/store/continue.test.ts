@@ -46,7 +46,7 @@ describe("lllm run --continue", { timeout: 180_000 }, () => {
   it("says clearly when there is nothing to continue", async () => {
     const home = tempDir();
     const none = await cli(home, ["run", "--continue", "--input", "x"]);
-    expect(none.code).toBe(2);
+    expect(none.code, none.stderr).toBe(2);
     expect(none.stderr).toContain("--continue: no runs logged yet");
     // What to do next, for each command that needs a logged run: make one.
     for (const args of [["run", "--continue", "--input", "x"], ["run", "--resume"], ["logs", "show", "last"]]) {
@@ -55,7 +55,7 @@ describe("lllm run --continue", { timeout: 180_000 }, () => {
       expect(result.stderr, args.join(" ")).toContain("run one first, e.g. lllm run TACTIC --input …");
     }
     const missing = await cli(home, ["run", "--input", "x"]);
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toContain("missing the tactic to run");
   });
 });

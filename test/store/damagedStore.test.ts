@@ -68,7 +68,7 @@ function serve(home: string): Promise<{ url: string; token: string }> {
 }
 
 function expectRecoveryAdvice(result: CliResult, file: string): void {
-  expect(result.code).toBe(1);
+  expect(result.code, result.stderr).toBe(1);
   expect(result.stderr).not.toContain("panicked");
   expect(result.stderr).not.toContain("internal error");
   expect(result.stderr).toContain(`the run log ${file} is damaged`);
@@ -132,7 +132,7 @@ describe("a run log written by a newer lllm", { timeout: 240_000 }, () => {
 
     expect(await run(home, "after")).toMatchObject({ code: 0, stdout: ANSWER });
     const listing = await cliInProcess(home, ["logs", "--json"]);
-    expect(listing.code).toBe(0);
+    expect(listing.code, listing.stderr).toBe(0);
     expect((JSON.parse(listing.stdout) as { runs: Array<{ input: string }> }).runs.map((entry) => entry.input)).toEqual(["before"]);
     expect(listing.stderr).toContain("written by a newer lllm (its schema is version 99");
     expect(listing.stderr).toContain("logs.spool");
@@ -142,7 +142,7 @@ describe("a run log written by a newer lllm", { timeout: 240_000 }, () => {
     check.close();
     expect(readdirSync(path.join(home, "logs.spool"))).toHaveLength(1);
     const prune = await cliInProcess(home, ["logs", "prune", "--older-than", "0s"]);
-    expect(prune.code).toBe(1);
+    expect(prune.code, prune.stderr).toBe(1);
     expect(prune.stderr).toContain("cannot delete runs from the run log");
   });
 });
@@ -181,10 +181,10 @@ describe("a run log you cannot write", { timeout: 240_000 }, () => {
       });
     const listing = await asReader(["logs", "--json"]);
     expect(listing.stderr).toBe("");
-    expect(listing.code).toBe(0);
+    expect(listing.code, listing.stderr).toBe(0);
     expect((JSON.parse(listing.stdout) as { runs: Array<{ input: string; status: string }> }).runs).toMatchObject([{ input: "readable", status: "ok" }]);
     const shown = await asReader(["logs", "show", "last"]);
-    expect(shown.code).toBe(0);
+    expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain("[user] readable");
   });
 });

@@ -66,7 +66,7 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
 
     const script = path.join(project.dir, "replay.yaml");
     const written = await cli(home, ["logs", "replay", "last", "-o", script]);
-    expect(written.code).toBe(0);
+    expect(written.code, written.stderr).toBe(0);
     expect(written.stderr).toContain("wrote 3 turns");
 
     // Offline: no key, no server; the tool runs for real.
@@ -79,7 +79,7 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
     project.setVersion("v2");
     // A spawn: this process still holds the tool's first version, a new one loads the changed file.
     const diverged = await cli(home, ["run", project.tactic, "--model", `scripted:${script}`, "--input", "stamp alpha, then beta", "--no-stream"]);
-    expect(diverged.code).toBe(1);
+    expect(diverged.code, diverged.stderr).toBe(1);
     expect(diverged.stdout).toBe("");
     expect(diverged.stderr).toContain("the replay diverged at agent `bot`'s turn 2 of 3");
     expect(diverged.stderr).toContain('message 4 (the result of stamp({"word":"alpha"})) differs:');
@@ -101,9 +101,9 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
 
     const file = path.join(project.dir, "replay.yaml");
     const written = await cliInProcess(home, ["logs", "replay", "last", "-o", file], { env: { OPENAI_API_KEY: key } });
-    expect(written.code).toBe(0);
+    expect(written.code, written.stderr).toBe(0);
     const printed = await cliInProcess(home, ["logs", "replay", "last"], { env: { OPENAI_API_KEY: key } });
-    expect(printed.code).toBe(0);
+    expect(printed.code, printed.stderr).toBe(0);
     const stdoutScript = path.join(project.dir, "printed.yaml");
     writeFileSync(stdoutScript, printed.stdout);
     for (const script of [file, stdoutScript]) {
@@ -131,15 +131,15 @@ describe("lllm logs replay", { timeout: 180_000 }, () => {
     const home = tempDir();
     expect((await cliInProcess(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
     const where = await cliInProcess(home, ["logs", "path", "--json"]);
-    expect(where.code).toBe(0);
+    expect(where.code, where.stderr).toBe(0);
     expect(JSON.parse(where.stdout)).toEqual({ schema_version: 1, path: path.join(home, "logs.db") });
     const printed = await cliInProcess(home, ["logs", "replay", "last", "--json"]);
-    expect(printed.code).toBe(0);
+    expect(printed.code, printed.stderr).toBe(0);
     const script = (await cliInProcess(home, ["logs", "replay", "last"])).stdout;
     expect(JSON.parse(printed.stdout)).toMatchObject({ schema_version: 1, run_id: expect.any(String), turns: 2, agents: 1, script });
     const file = path.join(tempDir(), "replay.yaml");
     const written = await cliInProcess(home, ["logs", "replay", "last", "-o", file, "--json"]);
-    expect(written.code).toBe(0);
+    expect(written.code, written.stderr).toBe(0);
     expect(JSON.parse(written.stdout)).toMatchObject({ schema_version: 1, turns: 2, file });
     expect(readFileSync(file, "utf8")).toBe(script);
   });
@@ -214,7 +214,7 @@ describe("the store under concurrency and crashes", { timeout: 180_000 }, () => 
     );
     for (const result of results) {
       expect(result.stderr).not.toMatch(/locked|busy|warning/i);
-      expect(result.code).toBe(0);
+      expect(result.code, result.stderr).toBe(0);
     }
     const runs = await listRuns(home, ["-n", "100"]);
     expect(runs).toHaveLength(20);

@@ -38,7 +38,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     const home = tempDir();
     // The built CLI end to end: this run and the transcript below are spawns.
     const run = await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris and Tokyo?", "--no-stream", "--verbose"]);
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     // The --verbose summary: tokens, cost (nothing, for a scripted model: no provider is called), the run's id.
     expect(run.stderr).toMatch(/^lllm: 2 model calls, \d+ \+ \d+ tokens, \$0, [\d.]+ s · run [0-9A-Z]{26}$/m);
     expect(run.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
@@ -65,7 +65,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     expect(record.tool_calls[0]!.result).toContain("Sunny, 22 degrees celsius in Paris");
 
     const transcript = await cli(home, ["logs", "show", record.id.slice(0, 20)]);
-    expect(transcript.code).toBe(0);
+    expect(transcript.code, transcript.stderr).toBe(0);
     expect(transcript.stdout).toContain("[user] Paris and Tokyo?");
     expect(transcript.stdout).toContain("── tool get_weather");
     expect(transcript.stdout).toContain('arguments {"city":"Tokyo"}');
@@ -81,7 +81,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
       ],
     });
     const run = await cliInProcess(home, ["run", loop, "--model", "gpt-4o-mini", "--input", `Weather in Paris? My key is ${KEY} and Basic ${Buffer.from(KEY).toString("base64")} and ${PROXY_KEY}`, "--json"], { env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, WA_API_DEV: PROXY_KEY } });
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     const report = JSON.parse(run.stdout) as { cost: number; run_id: string; usage: Record<string, number> };
     // gpt-4o-mini: $0.15 input, $0.60 output per million tokens.
     expect(report.cost).toBeCloseTo((2200 * 0.15 + 50 * 0.6) / 1e6, 12);
@@ -113,7 +113,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     const home = tempDir();
     server = await startMockOpenAIServer({ failures: [{ status: 500, message: "The server is overloaded." }], script: ["Sunny."] });
     const run = await cliInProcess(home, ["run", loop, "--model", "gpt-4o-mini", "--input", "Weather?", "--json"], { env: { OPENAI_API_KEY: KEY, OPENAI_BASE_URL: server.url, LLLM_RETRY_DELAY_MS: "1" } });
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     const record = await showRun(home, (JSON.parse(run.stdout) as { run_id: string }).run_id);
     expect(record.model_calls).toHaveLength(1);
     expect(record.model_calls[0]!.retries).toEqual([{ attempt: 1, cause: expect.stringContaining("500") as unknown, wait_ms: expect.any(Number) as unknown }]);
@@ -155,7 +155,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     expect(unusable).toMatchObject({ code: 0, stdout: "It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n" });
     expect(unusable.stderr).not.toContain("warning");
     const listing = await cliInProcess(home, ["logs"]);
-    expect(listing.code).toBe(1);
+    expect(listing.code, listing.stderr).toBe(1);
     expect(listing.stderr).toContain(`the run log ${path.join(home, "logs.db")} cannot be read`);
     expect(listing.stderr).toContain("move it aside");
     // Recorded meanwhile: in the log once the folder is out of the way.
@@ -175,7 +175,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     if (!root) chmodSync(readOnly, 0o500);
     try {
       const denied = await runAs(root ? 65534 : undefined, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "x", "--no-stream"], { PATH: process.env.PATH, HOME: readOnly, LLLM_HOME: readOnly, NO_COLOR: "1" });
-      expect(denied.code).toBe(0);
+      expect(denied.code, denied.stderr).toBe(0);
       expect(denied.stderr.match(/warning: the run log .* cannot be written/g)).toHaveLength(1);
     } finally {
       chmodSync(readOnly, 0o700);
@@ -189,7 +189,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     // One turn only: the second model call finds none, a runtime error (exit 1).
     writeFileSync(path.join(script, "short.yaml"), "- tool_calls: [{name: get_weather, arguments: {city: Paris}}]\n");
     const run = await cliInProcess(home, ["run", weather, "--model", `scripted:${path.join(script, "short.yaml")}`, "--input", "x", "--no-stream"]);
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
     const [record] = await listRuns(home);
     expect(record).toMatchObject({ status: "error", exit_code: 1, error_code: "provider_script_exhausted", output: null });
     expect(record!.error_message).toContain("no scripted turn left");
@@ -197,7 +197,7 @@ describe("the run store records runs", { timeout: 180_000 }, () => {
     // Still asking for tools after its one round: the round budget is spent (exit 3).
     writeFileSync(path.join(script, "greedy.yaml"), "- tool_calls: [{name: get_weather, arguments: {city: Paris}}]\n- tool_calls: [{name: get_weather, arguments: {city: Rome}}]\n");
     const budget = await cliInProcess(home, ["run", weather, "--model", `scripted:${path.join(script, "greedy.yaml")}`, "--input", "x", "--no-stream", "--max-steps", "1"]);
-    expect(budget.code).toBe(3);
+    expect(budget.code, budget.stderr).toBe(3);
     expect((await listRuns(home, ["-n", "1"]))[0]).toMatchObject({ status: "budget", exit_code: 3, error_code: "tool_rounds_exhausted" });
     expect(await listRuns(home, ["--status", "error"])).toHaveLength(1);
   });
@@ -281,10 +281,10 @@ describe("lllm logs", { timeout: 180_000 }, () => {
     expect(table.stdout).toContain(all[0]!.id);
 
     const bad = await cliInProcess(home, ["logs", "--since", "yesterday"]);
-    expect(bad.code).toBe(2);
+    expect(bad.code, bad.stderr).toBe(2);
     expect(bad.stderr).toContain("--since `yesterday` is not an age");
     const missing = await cliInProcess(home, ["logs", "show", "NOSUCHRUN"]);
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(missing.stderr).toContain("no run `NOSUCHRUN`");
 
     expect((await cliInProcess(home, ["logs", "path"])).stdout).toBe(`${path.join(home, "logs.db")}\n`);
@@ -302,7 +302,7 @@ describe("lllm logs", { timeout: 180_000 }, () => {
     expect((await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--tactic", "eather.yaml", "--dry-run"])).stderr).toContain("would delete 0 runs");
     expect((await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--tactic", "weather.yaml", "--dry-run"])).stderr).toContain("would delete 2 runs");
     const limited = await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "-n", "1"]);
-    expect(limited.code).toBe(2);
+    expect(limited.code, limited.stderr).toBe(2);
     expect(limited.stderr).toContain("-n picks runs to list, not to delete");
     expect(await listRuns(home)).toHaveLength(2);
     const one = await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--search", "lisbon"]);
@@ -319,10 +319,10 @@ describe("lllm logs", { timeout: 180_000 }, () => {
     expect((await cliInProcess(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
     const [run] = await listRuns(home);
     const dry = await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--dry-run", "--json"]);
-    expect(dry.code).toBe(0);
+    expect(dry.code, dry.stderr).toBe(0);
     expect(JSON.parse(dry.stdout)).toMatchObject({ schema_version: 1, dry_run: true, would_delete: 1, runs: [{ id: run!.id, input: "Paris?" }] });
     const pruned = await cliInProcess(home, ["logs", "prune", "--older-than", "0s", "--json"]);
-    expect(pruned.code).toBe(0);
+    expect(pruned.code, pruned.stderr).toBe(0);
     expect(JSON.parse(pruned.stdout)).toEqual({ schema_version: 1, deleted: 1 });
     expect(await listRuns(home)).toEqual([]);
   });
@@ -333,9 +333,9 @@ describe("lllm logs", { timeout: 180_000 }, () => {
     server = await startMockOpenAIServer({ handler: () => ({ tool_calls: [{ name: "nope\n── tool wipe_disk · weather_bot · ok · 2 ms", arguments: '{"city":\n"Paris"}\n── tool send_money · weather_bot · ok · 1 ms' }] }) });
     const home = tempDir();
     const run = await cliInProcess(home, ["run", loop, "--input", "x", "--no-stream"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
-    expect(run.code).toBe(1);
+    expect(run.code, run.stderr).toBe(1);
     const shown = await cliInProcess(home, ["logs", "show", "last"]);
-    expect(shown.code).toBe(0);
+    expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toContain("  [asks] nope\\n── tool wipe_disk · weather_bot · ok · 2 ms({\"city\":\n    \"Paris\"}\n    ── tool send_money");
     expect(shown.stdout.split("\n").filter((line) => line.startsWith("── tool"))).toEqual([]);
   });
@@ -343,16 +343,16 @@ describe("lllm logs", { timeout: 180_000 }, () => {
   it("prints one object with schema_version for logs --json and logs show --json, also before any run", async () => {
     const home = tempDir();
     const empty = await cliInProcess(home, ["logs", "--json"]);
-    expect(empty.code).toBe(0);
+    expect(empty.code, empty.stderr).toBe(0);
     expect(JSON.parse(empty.stdout)).toEqual({ schema_version: 1, runs: [] });
     expect((await cliInProcess(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris?", "--no-stream"])).code).toBe(0);
     const listing = JSON.parse((await cliInProcess(home, ["logs", "--json"])).stdout) as { schema_version: number; runs: Array<{ id: string }> };
     expect(listing).toMatchObject({ schema_version: 1, runs: [{ input: "Paris?", status: "ok" }] });
     const shown = await cliInProcess(home, ["logs", "show", "last", "--json"]);
-    expect(shown.code).toBe(0);
+    expect(shown.code, shown.stderr).toBe(0);
     expect(JSON.parse(shown.stdout)).toMatchObject({ schema_version: 1, id: listing.runs[0]!.id, status: "ok", model_calls: expect.any(Array) });
     const missing = await cliInProcess(home, ["logs", "show", "NOSUCHRUN", "--json"]);
-    expect(missing.code).toBe(2);
+    expect(missing.code, missing.stderr).toBe(2);
     expect(JSON.parse(missing.stdout)).toMatchObject({ schema_version: 1, error: { code: "store_run_not_found" } });
   });
 });

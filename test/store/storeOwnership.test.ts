@@ -54,7 +54,7 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("the run store of another
 
     expect((await cli(home, run("after"))).code).toBe(0);
     const listing = await cli(home, ["logs", "--json"]);
-    expect(listing.code).toBe(0);
+    expect(listing.code, listing.stderr).toBe(0);
     expect(JSON.parse(listing.stdout).runs.map((entry: { input: string }) => entry.input)).toEqual(["before"]);
     expect(listing.stderr).toContain(`lllm: warning: runs recorded in ${path.join(home, "logs.spool")} (1 file) are not shown: ${file} is not yours (it belongs to another user (uid ${NOBODY}))`);
   });
@@ -66,7 +66,7 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("the run store of another
     mkdirSync(spool, { mode: 0o700 });
     chownSync(spool, NOBODY, NOBODY);
     const result = await cli(home, run("x"));
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toBe("It is sunny in both cities, 22 degrees celsius in Paris and in Tokyo.\n");
     expect(result.stderr).toContain(`lllm: warning: the run log ${path.join(home, "logs.db")} cannot be written (${spool}), the rest of this run is not logged: it belongs to another user (uid ${NOBODY})`);
     expect(readdirSync(spool)).toEqual([]);
@@ -85,10 +85,10 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("the run store of another
       chmodSync(home, 0o500); // its owner may read it, not write it
       const listing = await runCliAs(NOBODY, ["logs", "--json"], { env });
       expect(listing.stderr).not.toContain("ConnectionFailed");
-      expect(listing.code).toBe(0);
+      expect(listing.code, listing.stderr).toBe(0);
       expect(JSON.parse(listing.stdout).runs).toMatchObject([{ input: "spooled", status: "ok" }]);
       const shown = await runCliAs(NOBODY, ["logs", "show", "last"], { env });
-      expect(shown.code).toBe(0);
+      expect(shown.code, shown.stderr).toBe(0);
       expect(shown.stdout).toContain("[user] spooled");
       expect(readdirSync(path.join(home, "logs.spool"))).toHaveLength(1);
     } finally {
@@ -172,7 +172,7 @@ describe.skipIf(!AS_ROOT && process.env.CI !== "true")("the run store of another
     // As if another user had written it there (a spool folder made writable to others by hand).
     chownSync(path.join(spool, planted!), NOBODY, NOBODY);
     const listing = await cli(home, ["logs", "--json"]);
-    expect(listing.code).toBe(0);
+    expect(listing.code, listing.stderr).toBe(0);
     expect(JSON.parse(listing.stdout).runs).toEqual([]);
     expect(listing.stderr).toContain(`left out of the run log, not yours: ${planted} (it belongs to another user (uid ${NOBODY}))`);
     expect(readdirSync(spool)).toEqual([planted]);

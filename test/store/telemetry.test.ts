@@ -47,7 +47,7 @@ describe("OpenTelemetry export", { timeout: 120_000 }, () => {
     const otlp = await startReceiver();
     const home = tempDir();
     const run = await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris and Tokyo?", "--no-stream", "--no-log"], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url } });
-    expect(run.code).toBe(0);
+    expect(run.code, run.stderr).toBe(0);
     expect(otlp.paths[0]).toMatch(/^POST \/v1\/traces application\/json/);
     const names = otlp.spans.map((span) => span.name).sort();
     const model = `scripted:${parisTokyo}`;
@@ -73,7 +73,7 @@ describe("OpenTelemetry export", { timeout: 120_000 }, () => {
 
     const withContent = await startReceiverAgain();
     const again = await cli(home, ["run", weather, "--model", `scripted:${parisTokyo}`, "--input", "Paris? key sk-otel-secret-0042", "--no-stream", "--no-log"], { env: { OTEL_EXPORTER_OTLP_ENDPOINT: withContent.url, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: "true", MY_API_KEY: "sk-otel-secret-0042" } });
-    expect(again.code).toBe(0);
+    expect(again.code, again.stderr).toBe(0);
     const chat = withContent.spans.find((span) => span.name.startsWith("chat "))!;
     const input = String(attributes(chat)["gen_ai.input.messages"]);
     expect(input).toContain("Paris? key [redacted]");

@@ -39,7 +39,7 @@ describe("an agent as a tool of another agent of the same tactic", () => {
     });
     const result = await cli(["run", path.join(fixtures, "team.yaml"), "--input", "Summarize both.", "--json"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url } });
     expect(result.stderr).toBe("");
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const report = JSON.parse(result.stdout) as { output: string; usage: { by_agent: Record<string, { model_calls: number }>; by_tool: Record<string, { calls: number; model_calls: number }> } };
     expect(report.output).toContain("summary of the first text");
     expect(report.output).toContain("summary of the second text");
@@ -68,7 +68,7 @@ describe("an agent as a tool of another agent of the same tactic", () => {
       },
     });
     const result = await runCliInProcess(["run", path.join(fixtures, "team.yaml"), "--input", "Go.", "--max-tool-calls", "1", "--json"], { cwd: fixtures, env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url, LLLM_HOME: tempDir("lllm-home-") } });
-    expect(result.code).toBe(3);
+    expect(result.code, result.stderr).toBe(3);
     const report = JSON.parse(result.stdout) as { error: { code: string; message: string }; usage: { by_tool: Record<string, { calls: number; model_calls: number }> } };
     expect(report.error.code).toBe("limit_max_tool_calls");
     expect(report.error.message).toContain("`lookup` (agent `summarizer`) was not run");
@@ -84,17 +84,17 @@ describe("an agent as a tool of another agent of the same tactic", () => {
       return file;
     };
     const unknown = await cli(["validate", write("unknown.yaml", "  - name: lead\n    tools: [agent:sumarizer]\n  - name: summarizer\n")], { cwd: dir });
-    expect(unknown.code).toBe(2);
+    expect(unknown.code, unknown.stderr).toBe(2);
     expect(unknown.stderr).toContain("lllm: error: unknown.yaml:7:13: `agent:sumarizer` in the tools of agent `lead` names no agent of this tactic");
     expect(unknown.stderr).toContain("did you mean `summarizer`?");
 
     const cycle = await runCliInProcess(["validate", write("cycle.yaml", "  - name: a\n    tools: [agent:b]\n  - name: b\n    tools: [agent:a]\n")], { cwd: dir });
-    expect(cycle.code).toBe(2);
+    expect(cycle.code, cycle.stderr).toBe(2);
     expect(cycle.stderr).toContain("agents used as tools call each other in a cycle: `a` calls `b` calls `a`");
     expect(cycle.stderr).toMatch(/cycle\.yaml:\d+:\d+: agents used as tools/);
 
     const unused = await runCliInProcess(["validate", write("unused.yaml", "  - name: lead\n    tools: [agent:helper]\n  - name: helper\n  - name: idle\n")], { cwd: dir });
-    expect(unused.code).toBe(0);
+    expect(unused.code, unused.stderr).toBe(0);
     expect(unused.stderr).toBe("lllm: warning: unused.yaml:9:5: agent `idle` is not used: the pattern does not run it and no agent lists `agent:idle` in its tools\n");
     expect(unused.stdout).toContain("tools: agent:helper");
   }, 300_000);

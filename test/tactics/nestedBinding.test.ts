@@ -46,7 +46,7 @@ describe("nested tactics are bound by prepareTactic", () => {
   it("lllm validate reports a nested tactic's missing tool with exit 2", async () => {
     const { dir, top } = deskPackage(["no_such_tool"]);
     const result = await runCli(["validate", top], { cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("helper.yaml:7");
     expect(result.stderr).toContain("no_such_tool");
   });
@@ -74,7 +74,7 @@ describe("pkg.tactics:name#tool is checked by prepareTactic", () => {
     const file = path.join(dir, "desk", "tactics", "picker.yaml");
     writeFileSync(file, "name: picker\npackages: [..]\nagent_configs:\n  - name: a\n    model_name: gpt-test\n    system_prompt: Hi.\n    tools: [desk.tactics:helper#summarise]\n");
     const result = await runCliInProcess(["validate", file], { cwd: dir });
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("picker.yaml:7");
     expect(result.stderr).toContain("a YAML tactic has no tools to pick");
   });

@@ -116,13 +116,13 @@ describe("lllm mcp serve --http --no-auth", { timeout: 120_000 }, () => {
 
   it("is refused beyond this machine, with --token-env, and without --http", async () => {
     const wide = await runCli(["mcp", "serve", FIXTURE, "--http", "0.0.0.0:0", "--no-auth"]);
-    expect(wide.code).toBe(2);
+    expect(wide.code, wide.stderr).toBe(2);
     expect(wide.stderr).toContain("--no-auth serves on this machine only, not on 0.0.0.0");
     const both = await runCli(["mcp", "serve", FIXTURE, "--http", "127.0.0.1:0", "--no-auth", "--token-env", "MCP_TOKEN"], { env: { MCP_TOKEN: TOKEN } });
-    expect(both.code).toBe(2);
+    expect(both.code, both.stderr).toBe(2);
     expect(both.stderr).toContain("--no-auth and --token-env contradict each other");
     const stdio = await runCli(["mcp", "serve", FIXTURE, "--no-auth"]);
-    expect(stdio.code).toBe(2);
+    expect(stdio.code, stdio.stderr).toBe(2);
     expect(stdio.stderr).toContain("--no-auth applies to --http only");
   });
 });
@@ -326,28 +326,28 @@ describe("lllm mcp serve --http keeps a bounded number of sessions", () => {
 describe("lllm mcp serve --http: usage errors", { timeout: 120_000 }, () => {
   it("needs the token's variable to be set", async () => {
     const result = await runCli(["mcp", "serve", FIXTURE, "--http", "127.0.0.1:0", "--token-env", "NO_SUCH_VARIABLE_SET"]);
-    expect(result.code).toBe(2);
+    expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("the variable `NO_SUCH_VARIABLE_SET` is not set");
   });
 
   it("takes --max-sessions and --idle-timeout as whole numbers, with --http only", async () => {
     const zero = await runCli(["mcp", "serve", FIXTURE, "--http", "127.0.0.1:0", "--max-sessions", "0"]);
-    expect(zero.code).toBe(2);
+    expect(zero.code, zero.stderr).toBe(2);
     expect(zero.stderr).toContain("--max-sessions must be a whole number >= 1 (got `0`)");
     const words = await runCli(["mcp", "serve", FIXTURE, "--http", "127.0.0.1:0", "--idle-timeout", "soon"]);
-    expect(words.code).toBe(2);
+    expect(words.code, words.stderr).toBe(2);
     expect(words.stderr).toContain("--idle-timeout must be a whole number >= 1 (got `soon`)");
     const stdio = await runCli(["mcp", "serve", FIXTURE, "--max-sessions", "5"]);
-    expect(stdio.code).toBe(2);
+    expect(stdio.code, stdio.stderr).toBe(2);
     expect(stdio.stderr).toContain("--max-sessions applies to --http only");
   });
 
   it("refuses every interface without a token, and a malformed address", async () => {
     const open = await runCli(["mcp", "serve", FIXTURE, "--http", "0.0.0.0:0"]);
-    expect(open.code).toBe(2);
+    expect(open.code, open.stderr).toBe(2);
     expect(open.stderr).toContain("needs a token");
     const bad = await runCli(["mcp", "serve", FIXTURE, "--http", "localhost:port"]);
-    expect(bad.code).toBe(2);
+    expect(bad.code, bad.stderr).toBe(2);
     expect(bad.stderr).toContain("is not [HOST:]PORT");
   });
 
