@@ -5,10 +5,10 @@
 // script's name too, and applies that file's NODE_OPTIONS (`--require evil.cjs`) to lllm's own process before any
 // of lllm runs: a hostile .env in a cloned repository would run code (issue 29, point 6). `#!/usr/bin/env -S node --`
 // would do the same where env has -S, which busybox's (Alpine) has not; sh is everywhere.
-// Thin launcher: everything lives in the built CLI (one bundle, scripts/bundle.js) so start-up stays one import.
-// CommonJS (bin/package.json says so), unlike the rest of lllm: an ES module as the main script starts Node's ES
-// module loader first, ~10 ms of every start on Node 20, which `--version` (answered here) then never uses; a
-// command's `import()` of the bundle starts it when it is needed, and costs the same from here.
+// Thin launcher: everything lives in the built CLI (one bundle, scripts/bundle.js), loaded with V8's compiled code
+// of the last runs (src/util/codeCache.ts). CommonJS (bin/package.json says so), as the bundle: an ES module as the
+// main script starts Node's ES module loader first, ~10 ms of every start on Node 20, which `--version` (answered
+// here) and most commands never use.
 // Builtins through process.getBuiltinModule (Node 20.16+), not ES imports: an imported builtin costs a facade that
 // reads all its exports (scripts/builtinImports.js, which does the same for the bundle).
 if (typeof process.getBuiltinModule !== "function") {
@@ -22,8 +22,9 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   // Answered here, as the CLI would: scripts call it often, and it needs nothing else loaded.
   process.stdout.write(`${JSON.parse(readFileSync(`${__dirname}/../package.json`, "utf8")).version}\n`);
 } else {
-  enableCompileCache()
-    .then(loadCli)
+  const cache = cacheFolder();
+  enableCompileCache(cache);
+  loadCli(cache)
     .then((cli) => cli.main(process.argv))
     .catch((error) => {
       process.stderr.write(`lllm: could not start: ${error?.message ?? error}\nRun \`npm run build\` in the lllm folder first.\n`);
@@ -33,15 +34,34 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
 
 // A build swaps its new dist/ in with two renames (scripts/build.js): for an instant between them there is none.
 // A start that falls in that instant (a build's folder is there beside dist/) waits a little and tries again.
-async function loadCli() {
+async function loadCli(cache) {
   for (let attempt = 0; ; attempt += 1) {
     try {
-      return await import(attempt === 0 ? "../dist/bundle/cli.js" : `../dist/bundle/cli.js?retry=${attempt}`);
+      return loadBundle(cache);
     } catch (error) {
-      if (error?.code !== "ERR_MODULE_NOT_FOUND" || attempt >= 40 || !buildUnderWay()) throw error;
+      if (error?.code !== "MODULE_NOT_FOUND" || attempt >= 40 || !buildUnderWay()) throw error;
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
   }
+}
+
+// The CLI through lllm's code cache, in `v8/` of the cache folder (none without one: it loads as require loads it).
+// V8 compiles a function when it is first called and Node keeps no compiled code of them between runs: without it,
+// every start compiled again the code it runs (a fifth of the CPU of a 100-round `lllm run`). The cache's own chunk
+// is loaded first, as any file; the CLI's chunks, and the chunks they load later, through it.
+function loadBundle(cache) {
+  const path = process.getBuiltinModule("node:path");
+  const bundle = path.join(__dirname, "..", "dist", "bundle");
+  const { useCodeCache, requireCompiled } = require(path.join(bundle, "codeCache.cjs"));
+  useCodeCache(cache === undefined ? undefined : path.join(cache, "v8"), commandOf(args));
+  return requireCompiled(path.join(bundle, "cli.cjs"), require);
+}
+
+// The command this process runs (`run`, `mcp`): each keeps compiled code of its own (util/codeCache.ts says why).
+// A word that is no command name (a typo, an option's value) keeps it under "".
+function commandOf(words) {
+  const word = words.find((candidate) => !candidate.startsWith("-"));
+  return word !== undefined && /^[a-z]{1,20}$/.test(word) ? word : "";
 }
 
 function buildUnderWay() {
@@ -52,27 +72,36 @@ function buildUnderWay() {
   }
 }
 
-// Node 22.1+ keeps compiled code of lllm and its dependencies on disk between runs, here in a folder of this
-// user's own: in the shared temp folder (Node's default) another local user could plant compiled code for lllm's
-// files. It keeps a module's top level only: lllm's own cache (util/codeCache.ts) keeps its one-file dependencies
-// with the functions a run called, on every Node. The folder is `node/` in the code cache: LLLM_CODE_CACHE, else
-// $LLLM_HOME/cache (config/lllmHome.ts, codeCacheFolder, which warns about a folder it does not use).
+// The folder of compiled code, in a folder of this user's own: in the shared temp folder another local user could
+// plant compiled code for lllm's files. LLLM_CODE_CACHE, else $LLLM_HOME/cache (config/lllmHome.ts, codeCacheFolder,
+// which warns about a folder it does not use); undefined when neither may be used. Nothing is made in a folder of
+// another user's, or one others can write to, or below one (lllm ignores such a home or code cache too): a code
+// cache lllm does not use gives way to the home's, as in codeCacheFolder.
 // Its modules are taken here, not at the top: `--version` above needs none of them (each costs a start-up).
-async function enableCompileCache() {
-  const [{ homedir }, path, module] = ["node:os", "node:path", "node:module"].map((name) => process.getBuiltinModule(name));
-  if (!module.enableCompileCache || process.env.NODE_COMPILE_CACHE) return;
+function cacheFolder() {
+  const [{ homedir }, path] = ["node:os", "node:path"].map((name) => process.getBuiltinModule(name));
   const home = process.env.LLLM_HOME ? path.resolve(process.env.LLLM_HOME) : path.join(homedir(), ".lllm");
   const named = process.env.LLLM_CODE_CACHE ? path.resolve(process.env.LLLM_CODE_CACHE) : undefined;
   try {
-    // Nothing is made in a folder of another user's, or one others can write to, or below one (lllm ignores such a
-    // home or code cache too): a code cache lllm does not use gives way to the home's, as in codeCacheFolder.
-    const inNamed = named !== undefined && ownFolder(named, statSync) && trustedAbove(named, path);
-    const cache = inNamed ? path.join(named, "node") : path.join(home, "cache", "node");
-    if (!inNamed && (!ownFolder(home, statSync) || !trustedAbove(home, path))) return;
-    mkdirSync(cache, { recursive: true, mode: 0o700 });
+    if (named !== undefined && ownFolder(named, statSync) && trustedAbove(named, path)) return named;
+    return ownFolder(home, statSync) && trustedAbove(home, path) ? path.join(home, "cache") : undefined;
+  } catch {
+    return undefined; // no cache this time: start as without one
+  }
+}
+
+// Node 22.1+ keeps compiled code of what Node loads itself (package files, dependencies from node_modules) on disk
+// between runs, in `node/` of the cache folder; its top level only, where lllm's own cache (above) keeps the
+// bundle with the functions a run called.
+function enableCompileCache(cache) {
+  const module = process.getBuiltinModule("node:module");
+  if (!module.enableCompileCache || process.env.NODE_COMPILE_CACHE || cache === undefined) return;
+  const folder = `${cache}/node`;
+  try {
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
     // Only a folder of this user's that no one else can write to (compiled code is trusted as it is).
-    if (!ownFolder(cache, lstatSync)) return;
-    module.enableCompileCache(cache);
+    if (!ownFolder(folder, lstatSync)) return;
+    module.enableCompileCache(folder);
   } catch {
     // No cache this time (a read-only home): start as without one.
   }

@@ -8,14 +8,14 @@
 // `require` are not seen by the bundler: zod, yaml and commander get a one-file copy each in dist/vendor/
 // (util/lazyModule.ts `requireVendored`), the rest (ajv's runtime, jiti) load from node_modules as before.
 // The per-file build stays beside it: its .d.ts files are the package's types.
-// Every file of the bundle is named after a hash of its content, the entries too (cli.js, index.js, … are one-line
-// facades that re-export theirs): a CLI still running an older build after a rebuild loads exactly the chunks it
-// was built with (scripts/build.js carries them over). `--out <folder>`: the build's own folder; default dist/.
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+// Every file of the bundle is named after a hash of its content, the entries too (cli.cjs, index.cjs, … are one-line
+// facades that require theirs, cli.js, index.js, … ES modules that give their names): a CLI still running an older
+// build after a rebuild loads exactly the chunks it was built with (scripts/build.js carries them over). `--out <folder>`: the build's own folder; default dist/.
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "rolldown";
-import { builtinImportsToConsts, chunksInCycles } from "./builtinImports.js";
+import { parseSync } from "rolldown/utils";
 import { startupGroups } from "./startupGroups.js";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -81,9 +81,45 @@ export const locales = new Proxy(Object.create(null), {
 };
 
 /**
- * Node 20 keeps no compiled code of ES modules between runs: each start parses every chunk it loads, comments
- * included (the documentation comments are a fifth of the bundle's bytes). The bundle keeps license comments only;
- * the sources and their source maps have the rest.
+ * Each `import()` left in a chunk (of a package file, a config file, an ES-only dependency) goes through the code
+ * cache's chunk (`importModule`, util/codeCache.ts): bin/lllm.js compiles the chunks with V8's cached data, after
+ * which Node 20 no longer finds the module loader an `import()` needs ("A dynamic import callback was not
+ * specified"); that chunk is loaded by Node itself. Found with the parser, so a string or a comment is left alone.
+ */
+const IMPORT_MODULE = "$imprt";
+const importsThroughCodeCache = {
+  name: "lllm:imports-through-code-cache",
+  renderChunk(code, chunk) {
+    if (chunk.name === "codeCache") return null;
+    const starts = [];
+    const visit = (node) => {
+      if (Array.isArray(node)) for (const item of node) visit(item);
+      else if (node !== null && typeof node === "object") {
+        if (node.type === "ImportExpression") starts.push(node.start);
+        for (const key of Object.keys(node)) if (key !== "parent") visit(node[key]);
+      }
+    };
+    const { program, errors } = parseSync(chunk.fileName, code);
+    if (errors.length > 0) this.error(`scripts/bundle.js: cannot parse ${chunk.fileName}: ${errors[0].message}`);
+    visit(program);
+    if (starts.length === 0) return null;
+    if (code.includes(IMPORT_MODULE)) this.error(`scripts/bundle.js: ${chunk.fileName} names ${IMPORT_MODULE} already`);
+    // The same length in place (every position the source map gives stays true), the function at the end (hoisted).
+    let rewritten = "";
+    let last = 0;
+    for (const start of starts.sort((a, b) => a - b)) {
+      if (code.slice(start, start + 6) !== "import") this.error(`scripts/bundle.js: an import() of ${chunk.fileName} is not written \`import(\``);
+      rewritten += code.slice(last, start) + IMPORT_MODULE;
+      last = start + 6;
+    }
+    rewritten += `${code.slice(last)}\nfunction ${IMPORT_MODULE}(specifier) {\n\treturn require("./codeCache.cjs").importModule(specifier);\n}\n`;
+    return { code: rewritten, map: null };
+  },
+};
+
+/**
+ * Every start parses what V8 finds no compiled code for, comments included (the documentation comments are a fifth
+ * of the bundle's bytes). The bundle keeps license comments only; the sources and their source maps have the rest.
  */
 const CODE_COMMENTS = { legal: true, annotation: false, jsdoc: false };
 
@@ -120,13 +156,19 @@ const { output } = await build({
   external: [/^node:/, "libsql", "jiti", /^@modelcontextprotocol\//, /^@opentelemetry\//, /^@a2a-js\//, "bullmq", "ioredis", "playwright-core"],
   // A dynamic import of a module that is also imported statically stays where it is: said by design, not a problem.
   checks: { ineffectiveDynamicImport: false },
+  plugins: [importsThroughCodeCache],
   // The groups (startupGroups) leave each entry module alone in its chunk: its exports are its own.
   preserveEntrySignatures: "allow-extension",
+  // CommonJS, so that lllm's own code cache (src/util/codeCache.ts) holds the bundle: V8 compiles a function when it
+  // is first called, and Node keeps no compiled code of an ES module's functions between runs (Node 20 none at all,
+  // 22+ its top level only), so every start compiled again the code a run calls (a quarter of the instructions of a
+  // 100-round `lllm run`). bin/lllm.js loads the CLI through that cache, and each chunk loads its sibling chunks so
+  // too (`./x.cjs`); `import "lllm"` gets the same instances (the ES entries below require these files).
   output: {
     dir: bundle,
-    format: "esm",
-    entryFileNames: "[name]-[hash].js",
-    chunkFileNames: "[name]-[hash].js",
+    format: "cjs",
+    entryFileNames: "[name]-[hash].cjs",
+    chunkFileNames: "[name]-[hash].cjs",
     sourcemap: true,
     comments: CODE_COMMENTS,
     // Non-ASCII characters escaped (\u2026 for …): V8 keeps a source with a single one as two bytes a character, and
@@ -147,17 +189,25 @@ const { output } = await build({
   },
   logLevel: "warn",
 });
-// Builtins through process.getBuiltinModule, not ES imports (scripts/builtinImports.js says why). After the build,
-// on the files written: the chunks' names stay the hashes of what rolldown made, the same for the same sources.
-const chunks = output.filter((chunk) => chunk.type === "chunk");
-const inCycles = chunksInCycles(chunks);
-for (const chunk of chunks) {
-  if (inCycles.has(chunk.fileName)) continue;
-  const file = path.join(bundle, chunk.fileName);
-  const code = readFileSync(file, "utf8");
-  const rewritten = builtinImportsToConsts(code);
-  if (rewritten !== code) writeFileSync(file, rewritten);
+// The code cache's chunk under a name of its own too: bin/lllm.js loads it first, and the CLI through it.
+const codeCacheChunk = output.find((chunk) => chunk.type === "chunk" && chunk.name === "codeCache");
+for (const name of ["useCodeCache", "requireCompiled", "importModule"]) {
+  if (!codeCacheChunk?.exports.includes(name)) throw new Error(`scripts/bundle.js: the codeCache chunk does not export ${name}, which bin/lllm.js and the chunks need`);
 }
+writeFileSync(path.join(bundle, "codeCache.cjs"), `module.exports = require("./${codeCacheChunk.fileName}");\n`);
+// Each entry under a name of its own: `<entry>.cjs` for require() and bin/lllm.js, and `<entry>.js`, an ES module that
+// gives its names from that same file (one module instance, whichever way lllm is loaded).
 for (const chunk of output) {
-  if (chunk.type === "chunk" && chunk.isEntry) writeFileSync(path.join(bundle, `${chunk.name}.js`), `export * from "./${chunk.fileName}";\n`);
+  if (chunk.type !== "chunk" || !chunk.isEntry) continue;
+  writeFileSync(path.join(bundle, `${chunk.name}.cjs`), `module.exports = require("./${chunk.fileName}");\n`);
+  writeFileSync(path.join(bundle, `${chunk.name}.js`), esEntry(chunk.fileName, chunk.exports));
+}
+
+/** An ES module whose exports are those of the CommonJS entry `file` (`names`, as the bundler lists them). */
+function esEntry(file, names) {
+  const named = names.filter((name) => name !== "default");
+  const lines = [`import { createRequire } from "node:module";`, `const entry = createRequire(import.meta.url)(${JSON.stringify(`./${file}`)});`];
+  if (named.length > 0) lines.push(`export const { ${named.join(", ")} } = entry;`);
+  if (names.includes("default")) lines.push("export default entry.default;");
+  return `${lines.join("\n")}\n`;
 }

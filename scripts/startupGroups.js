@@ -1,9 +1,10 @@
-// The chunk groups of the bundle (scripts/bundle.js) that keep start-up to few files. Node pays for every ES module
-// it loads (a resolution, a read, a compilation and a link: about half a millisecond each on a busy 2-core machine,
-// for a chunk of a few hundred bytes as for one of 500 KB). Left to itself the bundler cuts a chunk for every
+// The chunk groups of the bundle (scripts/bundle.js) that keep start-up to few files. Node pays for every file it
+// loads (a resolution, a read, a compilation or its cached code, a link: about half a millisecond each on a busy
+// 2-core machine, for a chunk of a few hundred bytes as for one of 500 KB). Left to itself the bundler cuts a chunk for every
 // different set of entries and lazy imports that reach a module: a `lllm run` loaded some 60 files, `import "lllm"`
 // as many. Modules that are always loaded together go into one chunk each instead, in layers, each layer what its
 // starting points import statically and no earlier layer holds:
+// - codeCache: util/codeCache.js and what it imports, which bin/lllm.js loads first and the rest through;
 // - cli: cli/main.js's imports (every command loads them);
 // - tactic: loading, checking and binding a tactic (`lllm validate`, and the first half of every run), with the
 //   `lllm` that package files import (packageApi/), which TypeScript tools load;
@@ -32,6 +33,9 @@ function staticClosure(out, entry) {
 
 /** The layers: a group's name and the modules it starts from (their static imports come with them). */
 const LAYERS = [
+  // First, alone: bin/lllm.js loads it with a plain require() and the rest of the bundle through it (with V8's
+  // compiled code kept between runs), so it must not pull in a chunk of the CLI before then.
+  ["codeCache", ["util/codeCache.js"]],
   ["cli", ["cli/main.js"]],
   ["tactic", ["cli/validate.js", "packageApi/index.js"]],
   ["run", ["cli/run.js"]],

@@ -311,7 +311,7 @@ describe("the build's JavaScript (rolldown's charset: ascii, scripts/bundle.js a
     // The bundle's own files (its build-stamp lists them): a rebuild carries the previous build's chunks over for a
     // CLI still running them (scripts/build.js), whatever they hold.
     const stamp = JSON.parse(readFileSync(path.join(ROOT, "dist", "build-stamp.json"), "utf8")) as { bundle: string[] };
-    const ofBundle = stamp.bundle.filter((name) => name.endsWith(".js")).map((name) => path.join(ROOT, "dist", "bundle", name));
+    const ofBundle = stamp.bundle.filter((name) => /\.c?js$/.test(name)).map((name) => path.join(ROOT, "dist", "bundle", name));
     const folders = [path.join(ROOT, "dist", "vendor"), path.join(ROOT, "dist", "config", "generated", "validators")];
     const files = [...ofBundle, ...folders.flatMap((folder) => readdirSync(folder).filter((name) => /\.c?js$/.test(name)).map((name) => path.join(folder, name)))];
     // The chunks a run loads, the vendored zod and yaml, the tactic's validator: all there, so an empty list cannot pass.
@@ -328,59 +328,5 @@ describe("the build's JavaScript (rolldown's charset: ascii, scripts/bundle.js a
     const result = await runCli(["run", path.join(ROOT, "bench", "fixtures", "rounds.yaml"), "--model", "gpt-4o-mini", "--input", "x"]);
     expect(result.code, result.stderr).toBe(2);
     expect(result.stderr).toContain("set it with `export OPENAI_API_KEY=…`");
-  });
-});
-
-describe("Node's builtins in the bundle (scripts/builtinImports.js)", () => {
-  it("are taken with process.getBuiltinModule, not imported: an imported builtin costs a facade that runs every lazy getter", () => {
-    const bundle = path.join(ROOT, "dist", "bundle");
-    const chunks = readdirSync(bundle).filter((name) => name.endsWith(".js"));
-    // Every chunk's leading block (where rolldown puts its imports): no `import … from "node:…"` left in it.
-    const leading = (code: string): string[] => {
-      const lines: string[] = [];
-      for (const line of code.split("\n")) {
-        if (line === "" || line.startsWith("//")) continue;
-        if (!line.startsWith("import ") && !line.startsWith("const ")) break;
-        lines.push(line);
-      }
-      return lines;
-    };
-    const imported = chunks.flatMap((name) => leading(readFileSync(path.join(bundle, name), "utf8")).filter((line) => /^import .* from "node:/.test(line)).map((line) => `${name}: ${line}`));
-    expect(imported).toEqual([]);
-    // The check reads the chunks that hold builtins (a run's chunk holds node:fs), so an empty list means something.
-    const taken = chunks.filter((name) => leading(readFileSync(path.join(bundle, name), "utf8")).some((line) => line.includes('process.getBuiltinModule("node:fs")')));
-    expect(taken.length).toBeGreaterThan(3);
-  });
-
-  it("each form of import becomes the same bindings", async () => {
-    const { builtinImportsToConsts } = (await import(pathToFileURL(path.join(ROOT, "scripts", "builtinImports.js")).href)) as { builtinImportsToConsts: (code: string) => string };
-    const code = [
-      'import { a } from "./chunk.js";',
-      'import path from "node:path";',
-      'import path$1, { join, dirname as dn } from "node:path";',
-      'import * as fs from "node:fs";',
-      'import * as stream from "node:stream";',
-      'import { default as M, createRequire } from "node:module";',
-      "//#region src/x.ts",
-      "const text = `",
-      'import os from "node:os";',
-      "`;",
-      "stream.default;",
-    ].join("\n");
-    expect(builtinImportsToConsts(code).split("\n")).toEqual([
-      'import { a } from "./chunk.js";',
-      'const path = process.getBuiltinModule("node:path");',
-      'const path$1 = process.getBuiltinModule("node:path"), { join, dirname: dn } = path$1;',
-      'const fs = process.getBuiltinModule("node:fs");',
-      // Its `.default` is read: the module object has none, so the import stays.
-      'import * as stream from "node:stream";',
-      'const M = process.getBuiltinModule("node:module"), { createRequire } = M;',
-      "//#region src/x.ts",
-      "const text = `",
-      // Past the leading block: a template's text, not an import.
-      'import os from "node:os";',
-      "`;",
-      "stream.default;",
-    ]);
   });
 });

@@ -68,9 +68,10 @@ function virtualModules(): Promise<Record<string, unknown>> {
  */
 function lazyPublicApi(light: Record<string, unknown>): Record<string, unknown> {
   let full: Record<string, unknown> | undefined;
-  // The bundled build (dist/bundle/) has its index beside this chunk; the per-file build one folder up. Either way
-  // it is the module instance the CLI runs, so classes (`ToolError`, …) are the ones lllm checks against.
-  const index = path.basename(path.dirname(fileURLToPath(import.meta.url))) === "bundle" ? "./index.js" : "../index.js";
+  // The bundled build (dist/bundle/) has its index beside this chunk (`index.cjs`, whose chunks the CLI runs); the
+  // per-file build one folder up. Either way it is the module instance the CLI runs, so classes (`ToolError`, …) are
+  // the ones lllm checks against.
+  const index = path.basename(path.dirname(fileURLToPath(import.meta.url))) === "bundle" ? "./index.cjs" : "../index.js";
   const all = (): Record<string, unknown> => (full ??= createRequire(import.meta.url)(index) as Record<string, unknown>);
   const target: Record<string, unknown> = Object.assign(Object.create(null) as Record<string, unknown>, light);
   return new Proxy(target, {

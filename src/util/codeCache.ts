@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import Module, { createRequire } from "node:module";
 import path from "node:path";
 import { Script } from "node:vm";
@@ -7,21 +7,41 @@ import { privateFolder } from "./privateFolder.js";
 import { underStartFlags, v8FlagsSetAtRunTime } from "./runtimeV8Flags.js";
 
 /**
- * V8's compiled code of lllm's one-file dependencies (dist/vendor/) and generated validators, kept between runs, with
- * every function the run called. Node 22.1+ has a compile cache of its own (`module.enableCompileCache`, which
- * bin/lllm.js turns on for the bundle), but it saves a file's code when the file is compiled, before it runs: its top
- * level only. V8 compiles a function when it is first called, so every start compiled again commander's parsing,
- * the tactic's generated validator (170 KB) and the zod a tool uses; this cache, written at exit, holds
- * them (`lllm validate` of the weather example: 11% less CPU on Node 22). Node before 22.1 has no cache at all.
+ * V8's compiled code of lllm's bundle (dist/bundle/, which bin/lllm.js loads through `requireCompiled`), its one-file
+ * dependencies (dist/vendor/) and generated validators, kept between runs, with every function the run called.
+ * Node 22.1+ has a compile cache of its own (`module.enableCompileCache`, which bin/lllm.js turns on for what Node
+ * loads itself), but it saves a file's code when the file is compiled, before it runs: its top level only. V8
+ * compiles a function when it is first called, so every start compiled again lllm's own code a run calls,
+ * commander's parsing, the tactic's generated validator (170 KB) and the zod a tool uses; this cache, written at
+ * exit, holds them (a 100-round `lllm run`: a fifth less CPU on Node 20). Node before 22.1 has no cache at all.
  * Off unless the CLI names a folder (`$LLLM_HOME/cache/v8`, readable by this user alone). The key holds the file's
  * path, size and time, Node's version and the flags V8 was started with, and V8 checks the data again itself (its
  * version, its flags); data it rejects is written anew.
  */
 let folder: string | undefined;
+/** The command whose compiled code this process keeps (see `useCodeCache`). */
+let command = "";
 
-export function useCodeCache(cacheFolder: string | undefined): void {
+/**
+ * Keep compiled code in `cacheFolder` (none when undefined). `forCommand`: the CLI command this process runs (`run`,
+ * `validate`; kept when not given). Each command keeps data of its own: V8's data holds the functions compiled when
+ * it was made, and data V8 takes is not made again, so the first command to load a chunk would decide for every
+ * other which of its functions start compiled (a `validate`, then every `lllm run` compiling the rest of the chunk).
+ */
+export function useCodeCache(cacheFolder: string | undefined, forCommand?: string): void {
   folder = cacheFolder;
+  if (forCommand !== undefined) command = forCommand;
   checked = false;
+}
+
+/**
+ * `import(specifier)` for the bundle's chunks (scripts/bundle.js sends each `import()` of theirs here): bin/lllm.js
+ * compiles them from V8's cached data, after which Node 20 no longer finds the module loader an `import()` in them
+ * needs ("A dynamic import callback was not specified"). This file is loaded by Node itself. Relative specifiers
+ * resolve from this file's folder, which is theirs.
+ */
+export function importModule(specifier: string): Promise<unknown> {
+  return import(specifier);
 }
 
 let checked = false;
@@ -37,15 +57,13 @@ export function requireCompiled(file: string, fallback: (file: string) => unknow
   const known = (Module as unknown as { _cache: Record<string, Module> })._cache[file];
   if (known) return known.exports;
   let source: string;
-  let key: string;
+  let cacheFile: string;
   try {
     source = readFileSync(file, "utf8");
-    const stat = statSync(file);
-    key = createHash("sha256").update(JSON.stringify([file, stat.size, stat.mtimeMs, process.version, process.arch, v8Flags()])).digest("hex").slice(0, 40);
+    cacheFile = cacheFileOf(folder, file);
   } catch {
     return fallback(file);
   }
-  const cacheFile = path.join(folder, `${key}.bin`);
   let cachedData: Buffer | undefined;
   try {
     cachedData = readFileSync(cacheFile);
@@ -67,6 +85,17 @@ export function requireCompiled(file: string, fallback: (file: string) => unknow
   module.loaded = true;
   if (!cachedData || script.cachedDataRejected === true) storeAtExit(cacheFile, script, v8FlagsSetAtRunTime().length > 0);
   return module.exports;
+}
+
+/**
+ * Where the compiled code of `file` is kept in `folder`, for a process started with V8's `flags` that runs `forCommand`
+ * (this process's by default): keyed by the file's path, size and time, Node's version, the flags and the command.
+ * Throws what `stat` throws.
+ */
+export function cacheFileOf(folder: string, file: string, flags: readonly string[] = v8Flags(), forCommand = command): string {
+  const stat = statSync(file);
+  const key = createHash("sha256").update(JSON.stringify([file, stat.size, stat.mtimeMs, process.version, process.arch, flags, forCommand])).digest("hex").slice(0, 40);
+  return path.join(folder, `${key}.bin`);
 }
 
 /**
@@ -121,5 +150,35 @@ function store(cacheFile: string, script: Script): void {
     renameSync(partial, cacheFile);
   } catch {
     // No cache this time: the next run compiles again.
+  }
+  pruneOnce(path.dirname(cacheFile));
+}
+
+/** Data no run has read for this long is deleted (when data is written: a build or a Node that is gone left it). */
+const UNUSED_MS = 30 * 24 * 60 * 60 * 1000;
+const pruned = new Set<string>();
+
+/**
+ * Delete the data of files no run has loaded lately: each build of lllm, each Node version and each command adds
+ * its own (about 1.5 MB a command), and nothing else ever removes it. Read times show use (a file V8 takes is read,
+ * never written again); where they are not kept, the write time: such data is made again once a month.
+ */
+function pruneOnce(cacheFolder: string): void {
+  if (pruned.has(cacheFolder)) return;
+  pruned.add(cacheFolder);
+  try {
+    const now = Date.now();
+    for (const name of readdirSync(cacheFolder)) {
+      if (!name.endsWith(".bin") && !name.endsWith(".partial")) continue;
+      const file = path.join(cacheFolder, name);
+      try {
+        const stat = statSync(file);
+        if (now - Math.max(stat.atimeMs, stat.mtimeMs) > UNUSED_MS) unlinkSync(file);
+      } catch {
+        // Gone meanwhile (another run pruned it).
+      }
+    }
+  } catch {
+    // The folder cannot be listed: nothing to prune.
   }
 }

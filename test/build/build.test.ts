@@ -64,7 +64,7 @@ describe("the build", () => {
     writeFileSync(main, readFileSync(main, "utf8").replace(DESCRIPTION, "Run LLM agents, rebuilt."));
     const previous = JSON.parse(readFileSync(path.join(dist, "build-stamp.json"), "utf8")) as { bundle: string[] };
     // The entries (cli.js, index.js, …) are one-line facades of the hashed files: a running CLI has loaded them already.
-    const previousFiles = new Map(previous.bundle.filter((name) => !/^[A-Za-z]+\.js$/.test(name)).map((name) => [name, digest(path.join(dist, "bundle", name))]));
+    const previousFiles = new Map(previous.bundle.filter((name) => !/^[A-Za-z]+\.c?js$/.test(name)).map((name) => [name, digest(path.join(dist, "bundle", name))]));
 
     let release: (() => void) | undefined;
     const answered = new Promise<void>((resolve) => (release = resolve));

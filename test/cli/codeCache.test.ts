@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import Module from "node:module";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -7,6 +7,7 @@ import { Script } from "node:vm";
 import { afterAll, describe, expect, it, vi } from "vitest";
 import { EXAMPLE, ROOT, runCli } from "../helpers/runCli.js";
 import { tempDir } from "../helpers/tempTree.js";
+import { cacheFileOf } from "../../src/util/codeCache.js";
 
 // The CLI is spawned several times: on a busy machine more than the default 30 s.
 vi.setConfig({ testTimeout: 120_000 });
@@ -120,6 +121,56 @@ describe("LLLM_CODE_CACHE", () => {
     expect(result.stderr).toContain(`--env-file ${envFile}: ignored LLLM_CODE_CACHE`);
     expect(readdirSync(planted)).toEqual([]);
     expect(readdirSync(path.join(home, "cache"))).toEqual(expect.arrayContaining(codeCaches));
+  });
+});
+
+describe("the code cache of lllm's own bundle", () => {
+  // bin/lllm.js loads the CLI's chunks (CommonJS, scripts/bundle.js) through the cache: V8 compiles a function when it
+  // is first called, and Node keeps no compiled code of an ES module's functions between runs (Node 20 none at all,
+  // 22+ the top level only), so every start compiled again the code it ran (a fifth of a 100-round run's CPU).
+  it("holds every chunk a run loads, which the next run takes as it is, whatever other commands ran between", async () => {
+    const home = path.join(dir, "bundle");
+    const folder = path.join(home, "cache", "v8");
+    const env = { LLLM_HOME: home, LLLM_CODE_CACHE: undefined };
+    const scripted = path.join(EXAMPLE, "weather", "scripted", "paris-tokyo.yaml");
+    const tactic = path.join(EXAMPLE, "weather", "tactics", "weather.yaml");
+    const run = () => runCli(["run", tactic, "--model", `scripted:${scripted}`, "--input", "Paris and Tokyo?"], { env });
+    const first = await run();
+    expect(first.code, first.stderr).toBe(0);
+    // This build's chunks that every run loads (its stamp lists them: a rebuild keeps older ones for CLIs running them).
+    const stamp = JSON.parse(readFileSync(path.join(ROOT, "dist", "build-stamp.json"), "utf8")) as { bundle: string[] };
+    const chunks = stamp.bundle.filter((name) => name === "cli.cjs" || /^(cli|tactic|run)-[\w-]+\.cjs$/.test(name)).map((name) => path.join(ROOT, "dist", "bundle", name));
+    expect(chunks.length).toBeGreaterThanOrEqual(4);
+    // Keyed as the CLI keys them: started with no V8 flags (none on its command line, no NODE_OPTIONS), for `run`.
+    const kept = chunks.map((chunk) => cacheFileOf(folder, chunk, [""], "run"));
+    for (const [index, file] of kept.entries()) expect(existsSync(file), path.basename(chunks[index]!)).toBe(true);
+    const inodes = kept.map((file) => statSync(file).ino);
+    // Another command keeps its own (it calls other functions of the same chunks), and leaves the run's as they are.
+    const validate = await runCli(["validate", tactic], { env });
+    expect(validate.code, validate.stderr).toBe(0);
+    const ofValidate = chunks.filter((chunk) => !path.basename(chunk).startsWith("run-"));
+    for (const chunk of ofValidate) expect(existsSync(cacheFileOf(folder, chunk, [""], "validate")), path.basename(chunk)).toBe(true);
+    // V8 takes the run's data as it is: nothing is compiled and written again (a rewrite is a new file, renamed in).
+    const second = await run();
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toBe(first.stdout);
+    expect(second.stderr).toBe(first.stderr);
+    expect(kept.map((file) => statSync(file).ino)).toEqual(inodes);
+  });
+
+  it("is pruned of data no run has read for a month, when new data is written", async () => {
+    const home = path.join(dir, "pruned");
+    const folder = path.join(home, "cache", "v8");
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    // Left by a build or a Node that is gone: neither read nor written for 40 days.
+    const stale = path.join(folder, `${"0".repeat(40)}.bin`);
+    writeFileSync(stale, "old", { mode: 0o600 });
+    const longAgo = new Date(Date.now() - 40 * 24 * 60 * 60 * 1000);
+    utimesSync(stale, longAgo, longAgo);
+    const result = await runCli(["validate", path.join(EXAMPLE, "weather", "tactics", "weather.yaml")], { env: { LLLM_HOME: home, LLLM_CODE_CACHE: undefined } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(existsSync(stale)).toBe(false);
+    expect(readdirSync(folder).length).toBeGreaterThan(3);
   });
 });
 

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { LOOK_AGAIN_MS } from "../../src/serve/queue/QueueBridge.js";
 import { startMockOpenAIServer, type MockOpenAIServer } from "../../src/testing/index.js";
 import { startCli, type RunningCli } from "../helpers/processTree.js";
 import { hasRedis, RedisServer } from "../helpers/redisServer.js";
@@ -92,6 +93,7 @@ describeQueue("lllm serve --queue whose workers refuse its tactic", () => {
     expect(logged).toMatch(/every worker on redis:\/\/127\.0\.0\.1:\d+ refuses the served tactic `pool`:\\n {2}worker \S+:\d+: this worker has no package `pool`/);
     // A new one fails at once, the same way (never queued).
     const second = await ask(serving, "second");
+    const secondAnswered = performance.now();
     expect(second).toMatchObject({ status: 503, body: { error: { code: "queue_refused", message: expect.stringMatching(/^no worker of the server's queue takes this tactic now; .*\(request chatcmpl-[0-9a-f]+\)$/) } } });
     expect(await keys.llen((await keys.keys("lllm:serve:waiting:*"))[0] ?? "none")).toBe(0);
     expect(mock.requests).toHaveLength(0);
@@ -110,6 +112,10 @@ describeQueue("lllm serve --queue whose workers refuse its tactic", () => {
 
     // A worker that has the tactic: requests wait for it and run, the refusing worker notwithstanding.
     await startPoolWorker(redis.url, pkg, { ...QUICK, HOLD_URL: holds.url }).then((cli) => started.push(cli));
+    // The server looks at the workers again at most once a second (clients that retry a 503 at once must not scan
+    // Redis each): a request within that second of the last refusal gets it too ("try again later"), and a worker
+    // can start within it. Asked once it has passed.
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, secondAnswered + LOOK_AGAIN_MS + 50 - performance.now())));
     const third = await ask(serving, "third");
     expect(third).toMatchObject({ status: 200, body: { choices: [{ message: { content: "Done." } }] } });
     expect(await servedCheck()).toMatchObject({ status: "ok", detail: "pool (0 waiting, 0 running)" });

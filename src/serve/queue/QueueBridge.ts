@@ -26,7 +26,7 @@ export interface QueueGauges {
 }
 
 /** How long requests for a tactic every live worker refuses share one look at the workers. */
-const LOOK_AGAIN_MS = 1000;
+export const LOOK_AGAIN_MS = 1000;
 
 /**
  * The server's side of `lllm serve --queue`: announces the served tactics to the workers (each by the digest of its
