@@ -10,7 +10,7 @@
 // main script starts Node's ES module loader first, ~10 ms of every start on Node 20, which `--version` (answered
 // here) and most commands never use.
 // Builtins through process.getBuiltinModule (Node 20.16+), not ES imports: an imported builtin costs a facade that
-// reads all its exports (scripts/builtinImports.js, which does the same for the bundle).
+// reads all its exports.
 if (typeof process.getBuiltinModule !== "function") {
   process.stderr.write(`lllm: needs Node.js 20.19 or later; this is ${process.version}. Install a newer Node (https://nodejs.org).\n`);
   process.exit(2);

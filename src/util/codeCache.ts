@@ -19,6 +19,8 @@ import { underStartFlags, v8FlagsSetAtRunTime } from "./runtimeV8Flags.js";
  * version, its flags); data it rejects is written anew.
  */
 let folder: string | undefined;
+/** The folder last named (`folder` is it once checked, or undefined when it may not be used). */
+let named: string | undefined;
 /** The command whose compiled code this process keeps (see `useCodeCache`). */
 let command = "";
 
@@ -29,8 +31,10 @@ let command = "";
  * other which of its functions start compiled (a `validate`, then every `lllm run` compiling the rest of the chunk).
  */
 export function useCodeCache(cacheFolder: string | undefined, forCommand?: string): void {
-  folder = cacheFolder;
   if (forCommand !== undefined) command = forCommand;
+  // The CLI names the folder bin/lllm.js named already: checked once.
+  if (cacheFolder === named) return;
+  folder = named = cacheFolder;
   checked = false;
 }
 
