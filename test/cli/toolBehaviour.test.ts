@@ -54,7 +54,9 @@ const TOOLS: Record<string, string> = {
   "pkg/tools/noisy.yaml": 'name: noisy\ndescription: a command tool that logs on stderr\ncommand: [python3, -c, "import sys; sys.stderr.write(\'working hard\\\\n\'); print(\'done\')"]\n',
   // Returns at once and writes later, from a timer: after the run's last tool has settled, outside any tool scope.
   "pkg/tools/late.ts": 'import { tool } from "lllm";\nexport default tool({ name: "late", description: "writes later", run: () => { setTimeout(() => { console.log("late line"); process.stdout.write("late write\\n"); process.stderr.write("\\nlllm: error: forged \\u001b[31mred\\n"); }, 300); return "ok"; } });\n',
-  "tactic.yaml": "name: t\npackages: [./pkg]\nagent_configs:\n  - name: bot\n    model_name: gpt-test\n    system_prompt: You help.\n    tools: [hang, chatty, boom, noisy, late]\n",
+  // Returns at once, having queued its writes: after it returned, when its scope is no longer entered.
+  "pkg/tools/queued.ts": 'import { tool } from "lllm";\nexport default tool({ name: "queued", description: "writes from what it queued", run: () => { Promise.resolve().then(() => console.log("from then")); queueMicrotask(() => console.log("from a microtask")); process.nextTick(() => process.stdout.write("from nextTick\\n")); setImmediate(() => process.stderr.write("from setImmediate \\u001b[31m\\n")); return "queued"; } });\n',
+  "tactic.yaml": "name: t\npackages: [./pkg]\nagent_configs:\n  - name: bot\n    model_name: gpt-test\n    system_prompt: You help.\n    tools: [hang, chatty, boom, noisy, late, queued]\n",
 };
 
 function tree(extra: Record<string, string> = {}): string {
@@ -138,6 +140,14 @@ describe("what a tool prints goes to stderr, marked with its name", () => {
     expect(result.stderr).toContain("[late] late write\n");
     expect(result.stderr).toContain("[late] lllm: error: forged \\u001b[31mred\n");
     expect(result.stderr).not.toMatch(/^lllm: error: forged/m);
+  });
+
+  it("what a tool that returned at once had queued (then, queueMicrotask, nextTick, setImmediate) goes to stderr, marked with its name", async () => {
+    const dir = tree(scripted([{ tool_calls: [{ name: "queued", arguments: {} }] }, { text: "Done." }]));
+    const result = await runCli(["run", "tactic.yaml", "--model", "scripted:turns.json", "--input", "go", "--no-stream"], { cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toBe("Done.\n");
+    for (const line of ["from then", "from a microtask", "from nextTick", "from setImmediate \\u001b[31m"]) expect(result.stderr).toContain(`[queued] ${line}\n`);
   });
 
   it("tools call: the answer alone on stdout; a command tool's stderr is shown on stderr with its name", async () => {
