@@ -1,6 +1,5 @@
-import { readdirSync, readFileSync } from "node:fs";
-import { fileURLToPath } from "node:url";
-import path from "node:path";
+import { readFileSync } from "node:fs";
+import { BUILTIN_KEY_VARIABLES } from "../proxies/builtinKeyVariables.js";
 import type { Registry } from "../registry/index.js";
 
 // `api_key_env: NAME` in a proxy file (YAML), `apiKeyEnv: "NAME"` in a proxy class.
@@ -12,23 +11,17 @@ const KEY_VARIABLE = /(?:^|\s)api_key_env:\s*["']?([A-Za-z_][A-Za-z0-9_]*)|apiKe
  * loading the proxies: a run that uses none must not pay for them.
  */
 export function proxyKeyVariables(registry: Registry): Set<string> {
-  const files: string[] = [];
-  try {
-    const builtin = fileURLToPath(new URL("../proxies/builtin/", import.meta.url));
-    for (const name of readdirSync(builtin)) if (/\.(ya?ml|ts|js)$/.test(name)) files.push(path.join(builtin, name));
-  } catch {
-    // No built-in folder (a trimmed install): nothing to add.
-  }
-  for (const pkg of registry.list()) for (const entry of pkg.proxies.values()) files.push(entry.file);
-  const names = new Set<string>();
-  for (const file of files) {
-    let text: string;
-    try {
-      text = readFileSync(file, "utf8");
-    } catch {
-      continue;
+  const names = new Set(Object.values(BUILTIN_KEY_VARIABLES));
+  for (const pkg of registry.list()) {
+    for (const entry of pkg.proxies.values()) {
+      let text: string;
+      try {
+        text = readFileSync(entry.file, "utf8");
+      } catch {
+        continue;
+      }
+      for (const match of text.matchAll(KEY_VARIABLE)) names.add((match[1] ?? match[2])!);
     }
-    for (const match of text.matchAll(KEY_VARIABLE)) names.add((match[1] ?? match[2])!);
   }
   return names;
 }

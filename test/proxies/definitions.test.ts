@@ -5,6 +5,7 @@ import { Registry } from "../../src/registry/index.js";
 import { ProxyManager, builtinProxies, parseProxyText, proxy, toProxyDefinition, type ProxySpec } from "../../src/proxies/index.js";
 import { loadProxies } from "../../src/registry/loadProxies.js";
 import { tempHome } from "./fixtures/proxies.js";
+import { BUILTIN_KEY_VARIABLES } from "../../src/proxies/builtinKeyVariables.js";
 
 const FIXTURES = path.resolve("test/proxies/fixtures");
 
@@ -115,9 +116,11 @@ describe("loading proxies from packages", () => {
 describe("built-in proxies", () => {
   const KEYS: Record<string, string> = { fred: "FRED_API_KEY", fmp: "FMP_API_KEY", exa: "EXA_API_KEY", wa: "WA_API_DEV", msd: "MSD_API_KEY", gt: "SEARCH_API_KEY" };
 
-  it("all load, without keys, each with its key variable", async () => {
+  it("all load, without keys, each with its key variable, which the run store's list of key variables names", async () => {
     const definitions = await builtinProxies();
     expect(Object.fromEntries(definitions.map((definition) => [definition.path, definition.apiKeyEnv]))).toEqual(KEYS);
+    // The run store redacts these variables' values from its list (no file read at each run): the files' own.
+    expect(BUILTIN_KEY_VARIABLES).toEqual(Object.fromEntries(definitions.map((definition) => [definition.path, definition.apiKeyEnv])));
     for (const definition of definitions) expect(definition.source?.kind).toBe("builtin");
     const manager = new ProxyManager({ proxies: definitions, useCache: false, env: {} });
     expect(manager.available()).toEqual(["exa", "fmp", "fred", "gt", "msd", "wa"]);
