@@ -15,12 +15,12 @@ if (typeof process.getBuiltinModule !== "function") {
   process.stderr.write(`lllm: needs Node.js 20.19 or later; this is ${process.version}. Install a newer Node (https://nodejs.org).\n`);
   process.exit(2);
 }
-const { lstatSync, mkdirSync, readdirSync, readFileSync, statSync } = process.getBuiltinModule("node:fs");
+const { lstatSync, mkdirSync, readdirSync, readFileSync, statSync, writeSync } = process.getBuiltinModule("node:fs");
 
 const args = process.argv.slice(2);
 if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
   // Answered here, as the CLI would: scripts call it often, and it needs nothing else loaded.
-  process.stdout.write(`${JSON.parse(readFileSync(`${__dirname}/../package.json`, "utf8")).version}\n`);
+  printVersion(`${JSON.parse(readFileSync(`${__dirname}/../package.json`, "utf8")).version}\n`);
 } else {
   const cache = cacheFolder();
   enableCompileCache(cache);
@@ -30,6 +30,22 @@ if (args.length === 1 && (args[0] === "--version" || args[0] === "-V")) {
       process.stderr.write(`lllm: could not start: ${error?.message ?? error}\nRun \`npm run build\` in the lllm folder first.\n`);
       process.exitCode = 1;
     });
+}
+
+// Written to the descriptor itself: `process.stdout` is made on first use (for a pipe, a socket with Node's stream
+// modules), which took a tenth of `node -e 0`'s whole start for one line. A full non-blocking pipe (EAGAIN) gets it
+// through the stream, which waits; a reader gone (EPIPE, `lllm -V | true`) or no stdout at all (EBADF) is no error,
+// as in the CLI; any other failure is said, with exit 1.
+function printVersion(text) {
+  try {
+    writeSync(1, text);
+  } catch (error) {
+    if (error?.code === "EAGAIN") process.stdout.write(text);
+    else if (error?.code !== "EPIPE" && error?.code !== "EBADF") {
+      process.stderr.write(`lllm: could not print the version: ${error?.message ?? error}\n`);
+      process.exitCode = 1;
+    }
+  }
 }
 
 // A build swaps its new dist/ in with two renames (scripts/build.js): for an instant between them there is none.
