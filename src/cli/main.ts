@@ -696,17 +696,27 @@ export interface MainOptions {
 }
 
 /**
+ * stdout could not be written. `lllm … | head` closes it early: that is not an error, just stop quietly. Anything
+ * else (a full disk under `> answer.txt`, an I/O error) loses the output: said on stderr, exit 1 (or the run's own
+ * failure code), not a crash with a stack trace.
+ */
+function stdoutFailed(error: NodeJS.ErrnoException): void {
+  if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
+  try {
+    process.stderr.write(`lllm: error: could not write the output to stdout: ${error.message}\n`);
+  } catch {
+    // stderr is gone too: the exit code says it.
+  }
+  const code = process.exitCode;
+  process.exit(typeof code === "number" && code !== 0 ? code : 1);
+}
+
+/**
  * Entry point of the `lllm` binary. Sets `process.exitCode` and resolves with it; never calls `process.exit()`
  * with work pending.
  */
 export async function main(argv: string[], options: MainOptions = {}): Promise<number> {
-  // `lllm … | head` closes our stdout early: that is not an error, just stop quietly.
-  if (options.inProcess !== true) {
-    process.stdout.on("error", (error: NodeJS.ErrnoException) => {
-      if (error.code === "EPIPE") process.exit(process.exitCode ?? 0);
-      throw error;
-    });
-  }
+  if (options.inProcess !== true) process.stdout.on("error", stdoutFailed);
   if (argv.includes("--no-color")) process.env.NO_COLOR = "1";
   registerEnvironmentSecrets(process.env);
   reserveStdout();

@@ -234,4 +234,14 @@ describe("lllm CLI", () => {
     expect(code).toBe(0);
     expect(stderr).toBe("");
   });
+
+  it("an stdout that cannot be written (a full disk) is said on stderr with exit 1, not a crash", async () => {
+    // /dev/full (Linux): every write fails with ENOSPC, as a redirection to a full disk does.
+    const child = spawn(`${JSON.stringify(process.execPath)} ${JSON.stringify(BIN)} validate ${tactic} > /dev/full`, { shell: true, cwd: ROOT });
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    expect(code).toBe(1);
+    expect(stderr).toBe("lllm: error: could not write the output to stdout: ENOSPC: no space left on device, write\n");
+  });
 });
