@@ -8,7 +8,7 @@ import { ConfigError } from "../errors.js";
 import { damagedRecord, RunJournal } from "../store/journal/RunJournal.js";
 import { setupChanges } from "../store/journal/runSetup.js";
 import { unknownOutcome, type ToolStartNote } from "../store/journal/ToolJournal.js";
-import type { RunRecord } from "../store/RunRecord.js";
+import type { RunRecord, RunSummary } from "../store/RunRecord.js";
 import type { Message } from "../agent/index.js";
 import { dialogOfRun } from "../store/dialogOfRun.js";
 import { AmbiguousRunIdError, RunStore } from "../store/RunStore.js";
@@ -28,6 +28,12 @@ export interface ResumedRun {
   info: ResumeInfo;
   /** A run that continued another (`--continue`): that run's dialog, as it was given. */
   history?: Message[];
+}
+
+/** The newest of the last runs started from this folder (of `target`, when given) that `lllm logs` marks as able to go on. */
+function lastResumableHere(store: RunStore, target: string | undefined): RunSummary | undefined {
+  const tacticPath = target === undefined ? undefined : path.resolve(target);
+  return store.listRuns({ limit: 50 }).find((run) => run.resumable && run.cwd === process.cwd() && (tacticPath === undefined || run.tactic_path === tacticPath));
 }
 
 /**
@@ -52,9 +58,13 @@ export async function findResumedRun(target: string | undefined, flag: string | 
   try {
     const runId = id === undefined ? store.lastStopped({ cwd: process.cwd(), ...(target !== undefined ? { tacticPath: path.resolve(target) } : {}) }) : store.resolveId(id);
     if (runId === undefined) {
+      // A run stopped by a limit or an error can go on too, by its id only: name the last one of this folder.
+      const other = id === undefined ? lastResumableHere(store, target) : undefined;
       throw new ConfigError("store_run_not_found", id === undefined ? `--resume: no interrupted or crashed run${target !== undefined ? ` of ${target}` : ""} was started from this folder` : `--resume: no run \`${id}\` in the log`, {
         ...where,
-        hint: "See the runs that can be resumed with `lllm logs` (they are marked), and give the id: lllm run --resume ID.",
+        hint: other
+          ? `The last run started here that can go on ${other.status === "budget" ? "stopped on a limit" : `failed (exit ${other.exit_code ?? "?"})`}: lllm run --resume ${other.id}${other.status === "budget" ? " (give the limit anew, higher: --max-cost, --max-steps …)" : ""}.`
+          : "See the runs that can be resumed with `lllm logs` (they are marked), and give the id: lllm run --resume ID.",
       });
     }
     record = store.getRun(runId);

@@ -1,7 +1,8 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { createServer, type Server } from "node:http";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { freeLoopbackPort, waitForCallback } from "../../src/mcp/oauth/LoopbackCallback.js";
+import { CALLBACK_PORTS, freeLoopbackPort, waitForCallback } from "../../src/mcp/oauth/LoopbackCallback.js";
 import { OAuthStore } from "../../src/mcp/oauth/OAuthStore.js";
 import { tempDir } from "../helpers/tempTree.js";
 
@@ -26,6 +27,27 @@ describe("OAuthStore: a server's sign-in in $LLLM_HOME", () => {
 });
 
 describe("the loopback callback of a browser sign-in", () => {
+  it("is on a port below those of outgoing connections (which might hold it by the time a sign-in listens), never one in use", async () => {
+    const ports = await Promise.all(Array.from({ length: 5 }, () => freeLoopbackPort()));
+    for (const port of ports) expect(port >= CALLBACK_PORTS.first && port <= CALLBACK_PORTS.last, `port ${port}`).toBe(true);
+    // Two ports of the range, one in use: the other is given; both in use: a free one elsewhere.
+    const range = await twoFreePorts();
+    const first = await listeningOn(range.first);
+    try {
+      expect(await freeLoopbackPort(range)).toBe(range.last);
+      const last = await listeningOn(range.last);
+      try {
+        const elsewhere = await freeLoopbackPort(range);
+        expect([range.first, range.last]).not.toContain(elsewhere);
+        expect(elsewhere).toBeGreaterThan(0);
+      } finally {
+        await close(last);
+      }
+    } finally {
+      await close(first);
+    }
+  });
+
   it("takes the code only with the state lllm sent, and listens on 127.0.0.1", async () => {
     const port = await freeLoopbackPort();
     let browser: Promise<Array<{ status: number; text: string }>> | undefined;
@@ -66,3 +88,24 @@ describe("the loopback callback of a browser sign-in", () => {
     expect((failure as Error).message).toBe("the authorization server answered access_denied: The user said no");
   });
 });
+
+/** A server listening on `port` of 127.0.0.1. */
+function listeningOn(port: number): Promise<Server> {
+  const server = createServer();
+  return new Promise((resolve, reject) => server.once("error", reject).listen(port, "127.0.0.1", () => resolve(server)));
+}
+
+function close(server: Server): Promise<unknown> {
+  return new Promise((resolve) => server.close(resolve));
+}
+
+/** Two neighbouring ports of the callback range that are free now. */
+async function twoFreePorts(): Promise<{ first: number; last: number }> {
+  for (let port = CALLBACK_PORTS.last - 1; port > CALLBACK_PORTS.first; port -= 2) {
+    const held = await Promise.allSettled([listeningOn(port), listeningOn(port + 1)]);
+    const servers = held.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+    await Promise.all(servers.map(close));
+    if (servers.length === 2) return { first: port, last: port + 1 };
+  }
+  throw new Error("no two neighbouring free ports in the callback range");
+}

@@ -82,7 +82,10 @@ describe("a resumed run's limits", () => {
     const reference = await durableProject({ rounds: 30 });
     const full = await reference.inProcess(["run", reference.tactic(), "--input", "go", "--json"]);
     await reference.close();
-    // Not an interrupted or crashed run any more (it ran out of budget): resumed by its id.
+    // Not an interrupted or crashed run any more (it ran out of budget): resumed by its id, which `--resume` alone names.
+    const unnamed = await project.inProcess(["run", "--resume"]);
+    expect(unnamed.code).toBe(2);
+    expect(unnamed.stderr).toContain(`--resume: no interrupted or crashed run was started from this folder\n  The last run started here that can go on stopped on a limit: lllm run --resume ${json.run_id} (give the limit anew, higher: --max-cost, --max-steps …).`);
     const higher = await project.inProcess(["run", "--resume", json.run_id, "--max-cost", "1", "--json"]);
     expect(higher.code, higher.stderr).toBe(0);
     const done = JSON.parse(higher.stdout) as { output: string; cost: number };

@@ -1,13 +1,34 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 
-/** A free TCP port on 127.0.0.1 (the callback listens on it only while a sign-in waits). */
-export async function freeLoopbackPort(): Promise<number> {
+/**
+ * Where `freeLoopbackPort` looks: below the ports systems give outgoing connections (Linux from 32768, macOS and
+ * Windows from 49152) and Kubernetes' node ports (30000-32767).
+ */
+export const CALLBACK_PORTS = { first: 20000, last: 29999 } as const;
+
+/**
+ * A free TCP port on 127.0.0.1 for a sign-in's callback (listened on only while a sign-in waits, later than it is
+ * chosen: a stored registration names the same port at every sign-in). Not one `listen(0)` gives: those come from
+ * the range of outgoing connections, any of which may hold it by then (the sign-in failed with EADDRINUSE, as
+ * the MCP conformance suite found among the test suite's connections). Free now; after 50 tries, any free port.
+ */
+export async function freeLoopbackPort(ports: { first: number; last: number } = CALLBACK_PORTS): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = ports.first + Math.floor(Math.random() * (ports.last - ports.first + 1));
+    if ((await listenOnce(port)) !== undefined) return port;
+  }
+  return (await listenOnce(0)) ?? 0;
+}
+
+/** Listen on `port` of 127.0.0.1 and close again: the port listened on, undefined when it could not be. */
+async function listenOnce(port: number): Promise<number | undefined> {
   const server = createServer();
-  await new Promise<void>((resolve, reject) => server.once("error", reject).listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as AddressInfo;
+  const listened = await new Promise<boolean>((resolve) => server.once("error", () => resolve(false)).listen(port, "127.0.0.1", () => resolve(true)));
+  if (!listened) return undefined;
+  const address = (server.address() as AddressInfo).port;
   await new Promise((resolve) => server.close(resolve));
-  return port;
+  return address;
 }
 
 /**
