@@ -148,7 +148,9 @@ await build({
   logLevel: "warn",
 });
 const { output } = await build({
-  input: { cli: dist("cli/main.js"), index: dist("index.js"), packageApi: dist("packageApi/index.js"), testing: dist("testing/index.js") },
+  // The code cache an entry too: bin/lllm.js and each chunk's `import()` (importsThroughCodeCache, added after the
+  // bundler has chosen what each chunk exports) use all of its exports, which nothing else in the bundle imports.
+  input: { cli: dist("cli/main.js"), index: dist("index.js"), packageApi: dist("packageApi/index.js"), testing: dist("testing/index.js"), codeCache: dist("util/codeCache.js") },
   platform: "node",
   // Module ids (in the bundle's comments, hence in the chunks' hashes) relative to the build's folder: the same
   // whatever that folder is called, so the same sources give the same file names.
@@ -189,12 +191,11 @@ const { output } = await build({
   },
   logLevel: "warn",
 });
-// The code cache's chunk under a name of its own too: bin/lllm.js loads it first, and the CLI through it.
-const codeCacheChunk = output.find((chunk) => chunk.type === "chunk" && chunk.name === "codeCache");
+// bin/lllm.js loads the code cache's entry (codeCache.cjs, below) first, and the CLI through it.
+const codeCacheChunk = output.find((chunk) => chunk.type === "chunk" && chunk.isEntry && chunk.name === "codeCache");
 for (const name of ["useCodeCache", "requireCompiled", "importModule"]) {
   if (!codeCacheChunk?.exports.includes(name)) throw new Error(`scripts/bundle.js: the codeCache chunk does not export ${name}, which bin/lllm.js and the chunks need`);
 }
-writeFileSync(path.join(bundle, "codeCache.cjs"), `module.exports = require("./${codeCacheChunk.fileName}");\n`);
 // Each entry under a name of its own: `<entry>.cjs` for require() and bin/lllm.js, and `<entry>.js`, an ES module that
 // gives its names from that same file (one module instance, whichever way lllm is loaded).
 for (const chunk of output) {

@@ -14,7 +14,6 @@ import { SourceDocument } from "./SourceDocument.js";
 import type { DataPath, SourceLocator } from "./SourceDocument.js";
 import { validateAgainstSchema } from "./validateAgainstSchema.js";
 import { warnOnce } from "./warnOnce.js";
-import { importModule } from "../util/codeCache.js";
 import { isRemoteSource, resolvePackageEntry } from "./packageSource.js";
 
 /** Project-wide defaults, from the nearest settings file above the working directory. */
@@ -166,7 +165,7 @@ async function readSettingsFile(file: string, env: NodeJS.ProcessEnv): Promise<S
   }
   if (distrust !== undefined) return { file, distrust };
   if (name.endsWith(".js") || name.endsWith(".mjs")) {
-    const loaded = (await importModule(pathToFileURL(file).href)) as { default?: unknown };
+    const loaded = (await import(pathToFileURL(file).href)) as { default?: unknown };
     return { file, config: loaded.default ?? loaded, locator: fileLocator(displayPath(file)) };
   }
   // .lllmrc (YAML or JSON), .json, .yaml, .yml: YAML reads JSON too.
