@@ -30,10 +30,13 @@ export interface ResumedRun {
   history?: Message[];
 }
 
-/** The newest of the last runs started from this folder (of `target`, when given) that `lllm logs` marks as able to go on. */
+/**
+ * The newest of the last runs started from this folder (of `target`, when given) that `lllm logs` marks as able to go
+ * on and `--resume ID` takes (a batch item is resumed by its batch).
+ */
 function lastResumableHere(store: RunStore, target: string | undefined): RunSummary | undefined {
   const tacticPath = target === undefined ? undefined : path.resolve(target);
-  return store.listRuns({ limit: 50 }).find((run) => run.resumable && run.cwd === process.cwd() && (tacticPath === undefined || run.tactic_path === tacticPath));
+  return store.listRuns({ limit: 50 }).find((run) => run.resumable && run.batch_id === null && run.cwd === process.cwd() && (tacticPath === undefined || run.tactic_path === tacticPath));
 }
 
 /**

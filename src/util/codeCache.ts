@@ -15,8 +15,8 @@ import { underStartFlags, v8FlagsSetAtRunTime } from "./runtimeV8Flags.js";
  * commander's parsing, the tactic's generated validator (170 KB) and the zod a tool uses; this cache, written at
  * exit, holds them (a 100-round `lllm run`: a fifth less CPU on Node 20). Node before 22.1 has no cache at all.
  * Off unless the CLI names a folder (`$LLLM_HOME/cache/v8`, readable by this user alone). The key holds the file's
- * path, size and time, Node's version and the flags V8 was started with, and V8 checks the data again itself (its
- * version, its flags); data it rejects is written anew.
+ * path, size and time, Node's version, the flags V8 was started with and the command (`useCodeCache`), and V8 checks
+ * the data again itself (its version, its flags); data it rejects is written anew.
  */
 let folder: string | undefined;
 /** The folder last named (`folder` is it once checked, or undefined when it may not be used). */

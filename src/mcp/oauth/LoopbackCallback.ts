@@ -18,7 +18,9 @@ export async function freeLoopbackPort(ports: { first: number; last: number } = 
     const port = ports.first + Math.floor(Math.random() * (ports.last - ports.first + 1));
     if ((await listenOnce(port)) !== undefined) return port;
   }
-  return (await listenOnce(0)) ?? 0;
+  const any = await listenOnce(0);
+  if (any === undefined) throw new Error("no port of 127.0.0.1 can be listened on for the sign-in's callback");
+  return any;
 }
 
 /** Listen on `port` of 127.0.0.1 and close again: the port listened on, undefined when it could not be. */
