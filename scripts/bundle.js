@@ -197,11 +197,12 @@ for (const name of ["useCodeCache", "requireCompiled", "importModule"]) {
   if (!codeCacheChunk?.exports.includes(name)) throw new Error(`scripts/bundle.js: the codeCache chunk does not export ${name}, which bin/lllm.js and the chunks need`);
 }
 // Each entry under a name of its own: `<entry>.cjs` for require() and bin/lllm.js, and `<entry>.js`, an ES module that
-// gives its names from that same file (one module instance, whichever way lllm is loaded).
+// gives its names from that same file (one module instance, whichever way lllm is loaded). The code cache's entry is
+// loaded by bin/lllm.js and the chunks alone, with require(): it has no ES module.
 for (const chunk of output) {
   if (chunk.type !== "chunk" || !chunk.isEntry) continue;
   writeFileSync(path.join(bundle, `${chunk.name}.cjs`), `module.exports = require("./${chunk.fileName}");\n`);
-  writeFileSync(path.join(bundle, `${chunk.name}.js`), esEntry(chunk.fileName, chunk.exports));
+  if (chunk.name !== "codeCache") writeFileSync(path.join(bundle, `${chunk.name}.js`), esEntry(chunk.fileName, chunk.exports));
 }
 
 /** An ES module whose exports are those of the CommonJS entry `file` (`names`, as the bundler lists them). */
