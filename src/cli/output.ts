@@ -73,7 +73,9 @@ export function reportError(error: unknown, verbose: boolean): number {
 }
 
 function formatLllmError(error: LllmError): string {
-  const where = error.location && !error.message.startsWith(error.location.file) ? `${formatLocation(error.location)}: ` : "";
+  // Not when the message names the file already (`the run log FILE is damaged`), unless the place adds a line.
+  const named = error.location !== undefined && (error.message.startsWith(error.location.file) || (error.location.line === undefined && error.message.includes(error.location.file)));
+  const where = error.location && !named ? `${formatLocation(error.location)}: ` : "";
   const singleProblem = !("problems" in error) || (error as { problems: unknown[] }).problems.length <= 1;
   const hint = error.hint && singleProblem && !error.message.includes(error.hint) ? `\n  ${paint("dim", error.hint)}` : "";
   return `${paint("red", "lllm: error:")} ${where}${error.message}${hint}`;

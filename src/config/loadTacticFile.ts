@@ -66,7 +66,9 @@ export async function loadTacticFile(file: string, options: LoadTacticOptions = 
         ? SourceDocument.parse(options.text, displayPath(first))
         : await readSourceDocument(next.file, {
             what: next.from ? "base file" : "tactic file",
-            ...(next.from ? { referencedFrom: next.from, missingHint: "a `base` path is relative to the file that names it" } : {}),
+            ...(next.from
+              ? { referencedFrom: next.from, missingHint: "a `base` path is relative to the file that names it" }
+              : { missingHint: "A tactic is a path, relative to the current folder, or a package's tactic by its ref (weather.tactics:weather); `lllm init` makes a package with one." }),
           });
     // Compare real paths so that a cycle through a symlink is still found.
     const identity = await realpath(next.file);

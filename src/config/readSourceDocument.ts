@@ -40,6 +40,8 @@ export async function readSourceDocument(file: string, options: ReadSourceOption
         : code === "EISDIR"
           ? `${options.what} ${shown} is a folder, not a file`
           : `cannot read ${options.what} ${shown}: ${(error as Error).message}`;
+    // The file the user named (no place refers to it): the error is that alone, its hint beside it (`--json`'s `hint`).
+    if (!options.referencedFrom && options.missingHint) throw new ConfigError("config_not_found", message, { hint: options.missingHint });
     throw ConfigError.fromProblems("config_not_found", [
       { message, ...(options.referencedFrom ? { location: options.referencedFrom } : {}), ...(options.missingHint ? { hint: options.missingHint } : {}) },
     ]);

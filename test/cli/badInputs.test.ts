@@ -44,7 +44,8 @@ const cases: Array<{ name: string; files: Record<string, string>; args?: string[
     name: "a missing tactic file",
     files: {},
     args: ["nope.yaml"],
-    expected: ["nope.yaml", /not found|does not exist|no such/i],
+    // With what a tactic may be, and where to get one: there is no near name to suggest (it had no hint at all).
+    expected: ["lllm: error: tactic file not found: nope.yaml\n  A tactic is a path, relative to the current folder, or a package's tactic by its ref", "`lllm init` makes a package with one"],
   },
   {
     name: "a missing tactic file with a near name beside it, as the test loader says",
@@ -206,7 +207,7 @@ describe("bad inputs: exit 2 with a message that says what, where and how to fix
     expect(found.code, found.stderr).toBe(0);
     expect(existsSync(path.join(repo, "ran"))).toBe(false);
     // A name no package has is the plain not-found error.
-    expect((await runCliInProcess(["validate", "zzzz", "-p", weather])).stderr).toBe("lllm: error: tactic file not found: zzzz\n");
+    expect((await runCliInProcess(["validate", "zzzz", "-p", weather])).stderr).toBe("lllm: error: tactic file not found: zzzz\n  A tactic is a path, relative to the current folder, or a package's tactic by its ref (weather.tactics:weather); `lllm init` makes a package with one.\n");
   });
 
   // The cases above run in-process (runCliInProcess); these spawn the built binary, end to end.

@@ -93,6 +93,7 @@ describe("loadTacticFile: the base chain", () => {
     const error = await configError(loadTacticFile(fixture("nope.yaml")));
     expect(error.code).toBe("config_not_found");
     expect(error.message).toBe(`tactic file not found: ${shown("nope.yaml")}`);
+    expect(error.hint).toBe("A tactic is a path, relative to the current folder, or a package's tactic by its ref (weather.tactics:weather); `lllm init` makes a package with one.");
   });
 
   it("reads a JSON tactic file, with positions", async () => {

@@ -64,6 +64,17 @@ describe("lllm pack", () => {
     expect(nowhere.stderr).toContain(`there is no folder ${path.dirname(missing)}`);
     expect(nowhere.stderr).not.toContain("internal error");
   });
+
+  it("says a folder with nothing to pack is the user's to fix (exit 2): it was an internal error", async () => {
+    const dir = tempDir("lllm-empty-");
+    writeTree(dir, { ".env": "OPENAI_API_KEY=sk-secret\n" });
+    const home = tempDir("lllm-home-");
+    const packed = await lllmInProcess(["pack"], { cwd: dir, home });
+    expect(packed.code, packed.stderr).toBe(2);
+    expect(packed.stderr).toContain(`${dir} holds nothing to pack`);
+    expect(packed.stderr).not.toContain("internal error");
+    expect(packed.stdout).toBe("");
+  });
 });
 
 describe("lllm publish --to npm, outdated, update, list", () => {

@@ -72,6 +72,8 @@ function expectRecoveryAdvice(result: CliResult, file: string): void {
   expect(result.stderr).not.toContain("panicked");
   expect(result.stderr).not.toContain("internal error");
   expect(result.stderr).toContain(`the run log ${file} is damaged`);
+  // The file once: the message names it, and the place adds no line (it read "error: FILE: the run log FILE is damaged").
+  expect(result.stderr).toContain(`lllm: error: the run log ${file} is damaged`);
   expect(result.stderr).toContain(`mv ${file} ${file}.damaged`);
 }
 
