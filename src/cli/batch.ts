@@ -30,7 +30,7 @@ import { modelLocation } from "../tactics/modelLocation.js";
 import { paint, warn, writeErr } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { retryReporter } from "./retryReporter.js";
-import { parseVars } from "./parseVars.js";
+import { parseVars, warnMisspeltVars } from "./parseVars.js";
 import { positiveInteger } from "./positiveInteger.js";
 import type { ProviderBatch } from "./providerBatch.js";
 import type { ItemResume, ItemResumes } from "../batch/ItemResumes.js";
@@ -95,6 +95,7 @@ export async function batchCommand(tacticTarget: string | undefined, options: Ba
   const prepared = await prepareTactic(file, { ...(options.model ? { model: options.model } : {}), ...(options.package ? { packages: options.package } : {}) });
   warnBrokenFiles(prepared.registry);
   warnUnknownModels(prepared.agents, prepared.settings.prices ?? {}, warn, { locate: (agent, position) => modelLocation(prepared.tactic, options.model, agent, position) });
+  warnMisspeltVars(prepared, settings.vars, warn);
   if (settings.maxCost !== undefined) refuseUnpricedModels(prepared);
   // What the workers are told to find, checked before anything connects: a tactic they cannot have is refused now.
   const queued = options.queue === undefined ? undefined : queuedTactic(prepared, options.model ?? null);

@@ -28,7 +28,7 @@ import type { ResumeFlags } from "../store/SpoolEntry.js";
 import { runUsageJson } from "../tactics/tacticResultJson.js";
 import { codeActionReportJson } from "../codeaction/CodeActionReport.js";
 import { UsageCounter } from "../tactics/UsageCounter.js";
-import { parseVars } from "./parseVars.js";
+import { parseVars, warnMisspeltVars } from "./parseVars.js";
 import { isRemoteSource } from "../config/packageSource.js";
 import { writeOwnStdout } from "../util/ownStdout.js";
 import { plural } from "../util/plural.js";
@@ -103,6 +103,7 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   }
   const input = resumed ? (resumed.record.input ?? "") : readInput(options, prepared.tactic.config.prompt, prepared.tactic.config.steps?.map((step) => step.prompt ?? "{input}"));
   const vars = resumed ? resumed.record.vars : parseVars(options.var ?? []);
+  if (!resumed) warnMisspeltVars(prepared, vars, warn);
   const maxSteps = flags.maxSteps;
   const modelTimeout = flags.modelTimeout;
   const runLimits: RunLimits = flags.limits ?? {};

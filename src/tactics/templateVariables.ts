@@ -1,6 +1,7 @@
 import { ConfigError, type SourceLocation } from "../errors.js";
 import { templatePlaceholders } from "../prompts/index.js";
 import type { PreparedTactic } from "./prepareTactic.js";
+import { didYouMean } from "../util/closest.js";
 
 /** A `{name}` in one of the tactic's templates that no value will fill. */
 export interface MissingVariable {
@@ -16,33 +17,58 @@ export interface MissingVariable {
  * first model call, so that a run never stops halfway, after paid calls, for a typo in a template.
  */
 export function missingTemplateVariables(prepared: PreparedTactic, vars: Record<string, unknown>): MissingVariable[] {
-  const { tactic } = prepared;
-  const { config } = tactic;
-  const known = new Set(["input", ...Object.keys(config.vars ?? {}), ...Object.keys(vars)]);
+  const known = new Set(["input", ...Object.keys(prepared.tactic.config.vars ?? {}), ...Object.keys(vars)]);
   const missing: MissingVariable[] = [];
   // Where a template is, looked up only when one of its placeholders is missing (a batch checks every item).
-  const check = (template: string, what: string, locate: () => SourceLocation | undefined, available: Set<string>): void => {
+  eachTemplate(prepared, known, (template, what, locate, available) => {
     for (const name of new Set(templatePlaceholders(template))) {
       if (available.has(name)) continue;
       const where = locate();
       missing.push({ name, what, ...(where ? { where } : {}) });
     }
-  };
+  });
+  return missing;
+}
+
+/**
+ * The `--var` names that look like typos, each with the near name (`tnoe`: did you mean `tone`?): no template of the
+ * tactic uses it, its `vars:` do not declare it, and a variable the tactic knows is near. Only near misses: a var may
+ * reach what is not seen from here (a TypeScript tactic reads its vars itself, a nested tactic has templates of its
+ * own), and a run given one its templates do not use does what it did before.
+ */
+export function misspeltVariables(prepared: PreparedTactic, vars: Record<string, unknown>): Array<{ name: string; hint: string }> {
+  const known = new Set(["input", ...Object.keys(prepared.tactic.config.vars ?? {})]);
+  eachTemplate(prepared, new Set(), (template, _what, _locate, available) => {
+    for (const name of templatePlaceholders(template)) known.add(name);
+    for (const name of available) known.add(name);
+  });
+  return Object.keys(vars)
+    .filter((name) => !known.has(name))
+    .map((name) => ({ name, hint: didYouMean(name, known) }))
+    .filter((typo) => typo.hint !== "");
+}
+
+/**
+ * Each template of the tactic (the turn prompt, pipeline steps, system prompts), with what it is, where, and the
+ * names a value fills there besides `known` (a pipeline step's, the earlier steps' `as`; a notebook's `api_directory`).
+ */
+function eachTemplate(prepared: PreparedTactic, known: Set<string>, visit: (template: string, what: string, locate: () => SourceLocation | undefined, available: Set<string>) => void): void {
+  const { tactic } = prepared;
+  const { config } = tactic;
   if (config.tactic_type === "pipeline") {
     const available = new Set(known);
     (config.steps ?? []).forEach((step, index) => {
-      check(step.prompt ?? "{input}", `steps[${index}].prompt`, () => tactic.locate(["steps", index, "prompt"]), available);
+      visit(step.prompt ?? "{input}", `steps[${index}].prompt`, () => tactic.locate(["steps", index, "prompt"]), available);
       if (step.as) available.add(step.as);
     });
   } else if (config.tactic_type === "agent") {
-    check(config.prompt, "prompt", () => tactic.locate(["prompt"]), known);
+    visit(config.prompt, "prompt", () => tactic.locate(["prompt"]), known);
   }
   // The notebook pattern fills its agents' `{api_directory}` itself (Step 16), with or without proxies.
   const systemKnown = config.tactic_type === "notebook" ? new Set([...known, "api_directory"]) : known;
   prepared.agents.forEach((agent, index) => {
-    check(agent.systemPrompt.text, `the system prompt of agent \`${agent.name}\``, () => tactic.locateAgent(index, [agent.systemPrompt.ref ? "system_prompt_path" : "system_prompt"]), systemKnown);
+    visit(agent.systemPrompt.text, `the system prompt of agent \`${agent.name}\``, () => tactic.locateAgent(index, [agent.systemPrompt.ref ? "system_prompt_path" : "system_prompt"]), systemKnown);
   });
-  return missing;
 }
 
 export interface AssertTemplateVariablesOptions {

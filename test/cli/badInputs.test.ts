@@ -167,6 +167,21 @@ describe("bad inputs: exit 2 with a message that says what, where and how to fix
     expect(result.stderr).toContain(`--args '{"city": "Paris"}'`);
   });
 
+  it("a --var that no template uses, near one the tactic knows, is named with that one (it ran silently without it)", async () => {
+    const dir = tempTree({ "tone.yaml": `vars: {tone: plain}\nprompt: "Say {input} in a {tone} tone"\n${AGENT}` });
+    const run = (...vars: string[]) => runCliInProcess(["run", "tone.yaml", "--dry-run", "-i", "hi", ...vars.flatMap((entry) => ["--var", entry])], { cwd: dir });
+    const typo = await run("tnoe=angry");
+    expect(typo.code, typo.stderr).toBe(0);
+    expect(typo.stderr).toContain("lllm: warning: --var tnoe: no template of the tactic uses {tnoe}, nor do its `vars:` declare it; did you mean `tone`?");
+    // The run is the one it was: the tactic's own value.
+    expect(typo.stdout).toContain("in a plain tone");
+    // A var the tactic uses, or one that is near nothing it knows (a TypeScript tactic, a nested one may read it), says nothing.
+    for (const quiet of [await run("tone=angry"), await run("audience=kids")]) {
+      expect(quiet.code, quiet.stderr).toBe(0);
+      expect(quiet.stderr).not.toContain("--var");
+    }
+  });
+
   it("run, chat and doctor name the near tactic file too", async () => {
     const dir = tempTree({ "weather.yaml": AGENT });
     for (const command of ["run", "chat", "doctor"]) {
