@@ -59,6 +59,13 @@ export async function findResumedRun(target: string | undefined, flag: string | 
   let journal: ReturnType<RunStore["getJournal"]>;
   let continued: RunRecord | null | undefined;
   try {
+    // `lllm run --resume --json ID`: an id after another flag reads as the tactic. Taken as the run's when no such
+    // file is there (it said "no interrupted or crashed run of ID was started from this folder").
+    if (id === undefined && target !== undefined && /^[0-9a-z]+$/i.test(target) && !existsSync(target)) {
+      if (store.resolveId(target) === undefined) throw new ConfigError("store_run_not_found", `--resume: ${target} is neither a tactic file nor a run in the log`, { ...where, hint: "See the runs that can be resumed with `lllm logs` (they are marked), and give the id right after the flag: lllm run --resume ID." });
+      id = target;
+      target = undefined;
+    }
     const runId = id === undefined ? store.lastStopped({ cwd: process.cwd(), ...(target !== undefined ? { tacticPath: path.resolve(target) } : {}) }) : store.resolveId(id);
     if (runId === undefined) {
       // A run stopped by a limit or an error can go on too, by its id only: name the last one of this folder.

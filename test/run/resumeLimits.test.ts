@@ -86,7 +86,11 @@ describe("a resumed run's limits", () => {
     const unnamed = await project.inProcess(["run", "--resume"]);
     expect(unnamed.code).toBe(2);
     expect(unnamed.stderr).toContain(`--resume: no interrupted or crashed run was started from this folder\n  The last run started here that can go on stopped on a limit: lllm run --resume ${json.run_id} (give the limit anew, higher: --max-cost, --max-steps …).`);
-    const higher = await project.inProcess(["run", "--resume", json.run_id, "--max-cost", "1", "--json"]);
+    // An id after another flag (`--resume --json ID`) reads as the tactic: no such file, it is the run's id.
+    const nowhere = await project.inProcess(["run", "--resume", "--json", "NOSUCHID"]);
+    expect(nowhere.code).toBe(2);
+    expect((JSON.parse(nowhere.stdout) as { error: { message: string } }).error.message).toBe("--resume: NOSUCHID is neither a tactic file nor a run in the log");
+    const higher = await project.inProcess(["run", "--resume", "--json", json.run_id, "--max-cost", "1"]);
     expect(higher.code, higher.stderr).toBe(0);
     const done = JSON.parse(higher.stdout) as { output: string; cost: number };
     expect(done.output).toBe((JSON.parse(full.stdout) as { output: string }).output);
