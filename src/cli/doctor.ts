@@ -34,7 +34,7 @@ export async function doctorCommand(tactic: string | undefined, options: DoctorC
   const ok = checks.every((check) => check.status !== "fail");
   if (!ok) process.exitCode = 1;
   if (options.json) {
-    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ok, ...(prepared ? { tactic: prepared.tactic.file } : {}), checks }, null, 2));
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, ok, tactic: prepared ? prepared.tactic.file : null, checks }, null, 2));
     return;
   }
   writeOut(report(checks, ok, prepared?.tactic.file));

@@ -2,6 +2,7 @@ import path from "node:path";
 import { lllmHome } from "../config/lllmHome.js";
 import { addFailureDetails, SCHEMA_VERSION, writeErr, writeOut } from "./output.js";
 import { writeOutputFile } from "./writeOutputFile.js";
+import type { ListedPackage } from "../packages/listPackages.js";
 
 /**
  * `lllm add | install | remove | update`: the project's shared packages (src/packages/). Thin: options in, one
@@ -95,11 +96,12 @@ export async function listCommand(flags: { json?: boolean }): Promise<void> {
   // would (exit 2, the same error and hint), so that a script checking the project sees it.
   const refused = modifiedPackagesError(rows);
   if (flags.json) {
+    const packages = rows.map(listedJson);
     if (refused !== undefined) {
-      addFailureDetails(refused, { packages: rows }); // one JSON object: the list and the error together
+      addFailureDetails(refused, { packages }); // one JSON object: the list and the error together
       throw refused;
     }
-    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, packages: rows }, null, 2));
+    writeOut(JSON.stringify({ schema_version: SCHEMA_VERSION, packages }, null, 2));
     return;
   }
   if (rows.length === 0) {
@@ -127,4 +129,18 @@ export async function outdatedCommand(flags: { json?: boolean }): Promise<void> 
 function table(header: string[], rows: string[][]): string {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   return [header, ...rows].map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column]!))).join("  ")).join("\n");
+}
+
+/** A listed package as `lllm list --json` prints it: snake_case, as every `--json` (it printed `trustedBy`, `dependencyOf`). */
+function listedJson(row: ListedPackage): Record<string, unknown> {
+  return {
+    name: row.name,
+    source: row.source,
+    ...(row.version !== undefined ? { version: row.version } : {}),
+    code: row.code,
+    ...(row.trustedBy !== undefined ? { trusted_by: row.trustedBy } : {}),
+    state: row.state,
+    ...(row.dependencyOf !== undefined ? { dependency_of: row.dependencyOf } : {}),
+    ...(row.modified !== undefined ? { modified: row.modified } : {}),
+  };
 }

@@ -13,7 +13,7 @@ import { tempDir, tempTree } from "../helpers/tempTree.js";
 interface Report {
   schema_version: number;
   ok: boolean;
-  tactic?: string;
+  tactic: string | null;
   checks: Array<{ name: string; status: "ok" | "warn" | "fail"; detail: string; fix?: string }>;
 }
 
@@ -65,6 +65,9 @@ describe("lllm doctor", () => {
     const plain = await doctor([], { PATH }, { spawned: true });
     expect(plain.code, plain.stderr).toBe(0);
     expect(plain.report.ok).toBe(true);
+    // The fields docs/scripting.md lists, a tactic or not (`tactic` was left out without one).
+    expect(Object.keys(plain.report)).toEqual(["schema_version", "ok", "tactic", "checks"]);
+    expect(plain.report.tactic).toBeNull();
     expect(check(plain.report, "python3")).toMatchObject({ status: "warn", fix: expect.stringContaining("apt-get install python3") });
     expect(check(plain.report, "node")).toMatchObject({ status: "ok", detail: `Node ${process.versions.node}` });
 

@@ -93,6 +93,9 @@ describe("a tarball package", () => {
       ["hello", "modified: tools/hello.ts changed (refused)"],
     ]);
     expect(report.error).toMatchObject({ code: "package_modified", hint: expect.stringContaining(`rm -rf ${folder}`) });
+    // snake_case, as every --json (it printed `trustedBy`).
+    expect(report.packages[1]).toMatchObject({ trusted_by: expect.any(String), modified: { file: "tools/hello.ts", how: "changed" } });
+    for (const row of report.packages) expect(Object.keys(row).filter((key) => /[A-Z]/.test(key))).toEqual([]);
     // The file put back, another added beside it is refused too (the registry would load it).
     writeFileSync(file, TOOL_PACKAGE["tools/hello.ts"]);
     chmodSync(file, 0o444);
