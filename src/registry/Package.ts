@@ -110,7 +110,7 @@ export class Package {
     } catch (error) {
       this.brokenFiles.push({
         message: `tool file failed to load: ${errorText(error)}`,
-        location: { file, ...stackLine(error, file) },
+        location: { file, ...(parsePosition(error, file) ?? stackLine(error, file)) },
         hint: "Fix the error in this file (it runs when the package loads), or move helper code out of tools/ (into a sub-folder or a file starting with `_`).",
       });
       return;
@@ -215,7 +215,20 @@ function parseData(file: string): unknown {
 }
 
 function errorText(error: unknown): string {
-  return errorFirstLine(error);
+  // A parse error's first line is followed by the code frame: it ended in the spaces before it.
+  return errorFirstLine(error).trimEnd();
+}
+
+/**
+ * Where a file that does not parse went wrong: the transpiler's error names it on its second line, ` FILE:LINE:COLUMN`
+ * (a 0-based column, in the file as written); its stack names the transpiler, not the file.
+ */
+function parsePosition(error: unknown, file: string): { line: number; column: number } | undefined {
+  const message = error instanceof Error ? error.message : "";
+  if (!message.startsWith("ParseError:")) return undefined;
+  const at = message.lastIndexOf(`${file}:`);
+  const match = at < 0 ? null : /^:(\d+):(\d+)/.exec(message.slice(at + file.length));
+  return match ? { line: Number(match[1]), column: Number(match[2]) + 1 } : undefined;
 }
 
 /** The line of `file` in an error's stack, so a throwing tool file is pointed at precisely. */

@@ -262,11 +262,15 @@ export class Registry {
     // Keys decide: comparing whole refs would count the shared `pkg.section:` prefix as a resemblance.
     const near = [...new Set(byKey)].slice(0, 3);
     const where = pkg ? ` in package \`${pkg.name}\` (${pkg.dir})` : "";
-    const hint = near.length > 0 ? `did you mean ${near.map((candidate) => `\`${candidate}\``).join(", ")}?` : all.length > 0 ? `Known ${section}: ${all.slice(0, 8).join(", ")}${all.length > 8 ? ", …" : ""}.` : `No ${section} are loaded: add a package with a ${section}/ folder.`;
     // The tool may be in a file that did not load: say so, or the user looks for a typo that is not there.
     const broken = section === "tools" ? (pkg ? pkg.brokenFiles : this.brokenFiles()) : [];
+    const hint =
+      near.length > 0 ? `did you mean ${near.map((candidate) => `\`${candidate}\``).join(", ")}?`
+      : all.length > 0 ? `Known ${section}: ${all.slice(0, 8).join(", ")}${all.length > 8 ? ", …" : ""}.`
+      : broken.length > 0 ? "" // a folder of tools there is, whose files did not load
+      : `No ${section} are loaded: add a package with a ${section}/ folder.`;
     const brokenNote = broken.length > 0 ? `${broken.length === 1 ? "A tool file" : "Some tool files"} did not load and may define it: ${broken.map((problem) => `${problem.location ? formatLocation(problem.location) : "?"} (${firstLine(problem.message)})`).join("; ")}. ` : "";
-    return new ConfigError(`${singular(section)}_not_found` as const, `${singular(section)} \`${ref.text}\` not found${where}`, { ...(options.where ? { location: options.where } : {}), hint: `${brokenNote}${hint}` });
+    return new ConfigError(`${singular(section)}_not_found` as const, `${singular(section)} \`${ref.text}\` not found${where}`, { ...(options.where ? { location: options.where } : {}), hint: `${brokenNote}${hint}`.trimEnd() });
   }
 
   /** A declaration takes the run of the implementation with its exact name: own package, runtime, then anywhere. */

@@ -182,6 +182,19 @@ describe("bad inputs: exit 2 with a message that says what, where and how to fix
     }
   });
 
+  it("a tool file that does not parse is named at its line and column, and no tools folder is asked for", async () => {
+    const dir = tempTree({
+      "pkg/tools/broken.ts": 'import { tool } from "lllm";\nexport default tool({ name: "b", description: "x", parameters: {}, run: () => "y" )};\n',
+      "tactic.yaml": `packages: [./pkg]\n${AGENT}    tools: [b]\n`,
+    });
+    const result = await runCliInProcess(["validate", "tactic.yaml"], { cwd: dir });
+    expect(result.code, result.stderr).toBe(2);
+    // Column 83 is the `)` (the transpiler's 0-based 82); the message without the spaces that preceded its code frame.
+    expect(result.stderr).toContain(`${path.join(dir, "pkg", "tools", "broken.ts")}:2:83 (tool file failed to load: ParseError: Unexpected token, expected ",").`);
+    expect(result.stderr).not.toContain("No tools are loaded");
+    expect(result.stderr).not.toMatch(/ +\n/);
+  });
+
   it("run, chat and doctor name the near tactic file too", async () => {
     const dir = tempTree({ "weather.yaml": AGENT });
     for (const command of ["run", "chat", "doctor"]) {

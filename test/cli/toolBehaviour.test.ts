@@ -193,7 +193,7 @@ describe("one broken tool file in a package", () => {
     const result = await runCli(["tools", "call", "chatty", "-p", "pkg", "--args", '{"city": "Oslo"}'], { cwd: dir });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain("sunny in Oslo");
-    expect(result.stderr).toMatch(/lllm: warning: .*pkg\/tools\/broken\.ts:\d+: tool file failed to load: /);
+    expect(result.stderr).toMatch(/lllm: warning: .*pkg\/tools\/broken\.ts:\d+:\d+: tool file failed to load: ParseError: /);
     expect(result.stderr).toMatch(/pkg\/tools\/empty\.ts: tool file defines no tool: its exports are `default` \(number\)/);
   });
 
