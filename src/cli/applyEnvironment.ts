@@ -28,7 +28,10 @@ export function applyEnvironment(options: ApplyEnvironmentOptions, env: NodeJS.P
   const fromFiles: Record<string, string> = {};
   for (const file of options.envFiles ?? []) {
     const dropped: string[] = [];
-    for (const [name, value] of Object.entries(readEnvFile(file))) {
+    const { vars, malformed } = readEnvFile(file);
+    // The line's number, not its text: it may hold a key.
+    if (malformed.length > 0) warn(`--env-file ${file}:${malformed.join(",")}: ${malformed.length === 1 ? "a line" : "lines"} without NAME=value, ignored (a dotenv file holds NAME=value, \`export NAME=value\` and # comment lines)`);
+    for (const [name, value] of Object.entries(vars)) {
       if (isCodeLoadingVariable(name)) dropped.push(name);
       else fromFiles[name] = value;
     }

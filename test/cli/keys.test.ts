@@ -325,6 +325,15 @@ describe("--env-file", () => {
     expect(authorizations()).toEqual(["Bearer sk-env-file-key 0987", "Bearer sk-env-wins-0789", `Bearer ${FILE_KEY}`]);
   });
 
+  it("a line without NAME=value is named by its number, never shown (it may hold a key); a quoted value's lines are not such lines", async () => {
+    const dir = tempTree({ ".env": `OPENAI_API_KEY : sk-typo-secret-0123\nGOOD=1\nNOTE="a value\nover two lines"\n# a comment\nstray\n` });
+    const envFile = path.join(dir, ".env");
+    const result = await runCli(["validate", path.join(EXAMPLE, "weather", "tactics", "weather.yaml"), "--env-file", envFile], { env: { LLLM_HOME: tempDir("lllm-home-") } });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stderr).toContain(`lllm: warning: --env-file ${envFile}:1,6: lines without NAME=value, ignored`);
+    expect(result.stderr).not.toContain("sk-typo-secret");
+  });
+
   it("variables that load code (NODE_OPTIONS, BASH_ENV, LD_PRELOAD) are dropped with a warning: command tools never get them (issue 29, point 6)", async () => {
     const dir = tempTree({
       "pkg/tools/node_probe.yaml": "name: node_probe\ndescription: Run node\ncommand: [node, -e, \"process.stdout.write('node ok')\"]\n",
