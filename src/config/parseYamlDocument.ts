@@ -48,10 +48,36 @@ export function parseYamlDocument(
   }
   // compose(…, true, …) always yields a document, empty for an empty text.
   const parsed = document as Document.Parsed;
-  for (const error of parsed.errors) problems.push({ offset: error.pos[0], code: error.code, message: error.message });
+  for (const error of parsed.errors) problems.push(unclosedQuote(error, tokens) ?? { offset: error.pos[0], code: error.code, message: error.message });
   for (const problem of [...duplicateKeys(parsed), ...aliasProblems(parsed)]) problems.push(problem);
   problems.sort((a, b) => a.offset - b.offset);
   return { document: parsed, problems };
+}
+
+/**
+ * A quote never closed is reported where the value it opens ends, the end of the file: the problem is where it
+ * opens instead (it read `bad.yaml:6:1: Missing closing "quote`, a line the five-line file did not have).
+ */
+function unclosedQuote(error: { code: string; message: string; pos: [number, number] }, tokens: CST.Token[]): YamlProblem | undefined {
+  const quote = /^Missing closing (["'])quote/.exec(error.message)?.[1];
+  if (error.code !== "MISSING_CHAR" || quote === undefined) return undefined;
+  const at = error.pos[0];
+  let opening: number | undefined;
+  const stack: unknown[] = [...tokens];
+  while (stack.length > 0) {
+    const token = stack.pop() as Record<string, unknown> | undefined;
+    if (token === null || typeof token !== "object") continue;
+    if (typeof token.source === "string" && typeof token.offset === "number" && token.source.startsWith(quote) && token.offset < at && at <= token.offset + token.source.length + 1) {
+      opening = Math.max(opening ?? -1, token.offset);
+    }
+    for (const key of ["start", "key", "sep", "value", "items", "end"]) {
+      const child = token[key];
+      if (Array.isArray(child)) stack.push(...child);
+      else if (child !== null && typeof child === "object") stack.push(child);
+    }
+  }
+  if (opening === undefined) return undefined;
+  return { offset: opening, code: error.code, message: `the ${quote === '"' ? "double" : "single"} quote that opens a value here is never closed (the value runs on to the end of the file)` };
 }
 
 /** The offset of the first collection nested deeper than `limit`, or undefined. */

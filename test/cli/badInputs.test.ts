@@ -19,6 +19,12 @@ const cases: Array<{ name: string; files: Record<string, string>; args?: string[
     expected: ["tactic.yaml:4:1", "Flow map in block collection must be sufficiently indented"],
   },
   {
+    // Where the quote opens: it was the end of the file, line 6 of a five-line file.
+    name: "a quote never closed",
+    files: { "tactic.yaml": `name: x\nagent_configs:\n  - name: bot\n    system_prompt: "unterminated\n    model_name: m\n` },
+    expected: ['tactic.yaml:4:20: the double quote that opens a value here is never closed (the value runs on to the end of the file)'],
+  },
+  {
     name: "a value of the wrong type",
     files: { "tactic.yaml": `${AGENT}    max_interrupt_steps: three\n` },
     expected: ["tactic.yaml:5:26", "agent_configs[0].max_interrupt_steps", "must be an integer"],
