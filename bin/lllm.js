@@ -74,18 +74,19 @@ function loadBundle(cache) {
 }
 
 // The command this process runs (`run`, `mcp`): each keeps compiled code of its own (util/codeCache.ts says why).
-// A word that is no command name (a typo, an option's value) keeps it under "". So do the kinds of `lllm run` that
-// call much of lllm another does not: one without its log (no recorder, no journal) and a resume (the record read
-// and replayed). Under one key, the first run of a new build decided for the others: after a first `--no-log` run,
-// every recorded run compiled the recorder again (8.1% more instructions for a 100-round run against `--no-log`,
-// 6.0% with data of its own). A project whose settings turn the log off shares the run's key (harmless: slower).
+// A word that is no command name (a typo, an option's value) keeps it under "". So do the kinds of a command that
+// call much of lllm another does not: one without its log (no recorder, no journal: `--no-log`, LLLM_LOG=0, for the
+// commands that record) and a resume (the record read and replayed). Under one key, the first run of a new build
+// decided for the others: after a first `--no-log` run, every recorded run compiled the recorder again (8.1% more
+// instructions for a 100-round run against `--no-log`, 6.2% with data of its own). A project whose settings turn
+// the log off shares the recorded key (harmless: slower).
 function commandOf(words) {
   const word = words.find((candidate) => !candidate.startsWith("-"));
   if (word === undefined || !/^[a-z]{1,20}$/.test(word)) return "";
-  if (word !== "run") return word;
-  if (words.some((candidate) => candidate === "--resume" || candidate.startsWith("--resume="))) return "run --resume";
+  if (!["run", "chat", "batch", "test", "worker"].includes(word)) return word;
+  if (word === "run" && words.some((candidate) => candidate === "--resume" || candidate.startsWith("--resume="))) return "run --resume";
   const log = process.env.LLLM_LOG;
-  return words.includes("--no-log") || log === "0" || log === "false" ? "run --no-log" : "run";
+  return words.includes("--no-log") || log === "0" || log === "false" ? `${word} --no-log` : word;
 }
 
 function buildUnderWay() {
