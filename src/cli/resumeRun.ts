@@ -62,7 +62,12 @@ export async function findResumedRun(target: string | undefined, flag: string | 
     // `lllm run --resume --json ID`: an id after another flag reads as the tactic. Taken as the run's when no such
     // file is there (it said "no interrupted or crashed run of ID was started from this folder").
     if (id === undefined && target !== undefined && /^[0-9a-z]+$/i.test(target) && !existsSync(target)) {
-      if (store.resolveId(target) === undefined) throw new ConfigError("store_run_not_found", `--resume: ${target} is neither a tactic file nor a run in the log`, { ...where, hint: "See the runs that can be resumed with `lllm logs` (they are marked), and give the id right after the flag: lllm run --resume ID." });
+      if (store.resolveId(target) === undefined) {
+        throw new ConfigError("store_run_not_found", `--resume: ${target} is neither a tactic file nor a run in the log`, {
+          ...where,
+          hint: "See the runs that can be resumed with `lllm logs` (they are marked), and give the id right after the flag: lllm run --resume ID.",
+        });
+      }
       id = target;
       target = undefined;
     }

@@ -38,7 +38,11 @@ export async function packPackage(dir: string): Promise<Packed> {
   const manifest = await readManifest(root);
   refuseLocalDependencies(manifest);
   const files = listPackable(root);
-  if (files.length === 0) throw new ConfigError("package_invalid", `${root} holds nothing to pack: no files (dot files, node_modules and .tgz files are left out)`, { hint: "Run lllm pack in a package's folder (tools/, prompts/, tactics/, lllm.toml), or give that folder: lllm pack DIR. `lllm init` makes one." });
+  if (files.length === 0) {
+    throw new ConfigError("package_invalid", `${root} holds nothing to pack: no files (dot files, node_modules and .tgz files are left out)`, {
+      hint: "Run lllm pack in a package's folder (tools/, prompts/, tactics/, lllm.toml), or give that folder: lllm pack DIR. `lllm init` makes one.",
+    });
+  }
   refusePathsOutside(root, files);
   const staging = mkdtempSync(path.join(tmpdir(), "lllm-pack-"));
   try {
