@@ -284,7 +284,8 @@ function readInput(options: RunCommandOptions, prompt: string, stepPrompts: stri
   if (options.inputFile !== undefined) {
     const file = path.resolve(options.inputFile);
     if (!existsSync(file)) throw new ConfigError("usage_input", `input file \`${options.inputFile}\` does not exist`, { location: { file: "--input-file" } });
-    if (!statSync(file).isFile()) throw new ConfigError("usage_input", `input file \`${options.inputFile}\` is a folder, not a file`, { location: { file: "--input-file" } });
+    // A pipe (`-f <(cmd)`), a FIFO or a device is read as a file is: only a folder cannot be.
+    if (statSync(file).isDirectory()) throw new ConfigError("usage_input", `input file \`${options.inputFile}\` is a folder, not a file`, { location: { file: "--input-file" } });
     return readFileSync(file, "utf8").replace(/\n$/, ""); // like stdin: the final newline is not part of the input
   }
   if (!process.stdin.isTTY) {

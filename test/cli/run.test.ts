@@ -257,6 +257,22 @@ describe("lllm run: more ways in", () => {
     expect(messagesOf(0).at(-1)!.content).toBe("Is it raining in Oslo?");
   });
 
+  it("reads --input-file from a pipe (`-f <(cmd)`, a FIFO): it said such a file was a folder", async () => {
+    const fifo = path.join(tempDir("lllm-fifo-"), "question");
+    const { spawnSync } = await import("node:child_process");
+    expect(spawnSync("mkfifo", [fifo]).status).toBe(0);
+    const { writeFile } = await import("node:fs/promises");
+    // The writer waits for the run to open the pipe for reading.
+    const written = writeFile(fifo, "Is it raining in Bergen?\n");
+    const result = await run(["run", loop, "--input-file", fifo], ["Yes."], { spawn: true });
+    // A run that never read it (the failure this checks) leaves the writer waiting: the read end opened here frees it.
+    const { closeSync, constants, openSync } = await import("node:fs");
+    closeSync(openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK));
+    await written.catch(() => undefined);
+    expect(result).toMatchObject({ code: 0, stdout: "Yes.\n" });
+    expect(messagesOf(0).at(-1)!.content).toBe("Is it raining in Bergen?");
+  });
+
   it("Ctrl-C stops a run with exit 130 and leaves no output", async () => {
     server = await startMockOpenAIServer({ script: ["too late"], failures: [{ delayMs: 30_000 }] });
     const { spawn } = await import("node:child_process");
