@@ -128,27 +128,43 @@ async function* csvItems(stream: AsyncIterable<Buffer>, label: string, maxBytes:
     if (!header.includes("input")) throw noInputColumn(label);
     return header;
   };
-  const parser = parse({ columns, bom: true, skip_empty_lines: true, relax_column_count: false, info: true, record_delimiter: ["\r\n", "\n"] });
+  // A row with more or fewer values than the header is parsed all the same (`info.error` says so): its item fails,
+  // the others run (it stopped the whole batch, at every run again, before the rows after it).
+  const parser = parse({ columns, bom: true, skip_empty_lines: true, relax_column_count: true, info: true, record_delimiter: ["\r\n", "\n"] });
   source.on("error", (error) => parser.destroy(error));
   source.pipe(parser);
   let index = 0;
   try {
-    for await (const row of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
+    for await (const row of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number; error?: Error } }>) {
       const { record, info } = row;
       const { input, id, ...vars } = record;
       const lineNumber = info.lines;
-      if (input === undefined) throw noInputColumn(label);
       while (oversized.length > 0 && oversized[0]!.lineNumber < lineNumber) yield oversizedItem(oversized.shift()!, index++, label, maxBytes, "record");
+      if (info.error !== undefined) {
+        yield { id: String(lineNumber), index: index++, input: null, vars: {}, problem: { code: "batch_bad_line", message: `${label}:${lineNumber}: ${columnCountProblem(info.error)}` } };
+        continue;
+      }
+      if (input === undefined) throw noInputColumn(label);
       yield { id: id !== undefined && id !== "" ? id : String(lineNumber), index: index++, input, vars };
     }
     for (const record of oversized.splice(0)) yield oversizedItem(record, index++, label, maxBytes, "record");
   } catch (error) {
-    // A broken CSV (an unclosed quote, a row with too many columns) cannot be resynchronised: stop with its place.
+    // A broken CSV (a quote not closed) cannot be resynchronised: stop with its place.
     if (error instanceof ConfigError) throw error;
-    throw new ConfigError("batch_bad_csv", `${label}: ${(error as Error).message}`, { location: { file: label } });
+    throw new ConfigError("batch_bad_csv", `${label}: ${(error as Error).message}`, {
+      location: { file: label },
+      hint: "Check the quotes there: a value that holds a comma, a quote or a line break is quoted (\"…\"), and a quote inside it doubled (\"\").",
+    });
   } finally {
     source.destroy();
   }
+}
+
+/** A row of another length than the header, said with the numbers of csv-parse's error (its text otherwise). */
+function columnCountProblem(error: Error): string {
+  const counts = /columns length is (\d+), got (\d+)/.exec(error.message);
+  if (!counts) return error.message;
+  return `the row has ${counts[2]} value${counts[2] === "1" ? "" : "s"}, the header ${counts[1]} columns; it is not run (a value that holds a comma is quoted: "a, b")`;
 }
 
 function noInputColumn(label: string): ConfigError {

@@ -108,6 +108,20 @@ describe("readBatchItems", () => {
     }
   });
 
+  it("a CSV row of another length than the header fails its item alone; the rows after it run (it stopped the whole batch)", async () => {
+    const items = await readFile('id,input\na,Paris?\nshort\nc,"Oslo?",extra\nd,Rome?\n', { format: "csv" });
+    expect(items.map((item) => [item.id, item.input, item.problem?.code])).toEqual([
+      ["a", "Paris?", undefined],
+      ["3", null, "batch_bad_line"],
+      ["4", null, "batch_bad_line"],
+      ["d", "Rome?", undefined],
+    ]);
+    expect(items[1]!.problem!.message).toBe('items:3: the row has 1 value, the header 2 columns; it is not run (a value that holds a comma is quoted: "a, b")');
+    expect(items[2]!.problem!.message).toContain("items:4: the row has 3 values, the header 2 columns");
+    // A quote never closed cannot be resynchronised: the batch stops there, saying what to check.
+    await expect(readFile('id,input\na,"Paris?\nb,Rome?\n', { format: "csv" })).rejects.toMatchObject({ code: "batch_bad_csv", hint: expect.stringContaining("a quote inside it doubled") });
+  });
+
   it("a CSV header naming a column twice stops the batch with a clear error, not the last column's values", async () => {
     await expect(readFile("input,id,input\na,1,b\n", { format: "csv" })).rejects.toMatchObject({ code: "batch_bad_csv", message: "items:1: the header row names the column `input` twice" });
   });
