@@ -1,4 +1,3 @@
-import { fileURLToPath } from "node:url";
 import type { AgentEvent, Message } from "../agent/index.js";
 import type { Model, ModelMessage } from "../providers/Model.js";
 import type { RetryNotice } from "../providers/requestWithRetries.js";
@@ -17,9 +16,8 @@ import { warn } from "./output.js";
 import { resolveTacticTarget } from "./resolveTacticTarget.js";
 import { addCost } from "../util/roundCost.js";
 import { shellArgument } from "../util/shellArgument.js";
+import { ASSISTANT_TACTIC } from "./assistantTactic.js";
 
-/** The plain assistant `lllm chat` talks to when no tactic is named (its model: `--model`, else the settings'). */
-export const ASSISTANT_TACTIC = fileURLToPath(new URL("../cli/chatAssistant.yaml", import.meta.url));
 
 export interface ChatSessionOptions {
   /** A tactic file or package ref; undefined: the plain assistant. */

@@ -52,7 +52,7 @@ export async function chatCommand(target: string | undefined, options: ChatComma
   const session = await ChatSession.start({
     target: continued?.target ?? target,
     agent: options.agent,
-    model: options.model,
+    model: options.model ?? continued?.model,
     packages: options.package,
     vars: parseVars(options.var ?? []),
     maxSteps: options.maxSteps === undefined ? undefined : parseCount(options.maxSteps),

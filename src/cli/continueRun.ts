@@ -6,6 +6,7 @@ import { AmbiguousRunIdError, RunStore } from "../store/RunStore.js";
 import { NO_RUNS_YET, storeFile } from "../store/startRunLog.js";
 import { existsSync } from "node:fs";
 import { warn } from "./output.js";
+import { ASSISTANT_TACTIC } from "./assistantTactic.js";
 
 /** What `lllm run --continue [ID]` continues: the run, its tactic, and the dialog it ended with. */
 export interface ContinuedRun {
@@ -13,6 +14,11 @@ export interface ContinuedRun {
   /** The tactic to run: the one given, else the earlier run's. */
   target: string;
   history: Message[];
+  /**
+   * The model the earlier run asked, when its tactic names none of its own (`lllm chat`'s plain assistant): a
+   * continuation without `--model` asks it again (it stopped at the assistant's file, an lllm file, asking for one).
+   */
+  model?: string;
 }
 
 /**
@@ -43,5 +49,6 @@ export async function findContinuedRun(target: string | undefined, flag: string 
   if (!dialog) throw new ConfigError("store_run_not_continuable", `--continue: run ${run.id} (${run.status}) ended without an answer, so there is no dialog to continue`, { location: { file: "--continue" }, hint: "Continue a run that answered (see `lllm logs --status ok`)." });
   const tactic = target ?? run.tactic_path;
   if (tactic === null) throw new ConfigError("usage_missing_tactic", `--continue: run ${run.id} has no tactic on record; name it: lllm run TACTIC --continue ${run.id}`);
-  return { id: run.id, target: tactic, history: dialog.messages };
+  const model = target === undefined && run.tactic_path === ASSISTANT_TACTIC ? run.models[0] : undefined;
+  return { id: run.id, target: tactic, history: dialog.messages, ...(model !== undefined ? { model } : {}) };
 }

@@ -80,7 +80,8 @@ export async function runCommand(tacticTarget: string | undefined, options: RunC
   const flags: ResumeFlags = resumed && resumeModule
     ? resumeModule.resumeFlags(resumed.info.flags, { limits, modelTimeout: modelTimeoutFlag, maxSteps: options.maxSteps === undefined ? undefined : parseCount(options.maxSteps) })
     : {
-        ...(options.model ? { model: options.model } : {}),
+        // Continuing lllm chat's plain assistant: the model it asked (its tactic names none).
+        ...((options.model ?? continued?.model) ? { model: options.model ?? continued?.model } : {}),
         ...(options.package ? { packages: options.package.map(resumablePackage) } : {}),
         ...(options.maxSteps !== undefined ? { maxSteps: parseCount(options.maxSteps) } : {}),
         ...(modelTimeoutFlag !== undefined ? { modelTimeout: modelTimeoutFlag } : {}),

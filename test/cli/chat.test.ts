@@ -96,6 +96,13 @@ describe("lllm chat through a pipe", { timeout: 180_000 }, () => {
     const result = await cli(home, ["chat", "--model", "gpt-plain"], { env: { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url }, input: "hi\n" });
     expect(result).toMatchObject({ code: 0, stdout: "echo 2: hi\n" });
     expect(posts()[0]!.messages[0]).toMatchObject({ role: "system", content: expect.stringContaining("helpful assistant") });
+    // Continued without --model, it asks the model it asked (it stopped at the assistant's own file, asking for one).
+    const env = { OPENAI_API_KEY: "k", OPENAI_BASE_URL: server.url };
+    const chatAgain = await cli(home, ["chat", "--continue"], { env, input: "again\n" });
+    expect(chatAgain).toMatchObject({ code: 0, stdout: "echo 4: again\n" });
+    const runAgain = await cli(home, ["run", "--continue", "--input", "and again", "--no-stream"], { env });
+    expect(runAgain).toMatchObject({ code: 0, stdout: "echo 6: and again\n" });
+    expect(posts().map((post) => (post as { model?: string }).model)).toEqual(["gpt-plain", "gpt-plain", "gpt-plain"]);
 
     const none = await cli(tempDir(), ["chat"], { cwd: tempDir(), input: "hi\n" });
     expect(none.code, none.stderr).toBe(2);
