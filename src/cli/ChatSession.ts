@@ -18,7 +18,6 @@ import { addCost } from "../util/roundCost.js";
 import { shellArgument } from "../util/shellArgument.js";
 import { ASSISTANT_TACTIC } from "./assistantTactic.js";
 
-
 export interface ChatSessionOptions {
   /** A tactic file or package ref; undefined: the plain assistant. */
   target?: string | undefined;

@@ -26,10 +26,10 @@ let command = "";
 
 /**
  * Keep compiled code in `cacheFolder` (none when undefined). `forCommand`: the CLI command this process runs (`run`,
- * `validate`, or a kind of a command that calls code others do not, `run --no-log`, `batch --no-log`, `run --resume`: bin/lllm.js's
- * `commandOf`; kept when not given). Each command keeps data of its own: V8's data holds the functions compiled when
- * it was made, and data V8 takes is not made again, so the first command to load a chunk would decide for every
- * other which of its functions start compiled (a `validate`, then every `lllm run` compiling the rest of the chunk).
+ * `validate`), or a kind of one that calls code the others do not (`run --no-log`, `batch --no-log`, `run --resume`:
+ * bin/lllm.js's `commandOf`); kept when not given. Each command keeps data of its own: V8's data holds the functions
+ * compiled when it was made, and data V8 takes is not made again, so the first command to load a chunk would decide
+ * for every other which of its functions start compiled (a `validate`, then every `lllm run` compiling the rest).
  */
 export function useCodeCache(cacheFolder: string | undefined, forCommand?: string): void {
   if (forCommand !== undefined) command = forCommand;
